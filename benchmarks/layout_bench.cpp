@@ -1,0 +1,54 @@
+// Layout generation speed: the MLPerf 1T model on TP8 × PP64 × DP32 (16,384 ranks).
+// Run: build/bin/ckpt_bench_layout [--benchmark_repetitions=5]
+#include <benchmark/benchmark.h>
+
+#include "harness/model_zoo.hpp"
+#include "workloads/layout.hpp"
+#include "workloads/layout_summary.hpp"
+
+namespace {
+
+using namespace ckpt::workloads;
+
+Layout one_trillion_layout(int zero) {
+  const ParallelSpec parallel{.tp = 8, .pp = 64, .dp = 32, .zero_stage = zero};
+  return Layout(ckpt::harness::zoo_model("mlperf-1t"), parallel, StateSpec{});
+}
+
+void BM_Layout1TConstruct(benchmark::State& state) {
+  const ModelSpec model = ckpt::harness::zoo_model("mlperf-1t");
+  for (auto _ : state) {
+    Layout layout(model, {.tp = 8, .pp = 64, .dp = 32, .zero_stage = 1}, StateSpec{});
+    benchmark::DoNotOptimize(layout);
+  }
+}
+BENCHMARK(BM_Layout1TConstruct)->Unit(benchmark::kMicrosecond);
+
+void BM_Layout1TWorldSummary(benchmark::State& state) {
+  const Layout layout = one_trillion_layout(static_cast<int>(state.range(0)));
+  for (auto _ : state) benchmark::DoNotOptimize(summarize(layout));
+  state.counters["ranks"] = static_cast<double>(layout.world_size());
+}
+BENCHMARK(BM_Layout1TWorldSummary)->Arg(0)->Arg(1)->Arg(3)->Unit(benchmark::kMillisecond);
+
+void BM_Layout1TOneRankShards(benchmark::State& state) {
+  const Layout layout = one_trillion_layout(static_cast<int>(state.range(0)));
+  const std::int64_t rank = 8 * 32 * 63 + 8 * 5 + 3;  // last stage, dp 5, tp 3
+  std::int64_t shards = 0;
+  for (auto _ : state) {
+    auto list = layout.shards(rank);
+    shards = static_cast<std::int64_t>(list.size());
+    benchmark::DoNotOptimize(list);
+  }
+  state.counters["shards"] = static_cast<double>(shards);
+}
+BENCHMARK(BM_Layout1TOneRankShards)->Arg(0)->Arg(1)->Arg(3)->Unit(benchmark::kMicrosecond);
+
+void BM_LayoutDeepSeekOneRankShards(benchmark::State& state) {
+  const Layout layout(ckpt::harness::zoo_model("deepseek-v3"),
+                      {.tp = 1, .pp = 1, .dp = 64, .ep = 64, .zero_stage = 1}, StateSpec{});
+  for (auto _ : state) benchmark::DoNotOptimize(layout.shards(1));
+}
+BENCHMARK(BM_LayoutDeepSeekOneRankShards)->Unit(benchmark::kMicrosecond);
+
+}  // namespace

@@ -1,0 +1,38 @@
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+
+#include "workloads/parallel_spec.hpp"
+
+namespace ckpt::harness {
+
+struct LayoutOptions {
+  std::string model;
+  workloads::ParallelSpec parallel;
+  std::string state = "full";
+  std::string names;  // "" = default for the state
+  std::string weight_dtype = "bf16";
+  std::string master_dtype = "fp32";  // or "none"
+  std::string optimizer_dtype = "fp32";
+  std::optional<std::int64_t> rank;
+  bool json = false;
+};
+
+// Registers `ckptbench layout` on `app`, filling `options` when parsed.
+CLI::App* add_layout_command(CLI::App& app, LayoutOptions& options);
+
+// Prints the layout report; throws ConfigError (bad model, impossible parallelism).
+void run_layout(const LayoutOptions& options, std::ostream& out);
+
+struct ModelsOptions {
+  bool json = false;
+};
+
+CLI::App* add_models_command(CLI::App& app, ModelsOptions& options);
+void run_models(const ModelsOptions& options, std::ostream& out);
+
+}  // namespace ckpt::harness

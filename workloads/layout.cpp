@@ -1,0 +1,192 @@
+#include "workloads/layout.hpp"
+
+#include "workloads/parallel_validation.hpp"
+#include "workloads/spec_error.hpp"
+
+namespace ckpt::workloads {
+namespace {
+
+std::int64_t round_up(std::int64_t value, std::int64_t multiple) {
+  return (value + multiple - 1) / multiple * multiple;
+}
+
+std::string_view state_prefix(StateKind kind) {
+  switch (kind) {
+    case StateKind::weight: return "";
+    case StateKind::master: return "optimizer.state.fp32_param.";
+    case StateKind::exp_avg: return "optimizer.state.exp_avg.";
+    case StateKind::exp_avg_sq: return "optimizer.state.exp_avg_sq.";
+  }
+  return "";
+}
+
+std::vector<StateKind> kinds_for(const StateSpec& state) {
+  if (state.scope == StateScope::weights) return {StateKind::weight};
+  std::vector<StateKind> kinds{StateKind::weight};
+  if (state.master_dtype) kinds.push_back(StateKind::master);
+  kinds.push_back(StateKind::exp_avg);
+  kinds.push_back(StateKind::exp_avg_sq);
+  return kinds;
+}
+
+// The TP slice of a tensor held by TP rank `t`.
+void set_slice(Shard& shard, const TensorDef& def, std::int64_t t, std::int64_t tp) {
+  shard.global_shape = def.shape;
+  shard.offset.assign(def.shape.size(), 0);
+  shard.extent = def.shape;
+  if (def.split == TpSplit::replicated) return;
+  const std::size_t dim = def.split == TpSplit::dim0 ? 0 : 1;
+  shard.extent[dim] = def.shape[dim] / tp;
+  shard.offset[dim] = t * shard.extent[dim];
+}
+
+}  // namespace
+
+Layout::Layout(const ModelSpec& model, const ParallelSpec& parallel, const StateSpec& state)
+    : model_(model.resolved()), parallel_(parallel), state_(state) {
+  model_.validate();
+  validate_parallelism(model_, parallel_);
+  padded_vocab_ = round_up(model_.vocab_size, parallel_.vocab_divisor * parallel_.tp);
+  pipeline_ = PipelineSplit(model_.num_hidden_layers, parallel_);
+  catalog_ = std::make_shared<const TensorCatalog>(
+      build_tensor_catalog(model_, state_.effective_naming(), padded_vocab_));
+  validate_tp_splits(*catalog_, parallel_.tp);
+  parameters_ = build_tensor_catalog(model_, Naming::hf, model_.vocab_size).parameter_count(model_);
+  kinds_ = kinds_for(state_);
+  owned_[0] = OwnedCatalog::build(*catalog_, parallel_.tp, true);
+  owned_[1] = OwnedCatalog::build(*catalog_, parallel_.tp, false);
+}
+
+RankCoord Layout::coord(std::int64_t rank) const {
+  if (rank < 0 || rank >= world_size()) {
+    throw SpecError("rank", "rank " + std::to_string(rank) + " is outside the world of " +
+                                std::to_string(world_size()) + " ranks (0.." +
+                                std::to_string(world_size() - 1) + ")");
+  }
+  RankCoord c;
+  c.tp = rank % parallel_.tp;
+  c.dp = (rank / parallel_.tp) % parallel_.dp;
+  c.pp = rank / (parallel_.tp * parallel_.dp);
+  c.ep = c.dp % parallel_.ep;
+  c.expert_dp = c.dp / parallel_.ep;
+  return c;
+}
+
+Dtype Layout::dtype_of(StateKind kind) const {
+  switch (kind) {
+    case StateKind::weight: return state_.weight_dtype;
+    case StateKind::master: return state_.master_dtype.value_or(Dtype::fp32);
+    case StateKind::exp_avg:
+    case StateKind::exp_avg_sq: return state_.optimizer_dtype;
+  }
+  return state_.weight_dtype;
+}
+
+// ZeRO-1/2 (and Megatron's distributed optimizer) partition optimizer state across DP;
+// ZeRO-3 also partitions the weights.
+bool Layout::partitioned(StateKind kind) const {
+  return kind == StateKind::weight ? parallel_.zero_stage >= 3 : parallel_.zero_stage >= 1;
+}
+
+FlatBuffer Layout::dense_buffer(const RankCoord& c) const {
+  const OwnedCatalog& owned = owned_[c.tp == 0 ? 0 : 1];
+  const auto [first, last] = pipeline_.layers_of(c.pp);
+  const std::int64_t moe_from = model_.is_moe() ? model_.first_k_dense_replace : model_.num_hidden_layers;
+  FlatBuffer buffer;
+  if (c.pp == 0) buffer.append({&owned.first_stage, 1});
+  const std::int64_t dense_end = std::min(last, moe_from);
+  buffer.append({&owned.dense_layer, dense_end - first, first});
+  const std::int64_t moe_begin = std::max(first, moe_from);
+  buffer.append({&owned.moe_layer, last - moe_begin, moe_begin});
+  if (c.pp == parallel_.pp - 1) buffer.append({&owned.last_stage, 1});
+  return buffer;
+}
+
+FlatBuffer Layout::expert_buffer(const RankCoord& c) const {
+  FlatBuffer buffer;
+  if (!model_.is_moe()) return buffer;
+  const OwnedCatalog& owned = owned_[c.tp == 0 ? 0 : 1];
+  const auto [first, last] = pipeline_.layers_of(c.pp);
+  const std::int64_t moe_begin = std::max(first, model_.first_k_dense_replace);
+  const std::int64_t local_experts = model_.num_local_experts / parallel_.ep;
+  buffer.append({&owned.expert, (last - moe_begin) * local_experts, moe_begin, local_experts,
+                 c.ep * local_experts});
+  return buffer;
+}
+
+std::pair<std::int64_t, std::int64_t> Layout::range_of(StateKind kind, const FlatBuffer& buffer,
+                                                       bool expert, const RankCoord& c) const {
+  const std::int64_t group = expert ? parallel_.expert_dp() : parallel_.dp;
+  const std::int64_t index = expert ? c.expert_dp : c.dp;
+  if (partitioned(kind)) return balanced_partition(buffer.elements(), group, index);
+  return {0, index == 0 ? buffer.elements() : 0};
+}
+
+template <typename Visit>
+void Layout::for_each_range(const RankCoord& c, Visit&& visit) const {
+  const FlatBuffer dense = dense_buffer(c);
+  const FlatBuffer experts = expert_buffer(c);
+  for (StateKind kind : kinds_) {
+    const auto [dense_begin, dense_end] = range_of(kind, dense, false, c);
+    visit(kind, dense, dense_begin, dense_end);
+    const auto [expert_begin, expert_end] = range_of(kind, experts, true, c);
+    visit(kind, experts, expert_begin, expert_end);
+  }
+}
+
+std::vector<Shard> Layout::shards(std::int64_t rank) const {
+  const RankCoord c = coord(rank);
+  std::vector<Shard> out;
+  for_each_range(c, [&](StateKind kind, const FlatBuffer& buffer, std::int64_t begin, std::int64_t end) {
+    const Dtype dtype = dtype_of(kind);
+    buffer.walk(begin, end, [&](const PieceRef& piece) {
+      Shard& shard = out.emplace_back();
+      const TensorDef& def = piece.tensor();
+      shard.name = std::string(state_prefix(kind)) +
+                   format_tensor_name(def.pattern, piece.segment->layer_of(piece.copy),
+                                      piece.segment->expert_of(piece.copy));
+      shard.state = kind;
+      shard.dtype = dtype;
+      set_slice(shard, def, c.tp, parallel_.tp);
+      shard.flat_begin = piece.lo;
+      shard.flat_end = piece.hi;
+      shard.bytes = (piece.hi - piece.lo) * dtype_bytes(dtype);
+    });
+  });
+  return out;
+}
+
+RankTotals Layout::totals(std::int64_t rank) const {
+  RankTotals totals;
+  for_each_range(coord(rank), [&](StateKind kind, const FlatBuffer& buffer, std::int64_t begin,
+                                  std::int64_t end) {
+    totals.bytes += (end - begin) * dtype_bytes(dtype_of(kind));
+    totals.tensors += buffer.count_tensors(begin, end);
+  });
+  return totals;
+}
+
+void Layout::for_each_shard_size(std::int64_t rank,
+                                 const std::function<void(std::int64_t)>& visit) const {
+  for_each_range(coord(rank), [&](StateKind kind, const FlatBuffer& buffer, std::int64_t begin,
+                                  std::int64_t end) {
+    const std::int64_t size = dtype_bytes(dtype_of(kind));
+    buffer.walk(begin, end, [&](const PieceRef& piece) { visit((piece.hi - piece.lo) * size); });
+  });
+}
+
+std::int64_t Layout::checkpoint_bytes() const {
+  std::int64_t bytes_per_element = 0;
+  for (StateKind kind : kinds_) bytes_per_element += dtype_bytes(dtype_of(kind));
+  std::int64_t elements = 0;
+  for (std::int64_t stage = 0; stage < parallel_.pp; ++stage) {
+    for (std::int64_t t = 0; t < std::min<std::int64_t>(parallel_.tp, 2); ++t) {
+      const RankCoord c{t, stage, 0, 0, 0};
+      const std::int64_t ranks_alike = t == 0 ? 1 : parallel_.tp - 1;
+      elements += ranks_alike * (dense_buffer(c).elements() + parallel_.ep * expert_buffer(c).elements());
+    }
+  }
+  return elements * bytes_per_element;
+}
+
+}  // namespace ckpt::workloads

@@ -1,0 +1,97 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "workloads/dtype.hpp"
+#include "workloads/flat_buffer.hpp"
+#include "workloads/model_spec.hpp"
+#include "workloads/parallel_spec.hpp"
+#include "workloads/pipeline_split.hpp"
+#include "workloads/tensor_catalog.hpp"
+
+namespace ckpt::workloads {
+
+// One piece of one tensor that one rank writes. The slice (offset, extent) is the rank's
+// tensor-parallel part of the global tensor; [flat_begin, flat_end) is the element range of
+// that slice (row-major) the rank writes — the whole slice unless ZeRO partitions the state.
+struct Shard {
+  std::string name;
+  StateKind state = StateKind::weight;
+  Dtype dtype = Dtype::bf16;
+  std::vector<std::int64_t> global_shape;
+  std::vector<std::int64_t> offset;
+  std::vector<std::int64_t> extent;
+  std::int64_t flat_begin = 0;
+  std::int64_t flat_end = 0;
+  std::int64_t bytes = 0;
+
+  std::int64_t elements() const { return flat_end - flat_begin; }
+};
+
+struct RankCoord {
+  std::int64_t tp = 0, pp = 0, dp = 0;
+  std::int64_t ep = 0;         // expert-parallel rank: dp % ep_size
+  std::int64_t expert_dp = 0;  // rank among replicas of the same experts: dp / ep_size
+};
+
+struct RankTotals {
+  std::int64_t bytes = 0;
+  std::int64_t tensors = 0;  // shards written
+};
+
+// The checkpoint layout of a training job: which shards every rank writes. Each element of
+// every tensor and state kind is written exactly once in the whole world: replicas across
+// data parallelism are written by DP rank 0 (or partitioned under ZeRO), replicas across
+// tensor parallelism (norms, row-parallel biases, routers) by TP rank 0.
+// Construction validates the combination and throws SpecError naming the key to change.
+class Layout {
+ public:
+  Layout(const ModelSpec& model, const ParallelSpec& parallel, const StateSpec& state);
+
+  const ModelSpec& model() const { return model_; }
+  const ParallelSpec& parallel() const { return parallel_; }
+  const StateSpec& state() const { return state_; }
+  std::int64_t world_size() const { return parallel_.world_size(); }
+  std::int64_t parameters() const { return parameters_; }
+  std::int64_t padded_vocab() const { return padded_vocab_; }
+  const std::vector<StateKind>& state_kinds() const { return kinds_; }
+  const PipelineSplit& pipeline() const { return pipeline_; }
+
+  RankCoord coord(std::int64_t rank) const;
+
+  // The shards `rank` writes, in O(shards of that rank).
+  std::vector<Shard> shards(std::int64_t rank) const;
+  // Bytes and shard count of `rank` without building its shards: O(log tensors).
+  RankTotals totals(std::int64_t rank) const;
+  // Calls `visit(bytes)` for every shard of `rank`, without building names.
+  void for_each_shard_size(std::int64_t rank, const std::function<void(std::int64_t)>& visit) const;
+  // Bytes the whole world writes for one checkpoint, in O(pipeline stages).
+  std::int64_t checkpoint_bytes() const;
+
+ private:
+  Dtype dtype_of(StateKind kind) const;
+  bool partitioned(StateKind kind) const;
+  std::pair<std::int64_t, std::int64_t> range_of(StateKind kind, const FlatBuffer& buffer,
+                                                 bool expert, const RankCoord& c) const;
+  FlatBuffer dense_buffer(const RankCoord& c) const;
+  FlatBuffer expert_buffer(const RankCoord& c) const;
+  template <typename Visit>
+  void for_each_range(const RankCoord& c, Visit&& visit) const;
+
+  ModelSpec model_;
+  ParallelSpec parallel_;
+  StateSpec state_;
+  std::int64_t padded_vocab_ = 0;
+  std::int64_t parameters_ = 0;
+  PipelineSplit pipeline_;
+  std::shared_ptr<const TensorCatalog> catalog_;  // shared: owned_ points into it
+  std::vector<StateKind> kinds_;
+  OwnedCatalog owned_[2];  // [0]: TP rank 0 (owns replicated tensors); [1]: other TP ranks
+};
+
+}  // namespace ckpt::workloads

@@ -1,0 +1,125 @@
+#include "workloads/model_spec.hpp"
+
+#include <string>
+
+#include "workloads/spec_error.hpp"
+
+namespace ckpt::workloads {
+namespace {
+
+void require_positive(std::int64_t value, const char* key) {
+  if (value <= 0) {
+    throw SpecError(key, std::string(key) + " must be a positive integer (got " +
+                             std::to_string(value) + ")");
+  }
+}
+
+void require_not_negative(std::int64_t value, const char* key) {
+  if (value < 0) {
+    throw SpecError(key, std::string(key) + " must not be negative (got " +
+                             std::to_string(value) + ")");
+  }
+}
+
+void validate_moe(const ModelSpec& m) {
+  require_not_negative(m.num_local_experts, "num_local_experts");
+  require_not_negative(m.num_experts_per_tok, "num_experts_per_tok");
+  require_not_negative(m.moe_intermediate_size, "moe_intermediate_size");
+  require_not_negative(m.n_shared_experts, "n_shared_experts");
+  require_not_negative(m.first_k_dense_replace, "first_k_dense_replace");
+  if (!m.is_moe()) {
+    if (m.n_shared_experts > 0 || m.num_experts_per_tok > 0 || m.moe_router_bias) {
+      throw SpecError("num_local_experts",
+                      "MoE keys are set but num_local_experts is 0; set num_local_experts to the "
+                      "number of routed experts");
+    }
+    return;
+  }
+  require_positive(m.num_experts_per_tok, "num_experts_per_tok");
+  if (m.num_experts_per_tok > m.num_local_experts) {
+    throw SpecError("num_experts_per_tok",
+                    "num_experts_per_tok (" + std::to_string(m.num_experts_per_tok) +
+                        ") exceeds num_local_experts (" + std::to_string(m.num_local_experts) + ")");
+  }
+  if (m.first_k_dense_replace >= m.num_hidden_layers) {
+    throw SpecError("first_k_dense_replace",
+                    "first_k_dense_replace (" + std::to_string(m.first_k_dense_replace) +
+                        ") leaves no MoE layer among " + std::to_string(m.num_hidden_layers) +
+                        " layers");
+  }
+}
+
+void validate_mla(const ModelSpec& m) {
+  require_not_negative(m.q_lora_rank, "q_lora_rank");
+  require_not_negative(m.kv_lora_rank, "kv_lora_rank");
+  if (!m.uses_mla()) {
+    if (m.q_lora_rank > 0 || m.qk_nope_head_dim > 0 || m.qk_rope_head_dim > 0 ||
+        m.v_head_dim > 0) {
+      throw SpecError("kv_lora_rank",
+                      "multi-head latent attention keys are set but kv_lora_rank is 0; set "
+                      "kv_lora_rank to enable MLA");
+    }
+    return;
+  }
+  require_positive(m.qk_nope_head_dim, "qk_nope_head_dim");
+  require_positive(m.qk_rope_head_dim, "qk_rope_head_dim");
+  require_positive(m.v_head_dim, "v_head_dim");
+}
+
+}  // namespace
+
+ModelSpec ModelSpec::resolved() const {
+  ModelSpec copy = *this;
+  if (copy.num_key_value_heads == 0) copy.num_key_value_heads = copy.num_attention_heads;
+  if (copy.head_dim == 0 && copy.num_attention_heads > 0) {
+    copy.head_dim = copy.hidden_size / copy.num_attention_heads;  // HF: integer division
+  }
+  return copy;
+}
+
+void ModelSpec::validate() const {
+  require_positive(hidden_size, "hidden_size");
+  require_positive(num_hidden_layers, "num_hidden_layers");
+  require_positive(num_attention_heads, "num_attention_heads");
+  require_positive(vocab_size, "vocab_size");
+  require_not_negative(max_position_embeddings, "max_position_embeddings");
+  const bool every_layer_moe = is_moe() && first_k_dense_replace == 0;
+  if (!every_layer_moe || n_shared_experts > 0 || moe_intermediate_size == 0) {
+    require_positive(intermediate_size, "intermediate_size");
+  }
+  require_not_negative(num_key_value_heads, "num_key_value_heads");
+  require_not_negative(head_dim, "head_dim");
+  const ModelSpec full = resolved();
+  if (!uses_mla()) {
+    require_positive(full.head_dim, "head_dim");
+    if (full.num_attention_heads % full.num_key_value_heads != 0) {
+      throw SpecError("num_key_value_heads",
+                      "num_attention_heads (" + std::to_string(num_attention_heads) +
+                          ") is not a multiple of num_key_value_heads (" +
+                          std::to_string(full.num_key_value_heads) + ")");
+    }
+  }
+  if (position_embedding == PositionEmbedding::learned && max_position_embeddings <= 0) {
+    throw SpecError("max_position_embeddings",
+                    "position_embedding = \"learned\" needs max_position_embeddings > 0");
+  }
+  validate_moe(*this);
+  validate_mla(*this);
+}
+
+std::string_view norm_name(NormKind kind) {
+  return kind == NormKind::rmsnorm ? "rmsnorm" : "layernorm";
+}
+
+std::string_view mlp_name(MlpKind kind) { return kind == MlpKind::gated ? "gated" : "plain"; }
+
+std::string_view position_embedding_name(PositionEmbedding kind) {
+  switch (kind) {
+    case PositionEmbedding::rope: return "rope";
+    case PositionEmbedding::learned: return "learned";
+    case PositionEmbedding::alibi: return "alibi";
+  }
+  return "rope";
+}
+
+}  // namespace ckpt::workloads

@@ -1,0 +1,70 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace ckpt::workloads {
+
+enum class NormKind { rmsnorm, layernorm };              // layernorm carries a bias
+enum class MlpKind { gated, plain };                     // gated: three matrices; plain: two
+enum class PositionEmbedding { rope, learned, alibi };   // learned: max_position × hidden table
+
+// The architecture of a decoder-only transformer, in Hugging Face vocabulary where one
+// exists. Zero means "not set" for the optional sizes; `resolved()` applies the HF defaults.
+struct ModelSpec {
+  std::string name;
+
+  std::int64_t hidden_size = 0;
+  std::int64_t intermediate_size = 0;
+  std::int64_t num_hidden_layers = 0;
+  std::int64_t num_attention_heads = 0;
+  std::int64_t num_key_value_heads = 0;   // default: num_attention_heads (MHA)
+  std::int64_t head_dim = 0;              // default: hidden_size / num_attention_heads
+  std::int64_t vocab_size = 0;
+  bool tie_word_embeddings = false;
+  std::int64_t max_position_embeddings = 0;
+
+  NormKind norm = NormKind::rmsnorm;
+  bool linear_bias = false;               // bias on every linear layer (GPT-3, BLOOM, OPT)
+  bool qkv_bias = false;                  // bias on q/k/v only (Qwen2)
+  MlpKind mlp = MlpKind::gated;
+  PositionEmbedding position_embedding = PositionEmbedding::rope;
+  bool embedding_norm = false;            // LayerNorm right after the word embedding (BLOOM)
+
+  // Mixture of experts: num_local_experts > 0 turns layers >= first_k_dense_replace into MoE.
+  std::int64_t num_local_experts = 0;
+  std::int64_t num_experts_per_tok = 0;
+  std::int64_t moe_intermediate_size = 0; // default: intermediate_size
+  std::int64_t n_shared_experts = 0;      // one shared MLP of n × moe_intermediate_size
+  std::int64_t first_k_dense_replace = 0;
+  bool moe_router_bias = false;           // per-expert routing bias (DeepSeek-V3's e_score_correction_bias)
+
+  // Multi-head latent attention (DeepSeek-V2/V3): on when kv_lora_rank > 0.
+  std::int64_t q_lora_rank = 0;           // 0: queries are not compressed
+  std::int64_t kv_lora_rank = 0;
+  std::int64_t qk_nope_head_dim = 0;
+  std::int64_t qk_rope_head_dim = 0;
+  std::int64_t v_head_dim = 0;
+
+  bool is_moe() const { return num_local_experts > 0; }
+  bool uses_mla() const { return kv_lora_rank > 0; }
+  bool layer_is_moe(std::int64_t layer) const {
+    return is_moe() && layer >= first_k_dense_replace;
+  }
+  std::int64_t expert_intermediate_size() const {
+    return moe_intermediate_size > 0 ? moe_intermediate_size : intermediate_size;
+  }
+
+  // Copy with HF defaults filled in (kv heads, head_dim). Does not validate.
+  ModelSpec resolved() const;
+
+  // Throws SpecError naming the first offending key.
+  void validate() const;
+};
+
+std::string_view norm_name(NormKind kind);
+std::string_view mlp_name(MlpKind kind);
+std::string_view position_embedding_name(PositionEmbedding kind);
+
+}  // namespace ckpt::workloads

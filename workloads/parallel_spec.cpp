@@ -1,0 +1,21 @@
+#include "workloads/parallel_spec.hpp"
+
+namespace ckpt::workloads {
+
+std::string_view state_kind_name(StateKind kind) {
+  switch (kind) {
+    case StateKind::weight: return "weight";
+    case StateKind::master: return "master";
+    case StateKind::exp_avg: return "exp_avg";
+    case StateKind::exp_avg_sq: return "exp_avg_sq";
+  }
+  return "weight";
+}
+
+std::string_view state_scope_name(StateScope scope) {
+  return scope == StateScope::weights ? "weights" : "full";
+}
+
+std::string_view naming_name(Naming naming) { return naming == Naming::hf ? "hf" : "megatron"; }
+
+}  // namespace ckpt::workloads

@@ -1,0 +1,51 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "workloads/dtype.hpp"
+
+namespace ckpt::workloads {
+
+// How training spreads the model over ranks. Rank order follows Megatron-core's default
+// "tp-cp-ep-dp-pp": tensor-parallel rank fastest, then data-parallel (which contains the
+// expert-parallel index), then pipeline stage.
+struct ParallelSpec {
+  std::int64_t tp = 1;
+  std::int64_t pp = 1;
+  std::int64_t dp = 1;
+  std::int64_t ep = 1;                 // divides dp; expert data-parallel size is dp / ep
+  int zero_stage = 0;                  // 0..3; Megatron's distributed optimizer ~ ZeRO-1
+  std::int64_t vocab_divisor = 128;    // Megatron: vocab padded to a multiple of divisor × tp
+  std::int64_t pp_first_stage_layers = 0;  // 0: even split
+  std::int64_t pp_last_stage_layers = 0;   // 0: even split
+
+  std::int64_t world_size() const { return tp * pp * dp; }
+  std::int64_t expert_dp() const { return dp / ep; }
+};
+
+// What a checkpoint holds. `weights`: what serving needs (HF names by default); `full`:
+// training state — weights, fp32 master copy, Adam exp_avg and exp_avg_sq (Megatron names).
+enum class StateScope { weights, full };
+enum class Naming { megatron, hf };
+
+struct StateSpec {
+  StateScope scope = StateScope::full;
+  Dtype weight_dtype = Dtype::bf16;
+  std::optional<Dtype> master_dtype = Dtype::fp32;  // nullopt: no master copy (pure fp32 training)
+  Dtype optimizer_dtype = Dtype::fp32;
+  std::optional<Naming> naming;  // default: hf for weights, megatron for full
+
+  Naming effective_naming() const {
+    return naming.value_or(scope == StateScope::weights ? Naming::hf : Naming::megatron);
+  }
+};
+
+enum class StateKind { weight, master, exp_avg, exp_avg_sq };
+
+std::string_view state_kind_name(StateKind kind);
+std::string_view state_scope_name(StateScope scope);
+std::string_view naming_name(Naming naming);
+
+}  // namespace ckpt::workloads

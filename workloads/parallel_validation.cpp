@@ -1,0 +1,102 @@
+#include "workloads/parallel_validation.hpp"
+
+#include <string>
+#include <vector>
+
+#include "workloads/spec_error.hpp"
+
+namespace ckpt::workloads {
+namespace {
+
+void require_positive(std::int64_t value, const char* key) {
+  if (value < 1) {
+    throw SpecError(key, std::string(key) + " must be a positive integer (got " +
+                             std::to_string(value) + ")");
+  }
+}
+
+// Sizes that tensor parallelism divides.
+std::vector<std::pair<const char*, std::int64_t>> tp_divided_sizes(const ModelSpec& m) {
+  std::vector<std::pair<const char*, std::int64_t>> sizes{{"num_attention_heads", m.num_attention_heads}};
+  if (!m.uses_mla()) sizes.emplace_back("num_key_value_heads", m.num_key_value_heads);
+  const bool has_dense_layers = !m.is_moe() || m.first_k_dense_replace > 0;
+  if (has_dense_layers) sizes.emplace_back("intermediate_size", m.intermediate_size);
+  if (m.is_moe()) {
+    sizes.emplace_back(m.moe_intermediate_size > 0 ? "moe_intermediate_size" : "intermediate_size",
+                       m.expert_intermediate_size());
+  }
+  return sizes;
+}
+
+std::string valid_tp_values(const ModelSpec& m) {
+  std::string list;
+  const auto sizes = tp_divided_sizes(m);
+  for (std::int64_t tp = 1; tp <= m.num_attention_heads; ++tp) {
+    bool ok = true;
+    for (const auto& [key, size] : sizes) ok = ok && size % tp == 0;
+    if (ok) list += (list.empty() ? "" : ", ") + std::to_string(tp);
+  }
+  return list;
+}
+
+void validate_tp(const ModelSpec& m, std::int64_t tp) {
+  for (const auto& [key, size] : tp_divided_sizes(m)) {
+    if (size % tp == 0) continue;
+    std::string why = std::string(key) + " (" + std::to_string(size) + ") is not divisible by tp (" +
+                      std::to_string(tp) + ")";
+    if (std::string(key) == "num_key_value_heads") {
+      why += ": Megatron-core gives every TP rank whole KV heads and does not replicate them";
+    }
+    throw SpecError("tp", why + "; valid tp for " + (m.name.empty() ? "this model" : m.name) + ": " +
+                              valid_tp_values(m));
+  }
+}
+
+void validate_ep(const ModelSpec& m, const ParallelSpec& p) {
+  if (p.ep == 1) return;
+  if (!m.is_moe()) {
+    throw SpecError("ep", "ep = " + std::to_string(p.ep) + " needs an MoE model, but " +
+                              (m.name.empty() ? "this model" : m.name) + " has no experts; use ep = 1");
+  }
+  if (m.num_local_experts % p.ep != 0) {
+    throw SpecError("ep", "num_local_experts (" + std::to_string(m.num_local_experts) +
+                              ") is not divisible by ep (" + std::to_string(p.ep) + ")");
+  }
+  if (p.dp % p.ep != 0) {
+    throw SpecError("ep", "dp (" + std::to_string(p.dp) + ") is not divisible by ep (" +
+                              std::to_string(p.ep) +
+                              "): expert parallelism subdivides the data-parallel group");
+  }
+}
+
+}  // namespace
+
+void validate_parallelism(const ModelSpec& model, const ParallelSpec& parallel) {
+  require_positive(parallel.tp, "tp");
+  require_positive(parallel.pp, "pp");
+  require_positive(parallel.dp, "dp");
+  require_positive(parallel.ep, "ep");
+  require_positive(parallel.vocab_divisor, "vocab_divisor");
+  if (parallel.zero_stage < 0 || parallel.zero_stage > 3) {
+    throw SpecError("zero", "zero must be 0, 1, 2 or 3 (got " + std::to_string(parallel.zero_stage) + ")");
+  }
+  validate_tp(model, parallel.tp);
+  validate_ep(model, parallel);
+}
+
+void validate_tp_splits(const TensorCatalog& catalog, std::int64_t tp) {
+  for (const auto* part : {&catalog.first_stage, &catalog.dense_layer, &catalog.moe_layer,
+                           &catalog.expert, &catalog.last_stage}) {
+    for (const TensorDef& def : *part) {
+      if (def.split == TpSplit::replicated) continue;
+      const std::size_t dim = def.split == TpSplit::dim0 ? 0 : 1;
+      if (def.shape.at(dim) % tp != 0) {
+        throw SpecError("tp", "tensor " + def.pattern + " has dimension " + std::to_string(dim) +
+                                  " of size " + std::to_string(def.shape[dim]) +
+                                  ", not divisible by tp (" + std::to_string(tp) + ")");
+      }
+    }
+  }
+}
+
+}  // namespace ckpt::workloads

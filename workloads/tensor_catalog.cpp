@@ -1,0 +1,245 @@
+#include "workloads/tensor_catalog.hpp"
+
+#include <functional>
+#include <numeric>
+
+namespace ckpt::workloads {
+namespace {
+
+using Shape = std::vector<std::int64_t>;
+
+// Tensor names of one framework. Megatron-core fuses q/k/v and gate/up into one matrix each;
+// Hugging Face keeps them apart. Patterns end before ".weight"/".bias".
+struct NameScheme {
+  std::string layer;  // prefix of every layer tensor
+  std::string input_norm, post_attention_norm;
+  std::string attention;
+  std::string mlp, shared_experts, router, router_bias, expert;
+  std::string embedding, position_embedding, embedding_norm, final_norm, output;
+};
+
+NameScheme megatron_names() {
+  return {"decoder.layers.{layer}.",
+          "input_layernorm",
+          "pre_mlp_layernorm",
+          "self_attention.",
+          "mlp.",
+          "mlp.shared_experts.",
+          "mlp.router.weight",
+          "mlp.router.expert_bias",
+          "mlp.experts.local_experts.{expert}.",
+          "embedding.word_embeddings.weight",
+          "embedding.position_embeddings.weight",
+          "embedding.word_embeddings_layernorm",
+          "decoder.final_layernorm",
+          "output_layer.weight"};
+}
+
+// Mixtral's checkpoints call the MoE block "block_sparse_moe"; DeepSeek/Qwen-MoE use "mlp".
+NameScheme hf_names(const ModelSpec& model) {
+  const bool mixtral_style = model.n_shared_experts == 0 && model.first_k_dense_replace == 0;
+  const std::string moe = mixtral_style ? "block_sparse_moe." : "mlp.";
+  return {"model.layers.{layer}.",
+          "input_layernorm",
+          "post_attention_layernorm",
+          "self_attn.",
+          "mlp.",
+          "mlp.shared_experts.",
+          moe + "gate.weight",
+          moe + "gate.e_score_correction_bias",
+          moe + "experts.{expert}.",
+          "model.embed_tokens.weight",
+          "model.embed_positions.weight",
+          "model.embed_layernorm",
+          "model.norm",
+          "lm_head.weight"};
+}
+
+class CatalogBuilder {
+ public:
+  CatalogBuilder(const ModelSpec& model, Naming naming)
+      : m_(model), naming_(naming), names_(naming == Naming::hf ? hf_names(model) : megatron_names()) {}
+
+  std::vector<TensorDef> layer(bool moe) const {
+    std::vector<TensorDef> out;
+    norm(out, names_.layer + names_.input_norm);
+    if (m_.uses_mla()) {
+      latent_attention(out);
+    } else {
+      attention(out);
+    }
+    norm(out, names_.layer + names_.post_attention_norm);
+    if (!moe) {
+      mlp(out, names_.layer + names_.mlp, m_.intermediate_size, false);
+      return out;
+    }
+    add(out, names_.layer + names_.router, {m_.num_local_experts, m_.hidden_size}, TpSplit::replicated);
+    if (m_.moe_router_bias) {
+      add(out, names_.layer + names_.router_bias, {m_.num_local_experts}, TpSplit::replicated);
+    }
+    if (m_.n_shared_experts > 0) {
+      mlp(out, names_.layer + names_.shared_experts,
+          m_.n_shared_experts * m_.expert_intermediate_size(), false);
+    }
+    return out;
+  }
+
+  std::vector<TensorDef> expert() const {
+    std::vector<TensorDef> out;
+    const bool mixtral_names = naming_ == Naming::hf && names_.expert.starts_with("block_sparse_moe");
+    mlp(out, names_.layer + names_.expert, m_.expert_intermediate_size(), mixtral_names);
+    return out;
+  }
+
+  std::vector<TensorDef> first_stage(std::int64_t padded_vocab) const {
+    std::vector<TensorDef> out;
+    add(out, names_.embedding, {padded_vocab, m_.hidden_size}, TpSplit::dim0);
+    if (m_.position_embedding == PositionEmbedding::learned) {
+      add(out, names_.position_embedding, {m_.max_position_embeddings, m_.hidden_size},
+          TpSplit::replicated);
+    }
+    if (m_.embedding_norm) layer_norm_with_bias(out, names_.embedding_norm);
+    return out;
+  }
+
+  std::vector<TensorDef> last_stage(std::int64_t padded_vocab) const {
+    std::vector<TensorDef> out;
+    norm(out, names_.final_norm);
+    if (!m_.tie_word_embeddings) {
+      add(out, names_.output, {padded_vocab, m_.hidden_size}, TpSplit::dim0);
+    }
+    return out;
+  }
+
+ private:
+  static void add(std::vector<TensorDef>& out, std::string name, Shape shape, TpSplit split) {
+    out.push_back(TensorDef{std::move(name), std::move(shape), split});
+  }
+
+  void norm(std::vector<TensorDef>& out, const std::string& prefix) const {
+    add(out, prefix + ".weight", {m_.hidden_size}, TpSplit::replicated);
+    if (m_.norm == NormKind::layernorm) add(out, prefix + ".bias", {m_.hidden_size}, TpSplit::replicated);
+  }
+
+  void layer_norm_with_bias(std::vector<TensorDef>& out, const std::string& prefix) const {
+    add(out, prefix + ".weight", {m_.hidden_size}, TpSplit::replicated);
+    add(out, prefix + ".bias", {m_.hidden_size}, TpSplit::replicated);
+  }
+
+  // A linear layer [rows, cols]; column-parallel layers split rows and their bias, row-parallel
+  // layers split columns and replicate their bias.
+  void linear(std::vector<TensorDef>& out, const std::string& prefix, std::int64_t rows,
+              std::int64_t cols, TpSplit split, bool bias) const {
+    add(out, prefix + ".weight", {rows, cols}, split);
+    if (bias) add(out, prefix + ".bias", {rows}, split == TpSplit::dim0 ? TpSplit::dim0 : TpSplit::replicated);
+  }
+
+  void attention(std::vector<TensorDef>& out) const {
+    const std::string p = names_.layer + names_.attention;
+    const std::int64_t q = m_.num_attention_heads * m_.head_dim;
+    const std::int64_t kv = m_.num_key_value_heads * m_.head_dim;
+    const bool qkv_bias = m_.qkv_bias || m_.linear_bias;
+    if (naming_ == Naming::megatron) {
+      linear(out, p + "linear_qkv", q + 2 * kv, m_.hidden_size, TpSplit::dim0, qkv_bias);
+      linear(out, p + "linear_proj", m_.hidden_size, q, TpSplit::dim1, m_.linear_bias);
+      return;
+    }
+    linear(out, p + "q_proj", q, m_.hidden_size, TpSplit::dim0, qkv_bias);
+    linear(out, p + "k_proj", kv, m_.hidden_size, TpSplit::dim0, qkv_bias);
+    linear(out, p + "v_proj", kv, m_.hidden_size, TpSplit::dim0, qkv_bias);
+    linear(out, p + "o_proj", m_.hidden_size, q, TpSplit::dim1, m_.linear_bias);
+  }
+
+  // Multi-head latent attention: the down-projections are small and replicated across TP
+  // (Megatron's "duplicated" linears); the up-projections and output are split by heads.
+  void latent_attention(std::vector<TensorDef>& out) const {
+    const std::string p = names_.layer + names_.attention;
+    const bool hf = naming_ == Naming::hf;
+    const std::int64_t h = m_.hidden_size;
+    const std::int64_t heads = m_.num_attention_heads;
+    const std::int64_t q_head = m_.qk_nope_head_dim + m_.qk_rope_head_dim;
+    if (m_.q_lora_rank > 0) {
+      linear(out, p + (hf ? "q_a_proj" : "linear_q_down_proj"), m_.q_lora_rank, h, TpSplit::replicated, false);
+      add(out, p + (hf ? "q_a_layernorm.weight" : "linear_q_up_proj.layer_norm_weight"), {m_.q_lora_rank},
+          TpSplit::replicated);
+      linear(out, p + (hf ? "q_b_proj" : "linear_q_up_proj"), heads * q_head, m_.q_lora_rank, TpSplit::dim0, false);
+    } else {
+      linear(out, p + (hf ? "q_proj" : "linear_q_proj"), heads * q_head, h, TpSplit::dim0, false);
+    }
+    linear(out, p + (hf ? "kv_a_proj_with_mqa" : "linear_kv_down_proj"), m_.kv_lora_rank + m_.qk_rope_head_dim, h,
+           TpSplit::replicated, false);
+    add(out, p + (hf ? "kv_a_layernorm.weight" : "linear_kv_up_proj.layer_norm_weight"), {m_.kv_lora_rank},
+        TpSplit::replicated);
+    linear(out, p + (hf ? "kv_b_proj" : "linear_kv_up_proj"), heads * (m_.qk_nope_head_dim + m_.v_head_dim),
+           m_.kv_lora_rank, TpSplit::dim0, false);
+    linear(out, p + (hf ? "o_proj" : "linear_proj"), h, heads * m_.v_head_dim, TpSplit::dim1, false);
+  }
+
+  void mlp(std::vector<TensorDef>& out, const std::string& p, std::int64_t ffn, bool mixtral_names) const {
+    const std::int64_t h = m_.hidden_size;
+    const bool gated = m_.mlp == MlpKind::gated;
+    const bool bias = m_.linear_bias;
+    if (naming_ == Naming::megatron) {
+      linear(out, p + "linear_fc1", gated ? 2 * ffn : ffn, h, TpSplit::dim0, bias);
+      linear(out, p + "linear_fc2", h, ffn, TpSplit::dim1, bias);
+      return;
+    }
+    if (gated) linear(out, p + (mixtral_names ? "w1" : "gate_proj"), ffn, h, TpSplit::dim0, bias);
+    linear(out, p + (mixtral_names ? "w3" : "up_proj"), ffn, h, TpSplit::dim0, bias);
+    linear(out, p + (mixtral_names ? "w2" : "down_proj"), h, ffn, TpSplit::dim1, bias);
+  }
+
+  const ModelSpec& m_;
+  Naming naming_;
+  NameScheme names_;
+};
+
+std::int64_t sum_numel(const std::vector<TensorDef>& defs) {
+  return std::accumulate(defs.begin(), defs.end(), std::int64_t{0},
+                         [](std::int64_t acc, const TensorDef& d) { return acc + d.numel(); });
+}
+
+void replace_all(std::string& text, std::string_view token, std::int64_t value) {
+  const std::string replacement = std::to_string(value);
+  for (auto pos = text.find(token); pos != std::string::npos;
+       pos = text.find(token, pos + replacement.size())) {
+    text.replace(pos, token.size(), replacement);
+  }
+}
+
+}  // namespace
+
+std::int64_t TensorDef::numel() const {
+  return std::accumulate(shape.begin(), shape.end(), std::int64_t{1}, std::multiplies<>());
+}
+
+std::int64_t TensorCatalog::parameter_count(const ModelSpec& model) const {
+  const std::int64_t moe_layers =
+      model.is_moe() ? model.num_hidden_layers - model.first_k_dense_replace : 0;
+  const std::int64_t dense_layers = model.num_hidden_layers - moe_layers;
+  return sum_numel(first_stage) + dense_layers * sum_numel(dense_layer) +
+         moe_layers * (sum_numel(moe_layer) + model.num_local_experts * sum_numel(expert)) +
+         sum_numel(last_stage);
+}
+
+TensorCatalog build_tensor_catalog(const ModelSpec& model, Naming naming, std::int64_t padded_vocab) {
+  const CatalogBuilder builder(model, naming);
+  TensorCatalog catalog;
+  catalog.first_stage = builder.first_stage(padded_vocab);
+  catalog.dense_layer = builder.layer(false);
+  if (model.is_moe()) {
+    catalog.moe_layer = builder.layer(true);
+    catalog.expert = builder.expert();
+  }
+  catalog.last_stage = builder.last_stage(padded_vocab);
+  return catalog;
+}
+
+std::string format_tensor_name(std::string_view pattern, std::int64_t layer, std::int64_t expert) {
+  std::string name(pattern);
+  if (layer >= 0) replace_all(name, "{layer}", layer);
+  if (expert >= 0) replace_all(name, "{expert}", expert);
+  return name;
+}
+
+}  // namespace ckpt::workloads

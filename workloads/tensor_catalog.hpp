@@ -1,0 +1,46 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "workloads/model_spec.hpp"
+#include "workloads/parallel_spec.hpp"
+
+namespace ckpt::workloads {
+
+// How tensor parallelism cuts a tensor: not at all (every TP rank holds a copy), along
+// dim 0 (column-parallel, vocab-parallel) or along dim 1 (row-parallel).
+enum class TpSplit { replicated, dim0, dim1 };
+
+struct TensorDef {
+  std::string pattern;              // name with "{layer}" / "{expert}" placeholders
+  std::vector<std::int64_t> shape;  // global shape
+  TpSplit split = TpSplit::replicated;
+
+  std::int64_t numel() const;
+};
+
+// Every tensor of the model, grouped by where it lives in the pipeline. Layers come as one
+// template each (dense, MoE) because all layers of a kind share shapes.
+struct TensorCatalog {
+  std::vector<TensorDef> first_stage;  // embeddings: pipeline stage 0
+  std::vector<TensorDef> dense_layer;  // one dense transformer layer
+  std::vector<TensorDef> moe_layer;    // an MoE layer's non-expert tensors (attention, router, shared)
+  std::vector<TensorDef> expert;       // one routed expert of an MoE layer
+  std::vector<TensorDef> last_stage;   // final norm and untied output layer: last stage
+
+  // Unique parameters of the whole model (tied embeddings counted once).
+  std::int64_t parameter_count(const ModelSpec& model) const;
+};
+
+// `model` must be resolved and valid. `padded_vocab` >= model.vocab_size sizes the embedding
+// and output tables (Megatron pads them; HF checkpoints do not).
+TensorCatalog build_tensor_catalog(const ModelSpec& model, Naming naming,
+                                   std::int64_t padded_vocab);
+
+// Substitutes "{layer}" and "{expert}" in a pattern.
+std::string format_tensor_name(std::string_view pattern, std::int64_t layer, std::int64_t expert);
+
+}  // namespace ckpt::workloads
