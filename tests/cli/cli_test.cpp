@@ -1,1 +1,165 @@
+// The ckptbench binary as a user runs it: exit status, JSON fields, error messages.
 #include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <sys/wait.h>
+
+namespace {
+
+struct CommandResult {
+  int status = -1;
+  std::string out;  // stdout and stderr together
+};
+
+CommandResult run(const std::string& args) {
+  const std::string command = std::string(CKPTBENCH_BIN) + " " + args + " 2>&1";
+  CommandResult result;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return result;
+  std::array<char, 4096> buffer{};
+  while (const std::size_t n = std::fread(buffer.data(), 1, buffer.size(), pipe)) result.out.append(buffer.data(), n);
+  const int raw = pclose(pipe);
+  result.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  return result;
+}
+
+nlohmann::json run_json(const std::string& args) {
+  const CommandResult r = run(args);
+  EXPECT_EQ(r.status, 0) << r.out;
+  return nlohmann::json::parse(r.out);
+}
+
+class TempDir {
+ public:
+  TempDir() : path_(std::filesystem::temp_directory_path() / ("ckpt_cli_" + std::to_string(::getpid()))) {
+    std::filesystem::create_directories(path_);
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  std::filesystem::path write(const std::string& name, const std::string& text) const {
+    const auto file = path_ / name;
+    std::filesystem::create_directories(file.parent_path());
+    std::ofstream(file) << text;
+    return file;
+  }
+
+ private:
+  std::filesystem::path path_;
+};
+
+TEST(CliLayout, JsonForMlperfLlama3_8B) {
+  const auto j = run_json("layout --model llama3-8b --dp 8 --zero 3 --json");
+  EXPECT_EQ(j.at("parameters").get<std::int64_t>(), 8'030'261'248);
+  EXPECT_EQ(j.at("world_size").get<std::int64_t>(), 8);
+  EXPECT_EQ(j.at("checkpoint_bytes").get<std::int64_t>(), 8'030'261'248LL * 14);
+  ASSERT_EQ(j.at("ranks").size(), 8u);
+  std::int64_t sum = 0;
+  for (const auto& r : j.at("ranks")) sum += r.at("bytes").get<std::int64_t>();
+  EXPECT_EQ(sum, j.at("checkpoint_bytes").get<std::int64_t>());
+  EXPECT_EQ(j.at("ranks")[5].at("rank").get<int>(), 5);
+}
+
+TEST(CliLayout, JsonForOneRankListsItsShards) {
+  const auto j = run_json("layout --model llama3-70b --tp 8 --pp 4 --dp 2 --zero 1 --rank 9 --json");
+  ASSERT_EQ(j.at("ranks").size(), 1u);
+  const auto& rank = j.at("ranks")[0];
+  EXPECT_EQ(rank.at("rank").get<int>(), 9);
+  EXPECT_EQ(rank.at("coord").at("tp").get<int>(), 1);
+  EXPECT_EQ(rank.at("coord").at("dp").get<int>(), 1);
+  std::int64_t sum = 0;
+  for (const auto& s : rank.at("shards")) sum += s.at("bytes").get<std::int64_t>();
+  EXPECT_EQ(sum, rank.at("bytes").get<std::int64_t>());
+  EXPECT_EQ(static_cast<std::int64_t>(rank.at("shards").size()), rank.at("tensors").get<std::int64_t>());
+}
+
+TEST(CliLayout, LargeWorldsGetARankSummaryInsteadOfEveryRank) {
+  const auto j = run_json("layout --model mlperf-1t --tp 8 --pp 64 --dp 32 --zero 1 --json");
+  EXPECT_EQ(j.at("world_size").get<std::int64_t>(), 16384);
+  EXPECT_FALSE(j.contains("ranks"));
+  const auto& bytes = j.at("rank_summary").at("bytes");
+  EXPECT_LE(bytes.at("min").get<std::int64_t>(), bytes.at("median").get<std::int64_t>());
+  EXPECT_LE(bytes.at("median").get<std::int64_t>(), bytes.at("max").get<std::int64_t>());
+}
+
+TEST(CliLayout, HumanReportShowsTheSummary) {
+  const CommandResult r = run("layout --model llama3-8b --dp 8 --zero 3");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("parameters   8,030,261,248"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("104.70 GiB (112,423,657,472 B)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("shard sizes"), std::string::npos) << r.out;
+}
+
+TEST(CliModels, JsonListsTheZooWithExactCounts) {
+  const auto j = run_json("models --json");
+  bool found = false;
+  for (const auto& m : j) {
+    if (m.at("name") == "llama3.1-405b") {
+      found = true;
+      EXPECT_EQ(m.at("parameters").get<std::int64_t>(), 405'853'388'800);
+    }
+  }
+  EXPECT_TRUE(found);
+  EXPECT_GE(j.size(), 12u);
+}
+
+TEST(CliLayout, ModelFromHuggingFaceConfigAndFromToml) {
+  TempDir dir;
+  const auto config = dir.write("Meta-Llama-3-8B/config.json", R"({
+    "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096,
+    "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32,
+    "num_key_value_heads": 8, "vocab_size": 128256, "rope_theta": 500000.0,
+    "tie_word_embeddings": false, "torch_dtype": "bfloat16"})");
+  EXPECT_EQ(run_json("layout --model " + config.string() + " --json").at("parameters").get<std::int64_t>(),
+            8'030'261'248);
+  EXPECT_EQ(run_json("layout --model " + config.parent_path().string() + " --json").at("model"),
+            "Meta-Llama-3-8B");
+  const auto toml = dir.write("tiny.toml", "name = \"tiny\"\nhidden_size = 64\nintermediate_size = 128\n"
+                                           "num_hidden_layers = 2\nnum_attention_heads = 4\nvocab_size = 1000\n");
+  // 2 × (4·64² + 3·64·128 + 2·64) + 2·1000·64 + 64
+  EXPECT_EQ(run_json("layout --model " + toml.string() + " --json").at("parameters").get<std::int64_t>(),
+            2 * (4 * 64 * 64 + 3 * 64 * 128 + 2 * 64) + 2 * 1000 * 64 + 64);
+}
+
+TEST(CliErrors, ImpossibleParallelismNamesTheOption) {
+  const CommandResult r = run("layout --model llama3-8b --tp 3");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("`--tp`: num_attention_heads (32) is not divisible by tp (3)"), std::string::npos) << r.out;
+  const CommandResult pp = run("layout --model llama3.1-405b --pp 32");
+  EXPECT_EQ(pp.status, 2);
+  EXPECT_NE(pp.out.find("--pp-first-stage-layers 3 --pp-last-stage-layers 3"), std::string::npos) << pp.out;
+}
+
+TEST(CliErrors, UnknownModelSuggestsTheClosest) {
+  const CommandResult r = run("layout --model mixtral-8x7 --json");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("did you mean `mixtral-8x7b`?"), std::string::npos) << r.out;
+}
+
+TEST(CliErrors, BadModelFileNamesFileLineAndKey) {
+  TempDir dir;
+  const auto toml = dir.write("typo.toml", "name = \"typo\"\nhidden_size = 64\nintermediate_size = 128\n"
+                                           "num_hidden_layers = 2\nnum_attention_head = 4\nvocab_size = 1000\n");
+  const CommandResult r = run("layout --model " + toml.string());
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find(toml.string() + ":5"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("did you mean `num_attention_heads`?"), std::string::npos) << r.out;
+  const CommandResult missing = run("layout --model " + (dir.write("x", "").parent_path() / "absent.toml").string());
+  EXPECT_EQ(missing.status, 2);
+  EXPECT_NE(missing.out.find("absent.toml"), std::string::npos) << missing.out;
+}
+
+TEST(CliErrors, BadOptionValues) {
+  EXPECT_NE(run("layout --model llama3-8b --tp 0").status, 0);
+  EXPECT_NE(run("layout --model llama3-8b --tp abc").status, 0);
+  EXPECT_NE(run("layout --model llama3-8b --state everything").status, 0);
+  const CommandResult rank = run("layout --model llama3-8b --dp 2 --rank 2");
+  EXPECT_EQ(rank.status, 2);
+  EXPECT_NE(rank.out.find("rank 2 is outside the world of 2 ranks"), std::string::npos) << rank.out;
+  EXPECT_NE(run("layout").status, 0);  // --model is required
+}
+
+}  // namespace
