@@ -58,14 +58,19 @@ void print_rank_shards(std::ostream& out, const Layout& layout, std::int64_t ran
   for (const auto& s : shards) bytes += s.bytes;
   fmt::print(out, "\nrank {} (tp {}, pp {}, dp {}, ep {}): {} shards, {} ({} B)\n", rank, c.tp, c.pp,
              c.dp, c.ep, shards.size(), format_bytes(bytes), group_digits(bytes));
-  fmt::print(out, "  {:<10} {:<5} {:>12}  {:<18} {:<26} {}\n", "state", "dtype", "bytes",
-             "global shape", "slice [elements)", "name");
+  std::vector<std::string> slices;
+  std::size_t width = 16;
   for (const auto& s : shards) {
-    const std::string slice = format_slice(s.offset, s.extent) +
-                              fmt::format(" [{}:{})", s.flat_begin, s.flat_end);
-    fmt::print(out, "  {:<10} {:<5} {:>12}  {:<18} {:<26} {}\n", workloads::state_kind_name(s.state),
+    slices.push_back(format_slice(s.offset, s.extent) + fmt::format(" [{}:{})", s.flat_begin, s.flat_end));
+    width = std::max(width, slices.back().size());
+  }
+  fmt::print(out, "  {:<10} {:<5} {:>13}  {:<16} {:<{}} {}\n", "state", "dtype", "bytes", "global shape",
+             "slice [elements)", width, "name");
+  for (std::size_t i = 0; i < shards.size(); ++i) {
+    const auto& s = shards[i];
+    fmt::print(out, "  {:<10} {:<5} {:>13}  {:<16} {:<{}} {}\n", workloads::state_kind_name(s.state),
                workloads::dtype_name(s.dtype), group_digits(s.bytes), format_shape(s.global_shape),
-               slice, s.name);
+               slices[i], width, s.name);
   }
 }
 
