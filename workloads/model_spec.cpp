@@ -7,13 +7,6 @@
 namespace ckpt::workloads {
 namespace {
 
-void require_positive(std::int64_t value, const char* key) {
-  if (value <= 0) {
-    throw SpecError(key, std::string(key) + " must be a positive integer (got " +
-                             std::to_string(value) + ")");
-  }
-}
-
 void require_not_negative(std::int64_t value, const char* key) {
   if (value < 0) {
     throw SpecError(key, std::string(key) + " must not be negative (got " +

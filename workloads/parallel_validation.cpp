@@ -8,13 +8,6 @@
 namespace ckpt::workloads {
 namespace {
 
-void require_positive(std::int64_t value, const char* key) {
-  if (value < 1) {
-    throw SpecError(key, std::string(key) + " must be a positive integer (got " +
-                             std::to_string(value) + ")");
-  }
-}
-
 // Sizes that tensor parallelism divides.
 std::vector<std::pair<const char*, std::int64_t>> tp_divided_sizes(const ModelSpec& m) {
   std::vector<std::pair<const char*, std::int64_t>> sizes{{"num_attention_heads", m.num_attention_heads}};

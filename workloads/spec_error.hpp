@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -17,5 +18,12 @@ class SpecError : public std::invalid_argument {
  private:
   std::string key_;
 };
+
+// Throws SpecError(key) unless value >= 1.
+inline void require_positive(std::int64_t value, const char* key) {
+  if (value < 1) {
+    throw SpecError(key, std::string(key) + " must be a positive integer (got " + std::to_string(value) + ")");
+  }
+}
 
 }  // namespace ckpt::workloads
