@@ -1,0 +1,80 @@
+#include "backends/backend.hpp"
+
+#include <chrono>
+#include <cstring>
+
+namespace ckpt::backends {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Every extent must lie inside the memory view.
+void check_plan(const IoPlan& plan, const MemoryView& memory) {
+  for (const FilePlan& file : plan.files) {
+    for (const Extent& e : file.extents) {
+      if (e.memory_offset + e.length > memory.size) {
+        throw std::invalid_argument("plan extent of " + file.path + " at file offset " +
+                                    std::to_string(e.file_offset) + " reaches memory byte " +
+                                    std::to_string(e.memory_offset + e.length) + " beyond the " +
+                                    std::to_string(memory.size) + "-byte buffer");
+      }
+    }
+  }
+}
+
+}  // namespace
+
+std::uint64_t IoPlan::bytes() const {
+  std::uint64_t total = 0;
+  for (const FilePlan& f : files) {
+    for (const Extent& e : f.extents) total += e.length;
+  }
+  return total;
+}
+
+std::uint64_t IoPlan::extents() const {
+  std::uint64_t total = 0;
+  for (const FilePlan& f : files) total += f.extents.size();
+  return total;
+}
+
+IoError::IoError(std::string_view backend, std::string_view operation, const std::string& path,
+                 int error_number, std::uint64_t offset, std::uint64_t length)
+    : std::runtime_error(std::string(backend) + ": " + std::string(operation) + " " + path +
+                         (length > 0 ? " at offset " + std::to_string(offset) + ", length " + std::to_string(length)
+                                     : std::string()) +
+                         ": " + (error_number != 0 ? std::strerror(error_number) : "short transfer")),
+      errno_(error_number) {}
+
+IoOutcome Backend::write(const IoPlan& plan, MemoryView memory) { return run(plan, memory, Direction::write); }
+
+IoOutcome Backend::read(const IoPlan& plan, MemoryView memory) { return run(plan, memory, Direction::read); }
+
+IoOutcome Backend::run(const IoPlan& plan, MemoryView memory, Direction direction) {
+  check_plan(plan, memory);
+  IoOutcome outcome;
+  try {
+    auto start = Clock::now();
+    std::unique_ptr<OpenFiles> files = open(plan, direction);
+    outcome.phases.open = seconds_since(start);
+    start = Clock::now();
+    transfer(*files, plan, memory, direction);
+    outcome.phases.transfer = seconds_since(start);
+    start = Clock::now();
+    sync(*files, direction);
+    outcome.phases.sync = seconds_since(start);
+    start = Clock::now();
+    close(*files);
+    outcome.phases.close = seconds_since(start);
+    outcome.bytes = plan.bytes();
+  } catch (const IoError& e) {
+    outcome.error = e.what();
+  }
+  return outcome;
+}
+
+}  // namespace ckpt::backends
