@@ -4,6 +4,7 @@
 #include <exception>
 
 #include "harness/layout_command.hpp"
+#include "harness/run_command.hpp"
 
 namespace ckpt::harness {
 
@@ -15,6 +16,10 @@ int run_cli(int argc, char** argv, std::ostream& out, std::ostream& err) {
   ModelsOptions models_options;
   CLI::App* layout_cmd = add_layout_command(app, layout_options);
   CLI::App* models_cmd = add_models_command(app, models_options);
+  RunOptions run_options;
+  BackendsOptions backends_options;
+  CLI::App* run_cmd = add_run_command(app, run_options);
+  CLI::App* backends_cmd = add_backends_command(app, backends_options);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -23,6 +28,8 @@ int run_cli(int argc, char** argv, std::ostream& out, std::ostream& err) {
   try {
     if (layout_cmd->parsed()) run_layout(layout_options, out);
     if (models_cmd->parsed()) run_models(models_options, out);
+    if (backends_cmd->parsed()) run_backends(backends_options, out);
+    if (run_cmd->parsed()) return run_campaign(run_options, out, err);
   } catch (const std::exception& e) {
     err << "ckptbench: error: " << e.what() << '\n';
     return 2;

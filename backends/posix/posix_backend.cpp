@@ -1,0 +1,186 @@
+#include "backends/posix/posix_backend.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "backends/posix/extent_io.hpp"
+#include "backends/posix/posix_file.hpp"
+#include "backends/posix/work_split.hpp"
+#include "backends/posix/workers.hpp"
+
+namespace ckpt::backends::posix {
+namespace {
+
+// Granule of the per-thread split for buffered I/O: a page, so no two workers share one.
+constexpr std::uint64_t kPage = 4096;
+
+bool is_power_of_two(std::uint64_t n) {
+  return n != 0 && (n & (n - 1)) == 0;
+}
+
+void validate(const IoSettings& settings) {
+  if (settings.threads < 1) {
+    throw std::invalid_argument("posix: `threads` must be at least 1 (got " +
+                                std::to_string(settings.threads) + ")");
+  }
+  if (settings.queue_depth != 1) {
+    throw std::invalid_argument("posix: `queue_depth` must be 1 (got " +
+                                std::to_string(settings.queue_depth) +
+                                "): posix issues one request at a time per thread; use "
+                                "`threads`, or the uring backend for deeper queues");
+  }
+  const std::uint64_t alignment = settings.direct_alignment;
+  if (settings.direct &&
+      (!is_power_of_two(alignment) || alignment < 512 || alignment > (1u << 30))) {
+    throw std::invalid_argument(
+        "posix: `direct_alignment` must be a power of two from 512 to "
+        "1 GiB (got " +
+        std::to_string(alignment) + ")");
+  }
+}
+
+[[noreturn]] void throw_misaligned(const std::string& path, const Extent& extent,
+                                   const std::string& problem, std::uint64_t alignment) {
+  throw std::invalid_argument(
+      "posix: O_DIRECT extent of " + path + " at file offset " +
+      std::to_string(extent.file_offset) + ", length " + std::to_string(extent.length) + ": " +
+      problem + " is not aligned to `direct_alignment` = " + std::to_string(alignment) +
+      " bytes; align the plan and buffer, or set `direct = false`");
+}
+
+// File offsets and lengths of every extent, checked before any file is opened.
+void check_direct_plan(const IoPlan& plan, std::uint64_t alignment) {
+  for (const FilePlan& file : plan.files) {
+    for (const Extent& e : file.extents) {
+      if (e.length == 0) continue;  // moves nothing
+      if (e.file_offset % alignment != 0)
+        throw_misaligned(file.path, e, "the file offset", alignment);
+      if (e.length % alignment != 0) throw_misaligned(file.path, e, "the length", alignment);
+    }
+  }
+}
+
+}  // namespace
+
+class PosixBackend::Files final : public Backend::OpenFiles {
+ public:
+  struct Entry {
+    std::string path;
+    PosixFile file;
+  };
+  std::vector<Entry> entries;
+};
+
+PosixBackend::PosixBackend(const IoSettings& settings) : settings_(settings) {
+  validate(settings_);
+}
+
+Capabilities PosixBackend::capabilities() const {
+  Capabilities caps;
+  caps.direct_io = true;
+  caps.device_memory = false;
+  caps.shared_file = true;
+  caps.collective = false;
+  caps.max_queue_depth = 1;
+  return caps;
+}
+
+std::unique_ptr<Backend::OpenFiles> PosixBackend::open(const IoPlan& plan, Direction direction) {
+  if (settings_.direct) check_direct_plan(plan, settings_.direct_alignment);
+  const bool writing = direction == Direction::write;
+  int flags = O_CLOEXEC | (writing ? O_WRONLY | O_CREAT : O_RDONLY);
+  if (settings_.direct) flags |= O_DIRECT;
+
+  auto files = std::make_unique<Files>();
+  files->entries.reserve(plan.files.size());
+  for (const FilePlan& file : plan.files) {
+    PosixFile handle = open_file(file.path, flags);
+    if (writing && settings_.fallocate) reserve(handle, file.path, file.file_size);
+    files->entries.push_back(Files::Entry{file.path, std::move(handle)});
+  }
+  return files;
+}
+
+void PosixBackend::check_memory(const IoPlan& plan, const MemoryView& memory) const {
+  if (memory.kind == MemoryKind::device) {
+    throw std::invalid_argument(
+        "posix: cannot transfer device memory (capabilities: device_memory = false); stage it "
+        "through a host or pinned buffer, or use a backend that reads device memory (gds)");
+  }
+  if (!settings_.direct) return;
+  const std::uint64_t alignment = settings_.direct_alignment;
+  for (const FilePlan& file : plan.files) {
+    for (const Extent& e : file.extents) {
+      if (e.length == 0) continue;
+      const auto address = reinterpret_cast<std::uintptr_t>(memory.data + e.memory_offset);
+      if (address % alignment != 0) {
+        throw_misaligned(file.path, e,
+                         "the memory address (buffer + memory_offset " +
+                             std::to_string(e.memory_offset) + ", " +
+                             std::to_string(address % alignment) + " bytes past a boundary)",
+                         alignment);
+      }
+    }
+  }
+}
+
+void PosixBackend::transfer(OpenFiles& open_files, const IoPlan& plan, MemoryView memory,
+                            Direction direction) {
+  check_memory(plan, memory);
+  auto& files = static_cast<Files&>(open_files);
+  const std::uint64_t alignment = settings_.direct ? settings_.direct_alignment : 0;
+  const std::uint64_t granule = settings_.direct ? alignment : kPage;
+  const auto lists = split_by_bytes(plan, static_cast<std::size_t>(settings_.threads), granule);
+
+  auto body = [&](std::size_t k, std::stop_token stop) {
+    for (const Piece& piece : lists[k]) {
+      if (stop.stop_requested()) return;
+      Files::Entry& entry = files.entries[piece.file];
+      const ByteRun run{entry.file.fd(), &entry.path, piece.file_offset,
+                        memory.data + piece.memory_offset, piece.length};
+      if (direction == Direction::write) {
+        write_run(run, stop);
+      } else {
+        read_run(run, alignment, stop);
+      }
+    }
+  };
+  if (lists.size() == 1) {
+    body(0, std::stop_token{});
+  } else if (lists.size() > 1) {
+    run_workers(lists.size(), body);
+  }
+}
+
+void PosixBackend::sync(OpenFiles& open_files, Direction direction) {
+  if (direction != Direction::write || settings_.sync == SyncPolicy::none) return;
+  const bool data_only = settings_.sync == SyncPolicy::fdatasync;
+  for (Files::Entry& entry : static_cast<Files&>(open_files).entries) {
+    int result = 0;
+    do {
+      result = data_only ? ::fdatasync(entry.file.fd()) : ::fsync(entry.file.fd());
+    } while (result != 0 && errno == EINTR);
+    if (result != 0) throw IoError("posix", data_only ? "fdatasync" : "fsync", entry.path, errno);
+  }
+}
+
+void PosixBackend::close(OpenFiles& open_files) {
+  const Files::Entry* failed = nullptr;
+  int failed_errno = 0;
+  for (Files::Entry& entry : static_cast<Files&>(open_files).entries) {
+    const int error = entry.file.close();
+    if (error != 0 && failed == nullptr) {
+      failed = &entry;
+      failed_errno = error;
+    }
+  }
+  if (failed != nullptr) throw IoError("posix", "close", failed->path, failed_errno);
+}
+
+}  // namespace ckpt::backends::posix

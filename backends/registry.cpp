@@ -1,0 +1,142 @@
+#include "backends/registry.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <numeric>
+#include <optional>
+#include <stdexcept>
+
+#if CKPT_HAVE_BACKEND_POSIX
+#include "backends/posix/posix_backend.hpp"
+#endif
+#if CKPT_HAVE_BACKEND_NULL
+#include "backends/null/null_backend.hpp"
+#endif
+
+namespace ckpt::backends {
+namespace {
+
+using Factory = std::unique_ptr<Backend> (*)(const IoSettings&);
+
+struct Entry {
+  BackendInfo info;
+  Factory make = nullptr;  // null when not compiled in
+};
+
+constexpr std::string_view kNotBuilt = "not built yet";
+
+template <class B>
+std::unique_ptr<Backend> construct(const IoSettings& settings) {
+  return std::make_unique<B>(settings);
+}
+
+std::string cmake_option(std::string_view name) {
+  std::string option = "CKPT_BACKEND_";
+  for (const char c : name)
+    option += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return option;
+}
+
+Entry compiled(std::string_view name, std::string_view description, Factory make) {
+  return Entry{
+      BackendInfo{std::string(name), true, "", cmake_option(name), std::string(description)}, make};
+}
+
+Entry unavailable(std::string_view name, std::string_view description, std::string_view reason) {
+  return Entry{BackendInfo{std::string(name), false, std::string(reason), cmake_option(name),
+                           std::string(description)},
+               nullptr};
+}
+
+// Unused when every optional backend is compiled in.
+[[maybe_unused]] Entry disabled(std::string_view name, std::string_view description) {
+  return unavailable(name, description,
+                     "disabled at configure time (" + cmake_option(name) + "=OFF)");
+}
+
+// The one place that knows every backend, in the order listings show them.
+std::vector<Entry> registered() {
+  constexpr std::string_view posix =
+      "POSIX pread/pwrite; O_DIRECT, fallocate, fsync/fdatasync, threads";
+  constexpr std::string_view null = "no I/O: measures the harness's own overhead";
+  std::vector<Entry> entries;
+#if CKPT_HAVE_BACKEND_POSIX
+  entries.push_back(compiled("posix", posix, &construct<posix::PosixBackend>));
+#else
+  entries.push_back(disabled("posix", posix));
+#endif
+  entries.push_back(
+      unavailable("uring", "Linux io_uring (liburing): queued asynchronous I/O", kNotBuilt));
+  entries.push_back(
+      unavailable("mpiio", "MPI-IO: independent or collective file access", kNotBuilt));
+  entries.push_back(unavailable("hdf5", "HDF5 datasets (serial or parallel HDF5)", kNotBuilt));
+  entries.push_back(
+      unavailable("gds", "NVIDIA GPUDirect Storage (cuFile): device memory to file", kNotBuilt));
+#if CKPT_HAVE_BACKEND_NULL
+  entries.push_back(compiled("null", null, &construct<null::NullBackend>));
+#else
+  entries.push_back(disabled("null", null));
+#endif
+  return entries;
+}
+
+// Levenshtein distance; the harness has its own, but backends do not depend on the harness.
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  std::iota(row.begin(), row.end(), std::size_t{0});
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      row[j] = std::min({above + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// The closest name when it is plausibly a misspelling (distance at most max(2, size / 3)).
+std::optional<std::string> closest(std::string_view word, const std::vector<Entry>& entries) {
+  std::size_t best_distance = std::max<std::size_t>(2, word.size() / 3) + 1;
+  std::optional<std::string> best;
+  for (const Entry& entry : entries) {
+    const std::size_t distance = edit_distance(word, entry.info.name);
+    if (distance < best_distance) {
+      best_distance = distance;
+      best = entry.info.name;
+    }
+  }
+  return best;
+}
+
+[[noreturn]] void throw_unknown(std::string_view name, const std::vector<Entry>& entries) {
+  std::string message = "unknown backend `" + std::string(name) + "`";
+  if (const auto match = closest(name, entries)) message += " — did you mean `" + *match + "`?";
+  message += " (backends:";
+  for (const Entry& entry : entries) message += " " + entry.info.name;
+  throw std::invalid_argument(message + ")");
+}
+
+}  // namespace
+
+std::vector<BackendInfo> list_backends() {
+  std::vector<BackendInfo> infos;
+  for (Entry& entry : registered()) infos.push_back(std::move(entry.info));
+  return infos;
+}
+
+std::unique_ptr<Backend> make_backend(std::string_view name, const IoSettings& settings) {
+  const std::vector<Entry> entries = registered();
+  const auto found = std::find_if(entries.begin(), entries.end(),
+                                  [&](const Entry& entry) { return entry.info.name == name; });
+  if (found == entries.end()) throw_unknown(name, entries);
+  if (found->make == nullptr) {
+    throw std::invalid_argument("backend `" + found->info.name +
+                                "` is not available in this build: " + found->info.reason +
+                                " (CMake option " + found->info.cmake_option + ")");
+  }
+  return found->make(settings);
+}
+
+}  // namespace ckpt::backends

@@ -1,0 +1,111 @@
+// Campaign files: parse (toml++), check every key (campaign_settings.cpp against
+// campaign_schema.cpp), apply --set overrides, expand sweeps, build and validate each case
+// (campaign_case.cpp).
+#include "harness/campaign/campaign.hpp"
+
+#include <toml++/toml.h>
+
+#include <cerrno>
+#include <fstream>
+#include <sstream>
+#include <system_error>
+
+#include "harness/campaign/campaign_case.hpp"
+#include "harness/campaign/campaign_settings.hpp"
+#include "harness/config_error.hpp"
+
+namespace ckpt::harness {
+namespace {
+
+// Far more cases than any campaign runs; a guard against a sweep multiplied by mistake.
+constexpr std::int64_t kMaxCases = 100'000;
+
+toml::table parse_document(std::string_view text, const std::string& source) {
+  try {
+    return toml::parse(text, std::string_view(source));
+  } catch (const toml::parse_error& e) {
+    throw ConfigError(source, static_cast<std::int64_t>(e.source().begin.line), "",
+                      "TOML syntax error: " + std::string(e.description()));
+  }
+}
+
+std::string read_text(const std::filesystem::path& path) {
+  const std::string source = path.string();
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (status.type() == std::filesystem::file_type::not_found) {
+    throw ConfigError(source, 0, "", "campaign file does not exist");
+  }
+  if (ec) throw ConfigError(source, 0, "", "campaign file cannot be read: " + ec.message());
+  if (std::filesystem::is_directory(status)) {
+    throw ConfigError(source, 0, "", "campaign file cannot be read: it is a directory, not a file");
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    const std::error_code why(errno, std::generic_category());
+    throw ConfigError(source, 0, "", "campaign file cannot be read: " + why.message());
+  }
+  std::ostringstream contents;
+  contents << in.rdbuf();
+  if (in.bad())
+    throw ConfigError(source, 0, "", "campaign file cannot be read: I/O error while reading");
+  return std::move(contents).str();
+}
+
+// The number of cases: the product of the sweep lengths.
+std::int64_t count_cases(const schema::Settings& settings, const std::string& source) {
+  std::int64_t cases = 1;
+  for (const schema::Setting& s : settings.given) {
+    cases *= static_cast<std::int64_t>(s.values.size());
+    if (cases > kMaxCases) {
+      throw ConfigError(source, 0, "",
+                        "the sweeps expand to more than " + std::to_string(kMaxCases) +
+                            " cases; sweep fewer keys or fewer values");
+    }
+  }
+  return cases;
+}
+
+// Which value of each setting case `index` takes: the cartesian product in file order, the
+// last swept key varying fastest.
+std::vector<std::size_t> choice_of(const schema::Settings& settings, std::int64_t index) {
+  std::vector<std::size_t> choice(settings.given.size(), 0);
+  auto rest = static_cast<std::size_t>(index);
+  for (std::size_t i = settings.given.size(); i-- > 0;) {
+    const std::size_t n = settings.given[i].values.size();
+    choice[i] = rest % n;
+    rest /= n;
+  }
+  return choice;
+}
+
+Campaign expand(const schema::Settings& settings, const std::string& source) {
+  Campaign campaign;
+  campaign.source = source;
+  const std::int64_t cases = count_cases(settings, source);
+  schema::CaseBuilder builder;
+  for (std::int64_t index = 0; index < cases; ++index) {
+    const schema::CaseValues values(settings, choice_of(settings, index), source, index, cases);
+    campaign.cases.push_back(builder.build(values, index, source));
+  }
+  campaign.name = campaign.cases.front().campaign;
+  return campaign;
+}
+
+}  // namespace
+
+Campaign parse_campaign(std::string_view text, const std::string& source,
+                        const std::vector<std::string>& overrides) {
+  const toml::table document = parse_document(text, source);
+  schema::Settings settings = schema::read_settings(document, source);
+  schema::apply_overrides(settings, overrides);
+  schema::require_keys(settings, source);
+  return expand(settings, source);
+}
+
+Campaign load_campaign(const std::filesystem::path& path,
+                       const std::vector<std::string>& overrides) {
+  return parse_campaign(read_text(path), path.string(), overrides);
+}
+
+}  // namespace ckpt::harness

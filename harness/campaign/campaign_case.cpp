@@ -1,0 +1,291 @@
+#include "harness/campaign/campaign_case.hpp"
+
+#include <algorithm>
+#include <array>
+#include <filesystem>
+#include <optional>
+#include <set>
+#include <stdexcept>
+
+#include "harness/config_error.hpp"
+#include "harness/model_zoo.hpp"
+#include "workloads/layout.hpp"
+#include "workloads/spec_error.hpp"
+
+namespace ckpt::harness::schema {
+namespace {
+
+using backends::SyncPolicy;
+using workloads::Naming;
+using workloads::StateScope;
+
+std::string_view sync_name(SyncPolicy policy) {
+  switch (policy) {
+    case SyncPolicy::none:
+      return "none";
+    case SyncPolicy::fsync:
+      return "fsync";
+    case SyncPolicy::fdatasync:
+      return "fdatasync";
+  }
+  return "none";
+}
+
+// The enum value whose name is `name`. The schema's choices are these names, so a miss is a
+// bug, not a user error.
+template <typename Enum, std::size_t N>
+Enum enum_named(const std::string& name, const std::array<Enum, N>& all,
+                std::string_view (*name_of)(Enum)) {
+  for (const Enum value : all) {
+    if (name_of(value) == name) return value;
+  }
+  throw std::logic_error("campaign schema: no enum value named " + name);
+}
+
+constexpr std::array kMappings{Mapping::file_per_tensor, Mapping::file_per_rank,
+                               Mapping::file_per_node, Mapping::shared_file};
+constexpr std::array kLayouts{DirectoryLayout::dcp, DirectoryLayout::megatron,
+                              DirectoryLayout::deepspeed};
+constexpr std::array kPatterns{DataPattern::random, DataPattern::zeros, DataPattern::bf16};
+constexpr std::array kPolicies{CachePolicy::none, CachePolicy::drop, CachePolicy::fadvise,
+                               CachePolicy::read_shift};
+constexpr std::array kPhases{PhaseSelection::checkpoint, PhaseSelection::restore,
+                             PhaseSelection::both};
+constexpr std::array kSelects{RankSelect::all, RankSelect::list, RankSelect::node};
+constexpr std::array kSyncs{SyncPolicy::none, SyncPolicy::fsync, SyncPolicy::fdatasync};
+constexpr std::array kScopes{StateScope::weights, StateScope::full};
+constexpr std::array kNamings{Naming::megatron, Naming::hf};
+
+// The campaign key to blame for a SpecError: the parallel option it names, else the model.
+std::string campaign_key_of(const std::string& spec_key) {
+  constexpr std::array<std::string_view, 8> kParallel{"tp",
+                                                      "pp",
+                                                      "dp",
+                                                      "ep",
+                                                      "zero",
+                                                      "vocab_divisor",
+                                                      "pp_first_stage_layers",
+                                                      "pp_last_stage_layers"};
+  if (std::find(kParallel.begin(), kParallel.end(), spec_key) != kParallel.end())
+    return "parallel." + spec_key;
+  return "model.name";
+}
+
+// A model error without the "--model: " the zoo lookup puts in front for the command line.
+std::string model_problem(const ConfigError& e) {
+  std::string message = e.what();
+  const std::string prefix = e.source() + ": ";
+  if (e.source() == "--model" && message.starts_with(prefix)) message.erase(0, prefix.size());
+  return message;
+}
+
+std::string world_of(const workloads::ParallelSpec& p) {
+  return "the world of " + std::to_string(p.world_size()) + " ranks (TP " + std::to_string(p.tp) +
+         " × PP " + std::to_string(p.pp) + " × DP " + std::to_string(p.dp) + ")";
+}
+
+void check_rank_list(const std::vector<std::int64_t>& list, const workloads::ParallelSpec& p,
+                     const CaseValues& v) {
+  if (list.empty())
+    v.fail("ranks.list", "select = \"list\" needs at least one rank, e.g. list = [0]");
+  std::set<std::int64_t> seen;
+  for (const std::int64_t rank : list) {
+    if (rank < 0 || rank >= p.world_size()) {
+      v.fail("ranks.list", "rank " + std::to_string(rank) + " is outside " + world_of(p) +
+                               ": ranks are 0.." + std::to_string(p.world_size() - 1));
+    }
+    if (!seen.insert(rank).second)
+      v.fail("ranks.list", "rank " + std::to_string(rank) + " is listed twice");
+  }
+}
+
+// A world that gpus_per_node does not divide ends in a partial node; that is fine.
+void check_node(const RankSelection& r, const workloads::ParallelSpec& p, const CaseValues& v) {
+  const std::int64_t nodes = (p.world_size() + r.gpus_per_node - 1) / r.gpus_per_node;
+  if (r.node < nodes) return;
+  v.fail("ranks.node", "node " + std::to_string(r.node) + " lies outside " + world_of(p) +
+                           ": with gpus_per_node = " + std::to_string(r.gpus_per_node) +
+                           " the nodes are 0.." + std::to_string(nodes - 1));
+}
+
+RankSelection ranks_of(const CaseValues& v, const workloads::ParallelSpec& p) {
+  RankSelection r;
+  r.select = enum_named(v.text("ranks.select"), kSelects, rank_select_name);
+  r.list = std::get<std::vector<std::int64_t>>(v.value("ranks.list"));
+  r.node = v.integer("ranks.node");
+  r.gpus_per_node = v.integer("ranks.gpus_per_node");
+  if (r.select == RankSelect::list) check_rank_list(r.list, p, v);
+  if (r.select == RankSelect::node) check_node(r, p, v);
+  return r;
+}
+
+workloads::ParallelSpec parallel_of(const CaseValues& v) {
+  workloads::ParallelSpec p;
+  p.tp = v.integer("parallel.tp");
+  p.pp = v.integer("parallel.pp");
+  p.dp = v.integer("parallel.dp");
+  p.ep = v.integer("parallel.ep");
+  p.zero_stage = static_cast<int>(v.integer("parallel.zero"));  // the schema caps it at INT_MAX
+  p.vocab_divisor = v.integer("parallel.vocab_divisor");
+  p.pp_first_stage_layers = v.integer("parallel.pp_first_stage_layers");
+  p.pp_last_stage_layers = v.integer("parallel.pp_last_stage_layers");
+  return p;
+}
+
+workloads::StateSpec state_of(const CaseValues& v) {
+  workloads::StateSpec s;
+  s.scope = enum_named(v.text("state.scope"), kScopes, workloads::state_scope_name);
+  if (const auto* naming = std::get_if<std::string>(&v.value("state.naming"))) {
+    s.naming = enum_named(*naming, kNamings, workloads::naming_name);
+  }
+  s.weight_dtype = workloads::parse_dtype(v.text("state.weight_dtype"));
+  const std::string& master = v.text("state.master_dtype");
+  s.master_dtype = master == "none" ? std::nullopt : std::optional(workloads::parse_dtype(master));
+  s.optimizer_dtype = workloads::parse_dtype(v.text("state.optimizer_dtype"));
+  return s;
+}
+
+void fill_campaign(Case& c, const CaseValues& v) {
+  c.campaign = v.text("campaign.name");
+  // Relative targets resolve against the working directory once, here, so that every later
+  // stage (and every result record) sees the same absolute path.
+  c.target = std::filesystem::absolute(v.text("campaign.target")).lexically_normal();
+  c.create_target = v.boolean("campaign.create_target");
+  c.overwrite = v.boolean("campaign.overwrite");
+  c.keep = v.boolean("campaign.keep");
+  c.iterations = static_cast<int>(v.integer("campaign.iterations"));  // capped at INT_MAX
+  c.warmup = static_cast<int>(v.integer("campaign.warmup"));
+  c.phase = enum_named(v.text("campaign.phase"), kPhases, phase_name);
+  c.memory_budget = static_cast<std::uint64_t>(v.integer("campaign.memory_budget"));
+}
+
+// O_DIRECT needs file offsets aligned to direct_alignment. A strategy alignment of 0 ("none")
+// therefore becomes direct_alignment under direct I/O; any other must be a multiple of it.
+void settle_alignment(Case& c, const CaseValues& v) {
+  if (!c.io.direct) return;
+  const std::uint64_t required = c.io.direct_alignment;
+  if ((required & (required - 1)) != 0) {
+    v.fail("backend.direct_alignment", "must be a power of two for backend.direct = true (got " +
+                                           std::to_string(required) + ")");
+  }
+  if (c.alignment == 0) {
+    c.alignment = required;
+  } else if (c.alignment % required != 0) {
+    const std::string r = std::to_string(required);
+    v.fail("strategy.alignment", std::to_string(c.alignment) +
+                                     " is not a multiple of backend.direct_alignment (" + r +
+                                     "), which backend.direct = true needs: use 0 (aligns to " + r +
+                                     ") or a multiple of " + r);
+  }
+}
+
+void fill_io(Case& c, const CaseValues& v) {
+  c.mapping = enum_named(v.text("strategy.mapping"), kMappings, mapping_name);
+  c.directory_layout = enum_named(v.text("strategy.layout"), kLayouts, directory_layout_name);
+  c.alignment = static_cast<std::uint64_t>(v.integer("strategy.alignment"));
+  c.chunk_bytes = static_cast<std::uint64_t>(v.integer("strategy.chunk_bytes"));
+  c.coalesce_bytes = static_cast<std::uint64_t>(v.integer("strategy.coalesce_bytes"));
+  c.backend = v.text("backend.name");
+  c.io.direct = v.boolean("backend.direct");
+  c.io.direct_alignment = static_cast<std::uint64_t>(v.integer("backend.direct_alignment"));
+  c.io.sync = enum_named(v.text("backend.sync"), kSyncs, sync_name);
+  c.io.fallocate = v.boolean("backend.fallocate");
+  c.io.threads = static_cast<int>(v.integer("backend.threads"));  // capped at INT_MAX
+  c.io.queue_depth = static_cast<int>(v.integer("backend.queue_depth"));
+  settle_alignment(c, v);
+  c.data = enum_named(v.text("data.pattern"), kPatterns, data_pattern_name);
+  c.seed = static_cast<std::uint64_t>(v.integer("data.seed"));
+  c.verify = v.boolean("data.verify");
+  c.cache = enum_named(v.text("cache.policy"), kPolicies, cache_policy_name);
+}
+
+}  // namespace
+
+CaseValues::CaseValues(const Settings& settings, const std::vector<std::size_t>& choice,
+                       const std::string& source, std::int64_t index, std::int64_t cases) {
+  const std::span<const KeySpec> all = keys();
+  for (const KeySpec& spec : all) {
+    const auto table = settings.table_lines.find(std::string(spec.table));
+    values_.push_back(&spec.fallback);
+    origins_.push_back(Origin{&source, table == settings.table_lines.end() ? 0 : table->second});
+  }
+  std::string swept_text;
+  for (std::size_t g = 0; g < settings.given.size(); ++g) {
+    const Setting& s = settings.given[g];
+    const std::size_t i = index_of(*s.spec);
+    values_[i] = &s.values[choice[g]];
+    origins_[i] = Origin{&s.source, s.lines[choice[g]]};
+    if (!s.swept) continue;
+    swept_[s.spec->dotted()] = to_json(*values_[i]);
+    swept_text +=
+        (swept_text.empty() ? "" : ", ") + s.spec->dotted() + " = " + to_json(*values_[i]).dump();
+  }
+  if (!swept_text.empty()) {
+    context_ = " (case " + std::to_string(index + 1) + " of " + std::to_string(cases) + ": " +
+               swept_text + ")";
+  }
+}
+
+const Value& CaseValues::value(std::string_view dotted) const {
+  return *values_[index_of(dotted)];
+}
+
+void CaseValues::fail(std::string_view dotted, const std::string& problem) const {
+  const Origin& origin = origins_[index_of(dotted)];
+  throw ConfigError(*origin.source, origin.line, std::string(dotted), problem + context_);
+}
+
+nlohmann::json CaseValues::config() const {
+  nlohmann::json config = nlohmann::json::object();
+  const std::span<const KeySpec> all = keys();
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    config[std::string(all[i].table)][std::string(all[i].key)] = to_json(*values_[i]);
+  }
+  return config;
+}
+
+Case CaseBuilder::build(const CaseValues& values, std::int64_t index, const std::string& source) {
+  Case c;
+  c.source = source;
+  c.index = index;
+  c.swept = values.swept();
+  fill_campaign(c, values);
+  c.model_argument = values.text("model.name");
+  c.model = model(values);
+  c.scale = values.integer("model.scale");
+  c.parallel = parallel_of(values);
+  c.state = state_of(values);
+  validated_world_size(c, values);
+  c.ranks = ranks_of(values, c.parallel);
+  fill_io(c, values);
+  c.config = values.config();
+  c.config["strategy"]["alignment"] = c.alignment;  // the alignment in effect (settle_alignment)
+  return c;
+}
+
+const workloads::ModelSpec& CaseBuilder::model(const CaseValues& values) {
+  const std::string& argument = values.text("model.name");
+  if (const auto it = models_.find(argument); it != models_.end()) return it->second;
+  try {
+    return models_.emplace(argument, load_model_argument(argument)).first->second;
+  } catch (const ConfigError& e) {
+    values.fail("model.name", model_problem(e));
+  } catch (const workloads::SpecError& e) {
+    values.fail("model.name", e.what());
+  }
+}
+
+std::int64_t CaseBuilder::validated_world_size(const Case& c, const CaseValues& values) {
+  const nlohmann::json config = values.config();
+  const std::string key =
+      nlohmann::json::array({c.model_argument, config["parallel"], config["state"]}).dump();
+  if (const auto it = world_sizes_.find(key); it != world_sizes_.end()) return it->second;
+  try {
+    const workloads::Layout layout(c.model, c.parallel, c.state);
+    return world_sizes_.emplace(key, layout.world_size()).first->second;
+  } catch (const workloads::SpecError& e) {
+    values.fail(campaign_key_of(e.key()), e.what());
+  }
+}
+
+}  // namespace ckpt::harness::schema

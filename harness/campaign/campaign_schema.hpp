@@ -1,0 +1,80 @@
+#pragma once
+
+// The keys a campaign file may hold, their types and defaults, and the conversion of one TOML
+// value into a checked value. Internal to harness/campaign.
+
+#include <toml++/toml.h>
+
+#include <cstdint>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <span>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace ckpt::harness::schema {
+
+// One key's value after type checking and unit parsing: sizes are bytes, enums their names.
+// monostate: unset (the default of state.naming).
+using Value =
+    std::variant<std::monostate, bool, std::int64_t, std::string, std::vector<std::int64_t>>;
+
+enum class Kind {
+  text,  // a non-empty string
+  boolean,
+  integer,        // an integer in [min, max]
+  size,           // bytes: an integer or a string with a unit ("4 MiB", "1.5GB"), in [min, max]
+  choice,         // one of `choices`
+  dtype,          // a dtype name: fp8, bf16, fp16, fp32, fp64
+  dtype_or_none,  // a dtype name or "none"
+  rank_list,      // an array of integers (itself an array, so never a sweep)
+};
+
+struct KeySpec {
+  std::string_view table;
+  std::string_view key;
+  Kind kind = Kind::text;
+  Value fallback;  // the default; monostate for required keys and unset options
+  bool required = false;
+  bool sweepable = true;  // an array of values is a sweep
+  std::int64_t min = 0;
+  std::int64_t max = std::numeric_limits<std::int64_t>::max();
+  std::vector<std::string_view> choices;
+
+  std::string dotted() const { return std::string(table) + "." + std::string(key); }
+};
+
+// Every key, grouped by table, tables in the order the documentation lists them.
+std::span<const KeySpec> keys();
+std::span<const std::string_view> tables();
+bool is_table(std::string_view table);
+const KeySpec* find(std::string_view table, std::string_view key);
+std::size_t index_of(const KeySpec& spec);      // position in keys()
+std::size_t index_of(std::string_view dotted);  // throws std::logic_error when unknown
+std::vector<std::string_view> keys_of(std::string_view table);
+
+// Where a value came from, for error messages: a file and line, or "--set" and line 0.
+struct Where {
+  std::string source;
+  std::int64_t line = 0;
+  std::string key;      // dotted
+  std::string context;  // appended to every problem, e.g. " (value 2 of the sweep)"
+
+  [[noreturn]] void fail(const std::string& problem) const;
+};
+
+// Checks `node` against the key's kind and converts it. Throws ConfigError at `where`.
+Value convert(const KeySpec& spec, const toml::node& node, const Where& where);
+
+// "4 MiB" -> 4194304, "1.5GB" -> 1500000000, "4096" -> 4096. Binary units (KiB, MiB, GiB,
+// TiB) are powers of 1024, decimal ones (KB, MB, GB, TB) powers of 1000, B is 1. Throws
+// ConfigError at `where` for negative, fractional-byte, overflowing or unparseable text.
+std::int64_t parse_size(std::string_view text, const Where& where);
+
+std::string describe(toml::node_type type);  // "an integer", "a string", ...
+std::string expected(const KeySpec& spec);   // what the key accepts, for "expected X, found Y"
+nlohmann::json to_json(const Value& value);
+
+}  // namespace ckpt::harness::schema

@@ -1,0 +1,79 @@
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "backends/backend.hpp"
+#include "workloads/model_spec.hpp"
+#include "workloads/parallel_spec.hpp"
+
+namespace ckpt::harness {
+
+// How a rank's shards map onto files (the dimension Gossman et al. studied).
+enum class Mapping { file_per_tensor, file_per_rank, file_per_node, shared_file };
+// Directory and file names mirroring a framework's checkpoint layout.
+enum class DirectoryLayout { dcp, megatron, deepspeed };
+enum class DataPattern { random, zeros, bf16 };
+// What happens between checkpoint and restore so that restore does not read the page cache.
+enum class CachePolicy { none, drop, fadvise, read_shift };
+enum class PhaseSelection { checkpoint, restore, both };
+enum class RankSelect { all, list, node };
+
+// Which modeled ranks of the training job this run emulates.
+struct RankSelection {
+  RankSelect select = RankSelect::all;
+  std::vector<std::int64_t> list;    // select = list
+  std::int64_t node = 0;             // select = node: ranks [node × gpus_per_node, (node + 1) × gpus_per_node)
+  std::int64_t gpus_per_node = 8;    // also defines nodes for file_per_node and read_shift
+};
+
+// One fully resolved case of a campaign: every value final, validated, immutable once built.
+struct Case {
+  std::string campaign;
+  std::string source;                                // campaign file (or "<text>")
+  std::int64_t index = 0;                            // position in the campaign's expansion
+  nlohmann::json swept = nlohmann::json::object();   // dotted key -> value, list-valued keys only
+  nlohmann::json config = nlohmann::json::object();  // every key of this case with defaults, nested tables
+
+  std::string model_argument;                        // model.name as written
+  workloads::ModelSpec model;
+  workloads::ParallelSpec parallel;
+  workloads::StateSpec state;
+  std::int64_t scale = 1;                            // model.scale: tensor sizes divided by this
+  RankSelection ranks;
+
+  Mapping mapping = Mapping::file_per_rank;
+  DirectoryLayout directory_layout = DirectoryLayout::dcp;
+  std::uint64_t alignment = 0;                       // 0: none
+  std::uint64_t chunk_bytes = 0;                     // 0: do not split
+  std::uint64_t coalesce_bytes = 0;                  // 0: do not coalesce
+
+  std::string backend = "posix";
+  backends::IoSettings io;
+
+  DataPattern data = DataPattern::random;
+  std::uint64_t seed = 1;
+  bool verify = true;
+  CachePolicy cache = CachePolicy::drop;
+
+  int iterations = 3;
+  int warmup = 1;
+  PhaseSelection phase = PhaseSelection::both;
+  std::filesystem::path target;                      // directory the checkpoints go under
+  bool create_target = false;
+  bool overwrite = false;                            // allow a target holding an older checkpoint
+  bool keep = false;                                 // keep the last checkpoint after the case
+  std::uint64_t memory_budget = 0;                   // bytes per process; 0: no limit
+};
+
+std::string_view mapping_name(Mapping mapping);
+std::string_view directory_layout_name(DirectoryLayout layout);
+std::string_view data_pattern_name(DataPattern pattern);
+std::string_view cache_policy_name(CachePolicy policy);
+std::string_view phase_name(PhaseSelection phase);
+std::string_view rank_select_name(RankSelect select);
+
+}  // namespace ckpt::harness

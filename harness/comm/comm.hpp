@@ -1,0 +1,39 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ckpt::harness {
+
+// The processes of one run: MPI's world when launched by mpirun (and built with MPI), else a
+// single process. Every call is collective: all processes make it, in the same order.
+class Comm {
+ public:
+  virtual ~Comm() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  virtual std::string kind() const = 0;  // "mpi" or "single"
+  virtual void barrier() = 0;
+  virtual double max(double value) = 0;
+  virtual double min(double value) = 0;
+  virtual std::uint64_t sum(std::uint64_t value) = 0;
+  virtual bool all(bool value) = 0;
+  // Every process's string at process 0 (in rank order); empty elsewhere.
+  virtual std::vector<std::string> gather(const std::string& mine) = 0;
+  // Process 0's string everywhere.
+  virtual std::string broadcast(const std::string& from_root) = 0;
+  // Ends every process of the run at once (a fatal error on one process must not leave the
+  // others waiting in a collective). Does not return.
+  [[noreturn]] virtual void abort(int status) = 0;
+};
+
+// MPI when this binary has MPI and was launched by an MPI launcher (OMPI_COMM_WORLD_SIZE,
+// PMI_SIZE or PMIX_RANK set); otherwise a single process. MPI is finalised when the Comm dies.
+std::unique_ptr<Comm> make_comm();
+
+// Whether this build has MPI (for `ckptbench backends` and result records).
+bool built_with_mpi();
+
+}  // namespace ckpt::harness

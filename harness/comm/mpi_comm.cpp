@@ -1,0 +1,75 @@
+#include "harness/comm/mpi_comm.hpp"
+
+#include <mpi.h>
+
+#include <cstdlib>
+#include <numeric>
+
+namespace ckpt::harness {
+
+MpiComm::MpiComm() {
+  int provided = 0;
+  MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+  MPI_Comm_size(MPI_COMM_WORLD, &size_);
+}
+
+MpiComm::~MpiComm() { MPI_Finalize(); }
+
+void MpiComm::barrier() { MPI_Barrier(MPI_COMM_WORLD); }
+
+double MpiComm::max(double value) {
+  double out = 0;
+  MPI_Allreduce(&value, &out, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return out;
+}
+
+double MpiComm::min(double value) {
+  double out = 0;
+  MPI_Allreduce(&value, &out, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+  return out;
+}
+
+std::uint64_t MpiComm::sum(std::uint64_t value) {
+  std::uint64_t out = 0;
+  MPI_Allreduce(&value, &out, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+  return out;
+}
+
+bool MpiComm::all(bool value) {
+  int mine = value ? 1 : 0;
+  int out = 0;
+  MPI_Allreduce(&mine, &out, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+  return out != 0;
+}
+
+std::vector<std::string> MpiComm::gather(const std::string& mine) {
+  int length = static_cast<int>(mine.size());
+  std::vector<int> lengths(rank_ == 0 ? size_ : 0);
+  MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
+  std::vector<int> displacements(lengths.size());
+  if (rank_ == 0) std::exclusive_scan(lengths.begin(), lengths.end(), displacements.begin(), 0);
+  std::string all(rank_ == 0 ? static_cast<std::size_t>(std::accumulate(lengths.begin(), lengths.end(), 0)) : 0, '\0');
+  MPI_Gatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(), displacements.data(), MPI_CHAR, 0,
+              MPI_COMM_WORLD);
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < lengths.size(); ++i) {
+    out.push_back(all.substr(static_cast<std::size_t>(displacements[i]), static_cast<std::size_t>(lengths[i])));
+  }
+  return out;
+}
+
+std::string MpiComm::broadcast(const std::string& from_root) {
+  int length = static_cast<int>(from_root.size());
+  MPI_Bcast(&length, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  std::string out = rank_ == 0 ? from_root : std::string(static_cast<std::size_t>(length), '\0');
+  MPI_Bcast(out.data(), length, MPI_CHAR, 0, MPI_COMM_WORLD);
+  return out;
+}
+
+void MpiComm::abort(int status) {
+  MPI_Abort(MPI_COMM_WORLD, status);
+  std::exit(status);
+}
+
+}  // namespace ckpt::harness

@@ -1,0 +1,32 @@
+#pragma once
+
+#include "harness/comm/comm.hpp"
+
+namespace ckpt::harness {
+
+// MPI_COMM_WORLD. Initialises MPI (MPI_THREAD_FUNNELED) on construction, finalises on destruction.
+class MpiComm final : public Comm {
+ public:
+  MpiComm();
+  ~MpiComm() override;
+  MpiComm(const MpiComm&) = delete;
+  MpiComm& operator=(const MpiComm&) = delete;
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  std::string kind() const override { return "mpi"; }
+  void barrier() override;
+  double max(double value) override;
+  double min(double value) override;
+  std::uint64_t sum(std::uint64_t value) override;
+  bool all(bool value) override;
+  std::vector<std::string> gather(const std::string& mine) override;
+  std::string broadcast(const std::string& from_root) override;
+  [[noreturn]] void abort(int status) override;
+
+ private:
+  int rank_ = 0;
+  int size_ = 1;
+};
+
+}  // namespace ckpt::harness

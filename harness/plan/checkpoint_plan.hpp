@@ -1,0 +1,53 @@
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "backends/backend.hpp"
+#include "harness/campaign/case.hpp"
+#include "workloads/layout.hpp"
+
+namespace ckpt::harness {
+
+// One shard placed in the checkpoint: its file and offset, its place in the rank's buffer, and
+// the identity its deterministic data is derived from.
+struct PlacedShard {
+  workloads::Shard shard;       // as the layout gives it (unscaled)
+  std::int64_t rank = 0;        // modeled rank that writes it
+  std::string file;             // path relative to the checkpoint directory
+  std::uint64_t file_offset = 0;
+  std::uint64_t memory_offset = 0;
+  std::uint64_t bytes = 0;      // bytes written: shard bytes divided by the case's scale
+  std::uint64_t data_key = 0;   // seeds this shard's deterministic bytes
+};
+
+// What one modeled rank writes: its shards in placement order, its buffer (which mirrors its
+// regions of its files, padding included) and the extents the backend moves.
+struct RankPlan {
+  std::int64_t rank = 0;
+  std::vector<PlacedShard> shards;
+  std::uint64_t buffer_bytes = 0;   // memory needed, alignment padding included
+  std::uint64_t payload_bytes = 0;  // sum of shard bytes
+  backends::IoPlan io;              // paths absolute (under the checkpoint directory)
+};
+
+// Shard bytes after scaling: at least one element, whole elements.
+std::uint64_t scaled_bytes(const workloads::Shard& shard, std::int64_t scale);
+
+// The modeled ranks a case emulates (all, a list, or one node's share), sorted.
+std::vector<std::int64_t> selected_ranks(const Case& c, std::int64_t world_size);
+
+// Builds the plans of `ranks` for one checkpoint written to `checkpoint_dir`. Files shared by
+// several ranks (file_per_node, shared_file) get every writer's region at the same offsets
+// whichever ranks this process builds, because offsets depend only on the layout and case.
+std::vector<RankPlan> plan_ranks(const workloads::Layout& layout, const Case& c,
+                                 const std::vector<std::int64_t>& ranks,
+                                 const std::filesystem::path& checkpoint_dir);
+
+// Name of the directory of checkpoint number `step` in the case's directory layout
+// (dcp: "step_0000001", megatron: "iter_0000001", deepspeed: "global_step1").
+std::string checkpoint_dir_name(DirectoryLayout layout, std::int64_t step);
+
+}  // namespace ckpt::harness

@@ -1,0 +1,28 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "harness/campaign/case.hpp"
+#include "workloads/layout.hpp"
+
+namespace ckpt::harness {
+
+// The file (relative to the checkpoint directory) that modeled `rank` writes `shard` into,
+// mirroring the case's directory layout:
+//   file_per_rank  dcp: __{rank}_0.distcp
+//                  megatron: mp_rank_{tp:02}[_{pp:03}][_{ep:03}]/model_optim_rng.pt (dp 0) or
+//                            .../distrib_optim_dp{dp:03}.pt (other DP ranks)
+//                  deepspeed: mp_rank_{mp:02}_model_states.pt (weights; zero_pp_rank_{dp}_... under
+//                            ZeRO-3 or expert parallelism) and
+//                            bf16_zero_pp_rank_{dp}_mp_rank_{mp:02}_optim_states.pt (optimizer)
+//   file_per_tensor  r{rank:05}/{tensor name}.bin
+//   file_per_node    node_{node:04}.bin
+//   shared_file      checkpoint.bin
+std::string shard_file(const Case& c, const workloads::Layout& layout, std::int64_t rank,
+                       const workloads::Shard& shard);
+
+// Whether several modeled ranks write into one file under this mapping.
+bool mapping_shares_files(Mapping mapping);
+
+}  // namespace ckpt::harness

@@ -1,0 +1,61 @@
+#pragma once
+
+// Private to harness/run: one case being executed (split over case_runner.cpp and case_steps.cpp).
+#include <filesystem>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "backends/backend.hpp"
+#include "harness/memory/host_buffer.hpp"
+#include "harness/plan/checkpoint_plan.hpp"
+#include "harness/run/case_result.hpp"
+#include "harness/run/iteration.hpp"
+#include "harness/run/run_context.hpp"
+#include "workloads/layout.hpp"
+
+namespace ckpt::harness {
+
+class CaseExecution {
+ public:
+  CaseExecution(const Case& c, RunContext& ctx);
+  CaseResult run();
+
+ private:
+  void prepare_write();
+  void prepare_restore();
+  void check_memory(std::uint64_t mine);
+  void record_sizes(const std::vector<RankPlan>& plans);
+  std::unique_ptr<backends::Backend> make_backend_everywhere();
+  bool write_iteration(int iteration, bool last, std::vector<IterationTiming>* timings, std::vector<double>& manifest_s);
+  bool read_iteration(bool last, std::vector<IterationTiming>* timings, std::vector<double>& verify_s);
+  bool keeps(bool last) const;
+  void retire_checkpoints(const std::filesystem::path& current, bool keep_current);
+  void progress(int i, int total);
+  std::optional<PhaseSummary> summarize(const std::vector<IterationTiming>& timings,
+                                        const std::vector<double>& manifest_s) const;
+  std::filesystem::path step_dir(int iteration) const;
+  bool fail(const std::string& error);
+
+  const Case& c_;
+  RunContext& ctx_;
+  Comm& comm_;
+  workloads::Layout layout_;
+  PhaseSelection phase_;
+  CaseResult result_;
+  std::vector<std::int64_t> selected_, mine_;
+  std::vector<RankPlan> write_plans_, read_plans_;
+  std::vector<HostBuffer> write_buffers_, read_buffers_;
+  std::vector<std::vector<std::uint64_t>> checksums_;
+  std::unique_ptr<backends::Backend> backend_;
+  std::int64_t first_step_ = 1;
+  std::filesystem::path planned_dir_;            // the directory the plans' paths point into now
+  std::set<std::filesystem::path> previous_dirs_;  // complete checkpoints from before this run
+  std::optional<double> last_write_gib_s_, last_read_gib_s_;
+};
+
+// Points every file of `plans` from directory `from` into directory `to`.
+void retarget(std::vector<RankPlan>& plans, const std::filesystem::path& from, const std::filesystem::path& to);
+
+}  // namespace ckpt::harness

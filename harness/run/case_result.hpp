@@ -1,0 +1,55 @@
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "backends/backend.hpp"
+#include "harness/campaign/case.hpp"
+
+namespace ckpt::harness {
+
+struct Spread {
+  double min = 0;
+  double median = 0;
+  double max = 0;
+};
+
+// One direction (checkpoint = write, restore = read) of a case over its timed iterations.
+struct PhaseSummary {
+  std::vector<double> iteration_seconds;  // aggregate time per timed iteration (IOR: latest end - earliest start)
+  double seconds = 0;                     // median of iteration_seconds
+  double gib_per_s = 0;                   // bytes_per_checkpoint / seconds / 2^30
+  Spread process_seconds;                 // per-process durations in the median iteration
+  backends::PhaseTimes phases;            // medians over iterations of the slowest process's phase times
+  double manifest_seconds = 0;            // write: manifest commit (median), not in `seconds`
+};
+
+struct CaseResult {
+  Case config;
+  std::string status = "ok";                  // ok | failed | interrupted
+  std::string error;                          // first error, with context
+  int processes = 1;
+  std::int64_t world_size = 0;                // modeled ranks of the training job
+  std::int64_t modeled_ranks = 0;             // ranks this run emulated
+  std::uint64_t bytes_per_checkpoint = 0;     // payload bytes of the emulated ranks
+  std::uint64_t padding_bytes = 0;            // alignment padding written on top
+  std::uint64_t files_per_checkpoint = 0;
+  std::uint64_t extents_per_checkpoint = 0;
+  std::uint64_t memory_bytes_per_process = 0; // largest buffer total of any process
+  std::optional<PhaseSummary> write;
+  std::optional<PhaseSummary> read;
+  bool verified = false;
+  double verify_seconds = 0;                  // median, never in the bandwidth
+  double fill_seconds = 0;
+  std::string cache_policy_applied;           // what actually happened before restore
+  std::string checkpoint_dir;                 // kept checkpoint, if any
+  nlohmann::json environment = nlohmann::json::object();
+};
+
+// One JSON object per case, the schema of results/SCHEMA.md.
+nlohmann::json to_json(const CaseResult& result);
+
+}  // namespace ckpt::harness

@@ -1,0 +1,211 @@
+#include "harness/run/case_runner.hpp"
+
+#include <chrono>
+#include <fmt/format.h>
+
+#include "backends/registry.hpp"
+#include "harness/plan/file_naming.hpp"
+#include "harness/run/case_execution.hpp"
+#include "harness/run/environment.hpp"
+#include "harness/run/manifest.hpp"
+#include "harness/run/target_check.hpp"
+#include "harness/text_format.hpp"
+
+namespace ckpt::harness {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+// This process's block of the selected modeled ranks.
+std::vector<std::int64_t> my_share(const std::vector<std::int64_t>& ranks, const Comm& comm) {
+  const std::size_t n = ranks.size();
+  const auto p = static_cast<std::size_t>(comm.rank());
+  const auto procs = static_cast<std::size_t>(comm.size());
+  return {ranks.begin() + static_cast<std::ptrdiff_t>(n * p / procs),
+          ranks.begin() + static_cast<std::ptrdiff_t>(n * (p + 1) / procs)};
+}
+
+// read_shift: each reader takes the ranks one node (or one rank, within a single node) further on.
+std::vector<std::int64_t> shifted(const std::vector<std::int64_t>& selected, const std::vector<std::int64_t>& mine,
+                                  std::int64_t gpus_per_node) {
+  const auto n = static_cast<std::int64_t>(selected.size());
+  const std::int64_t shift = n > gpus_per_node ? gpus_per_node : 1;
+  std::vector<std::int64_t> out;
+  for (std::int64_t r : mine) {
+    const auto index = std::lower_bound(selected.begin(), selected.end(), r) - selected.begin();
+    out.push_back(selected[static_cast<std::size_t>((index + shift) % n)]);
+  }
+  return out;
+}
+
+// Throws the same SetupError on every process when any process found a problem.
+void agree(Comm& comm, const std::string& problem) {
+  if (comm.all(problem.empty())) return;
+  std::string message;
+  for (const std::string& m : comm.gather(problem)) {
+    if (message.empty()) message = m;
+  }
+  throw SetupError(comm.broadcast(message));
+}
+
+std::vector<HostBuffer> allocate(const std::vector<RankPlan>& plans) {
+  std::vector<HostBuffer> buffers;
+  for (const RankPlan& p : plans) buffers.emplace_back(p.buffer_bytes);
+  return buffers;
+}
+
+std::uint64_t buffer_total(const std::vector<RankPlan>& plans) {
+  const std::uint64_t a = HostBuffer::kAlignment;
+  std::uint64_t total = 0;
+  for (const RankPlan& p : plans) total += (p.buffer_bytes + a - 1) / a * a;
+  return total;
+}
+
+}  // namespace
+
+CaseExecution::CaseExecution(const Case& c, RunContext& ctx)
+    : c_(c), ctx_(ctx), comm_(ctx.comm), layout_(c.model, c.parallel, c.state), phase_(ctx.phase.value_or(c.phase)) {
+  result_.config = c;
+  result_.processes = comm_.size();
+  result_.world_size = layout_.world_size();
+  selected_ = selected_ranks(c, layout_.world_size());
+  mine_ = my_share(selected_, comm_);
+  result_.modeled_ranks = static_cast<std::int64_t>(selected_.size());
+  result_.environment = environment_record(c.target, comm_.kind(), comm_.size());
+}
+
+bool CaseExecution::fail(const std::string& error) {
+  result_.status = "failed";
+  result_.error = error;
+  return false;
+}
+
+fs::path CaseExecution::step_dir(int iteration) const {
+  return case_directory(c_) / checkpoint_dir_name(c_.directory_layout, first_step_ + iteration);
+}
+
+void CaseExecution::prepare_write() {
+  std::string problem;
+  if (comm_.rank() == 0) problem = prepare_target_for_checkpoint(c_).value_or("");
+  agree(comm_, comm_.broadcast(problem));
+  // Numbering continues after checkpoints already there (kept by an earlier run with
+  // campaign.overwrite): they stay untouched until this run's first checkpoint is complete.
+  for (const auto& entry : fs::directory_iterator(case_directory(c_))) {
+    if (entry.is_directory()) previous_dirs_.insert(entry.path());
+  }
+  while (fs::exists(step_dir(0))) ++first_step_;
+  planned_dir_ = step_dir(0);
+  write_plans_ = plan_ranks(layout_, c_, mine_, planned_dir_);
+  if (c_.cache == CachePolicy::read_shift) {
+    read_plans_ = plan_ranks(layout_, c_, shifted(selected_, mine_, c_.ranks.gpus_per_node), planned_dir_);
+  }
+  check_memory(buffer_total(write_plans_) + buffer_total(read_plans_));
+  write_buffers_ = allocate(write_plans_);
+  read_buffers_ = allocate(read_plans_);
+  const auto start = Clock::now();
+  checksums_ = fill_plans(write_plans_, write_buffers_, c_.data);
+  result_.fill_seconds = comm_.max(seconds_since(start));
+  record_sizes(write_plans_);
+}
+
+void CaseExecution::prepare_restore() {
+  fs::path dir;
+  std::string problem = find_latest_checkpoint(c_, dir).value_or("");
+  nlohmann::json manifest;
+  if (problem.empty()) {
+    try {
+      manifest = read_manifest(dir);
+      if (manifest.at("config_hash") != config_hash(c_)) {
+        problem = fmt::format("{}: the checkpoint was written by a different configuration (hash {}, this case {}); "
+                              "restore with the campaign and --set options it was written with",
+                              dir.string(), manifest.at("config_hash").get<std::string>(), config_hash(c_));
+      }
+    } catch (const std::exception& e) {
+      problem = e.what();
+    }
+  }
+  agree(comm_, problem);
+  planned_dir_ = dir;
+  const auto ranks = c_.cache == CachePolicy::read_shift ? shifted(selected_, mine_, c_.ranks.gpus_per_node) : mine_;
+  read_plans_ = plans_from_manifest(manifest, c_, ranks, dir);
+  check_memory(buffer_total(read_plans_));
+  read_buffers_ = allocate(read_plans_);
+  record_sizes(read_plans_);
+  result_.checkpoint_dir = dir.string();
+}
+
+void CaseExecution::check_memory(std::uint64_t mine) {
+  const auto need = static_cast<std::uint64_t>(comm_.max(static_cast<double>(mine)));
+  result_.memory_bytes_per_process = need;
+  if (c_.memory_budget == 0 || need <= c_.memory_budget) return;
+  throw SetupError(fmt::format(
+      "campaign.memory_budget: case {} needs {} of buffers per process ({} modeled ranks over {} processes) but the "
+      "budget is {}; raise model.scale (now {}), select fewer ranks (ranks.select), run more processes, or raise "
+      "campaign.memory_budget",
+      c_.index, format_bytes(static_cast<std::int64_t>(need)), selected_.size(), comm_.size(),
+      format_bytes(static_cast<std::int64_t>(c_.memory_budget)), c_.scale));
+}
+
+void CaseExecution::record_sizes(const std::vector<RankPlan>& plans) {
+  std::uint64_t payload = 0, padding = 0, extents = 0;
+  std::set<std::string> files;
+  for (const RankPlan& p : plans) {
+    payload += p.payload_bytes;
+    padding += p.io.bytes() - std::min(p.io.bytes(), p.payload_bytes);
+    extents += p.io.extents();
+    for (const auto& f : p.io.files) files.insert(f.path);
+  }
+  result_.bytes_per_checkpoint = comm_.sum(payload);
+  result_.padding_bytes = comm_.sum(padding);
+  result_.extents_per_checkpoint = comm_.sum(extents);
+  // A shared file is written by several processes: count the files process 0 sees once.
+  const bool shared = mapping_shares_files(c_.mapping);
+  result_.files_per_checkpoint = comm_.sum(shared && comm_.rank() != 0 ? 0 : files.size());
+}
+
+std::unique_ptr<backends::Backend> CaseExecution::make_backend_everywhere() {
+  std::string problem;
+  std::unique_ptr<backends::Backend> backend;
+  try {
+    backend = backends::make_backend(c_.backend, c_.io);
+  } catch (const std::exception& e) {
+    problem = fmt::format("backend.name = \"{}\": {}", c_.backend, e.what());
+  }
+  agree(comm_, problem);
+  return backend;
+}
+
+CaseResult CaseExecution::run() {
+  const bool write = phase_ != PhaseSelection::restore;
+  if (write) {
+    prepare_write();
+  } else {
+    prepare_restore();
+  }
+  backend_ = make_backend_everywhere();
+  std::vector<double> manifest_s, verify_s;
+  std::vector<IterationTiming> writes, reads;
+  const int total = c_.warmup + c_.iterations;
+  for (int i = 0; i < total && result_.status == "ok"; ++i) {
+    const bool timed = i >= c_.warmup;
+    if (write && !write_iteration(i, i == total - 1, timed ? &writes : nullptr, manifest_s)) break;
+    if (phase_ != PhaseSelection::checkpoint && !read_iteration(i == total - 1, timed ? &reads : nullptr, verify_s)) break;
+    progress(i, total);
+    if (!comm_.all(!ctx_.interrupted.load())) {
+      result_.status = "interrupted";
+      result_.error = "interrupted by a signal after " + std::to_string(i + 1) + " iterations; results so far are kept";
+    }
+  }
+  result_.write = summarize(writes, manifest_s);
+  result_.read = summarize(reads, {});
+  result_.verify_seconds = median(verify_s);
+  result_.verified = result_.status == "ok" && c_.verify && phase_ != PhaseSelection::checkpoint && !reads.empty();
+  return result_;
+}
+
+CaseResult run_case(const Case& c, RunContext& ctx) { return CaseExecution(c, ctx).run(); }
+
+}  // namespace ckpt::harness

@@ -1,0 +1,166 @@
+// The iterations of a case: timed checkpoint, manifest commit, cache policy, timed restore,
+// verification, and retiring checkpoints that are not kept.
+#include <chrono>
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include "harness/run/cache_policy.hpp"
+#include "harness/run/case_execution.hpp"
+#include "harness/run/manifest.hpp"
+#include "harness/run/target_check.hpp"
+
+namespace ckpt::harness {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+void create_parent_directories(const std::vector<RankPlan>& plans) {
+  std::set<fs::path> dirs;
+  for (const RankPlan& p : plans) {
+    for (const auto& f : p.io.files) dirs.insert(fs::path(f.path).parent_path());
+  }
+  for (const fs::path& d : dirs) fs::create_directories(d);
+}
+
+std::vector<backends::IoPlan> io_of(const std::vector<RankPlan>& plans) {
+  std::vector<backends::IoPlan> out;
+  for (const RankPlan& p : plans) out.push_back(p.io);
+  return out;
+}
+
+}  // namespace
+
+void retarget(std::vector<RankPlan>& plans, const fs::path& from, const fs::path& to) {
+  if (from == to) return;
+  for (RankPlan& p : plans) {
+    for (auto& f : p.io.files) f.path = (to / fs::path(f.path).lexically_relative(from)).string();
+  }
+}
+
+bool CaseExecution::keeps(bool last) const { return last && (c_.keep || phase_ == PhaseSelection::checkpoint); }
+
+bool CaseExecution::write_iteration(int iteration, bool last, std::vector<IterationTiming>* timings,
+                                    std::vector<double>& manifest_s) {
+  const fs::path dir = step_dir(iteration);
+  retarget(write_plans_, planned_dir_, dir);
+  retarget(read_plans_, planned_dir_, dir);
+  planned_dir_ = dir;
+  create_parent_directories(write_plans_);
+  const ProcessSample sample = timed_transfer(*backend_, write_plans_, write_buffers_, true, comm_);
+  const IterationTiming timing = gather_timing(sample, comm_);
+  if (!comm_.all(sample.error.empty())) {
+    return fail(fmt::format("checkpoint {} failed: {} — it has no manifest, so it counts as incomplete and restore "
+                            "refuses it; earlier complete checkpoints are untouched",
+                            dir.string(), comm_.broadcast(timing.first_error)));
+  }
+  const std::vector<std::string> pieces = comm_.gather(manifest_tensors(write_plans_, checksums_).dump());
+  std::string problem;
+  double manifest_seconds = 0;
+  if (comm_.rank() == 0) {
+    const auto start = Clock::now();
+    try {
+      nlohmann::json tensors = nlohmann::json::array();
+      for (const std::string& piece : pieces) {
+        for (auto& t : nlohmann::json::parse(piece)) tensors.push_back(std::move(t));
+      }
+      commit_manifest(dir, make_manifest(c_, layout_.world_size(), selected_, std::move(tensors), first_step_ + iteration));
+      if (keeps(last)) record_latest_checkpoint(c_, dir);
+    } catch (const std::exception& e) {
+      problem = fmt::format("checkpoint {}: manifest commit failed: {}", dir.string(), e.what());
+    }
+    manifest_seconds = seconds_since(start);
+  }
+  problem = comm_.broadcast(problem);
+  if (!problem.empty()) return fail(problem);
+  if (keeps(last)) result_.checkpoint_dir = dir.string();
+  last_write_gib_s_ = static_cast<double>(result_.bytes_per_checkpoint) / timing.seconds / kGiB;
+  if (timings != nullptr) {
+    timings->push_back(timing);
+    manifest_s.push_back(manifest_seconds);
+  }
+  if (phase_ == PhaseSelection::checkpoint) retire_checkpoints(dir, keeps(last));
+  return true;
+}
+
+bool CaseExecution::read_iteration(bool last, std::vector<IterationTiming>* timings, std::vector<double>& verify_s) {
+  const bool own_buffers = !read_plans_.empty();
+  const std::vector<RankPlan>& plans = own_buffers ? read_plans_ : write_plans_;
+  std::vector<HostBuffer>& buffers = own_buffers ? read_buffers_ : write_buffers_;
+  const std::string applied = apply_cache_policy(c_.cache, io_of(plans));
+  result_.cache_policy_applied = comm_.broadcast(applied);
+  for (HostBuffer& b : buffers) b.zero();
+  const ProcessSample sample = timed_transfer(*backend_, plans, buffers, false, comm_);
+  const IterationTiming timing = gather_timing(sample, comm_);
+  if (!comm_.all(sample.error.empty())) {
+    return fail(fmt::format("restore of {} failed: {}", planned_dir_.string(), comm_.broadcast(timing.first_error)));
+  }
+  if (c_.verify) {
+    const auto start = Clock::now();
+    const std::string problem = verify_plans(plans, buffers, c_.data);
+    const double seconds = comm_.max(seconds_since(start));
+    if (!comm_.all(problem.empty())) {
+      std::string first;
+      for (const std::string& p : comm_.gather(problem)) {
+        if (first.empty()) first = p;
+      }
+      return fail(fmt::format("{}: {}", planned_dir_.string(), comm_.broadcast(first)));
+    }
+    if (timings != nullptr) verify_s.push_back(seconds);
+  }
+  last_read_gib_s_ = static_cast<double>(result_.bytes_per_checkpoint) / timing.seconds / kGiB;
+  if (timings != nullptr) timings->push_back(timing);
+  if (phase_ == PhaseSelection::both) retire_checkpoints(planned_dir_, keeps(last));
+  return true;
+}
+
+// After a complete checkpoint: remove the ones an earlier run left (overwrite) and this one
+// unless it is kept. Process 0 removes; everyone waits.
+void CaseExecution::retire_checkpoints(const fs::path& current, bool keep_current) {
+  if (comm_.rank() == 0) {
+    std::error_code ec;
+    for (const fs::path& old : previous_dirs_) fs::remove_all(old, ec);
+    if (!previous_dirs_.empty() && !keep_current) fs::remove(case_directory(c_) / "latest", ec);
+    if (!keep_current) fs::remove_all(current, ec);
+  }
+  previous_dirs_.clear();
+  comm_.barrier();
+}
+
+void CaseExecution::progress(int i, int total) {
+  if (comm_.rank() != 0) return;
+  std::string line = fmt::format("  case {} iteration {}/{}{}:", c_.index, i + 1, total, i < c_.warmup ? " (warm-up)" : "");
+  if (last_write_gib_s_) line += fmt::format(" write {:.2f} GiB/s", *last_write_gib_s_);
+  if (last_read_gib_s_) line += fmt::format(" read {:.2f} GiB/s", *last_read_gib_s_);
+  fmt::print(ctx_.progress, "{}\n", line);
+  ctx_.progress.flush();
+}
+
+std::optional<PhaseSummary> CaseExecution::summarize(const std::vector<IterationTiming>& timings,
+                                                     const std::vector<double>& manifest_s) const {
+  if (timings.empty()) return std::nullopt;
+  PhaseSummary s;
+  std::vector<double> open, transfer, sync, close;
+  for (const IterationTiming& t : timings) {
+    s.iteration_seconds.push_back(t.seconds);
+    open.push_back(t.phases.open);
+    transfer.push_back(t.phases.transfer);
+    sync.push_back(t.phases.sync);
+    close.push_back(t.phases.close);
+  }
+  s.seconds = median(s.iteration_seconds);
+  s.gib_per_s = s.seconds > 0 ? static_cast<double>(result_.bytes_per_checkpoint) / s.seconds / kGiB : 0;
+  const auto closest = std::min_element(timings.begin(), timings.end(), [&](const auto& a, const auto& b) {
+    return std::abs(a.seconds - s.seconds) < std::abs(b.seconds - s.seconds);
+  });
+  s.process_seconds = closest->process_seconds;
+  s.phases = {median(open), median(transfer), median(sync), median(close)};
+  s.manifest_seconds = median(manifest_s);
+  return s;
+}
+
+}  // namespace ckpt::harness

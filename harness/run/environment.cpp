@@ -1,0 +1,62 @@
+#include "harness/run/environment.hpp"
+
+#include <sys/statfs.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <array>
+#include <chrono>
+#include <ctime>
+#include <fmt/format.h>
+#include <utility>
+
+#ifndef CKPT_GIT_REVISION
+#define CKPT_GIT_REVISION "unknown"
+#endif
+#ifndef CKPT_BUILD_TYPE
+#define CKPT_BUILD_TYPE "unknown"
+#endif
+
+namespace ckpt::harness {
+
+std::string file_system_type(const std::filesystem::path& path) {
+  struct statfs info {};
+  std::filesystem::path probe = path;
+  while (!probe.empty() && ::statfs(probe.c_str(), &info) != 0) probe = probe.parent_path();
+  static constexpr std::array<std::pair<unsigned long, const char*>, 14> kTypes{{
+      {0xEF53, "ext4"}, {0x58465342, "xfs"}, {0x01021994, "tmpfs"}, {0x6969, "nfs"},
+      {0x0BD00BD0, "lustre"}, {0x47504653, "gpfs"}, {0x19830326, "beegfs"}, {0x9123683E, "btrfs"},
+      {0x2FC12FC1, "zfs"}, {0x794C7630, "overlayfs"}, {0x65735546, "fuse"}, {0xFF534D42, "cifs"},
+      {0x00C36400, "ceph"}, {0x5346414F, "afs"}}};
+  const auto type = static_cast<unsigned long>(info.f_type);
+  for (const auto& [magic, name] : kTypes) {
+    if (magic == type) return name;
+  }
+  return fmt::format("unknown (0x{:x})", type);
+}
+
+nlohmann::json environment_record(const std::filesystem::path& target, const std::string& comm_kind, int processes) {
+  struct utsname uts {};
+  ::uname(&uts);
+  std::array<char, 256> host{};
+  ::gethostname(host.data(), host.size() - 1);
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm utc{};
+  ::gmtime_r(&now, &utc);
+  std::array<char, 32> stamp{};
+  std::strftime(stamp.data(), stamp.size(), "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return {{"host", host.data()},
+          {"kernel", fmt::format("{} {}", uts.sysname, uts.release)},
+          {"machine", uts.machine},
+          {"target", target.string()},
+          {"file_system", file_system_type(target)},
+          {"git_revision", CKPT_GIT_REVISION},
+          {"build_type", CKPT_BUILD_TYPE},
+          {"compiler", fmt::format("g++ {}.{}", __GNUC__, __GNUC_MINOR__)},
+          {"comm", comm_kind},
+          {"processes", processes},
+          {"cores", ::sysconf(_SC_NPROCESSORS_ONLN)},
+          {"time_utc", stamp.data()}};
+}
+
+}  // namespace ckpt::harness

@@ -1,0 +1,102 @@
+#include "harness/run/iteration.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "harness/memory/data_pattern.hpp"
+
+namespace ckpt::harness {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+void add_phases(backends::PhaseTimes& sum, const backends::PhaseTimes& more) {
+  sum.open += more.open;
+  sum.transfer += more.transfer;
+  sum.sync += more.sync;
+  sum.close += more.close;
+}
+
+}  // namespace
+
+double median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+ProcessSample timed_transfer(backends::Backend& backend, const std::vector<RankPlan>& plans,
+                             std::vector<HostBuffer>& buffers, bool write, Comm& comm) {
+  ProcessSample sample;
+  comm.barrier();
+  const auto start = Clock::now();
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    const backends::IoOutcome outcome =
+        write ? backend.write(plans[i].io, buffers[i].view()) : backend.read(plans[i].io, buffers[i].view());
+    add_phases(sample.phases, outcome.phases);
+    if (!outcome.ok()) {
+      sample.error = fmt::format("rank {}: {}", plans[i].rank, *outcome.error);
+      break;
+    }
+  }
+  sample.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  return sample;
+}
+
+IterationTiming gather_timing(const ProcessSample& mine, Comm& comm) {
+  const nlohmann::json j{{"s", mine.seconds}, {"o", mine.phases.open}, {"t", mine.phases.transfer},
+                         {"y", mine.phases.sync}, {"c", mine.phases.close}, {"e", mine.error}};
+  IterationTiming timing;
+  std::vector<double> seconds;
+  for (const std::string& text : comm.gather(j.dump())) {
+    const auto p = nlohmann::json::parse(text);
+    const double s = p.at("s").get<double>();
+    seconds.push_back(s);
+    if (s >= timing.seconds) {
+      timing.seconds = s;
+      timing.phases = {p.at("o").get<double>(), p.at("t").get<double>(), p.at("y").get<double>(),
+                       p.at("c").get<double>()};
+    }
+    if (timing.first_error.empty()) timing.first_error = p.at("e").get<std::string>();
+  }
+  if (!seconds.empty()) {
+    timing.process_seconds = {*std::min_element(seconds.begin(), seconds.end()), median(seconds),
+                              *std::max_element(seconds.begin(), seconds.end())};
+  }
+  return timing;
+}
+
+std::string verify_plans(const std::vector<RankPlan>& plans, const std::vector<HostBuffer>& buffers,
+                         DataPattern pattern) {
+  for (std::size_t p = 0; p < plans.size(); ++p) {
+    for (const PlacedShard& ps : plans[p].shards) {
+      const std::byte* data = buffers[p].data() + ps.memory_offset;
+      const auto bad = first_mismatch(data, ps.bytes, pattern, ps.data_key);
+      if (!bad) continue;
+      return fmt::format("verification failed: tensor {} ({}, rank {}) at byte {} (file {} offset {}): expected 0x{:02x}, "
+                         "found 0x{:02x}",
+                         ps.shard.name, workloads::state_kind_name(ps.shard.state), ps.rank, *bad, ps.file,
+                         ps.file_offset + *bad, expected_byte(pattern, ps.data_key, *bad),
+                         static_cast<unsigned>(data[*bad]));
+    }
+  }
+  return "";
+}
+
+std::vector<std::vector<std::uint64_t>> fill_plans(const std::vector<RankPlan>& plans,
+                                                   std::vector<HostBuffer>& buffers, DataPattern pattern) {
+  std::vector<std::vector<std::uint64_t>> checksums(plans.size());
+  for (std::size_t p = 0; p < plans.size(); ++p) {
+    for (const PlacedShard& ps : plans[p].shards) {
+      std::byte* data = buffers[p].data() + ps.memory_offset;
+      fill_pattern(data, ps.bytes, pattern, ps.data_key);
+      checksums[p].push_back(checksum64(data, ps.bytes));
+    }
+  }
+  return checksums;
+}
+
+}  // namespace ckpt::harness

@@ -1,0 +1,48 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "backends/backend.hpp"
+#include "harness/comm/comm.hpp"
+#include "harness/memory/host_buffer.hpp"
+#include "harness/plan/checkpoint_plan.hpp"
+#include "harness/run/case_result.hpp"
+
+namespace ckpt::harness {
+
+// One process's timing of one write or read of its ranks' plans.
+struct ProcessSample {
+  double seconds = 0;
+  backends::PhaseTimes phases;
+  std::string error;
+};
+
+// Times one write (or read) of every plan into/from its buffer, starting after a barrier.
+ProcessSample timed_transfer(backends::Backend& backend, const std::vector<RankPlan>& plans,
+                             std::vector<HostBuffer>& buffers, bool write, Comm& comm);
+
+// Every process's sample at process 0, combined per IOR: aggregate seconds = the slowest
+// process (all start at the barrier); phase times = the slowest process's. Elsewhere empty.
+struct IterationTiming {
+  double seconds = 0;
+  Spread process_seconds;
+  backends::PhaseTimes phases;
+  std::string first_error;
+};
+IterationTiming gather_timing(const ProcessSample& mine, Comm& comm);
+
+// Checks every shard of `plans` against its deterministic contents. Returns the first
+// problem ("tensor <name> (<state>, rank R) at byte B: expected 0x.., found 0x..") or "".
+std::string verify_plans(const std::vector<RankPlan>& plans, const std::vector<HostBuffer>& buffers,
+                         DataPattern pattern);
+
+// Fills every shard of `plans` with its deterministic contents; returns per-shard checksums.
+std::vector<std::vector<std::uint64_t>> fill_plans(const std::vector<RankPlan>& plans,
+                                                   std::vector<HostBuffer>& buffers, DataPattern pattern);
+
+// Median of a non-empty list.
+double median(std::vector<double> values);
+
+}  // namespace ckpt::harness

@@ -1,0 +1,167 @@
+#include "harness/run/manifest.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fmt/format.h>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+
+#include "harness/memory/data_pattern.hpp"
+#include "harness/plan/extent_builder.hpp"
+
+namespace ckpt::harness {
+namespace {
+
+void fsync_path(const std::filesystem::path& path, int flags) {
+  const int fd = ::open(path.c_str(), flags | O_CLOEXEC);
+  if (fd < 0) throw std::runtime_error(fmt::format("open {}: {}", path.string(), std::strerror(errno)));
+  const int rc = ::fsync(fd);
+  const int saved = errno;
+  ::close(fd);
+  if (rc != 0) throw std::runtime_error(fmt::format("fsync {}: {}", path.string(), std::strerror(saved)));
+}
+
+workloads::Shard shard_from_json(const nlohmann::json& t) {
+  workloads::Shard s;
+  s.name = t.at("name").get<std::string>();
+  const std::string state = t.at("state").get<std::string>();
+  for (auto kind : {workloads::StateKind::weight, workloads::StateKind::master, workloads::StateKind::exp_avg,
+                    workloads::StateKind::exp_avg_sq}) {
+    if (workloads::state_kind_name(kind) == state) s.state = kind;
+  }
+  s.dtype = workloads::parse_dtype(t.at("dtype").get<std::string>());
+  s.global_shape = t.at("global_shape").get<std::vector<std::int64_t>>();
+  s.offset = t.at("offset").get<std::vector<std::int64_t>>();
+  s.extent = t.at("extent").get<std::vector<std::int64_t>>();
+  s.flat_begin = t.at("flat_begin").get<std::int64_t>();
+  s.flat_end = t.at("flat_end").get<std::int64_t>();
+  s.bytes = (s.flat_end - s.flat_begin) * workloads::dtype_bytes(s.dtype);
+  return s;
+}
+
+}  // namespace
+
+nlohmann::json manifest_tensors(const std::vector<RankPlan>& plans,
+                                const std::vector<std::vector<std::uint64_t>>& checksums) {
+  nlohmann::json tensors = nlohmann::json::array();
+  for (std::size_t p = 0; p < plans.size(); ++p) {
+    for (std::size_t i = 0; i < plans[p].shards.size(); ++i) {
+      const PlacedShard& ps = plans[p].shards[i];
+      const workloads::Shard& s = ps.shard;
+      tensors.push_back({{"name", s.name}, {"state", workloads::state_kind_name(s.state)},
+                         {"dtype", workloads::dtype_name(s.dtype)}, {"global_shape", s.global_shape},
+                         {"offset", s.offset}, {"extent", s.extent}, {"flat_begin", s.flat_begin},
+                         {"flat_end", s.flat_end}, {"rank", ps.rank}, {"file", ps.file},
+                         {"file_offset", ps.file_offset}, {"memory_offset", ps.memory_offset},
+                         {"bytes", ps.bytes}, {"data_key", ps.data_key},
+                         {"checksum", fmt::format("{:016x}", checksums.at(p).at(i))}});
+    }
+  }
+  return tensors;
+}
+
+nlohmann::json make_manifest(const Case& c, std::int64_t world_size, const std::vector<std::int64_t>& ranks,
+                             nlohmann::json tensors, std::int64_t step) {
+  std::map<std::string, std::uint64_t> file_sizes;
+  for (const auto& t : tensors) {
+    auto& size = file_sizes[t.at("file").get<std::string>()];
+    size = std::max(size, t.at("file_offset").get<std::uint64_t>() + t.at("bytes").get<std::uint64_t>());
+  }
+  nlohmann::json files = nlohmann::json::array();
+  for (const auto& [path, size] : file_sizes) files.push_back({{"path", path}, {"min_size", size}});
+  return {{"format", "ckptbench-manifest"}, {"version", 1}, {"campaign", c.campaign}, {"case_index", c.index},
+          {"step", step}, {"config_hash", config_hash(c)}, {"config", c.config}, {"world_size", world_size},
+          {"ranks", ranks}, {"scale", c.scale}, {"mapping", mapping_name(c.mapping)},
+          {"directory_layout", directory_layout_name(c.directory_layout)},
+          {"data", {{"pattern", data_pattern_name(c.data)}, {"seed", c.seed}}},
+          {"files", std::move(files)}, {"tensors", std::move(tensors)}};
+}
+
+void write_file_atomically(const std::filesystem::path& path, const std::string& text) {
+  const std::filesystem::path temp = path.string() + ".tmp";
+  {
+    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.flush();
+    if (!out) throw std::runtime_error(fmt::format("write {}: {}", temp.string(), std::strerror(errno)));
+  }
+  fsync_path(temp, O_RDONLY);
+  std::error_code ec;
+  std::filesystem::rename(temp, path, ec);
+  if (ec) throw std::runtime_error(fmt::format("rename {} -> {}: {}", temp.string(), path.string(), ec.message()));
+  fsync_path(path.parent_path(), O_RDONLY | O_DIRECTORY);
+}
+
+void commit_manifest(const std::filesystem::path& dir, const nlohmann::json& manifest) {
+  write_file_atomically(dir / kManifestName, manifest.dump());
+}
+
+nlohmann::json read_manifest(const std::filesystem::path& dir) {
+  const std::filesystem::path path = dir / kManifestName;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    throw std::runtime_error(fmt::format("{}: no manifest — the checkpoint in {} is incomplete (its writer failed or "
+                                         "was interrupted) and cannot be restored",
+                                         path.string(), dir.string()));
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  nlohmann::json manifest = nlohmann::json::parse(text.str(), nullptr, false);
+  if (manifest.is_discarded() || !manifest.is_object() || manifest.value("format", "") != "ckptbench-manifest") {
+    throw std::runtime_error(fmt::format("{}: not a ckptbench manifest", path.string()));
+  }
+  return manifest;
+}
+
+std::vector<RankPlan> plans_from_manifest(const nlohmann::json& manifest, const Case& c,
+                                          const std::vector<std::int64_t>& ranks,
+                                          const std::filesystem::path& dir) {
+  std::map<std::int64_t, RankPlan> by_rank;
+  for (std::int64_t r : ranks) by_rank[r].rank = r;
+  for (const auto& t : manifest.at("tensors")) {
+    const auto it = by_rank.find(t.at("rank").get<std::int64_t>());
+    if (it == by_rank.end()) continue;
+    PlacedShard ps;
+    ps.shard = shard_from_json(t);
+    ps.rank = it->first;
+    ps.file = t.at("file").get<std::string>();
+    ps.file_offset = t.at("file_offset").get<std::uint64_t>();
+    ps.memory_offset = t.at("memory_offset").get<std::uint64_t>();
+    ps.bytes = t.at("bytes").get<std::uint64_t>();
+    ps.data_key = t.at("data_key").get<std::uint64_t>();
+    it->second.shards.push_back(std::move(ps));
+  }
+  const std::uint64_t align = std::max<std::uint64_t>(1, c.alignment);
+  std::vector<RankPlan> plans;
+  for (auto& [rank, plan] : by_rank) {
+    std::map<std::string, std::vector<backends::Extent>> per_file;
+    std::vector<std::string> order;
+    for (const PlacedShard& ps : plan.shards) {
+      if (!per_file.contains(ps.file)) order.push_back(ps.file);
+      const std::uint64_t length = c.io.direct ? (ps.bytes + align - 1) / align * align : ps.bytes;
+      per_file[ps.file].push_back({ps.file_offset, ps.memory_offset, length});
+      plan.payload_bytes += ps.bytes;
+      plan.buffer_bytes = std::max(plan.buffer_bytes, (ps.memory_offset + ps.bytes + align - 1) / align * align);
+    }
+    for (const std::string& file : order) {
+      backends::FilePlan fp;
+      fp.path = (dir / file).string();
+      fp.extents = build_extents(std::move(per_file[file]), c.coalesce_bytes, c.chunk_bytes, c.io.direct ? align : 1);
+      plan.io.files.push_back(std::move(fp));
+    }
+    plans.push_back(std::move(plan));
+  }
+  return plans;
+}
+
+std::string config_hash(const Case& c) {
+  const std::string text = c.config.dump();
+  return fmt::format("{:016x}", checksum64(reinterpret_cast<const std::byte*>(text.data()), text.size()));
+}
+
+}  // namespace ckpt::harness

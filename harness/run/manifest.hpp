@@ -1,0 +1,42 @@
+#pragma once
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "harness/campaign/case.hpp"
+#include "harness/plan/checkpoint_plan.hpp"
+
+namespace ckpt::harness {
+
+inline constexpr const char* kManifestName = "ckptbench-manifest.json";
+
+// The manifest entries of one process's ranks: tensor -> file, offset, shape, dtype, checksum.
+nlohmann::json manifest_tensors(const std::vector<RankPlan>& plans, const std::vector<std::vector<std::uint64_t>>& checksums);
+
+// The whole manifest of a checkpoint (written by process 0 once every process succeeded).
+nlohmann::json make_manifest(const Case& c, std::int64_t world_size, const std::vector<std::int64_t>& ranks,
+                             nlohmann::json tensors, std::int64_t step);
+
+// Writes `dir`/ckptbench-manifest.json by temp file + fsync + rename + directory fsync: a
+// checkpoint without its manifest is incomplete. Throws std::runtime_error naming the path.
+void commit_manifest(const std::filesystem::path& dir, const nlohmann::json& manifest);
+
+// Reads and checks a checkpoint's manifest. Throws std::runtime_error when it is missing
+// ("incomplete checkpoint"), unreadable, or not a ckptbench manifest.
+nlohmann::json read_manifest(const std::filesystem::path& dir);
+
+// Rebuilds the plans of `ranks` from a manifest (restore in a new process), with the extents
+// the case's settings give.
+std::vector<RankPlan> plans_from_manifest(const nlohmann::json& manifest, const Case& c,
+                                          const std::vector<std::int64_t>& ranks,
+                                          const std::filesystem::path& dir);
+
+// Hex digest of a case's expanded configuration.
+std::string config_hash(const Case& c);
+
+// Writes a small text file atomically (temp + fsync + rename).
+void write_file_atomically(const std::filesystem::path& path, const std::string& text);
+
+}  // namespace ckpt::harness

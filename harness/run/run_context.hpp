@@ -1,0 +1,20 @@
+#pragma once
+
+#include <atomic>
+#include <optional>
+#include <ostream>
+
+#include "harness/campaign/case.hpp"
+#include "harness/comm/comm.hpp"
+
+namespace ckpt::harness {
+
+// What every case of one `ckptbench run` shares.
+struct RunContext {
+  Comm& comm;
+  std::optional<PhaseSelection> phase;      // --phase overrides campaign.phase
+  const std::atomic<bool>& interrupted;     // set by SIGINT / SIGTERM
+  std::ostream& progress;                   // progress lines (process 0 only)
+};
+
+}  // namespace ckpt::harness

@@ -1,0 +1,153 @@
+#include "harness/run_command.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+#include <nlohmann/json.hpp>
+
+#include "backends/registry.hpp"
+#include "harness/campaign/campaign.hpp"
+#include "harness/comm/comm.hpp"
+#include "harness/config_error.hpp"
+#include "harness/plan/checkpoint_plan.hpp"
+#include "harness/report/results_writer.hpp"
+#include "harness/run/case_runner.hpp"
+#include "harness/run/signal_guard.hpp"
+#include "harness/text_format.hpp"
+
+namespace ckpt::harness {
+namespace {
+
+std::optional<PhaseSelection> parse_phase(const std::string& phase) {
+  if (phase == "checkpoint") return PhaseSelection::checkpoint;
+  if (phase == "restore") return PhaseSelection::restore;
+  if (phase == "both") return PhaseSelection::both;
+  return std::nullopt;
+}
+
+// --dry-run: what each case would write and need, without any I/O.
+void describe_cases(const Campaign& campaign, int processes, std::ostream& out) {
+  fmt::print(out, "campaign {} ({}): {} cases, {} process(es)\n\n", campaign.name, campaign.source,
+             campaign.cases.size(), processes);
+  fmt::print(out, "{:>4}  {:>6} {:>12} {:>9} {:>9} {:>14}  {}\n", "case", "ranks", "checkpoint", "files", "extents",
+             "memory/process", "swept");
+  for (const Case& c : campaign.cases) {
+    const workloads::Layout layout(c.model, c.parallel, c.state);
+    const auto ranks = selected_ranks(c, layout.world_size());
+    const auto plans = plan_ranks(layout, c, ranks, c.target / "dry-run");
+    std::uint64_t bytes = 0, extents = 0, largest = 0;
+    std::set<std::string> files;
+    for (const RankPlan& p : plans) {
+      bytes += p.payload_bytes;
+      extents += p.io.extents();
+      largest = std::max(largest, p.buffer_bytes);
+      for (const auto& f : p.io.files) files.insert(f.path);
+    }
+    const std::uint64_t per_process = (ranks.size() + static_cast<std::size_t>(processes) - 1) /
+                                      static_cast<std::size_t>(processes) * largest;
+    fmt::print(out, "{:>4}  {:>6} {:>12} {:>9} {:>9} {:>14}  {}\n", c.index, ranks.size(),
+               format_bytes(static_cast<std::int64_t>(bytes)), files.size(), extents,
+               format_bytes(static_cast<std::int64_t>(per_process)), swept_label(c.swept));
+  }
+}
+
+}  // namespace
+
+CLI::App* add_run_command(CLI::App& app, RunOptions& o) {
+  CLI::App* cmd = app.add_subcommand("run", "Run a TOML campaign: timed checkpoints and restores, verified");
+  cmd->add_option("campaign", o.campaign, "Campaign TOML file (see configs/)")->required();
+  cmd->add_option("--set", o.overrides, "Override a campaign key: dotted.key=value (repeatable)");
+  cmd->add_option("--output", o.output, "Directory that receives the run's result directory")->capture_default_str();
+  cmd->add_flag("--dry-run", o.dry_run, "Print the cases, bytes, files and memory each needs; no I/O");
+  cmd->add_option("--phase", o.phase, "checkpoint: write and keep; restore: read an existing checkpoint; both")
+      ->check(CLI::IsMember({"checkpoint", "restore", "both"}));
+  return cmd;
+}
+
+namespace {
+
+int run_cases(const RunOptions& o, Comm& comm, std::ostream& out, std::ostream& err);
+
+}  // namespace
+
+int run_campaign(const RunOptions& o, std::ostream& out, std::ostream& err) {
+  const std::unique_ptr<Comm> comm = make_comm();
+  try {
+    return run_cases(o, *comm, out, err);
+  } catch (const ConfigError& e) {
+    if (comm->rank() == 0) err << "ckptbench: error: " << e.what() << '\n';
+    return 2;
+  } catch (const SetupError& e) {
+    if (comm->rank() == 0) err << "ckptbench: error: " << e.what() << '\n';
+    return 2;
+  } catch (const std::exception& e) {
+    // Only this process failed: end them all rather than leave the others in a collective.
+    err << "ckptbench: error on process " << comm->rank() << ": " << e.what() << '\n';
+    if (comm->size() > 1) comm->abort(3);
+    return 3;
+  }
+}
+
+namespace {
+
+int run_cases(const RunOptions& o, Comm& comm_ref, std::ostream& out, std::ostream& err) {
+  Comm* comm = &comm_ref;
+  const bool root = comm->rank() == 0;
+  const Campaign campaign = load_campaign(o.campaign, o.overrides);
+  if (o.dry_run) {
+    if (root) describe_cases(campaign, comm->size(), out);
+    return 0;
+  }
+  const SignalGuard signals;
+  std::optional<ResultsWriter> writer;
+  if (root) writer.emplace(o.output, campaign.name);
+  RunContext ctx{*comm, parse_phase(o.phase), signals.flag(), err};
+  std::vector<CaseResult> results;
+  int status = 0;
+  for (const Case& c : campaign.cases) {
+    if (root) fmt::print(err, "case {}/{}: {}\n", c.index + 1, campaign.cases.size(), swept_label(c.swept));
+    CaseResult result = run_case(c, ctx);
+    if (result.status == "interrupted") status = 130;
+    else if (result.status != "ok") status = std::max(status, 1);
+    if (root) {
+      writer->append(result);
+      if (result.status != "ok") fmt::print(err, "ckptbench: case {} {}: {}\n", c.index, result.status, result.error);
+    }
+    results.push_back(std::move(result));
+    if (status == 130) break;
+  }
+  if (root) {
+    print_results_table(out, results);
+    fmt::print(out, "\nresults: {}\n", (writer->dir() / "results.jsonl").string());
+  }
+  return status;
+}
+
+}  // namespace
+
+CLI::App* add_backends_command(CLI::App& app, BackendsOptions& o) {
+  CLI::App* cmd = app.add_subcommand("backends", "List the storage backends and whether this build has them");
+  cmd->add_flag("--json", o.json, "Print a JSON array");
+  return cmd;
+}
+
+void run_backends(const BackendsOptions& o, std::ostream& out) {
+  const auto list = backends::list_backends();
+  if (o.json) {
+    nlohmann::json j = nlohmann::json::array();
+    for (const auto& b : list) {
+      nlohmann::json entry{{"name", b.name}, {"available", b.available}, {"description", b.description}};
+      if (!b.available) entry["reason"] = b.reason;
+      entry["cmake_option"] = b.cmake_option;
+      j.push_back(entry);
+    }
+    out << j.dump() << '\n';
+    return;
+  }
+  fmt::print(out, "{:<8} {:<10} {}\n", "backend", "available", "description / reason");
+  for (const auto& b : list) {
+    fmt::print(out, "{:<8} {:<10} {}\n", b.name, b.available ? "yes" : "no",
+               b.available ? b.description : b.reason + " (" + b.cmake_option + ")");
+  }
+}
+
+}  // namespace ckpt::harness

@@ -1,0 +1,32 @@
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace ckpt::harness {
+
+struct RunOptions {
+  std::string campaign;
+  std::vector<std::string> overrides;  // --set KEY=VALUE
+  std::string output = "results/runs";
+  bool dry_run = false;
+  std::string phase;  // "" = campaign.phase
+};
+
+CLI::App* add_run_command(CLI::App& app, RunOptions& options);
+
+// Runs (or with --dry-run describes) every case. Returns the exit status: 0 all cases ok and
+// verified, 1 a case failed or did not verify, 130 interrupted. Throws ConfigError / SetupError.
+int run_campaign(const RunOptions& options, std::ostream& out, std::ostream& err);
+
+struct BackendsOptions {
+  bool json = false;
+};
+
+CLI::App* add_backends_command(CLI::App& app, BackendsOptions& options);
+void run_backends(const BackendsOptions& options, std::ostream& out);
+
+}  // namespace ckpt::harness

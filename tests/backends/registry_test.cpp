@@ -1,0 +1,112 @@
+#include "backends/registry.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cctype>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace ckpt::backends {
+namespace {
+
+BackendInfo find(const std::string& name) {
+  const std::vector<BackendInfo> all = list_backends();
+  const auto it =
+      std::find_if(all.begin(), all.end(), [&](const BackendInfo& b) { return b.name == name; });
+  if (it == all.end()) throw std::runtime_error("no backend " + name + " in the list");
+  return *it;
+}
+
+// The message of the std::invalid_argument make_backend throws, or "" when it does not throw.
+std::string make_error(const std::string& name, IoSettings settings = {}) {
+  try {
+    make_backend(name, settings);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+TEST(Registry, ListsEveryBackendInAFixedOrder) {
+  std::vector<std::string> names;
+  for (const BackendInfo& b : list_backends()) names.push_back(b.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"posix", "uring", "mpiio", "hdf5", "gds", "null"}));
+}
+
+TEST(Registry, EveryEntryNamesItsOptionAndDescription) {
+  for (const BackendInfo& b : list_backends()) {
+    std::string option = "CKPT_BACKEND_";
+    for (const char c : b.name)
+      option += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    EXPECT_EQ(b.cmake_option, option) << b.name;
+    EXPECT_FALSE(b.description.empty()) << b.name;
+    EXPECT_EQ(b.reason.empty(), b.available) << b.name << ": a reason exactly when unavailable";
+  }
+}
+
+TEST(Registry, PosixAndNullFollowTheirOptions) {
+  EXPECT_EQ(find("posix").available, bool{CKPT_EXPECT_BACKEND_POSIX});
+  EXPECT_EQ(find("null").available, bool{CKPT_EXPECT_BACKEND_NULL});
+  if (!CKPT_EXPECT_BACKEND_POSIX) {
+    EXPECT_EQ(find("posix").reason, "disabled at configure time (CKPT_BACKEND_POSIX=OFF)");
+  }
+}
+
+TEST(Registry, FutureBackendsAreListedAsNotBuilt) {
+  for (const std::string name : {"uring", "mpiio", "hdf5", "gds"}) {
+    const BackendInfo b = find(name);
+    EXPECT_FALSE(b.available) << name;
+    EXPECT_EQ(b.reason, "not built yet") << name;
+  }
+  EXPECT_EQ(find("uring").cmake_option, "CKPT_BACKEND_URING");
+}
+
+TEST(Registry, MakesTheAvailableBackends) {
+  for (const BackendInfo& b : list_backends()) {
+    if (!b.available) continue;
+    const auto backend = make_backend(b.name, {});
+    ASSERT_NE(backend, nullptr);
+    EXPECT_EQ(backend->name(), b.name);
+  }
+}
+
+TEST(Registry, MisspelledNameSuggestsTheClosest) {
+  const std::string message = make_error("posx");
+  EXPECT_TRUE(contains(message, "unknown backend `posx`")) << message;
+  EXPECT_TRUE(contains(message, "did you mean `posix`?")) << message;
+  EXPECT_TRUE(contains(make_error("nul"), "did you mean `null`?")) << make_error("nul");
+  EXPECT_TRUE(contains(make_error("hfd5"), "did you mean `hdf5`?")) << make_error("hfd5");
+}
+
+TEST(Registry, UnrelatedNameSuggestsNothingButListsTheBackends) {
+  const std::string message = make_error("lustre-magic");
+  EXPECT_TRUE(contains(message, "unknown backend `lustre-magic`")) << message;
+  EXPECT_FALSE(contains(message, "did you mean")) << message;
+  EXPECT_TRUE(contains(message, "posix uring mpiio hdf5 gds null")) << message;
+}
+
+TEST(Registry, UnbuiltBackendExplainsWhyAndHow) {
+  const std::string message = make_error("uring");
+  EXPECT_TRUE(contains(message, "`uring` is not available")) << message;
+  EXPECT_TRUE(contains(message, "not built yet")) << message;
+  EXPECT_TRUE(contains(message, "CKPT_BACKEND_URING")) << message;
+}
+
+TEST(Registry, BadSettingsAreRejectedByTheBackend) {
+  if (!CKPT_EXPECT_BACKEND_POSIX) GTEST_SKIP() << "posix is not compiled in";
+  EXPECT_TRUE(contains(make_error("posix", IoSettings{.threads = 0}), "`threads`"));
+  EXPECT_TRUE(contains(make_error("posix", IoSettings{.queue_depth = 8}), "`queue_depth`"));
+  EXPECT_TRUE(contains(make_error("posix", IoSettings{.direct = true, .direct_alignment = 3000}),
+                       "`direct_alignment`"));
+  EXPECT_EQ(make_error("posix", IoSettings{.direct = true, .direct_alignment = 512}), "");
+}
+
+}  // namespace
+}  // namespace ckpt::backends
