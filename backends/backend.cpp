@@ -56,6 +56,11 @@ IoOutcome Backend::read(const IoPlan& plan, MemoryView memory) { return run(plan
 
 IoOutcome Backend::run(const IoPlan& plan, MemoryView memory, Direction direction) {
   check_plan(plan, memory);
+  if (memory.kind == MemoryKind::device && !capabilities().device_memory) {
+    throw std::invalid_argument(std::string(name()) +
+                                ": cannot transfer device memory (capabilities: device_memory = false); stage it "
+                                "through host memory");
+  }
   IoOutcome outcome;
   try {
     auto start = Clock::now();

@@ -82,6 +82,7 @@ struct Capabilities {
   bool shared_file = false;
   bool collective = false;
   int max_queue_depth = 1;
+  bool stores_data = true;  // false for null: a restore reads nothing back, so nothing can be verified
 };
 
 // An I/O failure with its context: "<backend>: <operation> <path> at offset O, length L: <errno text>".

@@ -56,14 +56,14 @@ Entry unavailable(std::string_view name, std::string_view description, std::stri
 
 // The one place that knows every backend, in the order listings show them.
 std::vector<Entry> registered() {
-  constexpr std::string_view posix =
+  constexpr std::string_view posix_text =
       "POSIX pread/pwrite; O_DIRECT, fallocate, fsync/fdatasync, threads";
-  constexpr std::string_view null = "no I/O: measures the harness's own overhead";
+  constexpr std::string_view null_text = "no I/O: measures the harness's own overhead";
   std::vector<Entry> entries;
 #if CKPT_HAVE_BACKEND_POSIX
-  entries.push_back(compiled("posix", posix, &construct<posix::PosixBackend>));
+  entries.push_back(compiled("posix", posix_text, &construct<posix::PosixBackend>));
 #else
-  entries.push_back(disabled("posix", posix));
+  entries.push_back(disabled("posix", posix_text));
 #endif
   entries.push_back(
       unavailable("uring", "Linux io_uring (liburing): queued asynchronous I/O", kNotBuilt));
@@ -73,9 +73,9 @@ std::vector<Entry> registered() {
   entries.push_back(
       unavailable("gds", "NVIDIA GPUDirect Storage (cuFile): device memory to file", kNotBuilt));
 #if CKPT_HAVE_BACKEND_NULL
-  entries.push_back(compiled("null", null, &construct<null::NullBackend>));
+  entries.push_back(compiled("null", null_text, &construct<null::NullBackend>));
 #else
-  entries.push_back(disabled("null", null));
+  entries.push_back(disabled("null", null_text));
 #endif
   return entries;
 }

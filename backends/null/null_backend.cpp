@@ -24,6 +24,7 @@ Capabilities NullBackend::capabilities() const {
   caps.shared_file = true;
   caps.collective = false;
   caps.max_queue_depth = std::numeric_limits<int>::max();
+  caps.stores_data = false;
   return caps;
 }
 

@@ -39,8 +39,7 @@ void validate(const IoSettings& settings) {
   if (settings.direct &&
       (!is_power_of_two(alignment) || alignment < 512 || alignment > (1u << 30))) {
     throw std::invalid_argument(
-        "posix: `direct_alignment` must be a power of two from 512 to "
-        "1 GiB (got " +
+        "posix: `direct_alignment` must be a power of two from 512 to 1 GiB (got " +
         std::to_string(alignment) + ")");
   }
 }

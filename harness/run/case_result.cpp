@@ -54,19 +54,23 @@ nlohmann::json to_json(const CaseResult& r) {
                    {"environment", r.environment}};
   nlohmann::json phases = nlohmann::json::object();
   nlohmann::json per_process = nlohmann::json::object();
+  nlohmann::json per_rank = nlohmann::json::object();
   nlohmann::json iterations = nlohmann::json::object();
   if (r.write) {
     phases["write"] = phases_json(*r.write);
     per_process["write_seconds"] = spread_json(r.write->process_seconds);
+    per_rank["write_seconds"] = spread_json(r.write->rank_seconds);
     iterations["write_seconds"] = r.write->iteration_seconds;
   }
   if (r.read) {
     phases["read"] = phases_json(*r.read);
     per_process["read_seconds"] = spread_json(r.read->process_seconds);
+    per_rank["read_seconds"] = spread_json(r.read->rank_seconds);
     iterations["read_seconds"] = r.read->iteration_seconds;
   }
   j["phases"] = phases;
   j["per_process"] = per_process;
+  j["per_rank"] = per_rank;
   j["samples"] = iterations;
   return j;
 }

@@ -23,6 +23,7 @@ struct PhaseSummary {
   double seconds = 0;                     // median of iteration_seconds
   double gib_per_s = 0;                   // bytes_per_checkpoint / seconds / 2^30
   Spread process_seconds;                 // per-process durations in the median iteration
+  Spread rank_seconds;                    // per modeled rank (its plan's open..close) in the median iteration
   backends::PhaseTimes phases;            // medians over iterations of the slowest process's phase times
   double manifest_seconds = 0;            // write: manifest commit (median), not in `seconds`
 };

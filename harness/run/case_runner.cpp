@@ -202,7 +202,8 @@ CaseResult CaseExecution::run() {
   result_.write = summarize(writes, manifest_s);
   result_.read = summarize(reads, {});
   result_.verify_seconds = median(verify_s);
-  result_.verified = result_.status == "ok" && c_.verify && phase_ != PhaseSelection::checkpoint && !reads.empty();
+  result_.verified = result_.status == "ok" && c_.verify && phase_ != PhaseSelection::checkpoint && !reads.empty() &&
+                     backend_->capabilities().stores_data;
   return result_;
 }
 

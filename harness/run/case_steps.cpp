@@ -99,7 +99,7 @@ bool CaseExecution::read_iteration(bool last, std::vector<IterationTiming>* timi
   if (!comm_.all(sample.error.empty())) {
     return fail(fmt::format("restore of {} failed: {}", planned_dir_.string(), comm_.broadcast(timing.first_error)));
   }
-  if (c_.verify) {
+  if (c_.verify && backend_->capabilities().stores_data) {
     const auto start = Clock::now();
     const std::string problem = verify_plans(plans, buffers, c_.data);
     const double seconds = comm_.max(seconds_since(start));
@@ -158,6 +158,7 @@ std::optional<PhaseSummary> CaseExecution::summarize(const std::vector<Iteration
     return std::abs(a.seconds - s.seconds) < std::abs(b.seconds - s.seconds);
   });
   s.process_seconds = closest->process_seconds;
+  s.rank_seconds = closest->rank_seconds;
   s.phases = {median(open), median(transfer), median(sync), median(close)};
   s.manifest_seconds = median(manifest_s);
   return s;

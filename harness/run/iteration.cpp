@@ -21,6 +21,12 @@ void add_phases(backends::PhaseTimes& sum, const backends::PhaseTimes& more) {
 
 }  // namespace
 
+Spread spread(const std::vector<double>& values) {
+  if (values.empty()) return {};
+  return {*std::min_element(values.begin(), values.end()), median(values),
+          *std::max_element(values.begin(), values.end())};
+}
+
 double median(std::vector<double> values) {
   if (values.empty()) return 0;
   std::sort(values.begin(), values.end());
@@ -37,6 +43,7 @@ ProcessSample timed_transfer(backends::Backend& backend, const std::vector<RankP
     const backends::IoOutcome outcome =
         write ? backend.write(plans[i].io, buffers[i].view()) : backend.read(plans[i].io, buffers[i].view());
     add_phases(sample.phases, outcome.phases);
+    sample.rank_seconds.push_back(outcome.phases.total());
     if (!outcome.ok()) {
       sample.error = fmt::format("rank {}: {}", plans[i].rank, *outcome.error);
       break;
@@ -48,11 +55,14 @@ ProcessSample timed_transfer(backends::Backend& backend, const std::vector<RankP
 
 IterationTiming gather_timing(const ProcessSample& mine, Comm& comm) {
   const nlohmann::json j{{"s", mine.seconds}, {"o", mine.phases.open}, {"t", mine.phases.transfer},
-                         {"y", mine.phases.sync}, {"c", mine.phases.close}, {"e", mine.error}};
+                         {"y", mine.phases.sync}, {"c", mine.phases.close}, {"e", mine.error},
+                         {"r", mine.rank_seconds}};
   IterationTiming timing;
   std::vector<double> seconds;
+  std::vector<double> ranks;
   for (const std::string& text : comm.gather(j.dump())) {
     const auto p = nlohmann::json::parse(text);
+    for (double r : p.at("r")) ranks.push_back(r);
     const double s = p.at("s").get<double>();
     seconds.push_back(s);
     if (s >= timing.seconds) {
@@ -62,10 +72,8 @@ IterationTiming gather_timing(const ProcessSample& mine, Comm& comm) {
     }
     if (timing.first_error.empty()) timing.first_error = p.at("e").get<std::string>();
   }
-  if (!seconds.empty()) {
-    timing.process_seconds = {*std::min_element(seconds.begin(), seconds.end()), median(seconds),
-                              *std::max_element(seconds.begin(), seconds.end())};
-  }
+  timing.process_seconds = spread(seconds);
+  timing.rank_seconds = spread(ranks);
   return timing;
 }
 

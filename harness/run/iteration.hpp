@@ -15,6 +15,7 @@ namespace ckpt::harness {
 // One process's timing of one write or read of its ranks' plans.
 struct ProcessSample {
   double seconds = 0;
+  std::vector<double> rank_seconds;  // each modeled rank's plan, as the backend timed it
   backends::PhaseTimes phases;
   std::string error;
 };
@@ -28,6 +29,7 @@ ProcessSample timed_transfer(backends::Backend& backend, const std::vector<RankP
 struct IterationTiming {
   double seconds = 0;
   Spread process_seconds;
+  Spread rank_seconds;
   backends::PhaseTimes phases;
   std::string first_error;
 };
@@ -42,7 +44,9 @@ std::string verify_plans(const std::vector<RankPlan>& plans, const std::vector<H
 std::vector<std::vector<std::uint64_t>> fill_plans(const std::vector<RankPlan>& plans,
                                                    std::vector<HostBuffer>& buffers, DataPattern pattern);
 
-// Median of a non-empty list.
+// Median of a list (0 when empty): the mean of the two middle values for an even count.
 double median(std::vector<double> values);
+// Min, median and max of a list (zeros when empty).
+Spread spread(const std::vector<double>& values);
 
 }  // namespace ckpt::harness
