@@ -1,0 +1,284 @@
+// Helpers for driving build/bin/ckptbench as a user does: start it (or mpirun) as a child
+// process with its own process group, capture stdout and stderr separately, wait with a
+// deadline, and read what a run leaves behind (results.jsonl, results.csv, manifests).
+#pragma once
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace ckpt::integration {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+inline const std::string kBinary = CKPTBENCH_BIN;
+
+// How a child process ended.
+struct Outcome {
+  int exit_code = -1;  // when it exited
+  int term_signal = 0;  // when a signal ended it
+  bool timed_out = false;
+  double seconds = 0;
+  std::string out;
+  std::string err;
+
+  bool exited() const { return exit_code >= 0; }
+  // For assertion messages: how it ended and everything it printed.
+  std::string describe() const {
+    std::string how = timed_out ? "timed out and was killed"
+                      : exited() ? "exited with " + std::to_string(exit_code)
+                                 : "ended by signal " + std::to_string(term_signal);
+    return how + " after " + std::to_string(seconds) + " s\n--- stdout ---\n" + out + "--- stderr ---\n" + err;
+  }
+};
+
+// A child process in its own process group; stdin is /dev/null, stdout and stderr go to
+// anonymous temporary files that can be read while it runs. The destructor kills the group
+// of a child not yet waited for.
+class Process {
+ public:
+  explicit Process(const std::vector<std::string>& argv) : out_(std::tmpfile()), err_(std::tmpfile()) {
+    if (out_ == nullptr || err_ == nullptr) throw std::runtime_error("tmpfile: " + std::string(std::strerror(errno)));
+    std::vector<char*> args;
+    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    const int out_fd = ::fileno(out_);
+    const int err_fd = ::fileno(err_);
+    start_ = Clock::now();
+    pid_ = ::fork();
+    if (pid_ < 0) throw std::runtime_error("fork: " + std::string(std::strerror(errno)));
+    if (pid_ == 0) {
+      ::setpgid(0, 0);
+      const int null_fd = ::open("/dev/null", O_RDONLY);
+      if (null_fd >= 0) ::dup2(null_fd, 0);
+      ::dup2(out_fd, 1);
+      ::dup2(err_fd, 2);
+      ::signal(SIGINT, SIG_DFL);
+      ::signal(SIGTERM, SIG_DFL);
+      ::execvp(args[0], args.data());
+      std::fprintf(stderr, "exec %s: %s\n", args[0], std::strerror(errno));
+      ::_exit(127);
+    }
+    ::setpgid(pid_, pid_);  // also here, so that a kill of the group right after start reaches it
+  }
+  Process(const Process&) = delete;
+  Process& operator=(const Process&) = delete;
+  ~Process() {
+    if (!reaped_) {
+      ::kill(-pid_, SIGKILL);
+      ::kill(pid_, SIGKILL);
+      int raw = 0;
+      ::waitpid(pid_, &raw, 0);
+    }
+    std::fclose(out_);
+    std::fclose(err_);
+  }
+
+  pid_t pid() const { return pid_; }
+  double elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
+  std::string out_so_far() const { return read_all(out_); }
+  std::string err_so_far() const { return read_all(err_); }
+
+  // Waits until the child ends or `timeout` passes; then kills its process group.
+  Outcome wait(std::chrono::milliseconds timeout) {
+    Outcome o;
+    const auto deadline = Clock::now() + timeout;
+    int raw = 0;
+    while (!reaped_) {
+      const pid_t done = ::waitpid(pid_, &raw, WNOHANG);
+      if (done == pid_) {
+        reaped_ = true;
+        break;
+      }
+      if (Clock::now() >= deadline) {
+        o.timed_out = true;
+        ::kill(-pid_, SIGKILL);
+        ::kill(pid_, SIGKILL);
+        ::waitpid(pid_, &raw, 0);
+        reaped_ = true;
+        break;
+      }
+      std::this_thread::sleep_for(10ms);
+    }
+    o.seconds = elapsed();
+    if (WIFEXITED(raw)) o.exit_code = WEXITSTATUS(raw);
+    if (WIFSIGNALED(raw)) o.term_signal = WTERMSIG(raw);
+    o.out = out_so_far();
+    o.err = err_so_far();
+    return o;
+  }
+
+ private:
+  static std::string read_all(std::FILE* f) {
+    std::string text;
+    char buffer[8192];
+    off_t offset = 0;
+    for (;;) {
+      const ssize_t n = ::pread(::fileno(f), buffer, sizeof buffer, offset);
+      if (n <= 0) break;
+      text.append(buffer, static_cast<std::size_t>(n));
+      offset += n;
+    }
+    return text;
+  }
+
+  std::FILE* out_;
+  std::FILE* err_;
+  pid_t pid_ = -1;
+  bool reaped_ = false;
+  Clock::time_point start_;
+};
+
+inline Outcome run_process(const std::vector<std::string>& argv, std::chrono::milliseconds timeout = 120s) {
+  Process p(argv);
+  return p.wait(timeout);
+}
+
+// `ckptbench ARGS...`
+inline Outcome ckptbench(std::vector<std::string> args, std::chrono::milliseconds timeout = 120s) {
+  args.insert(args.begin(), kBinary);
+  return run_process(args, timeout);
+}
+
+// The mpirun on PATH, if any.
+inline std::optional<std::string> find_mpirun() {
+  const char* path = std::getenv("PATH");
+  if (path == nullptr) return std::nullopt;
+  std::stringstream dirs(path);
+  std::string dir;
+  while (std::getline(dirs, dir, ':')) {
+    if (dir.empty()) continue;
+    const fs::path candidate = fs::path(dir) / "mpirun";
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate.string();
+  }
+  return std::nullopt;
+}
+
+// mpirun with the options this project uses (root, more processes than cores, no busy-waiting).
+inline std::vector<std::string> mpirun_args(const std::string& mpirun, int processes) {
+  return {mpirun, "--allow-run-as-root", "--oversubscribe", "--mca", "mpi_yield_when_idle", "1",
+          "-np", std::to_string(processes)};
+}
+
+// A fresh directory from mkdtemp, removed with everything in it at the end.
+class Scratch {
+ public:
+  Scratch() {
+    std::string pattern = (fs::temp_directory_path() / "ckpt_integration_XXXXXX").string();
+    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp: " + std::string(std::strerror(errno)));
+    path_ = fs::weakly_canonical(pattern);
+  }
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  ~Scratch() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  const fs::path& path() const { return path_; }
+  fs::path operator/(const std::string& name) const { return path_ / name; }
+
+  fs::path write(const std::string& name, const std::string& text) const {
+    const fs::path file = path_ / name;
+    fs::create_directories(file.parent_path());
+    std::ofstream(file, std::ios::binary) << text;
+    return file;
+  }
+
+ private:
+  fs::path path_;
+};
+
+inline std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// The one run directory `ckptbench run --output DIR` created in DIR (empty path if none).
+inline fs::path run_directory(const fs::path& output) {
+  std::vector<fs::path> dirs;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(output, ec)) {
+    if (entry.is_directory()) dirs.push_back(entry.path());
+  }
+  EXPECT_LE(dirs.size(), 1u) << "more than one run directory in " << output;
+  return dirs.empty() ? fs::path() : dirs.front();
+}
+
+// Every object of DIR/*/results.jsonl under an --output directory.
+inline std::vector<nlohmann::json> read_results(const fs::path& output) {
+  const fs::path dir = run_directory(output);
+  std::vector<nlohmann::json> objects;
+  if (dir.empty()) return objects;
+  std::ifstream in(dir / "results.jsonl");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty()) objects.push_back(nlohmann::json::parse(line));
+  }
+  return objects;
+}
+
+// The checkpoint directory a case directory's `latest` file names (empty if none).
+inline fs::path latest_checkpoint(const fs::path& case_dir) {
+  std::ifstream in(case_dir / "latest");
+  std::string name;
+  if (!(in >> name)) return {};
+  return case_dir / name;
+}
+
+inline constexpr const char* kManifest = "ckptbench-manifest.json";
+
+inline nlohmann::json read_manifest(const fs::path& checkpoint_dir) {
+  return nlohmann::json::parse(read_text(checkpoint_dir / kManifest));
+}
+
+// Files and directories under `dir`, recursively (0 when it does not exist).
+inline std::size_t entries_under(const fs::path& dir) {
+  std::error_code ec;
+  if (!fs::exists(dir, ec)) return 0;
+  std::size_t n = 0;
+  for (auto it = fs::recursive_directory_iterator(dir, ec); it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    ++n;
+  }
+  return n;
+}
+
+// A model small enough that a full-state checkpoint takes about 1 MiB.
+inline constexpr const char* kTinyModel = R"(name = "tiny"
+hidden_size = 64
+intermediate_size = 128
+num_hidden_layers = 2
+num_attention_heads = 4
+num_key_value_heads = 2
+vocab_size = 256
+)";
+
+// A campaign file: the [campaign] table with `name` and `target`, then `rest` (which may
+// start with more [campaign] keys).
+inline std::string campaign_toml(const std::string& name, const fs::path& target, const std::string& rest) {
+  return "[campaign]\nname = \"" + name + "\"\ntarget = \"" + target.string() + "\"\n" + rest;
+}
+
+}  // namespace ckpt::integration

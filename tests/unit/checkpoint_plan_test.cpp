@@ -1,0 +1,225 @@
+// Plans: where every shard lands (files, offsets, memory), padding, coalescing and chunking,
+// file naming per framework, and manifests that rebuild the same plan in a new process.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+
+#include "harness/memory/data_pattern.hpp"
+#include "harness/model_zoo.hpp"
+#include "harness/plan/checkpoint_plan.hpp"
+#include "harness/plan/extent_builder.hpp"
+#include "harness/plan/file_naming.hpp"
+#include "harness/run/manifest.hpp"
+
+namespace ckpt::harness {
+namespace {
+
+Case small_case(Mapping mapping) {
+  Case c;
+  c.campaign = "test";
+  c.model = zoo_model("llama3-8b");
+  c.parallel = {.tp = 2, .pp = 2, .dp = 2, .zero_stage = 1};
+  c.scale = 4096;
+  c.mapping = mapping;
+  c.ranks.gpus_per_node = 4;
+  return c;
+}
+
+std::vector<RankPlan> plan_all(const Case& c) {
+  const workloads::Layout layout(c.model, c.parallel, c.state);
+  return plan_ranks(layout, c, selected_ranks(c, layout.world_size()), "/ckpt");
+}
+
+// Per file: every extent of every rank, checked for overlap; per rank: memory too.
+void expect_no_overlap(const std::vector<RankPlan>& plans) {
+  std::map<std::string, std::vector<backends::Extent>> by_file;
+  for (const RankPlan& p : plans) {
+    std::vector<backends::Extent> memory;
+    for (const auto& f : p.io.files) {
+      for (const auto& e : f.extents) {
+        by_file[f.path].push_back(e);
+        memory.push_back(e);
+        EXPECT_LE(e.memory_offset + e.length, p.buffer_bytes);
+      }
+    }
+    std::sort(memory.begin(), memory.end(), [](auto& a, auto& b) { return a.memory_offset < b.memory_offset; });
+    for (std::size_t i = 1; i < memory.size(); ++i) {
+      EXPECT_LE(memory[i - 1].memory_offset + memory[i - 1].length, memory[i].memory_offset) << "rank " << p.rank;
+    }
+  }
+  for (auto& [path, extents] : by_file) {
+    std::sort(extents.begin(), extents.end(), [](auto& a, auto& b) { return a.file_offset < b.file_offset; });
+    for (std::size_t i = 1; i < extents.size(); ++i) {
+      EXPECT_LE(extents[i - 1].file_offset + extents[i - 1].length, extents[i].file_offset) << path;
+    }
+  }
+}
+
+TEST(CheckpointPlan, ScaledBytesKeepWholeElements) {
+  workloads::Shard s;
+  s.dtype = workloads::Dtype::bf16;
+  s.flat_begin = 0;
+  s.flat_end = 1000;
+  EXPECT_EQ(scaled_bytes(s, 1), 2000u);
+  EXPECT_EQ(scaled_bytes(s, 3), 333u * 2);
+  EXPECT_EQ(scaled_bytes(s, 5000), 2u);  // at least one element
+}
+
+TEST(CheckpointPlan, SelectedRanksOfANode) {
+  Case c = small_case(Mapping::file_per_rank);
+  c.ranks.select = RankSelect::node;
+  c.ranks.node = 1;
+  EXPECT_EQ(selected_ranks(c, 8), (std::vector<std::int64_t>{4, 5, 6, 7}));
+  c.ranks.node = 1;
+  c.ranks.gpus_per_node = 6;
+  EXPECT_EQ(selected_ranks(c, 8), (std::vector<std::int64_t>{6, 7}));  // a partial last node
+  c.ranks.select = RankSelect::list;
+  c.ranks.list = {5, 1, 5};
+  EXPECT_EQ(selected_ranks(c, 8), (std::vector<std::int64_t>{1, 5}));
+}
+
+TEST(CheckpointPlan, EveryMappingCoversEveryShardOnceWithoutOverlap) {
+  for (Mapping m : {Mapping::file_per_tensor, Mapping::file_per_rank, Mapping::file_per_node, Mapping::shared_file}) {
+    SCOPED_TRACE(std::string(mapping_name(m)));
+    const Case c = small_case(m);
+    const auto plans = plan_all(c);
+    ASSERT_EQ(plans.size(), 8u);
+    const workloads::Layout layout(c.model, c.parallel, c.state);
+    for (const RankPlan& p : plans) {
+      std::uint64_t expected = 0;
+      for (const auto& s : layout.shards(p.rank)) expected += scaled_bytes(s, c.scale);
+      EXPECT_EQ(p.payload_bytes, expected);
+      EXPECT_EQ(p.io.bytes(), expected);  // no alignment: extents are exactly the shards
+      EXPECT_EQ(p.shards.size(), layout.shards(p.rank).size());
+    }
+    expect_no_overlap(plans);
+  }
+}
+
+TEST(CheckpointPlan, SharedFileOffsetsDoNotDependOnWhichRanksAreBuilt) {
+  Case c = small_case(Mapping::shared_file);
+  const auto all = plan_all(c);
+  const workloads::Layout layout(c.model, c.parallel, c.state);
+  const auto just_five = plan_ranks(layout, c, {5}, "/ckpt");
+  ASSERT_EQ(just_five.size(), 1u);
+  EXPECT_EQ(just_five[0].io.files[0].extents.front().file_offset, all[5].io.files[0].extents.front().file_offset);
+  EXPECT_EQ(just_five[0].io.files[0].file_size, all[0].io.files[0].file_size);
+  // Regions are back to back: rank r + 1 starts where rank r ends.
+  for (std::size_t r = 1; r < all.size(); ++r) {
+    const auto& prev = all[r - 1].io.files[0].extents.back();
+    EXPECT_EQ(all[r].io.files[0].extents.front().file_offset, prev.file_offset + prev.length);
+  }
+}
+
+TEST(CheckpointPlan, FilePerNodeRestartsOffsetsPerNode) {
+  const auto plans = plan_all(small_case(Mapping::file_per_node));
+  EXPECT_EQ(plans[0].io.files[0].path, "/ckpt/node_0000.bin");
+  EXPECT_EQ(plans[4].io.files[0].path, "/ckpt/node_0001.bin");
+  EXPECT_EQ(plans[4].io.files[0].extents.front().file_offset, 0u);
+  EXPECT_EQ(plans[0].io.files[0].extents.front().file_offset, 0u);
+}
+
+TEST(CheckpointPlan, AlignmentPadsAndDirectRoundsLengths) {
+  Case c = small_case(Mapping::file_per_rank);
+  c.alignment = 4096;
+  c.io.direct = true;
+  const auto plans = plan_all(c);
+  for (const RankPlan& p : plans) {
+    for (const PlacedShard& s : p.shards) {
+      EXPECT_EQ(s.file_offset % 4096, 0u) << s.shard.name;
+      EXPECT_EQ(s.memory_offset % 4096, 0u) << s.shard.name;
+    }
+    for (const auto& f : p.io.files) {
+      for (const auto& e : f.extents) EXPECT_EQ(e.length % 4096, 0u);
+    }
+    EXPECT_GT(p.io.bytes(), p.payload_bytes);  // the padding is written too
+  }
+  expect_no_overlap(plans);
+}
+
+TEST(CheckpointPlan, CoalescingMergesAndChunkingSplits) {
+  std::vector<backends::Extent> shards{{0, 0, 100}, {100, 100, 50}, {256, 256, 10}, {4096, 4096, 5000}};
+  EXPECT_EQ(build_extents(shards, 0, 0, 1).size(), 4u);
+  const auto merged = build_extents(shards, 300, 0, 1);
+  ASSERT_EQ(merged.size(), 2u);
+  EXPECT_EQ(merged[0].length, 266u);  // gap 150..256 included
+  const auto chunks = build_extents(shards, 0, 2048, 1);
+  ASSERT_EQ(chunks.size(), 6u);
+  EXPECT_EQ(chunks[3].length, 2048u);
+  EXPECT_EQ(chunks[5].file_offset, 4096u + 4096u);
+  EXPECT_EQ(chunks[5].length, 5000u - 4096u);
+  const auto direct = build_extents({{0, 0, 8192}}, 0, 5000, 4096);  // chunk rounded to 4096
+  ASSERT_EQ(direct.size(), 2u);
+  EXPECT_EQ(direct[0].length, 4096u);
+}
+
+TEST(CheckpointPlan, FrameworkFileNames) {
+  Case c = small_case(Mapping::file_per_rank);
+  const workloads::Layout layout(c.model, c.parallel, c.state);
+  const auto shard = layout.shards(7).front();  // tp 1, dp 1, pp 1
+  EXPECT_EQ(shard_file(c, layout, 7, shard), "__7_0.distcp");
+  c.directory_layout = DirectoryLayout::megatron;
+  EXPECT_EQ(shard_file(c, layout, 7, shard), "mp_rank_01_001/distrib_optim_dp001.pt");
+  EXPECT_EQ(shard_file(c, layout, 5, layout.shards(5).front()), "mp_rank_01_001/model_optim_rng.pt");
+  c.directory_layout = DirectoryLayout::deepspeed;
+  EXPECT_EQ(shard_file(c, layout, 7, shard), "bf16_zero_pp_rank_1_mp_rank_03_optim_states.pt");
+  EXPECT_EQ(shard_file(c, layout, 5, layout.shards(5).front()), "mp_rank_03_model_states.pt");
+  c.mapping = Mapping::file_per_tensor;
+  EXPECT_EQ(shard_file(c, layout, 7, shard), "r00007/" + shard.name + ".bin");
+  EXPECT_EQ(checkpoint_dir_name(DirectoryLayout::megatron, 12), "iter_0000012");
+  EXPECT_EQ(checkpoint_dir_name(DirectoryLayout::deepspeed, 12), "global_step12");
+}
+
+TEST(CheckpointPlan, ManifestRebuildsTheSamePlan) {
+  Case c = small_case(Mapping::shared_file);
+  c.coalesce_bytes = 1 << 20;
+  const auto plans = plan_all(c);
+  std::vector<std::vector<std::uint64_t>> checksums;
+  for (const auto& p : plans) checksums.emplace_back(p.shards.size(), 0);
+  const auto manifest = make_manifest(c, 8, selected_ranks(c, 8), manifest_tensors(plans, checksums), 1);
+  const auto rebuilt = plans_from_manifest(manifest, c, {2, 6}, "/ckpt");
+  ASSERT_EQ(rebuilt.size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i) {
+    const RankPlan& original = plans[i == 0 ? 2 : 6];
+    ASSERT_EQ(rebuilt[i].io.files.size(), original.io.files.size());
+    EXPECT_EQ(rebuilt[i].io.files[0].path, original.io.files[0].path);
+    ASSERT_EQ(rebuilt[i].io.files[0].extents.size(), original.io.files[0].extents.size());
+    EXPECT_EQ(rebuilt[i].io.files[0].extents[0].file_offset, original.io.files[0].extents[0].file_offset);
+    EXPECT_EQ(rebuilt[i].payload_bytes, original.payload_bytes);
+    EXPECT_EQ(rebuilt[i].shards.back().data_key, original.shards.back().data_key);
+  }
+}
+
+TEST(DataPattern, DeterministicAndEveryFlippedByteIsFound) {
+  for (DataPattern pattern : {DataPattern::random, DataPattern::bf16}) {
+    std::vector<std::byte> data(1001);
+    fill_pattern(data.data(), data.size(), pattern, 42);
+    EXPECT_FALSE(first_mismatch(data.data(), data.size(), pattern, 42));
+    EXPECT_TRUE(first_mismatch(data.data(), data.size(), pattern, 43)) << "another key gives other bytes";
+    for (std::size_t at : {std::size_t{0}, std::size_t{7}, std::size_t{500}, std::size_t{1000}}) {
+      data[at] ^= std::byte{0x10};
+      EXPECT_EQ(first_mismatch(data.data(), data.size(), pattern, 42), at);
+      data[at] ^= std::byte{0x10};
+    }
+  }
+  std::vector<std::byte> zeros(64);
+  fill_pattern(zeros.data(), zeros.size(), DataPattern::zeros, 7);
+  EXPECT_EQ(std::count(zeros.begin(), zeros.end(), std::byte{0}), 64);
+}
+
+TEST(DataPattern, Bf16ValuesLookLikeWeights) {
+  std::vector<std::uint16_t> values(4096);
+  fill_pattern(reinterpret_cast<std::byte*>(values.data()), values.size() * 2, DataPattern::bf16, 9);
+  int negative = 0;
+  for (std::uint16_t v : values) {
+    const int exponent = (v >> 7) & 0xff;
+    EXPECT_GE(exponent, 113);
+    EXPECT_LE(exponent, 121);  // |x| < 2^-5
+    negative += v >> 15;
+  }
+  EXPECT_NEAR(negative, 2048, 200);
+}
+
+}  // namespace
+}  // namespace ckpt::harness
