@@ -22,6 +22,7 @@ usage: benchmarks/vs_fio.sh [options]
   --modes LIST       comma list of direct,buffered (default direct,buffered)
   --direct-sync P    fsync or none: fsync at the end of the O_DIRECT writes (default fsync;
                      buffered writes always fsync)
+  --settle SECONDS   pause after each cache drop before the run starts (default 5; see below)
   --no-reads         skip the read comparison
   --dir DIR          scratch directory for data files, configs and results (default
                      <repo>/build/vs_fio, on the same file system as the build tree)
@@ -30,6 +31,12 @@ usage: benchmarks/vs_fio.sh [options]
   --fio PATH         fio binary (default: fio on PATH)
   --keep             keep the data files (default: removed at the end)
   -h, --help         this text
+
+Why --settle: on VMs with free page reporting (virtio-balloon), memory freed by the cache drop
+is handed back to the host within ~2 s, and page-cache pages allocated after that cost a host
+fault each. A run that starts right after the drop (fio, ~50 ms of setup) then writes to the
+page cache several times faster than one that starts later (ckptbench allocates and fills its
+buffer first). The pause puts both tools in the same, settled state.
 EOF
 }
 
@@ -45,6 +52,7 @@ reps=5
 null_reps=
 modes_arg=direct,buffered
 direct_sync=fsync
+settle=5
 do_reads=1
 dir="$repo/build/vs_fio"
 ckptbench="$repo/build/bin/ckptbench"
@@ -59,6 +67,7 @@ while [[ $# -gt 0 ]]; do
     --null-reps) null_reps=${2:?--null-reps needs a value}; shift 2 ;;
     --modes) modes_arg=${2:?--modes needs a value}; shift 2 ;;
     --direct-sync) direct_sync=${2:?--direct-sync needs a value}; shift 2 ;;
+    --settle) settle=${2:?--settle needs a value}; shift 2 ;;
     --no-reads) do_reads=0; shift ;;
     --dir) dir=${2:?--dir needs a value}; shift 2 ;;
     --ckptbench) ckptbench=${2:?--ckptbench needs a value}; shift 2 ;;
@@ -236,6 +245,7 @@ command -v "$fio_bin" >/dev/null || die "fio not found (apt-get install fio, or 
 [[ $reps =~ ^[1-9][0-9]*$ ]] || die "--reps must be a positive integer (got $reps)"
 [[ $null_reps =~ ^[1-9][0-9]*$ ]] || die "--null-reps must be a positive integer (got $null_reps)"
 [[ $direct_sync == fsync || $direct_sync == none ]] || die "--direct-sync must be fsync or none"
+[[ $settle =~ ^[0-9]+([.][0-9]+)?$ ]] || die "--settle must be a number of seconds (got $settle)"
 bytes=$(py size "$bytes_arg") || exit 2
 block=$(py size "$block_arg") || exit 2
 (( block >= 4096 && block % 4096 == 0 )) || die "--block must be a multiple of 4 KiB (got $block)"
@@ -255,9 +265,10 @@ else
   echo "vs_fio: warning: cannot write /proc/sys/vm/drop_caches (not root); relying on fio's invalidate" \
     "and ckptbench's fadvise fallback — read numbers may include cached data" >&2
 fi
-drop_caches() {
+drop_caches() {  # [settle]: also pause for --settle seconds
   sync
   if (( can_drop )); then echo 3 >/proc/sys/vm/drop_caches; fi
+  if [[ ${1:-} == settle ]]; then sleep "$settle"; fi
 }
 
 mkdir -p "$dir"
@@ -374,7 +385,7 @@ run_fio() {  # mode op rep
   local file="$data_dir/fio-$1.dat" out="$run_dir/fio-$1-$2-$3.json"
   [[ $2 == write ]] && rm -f "$file"
   set_fio_cmd "$1" "$2" "$file"
-  drop_caches
+  drop_caches settle
   "${fio_cmd[@]}" --output="$out" >/dev/null || { echo "vs_fio: fio failed; see $out" >&2; exit 1; }
   py record fio "$1" "$2" "$3" "$out" "$records" "$bytes" "$(( bytes / block ))"
 }
@@ -387,7 +398,7 @@ run_ckptbench() {  # mode op rep tool [extra ckptbench arguments...]
   # ckptbench would delete the previous checkpoint itself, after the cache drop; delete it
   # first, as for fio.
   [[ $op == write ]] && rm -rf "$data_dir/ckptbench/vs-fio-$mode" "$data_dir/null/vs-fio-$mode"
-  drop_caches
+  if [[ $tool == null ]]; then drop_caches; else drop_caches settle; fi
   "$ck" run "$(campaign_of "$mode")" --phase "$phase" --output "$out" "$@" >"$out.log" 2>&1 ||
     { echo "vs_fio: ckptbench failed:" >&2; cat "$out.log" >&2; exit 1; }
   py record "$tool" "$mode" "$op" "$rep" "$out" "$records" "$bytes" "$(( bytes / block ))"
@@ -397,7 +408,7 @@ kernel=$(uname -r)
 fs_type=$(stat -f -c %T "$data_dir")
 rev=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)
 echo "vs_fio: $bytes bytes per run ($(( bytes / block )) requests of $block bytes), $reps alternating pairs per mode,"
-echo "        modes ${modes[*]}, direct sync $direct_sync; kernel $kernel, $fs_type at $data_dir;"
+echo "        modes ${modes[*]}, direct sync $direct_sync, settle ${settle}s; kernel $kernel, $fs_type at $data_dir;"
 echo "        ckptbench $ckptbench (rev $rev), $("$fio_bin" --version); files in $run_dir"
 for m in "${modes[@]}"; do
   set_fio_cmd "$m" write "$data_dir/fio-$m.dat"
@@ -424,9 +435,9 @@ for m in "${modes[@]}"; do
 done
 
 meta=$("$PY" -c 'import json,sys; print(json.dumps({"bytes": int(sys.argv[1]), "block": int(sys.argv[2]),
-  "reps": int(sys.argv[3]), "modes": sys.argv[4].split(","), "direct_sync": sys.argv[5], "kernel": sys.argv[6],
+  "reps": int(sys.argv[3]), "modes": sys.argv[4].split(","), "direct_sync": sys.argv[5], "settle_seconds": float(sys.argv[11]), "kernel": sys.argv[6],
   "fs_type": sys.argv[7], "ckptbench_rev": sys.argv[8], "fio": sys.argv[9], "data_dir": sys.argv[10]}))' \
   "$bytes" "$block" "$reps" "$(IFS=,; echo "${modes[*]}")" "$direct_sync" "$kernel" "$fs_type" "$rev" \
-  "$("$fio_bin" --version)" "$data_dir")
+  "$("$fio_bin" --version)" "$data_dir" "$settle")
 py summary "$records" "$run_dir/summary.json" 0.9 0.02 "$meta"
 exit 0

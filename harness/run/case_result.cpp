@@ -52,6 +52,8 @@ nlohmann::json to_json(const CaseResult& r) {
                    {"config_hash", config_hash(c)},
                    {"config", c.config},
                    {"environment", r.environment}};
+  j["environment"]["config_hash"] = j["config_hash"];
+  j["environment"]["cache_policy"] = r.cache_policy_applied;
   nlohmann::json phases = nlohmann::json::object();
   nlohmann::json per_process = nlohmann::json::object();
   nlohmann::json per_rank = nlohmann::json::object();

@@ -86,7 +86,7 @@ policy = "none"
   ASSERT_EQ(results.size(), mappings.size()) << o.describe();
   for (std::size_t i = 0; i < results.size(); ++i) {
     const auto& r = results[i];
-    SCOPED_TRACE("case " + std::to_string(i) + ": " + r.dump());
+    SCOPED_TRACE("case " + std::to_string(i) + ": status " + r.at("status").dump() + ", error " + r.at("error").dump());
     EXPECT_EQ(r.at("case_index").get<std::size_t>(), i);
     EXPECT_EQ(r.at("strategy"), mappings[i]);
     EXPECT_EQ(r.at("status"), "ok");
