@@ -161,9 +161,17 @@ void CaseExecution::record_sizes(const std::vector<RankPlan>& plans) {
   result_.bytes_per_checkpoint = comm_.sum(payload);
   result_.padding_bytes = comm_.sum(padding);
   result_.extents_per_checkpoint = comm_.sum(extents);
-  // A shared file is written by several processes: count the files process 0 sees once.
-  const bool shared = mapping_shares_files(c_.mapping);
-  result_.files_per_checkpoint = comm_.sum(shared && comm_.rank() != 0 ? 0 : files.size());
+  // Shared files are written by several processes: count distinct paths at process 0.
+  std::string mine;
+  for (const std::string& f : files) mine += f + '\n';
+  std::set<std::string> all;
+  for (const std::string& list : comm_.gather(mine)) {
+    std::size_t begin = 0;
+    for (std::size_t end; (end = list.find('\n', begin)) != std::string::npos; begin = end + 1) {
+      all.insert(list.substr(begin, end - begin));
+    }
+  }
+  result_.files_per_checkpoint = std::stoull(comm_.broadcast(std::to_string(all.size())));
 }
 
 std::unique_ptr<backends::Backend> CaseExecution::make_backend_everywhere() {

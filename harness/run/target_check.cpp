@@ -38,8 +38,10 @@ std::optional<std::string> prepare_target_for_checkpoint(const Case& c) {
                          "(or --set campaign.overwrite=true) to replace it, or choose another target",
                          dir.string());
     }
-    fs::remove_all(dir, ec);
-    if (ec) return fmt::format("campaign.target: cannot remove the older checkpoint {}: {}", dir.string(), ec.message());
+    // An older complete checkpoint stays until this run's first checkpoint is complete (the
+    // runner retires it then); leftovers without a manifest are not checkpoints.
+    if (!holds_checkpoint) fs::remove_all(dir, ec);
+    if (ec) return fmt::format("campaign.target: cannot clear {}: {}", dir.string(), ec.message());
   }
   fs::create_directories(dir, ec);
   if (ec) return fmt::format("campaign.target: cannot create {}: {}", dir.string(), ec.message());

@@ -83,12 +83,7 @@ class Process {
   Process(const Process&) = delete;
   Process& operator=(const Process&) = delete;
   ~Process() {
-    if (!reaped_) {
-      ::kill(-pid_, SIGKILL);
-      ::kill(pid_, SIGKILL);
-      int raw = 0;
-      ::waitpid(pid_, &raw, 0);
-    }
+    if (!reaped_) stop();
     std::fclose(out_);
     std::fclose(err_);
   }
@@ -111,10 +106,7 @@ class Process {
       }
       if (Clock::now() >= deadline) {
         o.timed_out = true;
-        ::kill(-pid_, SIGKILL);
-        ::kill(pid_, SIGKILL);
-        ::waitpid(pid_, &raw, 0);
-        reaped_ = true;
+        raw = stop();
         break;
       }
       std::this_thread::sleep_for(10ms);
@@ -128,6 +120,28 @@ class Process {
   }
 
  private:
+  // SIGTERM first (mpirun passes it on to its ranks, which it puts in process groups of
+  // their own), then SIGKILL to the child's group after 3 s. Returns the wait status.
+  int stop() {
+    int raw = 0;
+    ::kill(pid_, SIGTERM);
+    const auto deadline = Clock::now() + 3s;
+    while (Clock::now() < deadline) {
+      if (::waitpid(pid_, &raw, WNOHANG) == pid_) {
+        reaped_ = true;
+        break;
+      }
+      std::this_thread::sleep_for(10ms);
+    }
+    ::kill(-pid_, SIGKILL);  // whatever is left of the group
+    if (!reaped_) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, &raw, 0);
+      reaped_ = true;
+    }
+    return raw;
+  }
+
   static std::string read_all(std::FILE* f) {
     std::string text;
     char buffer[8192];
