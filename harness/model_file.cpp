@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "harness/config_error.hpp"
+#include "harness/config_text.hpp"
 #include "harness/suggest.hpp"
 #include "workloads/spec_error.hpp"
 
@@ -100,32 +101,6 @@ std::int64_t line_of(const toml::node& node, const toml::key& key) {
   return static_cast<std::int64_t>(line > 0 ? line : key.source().begin.line);
 }
 
-std::string describe(toml::node_type type) {
-  switch (type) {
-    case toml::node_type::none:
-      return "nothing";
-    case toml::node_type::table:
-      return "a table";
-    case toml::node_type::array:
-      return "an array";
-    case toml::node_type::string:
-      return "a string";
-    case toml::node_type::integer:
-      return "an integer";
-    case toml::node_type::floating_point:
-      return "a float";
-    case toml::node_type::boolean:
-      return "a boolean";
-    case toml::node_type::date:
-      return "a date";
-    case toml::node_type::time:
-      return "a time";
-    case toml::node_type::date_time:
-      return "a date-time";
-  }
-  return "an unknown value";
-}
-
 // One top-level entry of the file, with what error messages need to point at it.
 struct Entry {
   std::string_view key;
@@ -137,7 +112,7 @@ struct Entry {
     throw ConfigError(*source, line, std::string(key), problem);
   }
   [[noreturn]] void wrong_type(std::string_view expected) const {
-    fail("expected " + std::string(expected) + ", found " + describe(node->type()));
+    fail("expected " + std::string(expected) + ", found " + describe_toml_type(node->type()));
   }
 
   std::int64_t as_size() const {
@@ -238,28 +213,6 @@ void validate_spec(const ModelSpec& spec, const toml::table& table, const std::s
   }
 }
 
-std::string read_file(const std::filesystem::path& path) {
-  const std::string source = path.string();
-  std::error_code ec;
-  const auto status = std::filesystem::status(path, ec);
-  if (status.type() == std::filesystem::file_type::not_found) {
-    throw ConfigError(source, 0, "", "file does not exist");
-  }
-  if (ec) throw ConfigError(source, 0, "", "cannot be read: " + ec.message());
-  if (std::filesystem::is_directory(status)) {
-    throw ConfigError(source, 0, "", "cannot be read: it is a directory, not a file");
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    const std::error_code why(errno, std::generic_category());
-    throw ConfigError(source, 0, "", "cannot be read: " + why.message());
-  }
-  std::ostringstream contents;
-  contents << in.rdbuf();
-  if (in.bad()) throw ConfigError(source, 0, "", "cannot be read: I/O error while reading");
-  return std::move(contents).str();
-}
-
 }  // namespace
 
 workloads::ModelSpec parse_model_toml(std::string_view text, const std::string& source_name) {
@@ -283,11 +236,11 @@ workloads::ModelSpec parse_model_toml(std::string_view text, const std::string& 
 }
 
 workloads::ModelSpec load_model_toml(const std::filesystem::path& path) {
-  return parse_model_toml(read_file(path), path.string());
+  return parse_model_toml(read_config_file(path, "file does not exist", "cannot be read: "), path.string());
 }
 
 workloads::ModelSpec load_model_hf_json(const std::filesystem::path& path) {
-  return parse_model_hf_json(read_file(path), path.string());
+  return parse_model_hf_json(read_config_file(path, "file does not exist", "cannot be read: "), path.string());
 }
 
 }  // namespace ckpt::harness

@@ -70,37 +70,37 @@ int run_cases(const RunOptions& o, Comm& comm, std::ostream& out, std::ostream& 
 }  // namespace
 
 int run_campaign(const RunOptions& o, std::ostream& out, std::ostream& err) {
-  const std::unique_ptr<Comm> comm = make_comm();
+  const std::unique_ptr<Comm> owned = make_comm();
+  Comm& comm = *owned;
   try {
-    return run_cases(o, *comm, out, err);
+    return run_cases(o, comm, out, err);
   } catch (const ConfigError& e) {
-    if (comm->rank() == 0) err << "ckptbench: error: " << e.what() << '\n';
+    if (comm.rank() == 0) err << "ckptbench: error: " << e.what() << '\n';
     return 2;
   } catch (const SetupError& e) {
-    if (comm->rank() == 0) err << "ckptbench: error: " << e.what() << '\n';
+    if (comm.rank() == 0) err << "ckptbench: error: " << e.what() << '\n';
     return 2;
   } catch (const std::exception& e) {
     // Only this process failed: end them all rather than leave the others in a collective.
-    err << "ckptbench: error on process " << comm->rank() << ": " << e.what() << '\n';
-    if (comm->size() > 1) comm->abort(3);
+    err << "ckptbench: error on process " << comm.rank() << ": " << e.what() << '\n';
+    if (comm.size() > 1) comm.abort(3);
     return 3;
   }
 }
 
 namespace {
 
-int run_cases(const RunOptions& o, Comm& comm_ref, std::ostream& out, std::ostream& err) {
-  Comm* comm = &comm_ref;
-  const bool root = comm->rank() == 0;
+int run_cases(const RunOptions& o, Comm& comm, std::ostream& out, std::ostream& err) {
+  const bool root = comm.rank() == 0;
   const Campaign campaign = load_campaign(o.campaign, o.overrides);
   if (o.dry_run) {
-    if (root) describe_cases(campaign, comm->size(), out);
+    if (root) describe_cases(campaign, comm.size(), out);
     return 0;
   }
   const SignalGuard signals;
   std::optional<ResultsWriter> writer;
   if (root) writer.emplace(o.output, campaign.name);
-  RunContext ctx{*comm, parse_phase(o.phase), signals.flag(), err};
+  RunContext ctx{comm, parse_phase(o.phase), signals.flag(), err};
   std::vector<CaseResult> results;
   int status = 0;
   for (const Case& c : campaign.cases) {

@@ -13,6 +13,7 @@
 #include "harness/campaign/campaign_case.hpp"
 #include "harness/campaign/campaign_settings.hpp"
 #include "harness/config_error.hpp"
+#include "harness/config_text.hpp"
 
 namespace ckpt::harness {
 namespace {
@@ -27,29 +28,6 @@ toml::table parse_document(std::string_view text, const std::string& source) {
     throw ConfigError(source, static_cast<std::int64_t>(e.source().begin.line), "",
                       "TOML syntax error: " + std::string(e.description()));
   }
-}
-
-std::string read_text(const std::filesystem::path& path) {
-  const std::string source = path.string();
-  std::error_code ec;
-  const auto status = std::filesystem::status(path, ec);
-  if (status.type() == std::filesystem::file_type::not_found) {
-    throw ConfigError(source, 0, "", "campaign file does not exist");
-  }
-  if (ec) throw ConfigError(source, 0, "", "campaign file cannot be read: " + ec.message());
-  if (std::filesystem::is_directory(status)) {
-    throw ConfigError(source, 0, "", "campaign file cannot be read: it is a directory, not a file");
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    const std::error_code why(errno, std::generic_category());
-    throw ConfigError(source, 0, "", "campaign file cannot be read: " + why.message());
-  }
-  std::ostringstream contents;
-  contents << in.rdbuf();
-  if (in.bad())
-    throw ConfigError(source, 0, "", "campaign file cannot be read: I/O error while reading");
-  return std::move(contents).str();
 }
 
 // The number of cases: the product of the sweep lengths.
@@ -105,7 +83,7 @@ Campaign parse_campaign(std::string_view text, const std::string& source,
 
 Campaign load_campaign(const std::filesystem::path& path,
                        const std::vector<std::string>& overrides) {
-  return parse_campaign(read_text(path), path.string(), overrides);
+  return parse_campaign(read_config_file(path, "campaign file does not exist", "campaign file cannot be read: "), path.string(), overrides);
 }
 
 }  // namespace ckpt::harness

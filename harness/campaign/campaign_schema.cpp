@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "harness/config_error.hpp"
+#include "harness/config_text.hpp"
 #include "harness/suggest.hpp"
 #include "workloads/dtype.hpp"
 
@@ -135,7 +136,7 @@ void check_range(const KeySpec& spec, std::int64_t value, const Where& where) {
 }
 
 [[noreturn]] void wrong_type(const KeySpec& spec, const toml::node& node, const Where& where) {
-  where.fail("expected " + expected(spec) + ", found " + describe(node.type()));
+  where.fail("expected " + expected(spec) + ", found " + describe_toml_type(node.type()));
 }
 
 const std::string& string_of(const KeySpec& spec, const toml::node& node, const Where& where) {
@@ -166,7 +167,7 @@ Value convert_rank_list(const KeySpec& spec, const toml::node& node, const Where
   for (const toml::node& element : *node.as_array()) {
     if (!element.is_integer()) {
       where.fail(
-          "expected " + expected(spec) + ", found " + describe(element.type()) + " at position " +
+          "expected " + expected(spec) + ", found " + describe_toml_type(element.type()) + " at position " +
           std::to_string(ranks.size() + 1) +
           (element.is_array() ? " (ranks.list is one list of ranks and cannot be swept)" : ""));
     }
@@ -335,32 +336,6 @@ std::int64_t parse_size(std::string_view text, const Where& where) {
     where.fail(shown + " is too large (at most 8 EiB)");
   }
   return whole * unit + part;
-}
-
-std::string describe(toml::node_type type) {
-  switch (type) {
-    case toml::node_type::none:
-      return "nothing";
-    case toml::node_type::table:
-      return "a table";
-    case toml::node_type::array:
-      return "an array";
-    case toml::node_type::string:
-      return "a string";
-    case toml::node_type::integer:
-      return "an integer";
-    case toml::node_type::floating_point:
-      return "a float";
-    case toml::node_type::boolean:
-      return "a boolean";
-    case toml::node_type::date:
-      return "a date";
-    case toml::node_type::time:
-      return "a time";
-    case toml::node_type::date_time:
-      return "a date-time";
-  }
-  return "an unknown value";
 }
 
 std::string expected(const KeySpec& spec) {

@@ -5,6 +5,8 @@
 
 #include <toml++/toml.h>
 
+#include "harness/config_text.hpp"
+
 #include <cstdint>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -73,7 +75,6 @@ Value convert(const KeySpec& spec, const toml::node& node, const Where& where);
 // ConfigError at `where` for negative, fractional-byte, overflowing or unparseable text.
 std::int64_t parse_size(std::string_view text, const Where& where);
 
-std::string describe(toml::node_type type);  // "an integer", "a string", ...
 std::string expected(const KeySpec& spec);   // what the key accepts, for "expected X, found Y"
 nlohmann::json to_json(const Value& value);
 

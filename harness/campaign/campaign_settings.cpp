@@ -165,7 +165,7 @@ Settings read_settings(const toml::table& document, const std::string& source) {
     if (!top.node->is_table()) {
       throw ConfigError(
           source, top.line, std::string(top.key),
-          "expected a table ([" + std::string(top.key) + "]), found " + describe(top.node->type()));
+          "expected a table ([" + std::string(top.key) + "]), found " + describe_toml_type(top.node->type()));
     }
     settings.table_lines[std::string(top.key)] = top.line;
     const std::vector<Found> inner = entries_in_order(*top.node->as_table(), top.key);
