@@ -69,7 +69,7 @@ bool CaseExecution::write_iteration(int iteration, bool last, std::vector<Iterat
         for (auto& t : nlohmann::json::parse(piece)) tensors.push_back(std::move(t));
       }
       commit_manifest(dir, make_manifest(c_, layout_.world_size(), selected_, std::move(tensors), first_step_ + iteration));
-      if (keeps(last)) record_latest_checkpoint(c_, dir);
+      if (keeps(last)) record_latest_checkpoint(c_, dir, first_step_ + iteration);
     } catch (const std::exception& e) {
       problem = fmt::format("checkpoint {}: manifest commit failed: {}", dir.string(), e.what());
     }

@@ -61,8 +61,12 @@ std::optional<std::string> find_latest_checkpoint(const Case& c, fs::path& dir) 
   return std::nullopt;
 }
 
-void record_latest_checkpoint(const Case& c, const fs::path& dir) {
+void record_latest_checkpoint(const Case& c, const fs::path& dir, std::int64_t step) {
+  // `latest` holds the directory name, as DeepSpeed's does; Megatron keeps the number apart.
   write_file_atomically(case_directory(c) / "latest", dir.filename().string() + "\n");
+  if (c.directory_layout == DirectoryLayout::megatron) {
+    write_file_atomically(case_directory(c) / "latest_checkpointed_iteration.txt", std::to_string(step) + "\n");
+  }
 }
 
 }  // namespace ckpt::harness

@@ -19,7 +19,8 @@ std::optional<std::string> prepare_target_for_checkpoint(const Case& c);
 // The newest complete checkpoint of a case (named by its `latest` file), or the problem.
 std::optional<std::string> find_latest_checkpoint(const Case& c, std::filesystem::path& dir);
 
-// Records `dir` as the case's newest complete checkpoint (atomic write of case-dir/latest).
-void record_latest_checkpoint(const Case& c, const std::filesystem::path& dir);
+// Records `dir` (checkpoint number `step`) as the case's newest complete checkpoint: atomic
+// writes of case-dir/latest and, for the megatron layout, latest_checkpointed_iteration.txt.
+void record_latest_checkpoint(const Case& c, const std::filesystem::path& dir, std::int64_t step);
 
 }  // namespace ckpt::harness
