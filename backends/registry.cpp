@@ -9,6 +9,9 @@
 #if CKPT_HAVE_BACKEND_POSIX
 #include "backends/posix/posix_backend.hpp"
 #endif
+#if CKPT_HAVE_BACKEND_URING
+#include "backends/uring/uring_backend.hpp"
+#endif
 #if CKPT_HAVE_BACKEND_NULL
 #include "backends/null/null_backend.hpp"
 #endif
@@ -58,6 +61,8 @@ Entry unavailable(std::string_view name, std::string_view description, std::stri
 std::vector<Entry> registered() {
   constexpr std::string_view posix_text =
       "POSIX pread/pwrite; O_DIRECT, fallocate, fsync/fdatasync, threads";
+  constexpr std::string_view uring_text =
+      "Linux io_uring (liburing): queued asynchronous I/O; O_DIRECT, registered buffers";
   constexpr std::string_view null_text = "no I/O: measures the harness's own overhead";
   std::vector<Entry> entries;
 #if CKPT_HAVE_BACKEND_POSIX
@@ -65,8 +70,15 @@ std::vector<Entry> registered() {
 #else
   entries.push_back(disabled("posix", posix_text));
 #endif
+#if CKPT_HAVE_BACKEND_URING
+  entries.push_back(compiled("uring", uring_text, &construct<uring::UringBackend>));
+#elif CKPT_URING_NOT_FOUND
   entries.push_back(
-      unavailable("uring", "Linux io_uring (liburing): queued asynchronous I/O", kNotBuilt));
+      unavailable("uring", uring_text,
+                  "liburing not found at configure time (install liburing-dev, then reconfigure)"));
+#else
+  entries.push_back(disabled("uring", uring_text));
+#endif
   entries.push_back(
       unavailable("mpiio", "MPI-IO: independent or collective file access", kNotBuilt));
   entries.push_back(unavailable("hdf5", "HDF5 datasets (serial or parallel HDF5)", kNotBuilt));

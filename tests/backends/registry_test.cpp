@@ -60,12 +60,22 @@ TEST(Registry, PosixAndNullFollowTheirOptions) {
 }
 
 TEST(Registry, FutureBackendsAreListedAsNotBuilt) {
-  for (const std::string name : {"uring", "mpiio", "hdf5", "gds"}) {
+  for (const std::string name : {"mpiio", "hdf5", "gds"}) {
     const BackendInfo b = find(name);
     EXPECT_FALSE(b.available) << name;
     EXPECT_EQ(b.reason, "not built yet") << name;
   }
   EXPECT_EQ(find("uring").cmake_option, "CKPT_BACKEND_URING");
+}
+
+TEST(Registry, UringFollowsItsOption) {
+  const BackendInfo uring = find("uring");
+  EXPECT_EQ(uring.available, bool{CKPT_EXPECT_BACKEND_URING});
+  if (!uring.available) {
+    EXPECT_TRUE(contains(uring.reason, "CKPT_BACKEND_URING=OFF") ||
+                contains(uring.reason, "liburing not found"))
+        << uring.reason;
+  }
 }
 
 TEST(Registry, MakesTheAvailableBackends) {
@@ -93,10 +103,13 @@ TEST(Registry, UnrelatedNameSuggestsNothingButListsTheBackends) {
 }
 
 TEST(Registry, UnbuiltBackendExplainsWhyAndHow) {
-  const std::string message = make_error("uring");
-  EXPECT_TRUE(contains(message, "`uring` is not available")) << message;
-  EXPECT_TRUE(contains(message, "not built yet")) << message;
-  EXPECT_TRUE(contains(message, "CKPT_BACKEND_URING")) << message;
+  for (const BackendInfo& b : list_backends()) {
+    if (b.available) continue;
+    const std::string message = make_error(b.name);
+    EXPECT_TRUE(contains(message, "`" + b.name + "` is not available")) << message;
+    EXPECT_TRUE(contains(message, b.reason)) << message;
+    EXPECT_TRUE(contains(message, b.cmake_option)) << message;
+  }
 }
 
 TEST(Registry, BadSettingsAreRejectedByTheBackend) {
