@@ -79,6 +79,7 @@ IoOutcome Backend::run(const IoPlan& plan, MemoryView memory, Direction directio
   } catch (const IoError& e) {
     outcome.error = e.what();
   }
+  outcome.notes = notes();
   return outcome;
 }
 

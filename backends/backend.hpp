@@ -57,6 +57,7 @@ struct IoSettings {
   bool fallocate = false;                 // reserve file_size before writing
   int threads = 1;                        // worker threads for the transfer
   int queue_depth = 1;                    // requests in flight per thread (async backends)
+  bool sqpoll = false;                    // kernel submission polling (uring); others reject it
 };
 
 // Seconds spent in each phase of one write or read, measured by Backend's entry points.
@@ -73,6 +74,7 @@ struct IoOutcome {
   PhaseTimes phases;
   std::uint64_t bytes = 0;           // bytes moved; the plan's bytes when ok()
   std::optional<std::string> error;  // the first I/O error, with context
+  std::vector<std::string> notes;    // conditions the results should record (e.g. a fallback)
   bool ok() const { return !error; }
 };
 
@@ -110,6 +112,9 @@ class Backend {
 
   virtual std::string_view name() const = 0;
   virtual Capabilities capabilities() const = 0;
+  // What the last write or read fell back from or worked around, one line each (e.g. "buffer
+  // registration refused: RLIMIT_MEMLOCK"); copied into IoOutcome::notes. Default: none.
+  virtual std::vector<std::string> notes() const { return {}; }
 
   IoOutcome write(const IoPlan& plan, MemoryView memory);
   IoOutcome read(const IoPlan& plan, MemoryView memory);

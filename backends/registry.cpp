@@ -71,7 +71,9 @@ std::vector<Entry> registered() {
   entries.push_back(disabled("posix", posix_text));
 #endif
 #if CKPT_HAVE_BACKEND_URING
-  entries.push_back(compiled("uring", uring_text, &construct<uring::UringBackend>));
+  entries.push_back(compiled("uring", uring_text, [](const IoSettings& settings) -> std::unique_ptr<Backend> {
+    return std::make_unique<uring::UringBackend>(settings, uring::UringOptions{.sqpoll = settings.sqpoll});
+  }));
 #elif CKPT_URING_NOT_FOUND
   entries.push_back(
       unavailable("uring", uring_text,

@@ -29,6 +29,9 @@ void validate(const IoSettings& settings) {
     throw std::invalid_argument("posix: `threads` must be at least 1 (got " +
                                 std::to_string(settings.threads) + ")");
   }
+  if (settings.sqpoll) {
+    throw std::invalid_argument("posix: `sqpoll` needs a submission ring; use the uring backend or sqpoll = false");
+  }
   if (settings.queue_depth != 1) {
     throw std::invalid_argument("posix: `queue_depth` must be 1 (got " +
                                 std::to_string(settings.queue_depth) +

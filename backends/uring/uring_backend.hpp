@@ -48,7 +48,7 @@ class UringBackend final : public Backend {
   // worker's ring. False before the first transfer and for a plan of zero bytes.
   bool buffers_registered() const;
   // What the last write or read fell back from (registration refused, …), one line each.
-  std::vector<std::string> notes() const;
+  std::vector<std::string> notes() const override;
 
  protected:
   // With `direct`, first checks every extent's file offset and length against

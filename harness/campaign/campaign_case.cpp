@@ -192,6 +192,7 @@ void fill_io(Case& c, const CaseValues& v) {
   c.io.fallocate = v.boolean("backend.fallocate");
   c.io.threads = static_cast<int>(v.integer("backend.threads"));  // capped at INT_MAX
   c.io.queue_depth = static_cast<int>(v.integer("backend.queue_depth"));
+  c.io.sqpoll = v.boolean("backend.sqpoll");
   settle_alignment(c, v);
   c.data = enum_named(v.text("data.pattern"), kPatterns, data_pattern_name);
   c.seed = static_cast<std::uint64_t>(v.integer("data.seed"));

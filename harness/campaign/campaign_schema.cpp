@@ -105,6 +105,7 @@ std::vector<KeySpec> build_keys() {
       bool_key("backend", "fallocate", false),
       int_key("backend", "threads", 1, 1, kIntMax),
       int_key("backend", "queue_depth", 1, 1, kIntMax),
+      bool_key("backend", "sqpoll", false),
       size_key("backend", "direct_alignment", 4096, 1),
       choice_key("data", "pattern", "random", {"random", "zeros", "bf16"}),
       int_key("data", "seed", 1, 0),

@@ -37,6 +37,7 @@ class CaseExecution {
                                         const std::vector<double>& manifest_s) const;
   std::filesystem::path step_dir(int iteration) const;
   bool fail(const std::string& error);
+  void add_notes(const IterationTiming& timing);
 
   const Case& c_;
   RunContext& ctx_;

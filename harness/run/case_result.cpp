@@ -51,6 +51,7 @@ nlohmann::json to_json(const CaseResult& r) {
                    {"checkpoint_dir", r.checkpoint_dir.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.checkpoint_dir)},
                    {"config_hash", config_hash(c)},
                    {"config", c.config},
+                   {"notes", r.notes},
                    {"environment", r.environment}};
   j["environment"]["config_hash"] = j["config_hash"];
   j["environment"]["cache_policy"] = r.cache_policy_applied;

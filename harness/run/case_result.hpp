@@ -47,6 +47,7 @@ struct CaseResult {
   double fill_seconds = 0;
   std::string cache_policy_applied;           // what actually happened before restore
   std::string checkpoint_dir;                 // kept checkpoint, if any
+  std::vector<std::string> notes;             // what backends fell back from (e.g. buffer registration)
   nlohmann::json environment = nlohmann::json::object();
 };
 

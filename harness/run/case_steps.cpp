@@ -42,6 +42,12 @@ void retarget(std::vector<RankPlan>& plans, const fs::path& from, const fs::path
   }
 }
 
+void CaseExecution::add_notes(const IterationTiming& timing) {
+  for (const std::string& note : timing.notes) {
+    if (std::find(result_.notes.begin(), result_.notes.end(), note) == result_.notes.end()) result_.notes.push_back(note);
+  }
+}
+
 bool CaseExecution::keeps(bool last) const { return last && (c_.keep || phase_ == PhaseSelection::checkpoint); }
 
 bool CaseExecution::write_iteration(int iteration, bool last, std::vector<IterationTiming>* timings,
@@ -53,6 +59,7 @@ bool CaseExecution::write_iteration(int iteration, bool last, std::vector<Iterat
   create_parent_directories(write_plans_);
   const ProcessSample sample = timed_transfer(*backend_, write_plans_, write_buffers_, true, comm_);
   const IterationTiming timing = gather_timing(sample, comm_);
+  add_notes(timing);
   if (!comm_.all(sample.error.empty())) {
     return fail(fmt::format("checkpoint {} failed: {} — it has no manifest, so it counts as incomplete and restore "
                             "refuses it; earlier complete checkpoints are untouched",
@@ -96,6 +103,7 @@ bool CaseExecution::read_iteration(bool last, std::vector<IterationTiming>* timi
   for (HostBuffer& b : buffers) b.zero();
   const ProcessSample sample = timed_transfer(*backend_, plans, buffers, false, comm_);
   const IterationTiming timing = gather_timing(sample, comm_);
+  add_notes(timing);
   if (!comm_.all(sample.error.empty())) {
     return fail(fmt::format("restore of {} failed: {}", planned_dir_.string(), comm_.broadcast(timing.first_error)));
   }

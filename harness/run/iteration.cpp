@@ -44,6 +44,9 @@ ProcessSample timed_transfer(backends::Backend& backend, const std::vector<RankP
         write ? backend.write(plans[i].io, buffers[i].view()) : backend.read(plans[i].io, buffers[i].view());
     add_phases(sample.phases, outcome.phases);
     sample.rank_seconds.push_back(outcome.phases.total());
+    for (const std::string& note : outcome.notes) {
+      if (std::find(sample.notes.begin(), sample.notes.end(), note) == sample.notes.end()) sample.notes.push_back(note);
+    }
     if (!outcome.ok()) {
       sample.error = fmt::format("rank {}: {}", plans[i].rank, *outcome.error);
       break;
@@ -56,13 +59,17 @@ ProcessSample timed_transfer(backends::Backend& backend, const std::vector<RankP
 IterationTiming gather_timing(const ProcessSample& mine, Comm& comm) {
   const nlohmann::json j{{"s", mine.seconds}, {"o", mine.phases.open}, {"t", mine.phases.transfer},
                          {"y", mine.phases.sync}, {"c", mine.phases.close}, {"e", mine.error},
-                         {"r", mine.rank_seconds}};
+                         {"r", mine.rank_seconds}, {"n", mine.notes}};
   IterationTiming timing;
   std::vector<double> seconds;
   std::vector<double> ranks;
   for (const std::string& text : comm.gather(j.dump())) {
     const auto p = nlohmann::json::parse(text);
     for (double r : p.at("r")) ranks.push_back(r);
+    for (const auto& n : p.at("n")) {
+      const auto note = n.get<std::string>();
+      if (std::find(timing.notes.begin(), timing.notes.end(), note) == timing.notes.end()) timing.notes.push_back(note);
+    }
     const double s = p.at("s").get<double>();
     seconds.push_back(s);
     if (s >= timing.seconds) {

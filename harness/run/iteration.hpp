@@ -18,6 +18,7 @@ struct ProcessSample {
   std::vector<double> rank_seconds;  // each modeled rank's plan, as the backend timed it
   backends::PhaseTimes phases;
   std::string error;
+  std::vector<std::string> notes;    // the backend's notes (fallbacks), without repeats
 };
 
 // Times one write (or read) of every plan into/from its buffer, starting after a barrier.
@@ -32,6 +33,7 @@ struct IterationTiming {
   Spread rank_seconds;
   backends::PhaseTimes phases;
   std::string first_error;
+  std::vector<std::string> notes;  // every process's notes, without repeats
 };
 IterationTiming gather_timing(const ProcessSample& mine, Comm& comm);
 

@@ -154,7 +154,7 @@ TEST(Campaign, ConfigHoldsEveryKeyAsTheUserSeesIt) {
     "strategy": {"mapping": "file_per_rank", "layout": "dcp", "alignment": 0, "chunk_bytes": 0,
                  "coalesce_bytes": 0},
     "backend": {"name": "posix", "direct": false, "sync": "fsync", "fallocate": false,
-                "threads": 1, "queue_depth": 1, "direct_alignment": 4096},
+                "threads": 1, "queue_depth": 1, "sqpoll": false, "direct_alignment": 4096},
     "data": {"pattern": "random", "seed": 1, "verify": true},
     "cache": {"policy": "drop"}
   })");
@@ -359,7 +359,7 @@ TEST(Campaign, UnknownKeySuggestsTheClosestKeyOfItsTable) {
   EXPECT_EQ(
       message_of(kBase + "[backend.uring]\nqdepth = 4\n"),
       "c.toml:6: `backend.uring`: unknown key ([backend] takes name, direct, sync, fallocate, "
-      "threads, queue_depth, direct_alignment)");
+      "threads, queue_depth, sqpoll, direct_alignment)");
 }
 
 TEST(Campaign, UnknownTableSuggestsTheClosestTable) {
