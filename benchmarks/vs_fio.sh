@@ -23,10 +23,14 @@ usage: benchmarks/vs_fio.sh [options]
   --direct-sync P    fsync or none: fsync at the end of the O_DIRECT writes (default fsync;
                      buffered writes always fsync)
   --settle SECONDS   pause after each cache drop before the run starts (default 5; see below)
+  --warmup 0|1       1: each measured run is preceded, in the same tool invocation, by one
+                     unmeasured run of the same kind on another fresh file that is then
+                     deleted (ckptbench campaign.warmup = 1; fio a first job with unlink=1, or
+                     a first read of the file); default 0: cold runs, as the task specifies
   --no-reads         skip the read comparison
   --dir DIR          scratch directory for data files, configs and results (default
                      <repo>/build/vs_fio, on the same file system as the build tree)
-  --ckptbench PATH   the binary (default <repo>/build/bin/ckptbench); copied into --dir first
+  --ckptbench PATH   the binary (default <repo>/build/bin/ckptbench); copied into the run directory
                      so a rebuild during the run cannot change it
   --fio PATH         fio binary (default: fio on PATH)
   --keep             keep the data files (default: removed at the end)
@@ -53,6 +57,7 @@ null_reps=
 modes_arg=direct,buffered
 direct_sync=fsync
 settle=5
+warmup=0
 do_reads=1
 dir="$repo/build/vs_fio"
 ckptbench="$repo/build/bin/ckptbench"
@@ -68,6 +73,7 @@ while [[ $# -gt 0 ]]; do
     --modes) modes_arg=${2:?--modes needs a value}; shift 2 ;;
     --direct-sync) direct_sync=${2:?--direct-sync needs a value}; shift 2 ;;
     --settle) settle=${2:?--settle needs a value}; shift 2 ;;
+    --warmup) warmup=${2:?--warmup needs a value}; shift 2 ;;
     --no-reads) do_reads=0; shift ;;
     --dir) dir=${2:?--dir needs a value}; shift 2 ;;
     --ckptbench) ckptbench=${2:?--ckptbench needs a value}; shift 2 ;;
@@ -103,7 +109,7 @@ def fio_record(mode, op, rep, path):
         text = f.read()
     # fio may print notes before the JSON object.
     d = json.loads(text[text.index("{"):])
-    job = d["jobs"][0]
+    job = [j for j in d["jobs"] if j["jobname"] == "vs-fio"][0]
     if job.get("error", 0) != 0:
         sys.exit(f"vs_fio: fio job failed (error {job['error']}); see {path}")
     x = job[op]
@@ -245,6 +251,7 @@ command -v "$fio_bin" >/dev/null || die "fio not found (apt-get install fio, or 
 [[ $reps =~ ^[1-9][0-9]*$ ]] || die "--reps must be a positive integer (got $reps)"
 [[ $null_reps =~ ^[1-9][0-9]*$ ]] || die "--null-reps must be a positive integer (got $null_reps)"
 [[ $direct_sync == fsync || $direct_sync == none ]] || die "--direct-sync must be fsync or none"
+[[ $warmup == 0 || $warmup == 1 ]] || die "--warmup must be 0 or 1 (got $warmup)"
 [[ $settle =~ ^[0-9]+([.][0-9]+)?$ ]] || die "--settle must be a number of seconds (got $settle)"
 bytes=$(py size "$bytes_arg") || exit 2
 block=$(py size "$block_arg") || exit 2
@@ -330,7 +337,7 @@ create_target = true
 overwrite = true
 keep = true
 iterations = 1
-warmup = 0
+warmup = $warmup
 
 [model]
 name = "$model"
@@ -373,12 +380,23 @@ fio_cmd=()
 set_fio_cmd() {  # mode op file: fills fio_cmd
   local direct=0
   [[ $1 == direct ]] && direct=1
-  fio_cmd=("$fio_bin" --name=vs-fio --ioengine=psync --rw="$2" --bs="$block" --size="$bytes"
-    --direct="$direct")
+  fio_cmd=("$fio_bin" --ioengine=psync --rw="$2" --bs="$block" --size="$bytes" --direct="$direct")
   if [[ $2 == write && $(sync_of "$1") == fsync ]]; then fio_cmd+=(--end_fsync=1); fi
   # fallocate=none: fio would otherwise preallocate the file before its clock starts, which
   # ckptbench (backend.fallocate = false) does not do; both then allocate while writing.
-  fio_cmd+=(--fallocate=none --numjobs=1 --filename="$3" --output-format=json)
+  fio_cmd+=(--fallocate=none --numjobs=1 --output-format=json)
+  if (( warmup )); then
+    # Like ckptbench's warm-up iteration: a write to a fresh file that is deleted when done,
+    # or a read of the same file (the measured job's invalidate=1 then evicts it again).
+    if [[ $2 == write ]]; then
+      fio_cmd+=(--name=warmup --filename="$3.warmup" --unlink=1)
+    else
+      fio_cmd+=(--name=warmup --filename="$3")
+    fi
+    fio_cmd+=(--name=vs-fio --stonewall --filename="$3")
+  else
+    fio_cmd+=(--name=vs-fio --filename="$3")
+  fi
 }
 
 run_fio() {  # mode op rep
@@ -405,10 +423,10 @@ run_ckptbench() {  # mode op rep tool [extra ckptbench arguments...]
 }
 
 kernel=$(uname -r)
-fs_type=$(stat -f -c %T "$data_dir")
+fs_type=$(df --output=fstype "$data_dir" | tail -1)
 rev=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)
 echo "vs_fio: $bytes bytes per run ($(( bytes / block )) requests of $block bytes), $reps alternating pairs per mode,"
-echo "        modes ${modes[*]}, direct sync $direct_sync, settle ${settle}s; kernel $kernel, $fs_type at $data_dir;"
+echo "        modes ${modes[*]}, direct sync $direct_sync, settle ${settle}s, warm-up $warmup; kernel $kernel, $fs_type at $data_dir;"
 echo "        ckptbench $ckptbench (rev $rev), $("$fio_bin" --version); files in $run_dir"
 for m in "${modes[@]}"; do
   set_fio_cmd "$m" write "$data_dir/fio-$m.dat"
@@ -434,10 +452,13 @@ for m in "${modes[@]}"; do
   done
 done
 
-meta=$("$PY" -c 'import json,sys; print(json.dumps({"bytes": int(sys.argv[1]), "block": int(sys.argv[2]),
-  "reps": int(sys.argv[3]), "modes": sys.argv[4].split(","), "direct_sync": sys.argv[5], "settle_seconds": float(sys.argv[11]), "kernel": sys.argv[6],
-  "fs_type": sys.argv[7], "ckptbench_rev": sys.argv[8], "fio": sys.argv[9], "data_dir": sys.argv[10]}))' \
-  "$bytes" "$block" "$reps" "$(IFS=,; echo "${modes[*]}")" "$direct_sync" "$kernel" "$fs_type" "$rev" \
-  "$("$fio_bin" --version)" "$data_dir" "$settle")
+meta=$("$PY" -c '
+import json, sys
+a = sys.argv[1:]
+print(json.dumps({"bytes": int(a[0]), "block": int(a[1]), "reps": int(a[2]), "modes": a[3].split(","),
+                  "direct_sync": a[4], "settle_seconds": float(a[5]), "warmup": int(a[6]), "kernel": a[7],
+                  "fs_type": a[8], "ckptbench_rev": a[9], "fio": a[10], "data_dir": a[11]}))' \
+  "$bytes" "$block" "$reps" "$(IFS=,; echo "${modes[*]}")" "$direct_sync" "$settle" "$warmup" "$kernel" \
+  "$fs_type" "$rev" "$("$fio_bin" --version)" "$data_dir")
 py summary "$records" "$run_dir/summary.json" 0.9 0.02 "$meta"
 exit 0
