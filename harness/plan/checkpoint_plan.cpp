@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <fmt/format.h>
 #include <map>
+#include <optional>
 #include <string_view>
 
 #include "harness/plan/extent_builder.hpp"
@@ -78,11 +79,35 @@ struct FileGroup {
   std::vector<workloads::Shard> shards;
 };
 
+// file_per_tensor with coalescing packs tensors smaller than coalesce_bytes into shared
+// files of up to coalesce_bytes each (TorchSnapshot / ByteCheckpoint-style small-tensor
+// buckets); larger tensors keep a file of their own.
+class TensorPacker {
+ public:
+  explicit TensorPacker(const Case& c) : limit_(c.mapping == Mapping::file_per_tensor ? c.coalesce_bytes : 0) {}
+
+  std::optional<std::string> pack(std::int64_t rank, std::uint64_t bytes) {
+    if (limit_ == 0 || bytes >= limit_) return std::nullopt;
+    if (filled_ > 0 && filled_ + bytes > limit_) {
+      ++index_;
+      filled_ = 0;
+    }
+    filled_ += bytes;
+    return fmt::format("r{:05d}/packed_{:04d}.bin", rank, index_);
+  }
+
+ private:
+  std::uint64_t limit_;
+  std::uint64_t filled_ = 0;
+  std::int64_t index_ = 0;
+};
+
 std::vector<FileGroup> group_by_file(const workloads::Layout& layout, const Case& c, std::int64_t rank) {
   std::vector<FileGroup> groups;
   std::map<std::string, std::size_t> index;
+  TensorPacker packer(c);
   for (workloads::Shard& s : layout.shards(rank)) {
-    std::string file = shard_file(c, layout, rank, s);
+    std::string file = packer.pack(rank, scaled_bytes(s, c.scale)).value_or(shard_file(c, layout, rank, s));
     auto [it, inserted] = index.try_emplace(file, groups.size());
     if (inserted) groups.push_back({std::move(file), {}});
     groups[it->second].shards.push_back(std::move(s));

@@ -154,6 +154,29 @@ TEST(CheckpointPlan, CoalescingMergesAndChunkingSplits) {
   EXPECT_EQ(direct[0].length, 4096u);
 }
 
+TEST(CheckpointPlan, FilePerTensorCoalescingPacksSmallTensors) {
+  Case c = small_case(Mapping::file_per_tensor);
+  c.coalesce_bytes = 64 * 1024;
+  const auto plans = plan_all(c);
+  expect_no_overlap(plans);
+  const workloads::Layout layout(c.model, c.parallel, c.state);
+  for (const RankPlan& p : plans) {
+    std::map<std::string, std::uint64_t> bytes_per_file;
+    for (const PlacedShard& s : p.shards) {
+      bytes_per_file[s.file] += s.bytes;
+      const bool packed = s.file.find("packed_") != std::string::npos;
+      EXPECT_EQ(packed, s.bytes < c.coalesce_bytes) << s.shard.name;
+    }
+    for (const auto& [file, bytes] : bytes_per_file) {
+      if (file.find("packed_") != std::string::npos) {
+        EXPECT_LE(bytes, c.coalesce_bytes) << file;
+      }
+    }
+    EXPECT_LT(p.io.files.size(), layout.shards(p.rank).size()) << "rank " << p.rank;
+    EXPECT_EQ(p.io.files.size(), bytes_per_file.size());
+  }
+}
+
 TEST(CheckpointPlan, FrameworkFileNames) {
   Case c = small_case(Mapping::file_per_rank);
   const workloads::Layout layout(c.model, c.parallel, c.state);
