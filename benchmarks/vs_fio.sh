@@ -27,6 +27,9 @@ usage: benchmarks/vs_fio.sh [options]
                      unmeasured run of the same kind on another fresh file that is then
                      deleted (ckptbench campaign.warmup = 1; fio a first job with unlink=1, or
                      a first read of the file); default 0: cold runs, as the task specifies
+  --fio-footprint    give fio as much resident buffer memory as ckptbench (iodepth = bytes /
+                     block: psync still issues one request at a time, but fio allocates and
+                     fills that many blocks); default: fio's usual single block
   --no-reads         skip the read comparison
   --dir DIR          scratch directory for data files, configs and results (default
                      <repo>/build/vs_fio, on the same file system as the build tree)
@@ -58,6 +61,7 @@ modes_arg=direct,buffered
 direct_sync=fsync
 settle=5
 warmup=0
+fio_footprint=0
 do_reads=1
 dir="$repo/build/vs_fio"
 ckptbench="$repo/build/bin/ckptbench"
@@ -74,6 +78,7 @@ while [[ $# -gt 0 ]]; do
     --direct-sync) direct_sync=${2:?--direct-sync needs a value}; shift 2 ;;
     --settle) settle=${2:?--settle needs a value}; shift 2 ;;
     --warmup) warmup=${2:?--warmup needs a value}; shift 2 ;;
+    --fio-footprint) fio_footprint=1; shift ;;
     --no-reads) do_reads=0; shift ;;
     --dir) dir=${2:?--dir needs a value}; shift 2 ;;
     --ckptbench) ckptbench=${2:?--ckptbench needs a value}; shift 2 ;;
@@ -385,6 +390,8 @@ set_fio_cmd() {  # mode op file: fills fio_cmd
   # fallocate=none: fio would otherwise preallocate the file before its clock starts, which
   # ckptbench (backend.fallocate = false) does not do; both then allocate while writing.
   fio_cmd+=(--fallocate=none --numjobs=1 --output-format=json)
+  # fio caps a sync engine's queue depth at 1 but still allocates and fills iodepth buffers.
+  if (( fio_footprint )); then fio_cmd+=(--iodepth=$(( bytes / block ))); fi
   if (( warmup )); then
     # Like ckptbench's warm-up iteration: a write to a fresh file that is deleted when done,
     # or a read of the same file (the measured job's invalidate=1 then evicts it again).
@@ -426,7 +433,8 @@ kernel=$(uname -r)
 fs_type=$(df --output=fstype "$data_dir" | tail -1)
 rev=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)
 echo "vs_fio: $bytes bytes per run ($(( bytes / block )) requests of $block bytes), $reps alternating pairs per mode,"
-echo "        modes ${modes[*]}, direct sync $direct_sync, settle ${settle}s, warm-up $warmup; kernel $kernel, $fs_type at $data_dir;"
+echo "        modes ${modes[*]}, direct sync $direct_sync, settle ${settle}s, warm-up $warmup, fio footprint $fio_footprint;
+        kernel $kernel, $fs_type at $data_dir;"
 echo "        ckptbench $ckptbench (rev $rev), $("$fio_bin" --version); files in $run_dir"
 for m in "${modes[@]}"; do
   set_fio_cmd "$m" write "$data_dir/fio-$m.dat"
@@ -457,8 +465,9 @@ import json, sys
 a = sys.argv[1:]
 print(json.dumps({"bytes": int(a[0]), "block": int(a[1]), "reps": int(a[2]), "modes": a[3].split(","),
                   "direct_sync": a[4], "settle_seconds": float(a[5]), "warmup": int(a[6]), "kernel": a[7],
-                  "fs_type": a[8], "ckptbench_rev": a[9], "fio": a[10], "data_dir": a[11]}))' \
+                  "fs_type": a[8], "ckptbench_rev": a[9], "fio": a[10], "data_dir": a[11],
+                  "fio_footprint": int(a[12])}))' \
   "$bytes" "$block" "$reps" "$(IFS=,; echo "${modes[*]}")" "$direct_sync" "$settle" "$warmup" "$kernel" \
-  "$fs_type" "$rev" "$("$fio_bin" --version)" "$data_dir")
+  "$fs_type" "$rev" "$("$fio_bin" --version)" "$data_dir" "$fio_footprint")
 py summary "$records" "$run_dir/summary.json" 0.9 0.02 "$meta"
 exit 0
