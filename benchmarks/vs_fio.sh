@@ -30,6 +30,10 @@ usage: benchmarks/vs_fio.sh [options]
   --fio-footprint    give fio as much resident buffer memory as ckptbench (iodepth = bytes /
                      block: psync still issues one request at a time, but fio allocates and
                      fills that many blocks); default: fio's usual single block
+  --engine E         psync (default: ckptbench backend posix, one request at a time) or
+                     io_uring (ckptbench backend uring; both tools keep --iodepth requests
+                     in flight)
+  --iodepth N        queue depth with --engine io_uring (default 16)
   --no-reads         skip the read comparison
   --dir DIR          scratch directory for data files, configs and results (default
                      <repo>/build/vs_fio, on the same file system as the build tree)
@@ -62,6 +66,8 @@ direct_sync=fsync
 settle=5
 warmup=0
 fio_footprint=0
+engine=psync
+iodepth=16
 do_reads=1
 dir="$repo/build/vs_fio"
 ckptbench="$repo/build/bin/ckptbench"
@@ -79,6 +85,8 @@ while [[ $# -gt 0 ]]; do
     --settle) settle=${2:?--settle needs a value}; shift 2 ;;
     --warmup) warmup=${2:?--warmup needs a value}; shift 2 ;;
     --fio-footprint) fio_footprint=1; shift ;;
+    --engine) engine=${2:?--engine needs a value}; shift 2 ;;
+    --iodepth) iodepth=${2:?--iodepth needs a value}; shift 2 ;;
     --no-reads) do_reads=0; shift ;;
     --dir) dir=${2:?--dir needs a value}; shift 2 ;;
     --ckptbench) ckptbench=${2:?--ckptbench needs a value}; shift 2 ;;
@@ -89,6 +97,13 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 null_reps=${null_reps:-$reps}
+case "$engine" in
+  psync) backend=posix; queue_depth=1 ;;
+  io_uring) backend=uring; queue_depth=$iodepth ;;
+  *) die "--engine: unknown engine \`$engine' (psync, io_uring)" ;;
+esac
+[[ $iodepth =~ ^[1-9][0-9]*$ ]] || die "--iodepth: expected a positive integer, got \`$iodepth'"
+if [[ $engine == io_uring ]] && (( fio_footprint )); then die "--fio-footprint applies to --engine psync only"; fi
 
 # JSON parsing, sizes and medians. Debian's python3, standard library only.
 PY_HELPER=$(cat <<'PYEOF'
@@ -208,7 +223,7 @@ def summary(records, out_json, write_target, null_target, meta_json):
         outside = med([r["outside_backend_seconds"] for r in posix])
         share = n_med / p_med
         verdict = f"< {null_target:.0%}: " + ("ok" if share < null_target else "BELOW TARGET")
-        print(f"  {mode:<8} null {n_med*1e6:10.1f} us / posix {p_med:.4f} s = {share:.5%}  {verdict}")
+        print(f"  {mode:<8} null {n_med*1e6:10.1f} us / backend {p_med:.4f} s = {share:.5%}  {verdict}")
         print(f"  {'':<8} (posix runs: median time in write_seconds outside the backend's open/transfer/sync/close: "
               f"{outside*1e6:.1f} us = {outside/p_med:.5%})")
         out["null_overhead"].append({"mode": mode, "null_median_seconds": n_med, "posix_median_seconds": p_med,
@@ -363,11 +378,11 @@ chunk_bytes = $block
 coalesce_bytes = $(( bytes * 2 ))
 
 [backend]
-name = "posix"
+name = "$backend"
 direct = $direct
 sync = "$(sync_of "$m")"
 threads = 1
-queue_depth = 1
+queue_depth = $queue_depth
 
 [cache]
 policy = "drop"
@@ -385,7 +400,8 @@ fio_cmd=()
 set_fio_cmd() {  # mode op file: fills fio_cmd
   local direct=0
   [[ $1 == direct ]] && direct=1
-  fio_cmd=("$fio_bin" --ioengine=psync --rw="$2" --bs="$block" --size="$bytes" --direct="$direct")
+  fio_cmd=("$fio_bin" --ioengine="$engine" --rw="$2" --bs="$block" --size="$bytes" --direct="$direct")
+  if [[ $engine == io_uring ]]; then fio_cmd+=(--iodepth="$iodepth"); fi
   if [[ $2 == write && $(sync_of "$1") == fsync ]]; then fio_cmd+=(--end_fsync=1); fi
   # fallocate=none: fio would otherwise preallocate the file before its clock starts, which
   # ckptbench (backend.fallocate = false) does not do; both then allocate while writing.
@@ -433,7 +449,7 @@ kernel=$(uname -r)
 fs_type=$(df --output=fstype "$data_dir" | tail -1)
 rev=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)
 echo "vs_fio: $bytes bytes per run ($(( bytes / block )) requests of $block bytes), $reps alternating pairs per mode,"
-echo "        modes ${modes[*]}, direct sync $direct_sync, settle ${settle}s, warm-up $warmup, fio footprint $fio_footprint;
+echo "        modes ${modes[*]}, direct sync $direct_sync, settle ${settle}s, warm-up $warmup, fio footprint $fio_footprint, engine $engine (queue depth $queue_depth, ckptbench backend $backend);
         kernel $kernel, $fs_type at $data_dir;"
 echo "        ckptbench $ckptbench (rev $rev), $("$fio_bin" --version); files in $run_dir"
 for m in "${modes[@]}"; do
@@ -469,5 +485,8 @@ print(json.dumps({"bytes": int(a[0]), "block": int(a[1]), "reps": int(a[2]), "mo
                   "fio_footprint": int(a[12])}))' \
   "$bytes" "$block" "$reps" "$(IFS=,; echo "${modes[*]}")" "$direct_sync" "$settle" "$warmup" "$kernel" \
   "$fs_type" "$rev" "$("$fio_bin" --version)" "$data_dir" "$fio_footprint")
-py summary "$records" "$run_dir/summary.json" 0.9 0.02 "$meta"
+# Targets: posix >= 0.9x fio's psync engine; uring >= 0.95x fio's io_uring engine.
+write_target=0.9
+[[ $engine == io_uring ]] && write_target=0.95
+py summary "$records" "$run_dir/summary.json" "$write_target" 0.02 "$meta"
 exit 0

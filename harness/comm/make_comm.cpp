@@ -1,4 +1,6 @@
 #include <cstdlib>
+#include <stdexcept>
+#include <string>
 
 #include "harness/comm/comm.hpp"
 #include "harness/comm/single_comm.hpp"
@@ -25,7 +27,14 @@ std::unique_ptr<Comm> make_comm() {
 #if CKPT_HAVE_MPI
   if (launched_by_mpi()) return std::make_unique<MpiComm>();
 #else
-  (void)launched_by_mpi;
+  // Several copies of a build without MPI would each write every rank's files.
+  const char* size = std::getenv("OMPI_COMM_WORLD_SIZE");
+  if (size == nullptr) size = std::getenv("PMI_SIZE");
+  if (launched_by_mpi() && size != nullptr && std::atoi(size) > 1) {
+    throw std::runtime_error("this ckptbench was built without MPI (CKPT_WITH_MPI=OFF or MPI not found at configure "
+                             "time) but was started by an MPI launcher with " + std::string(size) +
+                             " processes; rebuild with MPI (libopenmpi-dev) or run it without mpirun");
+  }
 #endif
   return std::make_unique<SingleComm>();
 }
