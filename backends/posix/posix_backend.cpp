@@ -1,5 +1,7 @@
 #include "backends/posix/posix_backend.hpp"
 
+#include "backends/posix/direct_checks.hpp"
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -17,13 +19,6 @@
 namespace ckpt::backends::posix {
 namespace {
 
-// Granule of the per-thread split for buffered I/O: a page, so no two workers share one.
-constexpr std::uint64_t kPage = 4096;
-
-bool is_power_of_two(std::uint64_t n) {
-  return n != 0 && (n & (n - 1)) == 0;
-}
-
 void validate(const IoSettings& settings) {
   if (settings.threads < 1) {
     throw std::invalid_argument("posix: `threads` must be at least 1 (got " +
@@ -38,35 +33,9 @@ void validate(const IoSettings& settings) {
                                 "): posix issues one request at a time per thread; use "
                                 "`threads`, or the uring backend for deeper queues");
   }
-  const std::uint64_t alignment = settings.direct_alignment;
-  if (settings.direct &&
-      (!is_power_of_two(alignment) || alignment < 512 || alignment > (1u << 30))) {
-    throw std::invalid_argument(
-        "posix: `direct_alignment` must be a power of two from 512 to 1 GiB (got " +
-        std::to_string(alignment) + ")");
-  }
+  validate_direct_alignment("posix", settings);
 }
 
-[[noreturn]] void throw_misaligned(const std::string& path, const Extent& extent,
-                                   const std::string& problem, std::uint64_t alignment) {
-  throw std::invalid_argument(
-      "posix: O_DIRECT extent of " + path + " at file offset " +
-      std::to_string(extent.file_offset) + ", length " + std::to_string(extent.length) + ": " +
-      problem + " is not aligned to `direct_alignment` = " + std::to_string(alignment) +
-      " bytes; align the plan and buffer, or set `direct = false`");
-}
-
-// File offsets and lengths of every extent, checked before any file is opened.
-void check_direct_plan(const IoPlan& plan, std::uint64_t alignment) {
-  for (const FilePlan& file : plan.files) {
-    for (const Extent& e : file.extents) {
-      if (e.length == 0) continue;  // moves nothing
-      if (e.file_offset % alignment != 0)
-        throw_misaligned(file.path, e, "the file offset", alignment);
-      if (e.length % alignment != 0) throw_misaligned(file.path, e, "the length", alignment);
-    }
-  }
-}
 
 }  // namespace
 
@@ -94,7 +63,7 @@ Capabilities PosixBackend::capabilities() const {
 }
 
 std::unique_ptr<Backend::OpenFiles> PosixBackend::open(const IoPlan& plan, Direction direction) {
-  if (settings_.direct) check_direct_plan(plan, settings_.direct_alignment);
+  if (settings_.direct) check_direct_plan("posix", plan, settings_.direct_alignment);
   const bool writing = direction == Direction::write;
   int flags = O_CLOEXEC | (writing ? O_WRONLY | O_CREAT : O_RDONLY);
   if (settings_.direct) flags |= O_DIRECT;
@@ -109,32 +78,9 @@ std::unique_ptr<Backend::OpenFiles> PosixBackend::open(const IoPlan& plan, Direc
   return files;
 }
 
-void PosixBackend::check_memory(const IoPlan& plan, const MemoryView& memory) const {
-  if (memory.kind == MemoryKind::device) {
-    throw std::invalid_argument(
-        "posix: cannot transfer device memory (capabilities: device_memory = false); stage it "
-        "through a host or pinned buffer, or use a backend that reads device memory (gds)");
-  }
-  if (!settings_.direct) return;
-  const std::uint64_t alignment = settings_.direct_alignment;
-  for (const FilePlan& file : plan.files) {
-    for (const Extent& e : file.extents) {
-      if (e.length == 0) continue;
-      const auto address = reinterpret_cast<std::uintptr_t>(memory.data + e.memory_offset);
-      if (address % alignment != 0) {
-        throw_misaligned(file.path, e,
-                         "the memory address (buffer + memory_offset " +
-                             std::to_string(e.memory_offset) + ", " +
-                             std::to_string(address % alignment) + " bytes past a boundary)",
-                         alignment);
-      }
-    }
-  }
-}
-
 void PosixBackend::transfer(OpenFiles& open_files, const IoPlan& plan, MemoryView memory,
                             Direction direction) {
-  check_memory(plan, memory);
+  check_direct_memory("posix", plan, memory, settings_);
   auto& files = static_cast<Files&>(open_files);
   const std::uint64_t alignment = settings_.direct ? settings_.direct_alignment : 0;
   const std::uint64_t granule = settings_.direct ? alignment : kPage;

@@ -43,7 +43,6 @@ class PosixBackend final : public Backend {
  private:
   class Files;
 
-  void check_memory(const IoPlan& plan, const MemoryView& memory) const;
 
   IoSettings settings_;
 };

@@ -69,7 +69,6 @@ class UringBackend final : public Backend {
  private:
   class Files;
 
-  void check_memory(const IoPlan& plan, const MemoryView& memory) const;
   void reserve_all(Files& files, const IoPlan& plan);
   void record(bool registered, std::vector<std::string> notes);
 
