@@ -188,9 +188,11 @@ inline std::optional<std::string> find_mpirun() {
 }
 
 // mpirun with the options this project uses (root, more processes than cores, no busy-waiting).
+// btl_vader_single_copy_mechanism none: containers often forbid the cross-memory attach
+// (ptrace) that OpenMPI's shared-memory transport uses for large messages.
 inline std::vector<std::string> mpirun_args(const std::string& mpirun, int processes) {
   return {mpirun, "--allow-run-as-root", "--oversubscribe", "--mca", "mpi_yield_when_idle", "1",
-          "-np", std::to_string(processes)};
+          "--mca", "btl_vader_single_copy_mechanism", "none", "-np", std::to_string(processes)};
 }
 
 // A fresh directory from mkdtemp, removed with everything in it at the end.
