@@ -92,7 +92,23 @@ namespace {
 
 int run_cases(const RunOptions& o, Comm& comm, std::ostream& out, std::ostream& err) {
   const bool root = comm.rank() == 0;
-  const Campaign campaign = load_campaign(o.campaign, o.overrides);
+  // Every process reads the campaign; they agree before going on, so that a file missing on
+  // one node ends the run with its message instead of leaving the others waiting.
+  std::optional<Campaign> loaded;
+  std::string problem;
+  try {
+    loaded.emplace(load_campaign(o.campaign, o.overrides));
+  } catch (const std::exception& e) {
+    problem = e.what();
+  }
+  if (!comm.all(problem.empty())) {
+    std::string first;
+    for (const std::string& p : comm.gather(problem)) {
+      if (first.empty()) first = p;
+    }
+    throw SetupError(comm.broadcast(first));
+  }
+  const Campaign& campaign = *loaded;
   if (o.dry_run) {
     if (root) describe_cases(campaign, comm.size(), out);
     return 0;

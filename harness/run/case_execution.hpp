@@ -28,10 +28,11 @@ class CaseExecution {
   void check_memory(std::uint64_t mine);
   void record_sizes(const std::vector<RankPlan>& plans);
   std::unique_ptr<backends::Backend> make_backend_everywhere();
-  bool write_iteration(int iteration, bool last, std::vector<IterationTiming>* timings, std::vector<double>& manifest_s);
-  bool read_iteration(bool last, std::vector<IterationTiming>* timings, std::vector<double>& verify_s);
-  bool keeps(bool last) const;
-  void retire_checkpoints(const std::filesystem::path& current, bool keep_current);
+  bool write_iteration(int iteration, std::vector<IterationTiming>* timings, std::vector<double>& manifest_s);
+  bool read_iteration(int iteration, std::vector<IterationTiming>* timings, std::vector<double>& verify_s);
+  bool keeping() const;
+  void commit_checkpoint(const std::filesystem::path& dir, std::int64_t step);
+  void retire_checkpoints(const std::filesystem::path& current);
   void progress(int i, int total);
   std::optional<PhaseSummary> summarize(const std::vector<IterationTiming>& timings,
                                         const std::vector<double>& manifest_s) const;
@@ -52,7 +53,9 @@ class CaseExecution {
   std::unique_ptr<backends::Backend> backend_;
   std::int64_t first_step_ = 1;
   std::filesystem::path planned_dir_;            // the directory the plans' paths point into now
-  std::set<std::filesystem::path> previous_dirs_;  // complete checkpoints from before this run
+  // Checkpoints to remove once a newer one is kept (process 0): those an earlier run left, then
+  // each kept one of this run until the next is complete.
+  std::set<std::filesystem::path> previous_dirs_;
   std::optional<double> last_write_gib_s_, last_read_gib_s_;
 };
 

@@ -28,11 +28,13 @@ std::vector<std::int64_t> my_share(const std::vector<std::int64_t>& ranks, const
           ranks.begin() + static_cast<std::ptrdiff_t>(n * (p + 1) / procs)};
 }
 
-// read_shift: each reader takes the ranks one node (or one rank, within a single node) further on.
+// read_shift: each reader takes the ranks one node further on, and at least one process's
+// block further on, so that no process reads what it wrote (one rank further when alone).
 std::vector<std::int64_t> shifted(const std::vector<std::int64_t>& selected, const std::vector<std::int64_t>& mine,
-                                  std::int64_t gpus_per_node) {
+                                  std::int64_t gpus_per_node, int processes) {
   const auto n = static_cast<std::int64_t>(selected.size());
-  const std::int64_t shift = n > gpus_per_node ? gpus_per_node : 1;
+  const std::int64_t block = (n + processes - 1) / processes;
+  const std::int64_t shift = std::max<std::int64_t>({n > gpus_per_node ? gpus_per_node : 1, processes > 1 ? block : 1});
   std::vector<std::int64_t> out;
   for (std::int64_t r : mine) {
     const auto index = std::lower_bound(selected.begin(), selected.end(), r) - selected.begin();
@@ -93,14 +95,19 @@ void CaseExecution::prepare_write() {
   agree(comm_, comm_.broadcast(problem));
   // Numbering continues after checkpoints already there (kept by an earlier run with
   // campaign.overwrite): they stay untouched until this run's first checkpoint is complete.
-  for (const auto& entry : fs::directory_iterator(case_directory(c_))) {
-    if (entry.is_directory()) previous_dirs_.insert(entry.path());
+  // Process 0 alone looks (other processes may not see the directory yet, or a stale view).
+  if (comm_.rank() == 0) {
+    for (const auto& entry : fs::directory_iterator(case_directory(c_))) {
+      if (entry.is_directory()) previous_dirs_.insert(entry.path());
+    }
+    while (fs::exists(step_dir(0))) ++first_step_;
   }
-  while (fs::exists(step_dir(0))) ++first_step_;
+  first_step_ = std::stoll(comm_.broadcast(std::to_string(first_step_)));
   planned_dir_ = step_dir(0);
   write_plans_ = plan_ranks(layout_, c_, mine_, planned_dir_);
-  if (c_.cache == CachePolicy::read_shift) {
-    read_plans_ = plan_ranks(layout_, c_, shifted(selected_, mine_, c_.ranks.gpus_per_node), planned_dir_);
+  if (c_.cache == CachePolicy::read_shift && phase_ != PhaseSelection::checkpoint) {
+    read_plans_ = plan_ranks(layout_, c_, shifted(selected_, mine_, c_.ranks.gpus_per_node, comm_.size()),
+                             planned_dir_);
   }
   check_memory(buffer_total(write_plans_) + buffer_total(read_plans_));
   write_buffers_ = allocate(write_plans_);
@@ -118,10 +125,11 @@ void CaseExecution::prepare_restore() {
   if (problem.empty()) {
     try {
       manifest = read_manifest(dir);
-      if (manifest.at("config_hash") != config_hash(c_)) {
-        problem = fmt::format("{}: the checkpoint was written by a different configuration (hash {}, this case {}); "
-                              "restore with the campaign and --set options it was written with",
-                              dir.string(), manifest.at("config_hash").get<std::string>(), config_hash(c_));
+      if (manifest.value("checkpoint_hash", "") != checkpoint_hash(c_)) {
+        problem = fmt::format("{}: the checkpoint was written with a different model, parallelism, state, rank "
+                              "selection, strategy or data (hash {}, this case {}); restore with the keys it was "
+                              "written with (its manifest's `config` lists them)",
+                              dir.string(), manifest.value("checkpoint_hash", "none"), checkpoint_hash(c_));
       }
     } catch (const std::exception& e) {
       problem = e.what();
@@ -129,8 +137,13 @@ void CaseExecution::prepare_restore() {
   }
   agree(comm_, problem);
   planned_dir_ = dir;
-  const auto ranks = c_.cache == CachePolicy::read_shift ? shifted(selected_, mine_, c_.ranks.gpus_per_node) : mine_;
-  read_plans_ = plans_from_manifest(manifest, c_, ranks, dir);
+  const auto ranks = c_.cache == CachePolicy::read_shift ? shifted(selected_, mine_, c_.ranks.gpus_per_node, comm_.size()) : mine_;
+  try {
+    read_plans_ = plans_from_manifest(manifest, c_, ranks, dir);
+  } catch (const std::exception& e) {
+    problem = fmt::format("{}: damaged manifest: {}", (dir / kManifestName).string(), e.what());
+  }
+  agree(comm_, problem);
   check_memory(buffer_total(read_plans_));
   read_buffers_ = allocate(read_plans_);
   record_sizes(read_plans_);
@@ -199,8 +212,8 @@ CaseResult CaseExecution::run() {
   const int total = c_.warmup + c_.iterations;
   for (int i = 0; i < total && result_.status == "ok"; ++i) {
     const bool timed = i >= c_.warmup;
-    if (write && !write_iteration(i, i == total - 1, timed ? &writes : nullptr, manifest_s)) break;
-    if (phase_ != PhaseSelection::checkpoint && !read_iteration(i == total - 1, timed ? &reads : nullptr, verify_s)) break;
+    if (write && !write_iteration(i, timed ? &writes : nullptr, manifest_s)) break;
+    if (phase_ != PhaseSelection::checkpoint && !read_iteration(i, timed ? &reads : nullptr, verify_s)) break;
     progress(i, total);
     if (!comm_.all(!ctx_.interrupted.load())) {
       result_.status = "interrupted";

@@ -19,12 +19,19 @@ double seconds_since(Clock::time_point start) { return std::chrono::duration<dou
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
-void create_parent_directories(const std::vector<RankPlan>& plans) {
+// The directories of every file (not timed: frameworks create them before writing). Returns
+// the first problem, or "".
+std::string create_parent_directories(const std::vector<RankPlan>& plans) {
   std::set<fs::path> dirs;
   for (const RankPlan& p : plans) {
     for (const auto& f : p.io.files) dirs.insert(fs::path(f.path).parent_path());
   }
-  for (const fs::path& d : dirs) fs::create_directories(d);
+  for (const fs::path& d : dirs) {
+    std::error_code ec;
+    fs::create_directories(d, ec);
+    if (ec) return fmt::format("cannot create directory {}: {}", d.string(), ec.message());
+  }
+  return "";
 }
 
 std::vector<backends::IoPlan> io_of(const std::vector<RankPlan>& plans) {
@@ -48,15 +55,43 @@ void CaseExecution::add_notes(const IterationTiming& timing) {
   }
 }
 
-bool CaseExecution::keeps(bool last) const { return last && (c_.keep || phase_ == PhaseSelection::checkpoint); }
+// Keeping runs (campaign.keep, --phase checkpoint) leave their newest complete checkpoint on
+// disk after every iteration, so an interruption or failure never leaves the case without one.
+bool CaseExecution::keeping() const { return c_.keep || phase_ == PhaseSelection::checkpoint; }
 
-bool CaseExecution::write_iteration(int iteration, bool last, std::vector<IterationTiming>* timings,
+// Records `dir` as the newest complete checkpoint (after its restore verified, when the
+// phase restores) and retires the ones it replaces.
+void CaseExecution::commit_checkpoint(const fs::path& dir, std::int64_t step) {
+  std::string problem;
+  if (comm_.rank() == 0) {
+    try {
+      record_latest_checkpoint(c_, dir, step);
+    } catch (const std::exception& e) {
+      problem = e.what();
+    }
+  }
+  problem = comm_.broadcast(problem);
+  if (!problem.empty()) {
+    fail(fmt::format("checkpoint {}: recording it as the latest failed: {}", dir.string(), problem));
+    return;
+  }
+  result_.checkpoint_dir = dir.string();
+}
+
+bool CaseExecution::write_iteration(int iteration, std::vector<IterationTiming>* timings,
                                     std::vector<double>& manifest_s) {
   const fs::path dir = step_dir(iteration);
   retarget(write_plans_, planned_dir_, dir);
   retarget(read_plans_, planned_dir_, dir);
   planned_dir_ = dir;
-  create_parent_directories(write_plans_);
+  const std::string mkdir_problem = create_parent_directories(write_plans_);
+  if (!comm_.all(mkdir_problem.empty())) {
+    std::string first;
+    for (const std::string& p : comm_.gather(mkdir_problem)) {
+      if (first.empty()) first = p;
+    }
+    return fail(fmt::format("checkpoint {}: {}", dir.string(), comm_.broadcast(first)));
+  }
   const ProcessSample sample = timed_transfer(*backend_, write_plans_, write_buffers_, true, comm_);
   const IterationTiming timing = gather_timing(sample, comm_);
   add_notes(timing);
@@ -76,7 +111,6 @@ bool CaseExecution::write_iteration(int iteration, bool last, std::vector<Iterat
         for (auto& t : nlohmann::json::parse(piece)) tensors.push_back(std::move(t));
       }
       commit_manifest(dir, make_manifest(c_, layout_.world_size(), selected_, std::move(tensors), first_step_ + iteration));
-      if (keeps(last)) record_latest_checkpoint(c_, dir, first_step_ + iteration);
     } catch (const std::exception& e) {
       problem = fmt::format("checkpoint {}: manifest commit failed: {}", dir.string(), e.what());
     }
@@ -84,17 +118,20 @@ bool CaseExecution::write_iteration(int iteration, bool last, std::vector<Iterat
   }
   problem = comm_.broadcast(problem);
   if (!problem.empty()) return fail(problem);
-  if (keeps(last)) result_.checkpoint_dir = dir.string();
   last_write_gib_s_ = static_cast<double>(result_.bytes_per_checkpoint) / timing.seconds / kGiB;
   if (timings != nullptr) {
     timings->push_back(timing);
     manifest_s.push_back(manifest_seconds);
   }
-  if (phase_ == PhaseSelection::checkpoint) retire_checkpoints(dir, keeps(last));
+  if (phase_ == PhaseSelection::checkpoint) {
+    commit_checkpoint(dir, first_step_ + iteration);
+    retire_checkpoints(dir);
+  }
   return true;
 }
 
-bool CaseExecution::read_iteration(bool last, std::vector<IterationTiming>* timings, std::vector<double>& verify_s) {
+bool CaseExecution::read_iteration(int iteration, std::vector<IterationTiming>* timings,
+                                   std::vector<double>& verify_s) {
   const bool own_buffers = !read_plans_.empty();
   const std::vector<RankPlan>& plans = own_buffers ? read_plans_ : write_plans_;
   std::vector<HostBuffer>& buffers = own_buffers ? read_buffers_ : write_buffers_;
@@ -122,20 +159,28 @@ bool CaseExecution::read_iteration(bool last, std::vector<IterationTiming>* timi
   }
   last_read_gib_s_ = static_cast<double>(result_.bytes_per_checkpoint) / timing.seconds / kGiB;
   if (timings != nullptr) timings->push_back(timing);
-  if (phase_ == PhaseSelection::both) retire_checkpoints(planned_dir_, keeps(last));
+  if (phase_ == PhaseSelection::both) {
+    if (keeping()) commit_checkpoint(planned_dir_, first_step_ + iteration);
+    retire_checkpoints(planned_dir_);
+  }
   return true;
 }
 
-// After a complete checkpoint: remove the ones an earlier run left (overwrite) and this one
-// unless it is kept. Process 0 removes; everyone waits.
-void CaseExecution::retire_checkpoints(const fs::path& current, bool keep_current) {
+// After a complete checkpoint: a keeping run removes the checkpoints the current one
+// replaces; other runs remove the current one (earlier runs' checkpoints stay). Process 0
+// removes; everyone waits.
+void CaseExecution::retire_checkpoints(const fs::path& current) {
   if (comm_.rank() == 0) {
     std::error_code ec;
-    for (const fs::path& old : previous_dirs_) fs::remove_all(old, ec);
-    if (!previous_dirs_.empty() && !keep_current) fs::remove(case_directory(c_) / "latest", ec);
-    if (!keep_current) fs::remove_all(current, ec);
+    if (keeping() && result_.status == "ok") {
+      for (const fs::path& old : previous_dirs_) {
+        if (old != current) fs::remove_all(old, ec);
+      }
+      previous_dirs_ = {current};
+    } else if (!keeping()) {
+      fs::remove_all(current, ec);
+    }
   }
-  previous_dirs_.clear();
   comm_.barrier();
 }
 

@@ -75,7 +75,7 @@ nlohmann::json make_manifest(const Case& c, std::int64_t world_size, const std::
   nlohmann::json files = nlohmann::json::array();
   for (const auto& [path, size] : file_sizes) files.push_back({{"path", path}, {"min_size", size}});
   return {{"format", "ckptbench-manifest"}, {"version", 1}, {"campaign", c.campaign}, {"case_index", c.index},
-          {"step", step}, {"config_hash", config_hash(c)}, {"config", c.config}, {"world_size", world_size},
+          {"step", step}, {"config_hash", config_hash(c)}, {"checkpoint_hash", checkpoint_hash(c)}, {"config", c.config}, {"world_size", world_size},
           {"ranks", ranks}, {"scale", c.scale}, {"mapping", mapping_name(c.mapping)},
           {"directory_layout", directory_layout_name(c.directory_layout)},
           {"data", {{"pattern", data_pattern_name(c.data)}, {"seed", c.seed}}},
@@ -161,6 +161,24 @@ std::vector<RankPlan> plans_from_manifest(const nlohmann::json& manifest, const 
 
 std::string config_hash(const Case& c) {
   const std::string text = c.config.dump();
+  return fmt::format("{:016x}", checksum64(reinterpret_cast<const std::byte*>(text.data()), text.size()));
+}
+
+// Only what decides the checkpoint's bytes and where they go: restoring with another
+// iteration count, cache policy, backend or budget is allowed.
+std::string checkpoint_hash(const Case& c) {
+  nlohmann::json identity = nlohmann::json::object();
+  for (const char* table : {"model", "parallel", "state", "ranks", "strategy"}) {
+    if (c.config.contains(table)) identity[table] = c.config[table];
+  }
+  if (c.config.contains("data")) {
+    identity["data"] = {{"pattern", c.config["data"].value("pattern", "")}, {"seed", c.config["data"].value("seed", 0)}};
+  }
+  if (c.config.contains("backend")) {
+    identity["direct"] = c.config["backend"].value("direct", false);
+    identity["direct_alignment"] = c.config["backend"].value("direct_alignment", 0);
+  }
+  const std::string text = identity.dump();
   return fmt::format("{:016x}", checksum64(reinterpret_cast<const std::byte*>(text.data()), text.size()));
 }
 

@@ -35,6 +35,9 @@ std::vector<RankPlan> plans_from_manifest(const nlohmann::json& manifest, const 
 
 // Hex digest of a case's expanded configuration.
 std::string config_hash(const Case& c);
+// Hex digest of what decides a checkpoint's bytes and placement (model, parallelism, state,
+// ranks, strategy, data pattern and seed, O_DIRECT alignment): a restore needs the same.
+std::string checkpoint_hash(const Case& c);
 
 // Writes a small text file atomically (temp + fsync + rename).
 void write_file_atomically(const std::filesystem::path& path, const std::string& text);
