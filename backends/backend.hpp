@@ -34,7 +34,8 @@ struct Extent {
 struct FilePlan {
   std::string path;
   std::vector<Extent> extents;  // non-overlapping in the file and in memory, in submission order
-  std::uint64_t file_size = 0;  // size of the whole file when complete (all writers); for fallocate
+  std::uint64_t file_size = 0;  // end of what this plan reserves with fallocate: [reserve_offset, file_size)
+  std::uint64_t reserve_offset = 0;  // a shared file's writer reserves its own region only
   bool shared = false;          // other processes write other extents of this file
 };
 

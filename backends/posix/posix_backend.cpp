@@ -72,7 +72,7 @@ std::unique_ptr<Backend::OpenFiles> PosixBackend::open(const IoPlan& plan, Direc
   files->entries.reserve(plan.files.size());
   for (const FilePlan& file : plan.files) {
     PosixFile handle = open_file(file.path, flags);
-    if (writing && settings_.fallocate) reserve(handle, file.path, file.file_size);
+    if (writing && settings_.fallocate) reserve(handle, file.path, file.reserve_offset, file.file_size);
     files->entries.push_back(Files::Entry{file.path, std::move(handle)});
   }
   return files;

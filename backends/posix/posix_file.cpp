@@ -42,11 +42,12 @@ PosixFile open_file(const std::string& path, int flags) {
   throw IoError("posix", operation, path, error);
 }
 
-void reserve(const PosixFile& file, const std::string& path, std::uint64_t size) {
-  if (size == 0) return;
+void reserve(const PosixFile& file, const std::string& path, std::uint64_t offset, std::uint64_t end) {
+  if (end <= offset) return;
+  const std::uint64_t size = end - offset;
   int result = 0;
   do {
-    result = ::fallocate(file.fd(), 0, 0, static_cast<off_t>(size));
+    result = ::fallocate(file.fd(), 0, static_cast<off_t>(offset), static_cast<off_t>(size));
   } while (result != 0 && errno == EINTR);
   if (result == 0) return;
 
@@ -56,7 +57,7 @@ void reserve(const PosixFile& file, const std::string& path, std::uint64_t size)
                   " bytes): " + std::strerror(error) +
                   " — the file system cannot reserve space; set `fallocate = false`");
   }
-  throw IoError("posix", "fallocate", path, error, 0, size);
+  throw IoError("posix", "fallocate", path, error, offset, size);
 }
 
 }  // namespace ckpt::backends::posix

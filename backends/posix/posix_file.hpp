@@ -39,6 +39,6 @@ PosixFile open_file(const std::string& path, int flags);
 // Reserves bytes [0, size) of the file (fallocate mode 0: allocates holes, never changes data
 // already written, extends the size to `size` when smaller). Nothing for size 0. Throws IoError;
 // a file system without fallocate says to set `fallocate = false`.
-void reserve(const PosixFile& file, const std::string& path, std::uint64_t size);
+void reserve(const PosixFile& file, const std::string& path, std::uint64_t offset, std::uint64_t end);
 
 }  // namespace ckpt::backends::posix

@@ -170,15 +170,16 @@ std::unique_ptr<Backend::OpenFiles> UringBackend::open(const IoPlan& plan, Direc
 void UringBackend::reserve_all(Files& files, const IoPlan& plan) {
   std::vector<std::size_t> sized;
   for (std::size_t i = 0; i < plan.files.size(); ++i) {
-    if (plan.files[i].file_size > 0) sized.push_back(i);
+    if (plan.files[i].file_size > plan.files[i].reserve_offset) sized.push_back(i);
   }
   std::optional<IoError> error;
   run_batch(
       files.ring, sized.size(), depth_,
       [&](io_uring_sqe* sqe, std::size_t k) {
         const std::size_t i = sized[k];
-        io_uring_prep_fallocate(sqe, files.entries[i].file.fd(), 0, 0,
-                                static_cast<off_t>(plan.files[i].file_size));
+        const FilePlan& f = plan.files[i];
+        io_uring_prep_fallocate(sqe, files.entries[i].file.fd(), 0, static_cast<off_t>(f.reserve_offset),
+                                static_cast<off_t>(f.file_size - f.reserve_offset));
       },
       [&](std::size_t k, int result) {
         if (result < 0 && !error) {

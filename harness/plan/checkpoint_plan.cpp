@@ -176,7 +176,10 @@ std::vector<RankPlan> plan_ranks(const workloads::Layout& layout, const Case& c,
       file.path = (checkpoint_dir / group.file).string();
       file.extents = build_extents(std::move(shard_extents), c.coalesce_bytes, c.chunk_bytes, c.io.direct ? align : 1);
       file.shared = shared;
-      file.file_size = shared ? shared_files.file_size.at(group_ranks(c, layout.world_size(), rank).first) : region;
+      // A shared file's writer reserves its own region: the world's regions may be far larger
+      // than what the selected ranks write.
+      file.reserve_offset = file_base;
+      file.file_size = file_base + region;
       plan.io.files.push_back(std::move(file));
     }
   }

@@ -104,7 +104,10 @@ TEST(CheckpointPlan, SharedFileOffsetsDoNotDependOnWhichRanksAreBuilt) {
   const auto just_five = plan_ranks(layout, c, {5}, "/ckpt");
   ASSERT_EQ(just_five.size(), 1u);
   EXPECT_EQ(just_five[0].io.files[0].extents.front().file_offset, all[5].io.files[0].extents.front().file_offset);
-  EXPECT_EQ(just_five[0].io.files[0].file_size, all[0].io.files[0].file_size);
+  // fallocate reserves only the writer's own region of the shared file.
+  const auto& five = just_five[0].io.files[0];
+  EXPECT_EQ(five.reserve_offset, all[5].io.files[0].extents.front().file_offset);
+  EXPECT_EQ(five.file_size, five.extents.back().file_offset + five.extents.back().length);
   // Regions are back to back: rank r + 1 starts where rank r ends.
   for (std::size_t r = 1; r < all.size(); ++r) {
     const auto& prev = all[r - 1].io.files[0].extents.back();
