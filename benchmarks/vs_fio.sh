@@ -26,7 +26,7 @@ usage: benchmarks/vs_fio.sh [options]
   --warmup 0|1       1: each measured run is preceded, in the same tool invocation, by one
                      unmeasured run of the same kind on another fresh file that is then
                      deleted (ckptbench campaign.warmup = 1; fio a first job with unlink=1, or
-                     a first read of the file); default 0: cold runs, as the task specifies
+                     a first read of the file); default 1, like campaign.warmup; 0: cold runs
   --fio-footprint    give fio as much resident buffer memory as ckptbench (iodepth = bytes /
                      block: psync still issues one request at a time, but fio allocates and
                      fills that many blocks); default: fio's usual single block
@@ -64,7 +64,7 @@ null_reps=
 modes_arg=direct,buffered
 direct_sync=fsync
 settle=5
-warmup=0
+warmup=1
 fio_footprint=0
 engine=psync
 iodepth=16
