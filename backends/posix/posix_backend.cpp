@@ -119,16 +119,7 @@ void PosixBackend::sync(OpenFiles& open_files, Direction direction) {
 }
 
 void PosixBackend::close(OpenFiles& open_files) {
-  const Files::Entry* failed = nullptr;
-  int failed_errno = 0;
-  for (Files::Entry& entry : static_cast<Files&>(open_files).entries) {
-    const int error = entry.file.close();
-    if (error != 0 && failed == nullptr) {
-      failed = &entry;
-      failed_errno = error;
-    }
-  }
-  if (failed != nullptr) throw IoError("posix", "close", failed->path, failed_errno);
+  close_all("posix", static_cast<Files&>(open_files).entries);
 }
 
 }  // namespace ckpt::backends::posix

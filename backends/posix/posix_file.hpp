@@ -2,7 +2,11 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
+#include <vector>
 #include <utility>
+
+#include "backends/backend.hpp"
 
 namespace ckpt::backends::posix {
 
@@ -40,5 +44,21 @@ PosixFile open_file(const std::string& path, int flags);
 // already written, extends the size to `size` when smaller). Nothing for size 0. Throws IoError;
 // a file system without fallocate says to set `fallocate = false`.
 void reserve(const PosixFile& file, const std::string& path, std::uint64_t offset, std::uint64_t end);
+
+// Closes the file of every entry (members `path` and `file`), all of them even after a
+// failure, then throws IoError for the first close that failed (close errors matter on NFS).
+template <typename Entry>
+void close_all(std::string_view backend, std::vector<Entry>& entries) {
+  const Entry* failed = nullptr;
+  int failed_errno = 0;
+  for (Entry& entry : entries) {
+    const int error = entry.file.close();
+    if (error != 0 && failed == nullptr) {
+      failed = &entry;
+      failed_errno = error;
+    }
+  }
+  if (failed != nullptr) throw IoError(backend, "close", failed->path, failed_errno);
+}
 
 }  // namespace ckpt::backends::posix

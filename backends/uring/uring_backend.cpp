@@ -267,16 +267,7 @@ void UringBackend::sync(OpenFiles& open_files, Direction direction) {
 }
 
 void UringBackend::close(OpenFiles& open_files) {
-  const Files::Entry* failed = nullptr;
-  int failed_errno = 0;
-  for (Files::Entry& entry : static_cast<Files&>(open_files).entries) {
-    const int error = entry.file.close();
-    if (error != 0 && failed == nullptr) {
-      failed = &entry;
-      failed_errno = error;
-    }
-  }
-  if (failed != nullptr) throw IoError("uring", "close", failed->path, failed_errno);
+  posix::close_all("uring", static_cast<Files&>(open_files).entries);
 }
 
 }  // namespace ckpt::backends::uring
