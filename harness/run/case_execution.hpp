@@ -32,7 +32,7 @@ class CaseExecution {
   bool read_iteration(int iteration, std::vector<IterationTiming>* timings, std::vector<double>& verify_s);
   bool keeping() const;
   void commit_checkpoint(const std::filesystem::path& dir, std::int64_t step);
-  void retire_checkpoints(const std::filesystem::path& current);
+  void retire_checkpoints(const std::filesystem::path& current, bool timed);
   void progress(int i, int total);
   std::optional<PhaseSummary> summarize(const std::vector<IterationTiming>& timings,
                                         const std::vector<double>& manifest_s) const;

@@ -124,8 +124,8 @@ bool CaseExecution::write_iteration(int iteration, std::vector<IterationTiming>*
     manifest_s.push_back(manifest_seconds);
   }
   if (phase_ == PhaseSelection::checkpoint) {
-    commit_checkpoint(dir, first_step_ + iteration);
-    retire_checkpoints(dir);
+    if (timings != nullptr) commit_checkpoint(dir, first_step_ + iteration);
+    retire_checkpoints(dir, timings != nullptr);
   }
   return true;
 }
@@ -160,24 +160,24 @@ bool CaseExecution::read_iteration(int iteration, std::vector<IterationTiming>* 
   last_read_gib_s_ = static_cast<double>(result_.bytes_per_checkpoint) / timing.seconds / kGiB;
   if (timings != nullptr) timings->push_back(timing);
   if (phase_ == PhaseSelection::both) {
-    if (keeping()) commit_checkpoint(planned_dir_, first_step_ + iteration);
-    retire_checkpoints(planned_dir_);
+    if (keeping() && timings != nullptr) commit_checkpoint(planned_dir_, first_step_ + iteration);
+    retire_checkpoints(planned_dir_, timings != nullptr);
   }
   return true;
 }
 
-// After a complete checkpoint: a keeping run removes the checkpoints the current one
-// replaces; other runs remove the current one (earlier runs' checkpoints stay). Process 0
-// removes; everyone waits.
-void CaseExecution::retire_checkpoints(const fs::path& current) {
+// After a complete checkpoint: a keeping run removes the checkpoints a timed one replaces;
+// warm-up checkpoints, and every checkpoint of a run that keeps none, go at once (earlier
+// runs' checkpoints stay). Process 0 removes; everyone waits.
+void CaseExecution::retire_checkpoints(const fs::path& current, bool timed) {
   if (comm_.rank() == 0) {
     std::error_code ec;
-    if (keeping() && result_.status == "ok") {
+    if (keeping() && timed && result_.status == "ok") {
       for (const fs::path& old : previous_dirs_) {
         if (old != current) fs::remove_all(old, ec);
       }
       previous_dirs_ = {current};
-    } else if (!keeping()) {
+    } else if (!keeping() || !timed) {
       fs::remove_all(current, ec);
     }
   }
