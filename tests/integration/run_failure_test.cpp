@@ -1,6 +1,8 @@
 // `ckptbench run` when things go wrong: a full disk, a memory budget too small, a target that
 // is missing or holds an older checkpoint, Ctrl-C, and a rank killed under mpirun.
 #include <gtest/gtest.h>
+
+#include <fstream>
 #include <signal.h>
 #include <sys/mount.h>
 
@@ -249,6 +251,40 @@ TEST(RunUnderMpirun, KilledRankEndsTheJobWithoutAnOkResult) {
   EXPECT_FALSE(o.timed_out) << "mpirun did not end within 20 s of starting\n" << o.describe();
   EXPECT_FALSE(o.exited() && o.exit_code == 0) << o.describe();
   for (const auto& r : read_results(output)) EXPECT_NE(r.at("status"), "ok") << r.dump();
+}
+
+// Interrupting a keeping run (--phase checkpoint) leaves its newest complete checkpoint as
+// `latest`, restorable; the warm-up checkpoint and older ones are gone.
+TEST(RunSignals, InterruptedCheckpointRunKeepsItsNewestCompleteCheckpoint) {
+  Scratch dir;
+  const fs::path model = dir.write("tiny.toml", kTinyModel);
+  const fs::path campaign = dir.write("keep.toml", endless_campaign("keep", dir / "target", model, 1));
+  const fs::path output = dir / "results";
+  Process p({kBinary, "run", campaign.string(), "--phase", "checkpoint", "--set", "campaign.warmup=1", "--output",
+             output.string()});
+  const auto deadline = Clock::now() + 30s;
+  while (Clock::now() < deadline && !contains(p.err_so_far(), "iteration 4/")) std::this_thread::sleep_for(20ms);
+  ASSERT_TRUE(contains(p.err_so_far(), "iteration 4/")) << p.err_so_far();
+  ASSERT_EQ(::kill(p.pid(), SIGINT), 0) << std::strerror(errno);
+  const Outcome o = p.wait(10s);
+  EXPECT_EQ(o.exit_code, 130) << o.describe();
+
+  const fs::path case_dir = dir / "target" / "keep" / "case-0000";
+  std::ifstream latest(case_dir / "latest");
+  std::string name;
+  ASSERT_TRUE(latest >> name) << "no latest after the interruption";
+  std::vector<std::string> steps;
+  for (const auto& entry : fs::directory_iterator(case_dir)) {
+    if (entry.is_directory()) steps.push_back(entry.path().filename().string());
+  }
+  ASSERT_EQ(steps, std::vector<std::string>{name}) << "only the newest complete checkpoint stays";
+  EXPECT_NE(name, "step_0000001") << "the warm-up checkpoint is never kept";
+  EXPECT_TRUE(fs::exists(case_dir / name / "ckptbench-manifest.json"));
+
+  const Outcome restore = run_process({kBinary, "run", campaign.string(), "--phase", "restore", "--set",
+                                       "campaign.iterations=1", "--set", "campaign.warmup=0", "--output",
+                                       output.string()});
+  EXPECT_EQ(restore.exit_code, 0) << restore.describe();
 }
 
 }  // namespace
