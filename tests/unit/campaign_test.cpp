@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "harness/config_error.hpp"
+#include "tests/unit/temp_dir.hpp"
 #include "workloads/layout.hpp"
 
 namespace ckpt::harness {
@@ -22,32 +23,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-// A fresh directory under the system temp directory, removed with everything in it.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "ckpt_campaign_test_XXXXXX").string();
-    if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  fs::path write(const fs::path& relative, std::string_view contents) const {
-    const fs::path file = path_ / relative;
-    fs::create_directories(file.parent_path());
-    std::ofstream(file, std::ios::binary) << contents;
-    return file;
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using test_support::TempDir;
 
 // Lines 1-5; text appended to it starts on line 6, in [campaign] unless it opens a table.
 const std::string kBase = R"([model]

@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "harness/config_error.hpp"
+#include "tests/unit/temp_dir.hpp"
 
 namespace ckpt::harness {
 namespace {
@@ -23,32 +24,7 @@ using workloads::ModelSpec;
 using workloads::NormKind;
 using workloads::PositionEmbedding;
 
-// A fresh directory under the system temp directory, removed with everything in it.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "ckpt_model_file_test_XXXXXX").string();
-    if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  fs::path write(const fs::path& relative, std::string_view contents) const {
-    const fs::path file = path_ / relative;
-    fs::create_directories(file.parent_path());
-    std::ofstream(file, std::ios::binary) << contents;
-    return file;
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using test_support::TempDir;
 
 // Runs `parse` and returns the ConfigError it throws; fails the test if it throws none.
 ConfigError config_error(const std::function<void()>& parse) {
