@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -29,6 +30,25 @@ struct Extent {
   std::uint64_t length = 0;
 };
 
+// A tensor piece, for backends that store named, shaped datasets (hdf5); the others use only
+// the extents, which describe the same bytes. The piece is elements [flat_begin, flat_end) in
+// row-major order of the slice [offset, offset + extent) of a tensor of shape global_shape (the
+// whole slice unless ZeRO partitions it, or model.scale shortens it); its
+// (flat_end - flat_begin) x element_bytes bytes lie contiguously at memory_offset.
+struct DatasetPiece {
+  std::string name;   // dataset path inside the file: "<state>/<tensor name>", e.g. "weight/model.norm.weight"
+  std::string dtype;  // "fp8", "bf16", "fp16", "fp32" or "fp64"
+  std::uint32_t element_bytes = 2;
+  std::vector<std::uint64_t> global_shape;
+  std::vector<std::uint64_t> offset;  // slice start, one per dimension
+  std::vector<std::uint64_t> extent;  // slice size, one per dimension
+  std::uint64_t flat_begin = 0;
+  std::uint64_t flat_end = 0;
+  std::uint64_t memory_offset = 0;
+
+  std::uint64_t bytes() const { return (flat_end - flat_begin) * element_bytes; }
+};
+
 // One file this process touches. Its directory exists before the plan runs. On write, a file
 // is opened with O_CREAT (never O_TRUNC: shared files are written by several processes).
 struct FilePlan {
@@ -37,11 +57,15 @@ struct FilePlan {
   std::uint64_t file_size = 0;  // end of what this plan reserves with fallocate: [reserve_offset, file_size)
   std::uint64_t reserve_offset = 0;  // a shared file's writer reserves its own region only
   bool shared = false;          // other processes write other extents of this file
+  std::vector<DatasetPiece> datasets;  // the same bytes as tensor pieces (filled in by the harness)
 };
 
 // What one process writes or reads for one checkpoint.
 struct IoPlan {
   std::vector<FilePlan> files;
+  // Facts about the checkpoint a self-describing format records in every file (hdf5 attributes):
+  // "model", "tp", "pp", "dp", "ep", "zero", "state", "scale", "ranks", ...
+  std::map<std::string, std::string> attributes;
 
   std::uint64_t bytes() const;
   std::uint64_t extents() const;
@@ -79,11 +103,24 @@ struct IoOutcome {
   bool ok() const { return !error; }
 };
 
+// The processes that run the same plans at the same time, one call per process. Collective
+// backends (mpiio, hdf5) build their communicators from mpi_comm; the others ignore the group.
+struct ProcessGroup {
+  int rank = 0;
+  int size = 1;
+  std::optional<int> mpi_comm;  // MPI_Comm_c2f() of the communicator (no MPI header here); empty: no MPI
+};
+
+// Options of one backend from the campaign's [backend.<name>] table, flattened to text:
+// {"collective": "true", "hints.romio_cb_write": "enable"}. The registry rejects keys the
+// backend does not list (BackendInfo::options); the backend rejects bad values at construction.
+using BackendOptions = std::map<std::string, std::string>;
+
 struct Capabilities {
   bool direct_io = false;
   bool device_memory = false;
   bool shared_file = false;
-  bool collective = false;
+  bool collective = false;  // needs one write/read call per process with the whole process's plan
   int max_queue_depth = 1;
   bool stores_data = true;  // false for null: a restore reads nothing back, so nothing can be verified
 };

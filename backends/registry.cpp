@@ -19,7 +19,7 @@
 namespace ckpt::backends {
 namespace {
 
-using Factory = std::unique_ptr<Backend> (*)(const IoSettings&);
+using Factory = std::unique_ptr<Backend> (*)(const IoSettings&, const BackendOptions&, const ProcessGroup&);
 
 struct Entry {
   BackendInfo info;
@@ -28,8 +28,9 @@ struct Entry {
 
 constexpr std::string_view kNotBuilt = "not built yet";
 
+// For backends without options or process group.
 template <class B>
-std::unique_ptr<Backend> construct(const IoSettings& settings) {
+std::unique_ptr<Backend> construct(const IoSettings& settings, const BackendOptions&, const ProcessGroup&) {
   return std::make_unique<B>(settings);
 }
 
@@ -71,7 +72,9 @@ std::vector<Entry> registered() {
   entries.push_back(disabled("posix", posix_text));
 #endif
 #if CKPT_HAVE_BACKEND_URING
-  entries.push_back(compiled("uring", uring_text, [](const IoSettings& settings) -> std::unique_ptr<Backend> {
+  entries.push_back(compiled("uring", uring_text,
+                             [](const IoSettings& settings, const BackendOptions&,
+                                const ProcessGroup&) -> std::unique_ptr<Backend> {
     return std::make_unique<uring::UringBackend>(settings, uring::UringOptions{.sqpoll = settings.sqpoll});
   }));
 #elif CKPT_URING_NOT_FOUND
@@ -94,6 +97,18 @@ std::vector<Entry> registered() {
   return entries;
 }
 
+// Whether `key` is one of `options` (a listed "prefix.*" accepts "prefix.<anything>").
+bool known_option(const std::vector<BackendOption>& options, std::string_view key) {
+  for (const BackendOption& option : options) {
+    if (option.key == key) return true;
+    if (option.key.ends_with(".*")) {
+      const std::string_view prefix = std::string_view(option.key).substr(0, option.key.size() - 1);
+      if (key.size() > prefix.size() && key.starts_with(prefix)) return true;
+    }
+  }
+  return false;
+}
+
 // Levenshtein distance; the harness has its own, but backends do not depend on the harness.
 std::size_t edit_distance(std::string_view a, std::string_view b) {
   std::vector<std::size_t> row(b.size() + 1);
@@ -110,23 +125,51 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
   return row[b.size()];
 }
 
-// The closest name when it is plausibly a misspelling (distance at most max(2, size / 3)).
-std::optional<std::string> closest(std::string_view word, const std::vector<Entry>& entries) {
+// The closest of `words` when it is plausibly a misspelling (distance at most max(2, size / 3)).
+std::optional<std::string> closest(std::string_view word, const std::vector<std::string>& words) {
   std::size_t best_distance = std::max<std::size_t>(2, word.size() / 3) + 1;
   std::optional<std::string> best;
-  for (const Entry& entry : entries) {
-    const std::size_t distance = edit_distance(word, entry.info.name);
+  for (const std::string& candidate : words) {
+    const std::size_t distance = edit_distance(word, candidate);
     if (distance < best_distance) {
       best_distance = distance;
-      best = entry.info.name;
+      best = candidate;
     }
   }
   return best;
 }
 
+std::vector<std::string> names_of(const std::vector<Entry>& entries) {
+  std::vector<std::string> names;
+  for (const Entry& entry : entries) names.push_back(entry.info.name);
+  return names;
+}
+
+std::vector<std::string> keys_of(const std::vector<BackendOption>& options) {
+  std::vector<std::string> keys;
+  for (const BackendOption& option : options) keys.push_back(option.key);
+  return keys;
+}
+
+void check_options(const BackendInfo& info, const BackendOptions& options) {
+  for (const auto& [key, value] : options) {
+    if (known_option(info.options, key)) continue;
+    std::string message = "backend `" + info.name + "` has no option `" + key + "`";
+    if (const auto match = closest(key, keys_of(info.options))) message += " — did you mean `" + *match + "`?";
+    if (info.options.empty()) {
+      message += " (it takes no options)";
+    } else {
+      message += " (options:";
+      for (const BackendOption& option : info.options) message += " " + option.key;
+      message += ")";
+    }
+    throw std::invalid_argument(message);
+  }
+}
+
 [[noreturn]] void throw_unknown(std::string_view name, const std::vector<Entry>& entries) {
   std::string message = "unknown backend `" + std::string(name) + "`";
-  if (const auto match = closest(name, entries)) message += " — did you mean `" + *match + "`?";
+  if (const auto match = closest(name, names_of(entries))) message += " — did you mean `" + *match + "`?";
   message += " (backends:";
   for (const Entry& entry : entries) message += " " + entry.info.name;
   throw std::invalid_argument(message + ")");
@@ -140,7 +183,8 @@ std::vector<BackendInfo> list_backends() {
   return infos;
 }
 
-std::unique_ptr<Backend> make_backend(std::string_view name, const IoSettings& settings) {
+std::unique_ptr<Backend> make_backend(std::string_view name, const IoSettings& settings,
+                                      const BackendOptions& options, const ProcessGroup& group) {
   const std::vector<Entry> entries = registered();
   const auto found = std::find_if(entries.begin(), entries.end(),
                                   [&](const Entry& entry) { return entry.info.name == name; });
@@ -150,7 +194,15 @@ std::unique_ptr<Backend> make_backend(std::string_view name, const IoSettings& s
                                 "` is not available in this build: " + found->info.reason +
                                 " (CMake option " + found->info.cmake_option + ")");
   }
-  return found->make(settings);
+  check_options(found->info, options);
+  return found->make(settings, options, group);
+}
+
+std::string closest_option(std::string_view name, std::string_view key) {
+  for (const Entry& entry : registered()) {
+    if (entry.info.name == name) return closest(key, keys_of(entry.info.options)).value_or("");
+  }
+  return "";
 }
 
 }  // namespace ckpt::backends
