@@ -26,6 +26,15 @@ void check_plan(const IoPlan& plan, const MemoryView& memory) {
   }
 }
 
+// Device memory only for backends that address it.
+void check_memory_kind(const Backend& backend, const MemoryView& memory) {
+  if (memory.kind == MemoryKind::device && !backend.capabilities().device_memory) {
+    throw std::invalid_argument(std::string(backend.name()) +
+                                ": cannot transfer device memory (capabilities: device_memory = false); stage it "
+                                "through host memory");
+  }
+}
+
 }  // namespace
 
 std::uint64_t IoPlan::bytes() const {
@@ -56,11 +65,7 @@ IoOutcome Backend::read(const IoPlan& plan, MemoryView memory) { return run(plan
 
 IoOutcome Backend::run(const IoPlan& plan, MemoryView memory, Direction direction) {
   check_plan(plan, memory);
-  if (memory.kind == MemoryKind::device && !capabilities().device_memory) {
-    throw std::invalid_argument(std::string(name()) +
-                                ": cannot transfer device memory (capabilities: device_memory = false); stage it "
-                                "through host memory");
-  }
+  check_memory_kind(*this, memory);
   IoOutcome outcome;
   try {
     auto start = Clock::now();
@@ -81,6 +86,64 @@ IoOutcome Backend::run(const IoPlan& plan, MemoryView memory, Direction directio
   }
   outcome.notes = notes();
   return outcome;
+}
+
+std::unique_ptr<Backend::Stream> Backend::begin(const IoPlan& plan, bool write) {
+  if (capabilities().collective) {
+    throw std::invalid_argument(std::string(name()) +
+                                ": a collective backend cannot stream a plan in parts; hand it the whole plan");
+  }
+  return std::unique_ptr<Stream>(new Stream(*this, plan, write ? Direction::write : Direction::read));
+}
+
+Backend::Stream::Stream(Backend& backend, const IoPlan& plan, Direction direction)
+    : backend_(backend), direction_(direction) {
+  for (const FilePlan& f : plan.files) paths_.push_back(f.path);
+  try {
+    const auto start = Clock::now();
+    files_ = backend_.open(plan, direction_);
+    outcome_.phases.open = seconds_since(start);
+  } catch (const IoError& e) {
+    outcome_.error = e.what();
+  }
+}
+
+void Backend::Stream::transfer(const IoPlan& part, MemoryView memory) {
+  bool same_files = part.files.size() == paths_.size();
+  for (std::size_t i = 0; same_files && i < paths_.size(); ++i) same_files = part.files[i].path == paths_[i];
+  if (!same_files) {
+    throw std::invalid_argument(std::string(backend_.name()) +
+                                ": a streamed part must list the plan's files in the plan's order");
+  }
+  check_plan(part, memory);
+  check_memory_kind(backend_, memory);
+  if (!outcome_.ok()) return;
+  try {
+    const auto start = Clock::now();
+    backend_.transfer(*files_, part, memory, direction_);
+    outcome_.phases.transfer += seconds_since(start);
+    outcome_.bytes += part.bytes();
+  } catch (const IoError& e) {
+    outcome_.error = e.what();
+  }
+}
+
+IoOutcome Backend::Stream::finish() {
+  if (outcome_.ok() && files_) {
+    try {
+      auto start = Clock::now();
+      backend_.sync(*files_, direction_);
+      outcome_.phases.sync = seconds_since(start);
+      start = Clock::now();
+      backend_.close(*files_);
+      outcome_.phases.close = seconds_since(start);
+    } catch (const IoError& e) {
+      outcome_.error = e.what();
+    }
+  }
+  files_.reset();
+  outcome_.notes = backend_.notes();
+  return outcome_;
 }
 
 }  // namespace ckpt::backends

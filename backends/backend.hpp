@@ -157,6 +157,13 @@ class Backend {
   IoOutcome write(const IoPlan& plan, MemoryView memory);
   IoOutcome read(const IoPlan& plan, MemoryView memory);
 
+  // Streaming, for callers that hand a plan's bytes over in parts from memory they reuse (device
+  // staging through pinned chunks): begin() opens the plan's files once, Stream::transfer()
+  // moves one part, Stream::finish() syncs, closes and returns the outcome. Throws
+  // std::invalid_argument for collective backends, which need the whole plan in one call.
+  class Stream;
+  std::unique_ptr<Stream> begin(const IoPlan& plan, bool write);
+
  protected:
   enum class Direction { write, read };
 
@@ -178,6 +185,30 @@ class Backend {
 
  private:
   IoOutcome run(const IoPlan& plan, MemoryView memory, Direction direction);
+};
+
+// One streamed write or read of a plan (Backend::begin). Used by one thread; the backend must
+// outlive it. Dropped without finish(), it releases its files without syncing.
+class Backend::Stream {
+ public:
+  // Moves one part: the plan's files in the same order, each with a subset of the plan's extents
+  // (and dataset pieces), memory offsets relative to `memory`. Throws std::invalid_argument for
+  // a part that does not match the plan or its memory; after an I/O error, does nothing.
+  void transfer(const IoPlan& part, MemoryView memory);
+  bool ok() const { return outcome_.ok(); }
+  // Syncs (write) and closes; phase times are open, the sum of the transfers, sync and close;
+  // bytes are those the parts moved. Call once.
+  IoOutcome finish();
+
+ private:
+  friend class Backend;
+  Stream(Backend& backend, const IoPlan& plan, Direction direction);
+
+  Backend& backend_;
+  Direction direction_;
+  std::vector<std::string> paths_;
+  std::unique_ptr<OpenFiles> files_;
+  IoOutcome outcome_;
 };
 
 }  // namespace ckpt::backends

@@ -15,15 +15,27 @@
 #if CKPT_HAVE_BACKEND_NULL
 #include "backends/null/null_backend.hpp"
 #endif
+#if CKPT_HAVE_BACKEND_GDS
+#include "backends/gds/gds_backend.hpp"
+#endif
+#if CKPT_HAVE_BACKEND_MPIIO
+#include "backends/mpiio/mpiio_backend.hpp"
+#endif
+#if CKPT_HAVE_BACKEND_HDF5
+#include "backends/hdf5/hdf5_backend.hpp"
+#endif
 
 namespace ckpt::backends {
 namespace {
 
 using Factory = std::unique_ptr<Backend> (*)(const IoSettings&, const BackendOptions&, const ProcessGroup&);
+// Why a compiled-in backend cannot run on this machine with these options, or "" when it can.
+using Probe = std::string (*)(const BackendOptions&);
 
 struct Entry {
   BackendInfo info;
   Factory make = nullptr;  // null when not compiled in
+  Probe probe = nullptr;   // null when compiled in means usable
 };
 
 constexpr std::string_view kNotBuilt = "not built yet";
@@ -58,6 +70,98 @@ Entry unavailable(std::string_view name, std::string_view description, std::stri
                      "disabled at configure time (" + cmake_option(name) + "=OFF)");
 }
 
+// mpiio, compiled in or not; its options and MPI needs are listed either way.
+Entry mpiio_entry() {
+  constexpr std::string_view text = "MPI-IO (ROMIO or OMPIO): independent or collective, shared files";
+#if CKPT_HAVE_BACKEND_MPIIO
+  Entry entry = compiled("mpiio", text,
+                         [](const IoSettings& settings, const BackendOptions& options,
+                            const ProcessGroup& group) -> std::unique_ptr<Backend> {
+    return std::make_unique<mpiio::MpiioBackend>(settings, options, group);
+  });
+#elif CKPT_MPIIO_NOT_FOUND
+  Entry entry = unavailable("mpiio", text,
+                            "no MPI at configure time (install libopenmpi-dev or an MPICH, keep "
+                            "CKPT_WITH_MPI at AUTO or ON, then reconfigure)");
+#else
+  Entry entry = disabled("mpiio", text);
+#endif
+  entry.info.options = {
+      {"collective", "false",
+       "true: one MPI_File_write_at_all / read_at_all per file through an hindexed file view; "
+       "false: independent MPI_File_write_at / read_at per extent"},
+      {"hints.*", "",
+       "MPI-IO info hints passed to MPI_File_open, e.g. hints.romio_cb_write = \"enable\", "
+       "hints.cb_buffer_size = \"16777216\", hints.striping_factor = \"8\""}};
+  entry.info.needs_mpi = true;
+  return entry;
+}
+
+// hdf5, compiled in or not; its options and MPI needs are listed either way.
+Entry hdf5_entry() {
+  constexpr std::string_view text =
+      "HDF5 datasets of the tensors' global shapes: parallel HDF5 (MPI-IO) for shared files, serial per rank";
+#if CKPT_HAVE_BACKEND_HDF5
+  Entry entry = compiled("hdf5", text,
+                         [](const IoSettings& settings, const BackendOptions& options,
+                            const ProcessGroup& group) -> std::unique_ptr<Backend> {
+    return std::make_unique<hdf5::Hdf5Backend>(settings, options, group);
+  });
+#elif CKPT_HDF5_NOT_FOUND == 1
+  Entry entry = unavailable("hdf5", text,
+                            "no MPI at configure time (install libopenmpi-dev, keep CKPT_WITH_MPI at AUTO or ON, "
+                            "then reconfigure)");
+#elif CKPT_HDF5_NOT_FOUND == 2
+  Entry entry = unavailable("hdf5", text,
+                            "no HDF5 found at configure time (install libhdf5-openmpi-dev, then reconfigure)");
+#elif CKPT_HDF5_NOT_FOUND == 3
+  Entry entry = unavailable("hdf5", text,
+                            "only a serial HDF5 found at configure time (install libhdf5-openmpi-dev, then "
+                            "reconfigure)");
+#else
+  Entry entry = disabled("hdf5", text);
+#endif
+  entry.info.options = {
+      {"collective", "true", "shared files: collective transfers (H5FD_MPIO_COLLECTIVE); false: independent"},
+      {"layout", "contiguous",
+       "contiguous, or chunked: a chunk is a piece's slice shape, outer dimensions reduced below 2 GiB"},
+      {"alignment", "0", "H5Pset_alignment: align file objects to this many bytes; 0: HDF5's default (none)"},
+      {"alignment_threshold", "65536", "with alignment: only objects of at least this many bytes are aligned"},
+      {"collective_metadata", "true",
+       "shared files: collective metadata reads and writes (H5Pset_all_coll_metadata_ops, "
+       "H5Pset_coll_metadata_write)"},
+      {"hints.*", "", "MPI-IO info hints for H5Pset_fapl_mpio, e.g. hints.romio_cb_write = \"enable\""}};
+  entry.info.needs_mpi = true;
+  return entry;
+}
+
+// gds, compiled in or not. Compiled in, it still needs libcufile, the NVIDIA driver and a GPU at
+// run time: the probe says which is missing.
+Entry gds_entry() {
+  constexpr std::string_view text = "NVIDIA GPUDirect Storage (cuFile, loaded at run time): device memory to file";
+#if CKPT_HAVE_BACKEND_GDS
+  Entry entry = compiled("gds", text,
+                         [](const IoSettings& settings, const BackendOptions& options,
+                            const ProcessGroup&) -> std::unique_ptr<Backend> {
+    return std::make_unique<gds::GdsBackend>(settings, gds::parse_options(options));
+  });
+  entry.probe = &gds::unavailable_reason;
+#elif CKPT_GDS_NOT_FOUND
+  Entry entry = unavailable("gds", text,
+                            "cuda.h or cufile.h not found at configure time (install the CUDA toolkit; "
+                            "ci/setup.sh puts the nvidia-cufile wheel's cufile.h into .deps/cufile), then reconfigure");
+#else
+  Entry entry = disabled("gds", text);
+#endif
+  entry.info.options = {
+      {"library", "libcufile.so.0",
+       "libcufile to load: a path, or a name the dynamic loader finds; at this default, "
+       "$CKPT_CUFILE_LIBRARY wins when set"},
+      {"register_buffers", "true", "register device memory with cuFileBufRegister for each write or read"},
+      {"batch", "false", "submit queue_depth requests at a time through the cuFile batch API"}};
+  return entry;
+}
+
 // The one place that knows every backend, in the order listings show them.
 std::vector<Entry> registered() {
   constexpr std::string_view posix_text =
@@ -84,11 +188,9 @@ std::vector<Entry> registered() {
 #else
   entries.push_back(disabled("uring", uring_text));
 #endif
-  entries.push_back(
-      unavailable("mpiio", "MPI-IO: independent or collective file access", kNotBuilt));
-  entries.push_back(unavailable("hdf5", "HDF5 datasets (serial or parallel HDF5)", kNotBuilt));
-  entries.push_back(
-      unavailable("gds", "NVIDIA GPUDirect Storage (cuFile): device memory to file", kNotBuilt));
+  entries.push_back(mpiio_entry());
+  entries.push_back(hdf5_entry());
+  entries.push_back(gds_entry());
 #if CKPT_HAVE_BACKEND_NULL
   entries.push_back(compiled("null", null_text, &construct<null::NullBackend>));
 #else
@@ -179,7 +281,13 @@ void check_options(const BackendInfo& info, const BackendOptions& options) {
 
 std::vector<BackendInfo> list_backends() {
   std::vector<BackendInfo> infos;
-  for (Entry& entry : registered()) infos.push_back(std::move(entry.info));
+  for (Entry& entry : registered()) {
+    if (entry.probe != nullptr) {
+      entry.info.reason = entry.probe({});
+      entry.info.available = entry.info.reason.empty();
+    }
+    infos.push_back(std::move(entry.info));
+  }
   return infos;
 }
 
@@ -195,6 +303,12 @@ std::unique_ptr<Backend> make_backend(std::string_view name, const IoSettings& s
                                 " (CMake option " + found->info.cmake_option + ")");
   }
   check_options(found->info, options);
+  if (found->probe != nullptr) {
+    if (const std::string reason = found->probe(options); !reason.empty()) {
+      throw std::invalid_argument("backend `" + found->info.name + "` is not available on this machine: " + reason +
+                                  " (compiled in with " + found->info.cmake_option + ", but it cannot run here)");
+    }
+  }
   return found->make(settings, options, group);
 }
 

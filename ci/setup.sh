@@ -6,13 +6,26 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config git
   libopenmpi-dev openmpi-bin
-  libhdf5-openmpi-dev hdf5-tools
+  libhdf5-openmpi-dev hdf5-tools python3-h5py
   liburing-dev
   libtomlplusplus-dev nlohmann-json3-dev libcli11-dev libfmt-dev
   libbenchmark-dev libgtest-dev
   libtrilinos-kokkos-dev
   fio
 )
+
+# The gds backend compiles against cuFile's own header, which no Debian package has; PyPI's
+# nvidia-cufile wheel (for CUDA 13) carries it. It goes into .deps/cufile (ignored by git), where
+# CMake looks first; the library itself is loaded at run time, never linked. Not fatal: without
+# it CKPT_BACKEND_GDS=AUTO leaves the backend out and says why.
+cufile_wheel="nvidia-cufile==1.15.1.6"
+cufile_dir="$(cd "$(dirname "$0")/.." && pwd)/.deps/cufile"
+if [ ! -f "$cufile_dir/nvidia/cu13/include/cufile.h" ]; then
+  echo "ci/setup.sh: installing $cufile_wheel into .deps/cufile (cufile.h for the gds backend)"
+  python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore --no-deps --target "$cufile_dir" \
+      "$cufile_wheel" ||
+    echo "ci/setup.sh: warning: could not install $cufile_wheel; the gds backend will not be built"
+fi
 
 missing=()
 for p in "${packages[@]}"; do

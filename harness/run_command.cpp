@@ -1,8 +1,10 @@
 #include "harness/run_command.hpp"
 
+#include <algorithm>
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "backends/registry.hpp"
 #include "harness/campaign/campaign.hpp"
@@ -69,8 +71,29 @@ int run_cases(const RunOptions& o, Comm& comm, std::ostream& out, std::ostream& 
 
 }  // namespace
 
+namespace {
+
+// Whether a run outside mpirun must start MPI anyway: a case uses a backend that needs it
+// (mpiio, hdf5). A campaign that does not load is reported by run_cases.
+bool campaign_needs_mpi(const RunOptions& o) {
+  if (o.dry_run || launched_by_mpi()) return false;
+  std::set<std::string> needing;
+  for (const backends::BackendInfo& info : backends::list_backends()) {
+    if (info.needs_mpi && info.available) needing.insert(info.name);
+  }
+  try {
+    const Campaign campaign = load_campaign(o.campaign, o.overrides);
+    return std::any_of(campaign.cases.begin(), campaign.cases.end(),
+                       [&](const Case& c) { return needing.contains(c.backend); });
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+}  // namespace
+
 int run_campaign(const RunOptions& o, std::ostream& out, std::ostream& err) {
-  const std::unique_ptr<Comm> owned = make_comm();
+  const std::unique_ptr<Comm> owned = make_comm(campaign_needs_mpi(o));
   Comm& comm = *owned;
   try {
     return run_cases(o, comm, out, err);

@@ -179,6 +179,24 @@ void settle_alignment(Case& c, const CaseValues& v) {
   }
 }
 
+// The chosen backend's own table, flattened to text: {"collective": "true", "hints.cb_nodes": "4"}.
+backends::BackendOptions backend_options_of(const std::string& backend, const CaseValues& v) {
+  backends::BackendOptions options;
+  const std::string table = "backend." + backend;
+  for (const KeySpec& spec : keys()) {
+    if (spec.table != table) continue;
+    const nlohmann::json value = to_json(v.value(spec.dotted()));
+    if (spec.kind == Kind::string_map) {
+      for (const auto& [key, text] : value.items()) options[std::string(spec.key) + "." + key] = text.get<std::string>();
+    } else if (value.is_string()) {
+      options[std::string(spec.key)] = value.get<std::string>();
+    } else if (!value.is_null()) {
+      options[std::string(spec.key)] = value.dump();
+    }
+  }
+  return options;
+}
+
 void fill_io(Case& c, const CaseValues& v) {
   c.mapping = enum_named(v.text("strategy.mapping"), kMappings, mapping_name);
   c.directory_layout = enum_named(v.text("strategy.layout"), kLayouts, directory_layout_name);
@@ -193,11 +211,26 @@ void fill_io(Case& c, const CaseValues& v) {
   c.io.threads = static_cast<int>(v.integer("backend.threads"));  // capped at INT_MAX
   c.io.queue_depth = static_cast<int>(v.integer("backend.queue_depth"));
   c.io.sqpoll = v.boolean("backend.sqpoll");
+  c.backend_options = backend_options_of(c.backend, v);
   settle_alignment(c, v);
   c.data = enum_named(v.text("data.pattern"), kPatterns, data_pattern_name);
   c.seed = static_cast<std::uint64_t>(v.integer("data.seed"));
   c.verify = v.boolean("data.verify");
   c.cache = enum_named(v.text("cache.policy"), kPolicies, cache_policy_name);
+}
+
+// Staging chunks start on page boundaries (and on direct_alignment ones under O_DIRECT), so
+// that every chunk a backend writes from keeps the plan's alignment.
+void fill_memory(Case& c, const CaseValues& v) {
+  c.memory_space = parse_memory_space(v.text("memory.space")).value_or(MemorySpaceKind::host);
+  c.staging.chunk_bytes = static_cast<std::uint64_t>(v.integer("memory.staging_bytes"));
+  c.staging.buffers = static_cast<int>(v.integer("memory.staging_buffers"));  // capped at 64
+  const std::uint64_t unit = c.io.direct ? std::max<std::uint64_t>(4096, c.io.direct_alignment) : 4096;
+  if (c.staging.chunk_bytes % unit != 0) {
+    v.fail("memory.staging_bytes", std::to_string(c.staging.chunk_bytes) + " is not a multiple of " +
+                                       std::to_string(unit) +
+                                       (c.io.direct ? " (4096 and backend.direct_alignment)" : " (a page)"));
+  }
 }
 
 }  // namespace
@@ -240,7 +273,10 @@ nlohmann::json CaseValues::config() const {
   nlohmann::json config = nlohmann::json::object();
   const std::span<const KeySpec> all = keys();
   for (std::size_t i = 0; i < all.size(); ++i) {
-    config[std::string(all[i].table)][std::string(all[i].key)] = to_json(*values_[i]);
+    // "backend.mpiio" nests as config["backend"]["mpiio"].
+    std::string pointer = "/" + std::string(all[i].table) + "/" + std::string(all[i].key);
+    std::replace(pointer.begin(), pointer.end(), '.', '/');
+    config[nlohmann::json::json_pointer(pointer)] = to_json(*values_[i]);
   }
   return config;
 }
@@ -259,6 +295,7 @@ Case CaseBuilder::build(const CaseValues& values, std::int64_t index, const std:
   validated_world_size(c, values);
   c.ranks = ranks_of(values, c.parallel);
   fill_io(c, values);
+  fill_memory(c, values);
   c.config = values.config();
   c.config["strategy"]["alignment"] = c.alignment;  // the alignment in effect (settle_alignment)
   return c;

@@ -107,15 +107,33 @@ std::vector<KeySpec> build_keys() {
       int_key("backend", "queue_depth", 1, 1, kIntMax),
       bool_key("backend", "sqpoll", false),
       size_key("backend", "direct_alignment", 4096, 1),
+      // The backends' own options (backends/<name>/ documents them; the registry lists them).
+      bool_key("backend.mpiio", "collective", false),
+      fixed(KeySpec{.table = "backend.mpiio", .key = "hints", .kind = Kind::string_map,
+                    .fallback = nlohmann::json::object()}),
+      bool_key("backend.hdf5", "collective", true),
+      choice_key("backend.hdf5", "layout", "contiguous", {"contiguous", "chunked"}),
+      size_key("backend.hdf5", "alignment", 0),
+      size_key("backend.hdf5", "alignment_threshold", 0),
+      bool_key("backend.hdf5", "collective_metadata", true),
+      fixed(KeySpec{.table = "backend.hdf5", .key = "hints", .kind = Kind::string_map,
+                    .fallback = nlohmann::json::object()}),
+      text_key("backend.gds", "library", "libcufile.so.0"),
+      bool_key("backend.gds", "register_buffers", true),
+      bool_key("backend.gds", "batch", false),
       choice_key("data", "pattern", "random", {"random", "zeros", "bf16"}),
       int_key("data", "seed", 1, 0),
       bool_key("data", "verify", true),
+      choice_key("memory", "space", "host", {"host", "pinned", "cuda", "kokkos"}),
+      size_key("memory", "staging_bytes", std::int64_t{64} << 20, 4096),
+      int_key("memory", "staging_buffers", 2, 1, 64),
       choice_key("cache", "policy", "drop", {"drop", "fadvise", "read_shift", "none"}),
   };
 }
 
-constexpr std::array<std::string_view, 9> kTables{
-    "campaign", "model", "parallel", "state", "ranks", "strategy", "backend", "data", "cache"};
+constexpr std::array<std::string_view, 10> kTables{
+    "campaign", "model", "parallel", "state", "ranks", "strategy", "backend", "data", "memory", "cache"};
+constexpr std::array<std::string_view, 3> kBackendTables{"backend.mpiio", "backend.hdf5", "backend.gds"};
 
 std::string quoted_list(const std::vector<std::string_view>& choices) {
   std::string listed;
@@ -177,6 +195,22 @@ Value convert_rank_list(const KeySpec& spec, const toml::node& node, const Where
   return ranks;
 }
 
+Value convert_string_map(const KeySpec& spec, const toml::node& node, const Where& where) {
+  if (!node.is_table()) wrong_type(spec, node, where);
+  nlohmann::json map = nlohmann::json::object();
+  for (const auto& [key, value] : *node.as_table()) {
+    if (value.is_string()) {
+      map[std::string(key.str())] = value.as_string()->get();
+    } else if (value.is_integer()) {
+      map[std::string(key.str())] = std::to_string(value.as_integer()->get());
+    } else {
+      where.fail("value of `" + std::string(key.str()) + "`: expected a string or an integer, found " +
+                 describe_toml_type(value.type()));
+    }
+  }
+  return map;
+}
+
 Value convert_size(const KeySpec& spec, const toml::node& node, const Where& where) {
   std::int64_t bytes = 0;
   if (node.is_integer()) {
@@ -235,8 +269,11 @@ std::span<const std::string_view> tables() {
   return kTables;
 }
 
+std::span<const std::string_view> backend_tables() { return kBackendTables; }
+
 bool is_table(std::string_view table) {
-  return std::find(kTables.begin(), kTables.end(), table) != kTables.end();
+  return std::find(kTables.begin(), kTables.end(), table) != kTables.end() ||
+         std::find(kBackendTables.begin(), kBackendTables.end(), table) != kBackendTables.end();
 }
 
 const KeySpec* find(std::string_view table, std::string_view key) {
@@ -294,6 +331,8 @@ Value convert(const KeySpec& spec, const toml::node& node, const Where& where) {
       return convert_dtype(spec, string_of(spec, node, where), where);
     case Kind::rank_list:
       return convert_rank_list(spec, node, where);
+    case Kind::string_map:
+      return convert_string_map(spec, node, where);
   }
   throw std::logic_error("convert: unknown kind");
 }
@@ -354,6 +393,8 @@ std::string expected(const KeySpec& spec) {
       return "a size (an integer number of bytes or a string such as \"4 MiB\")";
     case Kind::rank_list:
       return "an array of integers";
+    case Kind::string_map:
+      return "a table of strings (e.g. { romio_cb_write = \"enable\" })";
   }
   return "a value";
 }

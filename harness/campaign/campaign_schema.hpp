@@ -20,8 +20,9 @@ namespace ckpt::harness::schema {
 
 // One key's value after type checking and unit parsing: sizes are bytes, enums their names.
 // monostate: unset (the default of state.naming).
-using Value =
-    std::variant<std::monostate, bool, std::int64_t, std::string, std::vector<std::int64_t>>;
+// string_map: a JSON object of strings (MPI info hints).
+using Value = std::variant<std::monostate, bool, std::int64_t, std::string, std::vector<std::int64_t>,
+                           nlohmann::json>;
 
 enum class Kind {
   text,  // a non-empty string
@@ -32,10 +33,11 @@ enum class Kind {
   dtype,          // a dtype name: fp8, bf16, fp16, fp32, fp64
   dtype_or_none,  // a dtype name or "none"
   rank_list,      // an array of integers (itself an array, so never a sweep)
+  string_map,     // a table of names to strings (or integers), e.g. MPI info hints; never a sweep
 };
 
 struct KeySpec {
-  std::string_view table;
+  std::string_view table;  // "backend.mpiio" for a backend's own table
   std::string_view key;
   Kind kind = Kind::text;
   Value fallback;  // the default; monostate for required keys and unset options
@@ -51,6 +53,8 @@ struct KeySpec {
 // Every key, grouped by table, tables in the order the documentation lists them.
 std::span<const KeySpec> keys();
 std::span<const std::string_view> tables();
+// The backends' own tables under [backend]: "backend.mpiio", "backend.hdf5", "backend.gds".
+std::span<const std::string_view> backend_tables();
 bool is_table(std::string_view table);
 const KeySpec* find(std::string_view table, std::string_view key);
 std::size_t index_of(const KeySpec& spec);      // position in keys()

@@ -109,11 +109,13 @@ Setting make_setting(const KeySpec& spec, const toml::node& node, const std::str
 
 // The key an override names; throws ConfigError with the closest known key.
 const KeySpec& override_key(const std::string& dotted) {
+  // backend.mpiio.collective: the table is all before the last dot.
+  if (const std::size_t last = dotted.rfind('.'); last != std::string::npos) {
+    const std::string_view view(dotted);
+    if (const KeySpec* spec = find(view.substr(0, last), view.substr(last + 1))) return *spec;
+  }
   const std::size_t dot = dotted.find('.');
   const std::string_view table = std::string_view(dotted).substr(0, dot);
-  if (dot != std::string::npos) {
-    if (const KeySpec* spec = find(table, std::string_view(dotted).substr(dot + 1))) return *spec;
-  }
   std::vector<std::string> all;
   for (const KeySpec& spec : keys()) all.push_back(spec.dotted());
   const std::vector<std::string_view> candidates(all.begin(), all.end());
@@ -155,20 +157,51 @@ std::string trimmed(std::string_view s) {
   return std::string(s.substr(first, s.find_last_not_of(" \t") - first + 1));
 }
 
+bool is_top_table(std::string_view name) {
+  return std::find(tables().begin(), tables().end(), name) != tables().end();
+}
+
+// [backend.<name>] holds backend <name>'s own options.
+[[noreturn]] void fail_unknown_backend_table(const Found& f, const std::string& source) {
+  std::vector<std::string_view> names;
+  for (const std::string_view table : backend_tables()) names.push_back(table.substr(table.find('.') + 1));
+  std::string hint = did_you_mean(f.key, names);
+  if (hint.empty()) hint = " (backends with options: " + joined(names) + "; the others take only [backend] keys)";
+  throw ConfigError(source, f.line, "backend." + std::string(f.key), "unknown backend table" + hint);
+}
+
+// The entries of [backend], with those of its sub-tables [backend.<name>] under their own table names.
+std::vector<Found> backend_entries(const toml::table& table, const std::string& source) {
+  std::vector<Found> out;
+  for (const Found& f : entries_in_order(table, "backend")) {
+    if (!f.node->is_table() || find("backend", f.key) != nullptr) {
+      out.push_back(f);
+      continue;
+    }
+    const std::string name = "backend." + std::string(f.key);
+    const auto sub = std::find(backend_tables().begin(), backend_tables().end(), name);
+    if (sub == backend_tables().end()) fail_unknown_backend_table(f, source);
+    const std::vector<Found> inner = entries_in_order(*f.node->as_table(), *sub);
+    out.insert(out.end(), inner.begin(), inner.end());
+  }
+  return out;
+}
+
 }  // namespace
 
 Settings read_settings(const toml::table& document, const std::string& source) {
   Settings settings;
   std::vector<Found> found;
   for (const Found& top : entries_in_order(document, "")) {
-    if (!is_table(top.key)) fail_unknown_table(top, source);
+    if (!is_top_table(top.key)) fail_unknown_table(top, source);
     if (!top.node->is_table()) {
       throw ConfigError(
           source, top.line, std::string(top.key),
           "expected a table ([" + std::string(top.key) + "]), found " + describe_toml_type(top.node->type()));
     }
     settings.table_lines[std::string(top.key)] = top.line;
-    const std::vector<Found> inner = entries_in_order(*top.node->as_table(), top.key);
+    const std::vector<Found> inner = top.key == "backend" ? backend_entries(*top.node->as_table(), source)
+                                                          : entries_in_order(*top.node->as_table(), top.key);
     found.insert(found.end(), inner.begin(), inner.end());
   }
   // Sweeps expand in file order, and the first problem reported is the first in the file.

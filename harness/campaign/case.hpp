@@ -7,6 +7,9 @@
 #include <vector>
 
 #include "backends/backend.hpp"
+#include "harness/memory/data_pattern_kind.hpp"
+#include "harness/memory/memory_space.hpp"
+#include "harness/memory/staging.hpp"
 #include "workloads/model_spec.hpp"
 #include "workloads/parallel_spec.hpp"
 
@@ -16,7 +19,6 @@ namespace ckpt::harness {
 enum class Mapping { file_per_tensor, file_per_rank, file_per_node, shared_file };
 // Directory and file names mirroring a framework's checkpoint layout.
 enum class DirectoryLayout { dcp, megatron, deepspeed };
-enum class DataPattern { random, zeros, bf16 };
 // What happens between checkpoint and restore so that restore does not read the page cache.
 enum class CachePolicy { none, drop, fadvise, read_shift };
 enum class PhaseSelection { checkpoint, restore, both };
@@ -53,11 +55,15 @@ struct Case {
 
   std::string backend = "posix";
   backends::IoSettings io;
+  backends::BackendOptions backend_options;          // the chosen backend's [backend.<name>] table, as text
 
   DataPattern data = DataPattern::random;
   std::uint64_t seed = 1;
   bool verify = true;
   CachePolicy cache = CachePolicy::drop;
+
+  MemorySpaceKind memory_space = MemorySpaceKind::host;  // where the shards live
+  StagingSettings staging;                           // device memory for backends that cannot address it
 
   int iterations = 3;
   int warmup = 1;

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,8 @@ class Comm {
   virtual int rank() const = 0;
   virtual int size() const = 0;
   virtual std::string kind() const = 0;  // "mpi" or "single"
+  // The communicator as MPI_Comm_c2f gives it, for collective backends; empty without MPI.
+  virtual std::optional<int> mpi_handle() const { return std::nullopt; }
   virtual void barrier() = 0;
   virtual double max(double value) = 0;
   virtual double min(double value) = 0;
@@ -30,8 +33,12 @@ class Comm {
 };
 
 // MPI when this binary has MPI and was launched by an MPI launcher (OMPI_COMM_WORLD_SIZE,
-// PMI_SIZE or PMIX_RANK set); otherwise a single process. MPI is finalised when the Comm dies.
-std::unique_ptr<Comm> make_comm();
+// PMI_SIZE or PMIX_RANK set), or when `need_mpi` (a backend needs MPI even in one process:
+// MPI then starts as a singleton); otherwise a single process. MPI is finalised when the Comm dies.
+std::unique_ptr<Comm> make_comm(bool need_mpi = false);
+
+// Whether this process was started by an MPI launcher.
+bool launched_by_mpi();
 
 // Whether this build has MPI (for `ckptbench backends` and result records).
 bool built_with_mpi();

@@ -10,7 +10,6 @@
 #endif
 
 namespace ckpt::harness {
-namespace {
 
 bool launched_by_mpi() {
   for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS"}) {
@@ -19,14 +18,13 @@ bool launched_by_mpi() {
   return false;
 }
 
-}  // namespace
-
 bool built_with_mpi() { return CKPT_HAVE_MPI != 0; }
 
-std::unique_ptr<Comm> make_comm() {
+std::unique_ptr<Comm> make_comm(bool need_mpi) {
 #if CKPT_HAVE_MPI
-  if (launched_by_mpi()) return std::make_unique<MpiComm>();
+  if (launched_by_mpi() || need_mpi) return std::make_unique<MpiComm>();
 #else
+  (void)need_mpi;  // the backends that need MPI are not built without it
   // Several copies of a build without MPI would each write every rank's files.
   const char* size = std::getenv("OMPI_COMM_WORLD_SIZE");
   if (size == nullptr) size = std::getenv("PMI_SIZE");

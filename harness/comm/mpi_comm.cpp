@@ -16,6 +16,8 @@ MpiComm::MpiComm() {
 
 MpiComm::~MpiComm() { MPI_Finalize(); }
 
+std::optional<int> MpiComm::mpi_handle() const { return MPI_Comm_c2f(MPI_COMM_WORLD); }
+
 void MpiComm::barrier() { MPI_Barrier(MPI_COMM_WORLD); }
 
 double MpiComm::max(double value) {

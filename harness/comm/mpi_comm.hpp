@@ -15,6 +15,7 @@ class MpiComm final : public Comm {
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   std::string kind() const override { return "mpi"; }
+  std::optional<int> mpi_handle() const override;
   void barrier() override;
   double max(double value) override;
   double min(double value) override;

@@ -4,14 +4,15 @@
 #include <cstdint>
 #include <optional>
 
-#include "harness/campaign/case.hpp"
+#include "harness/memory/data_pattern_kind.hpp"
 
 namespace ckpt::harness {
 
 // Deterministic shard contents: byte i of a shard depends only on (pattern, key, i), so any
 // process can regenerate what another wrote. random: uniform bytes (incompressible); bf16:
 // bf16 values spread like trained weights (sign, small exponents, random mantissa), so
-// compressing or deduplicating storage sees realistic entropy; zeros: all zero.
+// compressing or deduplicating storage sees realistic entropy; zeros: all zero. The words
+// come from pattern_words.hpp, which device kernels share.
 void fill_pattern(std::byte* data, std::uint64_t bytes, DataPattern pattern, std::uint64_t key);
 
 // Offset of the first byte that differs from what fill_pattern writes, or nullopt.
@@ -23,5 +24,19 @@ std::uint8_t expected_byte(DataPattern pattern, std::uint64_t key, std::uint64_t
 
 // A 64-bit checksum of a byte range (recorded in the manifest for external tools).
 std::uint64_t checksum64(const std::byte* data, std::uint64_t bytes);
+
+// checksum64 computed piece by piece, for memory the host reads in chunks (device buffers):
+// update() with consecutive pieces, each a multiple of 8 bytes except the last, then value().
+class Checksum64 {
+ public:
+  explicit Checksum64(std::uint64_t total_bytes);
+  void update(const std::byte* data, std::uint64_t bytes);
+  std::uint64_t value() const;
+
+ private:
+  std::uint64_t h_;
+  std::uint64_t tail_ = 0;
+  bool has_tail_ = false;
+};
 
 }  // namespace ckpt::harness

@@ -117,6 +117,42 @@ std::vector<FileGroup> group_by_file(const workloads::Layout& layout, const Case
 
 }  // namespace
 
+backends::DatasetPiece dataset_piece(const PlacedShard& placed) {
+  const workloads::Shard& s = placed.shard;
+  backends::DatasetPiece piece;
+  piece.name = std::string(workloads::state_kind_name(s.state)) + "/" + s.name;
+  piece.dtype = std::string(workloads::dtype_name(s.dtype));
+  piece.element_bytes = static_cast<std::uint32_t>(workloads::dtype_bytes(s.dtype));
+  for (const std::int64_t d : s.global_shape) piece.global_shape.push_back(static_cast<std::uint64_t>(d));
+  for (const std::int64_t d : s.offset) piece.offset.push_back(static_cast<std::uint64_t>(d));
+  for (const std::int64_t d : s.extent) piece.extent.push_back(static_cast<std::uint64_t>(d));
+  piece.flat_begin = static_cast<std::uint64_t>(s.flat_begin);
+  piece.flat_end = piece.flat_begin + placed.bytes / piece.element_bytes;
+  piece.memory_offset = placed.memory_offset;
+  return piece;
+}
+
+std::map<std::string, std::string> checkpoint_attributes(const workloads::Layout& layout, const Case& c) {
+  const workloads::ParallelSpec& p = layout.parallel();
+  std::map<std::string, std::string> a;
+  a["model"] = c.model_argument;
+  a["parameters"] = std::to_string(layout.parameters());
+  a["tp"] = std::to_string(p.tp);
+  a["pp"] = std::to_string(p.pp);
+  a["dp"] = std::to_string(p.dp);
+  a["ep"] = std::to_string(p.ep);
+  a["zero"] = std::to_string(p.zero_stage);
+  a["world_size"] = std::to_string(layout.world_size());
+  a["state"] = c.config["state"].value("scope", "full");
+  a["weight_dtype"] = c.config["state"].value("weight_dtype", "bf16");
+  a["master_dtype"] = c.config["state"].value("master_dtype", "fp32");
+  a["optimizer_dtype"] = c.config["state"].value("optimizer_dtype", "fp32");
+  a["scale"] = std::to_string(c.scale);
+  a["mapping"] = std::string(mapping_name(c.mapping));
+  a["writer"] = "ckptbench";
+  return a;
+}
+
 std::uint64_t scaled_bytes(const workloads::Shard& shard, std::int64_t scale) {
   const std::int64_t elements = std::max<std::int64_t>(1, shard.elements() / std::max<std::int64_t>(1, scale));
   return static_cast<std::uint64_t>(elements * workloads::dtype_bytes(shard.dtype));
@@ -146,15 +182,18 @@ std::vector<RankPlan> plan_ranks(const workloads::Layout& layout, const Case& c,
   const bool shared = mapping_shares_files(c.mapping);
   const SharedFiles shared_files = shared ? place_shared_files(layout, c, ranks) : SharedFiles{};
   const std::uint64_t align = alignment_of(c);
+  const auto attributes = checkpoint_attributes(layout, c);
   std::vector<RankPlan> plans;
   for (std::int64_t rank : ranks) {
     RankPlan& plan = plans.emplace_back();
     plan.rank = rank;
+    plan.io.attributes = attributes;
     for (FileGroup& group : group_by_file(layout, c, rank)) {
       const std::uint64_t file_base = shared ? shared_files.region_offset.at(rank) : 0;
       const std::uint64_t memory_base = align_up(plan.buffer_bytes, align);
       std::uint64_t pos = 0;
       std::vector<backends::Extent> shard_extents;
+      std::vector<backends::DatasetPiece> file_pieces;
       for (workloads::Shard& s : group.shards) {
         pos = align_up(pos, align);
         PlacedShard& placed = plan.shards.emplace_back();
@@ -165,6 +204,7 @@ std::vector<RankPlan> plan_ranks(const workloads::Layout& layout, const Case& c,
         placed.memory_offset = memory_base + pos;
         placed.data_key = shard_data_key(s, c.seed);
         placed.shard = std::move(s);
+        file_pieces.push_back(dataset_piece(placed));
         shard_extents.push_back({placed.file_offset, placed.memory_offset,
                                  c.io.direct ? align_up(placed.bytes, align) : placed.bytes});
         plan.payload_bytes += placed.bytes;
@@ -176,6 +216,7 @@ std::vector<RankPlan> plan_ranks(const workloads::Layout& layout, const Case& c,
       file.path = (checkpoint_dir / group.file).string();
       file.extents = build_extents(std::move(shard_extents), c.coalesce_bytes, c.chunk_bytes, c.io.direct ? align : 1);
       file.shared = shared;
+      file.datasets = std::move(file_pieces);
       // A shared file's writer reserves its own region: the world's regions may be far larger
       // than what the selected ranks write.
       file.reserve_offset = file_base;

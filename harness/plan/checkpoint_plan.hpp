@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,13 @@ struct RankPlan {
   std::uint64_t payload_bytes = 0;  // sum of shard bytes
   backends::IoPlan io;              // paths absolute (under the checkpoint directory)
 };
+
+// The shard as a tensor piece (hdf5 datasets "<state>/<tensor>"): its flat range shortened to
+// its scaled bytes, its memory offset as placed.
+backends::DatasetPiece dataset_piece(const PlacedShard& placed);
+
+// Facts about the checkpoint that self-describing formats record (IoPlan::attributes).
+std::map<std::string, std::string> checkpoint_attributes(const workloads::Layout& layout, const Case& c);
 
 // Shard bytes after scaling: at least one element, whole elements.
 std::uint64_t scaled_bytes(const workloads::Shard& shard, std::int64_t scale);

@@ -8,10 +8,10 @@
 #include <vector>
 
 #include "backends/backend.hpp"
-#include "harness/memory/host_buffer.hpp"
 #include "harness/plan/checkpoint_plan.hpp"
 #include "harness/run/case_result.hpp"
 #include "harness/run/iteration.hpp"
+#include "harness/run/process_buffer.hpp"
 #include "harness/run/run_context.hpp"
 #include "workloads/layout.hpp"
 
@@ -48,7 +48,7 @@ class CaseExecution {
   CaseResult result_;
   std::vector<std::int64_t> selected_, mine_;
   std::vector<RankPlan> write_plans_, read_plans_;
-  std::vector<HostBuffer> write_buffers_, read_buffers_;
+  ProcessBuffer write_buffer_, read_buffer_;
   std::vector<std::vector<std::uint64_t>> checksums_;
   std::unique_ptr<backends::Backend> backend_;
   std::int64_t first_step_ = 1;

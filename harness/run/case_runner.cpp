@@ -53,18 +53,6 @@ void agree(Comm& comm, const std::string& problem) {
   throw SetupError(comm.broadcast(message));
 }
 
-std::vector<HostBuffer> allocate(const std::vector<RankPlan>& plans) {
-  std::vector<HostBuffer> buffers;
-  for (const RankPlan& p : plans) buffers.emplace_back(p.buffer_bytes);
-  return buffers;
-}
-
-std::uint64_t buffer_total(const std::vector<RankPlan>& plans) {
-  const std::uint64_t a = HostBuffer::kAlignment;
-  std::uint64_t total = 0;
-  for (const RankPlan& p : plans) total += (p.buffer_bytes + a - 1) / a * a;
-  return total;
-}
 
 }  // namespace
 
@@ -109,11 +97,11 @@ void CaseExecution::prepare_write() {
     read_plans_ = plan_ranks(layout_, c_, shifted(selected_, mine_, c_.ranks.gpus_per_node, comm_.size()),
                              planned_dir_);
   }
-  check_memory(buffer_total(write_plans_) + buffer_total(read_plans_));
-  write_buffers_ = allocate(write_plans_);
-  read_buffers_ = allocate(read_plans_);
+  check_memory(ProcessBuffer::bytes_for(write_plans_) + ProcessBuffer::bytes_for(read_plans_));
+  write_buffer_ = ProcessBuffer(write_plans_);
+  if (!read_plans_.empty()) read_buffer_ = ProcessBuffer(read_plans_);
   const auto start = Clock::now();
-  checksums_ = fill_plans(write_plans_, write_buffers_, c_.data);
+  checksums_ = fill_plans(write_plans_, write_buffer_, c_.data);
   result_.fill_seconds = comm_.max(seconds_since(start));
   record_sizes(write_plans_);
 }
@@ -144,8 +132,9 @@ void CaseExecution::prepare_restore() {
     problem = fmt::format("{}: damaged manifest: {}", (dir / kManifestName).string(), e.what());
   }
   agree(comm_, problem);
-  check_memory(buffer_total(read_plans_));
-  read_buffers_ = allocate(read_plans_);
+  for (RankPlan& plan : read_plans_) plan.io.attributes = checkpoint_attributes(layout_, c_);
+  check_memory(ProcessBuffer::bytes_for(read_plans_));
+  read_buffer_ = ProcessBuffer(read_plans_);
   record_sizes(read_plans_);
   result_.checkpoint_dir = dir.string();
 }
@@ -191,7 +180,8 @@ std::unique_ptr<backends::Backend> CaseExecution::make_backend_everywhere() {
   std::string problem;
   std::unique_ptr<backends::Backend> backend;
   try {
-    backend = backends::make_backend(c_.backend, c_.io);
+    const backends::ProcessGroup group{comm_.rank(), comm_.size(), comm_.mpi_handle()};
+    backend = backends::make_backend(c_.backend, c_.io, c_.backend_options, group);
   } catch (const std::exception& e) {
     problem = fmt::format("backend.name = \"{}\": {}", c_.backend, e.what());
   }

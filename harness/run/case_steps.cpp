@@ -92,7 +92,7 @@ bool CaseExecution::write_iteration(int iteration, std::vector<IterationTiming>*
     }
     return fail(fmt::format("checkpoint {}: {}", dir.string(), comm_.broadcast(first)));
   }
-  const ProcessSample sample = timed_transfer(*backend_, write_plans_, write_buffers_, true, comm_);
+  const ProcessSample sample = timed_transfer(*backend_, write_plans_, write_buffer_, true, comm_);
   const IterationTiming timing = gather_timing(sample, comm_);
   add_notes(timing);
   if (!comm_.all(sample.error.empty())) {
@@ -134,11 +134,11 @@ bool CaseExecution::read_iteration(int iteration, std::vector<IterationTiming>* 
                                    std::vector<double>& verify_s) {
   const bool own_buffers = !read_plans_.empty();
   const std::vector<RankPlan>& plans = own_buffers ? read_plans_ : write_plans_;
-  std::vector<HostBuffer>& buffers = own_buffers ? read_buffers_ : write_buffers_;
+  ProcessBuffer& buffer = own_buffers ? read_buffer_ : write_buffer_;
   const std::string applied = apply_cache_policy(c_.cache, io_of(plans));
   result_.cache_policy_applied = comm_.broadcast(applied);
-  for (HostBuffer& b : buffers) b.zero();
-  const ProcessSample sample = timed_transfer(*backend_, plans, buffers, false, comm_);
+  buffer.zero();
+  const ProcessSample sample = timed_transfer(*backend_, plans, buffer, false, comm_);
   const IterationTiming timing = gather_timing(sample, comm_);
   add_notes(timing);
   if (!comm_.all(sample.error.empty())) {
@@ -146,7 +146,7 @@ bool CaseExecution::read_iteration(int iteration, std::vector<IterationTiming>* 
   }
   if (c_.verify && backend_->capabilities().stores_data) {
     const auto start = Clock::now();
-    const std::string problem = verify_plans(plans, buffers, c_.data);
+    const std::string problem = verify_plans(plans, buffer, c_.data);
     const double seconds = comm_.max(seconds_since(start));
     if (!comm_.all(problem.empty())) {
       std::string first;

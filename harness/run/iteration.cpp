@@ -34,22 +34,48 @@ double median(std::vector<double> values) {
   return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
+namespace {
+
+void add_outcome(ProcessSample& sample, const backends::IoOutcome& outcome) {
+  add_phases(sample.phases, outcome.phases);
+  for (const std::string& note : outcome.notes) {
+    if (std::find(sample.notes.begin(), sample.notes.end(), note) == sample.notes.end()) sample.notes.push_back(note);
+  }
+}
+
+// A collective backend: one call with the whole process's share, made even with no ranks.
+void transfer_process(backends::Backend& backend, const std::vector<RankPlan>& plans, const ProcessBuffer& buffer,
+                      bool write, ProcessSample& sample) {
+  const backends::IoPlan plan = process_plan(plans, buffer);
+  const backends::IoOutcome outcome = write ? backend.write(plan, buffer.view()) : backend.read(plan, buffer.view());
+  add_outcome(sample, outcome);
+  sample.rank_seconds.assign(plans.size(), outcome.phases.total());
+  if (!outcome.ok()) {
+    sample.error = plans.empty() ? *outcome.error
+                                 : fmt::format("ranks {}-{}: {}", plans.front().rank, plans.back().rank, *outcome.error);
+  }
+}
+
+}  // namespace
+
 ProcessSample timed_transfer(backends::Backend& backend, const std::vector<RankPlan>& plans,
-                             std::vector<HostBuffer>& buffers, bool write, Comm& comm) {
+                             const ProcessBuffer& buffer, bool write, Comm& comm) {
   ProcessSample sample;
+  const bool collective = backend.capabilities().collective;
   comm.barrier();
   const auto start = Clock::now();
-  for (std::size_t i = 0; i < plans.size(); ++i) {
-    const backends::IoOutcome outcome =
-        write ? backend.write(plans[i].io, buffers[i].view()) : backend.read(plans[i].io, buffers[i].view());
-    add_phases(sample.phases, outcome.phases);
-    sample.rank_seconds.push_back(outcome.phases.total());
-    for (const std::string& note : outcome.notes) {
-      if (std::find(sample.notes.begin(), sample.notes.end(), note) == sample.notes.end()) sample.notes.push_back(note);
-    }
-    if (!outcome.ok()) {
-      sample.error = fmt::format("rank {}: {}", plans[i].rank, *outcome.error);
-      break;
+  if (collective) {
+    transfer_process(backend, plans, buffer, write, sample);
+  } else {
+    for (std::size_t i = 0; i < plans.size(); ++i) {
+      const backends::IoOutcome outcome =
+          write ? backend.write(plans[i].io, buffer.rank_view(i)) : backend.read(plans[i].io, buffer.rank_view(i));
+      add_outcome(sample, outcome);
+      sample.rank_seconds.push_back(outcome.phases.total());
+      if (!outcome.ok()) {
+        sample.error = fmt::format("rank {}: {}", plans[i].rank, *outcome.error);
+        break;
+      }
     }
   }
   sample.seconds = std::chrono::duration<double>(Clock::now() - start).count();
@@ -84,11 +110,10 @@ IterationTiming gather_timing(const ProcessSample& mine, Comm& comm) {
   return timing;
 }
 
-std::string verify_plans(const std::vector<RankPlan>& plans, const std::vector<HostBuffer>& buffers,
-                         DataPattern pattern) {
+std::string verify_plans(const std::vector<RankPlan>& plans, const ProcessBuffer& buffer, DataPattern pattern) {
   for (std::size_t p = 0; p < plans.size(); ++p) {
     for (const PlacedShard& ps : plans[p].shards) {
-      const std::byte* data = buffers[p].data() + ps.memory_offset;
+      const std::byte* data = buffer.rank_data(p) + ps.memory_offset;
       const auto bad = first_mismatch(data, ps.bytes, pattern, ps.data_key);
       if (!bad) continue;
       return fmt::format("verification failed: tensor {} ({}, rank {}) at byte {} (file {} offset {}): expected 0x{:02x}, "
@@ -101,12 +126,12 @@ std::string verify_plans(const std::vector<RankPlan>& plans, const std::vector<H
   return "";
 }
 
-std::vector<std::vector<std::uint64_t>> fill_plans(const std::vector<RankPlan>& plans,
-                                                   std::vector<HostBuffer>& buffers, DataPattern pattern) {
+std::vector<std::vector<std::uint64_t>> fill_plans(const std::vector<RankPlan>& plans, ProcessBuffer& buffer,
+                                                   DataPattern pattern) {
   std::vector<std::vector<std::uint64_t>> checksums(plans.size());
   for (std::size_t p = 0; p < plans.size(); ++p) {
     for (const PlacedShard& ps : plans[p].shards) {
-      std::byte* data = buffers[p].data() + ps.memory_offset;
+      std::byte* data = buffer.rank_data(p) + ps.memory_offset;
       fill_pattern(data, ps.bytes, pattern, ps.data_key);
       checksums[p].push_back(checksum64(data, ps.bytes));
     }

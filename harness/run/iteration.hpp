@@ -6,9 +6,9 @@
 
 #include "backends/backend.hpp"
 #include "harness/comm/comm.hpp"
-#include "harness/memory/host_buffer.hpp"
 #include "harness/plan/checkpoint_plan.hpp"
 #include "harness/run/case_result.hpp"
+#include "harness/run/process_buffer.hpp"
 
 namespace ckpt::harness {
 
@@ -21,9 +21,11 @@ struct ProcessSample {
   std::vector<std::string> notes;    // the backend's notes (fallbacks), without repeats
 };
 
-// Times one write (or read) of every plan into/from its buffer, starting after a barrier.
+// Times one write (or read) of every plan into/from its part of `buffer`, starting after a
+// barrier: one backend call per plan, or one per process (process_plan) for a collective backend,
+// whose time then counts for each of the process's ranks.
 ProcessSample timed_transfer(backends::Backend& backend, const std::vector<RankPlan>& plans,
-                             std::vector<HostBuffer>& buffers, bool write, Comm& comm);
+                             const ProcessBuffer& buffer, bool write, Comm& comm);
 
 // Every process's sample at process 0, combined per IOR: aggregate seconds = the slowest
 // process (all start at the barrier); phase times = the slowest process's. Elsewhere empty.
@@ -39,12 +41,11 @@ IterationTiming gather_timing(const ProcessSample& mine, Comm& comm);
 
 // Checks every shard of `plans` against its deterministic contents. Returns the first
 // problem ("tensor <name> (<state>, rank R) at byte B: expected 0x.., found 0x..") or "".
-std::string verify_plans(const std::vector<RankPlan>& plans, const std::vector<HostBuffer>& buffers,
-                         DataPattern pattern);
+std::string verify_plans(const std::vector<RankPlan>& plans, const ProcessBuffer& buffer, DataPattern pattern);
 
 // Fills every shard of `plans` with its deterministic contents; returns per-shard checksums.
-std::vector<std::vector<std::uint64_t>> fill_plans(const std::vector<RankPlan>& plans,
-                                                   std::vector<HostBuffer>& buffers, DataPattern pattern);
+std::vector<std::vector<std::uint64_t>> fill_plans(const std::vector<RankPlan>& plans, ProcessBuffer& buffer,
+                                                   DataPattern pattern);
 
 // Median of a list (0 when empty): the mean of the two middle values for an even count.
 double median(std::vector<double> values);

@@ -1,5 +1,7 @@
 #include "harness/run/manifest.hpp"
 
+#include "harness/plan/file_naming.hpp"
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -140,11 +142,13 @@ std::vector<RankPlan> plans_from_manifest(const nlohmann::json& manifest, const 
   std::vector<RankPlan> plans;
   for (auto& [rank, plan] : by_rank) {
     std::map<std::string, std::vector<backends::Extent>> per_file;
+    std::map<std::string, std::vector<backends::DatasetPiece>> pieces;
     std::vector<std::string> order;
     for (const PlacedShard& ps : plan.shards) {
       if (!per_file.contains(ps.file)) order.push_back(ps.file);
       const std::uint64_t length = c.io.direct ? (ps.bytes + align - 1) / align * align : ps.bytes;
       per_file[ps.file].push_back({ps.file_offset, ps.memory_offset, length});
+      pieces[ps.file].push_back(dataset_piece(ps));
       plan.payload_bytes += ps.bytes;
       plan.buffer_bytes = std::max(plan.buffer_bytes, (ps.memory_offset + ps.bytes + align - 1) / align * align);
     }
@@ -152,6 +156,8 @@ std::vector<RankPlan> plans_from_manifest(const nlohmann::json& manifest, const 
       backends::FilePlan fp;
       fp.path = (dir / file).string();
       fp.extents = build_extents(std::move(per_file[file]), c.coalesce_bytes, c.chunk_bytes, c.io.direct ? align : 1);
+      fp.shared = mapping_shares_files(c.mapping);
+      fp.datasets = std::move(pieces[file]);
       plan.io.files.push_back(std::move(fp));
     }
     plans.push_back(std::move(plan));
@@ -174,6 +180,8 @@ std::string checkpoint_hash(const Case& c) {
   if (c.config.contains("data")) {
     identity["data"] = {{"pattern", c.config["data"].value("pattern", "")}, {"seed", c.config["data"].value("seed", 0)}};
   }
+  // hdf5 stores datasets, the other backends raw bytes at the plan's offsets.
+  identity["format"] = c.backend == "hdf5" ? "hdf5" : "raw";
   if (c.config.contains("backend")) {
     identity["direct"] = c.config["backend"].value("direct", false);
     identity["direct_alignment"] = c.config["backend"].value("direct_alignment", 0);

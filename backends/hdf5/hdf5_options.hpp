@@ -1,0 +1,25 @@
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "backends/backend.hpp"
+
+namespace ckpt::backends::hdf5 {
+
+enum class Layout { contiguous, chunked };
+
+// The values of [backend.hdf5], parsed and checked once at construction. `hints.*` are MPI
+// info hints, handled by mpi::InfoHints.
+struct Hdf5Options {
+  bool collective = true;  // H5FD_MPIO_COLLECTIVE transfers in shared files
+  Layout layout = Layout::contiguous;
+  std::uint64_t alignment = 0;                // H5Pset_alignment; 0: HDF5's default (none)
+  std::uint64_t alignment_threshold = 65536;  // only objects at least this big are aligned
+  bool collective_metadata = true;  // collective metadata reads and writes in shared files
+
+  // Throws std::invalid_argument naming `backend.hdf5.<key>` for a value it cannot parse.
+  static Hdf5Options parse(const BackendOptions& options);
+};
+
+}  // namespace ckpt::backends::hdf5

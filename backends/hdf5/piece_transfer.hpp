@@ -1,0 +1,29 @@
+#pragma once
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "backends/backend.hpp"
+#include "backends/hdf5/hdf5_file.hpp"
+
+namespace ckpt::backends::hdf5 {
+
+// How one file's pieces move.
+struct TransferMode {
+  bool write = true;
+  // Shared files: MPI-IO collective transfers, every process making, per dataset in the file's
+  // order, as many H5Dwrite/H5Dread calls as the process with the most pieces of it (empty
+  // selections where it has fewer). Otherwise each process makes one call per piece.
+  bool collective = false;
+};
+
+// Moves `pieces` (this process's, all of datasets in file.contents()) between `memory` and the
+// file: one call per piece, its file selection the blocks of its flat range
+// (flat_range_blocks), its memory a 1-D run of (flat_end - flat_begin) elements at
+// memory.data + memory_offset. Adds to `notes` why HDF5 fell back from collective I/O (one
+// line per distinct cause). Throws IoError naming the file and the dataset.
+void move_pieces(const Hdf5File& file, const std::vector<DatasetPiece>& pieces, MemoryView memory,
+                 const TransferMode& mode, std::set<std::string>& notes);
+
+}  // namespace ckpt::backends::hdf5

@@ -1,0 +1,219 @@
+#include "backends/mpiio/mpiio_backend.hpp"
+
+#include <map>
+#include <stdexcept>
+#include <utility>
+
+#include "backends/mpi_common/file_comms.hpp"
+#include "backends/mpi_common/mpi_error.hpp"
+#include "backends/mpiio/phase_errors.hpp"
+#include "backends/mpiio/transfer.hpp"
+
+namespace ckpt::backends::mpiio {
+namespace {
+
+constexpr std::string_view kName = "mpiio";
+
+// Hints worth recording when the user set none: they tell ROMIO (romio_*) from OMPIO and show
+// the collective buffering in use.
+constexpr std::string_view kReportedDefaults[] = {"cb_buffer_size", "cb_nodes", "romio_cb_write",
+                                                  "romio_cb_read", "romio_ds_write", "striping_factor",
+                                                  "striping_unit"};
+
+const IoSettings& validated(const IoSettings& settings) {
+  if (settings.direct) {
+    throw std::invalid_argument(
+        "mpiio: `direct` (backend.direct) is not supported: MPI-IO has no O_DIRECT; set direct = false "
+        "(ROMIO's direct_read/direct_write hints ask the few file-system drivers that have it)");
+  }
+  if (settings.threads != 1) {
+    throw std::invalid_argument("mpiio: `threads` (backend.threads) must be 1 (got " +
+                                std::to_string(settings.threads) +
+                                "): each process makes one MPI-IO call sequence; run more processes instead");
+  }
+  if (settings.queue_depth != 1) {
+    throw std::invalid_argument("mpiio: `queue_depth` (backend.queue_depth) must be 1 (got " +
+                                std::to_string(settings.queue_depth) + "): mpiio makes blocking calls");
+  }
+  if (settings.fallocate) {
+    // Checked in ROMIO's ADIOI_GEN_Prealloc and Open MPI's OMPIO: without a file-system
+    // preallocation call, process 0 reads back and rewrites every existing byte and writes zeros
+    // up to the size, inside the timed open phase, on every checkpoint; OMPIO fails with
+    // MPI_ERR_ACCESS on a write-only file that already holds data.
+    throw std::invalid_argument(
+        "mpiio: `fallocate` (backend.fallocate) is not supported: MPI_File_preallocate is no reservation in "
+        "ROMIO's generic driver or Open MPI's OMPIO (process 0 rewrites the whole file and zero-fills it); "
+        "set fallocate = false, or use the posix backend to measure fallocate");
+  }
+  if (settings.sqpoll) {
+    throw std::invalid_argument("mpiio: `sqpoll` (backend.sqpoll) needs a submission ring; use the uring backend "
+                                "or sqpoll = false");
+  }
+  return settings;
+}
+
+// The options, checked in full before MPI is touched: `collective`, then the hints.
+MpiioOptions validated(const BackendOptions& options) {
+  MpiioOptions parsed = parse_mpiio_options(options);
+  mpi::validated_hints(kName, options);
+  return parsed;
+}
+
+// Whether `key` is among the hints; `value` is set to its value when it is.
+bool lookup(MPI_Info info, std::string_view key, std::string& value) {
+  char text[MPI_MAX_INFO_VAL + 1] = {};
+  int flag = 0;
+#if MPI_VERSION >= 4
+  int length = MPI_MAX_INFO_VAL + 1;
+  MPI_Info_get_string(info, std::string(key).c_str(), &length, text, &flag);
+#else
+  MPI_Info_get(info, std::string(key).c_str(), MPI_MAX_INFO_VAL, text, &flag);
+#endif
+  if (flag) value = text;
+  return flag != 0;
+}
+
+}  // namespace
+
+MpiioOptions parse_mpiio_options(const BackendOptions& options) {
+  MpiioOptions parsed;
+  if (const auto found = options.find("collective"); found != options.end()) {
+    if (found->second != "true" && found->second != "false") {
+      throw std::invalid_argument("`backend.mpiio.collective` = \"" + found->second +
+                                  "\": must be true (MPI_File_write_at_all / read_at_all) or false "
+                                  "(independent MPI_File_write_at / read_at)");
+    }
+    parsed.collective = found->second == "true";
+  }
+  return parsed;
+}
+
+class MpiioBackend::Files final : public Backend::OpenFiles {
+ public:
+  Files(MPI_Comm group, const IoPlan& plan) : comms(group, plan, kName) {}
+  // Closes in path order on every process, as close() does: MPI_File_close is collective.
+  ~Files() override {
+    for (OpenedFile& entry : entries) entry.file.close();
+  }
+  Files(const Files&) = delete;
+  Files& operator=(const Files&) = delete;
+
+  mpi::FileComms comms;
+  std::vector<OpenedFile> entries;  // one per distinct path, in path order
+};
+
+MpiioBackend::MpiioBackend(const IoSettings& settings, const BackendOptions& options, const ProcessGroup& group)
+    : settings_(validated(settings)),
+      options_(validated(options)),
+      group_(kName, group),
+      hints_(kName, options) {}
+
+Capabilities MpiioBackend::capabilities() const {
+  Capabilities caps;
+  caps.direct_io = false;
+  caps.device_memory = false;
+  caps.shared_file = true;
+  caps.collective = true;
+  caps.max_queue_depth = 1;
+  return caps;
+}
+
+std::unique_ptr<Backend::OpenFiles> MpiioBackend::open(const IoPlan& plan, Direction direction) {
+  notes_.clear();
+  const bool writing = direction == Direction::write;
+  if (writing && settings_.sync == SyncPolicy::fdatasync) {
+    notes_.push_back("sync = fdatasync served by MPI_File_sync, which flushes data and metadata (like fsync)");
+  }
+  auto files = std::make_unique<Files>(group_.get(), plan);
+  std::map<std::string, OpenedFile> by_path;  // sorted: every process opens shared files in one order
+  for (std::size_t i = 0; i < plan.files.size(); ++i) {
+    const FilePlan& file = plan.files[i];
+    OpenedFile& entry = by_path[file.path];
+    entry.path = file.path;
+    if (file.shared) {
+      entry.shared = true;
+      entry.comm = files->comms.of(i);
+    }
+    entry.extents.insert(entry.extents.end(), file.extents.begin(), file.extents.end());
+  }
+  const int amode = writing ? MPI_MODE_CREATE | MPI_MODE_WRONLY : MPI_MODE_RDONLY;
+  PhaseErrors errors;
+  for (auto& [path, entry] : by_path) {
+    MPI_File handle = MPI_FILE_NULL;
+    const int code = MPI_File_open(entry.comm, path.c_str(), amode, hints_.get(), &handle);
+    if (code == MPI_SUCCESS) {
+      entry.file = MpiFile(handle);
+      MPI_File_set_errhandler(handle, MPI_ERRORS_RETURN);
+      if (files->entries.empty()) note_hints(handle, path);
+    }
+    errors.capture([&] { mpi::check_mpi(code, kName, writing ? "MPI_File_open (create)" : "MPI_File_open", path); });
+    files->entries.push_back(std::move(entry));
+  }
+  errors.finish(group_.get(), kName, "open");
+  return files;
+}
+
+void MpiioBackend::transfer(OpenFiles& open_files, const IoPlan&, MemoryView memory, Direction direction) {
+  auto& files = static_cast<Files&>(open_files);
+  const TransferContext context{kName, memory.data, direction == Direction::write, hints_.get()};
+  PhaseErrors errors;
+  for (const OpenedFile& entry : files.entries) {
+    if (!context.writing) errors.capture([&] { check_within_file(entry, kName); });
+    if (options_.collective) {
+      transfer_collective(entry, context, errors);
+    } else if (!errors.failed()) {
+      errors.capture([&] { transfer_independent(entry, context); });
+    }
+  }
+  errors.finish(group_.get(), kName, context.writing ? "write" : "read");
+}
+
+void MpiioBackend::sync(OpenFiles& open_files, Direction direction) {
+  if (direction != Direction::write || settings_.sync == SyncPolicy::none) return;
+  PhaseErrors errors;
+  for (const OpenedFile& entry : static_cast<Files&>(open_files).entries) {
+    const int code = MPI_File_sync(entry.file.get());
+    errors.capture([&] { mpi::check_mpi(code, kName, "MPI_File_sync", entry.path); });
+  }
+  errors.finish(group_.get(), kName, "sync");
+}
+
+void MpiioBackend::note_hints(MPI_File file, const std::string& path) {
+  MPI_Info used = MPI_INFO_NULL;
+  if (MPI_File_get_info(file, &used) != MPI_SUCCESS || used == MPI_INFO_NULL) {
+    if (!hints_.hints().empty()) notes_.push_back("MPI_File_get_info of " + path + " reported no hints");
+    return;
+  }
+  std::string in_effect;
+  std::string ignored;
+  std::string value;
+  if (hints_.hints().empty()) {
+    for (const std::string_view key : kReportedDefaults) {
+      if (lookup(used, key, value)) in_effect += " " + std::string(key) + "=" + value;
+    }
+  }
+  for (const auto& [key, given] : hints_.hints()) {
+    if (!lookup(used, key, value)) {
+      ignored += " " + key;
+    } else {
+      in_effect += " " + key + "=" + value + (value == given ? "" : " (asked " + given + ")");
+    }
+  }
+  MPI_Info_free(&used);
+  if (!in_effect.empty()) notes_.push_back("MPI-IO hints in effect on " + path + ":" + in_effect);
+  if (!ignored.empty()) {
+    notes_.push_back("MPI-IO hints not reported back by MPI_File_get_info of " + path +
+                     " (this MPI-IO implementation may ignore them):" + ignored);
+  }
+}
+
+void MpiioBackend::close(OpenFiles& open_files) {
+  PhaseErrors errors;
+  for (OpenedFile& entry : static_cast<Files&>(open_files).entries) {
+    const int code = entry.file.close();
+    errors.capture([&] { mpi::check_mpi(code, kName, "MPI_File_close", entry.path); });
+  }
+  errors.finish(group_.get(), kName, "close");
+}
+
+}  // namespace ckpt::backends::mpiio

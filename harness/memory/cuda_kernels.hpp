@@ -1,0 +1,24 @@
+#pragma once
+
+// Pattern kernels for device memory (cuda_kernels.cu). Host code calls these launchers; they
+// enqueue on `stream` and return the launch error (cudaSuccess when enqueued).
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "harness/memory/data_pattern_kind.hpp"
+
+namespace ckpt::harness::cuda {
+
+// Writes the pattern of `key` to device bytes [data, data + bytes).
+cudaError_t launch_fill(std::byte* data, std::uint64_t bytes, DataPattern pattern, std::uint64_t key,
+                        cudaStream_t stream);
+
+// Lowers *first_bad (device memory, set to ~0 beforehand) to the offset of the first byte of
+// [data, data + bytes) that differs from the pattern of `key`; leaves it when all match.
+cudaError_t launch_first_mismatch(const std::byte* data, std::uint64_t bytes, DataPattern pattern,
+                                  std::uint64_t key, unsigned long long* first_bad, cudaStream_t stream);
+
+}  // namespace ckpt::harness::cuda

@@ -1,0 +1,228 @@
+#include "harness/memory/staging.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+
+namespace ckpt::harness {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+// An extent or dataset piece of the plan: files[file], item `index`, memory [begin, end).
+struct Item {
+  std::size_t file = 0;
+  std::size_t index = 0;
+  std::uint64_t begin = 0;
+  std::uint64_t end = 0;
+};
+
+std::vector<Item> memory_order(const backends::IoPlan& plan, bool datasets) {
+  std::vector<Item> items;
+  for (std::size_t f = 0; f < plan.files.size(); ++f) {
+    const backends::FilePlan& file = plan.files[f];
+    const std::size_t n = datasets ? file.datasets.size() : file.extents.size();
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::uint64_t begin = datasets ? file.datasets[i].memory_offset : file.extents[i].memory_offset;
+      const std::uint64_t bytes = datasets ? file.datasets[i].bytes() : file.extents[i].length;
+      if (bytes > 0) items.push_back({f, i, begin, begin + bytes});
+    }
+  }
+  std::sort(items.begin(), items.end(), [](const Item& a, const Item& b) { return a.begin < b.begin; });
+  return items;
+}
+
+// Moves a chunk end that falls inside a dataset element back to that element's start.
+std::uint64_t element_boundary(const backends::IoPlan& plan, const std::vector<Item>& datasets, std::size_t first,
+                               std::uint64_t end) {
+  for (std::size_t k = first; k < datasets.size() && datasets[k].begin < end; ++k) {
+    if (datasets[k].end <= end) continue;
+    const std::uint64_t element = plan.files[datasets[k].file].datasets[datasets[k].index].element_bytes;
+    return datasets[k].begin + (end - datasets[k].begin) / std::max<std::uint64_t>(element, 1) * element;
+  }
+  return end;
+}
+
+// The plan's files without extents or dataset pieces.
+backends::IoPlan empty_like(const backends::IoPlan& plan) {
+  backends::IoPlan part;
+  part.attributes = plan.attributes;
+  for (const backends::FilePlan& f : plan.files) {
+    backends::FilePlan copy;
+    copy.path = f.path;
+    copy.file_size = f.file_size;
+    copy.reserve_offset = f.reserve_offset;
+    copy.shared = f.shared;
+    part.files.push_back(std::move(copy));
+  }
+  return part;
+}
+
+// Items [first, ...) that start before `end`, clipped to [begin, end), in each file's plan order.
+void add_extents(const backends::IoPlan& plan, const std::vector<Item>& items, std::size_t first, StagedPart& part) {
+  const std::uint64_t begin = part.offset, end = part.offset + part.bytes;
+  std::vector<Item> in;
+  for (std::size_t k = first; k < items.size() && items[k].begin < end; ++k) in.push_back(items[k]);
+  std::sort(in.begin(), in.end(), [](const Item& a, const Item& b) { return std::tie(a.file, a.index) < std::tie(b.file, b.index); });
+  for (const Item& it : in) {
+    const backends::Extent& e = plan.files[it.file].extents[it.index];
+    const std::uint64_t b = std::max(begin, it.begin), n = std::min(end, it.end) - b;
+    part.io.files[it.file].extents.push_back({e.file_offset + (b - it.begin), b - begin, n});
+  }
+}
+
+void add_datasets(const backends::IoPlan& plan, const std::vector<Item>& items, std::size_t first, StagedPart& part) {
+  const std::uint64_t begin = part.offset, end = part.offset + part.bytes;
+  std::vector<Item> in;
+  for (std::size_t k = first; k < items.size() && items[k].begin < end; ++k) in.push_back(items[k]);
+  std::sort(in.begin(), in.end(), [](const Item& a, const Item& b) { return std::tie(a.file, a.index) < std::tie(b.file, b.index); });
+  for (const Item& it : in) {
+    backends::DatasetPiece piece = plan.files[it.file].datasets[it.index];
+    const std::uint64_t element = std::max<std::uint64_t>(piece.element_bytes, 1);
+    const std::uint64_t b = std::max(begin, it.begin), e = std::min(end, it.end);
+    const std::uint64_t first_element = (b - it.begin) / element, last_element = (e - it.begin + element - 1) / element;
+    if (last_element <= first_element) continue;
+    piece.flat_end = piece.flat_begin + last_element;
+    piece.flat_begin += first_element;
+    piece.memory_offset = b - begin;
+    part.io.files[it.file].datasets.push_back(std::move(piece));
+  }
+}
+
+}  // namespace
+
+std::vector<StagedPart> split_plan(const backends::IoPlan& plan, std::uint64_t chunk_bytes) {
+  if (chunk_bytes < 8) throw std::invalid_argument("staging chunks must hold at least 8 bytes");
+  const std::vector<Item> extents = memory_order(plan, false);
+  const std::vector<Item> datasets = memory_order(plan, true);
+  std::uint64_t high = 0;
+  for (const Item& it : extents) high = std::max(high, it.end);
+  std::vector<StagedPart> parts;
+  std::size_t first = 0, first_dataset = 0;
+  std::uint64_t begin = 0;
+  while (true) {
+    while (first < extents.size() && extents[first].end <= begin) ++first;
+    if (first == extents.size()) break;
+    begin = std::max(begin, extents[first].begin);  // skip memory no extent touches
+    while (first_dataset < datasets.size() && datasets[first_dataset].end <= begin) ++first_dataset;
+    const std::uint64_t end =
+        element_boundary(plan, datasets, first_dataset, std::min(high, begin + chunk_bytes));
+    if (end <= begin) throw std::logic_error("split_plan: a chunk smaller than one element");
+    StagedPart part{begin, end - begin, empty_like(plan)};
+    add_extents(plan, extents, first, part);
+    add_datasets(plan, datasets, first_dataset, part);
+    parts.push_back(std::move(part));
+    begin = end;
+  }
+  return parts;
+}
+
+Stager::Stager(std::unique_ptr<DeviceCopier> copier, bool whole) : copier_(std::move(copier)), whole_(whole) {
+  if (!copier_ || copier_->slots() < 1) throw std::invalid_argument("Stager: needs a copier with at least one slot");
+}
+
+StagedOutcome Stager::write(backends::Backend& backend, const backends::IoPlan& plan, std::uint64_t base) {
+  return whole_ ? whole(backend, plan, base, true) : pipelined(backend, plan, base, true);
+}
+
+StagedOutcome Stager::read(backends::Backend& backend, const backends::IoPlan& plan, std::uint64_t base) {
+  return whole_ ? whole(backend, plan, base, false) : pipelined(backend, plan, base, false);
+}
+
+void Stager::drain(StagedOutcome& out) {
+  for (int s = 0; s < copier_->slots(); ++s) {
+    try {
+      out.copy_seconds += copier_->wait(s);
+    } catch (const std::runtime_error& e) {
+      if (out.io.ok()) out.io.error = e.what();
+    }
+  }
+}
+
+// Write: chunk i is written from slot i % n while chunks i+1 .. i+n-1 are being copied to the
+// host; a slot's next copy starts once its write is done. Read: chunk i is read into slot i % n
+// while the copies to the device of the chunks before it run.
+StagedOutcome Stager::pipelined(backends::Backend& backend, const backends::IoPlan& plan, std::uint64_t base,
+                                bool write) {
+  const std::vector<StagedPart> parts = split_plan(plan, copier_->slot_bytes());
+  const auto n = static_cast<std::size_t>(copier_->slots());
+  StagedOutcome out;
+  out.chunks = parts.size();
+  const auto start = Clock::now();
+  std::unique_ptr<backends::Backend::Stream> stream;
+  try {
+    std::size_t next = 0;  // write: the next chunk to copy to the host
+    for (; write && next < parts.size() && next < n; ++next) {
+      copier_->start(static_cast<int>(next), base + parts[next].offset, parts[next].bytes, true);
+    }
+    stream = backend.begin(plan, write);
+    for (std::size_t i = 0; i < parts.size() && stream->ok(); ++i) {
+      const int slot = static_cast<int>(i % n);
+      if (write || i >= n) out.copy_seconds += copier_->wait(slot);
+      stream->transfer(parts[i].io, copier_->slot(slot));
+      if (!stream->ok()) break;
+      if (!write) {
+        copier_->start(slot, base + parts[i].offset, parts[i].bytes, false);
+      } else if (next < parts.size()) {
+        copier_->start(slot, base + parts[next].offset, parts[next].bytes, true);
+        ++next;
+      }
+    }
+  } catch (const std::runtime_error& e) {
+    out.io.error = std::string(write ? "staging device -> host: " : "staging host -> device: ") + e.what();
+  }
+  drain(out);
+  if (stream) {
+    const std::optional<std::string> copy_error = out.io.error;
+    out.io = stream->finish();
+    if (copy_error && out.io.ok()) out.io.error = copy_error;
+  }
+  out.seconds = seconds_since(start);
+  return out;
+}
+
+StagedOutcome Stager::whole(backends::Backend& backend, const backends::IoPlan& plan, std::uint64_t base, bool write) {
+  std::uint64_t span = 0;
+  for (const backends::FilePlan& f : plan.files) {
+    for (const backends::Extent& e : f.extents) span = std::max(span, e.memory_offset + e.length);
+  }
+  if (span > copier_->slot_bytes()) {
+    throw std::invalid_argument("Stager: the plan's memory (" + std::to_string(span) + " bytes) exceeds the " +
+                                std::to_string(copier_->slot_bytes()) + "-byte staging buffer");
+  }
+  StagedOutcome out;
+  out.chunks = 1;
+  const auto start = Clock::now();
+  try {
+    if (write) {
+      copier_->start(0, base, span, true);
+      out.copy_seconds += copier_->wait(0);
+      out.io = backend.write(plan, copier_->slot(0));
+    } else {
+      out.io = backend.read(plan, copier_->slot(0));
+      if (out.io.ok()) {
+        copier_->start(0, base, span, false);
+        out.copy_seconds += copier_->wait(0);
+      }
+    }
+  } catch (const std::runtime_error& e) {
+    if (out.io.ok()) out.io.error = std::string(write ? "staging device -> host: " : "staging host -> device: ") + e.what();
+  }
+  drain(out);
+  out.seconds = seconds_since(start);
+  return out;
+}
+
+Stager make_stager(const Buffer& buffer, const StagingSettings& settings, bool whole) {
+  if (settings.buffers < 1) throw std::invalid_argument("memory.staging_buffers must be at least 1");
+  std::unique_ptr<DeviceCopier> copier =
+      whole ? buffer.copier(std::max<std::uint64_t>(buffer.size(), 1), 1) : buffer.copier(settings.chunk_bytes, settings.buffers);
+  if (!copier) throw std::invalid_argument("staging: the buffer is host memory; backends address it directly");
+  return Stager(std::move(copier), whole);
+}
+
+}  // namespace ckpt::harness

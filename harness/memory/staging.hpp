@@ -1,0 +1,69 @@
+#pragma once
+
+// Device staging: a backend that cannot address device memory (Capabilities::device_memory
+// false) gets the device buffer's bytes through pinned host chunks. Checkpoint: device ->
+// pinned copies, double-buffered (or more), each chunk written while the next is copied;
+// restore: reads into a chunk while the previous one is copied to the device. Collective
+// backends take the whole plan in one call: the whole buffer is staged first (no overlap).
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "backends/backend.hpp"
+#include "harness/memory/memory_space.hpp"
+
+namespace ckpt::harness {
+
+struct StagingSettings {
+  std::uint64_t chunk_bytes = std::uint64_t{64} << 20;  // memory.staging_bytes
+  int buffers = 2;                                       // memory.staging_buffers
+};
+
+// What one chunk carries: buffer bytes [offset, offset + bytes) of the plan's memory, and the
+// plan's files in order with the extents and dataset pieces in that range, memory offsets
+// relative to the chunk.
+struct StagedPart {
+  std::uint64_t offset = 0;
+  std::uint64_t bytes = 0;
+  backends::IoPlan io;
+};
+
+// Cuts `plan` into chunks of at most `chunk_bytes` of memory, in memory order, skipping ranges
+// no extent touches. A chunk boundary inside a dataset piece falls on an element boundary.
+std::vector<StagedPart> split_plan(const backends::IoPlan& plan, std::uint64_t chunk_bytes);
+
+struct StagedOutcome {
+  backends::IoOutcome io;   // the backend's phases: open, the chunks' transfers summed, sync, close
+  double copy_seconds = 0;  // device -> host (write) or host -> device (read), summed over chunks
+  double seconds = 0;       // the whole pipeline, wall-clock: what the checkpoint or restore took
+  std::uint64_t chunks = 0;
+};
+
+// Moves plans between a device buffer and a backend through the copier's pinned slots, which
+// are allocated once (before any clock starts) and reused by every write and read.
+class Stager {
+ public:
+  // whole: one slot holds a plan's whole memory, for collective backends.
+  Stager(std::unique_ptr<DeviceCopier> copier, bool whole);
+
+  // `plan`'s memory offsets count from buffer byte `base` (a rank's place in the process
+  // buffer). A copy failure (CUDA error) becomes the outcome's error.
+  StagedOutcome write(backends::Backend& backend, const backends::IoPlan& plan, std::uint64_t base);
+  StagedOutcome read(backends::Backend& backend, const backends::IoPlan& plan, std::uint64_t base);
+
+ private:
+  StagedOutcome pipelined(backends::Backend& backend, const backends::IoPlan& plan, std::uint64_t base, bool write);
+  StagedOutcome whole(backends::Backend& backend, const backends::IoPlan& plan, std::uint64_t base, bool write);
+  void drain(StagedOutcome& out);
+
+  std::unique_ptr<DeviceCopier> copier_;
+  bool whole_;
+};
+
+// A Stager for `buffer` (a device buffer): `settings.buffers` slots of settings.chunk_bytes, or
+// with `whole`, one slot of the buffer's size. Throws std::invalid_argument for a buffer the
+// host addresses (nothing to stage) and std::runtime_error when pinned memory runs out.
+Stager make_stager(const Buffer& buffer, const StagingSettings& settings, bool whole);
+
+}  // namespace ckpt::harness

@@ -1,0 +1,70 @@
+#include "harness/run/process_buffer.hpp"
+
+#include <algorithm>
+#include <map>
+#include <string>
+
+namespace ckpt::harness {
+namespace {
+
+std::uint64_t aligned(std::uint64_t bytes) {
+  const std::uint64_t a = HostBuffer::kAlignment;
+  return (bytes + a - 1) / a * a;
+}
+
+}  // namespace
+
+std::uint64_t ProcessBuffer::bytes_for(const std::vector<RankPlan>& plans) {
+  std::uint64_t total = 0;
+  for (const RankPlan& p : plans) total += aligned(p.buffer_bytes);
+  return total;
+}
+
+ProcessBuffer::ProcessBuffer(const std::vector<RankPlan>& plans) : memory_(bytes_for(plans)) {
+  std::uint64_t next = 0;
+  for (const RankPlan& p : plans) {
+    offsets_.push_back(next);
+    sizes_.push_back(p.buffer_bytes);
+    next += aligned(p.buffer_bytes);
+  }
+}
+
+backends::MemoryView ProcessBuffer::rank_view(std::size_t i) const {
+  backends::MemoryView view = memory_.view();
+  view.data += offsets_[i];
+  view.size = sizes_[i];
+  return view;
+}
+
+backends::IoPlan process_plan(const std::vector<RankPlan>& plans, const ProcessBuffer& buffer) {
+  backends::IoPlan merged;
+  std::map<std::string, std::size_t> index;
+  for (std::size_t r = 0; r < plans.size(); ++r) {
+    const std::uint64_t base = buffer.offset(r);
+    if (merged.attributes.empty()) merged.attributes = plans[r].io.attributes;
+    for (const backends::FilePlan& file : plans[r].io.files) {
+      const auto [it, inserted] = index.try_emplace(file.path, merged.files.size());
+      if (inserted) {
+        backends::FilePlan& fresh = merged.files.emplace_back();
+        fresh.path = file.path;
+        fresh.shared = file.shared;
+        fresh.reserve_offset = file.reserve_offset;
+      }
+      backends::FilePlan& into = merged.files[it->second];
+      into.shared = into.shared || file.shared;
+      into.reserve_offset = std::min(into.reserve_offset, file.reserve_offset);
+      into.file_size = std::max(into.file_size, file.file_size);
+      for (backends::Extent e : file.extents) {
+        e.memory_offset += base;
+        into.extents.push_back(e);
+      }
+      for (backends::DatasetPiece piece : file.datasets) {
+        piece.memory_offset += base;
+        into.datasets.push_back(std::move(piece));
+      }
+    }
+  }
+  return merged;
+}
+
+}  // namespace ckpt::harness
