@@ -48,8 +48,10 @@ cmake --build "$build" -j "$jobs" --target "${targets[@]}"
 
 # Every shared library the programs load, except those the GPU machine must provide itself:
 # glibc (it must match the machine's loader) and the NVIDIA driver's (libcuda, libnvidia-*).
-mkdir -p "$build/lib"
-rm -f "$build"/lib/*
+# libstdc++ and libgcc_s go to lib/compat, outside the RUNPATH: Debian 12's need glibc 2.36, so
+# the machine's own are used, and ci/device-check.sh adds lib/compat only when they are too old.
+mkdir -p "$build/lib/compat"
+rm -f "$build"/lib/*.so* "$build"/lib/compat/*
 for program in "$build"/bin/*; do
   [ -f "$program" ] && [ -x "$program" ] || continue
   ldd "$program" | awk '$2 == "=>" && $3 ~ /^\// { print $3 }'
@@ -57,8 +59,9 @@ done | sort -u | while read -r library; do
   case "$(basename "$library")" in
     libc.so* | libm.so* | libdl.so* | libpthread.so* | librt.so* | libresolv.so* | libutil.so* | \
       ld-linux* | libcuda.so* | libnvidia* | libcufile*) ;;
+    libstdc++.so* | libgcc_s.so*) cp -L "$library" "$build/lib/compat/" ;;
     *) cp -L "$library" "$build/lib/" ;;
   esac
 done
-echo "ci/build-device.sh: $(ls "$build/lib" | wc -l) libraries in $build/lib:" $(ls "$build/lib")
+echo "ci/build-device.sh: libraries in $build/lib:" $(cd "$build/lib" && ls *.so* compat/*)
 du -sh "$build/bin" "$build/lib" .deps/cufile 2>/dev/null | sed 's/^/ci\/build-device.sh: /'

@@ -60,6 +60,16 @@ step() {
 # skip NAME WHY: records a step that could not run.
 skip() { printf '%s\tskipped\t\t0\t%s\n' "$1" "$2" >>"$steps"; echo "device-check: $1: skipped ($2)"; }
 
+# The programs' C++ runtime: the machine's own libstdc++, or the carried one (lib/compat) when
+# the machine's is too old for them.
+cxx_runtime="system"
+if [ -x "$bin/ckptbench" ] && ! "$bin/ckptbench" --help >/dev/null 2>"$out/logs/startup.log"; then
+  export LD_LIBRARY_PATH="$build/lib/compat:$LD_LIBRARY_PATH"
+  cxx_runtime="carried (lib/compat)"
+  "$bin/ckptbench" --help >/dev/null 2>>"$out/logs/startup.log" || cxx_runtime="neither starts: see logs/startup.log"
+fi
+echo "device-check: C++ runtime: $cxx_runtime"
+
 # The first libcufile.so.0 found: $CKPT_CUFILE_LIBRARY, the Python wheels (nvidia-cufile for
 # CUDA 13 installs nvidia/cu13/lib, nvidia-cufile-cu12 nvidia/cufile/lib), the usual prefixes,
 # then the copy ci/setup.sh put into .deps/cufile and the device check carried along.
@@ -129,14 +139,15 @@ else
 fi
 
 # cuda_tests: the CUDA memory cases of every test program besides the backend one.
+cuda_filter='--gtest_filter=*Cuda*:*cuda*:*Pinned*:*pinned*:*Stag*:*Device*'
 cuda_ran=0
 for program in "$bin"/ckpt_*tests; do
   [ -x "$program" ] || continue
   name="$(basename "$program")"
   [ "$name" = ckpt_backend_tests ] && continue
-  if "$program" --gtest_list_tests '--gtest_filter=*Cuda*:*cuda*:*Pinned*:*Staging*:*Device*' 2>/dev/null |
+  if "$program" --gtest_list_tests "$cuda_filter" 2>/dev/null |
     grep -q '^  '; then
-    step "cuda_tests_${name#ckpt_}" 90 "$program" '--gtest_filter=*Cuda*:*cuda*:*Pinned*:*Staging*:*Device*' \
+    step "cuda_tests_${name#ckpt_}" 90 "$program" "$cuda_filter" \
       --gtest_color=no "--gtest_output=json:$out/cuda_tests_${name#ckpt_}.json"
     cuda_ran=1
   fi
@@ -158,7 +169,8 @@ for candidate in ckpt_bench_memory ckpt_memory_bench; do
   if [ -x "$bin/$candidate" ]; then bench="$bin/$candidate"; break; fi
 done
 if [ -n "$bench" ]; then
-  step memory_bench 90 "$bench" --benchmark_min_time=0.2 --benchmark_format=console \
+  step memory_bench 90 "$bench" '--benchmark_filter=^staging/(d2h|h2d)|^space/(cuda|pinned)' \
+    --benchmark_min_time=0.2 --benchmark_format=console \
     --benchmark_out_format=json "--benchmark_out=$out/memory_bench.json"
 else
   skip memory_bench "no memory benchmark program in $bin"
@@ -167,7 +179,8 @@ fi
 # The summary: OUT/device-check.json, from the step list, the logs, the GoogleTest and
 # benchmark JSON files and the campaign's results.jsonl.
 summarize() {
-  DEVICE_CHECK_OUT="$out" DEVICE_CHECK_SECONDS="$(($(date +%s) - start))" python3 - <<'EOF'
+  DEVICE_CHECK_OUT="$out" DEVICE_CHECK_SECONDS="$(($(date +%s) - start))" DEVICE_CHECK_CXX_RUNTIME="$cxx_runtime" \
+    python3 - <<'EOF'
 import glob, json, os
 
 out = os.environ["DEVICE_CHECK_OUT"]
@@ -230,12 +243,13 @@ for path in glob.glob(os.path.join(out, "results", "*", "results.jsonl")):
                                                "read_gib_per_s", "bytes_per_checkpoint", "verified", "notes")})
         campaign[-1]["memory"] = (r.get("config") or {}).get("memory")
 
-bench = []
-for b in (load(os.path.join(out, "memory_bench.json")) or {}).get("benchmarks", []):
-    bench.append({k: v for k, v in b.items() if k in ("name", "real_time", "time_unit", "bytes_per_second")
-                  or k.endswith("GiB/s") or k.endswith("_gib_per_s")})
+# Each benchmark's time, rate, error and own counters (staging/*/plain is plain cudaMemcpy).
+structural = {"family_index", "per_family_instance_index", "run_name", "run_type", "repetitions",
+              "repetition_index", "threads", "iterations", "cpu_time", "aggregate_name", "aggregate_unit"}
+bench = [{k: v for k, v in b.items() if k not in structural}
+         for b in (load(os.path.join(out, "memory_bench.json")) or {}).get("benchmarks", [])]
 
-summary = {"seconds": int(os.environ["DEVICE_CHECK_SECONDS"]), "gpu": gpu, "cufile": cufile, "backends": backends,
+summary = {"seconds": int(os.environ["DEVICE_CHECK_SECONDS"]), "cxx_runtime": os.environ["DEVICE_CHECK_CXX_RUNTIME"], "gpu": gpu, "cufile": cufile, "backends": backends,
            "steps": steps, "tests": tests, "campaign": campaign, "memory_bench": bench,
            "ok": all(s["status"] in ("ok", "skipped") for s in steps)}
 with open(os.path.join(out, "device-check.json"), "w") as f:

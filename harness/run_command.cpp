@@ -10,6 +10,7 @@
 #include "harness/campaign/campaign.hpp"
 #include "harness/comm/comm.hpp"
 #include "harness/config_error.hpp"
+#include "harness/memory/memory_spaces.hpp"
 #include "harness/plan/checkpoint_plan.hpp"
 #include "harness/report/results_writer.hpp"
 #include "harness/run/case_runner.hpp"
@@ -72,6 +73,41 @@ int run_cases(const RunOptions& o, Comm& comm, std::ostream& out, std::ostream& 
 }  // namespace
 
 namespace {
+
+// A case whose backend this build or machine cannot run (not compiled in, no cuFile library,
+// no GPU) fails the campaign before any case writes anything.
+void check_backends_available(const Campaign& campaign) {
+  const std::vector<backends::BackendInfo> infos = backends::list_backends();
+  for (const Case& c : campaign.cases) {
+    const auto info = std::find_if(infos.begin(), infos.end(),
+                                   [&](const backends::BackendInfo& b) { return b.name == c.backend; });
+    if (info == infos.end() || info->available) continue;  // unknown names: the backend's own message
+    throw SetupError(fmt::format("{}: case {} needs backend.name = \"{}\", which is unavailable here: {} (CMake "
+                                 "option {}; `ckptbench backends` lists what this build can run)",
+                                 campaign.source, c.index, c.backend, info->reason, info->cmake_option));
+  }
+}
+
+// Every case's memory space must be usable by every process (a cuda case needs a GPU), checked
+// before anything is written.
+void check_memory_spaces_available(const Campaign& campaign, const MemorySpaces& spaces, Comm& comm) {
+  std::string problem;
+  for (const Case& c : campaign.cases) {
+    if (const auto why = spaces.unavailable(c.memory_space)) {
+      problem = fmt::format("memory.space = \"{}\": {} — case {} of {}{}; run it where the space is available, or "
+                            "choose memory.space = \"host\" or \"pinned\"",
+                            memory_space_name(c.memory_space), *why, c.index, campaign.source,
+                            comm.size() > 1 ? fmt::format(" on process {}", comm.rank()) : "");
+      break;
+    }
+  }
+  if (comm.all(problem.empty())) return;
+  std::string first;
+  for (const std::string& p : comm.gather(problem)) {
+    if (first.empty()) first = p;
+  }
+  throw SetupError(comm.broadcast(first));
+}
 
 // Whether a run outside mpirun must start MPI anyway: a case uses a backend that needs it
 // (mpiio, hdf5). A campaign that does not load is reported by run_cases.
@@ -136,10 +172,13 @@ int run_cases(const RunOptions& o, Comm& comm, std::ostream& out, std::ostream& 
     if (root) describe_cases(campaign, comm.size(), out);
     return 0;
   }
+  check_backends_available(campaign);
+  MemorySpaces spaces;  // outlives every case's buffers
+  check_memory_spaces_available(campaign, spaces, comm);
   const SignalGuard signals;
   std::optional<ResultsWriter> writer;
   if (root) writer.emplace(o.output, campaign.name);
-  RunContext ctx{comm, parse_phase(o.phase), signals.flag(), err};
+  RunContext ctx{comm, parse_phase(o.phase), signals.flag(), err, spaces};
   std::vector<CaseResult> results;
   int status = 0;
   for (const Case& c : campaign.cases) {

@@ -36,22 +36,27 @@ CudaDriver CudaDriver::load() {
   CudaDriver driver;
   driver.library_ = SharedLibrary::open(kDriverLibrary, error);
   if (!driver.library_.is_open()) {
-    throw std::invalid_argument(std::string("no NVIDIA driver: ") + kDriverLibrary + " not found (" + error + ")");
+    throw std::invalid_argument(std::string("no NVIDIA driver: ") + kDriverLibrary +
+                                " not found (" + error + ")");
   }
   bind_all(driver.library_, driver.api_);
   if (const CUresult result = driver.api_.init(0); result != CUDA_SUCCESS) {
     throw std::invalid_argument("no CUDA device: cuInit returned " + driver.error_text(result));
   }
-  if (const CUresult result = driver.api_.device_get_count(&driver.devices_); result != CUDA_SUCCESS) {
-    throw std::invalid_argument("no CUDA device: cuDeviceGetCount returned " + driver.error_text(result));
+  if (const CUresult result = driver.api_.device_get_count(&driver.devices_);
+      result != CUDA_SUCCESS) {
+    throw std::invalid_argument("no CUDA device: cuDeviceGetCount returned " +
+                                driver.error_text(result));
   }
-  if (driver.devices_ < 1) throw std::invalid_argument("no CUDA device: cuDeviceGetCount found 0 devices");
+  if (driver.devices_ < 1)
+    throw std::invalid_argument("no CUDA device: cuDeviceGetCount found 0 devices");
   return driver;
 }
 
 std::string CudaDriver::error_text(CUresult result) const {
   const char* name = nullptr;
-  if (api_.get_error_name == nullptr || api_.get_error_name(result, &name) != CUDA_SUCCESS || name == nullptr) {
+  if (api_.get_error_name == nullptr || api_.get_error_name(result, &name) != CUDA_SUCCESS ||
+      name == nullptr) {
     name = "CUDA error";
   }
   return std::string(name) + " (" + std::to_string(static_cast<int>(result)) + ")";
@@ -66,7 +71,8 @@ CUcontext CudaDriver::current_context() const {
 CUcontext CudaDriver::device_memory_context(const MemoryView& memory) const {
   const auto address = reinterpret_cast<CUdeviceptr>(memory.data);
   unsigned int type = 0;
-  const CUresult result = api_.pointer_get_attribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, address);
+  const CUresult result =
+      api_.pointer_get_attribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, address);
   if (result != CUDA_SUCCESS || type != CU_MEMORYTYPE_DEVICE) {
     throw std::invalid_argument(
         "gds: the memory view says device memory, but its address is not CUDA device memory (" +
@@ -75,7 +81,8 @@ CUcontext CudaDriver::device_memory_context(const MemoryView& memory) const {
         ")");
   }
   CUcontext context = nullptr;
-  if (api_.pointer_get_attribute(&context, CU_POINTER_ATTRIBUTE_CONTEXT, address) != CUDA_SUCCESS) return nullptr;
+  if (api_.pointer_get_attribute(&context, CU_POINTER_ATTRIBUTE_CONTEXT, address) != CUDA_SUCCESS)
+    return nullptr;
   return context;
 }
 
@@ -84,12 +91,14 @@ PrimaryContext::PrimaryContext(const CudaDriver& driver, int ordinal) : api_(&dr
   if (result == CUDA_SUCCESS) result = api_->primary_ctx_retain(&context_, device_);
   if (result != CUDA_SUCCESS) {
     context_ = nullptr;
-    throw IoError("gds: retaining the primary context of CUDA device " + std::to_string(ordinal) + ": " +
-                  driver.error_text(result));
+    throw IoError("gds: retaining the primary context of CUDA device " + std::to_string(ordinal) +
+                  ": " + driver.error_text(result));
   }
 }
 
-PrimaryContext::~PrimaryContext() { release(); }
+PrimaryContext::~PrimaryContext() {
+  release();
+}
 
 PrimaryContext::PrimaryContext(PrimaryContext&& other) noexcept
     : api_(other.api_), device_(other.device_), context_(std::exchange(other.context_, nullptr)) {}

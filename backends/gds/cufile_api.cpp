@@ -41,7 +41,8 @@ void bind_optional(const SharedLibrary& library, CufileApi& api) {
 
 std::string not_found(const LibraryChoice& choice, const std::string& error) {
   if (choice.origin.empty()) {
-    return std::string(kDefaultLibrary) + " not found (install the nvidia-cufile wheel or set backend.gds.library or " +
+    return std::string(kDefaultLibrary) +
+           " not found (install the nvidia-cufile wheel or set backend.gds.library or " +
            kLibraryVariable + " to its libcufile.so.0): " + error;
   }
   return "cannot load " + choice.origin + " = \"" + choice.candidates.front() + "\": " + error;
@@ -50,8 +51,10 @@ std::string not_found(const LibraryChoice& choice, const std::string& error) {
 }  // namespace
 
 LibraryChoice choose_library(const std::string& option) {
-  if (!option.empty() && option != kDefaultLibrary) return LibraryChoice{{option}, "backend.gds.library"};
-  if (const char* variable = std::getenv(kLibraryVariable); variable != nullptr && *variable != '\0') {
+  if (!option.empty() && option != kDefaultLibrary)
+    return LibraryChoice{{option}, "backend.gds.library"};
+  if (const char* variable = std::getenv(kLibraryVariable);
+      variable != nullptr && *variable != '\0') {
     return LibraryChoice{{variable}, kLibraryVariable};
   }
   return LibraryChoice{{kDefaultLibrary, "libcufile.so"}, ""};
@@ -69,15 +72,18 @@ CufileLibrary CufileLibrary::load(const LibraryChoice& choice) {
   if (!loaded.library_.is_open()) throw std::invalid_argument(not_found(choice, first_error));
   loaded.path_ = loaded.library_.path();
   if (const std::string missing = bind_required(loaded.library_, loaded.api_); !missing.empty()) {
-    throw std::invalid_argument(loaded.path_ + " is not a usable cuFile library: it lacks " + missing);
+    throw std::invalid_argument(loaded.path_ + " is not a usable cuFile library: it lacks " +
+                                missing);
   }
   bind_optional(loaded.library_, loaded.api_);
   return loaded;
 }
 
 std::string cufile_error_text(const CUfileError_t& status) {
-  std::string text = std::string(cufileop_status_error(status.err)) + " (" + std::to_string(static_cast<int>(status.err)) + ")";
-  if (IS_CUDA_ERR(status)) text += ", CUresult " + std::to_string(static_cast<int>(CU_FILE_CUDA_ERR(status)));
+  std::string text = std::string(cufileop_status_error(status.err)) + " (" +
+                     std::to_string(static_cast<int>(status.err)) + ")";
+  if (IS_CUDA_ERR(status))
+    text += ", CUresult " + std::to_string(static_cast<int>(CU_FILE_CUDA_ERR(status)));
   return text;
 }
 
@@ -85,7 +91,8 @@ std::string cufile_io_error_text(ssize_t result, int error_number) {
   if (result == -1) return std::strerror(error_number);
   const auto code = static_cast<int>(-result);
   if (!IS_CUFILE_ERR(code)) return std::strerror(code);  // some releases return -errno
-  return std::string(cufileop_status_error(static_cast<CUfileOpError>(code))) + " (" + std::to_string(code) + ")";
+  return std::string(cufileop_status_error(static_cast<CUfileOpError>(code))) + " (" +
+         std::to_string(code) + ")";
 }
 
 }  // namespace ckpt::backends::gds

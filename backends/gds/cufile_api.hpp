@@ -47,7 +47,7 @@ struct CufileApi {
 // Where libcufile is loaded from.
 struct LibraryChoice {
   std::vector<std::string> candidates;  // tried in this order
-  std::string origin;                   // "backend.gds.library", kLibraryVariable, or "" for the defaults
+  std::string origin;  // "backend.gds.library", kLibraryVariable, or "" for the defaults
 };
 
 // backend.gds.library when it differs from kDefaultLibrary; else $CKPT_CUFILE_LIBRARY when set;

@@ -12,7 +12,9 @@ namespace {
 // compatibility mode.
 constexpr const char* kNvidiaFsProc = "/proc/driver/nvidia-fs";
 
-bool flag_set(unsigned int flags, unsigned int bit) { return (flags & (1u << bit)) != 0; }
+bool flag_set(unsigned int flags, unsigned int bit) {
+  return (flags & (1u << bit)) != 0;
+}
 
 }  // namespace
 
@@ -50,9 +52,12 @@ CufileDriver::CufileDriver(const CufileApi& api) : api_(&api) {
   }
 }
 
-CufileDriver::~CufileDriver() { close(); }
+CufileDriver::~CufileDriver() {
+  close();
+}
 
-CufileDriver::CufileDriver(CufileDriver&& other) noexcept : api_(std::exchange(other.api_, nullptr)) {}
+CufileDriver::CufileDriver(CufileDriver&& other) noexcept
+    : api_(std::exchange(other.api_, nullptr)) {}
 
 CufileDriver& CufileDriver::operator=(CufileDriver&& other) noexcept {
   if (this != &other) {

@@ -12,8 +12,9 @@ namespace ckpt::backends::gds {
 // How cuFile moves data in this process, as far as the library and the system tell.
 struct DriverMode {
   bool compatibility = true;  // POSIX I/O through host bounce buffers: no GPUDirect path
-  std::string description;    // one line for notes(), e.g. "cuFile compatibility mode: nvidia-fs not loaded"
-  unsigned max_batch = 0;     // max_batch_io_size of the driver; 0 when unknown
+  std::string
+      description;  // one line for notes(), e.g. "cuFile compatibility mode: nvidia-fs not loaded"
+  unsigned max_batch = 0;  // max_batch_io_size of the driver; 0 when unknown
 };
 
 // What decides the mode, gathered by CufileDriver::mode() and kept apart so that the decision

@@ -14,7 +14,26 @@ namespace {
 
 std::string where(const char* operation, const Request& request, std::uint64_t done = 0) {
   return std::string("gds: ") + operation + " " + *request.path + " at offset " +
-         std::to_string(request.file_offset + done) + ", length " + std::to_string(request.length - done);
+         std::to_string(request.file_offset + done) + ", length " +
+         std::to_string(request.length - done);
+}
+
+// One batch entry per request; the cookie is the request's index in `group`.
+std::vector<CUfileIOParams_t> batch_params(std::span<const Request> group, std::byte* base,
+                                           bool writing) {
+  std::vector<CUfileIOParams_t> params(group.size());
+  for (std::size_t i = 0; i < group.size(); ++i) {
+    CUfileIOParams_t& p = params[i];
+    p.mode = CUFILE_BATCH;
+    p.u.batch.devPtr_base = base;
+    p.u.batch.file_offset = static_cast<off_t>(group[i].file_offset);
+    p.u.batch.devPtr_offset = static_cast<off_t>(group[i].memory_offset);
+    p.u.batch.size = static_cast<std::size_t>(group[i].length);
+    p.fh = group[i].handle;
+    p.opcode = writing ? CUFILE_WRITE : CUFILE_READ;
+    p.cookie = reinterpret_cast<void*>(static_cast<std::uintptr_t>(i));
+  }
+  return params;
 }
 
 }  // namespace
@@ -37,10 +56,12 @@ void RequestMover::move(const Request& request) const {
     const auto file_offset = static_cast<off_t>(request.file_offset + done);
     const auto memory_offset = static_cast<off_t>(request.memory_offset + done);
     errno = 0;
-    const ssize_t moved = writing_ ? api_->write(request.handle, base_, size, file_offset, memory_offset)
-                                   : api_->read(request.handle, base_, size, file_offset, memory_offset);
+    const ssize_t moved = writing_
+                              ? api_->write(request.handle, base_, size, file_offset, memory_offset)
+                              : api_->read(request.handle, base_, size, file_offset, memory_offset);
     if (moved == -1 && errno == EINTR) continue;
-    if (moved < 0) throw IoError(where(operation, request, done) + ": " + cufile_io_error_text(moved, errno));
+    if (moved < 0)
+      throw IoError(where(operation, request, done) + ": " + cufile_io_error_text(moved, errno));
     if (moved == 0) {
       throw IoError(where(operation, request, done) +
                     (writing_ ? ": cuFile wrote nothing" : ": file shorter than the plan"));
@@ -60,7 +81,9 @@ BatchQueue BatchQueue::set_up(const CufileApi& api, unsigned depth, std::string&
 }
 
 BatchQueue::BatchQueue(BatchQueue&& other) noexcept
-    : api_(other.api_), batch_(std::exchange(other.batch_, nullptr)), depth_(other.depth_),
+    : api_(other.api_),
+      batch_(std::exchange(other.batch_, nullptr)),
+      depth_(other.depth_),
       in_flight_(std::exchange(other.in_flight_, false)) {}
 
 BatchQueue::~BatchQueue() {
@@ -69,8 +92,8 @@ BatchQueue::~BatchQueue() {
   api_->batch_destroy(batch_);
 }
 
-void BatchQueue::run(std::span<const Request> requests, const RequestMover& mover, std::byte* base, bool writing,
-                     std::stop_token stop) {
+void BatchQueue::run(std::span<const Request> requests, const RequestMover& mover, std::byte* base,
+                     bool writing, std::stop_token stop) {
   for (std::size_t begin = 0; begin < requests.size(); begin += depth_) {
     if (stop.stop_requested()) return;
     const std::size_t count = std::min<std::size_t>(depth_, requests.size() - begin);
@@ -78,24 +101,14 @@ void BatchQueue::run(std::span<const Request> requests, const RequestMover& move
   }
 }
 
-void BatchQueue::run_group(std::span<const Request> group, const RequestMover& mover, std::byte* base, bool writing) {
-  std::vector<CUfileIOParams_t> params(group.size());
-  for (std::size_t i = 0; i < group.size(); ++i) {
-    CUfileIOParams_t& p = params[i];
-    p.mode = CUFILE_BATCH;
-    p.u.batch.devPtr_base = base;
-    p.u.batch.file_offset = static_cast<off_t>(group[i].file_offset);
-    p.u.batch.devPtr_offset = static_cast<off_t>(group[i].memory_offset);
-    p.u.batch.size = static_cast<std::size_t>(group[i].length);
-    p.fh = group[i].handle;
-    p.opcode = writing ? CUFILE_WRITE : CUFILE_READ;
-    p.cookie = reinterpret_cast<void*>(static_cast<std::uintptr_t>(i));
-  }
+void BatchQueue::run_group(std::span<const Request> group, const RequestMover& mover,
+                           std::byte* base, bool writing) {
+  std::vector<CUfileIOParams_t> params = batch_params(group, base, writing);
   const auto count = static_cast<unsigned>(group.size());
   const CUfileError_t submitted = api_->batch_submit(batch_, count, params.data(), 0);
   if (submitted.err != CU_FILE_SUCCESS) {
-    throw IoError(where("cuFileBatchIOSubmit", group.front()) + " (first of " + std::to_string(count) +
-                  "): " + cufile_error_text(submitted));
+    throw IoError(where("cuFileBatchIOSubmit", group.front()) + " (first of " +
+                  std::to_string(count) + "): " + cufile_error_text(submitted));
   }
   in_flight_ = true;
   std::vector<CUfileIOEvents_t> events(group.size());
@@ -103,18 +116,21 @@ void BatchQueue::run_group(std::span<const Request> group, const RequestMover& m
   std::optional<std::string> failure;
   for (unsigned done = 0; done < count;) {
     unsigned got = count - done;
-    const CUfileError_t status = api_->batch_get_status(batch_, count - done, &got, events.data(), nullptr);
+    const CUfileError_t status =
+        api_->batch_get_status(batch_, count - done, &got, events.data(), nullptr);
     if (status.err != CU_FILE_SUCCESS) {
-      throw IoError(where("cuFileBatchIOGetStatus", group.front()) + ": " + cufile_error_text(status));
+      throw IoError(where("cuFileBatchIOGetStatus", group.front()) + ": " +
+                    cufile_error_text(status));
     }
     for (unsigned k = 0; k < got; ++k) {
       const auto i = static_cast<std::size_t>(reinterpret_cast<std::uintptr_t>(events[k].cookie));
       const auto result = static_cast<ssize_t>(events[k].ret);
       if (events[k].status != CUFILE_COMPLETE || result < 0) {
         if (!failure) {
-          failure = where(writing ? "batched cuFileWrite" : "batched cuFileRead", group[i]) + ": status " +
-                    std::to_string(static_cast<int>(events[k].status)) +
-                    (result < 0 ? ", " + cufile_io_error_text(result, static_cast<int>(-result)) : "");
+          failure =
+              where(writing ? "batched cuFileWrite" : "batched cuFileRead", group[i]) +
+              ": status " + std::to_string(static_cast<int>(events[k].status)) +
+              (result < 0 ? ", " + cufile_io_error_text(result, static_cast<int>(-result)) : "");
         }
       } else {
         moved[i] = static_cast<std::uint64_t>(result);
@@ -134,8 +150,8 @@ void BatchQueue::run_group(std::span<const Request> group, const RequestMover& m
   }
 }
 
-BufferRegistration BufferRegistration::make(const CufileApi& api, const std::byte* data, std::uint64_t size,
-                                            std::string& error) {
+BufferRegistration BufferRegistration::make(const CufileApi& api, const std::byte* data,
+                                            std::uint64_t size, std::string& error) {
   BufferRegistration registration;
   const CUfileError_t status = api.buf_register(data, static_cast<std::size_t>(size), 0);
   if (status.err != CU_FILE_SUCCESS) {

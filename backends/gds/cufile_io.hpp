@@ -34,7 +34,8 @@ void append_requests(std::vector<Request>& requests, const Request& run);
 // transfers. `base` is the buffer every memory offset counts from (the registered address).
 class RequestMover {
  public:
-  RequestMover(const CufileApi& api, std::byte* base, bool writing) : api_(&api), base_(base), writing_(writing) {}
+  RequestMover(const CufileApi& api, std::byte* base, bool writing)
+      : api_(&api), base_(base), writing_(writing) {}
 
   // Moves the whole request. Throws IoError naming the path, offset and length: cuFile's or the
   // file system's error, or end of file before the request is complete (read).
@@ -63,13 +64,14 @@ class BatchQueue {
   // Submits the requests `depth` at a time and waits for each group; a request cuFile
   // completes short is finished by `mover`. Returns early when `stop` is requested. Throws
   // IoError for a refused submission or a failed request (its path, offset and length).
-  void run(std::span<const Request> requests, const RequestMover& mover, std::byte* base, bool writing,
-           std::stop_token stop);
+  void run(std::span<const Request> requests, const RequestMover& mover, std::byte* base,
+           bool writing, std::stop_token stop);
 
  private:
   BatchQueue(const CufileApi& api, CUfileBatchHandle_t batch, unsigned depth)
       : api_(&api), batch_(batch), depth_(depth) {}
-  void run_group(std::span<const Request> group, const RequestMover& mover, std::byte* base, bool writing);
+  void run_group(std::span<const Request> group, const RequestMover& mover, std::byte* base,
+                 bool writing);
 
   const CufileApi* api_ = nullptr;
   CUfileBatchHandle_t batch_ = nullptr;
@@ -82,7 +84,8 @@ class BufferRegistration {
  public:
   BufferRegistration() = default;
   // Registers [data, data + size); empty when cuFile refuses, with `error` saying why.
-  static BufferRegistration make(const CufileApi& api, const std::byte* data, std::uint64_t size, std::string& error);
+  static BufferRegistration make(const CufileApi& api, const std::byte* data, std::uint64_t size,
+                                 std::string& error);
   BufferRegistration(BufferRegistration&& other) noexcept;
   BufferRegistration& operator=(BufferRegistration&&) = delete;
   BufferRegistration(const BufferRegistration&) = delete;

@@ -20,14 +20,23 @@ namespace {
 // does not report max_batch_io_size.
 constexpr unsigned kDefaultMaxBatch = 128;
 
-IoSettings validated(const IoSettings& settings) {
+// The checks that need no library, before any is loaded.
+IoSettings validated(const IoSettings& settings, const GdsOptions& options) {
   if (settings.threads < 1) {
-    throw std::invalid_argument("gds: `threads` must be at least 1 (got " + std::to_string(settings.threads) + ")");
+    throw std::invalid_argument("gds: `threads` must be at least 1 (got " +
+                                std::to_string(settings.threads) + ")");
   }
-  if (settings.sqpoll) throw std::invalid_argument("gds: `sqpoll` needs a submission ring; set sqpoll = false");
+  if (settings.sqpoll)
+    throw std::invalid_argument("gds: `sqpoll` needs a submission ring; set sqpoll = false");
   if (settings.queue_depth < 1) {
     throw std::invalid_argument("gds: `queue_depth` must be at least 1 (got " +
                                 std::to_string(settings.queue_depth) + ")");
+  }
+  if (!options.batch && settings.queue_depth != 1) {
+    throw std::invalid_argument(
+        "gds: `queue_depth` must be 1 without `backend.gds.batch = true` (got " +
+        std::to_string(settings.queue_depth) +
+        "): cuFileRead/cuFileWrite move one request at a time; use `threads`, or the batch API");
   }
   posix::validate_direct_alignment("gds", settings);
   return settings;
@@ -46,7 +55,8 @@ auto prefixed(Load load) -> decltype(load()) {
 std::string library_note(const CufileLibrary& library) {
   std::string line = "cuFile library: " + library.path();
   int version = 0;
-  if (library.api().get_version != nullptr && library.api().get_version(&version).err == CU_FILE_SUCCESS) {
+  if (library.api().get_version != nullptr &&
+      library.api().get_version(&version).err == CU_FILE_SUCCESS) {
     line += " (cuFileGetVersion " + std::to_string(version) + ")";
   }
   return line;
@@ -57,7 +67,8 @@ std::string library_note(const CufileLibrary& library) {
 std::string unavailable_reason(const BackendOptions& options) {
   const auto library = options.find("library");
   try {
-    const CufileLibrary loaded = CufileLibrary::load(choose_library(library == options.end() ? "" : library->second));
+    const CufileLibrary loaded =
+        CufileLibrary::load(choose_library(library == options.end() ? "" : library->second));
     const CudaDriver cuda = CudaDriver::load();
   } catch (const std::invalid_argument& e) {
     return e.what();
@@ -75,7 +86,7 @@ class GdsBackend::Files final : public Backend::OpenFiles {
 };
 
 GdsBackend::GdsBackend(const IoSettings& settings, const GdsOptions& options)
-    : settings_(validated(settings)),
+    : settings_(validated(settings, options)),
       options_(options),
       library_(prefixed([&] { return CufileLibrary::load(choose_library(options.library)); })),
       cuda_(prefixed([] { return CudaDriver::load(); })),
@@ -85,12 +96,8 @@ GdsBackend::GdsBackend(const IoSettings& settings, const GdsOptions& options)
   batch_ = options_.batch && library_.api().has_batch();
   fixed_notes_ = {library_note(library_), mode_.description};
   if (options_.batch && !batch_) {
-    fixed_notes_.push_back("cuFile batch API not in " + library_.path() + ": one request at a time per thread");
-  }
-  if (!options_.batch && settings_.queue_depth != 1) {
-    throw std::invalid_argument("gds: `queue_depth` must be 1 without `backend.gds.batch = true` (got " +
-                                std::to_string(settings_.queue_depth) +
-                                "): cuFileRead/cuFileWrite move one request at a time; use `threads`, or the batch API");
+    fixed_notes_.push_back("cuFile batch API not in " + library_.path() +
+                           ": one request at a time per thread");
   }
   if (batch_ && static_cast<unsigned>(settings_.queue_depth) > max_batch) {
     throw std::invalid_argument("gds: `queue_depth` " + std::to_string(settings_.queue_depth) +
@@ -107,7 +114,8 @@ Capabilities GdsBackend::capabilities() const {
   caps.device_memory = true;
   caps.shared_file = true;
   caps.collective = false;
-  caps.max_queue_depth = batch_ ? static_cast<int>(mode_.max_batch > 0 ? mode_.max_batch : kDefaultMaxBatch) : 1;
+  caps.max_queue_depth =
+      batch_ ? static_cast<int>(mode_.max_batch > 0 ? mode_.max_batch : kDefaultMaxBatch) : 1;
   return caps;
 }
 
@@ -140,7 +148,8 @@ std::unique_ptr<Backend::OpenFiles> GdsBackend::open(const IoPlan& plan, Directi
   files->entries.reserve(plan.files.size());
   for (const FilePlan& file : plan.files) {
     GdsFile handle = open_gds_file(library_.api(), file.path, flags);
-    if (writing && settings_.fallocate) reserve(handle, file.path, file.reserve_offset, file.file_size);
+    if (writing && settings_.fallocate)
+      reserve(handle, file.path, file.reserve_offset, file.file_size);
     files->entries.push_back(Files::Entry{file.path, std::move(handle)});
   }
   return files;
@@ -162,8 +171,10 @@ BufferRegistration GdsBackend::register_buffer(const MemoryView& memory) {
   }
   if (!options_.register_buffers || memory.size == 0) return {};
   std::string error;
-  BufferRegistration registration = BufferRegistration::make(library_.api(), memory.data, memory.size, error);
-  if (!registration.is_registered()) note("buffer registration refused, buffers used unregistered: " + error);
+  BufferRegistration registration =
+      BufferRegistration::make(library_.api(), memory.data, memory.size, error);
+  if (!registration.is_registered())
+    note("buffer registration refused, buffers used unregistered: " + error);
   return registration;
 }
 
@@ -172,7 +183,8 @@ void GdsBackend::move_requests(const std::vector<Request>& requests, std::byte* 
   const RequestMover mover(library_.api(), base, writing);
   if (batch_ && !requests.empty()) {
     std::string error;
-    BatchQueue queue = BatchQueue::set_up(library_.api(), static_cast<unsigned>(settings_.queue_depth), error);
+    BatchQueue queue =
+        BatchQueue::set_up(library_.api(), static_cast<unsigned>(settings_.queue_depth), error);
     if (queue.is_set_up()) {
       queue.run(requests, mover, base, writing, stop);
       return;
@@ -185,14 +197,16 @@ void GdsBackend::move_requests(const std::vector<Request>& requests, std::byte* 
   }
 }
 
-void GdsBackend::transfer(OpenFiles& open_files, const IoPlan& plan, MemoryView memory, Direction direction) {
+void GdsBackend::transfer(OpenFiles& open_files, const IoPlan& plan, MemoryView memory,
+                          Direction direction) {
   posix::check_direct_memory("gds", plan, memory, settings_);
   const CUcontext context = context_for(memory);
   const ContextScope scope(cuda_, context);
   const BufferRegistration registration = register_buffer(memory);
   auto& files = static_cast<Files&>(open_files);
   const std::uint64_t granule = settings_.direct ? settings_.direct_alignment : posix::kPage;
-  const auto lists = posix::split_by_bytes(plan, static_cast<std::size_t>(settings_.threads), granule);
+  const auto lists =
+      posix::split_by_bytes(plan, static_cast<std::size_t>(settings_.threads), granule);
   const bool writing = direction == Direction::write;
 
   auto body = [&](std::size_t k, std::stop_token stop) {
@@ -200,8 +214,8 @@ void GdsBackend::transfer(OpenFiles& open_files, const IoPlan& plan, MemoryView 
     std::vector<Request> requests;
     for (const posix::Piece& piece : lists[k]) {
       const Files::Entry& entry = files.entries[piece.file];
-      append_requests(requests, Request{entry.file.handle(), &entry.path, piece.file_offset, piece.memory_offset,
-                                        piece.length});
+      append_requests(requests, Request{entry.file.handle(), &entry.path, piece.file_offset,
+                                        piece.memory_offset, piece.length});
     }
     move_requests(requests, memory.data, writing, stop);
   };
@@ -224,6 +238,8 @@ void GdsBackend::sync(OpenFiles& open_files, Direction direction) {
   }
 }
 
-void GdsBackend::close(OpenFiles& open_files) { posix::close_all("gds", static_cast<Files&>(open_files).entries); }
+void GdsBackend::close(OpenFiles& open_files) {
+  posix::close_all("gds", static_cast<Files&>(open_files).entries);
+}
 
 }  // namespace ckpt::backends::gds

@@ -63,7 +63,8 @@ class GdsBackend final : public Backend {
   std::unique_ptr<OpenFiles> open(const IoPlan& plan, Direction direction) override;
   // With `direct`, rejects unaligned memory addresses; rejects a device view that is not CUDA
   // memory (std::invalid_argument before any byte moves). Throws IoError on the first failure.
-  void transfer(OpenFiles& files, const IoPlan& plan, MemoryView memory, Direction direction) override;
+  void transfer(OpenFiles& files, const IoPlan& plan, MemoryView memory,
+                Direction direction) override;
   void sync(OpenFiles& files, Direction direction) override;
   void close(OpenFiles& files) override;
 
@@ -72,7 +73,8 @@ class GdsBackend final : public Backend {
 
   CUcontext context_for(const MemoryView& memory);
   BufferRegistration register_buffer(const MemoryView& memory);
-  void move_requests(const std::vector<Request>& requests, std::byte* base, bool writing, std::stop_token stop);
+  void move_requests(const std::vector<Request>& requests, std::byte* base, bool writing,
+                     std::stop_token stop);
   void note(std::string line);
 
   IoSettings settings_;
@@ -83,7 +85,8 @@ class GdsBackend final : public Backend {
   DriverMode mode_;
   bool batch_ = false;
   std::vector<std::string> fixed_notes_;
-  std::optional<PrimaryContext> fallback_context_;  // device 0, when a view has no context of its own
+  std::optional<PrimaryContext>
+      fallback_context_;  // device 0, when a view has no context of its own
 
   mutable std::mutex mutex_;  // guards notes_, which workers append to
   std::vector<std::string> notes_;

@@ -22,8 +22,9 @@ posix::PosixFile open_descriptor(const std::string& path, int flags) {
   if (fd >= 0) return posix::PosixFile(fd);
   const int error = errno;
   if (error == EINVAL && (flags & O_DIRECT) != 0) {
-    throw IoError(std::string("gds: ") + open_operation(flags) + " " + path + " with O_DIRECT: " +
-                  std::strerror(error) + " — the file system refuses O_DIRECT; set `direct = false`");
+    throw IoError(std::string("gds: ") + open_operation(flags) + " " + path +
+                  " with O_DIRECT: " + std::strerror(error) +
+                  " — the file system refuses O_DIRECT; set `direct = false`");
   }
   throw IoError("gds", open_operation(flags), path, error);
 }
@@ -65,7 +66,8 @@ GdsFile open_gds_file(const CufileApi& api, const std::string& path, int flags) 
   return file;
 }
 
-void reserve(const GdsFile& file, const std::string& path, std::uint64_t offset, std::uint64_t end) {
+void reserve(const GdsFile& file, const std::string& path, std::uint64_t offset,
+             std::uint64_t end) {
   if (end <= offset) return;
   const std::uint64_t size = end - offset;
   int result = 0;
@@ -75,7 +77,8 @@ void reserve(const GdsFile& file, const std::string& path, std::uint64_t offset,
   if (result == 0) return;
   const int error = errno;
   if (error == EOPNOTSUPP) {
-    throw IoError("gds: fallocate " + path + " (" + std::to_string(size) + " bytes): " + std::strerror(error) +
+    throw IoError("gds: fallocate " + path + " (" + std::to_string(size) +
+                  " bytes): " + std::strerror(error) +
                   " — the file system cannot reserve space; set `fallocate = false`");
   }
   throw IoError("gds", "fallocate", path, error, offset, size);

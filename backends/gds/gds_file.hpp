@@ -18,7 +18,9 @@ class GdsFile {
   GdsFile() = default;
   ~GdsFile() { close(); }
   GdsFile(GdsFile&& other) noexcept
-      : file_(std::move(other.file_)), api_(other.api_), handle_(std::exchange(other.handle_, nullptr)) {}
+      : file_(std::move(other.file_)),
+        api_(other.api_),
+        handle_(std::exchange(other.handle_, nullptr)) {}
   GdsFile& operator=(GdsFile&& other) noexcept;
   GdsFile(const GdsFile&) = delete;
   GdsFile& operator=(const GdsFile&) = delete;

@@ -8,7 +8,8 @@ namespace {
 bool parse_bool(const std::string& key, const std::string& value) {
   if (value == "true") return true;
   if (value == "false") return false;
-  throw std::invalid_argument("gds: `backend.gds." + key + "` must be true or false (got \"" + value + "\")");
+  throw std::invalid_argument("gds: `backend.gds." + key + "` must be true or false (got \"" +
+                              value + "\")");
 }
 
 }  // namespace
@@ -17,7 +18,8 @@ GdsOptions parse_options(const BackendOptions& options) {
   GdsOptions parsed;
   for (const auto& [key, value] : options) {
     if (key == "library") {
-      if (value.empty()) throw std::invalid_argument("gds: `backend.gds.library` is empty; name libcufile's path");
+      if (value.empty())
+        throw std::invalid_argument("gds: `backend.gds.library` is empty; name libcufile's path");
       parsed.library = value;
     } else if (key == "register_buffers") {
       parsed.register_buffers = parse_bool(key, value);

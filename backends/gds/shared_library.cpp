@@ -30,7 +30,8 @@ SharedLibrary SharedLibrary::open(const std::string& name, std::string& error) {
 std::string SharedLibrary::path() const {
   if (handle_ == nullptr) return "";
   link_map* map = nullptr;
-  if (::dlinfo(handle_, RTLD_DI_LINKMAP, &map) != 0 || map == nullptr || map->l_name == nullptr) return "";
+  if (::dlinfo(handle_, RTLD_DI_LINKMAP, &map) != 0 || map == nullptr || map->l_name == nullptr)
+    return "";
   return map->l_name;
 }
 

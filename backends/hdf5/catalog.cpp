@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "backends/hdf5/element_types.hpp"
+#include "backends/hdf5/flat_range.hpp"
 
 namespace ckpt::backends::hdf5 {
 namespace {
@@ -113,20 +114,21 @@ FileContents contents_of(const std::string& path, const std::vector<DatasetPiece
   std::map<std::string, DatasetDef> by_name;
   for (const DatasetPiece& piece : pieces) {
     const bool raw = piece.name == kBytesDataset && piece.dtype == kBytesDtype;
-    DatasetDef def{piece.name,
-                   piece.dtype,
-                   piece.element_bytes,
-                   piece.global_shape,
-                   piece.extent,
-                   {},
-                   1,
-                   raw,
-                   raw ? piece.offset[0] + piece.extent[0] : 0};
+    DatasetDef def{
+        piece.name,
+        piece.dtype,
+        piece.element_bytes,
+        piece.global_shape,
+        piece.extent,
+        {},
+        flat_range_blocks(piece.offset, piece.extent, piece.flat_begin, piece.flat_end).size(),
+        raw,
+        raw ? piece.offset[0] + piece.extent[0] : 0};
     const auto [it, inserted] = by_name.try_emplace(piece.name, def);
     if (inserted) continue;
     const std::string why = fold(it->second, def);
     if (!why.empty()) bad_piece(path, piece, "pieces disagree: " + why);
-    ++it->second.pieces;
+    it->second.calls += def.calls;
   }
   FileContents contents{{}, attributes};
   for (auto& [name, def] : by_name) contents.datasets.push_back(std::move(def));
@@ -143,7 +145,7 @@ FileContents merge(const std::string& path, const std::vector<FileContents>& all
       const std::string why = fold(it->second, def);
       if (!why.empty())
         throw IoError("hdf5: " + path + ", dataset " + def.name + ": processes disagree: " + why);
-      it->second.pieces = std::max(it->second.pieces, def.pieces);
+      it->second.calls = std::max(it->second.calls, def.calls);
     }
     for (const auto& [key, value] : contents.attributes) {
       const auto [it, inserted] = attributes.try_emplace(key, value);
@@ -243,7 +245,7 @@ std::string serialise(const FileContents& contents) {
     out.numbers(def.shape);
     out.numbers(def.slice);
     out.numbers(def.chunk);
-    out.number(def.pieces);
+    out.number(def.calls);
     out.number(def.raw_bytes ? 1 : 0);
     out.number(def.needed);
   }
@@ -266,7 +268,7 @@ FileContents deserialise(const std::string& bytes, const std::string& path) {
     def.shape = in.numbers();
     def.slice = in.numbers();
     def.chunk = in.numbers();
-    def.pieces = in.number();
+    def.calls = in.number();
     def.raw_bytes = in.number() != 0;
     def.needed = in.number();
   }

@@ -24,7 +24,9 @@ struct DatasetDef {
   // Element-wise largest slice extent of the pieces; the chunk shape derives from it.
   std::vector<std::uint64_t> slice;
   std::vector<std::uint64_t> chunk;  // empty: contiguous (set by finish())
-  std::uint64_t pieces = 0;  // pieces of one process; after agree(): the most of any process
+  // Transfer calls of one process: one per block of each piece (flat_range_blocks); after
+  // merge(): the most of any process, which every process makes in collective mode.
+  std::uint64_t calls = 0;
   // The raw-byte dataset: `shape` is what writers create (the largest any of them needs) and an
   // existing dataset need only reach `needed` (the end of the pieces).
   bool raw_bytes = false;

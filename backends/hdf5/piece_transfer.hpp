@@ -13,16 +13,16 @@ namespace ckpt::backends::hdf5 {
 struct TransferMode {
   bool write = true;
   // Shared files: MPI-IO collective transfers, every process making, per dataset in the file's
-  // order, as many H5Dwrite/H5Dread calls as the process with the most pieces of it (empty
-  // selections where it has fewer). Otherwise each process makes one call per piece.
+  // order, as many H5Dwrite/H5Dread calls as the process with the most calls for it (empty
+  // selections where it has fewer). Otherwise each process makes only its own calls.
   bool collective = false;
 };
 
 // Moves `pieces` (this process's, all of datasets in file.contents()) between `memory` and the
-// file: one call per piece, its file selection the blocks of its flat range
-// (flat_range_blocks), its memory a 1-D run of (flat_end - flat_begin) elements at
-// memory.data + memory_offset. Adds to `notes` why HDF5 fell back from collective I/O (one
-// line per distinct cause). Throws IoError naming the file and the dataset.
+// file: one call per block of each piece's flat range (flat_range_blocks), the file selection
+// that block, the memory a space of the block's shape over the block's elements, which lie
+// contiguously from memory.data + memory_offset on. Adds to `notes` why HDF5 fell back from
+// collective I/O (one line per distinct cause). Throws IoError naming the file and the dataset.
 void move_pieces(const Hdf5File& file, const std::vector<DatasetPiece>& pieces, MemoryView memory,
                  const TransferMode& mode, std::set<std::string>& notes);
 

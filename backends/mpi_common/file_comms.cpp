@@ -41,12 +41,14 @@ std::vector<std::string> shared_paths(const IoPlan& plan) {
 }
 
 // For every shared path any process names, the ranks (in `group`, ascending) that name it.
-std::map<std::string, std::vector<int>> gather_members(MPI_Comm group, const std::vector<std::string>& mine,
-                                                        std::string_view backend) {
+std::map<std::string, std::vector<int>> gather_members(MPI_Comm group,
+                                                       const std::vector<std::string>& mine,
+                                                       std::string_view backend) {
   std::string joined;  // each path followed by '\0'
   for (const std::string& path : mine) joined.append(path).push_back('\0');
   if (joined.size() > static_cast<std::size_t>(INT_MAX)) {
-    throw IoError(std::string(backend) + ": the shared paths of this process's plan exceed 2 GiB of text");
+    throw IoError(std::string(backend) +
+                  ": the shared paths of this process's plan exceed 2 GiB of text");
   }
   int size = 0;
   MPI_Comm_size(group, &size);
@@ -59,11 +61,12 @@ std::map<std::string, std::vector<int>> gather_members(MPI_Comm group, const std
   for (std::size_t r = 0; r < lengths.size(); ++r) {
     displacements[r] = static_cast<int>(total);
     total += lengths[r];
-    if (total > INT_MAX) throw IoError(std::string(backend) + ": the group's shared paths exceed 2 GiB of text");
+    if (total > INT_MAX)
+      throw IoError(std::string(backend) + ": the group's shared paths exceed 2 GiB of text");
   }
   std::string all(static_cast<std::size_t>(total), '\0');
-  check_mpi(MPI_Allgatherv(joined.data(), mine_length, MPI_CHAR, all.data(), lengths.data(), displacements.data(),
-                           MPI_CHAR, group),
+  check_mpi(MPI_Allgatherv(joined.data(), mine_length, MPI_CHAR, all.data(), lengths.data(),
+                           displacements.data(), MPI_CHAR, group),
             backend, "MPI_Allgatherv of shared paths for", "the plan's shared files");
   std::map<std::string, std::vector<int>> members;
   for (int r = 0; r < size; ++r) {
@@ -79,15 +82,16 @@ std::map<std::string, std::vector<int>> gather_members(MPI_Comm group, const std
 }
 
 // The communicator of `ranks` (which include this process), made collectively by them alone.
-MPI_Comm create_comm(MPI_Comm group, const std::vector<int>& ranks, int tag, const std::string& path,
-                     std::string_view backend) {
+MPI_Comm create_comm(MPI_Comm group, const std::vector<int>& ranks, int tag,
+                     const std::string& path, std::string_view backend) {
   Group whole;
   Group part;
   check_mpi(MPI_Comm_group(group, whole.out()), backend, "MPI_Comm_group for", path);
-  check_mpi(MPI_Group_incl(whole.get(), static_cast<int>(ranks.size()), ranks.data(), part.out()), backend,
-            "MPI_Group_incl for", path);
+  check_mpi(MPI_Group_incl(whole.get(), static_cast<int>(ranks.size()), ranks.data(), part.out()),
+            backend, "MPI_Group_incl for", path);
   MPI_Comm comm = MPI_COMM_NULL;
-  check_mpi(MPI_Comm_create_group(group, part.get(), tag, &comm), backend, "MPI_Comm_create_group for", path);
+  check_mpi(MPI_Comm_create_group(group, part.get(), tag, &comm), backend,
+            "MPI_Comm_create_group for", path);
   return comm;
 }
 
@@ -123,7 +127,9 @@ FileComms::FileComms(MPI_Comm group, const IoPlan& plan, std::string_view backen
   }
 }
 
-FileComms::~FileComms() { release(); }
+FileComms::~FileComms() {
+  release();
+}
 
 FileComms::FileComms(FileComms&& other) noexcept
     : per_file_(std::move(other.per_file_)), owned_(std::exchange(other.owned_, {})) {}
@@ -139,8 +145,8 @@ FileComms& FileComms::operator=(FileComms&& other) noexcept {
 
 MPI_Comm FileComms::of(std::size_t file_index) const {
   if (file_index >= per_file_.size()) {
-    throw std::out_of_range("FileComms::of: file " + std::to_string(file_index) + " of a plan with " +
-                            std::to_string(per_file_.size()) + " files");
+    throw std::out_of_range("FileComms::of: file " + std::to_string(file_index) +
+                            " of a plan with " + std::to_string(per_file_.size()) + " files");
   }
   return per_file_[file_index];
 }

@@ -18,27 +18,32 @@ bool mpi_active() {
 
 GroupComm::GroupComm(std::string_view backend, const ProcessGroup& group) {
   if (!mpi_active()) {
-    throw std::invalid_argument(std::string(backend) +
-                                " needs MPI initialised: run ckptbench built with MPI (CKPT_WITH_MPI), "
-                                "under mpirun or as a single process, so that it calls MPI_Init_thread "
-                                "before making the backend");
+    throw std::invalid_argument(
+        std::string(backend) +
+        " needs MPI initialised: run ckptbench built with MPI (CKPT_WITH_MPI), "
+        "under mpirun or as a single process, so that it calls MPI_Init_thread "
+        "before making the backend");
   }
   const MPI_Comm parent = group.mpi_comm ? MPI_Comm_f2c(*group.mpi_comm) : MPI_COMM_SELF;
   if (parent == MPI_COMM_NULL) {
-    throw std::invalid_argument(std::string(backend) + ": the process group's communicator (Fortran handle " +
+    throw std::invalid_argument(std::string(backend) +
+                                ": the process group's communicator (Fortran handle " +
                                 std::to_string(*group.mpi_comm) + ") is MPI_COMM_NULL");
   }
   const int code = MPI_Comm_dup(parent, &comm_);
   if (code != MPI_SUCCESS) {
     comm_ = MPI_COMM_NULL;
-    throw std::runtime_error(std::string(backend) + ": MPI_Comm_dup of the process group's communicator: " +
-                             mpi_error_text(code));
+    throw std::runtime_error(
+        std::string(backend) +
+        ": MPI_Comm_dup of the process group's communicator: " + mpi_error_text(code));
   }
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &size_);
 }
 
-GroupComm::~GroupComm() { release(); }
+GroupComm::~GroupComm() {
+  release();
+}
 
 GroupComm::GroupComm(GroupComm&& other) noexcept
     : comm_(std::exchange(other.comm_, MPI_COMM_NULL)), rank_(other.rank_), size_(other.size_) {}

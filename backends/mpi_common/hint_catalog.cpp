@@ -39,7 +39,8 @@ const std::vector<HintSpec> kHints = {
     {"noncoll_write_bufsize", positive_integer, "independent write buffer in bytes"},
     {"num_io_nodes", positive_integer, "number of I/O devices"},
     {"romio_cb_alltoall", toggle, "all-to-all exchange in two-phase I/O"},
-    {"romio_cb_ds_threshold", counting_integer, "data-sieving threshold in collective I/O (percent)"},
+    {"romio_cb_ds_threshold", counting_integer,
+     "data-sieving threshold in collective I/O (percent)"},
     {"romio_cb_fr_alignment", positive_integer, "file realm alignment in bytes"},
     {"romio_cb_fr_types", text, "file realm assignment: aar, fsz, usr_realms or a size"},
     {"romio_cb_pfr", toggle, "persistent file realms"},
@@ -48,7 +49,8 @@ const std::vector<HintSpec> kHints = {
     {"romio_ds_read", toggle, "data sieving on independent reads"},
     {"romio_ds_write", toggle, "data sieving on independent writes"},
     {"romio_lustre_co_ratio", positive_integer, "I/O clients per Lustre OST"},
-    {"romio_lustre_coll_threshold", counting_integer, "request size above which collective I/O is skipped"},
+    {"romio_lustre_coll_threshold", counting_integer,
+     "request size above which collective I/O is skipped"},
     {"romio_lustre_ds_in_coll", toggle, "data sieving inside collective I/O on Lustre"},
     {"romio_lustre_start_iodevice", counting_integer, "first Lustre OST of a new file"},
     {"romio_min_fdomain_size", positive_integer, "smallest file domain of an aggregator in bytes"},
@@ -56,7 +58,8 @@ const std::vector<HintSpec> kHints = {
     {"rwlock_timeout", counting_integer, "seconds to wait for a byte-range lock"},
     {"shared_file_timeout", counting_integer, "seconds to wait for the shared file pointer"},
     {"start_iodevice", counting_integer, "first I/O device of a new file"},
-    {"striping_factor", positive_integer, "number of I/O devices (OSTs) a new file is striped over"},
+    {"striping_factor", positive_integer,
+     "number of I/O devices (OSTs) a new file is striped over"},
     {"striping_unit", positive_integer, "stripe size of a new file in bytes"},
 };
 
@@ -78,17 +81,20 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
 std::optional<long long> parse_integer(std::string_view value) {
   long long number = 0;
   const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), number);
-  if (error != std::errc() || end != value.data() + value.size() || value.empty()) return std::nullopt;
+  if (error != std::errc() || end != value.data() + value.size() || value.empty())
+    return std::nullopt;
   return number;
 }
 
 }  // namespace
 
-const std::vector<HintSpec>& known_hints() { return kHints; }
+const std::vector<HintSpec>& known_hints() {
+  return kHints;
+}
 
 std::optional<HintSpec> find_hint(std::string_view name) {
-  const auto found =
-      std::find_if(kHints.begin(), kHints.end(), [&](const HintSpec& spec) { return spec.name == name; });
+  const auto found = std::find_if(kHints.begin(), kHints.end(),
+                                  [&](const HintSpec& spec) { return spec.name == name; });
   if (found == kHints.end()) return std::nullopt;
   return *found;
 }
@@ -119,8 +125,8 @@ std::optional<std::string> hint_value_problem(HintKind kind, std::string_view va
       const long long minimum = kind == positive_integer ? 1 : 0;
       const auto number = parse_integer(value);
       if (number && *number >= minimum && *number <= INT_MAX) return std::nullopt;
-      return "must be a whole number from " + std::to_string(minimum) + " to " + std::to_string(INT_MAX) +
-             " written in decimal digits (MPI hints are C ints)";
+      return "must be a whole number from " + std::to_string(minimum) + " to " +
+             std::to_string(INT_MAX) + " written in decimal digits (MPI hints are C ints)";
     }
     case text:
       if (!value.empty()) return std::nullopt;

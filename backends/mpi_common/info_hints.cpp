@@ -17,7 +17,8 @@ std::string option_name(std::string_view backend, std::string_view key) {
 }
 
 [[noreturn]] void throw_unknown(std::string_view backend, std::string_view key) {
-  std::string message = option_name(backend, key) + ": unknown MPI-IO hint `" + std::string(key) + "`";
+  std::string message =
+      option_name(backend, key) + ": unknown MPI-IO hint `" + std::string(key) + "`";
   if (const auto match = closest_hint(key)) {
     message += " — did you mean `" + std::string(kPrefix) + *match + "`?";
   }
@@ -29,16 +30,19 @@ std::string option_name(std::string_view backend, std::string_view key) {
 void check_value(std::string_view backend, const HintSpec& spec, const std::string& value) {
   std::optional<std::string> problem = hint_value_problem(spec.kind, value);
   if (!problem && value.size() >= static_cast<std::size_t>(MPI_MAX_INFO_VAL)) {
-    problem = "is longer than MPI_MAX_INFO_VAL (" + std::to_string(MPI_MAX_INFO_VAL - 1) + " characters)";
+    problem =
+        "is longer than MPI_MAX_INFO_VAL (" + std::to_string(MPI_MAX_INFO_VAL - 1) + " characters)";
   }
   if (!problem) return;
-  throw std::invalid_argument(option_name(backend, spec.name) + " = \"" + value + "\": " + *problem + " (" +
-                              std::string(spec.name) + ": " + std::string(spec.meaning) + ")");
+  throw std::invalid_argument(option_name(backend, spec.name) + " = \"" + value +
+                              "\": " + *problem + " (" + std::string(spec.name) + ": " +
+                              std::string(spec.meaning) + ")");
 }
 
 }  // namespace
 
-std::map<std::string, std::string> validated_hints(std::string_view backend, const BackendOptions& options) {
+std::map<std::string, std::string> validated_hints(std::string_view backend,
+                                                   const BackendOptions& options) {
   std::map<std::string, std::string> hints;
   for (const auto& [key, value] : options) {
     if (!key.starts_with(kPrefix)) continue;
@@ -55,12 +59,14 @@ InfoHints::InfoHints(std::string_view backend, const BackendOptions& options)
     : hints_(validated_hints(backend, options)) {
   if (hints_.empty()) return;
   if (!mpi_active()) {
-    throw std::invalid_argument(std::string(backend) + " needs MPI initialised: MPI-IO hints are MPI_Info objects");
+    throw std::invalid_argument(std::string(backend) +
+                                " needs MPI initialised: MPI-IO hints are MPI_Info objects");
   }
   const int created = MPI_Info_create(&info_);
   if (created != MPI_SUCCESS) {
     info_ = MPI_INFO_NULL;
-    throw std::runtime_error(std::string(backend) + ": MPI_Info_create: " + mpi_error_text(created));
+    throw std::runtime_error(std::string(backend) +
+                             ": MPI_Info_create: " + mpi_error_text(created));
   }
   for (const auto& [key, value] : hints_) {
     const int code = MPI_Info_set(info_, key.c_str(), value.c_str());
@@ -72,7 +78,9 @@ InfoHints::InfoHints(std::string_view backend, const BackendOptions& options)
   }
 }
 
-InfoHints::~InfoHints() { release(); }
+InfoHints::~InfoHints() {
+  release();
+}
 
 InfoHints::InfoHints(InfoHints&& other) noexcept
     : hints_(std::move(other.hints_)), info_(std::exchange(other.info_, MPI_INFO_NULL)) {}

@@ -17,7 +17,8 @@ namespace ckpt::backends::mpi {
 //    of known hints;
 //  - for a bad value: enable/disable/automatic for romio_* toggles, true/false for booleans,
 //    decimal integers in [1, INT_MAX] for sizes and counts, non-empty text otherwise.
-std::map<std::string, std::string> validated_hints(std::string_view backend, const BackendOptions& options);
+std::map<std::string, std::string> validated_hints(std::string_view backend,
+                                                   const BackendOptions& options);
 
 // An MPI_Info holding validated_hints(backend, options), or MPI_INFO_NULL when there are none.
 // Move-only; the destructor frees the info object.

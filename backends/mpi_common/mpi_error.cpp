@@ -30,9 +30,11 @@ std::string mpi_error_text(int code) {
   return text + ")";
 }
 
-void check_mpi(int code, std::string_view backend, std::string_view operation, const std::string& path) {
+void check_mpi(int code, std::string_view backend, std::string_view operation,
+               const std::string& path) {
   if (code == MPI_SUCCESS) return;
-  throw IoError(std::string(backend) + ": " + std::string(operation) + " " + path + ": " + mpi_error_text(code));
+  throw IoError(std::string(backend) + ": " + std::string(operation) + " " + path + ": " +
+                mpi_error_text(code));
 }
 
 }  // namespace ckpt::backends::mpi

@@ -12,6 +12,7 @@ std::string mpi_error_text(int code);
 // Throws IoError("<backend>: <operation> <path>: <mpi_error_text(code)>") when code is not
 // MPI_SUCCESS. For calls on files opened with MPI_ERRORS_RETURN (the default for files) and on
 // communicators whose error handler returns.
-void check_mpi(int code, std::string_view backend, std::string_view operation, const std::string& path);
+void check_mpi(int code, std::string_view backend, std::string_view operation,
+               const std::string& path);
 
 }  // namespace ckpt::backends::mpi

@@ -27,9 +27,12 @@ int MpiFile::close() {
   return code;
 }
 
-Datatype::~Datatype() { release(); }
+Datatype::~Datatype() {
+  release();
+}
 
-Datatype::Datatype(Datatype&& other) noexcept : type_(std::exchange(other.type_, MPI_DATATYPE_NULL)) {}
+Datatype::Datatype(Datatype&& other) noexcept
+    : type_(std::exchange(other.type_, MPI_DATATYPE_NULL)) {}
 
 Datatype& Datatype::operator=(Datatype&& other) noexcept {
   if (this != &other) {

@@ -16,24 +16,26 @@ constexpr std::string_view kName = "mpiio";
 
 // Hints worth recording when the user set none: they tell ROMIO (romio_*) from OMPIO and show
 // the collective buffering in use.
-constexpr std::string_view kReportedDefaults[] = {"cb_buffer_size", "cb_nodes", "romio_cb_write",
-                                                  "romio_cb_read", "romio_ds_write", "striping_factor",
-                                                  "striping_unit"};
+constexpr std::string_view kReportedDefaults[] = {
+    "cb_buffer_size", "cb_nodes",        "romio_cb_write", "romio_cb_read",
+    "romio_ds_write", "striping_factor", "striping_unit"};
 
 const IoSettings& validated(const IoSettings& settings) {
   if (settings.direct) {
     throw std::invalid_argument(
-        "mpiio: `direct` (backend.direct) is not supported: MPI-IO has no O_DIRECT; set direct = false "
-        "(ROMIO's direct_read/direct_write hints ask the few file-system drivers that have it)");
+        "mpiio: `direct` (backend.direct) is not supported: MPI-IO has no O_DIRECT; set "
+        "direct = false (ROMIO's direct_read/direct_write hints ask the few file-system drivers "
+        "that have it)");
   }
   if (settings.threads != 1) {
-    throw std::invalid_argument("mpiio: `threads` (backend.threads) must be 1 (got " +
-                                std::to_string(settings.threads) +
-                                "): each process makes one MPI-IO call sequence; run more processes instead");
+    throw std::invalid_argument(
+        "mpiio: `threads` (backend.threads) must be 1 (got " + std::to_string(settings.threads) +
+        "): each process makes one MPI-IO call sequence; run more processes instead");
   }
   if (settings.queue_depth != 1) {
     throw std::invalid_argument("mpiio: `queue_depth` (backend.queue_depth) must be 1 (got " +
-                                std::to_string(settings.queue_depth) + "): mpiio makes blocking calls");
+                                std::to_string(settings.queue_depth) +
+                                "): mpiio makes blocking calls");
   }
   if (settings.fallocate) {
     // Checked in ROMIO's ADIOI_GEN_Prealloc and Open MPI's OMPIO: without a file-system
@@ -41,13 +43,15 @@ const IoSettings& validated(const IoSettings& settings) {
     // up to the size, inside the timed open phase, on every checkpoint; OMPIO fails with
     // MPI_ERR_ACCESS on a write-only file that already holds data.
     throw std::invalid_argument(
-        "mpiio: `fallocate` (backend.fallocate) is not supported: MPI_File_preallocate is no reservation in "
-        "ROMIO's generic driver or Open MPI's OMPIO (process 0 rewrites the whole file and zero-fills it); "
-        "set fallocate = false, or use the posix backend to measure fallocate");
+        "mpiio: `fallocate` (backend.fallocate) is not supported: MPI_File_preallocate is no "
+        "reservation in ROMIO's generic driver or Open MPI's OMPIO (process 0 rewrites the whole "
+        "file and zero-fills it); set fallocate = false, or use the posix backend to measure "
+        "fallocate");
   }
   if (settings.sqpoll) {
-    throw std::invalid_argument("mpiio: `sqpoll` (backend.sqpoll) needs a submission ring; use the uring backend "
-                                "or sqpoll = false");
+    throw std::invalid_argument(
+        "mpiio: `sqpoll` (backend.sqpoll) needs a submission ring; use the uring backend "
+        "or sqpoll = false");
   }
   return settings;
 }
@@ -102,7 +106,8 @@ class MpiioBackend::Files final : public Backend::OpenFiles {
   std::vector<OpenedFile> entries;  // one per distinct path, in path order
 };
 
-MpiioBackend::MpiioBackend(const IoSettings& settings, const BackendOptions& options, const ProcessGroup& group)
+MpiioBackend::MpiioBackend(const IoSettings& settings, const BackendOptions& options,
+                           const ProcessGroup& group)
     : settings_(validated(settings)),
       options_(validated(options)),
       group_(kName, group),
@@ -122,10 +127,12 @@ std::unique_ptr<Backend::OpenFiles> MpiioBackend::open(const IoPlan& plan, Direc
   notes_.clear();
   const bool writing = direction == Direction::write;
   if (writing && settings_.sync == SyncPolicy::fdatasync) {
-    notes_.push_back("sync = fdatasync served by MPI_File_sync, which flushes data and metadata (like fsync)");
+    notes_.push_back(
+        "sync = fdatasync served by MPI_File_sync, which flushes data and metadata (like fsync)");
   }
   auto files = std::make_unique<Files>(group_.get(), plan);
-  std::map<std::string, OpenedFile> by_path;  // sorted: every process opens shared files in one order
+  // Sorted by path: every process opens (and closes) its shared files in one global order.
+  std::map<std::string, OpenedFile> by_path;
   for (std::size_t i = 0; i < plan.files.size(); ++i) {
     const FilePlan& file = plan.files[i];
     OpenedFile& entry = by_path[file.path];
@@ -146,14 +153,17 @@ std::unique_ptr<Backend::OpenFiles> MpiioBackend::open(const IoPlan& plan, Direc
       MPI_File_set_errhandler(handle, MPI_ERRORS_RETURN);
       if (files->entries.empty()) note_hints(handle, path);
     }
-    errors.capture([&] { mpi::check_mpi(code, kName, writing ? "MPI_File_open (create)" : "MPI_File_open", path); });
+    errors.capture([&] {
+      mpi::check_mpi(code, kName, writing ? "MPI_File_open (create)" : "MPI_File_open", path);
+    });
     files->entries.push_back(std::move(entry));
   }
   errors.finish(group_.get(), kName, "open");
   return files;
 }
 
-void MpiioBackend::transfer(OpenFiles& open_files, const IoPlan&, MemoryView memory, Direction direction) {
+void MpiioBackend::transfer(OpenFiles& open_files, const IoPlan&, MemoryView memory,
+                            Direction direction) {
   auto& files = static_cast<Files&>(open_files);
   const TransferContext context{kName, memory.data, direction == Direction::write, hints_.get()};
   PhaseErrors errors;
@@ -181,7 +191,8 @@ void MpiioBackend::sync(OpenFiles& open_files, Direction direction) {
 void MpiioBackend::note_hints(MPI_File file, const std::string& path) {
   MPI_Info used = MPI_INFO_NULL;
   if (MPI_File_get_info(file, &used) != MPI_SUCCESS || used == MPI_INFO_NULL) {
-    if (!hints_.hints().empty()) notes_.push_back("MPI_File_get_info of " + path + " reported no hints");
+    if (!hints_.hints().empty())
+      notes_.push_back("MPI_File_get_info of " + path + " reported no hints");
     return;
   }
   std::string in_effect;

@@ -37,7 +37,8 @@ class MpiioBackend final : public Backend {
   // `fallocate` (MPI_File_preallocate rewrites the file; see README), `threads` other than 1,
   // `queue_depth` other than 1, `sqpoll`, a bad `backend.mpiio.collective`
   // or `backend.mpiio.hints.<key>`, or MPI not initialised.
-  MpiioBackend(const IoSettings& settings, const BackendOptions& options = {}, const ProcessGroup& group = {});
+  MpiioBackend(const IoSettings& settings, const BackendOptions& options = {},
+               const ProcessGroup& group = {});
 
   std::string_view name() const override { return "mpiio"; }
   Capabilities capabilities() const override;
@@ -52,7 +53,8 @@ class MpiioBackend final : public Backend {
   std::unique_ptr<OpenFiles> open(const IoPlan& plan, Direction direction) override;
   // Moves every extent (see the class comment); reads first check that the file holds every
   // extent. Throws IoError on an MPI error or a short transfer, on every process of the group.
-  void transfer(OpenFiles& files, const IoPlan& plan, MemoryView memory, Direction direction) override;
+  void transfer(OpenFiles& files, const IoPlan& plan, MemoryView memory,
+                Direction direction) override;
   // Write with a sync policy: MPI_File_sync on every file (collective over its communicator).
   void sync(OpenFiles& files, Direction direction) override;
   // MPI_File_close on every file, in path order. Throws IoError for the first that failed.

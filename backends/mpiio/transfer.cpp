@@ -20,11 +20,12 @@ std::string at(const std::string& path, std::uint64_t offset, std::uint64_t leng
   return path + " at offset " + std::to_string(offset) + ", length " + std::to_string(length);
 }
 
-[[noreturn]] void throw_short(std::string_view backend, std::string_view operation, const std::string& where,
-                              long long moved, std::uint64_t wanted, bool writing) {
-  throw IoError(std::string(backend) + ": " + std::string(operation) + " " + where + ": short transfer (" +
-                std::to_string(moved) + " of " + std::to_string(wanted) + " bytes" +
-                (writing ? ")" : "; the file ends before the plan does)"));
+[[noreturn]] void throw_short(std::string_view backend, std::string_view operation,
+                              const std::string& where, long long moved, std::uint64_t wanted,
+                              bool writing) {
+  throw IoError(std::string(backend) + ": " + std::string(operation) + " " + where +
+                ": short transfer (" + std::to_string(moved) + " of " + std::to_string(wanted) +
+                " bytes" + (writing ? ")" : "; the file ends before the plan does)"));
 }
 
 // Bytes the status says moved, or -1 when MPI cannot say.
@@ -48,7 +49,8 @@ std::vector<Round> plan_rounds(std::vector<Extent> extents) {
         rounds.emplace_back();
         round_bytes = 0;
       }
-      rounds.back().push_back({e.file_offset + done, e.memory_offset + done, static_cast<int>(length)});
+      rounds.back().push_back(
+          {e.file_offset + done, e.memory_offset + done, static_cast<int>(length)});
       round_bytes += length;
       done += length;
     }
@@ -89,19 +91,21 @@ void collective_round(const OpenedFile& file, const Round& round, const Transfer
   Datatype memory_type;
   const int built = round.empty() ? MPI_SUCCESS : build_types(round, file_type, memory_type);
   const bool typed = !round.empty() && built == MPI_SUCCESS;
-  errors.capture([&] { mpi::check_mpi(built, context.backend, "MPI_Type_create_hindexed for", where); });
+  errors.capture(
+      [&] { mpi::check_mpi(built, context.backend, "MPI_Type_create_hindexed for", where); });
   errors.capture([&] {
-    mpi::check_mpi(MPI_File_set_view(file.file.get(), 0, MPI_BYTE, typed ? file_type.get() : MPI_BYTE, "native",
-                                     context.info),
+    mpi::check_mpi(MPI_File_set_view(file.file.get(), 0, MPI_BYTE,
+                                     typed ? file_type.get() : MPI_BYTE, "native", context.info),
                    context.backend, "MPI_File_set_view", where);
   });
   MPI_Status status{};
   const int count = typed ? 1 : 0;
   const MPI_Datatype type = typed ? memory_type.get() : MPI_BYTE;
   const char* operation = context.writing ? "MPI_File_write_at_all" : "MPI_File_read_at_all";
-  const int code = context.writing
-                       ? MPI_File_write_at_all(file.file.get(), 0, context.memory, count, type, &status)
-                       : MPI_File_read_at_all(file.file.get(), 0, context.memory, count, type, &status);
+  const int code =
+      context.writing
+          ? MPI_File_write_at_all(file.file.get(), 0, context.memory, count, type, &status)
+          : MPI_File_read_at_all(file.file.get(), 0, context.memory, count, type, &status);
   errors.capture([&] {
     mpi::check_mpi(code, context.backend, operation, where);
     if (!typed) return;
@@ -116,7 +120,8 @@ void collective_round(const OpenedFile& file, const Round& round, const Transfer
 
 void check_within_file(const OpenedFile& file, std::string_view backend) {
   MPI_Offset size = 0;
-  mpi::check_mpi(MPI_File_get_size(file.file.get(), &size), backend, "MPI_File_get_size", file.path);
+  mpi::check_mpi(MPI_File_get_size(file.file.get(), &size), backend, "MPI_File_get_size",
+                 file.path);
   for (const Extent& e : file.extents) {
     if (e.length > 0 && e.file_offset + e.length > static_cast<std::uint64_t>(size)) {
       throw IoError(std::string(backend) + ": read " + at(file.path, e.file_offset, e.length) +
@@ -134,9 +139,10 @@ void transfer_independent(const OpenedFile& file, const TransferContext& context
       std::byte* memory = context.memory + e.memory_offset + done;
       MPI_Status status{};
       const int count = static_cast<int>(length);
-      const int code = context.writing
-                           ? MPI_File_write_at(file.file.get(), offset, memory, count, MPI_BYTE, &status)
-                           : MPI_File_read_at(file.file.get(), offset, memory, count, MPI_BYTE, &status);
+      const int code =
+          context.writing
+              ? MPI_File_write_at(file.file.get(), offset, memory, count, MPI_BYTE, &status)
+              : MPI_File_read_at(file.file.get(), offset, memory, count, MPI_BYTE, &status);
       const std::string where = at(file.path, e.file_offset + done, length);
       mpi::check_mpi(code, context.backend, operation, where);
       const long long moved = moved_bytes(status);
@@ -148,7 +154,8 @@ void transfer_independent(const OpenedFile& file, const TransferContext& context
   }
 }
 
-void transfer_collective(const OpenedFile& file, const TransferContext& context, PhaseErrors& errors) {
+void transfer_collective(const OpenedFile& file, const TransferContext& context,
+                         PhaseErrors& errors) {
   std::vector<Round> rounds = plan_rounds(file.extents);
   const int mine = static_cast<int>(rounds.size());
   int count = mine;
@@ -158,7 +165,8 @@ void transfer_collective(const OpenedFile& file, const TransferContext& context,
   });
   const Round nothing;
   for (int r = 0; r < count; ++r) {
-    collective_round(file, r < mine ? rounds[static_cast<std::size_t>(r)] : nothing, context, errors);
+    collective_round(file, r < mine ? rounds[static_cast<std::size_t>(r)] : nothing, context,
+                     errors);
   }
 }
 

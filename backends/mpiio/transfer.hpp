@@ -45,6 +45,7 @@ void transfer_independent(const OpenedFile& file, const TransferContext& context
 // file order, in rounds of at most kMaxRequestBytes, as many rounds on every process of the
 // file's communicator (agreed with MPI_Allreduce); a process with nothing left takes part with a
 // count of 0. Collective over file.comm. Records errors in `errors` and still makes every round.
-void transfer_collective(const OpenedFile& file, const TransferContext& context, PhaseErrors& errors);
+void transfer_collective(const OpenedFile& file, const TransferContext& context,
+                         PhaseErrors& errors);
 
 }  // namespace ckpt::backends::mpiio

@@ -2,6 +2,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <atomic>
 #include <cstring>
 #include <fmt/format.h>
 #include <limits>
@@ -17,11 +18,24 @@ using Execution = Kokkos::DefaultExecutionSpace;
 using Words = Kokkos::RangePolicy<Execution, Kokkos::IndexType<std::int64_t>>;
 constexpr std::uint64_t kAlignment = 4096;  // O_DIRECT needs page-aligned memory
 
+// Whether this process has finalised Kokkos. Kokkos itself is process-wide state and cannot be
+// started again after finalize (3.4 then corrupts the heap: its Serial team pool is left
+// dangling; 4.x refuses), so this mirrors one bit of it to fail clearly instead.
+std::atomic<bool>& finalized_once() {
+  static std::atomic<bool> finalized{false};
+  return finalized;
+}
+
 // Kokkos for the life of this object, unless it was running already (then left alone).
 class KokkosRuntime {
  public:
   KokkosRuntime() {
     if (Kokkos::is_initialized()) return;
+    if (finalized_once().load()) {
+      throw std::runtime_error(
+          "memory.space = \"kokkos\": Kokkos was finalised earlier in this process and cannot start again; run one "
+          "campaign per process, or keep a MemorySpaces with Kokkos started for the life of the process");
+    }
 #if KOKKOS_VERSION >= 40000
     Kokkos::initialize(Kokkos::InitializationSettings().set_disable_warnings(true));
 #else
@@ -32,7 +46,9 @@ class KokkosRuntime {
     owned_ = true;
   }
   ~KokkosRuntime() {
-    if (owned_) Kokkos::finalize();
+    if (!owned_) return;
+    Kokkos::finalize();
+    finalized_once() = true;
   }
   KokkosRuntime(const KokkosRuntime&) = delete;
   KokkosRuntime& operator=(const KokkosRuntime&) = delete;
@@ -69,15 +85,19 @@ KOKKOS_INLINE_FUNCTION std::uint64_t load_word(const unsigned char* p, std::uint
   return w;
 }
 
-void fill_range(unsigned char* data, std::uint64_t bytes, DataPattern pattern, std::uint64_t key) {
+// The pattern is a template argument so that the kernels carry no per-word switch (as the
+// host's fill_pattern and first_mismatch).
+template <DataPattern P>
+void fill_range(unsigned char* data, std::uint64_t bytes, std::uint64_t key) {
   Kokkos::parallel_for(
       "ckptbench::fill", Words(0, words_of(bytes)), KOKKOS_LAMBDA(const std::int64_t i) {
-        const std::uint64_t w = pattern::pattern_word(pattern, key, static_cast<std::uint64_t>(i));
+        const std::uint64_t w = pattern::pattern_word(P, key, static_cast<std::uint64_t>(i));
         store_word(data + 8 * i, w, valid_bytes(bytes, i));
       });
 }
 
-std::uint64_t mismatch_in(const unsigned char* data, std::uint64_t bytes, DataPattern pattern, std::uint64_t key) {
+template <DataPattern P>
+std::uint64_t mismatch_in(const unsigned char* data, std::uint64_t bytes, std::uint64_t key) {
   std::uint64_t first = std::numeric_limits<std::uint64_t>::max();
   Kokkos::parallel_reduce(
       "ckptbench::verify", Words(0, words_of(bytes)),
@@ -85,11 +105,34 @@ std::uint64_t mismatch_in(const unsigned char* data, std::uint64_t bytes, DataPa
         const std::uint64_t n = valid_bytes(bytes, i);
         const std::uint64_t found = load_word(data + 8 * i, n);
         const std::uint64_t b =
-            pattern::first_differing_byte(found, pattern::pattern_word(pattern, key, static_cast<std::uint64_t>(i)), n);
+            pattern::first_differing_byte(found, pattern::pattern_word(P, key, static_cast<std::uint64_t>(i)), n);
         if (b < 8 && 8 * static_cast<std::uint64_t>(i) + b < lowest) lowest = 8 * static_cast<std::uint64_t>(i) + b;
       },
       Kokkos::Min<std::uint64_t>(first));
   return first;
+}
+
+void fill_range(unsigned char* data, std::uint64_t bytes, DataPattern pattern, std::uint64_t key) {
+  switch (pattern) {
+    case DataPattern::random:
+      return fill_range<DataPattern::random>(data, bytes, key);
+    case DataPattern::bf16:
+      return fill_range<DataPattern::bf16>(data, bytes, key);
+    case DataPattern::zeros:
+      return fill_range<DataPattern::zeros>(data, bytes, key);
+  }
+}
+
+std::uint64_t mismatch_in(const unsigned char* data, std::uint64_t bytes, DataPattern pattern, std::uint64_t key) {
+  switch (pattern) {
+    case DataPattern::random:
+      return mismatch_in<DataPattern::random>(data, bytes, key);
+    case DataPattern::bf16:
+      return mismatch_in<DataPattern::bf16>(data, bytes, key);
+    case DataPattern::zeros:
+      return mismatch_in<DataPattern::zeros>(data, bytes, key);
+  }
+  return std::numeric_limits<std::uint64_t>::max();
 }
 
 // A View with room to start the data on a page boundary; host-addressable (checked by the space),

@@ -62,25 +62,36 @@ backends::IoPlan empty_like(const backends::IoPlan& plan) {
   return part;
 }
 
-// Items [first, ...) that start before `end`, clipped to [begin, end), in each file's plan order.
+// The part's entry for plan file `index` (parts list files in plan order).
+StagedPart::File& file_of(StagedPart& part, std::size_t index) {
+  auto it = std::lower_bound(part.files.begin(), part.files.end(), index,
+                             [](const StagedPart::File& f, std::size_t i) { return f.index < i; });
+  if (it == part.files.end() || it->index != index) it = part.files.insert(it, StagedPart::File{index, {}, {}});
+  return *it;
+}
+
+// Items [first, ...) that start before the part's end, in (file, plan index) order.
+std::vector<Item> touching(const std::vector<Item>& items, std::size_t first, const StagedPart& part) {
+  std::vector<Item> in;
+  for (std::size_t k = first; k < items.size() && items[k].begin < part.offset + part.bytes; ++k) in.push_back(items[k]);
+  std::sort(in.begin(), in.end(), [](const Item& a, const Item& b) { return std::tie(a.file, a.index) < std::tie(b.file, b.index); });
+  return in;
+}
+
+// The extents in the part's range, clipped to it.
 void add_extents(const backends::IoPlan& plan, const std::vector<Item>& items, std::size_t first, StagedPart& part) {
   const std::uint64_t begin = part.offset, end = part.offset + part.bytes;
-  std::vector<Item> in;
-  for (std::size_t k = first; k < items.size() && items[k].begin < end; ++k) in.push_back(items[k]);
-  std::sort(in.begin(), in.end(), [](const Item& a, const Item& b) { return std::tie(a.file, a.index) < std::tie(b.file, b.index); });
-  for (const Item& it : in) {
+  for (const Item& it : touching(items, first, part)) {
     const backends::Extent& e = plan.files[it.file].extents[it.index];
     const std::uint64_t b = std::max(begin, it.begin), n = std::min(end, it.end) - b;
-    part.io.files[it.file].extents.push_back({e.file_offset + (b - it.begin), b - begin, n});
+    file_of(part, it.file).extents.push_back({e.file_offset + (b - it.begin), b - begin, n});
   }
 }
 
+// The dataset pieces in the part's range, cut to the elements inside it.
 void add_datasets(const backends::IoPlan& plan, const std::vector<Item>& items, std::size_t first, StagedPart& part) {
   const std::uint64_t begin = part.offset, end = part.offset + part.bytes;
-  std::vector<Item> in;
-  for (std::size_t k = first; k < items.size() && items[k].begin < end; ++k) in.push_back(items[k]);
-  std::sort(in.begin(), in.end(), [](const Item& a, const Item& b) { return std::tie(a.file, a.index) < std::tie(b.file, b.index); });
-  for (const Item& it : in) {
+  for (const Item& it : touching(items, first, part)) {
     backends::DatasetPiece piece = plan.files[it.file].datasets[it.index];
     const std::uint64_t element = std::max<std::uint64_t>(piece.element_bytes, 1);
     const std::uint64_t b = std::max(begin, it.begin), e = std::min(end, it.end);
@@ -89,9 +100,34 @@ void add_datasets(const backends::IoPlan& plan, const std::vector<Item>& items, 
     piece.flat_end = piece.flat_begin + last_element;
     piece.flat_begin += first_element;
     piece.memory_offset = b - begin;
-    part.io.files[it.file].datasets.push_back(std::move(piece));
+    file_of(part, it.file).datasets.push_back(std::move(piece));
   }
 }
+
+// Puts the part's extents and pieces into `scratch` (empty_like the plan) and takes them out
+// again: a chunk costs its own extents, not the plan's file count.
+class PartView {
+ public:
+  PartView(backends::IoPlan& scratch, const StagedPart& part) : scratch_(scratch), part_(part) {
+    for (const StagedPart::File& f : part_.files) {
+      scratch_.files[f.index].extents = f.extents;
+      scratch_.files[f.index].datasets = f.datasets;
+    }
+  }
+  ~PartView() {
+    for (const StagedPart::File& f : part_.files) {
+      scratch_.files[f.index].extents.clear();
+      scratch_.files[f.index].datasets.clear();
+    }
+  }
+  PartView(const PartView&) = delete;
+  PartView& operator=(const PartView&) = delete;
+  const backends::IoPlan& plan() const { return scratch_; }
+
+ private:
+  backends::IoPlan& scratch_;
+  const StagedPart& part_;
+};
 
 }  // namespace
 
@@ -112,13 +148,22 @@ std::vector<StagedPart> split_plan(const backends::IoPlan& plan, std::uint64_t c
     const std::uint64_t end =
         element_boundary(plan, datasets, first_dataset, std::min(high, begin + chunk_bytes));
     if (end <= begin) throw std::logic_error("split_plan: a chunk smaller than one element");
-    StagedPart part{begin, end - begin, empty_like(plan)};
+    StagedPart part{begin, end - begin, {}};
     add_extents(plan, extents, first, part);
     add_datasets(plan, datasets, first_dataset, part);
     parts.push_back(std::move(part));
     begin = end;
   }
   return parts;
+}
+
+backends::IoPlan part_plan(const backends::IoPlan& plan, const StagedPart& part) {
+  backends::IoPlan out = empty_like(plan);
+  for (const StagedPart::File& f : part.files) {
+    out.files.at(f.index).extents = f.extents;
+    out.files.at(f.index).datasets = f.datasets;
+  }
+  return out;
 }
 
 Stager::Stager(std::unique_ptr<DeviceCopier> copier, bool whole) : copier_(std::move(copier)), whole_(whole) {
@@ -149,6 +194,7 @@ void Stager::drain(StagedOutcome& out) {
 StagedOutcome Stager::pipelined(backends::Backend& backend, const backends::IoPlan& plan, std::uint64_t base,
                                 bool write) {
   const std::vector<StagedPart> parts = split_plan(plan, copier_->slot_bytes());
+  backends::IoPlan scratch = empty_like(plan);
   const auto n = static_cast<std::size_t>(copier_->slots());
   StagedOutcome out;
   out.chunks = parts.size();
@@ -163,7 +209,10 @@ StagedOutcome Stager::pipelined(backends::Backend& backend, const backends::IoPl
     for (std::size_t i = 0; i < parts.size() && stream->ok(); ++i) {
       const int slot = static_cast<int>(i % n);
       if (write || i >= n) out.copy_seconds += copier_->wait(slot);
-      stream->transfer(parts[i].io, copier_->slot(slot));
+      {
+        const PartView part(scratch, parts[i]);
+        stream->transfer(part.plan(), copier_->slot(slot));
+      }
       if (!stream->ok()) break;
       if (!write) {
         copier_->start(slot, base + parts[i].offset, parts[i].bytes, false);

@@ -21,17 +21,27 @@ struct StagingSettings {
 };
 
 // What one chunk carries: buffer bytes [offset, offset + bytes) of the plan's memory, and the
-// plan's files in order with the extents and dataset pieces in that range, memory offsets
-// relative to the chunk.
+// extents and dataset pieces in that range, memory offsets relative to the chunk. Sparse: only
+// the files the chunk touches, by their index in the plan (a plan may have thousands of files
+// and a checkpoint hundreds of chunks).
 struct StagedPart {
+  struct File {
+    std::size_t index = 0;  // in the plan's files
+    std::vector<backends::Extent> extents;
+    std::vector<backends::DatasetPiece> datasets;
+  };
   std::uint64_t offset = 0;
   std::uint64_t bytes = 0;
-  backends::IoPlan io;
+  std::vector<File> files;  // in plan order
 };
 
 // Cuts `plan` into chunks of at most `chunk_bytes` of memory, in memory order, skipping ranges
 // no extent touches. A chunk boundary inside a dataset piece falls on an element boundary.
 std::vector<StagedPart> split_plan(const backends::IoPlan& plan, std::uint64_t chunk_bytes);
+
+// The part as the Backend::Stream takes it: the plan's files in the plan's order, each with the
+// part's extents and dataset pieces (none for the files it does not touch).
+backends::IoPlan part_plan(const backends::IoPlan& plan, const StagedPart& part);
 
 struct StagedOutcome {
   backends::IoOutcome io;   // the backend's phases: open, the chunks' transfers summed, sync, close

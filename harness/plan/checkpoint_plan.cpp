@@ -143,10 +143,11 @@ std::map<std::string, std::string> checkpoint_attributes(const workloads::Layout
   a["ep"] = std::to_string(p.ep);
   a["zero"] = std::to_string(p.zero_stage);
   a["world_size"] = std::to_string(layout.world_size());
-  a["state"] = c.config["state"].value("scope", "full");
-  a["weight_dtype"] = c.config["state"].value("weight_dtype", "bf16");
-  a["master_dtype"] = c.config["state"].value("master_dtype", "fp32");
-  a["optimizer_dtype"] = c.config["state"].value("optimizer_dtype", "fp32");
+  const workloads::StateSpec& state = layout.state();
+  a["state"] = state.scope == workloads::StateScope::weights ? "weights" : "full";
+  a["weight_dtype"] = std::string(workloads::dtype_name(state.weight_dtype));
+  a["master_dtype"] = state.master_dtype ? std::string(workloads::dtype_name(*state.master_dtype)) : "none";
+  a["optimizer_dtype"] = std::string(workloads::dtype_name(state.optimizer_dtype));
   a["scale"] = std::to_string(c.scale);
   a["mapping"] = std::string(mapping_name(c.mapping));
   a["writer"] = "ckptbench";

@@ -35,7 +35,8 @@ std::string number_or_empty(const nlohmann::json& value) {
 
 constexpr const char* kCsvHeader =
     "campaign,case_index,case,status,model,backend,strategy,ranks,modeled_ranks,bytes_per_checkpoint,"
-    "files_per_checkpoint,write_gib_per_s,read_gib_per_s,write_seconds,read_seconds,verified,cache_policy,error\n";
+    "files_per_checkpoint,write_gib_per_s,read_gib_per_s,write_seconds,read_seconds,verified,cache_policy,memory_space,"
+    "d2h_seconds,h2d_seconds,error\n";
 
 }  // namespace
 
@@ -63,7 +64,7 @@ ResultsWriter::ResultsWriter(const fs::path& root, const std::string& campaign) 
 void ResultsWriter::append(const CaseResult& result) {
   const nlohmann::json j = to_json(result);
   jsonl_ << j.dump() << '\n' << std::flush;
-  csv_ << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(j["campaign"]),
+  csv_ << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(j["campaign"]),
                       j["case_index"].get<int>(), csv_field(swept_label(j["case"])), j["status"].get<std::string>(),
                       csv_field(j["model"]), csv_field(j["backend"]), j["strategy"].get<std::string>(),
                       j["ranks"].get<int>(), j["modeled_ranks"].get<std::int64_t>(),
@@ -71,7 +72,8 @@ void ResultsWriter::append(const CaseResult& result) {
                       number_or_empty(j["write_gib_per_s"]), number_or_empty(j["read_gib_per_s"]),
                       number_or_empty(j["write_seconds"]), number_or_empty(j["read_seconds"]),
                       j["verified"].get<bool>() ? "true" : "false", csv_field(j["cache_policy"]),
-                      csv_field(result.error))
+                      j["memory_space"].get<std::string>(), number_or_empty(j["d2h_seconds"]),
+                      number_or_empty(j["h2d_seconds"]), csv_field(result.error))
        << std::flush;
 }
 

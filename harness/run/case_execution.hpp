@@ -28,6 +28,9 @@ class CaseExecution {
   void check_memory(std::uint64_t mine);
   void record_sizes(const std::vector<RankPlan>& plans);
   std::unique_ptr<backends::Backend> make_backend_everywhere();
+  MemorySpace& memory_space();
+  void prepare_staging();
+  void add_notes(const std::vector<std::string>& notes);
   bool write_iteration(int iteration, std::vector<IterationTiming>* timings, std::vector<double>& manifest_s);
   bool read_iteration(int iteration, std::vector<IterationTiming>* timings, std::vector<double>& verify_s);
   bool keeping() const;

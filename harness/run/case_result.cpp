@@ -12,6 +12,16 @@ nlohmann::json phases_json(const PhaseSummary& p) {
           {"close", p.phases.close}, {"manifest", p.manifest_seconds}};
 }
 
+// Device staging: the copy seconds of a phase that ran, else null.
+nlohmann::json staging_copies(const CaseResult& r, const std::optional<PhaseSummary>& p) {
+  return !r.staging.empty() && p ? nlohmann::json(p->copy_seconds) : nlohmann::json(nullptr);
+}
+
+nlohmann::json staging_json(const CaseResult& r) {
+  if (r.staging.empty()) return nullptr;
+  return {{"mode", r.staging}, {"chunk_bytes", r.config.staging.chunk_bytes}, {"buffers", r.config.staging.buffers}};
+}
+
 nlohmann::json optional_number(const std::optional<PhaseSummary>& p, double PhaseSummary::*field) {
   return p ? nlohmann::json((*p).*field) : nlohmann::json(nullptr);
 }
@@ -42,6 +52,10 @@ nlohmann::json to_json(const CaseResult& r) {
                    {"read_gib_per_s", optional_number(r.read, &PhaseSummary::gib_per_s)},
                    {"write_seconds", optional_number(r.write, &PhaseSummary::seconds)},
                    {"read_seconds", optional_number(r.read, &PhaseSummary::seconds)},
+                   {"memory_space", memory_space_name(c.memory_space)},
+                   {"staging", staging_json(r)},
+                   {"d2h_seconds", staging_copies(r, r.write)},
+                   {"h2d_seconds", staging_copies(r, r.read)},
                    {"verified", r.verified},
                    {"verify_seconds", r.verify_seconds},
                    {"fill_seconds", r.fill_seconds},
@@ -61,12 +75,14 @@ nlohmann::json to_json(const CaseResult& r) {
   nlohmann::json iterations = nlohmann::json::object();
   if (r.write) {
     phases["write"] = phases_json(*r.write);
+    if (!r.staging.empty()) phases["write"]["d2h"] = r.write->copy_seconds;
     per_process["write_seconds"] = spread_json(r.write->process_seconds);
     per_rank["write_seconds"] = spread_json(r.write->rank_seconds);
     iterations["write_seconds"] = r.write->iteration_seconds;
   }
   if (r.read) {
     phases["read"] = phases_json(*r.read);
+    if (!r.staging.empty()) phases["read"]["h2d"] = r.read->copy_seconds;
     per_process["read_seconds"] = spread_json(r.read->process_seconds);
     per_rank["read_seconds"] = spread_json(r.read->rank_seconds);
     iterations["read_seconds"] = r.read->iteration_seconds;

@@ -26,6 +26,7 @@ struct PhaseSummary {
   Spread rank_seconds;                    // per modeled rank (its plan's open..close) in the median iteration
   backends::PhaseTimes phases;            // medians over iterations of the slowest process's phase times
   double manifest_seconds = 0;            // write: manifest commit (median), not in `seconds`
+  double copy_seconds = 0;                // device staging (median): write d2h, read h2d copies, inside `seconds`
 };
 
 struct CaseResult {
@@ -48,6 +49,7 @@ struct CaseResult {
   std::string cache_policy_applied;           // what actually happened before restore
   std::string checkpoint_dir;                 // kept checkpoint, if any
   std::vector<std::string> notes;             // what backends fell back from (e.g. buffer registration)
+  std::string staging;                        // device staging: "" (none), "pipelined" or "whole" (collective backend)
   nlohmann::json environment = nlohmann::json::object();
 };
 

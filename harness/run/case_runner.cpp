@@ -98,8 +98,10 @@ void CaseExecution::prepare_write() {
                              planned_dir_);
   }
   check_memory(ProcessBuffer::bytes_for(write_plans_) + ProcessBuffer::bytes_for(read_plans_));
-  write_buffer_ = ProcessBuffer(write_plans_);
-  if (!read_plans_.empty()) read_buffer_ = ProcessBuffer(read_plans_);
+  MemorySpace& space = memory_space();
+  write_buffer_ = ProcessBuffer(write_plans_, space);
+  if (!read_plans_.empty()) read_buffer_ = ProcessBuffer(read_plans_, space);
+  add_notes(space.notes());
   const auto start = Clock::now();
   checksums_ = fill_plans(write_plans_, write_buffer_, c_.data);
   result_.fill_seconds = comm_.max(seconds_since(start));
@@ -134,7 +136,9 @@ void CaseExecution::prepare_restore() {
   agree(comm_, problem);
   for (RankPlan& plan : read_plans_) plan.io.attributes = checkpoint_attributes(layout_, c_);
   check_memory(ProcessBuffer::bytes_for(read_plans_));
-  read_buffer_ = ProcessBuffer(read_plans_);
+  MemorySpace& space = memory_space();
+  read_buffer_ = ProcessBuffer(read_plans_, space);
+  add_notes(space.notes());
   record_sizes(read_plans_);
   result_.checkpoint_dir = dir.string();
 }
@@ -189,6 +193,43 @@ std::unique_ptr<backends::Backend> CaseExecution::make_backend_everywhere() {
   return backend;
 }
 
+// The case's memory space, made on first use (Kokkos starts with the first kokkos case).
+MemorySpace& CaseExecution::memory_space() {
+  std::string problem;
+  MemorySpace* space = nullptr;
+  try {
+    space = &ctx_.memory.get(c_.memory_space);
+  } catch (const std::exception& e) {
+    problem = e.what();
+  }
+  agree(comm_, problem);
+  return *space;
+}
+
+// Device memory for a backend that cannot address it goes through pinned staging buffers,
+// allocated here, before any clock. Collective backends take the whole process buffer at once.
+void CaseExecution::prepare_staging() {
+  const bool device = write_buffer_.view().kind == backends::MemoryKind::device ||
+                      read_buffer_.view().kind == backends::MemoryKind::device;
+  if (!device || backend_->capabilities().device_memory) return;
+  const bool whole = backend_->capabilities().collective;
+  std::string problem;
+  try {
+    for (ProcessBuffer* b : {&write_buffer_, &read_buffer_}) {
+      if (b->view().kind == backends::MemoryKind::device) b->prepare_staging(c_.staging, whole);
+    }
+  } catch (const std::exception& e) {
+    problem = fmt::format("memory.space = \"{}\": staging buffers: {}", memory_space_name(c_.memory_space), e.what());
+  }
+  agree(comm_, problem);
+  result_.staging = whole ? "whole" : "pipelined";
+  if (whole) {
+    add_notes({fmt::format("backend.name = \"{}\" is collective: each process's whole buffer is staged through pinned "
+                           "host memory before the write and after the read, without overlap",
+                           c_.backend)});
+  }
+}
+
 CaseResult CaseExecution::run() {
   const bool write = phase_ != PhaseSelection::restore;
   if (write) {
@@ -197,6 +238,7 @@ CaseResult CaseExecution::run() {
     prepare_restore();
   }
   backend_ = make_backend_everywhere();
+  prepare_staging();
   std::vector<double> manifest_s, verify_s;
   std::vector<IterationTiming> writes, reads;
   const int total = c_.warmup + c_.iterations;

@@ -49,8 +49,10 @@ void retarget(std::vector<RankPlan>& plans, const fs::path& from, const fs::path
   }
 }
 
-void CaseExecution::add_notes(const IterationTiming& timing) {
-  for (const std::string& note : timing.notes) {
+void CaseExecution::add_notes(const IterationTiming& timing) { add_notes(timing.notes); }
+
+void CaseExecution::add_notes(const std::vector<std::string>& notes) {
+  for (const std::string& note : notes) {
     if (std::find(result_.notes.begin(), result_.notes.end(), note) == result_.notes.end()) result_.notes.push_back(note);
   }
 }
@@ -197,9 +199,10 @@ std::optional<PhaseSummary> CaseExecution::summarize(const std::vector<Iteration
                                                      const std::vector<double>& manifest_s) const {
   if (timings.empty()) return std::nullopt;
   PhaseSummary s;
-  std::vector<double> open, transfer, sync, close;
+  std::vector<double> open, transfer, sync, close, copies;
   for (const IterationTiming& t : timings) {
     s.iteration_seconds.push_back(t.seconds);
+    copies.push_back(t.copy_seconds);
     open.push_back(t.phases.open);
     transfer.push_back(t.phases.transfer);
     sync.push_back(t.phases.sync);
@@ -214,6 +217,7 @@ std::optional<PhaseSummary> CaseExecution::summarize(const std::vector<Iteration
   s.rank_seconds = closest->rank_seconds;
   s.phases = {median(open), median(transfer), median(sync), median(close)};
   s.manifest_seconds = median(manifest_s);
+  s.copy_seconds = median(copies);
   return s;
 }
 

@@ -10,6 +10,8 @@
 #include <fmt/format.h>
 #include <utility>
 
+#include "harness/memory/memory_spaces.hpp"
+
 #ifndef CKPT_GIT_REVISION
 #define CKPT_GIT_REVISION "unknown"
 #endif
@@ -56,7 +58,9 @@ nlohmann::json environment_record(const std::filesystem::path& target, const std
           {"comm", comm_kind},
           {"processes", processes},
           {"cores", ::sysconf(_SC_NPROCESSORS_ONLN)},
-          {"time_utc", stamp.data()}};
+          {"time_utc", stamp.data()},
+          {"cuda", memory_build_cuda()},
+          {"kokkos", memory_build_kokkos()}};
 }
 
 }  // namespace ckpt::harness

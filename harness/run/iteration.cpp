@@ -43,13 +43,34 @@ void add_outcome(ProcessSample& sample, const backends::IoOutcome& outcome) {
   }
 }
 
+// One backend call, through the buffer's stager when it has one. `base`: where the plan's
+// memory starts in the buffer; `view`: that memory.
+struct Moved {
+  backends::IoOutcome io;
+  double seconds = 0;  // the call, staging copies included
+  double copy_seconds = 0;
+};
+
+Moved move_plan(backends::Backend& backend, const backends::IoPlan& plan, const ProcessBuffer& buffer,
+                std::uint64_t base, backends::MemoryView view, bool write) {
+  if (Stager* stager = buffer.stager()) {
+    StagedOutcome out = write ? stager->write(backend, plan, base) : stager->read(backend, plan, base);
+    return {std::move(out.io), out.seconds, out.copy_seconds};
+  }
+  backends::IoOutcome io = write ? backend.write(plan, view) : backend.read(plan, view);
+  const double seconds = io.phases.total();
+  return {std::move(io), seconds, 0};
+}
+
 // A collective backend: one call with the whole process's share, made even with no ranks.
 void transfer_process(backends::Backend& backend, const std::vector<RankPlan>& plans, const ProcessBuffer& buffer,
                       bool write, ProcessSample& sample) {
   const backends::IoPlan plan = process_plan(plans, buffer);
-  const backends::IoOutcome outcome = write ? backend.write(plan, buffer.view()) : backend.read(plan, buffer.view());
+  const Moved moved = move_plan(backend, plan, buffer, 0, buffer.view(), write);
+  const backends::IoOutcome& outcome = moved.io;
   add_outcome(sample, outcome);
-  sample.rank_seconds.assign(plans.size(), outcome.phases.total());
+  sample.copy_seconds += moved.copy_seconds;
+  sample.rank_seconds.assign(plans.size(), moved.seconds);
   if (!outcome.ok()) {
     sample.error = plans.empty() ? *outcome.error
                                  : fmt::format("ranks {}-{}: {}", plans.front().rank, plans.back().rank, *outcome.error);
@@ -68,12 +89,12 @@ ProcessSample timed_transfer(backends::Backend& backend, const std::vector<RankP
     transfer_process(backend, plans, buffer, write, sample);
   } else {
     for (std::size_t i = 0; i < plans.size(); ++i) {
-      const backends::IoOutcome outcome =
-          write ? backend.write(plans[i].io, buffer.rank_view(i)) : backend.read(plans[i].io, buffer.rank_view(i));
-      add_outcome(sample, outcome);
-      sample.rank_seconds.push_back(outcome.phases.total());
-      if (!outcome.ok()) {
-        sample.error = fmt::format("rank {}: {}", plans[i].rank, *outcome.error);
+      const Moved moved = move_plan(backend, plans[i].io, buffer, buffer.offset(i), buffer.rank_view(i), write);
+      add_outcome(sample, moved.io);
+      sample.copy_seconds += moved.copy_seconds;
+      sample.rank_seconds.push_back(moved.seconds);
+      if (!moved.io.ok()) {
+        sample.error = fmt::format("rank {}: {}", plans[i].rank, *moved.io.error);
         break;
       }
     }
@@ -85,7 +106,7 @@ ProcessSample timed_transfer(backends::Backend& backend, const std::vector<RankP
 IterationTiming gather_timing(const ProcessSample& mine, Comm& comm) {
   const nlohmann::json j{{"s", mine.seconds}, {"o", mine.phases.open}, {"t", mine.phases.transfer},
                          {"y", mine.phases.sync}, {"c", mine.phases.close}, {"e", mine.error},
-                         {"r", mine.rank_seconds}, {"n", mine.notes}};
+                         {"r", mine.rank_seconds}, {"n", mine.notes}, {"d", mine.copy_seconds}};
   IterationTiming timing;
   std::vector<double> seconds;
   std::vector<double> ranks;
@@ -102,6 +123,7 @@ IterationTiming gather_timing(const ProcessSample& mine, Comm& comm) {
       timing.seconds = s;
       timing.phases = {p.at("o").get<double>(), p.at("t").get<double>(), p.at("y").get<double>(),
                        p.at("c").get<double>()};
+      timing.copy_seconds = p.at("d").get<double>();
     }
     if (timing.first_error.empty()) timing.first_error = p.at("e").get<std::string>();
   }
@@ -110,31 +132,54 @@ IterationTiming gather_timing(const ProcessSample& mine, Comm& comm) {
   return timing;
 }
 
-std::string verify_plans(const std::vector<RankPlan>& plans, const ProcessBuffer& buffer, DataPattern pattern) {
+namespace {
+
+// Every shard of `plans` as a range of the process buffer, in plan order.
+std::vector<PatternRange> shard_ranges(const std::vector<RankPlan>& plans, const ProcessBuffer& buffer) {
+  std::vector<PatternRange> ranges;
   for (std::size_t p = 0; p < plans.size(); ++p) {
-    for (const PlacedShard& ps : plans[p].shards) {
-      const std::byte* data = buffer.rank_data(p) + ps.memory_offset;
-      const auto bad = first_mismatch(data, ps.bytes, pattern, ps.data_key);
-      if (!bad) continue;
-      return fmt::format("verification failed: tensor {} ({}, rank {}) at byte {} (file {} offset {}): expected 0x{:02x}, "
-                         "found 0x{:02x}",
-                         ps.shard.name, workloads::state_kind_name(ps.shard.state), ps.rank, *bad, ps.file,
-                         ps.file_offset + *bad, expected_byte(pattern, ps.data_key, *bad),
-                         static_cast<unsigned>(data[*bad]));
-    }
+    for (const PlacedShard& ps : plans[p].shards) ranges.push_back({buffer.offset(p) + ps.memory_offset, ps.bytes, ps.data_key});
   }
-  return "";
+  return ranges;
+}
+
+}  // namespace
+
+// Verification runs in the buffer's memory space (device kernels for cuda, Kokkos kernels for
+// kokkos); only the first wrong byte comes back.
+std::string verify_plans(const std::vector<RankPlan>& plans, const ProcessBuffer& buffer, DataPattern pattern) {
+  const std::vector<PatternRange> ranges = shard_ranges(plans, buffer);
+  if (ranges.empty()) return "";
+  const std::optional<Mismatch> bad = buffer.memory().first_mismatch(ranges, pattern);
+  if (!bad) return "";
+  std::size_t index = bad->range;
+  for (const RankPlan& plan : plans) {
+    if (index >= plan.shards.size()) {
+      index -= plan.shards.size();
+      continue;
+    }
+    const PlacedShard& ps = plan.shards[index];
+    return fmt::format("verification failed: tensor {} ({}, rank {}) at byte {} (file {} offset {}): expected 0x{:02x}, "
+                       "found 0x{:02x}",
+                       ps.shard.name, workloads::state_kind_name(ps.shard.state), ps.rank, bad->offset, ps.file,
+                       ps.file_offset + bad->offset, expected_byte(pattern, ps.data_key, bad->offset),
+                       static_cast<unsigned>(bad->found));
+  }
+  return "verification failed: a mismatch outside every shard";
 }
 
 std::vector<std::vector<std::uint64_t>> fill_plans(const std::vector<RankPlan>& plans, ProcessBuffer& buffer,
                                                    DataPattern pattern) {
+  const std::vector<PatternRange> ranges = shard_ranges(plans, buffer);
   std::vector<std::vector<std::uint64_t>> checksums(plans.size());
+  if (ranges.empty()) return checksums;
+  buffer.memory().fill(ranges, pattern);
+  const std::vector<std::uint64_t> sums = buffer.memory().checksums(ranges);
+  std::size_t next = 0;
   for (std::size_t p = 0; p < plans.size(); ++p) {
-    for (const PlacedShard& ps : plans[p].shards) {
-      std::byte* data = buffer.rank_data(p) + ps.memory_offset;
-      fill_pattern(data, ps.bytes, pattern, ps.data_key);
-      checksums[p].push_back(checksum64(data, ps.bytes));
-    }
+    checksums[p].assign(sums.begin() + static_cast<std::ptrdiff_t>(next),
+                        sums.begin() + static_cast<std::ptrdiff_t>(next + plans[p].shards.size()));
+    next += plans[p].shards.size();
   }
   return checksums;
 }

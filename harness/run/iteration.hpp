@@ -19,11 +19,13 @@ struct ProcessSample {
   backends::PhaseTimes phases;
   std::string error;
   std::vector<std::string> notes;    // the backend's notes (fallbacks), without repeats
+  double copy_seconds = 0;           // device staging: device -> host (write) or host -> device (read) copies
 };
 
 // Times one write (or read) of every plan into/from its part of `buffer`, starting after a
 // barrier: one backend call per plan, or one per process (process_plan) for a collective backend,
-// whose time then counts for each of the process's ranks.
+// whose time then counts for each of the process's ranks. A buffer with a stager (device memory
+// the backend cannot address) goes through it, the copies inside the time.
 ProcessSample timed_transfer(backends::Backend& backend, const std::vector<RankPlan>& plans,
                              const ProcessBuffer& buffer, bool write, Comm& comm);
 
@@ -36,6 +38,7 @@ struct IterationTiming {
   backends::PhaseTimes phases;
   std::string first_error;
   std::vector<std::string> notes;  // every process's notes, without repeats
+  double copy_seconds = 0;         // the slowest process's staging copies
 };
 IterationTiming gather_timing(const ProcessSample& mine, Comm& comm);
 

@@ -20,7 +20,8 @@ std::uint64_t ProcessBuffer::bytes_for(const std::vector<RankPlan>& plans) {
   return total;
 }
 
-ProcessBuffer::ProcessBuffer(const std::vector<RankPlan>& plans) : memory_(bytes_for(plans)) {
+ProcessBuffer::ProcessBuffer(const std::vector<RankPlan>& plans, MemorySpace& space)
+    : memory_(space.allocate(bytes_for(plans))) {
   std::uint64_t next = 0;
   for (const RankPlan& p : plans) {
     offsets_.push_back(next);
@@ -29,8 +30,12 @@ ProcessBuffer::ProcessBuffer(const std::vector<RankPlan>& plans) : memory_(bytes
   }
 }
 
+void ProcessBuffer::prepare_staging(const StagingSettings& settings, bool whole) {
+  stager_ = std::make_unique<Stager>(make_stager(*memory_, settings, whole));
+}
+
 backends::MemoryView ProcessBuffer::rank_view(std::size_t i) const {
-  backends::MemoryView view = memory_.view();
+  backends::MemoryView view = memory_->view();
   view.data += offsets_[i];
   view.size = sizes_[i];
   return view;

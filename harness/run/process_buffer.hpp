@@ -2,34 +2,48 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "backends/backend.hpp"
 #include "harness/memory/host_buffer.hpp"
+#include "harness/memory/memory_space.hpp"
+#include "harness/memory/staging.hpp"
 #include "harness/plan/checkpoint_plan.hpp"
 
 namespace ckpt::harness {
 
-// One allocation for all the modeled ranks a process writes or reads: rank plan i's buffer
-// starts at offset(i), aligned for direct I/O. One allocation lets a collective backend move a
-// whole process's share in one call (process_plan), and a memory space allocate once.
+// One allocation for all the modeled ranks a process writes or reads, in the case's memory
+// space: rank plan i's buffer starts at offset(i), aligned for direct I/O. One allocation lets a
+// collective backend move a whole process's share in one call (process_plan), and a memory
+// space allocate once. Device memory (memory.space = "cuda") goes to backends that cannot
+// address it through the stager (harness/memory/staging.hpp).
 class ProcessBuffer {
  public:
   ProcessBuffer() = default;
-  explicit ProcessBuffer(const std::vector<RankPlan>& plans);
+  ProcessBuffer(const std::vector<RankPlan>& plans, MemorySpace& space);
 
   // Bytes a ProcessBuffer of `plans` allocates.
   static std::uint64_t bytes_for(const std::vector<RankPlan>& plans);
 
   std::size_t ranks() const { return offsets_.size(); }
   std::uint64_t offset(std::size_t i) const { return offsets_[i]; }
-  std::byte* rank_data(std::size_t i) const { return memory_.data() + offsets_[i]; }
   backends::MemoryView rank_view(std::size_t i) const;
-  backends::MemoryView view() const { return memory_.view(); }
-  void zero() { memory_.zero(); }
+  backends::MemoryView view() const { return memory_ ? memory_->view() : backends::MemoryView{}; }
+  Buffer& memory() const { return *memory_; }
+  void zero() {
+    if (memory_) memory_->zero();
+  }
+
+  // Device memory a backend cannot address: makes the pinned staging slots now (before any
+  // clock starts); `whole` for collective backends (one slot of the whole buffer).
+  void prepare_staging(const StagingSettings& settings, bool whole);
+  // The stager when prepare_staging was called, else nullptr.
+  Stager* stager() const { return stager_.get(); }
 
  private:
-  HostBuffer memory_;
+  std::unique_ptr<Buffer> memory_;
+  std::unique_ptr<Stager> stager_;
   std::vector<std::uint64_t> offsets_;
   std::vector<std::uint64_t> sizes_;
 };

@@ -6,6 +6,7 @@
 
 #include "harness/campaign/case.hpp"
 #include "harness/comm/comm.hpp"
+#include "harness/memory/memory_spaces.hpp"
 
 namespace ckpt::harness {
 
@@ -15,6 +16,7 @@ struct RunContext {
   std::optional<PhaseSelection> phase;      // --phase overrides campaign.phase
   const std::atomic<bool>& interrupted;     // set by SIGINT / SIGTERM
   std::ostream& progress;                   // progress lines (process 0 only)
+  MemorySpaces& memory;                     // made on first use: Kokkos starts only if a kokkos case runs
 };
 
 }  // namespace ckpt::harness

@@ -73,7 +73,8 @@ std::string make_error(const BackendOptions& options, IoSettings settings = {}) 
 
 bool default_library_loads() {
   std::string ignored;
-  return SharedLibrary::open(kDefaultLibrary, ignored).is_open() || SharedLibrary::open("libcufile.so", ignored).is_open();
+  return SharedLibrary::open(kDefaultLibrary, ignored).is_open() ||
+         SharedLibrary::open("libcufile.so", ignored).is_open();
 }
 
 TEST(GdsRegistry, ListsItsOptionsAndCmakeOption) {
@@ -87,14 +88,18 @@ TEST(GdsRegistry, ListsItsOptionsAndCmakeOption) {
 
 TEST(GdsRegistry, WithoutTheLibraryItIsUnavailableAndSaysHowToGetIt) {
   const ScopedEnv unset(kLibraryVariable, nullptr);
-  if (default_library_loads()) GTEST_SKIP() << "libcufile is on the dynamic loader's path here";
+  if (default_library_loads())
+    GTEST_SKIP()
+        << "libcufile is on the dynamic loader's path here, or already loaded by this process";
   const BackendInfo info = gds_info();
   EXPECT_FALSE(info.available);
-  EXPECT_TRUE(info.reason.starts_with("libcufile.so.0 not found (install the nvidia-cufile wheel or set "
-                                      "backend.gds.library"))
+  EXPECT_TRUE(
+      info.reason.starts_with("libcufile.so.0 not found (install the nvidia-cufile wheel or set "
+                              "backend.gds.library"))
       << info.reason;
   const std::string message = make_error({});
-  EXPECT_TRUE(contains(message, "backend `gds` is not available on this machine: libcufile.so.0 not found"))
+  EXPECT_TRUE(
+      contains(message, "backend `gds` is not available on this machine: libcufile.so.0 not found"))
       << message;
   EXPECT_TRUE(contains(message, "CKPT_BACKEND_GDS")) << message;
 }
@@ -103,26 +108,30 @@ TEST(GdsRegistry, TheEnvironmentVariableNamesTheLibrary) {
   const ScopedEnv set(kLibraryVariable, "/nonexistent/ckpt/libcufile.so.0");
   const BackendInfo info = gds_info();
   EXPECT_FALSE(info.available);
-  EXPECT_TRUE(contains(info.reason, "cannot load CKPT_CUFILE_LIBRARY = \"/nonexistent/ckpt/libcufile.so.0\""))
+  EXPECT_TRUE(contains(info.reason,
+                       "cannot load CKPT_CUFILE_LIBRARY = \"/nonexistent/ckpt/libcufile.so.0\""))
       << info.reason;
 }
 
 TEST(GdsRegistry, ABogusLibraryPathIsNamed) {
   const std::string message = make_error({{"library", "/no/such/dir/libcufile.so.0"}});
   EXPECT_TRUE(contains(message, "`gds` is not available on this machine")) << message;
-  EXPECT_TRUE(contains(message, "backend.gds.library = \"/no/such/dir/libcufile.so.0\"")) << message;
+  EXPECT_TRUE(contains(message, "backend.gds.library = \"/no/such/dir/libcufile.so.0\""))
+      << message;
   EXPECT_TRUE(contains(message, "No such file")) << message;
 }
 
 TEST(GdsRegistry, ALibraryWithoutCufileIsRefused) {
   // A real library that is not cuFile: it loads, but has no cuFile functions.
   const std::string message = make_error({{"library", "libm.so.6"}});
-  EXPECT_TRUE(contains(message, "is not a usable cuFile library: it lacks cuFileDriverOpen")) << message;
+  EXPECT_TRUE(contains(message, "is not a usable cuFile library: it lacks cuFileDriverOpen"))
+      << message;
 }
 
 TEST(GdsRegistry, AMisspelledOptionSuggestsTheKey) {
   const std::string message = make_error({{"batchh", "true"}});
-  EXPECT_TRUE(contains(message, "backend `gds` has no option `batchh` — did you mean `batch`?")) << message;
+  EXPECT_TRUE(contains(message, "backend `gds` has no option `batchh` — did you mean `batch`?"))
+      << message;
 }
 
 TEST(GdsOptions, ParsesTheThreeKeys) {
@@ -130,7 +139,8 @@ TEST(GdsOptions, ParsesTheThreeKeys) {
   EXPECT_EQ(defaults.library, "libcufile.so.0");
   EXPECT_TRUE(defaults.register_buffers);
   EXPECT_FALSE(defaults.batch);
-  const GdsOptions set = parse_options({{"library", "/opt/x/libcufile.so.0"}, {"register_buffers", "false"}, {"batch", "true"}});
+  const GdsOptions set = parse_options(
+      {{"library", "/opt/x/libcufile.so.0"}, {"register_buffers", "false"}, {"batch", "true"}});
   EXPECT_EQ(set.library, "/opt/x/libcufile.so.0");
   EXPECT_FALSE(set.register_buffers);
   EXPECT_TRUE(set.batch);
@@ -142,13 +152,39 @@ TEST(GdsOptions, RejectsBadValuesNamingTheKey) {
         try {
           parse_options({{"batch", "yes"}});
         } catch (const std::invalid_argument& e) {
-          EXPECT_TRUE(contains(e.what(), "`backend.gds.batch` must be true or false (got \"yes\")")) << e.what();
+          EXPECT_TRUE(contains(e.what(), "`backend.gds.batch` must be true or false (got \"yes\")"))
+              << e.what();
           throw;
         }
       },
       std::invalid_argument);
   EXPECT_THROW(parse_options({{"library", ""}}), std::invalid_argument);
   EXPECT_THROW(parse_options({{"queue", "4"}}), std::invalid_argument);
+}
+
+// Settings are checked before any library is loaded, so these hold on any machine.
+std::string construction_error(const IoSettings& settings, const GdsOptions& options = {}) {
+  try {
+    GdsBackend backend(settings, options);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(GdsSettings, RefusedBeforeAnyLibraryIsLoaded) {
+  EXPECT_TRUE(contains(construction_error(IoSettings{.queue_depth = 4}),
+                       "gds: `queue_depth` must be 1 without `backend.gds.batch = true` (got 4)"));
+  EXPECT_TRUE(
+      contains(construction_error(IoSettings{.threads = 0}), "gds: `threads` must be at least 1"));
+  EXPECT_TRUE(contains(construction_error(IoSettings{.sqpoll = true}), "gds: `sqpoll`"));
+  EXPECT_TRUE(contains(construction_error(IoSettings{.direct = true, .direct_alignment = 3000}),
+                       "`direct_alignment`"));
+  // With batch, a deeper queue passes these checks and meets the library's (here: its absence).
+  const ScopedEnv missing(kLibraryVariable, "/nonexistent/ckpt/libcufile.so.0");
+  const std::string message =
+      construction_error(IoSettings{.queue_depth = 4}, GdsOptions{.batch = true});
+  EXPECT_TRUE(message.starts_with("gds: cannot load CKPT_CUFILE_LIBRARY")) << message;
 }
 
 TEST(GdsLibraryChoice, OptionThenVariableThenDefaults) {
@@ -160,7 +196,8 @@ TEST(GdsLibraryChoice, OptionThenVariableThenDefaults) {
   }
   const ScopedEnv set(kLibraryVariable, "/wheel/nvidia/cu13/lib/libcufile.so.0");
   const LibraryChoice from_variable = choose_library("libcufile.so.0");
-  EXPECT_EQ(from_variable.candidates, (std::vector<std::string>{"/wheel/nvidia/cu13/lib/libcufile.so.0"}));
+  EXPECT_EQ(from_variable.candidates,
+            (std::vector<std::string>{"/wheel/nvidia/cu13/lib/libcufile.so.0"}));
   EXPECT_EQ(from_variable.origin, "CKPT_CUFILE_LIBRARY");
   const LibraryChoice from_option = choose_library("/opt/cufile/libcufile.so.0");
   EXPECT_EQ(from_option.candidates, (std::vector<std::string>{"/opt/cufile/libcufile.so.0"}));
@@ -179,7 +216,8 @@ TEST(GdsWheelLibrary, ExportsEveryFunctionTheBackendUses) {
   EXPECT_NE(library.api().get_parameter_bool, nullptr);
   EXPECT_EQ(std::filesystem::canonical(library.path()), std::filesystem::canonical(path));
   const std::string reason = unavailable_reason({{"library", path}});
-  EXPECT_TRUE(reason.empty() || reason.starts_with("no NVIDIA driver") || reason.starts_with("no CUDA device"))
+  EXPECT_TRUE(reason.empty() || reason.starts_with("no NVIDIA driver") ||
+              reason.starts_with("no CUDA device"))
       << reason;
 #else
   GTEST_SKIP() << "no nvidia-cufile wheel library was found at configure time (run ci/setup.sh)";
@@ -196,7 +234,8 @@ TEST(GdsMode, CompatibilityWithoutNvidiaFs) {
 TEST(GdsMode, ForcedCompatibilityWinsOverNvidiaFs) {
   const DriverMode mode = describe_mode(std::nullopt, true, true);
   EXPECT_TRUE(mode.compatibility);
-  EXPECT_EQ(mode.description, "cuFile compatibility mode: forced by configuration (force_compat_mode)");
+  EXPECT_EQ(mode.description,
+            "cuFile compatibility mode: forced by configuration (force_compat_mode)");
 }
 
 TEST(GdsMode, GpuDirectThroughNvidiaFsWithItsVersion) {
@@ -208,7 +247,8 @@ TEST(GdsMode, GpuDirectThroughNvidiaFsWithItsVersion) {
   const DriverMode mode = describe_mode(props, true, false);
   EXPECT_FALSE(mode.compatibility);
   EXPECT_EQ(mode.description,
-            "cuFile GPUDirect Storage through nvidia-fs 2.17 (compatibility mode allowed for files it cannot serve)");
+            "cuFile GPUDirect Storage through nvidia-fs 2.17 (compatibility mode allowed for files "
+            "it cannot serve)");
   EXPECT_EQ(mode.max_batch, 256u);
 }
 
@@ -238,8 +278,12 @@ class DeviceBuffer {
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
   MemoryView view() const { return {static_cast<std::byte*>(data_), size_, MemoryKind::device}; }
-  void upload(const Buffer& from) const { ASSERT_EQ(cudaMemcpy(data_, from.data(), size_, cudaMemcpyHostToDevice), cudaSuccess); }
-  void download(const Buffer& to) const { ASSERT_EQ(cudaMemcpy(to.data(), data_, size_, cudaMemcpyDeviceToHost), cudaSuccess); }
+  void upload(const Buffer& from) const {
+    ASSERT_EQ(cudaMemcpy(data_, from.data(), size_, cudaMemcpyHostToDevice), cudaSuccess);
+  }
+  void download(const Buffer& to) const {
+    ASSERT_EQ(cudaMemcpy(to.data(), data_, size_, cudaMemcpyDeviceToHost), cudaSuccess);
+  }
   void clear() const { ASSERT_EQ(cudaMemset(data_, 0, size_), cudaSuccess); }
 
  private:
@@ -251,18 +295,22 @@ class GdsDevice : public testing::Test {
  protected:
   void SetUp() override {
     int devices = 0;
-    if (const cudaError_t error = cudaGetDeviceCount(&devices); error != cudaSuccess || devices == 0) {
-      GTEST_SKIP() << "no CUDA device: cudaGetDeviceCount returned " << static_cast<int>(error) << " ("
-                   << cudaGetErrorString(error) << ")";
+    if (const cudaError_t error = cudaGetDeviceCount(&devices);
+        error != cudaSuccess || devices == 0) {
+      GTEST_SKIP() << "no CUDA device: cudaGetDeviceCount returned " << static_cast<int>(error)
+                   << " (" << cudaGetErrorString(error) << ")";
     }
-    if (const std::string reason = unavailable_reason({}); !reason.empty()) GTEST_SKIP() << "gds unavailable: " << reason;
+    if (const std::string reason = unavailable_reason({}); !reason.empty())
+      GTEST_SKIP() << "gds unavailable: " << reason;
   }
 
   // Two files; unequal, block-aligned extents, one of them larger than a batch group's share.
   IoPlan plan() const {
     IoPlan p;
-    p.files.push_back(test_support::file_plan(dir_.file("a.distcp"), {{0, 0, 3 * kBlock}, {3 * kBlock, 5 * kBlock, 64 * kBlock}}));
-    p.files.push_back(test_support::file_plan(dir_.file("b.distcp"), {{0, 3 * kBlock, 2 * kBlock}, {2 * kBlock, 69 * kBlock, kBlock}}));
+    p.files.push_back(test_support::file_plan(
+        dir_.file("a.distcp"), {{0, 0, 3 * kBlock}, {3 * kBlock, 5 * kBlock, 64 * kBlock}}));
+    p.files.push_back(test_support::file_plan(
+        dir_.file("b.distcp"), {{0, 3 * kBlock, 2 * kBlock}, {2 * kBlock, 69 * kBlock, kBlock}}));
     return p;
   }
 
@@ -283,10 +331,13 @@ class GdsDevice : public testing::Test {
     const Buffer back(source.size());
     device.download(back);
     const Buffer expected = test_support::expected_memory(p, source);
-    test_support::expect_same_bytes(back.data(), expected.data(), source.size(), "read back into device memory");
-    const bool mode_noted = std::any_of(read.notes.begin(), read.notes.end(), [](const std::string& n) {
-      return n.starts_with("cuFile compatibility mode") || n.starts_with("cuFile GPUDirect Storage");
-    });
+    test_support::expect_same_bytes(back.data(), expected.data(), source.size(),
+                                    "read back into device memory");
+    const bool mode_noted =
+        std::any_of(read.notes.begin(), read.notes.end(), [](const std::string& n) {
+          return n.starts_with("cuFile compatibility mode") ||
+                 n.starts_with("cuFile GPUDirect Storage");
+        });
     EXPECT_TRUE(mode_noted) << "the notes name the cuFile mode";
     for (const std::string& note : read.notes) std::cout << "[ note ] " << note << '\n';
   }
@@ -314,8 +365,9 @@ TEST_F(GdsDevice, HostMemoryGoesThroughCufileWithANote) {
   const IoOutcome written = backend->write(p, source.view());
   ASSERT_NO_FATAL_FAILURE(test_support::expect_ok(written, p));
   ASSERT_NO_FATAL_FAILURE(test_support::expect_files_hold(p, source));
-  EXPECT_TRUE(std::any_of(written.notes.begin(), written.notes.end(),
-                          [](const std::string& n) { return n.starts_with("host memory handed to cuFile"); }));
+  EXPECT_TRUE(std::any_of(written.notes.begin(), written.notes.end(), [](const std::string& n) {
+    return n.starts_with("host memory handed to cuFile");
+  }));
   ASSERT_NO_FATAL_FAILURE(test_support::expect_read_back(*backend, p, source));
 }
 
@@ -332,11 +384,6 @@ TEST_F(GdsDevice, ADeviceViewOfHostMemoryIsRefused) {
         }
       },
       std::invalid_argument);
-}
-
-TEST_F(GdsDevice, QueueDepthNeedsTheBatchApi) {
-  const std::string message = make_error({}, IoSettings{.queue_depth = 4});
-  EXPECT_TRUE(contains(message, "`queue_depth` must be 1 without `backend.gds.batch = true`")) << message;
 }
 
 }  // namespace

@@ -22,7 +22,8 @@ class RankFailurePrinter final : public testing::EmptyTestEventListener {
   }
   void OnTestPartResult(const testing::TestPartResult& result) override {
     if (!result.failed()) return;
-    std::cerr << "[rank " << rank_ << "] " << test_ << " failed at " << (result.file_name() ? result.file_name() : "?") << ":" << result.line_number()
+    std::cerr << "[rank " << rank_ << "] " << test_ << " failed at "
+              << (result.file_name() ? result.file_name() : "?") << ":" << result.line_number()
               << ":\n"
               << result.message() << "\n";
   }

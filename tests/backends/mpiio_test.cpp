@@ -42,7 +42,9 @@ int world_size() {
   return size;
 }
 
-ProcessGroup world() { return ProcessGroup{world_rank(), world_size(), MPI_Comm_c2f(MPI_COMM_WORLD)}; }
+ProcessGroup world() {
+  return ProcessGroup{world_rank(), world_size(), MPI_Comm_c2f(MPI_COMM_WORLD)};
+}
 
 // A directory all ranks share: rank 0 makes it and removes it after the last rank is done.
 class SharedDir {
@@ -70,7 +72,8 @@ class SharedDir {
   std::string path_;
 };
 
-std::unique_ptr<Backend> make_mpiio(bool collective, IoSettings settings = {}, BackendOptions options = {}) {
+std::unique_ptr<Backend> make_mpiio(bool collective, IoSettings settings = {},
+                                    BackendOptions options = {}) {
   options["collective"] = collective ? "true" : "false";
   return make_backend("mpiio", settings, options, world());
 }
@@ -84,7 +87,9 @@ bool all_ranks(bool ok) {
 }
 
 // Extent lengths of the shared-file tests: odd, and one of 1 byte.
-std::uint64_t length_of(std::uint64_t block) { return block == 5 ? 1 : 3000 + block * 517 % 4099; }
+std::uint64_t length_of(std::uint64_t block) {
+  return block == 5 ? 1 : 3000 + block * 517 % 4099;
+}
 
 // The shared file's layout: block b goes to rank b % 3, rank 2's blocks to none (it names the
 // file with no extents) and rank 3 does not name the file; memory holds a rank's blocks in reverse.
@@ -99,7 +104,8 @@ SharedLayout shared_layout() {
   for (std::uint64_t block = 0; block < 60; ++block) {
     const std::uint64_t length = length_of(block);
     const int rank = static_cast<int>(block % 3) == 2 ? -1 : static_cast<int>(block % 3);
-    if (rank >= 0) layout.extents_of_rank[static_cast<std::size_t>(rank)].push_back({offset, 0, length});
+    if (rank >= 0)
+      layout.extents_of_rank[static_cast<std::size_t>(rank)].push_back({offset, 0, length});
     offset += length + (block % 4 == 0 ? 100 : 0);  // gaps too
   }
   layout.file_bytes = offset;
@@ -122,8 +128,8 @@ std::uint64_t memory_bytes(const std::vector<Extent>& extents) {
 IoPlan shared_plan(const SharedLayout& layout, const std::string& path, int rank) {
   IoPlan plan;
   if (rank == 3) return plan;
-  plan.files.push_back(FilePlan{path, layout.extents_of_rank[static_cast<std::size_t>(rank)], layout.file_bytes, 0,
-                                true});
+  plan.files.push_back(FilePlan{path, layout.extents_of_rank[static_cast<std::size_t>(rank)],
+                                layout.file_bytes, 0, true});
   return plan;
 }
 
@@ -141,8 +147,10 @@ void expect_shared_file(const SharedLayout& layout, const std::string& path) {
       in.seekg(static_cast<std::streamoff>(e.file_offset));
       in.read(bytes.data(), static_cast<std::streamsize>(e.length));
       ASSERT_TRUE(in.good()) << path << " at " << e.file_offset;
-      expect_same_bytes(reinterpret_cast<const std::byte*>(bytes.data()), source.data() + e.memory_offset, e.length,
-                        "rank " + std::to_string(rank) + "'s extent at " + std::to_string(e.file_offset));
+      expect_same_bytes(
+          reinterpret_cast<const std::byte*>(bytes.data()), source.data() + e.memory_offset,
+          e.length,
+          "rank " + std::to_string(rank) + "'s extent at " + std::to_string(e.file_offset));
     }
   }
 }
@@ -168,12 +176,13 @@ TEST_P(MpiioModes, FourRanksWriteOneSharedFileAndReadItBack) {
   expect_shared_file(layout, dir.file("shared.bin"));
   if (world_rank() == 0) {
     EXPECT_EQ(fs::file_size(dir.file("shared.bin")), layout.extents_of_rank[1].back().file_offset +
-                                                          layout.extents_of_rank[1].back().length);
+                                                         layout.extents_of_rank[1].back().length);
   }
   Buffer back(source.size());
   const IoOutcome read = backend->read(plan, back.view());
   EXPECT_TRUE(read.ok()) << read.error.value_or("");
-  expect_same_bytes(back.data(), source.data(), memory_bytes(mine), "read back on rank " + std::to_string(world_rank()));
+  expect_same_bytes(back.data(), source.data(), memory_bytes(mine),
+                    "read back on rank " + std::to_string(world_rank()));
 }
 
 TEST_P(MpiioModes, OverlappingGroupsOfSharedFilesAndFilePerProcess) {
@@ -181,7 +190,8 @@ TEST_P(MpiioModes, OverlappingGroupsOfSharedFilesAndFilePerProcess) {
   const int rank = world_rank();
   IoPlan plan;
   std::uint64_t memory = 0;
-  const auto add = [&](const std::string& name, std::uint64_t file_offset, std::uint64_t length, bool shared) {
+  const auto add = [&](const std::string& name, std::uint64_t file_offset, std::uint64_t length,
+                       bool shared) {
     plan.files.push_back(FilePlan{dir.file(name), {{file_offset, memory, length}}, 0, 0, shared});
     memory += length;
   };
@@ -195,7 +205,8 @@ TEST_P(MpiioModes, OverlappingGroupsOfSharedFilesAndFilePerProcess) {
   const IoOutcome written = backend->write(plan, source.view());
   EXPECT_TRUE(written.ok()) << written.error.value_or("");
   MPI_Barrier(MPI_COMM_WORLD);
-  EXPECT_EQ(fs::file_size(dir.file("rank_" + std::to_string(rank) + ".bin")), 7000u + static_cast<unsigned>(rank));
+  EXPECT_EQ(fs::file_size(dir.file("rank_" + std::to_string(rank) + ".bin")),
+            7000u + static_cast<unsigned>(rank));
   if (rank == 0) {
     EXPECT_EQ(fs::file_size(dir.file("a.bin")), 9000u);
     EXPECT_EQ(fs::file_size(dir.file("b.bin")), 15000u);
@@ -203,7 +214,8 @@ TEST_P(MpiioModes, OverlappingGroupsOfSharedFilesAndFilePerProcess) {
   Buffer back(memory);
   const IoOutcome read = backend->read(plan, back.view());
   EXPECT_TRUE(read.ok()) << read.error.value_or("");
-  expect_same_bytes(back.data(), source.data(), memory, "read back on rank " + std::to_string(rank));
+  expect_same_bytes(back.data(), source.data(), memory,
+                    "read back on rank " + std::to_string(rank));
 }
 
 TEST_P(MpiioModes, ReadingBeyondTheEndFailsOnEveryRankNamingThePath) {
@@ -259,16 +271,19 @@ TEST(Mpiio, UnwritableTargetOnOneRankFailsEveryRank) {
   if (world_rank() == 0) std::ofstream(dir.file("file.txt")) << "not a directory";
   MPI_Barrier(MPI_COMM_WORLD);
   // Rank 1's private file lies under a regular file: ENOTDIR even for root.
-  const std::string path = world_rank() == 1 ? dir.file("file.txt/ckpt.bin") : dir.file("ok_" + std::to_string(world_rank()));
+  const std::string path = world_rank() == 1 ? dir.file("file.txt/ckpt.bin")
+                                             : dir.file("ok_" + std::to_string(world_rank()));
   const IoPlan plan{{test_support::file_plan(path, {{0, 0, 64}})}};
   Buffer memory(64);
   const IoOutcome outcome = make_mpiio(false)->write(plan, memory.view());
   ASSERT_FALSE(outcome.ok());
   if (world_rank() == 1) {
-    EXPECT_TRUE(contains(*outcome.error, "mpiio: MPI_File_open (create) " + path + ": MPI_ERR")) << *outcome.error;
+    EXPECT_TRUE(contains(*outcome.error, "mpiio: MPI_File_open (create) " + path + ": MPI_ERR"))
+        << *outcome.error;
     EXPECT_TRUE(contains(*outcome.error, "MPI error class")) << *outcome.error;
   } else {
-    EXPECT_TRUE(contains(*outcome.error, "open failed on process 1 of the group of 4")) << *outcome.error;
+    EXPECT_TRUE(contains(*outcome.error, "open failed on process 1 of the group of 4"))
+        << *outcome.error;
   }
 }
 
@@ -308,27 +323,36 @@ TEST(Mpiio, BadOptionsAreRejectedByKeyWithTheFix) {
   EXPECT_FALSE(contains(unrelated, "did you mean")) << unrelated;
 
   const std::string toggle = option_error({{"hints.romio_cb_write", "yes"}});
-  EXPECT_TRUE(contains(toggle, "`backend.mpiio.hints.romio_cb_write` = \"yes\": must be enable, disable or automatic"))
+  EXPECT_TRUE(contains(
+      toggle,
+      "`backend.mpiio.hints.romio_cb_write` = \"yes\": must be enable, disable or automatic"))
       << toggle;
   const std::string size = option_error({{"hints.cb_buffer_size", "16MiB"}});
   EXPECT_TRUE(contains(size, "`backend.mpiio.hints.cb_buffer_size` = \"16MiB\"")) << size;
   EXPECT_TRUE(contains(size, "whole number from 1 to 2147483647")) << size;
-  EXPECT_TRUE(contains(option_error({{"hints.cb_nodes", "0"}}), "whole number from 1")) << "cb_nodes = 0";
-  EXPECT_TRUE(contains(option_error({{"hints.romio_no_indep_rw", "enable"}}), "must be true or false"));
-  EXPECT_EQ(option_error({{"hints.romio_lustre_coll_threshold", "0"}, {"hints.cb_config_list", "*:1"}}), "");
+  EXPECT_TRUE(contains(option_error({{"hints.cb_nodes", "0"}}), "whole number from 1"))
+      << "cb_nodes = 0";
+  EXPECT_TRUE(
+      contains(option_error({{"hints.romio_no_indep_rw", "enable"}}), "must be true or false"));
+  EXPECT_EQ(
+      option_error({{"hints.romio_lustre_coll_threshold", "0"}, {"hints.cb_config_list", "*:1"}}),
+      "");
 
   const std::string collective = option_error({{"collective", "maybe"}});
-  EXPECT_TRUE(contains(collective, "`backend.mpiio.collective` = \"maybe\": must be true")) << collective;
+  EXPECT_TRUE(contains(collective, "`backend.mpiio.collective` = \"maybe\": must be true"))
+      << collective;
   EXPECT_TRUE(contains(option_error({{"colective", "true"}}), "did you mean `collective`?"));
 }
 
 TEST(Mpiio, SettingsMpiioCannotHonourAreRejectedByName) {
   EXPECT_TRUE(contains(option_error({}, IoSettings{.direct = true}), "`direct` (backend.direct)"));
   EXPECT_TRUE(contains(option_error({}, IoSettings{.direct = true}), "MPI-IO has no O_DIRECT"));
-  EXPECT_TRUE(contains(option_error({}, IoSettings{.threads = 2}), "`threads` (backend.threads) must be 1"));
+  EXPECT_TRUE(contains(option_error({}, IoSettings{.threads = 2}),
+                       "`threads` (backend.threads) must be 1"));
   EXPECT_TRUE(contains(option_error({}, IoSettings{.queue_depth = 4}), "`queue_depth`"));
   EXPECT_TRUE(contains(option_error({}, IoSettings{.sqpoll = true}), "`sqpoll`"));
-  EXPECT_TRUE(contains(option_error({}, IoSettings{.fallocate = true}), "`fallocate` (backend.fallocate)"));
+  EXPECT_TRUE(
+      contains(option_error({}, IoSettings{.fallocate = true}), "`fallocate` (backend.fallocate)"));
   const Capabilities caps = make_mpiio(false)->capabilities();
   EXPECT_TRUE(caps.collective);
   EXPECT_TRUE(caps.shared_file);
@@ -339,11 +363,15 @@ TEST(Mpiio, SettingsMpiioCannotHonourAreRejectedByName) {
 
 TEST(Mpiio, HintsInEffectAreNoted) {
   const SharedDir dir;
-  const IoPlan plan{{FilePlan{dir.file("hinted.bin"), {{static_cast<std::uint64_t>(world_rank()) * 128, 0, 128}}, 0, 0,
+  const IoPlan plan{{FilePlan{dir.file("hinted.bin"),
+                              {{static_cast<std::uint64_t>(world_rank()) * 128, 0, 128}},
+                              0,
+                              0,
                               true}}};
   Buffer memory(128);
   memory.fill(3);
-  const auto backend = make_mpiio(true, {}, {{"hints.romio_cb_write", "enable"}, {"hints.cb_buffer_size", "1048576"}});
+  const auto backend = make_mpiio(
+      true, {}, {{"hints.romio_cb_write", "enable"}, {"hints.cb_buffer_size", "1048576"}});
   const IoOutcome outcome = backend->write(plan, memory.view());
   ASSERT_TRUE(outcome.ok()) << *outcome.error;
   std::string notes;
@@ -359,14 +387,17 @@ TEST(MpiCommon, FileCommsGroupExactlyTheProcessesNamingASharedPath) {
   EXPECT_EQ(group.rank(), rank);
   EXPECT_EQ(group.size(), 4);
   IoPlan plan;
-  const auto add = [&](const std::string& path, bool shared) { plan.files.push_back(FilePlan{path, {}, 0, 0, shared}); };
-  add("/x/all", true);                        // ranks 0-3
-  if (rank % 2 == 0) add("/x/even", true);    // ranks 0, 2
-  if (rank == 3) add("/x/alone", true);       // rank 3 only
+  const auto add = [&](const std::string& path, bool shared) {
+    plan.files.push_back(FilePlan{path, {}, 0, 0, shared});
+  };
+  add("/x/all", true);                      // ranks 0-3
+  if (rank % 2 == 0) add("/x/even", true);  // ranks 0, 2
+  if (rank == 3) add("/x/alone", true);     // rank 3 only
   add("/x/private_" + std::to_string(rank), false);
   if (rank != 1) add("/x/all_but_1", true);  // ranks 0, 2, 3
   const mpi::FileComms comms(group.get(), plan, "test");
-  std::map<std::string, int> expected = {{"/x/all", 4}, {"/x/even", 2}, {"/x/alone", 1}, {"/x/all_but_1", 3}};
+  std::map<std::string, int> expected = {
+      {"/x/all", 4}, {"/x/even", 2}, {"/x/alone", 1}, {"/x/all_but_1", 3}};
   for (std::size_t i = 0; i < plan.files.size(); ++i) {
     const std::string& path = plan.files[i].path;
     const int size = expected.count(path) ? expected[path] : 1;
@@ -380,12 +411,14 @@ TEST(MpiCommon, FileCommsGroupExactlyTheProcessesNamingASharedPath) {
     }
   }
   EXPECT_THROW(comms.of(plan.files.size()), std::out_of_range);
-  const mpi::FileComms empty(group.get(), IoPlan{}, "test");  // collective even with nothing to open
+  const mpi::FileComms empty(group.get(), IoPlan{},
+                             "test");  // collective even with nothing to open
 }
 
 TEST(MpiCommon, InfoHintsAndErrorText) {
   EXPECT_EQ(mpi::InfoHints("test", {{"collective", "true"}}).get(), MPI_INFO_NULL);
-  const mpi::InfoHints hints("test", {{"hints.striping_factor", "4"}, {"hints.romio_ds_write", "disable"}});
+  const mpi::InfoHints hints("test",
+                             {{"hints.striping_factor", "4"}, {"hints.romio_ds_write", "disable"}});
   ASSERT_NE(hints.get(), MPI_INFO_NULL);
   int keys = 0;
   MPI_Info_get_nkeys(hints.get(), &keys);

@@ -130,11 +130,65 @@ TEST(Campaign, ConfigHoldsEveryKeyAsTheUserSeesIt) {
     "strategy": {"mapping": "file_per_rank", "layout": "dcp", "alignment": 0, "chunk_bytes": 0,
                  "coalesce_bytes": 0},
     "backend": {"name": "posix", "direct": false, "sync": "fsync", "fallocate": false,
-                "threads": 1, "queue_depth": 1, "sqpoll": false, "direct_alignment": 4096},
+                "threads": 1, "queue_depth": 1, "sqpoll": false, "direct_alignment": 4096,
+                "mpiio": {"collective": false, "hints": {}},
+                "hdf5": {"collective": true, "layout": "contiguous", "alignment": 0,
+                         "alignment_threshold": 0, "collective_metadata": true, "hints": {}},
+                "gds": {"library": "libcufile.so.0", "register_buffers": true, "batch": false}},
     "data": {"pattern": "random", "seed": 1, "verify": true},
     "cache": {"policy": "drop"}
   })");
-  EXPECT_EQ(config, expected) << config.dump(2);
+  for (const auto& [table, keys] : expected.items()) {
+    EXPECT_EQ(config.at(table), keys) << table << ": " << config.at(table).dump(2);
+  }
+}
+
+TEST(Campaign, BackendTablesReachOnlyTheirBackend) {
+  const Campaign campaign = parse(kBase + R"([backend]
+name = ["mpiio", "hdf5", "posix"]
+[backend.mpiio]
+collective = true
+hints = { romio_cb_write = "enable", cb_nodes = 4 }
+[backend.hdf5]
+layout = "chunked"
+alignment = "1 MiB"
+)");
+  ASSERT_EQ(campaign.cases.size(), 3u);
+  const backends::BackendOptions mpiio{{"collective", "true"}, {"hints.cb_nodes", "4"},
+                                       {"hints.romio_cb_write", "enable"}};
+  EXPECT_EQ(campaign.cases[0].backend_options, mpiio);
+  const backends::BackendOptions hdf5{{"collective", "true"},          {"layout", "chunked"},
+                                      {"alignment", "1048576"},        {"alignment_threshold", "0"},
+                                      {"collective_metadata", "true"}};
+  EXPECT_EQ(campaign.cases[1].backend_options, hdf5);
+  EXPECT_TRUE(campaign.cases[2].backend_options.empty());
+  EXPECT_EQ(campaign.cases[0].config["backend"]["mpiio"]["hints"],
+            json::parse(R"({"romio_cb_write": "enable", "cb_nodes": "4"})"));
+}
+
+TEST(Campaign, BackendTablesSweepAndTakeOverrides) {
+  const Campaign campaign = parse(kBase + "[backend]\nname = \"hdf5\"\n[backend.hdf5]\nlayout = [\"contiguous\", \"chunked\"]\n",
+                                  {"backend.hdf5.collective=false", "backend.mpiio.hints={ striping_factor = \"8\" }"});
+  ASSERT_EQ(campaign.cases.size(), 2u);
+  EXPECT_EQ(campaign.cases[1].backend_options.at("layout"), "chunked");
+  EXPECT_EQ(campaign.cases[1].swept, json::parse(R"({"backend.hdf5.layout": "chunked"})"));
+  EXPECT_EQ(campaign.cases[0].backend_options.at("collective"), "false");
+  EXPECT_EQ(campaign.cases[0].config["backend"]["mpiio"]["hints"]["striping_factor"], "8");
+}
+
+TEST(Campaign, BackendTableErrorsNameTheKey) {
+  EXPECT_EQ(message_of(kBase + "[backend.mpiio]\ncolective = true\n"),
+            "c.toml:7: `backend.mpiio.colective`: unknown key — did you mean `collective`?");
+  EXPECT_EQ(message_of(kBase + "[backend.hdf5]\nlayout = \"chunky\"\n"),
+            "c.toml:7: `backend.hdf5.layout`: unknown value \"chunky\", expected one of \"contiguous\", "
+            "\"chunked\" — did you mean `chunked`?");
+  EXPECT_EQ(message_of(kBase + "[backend.mpiio]\nhints = { cb_nodes = true }\n"),
+            "c.toml:7: `backend.mpiio.hints`: value of `cb_nodes`: expected a string or an integer, found a "
+            "boolean");
+  EXPECT_EQ(message_of(kBase + "[backend.mpio]\ncollective = true\n"),
+            "c.toml:6: `backend.mpio`: unknown backend table — did you mean `mpiio`?");
+  EXPECT_EQ(message_of(kBase, {"backend.hdf5.layot=chunked"}),
+            "--set: `backend.hdf5.layot`: unknown key — did you mean `backend.hdf5.layout`?");
 }
 
 // Every key set to a value other than its default.
@@ -332,10 +386,9 @@ TEST(Campaign, UnknownKeySuggestsTheClosestKeyOfItsTable) {
   EXPECT_EQ(e.key(), "backend.thread");
   EXPECT_EQ(message_of(kBase + "[cache]\nflavour = 1\n"),
             "c.toml:7: `cache.flavour`: unknown key ([cache] takes policy)");
-  EXPECT_EQ(
-      message_of(kBase + "[backend.uring]\nqdepth = 4\n"),
-      "c.toml:6: `backend.uring`: unknown key ([backend] takes name, direct, sync, fallocate, "
-      "threads, queue_depth, sqpoll, direct_alignment)");
+  EXPECT_EQ(message_of(kBase + "[backend.uring]\nqdepth = 4\n"),
+            "c.toml:6: `backend.uring`: unknown backend table (backends with options: mpiio, hdf5, gds; the "
+            "others take only [backend] keys)");
 }
 
 TEST(Campaign, UnknownTableSuggestsTheClosestTable) {
@@ -343,7 +396,7 @@ TEST(Campaign, UnknownTableSuggestsTheClosestTable) {
             "c.toml:6: `bakend`: unknown table — did you mean `backend`?");
   EXPECT_EQ(message_of(kBase + "[storage]\n"),
             "c.toml:6: `storage`: unknown table (tables: campaign, model, parallel, state, ranks, "
-            "strategy, backend, data, cache)");
+            "strategy, backend, data, memory, cache)");
   EXPECT_EQ(message_of("seed = 3\n" + kBase),
             "c.toml:1: `seed`: unknown key outside any table — did you mean `seed` under [data]?");
   EXPECT_EQ(message_of("data = 3\n" + kBase),

@@ -6,11 +6,14 @@
 #include <map>
 
 #include "harness/memory/data_pattern.hpp"
+#include "harness/memory/host_space.hpp"
 #include "harness/model_zoo.hpp"
 #include "harness/plan/checkpoint_plan.hpp"
 #include "harness/plan/extent_builder.hpp"
 #include "harness/plan/file_naming.hpp"
 #include "harness/run/manifest.hpp"
+#include "harness/memory/host_space.hpp"
+#include "harness/run/process_buffer.hpp"
 
 namespace ckpt::harness {
 namespace {
@@ -245,6 +248,84 @@ TEST(DataPattern, Bf16ValuesLookLikeWeights) {
     negative += v >> 15;
   }
   EXPECT_NEAR(negative, 2048, 200);
+}
+
+}  // namespace
+}  // namespace ckpt::harness
+
+namespace ckpt::harness {
+namespace {
+
+// Every shard appears once as a dataset piece of its file, holding exactly its bytes at its
+// memory offset, with the slice and flat range the layout gives (shortened by the scale).
+TEST(CheckpointPlan, DatasetPiecesMirrorTheShards) {
+  Case c = small_case(Mapping::shared_file);
+  c.scale = 1;
+  c.model.num_hidden_layers = 2;
+  const std::vector<RankPlan> plans = plan_all(c);
+  std::uint64_t pieces = 0, shards = 0;
+  for (const RankPlan& p : plans) {
+    EXPECT_EQ(p.io.attributes.at("tp"), "2");
+    EXPECT_EQ(p.io.attributes.at("zero"), "1");
+    EXPECT_EQ(p.io.attributes.at("model"), "");
+    shards += p.shards.size();
+    for (const auto& f : p.io.files) {
+      EXPECT_TRUE(f.shared);
+      pieces += f.datasets.size();
+      std::uint64_t bytes = 0;
+      for (const auto& d : f.datasets) bytes += d.bytes();
+      std::uint64_t extent_bytes = 0;
+      for (const auto& e : f.extents) extent_bytes += e.length;
+      EXPECT_EQ(bytes, extent_bytes) << f.path;
+    }
+    for (const PlacedShard& ps : p.shards) {
+      const backends::DatasetPiece piece = dataset_piece(ps);
+      EXPECT_EQ(piece.bytes(), ps.bytes);
+      EXPECT_EQ(piece.memory_offset, ps.memory_offset);
+      EXPECT_EQ(piece.flat_begin, static_cast<std::uint64_t>(ps.shard.flat_begin));
+      EXPECT_EQ(piece.flat_end, static_cast<std::uint64_t>(ps.shard.flat_end));  // scale 1: whole range
+      EXPECT_EQ(piece.global_shape.size(), ps.shard.global_shape.size());
+      EXPECT_EQ(piece.name, std::string(workloads::state_kind_name(ps.shard.state)) + "/" + ps.shard.name);
+    }
+  }
+  EXPECT_EQ(pieces, shards);
+  // A scale shortens the range to the scaled bytes, whole elements, from the same start.
+  c.scale = 7;
+  for (const RankPlan& p : plan_all(c)) {
+    for (const PlacedShard& ps : p.shards) {
+      const backends::DatasetPiece piece = dataset_piece(ps);
+      EXPECT_EQ(piece.flat_end - piece.flat_begin,
+                static_cast<std::uint64_t>(std::max<std::int64_t>(1, ps.shard.elements() / 7)));
+    }
+  }
+}
+
+// One process's ranks as one plan: shared files merged, memory offsets moved to each rank's
+// part of the process buffer.
+TEST(CheckpointPlan, ProcessPlanMergesFilesAndShiftsMemory) {
+  Case c = small_case(Mapping::file_per_node);
+  const workloads::Layout layout(c.model, c.parallel, c.state);
+  const std::vector<RankPlan> plans = plan_ranks(layout, c, {0, 1, 2}, "/ckpt");
+  const auto host = make_host_space();
+  const ProcessBuffer buffer(plans, *host);
+  EXPECT_EQ(buffer.offset(0), 0u);
+  EXPECT_EQ(buffer.offset(1) % 4096, 0u);
+  EXPECT_GE(buffer.offset(1), plans[0].buffer_bytes);
+  const backends::IoPlan merged = process_plan(plans, buffer);
+  ASSERT_EQ(merged.files.size(), 1u);  // ranks 0-2 share node 0's file
+  std::uint64_t extents = 0, pieces = 0;
+  for (const RankPlan& p : plans) {
+    extents += p.io.extents();
+    for (const auto& f : p.io.files) pieces += f.datasets.size();
+  }
+  EXPECT_EQ(merged.files[0].extents.size(), extents);
+  EXPECT_EQ(merged.files[0].datasets.size(), pieces);
+  const auto& first_of_rank1 = plans[1].io.files[0].extents[0];
+  const auto& merged_first_of_rank1 = merged.files[0].extents[plans[0].io.files[0].extents.size()];
+  EXPECT_EQ(merged_first_of_rank1.file_offset, first_of_rank1.file_offset);
+  EXPECT_EQ(merged_first_of_rank1.memory_offset, first_of_rank1.memory_offset + buffer.offset(1));
+  EXPECT_EQ(merged.bytes(), plans[0].io.bytes() + plans[1].io.bytes() + plans[2].io.bytes());
+  EXPECT_EQ(merged.attributes.at("pp"), "2");
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "harness/memory/data_pattern.hpp"
 #include "harness/memory/host_buffer.hpp"
 #include "harness/memory/staging.hpp"
+#include "tests/unit/memory_test_support.hpp"
 #include "tests/unit/temp_dir.hpp"
 
 namespace ckpt::harness {
@@ -23,50 +24,7 @@ namespace {
 using backends::Extent;
 using backends::FilePlan;
 using backends::IoPlan;
-
-// Copies at once, logging "start <slot> <offset>" and "wait <slot>" to a shared log.
-class HostCopier final : public DeviceCopier {
- public:
-  HostCopier(std::vector<std::byte>& device, std::uint64_t slot_bytes, int slots, std::vector<std::string>& log)
-      : device_(device), log_(log) {
-    for (int i = 0; i < slots; ++i) slots_.emplace_back(slot_bytes);
-    pending_.assign(static_cast<std::size_t>(slots), false);
-  }
-  int slots() const override { return static_cast<int>(slots_.size()); }
-  std::uint64_t slot_bytes() const override { return slots_[0].size(); }
-  backends::MemoryView slot(int i) const override {
-    const HostBuffer& b = slots_[static_cast<std::size_t>(i)];
-    return {b.data(), b.size(), backends::MemoryKind::pinned};
-  }
-  void start(int i, std::uint64_t offset, std::uint64_t bytes, bool to_host) override {
-    if (pending_[static_cast<std::size_t>(i)]) throw std::logic_error("slot reused before wait");
-    if (fail_at_ == static_cast<int>(starts_++)) throw std::runtime_error("simulated copy failure");
-    std::byte* s = slots_[static_cast<std::size_t>(i)].data();
-    EXPECT_LE(bytes, slot_bytes());
-    EXPECT_LE(offset + bytes, device_.size());
-    if (to_host) {
-      std::memcpy(s, device_.data() + offset, bytes);
-    } else {
-      std::memcpy(device_.data() + offset, s, bytes);
-    }
-    pending_[static_cast<std::size_t>(i)] = true;
-    log_.push_back("start " + std::to_string(i) + " " + std::to_string(offset));
-  }
-  double wait(int i) override {
-    if (!pending_[static_cast<std::size_t>(i)]) return 0;
-    pending_[static_cast<std::size_t>(i)] = false;
-    log_.push_back("wait " + std::to_string(i));
-    return 0.25;
-  }
-  int fail_at_ = -1;  // the start() call that fails
-
- private:
-  std::vector<std::byte>& device_;
-  std::vector<std::string>& log_;
-  std::vector<HostBuffer> slots_;
-  std::vector<bool> pending_;
-  std::uint64_t starts_ = 0;
-};
+using memory_test::HostCopier;
 
 // Stores files in memory and logs each transfer's first memory offset; optionally collective.
 class MemoryBackend final : public backends::Backend {
@@ -129,14 +87,17 @@ TEST(SplitPlan, EveryExtentByteLandsInExactlyOneChunkAtTheRightPlace) {
     const std::vector<StagedPart> parts = split_plan(plan, chunk);
     std::vector<int> covered(75003, 0);
     std::uint64_t previous_end = 0;
-    for (const StagedPart& part : parts) {
+    for (const StagedPart& sparse : parts) {
+      const StagedPart& part = sparse;
       EXPECT_LE(part.bytes, chunk);
+      for (std::size_t k = 1; k < sparse.files.size(); ++k) EXPECT_LT(sparse.files[k - 1].index, sparse.files[k].index);
+      const IoPlan io = part_plan(plan, sparse);
       EXPECT_GE(part.offset, previous_end) << "chunks are in memory order and do not overlap";
       previous_end = part.offset + part.bytes;
-      ASSERT_EQ(part.io.files.size(), plan.files.size());
+      ASSERT_EQ(io.files.size(), plan.files.size());
       for (std::size_t f = 0; f < plan.files.size(); ++f) {
-        EXPECT_EQ(part.io.files[f].path, plan.files[f].path);
-        for (const Extent& e : part.io.files[f].extents) {
+        EXPECT_EQ(io.files[f].path, plan.files[f].path);
+        for (const Extent& e : io.files[f].extents) {
           EXPECT_LE(e.memory_offset + e.length, part.bytes);
           // The piece maps file bytes to the same memory bytes as the plan's extent did.
           const std::uint64_t memory = part.offset + e.memory_offset;
@@ -175,7 +136,8 @@ TEST(SplitPlan, ChunkEndsFallOnDatasetElementBoundaries) {
   EXPECT_EQ(parts[0].bytes, 4093u) << "4096 falls inside an fp32 element that starts at 4093";
   std::vector<int> elements(3000, 0);
   for (const StagedPart& part : parts) {
-    for (const backends::DatasetPiece& d : part.io.files[0].datasets) {
+    const IoPlan io = part_plan(plan, part);
+    for (const backends::DatasetPiece& d : io.files[0].datasets) {
       EXPECT_LE(d.memory_offset + d.bytes(), part.bytes);
       if (d.name != "weight/b") continue;
       EXPECT_EQ(part.offset + d.memory_offset, 4001 + (d.flat_begin - 100) * 4);
@@ -189,7 +151,7 @@ TEST(Stager, PipelinedWriteOverlapsTheNextCopyWithEachChunksWrite) {
   std::vector<std::string> log;
   std::vector<std::byte> device = patterned(75003, 5);
   MemoryBackend backend(log, false);
-  Stager stager(std::make_unique<HostCopier>(device, 8192, 2, log), false);
+  Stager stager(std::make_unique<HostCopier>(device.data(), device.size(), 8192, 2, log), false);
   const StagedOutcome out = stager.write(backend, three_files("/x"), 0);
   ASSERT_TRUE(out.io.ok()) << *out.io.error;
   EXPECT_EQ(out.chunks, 10u);
@@ -227,11 +189,11 @@ TEST(Stager, RoundTripThroughPosixWithOneTwoAndThreeSlots) {
     std::vector<std::string> log;
     std::vector<std::byte> device = patterned(75003, 7 + static_cast<std::uint64_t>(slots));
     const std::vector<std::byte> written = device;
-    Stager writer(std::make_unique<HostCopier>(device, 4096, slots, log), false);
+    Stager writer(std::make_unique<HostCopier>(device.data(), device.size(), 4096, slots, log), false);
     const StagedOutcome w = writer.write(*posix, plan, 0);
     ASSERT_TRUE(w.io.ok()) << *w.io.error;
     std::vector<std::byte> restored(75003);
-    Stager reader(std::make_unique<HostCopier>(restored, 4096, slots, log), false);
+    Stager reader(std::make_unique<HostCopier>(restored.data(), restored.size(), 4096, slots, log), false);
     const StagedOutcome r = reader.read(*posix, plan, 0);
     ASSERT_TRUE(r.io.ok()) << *r.io.error;
     EXPECT_EQ(r.chunks, 19u);
@@ -248,9 +210,10 @@ TEST(Stager, PlansAtAnOffsetInTheBufferUseTheirOwnBytes) {
   std::vector<std::string> log;
   std::vector<std::byte> device = patterned(100000 + 75003, 9);
   MemoryBackend backend(log, false);
-  Stager stager(std::make_unique<HostCopier>(device, 8192, 2, log), false);
+  Stager stager(std::make_unique<HostCopier>(device.data(), device.size(), 8192, 2, log), false);
   ASSERT_TRUE(stager.write(backend, three_files("/x"), 100000).io.ok());
-  const Extent& e = three_files("/x").files[1].extents[0];
+  const IoPlan plan = three_files("/x");
+  const Extent& e = plan.files[1].extents[0];
   EXPECT_EQ(std::memcmp(backend.files["/x/b"].data() + e.file_offset, device.data() + 100000 + e.memory_offset,
                         e.length),
             0);
@@ -261,13 +224,13 @@ TEST(Stager, CollectiveBackendsGetTheWholeBufferStagedFirst) {
   std::vector<std::byte> device = patterned(75003, 3);
   MemoryBackend backend(log, true);
   EXPECT_THROW(backend.begin(three_files("/x"), true), std::invalid_argument);
-  Stager stager(std::make_unique<HostCopier>(device, 75003, 1, log), true);
+  Stager stager(std::make_unique<HostCopier>(device.data(), device.size(), 75003, 1, log), true);
   const StagedOutcome w = stager.write(backend, three_files("/x"), 0);
   ASSERT_TRUE(w.io.ok()) << *w.io.error;
   EXPECT_EQ(log, (std::vector<std::string>{"start 0 0", "wait 0", "open", "transfer", "sync", "close"}));
   std::vector<std::byte> restored(75003);
   log.clear();
-  Stager reader(std::make_unique<HostCopier>(restored, 75003, 1, log), true);
+  Stager reader(std::make_unique<HostCopier>(restored.data(), restored.size(), 75003, 1, log), true);
   ASSERT_TRUE(reader.read(backend, three_files("/x"), 0).io.ok());
   EXPECT_EQ(log, (std::vector<std::string>{"open", "transfer", "sync", "close", "start 0 0", "wait 0"}));
   EXPECT_EQ(std::memcmp(restored.data() + 20000, device.data() + 20000, 55003), 0);
@@ -277,8 +240,8 @@ TEST(Stager, ACopyFailureBecomesTheOutcomesErrorAndNoSlotIsLeftPending) {
   std::vector<std::string> log;
   std::vector<std::byte> device = patterned(75003, 3);
   MemoryBackend backend(log, false);
-  auto copier = std::make_unique<HostCopier>(device, 8192, 2, log);
-  copier->fail_at_ = 4;
+  auto copier = std::make_unique<HostCopier>(device.data(), device.size(), 8192, 2, log);
+  copier->fail_at = 4;
   Stager stager(std::move(copier), false);
   const StagedOutcome out = stager.write(backend, three_files("/x"), 0);
   ASSERT_FALSE(out.io.ok());
