@@ -3,8 +3,9 @@
 //   staging/{d2h,h2d}/pipeline/<chunk>  the staging pipeline (memory.staging_bytes chunks, two
 //                                      pinned buffers) feeding the null backend: copy speed alone
 //   staging/split/...                  cutting a 2000-file plan into chunks (CPU only)
-//   space/<host|kokkos|pinned>/{fill,verify,checkpoint}   checkpoint = posix write of the buffer
-//                                      into one file, buffered, no fsync
+//   space/<host|kokkos|pinned|cuda>/{fill,verify,checkpoint}   checkpoint = posix write of the
+//                                      buffer into one file, buffered, no fsync (cuda: staged in
+//                                      64 MiB chunks through two pinned buffers)
 // Staging needs a GPU: without one those benchmarks report the reason and measure nothing.
 //
 //   build/bin/ckpt_bench_memory --benchmark_filter='space/' --benchmark_repetitions=5
@@ -16,6 +17,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -129,8 +131,11 @@ void checkpoint(benchmark::State& state, MemorySpaces& spaces, MemorySpaceKind k
   if (!buffer) return;
   const auto posix = ckpt::backends::make_backend("posix", ckpt::backends::IoSettings{});
   const IoPlan plan = one_file(dir + "/checkpoint-" + std::string(memory_space_name(kind)), buffer->size());
+  // Device memory goes through the staging pipeline with the default chunks, as in a campaign.
+  std::optional<Stager> stager;
+  if (buffer->view().kind == ckpt::backends::MemoryKind::device) stager.emplace(make_stager(*buffer, {}, false));
   for (auto _ : state) {
-    const auto out = posix->write(plan, buffer->view());
+    const auto out = stager ? stager->write(*posix, plan, 0).io : posix->write(plan, buffer->view());
     if (!out.ok()) state.SkipWithError(out.error->c_str());
   }
   state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(buffer->size()));
@@ -162,7 +167,8 @@ int main(int argc, char** argv) {
                                  std::uint64_t{2000}, chunk)
         ->Unit(benchmark::kMicrosecond);
   }
-  for (const MemorySpaceKind kind : {MemorySpaceKind::host, MemorySpaceKind::kokkos, MemorySpaceKind::pinned}) {
+  for (const MemorySpaceKind kind :
+       {MemorySpaceKind::host, MemorySpaceKind::kokkos, MemorySpaceKind::pinned, MemorySpaceKind::cuda}) {
     const std::string name = "space/" + std::string(memory_space_name(kind));
     benchmark::RegisterBenchmark((name + "/fill").c_str(), fill, std::ref(spaces), kind)->Unit(time_unit)->UseRealTime();
     benchmark::RegisterBenchmark((name + "/verify").c_str(), verify, std::ref(spaces), kind)->Unit(time_unit)->UseRealTime();

@@ -40,8 +40,8 @@ struct Mismatch {
 };
 
 // Asynchronous copies between a device buffer and `slots()` staging slots of pinned host memory,
-// one queue per slot, so that a slot's copy overlaps I/O on the others (harness/memory/staging).
-// Used by one thread.
+// so that a slot's copy overlaps I/O on the others (harness/memory/staging). The copies run in
+// the order they were started. Used by one thread.
 class DeviceCopier {
  public:
   virtual ~DeviceCopier() = default;

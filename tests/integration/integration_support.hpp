@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -295,6 +296,30 @@ vocab_size = 256
 // start with more [campaign] keys).
 inline std::string campaign_toml(const std::string& name, const fs::path& target, const std::string& rest) {
   return "[campaign]\nname = \"" + name + "\"\ntarget = \"" + target.string() + "\"\n" + rest;
+}
+
+// Bytes `ckptbench run` writes per checkpoint for `world` modeled ranks of the layout that
+// `layout_args` describes: every shard of every rank (from `ckptbench layout --rank R --json`)
+// scaled down on its own, max(1, elements / scale) elements of its dtype.
+inline std::uint64_t scaled_checkpoint_bytes(const std::vector<std::string>& layout_args, int world, std::int64_t scale) {
+  std::uint64_t total = 0;
+  for (int rank = 0; rank < world; ++rank) {
+    std::vector<std::string> args{"layout"};
+    args.insert(args.end(), layout_args.begin(), layout_args.end());
+    args.insert(args.end(), {"--rank", std::to_string(rank), "--json"});
+    const Outcome o = ckptbench(args);
+    EXPECT_EQ(o.exit_code, 0) << o.describe();
+    const auto j = nlohmann::json::parse(o.out);
+    for (const auto& shard : j.at("ranks").at(0).at("shards")) {
+      const auto elements = shard.at("flat_end").get<std::int64_t>() - shard.at("flat_begin").get<std::int64_t>();
+      const auto bytes = shard.at("bytes").get<std::int64_t>();
+      EXPECT_GT(elements, 0);
+      EXPECT_EQ(bytes % elements, 0) << shard.dump();
+      const std::int64_t dtype_bytes = bytes / elements;
+      total += static_cast<std::uint64_t>(std::max<std::int64_t>(1, elements / scale) * dtype_bytes);
+    }
+  }
+  return total;
 }
 
 }  // namespace ckpt::integration

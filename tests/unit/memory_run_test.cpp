@@ -201,6 +201,32 @@ TEST(MemoryCampaign, ACheckpointWrittenFromKokkosMemoryRestoresIntoHostMemory) {
   EXPECT_EQ(restored.results[0]["memory_space"], "host");
 }
 
+// On a GPU machine: device memory staged through pinned chunks to posix and restored; the same
+// checkpoint restored into host memory; and the null backend, which takes device memory as it is.
+TEST(MemoryCampaign, CudaMemoryIsStagedThroughPinnedChunksAndRestoresAnywhere) {
+  if (const auto why = MemorySpaces().unavailable(MemorySpaceKind::cuda)) GTEST_SKIP() << "memory.space = \"cuda\": " << *why;
+  const test_support::TempDir dir;
+  const fs::path file = dir.write(
+      "mem.toml", campaign_text(dir.path() / "target",
+                                "[memory]\nspace = \"cuda\"\nstaging_bytes = \"64 KiB\"\nstaging_buffers = 3\n"));
+  const RunOutput staged = run(file, dir.path() / "out1", {"campaign.keep=true"});
+  ASSERT_EQ(staged.status, 0) << staged.err;
+  ASSERT_EQ(staged.results.size(), 1u);
+  const nlohmann::json& j = staged.results[0];
+  EXPECT_TRUE(j["verified"].get<bool>()) << j.dump();
+  EXPECT_EQ(j["memory_space"], "cuda");
+  EXPECT_EQ(j["staging"], nlohmann::json({{"mode", "pipelined"}, {"chunk_bytes", 65536}, {"buffers", 3}}));
+  EXPECT_GT(j["d2h_seconds"].get<double>(), 0);
+  EXPECT_GT(j["h2d_seconds"].get<double>(), 0);
+  EXPECT_LE(j["d2h_seconds"].get<double>(), j["write_seconds"].get<double>());
+  const RunOutput into_host = run(file, dir.path() / "out2", {"memory.space=host"}, "restore");
+  ASSERT_EQ(into_host.status, 0) << into_host.err;
+  EXPECT_TRUE(into_host.results.at(0)["verified"].get<bool>());
+  const RunOutput direct = run(file, dir.path() / "out3", {"backend.name=null", "campaign.overwrite=true"});
+  ASSERT_EQ(direct.status, 0) << direct.err;
+  EXPECT_TRUE(direct.results.at(0)["staging"].is_null()) << "null addresses device memory itself";
+}
+
 TEST(MemoryCampaign, CudaWithoutADeviceFailsUpFrontAndWritesNothing) {
   const auto why = MemorySpaces().unavailable(MemorySpaceKind::cuda);
   if (!why) GTEST_SKIP() << "a CUDA device is present";

@@ -1,0 +1,143 @@
+// `ckptbench run` with the collective backends (mpiio, hdf5) as a user runs them: under
+// mpirun with 4 processes for 8 modeled ranks, in every file mapping and transfer mode, and an
+// HDF5 checkpoint written by 4 processes restored by 2 and by 1 — the datasets hold the
+// tensors' global shapes, so the reader's process count does not matter.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tests/integration/integration_support.hpp"
+
+namespace ckpt::integration {
+namespace {
+
+const std::vector<std::string> kLayout{"--model", "llama3-8b", "--tp", "2", "--dp", "4", "--zero", "1", "--state", "full"};
+
+// 8 modeled ranks of Llama 3 8B at TP 2 × DP 4 with ZeRO-1 (so ranks hold flat ranges that
+// start and end inside rows), scaled 2048× down.
+std::string workload(const std::string& strategy_and_backend) {
+  return R"(create_target = true
+iterations = 1
+warmup = 0
+[model]
+name = "llama3-8b"
+scale = 2048
+[parallel]
+tp = 2
+dp = 4
+zero = 1
+[state]
+scope = "full"
+[ranks]
+gpus_per_node = 4
+[cache]
+policy = "none"
+)" + strategy_and_backend;
+}
+
+void expect_all_verified(const fs::path& output, std::size_t cases, std::uint64_t bytes, int processes) {
+  const auto results = read_results(output);
+  ASSERT_EQ(results.size(), cases);
+  for (const auto& r : results) {
+    SCOPED_TRACE(r.at("case").dump() + ": " + r.at("error").dump());
+    EXPECT_EQ(r.at("status"), "ok");
+    EXPECT_EQ(r.at("verified"), true);
+    EXPECT_EQ(r.at("ranks").get<int>(), processes);
+    EXPECT_EQ(r.at("bytes_per_checkpoint").get<std::uint64_t>(), bytes);
+  }
+}
+
+class CollectiveRun : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!CKPT_TEST_HAVE_MPI) GTEST_SKIP() << "ckptbench was built without MPI (CKPT_WITH_MPI=OFF or MPI not found)";
+    mpirun_ = find_mpirun();
+    if (!mpirun_) GTEST_SKIP() << "mpirun is not on PATH, so the multi-process run cannot be started";
+    const Outcome listed = ckptbench({"backends", "--json"});
+    for (const auto& b : nlohmann::json::parse(listed.out)) {
+      if ((b.at("name") == "mpiio" || b.at("name") == "hdf5") && !b.at("available").get<bool>()) {
+        GTEST_SKIP() << b.at("name").get<std::string>() << " is not built: " << b.value("reason", "");
+      }
+    }
+    bytes_ = scaled_checkpoint_bytes(kLayout, 8, 2048);
+  }
+
+  Outcome run(int processes, const fs::path& campaign, const fs::path& output, std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = processes > 0 ? mpirun_args(*mpirun_, processes) : std::vector<std::string>{};
+    args.insert(args.end(), {kBinary, "run", campaign.string(), "--output", output.string()});
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run_process(args, std::chrono::seconds(240));
+  }
+
+  Scratch dir_;
+  std::optional<std::string> mpirun_;
+  std::uint64_t bytes_ = 0;
+};
+
+TEST_F(CollectiveRun, EveryMappingAndTransferModeRestoresVerified) {
+  const fs::path campaign = dir_.write("c.toml", campaign_toml("collective", dir_ / "target", workload(R"(
+[strategy]
+mapping = ["file_per_rank", "file_per_node", "shared_file"]
+[backend]
+name = ["mpiio", "hdf5"]
+)")));
+  const Outcome defaults = run(4, campaign, dir_ / "defaults");  // mpiio independent, hdf5 collective
+  ASSERT_EQ(defaults.exit_code, 0) << defaults.describe();
+  expect_all_verified(dir_ / "defaults", 6, bytes_, 4);
+  const Outcome flipped = run(4, campaign, dir_ / "flipped",
+                              {"--set", "backend.mpiio.collective=true", "--set", "backend.hdf5.collective=false",
+                               "--set", "backend.hdf5.layout=chunked"});
+  ASSERT_EQ(flipped.exit_code, 0) << flipped.describe();
+  expect_all_verified(dir_ / "flipped", 6, bytes_, 4);
+  for (const auto& r : read_results(dir_ / "flipped")) {
+    const std::string backend = r.at("config").at("backend").at("name");
+    if (backend == "mpiio") {
+      EXPECT_EQ(r.at("config").at("backend").at("mpiio").at("collective"), true);
+    } else {
+      EXPECT_EQ(r.at("config").at("backend").at("hdf5").at("layout"), "chunked");
+    }
+  }
+}
+
+TEST_F(CollectiveRun, Hdf5CheckpointOfFourProcessesRestoresOnTwoAndOne) {
+  const fs::path target = dir_ / "target";
+  const fs::path campaign = dir_.write("h.toml", campaign_toml("hdf5-restore", target, workload(R"(
+[strategy]
+mapping = "shared_file"
+[backend]
+name = "hdf5"
+)")));
+  const Outcome written = run(4, campaign, dir_ / "written", {"--phase", "checkpoint"});
+  ASSERT_EQ(written.exit_code, 0) << written.describe();
+  const Outcome two = run(2, campaign, dir_ / "two", {"--phase", "restore"});
+  ASSERT_EQ(two.exit_code, 0) << two.describe();
+  expect_all_verified(dir_ / "two", 1, bytes_, 2);
+  const Outcome one = run(0, campaign, dir_ / "one", {"--phase", "restore"});  // MPI starts as a singleton
+  ASSERT_EQ(one.exit_code, 0) << one.describe();
+  expect_all_verified(dir_ / "one", 1, bytes_, 1);
+
+  // The file is HDF5 with the tensors' global shapes, whatever the scale and the writers.
+  const fs::path checkpoint = read_results(dir_ / "one").at(0).at("checkpoint_dir").get<std::string>();
+  std::vector<std::string> files;
+  for (const auto& entry : fs::recursive_directory_iterator(checkpoint)) {
+    if (entry.is_regular_file() && entry.path().extension() != ".json") files.push_back(entry.path());
+  }
+  ASSERT_EQ(files.size(), 1u);
+  const Outcome listing = run_process({"h5ls", "-r", files[0]});
+  if (listing.exit_code == 127) GTEST_SKIP() << "h5ls is not installed (hdf5-tools)";
+  ASSERT_EQ(listing.exit_code, 0) << listing.describe();
+  EXPECT_TRUE(contains(listing.out, "/weight/embedding.word_embeddings.weight Dataset {128256, 4096}")) << listing.out;
+  EXPECT_TRUE(contains(listing.out, "/exp_avg/optimizer.state.exp_avg.decoder.layers.0.mlp.linear_fc1.weight Dataset {28672, 4096}"))
+      << listing.out;
+  EXPECT_TRUE(contains(listing.out, "/master/optimizer.state.fp32_param.decoder.final_layernorm.weight Dataset {4096}")) << listing.out;
+
+  // Raw-byte backends cannot read it: restore refuses instead of reporting garbage.
+  const Outcome raw = run(0, campaign, dir_ / "raw", {"--phase", "restore", "--set", "backend.name=posix"});
+  EXPECT_EQ(raw.exit_code, 2) << raw.describe();
+  EXPECT_TRUE(contains(raw.err, "different")) << raw.err;
+}
+
+}  // namespace
+}  // namespace ckpt::integration
