@@ -1,5 +1,7 @@
 #include "backends/mpiio/mpiio_backend.hpp"
 
+#include <algorithm>
+
 #include <map>
 #include <stdexcept>
 #include <utility>
@@ -151,7 +153,7 @@ std::unique_ptr<Backend::OpenFiles> MpiioBackend::open(const IoPlan& plan, Direc
     if (code == MPI_SUCCESS) {
       entry.file = MpiFile(handle);
       MPI_File_set_errhandler(handle, MPI_ERRORS_RETURN);
-      if (files->entries.empty()) note_hints(handle, path);
+      if (files->entries.empty()) note_hints(handle);
     }
     errors.capture([&] {
       mpi::check_mpi(code, kName, writing ? "MPI_File_open (create)" : "MPI_File_open", path);
@@ -188,11 +190,15 @@ void MpiioBackend::sync(OpenFiles& open_files, Direction direction) {
   errors.finish(group_.get(), kName, "sync");
 }
 
-void MpiioBackend::note_hints(MPI_File file, const std::string& path) {
+void MpiioBackend::add_note(const std::string& note) {
+  if (std::find(notes_.begin(), notes_.end(), note) == notes_.end()) notes_.push_back(note);
+}
+
+void MpiioBackend::note_hints(MPI_File file) {
   MPI_Info used = MPI_INFO_NULL;
   if (MPI_File_get_info(file, &used) != MPI_SUCCESS || used == MPI_INFO_NULL) {
     if (!hints_.hints().empty())
-      notes_.push_back("MPI_File_get_info of " + path + " reported no hints");
+      add_note("MPI_File_get_info reported no hints");
     return;
   }
   std::string in_effect;
@@ -211,10 +217,11 @@ void MpiioBackend::note_hints(MPI_File file, const std::string& path) {
     }
   }
   MPI_Info_free(&used);
-  if (!in_effect.empty()) notes_.push_back("MPI-IO hints in effect on " + path + ":" + in_effect);
+  // One note per distinct set, not per file: results list notes once per case.
+  if (!in_effect.empty()) add_note("MPI-IO hints in effect:" + in_effect);
   if (!ignored.empty()) {
-    notes_.push_back("MPI-IO hints not reported back by MPI_File_get_info of " + path +
-                     " (this MPI-IO implementation may ignore them):" + ignored);
+    add_note("MPI-IO hints not reported back by MPI_File_get_info (this MPI-IO implementation may ignore them):" +
+             ignored);
   }
 }
 

@@ -63,7 +63,8 @@ class MpiioBackend final : public Backend {
  private:
   class Files;
 
-  void note_hints(MPI_File file, const std::string& path);
+  void note_hints(MPI_File file);
+  void add_note(const std::string& note);  // once per distinct text
 
   IoSettings settings_;
   MpiioOptions options_;
