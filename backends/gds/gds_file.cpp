@@ -68,20 +68,7 @@ GdsFile open_gds_file(const CufileApi& api, const std::string& path, int flags) 
 
 void reserve(const GdsFile& file, const std::string& path, std::uint64_t offset,
              std::uint64_t end) {
-  if (end <= offset) return;
-  const std::uint64_t size = end - offset;
-  int result = 0;
-  do {
-    result = ::fallocate(file.fd(), 0, static_cast<off_t>(offset), static_cast<off_t>(size));
-  } while (result != 0 && errno == EINTR);
-  if (result == 0) return;
-  const int error = errno;
-  if (error == EOPNOTSUPP) {
-    throw IoError("gds: fallocate " + path + " (" + std::to_string(size) +
-                  " bytes): " + std::strerror(error) +
-                  " — the file system cannot reserve space; set `fallocate = false`");
-  }
-  throw IoError("gds", "fallocate", path, error, offset, size);
+  posix::reserve(file.file_, path, offset, end, "gds");
 }
 
 }  // namespace ckpt::backends::gds

@@ -33,6 +33,7 @@ class GdsFile {
 
  private:
   friend GdsFile open_gds_file(const CufileApi& api, const std::string& path, int flags);
+  friend void reserve(const GdsFile& file, const std::string& path, std::uint64_t offset, std::uint64_t end);
 
   posix::PosixFile file_;
   const CufileApi* api_ = nullptr;

@@ -1,5 +1,7 @@
 #include "backends/mpi_common/hint_catalog.hpp"
 
+#include "backends/closest_word.hpp"
+
 #include <algorithm>
 #include <charconv>
 #include <climits>
@@ -63,21 +65,6 @@ const std::vector<HintSpec> kHints = {
     {"striping_unit", positive_integer, "stripe size of a new file in bytes"},
 };
 
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  std::iota(row.begin(), row.end(), std::size_t{0});
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t above = row[j];
-      row[j] = std::min({above + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
-
 std::optional<long long> parse_integer(std::string_view value) {
   long long number = 0;
   const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), number);
@@ -100,16 +87,9 @@ std::optional<HintSpec> find_hint(std::string_view name) {
 }
 
 std::optional<std::string> closest_hint(std::string_view name) {
-  std::size_t best_distance = std::max<std::size_t>(2, name.size() / 3) + 1;
-  std::optional<std::string> best;
-  for (const HintSpec& spec : kHints) {
-    const std::size_t distance = edit_distance(name, spec.name);
-    if (distance < best_distance) {
-      best_distance = distance;
-      best = std::string(spec.name);
-    }
-  }
-  return best;
+  std::vector<std::string> names;
+  for (const HintSpec& spec : kHints) names.emplace_back(spec.name);
+  return closest_word(name, names);
 }
 
 std::optional<std::string> hint_value_problem(HintKind kind, std::string_view value) {

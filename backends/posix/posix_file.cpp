@@ -42,7 +42,8 @@ PosixFile open_file(const std::string& path, int flags) {
   throw IoError("posix", operation, path, error);
 }
 
-void reserve(const PosixFile& file, const std::string& path, std::uint64_t offset, std::uint64_t end) {
+void reserve(const PosixFile& file, const std::string& path, std::uint64_t offset, std::uint64_t end,
+             std::string_view backend) {
   if (end <= offset) return;
   const std::uint64_t size = end - offset;
   int result = 0;
@@ -53,11 +54,11 @@ void reserve(const PosixFile& file, const std::string& path, std::uint64_t offse
 
   const int error = errno;
   if (error == EOPNOTSUPP) {
-    throw IoError("posix: fallocate " + path + " (" + std::to_string(size) +
+    throw IoError(std::string(backend) + ": fallocate " + path + " (" + std::to_string(size) +
                   " bytes): " + std::strerror(error) +
                   " — the file system cannot reserve space; set `fallocate = false`");
   }
-  throw IoError("posix", "fallocate", path, error, offset, size);
+  throw IoError(backend, "fallocate", path, error, offset, size);
 }
 
 }  // namespace ckpt::backends::posix
