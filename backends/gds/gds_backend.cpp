@@ -228,14 +228,7 @@ void GdsBackend::transfer(OpenFiles& open_files, const IoPlan& plan, MemoryView 
 
 void GdsBackend::sync(OpenFiles& open_files, Direction direction) {
   if (direction != Direction::write || settings_.sync == SyncPolicy::none) return;
-  const bool data_only = settings_.sync == SyncPolicy::fdatasync;
-  for (Files::Entry& entry : static_cast<Files&>(open_files).entries) {
-    int result = 0;
-    do {
-      result = data_only ? ::fdatasync(entry.file.fd()) : ::fsync(entry.file.fd());
-    } while (result != 0 && errno == EINTR);
-    if (result != 0) throw IoError("gds", data_only ? "fdatasync" : "fsync", entry.path, errno);
-  }
+  posix::sync_all("gds", static_cast<Files&>(open_files).entries, settings_.sync);
 }
 
 void GdsBackend::close(OpenFiles& open_files) {

@@ -108,14 +108,7 @@ void PosixBackend::transfer(OpenFiles& open_files, const IoPlan& plan, MemoryVie
 
 void PosixBackend::sync(OpenFiles& open_files, Direction direction) {
   if (direction != Direction::write || settings_.sync == SyncPolicy::none) return;
-  const bool data_only = settings_.sync == SyncPolicy::fdatasync;
-  for (Files::Entry& entry : static_cast<Files&>(open_files).entries) {
-    int result = 0;
-    do {
-      result = data_only ? ::fdatasync(entry.file.fd()) : ::fsync(entry.file.fd());
-    } while (result != 0 && errno == EINTR);
-    if (result != 0) throw IoError("posix", data_only ? "fdatasync" : "fsync", entry.path, errno);
-  }
+  sync_all("posix", static_cast<Files&>(open_files).entries, settings_.sync);
 }
 
 void PosixBackend::close(OpenFiles& open_files) {

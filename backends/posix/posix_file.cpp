@@ -61,4 +61,14 @@ void reserve(const PosixFile& file, const std::string& path, std::uint64_t offse
   throw IoError(backend, "fallocate", path, error, offset, size);
 }
 
+void sync_descriptor(int fd, std::string_view backend, const std::string& path, SyncPolicy policy) {
+  if (policy == SyncPolicy::none) return;
+  const bool data_only = policy == SyncPolicy::fdatasync;
+  int result = 0;
+  do {
+    result = data_only ? ::fdatasync(fd) : ::fsync(fd);
+  } while (result != 0 && errno == EINTR);
+  if (result != 0) throw IoError(backend, data_only ? "fdatasync" : "fsync", path, errno);
+}
+
 }  // namespace ckpt::backends::posix

@@ -63,4 +63,13 @@ void close_all(std::string_view backend, std::vector<Entry>& entries) {
   if (failed != nullptr) throw IoError(backend, "close", failed->path, failed_errno);
 }
 
+// fsync or fdatasync of every entry's descriptor (members `path` and `file` with fd()), as
+// `policy` says; nothing for SyncPolicy::none. Throws IoError for the first failure.
+void sync_descriptor(int fd, std::string_view backend, const std::string& path, SyncPolicy policy);
+
+template <typename Entry>
+void sync_all(std::string_view backend, std::vector<Entry>& entries, SyncPolicy policy) {
+  for (Entry& entry : entries) sync_descriptor(entry.file.fd(), backend, entry.path, policy);
+}
+
 }  // namespace ckpt::backends::posix
