@@ -127,6 +127,9 @@ Entry hdf5_entry() {
       {"collective", "true", "shared files: collective transfers (H5FD_MPIO_COLLECTIVE); false: independent"},
       {"layout", "contiguous",
        "contiguous, or chunked: a chunk is a piece's slice shape, outer dimensions reduced below 2 GiB"},
+      {"shapes", "scaled",
+       "with model.scale > 1: scaled, datasets with the leading dimension divided by the scale where exact "
+       "(dense files); global: the global shapes, filled in part (sparse files)"},
       {"alignment", "0", "H5Pset_alignment: align file objects to this many bytes; 0: HDF5's default (none)"},
       {"alignment_threshold", "65536", "with alignment: only objects of at least this many bytes are aligned"},
       {"collective_metadata", "true",

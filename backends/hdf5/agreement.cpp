@@ -41,6 +41,18 @@ FileContents agree(MPI_Comm comm, const FileContents& mine, const std::string& p
   return merge(path, each);
 }
 
+void agree_on_calls(MPI_Comm comm, FileContents& contents, const std::string& path) {
+  std::vector<unsigned long long> calls;
+  calls.reserve(contents.datasets.size());
+  for (const DatasetDef& def : contents.datasets) calls.push_back(def.calls);
+  if (calls.size() > static_cast<std::size_t>(INT_MAX))
+    throw IoError("hdf5: " + path + ": more than INT_MAX datasets");
+  mpi::check_mpi(MPI_Allreduce(MPI_IN_PLACE, calls.data(), static_cast<int>(calls.size()),
+                               MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm),
+                 "hdf5", "MPI_Allreduce of transfer call counts for", path);
+  for (std::size_t i = 0; i < calls.size(); ++i) contents.datasets[i].calls = calls[i];
+}
+
 bool broadcast_flag(MPI_Comm comm, bool value, const std::string& path) {
   int flag = value ? 1 : 0;
   mpi::check_mpi(MPI_Bcast(&flag, 1, MPI_INT, 0, comm), "hdf5",

@@ -13,6 +13,10 @@ namespace ckpt::backends::hdf5 {
 // processes disagree (every process throws alike).
 FileContents agree(MPI_Comm comm, const FileContents& mine, const std::string& path);
 
+// Sets every dataset's `calls` to the largest of any process of `comm` (MPI_Allreduce). The
+// processes hold the same datasets in the same order. Collective over `comm`.
+void agree_on_calls(MPI_Comm comm, FileContents& contents, const std::string& path);
+
 // Process 0's `value`, on every process of `comm`. Collective over `comm`.
 bool broadcast_flag(MPI_Comm comm, bool value, const std::string& path);
 

@@ -79,6 +79,7 @@ std::string fold(DatasetDef& into, const DatasetDef& next) {
   for (std::size_t d = 0; d < into.slice.size(); ++d)
     into.slice[d] = std::max(into.slice[d], next.slice[d]);
   into.needed = std::max(into.needed, next.needed);
+  into.shrink = std::min(into.shrink, next.shrink);
   return "";
 }
 
@@ -248,6 +249,7 @@ std::string serialise(const FileContents& contents) {
     out.number(def.calls);
     out.number(def.raw_bytes ? 1 : 0);
     out.number(def.needed);
+    out.number(def.shrink);
   }
   out.number(contents.attributes.size());
   for (const auto& [key, value] : contents.attributes) {
@@ -271,6 +273,7 @@ FileContents deserialise(const std::string& bytes, const std::string& path) {
     def.calls = in.number();
     def.raw_bytes = in.number() != 0;
     def.needed = in.number();
+    def.shrink = in.number();
   }
   for (std::uint64_t n = in.number(); n > 0; --n) {
     std::string key = in.text();

@@ -31,6 +31,9 @@ struct DatasetDef {
   // existing dataset need only reach `needed` (the end of the pieces).
   bool raw_bytes = false;
   std::uint64_t needed = 0;
+  // The leading dimension's divisor for a scaled-down checkpoint (scaled_shapes.hpp): 1 keeps the
+  // global shape; processes agree on the smallest.
+  std::uint64_t shrink = 1;
 
   bool operator==(const DatasetDef&) const = default;
 };

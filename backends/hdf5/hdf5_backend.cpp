@@ -12,6 +12,7 @@
 #include "backends/hdf5/hdf5_error.hpp"
 #include "backends/hdf5/hdf5_file.hpp"
 #include "backends/hdf5/piece_transfer.hpp"
+#include "backends/hdf5/scaled_shapes.hpp"
 #include "backends/mpi_common/file_comms.hpp"
 
 namespace ckpt::backends::hdf5 {
@@ -72,12 +73,15 @@ std::vector<FileEntry> entries_of(const IoPlan& plan) {
 }
 
 // The first problem with the pieces, or none; `memory_size` bounds their memory ranges.
+// With `scale` > 0 builds each entry's contents (scale: of the plan, or 1 for global shapes).
 std::optional<std::string> problem_with(std::vector<FileEntry>& entries, const IoPlan& plan,
-                                        std::uint64_t memory_size, bool build_contents) {
+                                        std::uint64_t memory_size, std::uint64_t scale) {
   try {
     for (FileEntry& entry : entries) {
       check_pieces(entry.path, entry.pieces, memory_size);
-      if (build_contents) entry.contents = contents_of(entry.path, entry.pieces, plan.attributes);
+      if (scale == 0) continue;
+      entry.contents = contents_of(entry.path, entry.pieces, plan.attributes);
+      mark_shrinkable(entry.contents, entry.pieces, scale);
     }
   } catch (const std::invalid_argument& e) {
     return e.what();
@@ -139,13 +143,15 @@ std::unique_ptr<Backend::OpenFiles> Hdf5Backend::open(const IoPlan& plan, Direct
   files->entries = entries_of(plan);
   files->any_shared = std::any_of(files->entries.begin(), files->entries.end(),
                                   [](const FileEntry& entry) { return entry.shared; });
+  const std::uint64_t scale = options_.shapes == Shapes::scaled ? scale_of(plan.attributes) : 1;
   const auto problem =
-      problem_with(files->entries, plan, std::numeric_limits<std::uint64_t>::max(), true);
+      problem_with(files->entries, plan, std::numeric_limits<std::uint64_t>::max(), scale);
   agree_on_problems(group_.get(), problem, files->any_shared);
   files->comms.emplace(group_.get(), plan, "hdf5");
   for (FileEntry& entry : files->entries) {
     const MPI_Comm comm = entry.shared ? files->comms->of(entry.plan_index) : MPI_COMM_NULL;
     FileContents contents = entry.shared ? agree(comm, entry.contents, entry.path) : entry.contents;
+    if (shrink(contents, entry.pieces) && entry.shared) agree_on_calls(comm, contents, entry.path);
     finish(contents, options_.layout);
     const FileAccess access{comm, hints_.get(), options_};
     files->open.push_back(direction == Direction::write
@@ -159,7 +165,7 @@ void Hdf5Backend::transfer(OpenFiles& open_files, const IoPlan& plan, MemoryView
                            Direction direction) {
   const QuietErrors quiet;
   auto& files = static_cast<Files&>(open_files);
-  const auto problem = problem_with(files.entries, plan, memory.size, false);
+  const auto problem = problem_with(files.entries, plan, memory.size, 0);
   if (files.any_shared) {
     agree_on_problems(group_.get(), problem, files.any_shared);
   } else if (problem) {

@@ -112,6 +112,8 @@ DatasetId create_dataset(hid_t file, const DatasetDef& def, hid_t type, const Wh
                                      creation.get(), H5P_DEFAULT),
                           where));
   write_string_attribute(dataset.get(), "dtype", def.dtype, where);
+  // A scaled-down checkpoint's dataset: the global leading dimension is this one times `scale`.
+  if (def.shrink > 1) write_string_attribute(dataset.get(), "scale", std::to_string(def.shrink), where);
   return dataset;
 }
 
@@ -134,9 +136,15 @@ void check_existing(hid_t dataset, const DatasetDef& def, hid_t type, const Wher
   const bool fits =
       def.raw_bytes ? dims.size() == 1 && dims[0] >= def.needed : dims == dims_of(def.shape);
   if (!fits) {
+    const std::string hint =
+        def.raw_bytes || dims.empty() || def.shape.empty() || dims[0] == def.shape[0]
+            ? ""
+            : " (model.scale divides leading dimensions when backend.hdf5.shapes = \"scaled\": "
+              "read with the shapes setting the file was written with)";
     fail(where, "its shape is " + shape_text(dims) + ", the plan needs " +
                     (def.raw_bytes ? "[at least " + std::to_string(def.needed) + "]"
-                                   : shape_text(dims_of(def.shape))));
+                                   : shape_text(dims_of(def.shape))) +
+                    hint);
   }
 }
 

@@ -46,6 +46,14 @@ Hdf5Options Hdf5Options::parse(const BackendOptions& options) {
       } else {
         bad_value(key, value, "contiguous or chunked");
       }
+    } else if (key == "shapes") {
+      if (value == "scaled") {
+        parsed.shapes = Shapes::scaled;
+      } else if (value == "global") {
+        parsed.shapes = Shapes::global;
+      } else {
+        bad_value(key, value, "scaled or global");
+      }
     } else if (key == "alignment") {
       parsed.alignment = parse_bytes(key, value);
     } else if (key == "alignment_threshold") {

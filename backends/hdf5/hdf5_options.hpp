@@ -8,6 +8,8 @@
 namespace ckpt::backends::hdf5 {
 
 enum class Layout { contiguous, chunked };
+// Dataset shapes of a scaled-down checkpoint (model.scale > 1): see scaled_shapes.hpp.
+enum class Shapes { scaled, global };
 
 // The values of [backend.hdf5], parsed and checked once at construction. `hints.*` are MPI
 // info hints, handled by mpi::InfoHints.
@@ -17,6 +19,7 @@ struct Hdf5Options {
   std::uint64_t alignment = 0;                // H5Pset_alignment; 0: HDF5's default (none)
   std::uint64_t alignment_threshold = 65536;  // only objects at least this big are aligned
   bool collective_metadata = true;  // collective metadata reads and writes in shared files
+  Shapes shapes = Shapes::scaled;
 
   // Throws std::invalid_argument naming `backend.hdf5.<key>` for a value it cannot parse.
   static Hdf5Options parse(const BackendOptions& options);

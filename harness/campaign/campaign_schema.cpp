@@ -113,6 +113,7 @@ std::vector<KeySpec> build_keys() {
                     .fallback = nlohmann::json::object()}),
       bool_key("backend.hdf5", "collective", true),
       choice_key("backend.hdf5", "layout", "contiguous", {"contiguous", "chunked"}),
+      choice_key("backend.hdf5", "shapes", "scaled", {"scaled", "global"}),
       size_key("backend.hdf5", "alignment", 0),
       size_key("backend.hdf5", "alignment_threshold", 0),
       bool_key("backend.hdf5", "collective_metadata", true),

@@ -180,8 +180,12 @@ std::string checkpoint_hash(const Case& c) {
   if (c.config.contains("data")) {
     identity["data"] = {{"pattern", c.config["data"].value("pattern", "")}, {"seed", c.config["data"].value("seed", 0)}};
   }
-  // hdf5 stores datasets, the other backends raw bytes at the plan's offsets.
-  identity["format"] = c.backend == "hdf5" ? "hdf5" : "raw";
+  // hdf5 stores datasets, the other backends raw bytes at the plan's offsets; a scaled-down hdf5
+  // checkpoint has the datasets' leading dimensions divided by the scale unless shapes = "global".
+  identity["format"] = c.backend != "hdf5" ? "raw"
+                       : c.scale > 1 && c.config.value(nlohmann::json::json_pointer("/backend/hdf5/shapes"), "scaled") == "global"
+                           ? "hdf5-global-shapes"
+                           : "hdf5";
   if (c.config.contains("backend")) {
     identity["direct"] = c.config["backend"].value("direct", false);
     identity["direct_alignment"] = c.config["backend"].value("direct_alignment", 0);

@@ -118,20 +118,48 @@ name = "hdf5"
   ASSERT_EQ(one.exit_code, 0) << one.describe();
   expect_all_verified(dir_ / "one", 1, bytes_, 1);
 
-  // The file is HDF5 with the tensors' global shapes, whatever the scale and the writers.
-  const fs::path checkpoint = read_results(dir_ / "one").at(0).at("checkpoint_dir").get<std::string>();
-  std::vector<std::string> files;
-  for (const auto& entry : fs::recursive_directory_iterator(checkpoint)) {
-    if (entry.is_regular_file() && entry.path().extension() != ".json") files.push_back(entry.path());
-  }
-  ASSERT_EQ(files.size(), 1u);
-  const Outcome listing = run_process({"h5ls", "-r", files[0]});
+  // The file is HDF5. Scaled 2048x down, a dataset's leading dimension is divided by 2048 where
+  // every piece moves exactly (linear_fc1: TP 2 slices of 14336 rows -> 7 rows each; the
+  // replicated final_layernorm [4096] -> [2]); the others keep the global shape (the embedding's
+  // TP slices of 64128 rows do not divide by 2048). Whatever the writers' process count.
+  const auto listing_of = [&](const fs::path& results_dir) {
+    const fs::path checkpoint = read_results(results_dir).at(0).at("checkpoint_dir").get<std::string>();
+    std::vector<std::string> files;
+    for (const auto& entry : fs::recursive_directory_iterator(checkpoint)) {
+      if (entry.is_regular_file() && entry.path().extension() != ".json") files.push_back(entry.path());
+    }
+    EXPECT_EQ(files.size(), 1u);
+    return run_process({"h5ls", "-r", files.at(0)});
+  };
+  const Outcome listing = listing_of(dir_ / "one");
   if (listing.exit_code == 127) GTEST_SKIP() << "h5ls is not installed (hdf5-tools)";
   ASSERT_EQ(listing.exit_code, 0) << listing.describe();
   EXPECT_TRUE(contains(listing.out, "/weight/embedding.word_embeddings.weight Dataset {128256, 4096}")) << listing.out;
-  EXPECT_TRUE(contains(listing.out, "/exp_avg/optimizer.state.exp_avg.decoder.layers.0.mlp.linear_fc1.weight Dataset {28672, 4096}"))
+  EXPECT_TRUE(contains(listing.out, "/exp_avg/optimizer.state.exp_avg.decoder.layers.0.mlp.linear_fc1.weight Dataset {14, 4096}"))
       << listing.out;
-  EXPECT_TRUE(contains(listing.out, "/master/optimizer.state.fp32_param.decoder.final_layernorm.weight Dataset {4096}")) << listing.out;
+  EXPECT_TRUE(contains(listing.out, "/master/optimizer.state.fp32_param.decoder.final_layernorm.weight Dataset {2}")) << listing.out;
+
+  // shapes = "global": every dataset has the tensor's global shape, filled in part.
+  const Outcome global = run(4, campaign, dir_ / "global",
+                             {"--phase", "checkpoint", "--set", "backend.hdf5.shapes=global", "--set",
+                              "campaign.target=" + (dir_ / "global-target").string()});
+  ASSERT_EQ(global.exit_code, 0) << global.describe();
+  const Outcome global_restored = run(2, campaign, dir_ / "global-restored",
+                                      {"--phase", "restore", "--set", "backend.hdf5.shapes=global", "--set",
+                                       "campaign.target=" + (dir_ / "global-target").string()});
+  ASSERT_EQ(global_restored.exit_code, 0) << global_restored.describe();
+  expect_all_verified(dir_ / "global-restored", 1, bytes_, 2);
+  const Outcome global_listing = listing_of(dir_ / "global");
+  ASSERT_EQ(global_listing.exit_code, 0) << global_listing.describe();
+  EXPECT_TRUE(contains(global_listing.out, "/exp_avg/optimizer.state.exp_avg.decoder.layers.0.mlp.linear_fc1.weight Dataset {28672, 4096}"))
+      << global_listing.out;
+  EXPECT_TRUE(contains(global_listing.out, "/master/optimizer.state.fp32_param.decoder.final_layernorm.weight Dataset {4096}"))
+      << global_listing.out;
+
+  // A restore with the other shapes setting is another checkpoint format: refused up front.
+  const Outcome other_shapes = run(0, campaign, dir_ / "other-shapes", {"--phase", "restore", "--set", "backend.hdf5.shapes=global"});
+  EXPECT_EQ(other_shapes.exit_code, 2) << other_shapes.describe();
+  EXPECT_TRUE(contains(other_shapes.err, "different")) << other_shapes.err;
 
   // Raw-byte backends cannot read it: restore refuses instead of reporting garbage.
   const Outcome raw = run(0, campaign, dir_ / "raw", {"--phase", "restore", "--set", "backend.name=posix"});

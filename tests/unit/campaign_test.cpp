@@ -132,7 +132,7 @@ TEST(Campaign, ConfigHoldsEveryKeyAsTheUserSeesIt) {
     "backend": {"name": "posix", "direct": false, "sync": "fsync", "fallocate": false,
                 "threads": 1, "queue_depth": 1, "sqpoll": false, "direct_alignment": 4096,
                 "mpiio": {"collective": false, "hints": {}},
-                "hdf5": {"collective": true, "layout": "contiguous", "alignment": 0,
+                "hdf5": {"collective": true, "layout": "contiguous", "shapes": "scaled", "alignment": 0,
                          "alignment_threshold": 0, "collective_metadata": true, "hints": {}},
                 "gds": {"library": "libcufile.so.0", "register_buffers": true, "batch": false}},
     "data": {"pattern": "random", "seed": 1, "verify": true},
@@ -159,7 +159,7 @@ alignment = "1 MiB"
   EXPECT_EQ(campaign.cases[0].backend_options, mpiio);
   const backends::BackendOptions hdf5{{"collective", "true"},          {"layout", "chunked"},
                                       {"alignment", "1048576"},        {"alignment_threshold", "0"},
-                                      {"collective_metadata", "true"}};
+                                      {"collective_metadata", "true"}, {"shapes", "scaled"}};
   EXPECT_EQ(campaign.cases[1].backend_options, hdf5);
   EXPECT_TRUE(campaign.cases[2].backend_options.empty());
   EXPECT_EQ(campaign.cases[0].config["backend"]["mpiio"]["hints"],
