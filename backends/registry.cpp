@@ -125,6 +125,9 @@ Entry hdf5_entry() {
 #endif
   entry.info.options = {
       {"collective", "true", "shared files: collective transfers (H5FD_MPIO_COLLECTIVE); false: independent"},
+      {"collective_opt", "collective_io",
+       "with collective: collective_io (two-phase MPI-IO) or individual_io (each process's own MPI-IO inside the "
+       "collective calls: H5Pset_dxpl_mpio_collective_opt)"},
       {"layout", "contiguous",
        "contiguous, or chunked: a chunk is a piece's slice shape, outer dimensions reduced below 2 GiB"},
       {"shapes", "scaled",

@@ -32,14 +32,14 @@ def run_case(args, backend, mapping, rep, work):
     if args.np > 0:
         cmd = ["mpirun", "--allow-run-as-root", "--oversubscribe", "--mca", "mpi_yield_when_idle", "1",
                "--mca", "btl_vader_single_copy_mechanism", "none", "-np", str(args.np)]
-        if args.mpi_io != "default":
-            cmd += ["--mca", "io", args.mpi_io]
     cmd += [args.ckptbench, "run", args.campaign, "--output", out,
             "--set", f"backend.name={backend}", "--set", f"strategy.mapping={mapping}",
             "--set", f"model.scale={args.scale}", "--set", f"campaign.iterations={args.iterations}",
-            "--set", f"campaign.target={os.path.join(work, 'target')}",
+            "--set", f"campaign.target={os.path.join(work, 'target')}", "--set", f"campaign.mpi_io={args.mpi_io}",
             "--set", f"backend.mpiio.collective={'false' if mapping == 'file_per_rank' else args.collective}",
             "--set", f"backend.hdf5.collective={args.collective}"]
+    for override in args.set:
+        cmd += ["--set", override]
     done = subprocess.run(cmd, capture_output=True, text=True)
     if done.returncode != 0:
         sys.exit(f"storage_compare: {backend} {mapping} failed ({done.returncode}):\n{done.stderr[-2000:]}")
@@ -54,10 +54,13 @@ def main():
     p.add_argument("--reps", type=int, default=3)
     p.add_argument("--scale", type=int, default=64, help="model.scale (64: 1.3 GiB per checkpoint)")
     p.add_argument("--iterations", type=int, default=3)
-    p.add_argument("--mpi-io", default="default",
-                   help="Open MPI's MPI-IO component for both mpiio and hdf5: romio321, ompio or default")
+    p.add_argument("--mpi-io", default="default", choices=["default", "romio", "ompio"],
+                   help="campaign.mpi_io for both mpiio and hdf5: Open MPI's ROMIO or OMPIO, or the library default")
     p.add_argument("--collective", choices=["true", "false"], default="true",
                    help="transfer mode of the shared-file cases (mpiio and hdf5 alike)")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="one more campaign override for every case (repeatable), e.g. "
+                        "backend.hdf5.collective_opt=individual_io")
     p.add_argument("--campaign", default=os.path.join(REPO, "configs", "storage-compare.toml"))
     p.add_argument("--ckptbench", default=os.path.join(REPO, "build", "bin", "ckptbench"))
     p.add_argument("--dir", default=os.path.join(REPO, "build"), help="scratch parent directory")
@@ -83,7 +86,8 @@ def main():
     first = samples[CASES[0]][0]
     print(f"\n{first['model']} node share: {first['modeled_ranks']} ranks, "
           f"{first['bytes_per_checkpoint'] / 2**30:.2f} GiB per checkpoint, {first['ranks']} processes, "
-          f"{args.reps} reps x {args.iterations} iterations, shared files collective={args.collective}, MPI-IO {args.mpi_io}; medians")
+          f"{args.reps} reps x {args.iterations} iterations, shared files collective={args.collective}, MPI-IO {args.mpi_io}"
+          f"{''.join(' --set ' + o for o in args.set)}; medians")
     print(f"{'backend':8} {'mapping':14} {'write GiB/s':>11} {'read GiB/s':>10} {'open s':>8} {'transfer s':>10} "
           f"{'close s':>8}")
     for case in CASES:

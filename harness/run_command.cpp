@@ -9,6 +9,7 @@
 #include "backends/registry.hpp"
 #include "harness/campaign/campaign.hpp"
 #include "harness/comm/comm.hpp"
+#include "harness/comm/mpi_io_choice.hpp"
 #include "harness/config_error.hpp"
 #include "harness/memory/memory_spaces.hpp"
 #include "harness/plan/checkpoint_plan.hpp"
@@ -109,29 +110,41 @@ void check_memory_spaces_available(const Campaign& campaign, const MemorySpaces&
   throw SetupError(comm.broadcast(first));
 }
 
-// Whether a run outside mpirun must start MPI anyway: a case uses a backend that needs it
-// (mpiio, hdf5). A campaign that does not load is reported by run_cases.
-bool campaign_needs_mpi(const RunOptions& o) {
-  if (o.dry_run || launched_by_mpi()) return false;
+// What must be settled before MPI starts, from the campaign: whether a run outside mpirun must
+// start MPI anyway (a case uses a backend that needs it: mpiio, hdf5), and the MPI-IO
+// implementation to ask for (campaign.mpi_io). A campaign that does not load is reported by
+// run_cases, after MPI started.
+struct BeforeMpi {
+  bool need_mpi = false;
+  MpiIoChoice mpi_io = MpiIoChoice::library_default;
+};
+
+BeforeMpi before_mpi(const RunOptions& o) {
+  BeforeMpi settings;
+  if (o.dry_run) return settings;
   std::set<std::string> needing;
   for (const backends::BackendInfo& info : backends::list_backends()) {
     if (info.needs_mpi && info.available) needing.insert(info.name);
   }
   try {
     const Campaign campaign = load_campaign(o.campaign, o.overrides);
-    return std::any_of(campaign.cases.begin(), campaign.cases.end(),
-                       [&](const Case& c) { return needing.contains(c.backend); });
+    settings.need_mpi = !launched_by_mpi() && std::any_of(campaign.cases.begin(), campaign.cases.end(),
+                                                          [&](const Case& c) { return needing.contains(c.backend); });
+    if (!campaign.cases.empty()) settings.mpi_io = campaign.cases.front().mpi_io;
   } catch (const std::exception&) {
-    return false;
   }
+  return settings;
 }
 
 }  // namespace
 
 int run_campaign(const RunOptions& o, std::ostream& out, std::ostream& err) {
-  const std::unique_ptr<Comm> owned = make_comm(campaign_needs_mpi(o));
+  const BeforeMpi settings = before_mpi(o);
+  const std::optional<std::string> mpi_io_problem = request_mpi_io(settings.mpi_io);
+  const std::unique_ptr<Comm> owned = make_comm(settings.need_mpi);
   Comm& comm = *owned;
   try {
+    if (mpi_io_problem) throw SetupError(o.campaign + ": " + *mpi_io_problem);
     return run_cases(o, comm, out, err);
   } catch (const ConfigError& e) {
     if (comm.rank() == 0) err << "ckptbench: error: " << e.what() << '\n';

@@ -171,7 +171,7 @@ void Hdf5Backend::transfer(OpenFiles& open_files, const IoPlan& plan, MemoryView
   } else if (problem) {
     throw std::invalid_argument(*problem);
   }
-  const TransferMode mode{direction == Direction::write, options_.collective};
+  const TransferMode mode{direction == Direction::write, options_.collective, options_.individual_io};
   for (std::size_t i = 0; i < files.open.size(); ++i) {
     move_pieces(files.open[i], files.entries[i].pieces, memory, mode, notes_);
   }

@@ -46,6 +46,14 @@ Hdf5Options Hdf5Options::parse(const BackendOptions& options) {
       } else {
         bad_value(key, value, "contiguous or chunked");
       }
+    } else if (key == "collective_opt") {
+      if (value == "collective_io") {
+        parsed.individual_io = false;
+      } else if (value == "individual_io") {
+        parsed.individual_io = true;
+      } else {
+        bad_value(key, value, "collective_io or individual_io");
+      }
     } else if (key == "shapes") {
       if (value == "scaled") {
         parsed.shapes = Shapes::scaled;

@@ -15,6 +15,7 @@ enum class Shapes { scaled, global };
 // info hints, handled by mpi::InfoHints.
 struct Hdf5Options {
   bool collective = true;  // H5FD_MPIO_COLLECTIVE transfers in shared files
+  bool individual_io = false;  // collective_opt = individual_io: H5FD_MPIO_INDIVIDUAL_IO
   Layout layout = Layout::contiguous;
   std::uint64_t alignment = 0;                // H5Pset_alignment; 0: HDF5's default (none)
   std::uint64_t alignment_threshold = 65536;  // only objects at least this big are aligned

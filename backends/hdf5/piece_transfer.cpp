@@ -125,13 +125,18 @@ class DatasetMover {
   SpaceId file_space_;
 };
 
-PlistId transfer_list_of(const Hdf5File& file, bool collective) {
+PlistId transfer_list_of(const Hdf5File& file, bool collective, bool individual_io) {
   const Where where{"set up the transfer of", file.path()};
   PlistId transfer_list(check(H5Pcreate(H5P_DATASET_XFER), where));
   if (file.parallel()) {
     check(H5Pset_dxpl_mpio(transfer_list.get(),
                            collective ? H5FD_MPIO_COLLECTIVE : H5FD_MPIO_INDEPENDENT),
           where);
+    // Collective calls whose I/O each process makes on its own (no two-phase aggregation): far
+    // fewer collective MPI-IO operations per call, which OMPIO makes costly.
+    if (collective && individual_io) {
+      check(H5Pset_dxpl_mpio_collective_opt(transfer_list.get(), H5FD_MPIO_INDIVIDUAL_IO), where);
+    }
   }
   return transfer_list;
 }
@@ -143,7 +148,7 @@ void move_pieces(const Hdf5File& file, const std::vector<DatasetPiece>& pieces, 
   std::map<std::string, std::vector<const DatasetPiece*>> by_name;
   for (const DatasetPiece& piece : pieces) by_name[piece.name].push_back(&piece);
   const bool collective = mode.collective && file.parallel();
-  const PlistId transfer_list = transfer_list_of(file, collective);
+  const PlistId transfer_list = transfer_list_of(file, collective, mode.individual_io);
   const std::vector<DatasetDef>& datasets = file.contents().datasets;
   for (std::size_t i = 0; i < datasets.size(); ++i) {
     const auto found = by_name.find(datasets[i].name);

@@ -16,6 +16,9 @@ struct TransferMode {
   // order, as many H5Dwrite/H5Dread calls as the process with the most calls for it (empty
   // selections where it has fewer). Otherwise each process makes only its own calls.
   bool collective = false;
+  // With `collective`: each process does its own MPI-IO inside the collective calls
+  // (H5Pset_dxpl_mpio_collective_opt H5FD_MPIO_INDIVIDUAL_IO) instead of two-phase I/O.
+  bool individual_io = false;
 };
 
 // Moves `pieces` (this process's, all of datasets in file.contents()) between `memory` and the

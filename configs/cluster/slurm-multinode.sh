@@ -25,8 +25,8 @@ LAUNCHER=${LAUNCHER:-srun}
 
 # 32 processes = the campaign's 32 modeled ranks; ranks are dealt to processes in blocks, so
 # process p of node n writes rank p, and read_shift makes it read rank p + 8 (the next node's).
-# Open MPI: ROMIO serves HDF5's per-dataset access far better than the default OMPIO.
-export OMPI_MCA_io=${OMPI_MCA_io:-romio321}
+# The campaign asks Open MPI for ROMIO (campaign.mpi_io = "romio"), which serves HDF5's
+# per-dataset access far better than the default OMPIO.
 case "$LAUNCHER" in
   srun)
     # OpenMPI built with PMIx: srun starts the processes directly.

@@ -51,6 +51,7 @@ constexpr std::array kPolicies{CachePolicy::none, CachePolicy::drop, CachePolicy
                                CachePolicy::read_shift};
 constexpr std::array kPhases{PhaseSelection::checkpoint, PhaseSelection::restore,
                              PhaseSelection::both};
+constexpr std::array kMpiIoChoices{MpiIoChoice::library_default, MpiIoChoice::romio, MpiIoChoice::ompio};
 constexpr std::array kSelects{RankSelect::all, RankSelect::list, RankSelect::node};
 constexpr std::array kSyncs{SyncPolicy::none, SyncPolicy::fsync, SyncPolicy::fdatasync};
 constexpr std::array kScopes{StateScope::weights, StateScope::full};
@@ -157,6 +158,7 @@ void fill_campaign(Case& c, const CaseValues& v) {
   c.warmup = static_cast<int>(v.integer("campaign.warmup"));
   c.phase = enum_named(v.text("campaign.phase"), kPhases, phase_name);
   c.memory_budget = static_cast<std::uint64_t>(v.integer("campaign.memory_budget"));
+  c.mpi_io = enum_named(v.text("campaign.mpi_io"), kMpiIoChoices, mpi_io_choice_name);
 }
 
 // O_DIRECT needs file offsets aligned to direct_alignment. A strategy alignment of 0 ("none")

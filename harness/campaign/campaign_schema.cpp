@@ -70,6 +70,7 @@ std::vector<KeySpec> build_keys() {
       int_key("campaign", "warmup", 1, 0, kIntMax),
       fixed(choice_key("campaign", "phase", "both", {"both", "checkpoint", "restore"})),
       fixed(size_key("campaign", "memory_budget", 0)),
+      fixed(choice_key("campaign", "mpi_io", "default", {"default", "romio", "ompio"})),
       required_text("model", "name"),
       int_key("model", "scale", 1, 1),
       // The parallel sizes must be positive here; whether they suit the model is Layout's call.
@@ -112,6 +113,7 @@ std::vector<KeySpec> build_keys() {
       fixed(KeySpec{.table = "backend.mpiio", .key = "hints", .kind = Kind::string_map,
                     .fallback = nlohmann::json::object()}),
       bool_key("backend.hdf5", "collective", true),
+      choice_key("backend.hdf5", "collective_opt", "collective_io", {"collective_io", "individual_io"}),
       choice_key("backend.hdf5", "layout", "contiguous", {"contiguous", "chunked"}),
       choice_key("backend.hdf5", "shapes", "scaled", {"scaled", "global"}),
       size_key("backend.hdf5", "alignment", 0),

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "backends/backend.hpp"
+#include "harness/comm/mpi_io_choice.hpp"
 #include "harness/memory/data_pattern_kind.hpp"
 #include "harness/memory/memory_space.hpp"
 #include "harness/memory/staging.hpp"
@@ -73,6 +74,7 @@ struct Case {
   bool overwrite = false;                            // allow a target holding an older checkpoint
   bool keep = false;                                 // keep the last checkpoint after the case
   std::uint64_t memory_budget = 0;                   // bytes per process; 0: no limit
+  MpiIoChoice mpi_io = MpiIoChoice::library_default;  // set before MPI starts (run_command)
 };
 
 std::string_view mapping_name(Mapping mapping);

@@ -6,6 +6,7 @@
 #include "backends/registry.hpp"
 #include "harness/plan/file_naming.hpp"
 #include "harness/run/case_execution.hpp"
+#include "harness/comm/mpi_io_choice.hpp"
 #include "harness/run/environment.hpp"
 #include "harness/run/manifest.hpp"
 #include "harness/run/target_check.hpp"
@@ -257,6 +258,7 @@ CaseResult CaseExecution::run() {
   result_.verify_seconds = median(verify_s);
   result_.verified = result_.status == "ok" && c_.verify && phase_ != PhaseSelection::checkpoint && !reads.empty() &&
                      backend_->capabilities().stores_data;
+  result_.environment["mpi_io_modules"] = loaded_mpi_io_modules();  // what this case's I/O loaded
   return result_;
 }
 

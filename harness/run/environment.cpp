@@ -58,7 +58,8 @@ nlohmann::json environment_record(const std::filesystem::path& target, const std
           {"build_type", CKPT_BUILD_TYPE},
           {"compiler", fmt::format("g++ {}.{}", __GNUC__, __GNUC_MINOR__)},
           {"comm", comm_kind},
-          // Open MPI's MPI-IO component (mpirun --mca io romio321|ompio): HDF5 runs far better on ROMIO.
+          // Open MPI's MPI-IO selection (campaign.mpi_io, or mpirun --mca io …): HDF5 runs far better
+          // on ROMIO. The case adds mpi_io_modules, the modules its I/O loaded.
           {"mpi_io_component", std::getenv("OMPI_MCA_io") != nullptr ? std::getenv("OMPI_MCA_io") : "default"},
           {"processes", processes},
           {"cores", ::sysconf(_SC_NPROCESSORS_ONLN)},

@@ -62,7 +62,8 @@ TEST_F(Hdf5Errors, BadOptionValuesNameTheirKey) {
   const std::vector<std::pair<std::string, std::string>> bad = {
       {"collective", "yes"},        {"layout", "striped"},
       {"alignment", "1M"},          {"alignment_threshold", "-5"},
-      {"collective_metadata", "1"}, {"hints.romio_cb_write", "sometimes"}};
+      {"collective_metadata", "1"}, {"hints.romio_cb_write", "sometimes"},
+      {"collective_opt", "two_phase"}, {"shapes", "local"}};
   for (const auto& [key, value] : bad) {
     const std::string message = construction_error({{key, value}});
     EXPECT_TRUE(contains(message, "backend.hdf5." + key))
@@ -75,6 +76,8 @@ TEST_F(Hdf5Errors, BadOptionValuesNameTheirKey) {
                                 {"alignment", "1048576"},
                                 {"alignment_threshold", "4096"},
                                 {"collective_metadata", "false"},
+                                {"collective_opt", "individual_io"},
+                                {"shapes", "global"},
                                 {"hints.romio_cb_write", "enable"}}),
             "");
 }

@@ -63,6 +63,7 @@ struct Variant {
   const char* name;
   bool collective;
   const char* layout;
+  const char* collective_opt = "collective_io";
 };
 
 void PrintTo(const Variant& variant, std::ostream* out) {
@@ -73,7 +74,8 @@ class SharedFile : public testing::TestWithParam<Variant> {
  protected:
   BackendOptions options() const {
     return {{"collective", GetParam().collective ? "true" : "false"},
-            {"layout", GetParam().layout}};
+            {"layout", GetParam().layout},
+            {"collective_opt", GetParam().collective_opt}};
   }
   SharedDir dir_;
 };
@@ -123,6 +125,7 @@ TEST_P(SharedFile, OneProcessRestoresEverything) {
 INSTANTIATE_TEST_SUITE_P(Hdf5, SharedFile,
                          testing::Values(Variant{"collective_contiguous", true, "contiguous"},
                                          Variant{"collective_chunked", true, "chunked"},
+                                         Variant{"collective_individual_io", true, "contiguous", "individual_io"},
                                          Variant{"independent_contiguous", false, "contiguous"},
                                          Variant{"independent_chunked", false, "chunked"}),
                          [](const auto& p) { return std::string(p.param.name); });

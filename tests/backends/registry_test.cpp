@@ -70,10 +70,11 @@ TEST(Registry, Hdf5FollowsItsOptionAndListsItsOptions) {
   EXPECT_TRUE(hdf5.needs_mpi);
   std::vector<std::string> keys;
   for (const BackendOption& option : hdf5.options) keys.push_back(option.key);
-  EXPECT_EQ(keys, (std::vector<std::string>{"collective", "layout", "shapes", "alignment", "alignment_threshold",
+  EXPECT_EQ(keys, (std::vector<std::string>{"collective", "collective_opt", "layout", "shapes", "alignment", "alignment_threshold",
                                             "collective_metadata", "hints.*"}));
   EXPECT_EQ(hdf5.options[0].default_value, "true");
-  EXPECT_EQ(hdf5.options[1].default_value, "contiguous");
+  EXPECT_EQ(hdf5.options[1].default_value, "collective_io");
+  EXPECT_EQ(hdf5.options[2].default_value, "contiguous");
   EXPECT_EQ(find("uring").cmake_option, "CKPT_BACKEND_URING");
 }
 

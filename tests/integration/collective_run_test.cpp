@@ -169,3 +169,45 @@ name = "hdf5"
 
 }  // namespace
 }  // namespace ckpt::integration
+
+namespace ckpt::integration {
+namespace {
+
+TEST_F(CollectiveRun, MpiIoChoiceSelectsTheModule) {
+  const fs::path campaign = dir_.write("m.toml", campaign_toml("mpi-io", dir_ / "target", workload(R"(
+[strategy]
+mapping = "shared_file"
+[backend]
+name = "hdf5"
+)")));
+  // Under mpirun and as a singleton, campaign.mpi_io decides which module MPI-IO loads.
+  const Outcome romio = run(2, campaign, dir_ / "romio", {"--set", "campaign.mpi_io=romio"});
+  ASSERT_EQ(romio.exit_code, 0) << romio.describe();
+  expect_all_verified(dir_ / "romio", 1, bytes_, 2);
+  const auto romio_env = read_results(dir_ / "romio").at(0).at("environment");
+  const auto romio_modules = romio_env.at("mpi_io_modules").get<std::vector<std::string>>();
+  if (romio_modules.empty()) GTEST_SKIP() << "no Open MPI io modules in /proc/self/maps (another MPI, or a static build)";
+  ASSERT_EQ(romio_modules.size(), 1u) << romio_env.dump();
+  EXPECT_TRUE(romio_modules[0].starts_with("romio")) << romio_env.dump();
+  EXPECT_EQ(romio_env.at("mpi_io_component"), "^ompio");
+
+  const Outcome ompio = run(0, campaign, dir_ / "ompio", {"--set", "campaign.mpi_io=ompio"});
+  ASSERT_EQ(ompio.exit_code, 0) << ompio.describe();
+  EXPECT_EQ(read_results(dir_ / "ompio").at(0).at("environment").at("mpi_io_modules"),
+            nlohmann::json::array({"ompio"}));
+
+  // Asking for ROMIO while the launcher selects OMPIO: one clear error, nothing written.
+  std::vector<std::string> with_mca = mpirun_args(*mpirun_, 2);
+  with_mca.insert(with_mca.begin() + 1, {"--mca", "io", "ompio"});
+  with_mca.insert(with_mca.end(), {kBinary, "run", campaign.string(), "--output", (dir_ / "clash").string(), "--set",
+                                   "campaign.mpi_io=romio"});
+  const Outcome clash = run_process(with_mca, std::chrono::seconds(120));
+  EXPECT_EQ(clash.exit_code, 2) << clash.describe();
+  EXPECT_TRUE(contains(clash.err, campaign.string() + ": campaign.mpi_io = \"romio\" but the environment selects "
+                                                      "OMPI_MCA_io=ompio (mpirun --mca io ompio)"))
+      << clash.err;
+  EXPECT_FALSE(fs::exists(dir_ / "clash")) << "a results directory was written";
+}
+
+}  // namespace
+}  // namespace ckpt::integration

@@ -120,7 +120,8 @@ TEST(Campaign, ConfigHoldsEveryKeyAsTheUserSeesIt) {
   const json config = parse(kBase).cases.at(0).config;
   const json expected = json::parse(R"({
     "campaign": {"name": "t", "target": "out", "create_target": false, "overwrite": false,
-                 "keep": false, "iterations": 3, "warmup": 1, "phase": "both", "memory_budget": 0},
+                 "keep": false, "iterations": 3, "warmup": 1, "phase": "both", "memory_budget": 0,
+                 "mpi_io": "default"},
     "model": {"name": "llama3-8b", "scale": 1},
     "parallel": {"tp": 1, "pp": 1, "dp": 1, "ep": 1, "zero": 0, "vocab_divisor": 128,
                  "pp_first_stage_layers": 0, "pp_last_stage_layers": 0},
@@ -132,7 +133,8 @@ TEST(Campaign, ConfigHoldsEveryKeyAsTheUserSeesIt) {
     "backend": {"name": "posix", "direct": false, "sync": "fsync", "fallocate": false,
                 "threads": 1, "queue_depth": 1, "sqpoll": false, "direct_alignment": 4096,
                 "mpiio": {"collective": false, "hints": {}},
-                "hdf5": {"collective": true, "layout": "contiguous", "shapes": "scaled", "alignment": 0,
+                "hdf5": {"collective": true, "collective_opt": "collective_io", "layout": "contiguous", "shapes": "scaled",
+                         "alignment": 0,
                          "alignment_threshold": 0, "collective_metadata": true, "hints": {}},
                 "gds": {"library": "libcufile.so.0", "register_buffers": true, "batch": false}},
     "data": {"pattern": "random", "seed": 1, "verify": true},
@@ -159,7 +161,8 @@ alignment = "1 MiB"
   EXPECT_EQ(campaign.cases[0].backend_options, mpiio);
   const backends::BackendOptions hdf5{{"collective", "true"},          {"layout", "chunked"},
                                       {"alignment", "1048576"},        {"alignment_threshold", "0"},
-                                      {"collective_metadata", "true"}, {"shapes", "scaled"}};
+                                      {"collective_metadata", "true"}, {"shapes", "scaled"},
+                                      {"collective_opt", "collective_io"}};
   EXPECT_EQ(campaign.cases[1].backend_options, hdf5);
   EXPECT_TRUE(campaign.cases[2].backend_options.empty());
   EXPECT_EQ(campaign.cases[0].config["backend"]["mpiio"]["hints"],
