@@ -35,9 +35,11 @@ def run_case(args, backend, mapping, rep, work):
     cmd += [args.ckptbench, "run", args.campaign, "--output", out,
             "--set", f"backend.name={backend}", "--set", f"strategy.mapping={mapping}",
             "--set", f"model.scale={args.scale}", "--set", f"campaign.iterations={args.iterations}",
-            "--set", f"campaign.target={os.path.join(work, 'target')}", "--set", f"campaign.mpi_io={args.mpi_io}",
+            "--set", f"campaign.target={os.path.join(work, 'target')}",
             "--set", f"backend.mpiio.collective={'false' if mapping == 'file_per_rank' else args.collective}",
             "--set", f"backend.hdf5.collective={args.collective}"]
+    if args.mpi_io:
+        cmd += ["--set", f"campaign.mpi_io={args.mpi_io}"]
     for override in args.set:
         cmd += ["--set", override]
     done = subprocess.run(cmd, capture_output=True, text=True)
@@ -54,8 +56,9 @@ def main():
     p.add_argument("--reps", type=int, default=3)
     p.add_argument("--scale", type=int, default=64, help="model.scale (64: 1.3 GiB per checkpoint)")
     p.add_argument("--iterations", type=int, default=3)
-    p.add_argument("--mpi-io", default="default", choices=["default", "romio", "ompio"],
-                   help="campaign.mpi_io for both mpiio and hdf5: Open MPI's ROMIO or OMPIO, or the library default")
+    p.add_argument("--mpi-io", choices=["default", "romio", "ompio"],
+                   help="campaign.mpi_io for both mpiio and hdf5: Open MPI's ROMIO or OMPIO, or the library default "
+                        "(without it: the campaign's; storage-compare.toml says romio)")
     p.add_argument("--collective", choices=["true", "false"], default="true",
                    help="transfer mode of the shared-file cases (mpiio and hdf5 alike)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
@@ -86,7 +89,7 @@ def main():
     first = samples[CASES[0]][0]
     print(f"\n{first['model']} node share: {first['modeled_ranks']} ranks, "
           f"{first['bytes_per_checkpoint'] / 2**30:.2f} GiB per checkpoint, {first['ranks']} processes, "
-          f"{args.reps} reps x {args.iterations} iterations, shared files collective={args.collective}, MPI-IO {args.mpi_io}"
+          f"{args.reps} reps x {args.iterations} iterations, shared files collective={args.collective}, MPI-IO {args.mpi_io or 'as the campaign says'}"
           f"{''.join(' --set ' + o for o in args.set)}; medians")
     print(f"{'backend':8} {'mapping':14} {'write GiB/s':>11} {'read GiB/s':>10} {'open s':>8} {'transfer s':>10} "
           f"{'close s':>8}")

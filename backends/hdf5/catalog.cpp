@@ -250,6 +250,8 @@ std::string serialise(const FileContents& contents) {
     out.number(def.raw_bytes ? 1 : 0);
     out.number(def.needed);
     out.number(def.shrink);
+    out.numbers(def.global_shape);
+    out.numbers(def.slice_offset);
   }
   out.number(contents.attributes.size());
   for (const auto& [key, value] : contents.attributes) {
@@ -274,6 +276,8 @@ FileContents deserialise(const std::string& bytes, const std::string& path) {
     def.raw_bytes = in.number() != 0;
     def.needed = in.number();
     def.shrink = in.number();
+    def.global_shape = in.numbers();
+    def.slice_offset = in.numbers();
   }
   for (std::uint64_t n = in.number(); n > 0; --n) {
     std::string key = in.text();

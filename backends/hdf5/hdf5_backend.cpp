@@ -11,6 +11,7 @@
 #include "backends/hdf5/catalog.hpp"
 #include "backends/hdf5/hdf5_error.hpp"
 #include "backends/hdf5/hdf5_file.hpp"
+#include "backends/hdf5/local_shapes.hpp"
 #include "backends/hdf5/piece_transfer.hpp"
 #include "backends/hdf5/scaled_shapes.hpp"
 #include "backends/mpi_common/file_comms.hpp"
@@ -49,6 +50,7 @@ struct FileEntry {
   std::size_t plan_index = 0;  // the first FilePlan naming the path (for its communicator)
   std::vector<DatasetPiece> pieces;
   FileContents contents;
+  std::map<std::string, SliceOrigin> origins;  // serial files: datasets of slice shape
 };
 
 // The plan's files, serial ones first in plan order, then shared ones sorted by path: every
@@ -73,14 +75,17 @@ std::vector<FileEntry> entries_of(const IoPlan& plan) {
 }
 
 // The first problem with the pieces, or none; `memory_size` bounds their memory ranges.
-// With `scale` > 0 builds each entry's contents (scale: of the plan, or 1 for global shapes).
+// With `scale` > 0, once the pieces passed, gives serial files' datasets their slice shapes and
+// builds each entry's contents (scale: of the plan, or 1 for global shapes).
 std::optional<std::string> problem_with(std::vector<FileEntry>& entries, const IoPlan& plan,
                                         std::uint64_t memory_size, std::uint64_t scale) {
   try {
     for (FileEntry& entry : entries) {
       check_pieces(entry.path, entry.pieces, memory_size);
       if (scale == 0) continue;
+      if (!entry.shared) entry.origins = localize(entry.pieces);
       entry.contents = contents_of(entry.path, entry.pieces, plan.attributes);
+      record_origins(entry.contents, entry.origins);
       mark_shrinkable(entry.contents, entry.pieces, scale);
     }
   } catch (const std::invalid_argument& e) {

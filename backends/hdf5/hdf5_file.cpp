@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <optional>
 #include <utility>
 
 #include "backends/hdf5/agreement.hpp"
@@ -79,6 +80,22 @@ void write_string_attribute(hid_t location, const std::string& name, const std::
   check(H5Awrite(attribute.get(), type.get(), &text), where);
 }
 
+// The variable-length string attribute `name` of `location`, or nothing when it has none.
+std::optional<std::string> read_string_attribute(hid_t location, const std::string& name, const Where& where) {
+  const htri_t exists = H5Aexists(location, name.c_str());
+  if (exists < 0) fail(where);
+  if (exists == 0) return std::nullopt;
+  const AttributeId attribute(check(H5Aopen(location, name.c_str(), H5P_DEFAULT), where));
+  TypeId type(check(H5Tcopy(H5T_C_S1), where));
+  check(H5Tset_size(type.get(), H5T_VARIABLE), where);
+  check(H5Tset_cset(type.get(), H5T_CSET_UTF8), where);
+  char* text = nullptr;
+  check(H5Aread(attribute.get(), type.get(), &text), where);
+  std::string value = text != nullptr ? text : "";
+  H5free_memory(text);
+  return value;
+}
+
 // Whether the link `name` exists, checking each group on the way (H5Lexists fails, rather than
 // answering false, when an intermediate group is missing).
 bool link_exists(hid_t file, const std::string& name, const Where& where) {
@@ -114,6 +131,11 @@ DatasetId create_dataset(hid_t file, const DatasetDef& def, hid_t type, const Wh
   write_string_attribute(dataset.get(), "dtype", def.dtype, where);
   // A scaled-down checkpoint's dataset: the global leading dimension is this one times `scale`.
   if (def.shrink > 1) write_string_attribute(dataset.get(), "scale", std::to_string(def.shrink), where);
+  // A slice of the tensor (serial files): its global shape and where the slice starts.
+  if (!def.global_shape.empty()) {
+    write_string_attribute(dataset.get(), "global_shape", shape_text(dims_of(def.global_shape)), where);
+    write_string_attribute(dataset.get(), "slice_offset", shape_text(dims_of(def.slice_offset)), where);
+  }
   return dataset;
 }
 
@@ -135,6 +157,14 @@ void check_existing(hid_t dataset, const DatasetDef& def, hid_t type, const Wher
   if (rank > 0 && H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr) < 0) fail(where);
   const bool fits =
       def.raw_bytes ? dims.size() == 1 && dims[0] >= def.needed : dims == dims_of(def.shape);
+  // A slice-shaped dataset (serial files) must be a slice of the same tensor.
+  if (fits && !def.global_shape.empty()) {
+    const std::string planned = shape_text(dims_of(def.global_shape));
+    const auto tensor = read_string_attribute(dataset, "global_shape", where);
+    if (tensor && *tensor != planned) {
+      fail(where, "it is a slice of a tensor of shape " + *tensor + ", the plan's tensor has " + planned);
+    }
+  }
   if (!fits) {
     const std::string hint =
         def.raw_bytes || dims.empty() || def.shape.empty() || dims[0] == def.shape[0]

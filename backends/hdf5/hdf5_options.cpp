@@ -1,5 +1,6 @@
 #include "backends/hdf5/hdf5_options.hpp"
 
+#include <array>
 #include <charconv>
 #include <stdexcept>
 #include <string>
@@ -17,6 +18,15 @@ bool parse_bool(const std::string& key, const std::string& value) {
   if (value == "true") return true;
   if (value == "false") return false;
   bad_value(key, value, "true or false");
+}
+
+// The index of `value` among two `choices`.
+std::size_t parse_choice(const std::string& key, const std::string& value,
+                         const std::array<std::string_view, 2>& choices) {
+  for (std::size_t i = 0; i < choices.size(); ++i) {
+    if (value == choices[i]) return i;
+  }
+  bad_value(key, value, std::string(choices[0]) + " or " + std::string(choices[1]));
 }
 
 std::uint64_t parse_bytes(const std::string& key, const std::string& value) {
@@ -39,29 +49,11 @@ Hdf5Options Hdf5Options::parse(const BackendOptions& options) {
     } else if (key == "collective_metadata") {
       parsed.collective_metadata = parse_bool(key, value);
     } else if (key == "layout") {
-      if (value == "contiguous") {
-        parsed.layout = Layout::contiguous;
-      } else if (value == "chunked") {
-        parsed.layout = Layout::chunked;
-      } else {
-        bad_value(key, value, "contiguous or chunked");
-      }
+      parsed.layout = parse_choice(key, value, {"contiguous", "chunked"}) == 0 ? Layout::contiguous : Layout::chunked;
     } else if (key == "collective_opt") {
-      if (value == "collective_io") {
-        parsed.individual_io = false;
-      } else if (value == "individual_io") {
-        parsed.individual_io = true;
-      } else {
-        bad_value(key, value, "collective_io or individual_io");
-      }
+      parsed.individual_io = parse_choice(key, value, {"collective_io", "individual_io"}) == 1;
     } else if (key == "shapes") {
-      if (value == "scaled") {
-        parsed.shapes = Shapes::scaled;
-      } else if (value == "global") {
-        parsed.shapes = Shapes::global;
-      } else {
-        bad_value(key, value, "scaled or global");
-      }
+      parsed.shapes = parse_choice(key, value, {"scaled", "global"}) == 0 ? Shapes::scaled : Shapes::global;
     } else if (key == "alignment") {
       parsed.alignment = parse_bytes(key, value);
     } else if (key == "alignment_threshold") {

@@ -127,11 +127,11 @@ TEST_F(Hdf5Errors, MissingDatasetNamesTheFileAndTheDataset) {
 TEST_F(Hdf5Errors, ShapeOrDtypeOtherThanTheFilesNamesTheDataset) {
   const std::string path = write_checkpoint();
   MPI_Barrier(MPI_COMM_WORLD);
-  if (world_rank() != 0) return;  // rank 0 alone, reading the shared file as its own
+  if (world_rank() != 0) return;  // rank 0 alone, reading the shared file by itself
   const auto alone = make_backend("hdf5", {}, {}, group_of(MPI_COMM_SELF));
   std::vector<Tensor> wrong = tensors();
   wrong[0].shape = {8, 7};
-  ProcessPlan by_shape = plan_of(wrong, whole_tensors(0, 1), path, false, {});
+  ProcessPlan by_shape = plan_of(wrong, whole_tensors(0, 1), path, true, {});
   by_shape.plan.files[0].datasets[0].global_shape = {8, 7};
   const IoOutcome shape = alone->read(by_shape.plan, view_of(by_shape.memory));
   ASSERT_FALSE(shape.ok());

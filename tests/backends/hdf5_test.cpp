@@ -147,9 +147,28 @@ TEST(Hdf5PerRankFiles, EachProcessWritesItsOwnSerialFile) {
   const ProcessPlan neighbour = plan_of(tensors(), pieces_of_rank(left), file_of(left), false, {});
   expect_reads_back(*backend, neighbour, "neighbour's file");
   if (world_rank() == 0) {
+    // Serial files hold the slices their rank has, with the tensor's shape and the slice's
+    // offset as attributes: rank 1 has columns 0..3 of linear_proj [6, 8].
     const std::string listing = run_command("h5ls -r " + file_of(1));
-    EXPECT_TRUE(contains(listing, "/weight/linear_proj      Dataset {6, 8}")) << listing;
+    EXPECT_TRUE(contains(listing, "/weight/linear_proj      Dataset {6, 4}")) << listing;
     EXPECT_TRUE(contains(listing, "/weight/norm             Dataset {10}")) << listing;
+    const std::string attributes = run_command("h5dump -A -d /weight/linear_proj " + file_of(1));
+    EXPECT_TRUE(contains(attributes, "ATTRIBUTE \"global_shape\"")) << attributes;
+    EXPECT_TRUE(contains(attributes, "\"[6, 8]\"")) << attributes;
+    EXPECT_TRUE(contains(attributes, "ATTRIBUTE \"slice_offset\"")) << attributes;
+    EXPECT_TRUE(contains(attributes, "\"[0, 0]\"")) << attributes;
+    // Rank 0 holds two TP slices of linear_qkv: its file keeps the global shape for them.
+    EXPECT_TRUE(contains(run_command("h5ls -r " + file_of(0)), "/weight/linear_qkv       Dataset {8, 6}"));
+    // The same slice shape of a tensor of another shape is not this checkpoint.
+    std::vector<Tensor> wider = tensors();
+    wider[1].shape = {6, 12};
+    const ProcessPlan other = plan_of(wider, pieces_of_rank(1), file_of(1), false, {});
+    std::vector<std::byte> memory(other.memory.size());
+    const IoOutcome refused = make_hdf5({}, MPI_COMM_SELF)->read(other.plan, view_of(memory));
+    ASSERT_FALSE(refused.ok());
+    EXPECT_TRUE(contains(*refused.error, "dataset weight/linear_proj: it is a slice of a tensor of shape [6, 8], "
+                                         "the plan's tensor has [6, 12]"))
+        << *refused.error;
     EXPECT_FALSE(contains(listing, "/optimizer/step")) << "rank 1 holds no piece of it:\n"
                                                        << listing;
   }
