@@ -171,10 +171,17 @@ void MpiioBackend::transfer(OpenFiles& open_files, const IoPlan&, MemoryView mem
   PhaseErrors errors;
   for (const OpenedFile& entry : files.entries) {
     if (!context.writing) errors.capture([&] { check_within_file(entry, kName); });
-    if (options_.collective) {
+    // A file only this process opens (file per rank) has nothing to collect: collective calls
+    // would only copy through ROMIO's collective buffer. Independent calls, noted.
+    int openers = 1;
+    MPI_Comm_size(entry.comm, &openers);
+    if (options_.collective && openers > 1) {
       transfer_collective(entry, context, errors);
     } else if (!errors.failed()) {
       errors.capture([&] { transfer_independent(entry, context); });
+    }
+    if (options_.collective && openers == 1) {
+      add_note("files only one process opens take independent transfers (collective applies to shared files)");
     }
   }
   errors.finish(group_.get(), kName, context.writing ? "write" : "read");

@@ -2,6 +2,8 @@
 // under mpirun -np 4 (mpi_test_main.cpp makes a failure on any rank fail the run). Every test is
 // collective: each rank makes the same backend calls, and checks never skip a collective call.
 #include <gtest/gtest.h>
+
+#include <algorithm>
 #include <mpi.h>
 #include <stdlib.h>
 
@@ -263,7 +265,22 @@ TEST(Mpiio, FilePerProcessManyFilesCollective) {
   bool fdatasync_noted = false;
   for (const std::string& note : written.notes) fdatasync_noted |= contains(note, "MPI_File_sync");
   EXPECT_TRUE(fdatasync_noted) << "the fdatasync-as-MPI_File_sync note";
+  // Files only this process opens take independent transfers, and the outcome says so.
+  const auto independent_noted = [](const IoOutcome& outcome) {
+    return std::any_of(outcome.notes.begin(), outcome.notes.end(), [](const std::string& note) {
+      return note == "files only one process opens take independent transfers (collective applies to shared files)";
+    });
+  };
+  EXPECT_TRUE(independent_noted(written));
   test_support::expect_read_back(*backend, plan, source);
+  // A shared file keeps its collective calls: no such note.
+  const IoPlan shared{{FilePlan{dir.file("shared.bin"), {{static_cast<std::uint64_t>(world_rank()) * 100, 0, 100}},
+                                0, 0, true}}};
+  Buffer piece(100);
+  piece.fill(3);
+  const IoOutcome shared_written = backend->write(shared, piece.view());
+  EXPECT_TRUE(shared_written.ok()) << shared_written.error.value_or("");
+  EXPECT_FALSE(independent_noted(shared_written));
 }
 
 TEST(Mpiio, UnwritableTargetOnOneRankFailsEveryRank) {

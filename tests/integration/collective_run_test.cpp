@@ -71,6 +71,16 @@ class CollectiveRun : public ::testing::Test {
     return run_process(args, std::chrono::seconds(240));
   }
 
+  // The workload in one shared file written by hdf5, checkpoints under dir_/target.
+  fs::path hdf5_shared_file_campaign(const std::string& name) {
+    return dir_.write(name + ".toml", campaign_toml(name, dir_ / "target", workload(R"(
+[strategy]
+mapping = "shared_file"
+[backend]
+name = "hdf5"
+)")));
+  }
+
   Scratch dir_;
   std::optional<std::string> mpirun_;
   std::uint64_t bytes_ = 0;
@@ -102,13 +112,7 @@ name = ["mpiio", "hdf5"]
 }
 
 TEST_F(CollectiveRun, Hdf5CheckpointOfFourProcessesRestoresOnTwoAndOne) {
-  const fs::path target = dir_ / "target";
-  const fs::path campaign = dir_.write("h.toml", campaign_toml("hdf5-restore", target, workload(R"(
-[strategy]
-mapping = "shared_file"
-[backend]
-name = "hdf5"
-)")));
+  const fs::path campaign = hdf5_shared_file_campaign("hdf5-restore");
   const Outcome written = run(4, campaign, dir_ / "written", {"--phase", "checkpoint"});
   ASSERT_EQ(written.exit_code, 0) << written.describe();
   const Outcome two = run(2, campaign, dir_ / "two", {"--phase", "restore"});
@@ -167,19 +171,8 @@ name = "hdf5"
   EXPECT_TRUE(contains(raw.err, "different")) << raw.err;
 }
 
-}  // namespace
-}  // namespace ckpt::integration
-
-namespace ckpt::integration {
-namespace {
-
 TEST_F(CollectiveRun, MpiIoChoiceSelectsTheModule) {
-  const fs::path campaign = dir_.write("m.toml", campaign_toml("mpi-io", dir_ / "target", workload(R"(
-[strategy]
-mapping = "shared_file"
-[backend]
-name = "hdf5"
-)")));
+  const fs::path campaign = hdf5_shared_file_campaign("mpi-io");
   // Under mpirun and as a singleton, campaign.mpi_io decides which module MPI-IO loads.
   const Outcome romio = run(2, campaign, dir_ / "romio", {"--set", "campaign.mpi_io=romio"});
   ASSERT_EQ(romio.exit_code, 0) << romio.describe();
