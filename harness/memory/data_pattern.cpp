@@ -5,6 +5,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "harness/memory/pattern_dispatch.hpp"
 #include "harness/memory/pattern_words.hpp"
 
 namespace ckpt::harness {
@@ -46,27 +47,12 @@ std::optional<std::uint64_t> mismatch_in(const std::byte* data, std::uint64_t by
 }  // namespace
 
 void fill_pattern(std::byte* data, std::uint64_t bytes, DataPattern pattern, std::uint64_t key) {
-  switch (pattern) {
-    case DataPattern::random:
-      return fill_words<DataPattern::random>(data, bytes, key);
-    case DataPattern::bf16:
-      return fill_words<DataPattern::bf16>(data, bytes, key);
-    case DataPattern::zeros:
-      return fill_words<DataPattern::zeros>(data, bytes, key);
-  }
+  return with_pattern(pattern, [&](auto p) { return fill_words<decltype(p)::value>(data, bytes, key); });
 }
 
 std::optional<std::uint64_t> first_mismatch(const std::byte* data, std::uint64_t bytes, DataPattern pattern,
                                             std::uint64_t key) {
-  switch (pattern) {
-    case DataPattern::random:
-      return mismatch_in<DataPattern::random>(data, bytes, key);
-    case DataPattern::bf16:
-      return mismatch_in<DataPattern::bf16>(data, bytes, key);
-    case DataPattern::zeros:
-      return mismatch_in<DataPattern::zeros>(data, bytes, key);
-  }
-  return std::nullopt;
+  return with_pattern(pattern, [&](auto p) { return mismatch_in<decltype(p)::value>(data, bytes, key); });
 }
 
 std::uint8_t expected_byte(DataPattern pattern, std::uint64_t key, std::uint64_t offset) {

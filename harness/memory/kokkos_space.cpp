@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "harness/memory/host_space.hpp"
+#include "harness/memory/pattern_dispatch.hpp"
 #include "harness/memory/pattern_words.hpp"
 
 namespace ckpt::harness {
@@ -113,26 +114,11 @@ std::uint64_t mismatch_in(const unsigned char* data, std::uint64_t bytes, std::u
 }
 
 void fill_range(unsigned char* data, std::uint64_t bytes, DataPattern pattern, std::uint64_t key) {
-  switch (pattern) {
-    case DataPattern::random:
-      return fill_range<DataPattern::random>(data, bytes, key);
-    case DataPattern::bf16:
-      return fill_range<DataPattern::bf16>(data, bytes, key);
-    case DataPattern::zeros:
-      return fill_range<DataPattern::zeros>(data, bytes, key);
-  }
+  return with_pattern(pattern, [&](auto p) { return fill_range<decltype(p)::value>(data, bytes, key); });
 }
 
 std::uint64_t mismatch_in(const unsigned char* data, std::uint64_t bytes, DataPattern pattern, std::uint64_t key) {
-  switch (pattern) {
-    case DataPattern::random:
-      return mismatch_in<DataPattern::random>(data, bytes, key);
-    case DataPattern::bf16:
-      return mismatch_in<DataPattern::bf16>(data, bytes, key);
-    case DataPattern::zeros:
-      return mismatch_in<DataPattern::zeros>(data, bytes, key);
-  }
-  return std::numeric_limits<std::uint64_t>::max();
+  return with_pattern(pattern, [&](auto p) { return mismatch_in<decltype(p)::value>(data, bytes, key); });
 }
 
 // A View with room to start the data on a page boundary; host-addressable (checked by the space),
