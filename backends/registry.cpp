@@ -1,6 +1,6 @@
 #include "backends/registry.hpp"
 
-#include "backends/closest_word.hpp"
+#include "backends/suggest.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -221,7 +221,7 @@ bool known_option(const std::vector<BackendOption>& options, std::string_view ke
 
 // The closest of `words` when it is plausibly a misspelling.
 std::optional<std::string> closest(std::string_view word, const std::vector<std::string>& words) {
-  return closest_word(word, words);
+  return closest_match(word, words);
 }
 
 std::vector<std::string> names_of(const std::vector<Entry>& entries) {

@@ -2,7 +2,7 @@
 // Run: build/bin/ckpt_bench_layout [--benchmark_repetitions=5]
 #include <benchmark/benchmark.h>
 
-#include "harness/model_zoo.hpp"
+#include "harness/models/model_zoo.hpp"
 #include "workloads/layout.hpp"
 #include "workloads/layout_summary.hpp"
 

@@ -8,10 +8,10 @@
 #include <utility>
 
 #include "backends/gds/gds_file.hpp"
-#include "backends/posix/direct_checks.hpp"
-#include "backends/posix/posix_file.hpp"
-#include "backends/posix/work_split.hpp"
-#include "backends/posix/workers.hpp"
+#include "backends/file_common/direct_checks.hpp"
+#include "backends/file_common/posix_file.hpp"
+#include "backends/file_common/work_split.hpp"
+#include "backends/file_common/workers.hpp"
 
 namespace ckpt::backends::gds {
 namespace {
@@ -38,7 +38,7 @@ IoSettings validated(const IoSettings& settings, const GdsOptions& options) {
         std::to_string(settings.queue_depth) +
         "): cuFileRead/cuFileWrite move one request at a time; use `threads`, or the batch API");
   }
-  posix::validate_direct_alignment("gds", settings);
+  file_common::validate_direct_alignment("gds", settings);
   return settings;
 }
 
@@ -139,7 +139,7 @@ std::unique_ptr<Backend::OpenFiles> GdsBackend::open(const IoPlan& plan, Directi
     const std::lock_guard lock(mutex_);
     notes_.clear();
   }
-  if (settings_.direct) posix::check_direct_plan("gds", plan, settings_.direct_alignment);
+  if (settings_.direct) file_common::check_direct_plan("gds", plan, settings_.direct_alignment);
   const bool writing = direction == Direction::write;
   int flags = O_CLOEXEC | (writing ? O_WRONLY | O_CREAT : O_RDONLY);
   if (settings_.direct) flags |= O_DIRECT;
@@ -199,20 +199,20 @@ void GdsBackend::move_requests(const std::vector<Request>& requests, std::byte* 
 
 void GdsBackend::transfer(OpenFiles& open_files, const IoPlan& plan, MemoryView memory,
                           Direction direction) {
-  posix::check_direct_memory("gds", plan, memory, settings_);
+  file_common::check_direct_memory("gds", plan, memory, settings_);
   const CUcontext context = context_for(memory);
   const ContextScope scope(cuda_, context);
   const BufferRegistration registration = register_buffer(memory);
   auto& files = static_cast<Files&>(open_files);
-  const std::uint64_t granule = settings_.direct ? settings_.direct_alignment : posix::kPage;
+  const std::uint64_t granule = settings_.direct ? settings_.direct_alignment : file_common::kPage;
   const auto lists =
-      posix::split_by_bytes(plan, static_cast<std::size_t>(settings_.threads), granule);
+      file_common::split_by_bytes(plan, static_cast<std::size_t>(settings_.threads), granule);
   const bool writing = direction == Direction::write;
 
   auto body = [&](std::size_t k, std::stop_token stop) {
     const ContextScope worker(cuda_, context);
     std::vector<Request> requests;
-    for (const posix::Piece& piece : lists[k]) {
+    for (const file_common::Piece& piece : lists[k]) {
       const Files::Entry& entry = files.entries[piece.file];
       append_requests(requests, Request{entry.file.handle(), &entry.path, piece.file_offset,
                                         piece.memory_offset, piece.length});
@@ -222,17 +222,17 @@ void GdsBackend::transfer(OpenFiles& open_files, const IoPlan& plan, MemoryView 
   if (lists.size() == 1) {
     body(0, std::stop_token{});
   } else if (lists.size() > 1) {
-    posix::run_workers(lists.size(), body);
+    file_common::run_workers(lists.size(), body);
   }
 }
 
 void GdsBackend::sync(OpenFiles& open_files, Direction direction) {
   if (direction != Direction::write || settings_.sync == SyncPolicy::none) return;
-  posix::sync_all("gds", static_cast<Files&>(open_files).entries, settings_.sync);
+  file_common::sync_all("gds", static_cast<Files&>(open_files).entries, settings_.sync);
 }
 
 void GdsBackend::close(OpenFiles& open_files) {
-  posix::close_all("gds", static_cast<Files&>(open_files).entries);
+  file_common::close_all("gds", static_cast<Files&>(open_files).entries);
 }
 
 }  // namespace ckpt::backends::gds

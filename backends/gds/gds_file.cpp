@@ -14,12 +14,12 @@ const char* open_operation(int flags) {
   return (flags & O_ACCMODE) == O_RDONLY ? "open for reading" : "open for writing";
 }
 
-posix::PosixFile open_descriptor(const std::string& path, int flags) {
+file_common::PosixFile open_descriptor(const std::string& path, int flags) {
   int fd = -1;
   do {
     fd = ::open(path.c_str(), flags, 0644);
   } while (fd < 0 && errno == EINTR);
-  if (fd >= 0) return posix::PosixFile(fd);
+  if (fd >= 0) return file_common::PosixFile(fd);
   const int error = errno;
   if (error == EINVAL && (flags & O_DIRECT) != 0) {
     throw IoError(std::string("gds: ") + open_operation(flags) + " " + path +
@@ -68,7 +68,7 @@ GdsFile open_gds_file(const CufileApi& api, const std::string& path, int flags) 
 
 void reserve(const GdsFile& file, const std::string& path, std::uint64_t offset,
              std::uint64_t end) {
-  posix::reserve(file.file_, path, offset, end, "gds");
+  file_common::reserve(file.file_, path, offset, end, "gds");
 }
 
 }  // namespace ckpt::backends::gds

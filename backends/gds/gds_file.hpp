@@ -7,7 +7,7 @@
 #include <utility>
 
 #include "backends/gds/cufile_api.hpp"
-#include "backends/posix/posix_file.hpp"
+#include "backends/file_common/posix_file.hpp"
 
 namespace ckpt::backends::gds {
 
@@ -35,7 +35,7 @@ class GdsFile {
   friend GdsFile open_gds_file(const CufileApi& api, const std::string& path, int flags);
   friend void reserve(const GdsFile& file, const std::string& path, std::uint64_t offset, std::uint64_t end);
 
-  posix::PosixFile file_;
+  file_common::PosixFile file_;
   const CufileApi* api_ = nullptr;
   CUfileHandle_t handle_ = nullptr;
 };

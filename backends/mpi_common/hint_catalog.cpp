@@ -1,6 +1,6 @@
 #include "backends/mpi_common/hint_catalog.hpp"
 
-#include "backends/closest_word.hpp"
+#include "backends/suggest.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -89,7 +89,7 @@ std::optional<HintSpec> find_hint(std::string_view name) {
 std::optional<std::string> closest_hint(std::string_view name) {
   std::vector<std::string> names;
   for (const HintSpec& spec : kHints) names.emplace_back(spec.name);
-  return closest_word(name, names);
+  return closest_match(name, names);
 }
 
 std::optional<std::string> hint_value_problem(HintKind kind, std::string_view value) {

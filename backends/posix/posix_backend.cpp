@@ -1,6 +1,6 @@
 #include "backends/posix/posix_backend.hpp"
 
-#include "backends/posix/direct_checks.hpp"
+#include "backends/file_common/direct_checks.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -12,12 +12,25 @@
 #include <vector>
 
 #include "backends/posix/extent_io.hpp"
-#include "backends/posix/posix_file.hpp"
-#include "backends/posix/work_split.hpp"
-#include "backends/posix/workers.hpp"
+#include "backends/file_common/posix_file.hpp"
+#include "backends/file_common/work_split.hpp"
+#include "backends/file_common/workers.hpp"
 
 namespace ckpt::backends::posix {
 namespace {
+
+using file_common::check_direct_memory;
+using file_common::check_direct_plan;
+using file_common::close_all;
+using file_common::kPage;
+using file_common::open_file;
+using file_common::Piece;
+using file_common::PosixFile;
+using file_common::reserve;
+using file_common::run_workers;
+using file_common::split_by_bytes;
+using file_common::sync_all;
+using file_common::validate_direct_alignment;
 
 void validate(const IoSettings& settings) {
   if (settings.threads < 1) {

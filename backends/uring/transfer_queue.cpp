@@ -50,13 +50,13 @@ TransferQueue::TransferQueue(Ring& ring, const TransferJob& job)
 }
 
 bool TransferQueue::take_next(Slot& slot) {
-  const std::vector<posix::Piece>& pieces = *job_.pieces;
+  const std::vector<file_common::Piece>& pieces = *job_.pieces;
   while (next_piece_ < pieces.size() && next_offset_ == pieces[next_piece_].length) {
     ++next_piece_;
     next_offset_ = 0;
   }
   if (next_piece_ == pieces.size()) return false;
-  const posix::Piece& piece = pieces[next_piece_];
+  const file_common::Piece& piece = pieces[next_piece_];
   const std::uint64_t address = address_of(job_.memory + piece.memory_offset + next_offset_);
   const std::uint64_t to_boundary = kChunk - address % kChunk;
   slot = Slot{next_piece_, next_offset_, std::min(piece.length - next_offset_, to_boundary), 0};
@@ -66,7 +66,7 @@ bool TransferQueue::take_next(Slot& slot) {
 
 void TransferQueue::prepare(unsigned s) {
   const Slot& slot = slots_[s];
-  const posix::Piece& piece = (*job_.pieces)[slot.piece];
+  const file_common::Piece& piece = (*job_.pieces)[slot.piece];
   const FileTarget& file = (*job_.files)[piece.file];
   std::byte* memory = job_.memory + piece.memory_offset + slot.start + slot.done;
   const std::uint64_t offset = piece.file_offset + slot.start + slot.done;
@@ -92,14 +92,14 @@ void TransferQueue::prepare(unsigned s) {
 
 void TransferQueue::fail(const Slot& slot, int error) {
   if (error_) return;
-  const posix::Piece& piece = (*job_.pieces)[slot.piece];
+  const file_common::Piece& piece = (*job_.pieces)[slot.piece];
   error_.emplace("uring", job_.write ? "write" : "read", *(*job_.files)[piece.file].path, error,
                  piece.file_offset + slot.start, slot.length);
 }
 
 void TransferQueue::fail_end_of_file(const Slot& slot) {
   if (error_) return;
-  const posix::Piece& piece = (*job_.pieces)[slot.piece];
+  const file_common::Piece& piece = (*job_.pieces)[slot.piece];
   const std::uint64_t offset = piece.file_offset + slot.start;
   error_.emplace("uring: read " + *(*job_.files)[piece.file].path + " at offset " +
                  std::to_string(offset) + ", length " + std::to_string(slot.length) +

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "backends/backend.hpp"
-#include "backends/posix/work_split.hpp"
+#include "backends/file_common/work_split.hpp"
 #include "backends/uring/ring.hpp"
 
 namespace ckpt::backends::uring {
@@ -43,7 +43,7 @@ int register_files(Ring& ring, const std::vector<int>& fds);
 
 // What one worker moves through its ring.
 struct TransferJob {
-  const std::vector<posix::Piece>* pieces = nullptr;  // Piece::file indexes `files`
+  const std::vector<file_common::Piece>* pieces = nullptr;  // Piece::file indexes `files`
   const std::vector<FileTarget>* files = nullptr;
   std::byte* memory = nullptr;  // Piece::memory_offset is relative to this
   bool write = true;

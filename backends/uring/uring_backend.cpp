@@ -1,6 +1,6 @@
 #include "backends/uring/uring_backend.hpp"
 
-#include "backends/posix/direct_checks.hpp"
+#include "backends/file_common/direct_checks.hpp"
 
 #include <fcntl.h>
 
@@ -14,9 +14,9 @@
 #include <utility>
 #include <vector>
 
-#include "backends/posix/posix_file.hpp"
-#include "backends/posix/work_split.hpp"
-#include "backends/posix/workers.hpp"
+#include "backends/file_common/posix_file.hpp"
+#include "backends/file_common/work_split.hpp"
+#include "backends/file_common/workers.hpp"
 #include "backends/uring/batch.hpp"
 #include "backends/uring/ring.hpp"
 #include "backends/uring/transfer_queue.hpp"
@@ -34,7 +34,7 @@ void validate(const IoSettings& settings) {
                                 std::to_string(UringBackend::kMaxQueueDepth) + " (got " +
                                 std::to_string(settings.queue_depth) + ")");
   }
-  posix::validate_direct_alignment("uring", settings);
+  file_common::validate_direct_alignment("uring", settings);
 }
 
 
@@ -67,10 +67,10 @@ std::string buffer_note(int error) {
 }
 
 // Memory bytes [first, end) a worker's pieces touch.
-std::pair<std::uint64_t, std::uint64_t> memory_span(const std::vector<posix::Piece>& pieces) {
+std::pair<std::uint64_t, std::uint64_t> memory_span(const std::vector<file_common::Piece>& pieces) {
   std::uint64_t first = UINT64_MAX;
   std::uint64_t end = 0;
-  for (const posix::Piece& piece : pieces) {
+  for (const file_common::Piece& piece : pieces) {
     first = std::min(first, piece.memory_offset);
     end = std::max(end, piece.memory_offset + piece.length);
   }
@@ -83,7 +83,7 @@ class UringBackend::Files final : public Backend::OpenFiles {
  public:
   struct Entry {
     std::string path;
-    posix::PosixFile file;
+    file_common::PosixFile file;
   };
   explicit Files(Ring control) : ring(std::move(control)) {}
 
@@ -138,7 +138,7 @@ std::unique_ptr<Backend::OpenFiles> UringBackend::open(const IoPlan& plan, Direc
     buffers_registered_ = false;
     notes_.clear();
   }
-  if (settings_.direct) posix::check_direct_plan("uring", plan, settings_.direct_alignment);
+  if (settings_.direct) file_common::check_direct_plan("uring", plan, settings_.direct_alignment);
   const bool writing = direction == Direction::write;
   int flags = O_CLOEXEC | (writing ? O_WRONLY | O_CREAT : O_RDONLY);
   if (settings_.direct) flags |= O_DIRECT;
@@ -154,7 +154,7 @@ std::unique_ptr<Backend::OpenFiles> UringBackend::open(const IoPlan& plan, Direc
       },
       [&](std::size_t i, int result) {
         if (result >= 0) {
-          files->entries[i].file = posix::PosixFile(result);
+          files->entries[i].file = file_common::PosixFile(result);
         } else if (!error) {
           error = open_error(plan.files[i].path, flags, -result);
         }
@@ -193,12 +193,12 @@ void UringBackend::reserve_all(Files& files, const IoPlan& plan) {
 
 void UringBackend::transfer(OpenFiles& open_files, const IoPlan& plan, MemoryView memory,
                             Direction direction) {
-  posix::check_direct_memory("uring", plan, memory, settings_);
+  file_common::check_direct_memory("uring", plan, memory, settings_);
   auto& files = static_cast<Files&>(open_files);
   const std::uint64_t alignment = settings_.direct ? settings_.direct_alignment : 0;
-  const std::uint64_t granule = settings_.direct ? alignment : posix::kPage;
+  const std::uint64_t granule = settings_.direct ? alignment : file_common::kPage;
   const auto lists =
-      posix::split_by_bytes(plan, static_cast<std::size_t>(settings_.threads), granule);
+      file_common::split_by_bytes(plan, static_cast<std::size_t>(settings_.threads), granule);
   {
     const std::scoped_lock lock(mutex_);
     buffers_registered_ = !lists.empty();
@@ -242,7 +242,7 @@ void UringBackend::transfer(OpenFiles& open_files, const IoPlan& plan, MemoryVie
   if (lists.size() == 1) {
     body(0, std::stop_token{});
   } else if (lists.size() > 1) {
-    posix::run_workers(lists.size(), body);
+    file_common::run_workers(lists.size(), body);
   }
 }
 
@@ -267,7 +267,7 @@ void UringBackend::sync(OpenFiles& open_files, Direction direction) {
 }
 
 void UringBackend::close(OpenFiles& open_files) {
-  posix::close_all("uring", static_cast<Files&>(open_files).entries);
+  file_common::close_all("uring", static_cast<Files&>(open_files).entries);
 }
 
 }  // namespace ckpt::backends::uring

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "harness/campaign/case.hpp"
-#include "harness/model_zoo.hpp"
+#include "harness/models/model_zoo.hpp"
 #include "harness/plan/checkpoint_plan.hpp"
 #include "workloads/layout.hpp"
 

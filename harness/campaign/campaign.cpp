@@ -12,8 +12,8 @@
 
 #include "harness/campaign/campaign_case.hpp"
 #include "harness/campaign/campaign_settings.hpp"
-#include "harness/config_error.hpp"
-#include "harness/config_text.hpp"
+#include "harness/common/config_error.hpp"
+#include "harness/common/config_text.hpp"
 
 namespace ckpt::harness {
 namespace {

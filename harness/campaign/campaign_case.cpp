@@ -7,8 +7,8 @@
 #include <set>
 #include <stdexcept>
 
-#include "harness/config_error.hpp"
-#include "harness/model_zoo.hpp"
+#include "harness/common/config_error.hpp"
+#include "harness/models/model_zoo.hpp"
 #include "workloads/layout.hpp"
 #include "workloads/spec_error.hpp"
 

@@ -8,9 +8,9 @@
 #include <stdexcept>
 #include <utility>
 
-#include "harness/config_error.hpp"
-#include "harness/config_text.hpp"
-#include "harness/suggest.hpp"
+#include "harness/common/config_error.hpp"
+#include "harness/common/config_text.hpp"
+#include "harness/common/suggest.hpp"
 #include "workloads/dtype.hpp"
 
 namespace ckpt::harness::schema {

@@ -5,7 +5,7 @@
 
 #include <toml++/toml.h>
 
-#include "harness/config_text.hpp"
+#include "harness/common/config_text.hpp"
 
 #include <cstdint>
 #include <limits>

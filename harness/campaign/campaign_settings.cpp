@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <tuple>
 
-#include "harness/config_error.hpp"
-#include "harness/suggest.hpp"
+#include "harness/common/config_error.hpp"
+#include "harness/common/suggest.hpp"
 
 namespace ckpt::harness::schema {
 namespace {

@@ -30,6 +30,10 @@ class Comm {
   // Ends every process of the run at once (a fatal error on one process must not leave the
   // others waiting in a collective). Does not return.
   [[noreturn]] virtual void abort(int status) = 0;
+
+  // The processes agree on one problem: "" on every process when every `mine` is empty, else
+  // the first non-empty one in rank order, on every process. Collective.
+  std::string first_problem(const std::string& mine);
 };
 
 // MPI when this binary has MPI and was launched by an MPI launcher (OMPI_COMM_WORLD_SIZE,

@@ -6,7 +6,7 @@
 #include <fmt/ostream.h>
 #include <stdexcept>
 
-#include "harness/text_format.hpp"
+#include "harness/common/text_format.hpp"
 
 namespace ckpt::harness {
 namespace {

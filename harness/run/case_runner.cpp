@@ -10,7 +10,7 @@
 #include "harness/run/environment.hpp"
 #include "harness/run/manifest.hpp"
 #include "harness/run/target_check.hpp"
-#include "harness/text_format.hpp"
+#include "harness/common/text_format.hpp"
 
 namespace ckpt::harness {
 namespace {
@@ -46,12 +46,7 @@ std::vector<std::int64_t> shifted(const std::vector<std::int64_t>& selected, con
 
 // Throws the same SetupError on every process when any process found a problem.
 void agree(Comm& comm, const std::string& problem) {
-  if (comm.all(problem.empty())) return;
-  std::string message;
-  for (const std::string& m : comm.gather(problem)) {
-    if (message.empty()) message = m;
-  }
-  throw SetupError(comm.broadcast(message));
+  if (const std::string first = comm.first_problem(problem); !first.empty()) throw SetupError(first);
 }
 
 

@@ -86,13 +86,8 @@ bool CaseExecution::write_iteration(int iteration, std::vector<IterationTiming>*
   retarget(write_plans_, planned_dir_, dir);
   retarget(read_plans_, planned_dir_, dir);
   planned_dir_ = dir;
-  const std::string mkdir_problem = create_parent_directories(write_plans_);
-  if (!comm_.all(mkdir_problem.empty())) {
-    std::string first;
-    for (const std::string& p : comm_.gather(mkdir_problem)) {
-      if (first.empty()) first = p;
-    }
-    return fail(fmt::format("checkpoint {}: {}", dir.string(), comm_.broadcast(first)));
+  if (const std::string problem = comm_.first_problem(create_parent_directories(write_plans_)); !problem.empty()) {
+    return fail(fmt::format("checkpoint {}: {}", dir.string(), problem));
   }
   const ProcessSample sample = timed_transfer(*backend_, write_plans_, write_buffer_, true, comm_);
   const IterationTiming timing = gather_timing(sample, comm_);
@@ -148,14 +143,10 @@ bool CaseExecution::read_iteration(int iteration, std::vector<IterationTiming>* 
   }
   if (c_.verify && backend_->capabilities().stores_data) {
     const auto start = Clock::now();
-    const std::string problem = verify_plans(plans, buffer, c_.data);
+    const std::string mine = verify_plans(plans, buffer, c_.data);
     const double seconds = comm_.max(seconds_since(start));
-    if (!comm_.all(problem.empty())) {
-      std::string first;
-      for (const std::string& p : comm_.gather(problem)) {
-        if (first.empty()) first = p;
-      }
-      return fail(fmt::format("{}: {}", planned_dir_.string(), comm_.broadcast(first)));
+    if (const std::string problem = comm_.first_problem(mine); !problem.empty()) {
+      return fail(fmt::format("{}: {}", planned_dir_.string(), problem));
     }
     if (timings != nullptr) verify_s.push_back(seconds);
   }

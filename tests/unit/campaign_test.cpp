@@ -13,7 +13,7 @@
 #include <system_error>
 #include <vector>
 
-#include "harness/config_error.hpp"
+#include "harness/common/config_error.hpp"
 #include "tests/unit/temp_dir.hpp"
 #include "workloads/layout.hpp"
 

@@ -7,7 +7,7 @@
 
 #include "harness/memory/data_pattern.hpp"
 #include "harness/memory/host_space.hpp"
-#include "harness/model_zoo.hpp"
+#include "harness/models/model_zoo.hpp"
 #include "harness/plan/checkpoint_plan.hpp"
 #include "harness/plan/extent_builder.hpp"
 #include "harness/plan/file_naming.hpp"

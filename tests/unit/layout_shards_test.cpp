@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <string>
 
-#include "harness/model_zoo.hpp"
+#include "harness/models/model_zoo.hpp"
 #include "workloads/layout.hpp"
 
 namespace ckpt::workloads {

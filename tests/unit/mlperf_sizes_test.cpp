@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "harness/model_zoo.hpp"
+#include "harness/models/model_zoo.hpp"
 #include "workloads/layout.hpp"
 
 namespace ckpt::workloads {

@@ -1,4 +1,4 @@
-#include "harness/model_file.hpp"
+#include "harness/models/model_file.hpp"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -12,7 +12,7 @@
 #include <system_error>
 #include <utility>
 
-#include "harness/config_error.hpp"
+#include "harness/common/config_error.hpp"
 #include "tests/unit/temp_dir.hpp"
 
 namespace ckpt::harness {

@@ -1,4 +1,4 @@
-#include "harness/suggest.hpp"
+#include "harness/common/suggest.hpp"
 
 #include <gtest/gtest.h>
 

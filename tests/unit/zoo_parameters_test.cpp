@@ -2,7 +2,7 @@
 // and, where none is published, an independent derivation written out here.
 #include <gtest/gtest.h>
 
-#include "harness/model_zoo.hpp"
+#include "harness/models/model_zoo.hpp"
 #include "workloads/layout.hpp"
 
 namespace ckpt::workloads {

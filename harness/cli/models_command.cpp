@@ -1,10 +1,11 @@
+#include "harness/cli/models_command.hpp"
+
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 #include <nlohmann/json.hpp>
 
-#include "harness/layout_command.hpp"
-#include "harness/model_zoo.hpp"
-#include "harness/text_format.hpp"
+#include "harness/models/model_zoo.hpp"
+#include "harness/common/text_format.hpp"
 #include "workloads/layout.hpp"
 
 namespace ckpt::harness {

@@ -5,7 +5,7 @@
 
 #include "backends/backend.hpp"
 
-namespace ckpt::backends::posix {
+namespace ckpt::backends::file_common {
 
 // Granule of the per-thread split for buffered I/O: a page, so no two workers share one.
 inline constexpr std::uint64_t kPage = 4096;
@@ -19,4 +19,4 @@ void check_direct_plan(std::string_view backend, const IoPlan& plan, std::uint64
 void check_direct_memory(std::string_view backend, const IoPlan& plan, const MemoryView& memory,
                          const IoSettings& settings);
 
-}  // namespace ckpt::backends::posix
+}  // namespace ckpt::backends::file_common

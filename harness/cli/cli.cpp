@@ -1,10 +1,12 @@
-#include "harness/cli.hpp"
+#include "harness/cli/cli.hpp"
 
 #include <CLI/CLI.hpp>
 #include <exception>
 
-#include "harness/layout_command.hpp"
-#include "harness/run_command.hpp"
+#include "harness/cli/backends_command.hpp"
+#include "harness/cli/layout_command.hpp"
+#include "harness/cli/models_command.hpp"
+#include "harness/cli/run_command.hpp"
 
 namespace ckpt::harness {
 

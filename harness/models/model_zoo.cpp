@@ -1,10 +1,10 @@
-#include "harness/model_zoo.hpp"
+#include "harness/models/model_zoo.hpp"
 
 #include <filesystem>
 
-#include "harness/config_error.hpp"
-#include "harness/model_file.hpp"
-#include "harness/suggest.hpp"
+#include "harness/common/config_error.hpp"
+#include "harness/models/model_file.hpp"
+#include "harness/common/suggest.hpp"
 
 namespace ckpt::harness {
 

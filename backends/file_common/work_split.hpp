@@ -6,7 +6,7 @@
 
 #include "backends/backend.hpp"
 
-namespace ckpt::backends::posix {
+namespace ckpt::backends::file_common {
 
 // A contiguous part of one extent, handed to one worker.
 struct Piece {
@@ -25,4 +25,4 @@ struct Piece {
 std::vector<std::vector<Piece>> split_by_bytes(const IoPlan& plan, std::size_t workers,
                                                std::uint64_t granule);
 
-}  // namespace ckpt::backends::posix
+}  // namespace ckpt::backends::file_common

@@ -1,4 +1,4 @@
-#include "backends/posix/workers.hpp"
+#include "backends/file_common/workers.hpp"
 
 #include <exception>
 #include <mutex>
@@ -9,7 +9,7 @@
 
 #include "backends/backend.hpp"
 
-namespace ckpt::backends::posix {
+namespace ckpt::backends::file_common {
 
 void run_workers(std::size_t count, const std::function<void(std::size_t, std::stop_token)>& body) {
   std::stop_source stop;
@@ -43,4 +43,4 @@ void run_workers(std::size_t count, const std::function<void(std::size_t, std::s
   if (first_error) std::rethrow_exception(first_error);
 }
 
-}  // namespace ckpt::backends::posix
+}  // namespace ckpt::backends::file_common

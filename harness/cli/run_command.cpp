@@ -1,22 +1,21 @@
-#include "harness/run_command.hpp"
+#include "harness/cli/run_command.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>
 #include <fmt/ostream.h>
-#include <nlohmann/json.hpp>
 #include <set>
 
 #include "backends/registry.hpp"
 #include "harness/campaign/campaign.hpp"
 #include "harness/comm/comm.hpp"
 #include "harness/comm/mpi_io_choice.hpp"
-#include "harness/config_error.hpp"
+#include "harness/common/config_error.hpp"
 #include "harness/memory/memory_spaces.hpp"
 #include "harness/plan/checkpoint_plan.hpp"
 #include "harness/report/results_writer.hpp"
 #include "harness/run/case_runner.hpp"
 #include "harness/run/signal_guard.hpp"
-#include "harness/text_format.hpp"
+#include "harness/common/text_format.hpp"
 
 namespace ckpt::harness {
 namespace {
@@ -102,12 +101,7 @@ void check_memory_spaces_available(const Campaign& campaign, const MemorySpaces&
       break;
     }
   }
-  if (comm.all(problem.empty())) return;
-  std::string first;
-  for (const std::string& p : comm.gather(problem)) {
-    if (first.empty()) first = p;
-  }
-  throw SetupError(comm.broadcast(first));
+  if (const std::string first = comm.first_problem(problem); !first.empty()) throw SetupError(first);
 }
 
 // What must be settled before MPI starts, from the campaign: whether a run outside mpirun must
@@ -173,13 +167,7 @@ int run_cases(const RunOptions& o, Comm& comm, std::ostream& out, std::ostream& 
   } catch (const std::exception& e) {
     problem = e.what();
   }
-  if (!comm.all(problem.empty())) {
-    std::string first;
-    for (const std::string& p : comm.gather(problem)) {
-      if (first.empty()) first = p;
-    }
-    throw SetupError(comm.broadcast(first));
-  }
+  if (const std::string first = comm.first_problem(problem); !first.empty()) throw SetupError(first);
   const Campaign& campaign = *loaded;
   if (o.dry_run) {
     if (root) describe_cases(campaign, comm.size(), out);
@@ -214,31 +202,5 @@ int run_cases(const RunOptions& o, Comm& comm, std::ostream& out, std::ostream& 
 }
 
 }  // namespace
-
-CLI::App* add_backends_command(CLI::App& app, BackendsOptions& o) {
-  CLI::App* cmd = app.add_subcommand("backends", "List the storage backends and whether this build has them");
-  cmd->add_flag("--json", o.json, "Print a JSON array");
-  return cmd;
-}
-
-void run_backends(const BackendsOptions& o, std::ostream& out) {
-  const auto list = backends::list_backends();
-  if (o.json) {
-    nlohmann::json j = nlohmann::json::array();
-    for (const auto& b : list) {
-      nlohmann::json entry{{"name", b.name}, {"available", b.available}, {"description", b.description}};
-      if (!b.available) entry["reason"] = b.reason;
-      entry["cmake_option"] = b.cmake_option;
-      j.push_back(entry);
-    }
-    out << j.dump() << '\n';
-    return;
-  }
-  fmt::print(out, "{:<8} {:<10} {}\n", "backend", "available", "description / reason");
-  for (const auto& b : list) {
-    fmt::print(out, "{:<8} {:<10} {}\n", b.name, b.available ? "yes" : "no",
-               b.available ? b.description : b.reason + " (" + b.cmake_option + ")");
-  }
-}
 
 }  // namespace ckpt::harness

@@ -1,10 +1,10 @@
-#include "harness/config_text.hpp"
+#include "harness/common/config_text.hpp"
 
 #include <cerrno>
 #include <fstream>
 #include <sstream>
 
-#include "harness/config_error.hpp"
+#include "harness/common/config_error.hpp"
 
 namespace ckpt::harness {
 

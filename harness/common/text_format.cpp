@@ -1,4 +1,4 @@
-#include "harness/text_format.hpp"
+#include "harness/common/text_format.hpp"
 
 #include <array>
 #include <fmt/format.h>

@@ -1,10 +1,9 @@
-#include "harness/suggest.hpp"
+#include "backends/suggest.hpp"
 
 #include <algorithm>
 #include <numeric>
-#include <vector>
 
-namespace ckpt::harness {
+namespace ckpt::backends {
 
 std::size_t edit_distance(std::string_view a, std::string_view b) {
   // One row of the Wagner–Fischer table: row[j] is the distance between the first i
@@ -24,8 +23,7 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
   return row[b.size()];
 }
 
-std::optional<std::string> closest_match(std::string_view word,
-                                         std::span<const std::string_view> candidates) {
+std::optional<std::string> closest_match(std::string_view word, std::span<const std::string_view> candidates) {
   const std::size_t limit = std::max<std::size_t>(2, word.size() / 3);
   std::optional<std::string_view> best;
   std::size_t best_distance = limit + 1;
@@ -40,10 +38,20 @@ std::optional<std::string> closest_match(std::string_view word,
   return std::string(*best);
 }
 
+std::optional<std::string> closest_match(std::string_view word, const std::vector<std::string>& candidates) {
+  const std::vector<std::string_view> views(candidates.begin(), candidates.end());
+  return closest_match(word, std::span<const std::string_view>(views));
+}
+
 std::string did_you_mean(std::string_view word, std::span<const std::string_view> candidates) {
   const std::optional<std::string> match = closest_match(word, candidates);
   if (!match) return {};
   return " — did you mean `" + *match + "`?";
 }
 
-}  // namespace ckpt::harness
+std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates) {
+  const std::vector<std::string_view> views(candidates.begin(), candidates.end());
+  return did_you_mean(word, std::span<const std::string_view>(views));
+}
+
+}  // namespace ckpt::backends

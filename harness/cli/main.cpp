@@ -1,5 +1,5 @@
 #include <iostream>
 
-#include "harness/cli.hpp"
+#include "harness/cli/cli.hpp"
 
 int main(int argc, char** argv) { return ckpt::harness::run_cli(argc, argv, std::cout, std::cerr); }

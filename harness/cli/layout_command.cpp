@@ -1,10 +1,10 @@
-#include "harness/layout_command.hpp"
+#include "harness/cli/layout_command.hpp"
 
 #include <map>
 
-#include "harness/config_error.hpp"
-#include "harness/layout_report.hpp"
-#include "harness/model_zoo.hpp"
+#include "harness/common/config_error.hpp"
+#include "harness/cli/layout_report.hpp"
+#include "harness/models/model_zoo.hpp"
 #include "workloads/layout.hpp"
 #include "workloads/layout_summary.hpp"
 #include "workloads/spec_error.hpp"

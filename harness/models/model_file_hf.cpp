@@ -16,9 +16,9 @@
 #include <system_error>
 #include <vector>
 
-#include "harness/config_error.hpp"
-#include "harness/model_file.hpp"
-#include "harness/suggest.hpp"
+#include "harness/common/config_error.hpp"
+#include "harness/models/model_file.hpp"
+#include "harness/common/suggest.hpp"
 #include "workloads/spec_error.hpp"
 
 namespace ckpt::harness {

@@ -28,11 +28,4 @@ CLI::App* add_layout_command(CLI::App& app, LayoutOptions& options);
 // Prints the layout report; throws ConfigError (bad model, impossible parallelism).
 void run_layout(const LayoutOptions& options, std::ostream& out);
 
-struct ModelsOptions {
-  bool json = false;
-};
-
-CLI::App* add_models_command(CLI::App& app, ModelsOptions& options);
-void run_models(const ModelsOptions& options, std::ostream& out);
-
 }  // namespace ckpt::harness

@@ -1,11 +1,11 @@
-#include "harness/layout_report.hpp"
+#include "harness/cli/layout_report.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 #include <string>
 
-#include "harness/text_format.hpp"
+#include "harness/common/text_format.hpp"
 
 namespace ckpt::harness {
 namespace {

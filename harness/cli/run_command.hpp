@@ -22,11 +22,4 @@ CLI::App* add_run_command(CLI::App& app, RunOptions& options);
 // verified, 1 a case failed or did not verify, 130 interrupted. Throws ConfigError / SetupError.
 int run_campaign(const RunOptions& options, std::ostream& out, std::ostream& err);
 
-struct BackendsOptions {
-  bool json = false;
-};
-
-CLI::App* add_backends_command(CLI::App& app, BackendsOptions& options);
-void run_backends(const BackendsOptions& options, std::ostream& out);
-
 }  // namespace ckpt::harness

@@ -1,4 +1,4 @@
-#include "backends/posix/posix_file.hpp"
+#include "backends/file_common/posix_file.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -8,7 +8,7 @@
 
 #include "backends/backend.hpp"
 
-namespace ckpt::backends::posix {
+namespace ckpt::backends::file_common {
 
 PosixFile& PosixFile::operator=(PosixFile&& other) noexcept {
   if (this != &other) {
@@ -71,4 +71,4 @@ void sync_descriptor(int fd, std::string_view backend, const std::string& path, 
   if (result != 0) throw IoError(backend, data_only ? "fdatasync" : "fsync", path, errno);
 }
 
-}  // namespace ckpt::backends::posix
+}  // namespace ckpt::backends::file_common

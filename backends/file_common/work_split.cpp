@@ -1,8 +1,8 @@
-#include "backends/posix/work_split.hpp"
+#include "backends/file_common/work_split.hpp"
 
 #include <algorithm>
 
-namespace ckpt::backends::posix {
+namespace ckpt::backends::file_common {
 
 std::vector<std::vector<Piece>> split_by_bytes(const IoPlan& plan, std::size_t workers,
                                                std::uint64_t granule) {
@@ -32,4 +32,4 @@ std::vector<std::vector<Piece>> split_by_bytes(const IoPlan& plan, std::size_t w
   return lists;
 }
 
-}  // namespace ckpt::backends::posix
+}  // namespace ckpt::backends::file_common

@@ -1,6 +1,6 @@
 // Our model TOML format, and reading either format from disk. The Hugging Face reader is in
 // model_file_hf.cpp.
-#include "harness/model_file.hpp"
+#include "harness/models/model_file.hpp"
 
 #include <toml++/toml.h>
 
@@ -17,9 +17,9 @@
 #include <system_error>
 #include <vector>
 
-#include "harness/config_error.hpp"
-#include "harness/config_text.hpp"
-#include "harness/suggest.hpp"
+#include "harness/common/config_error.hpp"
+#include "harness/common/config_text.hpp"
+#include "harness/common/suggest.hpp"
 #include "workloads/spec_error.hpp"
 
 namespace ckpt::harness {

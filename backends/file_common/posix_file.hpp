@@ -8,7 +8,7 @@
 
 #include "backends/backend.hpp"
 
-namespace ckpt::backends::posix {
+namespace ckpt::backends::file_common {
 
 // An owned file descriptor, move-only. close() releases it and reports the error; the
 // destructor releases whatever is still open without reporting (after an earlier error).
@@ -72,4 +72,4 @@ void sync_all(std::string_view backend, std::vector<Entry>& entries, SyncPolicy 
   for (Entry& entry : entries) sync_descriptor(entry.file.fd(), backend, entry.path, policy);
 }
 
-}  // namespace ckpt::backends::posix
+}  // namespace ckpt::backends::file_common

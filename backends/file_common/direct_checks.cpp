@@ -1,9 +1,9 @@
-#include "backends/posix/direct_checks.hpp"
+#include "backends/file_common/direct_checks.hpp"
 
 #include <stdexcept>
 #include <string>
 
-namespace ckpt::backends::posix {
+namespace ckpt::backends::file_common {
 namespace {
 
 bool is_power_of_two(std::uint64_t n) { return n != 0 && (n & (n - 1)) == 0; }
@@ -56,4 +56,4 @@ void check_direct_memory(std::string_view backend, const IoPlan& plan, const Mem
   }
 }
 
-}  // namespace ckpt::backends::posix
+}  // namespace ckpt::backends::file_common

@@ -1,4 +1,4 @@
-#include "harness/config_error.hpp"
+#include "harness/common/config_error.hpp"
 
 namespace ckpt::harness {
 namespace {
