@@ -274,9 +274,11 @@ std::vector<BackendInfo> list_backends() {
   return infos;
 }
 
-std::unique_ptr<Backend> make_backend(std::string_view name, const IoSettings& settings,
-                                      const BackendOptions& options, const ProcessGroup& group) {
-  const std::vector<Entry> entries = registered();
+namespace {
+
+// The entry of `name`, checked: known, compiled in, options known, usable on this machine.
+Entry checked_entry(std::string_view name, const BackendOptions& options) {
+  std::vector<Entry> entries = registered();
   const auto found = std::find_if(entries.begin(), entries.end(),
                                   [&](const Entry& entry) { return entry.info.name == name; });
   if (found == entries.end()) throw_unknown(name, entries);
@@ -292,7 +294,18 @@ std::unique_ptr<Backend> make_backend(std::string_view name, const IoSettings& s
                                   " (compiled in with " + found->info.cmake_option + ", but it cannot run here)");
     }
   }
-  return found->make(settings, options, group);
+  return std::move(*found);
+}
+
+}  // namespace
+
+void validate_backend(std::string_view name, const IoSettings&, const BackendOptions& options) {
+  checked_entry(name, options);
+}
+
+std::unique_ptr<Backend> make_backend(std::string_view name, const IoSettings& settings,
+                                      const BackendOptions& options, const ProcessGroup& group) {
+  return checked_entry(name, options).make(settings, options, group);
 }
 
 std::string closest_option(std::string_view name, std::string_view key) {

@@ -40,6 +40,12 @@ std::vector<BackendInfo> list_backends();
 std::unique_ptr<Backend> make_backend(std::string_view name, const IoSettings& settings,
                                       const BackendOptions& options = {}, const ProcessGroup& group = {});
 
+// Everything make_backend checks, without constructing the backend or touching MPI or storage:
+// the name, availability in this build and on this machine, the option keys and values, and
+// the settings against the backend's capabilities. Throws std::invalid_argument like
+// make_backend. For `--dry-run`.
+void validate_backend(std::string_view name, const IoSettings& settings, const BackendOptions& options = {});
+
 // The closest option key of backend `name` to `key`, or "" (for "did you mean" messages).
 std::string closest_option(std::string_view name, std::string_view key);
 
