@@ -37,6 +37,25 @@ void check_memory_kind(const Backend& backend, const MemoryView& memory) {
 
 }  // namespace
 
+void check_settings(std::string_view backend, const Capabilities& caps, const IoSettings& settings) {
+  const auto refuse = [&](const std::string& setting, const std::string& problem) {
+    std::string message = std::string(backend) + ": `backend." + setting + "` " + problem;
+    if (const auto advice = caps.advice.find(setting); advice != caps.advice.end()) message += ": " + advice->second;
+    throw std::invalid_argument(message);
+  };
+  if (settings.threads < 1) refuse("threads", "must be at least 1 (got " + std::to_string(settings.threads) + ")");
+  if (settings.threads > 1 && !caps.threads) {
+    refuse("threads", "must be 1 (got " + std::to_string(settings.threads) + "; capabilities: threads = false)");
+  }
+  if (settings.queue_depth < 1 || settings.queue_depth > caps.max_queue_depth) {
+    refuse("queue_depth", "must be from 1 to " + std::to_string(caps.max_queue_depth) + " (got " +
+                              std::to_string(settings.queue_depth) + ")");
+  }
+  if (settings.direct && !caps.direct_io) refuse("direct", "is not supported (capabilities: direct_io = false)");
+  if (settings.fallocate && !caps.fallocate) refuse("fallocate", "is not supported (capabilities: fallocate = false)");
+  if (settings.sqpoll && !caps.sqpoll) refuse("sqpoll", "is not supported (capabilities: sqpoll = false)");
+}
+
 std::uint64_t IoPlan::bytes() const {
   std::uint64_t total = 0;
   for (const FilePlan& f : files) {

@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "backends/options.hpp"
+
 namespace ckpt::backends {
 
 enum class MemoryKind { host, pinned, device };
@@ -111,19 +113,28 @@ struct ProcessGroup {
   std::optional<int> mpi_comm;  // MPI_Comm_c2f() of the communicator (no MPI header here); empty: no MPI
 };
 
-// Options of one backend from the campaign's [backend.<name>] table, flattened to text:
-// {"collective": "true", "hints.romio_cb_write": "enable"}. The registry rejects keys the
-// backend does not list (BackendInfo::options); the backend rejects bad values at construction.
-using BackendOptions = std::map<std::string, std::string>;
-
+// What a backend can do. The registry checks a case's IoSettings against the capabilities a
+// backend declares (check_settings) before constructing it, so backends do not refuse settings
+// themselves.
 struct Capabilities {
-  bool direct_io = false;
-  bool device_memory = false;
-  bool shared_file = false;
-  bool collective = false;  // needs one write/read call per process with the whole process's plan
-  int max_queue_depth = 1;
-  bool stores_data = true;  // false for null: a restore reads nothing back, so nothing can be verified
+  bool direct_io = false;      // O_DIRECT (backend.direct)
+  bool device_memory = false;  // transfers device memory itself (else the harness stages it)
+  bool shared_file = false;    // several processes write disjoint extents of one file
+  bool collective = false;     // needs one write/read call per process with the whole process's plan
+  bool threads = false;        // several worker threads per process (backend.threads > 1)
+  bool fallocate = false;      // reserves file space first (backend.fallocate)
+  bool sqpoll = false;         // kernel submission polling (backend.sqpoll)
+  int max_queue_depth = 1;     // requests in flight per thread (backend.queue_depth)
+  bool stores_data = true;     // false for null: a restore reads nothing back, so nothing can be verified
+  bool raw_layout = true;      // each extent's bytes at its file offset (false: a self-describing format)
+  // Why a setting the backend lacks is absent and what to do instead, by setting name
+  // ("threads", "direct", ...), appended to the refusal.
+  std::map<std::string, std::string> advice;
 };
+
+// Throws std::invalid_argument naming `backend.<setting>` when `settings` asks for something
+// `capabilities` lacks, or is out of range (threads or queue_depth below 1).
+void check_settings(std::string_view backend, const Capabilities& capabilities, const IoSettings& settings);
 
 // An I/O failure with its context: "<backend>: <operation> <path> at offset O, length L: <errno text>".
 class IoError : public std::runtime_error {

@@ -6,13 +6,14 @@
 #include <string>
 #include <vector>
 
+#include "backends/gds/gds_declaration.hpp"
 #include "backends/gds/shared_library.hpp"
 
 namespace ckpt::backends::gds {
 
-// The name the dynamic loader is asked for when nothing else is configured; "libcufile.so" is
-// tried after it (a development install without the versioned link).
-inline constexpr const char* kDefaultLibrary = "libcufile.so.0";
+// kDefaultLibrary (gds_declaration.hpp) is the name the dynamic loader is asked for when nothing
+// else is configured; "libcufile.so" is tried after it (a development install without the
+// versioned link).
 // The environment variable that names the library when backend.gds.library keeps its default.
 inline constexpr const char* kLibraryVariable = "CKPT_CUFILE_LIBRARY";
 

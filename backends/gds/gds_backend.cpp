@@ -16,28 +16,9 @@
 namespace ckpt::backends::gds {
 namespace {
 
-// The batch size cuFile documents as its default (properties.io_batchsize), for a driver that
-// does not report max_batch_io_size.
-constexpr unsigned kDefaultMaxBatch = 128;
 
 // The checks that need no library, before any is loaded.
-IoSettings validated(const IoSettings& settings, const GdsOptions& options) {
-  if (settings.threads < 1) {
-    throw std::invalid_argument("gds: `threads` must be at least 1 (got " +
-                                std::to_string(settings.threads) + ")");
-  }
-  if (settings.sqpoll)
-    throw std::invalid_argument("gds: `sqpoll` needs a submission ring; set sqpoll = false");
-  if (settings.queue_depth < 1) {
-    throw std::invalid_argument("gds: `queue_depth` must be at least 1 (got " +
-                                std::to_string(settings.queue_depth) + ")");
-  }
-  if (!options.batch && settings.queue_depth != 1) {
-    throw std::invalid_argument(
-        "gds: `queue_depth` must be 1 without `backend.gds.batch = true` (got " +
-        std::to_string(settings.queue_depth) +
-        "): cuFileRead/cuFileWrite move one request at a time; use `threads`, or the batch API");
-  }
+IoSettings validated(const IoSettings& settings) {
   file_common::validate_direct_alignment("gds", settings);
   return settings;
 }
@@ -86,36 +67,34 @@ class GdsBackend::Files final : public Backend::OpenFiles {
 };
 
 GdsBackend::GdsBackend(const IoSettings& settings, const GdsOptions& options)
-    : settings_(validated(settings, options)),
+    : settings_(validated(settings)),
       options_(options),
       library_(prefixed([&] { return CufileLibrary::load(choose_library(options.library)); })),
       cuda_(prefixed([] { return CudaDriver::load(); })),
       driver_(library_.api()),
       mode_(driver_.mode()) {
-  const unsigned max_batch = mode_.max_batch > 0 ? mode_.max_batch : kDefaultMaxBatch;
   batch_ = options_.batch && library_.api().has_batch();
   fixed_notes_ = {library_note(library_), mode_.description};
   if (options_.batch && !batch_) {
     fixed_notes_.push_back("cuFile batch API not in " + library_.path() +
                            ": one request at a time per thread");
   }
-  if (batch_ && static_cast<unsigned>(settings_.queue_depth) > max_batch) {
+  if (batch_ && static_cast<unsigned>(settings_.queue_depth) > max_batch()) {
     throw std::invalid_argument("gds: `queue_depth` " + std::to_string(settings_.queue_depth) +
-                                " exceeds cuFile's batch size " + std::to_string(max_batch) +
+                                " exceeds cuFile's batch size " + std::to_string(max_batch()) +
                                 " (properties.io_batchsize in cufile.json)");
   }
 }
 
 GdsBackend::~GdsBackend() = default;
 
+unsigned GdsBackend::max_batch() const {
+  return mode_.max_batch > 0 ? mode_.max_batch : static_cast<unsigned>(kDefaultMaxBatch);
+}
+
 Capabilities GdsBackend::capabilities() const {
-  Capabilities caps;
-  caps.direct_io = true;
-  caps.device_memory = true;
-  caps.shared_file = true;
-  caps.collective = false;
-  caps.max_queue_depth =
-      batch_ ? static_cast<int>(mode_.max_batch > 0 ? mode_.max_batch : kDefaultMaxBatch) : 1;
+  Capabilities caps = declared_capabilities({"gds", option_table(), {{"batch", options_.batch ? "true" : "false"}}});
+  caps.max_queue_depth = batch_ ? static_cast<int>(max_batch()) : 1;
   return caps;
 }
 

@@ -69,6 +69,9 @@ class GdsBackend final : public Backend {
   void close(OpenFiles& files) override;
 
  private:
+  // Requests per cuFile batch: what the driver reports, else cuFile's documented default.
+  unsigned max_batch() const;
+
   class Files;
 
   CUcontext context_for(const MemoryView& memory);

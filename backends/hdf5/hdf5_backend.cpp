@@ -12,35 +12,13 @@
 #include "backends/hdf5/hdf5_error.hpp"
 #include "backends/hdf5/hdf5_file.hpp"
 #include "backends/hdf5/local_shapes.hpp"
+#include "backends/hdf5/hdf5_declaration.hpp"
 #include "backends/hdf5/piece_transfer.hpp"
 #include "backends/hdf5/scaled_shapes.hpp"
 #include "backends/mpi_common/file_comms.hpp"
 
 namespace ckpt::backends::hdf5 {
 namespace {
-
-const IoSettings& validated(const IoSettings& settings) {
-  const auto reject = [](const std::string& setting, const std::string& why) {
-    throw std::invalid_argument("hdf5: `" + setting + "` " + why);
-  };
-  if (settings.threads != 1) {
-    reject("threads", "must be 1 (got " + std::to_string(settings.threads) +
-                          "): one HDF5 call at a time per process; run more processes instead");
-  }
-  if (settings.queue_depth != 1) {
-    reject("queue_depth",
-           "must be 1 (got " + std::to_string(settings.queue_depth) + "): HDF5 I/O is synchronous");
-  }
-  if (settings.direct)
-    reject("direct", "is not supported: HDF5 writes through the page cache; set direct = false");
-  if (settings.fallocate) {
-    reject("fallocate",
-           "is not supported: HDF5 allocates dataset space itself; set fallocate = false");
-  }
-  if (settings.sqpoll)
-    reject("sqpoll", "needs a submission ring; use the uring backend or sqpoll = false");
-  return settings;
-}
 
 // One file of the plan with every piece this process has of it (plans naming a path twice,
 // such as two modeled ranks of one process, are merged).
@@ -122,20 +100,12 @@ class Hdf5Backend::Files final : public Backend::OpenFiles {
 
 Hdf5Backend::Hdf5Backend(const IoSettings& settings, const BackendOptions& options,
                          const ProcessGroup& group)
-    : settings_(validated(settings)),
+    : settings_(settings),
       options_(Hdf5Options::parse(options)),
       group_("hdf5", group),
       hints_("hdf5", options) {}
 
-Capabilities Hdf5Backend::capabilities() const {
-  Capabilities caps;
-  caps.direct_io = false;
-  caps.device_memory = false;
-  caps.shared_file = true;
-  caps.collective = true;
-  caps.max_queue_depth = 1;
-  return caps;
-}
+Capabilities Hdf5Backend::capabilities() const { return declared_capabilities({"hdf5", option_table(), {}}); }
 
 std::vector<std::string> Hdf5Backend::notes() const {
   return {notes_.begin(), notes_.end()};

@@ -55,6 +55,15 @@ std::map<std::string, std::string> validated_hints(std::string_view backend,
   return hints;
 }
 
+std::string hints_problem(std::string_view backend, const BackendOptions& options) {
+  try {
+    validated_hints(backend, options);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "";
+}
+
 InfoHints::InfoHints(std::string_view backend, const BackendOptions& options)
     : hints_(validated_hints(backend, options)) {
   if (hints_.empty()) return;

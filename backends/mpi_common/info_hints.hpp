@@ -20,6 +20,9 @@ namespace ckpt::backends::mpi {
 std::map<std::string, std::string> validated_hints(std::string_view backend,
                                                    const BackendOptions& options);
 
+// What validated_hints() would refuse, or "" (for checks that must not throw: --dry-run).
+std::string hints_problem(std::string_view backend, const BackendOptions& options);
+
 // An MPI_Info holding validated_hints(backend, options), or MPI_INFO_NULL when there are none.
 // Move-only; the destructor frees the info object.
 class InfoHints {

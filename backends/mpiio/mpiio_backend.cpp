@@ -1,5 +1,7 @@
 #include "backends/mpiio/mpiio_backend.hpp"
 
+#include "backends/mpiio/mpiio_declaration.hpp"
+
 #include <algorithm>
 
 #include <map>
@@ -21,42 +23,6 @@ constexpr std::string_view kName = "mpiio";
 constexpr std::string_view kReportedDefaults[] = {
     "cb_buffer_size", "cb_nodes",        "romio_cb_write", "romio_cb_read",
     "romio_ds_write", "striping_factor", "striping_unit"};
-
-const IoSettings& validated(const IoSettings& settings) {
-  if (settings.direct) {
-    throw std::invalid_argument(
-        "mpiio: `direct` (backend.direct) is not supported: MPI-IO has no O_DIRECT; set "
-        "direct = false (ROMIO's direct_read/direct_write hints ask the few file-system drivers "
-        "that have it)");
-  }
-  if (settings.threads != 1) {
-    throw std::invalid_argument(
-        "mpiio: `threads` (backend.threads) must be 1 (got " + std::to_string(settings.threads) +
-        "): each process makes one MPI-IO call sequence; run more processes instead");
-  }
-  if (settings.queue_depth != 1) {
-    throw std::invalid_argument("mpiio: `queue_depth` (backend.queue_depth) must be 1 (got " +
-                                std::to_string(settings.queue_depth) +
-                                "): mpiio makes blocking calls");
-  }
-  if (settings.fallocate) {
-    // Checked in ROMIO's ADIOI_GEN_Prealloc and Open MPI's OMPIO: without a file-system
-    // preallocation call, process 0 reads back and rewrites every existing byte and writes zeros
-    // up to the size, inside the timed open phase, on every checkpoint; OMPIO fails with
-    // MPI_ERR_ACCESS on a write-only file that already holds data.
-    throw std::invalid_argument(
-        "mpiio: `fallocate` (backend.fallocate) is not supported: MPI_File_preallocate is no "
-        "reservation in ROMIO's generic driver or Open MPI's OMPIO (process 0 rewrites the whole "
-        "file and zero-fills it); set fallocate = false, or use the posix backend to measure "
-        "fallocate");
-  }
-  if (settings.sqpoll) {
-    throw std::invalid_argument(
-        "mpiio: `sqpoll` (backend.sqpoll) needs a submission ring; use the uring backend "
-        "or sqpoll = false");
-  }
-  return settings;
-}
 
 // The options, checked in full before MPI is touched: `collective`, then the hints.
 MpiioOptions validated(const BackendOptions& options) {
@@ -82,16 +48,8 @@ bool lookup(MPI_Info info, std::string_view key, std::string& value) {
 }  // namespace
 
 MpiioOptions parse_mpiio_options(const BackendOptions& options) {
-  MpiioOptions parsed;
-  if (const auto found = options.find("collective"); found != options.end()) {
-    if (found->second != "true" && found->second != "false") {
-      throw std::invalid_argument("`backend.mpiio.collective` = \"" + found->second +
-                                  "\": must be true (MPI_File_write_at_all / read_at_all) or false "
-                                  "(independent MPI_File_write_at / read_at)");
-    }
-    parsed.collective = found->second == "true";
-  }
-  return parsed;
+  const OptionValues values(kName, option_table(), options);
+  return MpiioOptions{.collective = values.boolean("collective")};
 }
 
 class MpiioBackend::Files final : public Backend::OpenFiles {
@@ -110,20 +68,12 @@ class MpiioBackend::Files final : public Backend::OpenFiles {
 
 MpiioBackend::MpiioBackend(const IoSettings& settings, const BackendOptions& options,
                            const ProcessGroup& group)
-    : settings_(validated(settings)),
+    : settings_(settings),
       options_(validated(options)),
       group_(kName, group),
       hints_(kName, options) {}
 
-Capabilities MpiioBackend::capabilities() const {
-  Capabilities caps;
-  caps.direct_io = false;
-  caps.device_memory = false;
-  caps.shared_file = true;
-  caps.collective = true;
-  caps.max_queue_depth = 1;
-  return caps;
-}
+Capabilities MpiioBackend::capabilities() const { return declared_capabilities({kName, option_table(), {}}); }
 
 std::unique_ptr<Backend::OpenFiles> MpiioBackend::open(const IoPlan& plan, Direction direction) {
   notes_.clear();

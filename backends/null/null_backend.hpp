@@ -13,7 +13,7 @@ namespace ckpt::backends::null {
 // honour (direct I/O, any queue depth, device memory), so any case can be rerun with it.
 class NullBackend final : public Backend {
  public:
-  // Throws std::invalid_argument naming `threads` or `queue_depth` when either is below 1.
+  // The registry has checked the settings against null_declaration.hpp.
   explicit NullBackend(const IoSettings& settings);
 
   std::string_view name() const override { return "null"; }

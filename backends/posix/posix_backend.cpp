@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "backends/posix/extent_io.hpp"
+#include "backends/posix/posix_declaration.hpp"
 #include "backends/file_common/posix_file.hpp"
 #include "backends/file_common/work_split.hpp"
 #include "backends/file_common/workers.hpp"
@@ -32,24 +33,6 @@ using file_common::split_by_bytes;
 using file_common::sync_all;
 using file_common::validate_direct_alignment;
 
-void validate(const IoSettings& settings) {
-  if (settings.threads < 1) {
-    throw std::invalid_argument("posix: `threads` must be at least 1 (got " +
-                                std::to_string(settings.threads) + ")");
-  }
-  if (settings.sqpoll) {
-    throw std::invalid_argument("posix: `sqpoll` needs a submission ring; use the uring backend or sqpoll = false");
-  }
-  if (settings.queue_depth != 1) {
-    throw std::invalid_argument("posix: `queue_depth` must be 1 (got " +
-                                std::to_string(settings.queue_depth) +
-                                "): posix issues one request at a time per thread; use "
-                                "`threads`, or the uring backend for deeper queues");
-  }
-  validate_direct_alignment("posix", settings);
-}
-
-
 }  // namespace
 
 class PosixBackend::Files final : public Backend::OpenFiles {
@@ -62,18 +45,10 @@ class PosixBackend::Files final : public Backend::OpenFiles {
 };
 
 PosixBackend::PosixBackend(const IoSettings& settings) : settings_(settings) {
-  validate(settings_);
+  validate_direct_alignment("posix", settings_);
 }
 
-Capabilities PosixBackend::capabilities() const {
-  Capabilities caps;
-  caps.direct_io = true;
-  caps.device_memory = false;
-  caps.shared_file = true;
-  caps.collective = false;
-  caps.max_queue_depth = 1;
-  return caps;
-}
+Capabilities PosixBackend::capabilities() const { return declared_capabilities({"posix", option_table(), {}}); }
 
 std::unique_ptr<Backend::OpenFiles> PosixBackend::open(const IoPlan& plan, Direction direction) {
   if (settings_.direct) check_direct_plan("posix", plan, settings_.direct_alignment);

@@ -24,19 +24,7 @@
 namespace ckpt::backends::uring {
 namespace {
 
-void validate(const IoSettings& settings) {
-  if (settings.threads < 1) {
-    throw std::invalid_argument("uring: `threads` must be at least 1 (got " +
-                                std::to_string(settings.threads) + ")");
-  }
-  if (settings.queue_depth < 1 || settings.queue_depth > UringBackend::kMaxQueueDepth) {
-    throw std::invalid_argument("uring: `queue_depth` must be from 1 to " +
-                                std::to_string(UringBackend::kMaxQueueDepth) + " (got " +
-                                std::to_string(settings.queue_depth) + ")");
-  }
-  file_common::validate_direct_alignment("uring", settings);
-}
-
+void validate(const IoSettings& settings) { file_common::validate_direct_alignment("uring", settings); }
 
 IoError open_error(const std::string& path, int flags, int error) {
   const char* operation = (flags & O_ACCMODE) == O_RDONLY ? "open for reading" : "open for writing";
@@ -102,16 +90,7 @@ UringBackend::UringBackend(const IoSettings& settings, UringOptions options)
   }
 }
 
-Capabilities UringBackend::capabilities() const {
-  Capabilities caps;
-  caps.direct_io = true;
-  caps.device_memory = false;
-  caps.shared_file = true;
-  caps.collective = false;
-  caps.max_queue_depth = kMaxQueueDepth;
-  caps.stores_data = true;
-  return caps;
-}
+Capabilities UringBackend::capabilities() const { return declared_capabilities({"uring", option_table(), {}}); }
 
 bool UringBackend::buffers_registered() const {
   const std::scoped_lock lock(mutex_);

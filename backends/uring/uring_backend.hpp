@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "backends/backend.hpp"
+#include "backends/uring/uring_declaration.hpp"
 
 namespace ckpt::backends::uring {
 
@@ -39,7 +40,7 @@ class UringBackend final : public Backend {
   // absent, refused), saying so and how to enable it or to use backend "posix".
   explicit UringBackend(const IoSettings& settings, UringOptions options = {});
 
-  static constexpr int kMaxQueueDepth = 4096;
+  static constexpr int kMaxQueueDepth = uring::kMaxQueueDepth;
 
   std::string_view name() const override { return "uring"; }
   Capabilities capabilities() const override;

@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "backends/registry.hpp"
 #include "harness/common/config_error.hpp"
 #include "harness/common/config_text.hpp"
 #include "harness/common/suggest.hpp"
@@ -59,7 +60,76 @@ KeySpec fixed(KeySpec spec) {
   return spec;
 }
 
+std::vector<KeySpec> general_keys();
+
+// The backends' own tables, from their option tables (backends/<name>/): the registry's
+// listing, these keys and the backends' parsing share that one declaration.
+struct BackendSchema {
+  std::vector<backends::BackendInfo> infos;
+  std::vector<std::string> tables;  // "backend.<name>" of every backend with options
+  std::vector<std::string_view> table_views;
+};
+
+const BackendSchema& backend_schema() {
+  static const BackendSchema schema = [] {
+    BackendSchema built;
+    built.infos = backends::list_backends();
+    for (const backends::BackendInfo& info : built.infos) {
+      if (!info.options.empty()) built.tables.push_back("backend." + info.name);
+    }
+    built.table_views.assign(built.tables.begin(), built.tables.end());
+    return built;
+  }();
+  return schema;
+}
+
+std::int64_t default_integer(std::string_view table, const backends::OptionSpec& option) {
+  std::int64_t value = 0;
+  const std::string& text = option.default_value;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size()) {
+    throw std::logic_error(std::string(table) + "." + option.name + ": default \"" + text + "\" is no integer");
+  }
+  return value;
+}
+
+KeySpec backend_key(std::string_view table, const backends::OptionSpec& option) {
+  using backends::OptionType;
+  const std::string_view key = option.name;
+  switch (option.type) {
+    case OptionType::boolean:
+      return bool_key(table, key, option.default_value == "true");
+    case OptionType::integer:
+      return int_key(table, key, default_integer(table, option), option.min, option.max);
+    case OptionType::size: {
+      KeySpec spec = size_key(table, key, default_integer(table, option), option.min);
+      spec.max = option.max;
+      return spec;
+    }
+    case OptionType::choice:
+      return choice_key(table, key, option.default_value.c_str(),
+                        std::vector<std::string_view>(option.choices.begin(), option.choices.end()));
+    case OptionType::text:
+      return text_key(table, key, option.default_value.c_str());
+    case OptionType::string_map:
+      return fixed(KeySpec{.table = table, .key = key, .kind = Kind::string_map, .fallback = nlohmann::json::object()});
+  }
+  throw std::logic_error("backend option of an unknown type");
+}
+
 std::vector<KeySpec> build_keys() {
+  std::vector<KeySpec> keys = general_keys();
+  const BackendSchema& schema = backend_schema();
+  std::size_t table = 0;
+  for (const backends::BackendInfo& info : schema.infos) {
+    if (info.options.empty()) continue;
+    for (const backends::OptionSpec& option : info.options) keys.push_back(backend_key(schema.table_views[table], option));
+    ++table;
+  }
+  return keys;
+}
+
+std::vector<KeySpec> general_keys() {
   return {
       fixed(required_text("campaign", "name")),
       fixed(required_text("campaign", "target")),
@@ -108,22 +178,6 @@ std::vector<KeySpec> build_keys() {
       int_key("backend", "queue_depth", 1, 1, kIntMax),
       bool_key("backend", "sqpoll", false),
       size_key("backend", "direct_alignment", 4096, 1),
-      // The backends' own options (backends/<name>/ documents them; the registry lists them).
-      bool_key("backend.mpiio", "collective", false),
-      fixed(KeySpec{.table = "backend.mpiio", .key = "hints", .kind = Kind::string_map,
-                    .fallback = nlohmann::json::object()}),
-      bool_key("backend.hdf5", "collective", true),
-      choice_key("backend.hdf5", "collective_opt", "collective_io", {"collective_io", "individual_io"}),
-      choice_key("backend.hdf5", "layout", "contiguous", {"contiguous", "chunked"}),
-      choice_key("backend.hdf5", "shapes", "scaled", {"scaled", "global"}),
-      size_key("backend.hdf5", "alignment", 0),
-      size_key("backend.hdf5", "alignment_threshold", 0),
-      bool_key("backend.hdf5", "collective_metadata", true),
-      fixed(KeySpec{.table = "backend.hdf5", .key = "hints", .kind = Kind::string_map,
-                    .fallback = nlohmann::json::object()}),
-      text_key("backend.gds", "library", "libcufile.so.0"),
-      bool_key("backend.gds", "register_buffers", true),
-      bool_key("backend.gds", "batch", false),
       choice_key("data", "pattern", "random", {"random", "zeros", "bf16"}),
       int_key("data", "seed", 1, 0),
       bool_key("data", "verify", true),
@@ -136,7 +190,6 @@ std::vector<KeySpec> build_keys() {
 
 constexpr std::array<std::string_view, 10> kTables{
     "campaign", "model", "parallel", "state", "ranks", "strategy", "backend", "data", "memory", "cache"};
-constexpr std::array<std::string_view, 3> kBackendTables{"backend.mpiio", "backend.hdf5", "backend.gds"};
 
 std::string quoted_list(const std::vector<std::string_view>& choices) {
   std::string listed;
@@ -272,11 +325,11 @@ std::span<const std::string_view> tables() {
   return kTables;
 }
 
-std::span<const std::string_view> backend_tables() { return kBackendTables; }
+std::span<const std::string_view> backend_tables() { return backend_schema().table_views; }
 
 bool is_table(std::string_view table) {
   return std::find(kTables.begin(), kTables.end(), table) != kTables.end() ||
-         std::find(kBackendTables.begin(), kBackendTables.end(), table) != kBackendTables.end();
+         std::find(backend_tables().begin(), backend_tables().end(), table) != backend_tables().end();
 }
 
 const KeySpec* find(std::string_view table, std::string_view key) {

@@ -81,7 +81,7 @@ TEST(GdsRegistry, ListsItsOptionsAndCmakeOption) {
   const BackendInfo info = gds_info();
   EXPECT_EQ(info.cmake_option, "CKPT_BACKEND_GDS");
   std::vector<std::string> keys;
-  for (const BackendOption& option : info.options) keys.push_back(option.key);
+  for (const OptionSpec& option : info.options) keys.push_back(option.name);
   EXPECT_EQ(keys, (std::vector<std::string>{"library", "register_buffers", "batch"}));
   EXPECT_EQ(info.options.front().default_value, "libcufile.so.0");
 }
@@ -130,8 +130,7 @@ TEST(GdsRegistry, ALibraryWithoutCufileIsRefused) {
 
 TEST(GdsRegistry, AMisspelledOptionSuggestsTheKey) {
   const std::string message = make_error({{"batchh", "true"}});
-  EXPECT_TRUE(contains(message, "backend `gds` has no option `batchh` — did you mean `batch`?"))
-      << message;
+  EXPECT_TRUE(contains(message, "gds: unknown option `backend.gds.batchh` — did you mean `batch`?")) << message;
 }
 
 TEST(GdsOptions, ParsesTheThreeKeys) {
@@ -152,8 +151,7 @@ TEST(GdsOptions, RejectsBadValuesNamingTheKey) {
         try {
           parse_options({{"batch", "yes"}});
         } catch (const std::invalid_argument& e) {
-          EXPECT_TRUE(contains(e.what(), "`backend.gds.batch` must be true or false (got \"yes\")"))
-              << e.what();
+          EXPECT_EQ(std::string(e.what()), "gds: `backend.gds.batch` = \"yes\": expected true or false");
           throw;
         }
       },
@@ -162,8 +160,18 @@ TEST(GdsOptions, RejectsBadValuesNamingTheKey) {
   EXPECT_THROW(parse_options({{"queue", "4"}}), std::invalid_argument);
 }
 
-// Settings are checked before any library is loaded, so these hold on any machine.
-std::string construction_error(const IoSettings& settings, const GdsOptions& options = {}) {
+// Settings are checked (against the declared capabilities) before any library is loaded, so
+// these hold on any machine.
+std::string validation_error(const IoSettings& settings, const BackendOptions& options = {}) {
+  try {
+    validate_backend("gds", settings, options);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::string construction_error(const IoSettings& settings, const GdsOptions& options) {
   try {
     GdsBackend backend(settings, options);
   } catch (const std::invalid_argument& e) {
@@ -173,12 +181,15 @@ std::string construction_error(const IoSettings& settings, const GdsOptions& opt
 }
 
 TEST(GdsSettings, RefusedBeforeAnyLibraryIsLoaded) {
-  EXPECT_TRUE(contains(construction_error(IoSettings{.queue_depth = 4}),
-                       "gds: `queue_depth` must be 1 without `backend.gds.batch = true` (got 4)"));
-  EXPECT_TRUE(
-      contains(construction_error(IoSettings{.threads = 0}), "gds: `threads` must be at least 1"));
-  EXPECT_TRUE(contains(construction_error(IoSettings{.sqpoll = true}), "gds: `sqpoll`"));
-  EXPECT_TRUE(contains(construction_error(IoSettings{.direct = true, .direct_alignment = 3000}),
+  const ScopedEnv missing_library(kLibraryVariable, "/nonexistent/ckpt/libcufile.so.0");
+  EXPECT_EQ(validation_error(IoSettings{.queue_depth = 4}),
+            "gds: `backend.queue_depth` must be from 1 to 1 (got 4): without backend.gds.batch = true "
+            "cuFileRead/cuFileWrite move one request at a time; use `threads`, or the batch API");
+  EXPECT_EQ(validation_error(IoSettings{.threads = 0}), "gds: `backend.threads` must be at least 1 (got 0)");
+  EXPECT_TRUE(contains(validation_error(IoSettings{.sqpoll = true}), "gds: `backend.sqpoll` is not supported"));
+  EXPECT_TRUE(contains(validation_error(IoSettings{.queue_depth = 129}, {{"batch", "true"}}),
+                       "must be from 1 to 128 (got 129)"));
+  EXPECT_TRUE(contains(construction_error(IoSettings{.direct = true, .direct_alignment = 3000}, parse_options({})),
                        "`direct_alignment`"));
   // With batch, a deeper queue passes these checks and meets the library's (here: its absence).
   const ScopedEnv missing(kLibraryVariable, "/nonexistent/ckpt/libcufile.so.0");

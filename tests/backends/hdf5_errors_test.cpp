@@ -83,11 +83,11 @@ TEST_F(Hdf5Errors, BadOptionValuesNameTheirKey) {
 }
 
 TEST_F(Hdf5Errors, SettingsBeyondWhatHdf5DoesAreRejectedByName) {
-  EXPECT_TRUE(contains(construction_error({}, IoSettings{.threads = 2}), "`threads`"));
-  EXPECT_TRUE(contains(construction_error({}, IoSettings{.queue_depth = 4}), "`queue_depth`"));
-  EXPECT_TRUE(contains(construction_error({}, IoSettings{.direct = true}), "`direct`"));
-  EXPECT_TRUE(contains(construction_error({}, IoSettings{.fallocate = true}), "`fallocate`"));
-  EXPECT_TRUE(contains(construction_error({}, IoSettings{.sqpoll = true}), "`sqpoll`"));
+  EXPECT_TRUE(contains(construction_error({}, IoSettings{.threads = 2}), "`backend.threads`"));
+  EXPECT_TRUE(contains(construction_error({}, IoSettings{.queue_depth = 4}), "`backend.queue_depth`"));
+  EXPECT_TRUE(contains(construction_error({}, IoSettings{.direct = true}), "`backend.direct`"));
+  EXPECT_TRUE(contains(construction_error({}, IoSettings{.fallocate = true}), "`backend.fallocate`"));
+  EXPECT_TRUE(contains(construction_error({}, IoSettings{.sqpoll = true}), "`backend.sqpoll`"));
 }
 
 TEST_F(Hdf5Errors, UnwritableTargetNamesThePath) {

@@ -26,6 +26,7 @@
 
 #include "backends/uring/ring.hpp"
 #include "backends/uring/transfer_queue.hpp"
+#include "backends/registry.hpp"
 #include "backends/uring/uring_backend.hpp"
 #include "tests/backends/backend_test_support.hpp"
 
@@ -344,12 +345,12 @@ TEST(UringBackend, DisabledIoUringExplainsHowToEnableIt) {
 
 TEST(UringBackend, QueueDepthBeyondTheMaximumNamesTheSetting) {
   try {
-    UringBackend backend(IoSettings{.queue_depth = UringBackend::kMaxQueueDepth + 1});
+    make_backend("uring", IoSettings{.queue_depth = UringBackend::kMaxQueueDepth + 1});
     ADD_FAILURE() << "accepted queue_depth beyond the maximum";
   } catch (const std::invalid_argument& e) {
-    EXPECT_TRUE(contains(e.what(), "`queue_depth` must be from 1 to 4096")) << e.what();
+    EXPECT_EQ(std::string(e.what()), "uring: `backend.queue_depth` must be from 1 to 4096 (got 4097)");
   }
-  EXPECT_NO_THROW(UringBackend(IoSettings{.queue_depth = UringBackend::kMaxQueueDepth}));
+  EXPECT_NO_THROW(make_backend("uring", IoSettings{.queue_depth = UringBackend::kMaxQueueDepth}));
 }
 
 }  // namespace

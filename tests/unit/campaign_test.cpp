@@ -135,8 +135,9 @@ TEST(Campaign, ConfigHoldsEveryKeyAsTheUserSeesIt) {
                 "mpiio": {"collective": false, "hints": {}},
                 "hdf5": {"collective": true, "collective_opt": "collective_io", "layout": "contiguous", "shapes": "scaled",
                          "alignment": 0,
-                         "alignment_threshold": 0, "collective_metadata": true, "hints": {}},
-                "gds": {"library": "libcufile.so.0", "register_buffers": true, "batch": false}},
+                         "alignment_threshold": 65536, "collective_metadata": true, "hints": {}},
+                "gds": {"library": "libcufile.so.0", "register_buffers": true, "batch": false},
+                "skeleton": {"block_bytes": 1048576}},
     "data": {"pattern": "random", "seed": 1, "verify": true},
     "cache": {"policy": "drop"}
   })");
@@ -160,7 +161,7 @@ alignment = "1 MiB"
                                        {"hints.romio_cb_write", "enable"}};
   EXPECT_EQ(campaign.cases[0].backend_options, mpiio);
   const backends::BackendOptions hdf5{{"collective", "true"},          {"layout", "chunked"},
-                                      {"alignment", "1048576"},        {"alignment_threshold", "0"},
+                                      {"alignment", "1048576"},        {"alignment_threshold", "65536"},
                                       {"collective_metadata", "true"}, {"shapes", "scaled"},
                                       {"collective_opt", "collective_io"}};
   EXPECT_EQ(campaign.cases[1].backend_options, hdf5);
@@ -390,7 +391,7 @@ TEST(Campaign, UnknownKeySuggestsTheClosestKeyOfItsTable) {
   EXPECT_EQ(message_of(kBase + "[cache]\nflavour = 1\n"),
             "c.toml:7: `cache.flavour`: unknown key ([cache] takes policy)");
   EXPECT_EQ(message_of(kBase + "[backend.uring]\nqdepth = 4\n"),
-            "c.toml:6: `backend.uring`: unknown backend table (backends with options: mpiio, hdf5, gds; the "
+            "c.toml:6: `backend.uring`: unknown backend table (backends with options: mpiio, hdf5, gds, skeleton; the "
             "others take only [backend] keys)");
 }
 
