@@ -8,7 +8,7 @@ packages=(
   libopenmpi-dev openmpi-bin
   libhdf5-openmpi-dev hdf5-tools python3-h5py
   liburing-dev
-  libtomlplusplus-dev nlohmann-json3-dev libcli11-dev libfmt-dev
+  libtomlplusplus-dev nlohmann-json3-dev libcli11-dev libfmt-dev libxxhash-dev
   libbenchmark-dev libgtest-dev
   libtrilinos-kokkos-dev
   fio

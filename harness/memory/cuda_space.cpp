@@ -9,6 +9,7 @@
 
 #include "harness/memory/cuda_kernels.hpp"
 #include "harness/memory/cuda_support.hpp"
+#include "harness/memory/checksum.hpp"
 #include "harness/memory/data_pattern.hpp"
 #include "harness/memory/host_space.hpp"
 
@@ -85,7 +86,7 @@ class DeviceBuffer final : public Buffer {
     std::vector<std::byte> chunk(std::min<std::uint64_t>(kReadBackChunk, size_));
     std::vector<std::uint64_t> out;
     for (const PatternRange& r : ranges) {
-      Checksum64 sum(r.bytes);
+      Checksum64 sum;
       for (std::uint64_t done = 0; done < r.bytes;) {
         const std::uint64_t n = std::min<std::uint64_t>(kReadBackChunk, r.bytes - done);
         copy_to_host(r.offset + done, {chunk.data(), n});

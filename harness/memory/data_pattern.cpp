@@ -1,9 +1,7 @@
 #include "harness/memory/data_pattern.hpp"
 
 #include <algorithm>
-#include <bit>
 #include <cstring>
-#include <stdexcept>
 
 #include "harness/memory/pattern_dispatch.hpp"
 #include "harness/memory/pattern_words.hpp"
@@ -57,30 +55,6 @@ std::optional<std::uint64_t> first_mismatch(const std::byte* data, std::uint64_t
 
 std::uint8_t expected_byte(DataPattern pattern, std::uint64_t key, std::uint64_t offset) {
   return pattern::pattern_byte(pattern, key, offset);
-}
-
-Checksum64::Checksum64(std::uint64_t total_bytes) : h_(0x84222325cbf29ce4ULL ^ total_bytes) {}
-
-void Checksum64::update(const std::byte* data, std::uint64_t bytes) {
-  if (has_tail_) throw std::logic_error("Checksum64::update after a piece that was not a multiple of 8 bytes");
-  std::uint64_t i = 0;
-  for (; i + 8 <= bytes; i += 8) {
-    std::uint64_t w;
-    std::memcpy(&w, data + i, 8);
-    h_ = (std::rotl(h_, 29) ^ w) * 0x9fb21c651e98df25ULL;
-  }
-  if (i < bytes) {
-    std::memcpy(&tail_, data + i, bytes - i);
-    has_tail_ = true;
-  }
-}
-
-std::uint64_t Checksum64::value() const { return pattern::splitmix64(h_ ^ tail_); }
-
-std::uint64_t checksum64(const std::byte* data, std::uint64_t bytes) {
-  Checksum64 sum(bytes);
-  sum.update(data, bytes);
-  return sum.value();
 }
 
 }  // namespace ckpt::harness

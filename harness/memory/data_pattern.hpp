@@ -22,21 +22,4 @@ std::optional<std::uint64_t> first_mismatch(const std::byte* data, std::uint64_t
 // The byte fill_pattern writes at `offset` (for error messages).
 std::uint8_t expected_byte(DataPattern pattern, std::uint64_t key, std::uint64_t offset);
 
-// A 64-bit checksum of a byte range (recorded in the manifest for external tools).
-std::uint64_t checksum64(const std::byte* data, std::uint64_t bytes);
-
-// checksum64 computed piece by piece, for memory the host reads in chunks (device buffers):
-// update() with consecutive pieces, each a multiple of 8 bytes except the last, then value().
-class Checksum64 {
- public:
-  explicit Checksum64(std::uint64_t total_bytes);
-  void update(const std::byte* data, std::uint64_t bytes);
-  std::uint64_t value() const;
-
- private:
-  std::uint64_t h_;
-  std::uint64_t tail_ = 0;
-  bool has_tail_ = false;
-};
-
 }  // namespace ckpt::harness

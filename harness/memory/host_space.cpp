@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <stdexcept>
 
+#include "harness/memory/checksum.hpp"
 #include "harness/memory/data_pattern.hpp"
 #include "harness/memory/host_buffer.hpp"
 

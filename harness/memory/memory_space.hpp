@@ -74,7 +74,7 @@ class Buffer {
   virtual void fill(std::span<const PatternRange> ranges, DataPattern pattern) = 0;
   // The first range (in order) holding a wrong byte, and that byte's offset in the range.
   virtual std::optional<Mismatch> first_mismatch(std::span<const PatternRange> ranges, DataPattern pattern) const = 0;
-  // checksum64 of each range (the manifest's checksums).
+  // checksum64 (XXH3_64) of each range: the manifest's checksums.
   virtual std::vector<std::uint64_t> checksums(std::span<const PatternRange> ranges) const = 0;
   // Plain copies to and from host memory (tests, error reports).
   virtual void copy_to_host(std::uint64_t offset, std::span<std::byte> out) const = 0;

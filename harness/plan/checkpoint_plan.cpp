@@ -6,6 +6,7 @@
 #include <optional>
 #include <string_view>
 
+#include "harness/memory/checksum.hpp"
 #include "harness/plan/extent_builder.hpp"
 #include "harness/plan/file_naming.hpp"
 
@@ -18,23 +19,19 @@ std::uint64_t align_up(std::uint64_t value, std::uint64_t alignment) {
 
 std::uint64_t alignment_of(const Case& c) { return std::max<std::uint64_t>(1, c.alignment); }
 
-// 64-bit FNV-1a, then mixed with the numbers that make a shard unique.
+// XXH3_64 of the seed and what makes a shard unique (name, state, offset, flat_begin), as
+// little-endian words after the name and a NUL.
 std::uint64_t shard_data_key(const workloads::Shard& s, std::uint64_t seed) {
-  std::uint64_t h = 1469598103934665603ULL ^ seed;
-  auto mix = [&h](std::uint64_t v) {
-    for (int i = 0; i < 8; ++i) {
-      h ^= (v >> (8 * i)) & 0xff;
-      h *= 1099511628211ULL;
-    }
+  std::string identity = s.name;
+  identity.push_back('\0');
+  auto add = [&identity](std::uint64_t v) {
+    for (int i = 0; i < 8; ++i) identity.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
   };
-  for (char ch : s.name) {
-    h ^= static_cast<unsigned char>(ch);
-    h *= 1099511628211ULL;
-  }
-  mix(static_cast<std::uint64_t>(s.state));
-  for (std::int64_t o : s.offset) mix(static_cast<std::uint64_t>(o));
-  mix(static_cast<std::uint64_t>(s.flat_begin));
-  return h;
+  add(seed);
+  add(static_cast<std::uint64_t>(s.state));
+  for (std::int64_t o : s.offset) add(static_cast<std::uint64_t>(o));
+  add(static_cast<std::uint64_t>(s.flat_begin));
+  return checksum64(identity);
 }
 
 // Bytes one rank's region of a shared file occupies: shards placed back to back at aligned

@@ -13,7 +13,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "harness/memory/data_pattern.hpp"
+#include "harness/memory/checksum.hpp"
 #include "harness/plan/extent_builder.hpp"
 
 namespace ckpt::harness {
@@ -46,6 +46,24 @@ workloads::Shard shard_from_json(const nlohmann::json& t) {
   return s;
 }
 
+// Manifests before version 2 have no checksum_algorithm: their checksums and checkpoint_hash
+// came from a hash of ckptbench's own, which this version cannot recompute, so it refuses them
+// by name rather than as "a checkpoint of another configuration".
+void check_checksum_algorithm(const nlohmann::json& manifest, const std::filesystem::path& path) {
+  const auto it = manifest.find("checksum_algorithm");
+  if (it == manifest.end()) {
+    throw std::runtime_error(fmt::format(
+        "{}: manifest version {} has no `checksum_algorithm`: it was written by an older ckptbench, whose checksums "
+        "and checkpoint_hash are not {}; this version cannot check it — write the checkpoint again",
+        path.string(), manifest.value("version", nlohmann::json()).dump(), kChecksumAlgorithm));
+  }
+  if (!it->is_string() || it->get<std::string>() != kChecksumAlgorithm) {
+    throw std::runtime_error(fmt::format("{}: checksum_algorithm {} is not supported (this ckptbench reads and "
+                                         "writes {})",
+                                         path.string(), it->dump(), kChecksumAlgorithm));
+  }
+}
+
 }  // namespace
 
 nlohmann::json manifest_tensors(const std::vector<RankPlan>& plans,
@@ -61,7 +79,7 @@ nlohmann::json manifest_tensors(const std::vector<RankPlan>& plans,
                          {"flat_end", s.flat_end}, {"rank", ps.rank}, {"file", ps.file},
                          {"file_offset", ps.file_offset}, {"memory_offset", ps.memory_offset},
                          {"bytes", ps.bytes}, {"data_key", ps.data_key},
-                         {"checksum", fmt::format("{:016x}", checksums.at(p).at(i))}});
+                         {"checksum", checksum_hex(checksums.at(p).at(i))}});
     }
   }
   return tensors;
@@ -76,9 +94,10 @@ nlohmann::json make_manifest(const Case& c, std::int64_t world_size, const std::
   }
   nlohmann::json files = nlohmann::json::array();
   for (const auto& [path, size] : file_sizes) files.push_back({{"path", path}, {"min_size", size}});
-  return {{"format", "ckptbench-manifest"}, {"version", 1}, {"campaign", c.campaign}, {"case_index", c.index},
-          {"step", step}, {"config_hash", config_hash(c)}, {"checkpoint_hash", checkpoint_hash(c)}, {"config", c.config}, {"world_size", world_size},
-          {"ranks", ranks}, {"scale", c.scale}, {"mapping", mapping_name(c.mapping)},
+  return {{"format", "ckptbench-manifest"}, {"version", kManifestVersion}, {"campaign", c.campaign},
+          {"case_index", c.index}, {"step", step}, {"checksum_algorithm", kChecksumAlgorithm},
+          {"config_hash", config_hash(c)}, {"checkpoint_hash", checkpoint_hash(c)}, {"config", c.config},
+          {"world_size", world_size}, {"ranks", ranks}, {"scale", c.scale}, {"mapping", mapping_name(c.mapping)},
           {"directory_layout", directory_layout_name(c.directory_layout)},
           {"data", {{"pattern", data_pattern_name(c.data)}, {"seed", c.seed}}},
           {"files", std::move(files)}, {"tensors", std::move(tensors)}};
@@ -117,6 +136,7 @@ nlohmann::json read_manifest(const std::filesystem::path& dir) {
   if (manifest.is_discarded() || !manifest.is_object() || manifest.value("format", "") != "ckptbench-manifest") {
     throw std::runtime_error(fmt::format("{}: not a ckptbench manifest", path.string()));
   }
+  check_checksum_algorithm(manifest, path);
   return manifest;
 }
 
@@ -166,8 +186,7 @@ std::vector<RankPlan> plans_from_manifest(const nlohmann::json& manifest, const 
 }
 
 std::string config_hash(const Case& c) {
-  const std::string text = c.config.dump();
-  return fmt::format("{:016x}", checksum64(reinterpret_cast<const std::byte*>(text.data()), text.size()));
+  return checksum_hex(checksum64(c.config.dump()));
 }
 
 // Only what decides the checkpoint's bytes and where they go: restoring with another
@@ -190,8 +209,7 @@ std::string checkpoint_hash(const Case& c) {
     identity["direct"] = c.config["backend"].value("direct", false);
     identity["direct_alignment"] = c.config["backend"].value("direct_alignment", 0);
   }
-  const std::string text = identity.dump();
-  return fmt::format("{:016x}", checksum64(reinterpret_cast<const std::byte*>(text.data()), text.size()));
+  return checksum_hex(checksum64(identity.dump()));
 }
 
 }  // namespace ckpt::harness

@@ -11,6 +11,8 @@
 namespace ckpt::harness {
 
 inline constexpr const char* kManifestName = "ckptbench-manifest.json";
+// 2: checksums and hashes are XXH3_64, named by the manifest's checksum_algorithm.
+inline constexpr int kManifestVersion = 2;
 
 // The manifest entries of one process's ranks: tensor -> file, offset, shape, dtype, checksum.
 nlohmann::json manifest_tensors(const std::vector<RankPlan>& plans, const std::vector<std::vector<std::uint64_t>>& checksums);
@@ -24,7 +26,8 @@ nlohmann::json make_manifest(const Case& c, std::int64_t world_size, const std::
 void commit_manifest(const std::filesystem::path& dir, const nlohmann::json& manifest);
 
 // Reads and checks a checkpoint's manifest. Throws std::runtime_error when it is missing
-// ("incomplete checkpoint"), unreadable, or not a ckptbench manifest.
+// ("incomplete checkpoint"), unreadable, not a ckptbench manifest, or its checksum_algorithm is
+// missing (an older ckptbench's) or not xxh3_64.
 nlohmann::json read_manifest(const std::filesystem::path& dir);
 
 // Rebuilds the plans of `ranks` from a manifest (restore in a new process), with the extents
@@ -33,9 +36,9 @@ std::vector<RankPlan> plans_from_manifest(const nlohmann::json& manifest, const 
                                           const std::vector<std::int64_t>& ranks,
                                           const std::filesystem::path& dir);
 
-// Hex digest of a case's expanded configuration.
+// XXH3_64 hex digest of a case's expanded configuration (its JSON text).
 std::string config_hash(const Case& c);
-// Hex digest of what decides a checkpoint's bytes and placement (model, parallelism, state,
+// XXH3_64 hex digest of what decides a checkpoint's bytes and placement (model, parallelism, state,
 // ranks, strategy, data pattern and seed, O_DIRECT alignment): a restore needs the same.
 std::string checkpoint_hash(const Case& c);
 

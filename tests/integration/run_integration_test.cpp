@@ -6,11 +6,13 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
+#include <xxhash.h>
 
 #include "tests/integration/integration_support.hpp"
 
@@ -206,6 +208,42 @@ TEST_F(KeptCheckpoint, FlippedByteFailsVerificationNamingTheTensor) {
   ASSERT_EQ(results.size(), 1u) << o.describe();
   EXPECT_EQ(results[0].at("status"), "failed");
   EXPECT_EQ(results[0].at("verified"), false);
+}
+
+// What results/SCHEMA.md promises users: a shard's checksum is the hex of XXH3_64 over its
+// bytes in the file (Python: xxhash.xxh3_64_hexdigest), checked here with libxxhash itself.
+TEST_F(KeptCheckpoint, ShardChecksumsAreXxh3OfTheirBytesInTheFile) {
+  const fs::path kept = checkpoint();
+  ASSERT_FALSE(kept.empty());
+  const auto manifest = read_manifest(kept);
+  EXPECT_EQ(manifest.at("checksum_algorithm"), "xxh3_64");
+  ASSERT_GT(manifest.at("tensors").size(), 100u);
+  for (const auto& t : manifest.at("tensors")) {
+    const fs::path file = kept / t.at("file").get<std::string>();
+    std::string bytes(t.at("bytes").get<std::size_t>(), '\0');
+    std::ifstream in(file, std::ios::binary);
+    in.seekg(static_cast<std::streamoff>(t.at("file_offset").get<std::uint64_t>()));
+    ASSERT_TRUE(in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()))) << file;
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(XXH3_64bits(bytes.data(), bytes.size())));
+    EXPECT_EQ(t.at("checksum").get<std::string>(), hex) << t.at("name") << " in " << file;
+  }
+}
+
+TEST_F(KeptCheckpoint, ManifestWithoutChecksumAlgorithmIsRefusedByName) {
+  const fs::path kept = checkpoint();
+  ASSERT_FALSE(kept.empty());
+  nlohmann::json manifest = read_manifest(kept);
+  manifest.erase("checksum_algorithm");  // as an older ckptbench wrote it
+  manifest["version"] = 1;
+  std::ofstream(kept / kManifest, std::ios::binary | std::ios::trunc) << manifest.dump();
+
+  const Outcome o = run("restore");
+  EXPECT_EQ(o.exit_code, 2) << o.describe();
+  EXPECT_TRUE(contains(o.err, (kept / kManifest).string() + ": manifest version 1 has no `checksum_algorithm`"))
+      << o.describe();
+  EXPECT_TRUE(contains(o.err, "write the checkpoint again")) << o.describe();
+  EXPECT_FALSE(contains(o.err, "different model")) << "not a configuration mismatch\n" << o.describe();
 }
 
 TEST_F(KeptCheckpoint, MissingDataFileFailsTheRestoreNamingThePath) {

@@ -14,6 +14,7 @@
 #include "harness/run/manifest.hpp"
 #include "harness/memory/host_space.hpp"
 #include "harness/run/process_buffer.hpp"
+#include "tests/unit/temp_dir.hpp"
 
 namespace ckpt::harness {
 namespace {
@@ -218,6 +219,45 @@ TEST(CheckpointPlan, ManifestRebuildsTheSamePlan) {
     EXPECT_EQ(rebuilt[i].payload_bytes, original.payload_bytes);
     EXPECT_EQ(rebuilt[i].shards.back().data_key, original.shards.back().data_key);
   }
+}
+
+// Manifests name their checksum algorithm; one without it (an older ckptbench's, whose
+// checkpoint_hash this version cannot recompute) is refused by name, not as another configuration.
+TEST(CheckpointPlan, ManifestNamesItsChecksumAlgorithmAndOlderOnesAreRefused) {
+  const Case c = small_case(Mapping::file_per_rank);
+  const auto plans = plan_all(c);
+  std::vector<std::vector<std::uint64_t>> checksums;
+  for (const auto& p : plans) checksums.emplace_back(p.shards.size(), 0x2D06800538D394C2ULL);
+  nlohmann::json manifest = make_manifest(c, 8, selected_ranks(c, 8), manifest_tensors(plans, checksums), 1);
+  EXPECT_EQ(manifest.at("version"), 2);
+  EXPECT_EQ(manifest.at("checksum_algorithm"), "xxh3_64");
+  EXPECT_EQ(manifest.at("tensors").at(0).at("checksum"), "2d06800538d394c2");
+  EXPECT_EQ(manifest.at("checkpoint_hash").get<std::string>().size(), 16u);
+
+  const test_support::TempDir dir;
+  // read_manifest's error for `m` written into `dir`, or "" when it accepts it.
+  auto refusal = [&dir](const nlohmann::json& m) -> std::string {
+    dir.write(kManifestName, m.dump());
+    try {
+      read_manifest(dir.path());
+      return "";
+    } catch (const std::runtime_error& e) {
+      return e.what();
+    }
+  };
+  EXPECT_EQ(refusal(manifest), "");
+
+  manifest.erase("checksum_algorithm");
+  manifest["version"] = 1;
+  const std::string old = refusal(manifest);
+  EXPECT_NE(old.find((dir.path() / kManifestName).string()), std::string::npos) << old;
+  EXPECT_NE(old.find("version 1 has no `checksum_algorithm`"), std::string::npos) << old;
+  EXPECT_NE(old.find("older ckptbench"), std::string::npos) << old;
+  EXPECT_NE(old.find("write the checkpoint again"), std::string::npos) << old;
+
+  manifest["checksum_algorithm"] = "fnv1a";
+  const std::string other = refusal(manifest);
+  EXPECT_NE(other.find("checksum_algorithm \"fnv1a\" is not supported"), std::string::npos) << other;
 }
 
 TEST(DataPattern, DeterministicAndEveryFlippedByteIsFound) {

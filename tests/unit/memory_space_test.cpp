@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/memory/checksum.hpp"
 #include "harness/memory/data_pattern.hpp"
 #include "harness/memory/memory_spaces.hpp"
 
