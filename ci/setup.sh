@@ -12,6 +12,7 @@ packages=(
   libbenchmark-dev libgtest-dev
   libtrilinos-kokkos-dev
   fio
+  help2man
 )
 
 # The gds backend compiles against cuFile's own header, which no Debian package has; PyPI's
