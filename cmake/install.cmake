@@ -3,9 +3,7 @@
 # CMakeLists.txt after the harness, so the ckptbench target exists.
 include(GNUInstallDirs)
 
-set(CKPT_MAN_PAGE AUTO CACHE STRING
-    "Generate and install the man page ckptbench.1 from --help (AUTO: when help2man is found; ON: required; OFF)")
-set_property(CACHE CKPT_MAN_PAGE PROPERTY STRINGS AUTO ON OFF)
+ckpt_auto_option(CKPT_MAN_PAGE "Generate and install the man page ckptbench.1 from --help with help2man")
 
 set(CKPT_INSTALL_DATADIR ${CMAKE_INSTALL_DATADIR}/ckptbench)
 
@@ -22,16 +20,13 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/workloads/zoo/ DESTINATION ${CKPT_INSTAL
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/configs/ DESTINATION ${CKPT_INSTALL_DATADIR}/configs
         USE_SOURCE_PERMISSIONS)
 
-set(CKPT_HAVE_MAN_PAGE OFF)
-if(NOT CKPT_MAN_PAGE STREQUAL "OFF")
+ckpt_option_wanted(CKPT_MAN_PAGE man_page_wanted)
+if(man_page_wanted)
   find_program(CKPT_HELP2MAN help2man)
-  if(CKPT_HELP2MAN)
-    set(CKPT_HAVE_MAN_PAGE ON)
-  elseif(CKPT_MAN_PAGE STREQUAL "ON")
-    message(FATAL_ERROR "CKPT_MAN_PAGE=ON but help2man was not found: install it (Debian: apt-get install "
-                        "help2man), point -DCKPT_HELP2MAN at it, or configure with -DCKPT_MAN_PAGE=OFF")
-  endif()
 endif()
+ckpt_settle_option(CKPT_MAN_PAGE "${CKPT_HELP2MAN}" "the man page ckptbench.1"
+                   "help2man (Debian: apt-get install help2man, or point -DCKPT_HELP2MAN at it)")
+set(CKPT_HAVE_MAN_PAGE ${CKPT_MAN_PAGE_ENABLED})
 if(CKPT_HAVE_MAN_PAGE)
   set(ckpt_man_page ${PROJECT_BINARY_DIR}/man/ckptbench.1)
   add_custom_command(
@@ -44,8 +39,4 @@ if(CKPT_HAVE_MAN_PAGE)
   add_custom_target(ckpt_man_page ALL DEPENDS ${ckpt_man_page})
   install(FILES ${ckpt_man_page} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
   message(STATUS "ckptbench: help2man found (${CKPT_HELP2MAN}); the man page ckptbench.1 is built and installed")
-elseif(CKPT_MAN_PAGE STREQUAL "OFF")
-  message(STATUS "ckptbench: no man page (CKPT_MAN_PAGE=OFF)")
-else()
-  message(STATUS "ckptbench: help2man not found; no man page is built or installed (Debian: apt-get install help2man)")
 endif()

@@ -5,8 +5,10 @@
 
 #include <toml++/toml.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <system_error>
 
@@ -70,6 +72,24 @@ Campaign expand(const schema::Settings& settings, const std::string& source) {
   return campaign;
 }
 
+// A note for every backend table given while no case uses that backend: its options change nothing.
+std::vector<std::string> unused_backend_tables(const schema::Settings& settings, const Campaign& campaign) {
+  std::vector<std::string> notes;
+  std::set<std::string> noted;
+  for (const schema::Setting& s : settings.given) {
+    const std::string table(s.spec->table);
+    if (!table.starts_with("backend.") || noted.contains(table)) continue;
+    const std::string backend = table.substr(std::string_view("backend.").size());
+    const bool used = std::any_of(campaign.cases.begin(), campaign.cases.end(),
+                                  [&](const Case& c) { return c.backend == backend; });
+    if (used) continue;
+    noted.insert(table);
+    notes.push_back(s.source + (s.line > 0 ? ":" + std::to_string(s.line) : std::string()) + ": [" + table +
+                    "] is ignored: no case uses backend.name = \"" + backend + "\"");
+  }
+  return notes;
+}
+
 }  // namespace
 
 Campaign parse_campaign(std::string_view text, const std::string& source,
@@ -78,7 +98,9 @@ Campaign parse_campaign(std::string_view text, const std::string& source,
   schema::Settings settings = schema::read_settings(document, source);
   schema::apply_overrides(settings, overrides);
   schema::require_keys(settings, source);
-  return expand(settings, source);
+  Campaign campaign = expand(settings, source);
+  campaign.notes = unused_backend_tables(settings, campaign);
+  return campaign;
 }
 
 Campaign load_campaign(const std::filesystem::path& path,

@@ -13,6 +13,8 @@ struct Campaign {
   std::string name;
   std::string source;
   std::vector<Case> cases;  // the cartesian product of every list-valued key, in file order
+  // Things worth telling the user that change nothing, e.g. options of a backend no case uses.
+  std::vector<std::string> notes;
 };
 
 // Reads a campaign TOML file, applies `overrides` ("dotted.key=value", the same keys as the

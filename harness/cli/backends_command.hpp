@@ -7,6 +7,7 @@ namespace ckpt::harness {
 
 struct BackendsOptions {
   bool json = false;
+  bool markdown = false;
 };
 
 // `ckptbench backends`: every backend with its availability, options and capabilities.
