@@ -165,8 +165,12 @@ std::vector<RankPlan> plans_from_manifest(const nlohmann::json& manifest, const 
   return plans;
 }
 
+// Where the checkpoints go (campaign.target) is not part of what is measured: the same case
+// run against another directory keeps its hash, so results compare across targets.
 std::string config_hash(const Case& c) {
-  const std::string text = c.config.dump();
+  nlohmann::json hashed = c.config;
+  if (hashed.contains("campaign") && hashed["campaign"].is_object()) hashed["campaign"].erase("target");
+  const std::string text = hashed.dump();
   return fmt::format("{:016x}", checksum64(reinterpret_cast<const std::byte*>(text.data()), text.size()));
 }
 
