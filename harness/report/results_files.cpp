@@ -103,51 +103,35 @@ std::string csv_row(const CaseResult& result) {
   return line;
 }
 
-namespace {
+ResultsFileReporter::ResultsFileReporter(std::shared_ptr<RunDirectory> dir, std::string file, std::string header)
+    : dir_(std::move(dir)), file_(std::move(file)), header_(std::move(header)) {}
 
-// Opens `name` in the run directory on the first result.
-void open_once(std::ofstream& out, RunDirectory& dir, const char* name) {
-  if (out.is_open()) return;
-  const fs::path file = dir.path() / name;
-  out.open(file);
-  if (!out) throw std::runtime_error(fmt::format("--output: cannot write {}", file.string()));
-}
-
-void check_written(const std::ofstream& out, RunDirectory& dir, const char* name) {
-  if (!out) throw std::runtime_error(fmt::format("--output: writing {} failed", (dir.path() / name).string()));
-}
-
-}  // namespace
-
-void JsonlReporter::begin(const RunInfo&) {
+void ResultsFileReporter::begin(const RunInfo&) {
   if (const std::string problem = dir_->problem(); !problem.empty()) throw std::runtime_error(problem);
 }
 
-void JsonlReporter::add(const CaseResult& result) {
-  open_once(out_, *dir_, "results.jsonl");
-  out_ << to_json(result).dump() << '\n' << std::flush;
-  check_written(out_, *dir_, "results.jsonl");
-}
-
-void JsonlReporter::end() {
-  if (out_.is_open()) out_.close();
-}
-
-void CsvReporter::begin(const RunInfo&) {
-  if (const std::string problem = dir_->problem(); !problem.empty()) throw std::runtime_error(problem);
-}
-
-void CsvReporter::add(const CaseResult& result) {
+void ResultsFileReporter::add(const CaseResult& result) {
+  const std::string text = line(result);
+  const fs::path file = dir_->path() / file_;
   if (!out_.is_open()) {
-    open_once(out_, *dir_, "results.csv");
-    out_ << csv_header() << '\n';
+    out_.open(file);
+    if (!header_.empty()) out_ << header_ << '\n';
   }
-  out_ << csv_row(result) << '\n' << std::flush;
-  check_written(out_, *dir_, "results.csv");
+  out_ << text << '\n' << std::flush;
+  if (!out_) throw std::runtime_error(fmt::format("--output: cannot write {}", file.string()));
 }
 
-void CsvReporter::end() {
+void ResultsFileReporter::end() {
   if (out_.is_open()) out_.close();
 }
+
+JsonlReporter::JsonlReporter(std::shared_ptr<RunDirectory> dir) : ResultsFileReporter(std::move(dir), "results.jsonl", "") {}
+
+std::string JsonlReporter::line(const CaseResult& result) const { return to_json(result).dump(); }
+
+CsvReporter::CsvReporter(std::shared_ptr<RunDirectory> dir)
+    : ResultsFileReporter(std::move(dir), "results.csv", csv_header()) {}
+
+std::string CsvReporter::line(const CaseResult& result) const { return csv_row(result); }
 
 }  // namespace ckpt::harness

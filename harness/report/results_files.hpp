@@ -28,30 +28,41 @@ class RunDirectory {
   std::optional<std::filesystem::path> path_;
 };
 
-// results.jsonl: one JSON object per case (results/SCHEMA.md), each line flushed as its case ends.
-class JsonlReporter final : public Reporter {
+// One file of the run directory, one line per case (after a header line, if any), each
+// flushed as its case ends. Opened, and the directory made, with the first result.
+class ResultsFileReporter : public Reporter {
  public:
-  explicit JsonlReporter(std::shared_ptr<RunDirectory> dir) : dir_(std::move(dir)) {}
   void begin(const RunInfo& run) override;
   void add(const CaseResult& result) override;
   void end() override;
 
+ protected:
+  ResultsFileReporter(std::shared_ptr<RunDirectory> dir, std::string file, std::string header);
+  virtual std::string line(const CaseResult& result) const = 0;  // without the newline
+
  private:
   std::shared_ptr<RunDirectory> dir_;
+  std::string file_;
+  std::string header_;
   std::ofstream out_;
 };
 
-// results.csv: the headline columns of the same objects, a header line first, one row per case.
-class CsvReporter final : public Reporter {
+// results.jsonl: one JSON object per case (results/SCHEMA.md).
+class JsonlReporter final : public ResultsFileReporter {
  public:
-  explicit CsvReporter(std::shared_ptr<RunDirectory> dir) : dir_(std::move(dir)) {}
-  void begin(const RunInfo& run) override;
-  void add(const CaseResult& result) override;
-  void end() override;
+  explicit JsonlReporter(std::shared_ptr<RunDirectory> dir);
 
  private:
-  std::shared_ptr<RunDirectory> dir_;
-  std::ofstream out_;
+  std::string line(const CaseResult& result) const override;
+};
+
+// results.csv: the headline columns of the same objects, a header line first.
+class CsvReporter final : public ResultsFileReporter {
+ public:
+  explicit CsvReporter(std::shared_ptr<RunDirectory> dir);
+
+ private:
+  std::string line(const CaseResult& result) const override;
 };
 
 // One CSV row (no newline) of a case, in the columns of csv_header().
