@@ -1,9 +1,10 @@
 #include "harness/report/console_reporter.hpp"
 
-#include <algorithm>
-#include <cmath>
 #include <fmt/format.h>
 #include <fmt/ostream.h>
+
+#include <algorithm>
+#include <cmath>
 #include <set>
 
 #include "harness/common/text_format.hpp"
@@ -29,13 +30,16 @@ constexpr bool kRightAligned[] = {true, false, true, true, true, true, false, fa
 void print_table(std::ostream& out, const std::vector<std::vector<std::string>>& rows) {
   std::vector<std::size_t> width(rows.front().size(), 0);
   for (const auto& row : rows) {
-    for (std::size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], display_width(row[c]));
+    for (std::size_t c = 0; c < row.size(); ++c)
+      width[c] = std::max(width[c], display_width(row[c]));
   }
   for (const auto& row : rows) {
     std::string line;
     for (std::size_t c = 0; c < row.size(); ++c) {
       const bool last = c + 1 == row.size();
-      line += (c == 0 ? "" : "  ") + (kRightAligned[c] ? pad_left(row[c], width[c]) : last ? row[c] : pad_right(row[c], width[c]));
+      line += (c == 0 ? "" : "  ") + (kRightAligned[c] ? pad_left(row[c], width[c])
+                                      : last           ? row[c]
+                                                       : pad_right(row[c], width[c]));
     }
     fmt::print(out, "{}\n", line);
   }
@@ -46,7 +50,8 @@ std::string scale_note(const std::vector<CaseResult>& results) {
   std::set<std::int64_t> scales;
   for (const CaseResult& r : results) scales.insert(r.config.scale);
   if (scales.empty() || (scales.size() == 1 && *scales.begin() == 1)) return "";
-  if (scales.size() == 1) return fmt::format("model.scale = {0}: shards 1/{0} of full size", *scales.begin());
+  if (scales.size() == 1)
+    return fmt::format("model.scale = {0}: shards 1/{0} of full size", *scales.begin());
   std::string list;
   for (std::int64_t s : scales) list += (list.empty() ? "" : ", ") + std::to_string(s);
   return fmt::format("model.scale differs per case ({}): shards 1/scale of full size", list);
@@ -61,26 +66,36 @@ std::string no_data_note(const std::vector<CaseResult>& results) {
   if (backends.empty()) return "";
   std::string list;
   for (const std::string& b : backends) list += (list.empty() ? "" : ", ") + b;
-  return fmt::format("—: backend {} stores nothing; its times measure the harness's own overhead", list);
+  return fmt::format("—: backend {} stores nothing; its times measure the harness's own overhead",
+                     list);
 }
 
-std::string seconds_text(double seconds) { return format_significant(seconds) + " s"; }
+std::string seconds_text(double seconds) {
+  return format_significant(seconds) + " s";
+}
 
 }  // namespace
 
-void ConsoleReporter::begin(const RunInfo&) { results_.clear(); }
+void ConsoleReporter::begin(const RunInfo&) {
+  results_.clear();
+}
 
-void ConsoleReporter::add(const CaseResult& result) { results_.push_back(result); }
+void ConsoleReporter::add(const CaseResult& result) {
+  results_.push_back(result);
+}
 
-void ConsoleReporter::end() { print_summary(out_, results_, unit_); }
+void ConsoleReporter::end() {
+  print_summary(out_, results_, unit_);
+}
 
 std::string wall_time_line(const CaseResult& r) {
   std::string parts;
-  for (const auto& [part, seconds] : r.wall.parts) parts += (parts.empty() ? "" : ", ") + part + " " + seconds_text(seconds);
+  for (const auto& [part, seconds] : r.wall.parts)
+    parts += (parts.empty() ? "" : ", ") + part + " " + seconds_text(seconds);
   // Rounded down: 100% only when nothing is left over.
   const double percent = std::floor(r.wall.covered_percent() * 10) / 10;
-  return fmt::format("case {}: phases cover {:.1f}% of the {} wall time ({})", r.config.index, percent,
-                     seconds_text(r.wall.seconds), parts);
+  return fmt::format("case {}: phases cover {:.1f}% of the {} wall time ({})", r.config.index,
+                     percent, seconds_text(r.wall.seconds), parts);
 }
 
 void print_summary(std::ostream& out, const std::vector<CaseResult>& results, BandwidthUnit unit) {
@@ -91,8 +106,8 @@ void print_summary(std::ostream& out, const std::vector<CaseResult>& results, Ba
   for (const CaseResult& r : results) rows.push_back(row_cells(r, unit));
   fmt::print(out, "\n");
   print_table(out, rows);
-  fmt::print(out, "\nwrite and read: median [min–max] over the timed iterations; {} = {} bytes/s\n", u,
-             unit == BandwidthUnit::gib ? "2^30" : "10^9");
+  fmt::print(out, "\nwrite and read: median [min–max] over the timed iterations; {} = {} bytes/s\n",
+             u, unit == BandwidthUnit::gib ? "2^30" : "10^9");
   for (const std::string& note : {scale_note(results), no_data_note(results)}) {
     if (!note.empty()) fmt::print(out, "{}\n", note);
   }

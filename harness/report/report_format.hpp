@@ -23,7 +23,8 @@ double unit_bytes(BandwidthUnit unit);
 // "strategy.mapping=file_per_rank backend.direct=true" (or "-" when nothing is swept).
 std::string swept_label(const nlohmann::json& swept);
 
-// Decimals that show `value` with three significant digits (0 to 6): 0.102 -> 3, 1.01 -> 2, 123 -> 0.
+// Decimals that show `value` with three significant digits (0 to 6): 0.102 -> 3, 1.01 -> 2, 123 ->
+// 0.
 int significant_decimals(double value);
 // `value` with three significant digits: 0.1023 -> "0.102", 12.345 -> "12.3", 70901.2 -> "70901".
 std::string format_significant(double value);
@@ -37,6 +38,7 @@ std::string pad_right(const std::string& text, std::size_t width);
 // A bandwidth cell: the median over the timed iterations (bytes / median time) and, with more
 // than one iteration, the range: "1.01 [0.95–1.10]"; all three with the median's decimals.
 // "-": the phase did not run; "—": the backend stores nothing (its rate is the harness's overhead).
-std::string bandwidth_cell(const CaseResult& result, const std::optional<PhaseSummary>& phase, BandwidthUnit unit);
+std::string bandwidth_cell(const CaseResult& result, const std::optional<PhaseSummary>& phase,
+                           BandwidthUnit unit);
 
 }  // namespace ckpt::harness

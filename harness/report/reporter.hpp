@@ -9,9 +9,10 @@ namespace ckpt::harness {
 
 // What a reporter learns before the first case runs.
 struct RunInfo {
-  std::string campaign;   // campaign.name
-  std::string source;     // the campaign file
-  std::size_t cases = 0;  // cases the campaign expands to (fewer may run: an interrupted run stops early)
+  std::string campaign;  // campaign.name
+  std::string source;    // the campaign file
+  std::size_t cases =
+      0;  // cases the campaign expands to (fewer may run: an interrupted run stops early)
   int processes = 1;
 };
 

@@ -1,10 +1,10 @@
 #include "harness/report/results_files.hpp"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <ctime>
-#include <fmt/format.h>
 #include <stdexcept>
 #include <string_view>
 #include <vector>
@@ -44,22 +44,39 @@ std::string cell(const nlohmann::json& value) {
 const std::vector<std::pair<const char*, nlohmann::json::json_pointer>>& columns() {
   using P = nlohmann::json::json_pointer;
   static const std::vector<std::pair<const char*, P>> kColumns{
-      {"campaign", P("/campaign")}, {"case_index", P("/case_index")}, {"case", P("/case")},
-      {"status", P("/status")}, {"model", P("/model")}, {"backend", P("/backend")}, {"strategy", P("/strategy")},
-      {"ranks", P("/ranks")}, {"modeled_ranks", P("/modeled_ranks")},
-      {"bytes_per_checkpoint", P("/bytes_per_checkpoint")}, {"files_per_checkpoint", P("/files_per_checkpoint")},
-      {"write_gib_per_s", P("/write_gib_per_s")}, {"read_gib_per_s", P("/read_gib_per_s")},
-      {"write_seconds", P("/write_seconds")}, {"read_seconds", P("/read_seconds")}, {"verified", P("/verified")},
-      {"cache_policy", P("/cache_policy")}, {"memory_space", P("/memory_space")},
-      {"d2h_seconds", P("/d2h_seconds")}, {"h2d_seconds", P("/h2d_seconds")}, {"scale", P("/scale")},
-      {"iterations", P("/iterations")}, {"host", P("/environment/host")}, {"time_utc", P("/environment/time_utc")},
-      {"config_hash", P("/config_hash")}, {"error", P("/error")}};
+      {"campaign", P("/campaign")},
+      {"case_index", P("/case_index")},
+      {"case", P("/case")},
+      {"status", P("/status")},
+      {"model", P("/model")},
+      {"backend", P("/backend")},
+      {"strategy", P("/strategy")},
+      {"ranks", P("/ranks")},
+      {"modeled_ranks", P("/modeled_ranks")},
+      {"bytes_per_checkpoint", P("/bytes_per_checkpoint")},
+      {"files_per_checkpoint", P("/files_per_checkpoint")},
+      {"write_gib_per_s", P("/write_gib_per_s")},
+      {"read_gib_per_s", P("/read_gib_per_s")},
+      {"write_seconds", P("/write_seconds")},
+      {"read_seconds", P("/read_seconds")},
+      {"verified", P("/verified")},
+      {"cache_policy", P("/cache_policy")},
+      {"memory_space", P("/memory_space")},
+      {"d2h_seconds", P("/d2h_seconds")},
+      {"h2d_seconds", P("/h2d_seconds")},
+      {"scale", P("/scale")},
+      {"iterations", P("/iterations")},
+      {"host", P("/environment/host")},
+      {"time_utc", P("/environment/time_utc")},
+      {"config_hash", P("/config_hash")},
+      {"error", P("/error")}};
   return kColumns;
 }
 
 }  // namespace
 
-RunDirectory::RunDirectory(fs::path root, std::string campaign) : root_(std::move(root)), campaign_(std::move(campaign)) {}
+RunDirectory::RunDirectory(fs::path root, std::string campaign)
+    : root_(std::move(root)), campaign_(std::move(campaign)) {}
 
 std::string RunDirectory::problem() const {
   fs::path probe = root_.empty() ? fs::path(".") : root_;
@@ -68,8 +85,10 @@ std::string RunDirectory::problem() const {
     next = probe.has_parent_path() ? probe.parent_path() : fs::path(".");
     if (next == probe) break;
   }
-  if (!fs::is_directory(probe, ec)) return fmt::format("--output: {} is not a directory", probe.string());
-  if (::access(probe.c_str(), W_OK | X_OK) != 0) return fmt::format("--output: cannot create directories in {}", probe.string());
+  if (!fs::is_directory(probe, ec))
+    return fmt::format("--output: {} is not a directory", probe.string());
+  if (::access(probe.c_str(), W_OK | X_OK) != 0)
+    return fmt::format("--output: cannot create directories in {}", probe.string());
   return "";
 }
 
@@ -80,13 +99,16 @@ const fs::path& RunDirectory::path() {
   for (int n = 2; fs::exists(dir); ++n) dir = root_ / fmt::format("{}-{}", base, n);
   std::error_code ec;
   fs::create_directories(dir, ec);
-  if (ec) throw std::runtime_error(fmt::format("--output: cannot create {}: {}", dir.string(), ec.message()));
+  if (ec)
+    throw std::runtime_error(
+        fmt::format("--output: cannot create {}: {}", dir.string(), ec.message()));
   return path_.emplace(std::move(dir));
 }
 
 std::string csv_header() {
   std::string line;
-  for (const auto& [name, pointer] : columns()) line += (line.empty() ? "" : ",") + std::string(name);
+  for (const auto& [name, pointer] : columns())
+    line += (line.empty() ? "" : ",") + std::string(name);
   return line;
 }
 
@@ -95,19 +117,22 @@ std::string csv_row(const CaseResult& result) {
   std::string line;
   bool first = true;
   for (const auto& [name, pointer] : columns()) {
-    const std::string text =
-        std::string_view(name) == "case" ? csv_field(swept_label(j.at(pointer))) : cell(j.value(pointer, nlohmann::json()));
+    const std::string text = std::string_view(name) == "case"
+                                 ? csv_field(swept_label(j.at(pointer)))
+                                 : cell(j.value(pointer, nlohmann::json()));
     line += (first ? "" : ",") + text;
     first = false;
   }
   return line;
 }
 
-ResultsFileReporter::ResultsFileReporter(std::shared_ptr<RunDirectory> dir, std::string file, std::string header)
+ResultsFileReporter::ResultsFileReporter(std::shared_ptr<RunDirectory> dir, std::string file,
+                                         std::string header)
     : dir_(std::move(dir)), file_(std::move(file)), header_(std::move(header)) {}
 
 void ResultsFileReporter::begin(const RunInfo&) {
-  if (const std::string problem = dir_->problem(); !problem.empty()) throw std::runtime_error(problem);
+  if (const std::string problem = dir_->problem(); !problem.empty())
+    throw std::runtime_error(problem);
 }
 
 void ResultsFileReporter::add(const CaseResult& result) {
@@ -125,13 +150,18 @@ void ResultsFileReporter::end() {
   if (out_.is_open()) out_.close();
 }
 
-JsonlReporter::JsonlReporter(std::shared_ptr<RunDirectory> dir) : ResultsFileReporter(std::move(dir), "results.jsonl", "") {}
+JsonlReporter::JsonlReporter(std::shared_ptr<RunDirectory> dir)
+    : ResultsFileReporter(std::move(dir), "results.jsonl", "") {}
 
-std::string JsonlReporter::line(const CaseResult& result) const { return to_json(result).dump(); }
+std::string JsonlReporter::line(const CaseResult& result) const {
+  return to_json(result).dump();
+}
 
 CsvReporter::CsvReporter(std::shared_ptr<RunDirectory> dir)
     : ResultsFileReporter(std::move(dir), "results.csv", csv_header()) {}
 
-std::string CsvReporter::line(const CaseResult& result) const { return csv_row(result); }
+std::string CsvReporter::line(const CaseResult& result) const {
+  return csv_row(result);
+}
 
 }  // namespace ckpt::harness

@@ -16,7 +16,8 @@ class RunDirectory {
  public:
   RunDirectory(std::filesystem::path root, std::string campaign);
   // Why the directory could not be created under root ("" when it can be, as far as can be told
-  // without creating anything): root, or its nearest existing ancestor, must be a writable directory.
+  // without creating anything): root, or its nearest existing ancestor, must be a writable
+  // directory.
   std::string problem() const;
   // The directory, created on the first call. Throws std::runtime_error ("--output: …").
   const std::filesystem::path& path();

@@ -51,8 +51,15 @@ TEST(RunRecord, PhasesWallTimeAndProvenanceOfOneProcess) {
   Scratch dir;
   const fs::path campaign = dir.write("record.toml", kept_campaign(dir / "target"));
   const fs::path output = dir / "results";
-  const std::vector<std::string> args{kBinary, "run", campaign.string(), "--output", output.string(),
-                                      "--set", "strategy.mapping=[\"file_per_tensor\"]", "--units", "GB"};
+  const std::vector<std::string> args{kBinary,
+                                      "run",
+                                      campaign.string(),
+                                      "--output",
+                                      output.string(),
+                                      "--set",
+                                      "strategy.mapping=[\"file_per_tensor\"]",
+                                      "--units",
+                                      "GB"};
   const Outcome o = run_process(args);
   ASSERT_EQ(o.exit_code, 0) << o.describe();
   const auto results = read_results(output);
@@ -61,16 +68,20 @@ TEST(RunRecord, PhasesWallTimeAndProvenanceOfOneProcess) {
   const std::string host = this_host();
 
   // Phases: mkdir inside the checkpoint, retire beside it, per iteration and as medians.
-  EXPECT_EQ(keys_of(r.at("phases").at("write")),
-            (std::set<std::string>{"mkdir", "open", "transfer", "sync", "close", "manifest", "retire"}));
-  EXPECT_EQ(keys_of(r.at("phases").at("read")), (std::set<std::string>{"open", "transfer", "sync", "close"}));
+  EXPECT_EQ(
+      keys_of(r.at("phases").at("write")),
+      (std::set<std::string>{"mkdir", "open", "transfer", "sync", "close", "manifest", "retire"}));
+  EXPECT_EQ(keys_of(r.at("phases").at("read")),
+            (std::set<std::string>{"open", "transfer", "sync", "close"}));
   const auto& samples = r.at("samples");
-  for (const char* key : {"write_seconds", "read_seconds", "mkdir_seconds", "manifest_seconds", "retire_seconds"}) {
+  for (const char* key :
+       {"write_seconds", "read_seconds", "mkdir_seconds", "manifest_seconds", "retire_seconds"}) {
     ASSERT_EQ(samples.at(key).size(), 3u) << key << ": " << samples.dump();
   }
   for (std::size_t i = 0; i < 3; ++i) {
     EXPECT_GT(samples.at("mkdir_seconds")[i].get<double>(), 0);
-    EXPECT_LT(samples.at("mkdir_seconds")[i].get<double>(), samples.at("write_seconds")[i].get<double>());
+    EXPECT_LT(samples.at("mkdir_seconds")[i].get<double>(),
+              samples.at("write_seconds")[i].get<double>());
   }
   // Iterations 2 and 3 each removed the 291 files of the checkpoint before them.
   EXPECT_GT(samples.at("retire_seconds")[1].get<double>(), 0);
@@ -78,7 +89,8 @@ TEST(RunRecord, PhasesWallTimeAndProvenanceOfOneProcess) {
   EXPECT_GT(r.at("retire_seconds").get<double>(), 0);
   EXPECT_EQ(r.at("retire_seconds"), r.at("phases").at("write").at("retire"));
   std::size_t kept = 0;
-  for (const auto& entry : fs::directory_iterator(dir / "target" / "record" / "case-0000")) kept += entry.is_directory();
+  for (const auto& entry : fs::directory_iterator(dir / "target" / "record" / "case-0000"))
+    kept += entry.is_directory();
   EXPECT_EQ(kept, 1u) << "superseded checkpoints were not retired";
 
   // The wall time: disjoint parts of process 0's clock, adding up to no more than the whole.
@@ -88,13 +100,15 @@ TEST(RunRecord, PhasesWallTimeAndProvenanceOfOneProcess) {
     EXPECT_GE(seconds.get<double>(), 0) << part;
     sum += seconds.get<double>();
   }
-  EXPECT_EQ(keys_of(wall.at("parts")), (std::set<std::string>{"setup", "fill", "checkpoint", "commit", "retire",
-                                                                "cache drop", "zero buffers", "restore", "verify"}));
+  EXPECT_EQ(keys_of(wall.at("parts")),
+            (std::set<std::string>{"setup", "fill", "checkpoint", "commit", "retire", "cache drop",
+                                   "zero buffers", "restore", "verify"}));
   EXPECT_LE(sum, wall.at("seconds").get<double>());
   EXPECT_NEAR(wall.at("covered_seconds").get<double>(), sum, 1e-9);
   EXPECT_GT(wall.at("covered_percent").get<double>(), 0);
   EXPECT_LE(wall.at("covered_percent").get<double>(), 100);
-  EXPECT_NEAR(wall.at("covered_percent").get<double>(), 100 * sum / wall.at("seconds").get<double>(), 1e-9);
+  EXPECT_NEAR(wall.at("covered_percent").get<double>(),
+              100 * sum / wall.at("seconds").get<double>(), 1e-9);
   EXPECT_TRUE(contains(o.out, "case 0: phases cover ")) << o.out;
   EXPECT_TRUE(contains(o.out, "write GB/s")) << o.out;
   EXPECT_TRUE(contains(o.out, "GB/s = 10^9 bytes/s")) << o.out;
@@ -102,13 +116,16 @@ TEST(RunRecord, PhasesWallTimeAndProvenanceOfOneProcess) {
 
   // Provenance.
   const auto& env = r.at("environment");
-  EXPECT_EQ(env.at("command_line"), kBinary + " run " + campaign.string() + " --output " + output.string() +
-                                        " --set 'strategy.mapping=[\"file_per_tensor\"]' --units GB");
+  EXPECT_EQ(env.at("command_line"),
+            kBinary + " run " + campaign.string() + " --output " + output.string() +
+                " --set 'strategy.mapping=[\"file_per_tensor\"]' --units GB");
   EXPECT_EQ(env.at("hosts"), nlohmann::json::array({host}));
   EXPECT_EQ(env.at("processes_per_host"), nlohmann::json({{host, 1}}));
   const auto& write = r.at("stragglers").at("write");
-  EXPECT_EQ(keys_of(write), (std::set<std::string>{"mkdir", "open", "transfer", "sync", "close", "total", "manifest"}));
-  EXPECT_EQ(keys_of(r.at("stragglers").at("read")), (std::set<std::string>{"open", "transfer", "sync", "close", "total"}));
+  EXPECT_EQ(keys_of(write), (std::set<std::string>{"mkdir", "open", "transfer", "sync", "close",
+                                                   "total", "manifest"}));
+  EXPECT_EQ(keys_of(r.at("stragglers").at("read")),
+            (std::set<std::string>{"open", "transfer", "sync", "close", "total"}));
   for (const auto& phases : {write, r.at("stragglers").at("read")}) {
     for (const auto& [phase, s] : phases.items()) {
       EXPECT_EQ(s.at("process"), 0) << phase;
@@ -128,7 +145,8 @@ TEST(RunRecord, PhasesWallTimeAndProvenanceOfOneProcess) {
 
 TEST(RunRecord, ARunRefusedBeforeItsFirstCaseLeavesNoResultsDirectory) {
   Scratch dir;
-  const fs::path campaign = dir.write("refused.toml", campaign_toml("refused", dir / "absent" / "target", R"(iterations = 1
+  const fs::path campaign = dir.write(
+      "refused.toml", campaign_toml("refused", dir / "absent" / "target", R"(iterations = 1
 warmup = 0
 [model]
 name = "llama3-8b"
@@ -143,9 +161,11 @@ scale = 1024
 TEST(RunRecord, TwoProcessesUnderMpirunListBothAndNameEachStragglersHost) {
   const auto mpirun = find_mpirun();
   if (!mpirun) GTEST_SKIP() << "mpirun is not on PATH, so the multi-process run cannot be started";
-  if (!CKPT_TEST_HAVE_MPI) GTEST_SKIP() << "ckptbench was built without MPI (CKPT_WITH_MPI=OFF or MPI not found)";
+  if (!CKPT_TEST_HAVE_MPI)
+    GTEST_SKIP() << "ckptbench was built without MPI (CKPT_WITH_MPI=OFF or MPI not found)";
   Scratch dir;
-  const fs::path campaign = dir.write("two.toml", campaign_toml("two", dir / "target", R"(create_target = true
+  const fs::path campaign =
+      dir.write("two.toml", campaign_toml("two", dir / "target", R"(create_target = true
 iterations = 1
 warmup = 0
 [model]
@@ -170,14 +190,17 @@ policy = "none"
   ASSERT_EQ(env.at("hosts").size(), 2u) << env.dump();
   EXPECT_EQ(env.at("hosts")[0], this_host());
   int processes = 0;
-  for (const auto& [host, count] : env.at("processes_per_host").items()) processes += count.get<int>();
+  for (const auto& [host, count] : env.at("processes_per_host").items())
+    processes += count.get<int>();
   EXPECT_EQ(processes, 2) << env.dump();
-  EXPECT_EQ(env.at("command_line"), kBinary + " run " + campaign.string() + " --output " + output.string());
+  EXPECT_EQ(env.at("command_line"),
+            kBinary + " run " + campaign.string() + " --output " + output.string());
   for (const char* direction : {"write", "read"}) {
     for (const auto& [phase, s] : r.at("stragglers").at(direction).items()) {
       const int process = s.at("process").get<int>();
       ASSERT_TRUE(process == 0 || process == 1) << direction << " " << phase << ": " << s.dump();
-      EXPECT_EQ(s.at("host"), env.at("hosts")[static_cast<std::size_t>(process)]) << direction << " " << phase;
+      EXPECT_EQ(s.at("host"), env.at("hosts")[static_cast<std::size_t>(process)])
+          << direction << " " << phase;
     }
   }
 }

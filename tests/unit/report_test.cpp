@@ -3,7 +3,6 @@
 // the CSV columns, the run directory that appears only with the first result, and the
 // provenance helpers (shell quoting, config_hash without the target).
 #include <gtest/gtest.h>
-
 #include <sys/stat.h>
 
 #include <filesystem>
@@ -55,7 +54,8 @@ std::vector<CaseResult> three_cases() {
   a.read = phase({0.25, 0.25, 0.5}, 0.25);
   a.verified = true;
   a.wall.seconds = 10;
-  a.wall.parts = {{"setup", 0.25}, {"fill", 0.125}, {"checkpoint", 4.5}, {"retire", 1.5}, {"restore", 1}};
+  a.wall.parts = {
+      {"setup", 0.25}, {"fill", 0.125}, {"checkpoint", 4.5}, {"retire", 1.5}, {"restore", 1}};
   CaseResult b = result(1, "shared_file", 1);
   b.write = phase({0.1}, 0.1);
   b.status = "failed";
@@ -79,45 +79,59 @@ std::string summary(const std::vector<CaseResult>& results, BandwidthUnit unit) 
 }
 
 TEST(SummaryTable, MedianAndRangeInGibPerSecond) {
-  EXPECT_EQ(summary(three_cases(), BandwidthUnit::gib),
-            "\n"
-            "case  swept                             checkpoint  files       write GiB/s        read GiB/s  verified  status\n"
-            "   0  strategy.mapping=file_per_tensor    1.00 GiB    291  1.00 [0.50–2.00]  4.00 [2.00–4.00]  yes       ok\n"
-            "   1  strategy.mapping=shared_file        1.00 GiB      1              10.0                 -  no        failed: boom\n"
-            "   2  strategy.mapping=file_per_rank      1.00 GiB      1                 —                 —  no        ok\n"
-            "\n"
-            "write and read: median [min–max] over the timed iterations; GiB/s = 2^30 bytes/s\n"
-            "model.scale = 128: shards 1/128 of full size\n"
-            "—: backend null stores nothing; its times measure the harness's own overhead\n"
-            "case 0: phases cover 73.7% of the 10.0 s wall time (setup 0.250 s, fill 0.125 s, checkpoint 4.50 s, "
-            "retire 1.50 s, restore 1.00 s)\n"
-            "case 1: phases cover 30.0% of the 2.00 s wall time (setup 0.500 s, checkpoint 0.100 s)\n"
-            "case 2: phases cover 100.0% of the 0.500 s wall time (setup 0.500 s)\n");
+  EXPECT_EQ(
+      summary(three_cases(), BandwidthUnit::gib),
+      "\n"
+      "case  swept                             checkpoint  files       write GiB/s        read "
+      "GiB/s  verified  status\n"
+      "   0  strategy.mapping=file_per_tensor    1.00 GiB    291  1.00 [0.50–2.00]  4.00 "
+      "[2.00–4.00]  yes       ok\n"
+      "   1  strategy.mapping=shared_file        1.00 GiB      1              10.0                 "
+      "-  no        failed: boom\n"
+      "   2  strategy.mapping=file_per_rank      1.00 GiB      1                 —                 "
+      "—  no        ok\n"
+      "\n"
+      "write and read: median [min–max] over the timed iterations; GiB/s = 2^30 bytes/s\n"
+      "model.scale = 128: shards 1/128 of full size\n"
+      "—: backend null stores nothing; its times measure the harness's own overhead\n"
+      "case 0: phases cover 73.7% of the 10.0 s wall time (setup 0.250 s, fill 0.125 s, checkpoint "
+      "4.50 s, "
+      "retire 1.50 s, restore 1.00 s)\n"
+      "case 1: phases cover 30.0% of the 2.00 s wall time (setup 0.500 s, checkpoint 0.100 s)\n"
+      "case 2: phases cover 100.0% of the 0.500 s wall time (setup 0.500 s)\n");
 }
 
-// 2^30 bytes per second is 1.073741824 GB/s: 1.07, 0.54 and 2.15 for the write; 4.29 and 2.15 for the read.
+// 2^30 bytes per second is 1.073741824 GB/s: 1.07, 0.54 and 2.15 for the write; 4.29 and 2.15 for
+// the read.
 TEST(SummaryTable, DecimalGigabytesPerSecond) {
   std::vector<CaseResult> results = three_cases();
   for (CaseResult& r : results) r.config.scale = 1;
-  EXPECT_EQ(summary(results, BandwidthUnit::gb),
-            "\n"
-            "case  swept                             checkpoint  files        write GB/s         read GB/s  verified  status\n"
-            "   0  strategy.mapping=file_per_tensor    1.00 GiB    291  1.07 [0.54–2.15]  4.29 [2.15–4.29]  yes       ok\n"
-            "   1  strategy.mapping=shared_file        1.00 GiB      1              10.7                 -  no        failed: boom\n"
-            "   2  strategy.mapping=file_per_rank      1.00 GiB      1                 —                 —  no        ok\n"
-            "\n"
-            "write and read: median [min–max] over the timed iterations; GB/s = 10^9 bytes/s\n"
-            "—: backend null stores nothing; its times measure the harness's own overhead\n"
-            "case 0: phases cover 73.7% of the 10.0 s wall time (setup 0.250 s, fill 0.125 s, checkpoint 4.50 s, "
-            "retire 1.50 s, restore 1.00 s)\n"
-            "case 1: phases cover 30.0% of the 2.00 s wall time (setup 0.500 s, checkpoint 0.100 s)\n"
-            "case 2: phases cover 100.0% of the 0.500 s wall time (setup 0.500 s)\n");
+  EXPECT_EQ(
+      summary(results, BandwidthUnit::gb),
+      "\n"
+      "case  swept                             checkpoint  files        write GB/s         read "
+      "GB/s  verified  status\n"
+      "   0  strategy.mapping=file_per_tensor    1.00 GiB    291  1.07 [0.54–2.15]  4.29 "
+      "[2.15–4.29]  yes       ok\n"
+      "   1  strategy.mapping=shared_file        1.00 GiB      1              10.7                 "
+      "-  no        failed: boom\n"
+      "   2  strategy.mapping=file_per_rank      1.00 GiB      1                 —                 "
+      "—  no        ok\n"
+      "\n"
+      "write and read: median [min–max] over the timed iterations; GB/s = 10^9 bytes/s\n"
+      "—: backend null stores nothing; its times measure the harness's own overhead\n"
+      "case 0: phases cover 73.7% of the 10.0 s wall time (setup 0.250 s, fill 0.125 s, checkpoint "
+      "4.50 s, "
+      "retire 1.50 s, restore 1.00 s)\n"
+      "case 1: phases cover 30.0% of the 2.00 s wall time (setup 0.500 s, checkpoint 0.100 s)\n"
+      "case 2: phases cover 100.0% of the 0.500 s wall time (setup 0.500 s)\n");
 }
 
 TEST(SummaryTable, ScalesThatDifferAreListed) {
   std::vector<CaseResult> results = three_cases();
   results[1].config.scale = 1;
-  EXPECT_NE(summary(results, BandwidthUnit::gib).find("\nmodel.scale differs per case (1, 128): shards 1/scale of full size\n"),
+  EXPECT_NE(summary(results, BandwidthUnit::gib)
+                .find("\nmodel.scale differs per case (1, 128): shards 1/scale of full size\n"),
             std::string::npos);
 }
 
@@ -167,17 +181,22 @@ TEST(WallTime, PartsAddUpAndRepeatOntoTheirPart) {
 }
 
 TEST(CsvReporter, ColumnsAndOneRow) {
-  EXPECT_EQ(csv_header(),
-            "campaign,case_index,case,status,model,backend,strategy,ranks,modeled_ranks,bytes_per_checkpoint,"
-            "files_per_checkpoint,write_gib_per_s,read_gib_per_s,write_seconds,read_seconds,verified,cache_policy,"
-            "memory_space,d2h_seconds,h2d_seconds,scale,iterations,host,time_utc,config_hash,error");
+  EXPECT_EQ(
+      csv_header(),
+      "campaign,case_index,case,status,model,backend,strategy,ranks,modeled_ranks,bytes_per_"
+      "checkpoint,"
+      "files_per_checkpoint,write_gib_per_s,read_gib_per_s,write_seconds,read_seconds,verified,"
+      "cache_policy,"
+      "memory_space,d2h_seconds,h2d_seconds,scale,iterations,host,time_utc,config_hash,error");
   CaseResult r = three_cases()[1];
   r.config.model.name = "llama3-8b";
   r.error = "boom, at byte 3";
   r.environment = {{"host", "node7"}, {"time_utc", "2026-12-01T10:00:00Z"}};
-  EXPECT_EQ(csv_row(r), "table,1,strategy.mapping=shared_file,failed,llama3-8b,posix,file_per_rank,1,0,1073741824,1,10,,"
-                        "0.1,,false,,host,,,128,3,node7,2026-12-01T10:00:00Z," +
-                            config_hash(r.config) + ",\"boom, at byte 3\"");
+  EXPECT_EQ(csv_row(r),
+            "table,1,strategy.mapping=shared_file,failed,llama3-8b,posix,file_per_rank,1,0,"
+            "1073741824,1,10,,"
+            "0.1,,false,,host,,,128,3,node7,2026-12-01T10:00:00Z," +
+                config_hash(r.config) + ",\"boom, at byte 3\"");
 }
 
 TEST(RunDirectory, AppearsWithTheFirstResultOnly) {
@@ -228,8 +247,8 @@ TEST(Provenance, ShellQuoting) {
 }
 
 std::string campaign_with(const std::string& target, int iterations) {
-  return "[campaign]\nname = \"h\"\ntarget = \"" + target + "\"\niterations = " + std::to_string(iterations) +
-         "\n[model]\nname = \"llama3-8b\"\n";
+  return "[campaign]\nname = \"h\"\ntarget = \"" + target +
+         "\"\niterations = " + std::to_string(iterations) + "\n[model]\nname = \"llama3-8b\"\n";
 }
 
 TEST(Provenance, ConfigHashDoesNotDependOnTheTarget) {
@@ -239,7 +258,8 @@ TEST(Provenance, ConfigHashDoesNotDependOnTheTarget) {
   ASSERT_NE(a.config, b.config);
   EXPECT_EQ(config_hash(a), config_hash(b));
   EXPECT_NE(config_hash(a), config_hash(c));
-  EXPECT_EQ(a.config["campaign"]["target"], "/mnt/a") << "the config itself still records the target";
+  EXPECT_EQ(a.config["campaign"]["target"], "/mnt/a")
+      << "the config itself still records the target";
 }
 
 }  // namespace
