@@ -183,6 +183,7 @@ int run_cases(const RunOptions& o, Comm& comm, std::ostream& out, std::ostream& 
   const SignalGuard signals;
   // Process 0 reports; the results directory appears with the first case's result.
   const auto results_dir = std::make_shared<RunDirectory>(o.output, campaign.name);
+  if (const std::string bad = comm.first_problem(root ? results_dir->problem() : ""); !bad.empty()) throw SetupError(bad);
   std::vector<std::unique_ptr<Reporter>> reporters;
   if (root) {
     reporters.push_back(std::make_unique<JsonlReporter>(results_dir));

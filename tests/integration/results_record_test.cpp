@@ -158,6 +158,17 @@ scale = 1024
   EXPECT_FALSE(contains(o.out, "results:")) << o.describe();
 }
 
+TEST(RunRecord, AnOutputThatCannotHoldResultsIsRefusedBeforeTheFirstCase) {
+  Scratch dir;
+  const fs::path campaign = dir.write("out.toml", kept_campaign(dir / "target"));
+  const fs::path file = dir.write("plain", "not a directory");
+  const Outcome o = ckptbench({"run", campaign.string(), "--output", (file / "runs").string()});
+  EXPECT_EQ(o.exit_code, 2) << o.describe();
+  EXPECT_TRUE(contains(o.err, "ckptbench: error: --output: " + file.string() + " is not a directory"))
+      << o.describe();
+  EXPECT_FALSE(fs::exists(dir / "target")) << "a case started: " << o.describe();
+}
+
 TEST(RunRecord, TwoProcessesUnderMpirunListBothAndNameEachStragglersHost) {
   const auto mpirun = find_mpirun();
   if (!mpirun) GTEST_SKIP() << "mpirun is not on PATH, so the multi-process run cannot be started";
