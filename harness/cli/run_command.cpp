@@ -12,7 +12,8 @@
 #include "harness/common/config_error.hpp"
 #include "harness/memory/memory_spaces.hpp"
 #include "harness/plan/checkpoint_plan.hpp"
-#include "harness/report/results_writer.hpp"
+#include "harness/report/console_reporter.hpp"
+#include "harness/report/results_files.hpp"
 #include "harness/run/case_runner.hpp"
 #include "harness/run/signal_guard.hpp"
 #include "harness/common/text_format.hpp"
@@ -63,6 +64,9 @@ CLI::App* add_run_command(CLI::App& app, RunOptions& o) {
   cmd->add_flag("--dry-run", o.dry_run, "Print the cases, bytes, files and memory each needs; no I/O");
   cmd->add_option("--phase", o.phase, "checkpoint: write and keep; restore: read an existing checkpoint; both")
       ->check(CLI::IsMember({"checkpoint", "restore", "both"}));
+  cmd->add_option("--units", o.units, "Bandwidths in the summary table: GiB (GiB/s, 2^30 B/s) or GB (GB/s, 10^9 B/s)")
+      ->check(CLI::IsMember({"GiB", "GB"}))
+      ->capture_default_str();
   return cmd;
 }
 
@@ -177,27 +181,31 @@ int run_cases(const RunOptions& o, Comm& comm, std::ostream& out, std::ostream& 
   MemorySpaces spaces;  // outlives every case's buffers
   check_memory_spaces_available(campaign, spaces, comm);
   const SignalGuard signals;
-  std::optional<ResultsWriter> writer;
-  if (root) writer.emplace(o.output, campaign.name);
+  // Process 0 reports; the results directory appears with the first case's result.
+  const auto results_dir = std::make_shared<RunDirectory>(o.output, campaign.name);
+  if (const std::string bad = comm.first_problem(root ? results_dir->problem() : ""); !bad.empty()) throw SetupError(bad);
+  std::vector<std::unique_ptr<Reporter>> reporters;
+  if (root) {
+    reporters.push_back(std::make_unique<JsonlReporter>(results_dir));
+    reporters.push_back(std::make_unique<CsvReporter>(results_dir));
+    reporters.push_back(std::make_unique<ConsoleReporter>(out, parse_bandwidth_unit(o.units).value_or(BandwidthUnit::gib)));
+  }
+  for (const auto& r : reporters) r->begin({campaign.name, campaign.source, campaign.cases.size(), comm.size()});
   RunContext ctx{comm, parse_phase(o.phase), signals.flag(), err, spaces};
-  std::vector<CaseResult> results;
   int status = 0;
   for (const Case& c : campaign.cases) {
     if (root) fmt::print(err, "case {}/{}: {}\n", c.index + 1, campaign.cases.size(), swept_label(c.swept));
-    CaseResult result = run_case(c, ctx);
+    const CaseResult result = run_case(c, ctx);
     if (result.status == "interrupted") status = 130;
     else if (result.status != "ok") status = std::max(status, 1);
     if (root) {
-      writer->append(result);
+      for (const auto& r : reporters) r->add(result);
       if (result.status != "ok") fmt::print(err, "ckptbench: case {} {}: {}\n", c.index, result.status, result.error);
     }
-    results.push_back(std::move(result));
     if (status == 130) break;
   }
-  if (root) {
-    print_results_table(out, results);
-    fmt::print(out, "\nresults: {}\n", (writer->dir() / "results.jsonl").string());
-  }
+  for (const auto& r : reporters) r->end();
+  if (results_dir->created()) fmt::print(out, "\nresults: {}\n", (results_dir->path() / "results.jsonl").string());
   return status;
 }
 

@@ -14,6 +14,7 @@ struct RunOptions {
   std::string output = "results/runs";
   bool dry_run = false;
   std::string phase;  // "" = campaign.phase
+  std::string units = "GiB";  // bandwidths in the summary table: GiB (2^30 B/s) or GB (10^9 B/s)
 };
 
 CLI::App* add_run_command(CLI::App& app, RunOptions& options);

@@ -1,6 +1,7 @@
 #pragma once
 
 // Private to harness/run: one case being executed (split over case_runner.cpp and case_steps.cpp).
+#include <chrono>
 #include <filesystem>
 #include <memory>
 #include <set>
@@ -31,18 +32,20 @@ class CaseExecution {
   MemorySpace& memory_space();
   void prepare_staging();
   void add_notes(const std::vector<std::string>& notes);
-  bool write_iteration(int iteration, std::vector<IterationTiming>* timings, std::vector<double>& manifest_s);
-  bool read_iteration(int iteration, std::vector<IterationTiming>* timings, std::vector<double>& verify_s);
+  bool write_iteration(int iteration, std::vector<IterationTiming>* timings);
+  bool read_iteration(int iteration, std::vector<IterationTiming>* timings);
   bool keeping() const;
   void commit_checkpoint(const std::filesystem::path& dir, std::int64_t step);
   void retire_checkpoints(const std::filesystem::path& current, bool timed);
   void progress(int i, int total);
-  std::optional<PhaseSummary> summarize(const std::vector<IterationTiming>& timings,
-                                        const std::vector<double>& manifest_s) const;
+  std::optional<PhaseSummary> summarize(const std::vector<IterationTiming>& timings, bool write) const;
   std::filesystem::path step_dir(int iteration) const;
   bool fail(const std::string& error);
   void add_notes(const IterationTiming& timing);
+  // Adds the time since `start` to `part` of the case's wall time ("warm-up" in a warm-up iteration).
+  void charge(const char* part, std::chrono::steady_clock::time_point start);
 
+  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();  // the case's wall clock
   const Case& c_;
   RunContext& ctx_;
   Comm& comm_;
@@ -60,6 +63,8 @@ class CaseExecution {
   // each kept one of this run until the next is complete.
   std::set<std::filesystem::path> previous_dirs_;
   std::optional<double> last_write_gib_s_, last_read_gib_s_;
+  std::vector<double> manifest_s_, retire_s_, verify_s_;  // per timed iteration
+  bool warming_up_ = false;
 };
 
 // Points every file of `plans` from directory `from` into directory `to`.

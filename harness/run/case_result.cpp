@@ -1,5 +1,7 @@
 #include "harness/run/case_result.hpp"
 
+#include <algorithm>
+
 #include "harness/run/manifest.hpp"
 
 namespace ckpt::harness {
@@ -7,9 +9,41 @@ namespace {
 
 nlohmann::json spread_json(const Spread& s) { return {{"min", s.min}, {"median", s.median}, {"max", s.max}}; }
 
-nlohmann::json phases_json(const PhaseSummary& p) {
-  return {{"open", p.phases.open}, {"transfer", p.phases.transfer}, {"sync", p.phases.sync},
-          {"close", p.phases.close}, {"manifest", p.manifest_seconds}};
+nlohmann::json phases_json(const PhaseSummary& p, bool write) {
+  nlohmann::json j{{"open", p.phases.open}, {"transfer", p.phases.transfer}, {"sync", p.phases.sync},
+                   {"close", p.phases.close}};
+  if (write) {
+    j["mkdir"] = p.mkdir_seconds;
+    j["manifest"] = p.manifest_seconds;
+    j["retire"] = p.retire_seconds;
+  }
+  return j;
+}
+
+// {"open": {"process": 1, "host": "node7", "seconds": 0.012}, ...}
+nlohmann::json stragglers_json(const PhaseSummary& p, const std::vector<std::string>& hosts) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const Straggler& s : p.stragglers) {
+    const auto process = static_cast<std::size_t>(s.process);
+    j[s.phase] = {{"process", s.process},
+                  {"host", process < hosts.size() ? nlohmann::json(hosts[process]) : nlohmann::json(nullptr)},
+                  {"seconds", s.seconds}};
+  }
+  return j;
+}
+
+// {"node7": 2, "node8": 2}
+nlohmann::json processes_per_host(const std::vector<std::string>& hosts) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const std::string& h : hosts) j[h] = j.value(h, 0) + 1;
+  return j;
+}
+
+nlohmann::json wall_json(const WallTime& w) {
+  nlohmann::json parts = nlohmann::json::object();
+  for (const auto& [part, seconds] : w.parts) parts[part] = seconds;
+  return {{"seconds", w.seconds}, {"covered_seconds", w.covered()}, {"covered_percent", w.covered_percent()},
+          {"parts", parts}};
 }
 
 // Device staging: the copy seconds of a phase that ran, else null.
@@ -27,6 +61,23 @@ nlohmann::json optional_number(const std::optional<PhaseSummary>& p, double Phas
 }
 
 }  // namespace
+
+void WallTime::add(const std::string& part, double part_seconds) {
+  const auto it = std::find_if(parts.begin(), parts.end(), [&](const auto& p) { return p.first == part; });
+  if (it == parts.end()) {
+    parts.emplace_back(part, part_seconds);
+  } else {
+    it->second += part_seconds;
+  }
+}
+
+double WallTime::covered() const {
+  double sum = 0;
+  for (const auto& p : parts) sum += p.second;
+  return sum;
+}
+
+double WallTime::covered_percent() const { return seconds > 0 ? 100 * covered() / seconds : 0; }
 
 nlohmann::json to_json(const CaseResult& r) {
   const Case& c = r.config;
@@ -52,6 +103,8 @@ nlohmann::json to_json(const CaseResult& r) {
                    {"read_gib_per_s", optional_number(r.read, &PhaseSummary::gib_per_s)},
                    {"write_seconds", optional_number(r.write, &PhaseSummary::seconds)},
                    {"read_seconds", optional_number(r.read, &PhaseSummary::seconds)},
+                   {"retire_seconds", optional_number(r.write, &PhaseSummary::retire_seconds)},
+                   {"stores_data", r.stores_data},
                    {"memory_space", memory_space_name(c.memory_space)},
                    {"staging", staging_json(r)},
                    {"d2h_seconds", staging_copies(r, r.write)},
@@ -66,31 +119,41 @@ nlohmann::json to_json(const CaseResult& r) {
                    {"config_hash", config_hash(c)},
                    {"config", c.config},
                    {"notes", r.notes},
+                   {"wall_time", wall_json(r.wall)},
                    {"environment", r.environment}};
   j["environment"]["config_hash"] = j["config_hash"];
   j["environment"]["cache_policy"] = r.cache_policy_applied;
+  j["environment"]["hosts"] = r.hosts;
+  j["environment"]["processes_per_host"] = processes_per_host(r.hosts);
   nlohmann::json phases = nlohmann::json::object();
   nlohmann::json per_process = nlohmann::json::object();
   nlohmann::json per_rank = nlohmann::json::object();
   nlohmann::json iterations = nlohmann::json::object();
+  nlohmann::json stragglers = nlohmann::json::object();
   if (r.write) {
-    phases["write"] = phases_json(*r.write);
+    phases["write"] = phases_json(*r.write, true);
     if (!r.staging.empty()) phases["write"]["d2h"] = r.write->copy_seconds;
     per_process["write_seconds"] = spread_json(r.write->process_seconds);
     per_rank["write_seconds"] = spread_json(r.write->rank_seconds);
     iterations["write_seconds"] = r.write->iteration_seconds;
+    iterations["mkdir_seconds"] = r.write->iteration_mkdir;
+    iterations["manifest_seconds"] = r.write->iteration_manifest;
+    iterations["retire_seconds"] = r.write->iteration_retire;
+    stragglers["write"] = stragglers_json(*r.write, r.hosts);
   }
   if (r.read) {
-    phases["read"] = phases_json(*r.read);
+    phases["read"] = phases_json(*r.read, false);
     if (!r.staging.empty()) phases["read"]["h2d"] = r.read->copy_seconds;
     per_process["read_seconds"] = spread_json(r.read->process_seconds);
     per_rank["read_seconds"] = spread_json(r.read->rank_seconds);
     iterations["read_seconds"] = r.read->iteration_seconds;
+    stragglers["read"] = stragglers_json(*r.read, r.hosts);
   }
   j["phases"] = phases;
   j["per_process"] = per_process;
   j["per_rank"] = per_rank;
   j["samples"] = iterations;
+  j["stragglers"] = stragglers;
   return j;
 }
 

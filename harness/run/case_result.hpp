@@ -17,6 +17,25 @@ struct Spread {
   double max = 0;
 };
 
+// The slowest process in one phase of one iteration.
+struct Straggler {
+  std::string phase;   // mkdir (write), open, transfer, sync, close, total (the whole transfer), manifest (write)
+  int process = 0;     // the first process with the longest time
+  double seconds = 0;  // its time in the phase
+};
+
+// Where a case's wall time went, as process 0's clock saw it: disjoint intervals, summed per
+// part in the order the parts first occurred. What no part covers (barriers between steps,
+// progress lines, bookkeeping) is seconds - covered().
+struct WallTime {
+  double seconds = 0;
+  std::vector<std::pair<std::string, double>> parts;
+
+  void add(const std::string& part, double part_seconds);  // onto an existing part, or a new one at the end
+  double covered() const;
+  double covered_percent() const;  // 100 * covered() / seconds; 0 when seconds is 0
+};
+
 // One direction (checkpoint = write, restore = read) of a case over its timed iterations.
 struct PhaseSummary {
   std::vector<double> iteration_seconds;  // aggregate time per timed iteration (IOR: latest end - earliest start)
@@ -27,6 +46,10 @@ struct PhaseSummary {
   backends::PhaseTimes phases;            // medians over iterations of the slowest process's phase times
   double manifest_seconds = 0;            // write: manifest commit (median), not in `seconds`
   double copy_seconds = 0;                // device staging (median): write d2h, read h2d copies, inside `seconds`
+  double mkdir_seconds = 0;               // write: directory creation (median), inside `seconds`
+  double retire_seconds = 0;              // write: removing replaced or unkept checkpoints (median), not in `seconds`
+  std::vector<double> iteration_mkdir, iteration_manifest, iteration_retire;  // write: per timed iteration
+  std::vector<Straggler> stragglers;      // per phase, in the median iteration
 };
 
 struct CaseResult {
@@ -50,6 +73,9 @@ struct CaseResult {
   std::string checkpoint_dir;                 // kept checkpoint, if any
   std::vector<std::string> notes;             // what backends fell back from (e.g. buffer registration)
   std::string staging;                        // device staging: "" (none), "pipelined" or "whole" (collective backend)
+  bool stores_data = true;                    // false for a backend that keeps nothing (null): its rates are overhead
+  std::vector<std::string> hosts;             // every process's host name, in rank order
+  WallTime wall;
   nlohmann::json environment = nlohmann::json::object();
 };
 

@@ -61,6 +61,7 @@ CaseExecution::CaseExecution(const Case& c, RunContext& ctx)
   mine_ = my_share(selected_, comm_);
   result_.modeled_ranks = static_cast<std::int64_t>(selected_.size());
   result_.environment = environment_record(c.target, comm_.kind(), comm_.size());
+  result_.hosts = comm_.gather(host_name());
 }
 
 bool CaseExecution::fail(const std::string& error) {
@@ -101,6 +102,7 @@ void CaseExecution::prepare_write() {
   const auto start = Clock::now();
   checksums_ = fill_plans(write_plans_, write_buffer_, c_.data);
   result_.fill_seconds = comm_.max(seconds_since(start));
+  charge("fill", start);
   record_sizes(write_plans_);
 }
 
@@ -234,26 +236,34 @@ CaseResult CaseExecution::run() {
     prepare_restore();
   }
   backend_ = make_backend_everywhere();
+  result_.stores_data = backend_->capabilities().stores_data;
   prepare_staging();
-  std::vector<double> manifest_s, verify_s;
+  // Everything before the first iteration but the fill: plans, buffers (allocated and
+  // pre-touched), backend, staging.
+  const double fill = result_.wall.covered();
+  result_.wall.parts.insert(result_.wall.parts.begin(), {"setup", seconds_since(started_) - fill});
   std::vector<IterationTiming> writes, reads;
   const int total = c_.warmup + c_.iterations;
   for (int i = 0; i < total && result_.status == "ok"; ++i) {
     const bool timed = i >= c_.warmup;
-    if (write && !write_iteration(i, timed ? &writes : nullptr, manifest_s)) break;
-    if (phase_ != PhaseSelection::checkpoint && !read_iteration(i, timed ? &reads : nullptr, verify_s)) break;
+    warming_up_ = !timed;
+    const bool ok = (!write || write_iteration(i, timed ? &writes : nullptr)) &&
+                    (phase_ == PhaseSelection::checkpoint || read_iteration(i, timed ? &reads : nullptr));
+    warming_up_ = false;
+    if (!ok) break;
     progress(i, total);
     if (!comm_.all(!ctx_.interrupted.load())) {
       result_.status = "interrupted";
       result_.error = "interrupted by a signal after " + std::to_string(i + 1) + " iterations; results so far are kept";
     }
   }
-  result_.write = summarize(writes, manifest_s);
-  result_.read = summarize(reads, {});
-  result_.verify_seconds = median(verify_s);
+  result_.write = summarize(writes, true);
+  result_.read = summarize(reads, false);
+  result_.verify_seconds = median(verify_s_);
   result_.verified = result_.status == "ok" && c_.verify && phase_ != PhaseSelection::checkpoint && !reads.empty() &&
                      backend_->capabilities().stores_data;
   result_.environment["mpi_io_modules"] = loaded_mpi_io_modules();  // what this case's I/O loaded
+  result_.wall.seconds = seconds_since(started_);
   return result_;
 }
 

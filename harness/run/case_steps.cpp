@@ -19,21 +19,6 @@ double seconds_since(Clock::time_point start) { return std::chrono::duration<dou
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
-// The directories of every file (not timed: frameworks create them before writing). Returns
-// the first problem, or "".
-std::string create_parent_directories(const std::vector<RankPlan>& plans) {
-  std::set<fs::path> dirs;
-  for (const RankPlan& p : plans) {
-    for (const auto& f : p.io.files) dirs.insert(fs::path(f.path).parent_path());
-  }
-  for (const fs::path& d : dirs) {
-    std::error_code ec;
-    fs::create_directories(d, ec);
-    if (ec) return fmt::format("cannot create directory {}: {}", d.string(), ec.message());
-  }
-  return "";
-}
-
 std::vector<backends::IoPlan> io_of(const std::vector<RankPlan>& plans) {
   std::vector<backends::IoPlan> out;
   for (const RankPlan& p : plans) out.push_back(p.io);
@@ -80,28 +65,31 @@ void CaseExecution::commit_checkpoint(const fs::path& dir, std::int64_t step) {
   result_.checkpoint_dir = dir.string();
 }
 
-bool CaseExecution::write_iteration(int iteration, std::vector<IterationTiming>* timings,
-                                    std::vector<double>& manifest_s) {
+void CaseExecution::charge(const char* part, Clock::time_point start) {
+  result_.wall.add(warming_up_ ? "warm-up" : part, seconds_since(start));
+}
+
+bool CaseExecution::write_iteration(int iteration, std::vector<IterationTiming>* timings) {
   const fs::path dir = step_dir(iteration);
   retarget(write_plans_, planned_dir_, dir);
   retarget(read_plans_, planned_dir_, dir);
   planned_dir_ = dir;
-  if (const std::string problem = comm_.first_problem(create_parent_directories(write_plans_)); !problem.empty()) {
-    return fail(fmt::format("checkpoint {}: {}", dir.string(), problem));
-  }
+  auto start = Clock::now();
   const ProcessSample sample = timed_transfer(*backend_, write_plans_, write_buffer_, true, comm_);
   const IterationTiming timing = gather_timing(sample, comm_);
+  charge("checkpoint", start);
   add_notes(timing);
   if (!comm_.all(sample.error.empty())) {
     return fail(fmt::format("checkpoint {} failed: {} — it has no manifest, so it counts as incomplete and restore "
                             "refuses it; earlier complete checkpoints are untouched",
                             dir.string(), comm_.broadcast(timing.first_error)));
   }
+  start = Clock::now();
   const std::vector<std::string> pieces = comm_.gather(manifest_tensors(write_plans_, checksums_).dump());
   std::string problem;
   double manifest_seconds = 0;
   if (comm_.rank() == 0) {
-    const auto start = Clock::now();
+    const auto commit_start = Clock::now();
     try {
       nlohmann::json tensors = nlohmann::json::array();
       for (const std::string& piece : pieces) {
@@ -111,49 +99,58 @@ bool CaseExecution::write_iteration(int iteration, std::vector<IterationTiming>*
     } catch (const std::exception& e) {
       problem = fmt::format("checkpoint {}: manifest commit failed: {}", dir.string(), e.what());
     }
-    manifest_seconds = seconds_since(start);
+    manifest_seconds = seconds_since(commit_start);
   }
   problem = comm_.broadcast(problem);
-  if (!problem.empty()) return fail(problem);
+  if (!problem.empty()) {
+    charge("commit", start);
+    return fail(problem);
+  }
   last_write_gib_s_ = static_cast<double>(result_.bytes_per_checkpoint) / timing.seconds / kGiB;
   if (timings != nullptr) {
     timings->push_back(timing);
-    manifest_s.push_back(manifest_seconds);
+    manifest_s_.push_back(manifest_seconds);
   }
-  if (phase_ == PhaseSelection::checkpoint) {
-    if (timings != nullptr) commit_checkpoint(dir, first_step_ + iteration);
-    retire_checkpoints(dir, timings != nullptr);
-  }
+  if (phase_ == PhaseSelection::checkpoint && timings != nullptr) commit_checkpoint(dir, first_step_ + iteration);
+  charge("commit", start);
+  if (phase_ == PhaseSelection::checkpoint) retire_checkpoints(dir, timings != nullptr);
   return true;
 }
 
-bool CaseExecution::read_iteration(int iteration, std::vector<IterationTiming>* timings,
-                                   std::vector<double>& verify_s) {
+bool CaseExecution::read_iteration(int iteration, std::vector<IterationTiming>* timings) {
   const bool own_buffers = !read_plans_.empty();
   const std::vector<RankPlan>& plans = own_buffers ? read_plans_ : write_plans_;
   ProcessBuffer& buffer = own_buffers ? read_buffer_ : write_buffer_;
+  auto start = Clock::now();
   const std::string applied = apply_cache_policy(c_.cache, io_of(plans));
   result_.cache_policy_applied = comm_.broadcast(applied);
+  charge("cache drop", start);
+  start = Clock::now();
   buffer.zero();
+  charge("zero buffers", start);
+  start = Clock::now();
   const ProcessSample sample = timed_transfer(*backend_, plans, buffer, false, comm_);
   const IterationTiming timing = gather_timing(sample, comm_);
+  charge("restore", start);
   add_notes(timing);
   if (!comm_.all(sample.error.empty())) {
     return fail(fmt::format("restore of {} failed: {}", planned_dir_.string(), comm_.broadcast(timing.first_error)));
   }
   if (c_.verify && backend_->capabilities().stores_data) {
-    const auto start = Clock::now();
+    start = Clock::now();
     const std::string mine = verify_plans(plans, buffer, c_.data);
     const double seconds = comm_.max(seconds_since(start));
-    if (const std::string problem = comm_.first_problem(mine); !problem.empty()) {
-      return fail(fmt::format("{}: {}", planned_dir_.string(), problem));
-    }
-    if (timings != nullptr) verify_s.push_back(seconds);
+    const std::string problem = comm_.first_problem(mine);
+    charge("verify", start);
+    if (!problem.empty()) return fail(fmt::format("{}: {}", planned_dir_.string(), problem));
+    if (timings != nullptr) verify_s_.push_back(seconds);
   }
   last_read_gib_s_ = static_cast<double>(result_.bytes_per_checkpoint) / timing.seconds / kGiB;
   if (timings != nullptr) timings->push_back(timing);
   if (phase_ == PhaseSelection::both) {
+    start = Clock::now();
     if (keeping() && timings != nullptr) commit_checkpoint(planned_dir_, first_step_ + iteration);
+    charge("commit", start);
     retire_checkpoints(planned_dir_, timings != nullptr);
   }
   return true;
@@ -161,8 +158,10 @@ bool CaseExecution::read_iteration(int iteration, std::vector<IterationTiming>* 
 
 // After a complete checkpoint: a keeping run removes the checkpoints a timed one replaces;
 // warm-up checkpoints, and every checkpoint of a run that keeps none, go at once (earlier
-// runs' checkpoints stay). Process 0 removes; everyone waits.
+// runs' checkpoints stay). Process 0 removes; everyone waits. A timed iteration's retire time
+// (process 0's, until everyone has waited) is reported beside the checkpoint, never in it.
 void CaseExecution::retire_checkpoints(const fs::path& current, bool timed) {
+  const auto start = Clock::now();
   if (comm_.rank() == 0) {
     std::error_code ec;
     if (keeping() && timed && result_.status == "ok") {
@@ -175,6 +174,8 @@ void CaseExecution::retire_checkpoints(const fs::path& current, bool timed) {
     }
   }
   comm_.barrier();
+  if (timed) retire_s_.push_back(seconds_since(start));
+  charge("retire", start);
 }
 
 void CaseExecution::progress(int i, int total) {
@@ -186,11 +187,10 @@ void CaseExecution::progress(int i, int total) {
   ctx_.progress.flush();
 }
 
-std::optional<PhaseSummary> CaseExecution::summarize(const std::vector<IterationTiming>& timings,
-                                                     const std::vector<double>& manifest_s) const {
+std::optional<PhaseSummary> CaseExecution::summarize(const std::vector<IterationTiming>& timings, bool write) const {
   if (timings.empty()) return std::nullopt;
   PhaseSummary s;
-  std::vector<double> open, transfer, sync, close, copies;
+  std::vector<double> open, transfer, sync, close, copies, mkdir;
   for (const IterationTiming& t : timings) {
     s.iteration_seconds.push_back(t.seconds);
     copies.push_back(t.copy_seconds);
@@ -198,6 +198,7 @@ std::optional<PhaseSummary> CaseExecution::summarize(const std::vector<Iteration
     transfer.push_back(t.phases.transfer);
     sync.push_back(t.phases.sync);
     close.push_back(t.phases.close);
+    mkdir.push_back(t.mkdir_seconds);
   }
   s.seconds = median(s.iteration_seconds);
   s.gib_per_s = s.seconds > 0 ? static_cast<double>(result_.bytes_per_checkpoint) / s.seconds / kGiB : 0;
@@ -206,9 +207,22 @@ std::optional<PhaseSummary> CaseExecution::summarize(const std::vector<Iteration
   });
   s.process_seconds = closest->process_seconds;
   s.rank_seconds = closest->rank_seconds;
+  s.stragglers = closest->stragglers;
   s.phases = {median(open), median(transfer), median(sync), median(close)};
-  s.manifest_seconds = median(manifest_s);
   s.copy_seconds = median(copies);
+  if (!write) {
+    std::erase_if(s.stragglers, [](const Straggler& st) { return st.phase == "mkdir"; });
+    return s;
+  }
+  s.iteration_mkdir = mkdir;
+  s.mkdir_seconds = median(mkdir);
+  s.iteration_manifest = manifest_s_;
+  s.manifest_seconds = median(manifest_s_);
+  s.iteration_retire = retire_s_;
+  s.retire_seconds = median(retire_s_);
+  // Process 0 alone commits the manifest.
+  const auto at = static_cast<std::size_t>(closest - timings.begin());
+  if (at < manifest_s_.size()) s.stragglers.push_back({"manifest", 0, manifest_s_[at]});
   return s;
 }
 

@@ -6,7 +6,11 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
+#include <cctype>
+#include <cstring>
+#include <fstream>
 #include <chrono>
 #include <ctime>
 #include <fmt/format.h>
@@ -39,17 +43,36 @@ std::string file_system_type(const std::filesystem::path& path) {
   return fmt::format("unknown (0x{:x})", type);
 }
 
+std::string host_name() {
+  std::array<char, 256> host{};
+  ::gethostname(host.data(), host.size() - 1);
+  return host.data();
+}
+
+std::string shell_quote(const std::string& word) {
+  const auto safe = [](unsigned char ch) { return std::isalnum(ch) != 0 || std::strchr("@%+=:,./-_", ch) != nullptr; };
+  if (!word.empty() && std::all_of(word.begin(), word.end(), safe)) return word;
+  std::string quoted = "'";
+  for (char ch : word) quoted += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  return quoted + "'";
+}
+
+std::string command_line() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::string line;
+  for (std::string arg; std::getline(in, arg, '\0');) line += (line.empty() ? "" : " ") + shell_quote(arg);
+  return line;
+}
+
 nlohmann::json environment_record(const std::filesystem::path& target, const std::string& comm_kind, int processes) {
   struct utsname uts {};
   ::uname(&uts);
-  std::array<char, 256> host{};
-  ::gethostname(host.data(), host.size() - 1);
   const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
   std::tm utc{};
   ::gmtime_r(&now, &utc);
   std::array<char, 32> stamp{};
   std::strftime(stamp.data(), stamp.size(), "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return {{"host", host.data()},
+  return {{"host", host_name()},
           {"kernel", fmt::format("{} {}", uts.sysname, uts.release)},
           {"machine", uts.machine},
           {"target", target.string()},
@@ -64,6 +87,7 @@ nlohmann::json environment_record(const std::filesystem::path& target, const std
           {"processes", processes},
           {"cores", ::sysconf(_SC_NPROCESSORS_ONLN)},
           {"time_utc", stamp.data()},
+          {"command_line", command_line()},
           {"cuda", memory_build_cuda()},
           {"kokkos", memory_build_kokkos()}};
 }

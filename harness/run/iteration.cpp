@@ -1,9 +1,12 @@
 #include "harness/run/iteration.hpp"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
+#include <filesystem>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "harness/memory/data_pattern.hpp"
 
@@ -35,6 +38,22 @@ double median(std::vector<double> values) {
 }
 
 namespace {
+
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+// The directories of every file of `plans`. Returns the first problem, or "".
+std::string create_parent_directories(const std::vector<RankPlan>& plans) {
+  std::set<std::filesystem::path> dirs;
+  for (const RankPlan& p : plans) {
+    for (const auto& f : p.io.files) dirs.insert(std::filesystem::path(f.path).parent_path());
+  }
+  for (const std::filesystem::path& d : dirs) {
+    std::error_code ec;
+    std::filesystem::create_directories(d, ec);
+    if (ec) return fmt::format("cannot create directory {}: {}", d.string(), ec.message());
+  }
+  return "";
+}
 
 void add_outcome(ProcessSample& sample, const backends::IoOutcome& outcome) {
   add_phases(sample.phases, outcome.phases);
@@ -85,6 +104,14 @@ ProcessSample timed_transfer(backends::Backend& backend, const std::vector<RankP
   const bool collective = backend.capabilities().collective;
   comm.barrier();
   const auto start = Clock::now();
+  if (write) {
+    sample.error = comm.first_problem(create_parent_directories(plans));
+    sample.mkdir_seconds = seconds_since(start);
+    if (!sample.error.empty()) {
+      sample.seconds = sample.mkdir_seconds;
+      return sample;
+    }
+  }
   if (collective) {
     transfer_process(backend, plans, buffer, write, sample);
   } else {
@@ -99,19 +126,41 @@ ProcessSample timed_transfer(backends::Backend& backend, const std::vector<RankP
       }
     }
   }
-  sample.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  sample.seconds = seconds_since(start);
   return sample;
 }
 
+namespace {
+
+// The phases a straggler is named for, as gather_timing sends them.
+constexpr std::array<std::pair<const char*, const char*>, 6> kStragglerPhases{
+    {{"mkdir", "m"}, {"open", "o"}, {"transfer", "t"}, {"sync", "y"}, {"close", "c"}, {"total", "s"}}};
+
+// Keeps, per phase, the first process with the longest time.
+void note_stragglers(IterationTiming& timing, const nlohmann::json& sample, int process) {
+  if (timing.stragglers.empty()) {
+    for (const auto& [phase, key] : kStragglerPhases) timing.stragglers.push_back({phase, process, sample.at(key)});
+    return;
+  }
+  for (std::size_t i = 0; i < kStragglerPhases.size(); ++i) {
+    const double seconds = sample.at(kStragglerPhases[i].second).get<double>();
+    if (seconds > timing.stragglers[i].seconds) timing.stragglers[i] = {kStragglerPhases[i].first, process, seconds};
+  }
+}
+
+}  // namespace
+
 IterationTiming gather_timing(const ProcessSample& mine, Comm& comm) {
-  const nlohmann::json j{{"s", mine.seconds}, {"o", mine.phases.open}, {"t", mine.phases.transfer},
-                         {"y", mine.phases.sync}, {"c", mine.phases.close}, {"e", mine.error},
-                         {"r", mine.rank_seconds}, {"n", mine.notes}, {"d", mine.copy_seconds}};
+  const nlohmann::json j{{"s", mine.seconds}, {"m", mine.mkdir_seconds}, {"o", mine.phases.open},
+                         {"t", mine.phases.transfer}, {"y", mine.phases.sync}, {"c", mine.phases.close},
+                         {"e", mine.error}, {"r", mine.rank_seconds}, {"n", mine.notes}, {"d", mine.copy_seconds}};
   IterationTiming timing;
   std::vector<double> seconds;
   std::vector<double> ranks;
+  int process = 0;
   for (const std::string& text : comm.gather(j.dump())) {
     const auto p = nlohmann::json::parse(text);
+    note_stragglers(timing, p, process++);
     for (double r : p.at("r")) ranks.push_back(r);
     for (const auto& n : p.at("n")) {
       const auto note = n.get<std::string>();
@@ -124,6 +173,7 @@ IterationTiming gather_timing(const ProcessSample& mine, Comm& comm) {
       timing.phases = {p.at("o").get<double>(), p.at("t").get<double>(), p.at("y").get<double>(),
                        p.at("c").get<double>()};
       timing.copy_seconds = p.at("d").get<double>();
+      timing.mkdir_seconds = p.at("m").get<double>();
     }
     if (timing.first_error.empty()) timing.first_error = p.at("e").get<std::string>();
   }

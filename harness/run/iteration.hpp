@@ -14,7 +14,8 @@ namespace ckpt::harness {
 
 // One process's timing of one write or read of its ranks' plans.
 struct ProcessSample {
-  double seconds = 0;
+  double seconds = 0;                // from the barrier: mkdir (write) and every backend call
+  double mkdir_seconds = 0;          // write: creating the files' directories, until every process has its own
   std::vector<double> rank_seconds;  // each modeled rank's plan, as the backend timed it
   backends::PhaseTimes phases;
   std::string error;
@@ -25,7 +26,10 @@ struct ProcessSample {
 // Times one write (or read) of every plan into/from its part of `buffer`, starting after a
 // barrier: one backend call per plan, or one per process (process_plan) for a collective backend,
 // whose time then counts for each of the process's ranks. A buffer with a stager (device memory
-// the backend cannot address) goes through it, the copies inside the time.
+// the backend cannot address) goes through it, the copies inside the time. A write first creates
+// the directories of its files (the mkdir phase, inside the time as in every framework's save);
+// the processes agree on a failure there, so none enters the transfer alone, and it becomes the
+// sample's error.
 ProcessSample timed_transfer(backends::Backend& backend, const std::vector<RankPlan>& plans,
                              const ProcessBuffer& buffer, bool write, Comm& comm);
 
@@ -36,6 +40,8 @@ struct IterationTiming {
   Spread process_seconds;
   Spread rank_seconds;
   backends::PhaseTimes phases;
+  double mkdir_seconds = 0;         // the slowest process's
+  std::vector<Straggler> stragglers;  // per phase, in the order of Straggler::phase (mkdir only for writes)
   std::string first_error;
   std::vector<std::string> notes;  // every process's notes, without repeats
   double copy_seconds = 0;         // the slowest process's staging copies

@@ -1,0 +1,73 @@
+#pragma once
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "harness/report/reporter.hpp"
+
+namespace ckpt::harness {
+
+// The directory of one run's results, <root>/<campaign>-<UTC yyyymmdd-hhmmss>[-N] (never an
+// existing one), created on first use: a run that ends before its first case leaves none.
+class RunDirectory {
+ public:
+  RunDirectory(std::filesystem::path root, std::string campaign);
+  // Why the directory could not be created under root ("" when it can be, as far as can be told
+  // without creating anything): root, or its nearest existing ancestor, must be a writable
+  // directory.
+  std::string problem() const;
+  // The directory, created on the first call. Throws std::runtime_error ("--output: …").
+  const std::filesystem::path& path();
+  bool created() const { return path_.has_value(); }
+
+ private:
+  std::filesystem::path root_;
+  std::string campaign_;
+  std::optional<std::filesystem::path> path_;
+};
+
+// One file of the run directory, one line per case (after a header line, if any), each
+// flushed as its case ends. Opened, and the directory made, with the first result.
+class ResultsFileReporter : public Reporter {
+ public:
+  void begin(const RunInfo& run) override;
+  void add(const CaseResult& result) override;
+  void end() override;
+
+ protected:
+  ResultsFileReporter(std::shared_ptr<RunDirectory> dir, std::string file, std::string header);
+  virtual std::string line(const CaseResult& result) const = 0;  // without the newline
+
+ private:
+  std::shared_ptr<RunDirectory> dir_;
+  std::string file_;
+  std::string header_;
+  std::ofstream out_;
+};
+
+// results.jsonl: one JSON object per case (results/SCHEMA.md).
+class JsonlReporter final : public ResultsFileReporter {
+ public:
+  explicit JsonlReporter(std::shared_ptr<RunDirectory> dir);
+
+ private:
+  std::string line(const CaseResult& result) const override;
+};
+
+// results.csv: the headline columns of the same objects, a header line first.
+class CsvReporter final : public ResultsFileReporter {
+ public:
+  explicit CsvReporter(std::shared_ptr<RunDirectory> dir);
+
+ private:
+  std::string line(const CaseResult& result) const override;
+};
+
+// One CSV row (no newline) of a case, in the columns of csv_header().
+std::string csv_row(const CaseResult& result);
+std::string csv_header();
+
+}  // namespace ckpt::harness
