@@ -105,6 +105,11 @@ OptionValues::OptionValues(std::string_view backend, const OptionTable& table, c
   for (const auto& [key, value] : given) {
     const OptionSpec* spec = owner(table_, key);
     const std::string dotted = "backend." + backend_ + "." + key;
+    const auto is_table = [&](const OptionSpec& o) { return o.type == OptionType::string_map && o.name == key; };
+    if (spec == nullptr && std::any_of(table_.begin(), table_.end(), is_table)) {
+      throw std::invalid_argument(backend_ + ": `" + dotted + "` is a table: give its entries as `" + dotted +
+                                  ".<name>` = value");
+    }
     if (spec == nullptr) {
       std::string message = backend_ + ": unknown option `" + dotted + "`" + did_you_mean(key, names);
       message += names.empty() ? " (it takes no options)" : " (options: " + joined(names, " ") + ")";

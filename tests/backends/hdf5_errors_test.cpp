@@ -5,12 +5,14 @@
 #include <mpi.h>
 
 #include <filesystem>
+#include <map>
 #include <fstream>
 #include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "backends/hdf5/hdf5_options.hpp"
 #include "backends/registry.hpp"
 #include "tests/backends/hdf5_layout.hpp"
 #include "tests/backends/hdf5_test_support.hpp"
@@ -57,6 +59,24 @@ class Hdf5Errors : public testing::Test {
   }
   SharedDir dir_;
 };
+
+// The defaults the backend uses are those of its option table (the one the registry lists).
+TEST(Hdf5Options, DefaultsAreTheListedDefaults) {
+  const hdf5::Hdf5Options parsed = hdf5::Hdf5Options::parse({});
+  std::map<std::string, std::string> listed;
+  for (const BackendInfo& info : list_backends()) {
+    if (info.name != "hdf5") continue;
+    for (const OptionSpec& option : info.options) listed[option.name] = option.default_value;
+  }
+  EXPECT_EQ(listed.at("alignment_threshold"), "65536");
+  EXPECT_EQ(parsed.alignment_threshold, std::stoull(listed.at("alignment_threshold")));
+  EXPECT_EQ(parsed.alignment, std::stoull(listed.at("alignment")));
+  EXPECT_EQ(parsed.collective, listed.at("collective") == "true");
+  EXPECT_EQ(parsed.collective_metadata, listed.at("collective_metadata") == "true");
+  EXPECT_EQ(parsed.individual_io, listed.at("collective_opt") == "individual_io");
+  EXPECT_EQ(parsed.layout == hdf5::Layout::chunked, listed.at("layout") == "chunked");
+  EXPECT_EQ(parsed.shapes == hdf5::Shapes::global, listed.at("shapes") == "global");
+}
 
 TEST_F(Hdf5Errors, BadOptionValuesNameTheirKey) {
   const std::vector<std::pair<std::string, std::string>> bad = {

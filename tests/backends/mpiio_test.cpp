@@ -330,6 +330,14 @@ std::string option_error(const BackendOptions& options, IoSettings settings = {}
   return "";
 }
 
+TEST(Mpiio, DefaultsAreTheListedDefaults) {
+  for (const BackendInfo& info : list_backends()) {
+    if (info.name != "mpiio") continue;
+    EXPECT_EQ(info.options.at(0).name, "collective");
+    EXPECT_EQ(mpiio::parse_mpiio_options({}).collective, info.options.at(0).default_value == "true");
+  }
+}
+
 TEST(Mpiio, BadOptionsAreRejectedByKeyWithTheFix) {
   const std::string misspelt = option_error({{"hints.romio_cb_wrte", "enable"}});
   EXPECT_TRUE(contains(misspelt, "`backend.mpiio.hints.romio_cb_wrte`")) << misspelt;

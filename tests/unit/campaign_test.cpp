@@ -13,6 +13,7 @@
 #include <system_error>
 #include <vector>
 
+#include "backends/registry.hpp"
 #include "harness/common/config_error.hpp"
 #include "tests/unit/temp_dir.hpp"
 #include "workloads/layout.hpp"
@@ -168,6 +169,35 @@ alignment = "1 MiB"
   EXPECT_TRUE(campaign.cases[2].backend_options.empty());
   EXPECT_EQ(campaign.cases[0].config["backend"]["mpiio"]["hints"],
             json::parse(R"({"romio_cb_write": "enable", "cb_nodes": "4"})"));
+}
+
+// One declaration per option: for every backend, the default `ckptbench backends` lists is the
+// default a campaign applies and the value OptionValues (which every backend parses with) gives.
+TEST(Campaign, EveryBackendOptionDefaultIsTheSameInTheListingTheCampaignAndTheBackend) {
+  for (const backends::BackendInfo& info : backends::list_backends()) {
+    const Campaign campaign = parse(kBase + "[backend]\nname = \"" + info.name + "\"\n");
+    const backends::BackendOptions& applied = campaign.cases.front().backend_options;
+    const backends::OptionValues used(info.name, info.options, {});
+    std::size_t plain = 0;
+    for (const backends::OptionSpec& option : info.options) {
+      if (option.type == backends::OptionType::string_map) {
+        EXPECT_TRUE(used.sub_keys(option.name).empty()) << info.name << "." << option.name;
+        continue;
+      }
+      ++plain;
+      ASSERT_TRUE(applied.contains(option.name)) << info.name << "." << option.name;
+      EXPECT_EQ(applied.at(option.name), option.default_value) << info.name << "." << option.name;
+      EXPECT_EQ(used.all().at(option.name), option.default_value) << info.name << "." << option.name;
+    }
+    EXPECT_EQ(applied.size(), plain) << info.name << ": the campaign applies exactly the listed options";
+  }
+}
+
+TEST(Campaign, ATableOfABackendNoCaseUsesIsNoted) {
+  const Campaign campaign = parse(kBase + "[backend]\nname = \"posix\"\n[backend.hdf5]\nlayout = \"chunked\"\n");
+  EXPECT_EQ(campaign.notes,
+            std::vector<std::string>{"c.toml:9: [backend.hdf5] is ignored: no case uses backend.name = \"hdf5\""});
+  EXPECT_TRUE(parse(kBase + "[backend]\nname = \"hdf5\"\n[backend.hdf5]\nlayout = \"chunked\"\n").notes.empty());
 }
 
 TEST(Campaign, BackendTablesSweepAndTakeOverrides) {
