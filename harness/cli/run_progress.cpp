@@ -1,8 +1,9 @@
 #include "harness/cli/run_progress.hpp"
 
-#include <cmath>
 #include <fmt/format.h>
 #include <fmt/ostream.h>
+
+#include <cmath>
 #include <numeric>
 
 #include "harness/report/results_writer.hpp"
@@ -24,9 +25,11 @@ std::string RunProgress::position(const Case& c) const {
   return fmt::format("case {} ({} of {})", c.index, started_, cases_);
 }
 
-double RunProgress::mean_case_seconds(double current_projection) const {
-  if (case_seconds_.empty()) return current_projection;
-  return std::accumulate(case_seconds_.begin(), case_seconds_.end(), 0.0) / static_cast<double>(case_seconds_.size());
+double RunProgress::mean_case_seconds(std::optional<double> current_projection) const {
+  const double done = std::accumulate(case_seconds_.begin(), case_seconds_.end(), 0.0);
+  const auto n = static_cast<double>(case_seconds_.size());
+  if (n == 0 && !current_projection) return 0;
+  return current_projection ? (done + *current_projection) / (n + 1) : done / n;
 }
 
 void RunProgress::case_started(const Case& c) {
@@ -35,7 +38,8 @@ void RunProgress::case_started(const Case& c) {
   if (verbosity_ == Verbosity::quiet) return;
   std::string line = position(c) + ": " + swept_label(c.swept);
   if (!case_seconds_.empty()) {
-    line += " — campaign ETA " + format_duration(mean_case_seconds(0) * static_cast<double>(cases_ - started_ + 1));
+    line += " — campaign ETA " + format_duration(mean_case_seconds(std::nullopt) *
+                                                 static_cast<double>(cases_ - started_ + 1));
   }
   fmt::print(out_, "{}\n", line);
   out_.flush();
@@ -48,11 +52,13 @@ void RunProgress::iteration_done(const Case& c, const IterationReport& r) {
   const double case_so_far = std::chrono::duration<double>(Clock::now() - case_start_).count();
   const double campaign_eta =
       case_eta + mean_case_seconds(case_so_far + case_eta) * static_cast<double>(cases_ - started_);
-  std::string line = fmt::format("{} iteration {}/{}{}:", position(c), done, r.iterations, r.warmup ? " (warm-up)" : "");
+  std::string line = fmt::format("{} iteration {}/{}{}:", position(c), done, r.iterations,
+                                 r.warmup ? " (warm-up)" : "");
   if (r.write_gib_s) line += fmt::format(" write {:.2f} GiB/s", *r.write_gib_s);
   if (r.read_gib_s) line += fmt::format(" read {:.2f} GiB/s", *r.read_gib_s);
   if (done < r.iterations) {
-    line += " — case ETA " + format_duration(case_eta) + ", campaign ETA " + format_duration(campaign_eta);
+    line += " — case ETA " + format_duration(case_eta) + ", campaign ETA " +
+            format_duration(campaign_eta);
   } else if (started_ < cases_) {
     line += " — campaign ETA " + format_duration(campaign_eta);
   }

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -26,7 +27,8 @@ class RunProgress {
 
  private:
   using Clock = std::chrono::steady_clock;
-  double mean_case_seconds(double current_projection) const;
+  // The mean wall time of the cases done, and of the current one as projected when given.
+  double mean_case_seconds(std::optional<double> current_projection) const;
   std::string position(const Case& c) const;
 
   std::ostream& out_;
