@@ -32,7 +32,7 @@ if(CKPT_HAVE_MAN_PAGE)
   add_custom_command(
     OUTPUT ${ckpt_man_page}
     COMMAND ${CMAKE_COMMAND} -DCKPTBENCH=$<TARGET_FILE:ckptbench> -DHELP2MAN=${CKPT_HELP2MAN}
-            -DDATADIR=${CKPT_INSTALL_DATADIR} -DOUTPUT=${ckpt_man_page} -P ${CMAKE_CURRENT_LIST_DIR}/man_page.cmake
+            -DDATADIR=${CKPT_INSTALL_DATADIR} -DOUTPUT=${ckpt_man_page} -DVERSION=${PROJECT_VERSION} -P ${CMAKE_CURRENT_LIST_DIR}/man_page.cmake
     DEPENDS ckptbench ${CMAKE_CURRENT_LIST_DIR}/man_page.cmake
     COMMENT "Generating the man page ckptbench.1 (help2man)"
     VERBATIM)

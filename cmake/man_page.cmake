@@ -1,16 +1,17 @@
 # Writes the man page ckptbench.1 from the built program's help (cmake -P, at build time):
 #   cmake -DCKPTBENCH=bin/ckptbench -DHELP2MAN=/usr/bin/help2man -DDATADIR=share/ckptbench
-#         -DOUTPUT=man/ckptbench.1 -P man_page.cmake
+#         -DOUTPUT=man/ckptbench.1 -DVERSION=0.1.0 -P man_page.cmake
 # help2man formats `ckptbench --help`; each subcommand listed there gets a subsection of
 # SUBCOMMANDS from its own `--help`, so a new subcommand appears without editing this file.
-foreach(var CKPTBENCH HELP2MAN DATADIR OUTPUT)
+foreach(var CKPTBENCH HELP2MAN DATADIR OUTPUT VERSION)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "man_page.cmake: -D${var}=... is required")
   endif()
 endforeach()
 
 # The help text has UTF-8 (an em dash, ×); help2man decodes it only under a UTF-8 locale.
-set(help2man_flags --no-info --locale=C.UTF-8 --version-option=--version)
+# The page names the release (VERSION), not the build's git revision that --version adds.
+set(help2man_flags --no-info --locale=C.UTF-8 "--version-string=${VERSION}")
 
 function(run_help2man out)
   execute_process(COMMAND ${HELP2MAN} ${help2man_flags} ${ARGN} ${CKPTBENCH}

@@ -257,8 +257,8 @@ CaseValues::CaseValues(const Settings& settings, const std::vector<std::size_t>&
         (swept_text.empty() ? "" : ", ") + s.spec->dotted() + " = " + to_json(*values_[i]).dump();
   }
   if (!swept_text.empty()) {
-    context_ = " (case " + std::to_string(index + 1) + " of " + std::to_string(cases) + ": " +
-               swept_text + ")";
+    context_ = " (case " + std::to_string(index) + " (" + std::to_string(index + 1) + " of " + std::to_string(cases) +
+               "): " + swept_text + ")";
   }
 }
 

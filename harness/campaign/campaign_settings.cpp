@@ -1,6 +1,7 @@
 #include "harness/campaign/campaign_settings.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <tuple>
 
 #include "harness/common/config_error.hpp"
@@ -132,29 +133,52 @@ const KeySpec& override_key(const std::string& dotted) {
   throw ConfigError(kSetSource, 0, dotted, "unknown key" + hint);
 }
 
-// The override's value as a one-key document {v = value}: the text parsed as TOML, or the
-// text itself as a string when it is no TOML value (llama3-8b, /tmp/x, 4 MiB), or when the key
-// takes a string and the text reads as a number or boolean (campaign.name=2024).
-toml::table override_document(const std::string& text, const KeySpec& spec) {
-  toml::table document;
-  try {
-    document = toml::parse("v = " + text, std::string_view(kSetSource));
-  } catch (const toml::parse_error&) {
-    document.clear();
-  }
-  const toml::node* value = document.get("v");
-  bool parsed = document.size() == 1 && value != nullptr;
-  if (parsed && takes_text(spec) && !value->is_string() && !value->is_array()) parsed = false;
-  if (parsed) return document;
-  toml::table bare;
-  bare.insert("v", text);
-  return bare;
-}
-
 std::string trimmed(std::string_view s) {
   const auto first = s.find_first_not_of(" \t");
   if (first == std::string_view::npos) return {};
   return std::string(s.substr(first, s.find_last_not_of(" \t") - first + 1));
+}
+
+// One value of an override as the document {v = value}, or nullopt when the text is no TOML
+// value, or is a number or boolean for a key that takes a string (campaign.name=2024).
+std::optional<toml::table> override_value(const std::string& text, const KeySpec& spec) {
+  toml::table document;
+  try {
+    document = toml::parse("v = " + text, std::string_view(kSetSource));
+  } catch (const toml::parse_error&) {
+    return std::nullopt;
+  }
+  const toml::node* value = document.get("v");
+  if (document.size() != 1 || value == nullptr) return std::nullopt;
+  if (takes_text(spec) && !value->is_string() && !value->is_array()) return std::nullopt;
+  return document;
+}
+
+// The override's value as a one-key document {v = value}: the text parsed as TOML, or the text
+// itself as a string when it is no TOML value (llama3-8b, /tmp/x, 4 MiB). A list whose elements
+// are no TOML values takes each as one: [file_per_rank,shared_file] is two strings, [1,2,4]
+// three integers.
+toml::table override_document(const std::string& text, const KeySpec& spec) {
+  if (auto document = override_value(text, spec)) return std::move(*document);
+  toml::table document;
+  if (text.size() >= 2 && text.front() == '[' && text.back() == ']' && spec.kind != Kind::rank_list) {
+    toml::array list;
+    const std::string_view inner = std::string_view(text).substr(1, text.size() - 2);
+    for (std::size_t begin = 0; begin < inner.size();) {
+      const std::size_t comma = std::min(inner.find(',', begin), inner.size());
+      const std::string element = trimmed(inner.substr(begin, comma - begin));
+      if (const auto value = override_value(element, spec)) {
+        list.push_back(*value->get("v"));
+      } else {
+        list.push_back(element);
+      }
+      begin = comma + 1;
+    }
+    document.insert("v", std::move(list));
+    return document;
+  }
+  document.insert("v", text);
+  return document;
 }
 
 bool is_top_table(std::string_view name) {

@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "harness/cli/choice_validator.hpp"
 #include "harness/common/config_error.hpp"
 #include "harness/cli/layout_report.hpp"
 #include "harness/models/model_zoo.hpp"
@@ -48,7 +49,7 @@ workloads::Layout make_layout(const LayoutOptions& o) {
 
 CLI::App* add_layout_command(CLI::App& app, LayoutOptions& o) {
   CLI::App* cmd = app.add_subcommand("layout", "Show which tensor shards every rank of a training job writes");
-  const auto dtypes = CLI::IsMember({"fp8", "bf16", "fp16", "fp32", "fp64"});
+  const auto dtypes = one_of({"fp8", "bf16", "fp16", "fp32", "fp64"});
   cmd->add_option("--model", o.model, "Zoo name (see `ckptbench models`), model .toml, or HF config.json / directory")
       ->required();
   cmd->add_option("--tp", o.parallel.tp, "Tensor-parallel size")->capture_default_str();
@@ -58,12 +59,12 @@ CLI::App* add_layout_command(CLI::App& app, LayoutOptions& o) {
   cmd->add_option("--zero", o.parallel.zero_stage, "ZeRO stage 0-3 (Megatron distributed optimizer ~ 1)")
       ->capture_default_str();
   cmd->add_option("--state", o.state, "What a checkpoint holds")
-      ->check(CLI::IsMember({"weights", "full"}))->capture_default_str();
+      ->check(one_of({"weights", "full"}))->capture_default_str();
   cmd->add_option("--names", o.names, "Tensor names (default: hf for weights, megatron for full)")
-      ->check(CLI::IsMember({"megatron", "hf"}));
+      ->check(one_of({"megatron", "hf"}));
   cmd->add_option("--weight-dtype", o.weight_dtype, "Weights dtype")->check(dtypes)->capture_default_str();
   cmd->add_option("--master-dtype", o.master_dtype, "Master weights dtype, or none")
-      ->check(CLI::IsMember({"fp8", "bf16", "fp16", "fp32", "fp64", "none"}))->capture_default_str();
+      ->check(one_of({"fp8", "bf16", "fp16", "fp32", "fp64", "none"}))->capture_default_str();
   cmd->add_option("--optimizer-dtype", o.optimizer_dtype, "Adam exp_avg / exp_avg_sq dtype")
       ->check(dtypes)->capture_default_str();
   cmd->add_option("--vocab-divisor", o.parallel.vocab_divisor,

@@ -47,4 +47,9 @@ bool launched_by_mpi();
 // Whether this build has MPI (for `ckptbench backends` and result records).
 bool built_with_mpi();
 
+// The MPI library this process runs with, as MPI_Get_library_version's first part ("Open MPI
+// v4.1.4"), and the MPI standard of the headers built against ("MPI 3.1"); "" without MPI.
+// Callable before MPI starts; starts nothing.
+std::string mpi_library_version();
+
 }  // namespace ckpt::harness

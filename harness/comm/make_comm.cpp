@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
@@ -6,6 +7,8 @@
 #include "harness/comm/single_comm.hpp"
 
 #if CKPT_HAVE_MPI
+#include <mpi.h>
+
 #include "harness/comm/mpi_comm.hpp"
 #endif
 
@@ -19,6 +22,19 @@ bool launched_by_mpi() {
 }
 
 bool built_with_mpi() { return CKPT_HAVE_MPI != 0; }
+
+std::string mpi_library_version() {
+#if CKPT_HAVE_MPI
+  std::string text(MPI_MAX_LIBRARY_VERSION_STRING, '\0');
+  int length = 0;
+  if (MPI_Get_library_version(text.data(), &length) != MPI_SUCCESS) length = 0;
+  text.resize(static_cast<std::size_t>(length));
+  text = text.substr(0, std::min(text.find(','), text.find('\n')));
+  return text + " (MPI " + std::to_string(MPI_VERSION) + "." + std::to_string(MPI_SUBVERSION) + " headers)";
+#else
+  return "";
+#endif
+}
 
 std::unique_ptr<Comm> make_comm(bool need_mpi) {
 #if CKPT_HAVE_MPI

@@ -1,5 +1,7 @@
 #include "harness/report/results_files.hpp"
 
+#include "harness/run/target_check.hpp"
+
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -79,16 +81,11 @@ RunDirectory::RunDirectory(fs::path root, std::string campaign)
     : root_(std::move(root)), campaign_(std::move(campaign)) {}
 
 std::string RunDirectory::problem() const {
-  fs::path probe = root_.empty() ? fs::path(".") : root_;
-  std::error_code ec;
-  for (fs::path next; !fs::exists(probe, ec); probe = next) {
-    next = probe.has_parent_path() ? probe.parent_path() : fs::path(".");
-    if (next == probe) break;
+  const fs::path root = root_.empty() ? fs::path(".") : root_;
+  if (const auto blocking = uncreatable_directory(root)) {
+    return fmt::format("--output: cannot make the results directory under {}: {} is not a writable directory",
+                       root.string(), blocking->string());
   }
-  if (!fs::is_directory(probe, ec))
-    return fmt::format("--output: {} is not a directory", probe.string());
-  if (::access(probe.c_str(), W_OK | X_OK) != 0)
-    return fmt::format("--output: cannot create directories in {}", probe.string());
   return "";
 }
 

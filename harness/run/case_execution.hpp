@@ -37,7 +37,7 @@ class CaseExecution {
   bool keeping() const;
   void commit_checkpoint(const std::filesystem::path& dir, std::int64_t step);
   void retire_checkpoints(const std::filesystem::path& current, bool timed);
-  void progress(int i, int total);
+  void progress(int i, int total, double elapsed_seconds);
   std::optional<PhaseSummary> summarize(const std::vector<IterationTiming>& timings, bool write) const;
   std::filesystem::path step_dir(int iteration) const;
   bool fail(const std::string& error);
@@ -52,7 +52,7 @@ class CaseExecution {
   workloads::Layout layout_;
   PhaseSelection phase_;
   CaseResult result_;
-  std::vector<std::int64_t> selected_, mine_;
+  std::vector<std::int64_t> selected_;
   std::vector<RankPlan> write_plans_, read_plans_;
   ProcessBuffer write_buffer_, read_buffer_;
   std::vector<std::vector<std::uint64_t>> checksums_;
@@ -62,9 +62,9 @@ class CaseExecution {
   // Checkpoints to remove once a newer one is kept (process 0): those an earlier run left, then
   // each kept one of this run until the next is complete.
   std::set<std::filesystem::path> previous_dirs_;
-  std::optional<double> last_write_gib_s_, last_read_gib_s_;
   std::vector<double> manifest_s_, retire_s_, verify_s_;  // per timed iteration
   bool warming_up_ = false;
+  IterationReport report_;  // of the iteration under way
 };
 
 // Points every file of `plans` from directory `from` into directory `to`.

@@ -9,6 +9,7 @@
 #include "harness/comm/mpi_io_choice.hpp"
 #include "harness/run/environment.hpp"
 #include "harness/run/manifest.hpp"
+#include "harness/run/process_plans.hpp"
 #include "harness/run/target_check.hpp"
 #include "harness/common/text_format.hpp"
 
@@ -19,30 +20,6 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
-
-// This process's block of the selected modeled ranks.
-std::vector<std::int64_t> my_share(const std::vector<std::int64_t>& ranks, const Comm& comm) {
-  const std::size_t n = ranks.size();
-  const auto p = static_cast<std::size_t>(comm.rank());
-  const auto procs = static_cast<std::size_t>(comm.size());
-  return {ranks.begin() + static_cast<std::ptrdiff_t>(n * p / procs),
-          ranks.begin() + static_cast<std::ptrdiff_t>(n * (p + 1) / procs)};
-}
-
-// read_shift: each reader takes the ranks one node further on, and at least one process's
-// block further on, so that no process reads what it wrote (one rank further when alone).
-std::vector<std::int64_t> shifted(const std::vector<std::int64_t>& selected, const std::vector<std::int64_t>& mine,
-                                  std::int64_t gpus_per_node, int processes) {
-  const auto n = static_cast<std::int64_t>(selected.size());
-  const std::int64_t block = (n + processes - 1) / processes;
-  const std::int64_t shift = std::max<std::int64_t>({n > gpus_per_node ? gpus_per_node : 1, processes > 1 ? block : 1});
-  std::vector<std::int64_t> out;
-  for (std::int64_t r : mine) {
-    const auto index = std::lower_bound(selected.begin(), selected.end(), r) - selected.begin();
-    out.push_back(selected[static_cast<std::size_t>((index + shift) % n)]);
-  }
-  return out;
-}
 
 // Throws the same SetupError on every process when any process found a problem.
 void agree(Comm& comm, const std::string& problem) {
@@ -58,7 +35,6 @@ CaseExecution::CaseExecution(const Case& c, RunContext& ctx)
   result_.processes = comm_.size();
   result_.world_size = layout_.world_size();
   selected_ = selected_ranks(c, layout_.world_size());
-  mine_ = my_share(selected_, comm_);
   result_.modeled_ranks = static_cast<std::int64_t>(selected_.size());
   result_.environment = environment_record(c.target, comm_.kind(), comm_.size());
   result_.hosts = comm_.gather(host_name());
@@ -89,12 +65,10 @@ void CaseExecution::prepare_write() {
   }
   first_step_ = std::stoll(comm_.broadcast(std::to_string(first_step_)));
   planned_dir_ = step_dir(0);
-  write_plans_ = plan_ranks(layout_, c_, mine_, planned_dir_);
-  if (c_.cache == CachePolicy::read_shift && phase_ != PhaseSelection::checkpoint) {
-    read_plans_ = plan_ranks(layout_, c_, shifted(selected_, mine_, c_.ranks.gpus_per_node, comm_.size()),
-                             planned_dir_);
-  }
-  check_memory(ProcessBuffer::bytes_for(write_plans_) + ProcessBuffer::bytes_for(read_plans_));
+  ProcessPlans plans = plan_process(layout_, c_, phase_, selected_, comm_.rank(), comm_.size(), planned_dir_);
+  check_memory(plans.buffer_bytes());
+  write_plans_ = std::move(plans.write);
+  read_plans_ = std::move(plans.read);
   MemorySpace& space = memory_space();
   write_buffer_ = ProcessBuffer(write_plans_, space);
   if (!read_plans_.empty()) read_buffer_ = ProcessBuffer(read_plans_, space);
@@ -108,32 +82,19 @@ void CaseExecution::prepare_write() {
 
 void CaseExecution::prepare_restore() {
   fs::path dir;
-  std::string problem = find_latest_checkpoint(c_, dir).value_or("");
   nlohmann::json manifest;
-  if (problem.empty()) {
-    try {
-      manifest = read_manifest(dir);
-      if (manifest.value("checkpoint_hash", "") != checkpoint_hash(c_)) {
-        problem = fmt::format("{}: the checkpoint was written with a different model, parallelism, state, rank "
-                              "selection, strategy or data (hash {}, this case {}); restore with the keys it was "
-                              "written with (its manifest's `config` lists them)",
-                              dir.string(), manifest.value("checkpoint_hash", "none"), checkpoint_hash(c_));
-      }
-    } catch (const std::exception& e) {
-      problem = e.what();
-    }
-  }
+  std::string problem = find_restorable_checkpoint(c_, dir, manifest).value_or("");
   agree(comm_, problem);
   planned_dir_ = dir;
-  const auto ranks = c_.cache == CachePolicy::read_shift ? shifted(selected_, mine_, c_.ranks.gpus_per_node, comm_.size()) : mine_;
+  ProcessPlans plans;
   try {
-    read_plans_ = plans_from_manifest(manifest, c_, ranks, dir);
+    plans = plan_process(layout_, c_, phase_, selected_, comm_.rank(), comm_.size(), dir, &manifest);
   } catch (const std::exception& e) {
     problem = fmt::format("{}: damaged manifest: {}", (dir / kManifestName).string(), e.what());
   }
   agree(comm_, problem);
-  for (RankPlan& plan : read_plans_) plan.io.attributes = checkpoint_attributes(layout_, c_);
-  check_memory(ProcessBuffer::bytes_for(read_plans_));
+  check_memory(plans.buffer_bytes());
+  read_plans_ = std::move(plans.read);
   MemorySpace& space = memory_space();
   read_buffer_ = ProcessBuffer(read_plans_, space);
   add_notes(space.notes());
@@ -144,13 +105,9 @@ void CaseExecution::prepare_restore() {
 void CaseExecution::check_memory(std::uint64_t mine) {
   const auto need = static_cast<std::uint64_t>(comm_.max(static_cast<double>(mine)));
   result_.memory_bytes_per_process = need;
-  if (c_.memory_budget == 0 || need <= c_.memory_budget) return;
-  throw SetupError(fmt::format(
-      "campaign.memory_budget: case {} needs {} of buffers per process ({} modeled ranks over {} processes) but the "
-      "budget is {}; raise model.scale (now {}), select fewer ranks (ranks.select), run more processes, or raise "
-      "campaign.memory_budget",
-      c_.index, format_bytes(static_cast<std::int64_t>(need)), selected_.size(), comm_.size(),
-      format_bytes(static_cast<std::int64_t>(c_.memory_budget)), c_.scale));
+  if (const auto problem = memory_budget_problem(c_, need, selected_.size(), comm_.size())) {
+    throw SetupError(fmt::format("case {}: {}", c_.index, *problem));
+  }
 }
 
 void CaseExecution::record_sizes(const std::vector<RankPlan>& plans) {
@@ -244,6 +201,7 @@ CaseResult CaseExecution::run() {
   result_.wall.parts.insert(result_.wall.parts.begin(), {"setup", seconds_since(started_) - fill});
   std::vector<IterationTiming> writes, reads;
   const int total = c_.warmup + c_.iterations;
+  const auto start = Clock::now();
   for (int i = 0; i < total && result_.status == "ok"; ++i) {
     const bool timed = i >= c_.warmup;
     warming_up_ = !timed;
@@ -251,7 +209,7 @@ CaseResult CaseExecution::run() {
                     (phase_ == PhaseSelection::checkpoint || read_iteration(i, timed ? &reads : nullptr));
     warming_up_ = false;
     if (!ok) break;
-    progress(i, total);
+    progress(i, total, seconds_since(start));
     if (!comm_.all(!ctx_.interrupted.load())) {
       result_.status = "interrupted";
       result_.error = "interrupted by a signal after " + std::to_string(i + 1) + " iterations; results so far are kept";

@@ -2,7 +2,6 @@
 // verification, and retiring checkpoints that are not kept.
 #include <chrono>
 #include <fmt/format.h>
-#include <fmt/ostream.h>
 
 #include "harness/run/cache_policy.hpp"
 #include "harness/run/case_execution.hpp"
@@ -106,7 +105,8 @@ bool CaseExecution::write_iteration(int iteration, std::vector<IterationTiming>*
     charge("commit", start);
     return fail(problem);
   }
-  last_write_gib_s_ = static_cast<double>(result_.bytes_per_checkpoint) / timing.seconds / kGiB;
+  report_.write_gib_s = static_cast<double>(result_.bytes_per_checkpoint) / timing.seconds / kGiB;
+  report_.write_seconds = timing.seconds;
   if (timings != nullptr) {
     timings->push_back(timing);
     manifest_s_.push_back(manifest_seconds);
@@ -144,8 +144,11 @@ bool CaseExecution::read_iteration(int iteration, std::vector<IterationTiming>* 
     charge("verify", start);
     if (!problem.empty()) return fail(fmt::format("{}: {}", planned_dir_.string(), problem));
     if (timings != nullptr) verify_s_.push_back(seconds);
+    report_.verify_seconds = seconds;
   }
-  last_read_gib_s_ = static_cast<double>(result_.bytes_per_checkpoint) / timing.seconds / kGiB;
+  report_.read_gib_s = static_cast<double>(result_.bytes_per_checkpoint) / timing.seconds / kGiB;
+  report_.read_seconds = timing.seconds;
+  report_.cache_policy = result_.cache_policy_applied;
   if (timings != nullptr) timings->push_back(timing);
   if (phase_ == PhaseSelection::both) {
     start = Clock::now();
@@ -178,13 +181,12 @@ void CaseExecution::retire_checkpoints(const fs::path& current, bool timed) {
   charge("retire", start);
 }
 
-void CaseExecution::progress(int i, int total) {
-  if (comm_.rank() != 0) return;
-  std::string line = fmt::format("  case {} iteration {}/{}{}:", c_.index, i + 1, total, i < c_.warmup ? " (warm-up)" : "");
-  if (last_write_gib_s_) line += fmt::format(" write {:.2f} GiB/s", *last_write_gib_s_);
-  if (last_read_gib_s_) line += fmt::format(" read {:.2f} GiB/s", *last_read_gib_s_);
-  fmt::print(ctx_.progress, "{}\n", line);
-  ctx_.progress.flush();
+void CaseExecution::progress(int i, int total, double elapsed_seconds) {
+  report_.iteration = i;
+  report_.iterations = total;
+  report_.warmup = i < c_.warmup;
+  report_.elapsed_seconds = elapsed_seconds;
+  if (comm_.rank() == 0 && ctx_.on_iteration) ctx_.on_iteration(c_, report_);
 }
 
 std::optional<PhaseSummary> CaseExecution::summarize(const std::vector<IterationTiming>& timings, bool write) const {

@@ -9,7 +9,9 @@
 #include <cstring>
 #include <fmt/format.h>
 #include <fstream>
+#include <algorithm>
 #include <map>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
@@ -193,27 +195,91 @@ std::string config_hash(const Case& c) {
   return checksum_hex(checksum64(hashed.dump()));
 }
 
-// Only what decides the checkpoint's bytes and where they go: restoring with another
-// iteration count, cache policy, backend or budget is allowed.
-std::string checkpoint_hash(const Case& c) {
+namespace {
+
+// Only what decides the checkpoint's bytes and where they go, from a case's `config`: restoring
+// with another iteration count, cache policy, backend or budget is allowed.
+nlohmann::json checkpoint_identity(const nlohmann::json& config) {
   nlohmann::json identity = nlohmann::json::object();
   for (const char* table : {"model", "parallel", "state", "ranks", "strategy"}) {
-    if (c.config.contains(table)) identity[table] = c.config[table];
+    if (config.contains(table)) identity[table] = config[table];
   }
-  if (c.config.contains("data")) {
-    identity["data"] = {{"pattern", c.config["data"].value("pattern", "")}, {"seed", c.config["data"].value("seed", 0)}};
+  if (config.contains("data")) {
+    identity["data"] = {{"pattern", config["data"].value("pattern", "")}, {"seed", config["data"].value("seed", 0)}};
   }
   // hdf5 stores datasets, the other backends raw bytes at the plan's offsets; a scaled-down hdf5
   // checkpoint has the datasets' leading dimensions divided by the scale unless shapes = "global".
-  identity["format"] = c.backend != "hdf5" ? "raw"
-                       : c.scale > 1 && c.config.value(nlohmann::json::json_pointer("/backend/hdf5/shapes"), "scaled") == "global"
+  using Pointer = nlohmann::json::json_pointer;
+  const bool hdf5 = config.value(Pointer("/backend/name"), "posix") == "hdf5";
+  const bool scaled = config.value(Pointer("/model/scale"), 1) > 1;
+  identity["format"] = !hdf5 ? "raw"
+                       : scaled && config.value(Pointer("/backend/hdf5/shapes"), "scaled") == "global"
                            ? "hdf5-global-shapes"
                            : "hdf5";
-  if (c.config.contains("backend")) {
-    identity["direct"] = c.config["backend"].value("direct", false);
-    identity["direct_alignment"] = c.config["backend"].value("direct_alignment", 0);
+  if (config.contains("backend")) {
+    identity["direct"] = config["backend"].value("direct", false);
+    identity["direct_alignment"] = config["backend"].value("direct_alignment", 0);
   }
-  return checksum_hex(checksum64(identity.dump()));
+  return identity;
+}
+
+// {"parallel": {"tp": 8}} -> {"parallel.tp": 8}
+void flatten(const nlohmann::json& value, const std::string& prefix, std::map<std::string, nlohmann::json>& out) {
+  if (!value.is_object() || value.empty()) {
+    out[prefix] = value;
+    return;
+  }
+  for (const auto& [key, inner] : value.items()) flatten(inner, prefix.empty() ? key : prefix + "." + key, out);
+}
+
+// The identity with campaign keys for names: `direct` is backend.direct, and the derived
+// `format` becomes the keys it comes from when `format_keys` (else it is left out).
+std::map<std::string, nlohmann::json> identity_keys(const nlohmann::json& config, bool format_keys) {
+  std::map<std::string, nlohmann::json> keys;
+  flatten(checkpoint_identity(config), "", keys);
+  keys.erase("format");
+  for (const char* key : {"direct", "direct_alignment"}) {
+    if (const auto node = keys.extract(key)) keys["backend." + std::string(key)] = node.mapped();
+  }
+  if (!format_keys) return keys;
+  for (const char* pointer : {"/backend/name", "/backend/hdf5/shapes"}) {
+    const nlohmann::json::json_pointer at(pointer);
+    std::string key = pointer + 1;
+    std::replace(key.begin(), key.end(), '/', '.');
+    keys[key] = config.contains(at) ? config[at] : nlohmann::json();
+  }
+  return keys;
+}
+
+}  // namespace
+
+std::string checkpoint_hash(const Case& c) { return checksum_hex(checksum64(checkpoint_identity(c.config).dump())); }
+
+std::string checkpoint_difference(const nlohmann::json& recorded_config, const Case& c) {
+  const nlohmann::json recorded_identity = checkpoint_identity(recorded_config);
+  const nlohmann::json wanted_identity = checkpoint_identity(c.config);
+  if (recorded_identity == wanted_identity) return "";
+  const bool format = recorded_identity.value("format", "") != wanted_identity.value("format", "");
+  const std::map<std::string, nlohmann::json> recorded = identity_keys(recorded_config, format);
+  const std::map<std::string, nlohmann::json> wanted = identity_keys(c.config, format);
+  const auto text = [](const std::map<std::string, nlohmann::json>& keys, const std::string& key) {
+    const auto it = keys.find(key);
+    return it == keys.end() || it->second.is_null() ? std::string("(none)") : it->second.dump();
+  };
+  std::set<std::string> all;
+  for (const auto& entry : recorded) all.insert(entry.first);
+  for (const auto& entry : wanted) all.insert(entry.first);
+  std::vector<std::string> differences;
+  for (const std::string& key : all) {
+    const std::string was = text(recorded, key), is = text(wanted, key);
+    if (was == is) continue;
+    differences.push_back(differences.empty() ? fmt::format("{} = {}, this campaign has {} = {}", key, was, key, is)
+                                              : fmt::format("{}: {} vs {}", key, was, is));
+  }
+  if (differences.empty()) return "another file format";
+  std::string joined = differences.front();
+  for (std::size_t i = 1; i < differences.size(); ++i) joined += (i == 1 ? " (and " : ", ") + differences[i];
+  return differences.size() > 1 ? joined + ")" : joined;
 }
 
 }  // namespace ckpt::harness

@@ -41,6 +41,10 @@ std::string config_hash(const Case& c);
 // XXH3_64 hex digest of what decides a checkpoint's bytes and placement (model, parallelism, state,
 // ranks, strategy, data pattern and seed, O_DIRECT alignment): a restore needs the same.
 std::string checkpoint_hash(const Case& c);
+// What of the above differs between a checkpoint's recorded `config` (its manifest's) and case
+// `c`: "parallel.tp = 8, this campaign has parallel.tp = 4 (and model.scale: 64 vs 128)"; ""
+// when nothing does.
+std::string checkpoint_difference(const nlohmann::json& recorded_config, const Case& c);
 
 // Writes a small text file atomically (temp + fsync + rename).
 void write_file_atomically(const std::filesystem::path& path, const std::string& text);

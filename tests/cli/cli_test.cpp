@@ -162,4 +162,93 @@ TEST(CliErrors, BadOptionValues) {
   EXPECT_NE(run("layout").status, 0);  // --model is required
 }
 
+// Exit status 2 and one "ckptbench: error: …" line for every command-line mistake (CLI11's
+// own parse errors included), 0 for --help and --version.
+class CliExitStatus : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    campaign_ = dir_.write("c.toml", "[campaign]\nname = \"c\"\ntarget = \"" + (dir_.write("x", "").parent_path() / "t").string() +
+                                         "\"\ncreate_target = true\n[model]\nname = \"llama3-8b\"\nscale = 1024\n");
+  }
+  void expect_error(const std::string& args, const std::string& message) const {
+    const CommandResult r = run(args);
+    EXPECT_EQ(r.status, 2) << args << "\n" << r.out;
+    EXPECT_NE(r.out.find("ckptbench: error: " + message), std::string::npos) << args << "\n" << r.out;
+  }
+  TempDir dir_;
+  std::filesystem::path campaign_;
+};
+
+TEST_F(CliExitStatus, UnknownOption) {
+  expect_error("run " + campaign_.string() + " --bogus", "The following argument was not expected: --bogus");
+  expect_error("layout --model llama3-8b --tpp 2", "The following arguments were not expected: 2 --tpp");
+}
+
+TEST_F(CliExitStatus, MissingArgument) {
+  expect_error("run", "campaign is required\nRun `ckptbench run --help` for the options.");
+  expect_error("run " + campaign_.string() + " --set", "--set: 1 required TEXT missing");
+  expect_error("layout", "--model is required");
+}
+
+TEST_F(CliExitStatus, UnknownSubcommandSuggestsTheClosest) {
+  expect_error("runn", "unknown subcommand `runn` — did you mean `run`?\nRun `ckptbench --help` for the options.");
+  expect_error("-q modles", "unknown subcommand `modles` — did you mean `models`?");
+  expect_error("lay --model llama3-8b", "unknown subcommand `lay` — did you mean `layout`?");
+  expect_error("frobnicate", "unknown subcommand `frobnicate` (subcommands: layout, models, run, backends)");
+  expect_error("", "a subcommand is required: layout, models, run, backends");
+}
+
+TEST_F(CliExitStatus, BadPhaseValue) {
+  expect_error("run " + campaign_.string() + " --phase restor",
+               "--phase: `restor` is not one of checkpoint, restore, both — did you mean `restore`?");
+  expect_error("layout --model llama3-8b --state ful", "--state: `ful` is not one of weights, full — did you mean `full`?");
+}
+
+TEST_F(CliExitStatus, MissingCampaignFile) {
+  const std::string missing = (campaign_.parent_path() / "absent.toml").string();
+  const CommandResult r = run("run " + missing);
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find("ckptbench: error: " + missing), std::string::npos) << r.out;
+}
+
+TEST_F(CliExitStatus, BadKey) {
+  const auto typo = dir_.write("typo.toml", "[campaign]\nname = \"c\"\ntarget = \"t\"\n[model]\nname = \"llama3-8b\"\nscael = 8\n");
+  expect_error("run " + typo.string(), typo.string() + ":6: `model.scael`: unknown key — did you mean `scale`?");
+  expect_error("run " + campaign_.string() + " --set model.scael=8", "--set: `model.scael`: unknown key — did you mean "
+                                                                     "`model.scale`?");
+}
+
+TEST_F(CliExitStatus, QuietAndVerboseExcludeEachOther) {
+  expect_error("-q run " + campaign_.string() + " -v", "--quiet excludes --verbose");
+  expect_error("run " + campaign_.string() + " --processes 2", "--processes requires --dry-run");
+}
+
+TEST(CliHelp, HelpAndVersionExitZero) {
+  const CommandResult help = run("--help");
+  EXPECT_EQ(help.status, 0) << help.out;
+  EXPECT_NE(help.out.find("Exit status: 0 every case ok"), std::string::npos) << help.out;
+  EXPECT_NE(help.out.find("-q,--quiet"), std::string::npos) << help.out;
+  const CommandResult run_help = run("run --help");
+  EXPECT_EQ(run_help.status, 0) << run_help.out;
+  EXPECT_NE(run_help.out.find("2 bad input"), std::string::npos) << run_help.out;
+  EXPECT_NE(run_help.out.find("130 interrupted"), std::string::npos) << run_help.out;
+}
+
+TEST(CliHelp, VersionNamesBuildBackendsMemorySpacesAndLibraries) {
+  const CommandResult v = run("--version");
+  ASSERT_EQ(v.status, 0) << v.out;
+  EXPECT_EQ(v.out.rfind("ckptbench 0.1.0 (git ", 0), 0u) << "help2man reads the first line\n" << v.out;
+  const auto backends = run_json("backends --json");
+  for (const auto& b : backends) {
+    const std::string name = b.at("name").get<std::string>();
+    const std::string line = b.at("available").get<bool>() ? "  " + name + std::string(9 - name.size(), ' ') + "yes\n"
+                                                           : "  " + name + std::string(9 - name.size(), ' ') + "no: ";
+    EXPECT_NE(v.out.find(line), std::string::npos) << "expected `" << line << "`\n" << v.out;
+  }
+  for (const char* part : {"\nmemory spaces:\n  host     yes\n", "  cuda     ", "  kokkos   ", "\nlibraries: CLI11 2.",
+                           ", fmt ", ", nlohmann-json 3.", ", toml++ 3.", ", MPI "}) {
+    EXPECT_NE(v.out.find(part), std::string::npos) << "expected `" << part << "`\n" << v.out;
+  }
+}
+
 }  // namespace

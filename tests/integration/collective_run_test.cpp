@@ -163,12 +163,13 @@ TEST_F(CollectiveRun, Hdf5CheckpointOfFourProcessesRestoresOnTwoAndOne) {
   // A restore with the other shapes setting is another checkpoint format: refused up front.
   const Outcome other_shapes = run(0, campaign, dir_ / "other-shapes", {"--phase", "restore", "--set", "backend.hdf5.shapes=global"});
   EXPECT_EQ(other_shapes.exit_code, 2) << other_shapes.describe();
-  EXPECT_TRUE(contains(other_shapes.err, "different")) << other_shapes.err;
+  EXPECT_TRUE(contains(other_shapes.err, "backend.hdf5.shapes = \"scaled\", this campaign has backend.hdf5.shapes = "
+                                         "\"global\"")) << other_shapes.err;
 
   // Raw-byte backends cannot read it: restore refuses instead of reporting garbage.
   const Outcome raw = run(0, campaign, dir_ / "raw", {"--phase", "restore", "--set", "backend.name=posix"});
   EXPECT_EQ(raw.exit_code, 2) << raw.describe();
-  EXPECT_TRUE(contains(raw.err, "different")) << raw.err;
+  EXPECT_TRUE(contains(raw.err, "backend.name = \"hdf5\", this campaign has backend.name = \"posix\"")) << raw.err;
 }
 
 TEST_F(CollectiveRun, MpiIoChoiceSelectsTheModule) {

@@ -164,7 +164,8 @@ TEST(RunRecord, AnOutputThatCannotHoldResultsIsRefusedBeforeTheFirstCase) {
   const fs::path file = dir.write("plain", "not a directory");
   const Outcome o = ckptbench({"run", campaign.string(), "--output", (file / "runs").string()});
   EXPECT_EQ(o.exit_code, 2) << o.describe();
-  EXPECT_TRUE(contains(o.err, "ckptbench: error: --output: " + file.string() + " is not a directory"))
+  EXPECT_TRUE(contains(o.err, "ckptbench: error: --output: cannot make the results directory under " +
+                                  (file / "runs").string() + ": " + file.string() + " is not a writable directory"))
       << o.describe();
   EXPECT_FALSE(fs::exists(dir / "target")) << "a case started: " << o.describe();
 }

@@ -128,9 +128,11 @@ scope = "weights"
 [cache]
 policy = "none"
 )"));
-  // What the case needs per process, as --dry-run reports it (the "memory/process" column).
+  // What the case needs per process, as --dry-run reports it (the "memory/process" column); the
+  // dry run already says the run would fail.
   const Outcome dry = ckptbench({"run", campaign.string(), "--dry-run"});
-  ASSERT_EQ(dry.exit_code, 0) << dry.describe();
+  ASSERT_EQ(dry.exit_code, 2) << dry.describe();
+  EXPECT_TRUE(contains(dry.err, "would fail: case 0: campaign.memory_budget")) << dry.describe();
   std::string need;
   std::stringstream lines(dry.out);
   for (std::string line; std::getline(lines, line);) {
@@ -146,6 +148,7 @@ policy = "none"
   EXPECT_TRUE(contains(o.err, "needs " + need)) << "expected `needs " << need << "`\n" << o.describe();
   const fs::path case_dir = target / "budget" / "case-0000";
   EXPECT_EQ(entries_under(case_dir), 0u) << "something was written under " << case_dir;
+  EXPECT_FALSE(fs::exists(dir / "results")) << "a refused run made a results directory";
 }
 
 TEST(RunSetupErrors, MissingTargetWithoutCreateTarget) {

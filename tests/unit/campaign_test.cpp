@@ -516,7 +516,7 @@ TEST(Campaign, ImpossibleParallelismPointsAtTheParallelKey) {
   EXPECT_EQ(
       message_of(kBase + "[parallel]\ntp = [\n  1,\n  3,\n]\n[backend]\nthreads = [1, 2]\n"),
       "c.toml:9: `parallel.tp`: num_attention_heads (32) is not divisible by tp (3); valid tp for "
-      "llama3-8b: 1, 2, 4, 8 (case 3 of 4: parallel.tp = 3, backend.threads = 1)");
+      "llama3-8b: 1, 2, 4, 8 (case 2 (3 of 4): parallel.tp = 3, backend.threads = 1)");
   EXPECT_EQ(message_of(kBase + "[parallel]\nzero = 4\n"),
             "c.toml:7: `parallel.zero`: zero must be 0, 1, 2 or 3 (got 4)");
   EXPECT_EQ(message_of(kBase + "[parallel]\ndp = 2\nep = 2\n"),

@@ -235,8 +235,7 @@ TEST(MemoryCampaign, CudaWithoutADeviceFailsUpFrontAndWritesNothing) {
       dir.write("mem.toml", campaign_text(dir.path() / "target", "[memory]\nspace = [\"host\", \"cuda\"]\n"));
   const RunOutput r = run(file, dir.path() / "out");
   EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find("ckptbench: error: memory.space = \"cuda\": " + *why + " — case 1 of " + file.string()),
-            std::string::npos)
+  EXPECT_NE(r.err.find("ckptbench: error: case 1: memory.space = \"cuda\": " + *why), std::string::npos)
       << r.err;
   EXPECT_TRUE(r.err.find("no CUDA device (cudaGetDeviceCount: error 35") != std::string::npos ||
               r.err.find("this build has no CUDA") != std::string::npos)

@@ -232,7 +232,8 @@ TEST(RunDirectory, ANonDirectoryOutputIsRefusedAtBegin) {
   const fs::path file = tmp.write("plain", "x");
   auto dir = std::make_shared<RunDirectory>(file / "runs", "camp");
   JsonlReporter jsonl(dir);
-  EXPECT_EQ(dir->problem(), "--output: " + file.string() + " is not a directory");
+  EXPECT_EQ(dir->problem(), "--output: cannot make the results directory under " + (file / "runs").string() + ": " +
+                                file.string() + " is not a writable directory");
   EXPECT_THROW(jsonl.begin({"camp", "c.toml", 1, 1}), std::runtime_error);
   EXPECT_EQ(RunDirectory(tmp.path() / "a" / "b", "camp").problem(), "");
 }

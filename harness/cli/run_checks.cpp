@@ -1,0 +1,112 @@
+#include "harness/cli/run_checks.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <set>
+
+#include "backends/registry.hpp"
+#include "harness/run/process_plans.hpp"
+#include "harness/run/target_check.hpp"
+
+namespace ckpt::harness {
+namespace {
+
+// A backend this build or machine cannot run (not compiled in, no cuFile library, no GPU), or
+// options it does not take.
+std::optional<std::string> backend_problem(const Case& c) {
+  const std::vector<backends::BackendInfo> infos = backends::list_backends();
+  const auto info = std::find_if(infos.begin(), infos.end(), [&](const backends::BackendInfo& b) {
+    return b.name == c.backend;
+  });
+  if (info != infos.end() && !info->available) {
+    return fmt::format(
+        "backend.name = \"{}\" is unavailable here: {} (CMake option {}; `ckptbench backends` "
+        "lists "
+        "what this build can run)",
+        c.backend, info->reason, info->cmake_option);
+  }
+  try {
+    backends::validate_backend(c.backend, c.io, c.backend_options);
+  } catch (const std::exception& e) {
+    return fmt::format("backend.name = \"{}\": {}", c.backend, e.what());
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> memory_space_problem(const Case& c, const MemorySpaces& spaces) {
+  const auto why = spaces.unavailable(c.memory_space);
+  if (!why) return std::nullopt;
+  return fmt::format(
+      "memory.space = \"{}\": {}; run it where the space is available, or choose memory.space = "
+      "\"host\" or \"pinned\"",
+      memory_space_name(c.memory_space), *why);
+}
+
+}  // namespace
+
+CaseCheck check_case(const Case& c, PhaseSelection phase, int processes,
+                     const MemorySpaces& spaces) {
+  CaseCheck check;
+  const auto note = [&](std::optional<std::string> problem) {
+    if (problem) check.problems.push_back(std::move(*problem));
+  };
+  note(backend_problem(c));
+  note(memory_space_problem(c, spaces));
+  std::filesystem::path dir = case_directory(c) / "dry-run";
+  nlohmann::json manifest;
+  bool have_manifest = false;
+  if (phase == PhaseSelection::restore) {
+    const auto problem = find_restorable_checkpoint(c, dir, manifest);
+    have_manifest = !problem;
+    note(problem);
+  } else {
+    note(target_problem(c));
+  }
+  const workloads::Layout layout(c.model, c.parallel, c.state);
+  const std::vector<std::int64_t> selected = selected_ranks(c, layout.world_size());
+  check.ranks = selected.size();
+  std::set<std::string> files;
+  for (int p = 0; p < processes; ++p) {
+    ProcessPlans plans;
+    try {
+      plans = plan_process(layout, c, phase, selected, p, processes, dir,
+                           have_manifest ? &manifest : nullptr);
+    } catch (const std::exception& e) {
+      note(fmt::format("{}: damaged manifest: {}", dir.string(), e.what()));
+      break;
+    }
+    check.memory_per_process = std::max(check.memory_per_process, plans.buffer_bytes());
+    for (const RankPlan& plan : plans.write.empty() ? plans.read : plans.write) {
+      check.bytes += plan.payload_bytes;
+      check.extents += plan.io.extents();
+      for (const auto& f : plan.io.files) files.insert(f.path);
+    }
+  }
+  check.files = files.size();
+  note(memory_budget_problem(c, check.memory_per_process, selected.size(), processes));
+  return check;
+}
+
+std::vector<std::string> problem_lines(const Campaign& campaign,
+                                       const std::vector<CaseCheck>& checks) {
+  std::vector<std::pair<std::string, std::vector<std::int64_t>>>
+      grouped;  // problem -> cases, first seen first
+  for (std::size_t i = 0; i < checks.size(); ++i) {
+    for (const std::string& problem : checks[i].problems) {
+      auto it = std::find_if(grouped.begin(), grouped.end(),
+                             [&](const auto& g) { return g.first == problem; });
+      if (it == grouped.end()) it = grouped.insert(grouped.end(), {problem, {}});
+      it->second.push_back(campaign.cases[i].index);
+    }
+  }
+  std::vector<std::string> lines;
+  for (const auto& [problem, cases] : grouped) {
+    lines.push_back(fmt::format("{} {}: {}", cases.size() == 1 ? "case" : "cases",
+                                fmt::join(cases, ", "), problem));
+  }
+  return lines;
+}
+
+}  // namespace ckpt::harness
