@@ -9,8 +9,10 @@
 #include <vector>
 
 #include "harness/cli/backends_command.hpp"
+#include "harness/cli/compare_command.hpp"
 #include "harness/cli/layout_command.hpp"
 #include "harness/cli/models_command.hpp"
+#include "harness/cli/report_command.hpp"
 #include "harness/cli/run_command.hpp"
 #include "harness/cli/version.hpp"
 #include "harness/common/suggest.hpp"
@@ -79,6 +81,10 @@ int run_cli(int argc, char** argv, std::ostream& out, std::ostream& err) {
   BackendsOptions backends_options;
   CLI::App* run_cmd = add_run_command(app, run_options);
   CLI::App* backends_cmd = add_backends_command(app, backends_options);
+  ReportCommandOptions report_options;
+  CLI::App* report_cmd = add_report_command(app, report_options);
+  CompareCommandOptions compare_options;
+  CLI::App* compare_cmd = add_compare_command(app, compare_options);
   app.footer(kExitStatus);
   for (CLI::App* sub : app.get_subcommands({})) sub->footer(kExitStatus);
   try {
@@ -93,6 +99,8 @@ int run_cli(int argc, char** argv, std::ostream& out, std::ostream& err) {
     if (models_cmd->parsed()) run_models(models_options, out);
     if (backends_cmd->parsed()) run_backends(backends_options, out);
     if (run_cmd->parsed()) return run_campaign(run_options, out, err);
+    if (report_cmd->parsed()) return run_report(report_options, out);
+    if (compare_cmd->parsed()) return run_compare(compare_options, out);
   } catch (const std::exception& e) {
     err << "ckptbench: error: " << e.what() << '\n';
     return 2;

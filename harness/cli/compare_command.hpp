@@ -1,0 +1,24 @@
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <ostream>
+#include <string>
+
+namespace ckpt::harness {
+
+struct CompareCommandOptions {
+  std::string base;
+  std::string next;
+  double alpha = 0.05;
+  std::string fail_on;  // "slower" or ""
+  bool markdown = false;
+};
+
+// `ckptbench compare BASE NEW`: per matched case the ratio of medians, a Mann–Whitney p-value
+// and a verdict.
+CLI::App* add_compare_command(CLI::App& app, CompareCommandOptions& options);
+// Returns 1 with --fail-on slower when a case is slower, else 0; throws std::runtime_error
+// (exit 2) for input it cannot read.
+int run_compare(const CompareCommandOptions& options, std::ostream& out);
+
+}  // namespace ckpt::harness

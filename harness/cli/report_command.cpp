@@ -1,0 +1,40 @@
+#include "harness/cli/report_command.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include <fstream>
+#include <stdexcept>
+
+#include "harness/report/html_report.hpp"
+#include "harness/report/report_model.hpp"
+
+namespace ckpt::harness {
+
+CLI::App* add_report_command(CLI::App& app, ReportCommandOptions& o) {
+  CLI::App* cmd = app.add_subcommand("report", "Tables and charts of one or more runs' results");
+  cmd->add_option("RUN", o.runs, "Run directories (holding results.jsonl) or results.jsonl files; several are concatenated")
+      ->required();
+  cmd->add_option("--by", o.by, "Group the cases by this key (a swept key, any campaign key such as backend.name, or `run`)");
+  cmd->add_option("--baseline", o.baseline, "Speedups against the case with KEY=VALUE[,KEY=VALUE…], e.g. 'backend.name=posix'");
+  cmd->add_flag("--markdown", o.markdown, "Print Markdown tables");
+  cmd->add_option("--html", o.html, "Also write one self-contained HTML file with inline SVG charts");
+  return cmd;
+}
+
+int run_report(const ReportCommandOptions& o, std::ostream& out) {
+  std::vector<RunRecord> runs;
+  for (const std::string& path : o.runs) runs.push_back(load_run(path));
+  const ReportModel model = build_report(std::move(runs), {o.by, o.baseline});
+  print_report(model, o.markdown, out);
+  if (!o.html.empty()) {
+    std::ofstream html(o.html, std::ios::binary | std::ios::trunc);
+    html << html_report(model);
+    html.close();
+    if (!html) throw std::runtime_error("--html " + o.html + ": cannot be written");
+    fmt::print(out, "\nHTML report: {}\n", o.html);
+  }
+  return 0;
+}
+
+}  // namespace ckpt::harness

@@ -1,0 +1,54 @@
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "harness/report/run_input.hpp"
+#include "harness/report/stats.hpp"
+
+namespace ckpt::harness {
+
+enum class Verdict { faster, slower, no_change, too_few };
+std::string verdict_text(Verdict v);
+
+// Samples needed per side before a verdict is given at all; below, "too few samples". A pair of
+// sizes whose smallest reachable p-value (stats.hpp) is not below alpha is also too few: with
+// alpha 0.05, 3 vs 3 can reach only p = 0.1, so significance needs at least 4 per side.
+inline constexpr std::size_t kMinSamples = 3;
+
+// NEW against BASE: the ratio of median bandwidths, the Mann–Whitney test of NEW's bandwidth
+// samples against BASE's and the verdict at `alpha`.
+struct DirectionComparison {
+  std::string direction;   // "write" or "read"
+  SampleStats base, next;       // GiB/s
+  double ratio = 0;        // next.median / base.median
+  MannWhitney test;
+  Verdict verdict = Verdict::too_few;
+};
+Verdict decide(const SampleStats& base, const SampleStats& next, const MannWhitney& test, double alpha);
+
+struct CaseComparison {
+  std::string label;            // the swept keys
+  bool same_config = false;     // config_hash identical
+  std::vector<DirectionComparison> directions;
+};
+
+struct Comparison {
+  std::vector<CaseComparison> cases;
+  std::vector<std::string> only_base;  // labels of unmatched cases
+  std::vector<std::string> only_new;
+  bool any_slower() const;
+};
+
+// Cases are matched by config_hash first, then (among the rest) by equal swept keys; each case
+// is used once. Failed cases and those of a backend that stores nothing take part without a
+// verdict ("too few samples" when they have no samples).
+Comparison compare_runs(const RunRecord& base, const RunRecord& next, double alpha);
+
+void print_comparison(const Comparison& c, const RunRecord& base, const RunRecord& next, double alpha,
+                      bool markdown, std::ostream& out);
+
+}  // namespace ckpt::harness

@@ -1,0 +1,17 @@
+#pragma once
+
+#include <string>
+
+#include "harness/report/report_model.hpp"
+
+namespace ckpt::harness {
+
+// `text` with & < > " ' replaced by entities: safe inside HTML text and attribute values.
+std::string html_escape(const std::string& text);
+
+// One self-contained HTML page: the tables of the text report and inline SVG charts drawn here
+// (bandwidth per case with min–max whiskers, bandwidth against each numeric swept key, stacked
+// phase bars). No script, no style sheet or font fetched: it renders offline.
+std::string html_report(const ReportModel& model);
+
+}  // namespace ckpt::harness

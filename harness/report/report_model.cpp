@@ -1,0 +1,220 @@
+#include "harness/report/report_model.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <stdexcept>
+
+#include "harness/report/report_format.hpp"
+#include "harness/report/report_table.hpp"
+
+namespace ckpt::harness {
+namespace {
+
+using Pairs = std::vector<std::pair<std::string, std::string>>;
+
+Pairs parse_baseline(const std::string& text) {
+  Pairs pairs;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    const std::string part = text.substr(start, comma - start);
+    const std::size_t eq = part.find('=');
+    if (eq == std::string::npos || eq == 0) throw std::runtime_error("--baseline: `" + part + "` is not KEY=VALUE");
+    pairs.emplace_back(part.substr(0, eq), part.substr(eq + 1));
+    start = comma + 1;
+  }
+  return pairs;
+}
+
+bool matches(const CaseRecord& c, const Pairs& pairs) {
+  return std::all_of(pairs.begin(), pairs.end(), [&](const auto& p) { return c.value_of(p.first) == p.second; });
+}
+
+std::string values_of(const std::vector<ReportRow>& rows, const std::string& key) {
+  std::set<std::string> values;
+  for (const ReportRow& r : rows) values.insert(r.c->value_of(key).value_or("(none)"));
+  return fmt::format("{}", fmt::join(values, ", "));
+}
+
+// The baseline of a row: a matching case of the same group and run, else of the same group,
+// else of the same run, else the first.
+const CaseRecord* pick_baseline(const ReportRow& row, const std::vector<ReportRow>& rows, const Pairs& pairs) {
+  const ReportRow* best = nullptr;
+  int best_score = -1;
+  for (const ReportRow& r : rows) {
+    if (!matches(*r.c, pairs)) continue;
+    const int score = (r.group == row.group ? 2 : 0) + (r.c->run == row.c->run ? 1 : 0);
+    if (score > best_score) {
+      best = &r;
+      best_score = score;
+    }
+  }
+  return best == nullptr ? nullptr : best->c;
+}
+
+std::optional<double> ratio(const SampleStats& a, const SampleStats& b) {
+  if (a.n == 0 || b.n == 0 || b.median <= 0) return std::nullopt;
+  return a.median / b.median;
+}
+
+std::vector<std::string> ordered_phases(const std::set<std::string>& present, std::vector<std::string> order) {
+  std::vector<std::string> out;
+  for (const std::string& p : order) {
+    if (present.count(p)) out.push_back(p);
+  }
+  for (const std::string& p : present) {
+    if (std::find(order.begin(), order.end(), p) == order.end()) out.push_back(p);
+  }
+  return out;
+}
+
+std::string seconds_text(double s) { return format_significant(s); }
+
+}  // namespace
+
+std::string spread_text(const SampleStats& s) {
+  if (s.n == 0) return "-";
+  const int d = significant_decimals(s.median);
+  if (s.n == 1) return fmt::format("{:.{}f}", s.median, d);
+  return fmt::format("{:.{}f} [{:.{}f}–{:.{}f}]", s.median, d, s.min, d, s.max, d);
+}
+
+std::string speedup_text(const std::optional<double>& s) { return s ? fmt::format("{:.2f}×", *s) : ""; }
+
+ReportModel build_report(std::vector<RunRecord> runs, const ReportOptions& options) {
+  ReportModel m;
+  m.runs = std::move(runs);
+  m.options = options;
+  const bool several = m.runs.size() > 1;
+  std::set<std::string> write_phases, read_phases;
+  std::map<std::string, std::set<double>> numeric;
+  std::set<std::string> not_numeric;
+  for (const RunRecord& run : m.runs) {
+    for (const CaseRecord& c : run.cases) {
+      ReportRow row;
+      row.c = &c;
+      row.name = several ? run.name + ": " + c.label() : c.label();
+      if (!options.by.empty()) row.group = c.value_of(options.by).value_or("(none)");
+      if (c.stores_data) {
+        row.write = sample_stats(bandwidth_samples(c, c.write));
+        row.read = sample_stats(bandwidth_samples(c, c.read));
+      }
+      for (const auto& [name, seconds] : c.write.phases) write_phases.insert(name);
+      for (const auto& [name, seconds] : c.read.phases) read_phases.insert(name);
+      m.has_stall = m.has_stall || c.stall_seconds.has_value();
+      m.has_durable = m.has_durable || c.time_to_durable_seconds.has_value();
+      for (const auto& [key, value] : c.swept.items()) {
+        if (value.is_number()) numeric[key].insert(value.get<double>());
+        else not_numeric.insert(key);
+      }
+      m.rows.push_back(std::move(row));
+    }
+  }
+  if (!options.by.empty() && std::none_of(m.rows.begin(), m.rows.end(), [&](const ReportRow& r) { return r.c->value_of(options.by); })) {
+    throw std::runtime_error("--by " + options.by + ": no case has this key");
+  }
+  std::stable_sort(m.rows.begin(), m.rows.end(), [&](const ReportRow& a, const ReportRow& b) {
+    if (options.by.empty()) return false;
+    const auto na = a.c->number_of(options.by), nb = b.c->number_of(options.by);
+    if (na && nb) return *na < *nb;
+    return a.group < b.group;
+  });
+  if (!options.baseline.empty()) {
+    const Pairs pairs = parse_baseline(options.baseline);
+    if (std::none_of(m.rows.begin(), m.rows.end(), [&](const ReportRow& r) { return matches(*r.c, pairs); })) {
+      throw std::runtime_error("--baseline " + options.baseline + " matches no case (" + pairs.front().first + ": " +
+                               values_of(m.rows, pairs.front().first) + ")");
+    }
+    for (ReportRow& row : m.rows) {
+      row.baseline = pick_baseline(row, m.rows, pairs);
+      const auto it = std::find_if(m.rows.begin(), m.rows.end(), [&](const ReportRow& r) { return r.c == row.baseline; });
+      row.write_speedup = ratio(row.write, it->write);
+      row.read_speedup = ratio(row.read, it->read);
+    }
+  }
+  m.write_phases = ordered_phases(write_phases, {"mkdir", "open", "transfer", "sync", "close", "d2h", "manifest", "retire"});
+  m.read_phases = ordered_phases(read_phases, {"open", "transfer", "sync", "close", "h2d"});
+  for (const auto& [key, values] : numeric) {
+    if (values.size() >= 2 && !not_numeric.count(key)) m.numeric_keys.push_back(key);
+  }
+  return m;
+}
+
+std::vector<std::pair<std::string, std::string>> environment_summary(const ReportModel& model) {
+  static const char* keys[] = {"host",    "kernel",   "machine",    "cores",       "processes",  "file_system", "target",
+                               "comm",    "compiler", "build_type", "git_revision", "cache_policy", "time_utc"};
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const char* key : keys) {
+    std::vector<std::string> values;
+    for (const RunRecord& run : model.runs) {
+      for (const CaseRecord& c : run.cases) {
+        if (!c.environment.contains(key)) continue;
+        const auto& v = c.environment[key];
+        std::string text = v.is_string() ? v.get<std::string>() : v.dump();
+        if (std::string(key) == "time_utc" && !c.environment.is_null()) {
+          if (&c != &run.cases.front()) continue;  // a run's start only
+        }
+        if (std::find(values.begin(), values.end(), text) == values.end()) values.push_back(text);
+      }
+    }
+    if (values.size() > 4) values.resize(4), values.push_back("…");
+    if (!values.empty()) out.emplace_back(key, fmt::format("{}", fmt::join(values, ", ")));
+  }
+  return out;
+}
+
+void print_report(const ReportModel& m, bool markdown, std::ostream& out) {
+  const std::string h2 = markdown ? "## " : "";
+  fmt::print(out, "{}Runs\n\n", h2);
+  for (const RunRecord& run : m.runs) fmt::print(out, "{}{}: {} cases ({})\n", markdown ? "- " : "  ", run.name, run.cases.size(), run.file.string());
+  fmt::print(out, "\n{}Environment\n\n", h2);
+  Table env({"key", "value"}, {false, false});
+  for (const auto& [key, value] : environment_summary(m)) env.add({key, value});
+  env.print(out, markdown);
+
+  const bool speedups = !m.options.baseline.empty();
+  fmt::print(out, "\n{}Bandwidth (GiB/s, median [min–max] over the timed iterations)\n\n", h2);
+  std::vector<std::string> header{"case", "status", "write GiB/s", "read GiB/s"};
+  std::vector<bool> right{false, false, true, true};
+  if (speedups) header.insert(header.end(), {"write ×", "read ×"}), right.insert(right.end(), {true, true});
+  Table bw(header, right);
+  std::string group = "\x01";
+  for (const ReportRow& r : m.rows) {
+    if (!m.options.by.empty() && r.group != group) bw.add_heading(m.options.by + " = " + (group = r.group));
+    std::vector<std::string> row{r.name, r.c->status, r.c->stores_data ? spread_text(r.write) : "—",
+                                 r.c->stores_data ? spread_text(r.read) : "—"};
+    if (speedups) row.insert(row.end(), {speedup_text(r.write_speedup), speedup_text(r.read_speedup)});
+    bw.add(std::move(row));
+  }
+  bw.print(out, markdown);
+  if (speedups) fmt::print(out, "\n×: median bandwidth / the baseline's ({}; of the same group and run where there is one)\n", m.options.baseline);
+  if (std::any_of(m.rows.begin(), m.rows.end(), [](const ReportRow& r) { return !r.c->stores_data; })) {
+    fmt::print(out, "—: a backend that stores nothing (its rate is the harness's own overhead)\n");
+  }
+
+  fmt::print(out, "\n{}Phases (median seconds)\n\n", h2);
+  std::vector<std::string> ph{"case"};
+  for (const std::string& p : m.write_phases) ph.push_back("w." + p);
+  for (const std::string& p : m.read_phases) ph.push_back("r." + p);
+  if (m.has_stall) ph.push_back("stall");
+  if (m.has_durable) ph.push_back("to durable");
+  std::vector<bool> numbers(ph.size(), true);
+  numbers[0] = false;
+  Table phases(ph, numbers);
+  for (const ReportRow& r : m.rows) {
+    std::vector<std::string> row{r.name};
+    for (const std::string& p : m.write_phases) row.push_back(r.c->write.phases.count(p) ? seconds_text(r.c->write.phases.at(p)) : "-");
+    for (const std::string& p : m.read_phases) row.push_back(r.c->read.phases.count(p) ? seconds_text(r.c->read.phases.at(p)) : "-");
+    if (m.has_stall) row.push_back(r.c->stall_seconds ? seconds_text(*r.c->stall_seconds) : "-");
+    if (m.has_durable) row.push_back(r.c->time_to_durable_seconds ? seconds_text(*r.c->time_to_durable_seconds) : "-");
+    phases.add(std::move(row));
+  }
+  phases.print(out, markdown);
+  fmt::print(out, "\nw.: checkpoint (write) phases, r.: restore (read) phases, of the slowest process\n");
+}
+
+}  // namespace ckpt::harness

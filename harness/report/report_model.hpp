@@ -1,0 +1,52 @@
+#pragma once
+
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "harness/report/run_input.hpp"
+#include "harness/report/stats.hpp"
+
+namespace ckpt::harness {
+
+struct ReportOptions {
+  std::string by;        // --by KEY: group the cases by this key's value ("" none)
+  std::string baseline;  // --baseline 'KEY=VALUE[,KEY=VALUE…]' ("" none)
+};
+
+// One case of the report: bandwidth spreads (GiB/s) from its samples, its speedups against the
+// baseline case.
+struct ReportRow {
+  const CaseRecord* c = nullptr;
+  std::string name;   // "label" or, with several runs, "run: label"
+  std::string group;  // the --by value ("" without --by)
+  SampleStats write, read;
+  std::optional<double> write_speedup, read_speedup;
+  const CaseRecord* baseline = nullptr;
+};
+
+struct ReportModel {
+  std::vector<RunRecord> runs;
+  std::vector<ReportRow> rows;  // grouped (stable within a group: run, then case order)
+  ReportOptions options;
+  std::vector<std::string> write_phases, read_phases;  // phases any case has, in pipeline order
+  bool has_stall = false, has_durable = false;
+  std::vector<std::string> numeric_keys;  // swept keys with numeric values, at least two distinct
+};
+
+// Throws std::runtime_error for a --baseline that is not KEY=VALUE or matches no case (naming
+// the values the key has), and for a --by key no case has.
+ReportModel build_report(std::vector<RunRecord> runs, const ReportOptions& options);
+
+// The text (or Markdown) report: environment, bandwidth table, phase table.
+void print_report(const ReportModel& model, bool markdown, std::ostream& out);
+
+// "0.478 [0.405–0.542]" ("-": no samples).
+std::string spread_text(const SampleStats& s);
+// "1.23×" ("" none).
+std::string speedup_text(const std::optional<double>& s);
+// Environment rows: (key, value over all runs — distinct values joined with ", ").
+std::vector<std::pair<std::string, std::string>> environment_summary(const ReportModel& model);
+
+}  // namespace ckpt::harness

@@ -1,0 +1,65 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ckpt::harness {
+
+// One direction (write = checkpoint, read = restore) of a case as results.jsonl records it.
+struct DirectionRecord {
+  std::vector<double> seconds;            // samples: aggregate time of every timed iteration
+  std::map<std::string, double> phases;   // phases.<write|read>: median seconds per phase
+  bool ran() const { return !seconds.empty(); }
+};
+
+// One line of a results.jsonl (results/SCHEMA.md), with what report and compare read of it.
+struct CaseRecord {
+  std::string run;                  // the run it came from (its directory's name)
+  std::filesystem::path file;       // the results.jsonl
+  std::size_t line = 0;             // 1-based line in it
+  std::int64_t case_index = 0;
+  nlohmann::json swept = nlohmann::json::object();  // `case`: swept keys and values
+  nlohmann::json config = nlohmann::json::object();
+  nlohmann::json environment = nlohmann::json::object();
+  std::string status;
+  std::string backend;
+  std::string config_hash;
+  std::uint64_t bytes = 0;          // bytes_per_checkpoint
+  bool stores_data = true;
+  DirectionRecord write;
+  DirectionRecord read;
+  std::optional<double> stall_seconds;            // async engines: training.stall_seconds
+  std::optional<double> time_to_durable_seconds;  // training.time_to_durable_seconds
+  std::string engine;                             // training.engine ("" without one)
+
+  // "strategy.mapping=file_per_rank" ("-" when nothing is swept).
+  std::string label() const;
+  // A campaign key's value as text: from the swept keys, else from `config` ("a.b" -> /a/b);
+  // nullopt when the case has no such key.
+  std::optional<std::string> value_of(const std::string& key) const;
+  // The same as a number, when it is one.
+  std::optional<double> number_of(const std::string& key) const;
+};
+
+struct RunRecord {
+  std::string name;                 // the run directory's name (or the file's stem)
+  std::filesystem::path file;       // its results.jsonl
+  std::vector<CaseRecord> cases;
+};
+
+// A run directory (holding results.jsonl) or a results.jsonl file. Throws std::runtime_error
+// naming the path (and "path:line: " for a line that does not parse or lacks a field).
+RunRecord load_run(const std::filesystem::path& path);
+// One line's object; `where` is "path:line" for the messages.
+CaseRecord parse_case(const nlohmann::json& j, const std::string& where);
+
+// Bandwidths of the samples in GiB/s (bytes / seconds / 2^30), in sample order.
+std::vector<double> bandwidth_samples(const CaseRecord& c, const DirectionRecord& d);
+
+}  // namespace ckpt::harness
