@@ -1,0 +1,154 @@
+// What report and compare read and build: results.jsonl lines into cases (errors naming path and
+// line), key lookup in the swept keys and the configuration, bandwidths from the samples, groups
+// and baselines, the phase columns, case matching between two runs, HTML escaping.
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <string>
+
+#include "harness/report/compare.hpp"
+#include "harness/report/html_report.hpp"
+#include "harness/report/report_model.hpp"
+#include "harness/report/run_input.hpp"
+#include "tests/unit/temp_dir.hpp"
+
+namespace ckpt::harness {
+namespace {
+
+using nlohmann::json;
+constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
+
+// One results.jsonl line: 1 GiB per checkpoint, write seconds as given, read twice as fast.
+std::string line(const json& swept, std::vector<double> write, const std::string& hash, const std::string& backend = "posix") {
+  std::vector<double> read;
+  for (double s : write) read.push_back(s / 2);
+  json j{{"campaign", "t"},     {"case", swept},         {"status", "ok"},
+         {"backend", backend},  {"bytes_per_checkpoint", kGiB}, {"config_hash", hash},
+         {"stores_data", true}, {"config", {{"backend", {{"name", backend}, {"threads", 1}}}}},
+         {"samples", {{"write_seconds", write}, {"read_seconds", read}}},
+         {"phases", {{"write", {{"open", 0.25}, {"transfer", 0.5}, {"d2h", 0.125}}}, {"read", {{"open", 0.125}}}}},
+         {"environment", {{"host", "h1"}, {"kernel", "Linux 6"}}}};
+  return j.dump() + "\n";
+}
+
+TEST(RunInput, ReadsCasesFromADirectoryOrAFile) {
+  test_support::TempDir dir;
+  dir.write("run-a/results.jsonl", line({{"backend.threads", 1}}, {1, 0.5, 2}, "aa") + "\n" +
+                                       line({{"backend.threads", 2}}, {0.5}, "bb"));
+  const RunRecord run = load_run(dir.path() / "run-a");
+  EXPECT_EQ(run.name, "run-a");
+  ASSERT_EQ(run.cases.size(), 2u);
+  EXPECT_EQ(run.cases[1].line, 3u);  // the blank line counts
+  EXPECT_EQ(run.cases[0].label(), "backend.threads=1");
+  EXPECT_EQ(run.cases[0].value_of("backend.threads"), "1");
+  EXPECT_EQ(run.cases[0].value_of("backend.name"), "posix");  // from config
+  EXPECT_EQ(run.cases[0].value_of("backend.nothing"), std::nullopt);
+  EXPECT_EQ(run.cases[0].value_of("run"), "run-a");
+  EXPECT_EQ(bandwidth_samples(run.cases[0], run.cases[0].write), (std::vector<double>{1, 2, 0.5}));
+  EXPECT_EQ(run.cases[0].write.phases.at("d2h"), 0.125);
+  EXPECT_EQ(load_run(dir.path() / "run-a" / "results.jsonl").name, "run-a");
+}
+
+TEST(RunInput, ReadsTheAsyncEnginesStallAndTimeToDurable) {
+  json j = json::parse(line({}, {1}, "aa"));
+  j["training"] = {{"engine", "async"}, {"stall_seconds", 0.5}, {"time_to_durable_seconds", 3.0}};
+  const CaseRecord c = parse_case(j, "x:1");
+  EXPECT_EQ(c.stall_seconds, 0.5);
+  EXPECT_EQ(c.time_to_durable_seconds, 3.0);
+  EXPECT_EQ(c.engine, "async");
+}
+
+std::string error_of(const std::filesystem::path& p) {
+  try {
+    load_run(p);
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(RunInput, ErrorsNameThePathAndLine) {
+  test_support::TempDir dir;
+  const auto bad = dir.write("bad/results.jsonl", line({}, {1}, "a") + "{not json\n");
+  EXPECT_TRUE(error_of(dir.path() / "bad").starts_with(bad.string() + ":2: not JSON")) << error_of(dir.path() / "bad");
+  const auto other = dir.write("other.jsonl", "{\"x\": 1}\n");
+  EXPECT_EQ(error_of(other), other.string() + ":1: no `case` field (is this a ckptbench results.jsonl?)");
+  EXPECT_EQ(error_of(dir.path() / "missing"), (dir.path() / "missing").string() + ": no such run directory or results file");
+  std::filesystem::create_directories(dir.path() / "empty");
+  EXPECT_EQ(error_of(dir.path() / "empty"), (dir.path() / "empty").string() + ": holds no results.jsonl");
+  const auto blank = dir.write("blank.jsonl", "\n");
+  EXPECT_EQ(error_of(blank), blank.string() + ": holds no cases");
+}
+
+RunRecord run_of(const std::string& name, const std::string& text) {
+  test_support::TempDir dir;
+  return load_run(dir.write(name + "/results.jsonl", text).parent_path());
+}
+
+TEST(ReportModel, GroupsBaselinesAndPhases) {
+  RunRecord a = run_of("a", line({{"backend.threads", 4}}, {0.5, 0.5, 0.5}, "1") + line({{"backend.threads", 1}}, {1, 1, 1}, "2"));
+  RunRecord b = run_of("b", line({{"backend.threads", 4}}, {0.25}, "3") + line({{"backend.threads", 1}}, {2, 1, 2}, "4"));
+  const ReportModel m = build_report({a, b}, {"backend.threads", "backend.threads=1"});
+  ASSERT_EQ(m.rows.size(), 4u);
+  EXPECT_EQ(m.rows[0].name, "a: backend.threads=1");  // numeric order of the groups, then run order
+  EXPECT_EQ(m.rows[1].name, "b: backend.threads=1");
+  EXPECT_EQ(m.rows[2].group, "4");
+  // Each case against the baseline of its own run: a's 4 threads 2 GiB/s vs 1 GiB/s.
+  EXPECT_DOUBLE_EQ(*m.rows[2].write_speedup, 2.0);
+  EXPECT_DOUBLE_EQ(*m.rows[3].write_speedup, 4.0 / 0.5);
+  EXPECT_EQ(spread_text(m.rows[1].write), "0.500 [0.500–1.000]");
+  EXPECT_EQ(m.write_phases, (std::vector<std::string>{"open", "transfer", "d2h"}));
+  EXPECT_EQ(m.numeric_keys, (std::vector<std::string>{"backend.threads"}));
+  std::ostringstream text;
+  print_report(m, true, text);
+  EXPECT_NE(text.str().find("| **backend.threads = 4** |"), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find("| b: backend.threads=4 | ok | 4.00 | 8.00 | 8.00× | 8.00× |"), std::string::npos) << text.str();
+}
+
+TEST(ReportModel, BadBaselineOrByNamesWhatExists) {
+  RunRecord a = run_of("a", line({{"backend.threads", 4}}, {0.5}, "1"));
+  try {
+    build_report({a}, {"", "backend.threads=8"});
+    FAIL();
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "--baseline backend.threads=8 matches no case (backend.threads: 4)");
+  }
+  EXPECT_THROW(build_report({a}, {"", "threads"}), std::runtime_error);
+  EXPECT_THROW(build_report({a}, {"no.such", ""}), std::runtime_error);
+}
+
+TEST(Compare, MatchesByConfigHashThenSweptKeys) {
+  const RunRecord base = run_of("base", line({{"m", "a"}}, {1, 1, 1, 1}, "h1") + line({{"m", "b"}}, {1, 1.1, 1.2, 1.3}, "h2") +
+                                            line({{"m", "gone"}}, {1}, "h3"));
+  const RunRecord next = run_of("new", line({{"m", "b"}}, {2, 2.1, 2.2, 2.3}, "other") + line({{"m", "x"}}, {1}, "h1") +
+                                           line({{"m", "new"}}, {1}, "h9"));
+  const Comparison c = compare_runs(base, next, 0.05);
+  ASSERT_EQ(c.cases.size(), 2u);
+  EXPECT_EQ(c.cases[0].label, "m=b");
+  EXPECT_FALSE(c.cases[0].same_config);
+  EXPECT_EQ(c.cases[0].directions[0].verdict, Verdict::slower);  // twice the seconds
+  // Medians of four bandwidths: the means of the middle two, (1/2.1 + 1/2.2) / (1/1.1 + 1/1.2).
+  EXPECT_NEAR(c.cases[0].directions[0].ratio, (1 / 2.1 + 1 / 2.2) / (1 / 1.1 + 1 / 1.2), 1e-12);
+  EXPECT_EQ(c.cases[1].label, "m=x");  // the same config_hash under another label
+  EXPECT_TRUE(c.cases[1].same_config);
+  EXPECT_EQ(c.only_base, (std::vector<std::string>{"m=gone"}));
+  EXPECT_EQ(c.only_new, (std::vector<std::string>{"m=new"}));
+  EXPECT_TRUE(c.any_slower());
+  std::ostringstream text;
+  print_comparison(c, base, next, 0.05, false, text);
+  EXPECT_NE(text.str().find("only in BASE: m=gone"), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find("slower"), std::string::npos);
+}
+
+TEST(Html, EscapesEveryString) {
+  EXPECT_EQ(html_escape("<a href=\"x\">&'"), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
+  const RunRecord run = run_of("r<script>", line({{"m", "<b>&"}}, {1, 2}, "h"));
+  const std::string html = html_report(build_report({run}, {}));
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+  EXPECT_EQ(html.find("<b>"), std::string::npos);
+  EXPECT_NE(html.find("m=&lt;b&gt;&amp;"), std::string::npos);
+  EXPECT_NE(html.find("<svg"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ckpt::harness
