@@ -13,6 +13,7 @@ packages=(
   libtrilinos-kokkos-dev
   fio
   help2man
+  chromium
 )
 
 # The gds backend compiles against cuFile's own header, which no Debian package has; PyPI's
