@@ -3,13 +3,12 @@
 #include <cstddef>
 #include <vector>
 
+#include "harness/run/case_result.hpp"
+
 namespace ckpt::harness {
 
-// Median, minimum and maximum of samples (all 0 for none).
-struct SampleStats {
-  double median = 0;
-  double min = 0;
-  double max = 0;
+// Median, minimum and maximum of samples (all 0 for none), and how many there were.
+struct SampleStats : Spread {
   std::size_t n = 0;
 };
 SampleStats sample_stats(std::vector<double> samples);
