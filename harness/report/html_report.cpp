@@ -15,7 +15,6 @@ constexpr const char* kWriteColor = "#3b6fb6";
 constexpr const char* kReadColor = "#e08a2c";
 constexpr const char* kPhaseColors[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
                                         "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
-constexpr double kLabelWidth = 330;
 constexpr double kPlotWidth = 560;
 
 std::string num(double v) { return fmt::format("{:.1f}", v); }
@@ -30,15 +29,22 @@ double nice_step(double top, int ticks) {
   return 10 * magnitude;
 }
 
-std::string axis_x(double top, double y0, double height, const std::string& unit) {
+// Room for the longest case name left of the bars (12 px sans-serif: about 7 px a character).
+double label_width(const ReportModel& m) {
+  std::size_t longest = 0;
+  for (const ReportRow& r : m.rows) longest = std::max(longest, display_width(r.full_name));
+  return std::max(120.0, 7.0 * static_cast<double>(longest) + 12);
+}
+
+std::string axis_x(double lw, double top, double y0, double height, const std::string& unit) {
   std::string s;
   const double step = nice_step(top, 5);
   for (double t = 0; t <= top * 1.0001; t += step) {
-    const double x = kLabelWidth + t / top * kPlotWidth;
+    const double x = lw + t / top * kPlotWidth;
     s += fmt::format(R"(<line x1="{0}" y1="{1}" x2="{0}" y2="{2}" stroke="#ddd"/><text x="{0}" y="{3}" font-size="11" text-anchor="middle">{4}</text>)",
                      num(x), num(y0), num(y0 + height), num(y0 + height + 14), html_escape(format_significant(t)));
   }
-  s += fmt::format(R"(<text x="{}" y="{}" font-size="11" text-anchor="middle">{}</text>)", num(kLabelWidth + kPlotWidth / 2),
+  s += fmt::format(R"(<text x="{}" y="{}" font-size="11" text-anchor="middle">{}</text>)", num(lw + kPlotWidth / 2),
                    num(y0 + height + 30), html_escape(unit));
   return s;
 }
@@ -49,24 +55,25 @@ std::string bandwidth_chart(const ReportModel& m) {
   for (const ReportRow& r : m.rows) top = std::max({top, r.write.max, r.read.max});
   if (!(top > 0)) return "<p>No bandwidth samples to chart.</p>";
   top *= 1.05;
+  const double lw = label_width(m);
   const double row_height = 34, y0 = 24;
   const double height = row_height * static_cast<double>(m.rows.size());
   std::string s = fmt::format(R"(<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}" role="img" aria-label="bandwidth per case">)",
-                              num(kLabelWidth + kPlotWidth + 20), num(y0 + height + 40));
-  s += fmt::format(R"(<rect x="{}" y="4" width="12" height="10" fill="{}"/><text x="{}" y="13" font-size="11">write</text>)", num(kLabelWidth), kWriteColor, num(kLabelWidth + 16));
-  s += fmt::format(R"(<rect x="{}" y="4" width="12" height="10" fill="{}"/><text x="{}" y="13" font-size="11">read</text>)", num(kLabelWidth + 60), kReadColor, num(kLabelWidth + 76));
-  s += axis_x(top, y0, height, "GiB/s (median, whiskers min–max)");
+                              num(lw + kPlotWidth + 20), num(y0 + height + 40));
+  s += fmt::format(R"(<rect x="{}" y="4" width="12" height="10" fill="{}"/><text x="{}" y="13" font-size="11">write</text>)", num(lw), kWriteColor, num(lw + 16));
+  s += fmt::format(R"(<rect x="{}" y="4" width="12" height="10" fill="{}"/><text x="{}" y="13" font-size="11">read</text>)", num(lw + 60), kReadColor, num(lw + 76));
+  s += axis_x(lw, top, y0, height, "GiB/s (median, whiskers min–max)");
   double y = y0;
   for (const ReportRow& r : m.rows) {
-    s += fmt::format(R"(<text x="{}" y="{}" font-size="12" text-anchor="end">{}</text>)", num(kLabelWidth - 6), num(y + 20), html_escape(r.name));
+    s += fmt::format(R"(<text x="{}" y="{}" font-size="12" text-anchor="end">{}</text>)", num(lw - 6), num(y + 20), html_escape(r.full_name));
     int k = 0;
     for (const SampleStats* sp : {&r.write, &r.read}) {
       const double by = y + 4 + 13 * k;
       const char* color = k++ == 0 ? kWriteColor : kReadColor;
       if (sp->n == 0) continue;
-      const auto px = [&](double v) { return kLabelWidth + v / top * kPlotWidth; };
-      s += fmt::format(R"(<rect x="{}" y="{}" width="{}" height="11" fill="{}"><title>{}</title></rect>)", num(kLabelWidth), num(by),
-                       num(px(sp->median) - kLabelWidth), color, html_escape(r.name + ": " + spread_text(*sp) + " GiB/s"));
+      const auto px = [&](double v) { return lw + v / top * kPlotWidth; };
+      s += fmt::format(R"(<rect x="{}" y="{}" width="{}" height="11" fill="{}"><title>{}</title></rect>)", num(lw), num(by),
+                       num(px(sp->median) - lw), color, html_escape(r.full_name + ": " + spread_text(*sp) + " GiB/s"));
       s += fmt::format(R"(<line x1="{0}" y1="{2}" x2="{1}" y2="{2}" stroke="#222"/><line x1="{0}" y1="{3}" x2="{0}" y2="{4}" stroke="#222"/><line x1="{1}" y1="{3}" x2="{1}" y2="{4}" stroke="#222"/>)",
                        num(px(sp->min)), num(px(sp->max)), num(by + 5.5), num(by + 2), num(by + 9));
     }
@@ -148,27 +155,28 @@ std::string phase_chart(const ReportModel& m, const std::vector<std::string>& ph
   }
   if (!(top > 0)) return "";
   top *= 1.05;
+  const double lw = label_width(m);
   const double row_height = 22, y0 = 24;
   const double height = row_height * static_cast<double>(m.rows.size());
   std::string s = fmt::format(R"(<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}" role="img" aria-label="{} phases">)",
-                              num(kLabelWidth + kPlotWidth + 20), num(y0 + height + 40), write ? "checkpoint" : "restore");
+                              num(lw + kPlotWidth + 20), num(y0 + height + 40), write ? "checkpoint" : "restore");
   for (std::size_t i = 0; i < phases.size(); ++i) {
-    const double lx = kLabelWidth + 80 * static_cast<double>(i);
+    const double lx = lw + 80 * static_cast<double>(i);
     s += fmt::format(R"(<rect x="{}" y="4" width="12" height="10" fill="{}"/><text x="{}" y="13" font-size="11">{}</text>)", num(lx),
                      kPhaseColors[i % std::size(kPhaseColors)], num(lx + 16), html_escape(phases[i]));
   }
-  s += axis_x(top, y0, height, "seconds (median per phase, stacked)");
+  s += axis_x(lw, top, y0, height, "seconds (median per phase, stacked)");
   double y = y0;
   for (const ReportRow& r : m.rows) {
-    s += fmt::format(R"(<text x="{}" y="{}" font-size="12" text-anchor="end">{}</text>)", num(kLabelWidth - 6), num(y + 15), html_escape(r.name));
-    double x = kLabelWidth;
+    s += fmt::format(R"(<text x="{}" y="{}" font-size="12" text-anchor="end">{}</text>)", num(lw - 6), num(y + 15), html_escape(r.full_name));
+    double x = lw;
     const auto& values = (write ? r.c->write : r.c->read).phases;
     for (std::size_t i = 0; i < phases.size(); ++i) {
       const auto it = values.find(phases[i]);
       if (it == values.end()) continue;
       const double w = it->second / top * kPlotWidth;
       s += fmt::format(R"(<rect x="{}" y="{}" width="{}" height="16" fill="{}"><title>{}</title></rect>)", num(x), num(y + 3), fmt::format("{:.2f}", w),
-                       kPhaseColors[i % std::size(kPhaseColors)], html_escape(fmt::format("{} {}: {} s", r.name, phases[i], format_significant(it->second))));
+                       kPhaseColors[i % std::size(kPhaseColors)], html_escape(fmt::format("{} {}: {} s", r.full_name, phases[i], format_significant(it->second))));
       x += w;
     }
     y += row_height;
@@ -204,7 +212,12 @@ std::string tables_html(const ReportModel& m) {
   const auto cell = [](const std::map<std::string, double>& v, const std::string& p) {
     return "<td class=n>" + (v.count(p) ? html_escape(format_significant(v.at(p))) : std::string("-")) + "</td>";
   };
+  const std::size_t columns = 1 + m.write_phases.size() + m.read_phases.size() + (m.has_stall ? 1 : 0) + (m.has_durable ? 1 : 0);
+  group = "\x01";
   for (const ReportRow& r : m.rows) {
+    if (!m.options.by.empty() && r.group != group) {
+      s += fmt::format(R"(<tr><th colspan="{}" class="group">{} = {}</th></tr>)", columns, html_escape(m.options.by), html_escape(group = r.group));
+    }
     s += "<tr><td>" + html_escape(r.name) + "</td>";
     for (const std::string& p : m.write_phases) s += cell(r.c->write.phases, p);
     for (const std::string& p : m.read_phases) s += cell(r.c->read.phases, p);

@@ -97,7 +97,10 @@ ReportModel build_report(std::vector<RunRecord> runs, const ReportOptions& optio
     for (const CaseRecord& c : run.cases) {
       ReportRow row;
       row.c = &c;
-      row.name = several ? run.name + ": " + c.label() : c.label();
+      nlohmann::json rest = c.swept;  // within a group its key goes without saying (unless it is all)
+      if (!options.by.empty() && rest.size() > 1) rest.erase(options.by);
+      row.name = (several ? run.name + ": " : "") + swept_label(rest);
+      row.full_name = (several ? run.name + ": " : "") + c.label();
       if (!options.by.empty()) row.group = c.value_of(options.by).value_or("(none)");
       if (c.stores_data) {
         row.write = sample_stats(bandwidth_samples(c, c.write));
@@ -205,7 +208,9 @@ void print_report(const ReportModel& m, bool markdown, std::ostream& out) {
   std::vector<bool> numbers(ph.size(), true);
   numbers[0] = false;
   Table phases(ph, numbers);
+  group = "\x01";
   for (const ReportRow& r : m.rows) {
+    if (!m.options.by.empty() && r.group != group) phases.add_heading(m.options.by + " = " + (group = r.group));
     std::vector<std::string> row{r.name};
     for (const std::string& p : m.write_phases) row.push_back(r.c->write.phases.count(p) ? seconds_text(r.c->write.phases.at(p)) : "-");
     for (const std::string& p : m.read_phases) row.push_back(r.c->read.phases.count(p) ? seconds_text(r.c->read.phases.at(p)) : "-");

@@ -19,7 +19,8 @@ struct ReportOptions {
 // baseline case.
 struct ReportRow {
   const CaseRecord* c = nullptr;
-  std::string name;   // "label" or, with several runs, "run: label"
+  std::string name;       // "label" or, with several runs, "run: label"; without the --by key
+  std::string full_name;  // the same with every swept key (the charts' case names)
   std::string group;  // the --by value ("" without --by)
   SampleStats write, read;
   std::optional<double> write_speedup, read_speedup;
