@@ -19,6 +19,11 @@ constexpr double kPlotWidth = 560;
 
 std::string num(double v) { return fmt::format("{:.1f}", v); }
 
+// A swept value as the axis shows it: integers (threads, bytes) without decimals.
+std::string value_label(double v) {
+  return v == std::floor(v) && std::abs(v) < 1e15 ? fmt::format("{}", static_cast<long long>(v)) : format_significant(v);
+}
+
 // A round step for about `ticks` axis ticks up to `top`.
 double nice_step(double top, int ticks) {
   const double raw = top / ticks;
@@ -85,16 +90,17 @@ std::string bandwidth_chart(const ReportModel& m) {
 // Median bandwidth against a numeric swept key, one line per direction and per combination of
 // the other swept keys (and run).
 std::string line_chart(const ReportModel& m, const std::string& key) {
-  std::map<std::string, std::vector<std::pair<double, double>>> series;
+  // (the other keys, direction) -> (key value, median GiB/s)
+  std::map<std::pair<std::string, std::string>, std::vector<std::pair<double, double>>> series;
   double xmin = 1e300, xmax = -1e300, top = 0;
   for (const ReportRow& r : m.rows) {
     const auto x = r.c->number_of(key);
     if (!x) continue;
     nlohmann::json rest = r.c->swept;
     rest.erase(key);
-    const std::string name = (m.runs.size() > 1 ? r.c->run + ": " : "") + swept_label(rest);
-    if (r.write.n) series[name + " write"].emplace_back(*x, r.write.median);
-    if (r.read.n) series[name + " read"].emplace_back(*x, r.read.median);
+    const std::string name = (m.runs.size() > 1 ? r.c->run + ": " : "") + (rest.empty() ? "" : swept_label(rest) + " ");
+    if (r.write.n) series[{name, "write"}].emplace_back(*x, r.write.median);
+    if (r.read.n) series[{name, "read"}].emplace_back(*x, r.read.median);
     xmin = std::min(xmin, *x), xmax = std::max(xmax, *x);
     top = std::max({top, r.write.median, r.read.median});
   }
@@ -120,25 +126,28 @@ std::string line_chart(const ReportModel& m, const std::string& key) {
   std::sort(xs.begin(), xs.end());
   xs.erase(std::unique(xs.begin(), xs.end()), xs.end());
   for (double x : xs) {
-    s += fmt::format(R"(<text x="{}" y="{}" font-size="11" text-anchor="middle">{}</text>)", num(px(x)), num(y0 + h + 14), html_escape(format_significant(x)));
+    s += fmt::format(R"(<text x="{}" y="{}" font-size="11" text-anchor="middle">{}</text>)", num(px(x)), num(y0 + h + 14), html_escape(value_label(x)));
   }
   s += fmt::format(R"(<text x="{}" y="{}" font-size="12" text-anchor="middle">{}{}</text>)", num(x0 + w / 2), num(y0 + h + 34),
                    html_escape(key), log_x ? " (log scale)" : "");
   s += fmt::format(R"svg(<text x="14" y="{}" font-size="12" transform="rotate(-90 14 {})" text-anchor="middle">GiB/s (median)</text>)svg", num(y0 + h / 2), num(y0 + h / 2));
   std::size_t i = 0;
-  for (auto& [name, points] : series) {
+  std::map<std::string, std::size_t> colors;  // one colour per combination: write solid, read dashed
+  for (auto& [id, points] : series) {
     std::sort(points.begin(), points.end());
-    const char* color = kPhaseColors[i % std::size(kPhaseColors)];
+    const std::string name = id.first + id.second;
+    const char* color = kPhaseColors[colors.emplace(id.first, colors.size()).first->second % std::size(kPhaseColors)];
+    const char* dash = id.second == "read" ? R"( stroke-dasharray="6 4")" : "";
     std::string path;
     for (const auto& [x, v] : points) path += fmt::format("{}{},{} ", path.empty() ? "M" : "L", num(px(x)), num(py(v)));
-    s += fmt::format(R"(<path d="{}" fill="none" stroke="{}" stroke-width="2"/>)", path, color);
+    s += fmt::format(R"(<path d="{}" fill="none" stroke="{}" stroke-width="2"{}/>)", path, color, dash);
     for (const auto& [x, v] : points) {
       s += fmt::format(R"(<circle cx="{}" cy="{}" r="3.5" fill="{}"><title>{}</title></circle>)", num(px(x)), num(py(v)), color,
-                       html_escape(fmt::format("{} {}={}: {} GiB/s", name, key, format_significant(x), format_significant(v))));
+                       html_escape(fmt::format("{} {}={}: {} GiB/s", name, key, value_label(x), format_significant(v))));
     }
     const double ly = y0 + 10 + 16 * static_cast<double>(i);
-    s += fmt::format(R"(<rect x="{}" y="{}" width="12" height="3" fill="{}"/><text x="{}" y="{}" font-size="11">{}</text>)", num(x0 + w + 10),
-                     num(ly - 4), color, num(x0 + w + 26), num(ly), html_escape(name));
+    s += fmt::format(R"(<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{}" stroke-width="2"{}/><text x="{}" y="{}" font-size="11">{}</text>)",
+                     num(x0 + w + 8), num(ly - 4), num(x0 + w + 26), num(ly - 4), color, dash, num(x0 + w + 30), num(ly), html_escape(name));
     ++i;
   }
   return s + "</svg>";
