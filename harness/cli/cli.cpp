@@ -86,7 +86,9 @@ int run_cli(int argc, char** argv, std::ostream& out, std::ostream& err) {
   CompareCommandOptions compare_options;
   CLI::App* compare_cmd = add_compare_command(app, compare_options);
   app.footer(kExitStatus);
-  for (CLI::App* sub : app.get_subcommands({})) sub->footer(kExitStatus);
+  for (CLI::App* sub : app.get_subcommands({})) {
+    if (sub->get_footer().empty()) sub->footer(kExitStatus);  // report and compare state their own
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

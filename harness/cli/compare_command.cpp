@@ -13,6 +13,9 @@ CLI::App* add_compare_command(CLI::App& app, CompareCommandOptions& o) {
       ->capture_default_str();
   cmd->add_option("--fail-on", o.fail_on, "Exit 1 when any case is slower")->check(CLI::IsMember({"slower"}));
   cmd->add_flag("--markdown", o.markdown, "Print a Markdown table");
+  cmd->footer(
+      "Exit status: 0 compared; 1 with --fail-on slower: a case is slower (p < alpha and a lower median); 2 bad input: a "
+      "command-line error, a run directory or results file that is missing or does not parse (path and line named).");
   return cmd;
 }
 

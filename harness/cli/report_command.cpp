@@ -18,7 +18,11 @@ CLI::App* add_report_command(CLI::App& app, ReportCommandOptions& o) {
   cmd->add_option("--by", o.by, "Group the cases by this key (a swept key, any campaign key such as backend.name, or `run`)");
   cmd->add_option("--baseline", o.baseline, "Speedups against the case with KEY=VALUE[,KEY=VALUE…], e.g. 'backend.name=posix'");
   cmd->add_flag("--markdown", o.markdown, "Print Markdown tables");
-  cmd->add_option("--html", o.html, "Also write one self-contained HTML file with inline SVG charts");
+  cmd->add_option("--html", o.html, "Also write one self-contained HTML file with inline SVG charts (no script, no network)")
+      ->option_text("FILE");
+  cmd->footer(
+      "Exit status: 0 the report was printed (and written); 2 bad input: a command-line error, a run directory or results "
+      "file that is missing or does not parse (path and line named), a --baseline or --by that matches no case.");
   return cmd;
 }
 
