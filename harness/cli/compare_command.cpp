@@ -5,7 +5,7 @@
 namespace ckpt::harness {
 
 CLI::App* add_compare_command(CLI::App& app, CompareCommandOptions& o) {
-  CLI::App* cmd = app.add_subcommand("compare", "Compare two runs case by case: ratio of medians, Mann–Whitney U, verdict");
+  CLI::App* cmd = app.add_subcommand("compare", "Compare two runs case by case: ratio of medians, Mann-Whitney U, verdict");
   cmd->add_option("BASE", o.base, "The baseline run (directory or results.jsonl)")->required();
   cmd->add_option("NEW", o.next, "The run to judge (directory or results.jsonl)")->required();
   cmd->add_option("--alpha", o.alpha, "Significance level of the two-sided test")

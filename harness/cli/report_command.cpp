@@ -16,7 +16,7 @@ CLI::App* add_report_command(CLI::App& app, ReportCommandOptions& o) {
   cmd->add_option("RUN", o.runs, "Run directories (holding results.jsonl) or results.jsonl files; several are concatenated")
       ->required();
   cmd->add_option("--by", o.by, "Group the cases by this key (a swept key, any campaign key such as backend.name, or `run`)");
-  cmd->add_option("--baseline", o.baseline, "Speedups against the case with KEY=VALUE[,KEY=VALUE…], e.g. 'backend.name=posix'");
+  cmd->add_option("--baseline", o.baseline, "Speedups against the case with KEY=VALUE[,KEY=VALUE...], e.g. 'backend.name=posix'");
   cmd->add_flag("--markdown", o.markdown, "Print Markdown tables");
   cmd->add_option("--html", o.html, "Also write one self-contained HTML file with inline SVG charts (no script, no network)")
       ->option_text("FILE");

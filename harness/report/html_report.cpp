@@ -89,10 +89,15 @@ std::string bandwidth_chart(const ReportModel& m) {
 
 // Median bandwidth against a numeric swept key, one line per direction and per combination of
 // the other swept keys (and run).
-std::string line_chart(const ReportModel& m, const std::string& key) {
-  // (the other keys, direction) -> (key value, median GiB/s)
+// The points of a line chart: (the other keys, direction) -> (key value, median GiB/s).
+struct LineSeries {
   std::map<std::pair<std::string, std::string>, std::vector<std::pair<double, double>>> series;
   double xmin = 1e300, xmax = -1e300, top = 0;
+};
+
+LineSeries line_series(const ReportModel& m, const std::string& key) {
+  LineSeries l;
+  auto& [series, xmin, xmax, top] = l;
   for (const ReportRow& r : m.rows) {
     const auto x = r.c->number_of(key);
     if (!x) continue;
@@ -104,6 +109,12 @@ std::string line_chart(const ReportModel& m, const std::string& key) {
     xmin = std::min(xmin, *x), xmax = std::max(xmax, *x);
     top = std::max({top, r.write.median, r.read.median});
   }
+  return l;
+}
+
+std::string line_chart(const ReportModel& m, const std::string& key) {
+  LineSeries l = line_series(m, key);
+  auto& [series, xmin, xmax, top] = l;
   if (series.empty() || !(xmax > xmin) || !(top > 0)) return "";
   top *= 1.1;
   const bool log_x = xmin > 0 && xmax / xmin >= 16;

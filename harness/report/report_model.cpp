@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 #include <stdexcept>
+#include <tuple>
 
 #include "harness/report/report_format.hpp"
 #include "harness/report/report_table.hpp"
@@ -72,6 +73,23 @@ std::vector<std::string> ordered_phases(const std::set<std::string>& present, st
   return out;
 }
 
+// A case's row: its names, its group and its bandwidth spreads.
+ReportRow make_row(const CaseRecord& c, const ReportOptions& options, bool several) {
+  ReportRow row;
+  row.c = &c;
+  nlohmann::json rest = c.swept;  // within a group its key goes without saying (unless it is all)
+  if (!options.by.empty() && rest.size() > 1) rest.erase(options.by);
+  const std::string run = several ? c.run + ": " : "";
+  row.name = run + swept_label(rest);
+  row.full_name = run + c.label();
+  if (!options.by.empty()) row.group = c.value_of(options.by).value_or("(none)");
+  if (c.stores_data) {
+    row.write = sample_stats(bandwidth_samples(c, c.write));
+    row.read = sample_stats(bandwidth_samples(c, c.read));
+  }
+  return row;
+}
+
 std::string seconds_text(double s) { return format_significant(s); }
 
 }  // namespace
@@ -95,17 +113,7 @@ ReportModel build_report(std::vector<RunRecord> runs, const ReportOptions& optio
   std::set<std::string> not_numeric;
   for (const RunRecord& run : m.runs) {
     for (const CaseRecord& c : run.cases) {
-      ReportRow row;
-      row.c = &c;
-      nlohmann::json rest = c.swept;  // within a group its key goes without saying (unless it is all)
-      if (!options.by.empty() && rest.size() > 1) rest.erase(options.by);
-      row.name = (several ? run.name + ": " : "") + swept_label(rest);
-      row.full_name = (several ? run.name + ": " : "") + c.label();
-      if (!options.by.empty()) row.group = c.value_of(options.by).value_or("(none)");
-      if (c.stores_data) {
-        row.write = sample_stats(bandwidth_samples(c, c.write));
-        row.read = sample_stats(bandwidth_samples(c, c.read));
-      }
+      ReportRow row = make_row(c, options, several);
       for (const auto& [name, seconds] : c.write.phases) write_phases.insert(name);
       for (const auto& [name, seconds] : c.read.phases) read_phases.insert(name);
       m.has_stall = m.has_stall || c.stall_seconds.has_value();
@@ -122,9 +130,11 @@ ReportModel build_report(std::vector<RunRecord> runs, const ReportOptions& optio
   }
   std::stable_sort(m.rows.begin(), m.rows.end(), [&](const ReportRow& a, const ReportRow& b) {
     if (options.by.empty()) return false;
-    const auto na = a.c->number_of(options.by), nb = b.c->number_of(options.by);
-    if (na && nb) return *na < *nb;
-    return a.group < b.group;
+    const auto order = [&](const ReportRow& r) {  // numbers in numeric order, then the rest by text
+      const std::optional<double> n = r.c->number_of(options.by);
+      return std::make_tuple(!n.has_value(), n.value_or(0), r.group);
+    };
+    return order(a) < order(b);
   });
   if (!options.baseline.empty()) {
     const Pairs pairs = parse_baseline(options.baseline);

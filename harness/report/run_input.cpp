@@ -1,5 +1,6 @@
 #include "harness/report/run_input.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <stdexcept>
 
@@ -38,27 +39,31 @@ std::optional<double> optional_number(const json& j, const char* key) {
   return std::nullopt;
 }
 
+// The value of a dotted campaign key in the swept keys, else in `config` (null when neither has it).
+const json& lookup(const CaseRecord& c, const std::string& key) {
+  static const json none;
+  if (c.swept.contains(key)) return c.swept[key];
+  std::string pointer = "/" + key;
+  std::replace(pointer.begin(), pointer.end(), '.', '/');
+  const json::json_pointer ptr(pointer);
+  return c.config.contains(ptr) && !c.config[ptr].is_object() ? c.config[ptr] : none;
+}
+
 }  // namespace
 
 std::string CaseRecord::label() const { return swept_label(swept); }
 
 std::optional<std::string> CaseRecord::value_of(const std::string& key) const {
-  if (swept.contains(key)) return text_of(swept[key]);
-  std::string pointer = "/" + key;
-  for (char& ch : pointer) ch = ch == '.' ? '/' : ch;
-  const json::json_pointer ptr(pointer);
-  if (config.contains(ptr) && !config[ptr].is_object()) return text_of(config[ptr]);
   if (key == "run") return run;  // --by run: one group per run
-  return std::nullopt;
+  const json& value = lookup(*this, key);
+  if (value.is_null()) return std::nullopt;
+  return text_of(value);
 }
 
 std::optional<double> CaseRecord::number_of(const std::string& key) const {
-  if (swept.contains(key)) return swept[key].is_number() ? std::optional<double>(swept[key].get<double>()) : std::nullopt;
-  std::string pointer = "/" + key;
-  for (char& ch : pointer) ch = ch == '.' ? '/' : ch;
-  const json::json_pointer ptr(pointer);
-  if (config.contains(ptr) && config[ptr].is_number()) return config[ptr].get<double>();
-  return std::nullopt;
+  const json& value = lookup(*this, key);
+  if (!value.is_number()) return std::nullopt;
+  return value.get<double>();
 }
 
 CaseRecord parse_case(const json& j, const std::string& where) {
