@@ -277,7 +277,14 @@ std::string html_report(const ReportModel& m) {
   for (const RunRecord& run : m.runs) {
     s += fmt::format("<li>{}: {} cases ({})</li>", html_escape(run.name), run.cases.size(), html_escape(run.file.string()));
   }
-  s += "</ul><h2>Environment</h2><table>";
+  s += "</ul>";
+  const auto differences = config_differences(m);
+  if (!differences.empty()) {
+    s += "<h2>Configuration differences between the runs</h2><table>";
+    for (const auto& [key, value] : differences) s += "<tr><th>" + html_escape(key) + "</th><td>" + html_escape(value) + "</td></tr>";
+    s += "</table>";
+  }
+  s += "<h2>Environment</h2><table>";
   for (const auto& [key, value] : environment_summary(m)) s += "<tr><th>" + html_escape(key) + "</th><td>" + html_escape(value) + "</td></tr>";
   s += "</table><h2>Bandwidth per case</h2>" + bandwidth_chart(m);
   for (const std::string& key : m.numeric_keys) s += "<h2>Bandwidth against " + html_escape(key) + "</h2>" + line_chart(m, key);

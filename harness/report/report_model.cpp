@@ -73,6 +73,56 @@ std::vector<std::string> ordered_phases(const std::set<std::string>& present, st
   return out;
 }
 
+// Every leaf of a configuration as "a.b.c" -> its JSON text.
+void flatten(const nlohmann::json& j, const std::string& prefix, std::map<std::string, std::string>& out) {
+  for (const auto& [key, value] : j.items()) {
+    const std::string name = prefix.empty() ? key : prefix + "." + key;
+    if (value.is_object()) {
+      flatten(value, name, out);
+    } else {
+      out[name] = value.is_string() ? value.get<std::string>() : value.dump();
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> config_differences(const ReportModel& m) {
+  std::vector<std::pair<std::string, std::string>> out;
+  if (m.runs.size() < 2) return out;
+  // key -> per run the values its cases have ("" none), for keys no case sweeps
+  std::map<std::string, std::vector<std::set<std::string>>> values;
+  std::set<std::string> swept;
+  for (std::size_t i = 0; i < m.runs.size(); ++i) {
+    for (const CaseRecord& c : m.runs[i].cases) {
+      for (const auto& [key, value] : c.swept.items()) swept.insert(key);
+      std::map<std::string, std::string> flat;
+      flatten(c.config, "", flat);
+      for (const auto& [key, text] : flat) {
+        auto& per_run = values[key];
+        per_run.resize(m.runs.size());
+        per_run[i].insert(text);
+      }
+    }
+  }
+  for (auto& [key, per_run] : values) {
+    per_run.resize(m.runs.size());
+    if (swept.count(key) || key == "campaign.target" ||
+        std::all_of(per_run.begin(), per_run.end(), [&](const auto& v) { return v == per_run.front(); })) {
+      continue;
+    }
+    std::string text;
+    for (std::size_t i = 0; i < per_run.size(); ++i) {
+      const std::string shown = per_run[i].empty() ? "(none)" : fmt::format("{}", fmt::join(per_run[i], " / "));
+      text += (i ? ", " : "") + shown + " (" + m.runs[i].name + ")";
+    }
+    out.emplace_back(key, text);
+  }
+  return out;
+}
+
+namespace {
+
 // A case's row: its names, its group and its bandwidth spreads.
 ReportRow make_row(const CaseRecord& c, const ReportOptions& options, bool several) {
   ReportRow row;
@@ -184,6 +234,13 @@ void print_report(const ReportModel& m, bool markdown, std::ostream& out) {
   const std::string h2 = markdown ? "## " : "";
   fmt::print(out, "{}Runs\n\n", h2);
   for (const RunRecord& run : m.runs) fmt::print(out, "{}{}: {} cases ({})\n", markdown ? "- " : "  ", run.name, run.cases.size(), run.file.string());
+  const auto differences = config_differences(m);
+  if (!differences.empty()) {
+    fmt::print(out, "\n{}Configuration differences between the runs\n\n", h2);
+    Table diff({"key", "values"}, {false, false});
+    for (const auto& [key, value] : differences) diff.add({key, value});
+    diff.print(out, markdown);
+  }
   fmt::print(out, "\n{}Environment\n\n", h2);
   Table env({"key", "value"}, {false, false});
   for (const auto& [key, value] : environment_summary(m)) env.add({key, value});

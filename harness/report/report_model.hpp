@@ -47,6 +47,9 @@ void print_report(const ReportModel& model, bool markdown, std::ostream& out);
 std::string spread_text(const SampleStats& s);
 // "1.23×" ("" none).
 std::string speedup_text(const std::optional<double>& s);
+// With several runs: the campaign keys (not swept) whose values differ between the runs, as
+// (key, "value (run), value (run)"), e.g. a --set between two runs of one campaign.
+std::vector<std::pair<std::string, std::string>> config_differences(const ReportModel& model);
 // Environment rows: (key, value over all runs — distinct values joined with ", ").
 std::vector<std::pair<std::string, std::string>> environment_summary(const ReportModel& model);
 

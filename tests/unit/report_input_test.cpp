@@ -117,6 +117,22 @@ TEST(ReportModel, BadBaselineOrByNamesWhatExists) {
   EXPECT_THROW(build_report({a}, {"no.such", ""}), std::runtime_error);
 }
 
+// Two runs of one campaign with a --set between them: the report names the key and both values;
+// swept keys and the target are not differences.
+TEST(ReportModel, ConfigDifferencesBetweenRuns) {
+  json one = json::parse(line({{"backend.threads", 1}}, {1}, "1"));
+  json other = one;
+  other["config"]["backend"]["name"] = "uring";
+  other["config"]["backend"]["threads"] = 8;
+  one["config"]["campaign"] = {{"target", "/a"}};
+  other["config"]["campaign"] = {{"target", "/b"}};
+  const RunRecord a = run_of("a", one.dump() + "\n");
+  const RunRecord b = run_of("b", other.dump() + "\n");
+  const ReportModel m = build_report({a, b}, {});
+  EXPECT_EQ(config_differences(m), (std::vector<std::pair<std::string, std::string>>{{"backend.name", "posix (a), uring (b)"}}));
+  EXPECT_TRUE(config_differences(build_report({a}, {})).empty());
+}
+
 TEST(Compare, MatchesByConfigHashThenSweptKeys) {
   const RunRecord base = run_of("base", line({{"m", "a"}}, {1, 1, 1, 1}, "h1") + line({{"m", "b"}}, {1, 1.1, 1.2, 1.3}, "h2") +
                                             line({{"m", "gone"}}, {1}, "h3"));
