@@ -54,12 +54,14 @@ void CaseExecution::prepare_write() {
   std::string problem;
   if (comm_.rank() == 0) problem = prepare_target_for_checkpoint(c_).value_or("");
   agree(comm_, comm_.broadcast(problem));
+  lock_case();
   // Numbering continues after checkpoints already there (kept by an earlier run with
   // campaign.overwrite): they stay untouched until this run's first checkpoint is complete.
   // Process 0 alone looks (other processes may not see the directory yet, or a stale view).
+  // Only complete ones may be retired; write_iteration makes each step directory exclusively.
   if (comm_.rank() == 0) {
     for (const auto& entry : fs::directory_iterator(case_directory(c_))) {
-      if (entry.is_directory()) previous_dirs_.insert(entry.path());
+      if (entry.is_directory() && fs::exists(entry.path() / kManifestName)) previous_dirs_.insert(entry.path());
     }
     while (fs::exists(step_dir(0))) ++first_step_;
   }
