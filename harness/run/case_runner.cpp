@@ -38,6 +38,7 @@ CaseExecution::CaseExecution(const Case& c, RunContext& ctx)
   result_.modeled_ranks = static_cast<std::int64_t>(selected_.size());
   result_.environment = environment_record(c.target, comm_.kind(), comm_.size());
   result_.hosts = comm_.gather(host_name());
+  add_notes(ctx.notes);  // issue 13: the open-file limit raised at start
 }
 
 bool CaseExecution::fail(const std::string& error) {
