@@ -34,6 +34,17 @@ bool await(const Process& p, const std::string& text) {
   return contains(p.err_so_far(), text);
 }
 
+// Campaign DIR/NAME.toml (the tiny model, one iteration) run once with --phase checkpoint;
+// returns its case directory (empty when the run failed).
+fs::path checkpoint_once(const Scratch& dir, const std::string& name) {
+  const fs::path model = dir.write("tiny.toml", kTinyModel);
+  const fs::path campaign = dir.write(name + ".toml", tiny_campaign(name, dir / "target", model, 1));
+  const Outcome made = ckptbench({"run", campaign.string(), "--phase", "checkpoint", "--output", (dir / "r0").string()});
+  EXPECT_EQ(made.exit_code, 0) << made.describe();
+  if (made.exit_code != 0) return {};
+  return dir / "target" / name / "case-0000";
+}
+
 class SecondRun : public ::testing::Test {
  protected:
   Scratch dir_;
@@ -103,11 +114,8 @@ TEST_F(SecondRun, UnderMpirunRefusesOnEveryProcess) {
 // a leftover step without a manifest and an unrelated directory stay, and numbering skips them.
 TEST(Ownership, OverwriteRemovesOnlyWhatItSupersedes) {
   Scratch dir;
-  const fs::path model = dir.write("tiny.toml", kTinyModel);
-  const fs::path campaign = dir.write("own.toml", tiny_campaign("own", dir / "target", model, 1));
-  const Outcome first = ckptbench({"run", campaign.string(), "--phase", "checkpoint", "--output", (dir / "r0").string()});
-  ASSERT_EQ(first.exit_code, 0) << first.describe();
-  const fs::path case_dir = dir / "target" / "own" / "case-0000";
+  const fs::path campaign = dir / "own.toml";
+  const fs::path case_dir = checkpoint_once(dir, "own");
   ASSERT_EQ(latest_checkpoint(case_dir), case_dir / "step_0000001");
   dir.write("target/own/case-0000/step_0000002/someone-elses.bin", "partial");
   dir.write("target/own/case-0000/notes/readme.txt", "mine");
@@ -166,11 +174,8 @@ TEST(HostileNames, CampaignNameMustBeOnePathComponentOfAtMost200Bytes) {
 // A `latest` pointer that leads out of the case directory is refused, not followed.
 TEST(HostileNames, LatestPointerOutsideTheCaseDirectoryIsRefused) {
   Scratch dir;
-  const fs::path model = dir.write("tiny.toml", kTinyModel);
-  const fs::path campaign = dir.write("ptr.toml", tiny_campaign("ptr", dir / "target", model, 1));
-  const Outcome made = ckptbench({"run", campaign.string(), "--phase", "checkpoint", "--output", (dir / "r0").string()});
-  ASSERT_EQ(made.exit_code, 0) << made.describe();
-  const fs::path case_dir = dir / "target" / "ptr" / "case-0000";
+  const fs::path campaign = dir / "ptr.toml";
+  const fs::path case_dir = checkpoint_once(dir, "ptr");
   const fs::path kept = latest_checkpoint(case_dir);
   ASSERT_FALSE(kept.empty());
   const std::string good = read_text(case_dir / "latest");

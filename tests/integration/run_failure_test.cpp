@@ -55,6 +55,15 @@ class DiskFull : public ::testing::Test {
     return ckptbench(args);
   }
 
+  // A restore of the case's `latest` checkpoint exits 0 and verifies.
+  void expect_restore_verifies() {
+    const Outcome restore = run({"--phase", "restore"});
+    EXPECT_EQ(restore.exit_code, 0) << restore.describe();
+    const auto restored = read_results(output_);
+    ASSERT_EQ(restored.size(), 1u) << restore.describe();
+    EXPECT_EQ(restored[0].at("verified"), true) << restored[0].dump();
+  }
+
   Scratch dir_;
   fs::path mount_point_ = dir_ / "mnt";
   bool mounted_ = false;
@@ -139,11 +148,7 @@ TEST_F(DiskFull, FailureMidDataLeavesNoPartialStepAndTheNextRunSucceeds) {
   fs::remove(mount_point_ / "filler");
   const Outcome again = run({"--phase", "checkpoint"});
   ASSERT_EQ(again.exit_code, 0) << again.describe();
-  const Outcome restore = run({"--phase", "restore"});
-  ASSERT_EQ(restore.exit_code, 0) << restore.describe();
-  const auto restored = read_results(output_);
-  ASSERT_EQ(restored.size(), 1u);
-  EXPECT_EQ(restored[0].at("verified"), true) << restored[0].dump();
+  expect_restore_verifies();
 }
 
 // Disk full at the manifest (the data fits, its manifest does not): the step goes too, and the
@@ -178,11 +183,7 @@ TEST_F(DiskFull, FailureMidManifestRemovesTheStepAndKeepsTheEarlierCheckpoint) {
   fs::remove(mount_point_ / "filler");
   fs::remove_all(kept);
   fs::copy(aside / kept.filename(), kept);
-  const Outcome restore = run({"--phase", "restore"});
-  EXPECT_EQ(restore.exit_code, 0) << restore.describe();
-  const auto restored = read_results(output_);
-  ASSERT_EQ(restored.size(), 1u);
-  EXPECT_EQ(restored[0].at("verified"), true) << restored[0].dump();
+  expect_restore_verifies();
 }
 
 TEST(RunSetupErrors, MemoryBudgetTooSmallStopsBeforeAnyIo) {
