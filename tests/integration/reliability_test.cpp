@@ -94,6 +94,20 @@ TEST_F(SecondRun, OnTheSameCaseRefusesNamingTheFirstRunsHostAndPid) {
   EXPECT_EQ(after.exit_code, 0) << after.describe();
 }
 
+// A run that keeps nothing takes no lock, but its step directories are made exclusively: beside
+// a keeping run on the same case, both number past each other's and both verify.
+TEST_F(SecondRun, ThatKeepsNothingSharesNoStepDirectory) {
+  Process first({kBinary, "run", campaign_.string(), "--phase", "checkpoint", "--output", (dir_ / "first").string()});
+  ASSERT_TRUE(await(first, "iteration 3/")) << first.err_so_far();
+  const Outcome both = ckptbench({"run", campaign_.string(), "--set", "campaign.iterations=40", "--output",
+                                  (dir_ / "both").string()}, 60s);
+  EXPECT_EQ(both.exit_code, 0) << both.describe();
+  const auto r = read_results(dir_ / "both");
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].at("verified"), true) << r[0].dump();
+  finish_and_restore(first);
+}
+
 // The same under mpirun: process 0 finds the lock held and every process stops with exit 2.
 TEST_F(SecondRun, UnderMpirunRefusesOnEveryProcess) {
   const auto mpirun = find_mpirun();
