@@ -56,11 +56,14 @@ class SecondRun : public ::testing::Test {
     return case_dir_.string() + " is in use by another ckptbench run (host " + host() + ", pid " +
            std::to_string(pid) + ")";
   }
-  // The first run ends on SIGINT (130) and keeps its newest checkpoint, which must restore.
-  void finish_and_restore(Process& first) {
-    ASSERT_EQ(::kill(first.pid(), SIGINT), 0);
-    const Outcome o = first.wait(20s);
-    EXPECT_EQ(o.exit_code, 130) << o.describe();
+  // The first run ends (on its own: exit 0; else on SIGINT: 130) and keeps its newest
+  // checkpoint, which must restore and verify.
+  void finish_and_restore(Process& first, bool interrupt = true) {
+    if (interrupt) {
+      ASSERT_EQ(::kill(first.pid(), SIGINT), 0);
+    }
+    const Outcome o = first.wait(interrupt ? 20s : 180s);
+    EXPECT_EQ(o.exit_code, interrupt ? 130 : 0) << o.describe();
     EXPECT_FALSE(contains(o.err, "failed")) << o.describe();
     const Outcome restore = ckptbench({"run", campaign_.string(), "--phase", "restore", "--set",
                                        "campaign.iterations=1", "--output", (dir_ / "restored").string()});
@@ -74,7 +77,8 @@ class SecondRun : public ::testing::Test {
 // Two `--phase checkpoint` runs on one case: the second refuses at once, naming the first's host
 // and pid; the first goes on, and its checkpoint restores and verifies.
 TEST_F(SecondRun, OnTheSameCaseRefusesNamingTheFirstRunsHostAndPid) {
-  Process first({kBinary, "run", campaign_.string(), "--phase", "checkpoint", "--output", (dir_ / "first").string()});
+  Process first({kBinary, "run", campaign_.string(), "--phase", "checkpoint", "--set", "campaign.iterations=200",
+                 "--output", (dir_ / "first").string()});
   ASSERT_TRUE(await(first, "iteration 3/")) << first.err_so_far();
   const Outcome second =
       ckptbench({"run", campaign_.string(), "--phase", "checkpoint", "--output", (dir_ / "second").string()}, 30s);
@@ -87,7 +91,11 @@ TEST_F(SecondRun, OnTheSameCaseRefusesNamingTheFirstRunsHostAndPid) {
                                   "campaign.iterations=1", "--output", (dir_ / "third").string()}, 30s);
   EXPECT_EQ(kept.exit_code, 2) << kept.describe();
   EXPECT_TRUE(contains(kept.err, in_use_by(first.pid()))) << kept.describe();
-  finish_and_restore(first);
+  EXPECT_FALSE(contains(first.err_so_far(), "iteration 200/")) << "the first run ended before the second started";
+  finish_and_restore(first, false);
+  const auto r = read_results(dir_ / "first");
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].at("status"), "ok") << r[0].dump();
   // Once the first run ended, its lock is free.
   const Outcome after = ckptbench({"run", campaign_.string(), "--phase", "checkpoint", "--set", "campaign.iterations=2",
                                    "--output", (dir_ / "after").string()});
