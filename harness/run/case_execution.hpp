@@ -63,8 +63,8 @@ class CaseExecution {
   std::unique_ptr<backends::Backend> backend_;
   std::int64_t first_step_ = 1;
   std::filesystem::path planned_dir_;            // the directory the plans' paths point into now
-  // Checkpoints to remove once a newer one is kept (process 0): the complete ones an earlier run
-  // left (campaign.overwrite), then each kept one of this run until the next is complete.
+  // Checkpoints to remove once a newer one is kept (process 0): the complete one `latest` named
+  // at the start (campaign.overwrite), then each kept one of this run until the next is complete.
   std::set<std::filesystem::path> previous_dirs_;
   CaseLock lock_;  // held by process 0 of a keeping run for the whole case
   std::vector<double> manifest_s_, retire_s_, verify_s_;  // per timed iteration

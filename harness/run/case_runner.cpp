@@ -59,11 +59,11 @@ void CaseExecution::prepare_write() {
   // Numbering continues after checkpoints already there (kept by an earlier run with
   // campaign.overwrite): they stay untouched until this run's first checkpoint is complete.
   // Process 0 alone looks (other processes may not see the directory yet, or a stale view).
-  // Only complete ones may be retired; write_iteration makes each step directory exclusively.
+  // Only the complete one `latest` names is superseded (retired once this run's first is kept);
+  // write_iteration makes each step directory exclusively.
   if (comm_.rank() == 0) {
-    for (const auto& entry : fs::directory_iterator(case_directory(c_))) {
-      if (entry.is_directory() && fs::exists(entry.path() / kManifestName)) previous_dirs_.insert(entry.path());
-    }
+    fs::path latest;
+    if (!find_latest_checkpoint(c_, latest) && fs::exists(latest / kManifestName)) previous_dirs_.insert(latest);
     while (fs::exists(step_dir(0))) ++first_step_;
   }
   first_step_ = std::stoll(comm_.broadcast(std::to_string(first_step_)));

@@ -132,8 +132,9 @@ TEST_F(SecondRun, UnderMpirunRefusesOnEveryProcess) {
   finish_and_restore(first);
 }
 
-// An overwriting run retires the older complete checkpoint it replaces and its own, nothing else:
-// a leftover step without a manifest and an unrelated directory stay, and numbering skips them.
+// An overwriting run retires the older complete checkpoint it replaces (the one `latest` named)
+// and its own, nothing else: a leftover step without a manifest, another complete checkpoint and
+// an unrelated directory stay, and numbering skips the leftover.
 TEST(Ownership, OverwriteRemovesOnlyWhatItSupersedes) {
   Scratch dir;
   const fs::path campaign = dir / "own.toml";
@@ -141,6 +142,7 @@ TEST(Ownership, OverwriteRemovesOnlyWhatItSupersedes) {
   ASSERT_EQ(latest_checkpoint(case_dir), case_dir / "step_0000001");
   dir.write("target/own/case-0000/step_0000002/someone-elses.bin", "partial");
   dir.write("target/own/case-0000/notes/readme.txt", "mine");
+  fs::copy(case_dir / "step_0000001", case_dir / "complete-but-not-latest");
   const Outcome second = ckptbench({"run", campaign.string(), "--phase", "checkpoint", "--set", "campaign.iterations=2",
                                     "--output", (dir / "r1").string()});
   ASSERT_EQ(second.exit_code, 0) << second.describe();
@@ -149,6 +151,7 @@ TEST(Ownership, OverwriteRemovesOnlyWhatItSupersedes) {
   EXPECT_FALSE(fs::exists(case_dir / "step_0000003")) << "its own superseded checkpoint stays";
   EXPECT_EQ(read_text(case_dir / "step_0000002" / "someone-elses.bin"), "partial");
   EXPECT_EQ(read_text(case_dir / "notes" / "readme.txt"), "mine");
+  EXPECT_TRUE(fs::exists(case_dir / "complete-but-not-latest" / kManifest)) << "only what `latest` named is superseded";
 }
 
 // campaign.name names directories under campaign.target and --output: one path component only.
