@@ -151,29 +151,46 @@ CaseLock::~CaseLock() {
   if (fd_ >= 0) ::close(fd_);
 }
 
+namespace {
+
+constexpr const char* kLockName = ".ckptbench.lock";
+
+// The refusal when another run holds the lock on `fd` (its file holds "host pid").
+std::string held_by_other(int fd, const fs::path& case_dir) {
+  std::string holder(256, '\0');
+  const ssize_t n = ::pread(fd, holder.data(), holder.size() - 1, 0);
+  holder.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+  while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) holder.pop_back();
+  const auto space = holder.find(' ');
+  const std::string who = space == std::string::npos
+                              ? std::string("another ckptbench run (it has not written its host and pid yet)")
+                              : fmt::format("another ckptbench run (host {}, pid {})", holder.substr(0, space),
+                                            holder.substr(space + 1));
+  return fmt::format("campaign.target: {} is in use by {}, which holds {} — wait for it to finish, or choose "
+                     "another campaign.name or campaign.target",
+                     case_dir.string(), who, (case_dir / kLockName).string());
+}
+
+}  // namespace
+
 CaseLock CaseLock::acquire(const fs::path& case_dir, std::string& problem, std::string& note) {
-  const fs::path path = case_dir / ".ckptbench.lock";
+  const fs::path path = case_dir / kLockName;
   CaseLock lock;
   lock.fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (lock.fd_ < 0) {
     problem = fmt::format("campaign.target: cannot open the lock file {}: {}", path.string(), std::strerror(errno));
     return lock;
   }
-  if (::flock(lock.fd_, LOCK_EX | LOCK_NB) != 0) {
+  // A few tries: another run's up-front check holds a shared lock for a moment (lock_problem).
+  int result = -1;
+  for (int attempt = 0; attempt < 5 && (result = ::flock(lock.fd_, LOCK_EX | LOCK_NB)) != 0 && errno == EWOULDBLOCK;
+       ++attempt) {
+    ::usleep(20000);
+  }
+  if (result != 0) {
     const int error = errno;
     if (error == EWOULDBLOCK) {
-      std::string holder(256, '\0');
-      const ssize_t n = ::pread(lock.fd_, holder.data(), holder.size() - 1, 0);
-      holder.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
-      while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) holder.pop_back();
-      const auto space = holder.find(' ');
-      const std::string who = space == std::string::npos
-                                  ? std::string("another ckptbench run (it has not written its host and pid yet)")
-                                  : fmt::format("another ckptbench run (host {}, pid {})", holder.substr(0, space),
-                                                holder.substr(space + 1));
-      problem = fmt::format("campaign.target: {} is in use by {}, which holds {} — wait for it to finish, or choose "
-                            "another campaign.name or campaign.target",
-                            case_dir.string(), who, path.string());
+      problem = held_by_other(lock.fd_, case_dir);
     } else {
       note = fmt::format("campaign.target: cannot lock {} ({}): this file system does not support flock here (Lustre "
                          "needs the `flock` mount option), so a second run on this case is not kept out",
@@ -187,6 +204,17 @@ CaseLock CaseLock::acquire(const fs::path& case_dir, std::string& problem, std::
     note = fmt::format("campaign.target: cannot write host and pid to {}: {}", path.string(), std::strerror(errno));
   }
   return lock;
+}
+
+std::optional<std::string> lock_problem(const Case& c) {
+  const fs::path path = case_directory(c) / kLockName;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;  // no lock file: no run has held this case
+  std::optional<std::string> problem;
+  // Shared: the processes of one run may check at once without seeing each other.
+  if (::flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK) problem = held_by_other(fd, case_directory(c));
+  ::close(fd);
+  return problem;
 }
 
 std::int64_t create_step_directory(std::int64_t step, const std::function<fs::path(std::int64_t)>& name_of) {

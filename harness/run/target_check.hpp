@@ -59,6 +59,10 @@ class CaseLock {
   int fd_ = -1;
 };
 
+// Why a keeping run of case `c` cannot start now: another run holds the case lock (naming its
+// host and pid), or nullopt. Checks with a shared lock taken and dropped at once; changes nothing.
+std::optional<std::string> lock_problem(const Case& c);
+
 // Makes checkpoint directory `dir` (number `step`, named by `name_of`) with an exclusive mkdir,
 // trying the next numbers while one exists; returns the number made, or throws naming the path.
 std::int64_t create_step_directory(std::int64_t step, const std::function<std::filesystem::path(std::int64_t)>& name_of);

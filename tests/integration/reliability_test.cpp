@@ -86,6 +86,10 @@ TEST_F(SecondRun, OnTheSameCaseRefusesNamingTheFirstRunsHostAndPid) {
   EXPECT_TRUE(contains(second.err, in_use_by(first.pid()))) << second.describe();
   EXPECT_TRUE(contains(second.err, (case_dir_ / ".ckptbench.lock").string())) << second.describe();
   EXPECT_FALSE(fs::exists(dir_ / "second")) << "the refused run made a results directory";
+  // --dry-run checks the lock as well.
+  const Outcome dry = ckptbench({"run", campaign_.string(), "--phase", "checkpoint", "--dry-run"}, 30s);
+  EXPECT_EQ(dry.exit_code, 2) << dry.describe();
+  EXPECT_TRUE(contains(dry.err, "would fail: case 0: campaign.target: " + in_use_by(first.pid()))) << dry.describe();
   // campaign.keep in the campaign (not --phase) is a keeping run too.
   const Outcome kept = ckptbench({"run", campaign_.string(), "--set", "campaign.keep=true", "--set",
                                   "campaign.iterations=1", "--output", (dir_ / "third").string()}, 30s);
