@@ -1,7 +1,9 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "backends/backend.hpp"
 
@@ -14,6 +16,11 @@ namespace ckpt::backends::posix {
 // fallocate reserves [0, file_size) of every file, shared ones included: mode 0 only fills
 // holes and never changes bytes another writer has written, so every writer of a shared file
 // may reserve it. A file_size of 0 reserves nothing.
+//
+// A plan with more files than file_common::open_file_budget() goes in batches of that many files,
+// in plan order: open creates (and reserves) them a batch at a time and closes them again; each
+// transfer reopens a batch, moves its extents, syncs (write) and closes it before the next, so
+// at most a batch is open. Its open, sync and close times then fall partly in `transfer`.
 class PosixBackend final : public Backend {
  public:
   // Throws std::invalid_argument naming the setting: `threads` < 1, `queue_depth` other than 1
@@ -23,6 +30,8 @@ class PosixBackend final : public Backend {
 
   std::string_view name() const override { return "posix"; }
   Capabilities capabilities() const override;
+  // Says when the last plan had more files than may be open at once (file_common::open_file_budget).
+  std::vector<std::string> notes() const override;
 
  protected:
   // Write: creates or opens every file (O_WRONLY|O_CREAT|O_CLOEXEC, 0644, never O_TRUNC) and
@@ -42,9 +51,11 @@ class PosixBackend final : public Backend {
 
  private:
   class Files;
-
+  void transfer_batched(Files& files, const IoPlan& plan, MemoryView memory, Direction direction);
+  void move_pieces(Files& files, const std::vector<std::size_t>& entry_of, const IoPlan& plan, MemoryView memory, Direction direction);
 
   IoSettings settings_;
+  std::string batch_note_;  // of the last plan opened
 };
 
 }  // namespace ckpt::backends::posix

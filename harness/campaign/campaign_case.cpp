@@ -1,5 +1,7 @@
 #include "harness/campaign/campaign_case.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <filesystem>
@@ -146,8 +148,45 @@ workloads::StateSpec state_of(const CaseValues& v) {
   return s;
 }
 
+// `text` with control bytes as \xNN, shortened past 60 bytes, for messages.
+std::string printable(const std::string& text) {
+  std::string out;
+  for (const char ch : text.substr(0, 60)) {
+    const auto byte = static_cast<unsigned char>(ch);
+    out += byte < 0x20 || byte == 0x7f ? fmt::format("\\x{:02x}", byte) : std::string(1, ch);
+  }
+  return text.size() > 60 ? out + "…" : out;
+}
+
+// campaign.name names a directory under campaign.target and under --output: one path component.
+constexpr std::size_t kMaxCampaignNameBytes = 200;
+
+void check_campaign_name(const std::string& name, const CaseValues& v) {
+  const char* why = nullptr;
+  if (name.empty()) {
+    why = "is empty";
+  } else if (name.find('\0') != std::string::npos) {
+    why = "contains a NUL byte";
+  } else if (name.find('/') != std::string::npos) {
+    why = "contains '/'";
+  } else if (name == "." || name == "..") {
+    why = "is \".\" or \"..\"";
+  } else if (name.size() > kMaxCampaignNameBytes) {
+    v.fail("campaign.name", fmt::format("is {} bytes long; at most {} bytes are allowed (it names a directory "
+                                        "under campaign.target and --output)",
+                                        name.size(), kMaxCampaignNameBytes));
+  }
+  if (why != nullptr) {
+    v.fail("campaign.name", fmt::format("\"{}\" {}: it must be one path component (no '/', not \".\" or \"..\", no "
+                                        "NUL, not empty, at most {} bytes) because it names a directory under "
+                                        "campaign.target and --output",
+                                        printable(name), why, kMaxCampaignNameBytes));
+  }
+}
+
 void fill_campaign(Case& c, const CaseValues& v) {
   c.campaign = v.text("campaign.name");
+  check_campaign_name(c.campaign, v);
   // Relative targets resolve against the working directory once, here, so that every later
   // stage (and every result record) sees the same absolute path.
   c.target = std::filesystem::absolute(v.text("campaign.target")).lexically_normal();

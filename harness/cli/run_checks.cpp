@@ -63,6 +63,7 @@ CaseCheck check_case(const Case& c, PhaseSelection phase, int processes,
     note(problem);
   } else {
     note(target_problem(c));
+    if (c.keep || phase == PhaseSelection::checkpoint) note(lock_problem(c));  // another keeping run on this case
   }
   const workloads::Layout layout(c.model, c.parallel, c.state);
   const std::vector<std::int64_t> selected = selected_ranks(c, layout.world_size());

@@ -1,4 +1,5 @@
 #include "harness/cli/run_command.hpp"
+#include "harness/cli/file_limit.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -182,6 +183,7 @@ int run_cases(const RunOptions& o, Comm& comm, const std::optional<std::string>&
   RunProgress progress(err, root ? o.verbosity : Verbosity::quiet, campaign.cases.size());
   RunContext ctx{comm, phase, signals.flag(), spaces,
                  [&](const Case& c, const IterationReport& r) { progress.iteration_done(c, r); }};
+  if (const std::string note = raise_open_file_limit(); !note.empty()) ctx.notes.push_back(note);
   int status = 0;
   for (const Case& c : campaign.cases) {
     progress.case_started(c);

@@ -14,6 +14,7 @@
 #include "harness/run/iteration.hpp"
 #include "harness/run/process_buffer.hpp"
 #include "harness/run/run_context.hpp"
+#include "harness/run/target_check.hpp"
 #include "workloads/layout.hpp"
 
 namespace ckpt::harness {
@@ -40,6 +41,9 @@ class CaseExecution {
   void progress(int i, int total, double elapsed_seconds);
   std::optional<PhaseSummary> summarize(const std::vector<IterationTiming>& timings, bool write) const;
   std::filesystem::path step_dir(int iteration) const;
+  // Reliability (issue 13): the case lock of a keeping run, and exclusive step directories.
+  void lock_case();
+  bool claim_step_dir(int iteration, std::filesystem::path& dir);
   bool fail(const std::string& error);
   void add_notes(const IterationTiming& timing);
   // Adds the time since `start` to `part` of the case's wall time ("warm-up" in a warm-up iteration).
@@ -59,9 +63,10 @@ class CaseExecution {
   std::unique_ptr<backends::Backend> backend_;
   std::int64_t first_step_ = 1;
   std::filesystem::path planned_dir_;            // the directory the plans' paths point into now
-  // Checkpoints to remove once a newer one is kept (process 0): those an earlier run left, then
-  // each kept one of this run until the next is complete.
+  // Checkpoints to remove once a newer one is kept (process 0): the complete one `latest` named
+  // at the start (campaign.overwrite), then each kept one of this run until the next is complete.
   std::set<std::filesystem::path> previous_dirs_;
+  CaseLock lock_;  // held by process 0 of a keeping run for the whole case
   std::vector<double> manifest_s_, retire_s_, verify_s_;  // per timed iteration
   bool warming_up_ = false;
   IterationReport report_;  // of the iteration under way

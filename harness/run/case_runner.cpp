@@ -38,6 +38,7 @@ CaseExecution::CaseExecution(const Case& c, RunContext& ctx)
   result_.modeled_ranks = static_cast<std::int64_t>(selected_.size());
   result_.environment = environment_record(c.target, comm_.kind(), comm_.size());
   result_.hosts = comm_.gather(host_name());
+  add_notes(ctx.notes);  // issue 13: the open-file limit raised at start
 }
 
 bool CaseExecution::fail(const std::string& error) {
@@ -54,13 +55,15 @@ void CaseExecution::prepare_write() {
   std::string problem;
   if (comm_.rank() == 0) problem = prepare_target_for_checkpoint(c_).value_or("");
   agree(comm_, comm_.broadcast(problem));
+  lock_case();
   // Numbering continues after checkpoints already there (kept by an earlier run with
   // campaign.overwrite): they stay untouched until this run's first checkpoint is complete.
   // Process 0 alone looks (other processes may not see the directory yet, or a stale view).
+  // Only the complete one `latest` names is superseded (retired once this run's first is kept);
+  // write_iteration makes each step directory exclusively.
   if (comm_.rank() == 0) {
-    for (const auto& entry : fs::directory_iterator(case_directory(c_))) {
-      if (entry.is_directory()) previous_dirs_.insert(entry.path());
-    }
+    fs::path latest;
+    if (!find_latest_checkpoint(c_, latest) && fs::exists(latest / kManifestName)) previous_dirs_.insert(latest);
     while (fs::exists(step_dir(0))) ++first_step_;
   }
   first_step_ = std::stoll(comm_.broadcast(std::to_string(first_step_)));

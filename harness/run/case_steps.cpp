@@ -5,6 +5,7 @@
 
 #include "harness/run/cache_policy.hpp"
 #include "harness/run/case_execution.hpp"
+#include "harness/run/case_runner.hpp"
 #include "harness/run/manifest.hpp"
 #include "harness/run/target_check.hpp"
 
@@ -22,6 +23,22 @@ std::vector<backends::IoPlan> io_of(const std::vector<RankPlan>& plans) {
   std::vector<backends::IoPlan> out;
   for (const RankPlan& p : plans) out.push_back(p.io);
   return out;
+}
+
+// A failed checkpoint's directory, made by this run (claim_step_dir), goes at once so that it
+// cannot fill the disk for later runs. Process 0 removes it once every process stopped writing.
+// Returns what became of it, for the failure message.
+std::string remove_failed_step(const fs::path& dir, Comm& comm) {
+  std::string outcome;
+  if (comm.rank() == 0) {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+    outcome = ec ? fmt::format("this run could not remove its incomplete directory {}: {} (it has no manifest, so "
+                               "restore refuses it)",
+                               dir.string(), ec.message())
+                 : fmt::format("this run removed its incomplete directory {}", dir.string());
+  }
+  return comm.broadcast(outcome);
 }
 
 }  // namespace
@@ -68,20 +85,56 @@ void CaseExecution::charge(const char* part, Clock::time_point start) {
   result_.wall.add(warming_up_ ? "warm-up" : part, seconds_since(start));
 }
 
+// Reliability (issue 13) — a keeping run owns its case directory: process 0 holds its lock,
+// and every process stops when another run holds it.
+void CaseExecution::lock_case() {
+  if (!keeping()) return;
+  std::string problem, note;
+  if (comm_.rank() == 0) lock_ = CaseLock::acquire(case_directory(c_), problem, note);
+  if (const std::string first = comm_.first_problem(problem); !first.empty()) {
+    throw SetupError(fmt::format("case {}: {}", c_.index, first));
+  }
+  if (note = comm_.broadcast(note); !note.empty()) add_notes({note});
+}
+
+// Process 0 makes the step directory with an exclusive mkdir, moving to the next number when
+// the name exists (a run without the lock, or a leftover), so no two runs share one.
+bool CaseExecution::claim_step_dir(int iteration, fs::path& dir) {
+  std::string problem;
+  if (comm_.rank() == 0) {
+    try {
+      first_step_ = create_step_directory(first_step_ + iteration, [&](std::int64_t step) {
+        return case_directory(c_) / checkpoint_dir_name(c_.directory_layout, step);
+      }) - iteration;
+    } catch (const std::exception& e) {
+      problem = e.what();
+    }
+  }
+  problem = comm_.broadcast(problem);
+  first_step_ = std::stoll(comm_.broadcast(std::to_string(first_step_)));
+  dir = step_dir(iteration);
+  if (!problem.empty()) return fail(fmt::format("checkpoint {}: {}", dir.string(), problem));
+  return true;
+}
+// End of the issue-13 step ownership code.
+
 bool CaseExecution::write_iteration(int iteration, std::vector<IterationTiming>* timings) {
-  const fs::path dir = step_dir(iteration);
+  // The step directory is claimed before the clock (one mkdir by process 0); the directories
+  // below it are made inside the timed transfer. Its wall time counts as "checkpoint".
+  fs::path dir;
+  auto start = Clock::now();
+  if (!claim_step_dir(iteration, dir)) return false;
   retarget(write_plans_, planned_dir_, dir);
   retarget(read_plans_, planned_dir_, dir);
   planned_dir_ = dir;
-  auto start = Clock::now();
   const ProcessSample sample = timed_transfer(*backend_, write_plans_, write_buffer_, true, comm_);
   const IterationTiming timing = gather_timing(sample, comm_);
   charge("checkpoint", start);
   add_notes(timing);
   if (!comm_.all(sample.error.empty())) {
-    return fail(fmt::format("checkpoint {} failed: {} — it has no manifest, so it counts as incomplete and restore "
-                            "refuses it; earlier complete checkpoints are untouched",
-                            dir.string(), comm_.broadcast(timing.first_error)));
+    const std::string error = comm_.broadcast(timing.first_error);
+    return fail(fmt::format("checkpoint {} failed: {} — {}; earlier complete checkpoints are untouched", dir.string(),
+                            error, remove_failed_step(dir, comm_)));
   }
   start = Clock::now();
   const std::vector<std::string> pieces = comm_.gather(manifest_tensors(write_plans_, checksums_).dump());
@@ -103,7 +156,8 @@ bool CaseExecution::write_iteration(int iteration, std::vector<IterationTiming>*
   problem = comm_.broadcast(problem);
   if (!problem.empty()) {
     charge("commit", start);
-    return fail(problem);
+    return fail(fmt::format("{} — {}; earlier complete checkpoints are untouched", problem,
+                            remove_failed_step(dir, comm_)));
   }
   report_.write_gib_s = static_cast<double>(result_.bytes_per_checkpoint) / timing.seconds / kGiB;
   report_.write_seconds = timing.seconds;

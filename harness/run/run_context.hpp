@@ -4,6 +4,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "harness/campaign/case.hpp"
 #include "harness/comm/comm.hpp"
@@ -33,6 +34,7 @@ struct RunContext {
   const std::atomic<bool>& interrupted;     // set by SIGINT / SIGTERM
   MemorySpaces& memory;                     // made on first use: Kokkos starts only if a kokkos case runs
   IterationObserver on_iteration;           // progress (process 0 only)
+  std::vector<std::string> notes = {};      // for every case's notes (the open-file limit raised at start)
 };
 
 }  // namespace ckpt::harness

@@ -1,10 +1,19 @@
 #include "harness/run/target_check.hpp"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <fmt/format.h>
 #include <fstream>
+#include <stdexcept>
+#include <utility>
 
+#include "harness/run/environment.hpp"
 #include "harness/run/manifest.hpp"
 
 namespace ckpt::harness {
@@ -74,12 +83,9 @@ std::optional<std::string> prepare_target_for_checkpoint(const Case& c) {
     if (ec) return fmt::format("campaign.target: cannot create {}: {}", c.target.string(), ec.message());
   }
   // An older complete checkpoint stays until this run's first checkpoint is complete (the
-  // runner retires it then); leftovers without a manifest go now.
+  // runner retires it then). Nothing else is removed: a directory without a manifest may be
+  // another run's checkpoint under way (this runs before the case lock is taken).
   const fs::path dir = case_directory(c);
-  if (fs::exists(dir, ec) && !holds_checkpoint(dir)) {
-    fs::remove_all(dir, ec);
-    if (ec) return fmt::format("campaign.target: cannot clear {}: {}", dir.string(), ec.message());
-  }
   fs::create_directories(dir, ec);
   if (ec) return fmt::format("campaign.target: cannot create {}: {}", dir.string(), ec.message());
   return std::nullopt;
@@ -94,7 +100,19 @@ std::optional<std::string> find_latest_checkpoint(const Case& c, fs::path& dir) 
                        "(with the same campaign and target)",
                        latest.string());
   }
-  dir = case_directory(c) / name;
+  // The pointer names one directory inside the case directory, and resolves there.
+  const fs::path relative(name);
+  const fs::path case_dir = case_directory(c);
+  std::error_code ec;
+  const fs::path resolved = fs::weakly_canonical(case_dir / relative, ec);
+  const fs::path inside = fs::weakly_canonical(case_dir, ec);
+  if (name == "." || name == ".." || relative.has_root_path() || ++relative.begin() != relative.end() ||
+      resolved.parent_path() != inside) {
+    return fmt::format("{} points to \"{}\", which is not a checkpoint directory inside {} — a `latest` pointer must "
+                       "name one directory of the case directory (no '/', not \".\" or \"..\", no symlink out of it)",
+                       latest.string(), name, case_dir.string());
+  }
+  dir = case_dir / name;
   return std::nullopt;
 }
 
@@ -117,6 +135,96 @@ std::optional<std::string> find_restorable_checkpoint(const Case& c, fs::path& d
                      "strategy or data (hash {}, this case {}); restore with the keys it was written with (its "
                      "manifest's `config` lists them)",
                      dir.string(), manifest.value("checkpoint_hash", "none"), checkpoint_hash(c));
+}
+
+CaseLock::CaseLock(CaseLock&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+
+CaseLock& CaseLock::operator=(CaseLock&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = std::exchange(other.fd_, -1);
+  }
+  return *this;
+}
+
+CaseLock::~CaseLock() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+namespace {
+
+constexpr const char* kLockName = ".ckptbench.lock";
+
+// The refusal when another run holds the lock on `fd` (its file holds "host pid").
+std::string held_by_other(int fd, const fs::path& case_dir) {
+  std::string holder(256, '\0');
+  const ssize_t n = ::pread(fd, holder.data(), holder.size() - 1, 0);
+  holder.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+  while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) holder.pop_back();
+  const auto space = holder.find(' ');
+  const std::string who = space == std::string::npos
+                              ? std::string("another ckptbench run (it has not written its host and pid yet)")
+                              : fmt::format("another ckptbench run (host {}, pid {})", holder.substr(0, space),
+                                            holder.substr(space + 1));
+  return fmt::format("campaign.target: {} is in use by {}, which holds {} — wait for it to finish, or choose "
+                     "another campaign.name or campaign.target",
+                     case_dir.string(), who, (case_dir / kLockName).string());
+}
+
+}  // namespace
+
+CaseLock CaseLock::acquire(const fs::path& case_dir, std::string& problem, std::string& note) {
+  const fs::path path = case_dir / kLockName;
+  CaseLock lock;
+  lock.fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock.fd_ < 0) {
+    problem = fmt::format("campaign.target: cannot open the lock file {}: {}", path.string(), std::strerror(errno));
+    return lock;
+  }
+  // A few tries: another run's up-front check holds a shared lock for a moment (lock_problem).
+  int result = -1;
+  for (int attempt = 0; attempt < 5 && (result = ::flock(lock.fd_, LOCK_EX | LOCK_NB)) != 0 && errno == EWOULDBLOCK;
+       ++attempt) {
+    ::usleep(20000);
+  }
+  if (result != 0) {
+    const int error = errno;
+    if (error == EWOULDBLOCK) {
+      problem = held_by_other(lock.fd_, case_dir);
+    } else {
+      note = fmt::format("campaign.target: cannot lock {} ({}): this file system does not support flock here (Lustre "
+                         "needs the `flock` mount option), so a second run on this case is not kept out",
+                         path.string(), std::strerror(error));
+    }
+    ::close(std::exchange(lock.fd_, -1));
+    return lock;
+  }
+  const std::string holder = fmt::format("{} {}\n", host_name(), ::getpid());
+  if (::ftruncate(lock.fd_, 0) != 0 || ::pwrite(lock.fd_, holder.data(), holder.size(), 0) < 0) {
+    note = fmt::format("campaign.target: cannot write host and pid to {}: {}", path.string(), std::strerror(errno));
+  }
+  return lock;
+}
+
+std::optional<std::string> lock_problem(const Case& c) {
+  const fs::path path = case_directory(c) / kLockName;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;  // no lock file: no run has held this case
+  std::optional<std::string> problem;
+  // Shared: the processes of one run may check at once without seeing each other.
+  if (::flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK) problem = held_by_other(fd, case_directory(c));
+  ::close(fd);
+  return problem;
+}
+
+std::int64_t create_step_directory(std::int64_t step, const std::function<fs::path(std::int64_t)>& name_of) {
+  for (;; ++step) {
+    const fs::path dir = name_of(step);
+    if (::mkdir(dir.c_str(), 0755) == 0) return step;
+    if (errno != EEXIST) {
+      throw std::runtime_error(fmt::format("cannot create checkpoint directory {}: {}", dir.string(), std::strerror(errno)));
+    }
+  }
 }
 
 void record_latest_checkpoint(const Case& c, const fs::path& dir, std::int64_t step) {

@@ -1,6 +1,8 @@
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -23,7 +25,8 @@ std::optional<std::string> target_problem(const Case& c);
 
 // Prepares the target for writing (process 0 only): the target must exist (or be created when
 // campaign.create_target), be a writable directory, and hold no older checkpoint of this case
-// unless campaign.overwrite (then the old one is removed). Returns the problem, or nullopt.
+// unless campaign.overwrite (the runner retires the old one once its own is complete). Makes the
+// case directory and removes nothing. Returns the problem, or nullopt.
 std::optional<std::string> prepare_target_for_checkpoint(const Case& c);
 
 // The newest complete checkpoint of a case (named by its `latest` file), or the problem.
@@ -33,6 +36,36 @@ std::optional<std::string> find_latest_checkpoint(const Case& c, std::filesystem
 // checkpoint_hash); else the problem, naming the keys that differ and both values.
 std::optional<std::string> find_restorable_checkpoint(const Case& c, std::filesystem::path& dir,
                                                       nlohmann::json& manifest);
+
+// The exclusive lock a keeping run holds on its case directory: flock(LOCK_EX | LOCK_NB) on
+// case-dir/.ckptbench.lock, which then holds "<host> <pid>". Released when the object goes (the
+// file stays: removing it would let a third run lock a fresh file while a second holds the old).
+// flock is local to one node on some shared file systems: NFS maps it to byte-range locks (needs
+// lockd, or NFSv4), Lustre needs the `flock` mount option (`localflock` locks one node only).
+class CaseLock {
+ public:
+  CaseLock() = default;
+  CaseLock(CaseLock&& other) noexcept;
+  CaseLock& operator=(CaseLock&& other) noexcept;
+  CaseLock(const CaseLock&) = delete;
+  CaseLock& operator=(const CaseLock&) = delete;
+  ~CaseLock();
+
+  // Takes the lock of `case_dir` (which exists). Sets `problem` when another run holds it (naming
+  // its host and pid) and `note` when the file system cannot lock (the run goes on unprotected).
+  static CaseLock acquire(const std::filesystem::path& case_dir, std::string& problem, std::string& note);
+
+ private:
+  int fd_ = -1;
+};
+
+// Why a keeping run of case `c` cannot start now: another run holds the case lock (naming its
+// host and pid), or nullopt. Checks with a shared lock taken and dropped at once; changes nothing.
+std::optional<std::string> lock_problem(const Case& c);
+
+// Makes checkpoint directory `dir` (number `step`, named by `name_of`) with an exclusive mkdir,
+// trying the next numbers while one exists; returns the number made, or throws naming the path.
+std::int64_t create_step_directory(std::int64_t step, const std::function<std::filesystem::path(std::int64_t)>& name_of);
 
 // Records `dir` (checkpoint number `step`) as the case's newest complete checkpoint: atomic
 // writes of case-dir/latest and, for the megatron layout, latest_checkpointed_iteration.txt.

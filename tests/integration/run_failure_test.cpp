@@ -2,8 +2,10 @@
 // is missing or holds an older checkpoint, Ctrl-C, and a rank killed under mpirun.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
 #include <fstream>
 #include <signal.h>
+#include <unistd.h>
 #include <sys/mount.h>
 
 #include <algorithm>
@@ -53,6 +55,15 @@ class DiskFull : public ::testing::Test {
     return ckptbench(args);
   }
 
+  // A restore of the case's `latest` checkpoint exits 0 and verifies.
+  void expect_restore_verifies() {
+    const Outcome restore = run({"--phase", "restore"});
+    EXPECT_EQ(restore.exit_code, 0) << restore.describe();
+    const auto restored = read_results(output_);
+    ASSERT_EQ(restored.size(), 1u) << restore.describe();
+    EXPECT_EQ(restored[0].at("verified"), true) << restored[0].dump();
+  }
+
   Scratch dir_;
   fs::path mount_point_ = dir_ / "mnt";
   bool mounted_ = false;
@@ -98,11 +109,10 @@ TEST_F(DiskFull, OverwriteThatRunsOutOfSpaceKeepsTheEarlierCheckpoint) {
   ASSERT_TRUE(fs::is_regular_file(kept / kManifest)) << kept;
   EXPECT_TRUE(read_text(kept / kManifest) == manifest_before) << "the earlier checkpoint's manifest in " << kept
                                                              << " was replaced";
-  for (const fs::path& step : step_dirs(case_dir_)) {
-    if (step == kept) continue;
-    EXPECT_FALSE(fs::exists(step / kManifest)) << "the failed checkpoint " << step << " has a manifest";
-    EXPECT_TRUE(contains(second.err, step.string())) << "error does not name " << step << "\n" << second.describe();
-  }
+  // The failed step's directory is gone (this run made it), and the error says so.
+  EXPECT_EQ(step_dirs(case_dir_), std::vector<fs::path>{kept}) << second.describe();
+  EXPECT_TRUE(contains(second.err, "this run removed its incomplete directory " + (case_dir_ / "step_0000002").string()))
+      << second.describe();
 
   const Outcome restore = run({"--phase", "restore"});
   EXPECT_EQ(restore.exit_code, 0) << restore.describe();
@@ -111,6 +121,69 @@ TEST_F(DiskFull, OverwriteThatRunsOutOfSpaceKeepsTheEarlierCheckpoint) {
   EXPECT_EQ(restored[0].at("status"), "ok");
   EXPECT_EQ(restored[0].at("verified"), true);
   EXPECT_EQ(restored[0].at("checkpoint_dir"), kept.string());
+}
+
+// Fills the tmpfs until `left` bytes are free (a file of the rest).
+void leave_free(const fs::path& mount_point, std::uint64_t left) {
+  const std::uint64_t free = fs::space(mount_point).available;
+  ASSERT_GT(free, left);
+  const int fd = ::open((mount_point / "filler").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  ASSERT_GE(fd, 0) << std::strerror(errno);
+  ASSERT_EQ(::posix_fallocate(fd, 0, static_cast<off_t>(free - left)), 0);
+  ::close(fd);
+}
+
+// Disk full mid-data, with no earlier checkpoint: the partial step goes, and once space is freed
+// the next run on the same target succeeds (before, the partial step kept the disk full).
+TEST_F(DiskFull, FailureMidDataLeavesNoPartialStepAndTheNextRunSucceeds) {
+  leave_free(mount_point_, 12u << 20);  // room for 12 of the 29.92 MiB
+  const Outcome failed = run({"--phase", "checkpoint"});
+  EXPECT_EQ(failed.exit_code, 1) << failed.describe();
+  EXPECT_TRUE(contains(failed.err, "No space left on device")) << failed.describe();
+  EXPECT_TRUE(contains(failed.err, "this run removed its incomplete directory " + (case_dir_ / "step_0000001").string()))
+      << failed.describe();
+  EXPECT_TRUE(step_dirs(case_dir_).empty()) << "a partial step directory stayed";
+  EXPECT_FALSE(fs::exists(case_dir_ / "latest"));
+
+  fs::remove(mount_point_ / "filler");
+  const Outcome again = run({"--phase", "checkpoint"});
+  ASSERT_EQ(again.exit_code, 0) << again.describe();
+  expect_restore_verifies();
+}
+
+// Disk full at the manifest (the data fits, its manifest does not): the step goes too, and the
+// earlier complete checkpoint still restores.
+TEST_F(DiskFull, FailureMidManifestRemovesTheStepAndKeepsTheEarlierCheckpoint) {
+  const Outcome first = run({"--phase", "checkpoint"});
+  ASSERT_EQ(first.exit_code, 0) << first.describe();
+  const fs::path kept = latest_checkpoint(case_dir_);
+  ASSERT_FALSE(kept.empty());
+  std::uint64_t data = 0;
+  for (const auto& entry : fs::directory_iterator(kept)) {
+    if (entry.path().filename() != kManifest) data += (entry.file_size() + 4095) / 4096 * 4096;
+  }
+  ASSERT_GT(fs::file_size(kept / kManifest), 3 * 4096u) << "the manifest must need more than the pages left";
+  // Make room for this run's data and two pages more: its ~96 KiB manifest cannot follow.
+  const fs::path aside = dir_ / "kept-aside";
+  fs::create_directories(aside);
+  fs::copy(kept, aside / kept.filename());
+  fs::remove_all(kept);
+  fs::create_directories(kept);
+  fs::copy(aside / kept.filename() / kManifest, kept / kManifest);  // a small stand-in keeps `latest` valid
+  leave_free(mount_point_, data + 2 * 4096);
+  const Outcome second = run({"--phase", "checkpoint", "--set", "campaign.overwrite=true"});
+  EXPECT_EQ(second.exit_code, 1) << second.describe();
+  EXPECT_TRUE(contains(second.err, "manifest commit failed")) << second.describe();
+  EXPECT_TRUE(contains(second.err, "No space left on device")) << second.describe();
+  EXPECT_TRUE(contains(second.err, "this run removed its incomplete directory")) << second.describe();
+  EXPECT_EQ(step_dirs(case_dir_), std::vector<fs::path>{kept}) << second.describe();
+  EXPECT_EQ(latest_checkpoint(case_dir_), kept);
+
+  // Put the earlier checkpoint's data back: it restores and verifies.
+  fs::remove(mount_point_ / "filler");
+  fs::remove_all(kept);
+  fs::copy(aside / kept.filename(), kept);
+  expect_restore_verifies();
 }
 
 TEST(RunSetupErrors, MemoryBudgetTooSmallStopsBeforeAnyIo) {
