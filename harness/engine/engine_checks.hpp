@@ -1,0 +1,19 @@
+#pragma once
+
+// Combinations of [training], [engine] and the rest of a case that cannot work, found before
+// anything is written; each problem names the keys involved.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "backends/backend.hpp"
+#include "harness/campaign/case.hpp"
+
+namespace ckpt::harness {
+
+// `state_bytes`: the largest process's state buffer. nullopt when the case can run.
+std::optional<std::string> engine_problem(const Case& c, const backends::Capabilities& backend,
+                                          std::uint64_t state_bytes);
+
+}  // namespace ckpt::harness
