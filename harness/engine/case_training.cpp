@@ -10,6 +10,7 @@
 #include "harness/run/case_execution.hpp"
 #include "harness/run/case_runner.hpp"
 #include "harness/run/manifest.hpp"
+#include "harness/run/target_check.hpp"
 
 namespace ckpt::harness {
 
@@ -29,7 +30,9 @@ std::string CaseExecution::commit_training_checkpoint(const fs::path& dir, std::
                                               first_step_ + iteration);
       manifest["training_iteration"] = iteration;
       commit_manifest(dir, manifest);
-      // The newest committed checkpoint replaces the loop's previous one (never before).
+      // A kept run names it `latest` at once, so a process killed later leaves it restorable;
+      // only then does the newest committed checkpoint replace the loop's previous one.
+      if (keeping()) record_latest_checkpoint(c_, dir, first_step_ + iteration);
       std::error_code ec;
       if (!committed_training_dir_.empty() && committed_training_dir_ != dir) fs::remove_all(committed_training_dir_, ec);
       committed_training_dir_ = dir;
