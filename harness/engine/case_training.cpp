@@ -3,6 +3,7 @@
 // restored once, timed, and verified against the training iteration its manifest names.
 #include <chrono>
 #include <fmt/format.h>
+#include <thread>
 
 #include "harness/engine/engine_checks.hpp"
 #include "harness/engine/training_loop.hpp"
@@ -33,8 +34,13 @@ std::string CaseExecution::commit_training_checkpoint(const fs::path& dir, std::
       // A kept run names it `latest` at once, so a process killed later leaves it restorable;
       // only then does the newest committed checkpoint replace the loop's previous one.
       if (keeping()) record_latest_checkpoint(c_, dir, first_step_ + iteration);
-      std::error_code ec;
-      if (!committed_training_dir_.empty() && committed_training_dir_ != dir) fs::remove_all(committed_training_dir_, ec);
+      // Removed on a thread of its own: deleting a large checkpoint takes longer than the commit.
+      if (!committed_training_dir_.empty() && committed_training_dir_ != dir) {
+        training_retire_ = std::jthread([old = committed_training_dir_] {
+          std::error_code ec;
+          fs::remove_all(old, ec);
+        });  // joins the previous removal first
+      }
       committed_training_dir_ = dir;
     } catch (const std::exception& e) {
       problem = fmt::format("checkpoint {}: manifest commit failed: {}", dir.string(), e.what());
@@ -63,6 +69,7 @@ void CaseExecution::train(std::vector<IterationTiming>& reads) {
                 .interrupted = &ctx_.interrupted};
   const auto start = std::chrono::steady_clock::now();
   result_.training = run_training(c_.training, c_.engine, io);
+  training_retire_ = std::jthread();  // the last removal done
   charge("training", start);
   const TrainingSummary& t = *result_.training;
   if (!t.error.empty()) fail(t.error);

@@ -60,7 +60,7 @@ class TrainingRun {
   void checkpoint_background(std::int64_t iteration, Clock::time_point due);
   FlushJob flush_job(std::int64_t iteration, const fs::path& dir);
   // Commits the in-flight checkpoint when every process's flush finished (block: wait for it).
-  void poll(bool block);
+  void poll(bool block, bool may_commit = true);
   void commit(const fs::path& dir, std::int64_t iteration, const Checksums& sums, CheckpointRecord& record,
               Clock::time_point due);
   void reduce_records();
@@ -76,6 +76,8 @@ class TrainingRun {
   Checksums sums_;                   // of the state as the last update left it
   bool lazy_copy_pending_ = false;   // lazy: the next update must wait for the snapshot copy
   std::optional<std::size_t> polled_record_;  // committed by a poll during the current wait_for
+  double polled_commit_seconds_ = 0;           // how long that commit took
+  double last_commit_seconds_ = 0;             // the slowest process's time of the last commit
   std::vector<std::uint64_t> flush_bytes_;  // per record: this process's bytes
 };
 
@@ -91,11 +93,15 @@ void TrainingRun::wait_for(Clock::time_point start, double seconds, bool spin) {
     } else {
       std::this_thread::sleep_until(end);
     }
-    if (k < slices) poll(false);
+    // Commit only with the time a commit takes (the last one's) left in this wait, so that it
+    // hides in compute instead of lengthening the iteration; every process still polls.
+    const Clock::time_point wait_end = after(start, seconds);
+    if (k < slices) poll(false, after(Clock::now(), last_commit_seconds_) < wait_end);
   }
-  // A commit made during the wait holds the loop only where it ran past the wait's end.
+  // A commit made during the wait holds the loop only where it ran past the wait's end (and
+  // never by more than it took: an update slower than its share is not the checkpoint's doing).
   if (const double over = seconds_since(after(start, seconds)); over > 0 && polled_record_) {
-    summary_.checkpoints[*polled_record_].stall_seconds += over;
+    summary_.checkpoints[*polled_record_].stall_seconds += std::min(over, polled_commit_seconds_);
   }
   polled_record_.reset();
 }
@@ -211,13 +217,14 @@ void TrainingRun::checkpoint_background(std::int64_t iteration, Clock::time_poin
   record->stall_seconds = seconds_since(due);
 }
 
-void TrainingRun::poll(bool block) {
+void TrainingRun::poll(bool block, bool may_commit) {
   if (!in_flight_ || !worker_.busy()) return;
   if (block) {
     worker_.wait_snapshot();
     while (!worker_.finished()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-  if (!io_.comm.all(worker_.finished())) return;
+  if (!io_.comm.all(worker_.finished() && may_commit)) return;
+  const auto commit_start = Clock::now();
   const FlushResult result = worker_.collect();
   InFlight flight = std::move(*in_flight_);
   in_flight_.reset();
@@ -228,7 +235,11 @@ void TrainingRun::poll(bool block) {
   if (const std::string problem = io_.comm.first_problem(result.error); !problem.empty()) return fail(problem);
   commit(flight.dir, record.iteration, flight.sums, record, flight.due);
   pool_->release();
-  if (!block) polled_record_ = flight.record;  // wait_for charges what the commit made it overrun
+  last_commit_seconds_ = io_.comm.max(seconds_since(commit_start));
+  if (!block) {  // wait_for charges what the commit made it overrun
+    polled_record_ = flight.record;
+    polled_commit_seconds_ = seconds_since(commit_start);
+  }
 }
 
 void TrainingRun::commit(const fs::path& dir, std::int64_t iteration, const Checksums& sums, CheckpointRecord& record,

@@ -6,6 +6,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "backends/backend.hpp"
@@ -50,6 +51,7 @@ class CaseExecution {
   std::string commit_training_checkpoint(const std::filesystem::path& dir, std::int64_t iteration,
                                          const std::vector<std::vector<std::uint64_t>>& sums);
   std::filesystem::path committed_training_dir_;  // process 0: the loop's newest committed checkpoint
+  std::jthread training_retire_;                   // process 0: removing the one it replaced
 
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();  // the case's wall clock
   const Case& c_;
