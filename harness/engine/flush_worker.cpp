@@ -53,6 +53,15 @@ void FlushWorker::run(backends::Backend& backend, FlushJob job) {
     }
   }
   result.flush_seconds = seconds_since(start);
+  if (result.error.empty() && job.commit) {
+    try {
+      result.error = job.commit();
+    } catch (const std::exception& e) {
+      result.error = fmt::format("{}: commit failed: {}", job.what, e.what());
+    }
+    result.committed = result.error.empty();
+    result.committed_at = Clock::now();
+  }
   result_ = std::move(result);
   finished_.store(true, std::memory_order_release);
 }

@@ -6,6 +6,7 @@
 // snapshot copy itself for lazy. Errors come back as values with the checkpoint's context.
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -25,6 +26,9 @@ struct FlushJob {
   std::vector<backends::MemoryView> memory;    // each plan's bytes in the pool
   std::function<void()> snapshot;              // lazy: the copy into the pool, run first; may be empty
   std::function<std::string()> prepare;        // then: creates the files' directories; returns a problem or ""
+  // Last, once every write succeeded: the commit, where no other process must agree (one
+  // process without MPI); returns a problem or "". Empty: the caller commits after collect().
+  std::function<std::string()> commit;
 };
 
 struct FlushResult {
@@ -32,6 +36,8 @@ struct FlushResult {
   double copy_seconds = 0;    // the snapshot copy on the worker (lazy)
   double flush_seconds = 0;   // the writes
   std::uint64_t bytes = 0;    // bytes written
+  bool committed = false;     // FlushJob::commit ran and succeeded
+  std::chrono::steady_clock::time_point committed_at;
 };
 
 class FlushWorker {

@@ -63,6 +63,7 @@ class TrainingRun {
   void poll(bool block, bool may_commit = true);
   void commit(const fs::path& dir, std::int64_t iteration, const Checksums& sums, CheckpointRecord& record,
               Clock::time_point due);
+  void record_commit(CheckpointRecord& record, const fs::path& dir, double durable_seconds);
   void reduce_records();
 
   const TrainingSpec& t_;
@@ -110,6 +111,7 @@ void TrainingRun::wait_for(Clock::time_point start, double seconds, bool spin) {
 // update's share of the iteration waited out.
 void TrainingRun::update(std::int64_t iteration) {
   const auto start = Clock::now();
+  poll(false);  // a flush that ended during compute commits now, not after the rewrite
   sums_ = fill_plans(plans_at_iteration(io_.plans, iteration), io_.state, io_.pattern);
   wait_for(start, t_.iteration_seconds * t_.update_fraction, t_.compute == ComputeKind::spin);
 }
@@ -212,6 +214,9 @@ void TrainingRun::checkpoint_background(std::int64_t iteration, Clock::time_poin
     }
     record->snapshot_seconds = seconds_since(copy_start);
   }
+  if (io_.comm.kind() == "single") {  // no other process to agree with: commit on the worker, at once
+    job.commit = [this, dir, iteration, sums = sums_] { return io_.commit(dir, iteration, sums); };
+  }
   worker_.start(io_.backend, std::move(job));
   in_flight_ = InFlight{summary_.checkpoints.size() - 1, dir, sums_, due};
   record->stall_seconds = seconds_since(due);
@@ -233,7 +238,11 @@ void TrainingRun::poll(bool block, bool may_commit) {
   if (e_.kind == EngineKind::lazy) record.snapshot_seconds = result.copy_seconds;
   flush_bytes_[flight.record] = result.bytes;
   if (const std::string problem = io_.comm.first_problem(result.error); !problem.empty()) return fail(problem);
-  commit(flight.dir, record.iteration, flight.sums, record, flight.due);
+  if (result.committed) {
+    record_commit(record, flight.dir, std::chrono::duration<double>(result.committed_at - flight.due).count());
+  } else {
+    commit(flight.dir, record.iteration, flight.sums, record, flight.due);
+  }
   pool_->release();
   last_commit_seconds_ = io_.comm.max(seconds_since(commit_start));
   if (!block) {  // wait_for charges what the commit made it overrun
@@ -245,9 +254,13 @@ void TrainingRun::poll(bool block, bool may_commit) {
 void TrainingRun::commit(const fs::path& dir, std::int64_t iteration, const Checksums& sums, CheckpointRecord& record,
                          Clock::time_point due) {
   if (const std::string problem = io_.commit(dir, iteration, sums); !problem.empty()) return fail(problem);
-  record.time_to_durable_seconds = seconds_since(due);
+  record_commit(record, dir, seconds_since(due));
+}
+
+void TrainingRun::record_commit(CheckpointRecord& record, const fs::path& dir, double durable_seconds) {
+  record.time_to_durable_seconds = durable_seconds;
   record.committed = true;
-  summary_.committed_iteration = iteration;
+  summary_.committed_iteration = record.iteration;
   summary_.committed_dir = dir.string();
 }
 
