@@ -263,6 +263,12 @@ Value convert_rank_list(const KeySpec& spec, const toml::node& node, const Where
   return ranks;
 }
 
+std::string shortest(double value) {
+  std::array<char, 32> text{};
+  const auto end = std::to_chars(text.data(), text.data() + text.size(), value).ptr;
+  return std::string(text.data(), end);
+}
+
 Value convert_number(const KeySpec& spec, const toml::node& node, const Where& where) {
   double value = 0;
   if (node.is_floating_point()) {
@@ -274,7 +280,7 @@ Value convert_number(const KeySpec& spec, const toml::node& node, const Where& w
   }
   if (!(value >= static_cast<double>(spec.min)) || value > static_cast<double>(spec.max)) {
     where.fail("must be in [" + std::to_string(spec.min) + ", " + std::to_string(spec.max) + "] (got " +
-               std::to_string(value) + ")");
+               shortest(value) + ")");
   }
   return value;
 }
