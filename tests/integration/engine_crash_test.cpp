@@ -64,6 +64,30 @@ TEST(EngineCrash, SigkillDuringABackgroundFlushLeavesTheNewestCommittedCheckpoin
   expect_newest_committed_restores(campaign, case_dir, dir / "restored");
 }
 
+// The Ctrl-C rule: finish. SIGINT ends the loop at the next iteration; the flush in flight is
+// finished and committed, so every checkpoint the results list is committed.
+TEST(EngineCrash, CtrlCFinishesTheInFlightFlushAndCommitsIt) {
+  Scratch dir;
+  const fs::path campaign = dir.write("crash.toml", flushing_campaign(dir / "target"));
+  const fs::path case_dir = dir / "target" / "crash" / "case-0000";
+  const fs::path output = dir / "results";
+  Process p({kBinary, "run", campaign.string(), "--phase", "checkpoint", "--output", output.string()});
+  ASSERT_TRUE(await_commits(p, case_dir, 3)) << "no 3 commits in 60 s\n" << p.err_so_far();
+  ASSERT_EQ(::kill(p.pid(), SIGINT), 0) << std::strerror(errno);
+  const Outcome o = p.wait(20s);
+  EXPECT_EQ(o.exit_code, 130) << o.describe();
+  const auto results = read_results(output);
+  ASSERT_EQ(results.size(), 1u) << o.describe();
+  const auto& t = results[0].at("training");
+  EXPECT_EQ(results[0].at("status"), "interrupted");
+  EXPECT_EQ(t.at("interrupted"), true);
+  ASSERT_GE(t.at("checkpoints").size(), 3u) << t.dump();
+  for (const auto& c : t.at("checkpoints")) EXPECT_EQ(c.at("committed"), true) << c.dump();
+  EXPECT_EQ(t.at("committed_iteration"), t.at("checkpoints").back().at("iteration"));
+  EXPECT_EQ(latest_checkpoint(case_dir).string(), t.at("committed_dir").get<std::string>());
+  expect_newest_committed_restores(campaign, case_dir, dir / "restored");
+}
+
 TEST(EngineCrash, AKilledProcessUnderMpirunLeavesTheNewestCommittedCheckpointRestorable) {
   const auto mpirun = find_mpirun();
   if (!mpirun) GTEST_SKIP() << "mpirun is not on PATH, so the multi-process run cannot be started";
