@@ -90,7 +90,8 @@ CaseCheck check_case(const Case& c, PhaseSelection phase, int processes,
       note(fmt::format("{}: damaged manifest: {}", dir.string(), e.what()));
       break;
     }
-    check.memory_per_process = std::max(check.memory_per_process, plans.buffer_bytes());
+    check.memory_per_process = std::max(check.memory_per_process, plans.buffer_bytes() +
+                                                                       host_pool_allocation(c, ProcessBuffer::bytes_for(plans.write)));
     state_bytes = std::max(state_bytes, ProcessBuffer::bytes_for(plans.write));
     for (const RankPlan& plan : plans.write.empty() ? plans.read : plans.write) {
       check.bytes += plan.payload_bytes;

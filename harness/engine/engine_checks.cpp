@@ -28,4 +28,8 @@ std::optional<std::string> engine_problem(const Case& c, const backends::Capabil
   return std::nullopt;
 }
 
+std::uint64_t host_pool_allocation(const Case& c, std::uint64_t state_bytes) {
+  return c.training.enabled() && c.engine.kind != EngineKind::sync ? state_bytes : 0;
+}
+
 }  // namespace ckpt::harness

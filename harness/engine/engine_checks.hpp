@@ -16,4 +16,8 @@ namespace ckpt::harness {
 std::optional<std::string> engine_problem(const Case& c, const backends::Capabilities& backend,
                                           std::uint64_t state_bytes);
 
+// Bytes the host pool allocates per process for a state of `state_bytes` (0 unless async or
+// lazy run a training loop): counted in the memory a case needs (dry run and memory_budget).
+std::uint64_t host_pool_allocation(const Case& c, std::uint64_t state_bytes);
+
 }  // namespace ckpt::harness

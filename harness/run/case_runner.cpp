@@ -7,6 +7,7 @@
 #include "harness/plan/file_naming.hpp"
 #include "harness/run/case_execution.hpp"
 #include "harness/comm/mpi_io_choice.hpp"
+#include "harness/engine/engine_checks.hpp"
 #include "harness/engine/training_state.hpp"
 #include "harness/run/environment.hpp"
 #include "harness/run/manifest.hpp"
@@ -67,7 +68,7 @@ void CaseExecution::prepare_write() {
   first_step_ = std::stoll(comm_.broadcast(std::to_string(first_step_)));
   planned_dir_ = step_dir(0);
   ProcessPlans plans = plan_process(layout_, c_, phase_, selected_, comm_.rank(), comm_.size(), planned_dir_);
-  check_memory(plans.buffer_bytes());
+  check_memory(plans.buffer_bytes() + host_pool_allocation(c_, ProcessBuffer::bytes_for(plans.write)));  // + engine pool
   write_plans_ = std::move(plans.write);
   read_plans_ = std::move(plans.read);
   MemorySpace& space = memory_space();
