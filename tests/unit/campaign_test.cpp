@@ -772,15 +772,15 @@ TEST(CampaignTraining, KeysParseSweepAndDefaultToNoLoop) {
 }
 
 TEST(CampaignTraining, ImpossibleValuesNameTheirKeys) {
-  EXPECT_EQ(message_of(kBase + "[training]\nupdate_fraction = 1.5\n"),
-            "c.toml:7: `training.update_fraction`: must be in [0, 1] (got 1.5)");
-  EXPECT_EQ(message_of(kBase + "[training]\niteration_seconds = \"1 s\"\n"),
-            "c.toml:7: `training.iteration_seconds`: expected a number, found a string");
-  EXPECT_EQ(message_of(kBase + "[training]\niterations = 2\ncheckpoint_every = 3\n"),
-            "c.toml:8: `training.checkpoint_every`: 3 is more than training.iterations = 2: no checkpoint would be "
-            "taken");
-  EXPECT_EQ(message_of(kBase + "[engine]\nname = \"async\"\n"),
-            "c.toml:7: `engine.name`: \"async\" runs inside the training loop: set training.iterations (> 0)");
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {"[training]\nupdate_fraction = 1.5\n", "c.toml:7: `training.update_fraction`: must be in [0, 1] (got 1.5)"},
+      {"[training]\niteration_seconds = \"1 s\"\n",
+       "c.toml:7: `training.iteration_seconds`: expected a number, found a string"},
+      {"[training]\niterations = 2\ncheckpoint_every = 3\n",
+       "c.toml:8: `training.checkpoint_every`: 3 is more than training.iterations = 2: no checkpoint would be taken"},
+      {"[engine]\nname = \"async\"\n",
+       "c.toml:7: `engine.name`: \"async\" runs inside the training loop: set training.iterations (> 0)"}};
+  for (const auto& [tables, expected] : cases) EXPECT_EQ(message_of(kBase + tables), expected);
 }
 
 }  // namespace
