@@ -274,6 +274,27 @@ void fill_memory(Case& c, const CaseValues& v) {
   }
 }
 
+double number(const CaseValues& v, std::string_view dotted) { return std::get<double>(v.value(dotted)); }
+
+void fill_training(Case& c, const CaseValues& v) {
+  c.training.iterations = static_cast<int>(v.integer("training.iterations"));
+  c.training.iteration_seconds = number(v, "training.iteration_seconds");
+  c.training.update_fraction = number(v, "training.update_fraction");
+  c.training.checkpoint_every = static_cast<int>(v.integer("training.checkpoint_every"));
+  c.training.compute = parse_compute(v.text("training.compute")).value_or(ComputeKind::sleep);
+  c.engine.kind = parse_engine(v.text("engine.name")).value_or(EngineKind::sync);
+  c.engine.host_pool_bytes = static_cast<std::uint64_t>(v.integer("engine.host_pool_bytes"));
+  if (c.training.enabled() && c.training.checkpoint_every > c.training.iterations) {
+    v.fail("training.checkpoint_every", std::to_string(c.training.checkpoint_every) +
+                                            " is more than training.iterations = " +
+                                            std::to_string(c.training.iterations) + ": no checkpoint would be taken");
+  }
+  if (!c.training.enabled() && c.engine.kind != EngineKind::sync) {
+    v.fail("engine.name", "\"" + std::string(engine_name(c.engine.kind)) +
+                              "\" runs inside the training loop: set training.iterations (> 0)");
+  }
+}
+
 }  // namespace
 
 CaseValues::CaseValues(const Settings& settings, const std::vector<std::size_t>& choice,
@@ -337,6 +358,7 @@ Case CaseBuilder::build(const CaseValues& values, std::int64_t index, const std:
   c.ranks = ranks_of(values, c.parallel);
   fill_io(c, values);
   fill_memory(c, values);
+  fill_training(c, values);
   c.config = values.config();
   c.config["strategy"]["alignment"] = c.alignment;  // the alignment in effect (settle_alignment)
   return c;

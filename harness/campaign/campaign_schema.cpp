@@ -55,6 +55,10 @@ KeySpec dtype_key(std::string_view table, std::string_view key, const char* fall
                   Kind kind = Kind::dtype) {
   return KeySpec{.table = table, .key = key, .kind = kind, .fallback = std::string(fallback)};
 }
+KeySpec number_key(std::string_view table, std::string_view key, double fallback, std::int64_t min,
+                   std::int64_t max = kNoMax) {
+  return KeySpec{.table = table, .key = key, .kind = Kind::number, .fallback = fallback, .min = min, .max = max};
+}
 KeySpec fixed(KeySpec spec) {
   spec.sweepable = false;
   return spec;
@@ -185,11 +189,19 @@ std::vector<KeySpec> general_keys() {
       size_key("memory", "staging_bytes", std::int64_t{64} << 20, 4096),
       int_key("memory", "staging_buffers", 2, 1, 64),
       choice_key("cache", "policy", "drop", {"drop", "fadvise", "read_shift", "none"}),
+      // [training] and [engine] (harness/engine): training.iterations = 0 keeps the loop off.
+      int_key("training", "iterations", 0, 0, kIntMax),
+      number_key("training", "iteration_seconds", 1.0, 0, 3600),
+      number_key("training", "update_fraction", 0.2, 0, 1),
+      int_key("training", "checkpoint_every", 1, 1, kIntMax),
+      choice_key("training", "compute", "sleep", {"sleep", "spin", "gpu"}),
+      choice_key("engine", "name", "sync", {"sync", "async", "lazy"}),
+      size_key("engine", "host_pool_bytes", 0),
   };
 }
 
-constexpr std::array<std::string_view, 10> kTables{
-    "campaign", "model", "parallel", "state", "ranks", "strategy", "backend", "data", "memory", "cache"};
+constexpr std::array<std::string_view, 12> kTables{"campaign", "model",  "parallel", "state",  "ranks",    "strategy",
+                                                   "backend",  "data",   "memory",   "cache",  "training", "engine"};
 
 std::string quoted_list(const std::vector<std::string_view>& choices) {
   std::string listed;
@@ -249,6 +261,28 @@ Value convert_rank_list(const KeySpec& spec, const toml::node& node, const Where
     ranks.push_back(element.as_integer()->get());
   }
   return ranks;
+}
+
+std::string shortest(double value) {
+  std::array<char, 32> text{};
+  const auto end = std::to_chars(text.data(), text.data() + text.size(), value).ptr;
+  return std::string(text.data(), end);
+}
+
+Value convert_number(const KeySpec& spec, const toml::node& node, const Where& where) {
+  double value = 0;
+  if (node.is_floating_point()) {
+    value = node.as_floating_point()->get();
+  } else if (node.is_integer()) {
+    value = static_cast<double>(node.as_integer()->get());
+  } else {
+    wrong_type(spec, node, where);
+  }
+  if (!(value >= static_cast<double>(spec.min)) || value > static_cast<double>(spec.max)) {
+    where.fail("must be in [" + std::to_string(spec.min) + ", " + std::to_string(spec.max) + "] (got " +
+               shortest(value) + ")");
+  }
+  return value;
 }
 
 Value convert_string_map(const KeySpec& spec, const toml::node& node, const Where& where) {
@@ -389,6 +423,8 @@ Value convert(const KeySpec& spec, const toml::node& node, const Where& where) {
       return convert_rank_list(spec, node, where);
     case Kind::string_map:
       return convert_string_map(spec, node, where);
+    case Kind::number:
+      return convert_number(spec, node, where);
   }
   throw std::logic_error("convert: unknown kind");
 }
@@ -451,6 +487,8 @@ std::string expected(const KeySpec& spec) {
       return "an array of integers";
     case Kind::string_map:
       return "a table of strings (e.g. { romio_cb_write = \"enable\" })";
+    case Kind::number:
+      return "a number";
   }
   return "a value";
 }

@@ -22,7 +22,7 @@ namespace ckpt::harness::schema {
 // monostate: unset (the default of state.naming).
 // string_map: a JSON object of strings (MPI info hints).
 using Value = std::variant<std::monostate, bool, std::int64_t, std::string, std::vector<std::int64_t>,
-                           nlohmann::json>;
+                           nlohmann::json, double>;
 
 enum class Kind {
   text,  // a non-empty string
@@ -34,6 +34,7 @@ enum class Kind {
   dtype_or_none,  // a dtype name or "none"
   rank_list,      // an array of integers (itself an array, so never a sweep)
   string_map,     // a table of names to strings (or integers), e.g. MPI info hints; never a sweep
+  number,         // a float or an integer, stored as double, in [min, max]
 };
 
 struct KeySpec {

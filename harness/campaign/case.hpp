@@ -8,6 +8,7 @@
 
 #include "backends/backend.hpp"
 #include "harness/comm/mpi_io_choice.hpp"
+#include "harness/engine/engine_spec.hpp"
 #include "harness/memory/data_pattern_kind.hpp"
 #include "harness/memory/memory_space.hpp"
 #include "harness/memory/staging.hpp"
@@ -75,6 +76,9 @@ struct Case {
   bool keep = false;                                 // keep the last checkpoint after the case
   std::uint64_t memory_budget = 0;                   // bytes per process; 0: no limit
   MpiIoChoice mpi_io = MpiIoChoice::library_default;  // set before MPI starts (run_command)
+
+  TrainingSpec training;                             // [training]: off unless training.iterations > 0
+  EngineSpec engine;                                 // [engine]: which checkpoint engine runs in the loop
 };
 
 std::string_view mapping_name(Mapping mapping);

@@ -7,6 +7,8 @@
 #include <set>
 
 #include "backends/registry.hpp"
+#include "harness/engine/engine_checks.hpp"
+#include "harness/run/process_buffer.hpp"
 #include "harness/run/process_plans.hpp"
 #include "harness/run/target_check.hpp"
 
@@ -33,6 +35,16 @@ std::optional<std::string> backend_problem(const Case& c) {
     return fmt::format("backend.name = \"{}\": {}", c.backend, e.what());
   }
   return std::nullopt;
+}
+
+// [training]/[engine] combinations that cannot work (harness/engine/engine_checks.hpp).
+std::optional<std::string> training_problem(const Case& c, std::uint64_t state_bytes) {
+  const std::vector<backends::BackendInfo> infos = backends::list_backends();
+  const auto info = std::find_if(infos.begin(), infos.end(), [&](const backends::BackendInfo& b) {
+    return b.name == c.backend;
+  });
+  if (info == infos.end()) return std::nullopt;  // backend_problem names it
+  return engine_problem(c, info->capabilities, state_bytes);
 }
 
 std::optional<std::string> memory_space_problem(const Case& c, const MemorySpaces& spaces) {
@@ -69,6 +81,7 @@ CaseCheck check_case(const Case& c, PhaseSelection phase, int processes,
   const std::vector<std::int64_t> selected = selected_ranks(c, layout.world_size());
   check.ranks = selected.size();
   std::set<std::string> files;
+  std::uint64_t state_bytes = 0;  // the largest process's checkpoint buffer
   for (int p = 0; p < processes; ++p) {
     ProcessPlans plans;
     try {
@@ -78,7 +91,9 @@ CaseCheck check_case(const Case& c, PhaseSelection phase, int processes,
       note(fmt::format("{}: damaged manifest: {}", dir.string(), e.what()));
       break;
     }
-    check.memory_per_process = std::max(check.memory_per_process, plans.buffer_bytes());
+    check.memory_per_process = std::max(check.memory_per_process, plans.buffer_bytes() +
+                                                                       host_pool_allocation(c, ProcessBuffer::bytes_for(plans.write)));
+    state_bytes = std::max(state_bytes, ProcessBuffer::bytes_for(plans.write));
     for (const RankPlan& plan : plans.write.empty() ? plans.read : plans.write) {
       check.bytes += plan.payload_bytes;
       check.extents += plan.io.extents();
@@ -86,6 +101,7 @@ CaseCheck check_case(const Case& c, PhaseSelection phase, int processes,
     }
   }
   check.files = files.size();
+  if (phase != PhaseSelection::restore) note(training_problem(c, state_bytes));
   note(memory_budget_problem(c, check.memory_per_process, selected.size(), processes));
   return check;
 }

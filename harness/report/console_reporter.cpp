@@ -12,20 +12,27 @@
 namespace ckpt::harness {
 namespace {
 
-// One table row's cells, in column order.
-std::vector<std::string> row_cells(const CaseResult& r, BandwidthUnit unit) {
-  return {std::to_string(r.config.index),
-          swept_label(r.config.swept),
-          format_bytes(static_cast<std::int64_t>(r.bytes_per_checkpoint)),
-          std::to_string(r.files_per_checkpoint),
-          bandwidth_cell(r, r.write, unit),
-          bandwidth_cell(r, r.read, unit),
-          r.verified ? "yes" : "no",
-          r.status == "ok" ? r.status : r.status + ": " + r.error};
+// One table row's cells, in column order; `training`: with the stall and durable columns.
+std::vector<std::string> row_cells(const CaseResult& r, BandwidthUnit unit, bool training) {
+  std::vector<std::string> cells{std::to_string(r.config.index),
+                                 swept_label(r.config.swept),
+                                 format_bytes(static_cast<std::int64_t>(r.bytes_per_checkpoint)),
+                                 std::to_string(r.files_per_checkpoint),
+                                 bandwidth_cell(r, r.write, unit),
+                                 bandwidth_cell(r, r.read, unit)};
+  if (training) {
+    const bool has = r.training && r.training->committed_iteration >= 0;
+    cells.push_back(has ? format_significant(r.training->stall_seconds()) : "-");
+    cells.push_back(has ? format_significant(r.training->time_to_durable_seconds()) : "-");
+  }
+  cells.push_back(r.verified ? "yes" : "no");
+  cells.push_back(r.status == "ok" ? r.status : r.status + ": " + r.error);
+  return cells;
 }
 
-// Columns aligned right (numbers) or left (text); the last one is not padded.
-constexpr bool kRightAligned[] = {true, false, true, true, true, true, false, false};
+// Columns aligned right (numbers) or left (text): swept, verified and status are text; the last
+// one is not padded.
+bool right_aligned(std::size_t column, std::size_t columns) { return column != 1 && column + 2 < columns; }
 
 void print_table(std::ostream& out, const std::vector<std::vector<std::string>>& rows) {
   std::vector<std::size_t> width(rows.front().size(), 0);
@@ -37,7 +44,7 @@ void print_table(std::ostream& out, const std::vector<std::vector<std::string>>&
     std::string line;
     for (std::size_t c = 0; c < row.size(); ++c) {
       const bool last = c + 1 == row.size();
-      line += (c == 0 ? "" : "  ") + (kRightAligned[c] ? pad_left(row[c], width[c])
+      line += (c == 0 ? "" : "  ") + (right_aligned(c, row.size()) ? pad_left(row[c], width[c])
                                       : last           ? row[c]
                                                        : pad_right(row[c], width[c]));
     }
@@ -101,13 +108,21 @@ std::string wall_time_line(const CaseResult& r) {
 void print_summary(std::ostream& out, const std::vector<CaseResult>& results, BandwidthUnit unit) {
   if (results.empty()) return;
   const std::string u = unit_label(unit);
-  std::vector<std::vector<std::string>> rows{
-      {"case", "swept", "checkpoint", "files", "write " + u, "read " + u, "verified", "status"}};
-  for (const CaseResult& r : results) rows.push_back(row_cells(r, unit));
+  // [training] cases add the loop's stall and time to durable (medians over checkpoints).
+  const bool training = std::any_of(results.begin(), results.end(), [](const CaseResult& r) { return r.training; });
+  std::vector<std::string> header{"case", "swept", "checkpoint", "files", "write " + u, "read " + u};
+  if (training) header.insert(header.end(), {"stall s", "durable s"});
+  header.insert(header.end(), {"verified", "status"});
+  std::vector<std::vector<std::string>> rows{header};
+  for (const CaseResult& r : results) rows.push_back(row_cells(r, unit, training));
   fmt::print(out, "\n");
   print_table(out, rows);
   fmt::print(out, "\nwrite and read: median [min–max] over the timed iterations; {} = {} bytes/s\n",
              u, unit == BandwidthUnit::gib ? "2^30" : "10^9");
+  if (training) {
+    fmt::print(out, "stall: the training loop blocked per checkpoint; durable: checkpoint due -> manifest committed "
+                    "(medians over checkpoints)\n");
+  }
   for (const std::string& note : {scale_note(results), no_data_note(results)}) {
     if (!note.empty()) fmt::print(out, "{}\n", note);
   }

@@ -6,6 +6,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "backends/backend.hpp"
@@ -48,6 +49,13 @@ class CaseExecution {
   void add_notes(const IterationTiming& timing);
   // Adds the time since `start` to `part` of the case's wall time ("warm-up" in a warm-up iteration).
   void charge(const char* part, std::chrono::steady_clock::time_point start);
+  // [training] cases (defined in harness/engine/case_training.cpp): the loop and its engine
+  // instead of the write iterations, then one timed restore of the newest committed checkpoint.
+  void train(std::vector<IterationTiming>& reads);
+  std::string commit_training_checkpoint(const std::filesystem::path& dir, std::int64_t iteration,
+                                         const std::vector<std::vector<std::uint64_t>>& sums);
+  std::filesystem::path committed_training_dir_;  // process 0: the loop's newest committed checkpoint
+  std::jthread training_retire_;                   // process 0: removing the one it replaced
 
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();  // the case's wall clock
   const Case& c_;
@@ -71,8 +79,5 @@ class CaseExecution {
   bool warming_up_ = false;
   IterationReport report_;  // of the iteration under way
 };
-
-// Points every file of `plans` from directory `from` into directory `to`.
-void retarget(std::vector<RankPlan>& plans, const std::filesystem::path& from, const std::filesystem::path& to);
 
 }  // namespace ckpt::harness

@@ -121,6 +121,7 @@ nlohmann::json to_json(const CaseResult& r) {
                    {"notes", r.notes},
                    {"wall_time", wall_json(r.wall)},
                    {"environment", r.environment}};
+  if (r.training) j["training"] = to_json(*r.training);  // [training] cases (harness/engine)
   j["environment"]["config_hash"] = j["config_hash"];
   j["environment"]["cache_policy"] = r.cache_policy_applied;
   j["environment"]["hosts"] = r.hosts;

@@ -8,6 +8,7 @@
 
 #include "backends/backend.hpp"
 #include "harness/campaign/case.hpp"
+#include "harness/engine/training_summary.hpp"
 
 namespace ckpt::harness {
 
@@ -76,6 +77,7 @@ struct CaseResult {
   bool stores_data = true;                    // false for a backend that keeps nothing (null): its rates are overhead
   std::vector<std::string> hosts;             // every process's host name, in rank order
   WallTime wall;
+  std::optional<TrainingSummary> training;    // [training] cases: the loop's stall, time to durable, ...
   nlohmann::json environment = nlohmann::json::object();
 };
 

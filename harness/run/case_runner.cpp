@@ -7,6 +7,8 @@
 #include "harness/plan/file_naming.hpp"
 #include "harness/run/case_execution.hpp"
 #include "harness/comm/mpi_io_choice.hpp"
+#include "harness/engine/engine_checks.hpp"
+#include "harness/engine/training_state.hpp"
 #include "harness/run/environment.hpp"
 #include "harness/run/manifest.hpp"
 #include "harness/run/process_plans.hpp"
@@ -69,7 +71,7 @@ void CaseExecution::prepare_write() {
   first_step_ = std::stoll(comm_.broadcast(std::to_string(first_step_)));
   planned_dir_ = step_dir(0);
   ProcessPlans plans = plan_process(layout_, c_, phase_, selected_, comm_.rank(), comm_.size(), planned_dir_);
-  check_memory(plans.buffer_bytes());
+  check_memory(plans.buffer_bytes() + host_pool_allocation(c_, ProcessBuffer::bytes_for(plans.write)));  // + engine pool
   write_plans_ = std::move(plans.write);
   read_plans_ = std::move(plans.read);
   MemorySpace& space = memory_space();
@@ -97,6 +99,10 @@ void CaseExecution::prepare_restore() {
   }
   agree(comm_, problem);
   check_memory(plans.buffer_bytes());
+  // A [training] checkpoint holds the state of the training iteration its manifest names.
+  if (manifest.contains("training_iteration")) {
+    plans.read = plans_at_iteration(std::move(plans.read), manifest["training_iteration"].get<std::int64_t>());
+  }
   read_plans_ = std::move(plans.read);
   MemorySpace& space = memory_space();
   read_buffer_ = ProcessBuffer(read_plans_, space);
@@ -205,7 +211,9 @@ CaseResult CaseExecution::run() {
   std::vector<IterationTiming> writes, reads;
   const int total = c_.warmup + c_.iterations;
   const auto start = Clock::now();
-  for (int i = 0; i < total && result_.status == "ok"; ++i) {
+  const bool training = write && c_.training.enabled();
+  if (training) train(reads);  // [training]: harness/engine/case_training.cpp
+  for (int i = 0; i < total && result_.status == "ok" && !training; ++i) {
     const bool timed = i >= c_.warmup;
     warming_up_ = !timed;
     const bool ok = (!write || write_iteration(i, timed ? &writes : nullptr)) &&

@@ -41,7 +41,8 @@ namespace {
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
-// The directories of every file of `plans`. Returns the first problem, or "".
+}  // namespace
+
 std::string create_parent_directories(const std::vector<RankPlan>& plans) {
   std::set<std::filesystem::path> dirs;
   for (const RankPlan& p : plans) {
@@ -54,6 +55,8 @@ std::string create_parent_directories(const std::vector<RankPlan>& plans) {
   }
   return "";
 }
+
+namespace {
 
 void add_outcome(ProcessSample& sample, const backends::IoOutcome& outcome) {
   add_phases(sample.phases, outcome.phases);

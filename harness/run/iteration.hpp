@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -55,6 +56,12 @@ std::string verify_plans(const std::vector<RankPlan>& plans, const ProcessBuffer
 // Fills every shard of `plans` with its deterministic contents; returns per-shard checksums.
 std::vector<std::vector<std::uint64_t>> fill_plans(const std::vector<RankPlan>& plans, ProcessBuffer& buffer,
                                                    DataPattern pattern);
+
+// engines (harness/engine) share these with the iterations of harness/run:
+// The directories of every file of `plans`, created. Returns the first problem, or "".
+std::string create_parent_directories(const std::vector<RankPlan>& plans);
+// Points every file of `plans` from directory `from` into directory `to` (case_steps.cpp).
+void retarget(std::vector<RankPlan>& plans, const std::filesystem::path& from, const std::filesystem::path& to);
 
 // Median of a list (0 when empty): the mean of the two middle values for an even count.
 double median(std::vector<double> values);

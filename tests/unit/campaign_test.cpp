@@ -430,7 +430,7 @@ TEST(Campaign, UnknownTableSuggestsTheClosestTable) {
             "c.toml:6: `bakend`: unknown table — did you mean `backend`?");
   EXPECT_EQ(message_of(kBase + "[storage]\n"),
             "c.toml:6: `storage`: unknown table (tables: campaign, model, parallel, state, ranks, "
-            "strategy, backend, data, memory, cache)");
+            "strategy, backend, data, memory, cache, training, engine)");
   EXPECT_EQ(message_of("seed = 3\n" + kBase),
             "c.toml:1: `seed`: unknown key outside any table — did you mean `seed` under [data]?");
   EXPECT_EQ(message_of("data = 3\n" + kBase),
@@ -743,6 +743,45 @@ TEST(Campaign, ShippedSweepsAndSelections) {
   EXPECT_EQ(mlperf8.parallel.zero_stage, 3);
 }
 #endif
+
+}  // namespace
+}  // namespace ckpt::harness
+
+namespace ckpt::harness {
+namespace {
+
+// [training] and [engine] (harness/engine): absent = no loop; numbers take floats or integers.
+TEST(CampaignTraining, KeysParseSweepAndDefaultToNoLoop) {
+  const Case plain = parse(kBase).cases.at(0);
+  EXPECT_FALSE(plain.training.enabled());
+  EXPECT_EQ(plain.engine.kind, EngineKind::sync);
+  const Campaign c = parse(kBase + "[training]\niterations = 6\niteration_seconds = 0.5\nupdate_fraction = 1\n"
+                                   "checkpoint_every = 3\ncompute = \"spin\"\n[engine]\nname = [\"sync\", \"async\", "
+                                   "\"lazy\"]\nhost_pool_bytes = \"1 GiB\"\n");
+  ASSERT_EQ(c.cases.size(), 3u);
+  const Case& lazy = c.cases[2];
+  EXPECT_EQ(lazy.training.iterations, 6);
+  EXPECT_DOUBLE_EQ(lazy.training.iteration_seconds, 0.5);
+  EXPECT_DOUBLE_EQ(lazy.training.update_fraction, 1.0);
+  EXPECT_EQ(lazy.training.checkpoint_every, 3);
+  EXPECT_EQ(lazy.training.compute, ComputeKind::spin);
+  EXPECT_EQ(lazy.engine.kind, EngineKind::lazy);
+  EXPECT_EQ(lazy.engine.host_pool_bytes, std::uint64_t{1} << 30);
+  EXPECT_EQ(lazy.swept.at("engine.name"), "lazy");
+  EXPECT_EQ(lazy.config.at("training").at("iteration_seconds"), 0.5);
+}
+
+TEST(CampaignTraining, ImpossibleValuesNameTheirKeys) {
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {"[training]\nupdate_fraction = 1.5\n", "c.toml:7: `training.update_fraction`: must be in [0, 1] (got 1.5)"},
+      {"[training]\niteration_seconds = \"1 s\"\n",
+       "c.toml:7: `training.iteration_seconds`: expected a number, found a string"},
+      {"[training]\niterations = 2\ncheckpoint_every = 3\n",
+       "c.toml:8: `training.checkpoint_every`: 3 is more than training.iterations = 2: no checkpoint would be taken"},
+      {"[engine]\nname = \"async\"\n",
+       "c.toml:7: `engine.name`: \"async\" runs inside the training loop: set training.iterations (> 0)"}};
+  for (const auto& [tables, expected] : cases) EXPECT_EQ(message_of(kBase + tables), expected);
+}
 
 }  // namespace
 }  // namespace ckpt::harness

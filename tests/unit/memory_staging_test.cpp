@@ -45,17 +45,7 @@ class MemoryBackend final : public backends::Backend {
   }
   void transfer(OpenFiles& /*f*/, const IoPlan& plan, backends::MemoryView memory, Direction d) override {
     log_.push_back("transfer");
-    for (const FilePlan& f : plan.files) {
-      std::vector<std::byte>& file = files[f.path];
-      for (const Extent& e : f.extents) {
-        if (file.size() < e.file_offset + e.length) file.resize(e.file_offset + e.length);
-        if (d == Direction::write) {
-          std::memcpy(file.data() + e.file_offset, memory.data + e.memory_offset, e.length);
-        } else {
-          std::memcpy(memory.data + e.memory_offset, file.data() + e.file_offset, e.length);
-        }
-      }
-    }
+    memory_test::move_extents(files, plan, memory, d == Direction::write);
   }
   void sync(OpenFiles& /*f*/, Direction /*d*/) override { log_.push_back("sync"); }
   void close(OpenFiles& /*f*/) override { log_.push_back("close"); }

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -93,5 +94,22 @@ class EmulatedDeviceSpace final : public MemorySpace {
   }
   std::vector<std::string> log;
 };
+
+// A test backend's files kept in memory: moves every extent of `plan` between `memory` and
+// `files` (write: into the files, growing them; read: out of them).
+inline void move_extents(std::map<std::string, std::vector<std::byte>>& files, const backends::IoPlan& plan,
+                         backends::MemoryView memory, bool write) {
+  for (const backends::FilePlan& f : plan.files) {
+    std::vector<std::byte>& file = files[f.path];
+    for (const backends::Extent& e : f.extents) {
+      if (file.size() < e.file_offset + e.length) file.resize(e.file_offset + e.length);
+      if (write) {
+        std::memcpy(file.data() + e.file_offset, memory.data + e.memory_offset, e.length);
+      } else {
+        std::memcpy(memory.data + e.memory_offset, file.data() + e.file_offset, e.length);
+      }
+    }
+  }
+}
 
 }  // namespace ckpt::harness::memory_test

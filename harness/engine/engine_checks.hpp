@@ -1,0 +1,23 @@
+#pragma once
+
+// Combinations of [training], [engine] and the rest of a case that cannot work, found before
+// anything is written; each problem names the keys involved.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "backends/backend.hpp"
+#include "harness/campaign/case.hpp"
+
+namespace ckpt::harness {
+
+// `state_bytes`: the largest process's state buffer. nullopt when the case can run.
+std::optional<std::string> engine_problem(const Case& c, const backends::Capabilities& backend,
+                                          std::uint64_t state_bytes);
+
+// Bytes the host pool allocates per process for a state of `state_bytes` (0 unless async or
+// lazy run a training loop): counted in the memory a case needs (dry run and memory_budget).
+std::uint64_t host_pool_allocation(const Case& c, std::uint64_t state_bytes);
+
+}  // namespace ckpt::harness

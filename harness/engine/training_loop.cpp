@@ -1,0 +1,291 @@
+#include "harness/engine/training_loop.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <fmt/format.h>
+#include <optional>
+#include <thread>
+
+#include "harness/engine/flush_worker.hpp"
+#include "harness/engine/host_pool.hpp"
+#include "harness/engine/training_state.hpp"
+#include "harness/run/iteration.hpp"
+
+namespace ckpt::harness {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+Clock::time_point after(Clock::time_point start, double seconds) {
+  return start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+}
+
+// Compute and update wait in slices of this length, polling for a finished flush between them;
+// the slice count is the same on every process, so the polls match up.
+constexpr double kPollSeconds = 0.02;
+
+// A checkpoint between its due point and its commit (async, lazy).
+struct InFlight {
+  std::size_t record = 0;  // index into the summary's checkpoints
+  fs::path dir;
+  Checksums sums;
+  Clock::time_point due;
+};
+
+class TrainingRun {
+ public:
+  TrainingRun(const TrainingSpec& t, const EngineSpec& e, TrainingIo& io, const EngineHooks& hooks)
+      : t_(t), e_(e), io_(io), hooks_(hooks) {
+    summary_.engine = std::string(engine_name(e.kind));
+    if (e.kind != EngineKind::sync) {
+      pool_.emplace(io.state.memory(), e.host_pool_bytes);
+      summary_.host_pool_bytes = pool_->capacity();
+    }
+  }
+
+  TrainingSummary run();
+
+ private:
+  bool ok() const { return summary_.error.empty(); }
+  void fail(const std::string& problem) {
+    if (summary_.error.empty()) summary_.error = problem;
+  }
+  void wait_for(Clock::time_point start, double seconds, bool spin);
+  void update(std::int64_t iteration);
+  void checkpoint(std::int64_t iteration);
+  void checkpoint_sync(std::int64_t iteration, Clock::time_point due);
+  void checkpoint_background(std::int64_t iteration, Clock::time_point due);
+  FlushJob flush_job(std::int64_t iteration, const fs::path& dir);
+  // Commits the in-flight checkpoint when every process's flush finished (block: wait for it).
+  void poll(bool block, bool may_commit = true);
+  void commit(const fs::path& dir, std::int64_t iteration, const Checksums& sums, CheckpointRecord& record,
+              Clock::time_point due);
+  void record_commit(CheckpointRecord& record, const fs::path& dir, double durable_seconds);
+  void reduce_records();
+
+  const TrainingSpec& t_;
+  const EngineSpec& e_;
+  TrainingIo& io_;
+  const EngineHooks& hooks_;
+  TrainingSummary summary_;
+  std::optional<HostPool> pool_;
+  FlushWorker worker_;
+  std::optional<InFlight> in_flight_;
+  Checksums sums_;                   // of the state as the last update left it
+  bool lazy_copy_pending_ = false;   // lazy: the next update must wait for the snapshot copy
+  std::optional<std::size_t> polled_record_;  // committed by a poll during the current wait_for
+  double polled_commit_seconds_ = 0;           // how long that commit took
+  double last_commit_seconds_ = 0;             // the slowest process's time of the last commit
+  std::vector<std::uint64_t> flush_bytes_;  // per record: this process's bytes
+};
+
+// Waits until `seconds` after `start` in slices whose count depends on `seconds` alone, so
+// that every process polls (a collective) equally often.
+void TrainingRun::wait_for(Clock::time_point start, double seconds, bool spin) {
+  const auto slices = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(seconds / kPollSeconds)));
+  for (std::int64_t k = 1; k <= slices; ++k) {
+    const Clock::time_point end = after(start, seconds * static_cast<double>(k) / static_cast<double>(slices));
+    if (spin) {
+      while (Clock::now() < end) {
+      }
+    } else {
+      std::this_thread::sleep_until(end);
+    }
+    // Commit only with the time a commit takes (the last one's) left in this wait, so that it
+    // hides in compute instead of lengthening the iteration; every process still polls.
+    const Clock::time_point wait_end = after(start, seconds);
+    if (k < slices) poll(false, after(Clock::now(), last_commit_seconds_) < wait_end);
+  }
+  // A commit made during the wait holds the loop only where it ran past the wait's end (and
+  // never by more than it took: an update slower than its share is not the checkpoint's doing).
+  if (const double over = seconds_since(after(start, seconds)); over > 0 && polled_record_) {
+    summary_.checkpoints[*polled_record_].stall_seconds += std::min(over, polled_commit_seconds_);
+  }
+  polled_record_.reset();
+}
+
+// The optimizer update: every shard rewritten as this iteration's state, then the rest of the
+// update's share of the iteration waited out.
+void TrainingRun::update(std::int64_t iteration) {
+  const auto start = Clock::now();
+  poll(false);  // a flush that ended during compute commits now, not after the rewrite
+  sums_ = fill_plans(plans_at_iteration(io_.plans, iteration), io_.state, io_.pattern);
+  wait_for(start, t_.iteration_seconds * t_.update_fraction, t_.compute == ComputeKind::spin);
+}
+
+TrainingSummary TrainingRun::run() {
+  const auto loop_start = Clock::now();
+  for (std::int64_t i = 0; i < t_.iterations && ok(); ++i) {
+    const auto start = Clock::now();
+    const bool flushing = worker_.busy();
+    wait_for(start, t_.iteration_seconds * (1 - t_.update_fraction), t_.compute == ComputeKind::spin);
+    double stalled = 0;
+    if (lazy_copy_pending_) {
+      const auto wait_start = Clock::now();
+      worker_.wait_snapshot();  // DataStates' rule: the state may change only once the copy is done
+      stalled = seconds_since(wait_start);
+      if (in_flight_) summary_.checkpoints[in_flight_->record].stall_seconds += stalled;
+      lazy_copy_pending_ = false;
+    }
+    update(i);
+    const double busy = seconds_since(start) - stalled;
+    (flushing || worker_.busy() ? summary_.flushing_iteration_seconds : summary_.plain_iteration_seconds).push_back(busy);
+    if ((i + 1) % t_.checkpoint_every == 0 && ok()) checkpoint(i);
+    if (io_.interrupted != nullptr && !io_.comm.all(!io_.interrupted->load())) {
+      summary_.interrupted = true;  // the rule: the in-flight flush is finished and committed below
+      break;
+    }
+  }
+  if (in_flight_) poll(true);
+  summary_.loop_seconds = seconds_since(loop_start);
+  reduce_records();
+  return std::move(summary_);
+}
+
+void TrainingRun::checkpoint(std::int64_t iteration) {
+  const auto due = Clock::now();
+  summary_.checkpoints.push_back({.iteration = iteration});
+  flush_bytes_.push_back(0);
+  if (e_.kind == EngineKind::sync) {
+    checkpoint_sync(iteration, due);
+  } else {
+    checkpoint_background(iteration, due);
+  }
+}
+
+void TrainingRun::checkpoint_sync(std::int64_t iteration, Clock::time_point due) {
+  const fs::path dir = io_.dir_for(iteration);
+  retarget(io_.plans, io_.planned_dir, dir);
+  io_.planned_dir = dir;
+  const ProcessSample sample = timed_transfer(io_.backend, io_.plans, io_.state, true, io_.comm);
+  CheckpointRecord& record = summary_.checkpoints.back();
+  record.flush_seconds = sample.seconds;
+  for (const RankPlan& p : io_.plans) flush_bytes_.back() += p.io.bytes();
+  if (const std::string problem = io_.comm.first_problem(sample.error.empty() ? "" : fmt::format("checkpoint of iteration {} ({}): {}", iteration, dir.string(), sample.error));
+      !problem.empty()) {
+    return fail(problem);
+  }
+  commit(dir, iteration, sums_, record, due);
+  record.stall_seconds = seconds_since(due);
+}
+
+FlushJob TrainingRun::flush_job(std::int64_t iteration, const fs::path& dir) {
+  FlushJob job;
+  job.what = fmt::format("checkpoint of iteration {} ({})", iteration, dir.string());
+  const backends::MemoryView pool = pool_->view();
+  for (std::size_t r = 0; r < io_.plans.size(); ++r) {
+    job.plans.push_back(io_.plans[r].io);
+    job.ranks.push_back(io_.plans[r].rank);
+    job.memory.push_back({pool.data + io_.state.offset(r), io_.plans[r].buffer_bytes, pool.kind});
+  }
+  return job;
+}
+
+void TrainingRun::checkpoint_background(std::int64_t iteration, Clock::time_point due) {
+  CheckpointRecord* record = &summary_.checkpoints.back();
+  if (in_flight_) {  // back-pressure: one snapshot in the pool at a time
+    poll(true);
+    record = &summary_.checkpoints.back();
+    record->backpressure_seconds = seconds_since(due);
+    if (!ok()) return;
+  }
+  const fs::path dir = io_.dir_for(iteration);
+  retarget(io_.plans, io_.planned_dir, dir);
+  io_.planned_dir = dir;
+  pool_->hold();
+  FlushJob job = flush_job(iteration, dir);
+  job.prepare = [plans = io_.plans] { return create_parent_directories(plans); };
+  const std::uint64_t bytes = io_.state.memory().size();
+  if (e_.kind == EngineKind::lazy) {
+    const HostPool& pool = *pool_;
+    job.snapshot = [&pool, bytes] { pool.copy_in(0, bytes); };
+    lazy_copy_pending_ = true;
+  } else {
+    const auto copy_start = Clock::now();
+    if (hooks_.tear_snapshot) {
+      pool_->copy_in(0, bytes / 2);
+      fill_plans(plans_at_iteration(io_.plans, iteration + 1), io_.state, io_.pattern);
+      pool_->copy_in(bytes / 2, bytes - bytes / 2);
+    } else {
+      pool_->copy_in(0, bytes);
+    }
+    record->snapshot_seconds = seconds_since(copy_start);
+  }
+  if (io_.comm.kind() == "single") {  // no other process to agree with: commit on the worker, at once
+    job.commit = [this, dir, iteration, sums = sums_] { return io_.commit(dir, iteration, sums); };
+  }
+  worker_.start(io_.backend, std::move(job));
+  in_flight_ = InFlight{summary_.checkpoints.size() - 1, dir, sums_, due};
+  record->stall_seconds = seconds_since(due);
+}
+
+void TrainingRun::poll(bool block, bool may_commit) {
+  if (!in_flight_ || !worker_.busy()) return;
+  if (block) {
+    worker_.wait_snapshot();
+    while (!worker_.finished()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  if (!io_.comm.all(worker_.finished() && may_commit)) return;
+  const auto commit_start = Clock::now();
+  const FlushResult result = worker_.collect();
+  InFlight flight = std::move(*in_flight_);
+  in_flight_.reset();
+  CheckpointRecord& record = summary_.checkpoints[flight.record];
+  record.flush_seconds = result.flush_seconds;
+  if (e_.kind == EngineKind::lazy) record.snapshot_seconds = result.copy_seconds;
+  flush_bytes_[flight.record] = result.bytes;
+  if (const std::string problem = io_.comm.first_problem(result.error); !problem.empty()) return fail(problem);
+  if (result.committed) {
+    record_commit(record, flight.dir, std::chrono::duration<double>(result.committed_at - flight.due).count());
+  } else {
+    commit(flight.dir, record.iteration, flight.sums, record, flight.due);
+  }
+  pool_->release();
+  last_commit_seconds_ = io_.comm.max(seconds_since(commit_start));
+  if (!block) {  // wait_for charges what the commit made it overrun
+    polled_record_ = flight.record;
+    polled_commit_seconds_ = seconds_since(commit_start);
+  }
+}
+
+void TrainingRun::commit(const fs::path& dir, std::int64_t iteration, const Checksums& sums, CheckpointRecord& record,
+                         Clock::time_point due) {
+  if (const std::string problem = io_.commit(dir, iteration, sums); !problem.empty()) return fail(problem);
+  record_commit(record, dir, seconds_since(due));
+}
+
+void TrainingRun::record_commit(CheckpointRecord& record, const fs::path& dir, double durable_seconds) {
+  record.time_to_durable_seconds = durable_seconds;
+  record.committed = true;
+  summary_.committed_iteration = record.iteration;
+  summary_.committed_dir = dir.string();
+}
+
+// Every process's view of each checkpoint, combined: the slowest process's times, all bytes.
+void TrainingRun::reduce_records() {
+  Comm& comm = io_.comm;
+  for (std::size_t i = 0; i < summary_.checkpoints.size(); ++i) {
+    CheckpointRecord& r = summary_.checkpoints[i];
+    r.stall_seconds = comm.max(r.stall_seconds);
+    r.snapshot_seconds = comm.max(r.snapshot_seconds);
+    r.backpressure_seconds = comm.max(r.backpressure_seconds);
+    r.time_to_durable_seconds = comm.max(r.time_to_durable_seconds);
+    r.flush_seconds = comm.max(r.flush_seconds);
+    const auto bytes = comm.sum(flush_bytes_[i]);
+    r.flush_gib_s = r.flush_seconds > 0 ? static_cast<double>(bytes) / r.flush_seconds / (1024.0 * 1024.0 * 1024.0) : 0;
+  }
+  summary_.pool_high_water_bytes = static_cast<std::uint64_t>(comm.max(static_cast<double>(pool_ ? pool_->high_water() : 0)));
+  summary_.error = comm.first_problem(summary_.error);
+}
+
+}  // namespace
+
+TrainingSummary run_training(const TrainingSpec& training, const EngineSpec& engine, TrainingIo& io,
+                             const EngineHooks& hooks) {
+  return TrainingRun(training, engine, io, hooks).run();
+}
+
+}  // namespace ckpt::harness

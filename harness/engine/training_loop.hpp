@@ -1,0 +1,58 @@
+#pragma once
+
+// The emulated training loop and the checkpoint engines inside it. Each iteration computes
+// (sleep or spin), then updates the state (every shard rewritten as the iteration's state,
+// training_state.hpp); a checkpoint is due after every checkpoint_every-th update and holds that
+// iteration's state. The engine decides when the bytes move: sync (inline), async (snapshot into
+// the host pool, background flush) or lazy (the snapshot copy itself in the background, waited
+// for before the next update). A checkpoint exists once `commit` ran, after every process's
+// flush finished. Every process runs the same loop: collective calls (commit polls, barriers)
+// come in the same order everywhere, from the calling thread only.
+
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "backends/backend.hpp"
+#include "harness/comm/comm.hpp"
+#include "harness/engine/engine_spec.hpp"
+#include "harness/engine/training_summary.hpp"
+#include "harness/memory/data_pattern_kind.hpp"
+#include "harness/plan/checkpoint_plan.hpp"
+#include "harness/run/process_buffer.hpp"
+
+namespace ckpt::harness {
+
+using Checksums = std::vector<std::vector<std::uint64_t>>;  // per rank plan, per shard
+
+struct TrainingIo {
+  Comm& comm;
+  backends::Backend& backend;
+  std::vector<RankPlan> plans;           // the process's ranks; paths under `planned_dir`
+  std::filesystem::path planned_dir;
+  ProcessBuffer& state;                  // filled (iteration -1) and pre-touched
+  DataPattern pattern = DataPattern::random;
+  // The directory of the checkpoint of `iteration`.
+  std::function<std::filesystem::path(std::int64_t iteration)> dir_for;
+  // Collective: records the checkpoint of `iteration` in `dir` as complete (manifest with its
+  // checksums and training iteration); returns the same problem everywhere, or "".
+  std::function<std::string(const std::filesystem::path& dir, std::int64_t iteration, const Checksums& sums)> commit;
+  const std::atomic<bool>* interrupted = nullptr;  // SIGINT/SIGTERM: finish the in-flight flush, stop
+};
+
+// Test hooks that break the engine on purpose (verification must then fail).
+struct EngineHooks {
+  // async: copy the first half of the state, run the next iteration's update, copy the rest: a
+  // snapshot mixing two iterations under the first one's name.
+  bool tear_snapshot = false;
+};
+
+// Runs the loop. Throws SetupError-like std::runtime_error only for setup problems found before
+// any I/O (the pool); I/O problems come back in TrainingSummary::error.
+TrainingSummary run_training(const TrainingSpec& training, const EngineSpec& engine, TrainingIo& io,
+                             const EngineHooks& hooks = {});
+
+}  // namespace ckpt::harness

@@ -1,0 +1,22 @@
+#pragma once
+
+// The emulated training state: each shard's bytes at training iteration t are the data pattern
+// seeded by training_key(data_key, t), so every iteration's state differs from the last, and a
+// snapshot that mixes two iterations fails verification against the iteration its manifest names.
+
+#include <cstdint>
+#include <vector>
+
+#include "harness/plan/checkpoint_plan.hpp"
+
+namespace ckpt::harness {
+
+// The seed of a shard's bytes at training iteration `iteration`; iteration -1 (the state before
+// any update, as fill_plans writes it) keeps `data_key`.
+std::uint64_t training_key(std::uint64_t data_key, std::int64_t iteration);
+
+// `plans` with every shard's data_key replaced by its training_key at `iteration`: fill_plans
+// of these writes that iteration's state, verify_plans checks it.
+std::vector<RankPlan> plans_at_iteration(std::vector<RankPlan> plans, std::int64_t iteration);
+
+}  // namespace ckpt::harness

@@ -1,0 +1,49 @@
+#pragma once
+
+// What the training loop measured: per checkpoint and as case medians (results/SCHEMA.md,
+// "training").
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ckpt::harness {
+
+struct CheckpointRecord {
+  std::int64_t iteration = 0;          // the training iteration whose state it holds
+  double stall_seconds = 0;            // the loop blocked for it: snapshot, back-pressure, wait before the update; sync: write + commit
+  double snapshot_seconds = 0;         // the copy into the host pool (async: inside the stall; lazy: on the worker)
+  double backpressure_seconds = 0;     // waiting for the previous checkpoint's flush and commit (inside the stall)
+  double time_to_durable_seconds = 0;  // due -> manifest committed
+  double flush_seconds = 0;            // the writes (background for async/lazy; sync: the timed write)
+  double flush_gib_s = 0;              // all processes' bytes / the slowest process's flush_seconds
+  bool committed = false;
+};
+
+struct TrainingSummary {
+  std::string engine;
+  std::vector<CheckpointRecord> checkpoints;
+  std::vector<double> plain_iteration_seconds;     // compute + update, no checkpoint activity
+  std::vector<double> flushing_iteration_seconds;  // compute + update while a flush ran (stalls excluded)
+  std::uint64_t host_pool_bytes = 0;               // the bound (0 for sync)
+  std::uint64_t pool_high_water_bytes = 0;         // largest snapshot bytes held at once (any process)
+  std::int64_t committed_iteration = -1;           // newest committed checkpoint's training iteration
+  std::string committed_dir;
+  double loop_seconds = 0;                         // the whole loop, drain included
+  std::string error;                               // first failure, with context ("" when none)
+  bool interrupted = false;
+
+  // Medians over the committed checkpoints.
+  double stall_seconds() const;
+  double time_to_durable_seconds() const;
+  double snapshot_seconds() const;
+  double flush_gib_s() const;
+  // median(flushing) / median(plain) - 1; nullopt without both kinds of iterations.
+  std::optional<double> iteration_inflation() const;
+};
+
+nlohmann::json to_json(const TrainingSummary& summary);
+
+}  // namespace ckpt::harness

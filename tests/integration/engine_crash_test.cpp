@@ -1,0 +1,117 @@
+// Crash consistency of the background engines: a process killed (SIGKILL) while a flush runs
+// leaves the newest committed checkpoint restorable and verified; the in-flight one has no
+// manifest and is never named `latest`.
+#include <signal.h>
+
+#include "tests/integration/integration_support.hpp"
+
+namespace ckpt::integration {
+namespace {
+
+// A checkpoint due every 20 ms iteration, flushed in the background with fsync (tens of ms for
+// ~60 MiB): a flush is in flight nearly all the time. Runs until killed.
+std::string flushing_campaign(const fs::path& target) {
+  return campaign_toml("crash", target,
+                       "create_target = true\nkeep = true\n[model]\nname = \"llama3-8b\"\nscale = 256\n"
+                       "[state]\nscope = \"weights\"\n[backend]\nname = \"posix\"\nsync = \"fsync\"\n"
+                       "[cache]\npolicy = \"none\"\n[training]\niterations = 1000000\niteration_seconds = 0.02\n"
+                       "checkpoint_every = 1\n[engine]\nname = \"async\"\n");
+}
+
+// Waits until the case has committed `count` checkpoints (its `latest` changed that often).
+bool await_commits(Process& p, const fs::path& case_dir, int count) {
+  std::string seen;
+  int changes = 0;
+  const auto deadline = Clock::now() + 60s;
+  while (Clock::now() < deadline && changes < count) {
+    std::ifstream in(case_dir / "latest");
+    std::string name;
+    if (in >> name && name != seen) {
+      seen = name;
+      ++changes;
+    }
+    std::this_thread::sleep_for(5ms);
+  }
+  (void)p;
+  return changes >= count;
+}
+
+void expect_newest_committed_restores(const fs::path& campaign, const fs::path& case_dir, const fs::path& output) {
+  const fs::path latest = latest_checkpoint(case_dir);
+  ASSERT_TRUE(fs::exists(latest / "ckptbench-manifest.json")) << latest;
+  for (const auto& entry : fs::directory_iterator(case_dir)) {
+    if (!entry.is_directory() || entry.path() == latest) continue;
+    // A checkpoint in flight, or the previous committed one not yet removed: never `latest`.
+    EXPECT_NE(entry.path().filename(), latest.filename());
+  }
+  const Outcome restore = ckptbench({"run", campaign.string(), "--phase", "restore", "--set", "campaign.iterations=1",
+                                     "--set", "campaign.warmup=0", "--output", output.string()});
+  ASSERT_EQ(restore.exit_code, 0) << restore.describe();
+  const auto results = read_results(output);
+  ASSERT_FALSE(results.empty());
+  EXPECT_EQ(results.back().at("verified"), true) << results.back().dump();
+}
+
+TEST(EngineCrash, SigkillDuringABackgroundFlushLeavesTheNewestCommittedCheckpointRestorable) {
+  Scratch dir;
+  const fs::path campaign = dir.write("crash.toml", flushing_campaign(dir / "target"));
+  const fs::path case_dir = dir / "target" / "crash" / "case-0000";
+  Process p({kBinary, "run", campaign.string(), "--phase", "checkpoint", "--output", (dir / "results").string()});
+  ASSERT_TRUE(await_commits(p, case_dir, 5)) << "no 5 commits in 60 s\n" << p.err_so_far();
+  ASSERT_EQ(::kill(p.pid(), SIGKILL), 0) << std::strerror(errno);
+  const Outcome killed = p.wait(10s);
+  EXPECT_EQ(killed.term_signal, SIGKILL) << killed.describe();
+  expect_newest_committed_restores(campaign, case_dir, dir / "restored");
+}
+
+// The Ctrl-C rule: finish. SIGINT ends the loop at the next iteration; the flush in flight is
+// finished and committed, so every checkpoint the results list is committed.
+TEST(EngineCrash, CtrlCFinishesTheInFlightFlushAndCommitsIt) {
+  Scratch dir;
+  const fs::path campaign = dir.write("crash.toml", flushing_campaign(dir / "target"));
+  const fs::path case_dir = dir / "target" / "crash" / "case-0000";
+  const fs::path output = dir / "results";
+  Process p({kBinary, "run", campaign.string(), "--phase", "checkpoint", "--output", output.string()});
+  ASSERT_TRUE(await_commits(p, case_dir, 3)) << "no 3 commits in 60 s\n" << p.err_so_far();
+  ASSERT_EQ(::kill(p.pid(), SIGINT), 0) << std::strerror(errno);
+  const Outcome o = p.wait(20s);
+  EXPECT_EQ(o.exit_code, 130) << o.describe();
+  const auto results = read_results(output);
+  ASSERT_EQ(results.size(), 1u) << o.describe();
+  const auto& t = results[0].at("training");
+  EXPECT_EQ(results[0].at("status"), "interrupted");
+  EXPECT_EQ(t.at("interrupted"), true);
+  ASSERT_GE(t.at("checkpoints").size(), 3u) << t.dump();
+  for (const auto& c : t.at("checkpoints")) EXPECT_EQ(c.at("committed"), true) << c.dump();
+  EXPECT_EQ(t.at("committed_iteration"), t.at("checkpoints").back().at("iteration"));
+  EXPECT_EQ(latest_checkpoint(case_dir).string(), t.at("committed_dir").get<std::string>());
+  expect_newest_committed_restores(campaign, case_dir, dir / "restored");
+}
+
+TEST(EngineCrash, AKilledProcessUnderMpirunLeavesTheNewestCommittedCheckpointRestorable) {
+  const auto mpirun = find_mpirun();
+  if (!mpirun) GTEST_SKIP() << "mpirun is not on PATH, so the multi-process run cannot be started";
+  if (!CKPT_TEST_HAVE_MPI) GTEST_SKIP() << "ckptbench was built without MPI (CKPT_WITH_MPI=OFF or MPI not found)";
+  Scratch dir;
+  const fs::path campaign =
+      dir.write("crash.toml", flushing_campaign(dir / "target") + "[parallel]\ndp = 4\nzero = 1\n");
+  const fs::path case_dir = dir / "target" / "crash" / "case-0000";
+  // Rank 1 becomes ckptbench (exec keeps the pid) and kills itself once 5 checkpoints are committed.
+  const fs::path wrapper = dir.write(
+      "kill-rank-1.sh", "rank=${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-0}}\n"
+                        "if [ \"$rank\" = 1 ]; then (n=0; last=; while [ $n -lt 5 ]; do l=$(cat '" +
+                            (case_dir / "latest").string() +
+                            "' 2>/dev/null); if [ -n \"$l\" ] && [ \"$l\" != \"$last\" ]; then n=$((n+1)); last=$l; fi; "
+                            "sleep 0.005; done; kill -9 $$) & fi\n"
+                            "exec \"" + kBinary + "\" \"$@\"\n");
+  std::vector<std::string> args = mpirun_args(*mpirun, 4);
+  args.insert(args.end(), {"sh", wrapper.string(), "run", campaign.string(), "--phase", "checkpoint", "--output",
+                           (dir / "results").string()});
+  const Outcome o = run_process(args, 90s);
+  EXPECT_FALSE(o.timed_out) << o.describe();
+  EXPECT_FALSE(o.exited() && o.exit_code == 0) << o.describe();
+  expect_newest_committed_restores(campaign, case_dir, dir / "restored");
+}
+
+}  // namespace
+}  // namespace ckpt::integration

@@ -1,0 +1,241 @@
+// The training loop and its engines (harness/engine) against test doubles of known speed.
+// Test names start with Engine: the TSan CI job runs them.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "harness/comm/single_comm.hpp"
+#include "harness/engine/training_loop.hpp"
+#include "harness/engine/training_state.hpp"
+#include "harness/memory/host_space.hpp"
+#include "harness/run/iteration.hpp"
+#include "harness/run/process_buffer.hpp"
+#include "tests/unit/memory_test_support.hpp"
+
+namespace ckpt::harness {
+namespace {
+
+namespace fs = std::filesystem;
+using backends::FilePlan;
+using backends::IoPlan;
+
+// Keeps files in memory; every write sleeps `delay` first (a storage device of known speed);
+// the write numbered fail_at fails.
+class SlowBackend final : public backends::Backend {
+ public:
+  explicit SlowBackend(double delay) : delay_(delay) {}
+  std::string_view name() const override { return "slow"; }
+  backends::Capabilities capabilities() const override { return {}; }
+
+  std::map<std::string, std::vector<std::byte>> files;
+  int fail_at = -1;
+  std::atomic<int> writes{0};
+
+ protected:
+  std::unique_ptr<OpenFiles> open(const IoPlan& /*plan*/, Direction d) override {
+    if (d == Direction::write && writes++ == fail_at) throw backends::IoError("slow", "open", "/x", EIO);
+    return std::make_unique<OpenFiles>();
+  }
+  void transfer(OpenFiles& /*f*/, const IoPlan& plan, backends::MemoryView memory, Direction d) override {
+    if (d == Direction::write) std::this_thread::sleep_for(std::chrono::duration<double>(delay_));
+    const std::lock_guard lock(mutex_);
+    memory_test::move_extents(files, plan, memory, d == Direction::write);
+  }
+  void sync(OpenFiles& /*f*/, Direction /*d*/) override {}
+  void close(OpenFiles& /*f*/) override {}
+
+ private:
+  double delay_;
+  std::mutex mutex_;
+};
+
+// Two ranks of four shards each, one file per rank under `dir`.
+std::vector<RankPlan> small_plans(const fs::path& dir, std::uint64_t bytes_per_rank) {
+  std::vector<RankPlan> plans;
+  for (std::int64_t r = 0; r < 2; ++r) {
+    RankPlan p;
+    p.rank = r;
+    p.buffer_bytes = p.payload_bytes = bytes_per_rank;
+    const std::uint64_t each = bytes_per_rank / 4;
+    for (std::uint64_t s = 0; s < 4; ++s) {
+      PlacedShard ps;
+      ps.shard.name = "t" + std::to_string(s);
+      ps.rank = r;
+      ps.file = "rank" + std::to_string(r);
+      ps.file_offset = ps.memory_offset = s * each;
+      ps.bytes = each;
+      ps.data_key = 1000 * static_cast<std::uint64_t>(r) + s;
+      p.shards.push_back(ps);
+    }
+    p.io.files.push_back(FilePlan{.path = (dir / ("rank" + std::to_string(r))).string(),
+                                  .extents = {{0, 0, bytes_per_rank}}});
+    plans.push_back(std::move(p));
+  }
+  return plans;
+}
+
+struct Rig {
+  explicit Rig(double delay, std::uint64_t bytes_per_rank = 1 << 20)
+      : backend(delay), plans(small_plans("/ckpt/step", bytes_per_rank)), space(make_host_space()),
+        state(plans, *space) {
+    fill_plans(plans, state, DataPattern::random);
+  }
+
+  TrainingSummary run(TrainingSpec t, EngineSpec e, EngineHooks hooks = {}) {
+    TrainingIo io{.comm = comm,
+                  .backend = backend,
+                  .plans = plans,
+                  .planned_dir = "/ckpt/step",
+                  .state = state,
+                  .pattern = DataPattern::random,
+                  .dir_for = [](std::int64_t i) { return fs::path("/ckpt") / ("iter" + std::to_string(i)); },
+                  .commit = [this](const fs::path& dir, std::int64_t i, const Checksums& /*sums*/) {
+                    committed.emplace_back(dir, i);
+                    return std::string();
+                  },
+                  .interrupted = nullptr};
+    return run_training(t, e, io, hooks);
+  }
+
+  // Reads checkpoint `dir` back from the backend into a fresh buffer and verifies it against
+  // training iteration `iteration`.
+  std::string verify(const fs::path& dir, std::int64_t iteration) {
+    std::vector<RankPlan> read = plans_at_iteration(small_plans(dir, plans[0].buffer_bytes), iteration);
+    ProcessBuffer into(read, *space);
+    for (std::size_t r = 0; r < read.size(); ++r) {
+      const backends::IoOutcome io = backend.read(read[r].io, into.rank_view(r));
+      if (!io.ok()) return *io.error;
+    }
+    return verify_plans(read, into, DataPattern::random);
+  }
+
+  SingleComm comm;
+  SlowBackend backend;
+  std::vector<RankPlan> plans;
+  std::unique_ptr<MemorySpace> space;
+  ProcessBuffer state;
+  std::vector<std::pair<fs::path, std::int64_t>> committed;
+};
+
+TrainingSpec training(int iterations, double seconds, int every) {
+  return {.iterations = iterations, .iteration_seconds = seconds, .update_fraction = 0.2, .checkpoint_every = every};
+}
+
+TEST(EngineStall, SyncStallIsTheWholeSlowWrite) {
+  Rig rig(0.15);  // two ranks: 0.3 s per checkpoint
+  const TrainingSummary s = rig.run(training(4, 0.05, 2), {.kind = EngineKind::sync});
+  ASSERT_EQ(s.error, "");
+  ASSERT_EQ(s.checkpoints.size(), 2u);
+  for (const CheckpointRecord& r : s.checkpoints) {
+    EXPECT_TRUE(r.committed);
+    EXPECT_GE(r.stall_seconds, 0.3);
+    EXPECT_LT(r.stall_seconds, 0.45);
+    EXPECT_NEAR(r.time_to_durable_seconds, r.stall_seconds, 0.01);
+  }
+  EXPECT_EQ(s.pool_high_water_bytes, 0u);
+  EXPECT_EQ(rig.committed.size(), 2u);
+  EXPECT_EQ(rig.committed.back().second, 3);
+}
+
+// async: the stall is the snapshot copy (2 MiB memcpy, no write); lazy: not even that (the
+// copy runs during 0.4 s of compute). Either way durable waits for the 0.3 s flush.
+TEST(EngineStall, BackgroundEnginesStallLittleAndDurableWaitsForTheFlush) {
+  for (const auto& [kind, max_stall] : {std::pair{EngineKind::async, 0.05}, std::pair{EngineKind::lazy, 0.02}}) {
+    SCOPED_TRACE(std::string(engine_name(kind)));
+    Rig rig(0.15);
+    const TrainingSummary s = rig.run(training(6, 0.5, 3), {.kind = kind});
+    ASSERT_EQ(s.error, "");
+    ASSERT_EQ(s.checkpoints.size(), 2u);
+    for (const CheckpointRecord& r : s.checkpoints) {
+      EXPECT_TRUE(r.committed);
+      EXPECT_LT(r.stall_seconds, max_stall);
+      EXPECT_GT(r.snapshot_seconds, 0);
+      if (kind == EngineKind::async) {
+        EXPECT_LE(r.snapshot_seconds, r.stall_seconds);
+      }
+      EXPECT_EQ(r.backpressure_seconds, 0) << "every flush ends within the next 3 iterations";
+      EXPECT_GE(r.time_to_durable_seconds, 0.3);
+      EXPECT_GE(r.flush_seconds, 0.3);
+    }
+    EXPECT_EQ(rig.verify(s.committed_dir, s.committed_iteration), "");
+  }
+}
+
+TEST(EngineBackpressure, CheckpointsFasterThanFlushesBlockAndCountAsStall) {
+  Rig rig(0.25);  // 0.5 s flush, a checkpoint due every 0.1 s
+  const TrainingSummary s = rig.run(training(4, 0.1, 1), {.kind = EngineKind::async});
+  ASSERT_EQ(s.error, "");
+  ASSERT_EQ(s.checkpoints.size(), 4u);
+  EXPECT_EQ(s.checkpoints[0].backpressure_seconds, 0);
+  for (std::size_t i = 1; i < s.checkpoints.size(); ++i) {
+    const CheckpointRecord& r = s.checkpoints[i];
+    EXPECT_GE(r.backpressure_seconds, 0.3) << "checkpoint " << i;
+    EXPECT_GE(r.stall_seconds, r.backpressure_seconds + r.snapshot_seconds - 1e-9);
+    EXPECT_TRUE(r.committed);
+  }
+  EXPECT_EQ(rig.backend.writes.load(), 8) << "no checkpoint skipped";
+  EXPECT_EQ(rig.committed.size(), 4u);
+}
+
+TEST(EnginePool, HighWaterNeverExceedsTheBound) {
+  Rig rig(0.05);
+  const std::uint64_t state = rig.state.memory().size();
+  for (EngineKind kind : {EngineKind::async, EngineKind::lazy}) {
+    const TrainingSummary s = rig.run(training(4, 0.05, 1), {.kind = kind, .host_pool_bytes = state + 4096});
+    ASSERT_EQ(s.error, "");
+    EXPECT_EQ(s.host_pool_bytes, state + 4096);
+    EXPECT_EQ(s.pool_high_water_bytes, state) << "one snapshot at a time";
+    EXPECT_LE(s.pool_high_water_bytes, s.host_pool_bytes);
+  }
+  EXPECT_THROW(rig.run(training(2, 0.05, 1), {.kind = EngineKind::async, .host_pool_bytes = state - 1}),
+               std::invalid_argument);
+}
+
+TEST(EngineVerify, TheCheckpointHoldsExactlyItsIteration) {
+  Rig rig(0);
+  const TrainingSummary s = rig.run(training(4, 0.02, 2), {.kind = EngineKind::async});
+  ASSERT_EQ(s.error, "");
+  ASSERT_EQ(s.committed_iteration, 3);
+  EXPECT_EQ(rig.verify(s.committed_dir, 3), "");
+  EXPECT_NE(rig.verify(s.committed_dir, 2), "") << "the state changes every iteration";
+  EXPECT_NE(rig.verify(s.committed_dir, -1), "") << "the state before training differs too";
+}
+
+TEST(EngineVerify, ATornSnapshotFailsVerification) {
+  Rig rig(0);
+  const TrainingSummary s = rig.run(training(2, 0.02, 2), {.kind = EngineKind::async}, {.tear_snapshot = true});
+  ASSERT_EQ(s.error, "") << "the engine itself does not notice";
+  ASSERT_EQ(s.committed_iteration, 1);
+  const std::string problem = rig.verify(s.committed_dir, 1);
+  EXPECT_NE(problem.find("verification failed: tensor t0 (weight, rank 1)"), std::string::npos) << problem;
+}
+
+TEST(EngineErrors, AFlushErrorComesBackWithItsCheckpoint) {
+  Rig rig(0);
+  rig.backend.fail_at = 3;  // the second checkpoint's second rank
+  const TrainingSummary s = rig.run(training(4, 0.02, 1), {.kind = EngineKind::async});
+  EXPECT_NE(s.error.find("checkpoint of iteration 1 (/ckpt/iter1): rank 1:"), std::string::npos) << s.error;
+  EXPECT_EQ(rig.committed.size(), 1u) << "the failed checkpoint is never committed";
+  EXPECT_EQ(s.committed_iteration, 0);
+  EXPECT_EQ(rig.backend.writes.load(), 4) << "nothing written after the failure";
+  for (std::size_t i = 1; i < s.checkpoints.size(); ++i) EXPECT_FALSE(s.checkpoints[i].committed);
+}
+
+TEST(EngineInflation, IterationsWithAndWithoutAFlushAreSeparated) {
+  Rig rig(0.2);
+  const TrainingSummary s = rig.run(training(6, 0.1, 3), {.kind = EngineKind::async});
+  ASSERT_EQ(s.error, "");
+  EXPECT_EQ(s.plain_iteration_seconds.size() + s.flushing_iteration_seconds.size(), 6u);
+  EXPECT_GE(s.flushing_iteration_seconds.size(), 2u);
+  EXPECT_GE(s.plain_iteration_seconds.size(), 2u);
+  ASSERT_TRUE(s.iteration_inflation().has_value());
+  EXPECT_LT(*s.iteration_inflation(), 0.5);
+}
+
+}  // namespace
+}  // namespace ckpt::harness
