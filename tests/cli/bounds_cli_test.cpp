@@ -1,0 +1,79 @@
+// Huge numbers as a user types them: refused at once with the key and the bound, exit 2.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <sys/wait.h>
+
+namespace {
+
+struct Outcome {
+  int status = -1;
+  std::string out;  // stdout and stderr together
+  double seconds = 0;
+};
+
+Outcome ckptbench(const std::string& args) {
+  const auto start = std::chrono::steady_clock::now();
+  const std::string command = std::string(CKPTBENCH_BIN) + " " + args + " 2>&1";
+  Outcome result;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return result;
+  std::array<char, 4096> buffer{};
+  while (const std::size_t n = std::fread(buffer.data(), 1, buffer.size(), pipe)) result.out.append(buffer.data(), n);
+  const int raw = pclose(pipe);
+  result.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+
+TEST(CliBounds, LayoutRefusesAHugeDpAtOnce) {
+  const Outcome r = ckptbench("layout --model llama3-8b --dp 1099511627776");
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_EQ(r.out, "ckptbench: error: command line: `--dp`: dp = 1099511627776 exceeds the largest value allowed, 1048576\n");
+  EXPECT_LT(r.seconds, 5);
+}
+
+TEST(CliBounds, DryRunRefusesAHugeDpAtOnce) {
+  const Outcome r = ckptbench(std::string("run ") + CKPT_SOURCE_DIR +
+                              "/configs/quickstart.toml --dry-run --set parallel.dp=1099511627776");
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_EQ(r.out,
+            "ckptbench: error: --set: `parallel.dp`: dp = 1099511627776 exceeds the largest value allowed, 1048576 "
+            "(case 0 (1 of 3): strategy.mapping = \"file_per_tensor\")\n");
+  EXPECT_LT(r.seconds, 5);
+}
+
+TEST(CliBounds, DryRunOfTheLargestWorldFinishesInSeconds) {
+  const Outcome r = ckptbench(std::string("run ") + CKPT_SOURCE_DIR +
+                              "/configs/quickstart.toml --dry-run --set parallel.dp=1048576 --set parallel.zero=3 "
+                              "--set state.scope=full --set strategy.mapping=file_per_rank");
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find("would fail: case 0: ranks.select: a dry run plans at most 16384 ranks, and this case selects "
+                       "1048576 of its 1048576 ranks; select a node (ranks.select = \"node\") or a list of ranks "
+                       "(ranks.select = \"list\")"),
+            std::string::npos)
+      << r.out;
+  EXPECT_LT(r.seconds, 10);
+}
+
+TEST(CliBounds, Llama405bOn16kGpusLayoutStillWorks) {
+  const Outcome r = ckptbench("layout --model llama3.1-405b --tp 8 --pp 16 --dp 128 --pp-first-stage-layers 7 "
+                              "--pp-last-stage-layers 7");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("world size   16,384 ranks (128 write)"), std::string::npos) << r.out;
+  EXPECT_LT(r.seconds, 10);
+}
+
+TEST(CliBounds, ClusterCampaignDryRunStillWorks) {
+  const Outcome r = ckptbench(std::string("run ") + CKPT_SOURCE_DIR +
+                              "/configs/cluster/llama3-405b-multinode.toml --dry-run --processes 4 "
+                              "--set parallel.dp=128 --set backend.name=null");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("   0      32     6.75 GiB        32       342       6.22 GiB"), std::string::npos) << r.out;
+  EXPECT_LT(r.seconds, 30);
+}
+
+}  // namespace
