@@ -1,30 +1,21 @@
 // Huge numbers as a user types them: refused at once with the key and the bound, exit 2.
 #include <gtest/gtest.h>
 
-#include <array>
 #include <chrono>
-#include <cstdio>
 #include <string>
-#include <sys/wait.h>
 
+#include "tests/cli/run_ckptbench.hpp"
+
+namespace ckpt {
 namespace {
 
-struct Outcome {
-  int status = -1;
-  std::string out;  // stdout and stderr together
+struct Outcome : cli_test::CommandResult {
   double seconds = 0;
 };
 
 Outcome ckptbench(const std::string& args) {
   const auto start = std::chrono::steady_clock::now();
-  const std::string command = std::string(CKPTBENCH_BIN) + " " + args + " 2>&1";
-  Outcome result;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return result;
-  std::array<char, 4096> buffer{};
-  while (const std::size_t n = std::fread(buffer.data(), 1, buffer.size(), pipe)) result.out.append(buffer.data(), n);
-  const int raw = pclose(pipe);
-  result.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  Outcome result{cli_test::run(args)};
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
 }
@@ -77,3 +68,4 @@ TEST(CliBounds, ClusterCampaignDryRunStillWorks) {
 }
 
 }  // namespace
+}  // namespace ckpt
