@@ -35,7 +35,7 @@ inline std::int64_t checked_add(std::int64_t a, std::int64_t b, const char* key,
   return sum;
 }
 
-// Throws SpecError(key) unless value <= largest; `why` says what the bound protects.
+// Throws SpecError(key) unless value <= largest.
 inline void require_at_most(std::int64_t value, std::int64_t largest, const char* key) {
   if (value > largest) {
     throw SpecError(key, std::string(key) + " = " + std::to_string(value) +

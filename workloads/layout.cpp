@@ -223,7 +223,9 @@ RankTotals Layout::totals(std::int64_t rank) const {
   RankTotals totals;
   for_each_range(coord(rank), [&](StateKind kind, const FlatBuffer& buffer, std::int64_t begin,
                                   std::int64_t end) {
-    totals.bytes += (end - begin) * dtype_bytes(dtype_of(kind));
+    totals.bytes = checked_add(totals.bytes, checked_mul(end - begin, dtype_bytes(dtype_of(kind)), "num_hidden_layers",
+                                                         "a rank's size in bytes"),
+                               "num_hidden_layers", "a rank's size in bytes");
     totals.tensors += buffer.count_tensors(begin, end);
   });
   return totals;
@@ -249,7 +251,7 @@ std::int64_t Layout::checkpoint_bytes() const {
       elements += ranks_alike * (dense_buffer(c).elements() + parallel_.ep * expert_buffer(c).elements());
     }
   }
-  return elements * bytes_per_element;
+  return checked_mul(elements, bytes_per_element, "num_hidden_layers", "the checkpoint's size in bytes");
 }
 
 }  // namespace ckpt::workloads
