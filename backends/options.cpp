@@ -105,7 +105,9 @@ OptionValues::OptionValues(std::string_view backend, const OptionTable& table, c
   for (const auto& [key, value] : given) {
     const OptionSpec* spec = owner(table_, key);
     const std::string dotted = "backend." + backend_ + "." + key;
-    const auto is_table = [&](const OptionSpec& o) { return o.type == OptionType::string_map && o.name == key; };
+    const auto is_table = [&name = key](const OptionSpec& o) {  // clang < 16 cannot capture a binding
+      return o.type == OptionType::string_map && o.name == name;
+    };
     if (spec == nullptr && std::any_of(table_.begin(), table_.end(), is_table)) {
       throw std::invalid_argument(backend_ + ": `" + dotted + "` is a table: give its entries as `" + dotted +
                                   ".<name>` = value");

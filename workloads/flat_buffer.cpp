@@ -1,5 +1,7 @@
 #include "workloads/flat_buffer.hpp"
 
+#include "workloads/checked_math.hpp"
+
 namespace ckpt::workloads {
 
 OwnedList OwnedList::build(const std::vector<TensorDef>& defs, std::int64_t tp, bool owns_replicated) {
@@ -32,8 +34,13 @@ OwnedCatalog OwnedCatalog::build(const TensorCatalog& catalog, std::int64_t tp, 
 void FlatBuffer::append(const Segment& segment) {
   if (segment.copies <= 0 || segment.list->total == 0) return;
   segments_.push_back(segment);
-  elements_ += segment.elements();
-  tensors_ += segment.copies * static_cast<std::int64_t>(segment.list->size());
+  // Layout's size checks keep these within int64; checked all the same, as they come from input.
+  const char* what = "a rank's flat buffer";
+  elements_ = checked_add(elements_, checked_mul(segment.copies, segment.list->total, "num_hidden_layers", what),
+                          "num_hidden_layers", what);
+  tensors_ = checked_add(tensors_, checked_mul(segment.copies, static_cast<std::int64_t>(segment.list->size()),
+                                               "num_hidden_layers", what),
+                         "num_hidden_layers", what);
 }
 
 std::int64_t FlatBuffer::tensor_index(std::int64_t offset) const {

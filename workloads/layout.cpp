@@ -1,5 +1,9 @@
 #include "workloads/layout.hpp"
 
+#include <numeric>
+
+#include "workloads/checked_math.hpp"
+#include "workloads/limits.hpp"
 #include "workloads/parallel_validation.hpp"
 #include "workloads/spec_error.hpp"
 
@@ -40,6 +44,62 @@ void set_slice(Shard& shard, const TensorDef& def, std::int64_t t, std::int64_t 
   shard.offset[dim] = t * shard.extent[dim];
 }
 
+// Exact arithmetic for the size checks below: every factor is bounded (limits.hpp), so the
+// products fit in 128 bits.
+__extension__ using Wide = __int128;
+
+Wide wide_numel(const std::vector<TensorDef>& defs) {
+  Wide sum = 0;
+  for (const TensorDef& def : defs) {
+    Wide n = 1;
+    for (const std::int64_t d : def.shape) n *= d;
+    sum += n;
+  }
+  return sum;
+}
+
+// The model's tensor count stays within limits::kTensors and its checkpoint's size in bytes
+// (every state kind, `bytes_per_element` bytes per parameter) fits in signed 64 bits, so that
+// no count, size or offset derived from them can overflow. The error names the key to lower
+// (layers, or experts for an MoE model) and the largest value of it that fits.
+void check_model_size(const TensorCatalog& cat, const ModelSpec& m, std::int64_t bytes_per_element) {
+  const std::int64_t layers = m.num_hidden_layers;
+  const std::int64_t dense_layers = m.is_moe() ? m.first_k_dense_replace : layers;
+  const std::int64_t moe_layers = layers - dense_layers;
+  const std::int64_t experts = m.num_local_experts;
+  const auto count = [](const std::vector<TensorDef>& defs) { return static_cast<Wide>(defs.size()); };
+  struct Part { Wide fixed, dense, moe, expert; };  // fixed + dense × dense_layers + moe_layers × (moe + experts × expert)
+  const Part tensors{count(cat.first_stage) + count(cat.last_stage), count(cat.dense_layer), count(cat.moe_layer),
+                     count(cat.expert)};
+  const Part elements{wide_numel(cat.first_stage) + wide_numel(cat.last_stage), wide_numel(cat.dense_layer),
+                      wide_numel(cat.moe_layer), wide_numel(cat.expert)};
+  const auto check = [&](const Part& part, Wide limit, const std::string& what) {
+    const Wide total = part.fixed + part.dense * dense_layers + moe_layers * (part.moe + experts * part.expert);
+    if (total <= limit) return;
+    const Wide room = limit - part.fixed - part.dense * dense_layers;
+    std::string key = "num_hidden_layers";
+    Wide largest = 0;
+    if (m.is_moe() && part.expert > 0 && room > 0 && room / moe_layers - part.moe >= part.expert) {
+      key = "num_local_experts";
+      largest = (room / moe_layers - part.moe) / part.expert;
+    } else if (m.is_moe()) {
+      const Wide per_moe_layer = part.moe + experts * part.expert;
+      largest = dense_layers + (room > 0 && per_moe_layer > 0 ? room / per_moe_layer : 0);
+    } else {
+      largest = part.dense > 0 ? (limit - part.fixed) / part.dense : 0;
+    }
+    const std::int64_t value = key == "num_local_experts" ? experts : layers;
+    throw SpecError(key, key + " = " + std::to_string(value) + " is too large: " + what +
+                             "; the largest " + key + " allowed for this model is " +
+                             std::to_string(static_cast<std::int64_t>(largest)));
+  };
+  check(tensors, limits::kTensors,
+        "the model would have more than " + std::to_string(limits::kTensors) + " tensors");
+  check(elements, kInt64Max / bytes_per_element,
+        "the checkpoint's size in bytes (" + std::to_string(bytes_per_element) +
+            " bytes per parameter) overflows 64-bit arithmetic");
+}
+
 }  // namespace
 
 Layout::Layout(const ModelSpec& model, const ParallelSpec& parallel, const StateSpec& state)
@@ -51,8 +111,11 @@ Layout::Layout(const ModelSpec& model, const ParallelSpec& parallel, const State
   catalog_ = std::make_shared<const TensorCatalog>(
       build_tensor_catalog(model_, state_.effective_naming(), padded_vocab_));
   validate_tp_splits(*catalog_, parallel_.tp);
-  parameters_ = build_tensor_catalog(model_, Naming::hf, model_.vocab_size).parameter_count(model_);
   kinds_ = kinds_for(state_);
+  check_model_size(*catalog_, model_,
+                   std::accumulate(kinds_.begin(), kinds_.end(), std::int64_t{0},
+                                   [&](std::int64_t sum, StateKind kind) { return sum + dtype_bytes(dtype_of(kind)); }));
+  parameters_ = build_tensor_catalog(model_, Naming::hf, model_.vocab_size).parameter_count(model_);
   owned_[0] = OwnedCatalog::build(*catalog_, parallel_.tp, true);
   owned_[1] = OwnedCatalog::build(*catalog_, parallel_.tp, false);
 }
@@ -160,7 +223,9 @@ RankTotals Layout::totals(std::int64_t rank) const {
   RankTotals totals;
   for_each_range(coord(rank), [&](StateKind kind, const FlatBuffer& buffer, std::int64_t begin,
                                   std::int64_t end) {
-    totals.bytes += (end - begin) * dtype_bytes(dtype_of(kind));
+    totals.bytes = checked_add(totals.bytes, checked_mul(end - begin, dtype_bytes(dtype_of(kind)), "num_hidden_layers",
+                                                         "a rank's size in bytes"),
+                               "num_hidden_layers", "a rank's size in bytes");
     totals.tensors += buffer.count_tensors(begin, end);
   });
   return totals;
@@ -186,7 +251,7 @@ std::int64_t Layout::checkpoint_bytes() const {
       elements += ranks_alike * (dense_buffer(c).elements() + parallel_.ep * expert_buffer(c).elements());
     }
   }
-  return elements * bytes_per_element;
+  return checked_mul(elements, bytes_per_element, "num_hidden_layers", "the checkpoint's size in bytes");
 }
 
 }  // namespace ckpt::workloads

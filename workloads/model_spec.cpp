@@ -1,7 +1,10 @@
 #include "workloads/model_spec.hpp"
 
 #include <string>
+#include <utility>
 
+#include "workloads/checked_math.hpp"
+#include "workloads/limits.hpp"
 #include "workloads/spec_error.hpp"
 
 namespace ckpt::workloads {
@@ -12,6 +15,30 @@ void require_not_negative(std::int64_t value, const char* key) {
     throw SpecError(key, std::string(key) + " must not be negative (got " +
                              std::to_string(value) + ")");
   }
+}
+
+// Every size that drives work or memory stays below its bound (workloads/limits.hpp).
+void require_bounded(const ModelSpec& m) {
+  namespace l = limits;
+  const std::pair<std::int64_t, std::pair<std::int64_t, const char*>> bounds[] = {
+      {m.hidden_size, {l::kHiddenSize, "hidden_size"}},
+      {m.intermediate_size, {l::kIntermediateSize, "intermediate_size"}},
+      {m.num_hidden_layers, {l::kLayers, "num_hidden_layers"}},
+      {m.num_attention_heads, {l::kHeads, "num_attention_heads"}},
+      {m.num_key_value_heads, {l::kHeads, "num_key_value_heads"}},
+      {m.head_dim, {l::kHeadDim, "head_dim"}},
+      {m.vocab_size, {l::kVocabSize, "vocab_size"}},
+      {m.max_position_embeddings, {l::kMaxPositionEmbeddings, "max_position_embeddings"}},
+      {m.num_local_experts, {l::kExperts, "num_local_experts"}},
+      {m.moe_intermediate_size, {l::kIntermediateSize, "moe_intermediate_size"}},
+      {m.n_shared_experts, {l::kSharedExperts, "n_shared_experts"}},
+      {m.q_lora_rank, {l::kHeadDim, "q_lora_rank"}},
+      {m.kv_lora_rank, {l::kHeadDim, "kv_lora_rank"}},
+      {m.qk_nope_head_dim, {l::kHeadDim, "qk_nope_head_dim"}},
+      {m.qk_rope_head_dim, {l::kHeadDim, "qk_rope_head_dim"}},
+      {m.v_head_dim, {l::kHeadDim, "v_head_dim"}},
+  };
+  for (const auto& [value, bound] : bounds) require_at_most(value, bound.first, bound.second);
 }
 
 void validate_moe(const ModelSpec& m) {
@@ -71,6 +98,7 @@ ModelSpec ModelSpec::resolved() const {
 }
 
 void ModelSpec::validate() const {
+  require_bounded(*this);
   require_positive(hidden_size, "hidden_size");
   require_positive(num_hidden_layers, "num_hidden_layers");
   require_positive(num_attention_heads, "num_attention_heads");

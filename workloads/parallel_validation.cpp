@@ -3,6 +3,8 @@
 #include <string>
 #include <vector>
 
+#include "workloads/checked_math.hpp"
+#include "workloads/limits.hpp"
 #include "workloads/spec_error.hpp"
 
 namespace ckpt::workloads {
@@ -62,6 +64,27 @@ void validate_ep(const ModelSpec& m, const ParallelSpec& p) {
   }
 }
 
+// Degrees each below its bound, and the world tp × pp × dp at most limits::kWorldSize ranks
+// (the layout summary visits pp × dp ranks; a dry run plans every selected one).
+void validate_world(const ModelSpec& m, const ParallelSpec& p) {
+  require_at_most(p.tp, limits::kHeads, "tp");
+  require_at_most(p.pp, limits::kLayers, "pp");
+  require_at_most(p.dp, limits::kWorldSize, "dp");
+  require_at_most(p.ep, limits::kWorldSize, "ep");
+  require_at_most(p.vocab_divisor, limits::kVocabDivisor, "vocab_divisor");
+  require_at_most(p.pp_first_stage_layers, m.num_hidden_layers, "pp_first_stage_layers");
+  require_at_most(p.pp_last_stage_layers, m.num_hidden_layers, "pp_last_stage_layers");
+  const std::int64_t world = p.tp * p.pp * p.dp;  // < 2^48 after the bounds above
+  if (world > limits::kWorldSize) {
+    throw SpecError("dp", "the world of tp × pp × dp = " + std::to_string(p.tp) + " × " + std::to_string(p.pp) +
+                              " × " + std::to_string(p.dp) + " = " + std::to_string(world) +
+                              " ranks exceeds the largest allowed, " + std::to_string(limits::kWorldSize) +
+                              " ranks; the largest dp allowed with tp = " + std::to_string(p.tp) +
+                              " and pp = " + std::to_string(p.pp) + " is " +
+                              std::to_string(limits::kWorldSize / (p.tp * p.pp)));
+  }
+}
+
 }  // namespace
 
 void validate_parallelism(const ModelSpec& model, const ParallelSpec& parallel) {
@@ -73,6 +96,7 @@ void validate_parallelism(const ModelSpec& model, const ParallelSpec& parallel) 
   if (parallel.zero_stage < 0 || parallel.zero_stage > 3) {
     throw SpecError("zero", "zero must be 0, 1, 2 or 3 (got " + std::to_string(parallel.zero_stage) + ")");
   }
+  validate_world(model, parallel);
   validate_tp(model, parallel.tp);
   validate_ep(model, parallel);
 }

@@ -3,6 +3,8 @@
 #include <functional>
 #include <numeric>
 
+#include "workloads/checked_math.hpp"
+
 namespace ckpt::workloads {
 namespace {
 
@@ -196,7 +198,9 @@ class CatalogBuilder {
 
 std::int64_t sum_numel(const std::vector<TensorDef>& defs) {
   return std::accumulate(defs.begin(), defs.end(), std::int64_t{0},
-                         [](std::int64_t acc, const TensorDef& d) { return acc + d.numel(); });
+                         [](std::int64_t acc, const TensorDef& d) {
+                           return checked_add(acc, d.numel(), "hidden_size", "a layer's element count");
+                         });
 }
 
 void replace_all(std::string& text, std::string_view token, std::int64_t value) {
@@ -210,16 +214,23 @@ void replace_all(std::string& text, std::string_view token, std::int64_t value) 
 }  // namespace
 
 std::int64_t TensorDef::numel() const {
-  return std::accumulate(shape.begin(), shape.end(), std::int64_t{1}, std::multiplies<>());
+  return std::accumulate(shape.begin(), shape.end(), std::int64_t{1}, [](std::int64_t acc, std::int64_t d) {
+    return checked_mul(acc, d, "hidden_size", "a tensor's element count");
+  });
 }
 
 std::int64_t TensorCatalog::parameter_count(const ModelSpec& model) const {
   const std::int64_t moe_layers =
       model.is_moe() ? model.num_hidden_layers - model.first_k_dense_replace : 0;
   const std::int64_t dense_layers = model.num_hidden_layers - moe_layers;
-  return sum_numel(first_stage) + dense_layers * sum_numel(dense_layer) +
-         moe_layers * (sum_numel(moe_layer) + model.num_local_experts * sum_numel(expert)) +
-         sum_numel(last_stage);
+  const char* what = "the parameter count";
+  const std::int64_t experts = checked_mul(model.num_local_experts, sum_numel(expert), "num_local_experts", what);
+  const std::int64_t moe = checked_mul(moe_layers, checked_add(sum_numel(moe_layer), experts, "num_local_experts", what),
+                                       "num_hidden_layers", what);
+  const std::int64_t dense = checked_mul(dense_layers, sum_numel(dense_layer), "num_hidden_layers", what);
+  return checked_add(checked_add(checked_add(sum_numel(first_stage), dense, "num_hidden_layers", what), moe,
+                                 "num_hidden_layers", what),
+                     sum_numel(last_stage), "num_hidden_layers", what);
 }
 
 TensorCatalog build_tensor_catalog(const ModelSpec& model, Naming naming, std::int64_t padded_vocab) {

@@ -56,6 +56,18 @@ std::optional<std::string> memory_space_problem(const Case& c, const MemorySpace
       memory_space_name(c.memory_space), *why);
 }
 
+// A dry run plans every selected rank in this one process (a run plans only its own share):
+// more than this many would take minutes and gigabytes (1,048,576 ZeRO-3 ranks: ~50 s, 7 GiB).
+constexpr std::size_t kDryRunRanks = 16384;
+
+std::optional<std::string> dry_run_ranks_problem(std::size_t selected, std::int64_t world_size) {
+  if (selected <= kDryRunRanks) return std::nullopt;
+  return fmt::format(
+      "ranks.select: a dry run plans at most {} ranks, and this case selects {} of its {} ranks; "
+      "select a node (ranks.select = \"node\") or a list of ranks (ranks.select = \"list\")",
+      kDryRunRanks, selected, world_size);
+}
+
 }  // namespace
 
 CaseCheck check_case(const Case& c, PhaseSelection phase, int processes,
@@ -80,6 +92,10 @@ CaseCheck check_case(const Case& c, PhaseSelection phase, int processes,
   const workloads::Layout layout(c.model, c.parallel, c.state);
   const std::vector<std::int64_t> selected = selected_ranks(c, layout.world_size());
   check.ranks = selected.size();
+  if (auto problem = dry_run_ranks_problem(selected.size(), layout.world_size())) {
+    check.problems.push_back(std::move(*problem));
+    return check;
+  }
   std::set<std::string> files;
   std::uint64_t state_bytes = 0;  // the largest process's checkpoint buffer
   for (int p = 0; p < processes; ++p) {

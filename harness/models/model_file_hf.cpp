@@ -403,6 +403,10 @@ Json parse_json(std::string_view text, const std::string& source) {
       what = what.substr(colon + 2);
     }
     throw ConfigError(source, line, "", "JSON syntax error: " + what);
+  } catch (const Json::out_of_range& e) {  // a number beyond double, e.g. 1e5555 (found by fuzzing)
+    std::string what = e.what();           // "[json.exception.out_of_range.406] number overflow parsing '1e5555'"
+    if (const std::size_t bracket = what.find("] "); bracket != std::string::npos) what = what.substr(bracket + 2);
+    throw ConfigError(source, 0, "", "JSON number out of range: " + what);
   }
 }
 

@@ -9,24 +9,12 @@
 #include <string>
 #include <sys/wait.h>
 
+#include "tests/cli/run_ckptbench.hpp"
+
 namespace {
 
-struct CommandResult {
-  int status = -1;
-  std::string out;  // stdout and stderr together
-};
-
-CommandResult run(const std::string& args) {
-  const std::string command = std::string(CKPTBENCH_BIN) + " " + args + " 2>&1";
-  CommandResult result;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return result;
-  std::array<char, 4096> buffer{};
-  while (const std::size_t n = std::fread(buffer.data(), 1, buffer.size(), pipe)) result.out.append(buffer.data(), n);
-  const int raw = pclose(pipe);
-  result.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-  return result;
-}
+using ckpt::cli_test::CommandResult;
+using ckpt::cli_test::run;
 
 nlohmann::json run_json(const std::string& args) {
   const CommandResult r = run(args);
