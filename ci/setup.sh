@@ -13,6 +13,7 @@ packages=(
   libtrilinos-kokkos-dev
   fio
   help2man
+  clang libclang-rt-14-dev
   chromium
 )
 
