@@ -114,7 +114,10 @@ LineSeries line_series(const ReportModel& m, const std::string& key) {
 
 std::string line_chart(const ReportModel& m, const std::string& key) {
   LineSeries l = line_series(m, key);
-  auto& [series, xmin, xmax, top] = l;
+  // Plain references, not a structured binding: clang 14 (the fuzz build) cannot capture those.
+  auto& series = l.series;
+  const double xmin = l.xmin, xmax = l.xmax;
+  double& top = l.top;
   if (series.empty() || !(xmax > xmin) || !(top > 0)) return "";
   top *= 1.1;
   const bool log_x = xmin > 0 && xmax / xmin >= 16;

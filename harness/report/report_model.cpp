@@ -107,8 +107,9 @@ std::vector<std::pair<std::string, std::string>> config_differences(const Report
   }
   for (auto& [key, per_run] : values) {
     per_run.resize(m.runs.size());
+    const auto& first = per_run.front();  // a plain reference: clang 14 cannot capture a structured binding
     if (swept.count(key) || key == "campaign.target" ||
-        std::all_of(per_run.begin(), per_run.end(), [&](const auto& v) { return v == per_run.front(); })) {
+        std::all_of(per_run.begin(), per_run.end(), [&first](const auto& v) { return v == first; })) {
       continue;
     }
     std::string text;
