@@ -3,6 +3,7 @@
 #include <numeric>
 
 #include "workloads/checked_math.hpp"
+#include "workloads/dlio_sizing.hpp"
 #include "workloads/limits.hpp"
 #include "workloads/parallel_validation.hpp"
 #include "workloads/spec_error.hpp"
@@ -105,6 +106,14 @@ void check_model_size(const TensorCatalog& cat, const ModelSpec& m, std::int64_t
 Layout::Layout(const ModelSpec& model, const ParallelSpec& parallel, const StateSpec& state)
     : model_(model.resolved()), parallel_(parallel), state_(state) {
   model_.validate();
+  if (state_.sizing == Sizing::dlio) {
+    dlio_ = std::make_shared<const DlioSizing>(model_, parallel_, state_);
+    padded_vocab_ = model_.vocab_size;
+    pipeline_ = dlio_->pipeline();
+    parameters_ = dlio_->parameters();
+    kinds_ = kinds_for(state_);
+    return;
+  }
   validate_parallelism(model_, parallel_);
   padded_vocab_ = round_up(model_.vocab_size, parallel_.vocab_divisor * parallel_.tp);
   pipeline_ = PipelineSplit(model_.num_hidden_layers, parallel_);
@@ -121,6 +130,7 @@ Layout::Layout(const ModelSpec& model, const ParallelSpec& parallel, const State
 }
 
 RankCoord Layout::coord(std::int64_t rank) const {
+  if (dlio_) return dlio_->coord(rank);
   if (rank < 0 || rank >= world_size()) {
     throw SpecError("rank", "rank " + std::to_string(rank) + " is outside the world of " +
                                 std::to_string(world_size()) + " ranks (0.." +
@@ -198,6 +208,7 @@ void Layout::for_each_range(const RankCoord& c, Visit&& visit) const {
 }
 
 std::vector<Shard> Layout::shards(std::int64_t rank) const {
+  if (dlio_) return dlio_->shards(rank);
   const RankCoord c = coord(rank);
   std::vector<Shard> out;
   for_each_range(c, [&](StateKind kind, const FlatBuffer& buffer, std::int64_t begin, std::int64_t end) {
@@ -220,6 +231,7 @@ std::vector<Shard> Layout::shards(std::int64_t rank) const {
 }
 
 RankTotals Layout::totals(std::int64_t rank) const {
+  if (dlio_) return dlio_->totals(rank);
   RankTotals totals;
   for_each_range(coord(rank), [&](StateKind kind, const FlatBuffer& buffer, std::int64_t begin,
                                   std::int64_t end) {
@@ -233,6 +245,7 @@ RankTotals Layout::totals(std::int64_t rank) const {
 
 void Layout::for_each_shard_size(std::int64_t rank,
                                  const std::function<void(std::int64_t)>& visit) const {
+  if (dlio_) return dlio_->for_each_shard_size(rank, visit);
   for_each_range(coord(rank), [&](StateKind kind, const FlatBuffer& buffer, std::int64_t begin,
                                   std::int64_t end) {
     const std::int64_t size = dtype_bytes(dtype_of(kind));
@@ -241,6 +254,7 @@ void Layout::for_each_shard_size(std::int64_t rank,
 }
 
 std::int64_t Layout::checkpoint_bytes() const {
+  if (dlio_) return dlio_->checkpoint_bytes();
   std::int64_t bytes_per_element = 0;
   for (StateKind kind : kinds_) bytes_per_element += dtype_bytes(dtype_of(kind));
   std::int64_t elements = 0;

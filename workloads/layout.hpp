@@ -16,6 +16,8 @@
 
 namespace ckpt::workloads {
 
+class DlioSizing;
+
 // One piece of one tensor that one rank writes. The slice (offset, extent) is the rank's
 // tensor-parallel part of the global tensor; [flat_begin, flat_end) is the element range of
 // that slice (row-major) the rank writes — the whole slice unless ZeRO partitions the state.
@@ -49,6 +51,8 @@ struct RankTotals {
 // data parallelism are written by DP rank 0 (or partitioned under ZeRO), replicas across
 // tensor parallelism (norms, row-parallel biases, routers) by TP rank 0.
 // Construction validates the combination and throws SpecError naming the key to change.
+// With state.sizing = dlio every query answers with DLIO's formula instead (dlio_sizing.hpp):
+// its rank order, its shards and byte counts, its parameter count.
 class Layout {
  public:
   Layout(const ModelSpec& model, const ParallelSpec& parallel, const StateSpec& state);
@@ -92,6 +96,7 @@ class Layout {
   std::shared_ptr<const TensorCatalog> catalog_;  // shared: owned_ points into it
   std::vector<StateKind> kinds_;
   OwnedCatalog owned_[2];  // [0]: TP rank 0 (owns replicated tensors); [1]: other TP ranks
+  std::shared_ptr<const DlioSizing> dlio_;  // set for sizing = dlio
 };
 
 }  // namespace ckpt::workloads

@@ -32,6 +32,7 @@ void require_bounded(const ModelSpec& m) {
       {m.num_local_experts, {l::kExperts, "num_local_experts"}},
       {m.moe_intermediate_size, {l::kIntermediateSize, "moe_intermediate_size"}},
       {m.n_shared_experts, {l::kSharedExperts, "n_shared_experts"}},
+      {m.shared_expert_intermediate_size, {l::kIntermediateSize, "shared_expert_intermediate_size"}},
       {m.q_lora_rank, {l::kHeadDim, "q_lora_rank"}},
       {m.kv_lora_rank, {l::kHeadDim, "kv_lora_rank"}},
       {m.qk_nope_head_dim, {l::kHeadDim, "qk_nope_head_dim"}},
@@ -47,8 +48,20 @@ void validate_moe(const ModelSpec& m) {
   require_not_negative(m.moe_intermediate_size, "moe_intermediate_size");
   require_not_negative(m.n_shared_experts, "n_shared_experts");
   require_not_negative(m.first_k_dense_replace, "first_k_dense_replace");
+  require_not_negative(m.shared_expert_intermediate_size, "shared_expert_intermediate_size");
+  if (m.shared_expert_intermediate_size > 0 && m.n_shared_experts > 0) {
+    throw SpecError("shared_expert_intermediate_size",
+                    "set either shared_expert_intermediate_size (one shared expert of that width) or "
+                    "n_shared_experts (that many of moe_intermediate_size), not both");
+  }
+  if (m.shared_expert_gate && m.shared_intermediate_size() == 0) {
+    throw SpecError("shared_expert_gate",
+                    "shared_expert_gate needs a shared expert: set shared_expert_intermediate_size or "
+                    "n_shared_experts");
+  }
   if (!m.is_moe()) {
-    if (m.n_shared_experts > 0 || m.num_experts_per_tok > 0 || m.moe_router_bias) {
+    if (m.n_shared_experts > 0 || m.num_experts_per_tok > 0 || m.moe_router_bias ||
+        m.shared_expert_intermediate_size > 0) {
       throw SpecError("num_local_experts",
                       "MoE keys are set but num_local_experts is 0; set num_local_experts to the "
                       "number of routed experts");
@@ -80,6 +93,10 @@ void validate_mla(const ModelSpec& m) {
                       "kv_lora_rank to enable MLA");
     }
     return;
+  }
+  if (m.qk_norm) {
+    throw SpecError("qk_norm", "qk_norm does not apply to multi-head latent attention (it has its own "
+                               "kv_a_layernorm / q_a_layernorm)");
   }
   require_positive(m.qk_nope_head_dim, "qk_nope_head_dim");
   require_positive(m.qk_rope_head_dim, "qk_rope_head_dim");
@@ -129,7 +146,36 @@ void ModelSpec::validate() const {
 }
 
 std::string_view norm_name(NormKind kind) {
-  return kind == NormKind::rmsnorm ? "rmsnorm" : "layernorm";
+  switch (kind) {
+    case NormKind::rmsnorm: return "rmsnorm";
+    case NormKind::layernorm: return "layernorm";
+    case NormKind::none: return "none";
+  }
+  return "rmsnorm";
+}
+
+std::string_view norm_placement_name(NormPlacement placement) {
+  switch (placement) {
+    case NormPlacement::pre: return "pre";
+    case NormPlacement::parallel: return "parallel";
+    case NormPlacement::sandwich: return "sandwich";
+    case NormPlacement::post: return "post";
+    case NormPlacement::parallel_pair: return "parallel_pair";
+  }
+  return "pre";
+}
+
+std::string_view hf_names_name(HfNames names) {
+  switch (names) {
+    case HfNames::llama: return "llama";
+    case HfNames::qwen2_moe: return "qwen2_moe";
+    case HfNames::falcon: return "falcon";
+    case HfNames::gpt_neox: return "gpt_neox";
+    case HfNames::phi: return "phi";
+    case HfNames::starcoder2: return "starcoder2";
+    case HfNames::cohere: return "cohere";
+  }
+  return "llama";
 }
 
 std::string_view mlp_name(MlpKind kind) { return kind == MlpKind::gated ? "gated" : "plain"; }

@@ -6,7 +6,14 @@
 
 namespace ckpt::workloads {
 
-enum class NormKind { rmsnorm, layernorm };              // layernorm carries a bias
+enum class NormKind { rmsnorm, layernorm, none };        // layernorm carries a bias; none: non-parametric (OLMo)
+// Norms of one layer: pre: before attention and before the MLP (Llama); parallel: one before
+// the parallel attention + MLP (GPT-J style: Phi, Cohere, Falcon-7B); sandwich: before and after
+// each (Gemma 2); post: after each (OLMo 2); parallel_pair: one each for the parallel attention
+// and MLP (Falcon's new_decoder_architecture).
+enum class NormPlacement { pre, parallel, sandwich, post, parallel_pair };
+// Hugging Face tensor-name family (Naming::hf): which checkpoint spells the tensors how.
+enum class HfNames { llama, qwen2_moe, falcon, gpt_neox, phi, starcoder2, cohere };
 enum class MlpKind { gated, plain };                     // gated: three matrices; plain: two
 enum class PositionEmbedding { rope, learned, alibi };   // learned: max_position × hidden table
 
@@ -31,6 +38,14 @@ struct ModelSpec {
   MlpKind mlp = MlpKind::gated;
   PositionEmbedding position_embedding = PositionEmbedding::rope;
   bool embedding_norm = false;            // LayerNorm right after the word embedding (BLOOM)
+  NormPlacement norm_placement = NormPlacement::pre;
+  bool qk_norm = false;                   // q_norm [heads × head_dim], k_norm [kv heads × head_dim]
+  bool lm_head_bias = false;              // bias on the output layer (Phi)
+  // HF names only (Megatron always fuses): one qkv matrix [(heads + 2 kv) × head_dim, hidden],
+  // one gate_up matrix [2 × ffn, hidden] (Phi-3, Falcon, GPT-NeoX).
+  bool fused_qkv = false;
+  bool fused_gate_up = false;
+  HfNames hf_names = HfNames::llama;
 
   // Mixture of experts: num_local_experts > 0 turns layers >= first_k_dense_replace into MoE.
   std::int64_t num_local_experts = 0;
@@ -38,6 +53,10 @@ struct ModelSpec {
   std::int64_t moe_intermediate_size = 0; // default: intermediate_size
   std::int64_t n_shared_experts = 0;      // one shared MLP of n × moe_intermediate_size
   std::int64_t first_k_dense_replace = 0;
+  // Qwen2-MoE: one shared expert of this size (instead of n_shared_experts), optionally scaled
+  // by a sigmoid gate [1, hidden].
+  std::int64_t shared_expert_intermediate_size = 0;
+  bool shared_expert_gate = false;
   bool moe_router_bias = false;           // per-expert routing bias (DeepSeek-V3's e_score_correction_bias)
 
   // Multi-head latent attention (DeepSeek-V2/V3): on when kv_lora_rank > 0.
@@ -55,6 +74,11 @@ struct ModelSpec {
   std::int64_t expert_intermediate_size() const {
     return moe_intermediate_size > 0 ? moe_intermediate_size : intermediate_size;
   }
+  // The shared expert's MLP width, 0 without one.
+  std::int64_t shared_intermediate_size() const {
+    return shared_expert_intermediate_size > 0 ? shared_expert_intermediate_size
+                                               : n_shared_experts * expert_intermediate_size();
+  }
 
   // Copy with HF defaults filled in (kv heads, head_dim). Does not validate.
   ModelSpec resolved() const;
@@ -65,6 +89,8 @@ struct ModelSpec {
 
 std::string_view norm_name(NormKind kind);
 std::string_view mlp_name(MlpKind kind);
+std::string_view norm_placement_name(NormPlacement placement);
+std::string_view hf_names_name(HfNames names);
 std::string_view position_embedding_name(PositionEmbedding kind);
 
 }  // namespace ckpt::workloads

@@ -18,4 +18,6 @@ std::string_view state_scope_name(StateScope scope) {
 
 std::string_view naming_name(Naming naming) { return naming == Naming::hf ? "hf" : "megatron"; }
 
+std::string_view sizing_name(Sizing sizing) { return sizing == Sizing::dlio ? "dlio" : "exact"; }
+
 }  // namespace ckpt::workloads

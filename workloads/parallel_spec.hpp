@@ -30,12 +30,18 @@ struct ParallelSpec {
 enum class StateScope { weights, full };
 enum class Naming { megatron, hf };
 
+// How checkpoint bytes are counted. `exact`: the tensors the framework really saves (padded
+// vocabulary, norms once). `dlio`: DLIO's size formula, which MLPerf Storage v2.0 publishes
+// (workloads/dlio_sizing.hpp): other rank order, no padding, its own optimizer groups.
+enum class Sizing { exact, dlio };
+
 struct StateSpec {
   StateScope scope = StateScope::full;
   Dtype weight_dtype = Dtype::bf16;
   std::optional<Dtype> master_dtype = Dtype::fp32;  // nullopt: no master copy (pure fp32 training)
   Dtype optimizer_dtype = Dtype::fp32;
   std::optional<Naming> naming;  // default: hf for weights, megatron for full
+  Sizing sizing = Sizing::exact;
 
   Naming effective_naming() const {
     return naming.value_or(scope == StateScope::weights ? Naming::hf : Naming::megatron);
@@ -47,5 +53,6 @@ enum class StateKind { weight, master, exp_avg, exp_avg_sq };
 std::string_view state_kind_name(StateKind kind);
 std::string_view state_scope_name(StateScope scope);
 std::string_view naming_name(Naming naming);
+std::string_view sizing_name(Sizing sizing);
 
 }  // namespace ckpt::workloads

@@ -1,5 +1,6 @@
 #include "workloads/pipeline_split.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 
@@ -71,7 +72,21 @@ PipelineSplit::PipelineSplit(std::int64_t layers, const ParallelSpec& parallel)
   per_stage_ = middle_layers / middle_stages;
 }
 
+PipelineSplit PipelineSplit::front_loaded(std::int64_t layers, std::int64_t stages) {
+  PipelineSplit split;
+  split.layers_ = layers;
+  split.stages_ = stages;
+  split.per_stage_ = layers / stages;
+  split.front_loaded_ = layers % stages;
+  return split;
+}
+
 std::pair<std::int64_t, std::int64_t> PipelineSplit::layers_of(std::int64_t stage) const {
+  if (front_loaded_ >= 0) {
+    const std::int64_t longer = std::min(stage, front_loaded_);
+    const std::int64_t begin = longer * (per_stage_ + 1) + (stage - longer) * per_stage_;
+    return {begin, begin + per_stage_ + (stage < front_loaded_ ? 1 : 0)};
+  }
   if (stages_ == 1) return {0, layers_};
   if (stage == 0 && first_ > 0) return {0, first_};
   if (stage == stages_ - 1 && last_ > 0) return {layers_ - last_, layers_};

@@ -15,6 +15,9 @@ class PipelineSplit {
   // Throws SpecError ("pp", "pp_first_stage_layers", ...) when the layers cannot be split,
   // suggesting a first/last stage size that works.
   PipelineSplit(std::int64_t layers, const ParallelSpec& parallel);
+  // DLIO's split: every stage gets layers / stages and the first layers % stages stages one
+  // more. Needs 1 <= stages <= layers.
+  static PipelineSplit front_loaded(std::int64_t layers, std::int64_t stages);
 
   std::int64_t stages() const { return stages_; }
   // Global layer range [first, last) of `stage`.
@@ -26,6 +29,7 @@ class PipelineSplit {
   std::int64_t first_ = 0;  // layers on stage 0 when uneven, else 0
   std::int64_t last_ = 0;   // layers on the last stage when uneven, else 0
   std::int64_t per_stage_ = 0;
+  std::int64_t front_loaded_ = -1;  // front_loaded(): stages holding per_stage_ + 1 layers; else -1
 };
 
 }  // namespace ckpt::workloads

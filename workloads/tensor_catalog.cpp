@@ -4,100 +4,66 @@
 #include <numeric>
 
 #include "workloads/checked_math.hpp"
+#include "workloads/tensor_names.hpp"
 
 namespace ckpt::workloads {
 namespace {
 
 using Shape = std::vector<std::int64_t>;
 
-// Tensor names of one framework. Megatron-core fuses q/k/v and gate/up into one matrix each;
-// Hugging Face keeps them apart. Patterns end before ".weight"/".bias".
-struct NameScheme {
-  std::string layer;  // prefix of every layer tensor
-  std::string input_norm, post_attention_norm;
-  std::string attention;
-  std::string mlp, shared_experts, router, router_bias, expert;
-  std::string embedding, position_embedding, embedding_norm, final_norm, output;
-};
-
-NameScheme megatron_names() {
-  return {"decoder.layers.{layer}.",
-          "input_layernorm",
-          "pre_mlp_layernorm",
-          "self_attention.",
-          "mlp.",
-          "mlp.shared_experts.",
-          "mlp.router.weight",
-          "mlp.router.expert_bias",
-          "mlp.experts.local_experts.{expert}.",
-          "embedding.word_embeddings.weight",
-          "embedding.position_embeddings.weight",
-          "embedding.word_embeddings_layernorm",
-          "decoder.final_layernorm",
-          "output_layer.weight"};
-}
-
-// Mixtral's checkpoints call the MoE block "block_sparse_moe"; DeepSeek/Qwen-MoE use "mlp".
-NameScheme hf_names(const ModelSpec& model) {
-  const bool mixtral_style = model.n_shared_experts == 0 && model.first_k_dense_replace == 0;
-  const std::string moe = mixtral_style ? "block_sparse_moe." : "mlp.";
-  return {"model.layers.{layer}.",
-          "input_layernorm",
-          "post_attention_layernorm",
-          "self_attn.",
-          "mlp.",
-          "mlp.shared_experts.",
-          moe + "gate.weight",
-          moe + "gate.e_score_correction_bias",
-          moe + "experts.{expert}.",
-          "model.embed_tokens.weight",
-          "model.embed_positions.weight",
-          "model.embed_layernorm",
-          "model.norm",
-          "lm_head.weight"};
-}
-
 class CatalogBuilder {
  public:
   CatalogBuilder(const ModelSpec& model, Naming naming)
-      : m_(model), naming_(naming), names_(naming == Naming::hf ? hf_names(model) : megatron_names()) {}
+      : m_(model), megatron_(naming == Naming::megatron), names_(tensor_names(model, naming)) {}
 
+  // One layer with its norms where the model's placement puts them (NormPlacement).
   std::vector<TensorDef> layer(bool moe) const {
     std::vector<TensorDef> out;
-    norm(out, names_.layer + names_.input_norm);
+    const std::vector<std::string>& norms = names_.layer_norms;
+    const auto norms_from = [&](std::size_t first, std::size_t count) {
+      for (std::size_t i = first; i < first + count && i < norms.size(); ++i) norm(out, names_.layer + norms[i]);
+    };
+    switch (m_.norm_placement) {
+      case NormPlacement::pre: norms_from(0, 1); break;
+      case NormPlacement::parallel: norms_from(0, 1); break;
+      case NormPlacement::parallel_pair: norms_from(0, 2); break;
+      case NormPlacement::sandwich: norms_from(0, 1); break;
+      case NormPlacement::post: break;
+    }
     if (m_.uses_mla()) {
       latent_attention(out);
     } else {
       attention(out);
     }
-    norm(out, names_.layer + names_.post_attention_norm);
-    if (!moe) {
-      mlp(out, names_.layer + names_.mlp, m_.intermediate_size, false);
-      return out;
+    switch (m_.norm_placement) {
+      case NormPlacement::pre: norms_from(1, 1); break;
+      case NormPlacement::sandwich: norms_from(1, 2); break;
+      case NormPlacement::post: norms_from(0, 1); break;
+      case NormPlacement::parallel:
+      case NormPlacement::parallel_pair: break;
     }
-    add(out, names_.layer + names_.router, {m_.num_local_experts, m_.hidden_size}, TpSplit::replicated);
-    if (m_.moe_router_bias) {
-      add(out, names_.layer + names_.router_bias, {m_.num_local_experts}, TpSplit::replicated);
+    if (moe) {
+      moe_block(out);
+    } else {
+      mlp(out, names_.layer + names_.mlp, m_.intermediate_size, names_.gate, names_.up, names_.down);
     }
-    if (m_.n_shared_experts > 0) {
-      mlp(out, names_.layer + names_.shared_experts,
-          m_.n_shared_experts * m_.expert_intermediate_size(), false);
-    }
+    if (m_.norm_placement == NormPlacement::sandwich) norms_from(3, 1);
+    if (m_.norm_placement == NormPlacement::post) norms_from(1, 1);
     return out;
   }
 
   std::vector<TensorDef> expert() const {
     std::vector<TensorDef> out;
-    const bool mixtral_names = naming_ == Naming::hf && names_.expert.starts_with("block_sparse_moe");
-    mlp(out, names_.layer + names_.expert, m_.expert_intermediate_size(), mixtral_names);
+    mlp(out, names_.layer + names_.expert, m_.expert_intermediate_size(), names_.expert_gate, names_.expert_up,
+        names_.expert_down);
     return out;
   }
 
   std::vector<TensorDef> first_stage(std::int64_t padded_vocab) const {
     std::vector<TensorDef> out;
-    add(out, names_.embedding, {padded_vocab, m_.hidden_size}, TpSplit::dim0);
+    add(out, names_.embedding_weight, {padded_vocab, m_.hidden_size}, TpSplit::dim0);
     if (m_.position_embedding == PositionEmbedding::learned) {
-      add(out, names_.position_embedding, {m_.max_position_embeddings, m_.hidden_size},
+      add(out, names_.position_embedding_weight, {m_.max_position_embeddings, m_.hidden_size},
           TpSplit::replicated);
     }
     if (m_.embedding_norm) layer_norm_with_bias(out, names_.embedding_norm);
@@ -107,9 +73,8 @@ class CatalogBuilder {
   std::vector<TensorDef> last_stage(std::int64_t padded_vocab) const {
     std::vector<TensorDef> out;
     norm(out, names_.final_norm);
-    if (!m_.tie_word_embeddings) {
-      add(out, names_.output, {padded_vocab, m_.hidden_size}, TpSplit::dim0);
-    }
+    if (!m_.tie_word_embeddings) add(out, names_.output + ".weight", {padded_vocab, m_.hidden_size}, TpSplit::dim0);
+    if (m_.lm_head_bias) add(out, names_.output + ".bias", {padded_vocab}, TpSplit::dim0);
     return out;
   }
 
@@ -119,6 +84,7 @@ class CatalogBuilder {
   }
 
   void norm(std::vector<TensorDef>& out, const std::string& prefix) const {
+    if (m_.norm == NormKind::none) return;
     add(out, prefix + ".weight", {m_.hidden_size}, TpSplit::replicated);
     if (m_.norm == NormKind::layernorm) add(out, prefix + ".bias", {m_.hidden_size}, TpSplit::replicated);
   }
@@ -136,27 +102,36 @@ class CatalogBuilder {
     if (bias) add(out, prefix + ".bias", {rows}, split == TpSplit::dim0 ? TpSplit::dim0 : TpSplit::replicated);
   }
 
+  // Fused q/k/v (Megatron, and HF where fused_qkv) is one column-parallel matrix split along
+  // its rows, like Megatron's linear_qkv.
   void attention(std::vector<TensorDef>& out) const {
     const std::string p = names_.layer + names_.attention;
     const std::int64_t q = m_.num_attention_heads * m_.head_dim;
     const std::int64_t kv = m_.num_key_value_heads * m_.head_dim;
     const bool qkv_bias = m_.qkv_bias || m_.linear_bias;
-    if (naming_ == Naming::megatron) {
-      linear(out, p + "linear_qkv", q + 2 * kv, m_.hidden_size, TpSplit::dim0, qkv_bias);
-      linear(out, p + "linear_proj", m_.hidden_size, q, TpSplit::dim1, m_.linear_bias);
-      return;
+    if (megatron_ || m_.fused_qkv) {
+      linear(out, p + names_.qkv, q + 2 * kv, m_.hidden_size, TpSplit::dim0, qkv_bias);
+    } else {
+      linear(out, p + names_.q, q, m_.hidden_size, TpSplit::dim0, qkv_bias);
+      linear(out, p + names_.k, kv, m_.hidden_size, TpSplit::dim0, qkv_bias);
+      linear(out, p + names_.v, kv, m_.hidden_size, TpSplit::dim0, qkv_bias);
     }
-    linear(out, p + "q_proj", q, m_.hidden_size, TpSplit::dim0, qkv_bias);
-    linear(out, p + "k_proj", kv, m_.hidden_size, TpSplit::dim0, qkv_bias);
-    linear(out, p + "v_proj", kv, m_.hidden_size, TpSplit::dim0, qkv_bias);
-    linear(out, p + "o_proj", m_.hidden_size, q, TpSplit::dim1, m_.linear_bias);
+    if (m_.qk_norm) {
+      // Cohere keeps one row per head; OLMo 2 one vector over all heads. Split with the heads.
+      const bool per_head = !megatron_ && m_.hf_names == HfNames::cohere;
+      add(out, p + names_.q_norm + ".weight",
+          per_head ? Shape{m_.num_attention_heads, m_.head_dim} : Shape{q}, TpSplit::dim0);
+      add(out, p + names_.k_norm + ".weight",
+          per_head ? Shape{m_.num_key_value_heads, m_.head_dim} : Shape{kv}, TpSplit::dim0);
+    }
+    linear(out, p + names_.o, m_.hidden_size, q, TpSplit::dim1, m_.linear_bias);
   }
 
   // Multi-head latent attention: the down-projections are small and replicated across TP
   // (Megatron's "duplicated" linears); the up-projections and output are split by heads.
   void latent_attention(std::vector<TensorDef>& out) const {
     const std::string p = names_.layer + names_.attention;
-    const bool hf = naming_ == Naming::hf;
+    const bool hf = !megatron_;
     const std::int64_t h = m_.hidden_size;
     const std::int64_t heads = m_.num_attention_heads;
     const std::int64_t q_head = m_.qk_nope_head_dim + m_.qk_rope_head_dim;
@@ -177,22 +152,44 @@ class CatalogBuilder {
     linear(out, p + (hf ? "o_proj" : "linear_proj"), h, heads * m_.v_head_dim, TpSplit::dim1, false);
   }
 
-  void mlp(std::vector<TensorDef>& out, const std::string& p, std::int64_t ffn, bool mixtral_names) const {
+  // Router, optional routing bias, shared expert(s) and their gate; the routed experts are expert().
+  void moe_block(std::vector<TensorDef>& out) const {
+    add(out, names_.layer + names_.router_weight, {m_.num_local_experts, m_.hidden_size}, TpSplit::replicated);
+    if (m_.moe_router_bias) {
+      add(out, names_.layer + names_.router_bias_weight, {m_.num_local_experts}, TpSplit::replicated);
+    }
+    if (m_.shared_intermediate_size() > 0) {
+      mlp(out, names_.layer + names_.shared_experts, m_.shared_intermediate_size(), names_.gate, names_.up,
+          names_.down);
+    }
+    if (m_.shared_expert_gate) {
+      add(out, names_.layer + names_.shared_expert_gate_weight, {1, m_.hidden_size}, TpSplit::replicated);
+    }
+  }
+
+  // Gated: gate and up column-parallel (fused into one matrix by Megatron, and by HF where
+  // fused_gate_up, split along its rows), down row-parallel. Plain: up and down.
+  void mlp(std::vector<TensorDef>& out, const std::string& p, std::int64_t ffn, const std::string& gate,
+           const std::string& up, const std::string& down) const {
     const std::int64_t h = m_.hidden_size;
     const bool gated = m_.mlp == MlpKind::gated;
     const bool bias = m_.linear_bias;
-    if (naming_ == Naming::megatron) {
-      linear(out, p + "linear_fc1", gated ? 2 * ffn : ffn, h, TpSplit::dim0, bias);
-      linear(out, p + "linear_fc2", h, ffn, TpSplit::dim1, bias);
+    if (megatron_) {
+      linear(out, p + names_.gate_up, gated ? 2 * ffn : ffn, h, TpSplit::dim0, bias);
+      linear(out, p + down, h, ffn, TpSplit::dim1, bias);
       return;
     }
-    if (gated) linear(out, p + (mixtral_names ? "w1" : "gate_proj"), ffn, h, TpSplit::dim0, bias);
-    linear(out, p + (mixtral_names ? "w3" : "up_proj"), ffn, h, TpSplit::dim0, bias);
-    linear(out, p + (mixtral_names ? "w2" : "down_proj"), h, ffn, TpSplit::dim1, bias);
+    if (gated && m_.fused_gate_up) {
+      linear(out, p + names_.gate_up, 2 * ffn, h, TpSplit::dim0, bias);
+    } else {
+      if (gated) linear(out, p + gate, ffn, h, TpSplit::dim0, bias);
+      linear(out, p + up, ffn, h, TpSplit::dim0, bias);
+    }
+    linear(out, p + down, h, ffn, TpSplit::dim1, bias);
   }
 
   const ModelSpec& m_;
-  Naming naming_;
+  bool megatron_;
   NameScheme names_;
 };
 

@@ -58,6 +58,7 @@ constexpr std::array kSelects{RankSelect::all, RankSelect::list, RankSelect::nod
 constexpr std::array kSyncs{SyncPolicy::none, SyncPolicy::fsync, SyncPolicy::fdatasync};
 constexpr std::array kScopes{StateScope::weights, StateScope::full};
 constexpr std::array kNamings{Naming::megatron, Naming::hf};
+constexpr std::array kSizings{workloads::Sizing::exact, workloads::Sizing::dlio};
 
 // The campaign key to blame for a SpecError: the parallel option it names, else the model.
 std::string campaign_key_of(const std::string& spec_key) {
@@ -71,6 +72,7 @@ std::string campaign_key_of(const std::string& spec_key) {
                                                       "pp_last_stage_layers"};
   if (std::find(kParallel.begin(), kParallel.end(), spec_key) != kParallel.end())
     return "parallel." + spec_key;
+  if (spec_key == "sizing") return "model.sizing";
   return "model.name";
 }
 
@@ -145,6 +147,7 @@ workloads::StateSpec state_of(const CaseValues& v) {
   const std::string& master = v.text("state.master_dtype");
   s.master_dtype = master == "none" ? std::nullopt : std::optional(workloads::parse_dtype(master));
   s.optimizer_dtype = workloads::parse_dtype(v.text("state.optimizer_dtype"));
+  s.sizing = enum_named(v.text("model.sizing"), kSizings, workloads::sizing_name);
   return s;
 }
 
@@ -379,7 +382,7 @@ const workloads::ModelSpec& CaseBuilder::model(const CaseValues& values) {
 std::int64_t CaseBuilder::validated_world_size(const Case& c, const CaseValues& values) {
   const nlohmann::json config = values.config();
   const std::string key =
-      nlohmann::json::array({c.model_argument, config["parallel"], config["state"]}).dump();
+      nlohmann::json::array({c.model_argument, config["model"], config["parallel"], config["state"]}).dump();
   if (const auto it = world_sizes_.find(key); it != world_sizes_.end()) return it->second;
   try {
     const workloads::Layout layout(c.model, c.parallel, c.state);

@@ -147,6 +147,8 @@ std::vector<KeySpec> general_keys() {
       fixed(choice_key("campaign", "mpi_io", "default", {"default", "romio", "ompio"})),
       required_text("model", "name"),
       int_key("model", "scale", 1, 1),
+      // exact: what the frameworks save; dlio: DLIO's (MLPerf Storage's) size formula.
+      choice_key("model", "sizing", "exact", {"exact", "dlio"}),
       // The parallel sizes must be positive here; whether they suit the model is Layout's call.
       int_key("parallel", "tp", 1, 1),
       int_key("parallel", "pp", 1, 1),

@@ -17,7 +17,8 @@ const std::map<std::string, std::string>& option_of_key() {
   static const std::map<std::string, std::string> kOptions{
       {"tp", "--tp"}, {"pp", "--pp"}, {"dp", "--dp"}, {"ep", "--ep"}, {"zero", "--zero"},
       {"vocab_divisor", "--vocab-divisor"}, {"pp_first_stage_layers", "--pp-first-stage-layers"},
-      {"pp_last_stage_layers", "--pp-last-stage-layers"}, {"rank", "--rank"}};
+      {"pp_last_stage_layers", "--pp-last-stage-layers"}, {"rank", "--rank"},
+      {"sizing", "--sizing"}};
   return kOptions;
 }
 
@@ -29,6 +30,7 @@ workloads::StateSpec state_spec(const LayoutOptions& o) {
                                             : std::optional(workloads::parse_dtype(o.master_dtype));
   s.optimizer_dtype = workloads::parse_dtype(o.optimizer_dtype);
   if (!o.names.empty()) s.naming = o.names == "hf" ? workloads::Naming::hf : workloads::Naming::megatron;
+  s.sizing = o.sizing == "dlio" ? workloads::Sizing::dlio : workloads::Sizing::exact;
   return s;
 }
 
@@ -74,6 +76,9 @@ CLI::App* add_layout_command(CLI::App& app, LayoutOptions& o) {
                   "Layers on the first pipeline stage (uneven split; 0 = even)");
   cmd->add_option("--pp-last-stage-layers", o.parallel.pp_last_stage_layers,
                   "Layers on the last pipeline stage (uneven split; 0 = even)");
+  cmd->add_option("--sizing", o.sizing,
+                  "Byte counts: exact (what the framework saves) or dlio (DLIO's / MLPerf Storage's formula)")
+      ->check(one_of({"exact", "dlio"}))->capture_default_str();
   cmd->add_option("--rank", o.rank, "Show only this rank, with its shards");
   cmd->add_flag("--json", o.json, "Print one JSON object");
   return cmd;

@@ -18,6 +18,7 @@ struct LayoutOptions {
   std::string weight_dtype = "bf16";
   std::string master_dtype = "fp32";  // or "none"
   std::string optimizer_dtype = "fp32";
+  std::string sizing = "exact";  // or "dlio"
   std::optional<std::int64_t> rank;
   bool json = false;
 };

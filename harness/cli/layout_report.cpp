@@ -24,6 +24,12 @@ std::string state_line(const workloads::StateSpec& s) {
                      workloads::dtype_name(s.optimizer_dtype), naming);
 }
 
+std::string sizing_line(const workloads::StateSpec& s) {
+  if (s.sizing == workloads::Sizing::exact) return "exact (the tensors the framework saves)";
+  return "dlio (DLIO's / MLPerf Storage v2.0's formula: rank order tp, pp, dp; no vocab padding; norms on "
+         "every TP rank; optimizer groups of parameters / ranks + 5 × hidden; Q and O by hidden × hidden)";
+}
+
 std::string parallel_line(const Layout& layout) {
   const auto& p = layout.parallel();
   std::string line = fmt::format("TP {} × PP {} × DP {}", p.tp, p.pp, p.dp);
@@ -115,7 +121,8 @@ nlohmann::json inputs_json(const Layout& layout) {
             {"weight_dtype", workloads::dtype_name(s.weight_dtype)},
             {"master_dtype", s.master_dtype ? nlohmann::json(workloads::dtype_name(*s.master_dtype))
                                             : nlohmann::json(nullptr)},
-            {"optimizer_dtype", workloads::dtype_name(s.optimizer_dtype)}}}};
+            {"optimizer_dtype", workloads::dtype_name(s.optimizer_dtype)},
+            {"sizing", workloads::sizing_name(s.sizing)}}}};
 }
 
 }  // namespace
@@ -129,6 +136,7 @@ void print_layout_text(std::ostream& out, const Layout& layout, const WorldSumma
   fmt::print(out, "world size   {} ranks ({} write)\n", group_digits(summary.world_size),
              group_digits(summary.writing_ranks));
   fmt::print(out, "state        {}\n", state_line(layout.state()));
+  fmt::print(out, "sizing       {}\n", sizing_line(layout.state()));
   fmt::print(out, "checkpoint   {} ({} B) in {} shards\n", format_bytes(summary.checkpoint_bytes),
              group_digits(summary.checkpoint_bytes), group_digits(summary.shards));
   fmt::print(out, "\nper rank          min          median             max\n");

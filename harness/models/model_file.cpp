@@ -27,7 +27,9 @@ namespace {
 
 using workloads::MlpKind;
 using workloads::ModelSpec;
+using workloads::HfNames;
 using workloads::NormKind;
+using workloads::NormPlacement;
 using workloads::PositionEmbedding;
 
 struct IntKey {
@@ -50,6 +52,7 @@ constexpr std::array kIntKeys{
     IntKey{"moe_intermediate_size", &ModelSpec::moe_intermediate_size, false},
     IntKey{"n_shared_experts", &ModelSpec::n_shared_experts, false},
     IntKey{"first_k_dense_replace", &ModelSpec::first_k_dense_replace, false},
+    IntKey{"shared_expert_intermediate_size", &ModelSpec::shared_expert_intermediate_size, false},
     IntKey{"q_lora_rank", &ModelSpec::q_lora_rank, false},
     IntKey{"kv_lora_rank", &ModelSpec::kv_lora_rank, false},
     IntKey{"qk_nope_head_dim", &ModelSpec::qk_nope_head_dim, false},
@@ -68,6 +71,11 @@ constexpr std::array kBoolKeys{
     BoolKey{"qkv_bias", &ModelSpec::qkv_bias},
     BoolKey{"embedding_norm", &ModelSpec::embedding_norm},
     BoolKey{"moe_router_bias", &ModelSpec::moe_router_bias},
+    BoolKey{"qk_norm", &ModelSpec::qk_norm},
+    BoolKey{"lm_head_bias", &ModelSpec::lm_head_bias},
+    BoolKey{"fused_qkv", &ModelSpec::fused_qkv},
+    BoolKey{"fused_gate_up", &ModelSpec::fused_gate_up},
+    BoolKey{"shared_expert_gate", &ModelSpec::shared_expert_gate},
 };
 
 template <typename Enum>
@@ -77,7 +85,17 @@ struct Choice {
 };
 
 constexpr std::array kNormChoices{Choice<NormKind>{"rmsnorm", NormKind::rmsnorm},
-                                  Choice<NormKind>{"layernorm", NormKind::layernorm}};
+                                  Choice<NormKind>{"layernorm", NormKind::layernorm},
+                                  Choice<NormKind>{"none", NormKind::none}};
+constexpr std::array kPlacementChoices{
+    Choice<NormPlacement>{"pre", NormPlacement::pre}, Choice<NormPlacement>{"parallel", NormPlacement::parallel},
+    Choice<NormPlacement>{"parallel_pair", NormPlacement::parallel_pair},
+    Choice<NormPlacement>{"sandwich", NormPlacement::sandwich}, Choice<NormPlacement>{"post", NormPlacement::post}};
+constexpr std::array kHfNamesChoices{
+    Choice<HfNames>{"llama", HfNames::llama},           Choice<HfNames>{"qwen2_moe", HfNames::qwen2_moe},
+    Choice<HfNames>{"falcon", HfNames::falcon},         Choice<HfNames>{"gpt_neox", HfNames::gpt_neox},
+    Choice<HfNames>{"phi", HfNames::phi},               Choice<HfNames>{"starcoder2", HfNames::starcoder2},
+    Choice<HfNames>{"cohere", HfNames::cohere}};
 constexpr std::array kMlpChoices{Choice<MlpKind>{"gated", MlpKind::gated},
                                  Choice<MlpKind>{"plain", MlpKind::plain}};
 constexpr std::array kPositionChoices{
@@ -89,7 +107,7 @@ constexpr std::array kPositionChoices{
 constexpr std::array<std::string_view, 2> kTextKeys{"description", "source"};
 
 std::vector<std::string_view> known_keys() {
-  std::vector<std::string_view> keys{"name", "norm", "mlp", "position_embedding"};
+  std::vector<std::string_view> keys{"name", "norm", "norm_placement", "hf_names", "mlp", "position_embedding"};
   for (const IntKey& k : kIntKeys) keys.push_back(k.key);
   for (const BoolKey& k : kBoolKeys) keys.push_back(k.key);
   keys.insert(keys.end(), kTextKeys.begin(), kTextKeys.end());
@@ -162,6 +180,10 @@ bool assign(ModelSpec& spec, const Entry& entry) {
     if (spec.name.empty()) entry.fail("must not be empty");
   } else if (key == "norm") {
     spec.norm = entry.as_choice(kNormChoices);
+  } else if (key == "norm_placement") {
+    spec.norm_placement = entry.as_choice(kPlacementChoices);
+  } else if (key == "hf_names") {
+    spec.hf_names = entry.as_choice(kHfNamesChoices);
   } else if (key == "mlp") {
     spec.mlp = entry.as_choice(kMlpChoices);
   } else if (key == "position_embedding") {

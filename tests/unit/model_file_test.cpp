@@ -385,7 +385,7 @@ TEST(ModelTomlErrors, IntegerTooLargeForInt64IsReportedWithItsLine) {
 TEST(ModelTomlErrors, BadEnumValueListsTheChoices) {
   EXPECT_STREQ(toml_error(small_toml("norm = \"rms_norm\"\n")).what(),
                "m.toml:7: `norm`: unknown value \"rms_norm\" — expected one of \"rmsnorm\", "
-               "\"layernorm\"");
+               "\"layernorm\", \"none\"");
   EXPECT_STREQ(toml_error(small_toml("mlp = \"swiglu\"\n")).what(),
                "m.toml:7: `mlp`: unknown value \"swiglu\" — expected one of \"gated\", \"plain\"");
   EXPECT_STREQ(toml_error(small_toml("position_embedding = \"RoPE\"\n")).what(),

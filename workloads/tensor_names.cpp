@@ -1,0 +1,156 @@
+#include "workloads/tensor_names.hpp"
+
+namespace ckpt::workloads {
+namespace {
+
+// The norms of one layer, in order.
+std::vector<std::string> norm_names(NormPlacement placement, bool megatron, HfNames family) {
+  if (megatron) {
+    switch (placement) {
+      case NormPlacement::pre:
+      case NormPlacement::parallel_pair: return {"input_layernorm", "pre_mlp_layernorm"};
+      case NormPlacement::parallel: return {"input_layernorm"};
+      case NormPlacement::sandwich:
+        return {"input_layernorm", "post_self_attn_layernorm", "pre_mlp_layernorm", "post_mlp_layernorm"};
+      case NormPlacement::post: return {"post_self_attn_layernorm", "post_mlp_layernorm"};
+    }
+  }
+  switch (placement) {
+    case NormPlacement::pre: return {"input_layernorm", "post_attention_layernorm"};
+    case NormPlacement::parallel_pair:
+      if (family == HfNames::falcon) return {"ln_attn", "ln_mlp"};
+      return {"input_layernorm", "post_attention_layernorm"};
+    case NormPlacement::parallel: return {"input_layernorm"};
+    case NormPlacement::sandwich:
+      return {"input_layernorm", "post_attention_layernorm", "pre_feedforward_layernorm",
+              "post_feedforward_layernorm"};
+    case NormPlacement::post: return {"post_attention_layernorm", "post_feedforward_layernorm"};
+  }
+  return {};
+}
+
+NameScheme megatron_names(const ModelSpec& m) {
+  NameScheme n;
+  n.layer = "decoder.layers.{layer}.";
+  n.layer_norms = norm_names(m.norm_placement, true, m.hf_names);
+  n.attention = "self_attention.";
+  n.qkv = "linear_qkv";
+  n.o = "linear_proj";
+  n.q_norm = "q_layernorm";
+  n.k_norm = "k_layernorm";
+  n.mlp = "mlp.";
+  n.gate_up = "linear_fc1";
+  n.up = "linear_fc1";
+  n.down = "linear_fc2";
+  n.expert = "mlp.experts.local_experts.{expert}.";
+  n.expert_gate = n.expert_up = "linear_fc1";
+  n.expert_down = "linear_fc2";
+  n.gate = "linear_fc1";
+  n.shared_experts = "mlp.shared_experts.";
+  n.shared_expert_gate_weight = "mlp.shared_experts.gate_weight";
+  n.router_weight = "mlp.router.weight";
+  n.router_bias_weight = "mlp.router.expert_bias";
+  n.embedding_weight = "embedding.word_embeddings.weight";
+  n.position_embedding_weight = "embedding.position_embeddings.weight";
+  n.embedding_norm = "embedding.word_embeddings_layernorm";
+  n.final_norm = "decoder.final_layernorm";
+  n.output = "output_layer";
+  return n;
+}
+
+// Llama's names, which most families share; the others differ from it in the parts set below.
+NameScheme llama_names(const ModelSpec& m) {
+  NameScheme n;
+  n.layer = "model.layers.{layer}.";
+  n.layer_norms = norm_names(m.norm_placement, false, m.hf_names);
+  n.attention = "self_attn.";
+  n.q = "q_proj";
+  n.k = "k_proj";
+  n.v = "v_proj";
+  n.qkv = "qkv_proj";
+  n.o = "o_proj";
+  n.q_norm = "q_norm";
+  n.k_norm = "k_norm";
+  n.mlp = "mlp.";
+  n.gate = "gate_proj";
+  n.up = "up_proj";
+  n.down = "down_proj";
+  n.gate_up = "gate_up_proj";
+  // Mixtral calls its MoE block "block_sparse_moe" and the expert matrices w1/w3/w2;
+  // DeepSeek and Qwen-MoE use "mlp" and Llama's names.
+  const bool mixtral = m.is_moe() && m.n_shared_experts == 0 && m.first_k_dense_replace == 0;
+  const std::string moe = mixtral ? "block_sparse_moe." : "mlp.";
+  n.expert = moe + "experts.{expert}.";
+  n.expert_gate = mixtral ? "w1" : "gate_proj";
+  n.expert_up = mixtral ? "w3" : "up_proj";
+  n.expert_down = mixtral ? "w2" : "down_proj";
+  n.shared_experts = "mlp.shared_experts.";
+  n.router_weight = moe + "gate.weight";
+  n.router_bias_weight = moe + "gate.e_score_correction_bias";
+  n.embedding_weight = "model.embed_tokens.weight";
+  n.position_embedding_weight = "model.embed_positions.weight";
+  n.embedding_norm = "model.embed_layernorm";
+  n.final_norm = "model.norm";
+  n.output = "lm_head";
+  return n;
+}
+
+NameScheme hf_names(const ModelSpec& m) {
+  NameScheme n = llama_names(m);
+  switch (m.hf_names) {
+    case HfNames::llama:
+    case HfNames::cohere:
+      break;
+    case HfNames::qwen2_moe:
+      n.expert = "mlp.experts.{expert}.";
+      n.expert_gate = "gate_proj";
+      n.expert_up = "up_proj";
+      n.expert_down = "down_proj";
+      n.router_weight = "mlp.gate.weight";
+      n.shared_experts = "mlp.shared_expert.";
+      n.shared_expert_gate_weight = "mlp.shared_expert_gate.weight";
+      break;
+    case HfNames::falcon:
+      n.layer = "transformer.h.{layer}.";
+      n.attention = "self_attention.";
+      n.qkv = "query_key_value";
+      n.o = "dense";
+      n.up = "dense_h_to_4h";
+      n.down = "dense_4h_to_h";
+      n.embedding_weight = "transformer.word_embeddings.weight";
+      n.final_norm = "transformer.ln_f";
+      break;
+    case HfNames::gpt_neox:
+      n.layer = "gpt_neox.layers.{layer}.";
+      n.attention = "attention.";
+      n.qkv = "query_key_value";
+      n.o = "dense";
+      n.up = "dense_h_to_4h";
+      n.down = "dense_4h_to_h";
+      n.embedding_weight = "gpt_neox.embed_in.weight";
+      n.final_norm = "gpt_neox.final_layer_norm";
+      n.output = "embed_out";
+      break;
+    case HfNames::phi:
+      n.o = "dense";
+      n.q_norm = "q_layernorm";
+      n.k_norm = "k_layernorm";
+      n.up = "fc1";
+      n.down = "fc2";
+      n.final_norm = "model.final_layernorm";
+      break;
+    case HfNames::starcoder2:
+      n.up = "c_fc";
+      n.down = "c_proj";
+      break;
+  }
+  return n;
+}
+
+}  // namespace
+
+NameScheme tensor_names(const ModelSpec& model, Naming naming) {
+  return naming == Naming::megatron ? megatron_names(model) : hf_names(model);
+}
+
+}  // namespace ckpt::workloads

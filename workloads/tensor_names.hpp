@@ -1,0 +1,32 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "workloads/model_spec.hpp"
+#include "workloads/parallel_spec.hpp"
+
+namespace ckpt::workloads {
+
+// Tensor names of one framework and model family. Patterns hold "{layer}" / "{expert}" and end
+// before ".weight" / ".bias" unless they name a whole tensor (the *_weight members).
+struct NameScheme {
+  std::string layer;                    // prefix of every layer tensor
+  std::vector<std::string> layer_norms;  // in the layer's order, per the model's norm placement
+  std::string attention;                // prefix of the attention tensors
+  std::string q, k, v, qkv, o;          // qkv: the fused matrix (Megatron; HF where fused_qkv)
+  std::string q_norm, k_norm;
+  std::string mlp;                      // prefix of the dense MLP
+  std::string gate, up, down, gate_up;  // gate_up: the fused matrix
+  std::string expert;                   // prefix of one routed expert
+  std::string expert_gate, expert_up, expert_down;
+  std::string shared_experts, shared_expert_gate_weight;
+  std::string router_weight, router_bias_weight;
+  std::string embedding_weight, position_embedding_weight, embedding_norm, final_norm, output;
+};
+
+// `model` resolved. Megatron-core's names are the same for every family; Hugging Face's follow
+// model.hf_names.
+NameScheme tensor_names(const ModelSpec& model, Naming naming);
+
+}  // namespace ckpt::workloads
