@@ -27,24 +27,13 @@ namespace {
 using Json = nlohmann::json;
 using workloads::ModelSpec;
 
-enum class HfArch { llama, mistral, mixtral, qwen2, deepseek_v3 };
-
-struct ArchName {
-  HfArch arch;
-  std::string_view model_type;
-  std::string_view class_name;
+enum class HfArch {
+  llama, mistral, mixtral, qwen2, deepseek_v3, gemma, gemma2, phi3, qwen2_moe, deepseek_v2, olmo, olmo2,
+  falcon, gpt_neox, phi, starcoder2, cohere
 };
 
-constexpr std::array kArchNames{
-    ArchName{HfArch::llama, "llama", "LlamaForCausalLM"},
-    ArchName{HfArch::mistral, "mistral", "MistralForCausalLM"},
-    ArchName{HfArch::mixtral, "mixtral", "MixtralForCausalLM"},
-    ArchName{HfArch::qwen2, "qwen2", "Qwen2ForCausalLM"},
-    ArchName{HfArch::deepseek_v3, "deepseek_v3", "DeepseekV3ForCausalLM"},
-};
-
-// The keys each architecture reads. A key outside these that is within edit distance 2 of
-// one of them is taken for a misspelling.
+// The keys each architecture reads beyond kCommonKeys. A key outside these that is within edit
+// distance 2 of one of them is taken for a misspelling.
 constexpr std::string_view kCommonKeys[] = {"architectures",       "model_type",
                                             "hidden_size",         "intermediate_size",
                                             "num_hidden_layers",   "num_attention_heads",
@@ -59,10 +48,59 @@ constexpr std::string_view kDeepseekKeys[] = {
     "first_k_dense_replace", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim",
     "qk_rope_head_dim", "v_head_dim", "topk_method",
 };
+constexpr std::string_view kQwen2MoeKeys[] = {
+    "num_experts", "num_experts_per_tok", "moe_intermediate_size", "shared_expert_intermediate_size",
+    "decoder_sparse_step", "mlp_only_layers",
+};
+constexpr std::string_view kFalconKeys[] = {
+    "num_kv_heads", "multi_query", "parallel_attn", "new_decoder_architecture", "bias", "alibi",
+    "num_ln_in_parallel_attn", "ffn_hidden_size",
+};
 // clang-format on
+constexpr std::string_view kNeoxKeys[] = {"attention_bias"};
+constexpr std::string_view kPhiKeys[] = {"qk_layernorm"};
+constexpr std::string_view kStarcoder2Keys[] = {"use_bias"};
+constexpr std::string_view kCohereKeys[] = {"use_qk_norm", "attention_bias"};
+constexpr std::string_view kNoKeys[] = {"attention_bias"};  // refused when true
+
+struct ArchName {
+  HfArch arch;
+  std::string_view model_type;
+  std::string_view class_name;
+  std::span<const std::string_view> keys;  // read beyond kCommonKeys
+  bool reads_head_dim;
+};
+
+constexpr std::array kArchNames{
+    ArchName{HfArch::llama, "llama", "LlamaForCausalLM", kLlamaKeys, true},
+    ArchName{HfArch::mistral, "mistral", "MistralForCausalLM", {}, true},
+    ArchName{HfArch::mixtral, "mixtral", "MixtralForCausalLM", kMixtralKeys, true},
+    ArchName{HfArch::qwen2, "qwen2", "Qwen2ForCausalLM", {}, true},
+    ArchName{HfArch::deepseek_v3, "deepseek_v3", "DeepseekV3ForCausalLM", kDeepseekKeys, false},
+    ArchName{HfArch::gemma, "gemma", "GemmaForCausalLM", kLlamaKeys, true},
+    ArchName{HfArch::gemma2, "gemma2", "Gemma2ForCausalLM", kLlamaKeys, true},
+    ArchName{HfArch::phi3, "phi3", "Phi3ForCausalLM", {}, true},
+    ArchName{HfArch::qwen2_moe, "qwen2_moe", "Qwen2MoeForCausalLM", kQwen2MoeKeys, true},
+    ArchName{HfArch::deepseek_v2, "deepseek_v2", "DeepseekV2ForCausalLM", kDeepseekKeys, false},
+    ArchName{HfArch::olmo, "olmo", "OlmoForCausalLM", kNoKeys, true},
+    ArchName{HfArch::olmo2, "olmo2", "Olmo2ForCausalLM", kNoKeys, true},
+    ArchName{HfArch::falcon, "falcon", "FalconForCausalLM", kFalconKeys, false},
+    ArchName{HfArch::gpt_neox, "gpt_neox", "GPTNeoXForCausalLM", kNeoxKeys, false},
+    ArchName{HfArch::phi, "phi", "PhiForCausalLM", kPhiKeys, false},
+    ArchName{HfArch::starcoder2, "starcoder2", "Starcoder2ForCausalLM", kStarcoder2Keys, false},
+    ArchName{HfArch::cohere, "cohere", "CohereForCausalLM", kCohereKeys, false},
+};
+
+const ArchName& arch_info(HfArch arch) {
+  for (const ArchName& name : kArchNames) {
+    if (name.arch == arch) return name;
+  }
+  throw std::logic_error("model_file_hf: architecture missing from kArchNames");
+}
 
 // Keys real configs carry that do not change which tensors a checkpoint holds or their
-// shapes (token ids, dropout, epsilons, RoPE settings, routing hyper-parameters, dtypes).
+// shapes (token ids, dropout, epsilons, RoPE settings, routing hyper-parameters, dtypes,
+// soft-capping, residual wiring such as use_parallel_residual).
 // Except num_nextn_predict_layers: DeepSeek-V3's multi-token-prediction layer ships in the
 // checkpoint but is not part of the model we lay out, so such checkpoints are undercounted.
 // clang-format off
@@ -75,6 +113,10 @@ constexpr std::string_view kIgnoredKeys[] = {
     "router_aux_loss_coef", "router_jitter_noise", "aux_loss_alpha", "ep_size",
     "moe_layer_freq", "n_group", "topk_group", "norm_topk_prob", "routed_scaling_factor",
     "scoring_func", "seq_aux", "num_nextn_predict_layers", "quantization_config",
+    "hidden_activation", "query_pre_attn_scalar", "final_logit_softcapping", "attn_logit_softcapping",
+    "cache_implementation", "original_max_position_embeddings", "embd_pdrop", "resid_pdrop", "clip_qkv",
+    "rotary_pct", "rotary_emb_base", "use_parallel_residual", "classifier_dropout", "norm_epsilon",
+    "residual_dropout", "embedding_dropout", "logit_scale", "layer_norm_epsilon", "rope_type",
 };
 // clang-format on
 
@@ -84,20 +126,16 @@ bool contains(std::span<const std::string_view> keys, std::string_view key) {
 
 std::vector<std::string_view> consumed_keys(HfArch arch) {
   std::vector<std::string_view> keys(std::begin(kCommonKeys), std::end(kCommonKeys));
-  if (arch != HfArch::deepseek_v3) keys.push_back(kHeadDimKey);
-  if (arch == HfArch::llama) keys.insert(keys.end(), std::begin(kLlamaKeys), std::end(kLlamaKeys));
-  if (arch == HfArch::mixtral) {
-    keys.insert(keys.end(), std::begin(kMixtralKeys), std::end(kMixtralKeys));
-  }
-  if (arch == HfArch::deepseek_v3) {
-    keys.insert(keys.end(), std::begin(kDeepseekKeys), std::end(kDeepseekKeys));
-  }
+  const ArchName& info = arch_info(arch);
+  if (info.reads_head_dim) keys.push_back(kHeadDimKey);
+  keys.insert(keys.end(), info.keys.begin(), info.keys.end());
   return keys;
 }
 
 bool read_by_any_arch(std::string_view key) {
-  return contains(kCommonKeys, key) || key == kHeadDimKey || contains(kLlamaKeys, key) ||
-         contains(kMixtralKeys, key) || contains(kDeepseekKeys, key);
+  if (contains(kCommonKeys, key) || key == kHeadDimKey) return true;
+  return std::any_of(kArchNames.begin(), kArchNames.end(),
+                     [key](const ArchName& name) { return contains(name.keys, key); });
 }
 
 std::string describe(const Json& value) {
@@ -179,6 +217,15 @@ class HfConfig {
     const Json* value = find(key);
     if (value == nullptr) at_.fail(key, "required key is missing");
     return as_size(*value, key);
+  }
+  // An array of sizes; absent or null reads as empty.
+  std::vector<std::int64_t> sizes(std::string_view key) const {
+    const Json* value = find(key);
+    std::vector<std::int64_t> out;
+    if (value == nullptr || value->is_null()) return out;
+    if (!value->is_array()) wrong_type(*value, key, "an array of integers");
+    for (const Json& entry : *value) out.push_back(as_size(entry, key));
+    return out;
   }
   bool is_null(std::string_view key) const {
     const Json* value = find(key);
@@ -271,7 +318,14 @@ HfArch detect_arch(const Json& root, const Locator& at) {
       return name.arch;
     }
   }
-  const std::string supported = " — supported: " + supported_list();
+  // The other way in: a TOML model file with the architecture spelled out.
+  const std::string supported =
+      " — supported: " + supported_list() +
+      ". For another architecture write a TOML model file instead (required keys: name, hidden_size, "
+      "num_hidden_layers, num_attention_heads, vocab_size, and intermediate_size unless every layer is MoE; "
+      "optional: num_key_value_heads, head_dim, tie_word_embeddings, norm, norm_placement, mlp, "
+      "position_embedding, qkv_bias, linear_bias, MoE and MLA keys; see README \"Model files\") and pass its "
+      "path as the model, e.g. workloads/zoo/qwen2-7b.toml";
   if (!has_type && classes.empty()) {
     const std::string problem =
         "required key is missing (neither `model_type` nor `architectures` is given, so the "
@@ -312,13 +366,14 @@ void map_llama(ModelSpec& spec, const HfConfig& config) {
   }
 }
 
-void map_deepseek_v3(ModelSpec& spec, const HfConfig& config) {
-  // Defaults are transformers' DeepseekV3Config.
-  spec.num_local_experts = config.size_or("n_routed_experts", 256);
-  spec.num_experts_per_tok = config.size_or("num_experts_per_tok", 8);
-  spec.moe_intermediate_size = config.size_or("moe_intermediate_size", 2048);
-  spec.n_shared_experts = config.size_or("n_shared_experts", 1);
-  spec.first_k_dense_replace = config.size_or("first_k_dense_replace", 3);
+// Defaults are transformers' DeepseekV3Config, or DeepseekV2Config for `v2`, which is dense
+// unless n_routed_experts is given and routes greedily (no e_score_correction_bias).
+void map_deepseek(ModelSpec& spec, const HfConfig& config, bool v2) {
+  spec.num_local_experts = config.size_or("n_routed_experts", v2 ? 0 : 256);
+  spec.num_experts_per_tok = config.size_or("num_experts_per_tok", v2 ? 0 : 8);
+  spec.moe_intermediate_size = config.size_or("moe_intermediate_size", v2 ? 1407 : 2048);
+  spec.n_shared_experts = config.size_or("n_shared_experts", v2 ? 0 : 1);
+  spec.first_k_dense_replace = config.size_or("first_k_dense_replace", v2 ? 0 : 3);
   // q_lora_rank: null means uncompressed queries (DeepSeek-V2-Lite); absent means the default.
   spec.q_lora_rank = config.is_null("q_lora_rank") ? 0 : config.size_or("q_lora_rank", 1536);
   spec.kv_lora_rank = config.size_or("kv_lora_rank", 512);
@@ -328,13 +383,128 @@ void map_deepseek_v3(ModelSpec& spec, const HfConfig& config) {
   // DeepSeek's own code adds e_score_correction_bias only for "noaux_tc"; transformers'
   // DeepseekV3 has no topk_method and always carries it.
   const std::optional<std::string> topk_method = config.text("topk_method");
-  spec.moe_router_bias = !topk_method || *topk_method == "noaux_tc";
+  spec.moe_router_bias = topk_method ? *topk_method == "noaux_tc" : !v2;
+}
+
+// Qwen2MoeConfig: every layer sparse unless decoder_sparse_step or mlp_only_layers say
+// otherwise; ModelSpec's dense layers are the leading ones (first_k_dense_replace).
+void map_qwen2_moe(ModelSpec& spec, const HfConfig& config) {
+  spec.qkv_bias = true;
+  spec.hf_names = workloads::HfNames::qwen2_moe;
+  spec.num_local_experts = config.size_or("num_experts", 60);
+  spec.num_experts_per_tok = config.size_or("num_experts_per_tok", 4);
+  spec.moe_intermediate_size = config.size_or("moe_intermediate_size", 1408);
+  spec.shared_expert_intermediate_size = config.size_or("shared_expert_intermediate_size", 5632);
+  spec.shared_expert_gate = spec.shared_expert_intermediate_size > 0;
+  if (config.size_or("decoder_sparse_step", 1) != 1) {
+    config.at().fail("decoder_sparse_step", "only decoder_sparse_step = 1 (every layer MoE) can be laid out; "
+                                            "describe the model in a TOML model file instead");
+  }
+  const std::vector<std::int64_t> dense = config.sizes("mlp_only_layers");
+  for (std::size_t i = 0; i < dense.size(); ++i) {
+    if (dense[i] != static_cast<std::int64_t>(i)) {
+      config.at().fail("mlp_only_layers", "only leading dense layers ([0, 1, ..., k-1]) can be laid out");
+    }
+  }
+  spec.first_k_dense_replace = static_cast<std::int64_t>(dense.size());
+}
+
+// FalconConfig: MQA (multi_query) or, with new_decoder_architecture, GQA over num_kv_heads and
+// one LayerNorm each for the parallel attention and MLP; the MLP is ffn_hidden_size (4h) wide.
+void map_falcon(ModelSpec& spec, const HfConfig& config) {
+  using workloads::NormPlacement;
+  spec.hf_names = workloads::HfNames::falcon;
+  spec.norm = workloads::NormKind::layernorm;
+  spec.mlp = workloads::MlpKind::plain;
+  spec.fused_qkv = true;
+  spec.linear_bias = config.flag_or("bias", false);
+  spec.tie_word_embeddings = config.flag_or("tie_word_embeddings", true);
+  spec.intermediate_size = config.size_or("ffn_hidden_size", 4 * spec.hidden_size);
+  if (config.flag_or("alibi", false)) spec.position_embedding = workloads::PositionEmbedding::alibi;
+  const bool parallel = config.flag_or("parallel_attn", true);
+  if (config.flag_or("new_decoder_architecture", false)) {
+    spec.num_key_value_heads = config.size_or("num_kv_heads", spec.num_attention_heads);
+    const std::int64_t norms = config.size_or("num_ln_in_parallel_attn", 2);
+    spec.norm_placement = norms == 1 ? NormPlacement::parallel : NormPlacement::parallel_pair;
+  } else {
+    spec.num_key_value_heads = config.flag_or("multi_query", true) ? 1 : spec.num_attention_heads;
+    spec.norm_placement = parallel ? NormPlacement::parallel : NormPlacement::pre;
+  }
+}
+
+// Llama's layout with other norms or names: the families that differ from Llama only in
+// which tensors exist, not in how attention or the MLP are built.
+void map_llama_variant(HfArch arch, ModelSpec& spec, const HfConfig& config) {
+  using workloads::NormPlacement;
+  switch (arch) {
+    case HfArch::gemma:
+    case HfArch::gemma2:
+      map_llama(spec, config);
+      spec.tie_word_embeddings = config.flag_or("tie_word_embeddings", true);
+      if (arch == HfArch::gemma2) spec.norm_placement = NormPlacement::sandwich;
+      break;
+    case HfArch::phi3:
+      spec.fused_qkv = true;
+      spec.fused_gate_up = true;
+      break;
+    case HfArch::olmo:
+    case HfArch::olmo2:
+      if (config.flag_or("attention_bias", false)) config.at().fail("attention_bias", "attention_bias = true is not supported for OLMo");
+      spec.norm = arch == HfArch::olmo ? workloads::NormKind::none : workloads::NormKind::rmsnorm;
+      if (arch == HfArch::olmo2) {
+        spec.norm_placement = NormPlacement::post;
+        spec.qk_norm = true;
+      }
+      break;
+    case HfArch::cohere:
+      // LayerNorm without bias: one weight vector, the same tensors as an RMSNorm.
+      if (config.flag_or("attention_bias", false)) config.at().fail("attention_bias", "attention_bias = true is not supported for Cohere");
+      spec.hf_names = workloads::HfNames::cohere;
+      spec.norm_placement = NormPlacement::parallel;
+      spec.qk_norm = config.flag_or("use_qk_norm", false);
+      spec.tie_word_embeddings = config.flag_or("tie_word_embeddings", true);
+      break;
+    default:
+      break;
+  }
+}
+
+// The GPT-style families: LayerNorm with bias, a plain two-matrix MLP, biases on the linears.
+void map_gpt_variant(HfArch arch, ModelSpec& spec, const HfConfig& config) {
+  using workloads::NormPlacement;
+  spec.norm = workloads::NormKind::layernorm;
+  spec.mlp = workloads::MlpKind::plain;
+  spec.linear_bias = true;
+  switch (arch) {
+    case HfArch::gpt_neox:
+      // The MLP always has biases; without attention_bias only q/k/v/dense lose theirs, which
+      // ModelSpec cannot say.
+      if (!config.flag_or("attention_bias", true)) {
+        config.at().fail("attention_bias", "attention_bias = false (biases on the MLP only) is not supported");
+      }
+      spec.hf_names = workloads::HfNames::gpt_neox;
+      spec.fused_qkv = true;
+      break;
+    case HfArch::phi:
+      if (config.flag_or("qk_layernorm", false)) config.at().fail("qk_layernorm", "qk_layernorm = true is not supported");
+      spec.hf_names = workloads::HfNames::phi;
+      spec.norm_placement = NormPlacement::parallel;
+      spec.lm_head_bias = true;
+      break;
+    case HfArch::starcoder2:
+      spec.hf_names = workloads::HfNames::starcoder2;
+      spec.linear_bias = config.flag_or("use_bias", true);
+      spec.tie_word_embeddings = config.flag_or("tie_word_embeddings", true);
+      break;
+    default:
+      break;
+  }
 }
 
 ModelSpec map_spec(HfArch arch, const HfConfig& config) {
   ModelSpec spec;
   spec.hidden_size = config.required_size("hidden_size");
-  spec.intermediate_size = config.required_size("intermediate_size");
+  if (arch != HfArch::falcon) spec.intermediate_size = config.required_size("intermediate_size");
   spec.num_hidden_layers = config.required_size("num_hidden_layers");
   spec.num_attention_heads = config.required_size("num_attention_heads");
   spec.num_key_value_heads = config.size_or("num_key_value_heads", spec.num_attention_heads);
@@ -359,17 +529,41 @@ ModelSpec map_spec(HfArch arch, const HfConfig& config) {
       spec.qkv_bias = true;
       break;
     case HfArch::deepseek_v3:
-      map_deepseek_v3(spec, config);
+    case HfArch::deepseek_v2:
+      map_deepseek(spec, config, arch == HfArch::deepseek_v2);
+      break;
+    case HfArch::qwen2_moe:
+      map_qwen2_moe(spec, config);
+      break;
+    case HfArch::falcon:
+      map_falcon(spec, config);
+      break;
+    case HfArch::gemma:
+    case HfArch::gemma2:
+    case HfArch::phi3:
+    case HfArch::olmo:
+    case HfArch::olmo2:
+    case HfArch::cohere:
+      map_llama_variant(arch, spec, config);
+      break;
+    case HfArch::gpt_neox:
+    case HfArch::phi:
+    case HfArch::starcoder2:
+      map_gpt_variant(arch, spec, config);
       break;
   }
-  if (arch != HfArch::deepseek_v3) spec.head_dim = config.size_or("head_dim", 0);
+  if (arch_info(arch).reads_head_dim) spec.head_dim = config.size_or("head_dim", 0);
   return spec;
 }
 
 // The HF key a ModelSpec key came from, for pointing a validation error at its line.
 std::string hf_key(HfArch arch, const std::string& spec_key) {
-  if (arch == HfArch::deepseek_v3 && spec_key == "num_local_experts") return "n_routed_experts";
-  if (arch == HfArch::deepseek_v3 && spec_key == "moe_router_bias") return "topk_method";
+  const bool deepseek = arch == HfArch::deepseek_v3 || arch == HfArch::deepseek_v2;
+  if (deepseek && spec_key == "num_local_experts") return "n_routed_experts";
+  if (deepseek && spec_key == "moe_router_bias") return "topk_method";
+  if (arch == HfArch::qwen2_moe && spec_key == "num_local_experts") return "num_experts";
+  if (arch == HfArch::falcon && spec_key == "num_key_value_heads") return "num_kv_heads";
+  if (arch == HfArch::falcon && spec_key == "intermediate_size") return "ffn_hidden_size";
   return spec_key;
 }
 
