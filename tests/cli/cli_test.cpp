@@ -81,6 +81,22 @@ TEST(CliLayout, HumanReportShowsTheSummary) {
   EXPECT_NE(r.out.find("shard sizes"), std::string::npos) << r.out;
 }
 
+TEST(CliLayout, DlioSizingShowsDlioBytesAndSaysSo) {
+  const CommandResult r = run("layout --model llama3-8b --dp 8 --zero 3 --sizing dlio");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("(112,425,623,552 B)"), std::string::npos) << r.out;  // DLIO's llama_8b_zero3
+  EXPECT_NE(r.out.find("sizing       dlio (DLIO's / MLPerf Storage v2.0's formula"), std::string::npos) << r.out;
+  const auto j = run_json("layout --model mlperf-llama3-70b --tp 8 --pp 4 --dp 2 --zero 1 --sizing dlio --json");
+  EXPECT_EQ(j.at("checkpoint_bytes").get<std::int64_t>(), 978'406'572'032);
+  EXPECT_EQ(j.at("state").at("sizing"), "dlio");
+  EXPECT_EQ(run_json("layout --model llama3-8b --json").at("state").at("sizing"), "exact");
+  const CommandResult moe = run("layout --model mixtral-8x7b --sizing dlio");
+  EXPECT_EQ(moe.status, 2);
+  EXPECT_NE(moe.out.find("`--sizing`: sizing = \"dlio\" describes DLIO's dense Llama-style transformer only"),
+            std::string::npos)
+      << moe.out;
+}
+
 TEST(CliModels, JsonListsTheZooWithExactCounts) {
   const auto j = run_json("models --json");
   bool found = false;

@@ -785,3 +785,29 @@ TEST(CampaignTraining, ImpossibleValuesNameTheirKeys) {
 
 }  // namespace
 }  // namespace ckpt::harness
+
+namespace ckpt::harness {
+namespace {
+
+TEST(CampaignSizing, DefaultExactAndASweepOverSizing) {
+  EXPECT_EQ(parse(kBase).cases[0].state.sizing, workloads::Sizing::exact);
+  const Campaign sweep = parse(with_model("sizing = [\"exact\", \"dlio\"]\n") + "[parallel]\ndp = 8\nzero = 3\n");
+  ASSERT_EQ(sweep.cases.size(), 2u);
+  EXPECT_EQ(sweep.cases[1].state.sizing, workloads::Sizing::dlio);
+  const workloads::Layout exact(sweep.cases[0].model, sweep.cases[0].parallel, sweep.cases[0].state);
+  const workloads::Layout dlio(sweep.cases[1].model, sweep.cases[1].parallel, sweep.cases[1].state);
+  EXPECT_EQ(exact.checkpoint_bytes(), 112'423'657'472);
+  EXPECT_EQ(dlio.checkpoint_bytes(), 112'425'623'552);
+}
+
+TEST(CampaignSizing, ErrorsNameModelSizing) {
+  EXPECT_EQ(message_of(with_model("sizing = \"mlperf\"\n")),
+            "c.toml:3: `model.sizing`: unknown value \"mlperf\", expected one of \"exact\", \"dlio\"");
+  const ConfigError moe = error_of("[model]\nname = \"mixtral-8x7b\"\nsizing = \"dlio\"\n[campaign]\nname = \"t\"\n"
+                                   "target = \"out\"\n");
+  EXPECT_EQ(moe.key(), "model.sizing");
+  EXPECT_NE(std::string(moe.what()).find("it is a mixture of experts"), std::string::npos) << moe.what();
+}
+
+}  // namespace
+}  // namespace ckpt::harness
