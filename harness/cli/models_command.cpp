@@ -13,12 +13,17 @@ namespace {
 
 std::string features(const workloads::ModelSpec& m) {
   std::string f(workloads::norm_name(m.norm));
+  if (m.norm_placement != workloads::NormPlacement::pre) f += " " + std::string(workloads::norm_placement_name(m.norm_placement));
   f += ", " + std::string(workloads::mlp_name(m.mlp)) + " mlp";
   f += ", " + std::string(workloads::position_embedding_name(m.position_embedding));
   if (m.uses_mla()) f += ", mla";
+  else if (m.num_key_value_heads == 1) f += ", mqa";
   else if (m.num_key_value_heads < m.num_attention_heads) f += ", gqa";
   if (m.is_moe()) f += fmt::format(", moe {}×top{}", m.num_local_experts, m.num_experts_per_tok);
   if (m.n_shared_experts > 0) f += fmt::format("+{} shared", m.n_shared_experts);
+  if (m.shared_expert_intermediate_size > 0) f += m.shared_expert_gate ? "+gated shared" : "+shared";
+  if (m.fused_qkv || m.fused_gate_up) f += ", fused hf tensors";
+  if (m.qk_norm) f += ", qk norm";
   if (m.linear_bias) f += ", biases";
   else if (m.qkv_bias) f += ", qkv bias";
   if (m.tie_word_embeddings) f += ", tied";
