@@ -151,6 +151,7 @@ TEST(HfArchitectures, Falcon40bNewDecoderArchitecture) {
   // heads, ln_attn and ln_mlp per layer.
   const std::int64_t h = 8192, layer = (128 + 16) * 64 * h + h * h + 8 * h * h + 4 * h;
   EXPECT_EQ(params("falcon-40b"), 60 * layer + 65024 * h + 2 * h);
+  EXPECT_EQ(params("falcon-40b"), 41'303'293'952);
   expect_tensors("falcon-40b", {"transformer.h.0.ln_attn.weight", "transformer.h.0.ln_mlp.bias"});
 }
 
@@ -185,6 +186,7 @@ TEST(HfArchitectures, Starcoder2_7bBiasesAndLayerNorm) {
   const std::int64_t h = 4608, f = 18432;
   const std::int64_t layer = 2 * h * h + 2 * 512 * h + 2 * h + 2 * 512 + 2 * h * f + f + h + 4 * h;
   EXPECT_EQ(params("starcoder2-7b"), 32 * layer + 49152 * h + 2 * h);
+  EXPECT_EQ(params("starcoder2-7b"), 7'173'923'840);
   expect_tensors("starcoder2-7b", {"model.layers.0.mlp.c_fc.bias", "model.layers.0.mlp.c_proj.weight",
                                    "model.layers.0.self_attn.o_proj.bias", "model.norm.bias"});
 }
