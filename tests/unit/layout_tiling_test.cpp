@@ -87,6 +87,19 @@ ModelSpec random_model(std::mt19937_64& rng) {
     m.qk_rope_head_dim = 4;
     m.v_head_dim = 8;
   }
+  // The Hugging Face families' variations: norms and their placement, q/k norms, fused HF
+  // matrices, an output bias, a single gated shared expert, the name family.
+  if (coin() && coin()) m.norm = NormKind::none;
+  m.norm_placement = static_cast<NormPlacement>(pick({0, 1, 2, 3, 4}));
+  m.qk_norm = !m.uses_mla() && coin();
+  m.fused_qkv = coin();
+  m.fused_gate_up = coin();
+  m.lm_head_bias = coin() && coin();
+  if (m.is_moe() && m.n_shared_experts == 0 && coin()) {
+    m.shared_expert_intermediate_size = pick({16, 32});
+    m.shared_expert_gate = coin();
+  }
+  m.hf_names = static_cast<HfNames>(pick({0, 1, 2, 3, 4, 5, 6}));
   return m;
 }
 
@@ -120,7 +133,8 @@ StateSpec random_state(std::mt19937_64& rng) {
 std::int64_t expected_weight_elements(const Layout& layout) {
   const ModelSpec& m = layout.model();
   const std::int64_t tables = m.tie_word_embeddings ? 1 : 2;
-  return layout.parameters() + (layout.padded_vocab() - m.vocab_size) * m.hidden_size * tables;
+  const std::int64_t padding = layout.padded_vocab() - m.vocab_size;
+  return layout.parameters() + padding * m.hidden_size * tables + (m.lm_head_bias ? padding : 0);
 }
 
 void check_layout(const Layout& layout) {
