@@ -62,7 +62,7 @@ TEST(DlioSizing, Llama1tTp8Pp64Dp2) {
 
 TEST(DlioSizing, RankOrderTpThenPpThenDp) {
   const Layout layout = dlio_layout("mlperf-llama3-70b", {.tp = 8, .pp = 4, .dp = 2, .zero_stage = 1});
-  const RankCoord c = layout.coord(8 + 2 * 8 * 4 / 2 + 3);  // 43
+  const RankCoord c = layout.coord(43);  // 43 = tp 3 + 8 × (pp 1 + 4 × dp 1)
   EXPECT_EQ(c.tp, 3);
   EXPECT_EQ(c.pp, 1);
   EXPECT_EQ(c.dp, 1);
