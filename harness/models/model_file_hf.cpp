@@ -421,14 +421,20 @@ void map_falcon(ModelSpec& spec, const HfConfig& config) {
   spec.tie_word_embeddings = config.flag_or("tie_word_embeddings", true);
   spec.intermediate_size = config.size_or("ffn_hidden_size", 4 * spec.hidden_size);
   if (config.flag_or("alibi", false)) spec.position_embedding = workloads::PositionEmbedding::alibi;
-  const bool parallel = config.flag_or("parallel_attn", true);
-  if (config.flag_or("new_decoder_architecture", false)) {
+  // FalconDecoderLayer: without parallel_attn, input + post-attention norms; with it, ln_attn
+  // and ln_mlp when num_ln_in_parallel_attn is 2 (its default under new_decoder_architecture),
+  // else one input norm.
+  const bool new_architecture = config.flag_or("new_decoder_architecture", false);
+  if (new_architecture) {
     spec.num_key_value_heads = config.size_or("num_kv_heads", spec.num_attention_heads);
-    const std::int64_t norms = config.size_or("num_ln_in_parallel_attn", 2);
-    spec.norm_placement = norms == 1 ? NormPlacement::parallel : NormPlacement::parallel_pair;
   } else {
     spec.num_key_value_heads = config.flag_or("multi_query", true) ? 1 : spec.num_attention_heads;
-    spec.norm_placement = parallel ? NormPlacement::parallel : NormPlacement::pre;
+  }
+  const std::int64_t norms = config.size_or("num_ln_in_parallel_attn", new_architecture ? 2 : 1);
+  if (!config.flag_or("parallel_attn", true)) {
+    spec.norm_placement = NormPlacement::pre;
+  } else {
+    spec.norm_placement = norms == 2 ? NormPlacement::parallel_pair : NormPlacement::parallel;
   }
 }
 

@@ -155,6 +155,30 @@ TEST(HfArchitectures, Falcon40bNewDecoderArchitecture) {
   expect_tensors("falcon-40b", {"transformer.h.0.ln_attn.weight", "transformer.h.0.ln_mlp.bias"});
 }
 
+TEST(HfArchitectures, FalconNormsFollowParallelAttnAndNumLn) {
+  const auto layer_tensors = [](const std::string& extra) {
+    const ModelSpec m = harness::parse_model_hf_json(
+        R"({"model_type": "falcon", "hidden_size": 64, "num_hidden_layers": 1, "num_attention_heads": 4,
+            "vocab_size": 100, )" + extra + "}",
+        "cfg.json");
+    StateSpec state;
+    state.scope = StateScope::weights;
+    std::set<std::string> out;
+    for (const Shard& s : Layout(m, ParallelSpec{.vocab_divisor = 1}, state).shards(0)) out.insert(s.name);
+    return out;
+  };
+  // Falcon-RW: sequential block, MHA (qkv 3h), input and post-attention LayerNorms.
+  const auto rw = layer_tensors(R"("parallel_attn": false, "multi_query": false)");
+  EXPECT_TRUE(rw.count("transformer.h.0.post_attention_layernorm.weight"));
+  EXPECT_TRUE(rw.count("transformer.h.0.input_layernorm.bias"));
+  // Falcon-11B style: new architecture with one norm in the parallel block.
+  const auto one = layer_tensors(R"("new_decoder_architecture": true, "num_kv_heads": 2, "num_ln_in_parallel_attn": 1)");
+  EXPECT_TRUE(one.count("transformer.h.0.input_layernorm.weight"));
+  EXPECT_FALSE(one.count("transformer.h.0.ln_attn.weight"));
+  const auto two = layer_tensors(R"("new_decoder_architecture": true, "num_kv_heads": 2)");
+  EXPECT_TRUE(two.count("transformer.h.0.ln_mlp.weight"));
+}
+
 TEST(HfArchitectures, GptNeoxBiasesAndUntiedEmbedOut) {
   const auto neox = [](std::int64_t h, std::int64_t f, std::int64_t layers, std::int64_t vocab) {
     const std::int64_t layer = 4 * h * h + 4 * h + 2 * h * f + f + h + 4 * h;
