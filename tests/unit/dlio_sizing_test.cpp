@@ -124,6 +124,25 @@ TEST(DlioSizing, Zero3FloorDivisionPerTensor) {
   EXPECT_EQ(layout.checkpoint_bytes(), 3 * (weights + optimizer));
 }
 
+TEST(DlioSizing, EmptyTensorsAreSkippedAsDlioDoes) {
+  // hidden 8 over DP 16 under ZeRO-3: every norm (8 // 16 = 0 elements) disappears.
+  ModelSpec tiny;
+  tiny.name = "tiny";
+  tiny.hidden_size = 8;
+  tiny.intermediate_size = 16;
+  tiny.num_hidden_layers = 2;
+  tiny.num_attention_heads = 2;
+  tiny.vocab_size = 10;
+  const Layout layout(tiny, {.dp = 16, .zero_stage = 3}, dlio_state());
+  // Weights: embedding and output 80 // 16 = 5 each; per layer qkv 8·24 // 16 = 12, o 4,
+  // fc1 16, fc2 8; no norms. Optimizer: DLIO's 1,480 parameters // 16 = 92, plus 5·8 = 40.
+  const std::int64_t weights = 2 * (5 + 2 * (12 + 4 + 16 + 8) + 5);
+  EXPECT_EQ(layout.parameters(), 2 * (8 * 32 + 3 * 8 * 16 + 16) + 2 * 80 + 8);
+  EXPECT_EQ(layout.totals(7).bytes, weights + 4 * 3 * (92 + 40));
+  EXPECT_EQ(layout.totals(7).tensors, 1 + 2 * 4 + 1 + 3 * 2);
+  for (const Shard& s : layout.shards(7)) EXPECT_GT(s.elements(), 0) << s.name;
+}
+
 TEST(DlioSizing, RefusesWhatDlioCannotDescribe) {
   try {
     dlio_layout("mixtral-8x7b", {.dp = 8});
