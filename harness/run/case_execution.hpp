@@ -46,6 +46,7 @@ class CaseExecution {
   void lock_case();
   bool claim_step_dir(int iteration, std::filesystem::path& dir);
   bool fail(const std::string& error);
+  std::string damage_advice();  // collective; "" unless the phase is restore
   void add_notes(const IterationTiming& timing);
   // Adds the time since `start` to `part` of the case's wall time ("warm-up" in a warm-up iteration).
   void charge(const char* part, std::chrono::steady_clock::time_point start);

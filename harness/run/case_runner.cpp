@@ -95,7 +95,8 @@ void CaseExecution::prepare_restore() {
   try {
     plans = plan_process(layout_, c_, phase_, selected_, comm_.rank(), comm_.size(), dir, &manifest);
   } catch (const std::exception& e) {
-    problem = fmt::format("{}: damaged manifest: {}", (dir / kManifestName).string(), e.what());
+    problem = fmt::format("{}: damaged manifest: {} — {}", (dir / kManifestName).string(), e.what(),
+                          damaged_checkpoint_advice(c_, dir));
   }
   agree(comm_, problem);
   check_memory(plans.buffer_bytes());

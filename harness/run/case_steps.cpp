@@ -81,6 +81,15 @@ void CaseExecution::commit_checkpoint(const fs::path& dir, std::int64_t step) {
   result_.checkpoint_dir = dir.string();
 }
 
+// A restore of a kept checkpoint that fails (a file gone, short or changed) says what else the
+// case directory holds; a checkpoint this run just wrote (--phase both) has no other to offer.
+std::string CaseExecution::damage_advice() {
+  if (phase_ != PhaseSelection::restore) return "";
+  std::string advice;
+  if (comm_.rank() == 0) advice = " — " + damaged_checkpoint_advice(c_, planned_dir_);
+  return comm_.broadcast(advice);
+}
+
 void CaseExecution::charge(const char* part, Clock::time_point start) {
   result_.wall.add(warming_up_ ? "warm-up" : part, seconds_since(start));
 }
@@ -188,7 +197,8 @@ bool CaseExecution::read_iteration(int iteration, std::vector<IterationTiming>* 
   charge("restore", start);
   add_notes(timing);
   if (!comm_.all(sample.error.empty())) {
-    return fail(fmt::format("restore of {} failed: {}", planned_dir_.string(), comm_.broadcast(timing.first_error)));
+    return fail(fmt::format("restore of {} failed: {}{}", planned_dir_.string(), comm_.broadcast(timing.first_error),
+                            damage_advice()));
   }
   if (c_.verify && backend_->capabilities().stores_data) {
     start = Clock::now();
@@ -196,7 +206,7 @@ bool CaseExecution::read_iteration(int iteration, std::vector<IterationTiming>* 
     const double seconds = comm_.max(seconds_since(start));
     const std::string problem = comm_.first_problem(mine);
     charge("verify", start);
-    if (!problem.empty()) return fail(fmt::format("{}: {}", planned_dir_.string(), problem));
+    if (!problem.empty()) return fail(fmt::format("{}: {}{}", planned_dir_.string(), problem, damage_advice()));
     if (timings != nullptr) verify_s_.push_back(seconds);
     report_.verify_seconds = seconds;
   }

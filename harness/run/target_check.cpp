@@ -9,9 +9,11 @@
 #include <cstring>
 
 #include <fmt/format.h>
+#include <algorithm>
 #include <fstream>
 #include <stdexcept>
 #include <utility>
+#include <vector>
 
 #include "harness/run/environment.hpp"
 #include "harness/run/manifest.hpp"
@@ -121,7 +123,7 @@ std::optional<std::string> find_restorable_checkpoint(const Case& c, fs::path& d
   try {
     manifest = read_manifest(dir);
   } catch (const std::exception& e) {
-    return e.what();
+    return fmt::format("{} — {}", e.what(), damaged_checkpoint_advice(c, dir));
   }
   if (manifest.value("checkpoint_hash", "") == checkpoint_hash(c)) return std::nullopt;
   const std::string difference =
@@ -135,6 +137,28 @@ std::optional<std::string> find_restorable_checkpoint(const Case& c, fs::path& d
                      "strategy or data (hash {}, this case {}); restore with the keys it was written with (its "
                      "manifest's `config` lists them)",
                      dir.string(), manifest.value("checkpoint_hash", "none"), checkpoint_hash(c));
+}
+
+std::string damaged_checkpoint_advice(const Case& c, const fs::path& dir) {
+  const fs::path case_dir = case_directory(c);
+  std::vector<std::string> complete;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(case_dir, ec)) {
+    if (entry.path() != dir && fs::is_regular_file(entry.path() / kManifestName, ec)) {
+      complete.push_back(entry.path().filename().string());
+    }
+  }
+  if (complete.empty()) {
+    return fmt::format("ckptbench does not fall back to another checkpoint, and {} holds no other complete one: "
+                       "write a new one with --phase checkpoint (campaign.overwrite = true replaces this one)",
+                       case_dir.string());
+  }
+  std::sort(complete.rbegin(), complete.rend());
+  std::string names = complete.front();
+  for (std::size_t i = 1; i < complete.size(); ++i) names += ", " + complete[i];
+  return fmt::format("ckptbench does not fall back to another checkpoint on its own; other complete checkpoints in {}: "
+                     "{} — to restore one, write its name into {}",
+                     case_dir.string(), names, (case_dir / "latest").string());
 }
 
 CaseLock::CaseLock(CaseLock&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}

@@ -37,6 +37,12 @@ std::optional<std::string> find_latest_checkpoint(const Case& c, std::filesystem
 std::optional<std::string> find_restorable_checkpoint(const Case& c, std::filesystem::path& dir,
                                                       nlohmann::json& manifest);
 
+// What a restore that found checkpoint `dir` of case `c` damaged (a file missing, short or
+// changed, a manifest unreadable) says to do: ckptbench never restores another checkpoint on its
+// own, so this lists the other complete checkpoints of the case directory, newest first, and how
+// to restore one (write its name into `latest`), or says there is none.
+std::string damaged_checkpoint_advice(const Case& c, const std::filesystem::path& dir);
+
 // The exclusive lock a keeping run holds on its case directory: flock(LOCK_EX | LOCK_NB) on
 // case-dir/.ckptbench.lock, which then holds "<host> <pid>". Released when the object goes (the
 // file stays: removing it would let a third run lock a fresh file while a second holds the old).
