@@ -86,6 +86,7 @@ CaseCheck check_case(const Case& c, PhaseSelection phase, int processes,
     const auto problem = find_restorable_checkpoint(c, dir, manifest);
     have_manifest = !problem;
     note(problem);
+    note(lock_problem(c));  // a keeping run on this case, which may retire what would be restored
   } else {
     note(target_problem(c));
     if (c.keep || phase == PhaseSelection::checkpoint) note(lock_problem(c));  // another keeping run on this case

@@ -75,7 +75,7 @@ class CaseExecution {
   // Checkpoints to remove once a newer one is kept (process 0): the complete one `latest` named
   // at the start (campaign.overwrite), then each kept one of this run until the next is complete.
   std::set<std::filesystem::path> previous_dirs_;
-  CaseLock lock_;  // held by process 0 of a keeping run for the whole case
+  CaseLock lock_;  // held by process 0 for the whole case: a keeping run's, or a restore's (shared)
   std::vector<double> manifest_s_, retire_s_, verify_s_;  // per timed iteration
   bool warming_up_ = false;
   IterationReport report_;  // of the iteration under way

@@ -86,6 +86,7 @@ void CaseExecution::prepare_write() {
 }
 
 void CaseExecution::prepare_restore() {
+  lock_case();
   fs::path dir;
   nlohmann::json manifest;
   std::string problem = find_restorable_checkpoint(c_, dir, manifest).value_or("");

@@ -96,10 +96,20 @@ void CaseExecution::charge(const char* part, Clock::time_point start) {
 
 // Reliability (issue 13) — a keeping run owns its case directory: process 0 holds its lock,
 // and every process stops when another run holds it.
+// A restore holds it shared, so that no keeping run retires the checkpoint it reads.
 void CaseExecution::lock_case() {
-  if (!keeping()) return;
+  const bool restoring = phase_ == PhaseSelection::restore;
+  if (!keeping() && !restoring) return;
   std::string problem, note;
-  if (comm_.rank() == 0) lock_ = CaseLock::acquire(case_directory(c_), problem, note);
+  if (comm_.rank() == 0) {
+    const fs::path dir = case_directory(c_);
+    std::error_code ec;
+    if (!restoring) {
+      lock_ = CaseLock::acquire(dir, problem, note);
+    } else if (fs::is_directory(dir, ec)) {  // else there is nothing to restore, which prepare_restore says
+      lock_ = CaseLock::acquire_shared(dir, problem, note);
+    }
+  }
   if (const std::string first = comm_.first_problem(problem); !first.empty()) {
     throw SetupError(fmt::format("case {}: {}", c_.index, first));
   }

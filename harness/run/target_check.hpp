@@ -61,8 +61,17 @@ class CaseLock {
   // its host and pid) and `note` when the file system cannot lock (the run goes on unprotected).
   static CaseLock acquire(const std::filesystem::path& case_dir, std::string& problem, std::string& note);
 
+  // A restore's lock: a shared flock on the same file, so restores run side by side but no
+  // keeping run can retire the checkpoint being read (it refuses, naming the restore). The
+  // restore is named by a file of its own, case-dir/.ckptbench.restore.<host>.<pid>, which it
+  // holds with an exclusive flock and removes at the end (a killed one's is stale: unlocked).
+  // `problem` as for acquire() when a keeping run holds the case.
+  static CaseLock acquire_shared(const std::filesystem::path& case_dir, std::string& problem, std::string& note);
+
  private:
   int fd_ = -1;
+  int reader_fd_ = -1;
+  std::filesystem::path reader_path_;
 };
 
 // Why a keeping run of case `c` cannot start now: another run holds the case lock (naming its

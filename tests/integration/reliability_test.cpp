@@ -136,6 +136,47 @@ TEST_F(SecondRun, UnderMpirunRefusesOnEveryProcess) {
   finish_and_restore(first);
 }
 
+// A restore holds the case shared (issue 13): beside a keeping run it refuses, naming that run.
+TEST_F(SecondRun, RestoreBesideAKeepingRunRefusesNamingIt) {
+  Process first({kBinary, "run", campaign_.string(), "--phase", "checkpoint", "--output", (dir_ / "first").string()});
+  ASSERT_TRUE(await(first, "iteration 3/")) << first.err_so_far();
+  const Outcome restore = ckptbench({"run", campaign_.string(), "--phase", "restore", "--set", "campaign.iterations=1",
+                                     "--output", (dir_ / "restore").string()}, 30s);
+  EXPECT_EQ(restore.exit_code, 2) << restore.describe();
+  EXPECT_TRUE(contains(restore.err, in_use_by(first.pid()))) << restore.describe();
+  EXPECT_FALSE(fs::exists(dir_ / "restore")) << "the refused restore made a results directory";
+  finish_and_restore(first);
+}
+
+// ... and a keeping run beside a restore refuses naming the restore's host and pid (it would
+// retire the checkpoint being read); other restores run beside it; the restore's name file goes
+// with it.
+TEST_F(SecondRun, KeepingRunBesideARestoreRefusesNamingTheRestore) {
+  const Outcome made = ckptbench({"run", campaign_.string(), "--phase", "checkpoint", "--set", "campaign.iterations=1",
+                                  "--output", (dir_ / "made").string()});
+  ASSERT_EQ(made.exit_code, 0) << made.describe();
+  Process restoring({kBinary, "run", campaign_.string(), "--phase", "restore", "--output", (dir_ / "long").string()});
+  ASSERT_TRUE(await(restoring, "iteration 3/")) << restoring.err_so_far();
+  const fs::path name_file = case_dir_ / (".ckptbench.restore." + host() + "." + std::to_string(restoring.pid()));
+  EXPECT_TRUE(fs::exists(name_file));
+  const Outcome keeping = ckptbench({"run", campaign_.string(), "--phase", "checkpoint", "--set", "campaign.iterations=1",
+                                     "--output", (dir_ / "keeping").string()}, 30s);
+  EXPECT_EQ(keeping.exit_code, 2) << keeping.describe();
+  EXPECT_TRUE(contains(keeping.err, case_dir_.string() + " is in use by a ckptbench restore (host " + host() +
+                                        ", pid " + std::to_string(restoring.pid()) + ")"))
+      << keeping.describe();
+  const Outcome beside = ckptbench({"run", campaign_.string(), "--phase", "restore", "--set", "campaign.iterations=1",
+                                    "--output", (dir_ / "beside").string()}, 30s);
+  EXPECT_EQ(beside.exit_code, 0) << beside.describe();
+  ASSERT_EQ(::kill(restoring.pid(), SIGINT), 0);
+  const Outcome o = restoring.wait(20s);
+  EXPECT_EQ(o.exit_code, 130) << o.describe();
+  EXPECT_FALSE(fs::exists(name_file)) << "the restore left its name file";
+  const Outcome after = ckptbench({"run", campaign_.string(), "--phase", "checkpoint", "--set", "campaign.iterations=1",
+                                   "--output", (dir_ / "after").string()});
+  EXPECT_EQ(after.exit_code, 0) << after.describe();
+}
+
 // An overwriting run retires the older complete checkpoint it replaces (the one `latest` named)
 // and its own, nothing else: a leftover step without a manifest, another complete checkpoint and
 // an unrelated directory stay, and numbering skips the leftover.
