@@ -268,10 +268,17 @@ void UringBackend::move_pieces(Files& files, const IoPlan& plan, const std::vect
     plain.push_back(FileTarget{entry.file.fd(), -1, &entry.path});
   }
 
+  // Every worker's ring is made here, before the workers start, and goes after they are joined.
+  // liburing maps and unmaps rings with raw system calls that ThreadSanitizer cannot see, so a
+  // ring a worker made and unmapped itself while its siblings ran could be mapped again, at the
+  // same address, by a sibling: TSan then took two unrelated mappings for one memory written by
+  // two threads without synchronisation (the report once suppressed in ci/tsan.supp). Made and
+  // removed by this thread, each mapping's users are ordered by thread start and join.
+  std::vector<Ring> worker_rings;
+  for (std::size_t k = 1; k < lists.size(); ++k) worker_rings.emplace_back(depth_, options_.sqpoll);
+
   auto body = [&](std::size_t k, std::stop_token stop) {
-    std::optional<Ring> own;
-    if (k > 0) own.emplace(depth_, options_.sqpoll);
-    Ring& ring = k == 0 ? files.ring : *own;
+    Ring& ring = k == 0 ? files.ring : worker_rings[k - 1];
     std::vector<std::string> notes;
 
     std::vector<FileTarget> targets = plain;

@@ -206,6 +206,22 @@ TEST(FaultMatrix, SigkillOfOneProcessUnderMpirunMidSyncCheckpoint) {
   expect_latest_complete_and_restorable(campaign, case_dir, dir / "restored");
 }
 
+// Whether process `pid` no longer catches SIGINT (bit 2 of SigCgt in /proc/PID/status), within 10 s.
+bool await_sigint_handled(pid_t pid) {
+  const auto deadline = Clock::now() + 10s;
+  while (Clock::now() < deadline) {
+    std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+    std::string line;
+    while (std::getline(status, line)) {
+      if (line.starts_with("SigCgt:") && (std::stoull(line.substr(7), nullptr, 16) & (1ull << (SIGINT - 1))) == 0) {
+        return true;
+      }
+    }
+    std::this_thread::sleep_for(1ms);
+  }
+  return false;
+}
+
 // SIGINT twice (the documented rule: the first stops at the next iteration boundary, the second
 // ends the process at once): the process dies of the second SIGINT mid-checkpoint, no result says
 // ok, and the newest complete checkpoint restores.
@@ -219,7 +235,9 @@ TEST(FaultMatrix, SigintTwiceEndsAtOnceAndTheNewestCompleteCheckpointRestores) {
   while (Clock::now() < deadline && !contains(p.err_so_far(), "iteration 2/")) std::this_thread::sleep_for(5ms);
   ASSERT_TRUE(contains(p.err_so_far(), "iteration 2/")) << p.err_so_far();
   ASSERT_EQ(::kill(p.pid(), SIGINT), 0);
-  std::this_thread::sleep_for(20ms);  // the first is handled (signals of one kind pending at once merge)
+  // The second only once the first is handled (two pending at once merge into one): the handler
+  // puts SIGINT back to its default action, which clears its bit in SigCgt.
+  ASSERT_TRUE(await_sigint_handled(p.pid())) << p.err_so_far();
   ASSERT_EQ(::kill(p.pid(), SIGINT), 0);
   const auto sent = Clock::now();
   const Outcome o = p.wait(10s);
