@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "backends/file_common/open_limit.hpp"
 #include "backends/file_common/posix_file.hpp"
 #include "backends/file_common/work_split.hpp"
 #include "backends/file_common/workers.hpp"
@@ -77,7 +78,34 @@ class UringBackend::Files final : public Backend::OpenFiles {
 
   Ring ring;  // opens, fallocate, sync, and the first transfer worker
   std::vector<Entry> entries;
+  bool batched = false;  // more files than may be open at once: each batch is opened in transfer
+  std::size_t batch = 0;
+  int flags = 0;
 };
+
+namespace {
+
+std::vector<std::size_t> first_indices(std::size_t n) {
+  std::vector<std::size_t> all(n);
+  for (std::size_t i = 0; i < n; ++i) all[i] = i;
+  return all;
+}
+
+// Closes the files in `which`, all of them even after a failure; throws for the first failure.
+template <typename Entries>
+void close_entries(Entries& entries, const std::vector<std::size_t>& which) {
+  int failed_errno = 0;
+  const std::string* failed = nullptr;
+  for (const std::size_t i : which) {
+    if (const int error = entries[i].file.close(); error != 0 && failed == nullptr) {
+      failed = &entries[i].path;
+      failed_errno = error;
+    }
+  }
+  if (failed != nullptr) throw IoError("uring", "close", *failed, failed_errno);
+}
+
+}  // namespace
 
 UringBackend::UringBackend(const IoSettings& settings, UringOptions options)
     : settings_(settings), options_(options) {
@@ -124,31 +152,54 @@ std::unique_ptr<Backend::OpenFiles> UringBackend::open(const IoPlan& plan, Direc
 
   auto files = std::make_unique<Files>(Ring(depth_, options_.sqpoll));
   files->entries.resize(plan.files.size());
+  for (std::size_t i = 0; i < plan.files.size(); ++i) files->entries[i].path = plan.files[i].path;
+  files->flags = flags;
+  files->batch = file_common::open_file_budget();
+  files->batched = plan.files.size() > files->batch;
+  if (!files->batched) {
+    const std::vector<std::size_t> all = first_indices(plan.files.size());
+    open_entries(*files, plan, all);
+    if (writing && settings_.fallocate) reserve_all(*files, plan, all);
+    return files;
+  }
+  const std::string batch = std::to_string(files->batch);
+  record(false, {"uring: " + std::to_string(plan.files.size()) + " files per plan, more than the " + batch +
+                 " it keeps open at once (half the soft RLIMIT_NOFILE): opened, moved, synced and closed in batches "
+                 "of " + batch + " in plan order, so open/sync/close time is partly in transfer"});
+  // Created (or found) and reserved now, a batch at a time; reopened by their batch in transfer.
+  for (std::size_t begin = 0; begin < plan.files.size(); begin += files->batch) {
+    std::vector<std::size_t> which;
+    for (std::size_t i = begin; i < std::min(plan.files.size(), begin + files->batch); ++i) which.push_back(i);
+    open_entries(*files, plan, which);
+    if (writing && settings_.fallocate) reserve_all(*files, plan, which);
+    close_entries(files->entries, which);
+  }
+  return files;
+}
+
+void UringBackend::open_entries(Files& files, const IoPlan& plan, const std::vector<std::size_t>& which) {
   std::optional<IoError> error;
   run_batch(
-      files->ring, plan.files.size(), depth_,
-      [&](io_uring_sqe* sqe, std::size_t i) {
-        files->entries[i].path = plan.files[i].path;
-        io_uring_prep_openat(sqe, AT_FDCWD, plan.files[i].path.c_str(), flags, 0644);
+      files.ring, which.size(), depth_,
+      [&](io_uring_sqe* sqe, std::size_t k) {
+        io_uring_prep_openat(sqe, AT_FDCWD, plan.files[which[k]].path.c_str(), files.flags, 0644);
       },
-      [&](std::size_t i, int result) {
+      [&](std::size_t k, int result) {
         if (result >= 0) {
-          files->entries[i].file = file_common::PosixFile(result);
+          files.entries[which[k]].file = file_common::PosixFile(result);
         } else if (!error) {
-          error = open_error(plan.files[i].path, flags, -result);
+          error = open_error(plan.files[which[k]].path, files.flags, -result);
         }
         return !error;
       });
   if (error) throw *error;
-  if (writing && settings_.fallocate) reserve_all(*files, plan);
-  return files;
 }
 
 // fallocate mode 0 only fills holes and never changes bytes another writer has written, so
 // every writer of a shared file may reserve it. A file_size of 0 reserves nothing.
-void UringBackend::reserve_all(Files& files, const IoPlan& plan) {
+void UringBackend::reserve_all(Files& files, const IoPlan& plan, const std::vector<std::size_t>& which) {
   std::vector<std::size_t> sized;
-  for (std::size_t i = 0; i < plan.files.size(); ++i) {
+  for (const std::size_t i : which) {
     if (plan.files[i].file_size > plan.files[i].reserve_offset) sized.push_back(i);
   }
   std::optional<IoError> error;
@@ -174,6 +225,33 @@ void UringBackend::transfer(OpenFiles& open_files, const IoPlan& plan, MemoryVie
                             Direction direction) {
   file_common::check_direct_memory("uring", plan, memory, settings_);
   auto& files = static_cast<Files&>(open_files);
+  if (!files.batched) {
+    move_pieces(files, plan, first_indices(plan.files.size()), memory, direction);
+    return;
+  }
+  std::vector<std::size_t> busy;
+  for (std::size_t i = 0; i < plan.files.size(); ++i) {
+    if (!plan.files[i].extents.empty()) busy.push_back(i);
+  }
+  for (std::size_t begin = 0; begin < busy.size(); begin += files.batch) {
+    const std::vector<std::size_t> batch(busy.begin() + static_cast<std::ptrdiff_t>(begin),
+                                         busy.begin() + static_cast<std::ptrdiff_t>(std::min(busy.size(), begin + files.batch)));
+    IoPlan part;
+    for (const std::size_t i : batch) part.files.push_back(plan.files[i]);
+    open_entries(files, plan, batch);
+    try {
+      move_pieces(files, part, batch, memory, direction);
+      if (direction == Direction::write && settings_.sync != SyncPolicy::none) sync_entries(files, batch);
+    } catch (...) {
+      for (const std::size_t i : batch) files.entries[i].file.close();
+      throw;
+    }
+    close_entries(files.entries, batch);
+  }
+}
+
+void UringBackend::move_pieces(Files& files, const IoPlan& plan, const std::vector<std::size_t>& entry_of,
+                               MemoryView memory, Direction direction) {
   const std::uint64_t alignment = settings_.direct ? settings_.direct_alignment : 0;
   const std::uint64_t granule = settings_.direct ? alignment : file_common::kPage;
   const auto lists =
@@ -184,15 +262,23 @@ void UringBackend::transfer(OpenFiles& open_files, const IoPlan& plan, MemoryVie
   }
   std::vector<int> fds;
   std::vector<FileTarget> plain;
-  for (const Files::Entry& entry : files.entries) {
+  for (const std::size_t i : entry_of) {
+    const Files::Entry& entry = files.entries[i];
     fds.push_back(entry.file.fd());
     plain.push_back(FileTarget{entry.file.fd(), -1, &entry.path});
   }
 
+  // Every worker's ring is made here, before the workers start, and goes after they are joined.
+  // liburing maps and unmaps rings with raw system calls that ThreadSanitizer cannot see, so a
+  // ring a worker made and unmapped itself while its siblings ran could be mapped again, at the
+  // same address, by a sibling: TSan then took two unrelated mappings for one memory written by
+  // two threads without synchronisation (the report once suppressed in ci/tsan.supp). Made and
+  // removed by this thread, each mapping's users are ordered by thread start and join.
+  std::vector<Ring> worker_rings;
+  for (std::size_t k = 1; k < lists.size(); ++k) worker_rings.emplace_back(depth_, options_.sqpoll);
+
   auto body = [&](std::size_t k, std::stop_token stop) {
-    std::optional<Ring> own;
-    if (k > 0) own.emplace(depth_, options_.sqpoll);
-    Ring& ring = k == 0 ? files.ring : *own;
+    Ring& ring = k == 0 ? files.ring : worker_rings[k - 1];
     std::vector<std::string> notes;
 
     std::vector<FileTarget> targets = plain;
@@ -228,17 +314,21 @@ void UringBackend::transfer(OpenFiles& open_files, const IoPlan& plan, MemoryVie
 void UringBackend::sync(OpenFiles& open_files, Direction direction) {
   if (direction != Direction::write || settings_.sync == SyncPolicy::none) return;
   auto& files = static_cast<Files&>(open_files);
+  if (files.batched) return;  // each batch was synced in transfer
+  sync_entries(files, first_indices(files.entries.size()));
+}
+
+void UringBackend::sync_entries(Files& files, const std::vector<std::size_t>& which) {
   const bool data_only = settings_.sync == SyncPolicy::fdatasync;
   std::optional<IoError> error;
   run_batch(
-      files.ring, files.entries.size(), depth_,
-      [&](io_uring_sqe* sqe, std::size_t i) {
-        io_uring_prep_fsync(sqe, files.entries[i].file.fd(), data_only ? IORING_FSYNC_DATASYNC : 0);
+      files.ring, which.size(), depth_,
+      [&](io_uring_sqe* sqe, std::size_t k) {
+        io_uring_prep_fsync(sqe, files.entries[which[k]].file.fd(), data_only ? IORING_FSYNC_DATASYNC : 0);
       },
-      [&](std::size_t i, int result) {
+      [&](std::size_t k, int result) {
         if (result < 0 && !error) {
-          error =
-              IoError("uring", data_only ? "fdatasync" : "fsync", files.entries[i].path, -result);
+          error = IoError("uring", data_only ? "fdatasync" : "fsync", files.entries[which[k]].path, -result);
         }
         return !error;
       });

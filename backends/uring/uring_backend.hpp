@@ -64,13 +64,21 @@ class UringBackend final : public Backend {
                 Direction direction) override;
   // Write: fsync or fdatasync every file through the ring (`sync`); none: nothing. Read: nothing.
   void sync(OpenFiles& files, Direction direction) override;
+  // More files than file_common::open_file_budget() (half the soft RLIMIT_NOFILE): open creates
+  // them and closes them again; transfer opens, moves, syncs and closes them a batch at a time.
   // Closes every file, then throws IoError for the first close() that failed.
   void close(OpenFiles& files) override;
 
  private:
   class Files;
 
-  void reserve_all(Files& files, const IoPlan& plan);
+  // Files of `plan` listed in `which`: opened (or created) through the ring, reserved, synced.
+  void open_entries(Files& files, const IoPlan& plan, const std::vector<std::size_t>& which);
+  void reserve_all(Files& files, const IoPlan& plan, const std::vector<std::size_t>& which);
+  void sync_entries(Files& files, const std::vector<std::size_t>& which);
+  // Moves the extents of `part`, whose file k is files.entries[entry_of[k]] (open).
+  void move_pieces(Files& files, const IoPlan& part, const std::vector<std::size_t>& entry_of, MemoryView memory,
+                   Direction direction);
   void record(bool registered, std::vector<std::string> notes);
 
   IoSettings settings_;

@@ -13,6 +13,7 @@
 #include "harness/common/config_text.hpp"
 #include "harness/common/suggest.hpp"
 #include "workloads/dtype.hpp"
+#include "workloads/limits.hpp"
 
 namespace ckpt::harness::schema {
 namespace {
@@ -168,8 +169,9 @@ std::vector<KeySpec> general_keys() {
                     .key = "list",
                     .kind = Kind::rank_list,
                     .fallback = std::vector<std::int64_t>{}}),
-      int_key("ranks", "node", 0, 0),
-      int_key("ranks", "gpus_per_node", 8, 1),
+      // Bounded by the largest world, so that node × gpus_per_node cannot overflow.
+      int_key("ranks", "node", 0, 0, workloads::limits::kWorldSize - 1),
+      int_key("ranks", "gpus_per_node", 8, 1, workloads::limits::kWorldSize),
       choice_key("strategy", "mapping", "file_per_rank",
                  {"file_per_rank", "file_per_tensor", "file_per_node", "shared_file"}),
       choice_key("strategy", "layout", "dcp", {"dcp", "megatron", "deepspeed"}),
@@ -261,6 +263,11 @@ Value convert_rank_list(const KeySpec& spec, const toml::node& node, const Where
           (element.is_array() ? " (ranks.list is one list of ranks and cannot be swept)" : ""));
     }
     ranks.push_back(element.as_integer()->get());
+  }
+  // More entries than the largest world cannot all be distinct ranks of it.
+  if (static_cast<std::int64_t>(ranks.size()) > workloads::limits::kWorldSize) {
+    where.fail(std::to_string(ranks.size()) + " ranks listed; at most " +
+               std::to_string(workloads::limits::kWorldSize) + " (the largest world, tp × pp × dp)");
   }
   return ranks;
 }

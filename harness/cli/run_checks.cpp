@@ -8,6 +8,7 @@
 
 #include "backends/registry.hpp"
 #include "harness/engine/engine_checks.hpp"
+#include "harness/run/manifest.hpp"
 #include "harness/run/process_buffer.hpp"
 #include "harness/run/process_plans.hpp"
 #include "harness/run/target_check.hpp"
@@ -85,6 +86,7 @@ CaseCheck check_case(const Case& c, PhaseSelection phase, int processes,
     const auto problem = find_restorable_checkpoint(c, dir, manifest);
     have_manifest = !problem;
     note(problem);
+    note(lock_problem(c));  // a keeping run on this case, which may retire what would be restored
   } else {
     note(target_problem(c));
     if (c.keep || phase == PhaseSelection::checkpoint) note(lock_problem(c));  // another keeping run on this case
@@ -104,7 +106,8 @@ CaseCheck check_case(const Case& c, PhaseSelection phase, int processes,
       plans = plan_process(layout, c, phase, selected, p, processes, dir,
                            have_manifest ? &manifest : nullptr);
     } catch (const std::exception& e) {
-      note(fmt::format("{}: damaged manifest: {}", dir.string(), e.what()));
+      note(fmt::format("{}: damaged manifest: {} — {}", (dir / kManifestName).string(), e.what(),
+                       damaged_checkpoint_advice(c, dir)));
       break;
     }
     check.memory_per_process = std::max(check.memory_per_process, plans.buffer_bytes() +

@@ -46,6 +46,7 @@ class CaseExecution {
   void lock_case();
   bool claim_step_dir(int iteration, std::filesystem::path& dir);
   bool fail(const std::string& error);
+  std::string damage_advice();  // collective; "" unless the phase is restore
   void add_notes(const IterationTiming& timing);
   // Adds the time since `start` to `part` of the case's wall time ("warm-up" in a warm-up iteration).
   void charge(const char* part, std::chrono::steady_clock::time_point start);
@@ -74,7 +75,7 @@ class CaseExecution {
   // Checkpoints to remove once a newer one is kept (process 0): the complete one `latest` named
   // at the start (campaign.overwrite), then each kept one of this run until the next is complete.
   std::set<std::filesystem::path> previous_dirs_;
-  CaseLock lock_;  // held by process 0 of a keeping run for the whole case
+  CaseLock lock_;  // held by process 0 for the whole case: a keeping run's, or a restore's (shared)
   std::vector<double> manifest_s_, retire_s_, verify_s_;  // per timed iteration
   bool warming_up_ = false;
   IterationReport report_;  // of the iteration under way

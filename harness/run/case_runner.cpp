@@ -86,6 +86,7 @@ void CaseExecution::prepare_write() {
 }
 
 void CaseExecution::prepare_restore() {
+  lock_case();
   fs::path dir;
   nlohmann::json manifest;
   std::string problem = find_restorable_checkpoint(c_, dir, manifest).value_or("");
@@ -95,7 +96,8 @@ void CaseExecution::prepare_restore() {
   try {
     plans = plan_process(layout_, c_, phase_, selected_, comm_.rank(), comm_.size(), dir, &manifest);
   } catch (const std::exception& e) {
-    problem = fmt::format("{}: damaged manifest: {}", (dir / kManifestName).string(), e.what());
+    problem = fmt::format("{}: damaged manifest: {} — {}", (dir / kManifestName).string(), e.what(),
+                          damaged_checkpoint_advice(c_, dir));
   }
   agree(comm_, problem);
   check_memory(plans.buffer_bytes());

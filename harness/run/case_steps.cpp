@@ -81,16 +81,35 @@ void CaseExecution::commit_checkpoint(const fs::path& dir, std::int64_t step) {
   result_.checkpoint_dir = dir.string();
 }
 
+// A restore of a kept checkpoint that fails (a file gone, short or changed) says what else the
+// case directory holds; a checkpoint this run just wrote (--phase both) has no other to offer.
+std::string CaseExecution::damage_advice() {
+  if (phase_ != PhaseSelection::restore) return "";
+  std::string advice;
+  if (comm_.rank() == 0) advice = " — " + damaged_checkpoint_advice(c_, planned_dir_);
+  return comm_.broadcast(advice);
+}
+
 void CaseExecution::charge(const char* part, Clock::time_point start) {
   result_.wall.add(warming_up_ ? "warm-up" : part, seconds_since(start));
 }
 
 // Reliability (issue 13) — a keeping run owns its case directory: process 0 holds its lock,
 // and every process stops when another run holds it.
+// A restore holds it shared, so that no keeping run retires the checkpoint it reads.
 void CaseExecution::lock_case() {
-  if (!keeping()) return;
+  const bool restoring = phase_ == PhaseSelection::restore;
+  if (!keeping() && !restoring) return;
   std::string problem, note;
-  if (comm_.rank() == 0) lock_ = CaseLock::acquire(case_directory(c_), problem, note);
+  if (comm_.rank() == 0) {
+    const fs::path dir = case_directory(c_);
+    std::error_code ec;
+    if (!restoring) {
+      lock_ = CaseLock::acquire(dir, problem, note);
+    } else if (fs::is_directory(dir, ec)) {  // else there is nothing to restore, which prepare_restore says
+      lock_ = CaseLock::acquire_shared(dir, problem, note);
+    }
+  }
   if (const std::string first = comm_.first_problem(problem); !first.empty()) {
     throw SetupError(fmt::format("case {}: {}", c_.index, first));
   }
@@ -188,7 +207,8 @@ bool CaseExecution::read_iteration(int iteration, std::vector<IterationTiming>* 
   charge("restore", start);
   add_notes(timing);
   if (!comm_.all(sample.error.empty())) {
-    return fail(fmt::format("restore of {} failed: {}", planned_dir_.string(), comm_.broadcast(timing.first_error)));
+    return fail(fmt::format("restore of {} failed: {}{}", planned_dir_.string(), comm_.broadcast(timing.first_error),
+                            damage_advice()));
   }
   if (c_.verify && backend_->capabilities().stores_data) {
     start = Clock::now();
@@ -196,7 +216,7 @@ bool CaseExecution::read_iteration(int iteration, std::vector<IterationTiming>* 
     const double seconds = comm_.max(seconds_since(start));
     const std::string problem = comm_.first_problem(mine);
     charge("verify", start);
-    if (!problem.empty()) return fail(fmt::format("{}: {}", planned_dir_.string(), problem));
+    if (!problem.empty()) return fail(fmt::format("{}: {}{}", planned_dir_.string(), problem, damage_advice()));
     if (timings != nullptr) verify_s_.push_back(seconds);
     report_.verify_seconds = seconds;
   }

@@ -154,6 +154,13 @@ std::vector<RankPlan> plans_from_manifest(const nlohmann::json& manifest, const 
     ps.shard = shard_from_json(t);
     ps.rank = it->first;
     ps.file = t.at("file").get<std::string>();
+    // A damaged or hostile manifest must not make a restore read outside its checkpoint.
+    const std::filesystem::path file(ps.file);
+    if (ps.file.empty() || file.has_root_path() ||
+        std::find(file.begin(), file.end(), std::filesystem::path("..")) != file.end()) {
+      throw std::runtime_error(fmt::format("tensor {} names file \"{}\", which is not a file inside {}",
+                                           t.value("name", "?"), ps.file, dir.string()));
+    }
     ps.file_offset = t.at("file_offset").get<std::uint64_t>();
     ps.memory_offset = t.at("memory_offset").get<std::uint64_t>();
     ps.bytes = t.at("bytes").get<std::uint64_t>();

@@ -9,9 +9,11 @@
 #include <cstring>
 
 #include <fmt/format.h>
+#include <algorithm>
 #include <fstream>
 #include <stdexcept>
 #include <utility>
+#include <vector>
 
 #include "harness/run/environment.hpp"
 #include "harness/run/manifest.hpp"
@@ -121,7 +123,7 @@ std::optional<std::string> find_restorable_checkpoint(const Case& c, fs::path& d
   try {
     manifest = read_manifest(dir);
   } catch (const std::exception& e) {
-    return e.what();
+    return fmt::format("{} — {}", e.what(), damaged_checkpoint_advice(c, dir));
   }
   if (manifest.value("checkpoint_hash", "") == checkpoint_hash(c)) return std::nullopt;
   const std::string difference =
@@ -137,17 +139,49 @@ std::optional<std::string> find_restorable_checkpoint(const Case& c, fs::path& d
                      dir.string(), manifest.value("checkpoint_hash", "none"), checkpoint_hash(c));
 }
 
-CaseLock::CaseLock(CaseLock&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+std::string damaged_checkpoint_advice(const Case& c, const fs::path& dir) {
+  const fs::path case_dir = case_directory(c);
+  std::vector<std::string> complete;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(case_dir, ec)) {
+    if (entry.path() != dir && fs::is_regular_file(entry.path() / kManifestName, ec)) {
+      complete.push_back(entry.path().filename().string());
+    }
+  }
+  if (complete.empty()) {
+    return fmt::format("ckptbench does not fall back to another checkpoint, and {} holds no other complete one: "
+                       "write a new one with --phase checkpoint (campaign.overwrite = true replaces this one)",
+                       case_dir.string());
+  }
+  std::sort(complete.rbegin(), complete.rend());
+  std::string names = complete.front();
+  for (std::size_t i = 1; i < complete.size(); ++i) names += ", " + complete[i];
+  return fmt::format("ckptbench does not fall back to another checkpoint on its own; other complete checkpoints in {}: "
+                     "{} — to restore one, write its name into {}",
+                     case_dir.string(), names, (case_dir / "latest").string());
+}
+
+CaseLock::CaseLock(CaseLock&& other) noexcept
+    : fd_(std::exchange(other.fd_, -1)),
+      reader_fd_(std::exchange(other.reader_fd_, -1)),
+      reader_path_(std::exchange(other.reader_path_, {})) {}
 
 CaseLock& CaseLock::operator=(CaseLock&& other) noexcept {
   if (this != &other) {
-    if (fd_ >= 0) ::close(fd_);
+    CaseLock gone(std::move(*this));
     fd_ = std::exchange(other.fd_, -1);
+    reader_fd_ = std::exchange(other.reader_fd_, -1);
+    reader_path_ = std::exchange(other.reader_path_, {});
   }
   return *this;
 }
 
 CaseLock::~CaseLock() {
+  if (reader_fd_ >= 0) {
+    std::error_code ec;
+    fs::remove(reader_path_, ec);  // before the unlock: a keeping run never sees it stale
+    ::close(reader_fd_);
+  }
   if (fd_ >= 0) ::close(fd_);
 }
 
@@ -155,17 +189,48 @@ namespace {
 
 constexpr const char* kLockName = ".ckptbench.lock";
 
-// The refusal when another run holds the lock on `fd` (its file holds "host pid").
+constexpr const char* kRestorePrefix = ".ckptbench.restore.";
+
+// "host H, pid P" of the restores holding `case_dir` (their files locked), oldest name first;
+// stale files of killed restores (no longer locked) are removed.
+std::vector<std::string> live_restores(const fs::path& case_dir) {
+  std::vector<std::string> live;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(case_dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (!name.starts_with(kRestorePrefix)) continue;
+    const int fd = ::open(entry.path().c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    if (::flock(fd, LOCK_SH | LOCK_NB) == 0) {
+      fs::remove(entry.path(), ec);
+    } else {
+      const std::string who = name.substr(std::string(kRestorePrefix).size());
+      const auto dot = who.rfind('.');
+      live.push_back(dot == std::string::npos ? who
+                                              : fmt::format("host {}, pid {}", who.substr(0, dot), who.substr(dot + 1)));
+    }
+    ::close(fd);
+  }
+  std::sort(live.begin(), live.end());
+  return live;
+}
+
+// The refusal when another run holds the lock on `fd` (its file holds "host pid" of a keeping
+// run; restores holding it shared are named by files of their own).
 std::string held_by_other(int fd, const fs::path& case_dir) {
   std::string holder(256, '\0');
   const ssize_t n = ::pread(fd, holder.data(), holder.size() - 1, 0);
   holder.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
   while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) holder.pop_back();
   const auto space = holder.find(' ');
-  const std::string who = space == std::string::npos
-                              ? std::string("another ckptbench run (it has not written its host and pid yet)")
-                              : fmt::format("another ckptbench run (host {}, pid {})", holder.substr(0, space),
-                                            holder.substr(space + 1));
+  std::string who = space == std::string::npos
+                        ? std::string("another ckptbench run (it has not written its host and pid yet)")
+                        : fmt::format("another ckptbench run (host {}, pid {})", holder.substr(0, space),
+                                      holder.substr(space + 1));
+  if (const std::vector<std::string> restores = live_restores(case_dir); !restores.empty()) {
+    who = fmt::format("a ckptbench restore ({})", restores.front());
+    for (std::size_t i = 1; i < restores.size(); ++i) who += fmt::format(" and another ({})", restores[i]);
+  }
   return fmt::format("campaign.target: {} is in use by {}, which holds {} — wait for it to finish, or choose "
                      "another campaign.name or campaign.target",
                      case_dir.string(), who, (case_dir / kLockName).string());
@@ -202,6 +267,38 @@ CaseLock CaseLock::acquire(const fs::path& case_dir, std::string& problem, std::
   const std::string holder = fmt::format("{} {}\n", host_name(), ::getpid());
   if (::ftruncate(lock.fd_, 0) != 0 || ::pwrite(lock.fd_, holder.data(), holder.size(), 0) < 0) {
     note = fmt::format("campaign.target: cannot write host and pid to {}: {}", path.string(), std::strerror(errno));
+  }
+  return lock;
+}
+
+CaseLock CaseLock::acquire_shared(const fs::path& case_dir, std::string& problem, std::string& note) {
+  const fs::path path = case_dir / kLockName;
+  CaseLock lock;
+  lock.fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock.fd_ < 0) {
+    note = fmt::format("campaign.target: cannot open the lock file {}: {} — a keeping run on this case is not kept "
+                       "out while this restore runs",
+                       path.string(), std::strerror(errno));
+    return lock;
+  }
+  if (::flock(lock.fd_, LOCK_SH | LOCK_NB) != 0) {
+    const int error = errno;
+    if (error == EWOULDBLOCK) {
+      problem = held_by_other(lock.fd_, case_dir);
+    } else {
+      note = fmt::format("campaign.target: cannot lock {} ({}): a keeping run on this case is not kept out while this "
+                         "restore runs",
+                         path.string(), std::strerror(error));
+    }
+    ::close(std::exchange(lock.fd_, -1));
+    return lock;
+  }
+  lock.reader_path_ = case_dir / fmt::format("{}{}.{}", kRestorePrefix, host_name(), ::getpid());
+  lock.reader_fd_ = ::open(lock.reader_path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock.reader_fd_ < 0 || ::flock(lock.reader_fd_, LOCK_EX | LOCK_NB) != 0) {
+    note = fmt::format("campaign.target: cannot hold {}: {} (a keeping run that finds this case busy cannot name "
+                       "this restore)",
+                       lock.reader_path_.string(), std::strerror(errno));
   }
   return lock;
 }

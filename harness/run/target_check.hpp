@@ -37,6 +37,12 @@ std::optional<std::string> find_latest_checkpoint(const Case& c, std::filesystem
 std::optional<std::string> find_restorable_checkpoint(const Case& c, std::filesystem::path& dir,
                                                       nlohmann::json& manifest);
 
+// What a restore that found checkpoint `dir` of case `c` damaged (a file missing, short or
+// changed, a manifest unreadable) says to do: ckptbench never restores another checkpoint on its
+// own, so this lists the other complete checkpoints of the case directory, newest first, and how
+// to restore one (write its name into `latest`), or says there is none.
+std::string damaged_checkpoint_advice(const Case& c, const std::filesystem::path& dir);
+
 // The exclusive lock a keeping run holds on its case directory: flock(LOCK_EX | LOCK_NB) on
 // case-dir/.ckptbench.lock, which then holds "<host> <pid>". Released when the object goes (the
 // file stays: removing it would let a third run lock a fresh file while a second holds the old).
@@ -55,8 +61,17 @@ class CaseLock {
   // its host and pid) and `note` when the file system cannot lock (the run goes on unprotected).
   static CaseLock acquire(const std::filesystem::path& case_dir, std::string& problem, std::string& note);
 
+  // A restore's lock: a shared flock on the same file, so restores run side by side but no
+  // keeping run can retire the checkpoint being read (it refuses, naming the restore). The
+  // restore is named by a file of its own, case-dir/.ckptbench.restore.<host>.<pid>, which it
+  // holds with an exclusive flock and removes at the end (a killed one's is stale: unlocked).
+  // `problem` as for acquire() when a keeping run holds the case.
+  static CaseLock acquire_shared(const std::filesystem::path& case_dir, std::string& problem, std::string& note);
+
  private:
   int fd_ = -1;
+  int reader_fd_ = -1;
+  std::filesystem::path reader_path_;
 };
 
 // Why a keeping run of case `c` cannot start now: another run holds the case lock (naming its

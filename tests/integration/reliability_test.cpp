@@ -136,6 +136,47 @@ TEST_F(SecondRun, UnderMpirunRefusesOnEveryProcess) {
   finish_and_restore(first);
 }
 
+// A restore holds the case shared (issue 13): beside a keeping run it refuses, naming that run.
+TEST_F(SecondRun, RestoreBesideAKeepingRunRefusesNamingIt) {
+  Process first({kBinary, "run", campaign_.string(), "--phase", "checkpoint", "--output", (dir_ / "first").string()});
+  ASSERT_TRUE(await(first, "iteration 3/")) << first.err_so_far();
+  const Outcome restore = ckptbench({"run", campaign_.string(), "--phase", "restore", "--set", "campaign.iterations=1",
+                                     "--output", (dir_ / "restore").string()}, 30s);
+  EXPECT_EQ(restore.exit_code, 2) << restore.describe();
+  EXPECT_TRUE(contains(restore.err, in_use_by(first.pid()))) << restore.describe();
+  EXPECT_FALSE(fs::exists(dir_ / "restore")) << "the refused restore made a results directory";
+  finish_and_restore(first);
+}
+
+// ... and a keeping run beside a restore refuses naming the restore's host and pid (it would
+// retire the checkpoint being read); other restores run beside it; the restore's name file goes
+// with it.
+TEST_F(SecondRun, KeepingRunBesideARestoreRefusesNamingTheRestore) {
+  const Outcome made = ckptbench({"run", campaign_.string(), "--phase", "checkpoint", "--set", "campaign.iterations=1",
+                                  "--output", (dir_ / "made").string()});
+  ASSERT_EQ(made.exit_code, 0) << made.describe();
+  Process restoring({kBinary, "run", campaign_.string(), "--phase", "restore", "--output", (dir_ / "long").string()});
+  ASSERT_TRUE(await(restoring, "iteration 3/")) << restoring.err_so_far();
+  const fs::path name_file = case_dir_ / (".ckptbench.restore." + host() + "." + std::to_string(restoring.pid()));
+  EXPECT_TRUE(fs::exists(name_file));
+  const Outcome keeping = ckptbench({"run", campaign_.string(), "--phase", "checkpoint", "--set", "campaign.iterations=1",
+                                     "--output", (dir_ / "keeping").string()}, 30s);
+  EXPECT_EQ(keeping.exit_code, 2) << keeping.describe();
+  EXPECT_TRUE(contains(keeping.err, case_dir_.string() + " is in use by a ckptbench restore (host " + host() +
+                                        ", pid " + std::to_string(restoring.pid()) + ")"))
+      << keeping.describe();
+  const Outcome beside = ckptbench({"run", campaign_.string(), "--phase", "restore", "--set", "campaign.iterations=1",
+                                    "--output", (dir_ / "beside").string()}, 30s);
+  EXPECT_EQ(beside.exit_code, 0) << beside.describe();
+  ASSERT_EQ(::kill(restoring.pid(), SIGINT), 0);
+  const Outcome o = restoring.wait(20s);
+  EXPECT_EQ(o.exit_code, 130) << o.describe();
+  EXPECT_FALSE(fs::exists(name_file)) << "the restore left its name file";
+  const Outcome after = ckptbench({"run", campaign_.string(), "--phase", "checkpoint", "--set", "campaign.iterations=1",
+                                   "--output", (dir_ / "after").string()});
+  EXPECT_EQ(after.exit_code, 0) << after.describe();
+}
+
 // An overwriting run retires the older complete checkpoint it replaces (the one `latest` named)
 // and its own, nothing else: a leftover step without a manifest, another complete checkpoint and
 // an unrelated directory stay, and numbering skips the leftover.
@@ -228,9 +269,12 @@ TEST(HostileNames, LatestPointerOutsideTheCaseDirectoryIsRefused) {
   EXPECT_EQ(o.exit_code, 0) << o.describe();
 }
 
-// A file-per-tensor checkpoint of Llama 3 8B (291 files) under `ulimit -n 64`: posix opens them
-// a batch at a time and says so in the notes; the checkpoint restores and verifies.
-TEST(ManyFiles, FilePerTensorCheckpointBeyondTheOpenFileLimitVerifies) {
+// A file-per-tensor checkpoint of Llama 3 8B (291 files) under `ulimit -n 64`: posix and uring
+// open them a batch at a time and say so in the notes; the checkpoint restores and verifies.
+class ManyFiles : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ManyFiles, FilePerTensorCheckpointBeyondTheOpenFileLimitVerifies) {
+  const std::string backend = GetParam();
   Scratch dir;
   const fs::path campaign = dir.write("files.toml", campaign_toml("files", dir / "target", R"(create_target = true
 iterations = 1
@@ -243,25 +287,31 @@ scope = "weights"
 [strategy]
 mapping = "file_per_tensor"
 [backend]
+name = ")" + backend + R"("
 sync = "fsync"
-[cache]
+threads = 2
+)" + (backend == "uring" ? "queue_depth = 8\n" : "") + R"([cache]
 policy = "none"
 )"));
   const fs::path output = dir / "results";
   const Outcome o = run_process({"bash", "-c", "ulimit -n 64 && exec \"$0\" run \"$1\" --output \"$2\"", kBinary,
                                  campaign.string(), output.string()});
+  if (backend == "uring" && contains(o.err, "io_uring")) GTEST_SKIP() << "io_uring is not usable here: " << o.err;
   ASSERT_EQ(o.exit_code, 0) << o.describe();
   const auto r = read_results(output);
   ASSERT_EQ(r.size(), 1u);
   EXPECT_EQ(r[0].at("status"), "ok") << r[0].dump();
   EXPECT_EQ(r[0].at("verified"), true) << r[0].dump();
   EXPECT_EQ(r[0].at("files_per_checkpoint"), 291) << r[0].dump();
-  EXPECT_TRUE(contains(r[0].at("notes").dump(), "posix: 291 files per plan, more than the 32 it keeps open at once"))
+  EXPECT_TRUE(contains(r[0].at("notes").dump(), backend + ": 291 files per plan, more than the 32 it keeps open at once"))
       << r[0].at("notes").dump();
 }
 
+INSTANTIATE_TEST_SUITE_P(Backends, ManyFiles, ::testing::Values("posix", "uring"),
+                         [](const auto& param_info) { return param_info.param; });
+
 // Only the soft limit lowered: the run raises it to the hard limit and records that.
-TEST(ManyFiles, SoftOpenFileLimitIsRaisedAndNoted) {
+TEST(OpenFileLimit, SoftOpenFileLimitIsRaisedAndNoted) {
   Scratch dir;
   const fs::path model = dir.write("tiny.toml", kTinyModel);
   const fs::path campaign = dir.write("soft.toml", tiny_campaign("soft", dir / "target", model, 1));

@@ -437,6 +437,21 @@ TEST(Campaign, UnknownTableSuggestsTheClosestTable) {
             "c.toml:1: `data`: expected a table ([data]), found an integer");
 }
 
+// Issue 13: the rank selection keys are bounded by the largest world (1,048,576 ranks), so that
+// node × gpus_per_node cannot overflow and a list cannot drive unbounded work.
+TEST(Campaign, RankSelectionKeysAreBoundedByTheLargestWorld) {
+  EXPECT_EQ(message_of(kBase + "[ranks]\nselect = \"node\"\ngpus_per_node = 9223372036854775807\n"),
+            "c.toml:8: `ranks.gpus_per_node`: must be at most 1048576 (got 9223372036854775807)");
+  EXPECT_EQ(message_of(kBase + "[ranks]\nselect = \"node\"\nnode = 1048576\n"),
+            "c.toml:8: `ranks.node`: must be at most 1048575 (got 1048576)");
+  std::string list = "[ranks]\nselect = \"list\"\nlist = [0";
+  for (int i = 1; i <= 1048576; ++i) list += ",1";
+  EXPECT_EQ(message_of(kBase + list + "]\n"),
+            "c.toml:8: `ranks.list`: 1048577 ranks listed; at most 1048576 (the largest world, tp × pp × dp)");
+  EXPECT_EQ(message_of(kBase, {"ranks.gpus_per_node=1048577"}),
+            "--set: `ranks.gpus_per_node`: must be at most 1048576 (got 1048577)");
+}
+
 TEST(Campaign, WrongTypesNameExpectedAndFound) {
   EXPECT_EQ(message_of(kBase + "[backend]\nthreads = \"4\"\n"),
             "c.toml:7: `backend.threads`: expected an integer, found a string");
