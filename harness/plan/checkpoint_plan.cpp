@@ -151,6 +151,11 @@ std::vector<PatternRange> shard_pattern_ranges(const std::vector<RankPlan>& plan
   for (std::size_t p = 0; p < plans.size(); ++p) {
     for (std::size_t i = 0; i < plans[p].shards.size(); ++i) {
       const PlacedShard& ps = plans[p].shards[i];
+      if (ps.geometry.global_shape.empty()) {  // a shard without a place in a tensor: its bytes from 0
+        ranges.push_back({plan_offsets[p] + ps.memory_offset, ps.bytes, ps.data_key, 0});
+        if (owner != nullptr) owner->emplace_back(p, i);
+        continue;
+      }
       const auto eb = static_cast<std::uint64_t>(ps.geometry.element_bytes);
       for (const GlobalRun& run : global_runs(ps.geometry)) {
         ranges.push_back({plan_offsets[p] + ps.memory_offset + static_cast<std::uint64_t>(run.local) * eb,

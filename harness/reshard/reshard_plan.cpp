@@ -75,6 +75,15 @@ std::int64_t first_uncovered(const std::vector<GlobalRun>& runs, std::vector<std
   return -1;
 }
 
+// Whether several overlaps follow each other in the stored piece (one file range).
+bool contiguous_in_file(const std::vector<Overlap>& overlaps) {
+  if (overlaps.size() < 2) return false;
+  for (std::size_t k = 1; k < overlaps.size(); ++k) {
+    if (overlaps[k].stored != overlaps[k - 1].stored + overlaps[k - 1].elements) return false;
+  }
+  return true;
+}
+
 // Merges requests that continue each other in the file and in memory.
 std::vector<ReadRequest> coalesce(std::vector<ReadRequest> requests) {
   std::sort(requests.begin(), requests.end(), [](const ReadRequest& a, const ReadRequest& b) {
@@ -172,6 +181,18 @@ RankReadPlan plan_rank_reads(const std::vector<NeededShard>& needed, const Store
                                  need.memory_offset + static_cast<std::uint64_t>(o.needed) * eb,
                                  static_cast<std::uint64_t>(o.elements) * eb});
         }
+      } else if (contiguous_in_file(overlaps)) {
+        // Strided in memory only (the rows of a row-parallel half): one read of exactly those
+        // bytes into scratch, scattered by copies, instead of a request per row.
+        const std::uint64_t at = align_up(scratch_end, align);
+        std::uint64_t length = 0;
+        for (const Overlap& o : overlaps) {
+          plan.copies.push_back({at + length, need.memory_offset + static_cast<std::uint64_t>(o.needed) * eb,
+                                 static_cast<std::uint64_t>(o.elements) * eb});
+          length += static_cast<std::uint64_t>(o.elements) * eb;
+        }
+        scratch_end = at + length;
+        requests.push_back({file, piece.file_offset + static_cast<std::uint64_t>(overlaps.front().stored) * eb, at, length});
       } else {
         for (const Overlap& o : overlaps) {
           requests.push_back({file, piece.file_offset + static_cast<std::uint64_t>(o.stored) * eb,

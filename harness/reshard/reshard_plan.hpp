@@ -49,7 +49,8 @@ struct ReadRequest {
   std::uint64_t length = 0;
 };
 
-// A narrowing copy inside the rank's buffer (whole_items): scratch bytes to shard bytes.
+// A copy inside the rank's buffer after the reads: scratch bytes to shard bytes (whole_items'
+// narrowing, exact's scatter of strided rows).
 struct NarrowCopy {
   std::uint64_t from = 0;
   std::uint64_t to = 0;
@@ -78,12 +79,12 @@ struct PaddingRun {
 struct RankReadPlan {
   std::vector<std::string> files;      // relative paths, in first-use order
   std::vector<ReadRequest> requests;   // coalesced, grouped by file in file-offset order
-  std::vector<NarrowCopy> copies;      // whole_items only, after every read
+  std::vector<NarrowCopy> copies;      // after every read
   std::vector<PaddingRun> padding;
   std::uint64_t bytes_needed = 0;      // bytes of the needed shards that the checkpoint stores
   std::uint64_t bytes_read = 0;        // bytes the requests read
   std::uint64_t padding_bytes = 0;     // needed bytes beyond a stored tensor's leading dimension
-  std::uint64_t scratch_offset = 0;    // whole_items: where the scratch region starts in the buffer
+  std::uint64_t scratch_offset = 0;    // where the scratch region starts in the buffer
   std::uint64_t buffer_bytes = 0;      // shards and scratch
 };
 

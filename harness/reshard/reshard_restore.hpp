@@ -34,7 +34,7 @@ std::vector<RankPlan> reshard_plans(const nlohmann::json& manifest, const Case& 
 void fill_reshard_padding(const std::vector<RankPlan>& plans, const std::vector<std::uint64_t>& offsets,
                           Buffer& buffer, DataPattern pattern);
 
-// After the read (whole_items): the narrowing copies of every plan, scratch to shards.
+// After the read: the copies of every plan, scratch to shards (whole_items narrowing, exact scatter).
 void apply_reshard_copies(const std::vector<RankPlan>& plans, const std::vector<std::uint64_t>& offsets,
                           Buffer& buffer);
 

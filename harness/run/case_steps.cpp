@@ -187,7 +187,8 @@ bool CaseExecution::read_iteration(int iteration, std::vector<IterationTiming>* 
   start = Clock::now();
   ProcessSample sample = timed_transfer(*backend_, plans, buffer, false, comm_);
   if (c_.restore.reshard && sample.error.empty()) {
-    // whole_items: narrowing the whole items read is part of the restore, as in DCP's reader.
+    // Copies out of scratch (whole_items: narrowing, as in DCP's reader; exact: strided rows)
+    // are part of the restore.
     const auto narrow = Clock::now();
     apply_reshard_copies(plans, buffer_offsets(plans, buffer), buffer.memory());
     sample.seconds += seconds_since(narrow);

@@ -163,7 +163,7 @@ ModelSpec small_model(std::mt19937_64& rng, bool moe) {
   ModelSpec m;
   m.name = "reshard-test";
   m.num_attention_heads = 8;
-  m.num_key_value_heads = pick({2, 4, 8});
+  m.num_key_value_heads = 8;  // every TP of the grids below (1..8) takes whole KV heads
   m.head_dim = 4;
   m.hidden_size = 32;
   m.intermediate_size = pick({32, 64});
