@@ -90,25 +90,27 @@ std::string world_of(const workloads::ParallelSpec& p) {
 }
 
 void check_rank_list(const std::vector<std::int64_t>& list, const workloads::ParallelSpec& p,
-                     const CaseValues& v) {
+                     const CaseValues& v, const std::string& table = "ranks") {
+  const std::string key = table + ".list";
   if (list.empty())
-    v.fail("ranks.list", "select = \"list\" needs at least one rank, e.g. list = [0]");
+    v.fail(key, "select = \"list\" needs at least one rank, e.g. list = [0]");
   std::set<std::int64_t> seen;
   for (const std::int64_t rank : list) {
     if (rank < 0 || rank >= p.world_size()) {
-      v.fail("ranks.list", "rank " + std::to_string(rank) + " is outside " + world_of(p) +
-                               ": ranks are 0.." + std::to_string(p.world_size() - 1));
+      v.fail(key, "rank " + std::to_string(rank) + " is outside " + world_of(p) +
+                      ": ranks are 0.." + std::to_string(p.world_size() - 1));
     }
     if (!seen.insert(rank).second)
-      v.fail("ranks.list", "rank " + std::to_string(rank) + " is listed twice");
+      v.fail(key, "rank " + std::to_string(rank) + " is listed twice");
   }
 }
 
 // A world that gpus_per_node does not divide ends in a partial node; that is fine.
-void check_node(const RankSelection& r, const workloads::ParallelSpec& p, const CaseValues& v) {
+void check_node(const RankSelection& r, const workloads::ParallelSpec& p, const CaseValues& v,
+                const std::string& table = "ranks") {
   const std::int64_t nodes = (p.world_size() + r.gpus_per_node - 1) / r.gpus_per_node;
   if (r.node < nodes) return;
-  v.fail("ranks.node", "node " + std::to_string(r.node) + " lies outside " + world_of(p) +
+  v.fail(table + ".node", "node " + std::to_string(r.node) + " lies outside " + world_of(p) +
                            ": with gpus_per_node = " + std::to_string(r.gpus_per_node) +
                            " the nodes are 0.." + std::to_string(nodes - 1));
 }
@@ -121,6 +123,57 @@ RankSelection ranks_of(const CaseValues& v, const workloads::ParallelSpec& p) {
   r.gpus_per_node = v.integer("ranks.gpus_per_node");
   if (r.select == RankSelect::list) check_rank_list(r.list, p, v);
   if (r.select == RankSelect::node) check_node(r, p, v);
+  return r;
+}
+
+// [restore]: each key left at its "keep" value takes the writer's. The restore layout must be
+// valid for the model (SpecError names the restore key), and cannot ask for state the writer's
+// state.scope never wrote.
+RestoreSpec restore_of(const CaseValues& v, const Case& c) {
+  RestoreSpec r;
+  r.parallel = c.parallel;
+  const auto take = [&v](const char* key, std::int64_t& into) {
+    if (const std::int64_t value = v.integer(key); value > 0) into = value;
+  };
+  take("restore.tp", r.parallel.tp);
+  take("restore.pp", r.parallel.pp);
+  take("restore.dp", r.parallel.dp);
+  take("restore.ep", r.parallel.ep);
+  if (const std::int64_t zero = v.integer("restore.zero"); zero >= 0) r.parallel.zero_stage = static_cast<int>(zero);
+  r.parallel.pp_first_stage_layers = r.parallel.pp == c.parallel.pp ? c.parallel.pp_first_stage_layers : 0;
+  r.parallel.pp_last_stage_layers = r.parallel.pp == c.parallel.pp ? c.parallel.pp_last_stage_layers : 0;
+  r.state = c.state;
+  r.state.naming = c.state.effective_naming();  // the checkpoint's tensor names
+  if (const auto* scope = std::get_if<std::string>(&v.value("restore.state"))) {
+    r.state.scope = enum_named(*scope, kScopes, workloads::state_scope_name);
+    if (r.state.scope == workloads::StateScope::full && c.state.scope == workloads::StateScope::weights) {
+      v.fail("restore.state", "restore.state = \"full\" asks for optimizer state (master, exp_avg, exp_avg_sq) that "
+                              "a checkpoint of state.scope = \"weights\" never holds; restore its weights "
+                              "(restore.state = \"weights\") or write it with state.scope = \"full\"");
+    }
+  }
+  r.ranks = c.ranks;
+  const auto* select = std::get_if<std::string>(&v.value("restore.select"));
+  if (select != nullptr) {
+    r.ranks.select = enum_named(*select, kSelects, rank_select_name);
+    r.ranks.list = std::get<std::vector<std::int64_t>>(v.value("restore.list"));
+    r.ranks.node = v.integer("restore.node");
+  }
+  r.read = v.text("restore.read") == "whole_items" ? ReshardRead::whole_items : ReshardRead::exact;
+  const workloads::ParallelSpec& p = c.parallel;
+  const workloads::ParallelSpec& q = r.parallel;
+  r.reshard = q.tp != p.tp || q.pp != p.pp || q.dp != p.dp || q.ep != p.ep || q.zero_stage != p.zero_stage ||
+              r.state.scope != c.state.scope || select != nullptr || r.read == ReshardRead::whole_items;
+  if (!r.reshard) return r;
+  try {
+    const workloads::Layout layout(c.model, r.parallel, r.state);
+  } catch (const workloads::SpecError& e) {
+    const std::string key = campaign_key_of(e.key());
+    v.fail(key.starts_with("parallel.") ? "restore." + key.substr(9) : "restore.tp", e.what());
+  }
+  const std::string table = select != nullptr ? "restore" : "ranks";
+  if (r.ranks.select == RankSelect::list) check_rank_list(r.ranks.list, q, v, table);
+  if (r.ranks.select == RankSelect::node) check_node(r.ranks, q, v, table);
   return r;
 }
 
@@ -359,6 +412,7 @@ Case CaseBuilder::build(const CaseValues& values, std::int64_t index, const std:
   c.state = state_of(values);
   validated_world_size(c, values);
   c.ranks = ranks_of(values, c.parallel);
+  c.restore = restore_of(values, c);
   fill_io(c, values);
   fill_memory(c, values);
   fill_training(c, values);

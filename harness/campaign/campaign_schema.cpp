@@ -201,11 +201,27 @@ std::vector<KeySpec> general_keys() {
       choice_key("training", "compute", "sleep", {"sleep", "spin", "gpu"}),
       choice_key("engine", "name", "sync", {"sync", "async", "lazy"}),
       size_key("engine", "host_pool_bytes", 0),
+      // [restore] (harness/reshard): 0, -1 or no value keep the writer's parallel.*, state.scope
+      // and ranks.* — a plain restore of the writer's layout.
+      int_key("restore", "tp", 0, 0),
+      int_key("restore", "pp", 0, 0),
+      int_key("restore", "dp", 0, 0),
+      int_key("restore", "ep", 0, 0),
+      int_key("restore", "zero", -1, -1, kIntMax),
+      choice_key("restore", "state", nullptr, {"full", "weights"}),
+      choice_key("restore", "select", nullptr, {"all", "list", "node"}),
+      fixed(KeySpec{.table = "restore",
+                    .key = "list",
+                    .kind = Kind::rank_list,
+                    .fallback = std::vector<std::int64_t>{}}),
+      int_key("restore", "node", 0, 0),
+      choice_key("restore", "read", "exact", {"exact", "whole_items"}),
   };
 }
 
-constexpr std::array<std::string_view, 12> kTables{"campaign", "model",  "parallel", "state",  "ranks",    "strategy",
-                                                   "backend",  "data",   "memory",   "cache",  "training", "engine"};
+constexpr std::array<std::string_view, 13> kTables{"campaign", "model",  "parallel", "state",    "ranks",
+                                                   "strategy", "backend", "data",    "memory",   "cache",
+                                                   "training", "engine",  "restore"};
 
 std::string quoted_list(const std::vector<std::string_view>& choices) {
   std::string listed;

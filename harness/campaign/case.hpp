@@ -12,6 +12,7 @@
 #include "harness/memory/data_pattern_kind.hpp"
 #include "harness/memory/memory_space.hpp"
 #include "harness/memory/staging.hpp"
+#include "harness/reshard/reshard_read.hpp"
 #include "workloads/model_spec.hpp"
 #include "workloads/parallel_spec.hpp"
 
@@ -34,6 +35,17 @@ struct RankSelection {
   std::int64_t gpus_per_node = 8;    // also defines nodes for file_per_node and read_shift
 };
 
+// [restore]: the parallelism, state and ranks a restore reads the checkpoint into, when they
+// differ from the writer's (parallel.*, state.*, ranks.*, which must still describe the
+// checkpoint). reshard is false when the restore uses the writer's layout (the plain restore).
+struct RestoreSpec {
+  bool reshard = false;
+  workloads::ParallelSpec parallel;
+  workloads::StateSpec state;
+  RankSelection ranks;
+  ReshardRead read = ReshardRead::exact;
+};
+
 // One fully resolved case of a campaign: every value final, validated, immutable once built.
 struct Case {
   std::string campaign;
@@ -48,6 +60,7 @@ struct Case {
   workloads::StateSpec state;
   std::int64_t scale = 1;                            // model.scale: tensor sizes divided by this
   RankSelection ranks;
+  RestoreSpec restore;                               // [restore] (harness/reshard)
 
   Mapping mapping = Mapping::file_per_rank;
   DirectoryLayout directory_layout = DirectoryLayout::dcp;

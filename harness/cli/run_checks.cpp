@@ -9,6 +9,7 @@
 #include "backends/registry.hpp"
 #include "harness/engine/engine_checks.hpp"
 #include "harness/run/manifest.hpp"
+#include "harness/reshard/reshard_restore.hpp"
 #include "harness/run/process_buffer.hpp"
 #include "harness/run/process_plans.hpp"
 #include "harness/run/target_check.hpp"
@@ -91,6 +92,10 @@ CaseCheck check_case(const Case& c, PhaseSelection phase, int processes,
     note(target_problem(c));
     if (c.keep || phase == PhaseSelection::checkpoint) note(lock_problem(c));  // another keeping run on this case
   }
+  if (c.restore.reshard && phase != PhaseSelection::restore) {
+    note("restore.*: a restore into another layout reads a checkpoint written by an earlier run; run it with --phase "
+         "restore (campaign.phase = \"restore\") after writing the checkpoint with --phase checkpoint");
+  }
   const workloads::Layout layout(c.model, c.parallel, c.state);
   const std::vector<std::int64_t> selected = selected_ranks(c, layout.world_size());
   check.ranks = selected.size();
@@ -105,6 +110,9 @@ CaseCheck check_case(const Case& c, PhaseSelection phase, int processes,
     try {
       plans = plan_process(layout, c, phase, selected, p, processes, dir,
                            have_manifest ? &manifest : nullptr);
+    } catch (const ReshardError& e) {
+      note(e.what());
+      break;
     } catch (const std::exception& e) {
       note(fmt::format("{}: damaged manifest: {} — {}", (dir / kManifestName).string(), e.what(),
                        damaged_checkpoint_advice(c, dir)));

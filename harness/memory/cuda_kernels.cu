@@ -18,11 +18,12 @@ unsigned blocks_for(std::uint64_t words) {
 __device__ std::uint64_t first_index() { return std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x; }
 __device__ std::uint64_t stride() { return std::uint64_t{gridDim.x} * blockDim.x; }
 
-__global__ void fill_kernel(unsigned char* data, std::uint64_t bytes, DataPattern pattern, std::uint64_t key) {
+__global__ void fill_kernel(unsigned char* data, std::uint64_t bytes, DataPattern pattern, std::uint64_t key,
+                            std::uint64_t global) {
   const std::uint64_t words = (bytes + 7) / 8;
   const bool aligned = reinterpret_cast<std::uintptr_t>(data) % 8 == 0;
   for (std::uint64_t i = first_index(); i < words; i += stride()) {
-    const std::uint64_t w = pattern::pattern_word(pattern, key, i);
+    const std::uint64_t w = pattern::pattern_word_at(pattern, key, global + 8 * i);
     const std::uint64_t n = bytes - 8 * i < 8 ? bytes - 8 * i : 8;
     if (aligned && n == 8) {
       reinterpret_cast<std::uint64_t*>(data)[i] = w;
@@ -33,7 +34,7 @@ __global__ void fill_kernel(unsigned char* data, std::uint64_t bytes, DataPatter
 }
 
 __global__ void mismatch_kernel(const unsigned char* data, std::uint64_t bytes, DataPattern pattern,
-                                std::uint64_t key, unsigned long long* first_bad) {
+                                std::uint64_t key, std::uint64_t global, unsigned long long* first_bad) {
   const std::uint64_t words = (bytes + 7) / 8;
   const bool aligned = reinterpret_cast<std::uintptr_t>(data) % 8 == 0;
   for (std::uint64_t i = first_index(); i < words; i += stride()) {
@@ -44,7 +45,7 @@ __global__ void mismatch_kernel(const unsigned char* data, std::uint64_t bytes, 
     } else {
       for (std::uint64_t b = 0; b < n; ++b) found |= std::uint64_t{data[8 * i + b]} << (8 * b);
     }
-    const std::uint64_t expected = pattern::pattern_word(pattern, key, i);
+    const std::uint64_t expected = pattern::pattern_word_at(pattern, key, global + 8 * i);
     const std::uint64_t b = pattern::first_differing_byte(found, expected, n);
     if (b < 8) atomicMin(first_bad, static_cast<unsigned long long>(8 * i + b));
   }
@@ -53,18 +54,19 @@ __global__ void mismatch_kernel(const unsigned char* data, std::uint64_t bytes, 
 }  // namespace
 
 cudaError_t launch_fill(std::byte* data, std::uint64_t bytes, DataPattern pattern, std::uint64_t key,
-                        cudaStream_t stream) {
+                        std::uint64_t global, cudaStream_t stream) {
   if (bytes == 0) return cudaSuccess;
   fill_kernel<<<blocks_for((bytes + 7) / 8), kThreads, 0, stream>>>(reinterpret_cast<unsigned char*>(data), bytes,
-                                                                    pattern, key);
+                                                                    pattern, key, global);
   return cudaGetLastError();
 }
 
 cudaError_t launch_first_mismatch(const std::byte* data, std::uint64_t bytes, DataPattern pattern,
-                                  std::uint64_t key, unsigned long long* first_bad, cudaStream_t stream) {
+                                  std::uint64_t key, std::uint64_t global, unsigned long long* first_bad,
+                                  cudaStream_t stream) {
   if (bytes == 0) return cudaSuccess;
   mismatch_kernel<<<blocks_for((bytes + 7) / 8), kThreads, 0, stream>>>(
-      reinterpret_cast<const unsigned char*>(data), bytes, pattern, key, first_bad);
+      reinterpret_cast<const unsigned char*>(data), bytes, pattern, key, global, first_bad);
   return cudaGetLastError();
 }
 

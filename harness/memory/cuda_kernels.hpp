@@ -12,13 +12,16 @@
 
 namespace ckpt::harness::cuda {
 
-// Writes the pattern of `key` to device bytes [data, data + bytes).
+// Writes the pattern of tensor `key` from its global byte `global` on to device bytes
+// [data, data + bytes).
 cudaError_t launch_fill(std::byte* data, std::uint64_t bytes, DataPattern pattern, std::uint64_t key,
-                        cudaStream_t stream);
+                        std::uint64_t global, cudaStream_t stream);
 
 // Lowers *first_bad (device memory, set to ~0 beforehand) to the offset of the first byte of
-// [data, data + bytes) that differs from the pattern of `key`; leaves it when all match.
+// [data, data + bytes) that differs from the pattern of tensor `key` from global byte `global`
+// on; leaves it when all match.
 cudaError_t launch_first_mismatch(const std::byte* data, std::uint64_t bytes, DataPattern pattern,
-                                  std::uint64_t key, unsigned long long* first_bad, cudaStream_t stream);
+                                  std::uint64_t key, std::uint64_t global, unsigned long long* first_bad,
+                                  cudaStream_t stream);
 
 }  // namespace ckpt::harness::cuda

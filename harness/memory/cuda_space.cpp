@@ -48,7 +48,7 @@ class DeviceBuffer final : public Buffer {
   void fill(std::span<const PatternRange> ranges, DataPattern pattern) override {
     check_ranges(ranges, size_);
     for (const PatternRange& r : ranges) {
-      cuda::check(cuda::launch_fill(data_ + r.offset, r.bytes, pattern, r.key, stream_.get()), "fill kernel launch");
+      cuda::check(cuda::launch_fill(data_ + r.offset, r.bytes, pattern, r.key, r.global_offset, stream_.get()), "fill kernel launch");
     }
     synchronize("fill kernel");
   }
@@ -64,7 +64,8 @@ class DeviceBuffer final : public Buffer {
                 "cudaMemsetAsync");
     for (std::size_t i = 0; i < ranges.size(); ++i) {
       const PatternRange& r = ranges[i];
-      cuda::check(cuda::launch_first_mismatch(data_ + r.offset, r.bytes, pattern, r.key, first_bad + i, stream_.get()),
+      cuda::check(cuda::launch_first_mismatch(data_ + r.offset, r.bytes, pattern, r.key, r.global_offset, first_bad + i,
+                                                    stream_.get()),
                   "verify kernel launch");
     }
     std::vector<unsigned long long> found(ranges.size());

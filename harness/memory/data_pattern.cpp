@@ -10,25 +10,56 @@ namespace ckpt::harness {
 
 namespace {
 
-// The pattern is a template argument so that the loops carry no per-word switch.
-template <DataPattern P>
-void fill_words(std::byte* data, std::uint64_t bytes, std::uint64_t key) {
+// The words of a run from global byte `global` on, in order. Word-aligned runs (every
+// whole-slice shard of a tensor whose rows are multiples of 8 bytes) take one pattern word per
+// output word; others shift two neighbours together, carrying one over, so that they too compute
+// one pattern word per output word. The pattern is a template argument so that the loops carry
+// no per-word switch.
+template <DataPattern P, bool Aligned>
+class RunWords {
+ public:
+  RunWords(std::uint64_t key, std::uint64_t global)
+      : key_(key), index_(global / 8), shift_(8 * (global % 8)), low_(pattern::pattern_word(P, key, index_)) {}
+
+  std::uint64_t next() {
+    if constexpr (Aligned) {
+      return pattern::pattern_word(P, key_, index_++);
+    } else {
+      const std::uint64_t high = pattern::pattern_word(P, key_, ++index_);
+      const std::uint64_t w = (low_ >> shift_) | (high << (64 - shift_));
+      low_ = high;
+      return w;
+    }
+  }
+
+ private:
+  std::uint64_t key_;
+  std::uint64_t index_;
+  std::uint64_t shift_;  // 8..56 when !Aligned
+  std::uint64_t low_;
+};
+
+template <DataPattern P, bool Aligned>
+void fill_words(std::byte* data, std::uint64_t bytes, std::uint64_t key, std::uint64_t global) {
+  RunWords<P, Aligned> run(key, global);
   const std::uint64_t words = bytes / 8;
   for (std::uint64_t i = 0; i < words; ++i) {
-    const std::uint64_t w = pattern::pattern_word(P, key, i);
+    const std::uint64_t w = run.next();
     std::memcpy(data + 8 * i, &w, 8);
   }
   if (bytes % 8 != 0) {
-    const std::uint64_t w = pattern::pattern_word(P, key, words);
+    const std::uint64_t w = run.next();
     std::memcpy(data + 8 * words, &w, bytes % 8);
   }
 }
 
-template <DataPattern P>
-std::optional<std::uint64_t> mismatch_in(const std::byte* data, std::uint64_t bytes, std::uint64_t key) {
+template <DataPattern P, bool Aligned>
+std::optional<std::uint64_t> mismatch_in(const std::byte* data, std::uint64_t bytes, std::uint64_t key,
+                                         std::uint64_t global) {
+  RunWords<P, Aligned> run(key, global);
   const std::uint64_t words = (bytes + 7) / 8;
   for (std::uint64_t i = 0; i < words; ++i) {
-    const std::uint64_t expected = pattern::pattern_word(P, key, i);
+    const std::uint64_t expected = run.next();
     const std::uint64_t n = std::min<std::uint64_t>(8, bytes - 8 * i);
     std::uint64_t found = 0;
     if (n == 8) {
@@ -44,13 +75,20 @@ std::optional<std::uint64_t> mismatch_in(const std::byte* data, std::uint64_t by
 
 }  // namespace
 
-void fill_pattern(std::byte* data, std::uint64_t bytes, DataPattern pattern, std::uint64_t key) {
-  return with_pattern(pattern, [&](auto p) { return fill_words<decltype(p)::value>(data, bytes, key); });
+void fill_pattern(std::byte* data, std::uint64_t bytes, DataPattern pattern, std::uint64_t key,
+                  std::uint64_t global_offset) {
+  return with_pattern(pattern, [&](auto p) {
+    if (global_offset % 8 == 0) return fill_words<decltype(p)::value, true>(data, bytes, key, global_offset);
+    return fill_words<decltype(p)::value, false>(data, bytes, key, global_offset);
+  });
 }
 
 std::optional<std::uint64_t> first_mismatch(const std::byte* data, std::uint64_t bytes, DataPattern pattern,
-                                            std::uint64_t key) {
-  return with_pattern(pattern, [&](auto p) { return mismatch_in<decltype(p)::value>(data, bytes, key); });
+                                            std::uint64_t key, std::uint64_t global_offset) {
+  return with_pattern(pattern, [&](auto p) {
+    if (global_offset % 8 == 0) return mismatch_in<decltype(p)::value, true>(data, bytes, key, global_offset);
+    return mismatch_in<decltype(p)::value, false>(data, bytes, key, global_offset);
+  });
 }
 
 std::uint8_t expected_byte(DataPattern pattern, std::uint64_t key, std::uint64_t offset) {

@@ -105,7 +105,7 @@ void HostAddressableBuffer::zero() {
 
 void HostAddressableBuffer::fill(std::span<const PatternRange> ranges, DataPattern pattern) {
   check_ranges(ranges, view_.size);
-  for (const PatternRange& r : ranges) fill_pattern(view_.data + r.offset, r.bytes, pattern, r.key);
+  for (const PatternRange& r : ranges) fill_pattern(view_.data + r.offset, r.bytes, pattern, r.key, r.global_offset);
 }
 
 std::optional<Mismatch> HostAddressableBuffer::first_mismatch(std::span<const PatternRange> ranges,
@@ -113,7 +113,7 @@ std::optional<Mismatch> HostAddressableBuffer::first_mismatch(std::span<const Pa
   check_ranges(ranges, view_.size);
   for (std::size_t i = 0; i < ranges.size(); ++i) {
     const std::byte* data = view_.data + ranges[i].offset;
-    if (const auto bad = harness::first_mismatch(data, ranges[i].bytes, pattern, ranges[i].key)) {
+    if (const auto bad = harness::first_mismatch(data, ranges[i].bytes, pattern, ranges[i].key, ranges[i].global_offset)) {
       return Mismatch{i, *bad, static_cast<std::uint8_t>(data[*bad])};
     }
   }

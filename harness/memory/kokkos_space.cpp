@@ -89,16 +89,16 @@ KOKKOS_INLINE_FUNCTION std::uint64_t load_word(const unsigned char* p, std::uint
 // The pattern is a template argument so that the kernels carry no per-word switch (as the
 // host's fill_pattern and first_mismatch).
 template <DataPattern P>
-void fill_range(unsigned char* data, std::uint64_t bytes, std::uint64_t key) {
+void fill_range(unsigned char* data, std::uint64_t bytes, std::uint64_t key, std::uint64_t global) {
   Kokkos::parallel_for(
       "ckptbench::fill", Words(0, words_of(bytes)), KOKKOS_LAMBDA(const std::int64_t i) {
-        const std::uint64_t w = pattern::pattern_word(P, key, static_cast<std::uint64_t>(i));
+        const std::uint64_t w = pattern::pattern_word_at(P, key, global + 8 * static_cast<std::uint64_t>(i));
         store_word(data + 8 * i, w, valid_bytes(bytes, i));
       });
 }
 
 template <DataPattern P>
-std::uint64_t mismatch_in(const unsigned char* data, std::uint64_t bytes, std::uint64_t key) {
+std::uint64_t mismatch_in(const unsigned char* data, std::uint64_t bytes, std::uint64_t key, std::uint64_t global) {
   std::uint64_t first = std::numeric_limits<std::uint64_t>::max();
   Kokkos::parallel_reduce(
       "ckptbench::verify", Words(0, words_of(bytes)),
@@ -106,19 +106,24 @@ std::uint64_t mismatch_in(const unsigned char* data, std::uint64_t bytes, std::u
         const std::uint64_t n = valid_bytes(bytes, i);
         const std::uint64_t found = load_word(data + 8 * i, n);
         const std::uint64_t b =
-            pattern::first_differing_byte(found, pattern::pattern_word(P, key, static_cast<std::uint64_t>(i)), n);
+            pattern::first_differing_byte(
+            found, pattern::pattern_word_at(P, key, global + 8 * static_cast<std::uint64_t>(i)), n);
         if (b < 8 && 8 * static_cast<std::uint64_t>(i) + b < lowest) lowest = 8 * static_cast<std::uint64_t>(i) + b;
       },
       Kokkos::Min<std::uint64_t>(first));
   return first;
 }
 
-void fill_range(unsigned char* data, std::uint64_t bytes, DataPattern pattern, std::uint64_t key) {
-  return with_pattern(pattern, [&](auto p) { return fill_range<decltype(p)::value>(data, bytes, key); });
+void fill_range(unsigned char* data, const PatternRange& r, DataPattern pattern) {
+  return with_pattern(pattern, [&](auto p) {
+    return fill_range<decltype(p)::value>(data + r.offset, r.bytes, r.key, r.global_offset);
+  });
 }
 
-std::uint64_t mismatch_in(const unsigned char* data, std::uint64_t bytes, DataPattern pattern, std::uint64_t key) {
-  return with_pattern(pattern, [&](auto p) { return mismatch_in<decltype(p)::value>(data, bytes, key); });
+std::uint64_t mismatch_in(const unsigned char* data, const PatternRange& r, DataPattern pattern) {
+  return with_pattern(pattern, [&](auto p) {
+    return mismatch_in<decltype(p)::value>(data + r.offset, r.bytes, r.key, r.global_offset);
+  });
 }
 
 // A View with room to start the data on a page boundary; host-addressable (checked by the space),
@@ -143,7 +148,7 @@ class KokkosBuffer final : public HostAddressableBuffer {
   void fill(std::span<const PatternRange> ranges, DataPattern pattern) override {
     check_ranges(ranges, size());
     auto* data = reinterpret_cast<unsigned char*>(view().data);
-    for (const PatternRange& r : ranges) fill_range(data + r.offset, r.bytes, pattern, r.key);
+    for (const PatternRange& r : ranges) fill_range(data, r, pattern);
     Kokkos::fence();
   }
 
@@ -151,7 +156,7 @@ class KokkosBuffer final : public HostAddressableBuffer {
     check_ranges(ranges, size());
     const auto* data = reinterpret_cast<const unsigned char*>(view().data);
     for (std::size_t i = 0; i < ranges.size(); ++i) {
-      const std::uint64_t bad = mismatch_in(data + ranges[i].offset, ranges[i].bytes, pattern, ranges[i].key);
+      const std::uint64_t bad = mismatch_in(data, ranges[i], pattern);
       if (bad != std::numeric_limits<std::uint64_t>::max()) return Mismatch{i, bad, data[ranges[i].offset + bad]};
     }
     return std::nullopt;

@@ -25,11 +25,13 @@ std::string_view memory_space_name(MemorySpaceKind kind);
 // The kind named `name`, or nullopt.
 std::optional<MemorySpaceKind> parse_memory_space(std::string_view name);
 
-// One shard's bytes in a buffer: [offset, offset + bytes) holds the pattern seeded by `key`.
+// A run of a shard in a buffer: [offset, offset + bytes) holds the pattern of tensor `key` from
+// the tensor's global byte `global_offset` on (data_pattern.hpp).
 struct PatternRange {
   std::uint64_t offset = 0;
   std::uint64_t bytes = 0;
   std::uint64_t key = 0;
+  std::uint64_t global_offset = 0;
 };
 
 // Where verification found the first wrong byte: ranges[range], byte `offset` of that range.

@@ -3,7 +3,9 @@
 // The deterministic shard contents as inline functions that host code, CUDA kernels and Kokkos
 // kernels share, so that every memory space fills and verifies byte-identical data: a
 // checkpoint written from device memory restores and verifies into host memory and back.
-// Byte i of a shard is byte (i % 8) (little-endian) of pattern_word(pattern, key, i / 8).
+// The key names a tensor (seed, state, tensor name); byte g of the tensor's global row-major
+// bytes is byte (g % 8) (little-endian) of pattern_word(pattern, key, g / 8). A shard of any
+// slicing holds those bytes at its global positions, so any layout regenerates and verifies it.
 
 #include <cstdint>
 
@@ -46,7 +48,7 @@ CKPT_HOST_DEVICE inline std::uint64_t bf16_word(std::uint64_t random) {
   return out;
 }
 
-// Word `index` (bytes 8 × index .. 8 × index + 7) of the shard with seed `key`.
+// Word `index` (global bytes 8 × index .. 8 × index + 7) of the tensor with seed `key`.
 CKPT_HOST_DEVICE inline std::uint64_t pattern_word(DataPattern pattern, std::uint64_t key, std::uint64_t index) {
   switch (pattern) {
     case DataPattern::zeros:
@@ -59,9 +61,18 @@ CKPT_HOST_DEVICE inline std::uint64_t pattern_word(DataPattern pattern, std::uin
   return splitmix64(key ^ (index * 0x2545f4914f6cdd1dULL));
 }
 
-// Byte `offset` of the shard with seed `key`.
+// Global byte `offset` of the tensor with seed `key`.
 CKPT_HOST_DEVICE inline std::uint8_t pattern_byte(DataPattern pattern, std::uint64_t key, std::uint64_t offset) {
   return static_cast<std::uint8_t>(pattern_word(pattern, key, offset / 8) >> (8 * (offset % 8)));
+}
+
+// The 8 bytes at global byte `offset` (any alignment), little-endian: two words shifted
+// together when `offset` is not a multiple of 8.
+CKPT_HOST_DEVICE inline std::uint64_t pattern_word_at(DataPattern pattern, std::uint64_t key, std::uint64_t offset) {
+  const std::uint64_t shift = 8 * (offset % 8);
+  const std::uint64_t low = pattern_word(pattern, key, offset / 8);
+  if (shift == 0) return low;
+  return (low >> shift) | (pattern_word(pattern, key, offset / 8 + 1) << (64 - shift));
 }
 
 // Offset within the word of the first byte where `found` differs from `expected` (they differ),

@@ -19,27 +19,15 @@ std::uint64_t align_up(std::uint64_t value, std::uint64_t alignment) {
 
 std::uint64_t alignment_of(const Case& c) { return std::max<std::uint64_t>(1, c.alignment); }
 
-// XXH3_64 of the seed and what makes a shard unique (name, state, offset, flat_begin), as
-// little-endian words after the name and a NUL.
-std::uint64_t shard_data_key(const workloads::Shard& s, std::uint64_t seed) {
-  std::string identity = s.name;
-  identity.push_back('\0');
-  auto add = [&identity](std::uint64_t v) {
-    for (int i = 0; i < 8; ++i) identity.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-  };
-  add(seed);
-  add(static_cast<std::uint64_t>(s.state));
-  for (std::int64_t o : s.offset) add(static_cast<std::uint64_t>(o));
-  add(static_cast<std::uint64_t>(s.flat_begin));
-  return checksum64(identity);
-}
-
 // Bytes one rank's region of a shared file occupies: shards placed back to back at aligned
 // offsets, the end rounded up for direct I/O. Must match plan_file() below.
 std::uint64_t region_bytes(const workloads::Layout& layout, const Case& c, std::int64_t rank) {
   const std::uint64_t align = alignment_of(c);
   std::uint64_t pos = 0;
-  for (const workloads::Shard& s : layout.shards(rank)) pos = align_up(pos, align) + scaled_bytes(s, c.scale);
+  for (const workloads::Shard& s : layout.shards(rank)) {
+    const std::uint64_t bytes = scaled_bytes(s, c.scale);
+    if (bytes > 0) pos = align_up(pos, align) + bytes;
+  }
   return align_up(pos, align);
 }
 
@@ -104,6 +92,7 @@ std::vector<FileGroup> group_by_file(const workloads::Layout& layout, const Case
   std::map<std::string, std::size_t> index;
   TensorPacker packer(c);
   for (workloads::Shard& s : layout.shards(rank)) {
+    if (scaled_bytes(s, c.scale) == 0) continue;
     std::string file = packer.pack(rank, scaled_bytes(s, c.scale)).value_or(shard_file(c, layout, rank, s));
     auto [it, inserted] = index.try_emplace(file, groups.size());
     if (inserted) groups.push_back({std::move(file), {}});
@@ -152,8 +141,31 @@ std::map<std::string, std::string> checkpoint_attributes(const workloads::Layout
 }
 
 std::uint64_t scaled_bytes(const workloads::Shard& shard, std::int64_t scale) {
-  const std::int64_t elements = std::max<std::int64_t>(1, shard.elements() / std::max<std::int64_t>(1, scale));
-  return static_cast<std::uint64_t>(elements * workloads::dtype_bytes(shard.dtype));
+  return shard_geometry(shard, scale).bytes();
+}
+
+std::vector<PatternRange> shard_pattern_ranges(const std::vector<RankPlan>& plans,
+                                               const std::vector<std::uint64_t>& plan_offsets,
+                                               std::vector<std::pair<std::size_t, std::size_t>>* owner) {
+  std::vector<PatternRange> ranges;
+  for (std::size_t p = 0; p < plans.size(); ++p) {
+    for (std::size_t i = 0; i < plans[p].shards.size(); ++i) {
+      const PlacedShard& ps = plans[p].shards[i];
+      if (ps.geometry.global_shape.empty()) {  // a shard without a place in a tensor: its bytes from 0
+        ranges.push_back({plan_offsets[p] + ps.memory_offset, ps.bytes, ps.data_key, 0});
+        if (owner != nullptr) owner->emplace_back(p, i);
+        continue;
+      }
+      const auto eb = static_cast<std::uint64_t>(ps.geometry.element_bytes);
+      for (const GlobalRun& run : global_runs(ps.geometry)) {
+        ranges.push_back({plan_offsets[p] + ps.memory_offset + static_cast<std::uint64_t>(run.local) * eb,
+                          static_cast<std::uint64_t>(run.elements) * eb, ps.data_key,
+                          static_cast<std::uint64_t>(run.global) * eb});
+        if (owner != nullptr) owner->emplace_back(p, i);
+      }
+    }
+  }
+  return ranges;
 }
 
 std::vector<std::int64_t> selected_ranks(const Case& c, std::int64_t world_size) {
@@ -200,7 +212,8 @@ std::vector<RankPlan> plan_ranks(const workloads::Layout& layout, const Case& c,
         placed.file = group.file;
         placed.file_offset = file_base + pos;
         placed.memory_offset = memory_base + pos;
-        placed.data_key = shard_data_key(s, c.seed);
+        placed.data_key = tensor_data_key(s.name, s.state, c.seed);
+        placed.geometry = shard_geometry(s, c.scale);
         placed.shard = std::move(s);
         file_pieces.push_back(dataset_piece(placed));
         shard_extents.push_back({placed.file_offset, placed.memory_offset,

@@ -7,7 +7,10 @@
 #include <vector>
 
 #include "backends/backend.hpp"
+#include "harness/memory/memory_space.hpp"
 #include "harness/campaign/case.hpp"
+#include "harness/plan/shard_geometry.hpp"
+#include "harness/reshard/reshard_plan.hpp"
 #include "workloads/layout.hpp"
 
 namespace ckpt::harness {
@@ -21,7 +24,8 @@ struct PlacedShard {
   std::uint64_t file_offset = 0;
   std::uint64_t memory_offset = 0;
   std::uint64_t bytes = 0;      // bytes written: shard bytes divided by the case's scale
-  std::uint64_t data_key = 0;   // seeds this shard's deterministic bytes
+  std::uint64_t data_key = 0;   // seeds the deterministic bytes of the shard's tensor
+  ShardGeometry geometry;       // where its bytes lie in the (scaled) tensor
 };
 
 // What one modeled rank writes: its shards in placement order, its buffer (which mirrors its
@@ -32,6 +36,7 @@ struct RankPlan {
   std::uint64_t buffer_bytes = 0;   // memory needed, alignment padding included
   std::uint64_t payload_bytes = 0;  // sum of shard bytes
   backends::IoPlan io;              // paths absolute (under the checkpoint directory)
+  RankReadPlan reshard;             // resharding restore only: its reads (as io), copies, padding, counts
 };
 
 // The shard as a tensor piece (hdf5 datasets "<state>/<tensor>"): its flat range shortened to
@@ -41,8 +46,16 @@ backends::DatasetPiece dataset_piece(const PlacedShard& placed);
 // Facts about the checkpoint that self-describing formats record (IoPlan::attributes).
 std::map<std::string, std::string> checkpoint_attributes(const workloads::Layout& layout, const Case& c);
 
-// Shard bytes after scaling: at least one element, whole elements.
+// Shard bytes after scaling (shard_geometry.hpp): whole elements; 0 for a ZeRO piece too small to
+// keep an element of the scaled tensor (such shards are not placed).
 std::uint64_t scaled_bytes(const workloads::Shard& shard, std::int64_t scale);
+
+// Every shard of `plans` as pattern runs of a buffer whose plan p starts at plan_offsets[p]:
+// one run per GlobalRun of each shard, in plan and shard order; `owner` (when given) receives
+// each run's (plan, shard) index.
+std::vector<PatternRange> shard_pattern_ranges(const std::vector<RankPlan>& plans,
+                                               const std::vector<std::uint64_t>& plan_offsets,
+                                               std::vector<std::pair<std::size_t, std::size_t>>* owner = nullptr);
 
 // The modeled ranks a case emulates (all, a list, or one node's share), sorted.
 std::vector<std::int64_t> selected_ranks(const Case& c, std::int64_t world_size);

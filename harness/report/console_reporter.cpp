@@ -77,6 +77,20 @@ std::string no_data_note(const std::vector<CaseResult>& results) {
                      list);
 }
 
+// "case 2: restore TP4×PP8×DP1 from TP8×PP4×DP1, read exact: needed 1.2 GiB, read 1.2 GiB (1.00×), 96 requests
+// (per rank 12 [12–12]), per-rank read 150 MiB [150 MiB–150 MiB]".
+std::string reshard_line(const CaseResult& r) {
+  const ReshardSummary& s = *r.reshard;
+  const auto bytes = [](double b) { return format_bytes(static_cast<std::int64_t>(b)); };
+  return fmt::format("case {}: restore {} from {}, read {}: needed {}, read {} ({:.2f}×), {} requests (per rank {} "
+                     "[{}–{}]), per-rank read {} [{}–{}]{}",
+                     r.config.index, s.to, s.from, s.read, bytes(static_cast<double>(s.bytes_needed)),
+                     bytes(static_cast<double>(s.bytes_read)), s.amplification(), s.requests, s.rank_requests.median,
+                     s.rank_requests.min, s.rank_requests.max, bytes(s.rank_bytes_read.median),
+                     bytes(s.rank_bytes_read.min), bytes(s.rank_bytes_read.max),
+                     s.padding_bytes > 0 ? ", vocabulary padding not stored " + bytes(static_cast<double>(s.padding_bytes)) : "");
+}
+
 std::string seconds_text(double seconds) {
   return format_significant(seconds) + " s";
 }
@@ -125,6 +139,9 @@ void print_summary(std::ostream& out, const std::vector<CaseResult>& results, Ba
   }
   for (const std::string& note : {scale_note(results), no_data_note(results)}) {
     if (!note.empty()) fmt::print(out, "{}\n", note);
+  }
+  for (const CaseResult& r : results) {
+    if (r.reshard) fmt::print(out, "{}\n", reshard_line(r));
   }
   for (const CaseResult& r : results) fmt::print(out, "{}\n", wall_time_line(r));
 }

@@ -30,6 +30,7 @@ class CaseExecution {
   void prepare_restore();
   void check_memory(std::uint64_t mine);
   void record_sizes(const std::vector<RankPlan>& plans);
+  void record_reshard(const std::vector<RankPlan>& plans);  // harness/reshard/reshard_result.cpp
   std::unique_ptr<backends::Backend> make_backend_everywhere();
   MemorySpace& memory_space();
   void prepare_staging();

@@ -122,6 +122,19 @@ nlohmann::json to_json(const CaseResult& r) {
                    {"wall_time", wall_json(r.wall)},
                    {"environment", r.environment}};
   if (r.training) j["training"] = to_json(*r.training);  // [training] cases (harness/engine)
+  if (r.reshard) {
+    const ReshardSummary& s = *r.reshard;
+    j["reshard"] = {{"from", s.from},
+                    {"to", s.to},
+                    {"read", s.read},
+                    {"bytes_needed", s.bytes_needed},
+                    {"bytes_read", s.bytes_read},
+                    {"amplification", s.amplification()},
+                    {"padding_bytes", s.padding_bytes},
+                    {"requests", s.requests},
+                    {"per_rank_bytes_read", spread_json(s.rank_bytes_read)},
+                    {"per_rank_requests", spread_json(s.rank_requests)}};
+  }
   j["environment"]["config_hash"] = j["config_hash"];
   j["environment"]["cache_policy"] = r.cache_policy_applied;
   j["environment"]["hosts"] = r.hosts;

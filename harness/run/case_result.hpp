@@ -53,6 +53,20 @@ struct PhaseSummary {
   std::vector<Straggler> stragglers;      // per phase, in the median iteration
 };
 
+// A resharding restore ([restore]): what its read plans needed and read, over every emulated rank.
+struct ReshardSummary {
+  std::string from;                 // the writer's layout, "TP8×PP4×DP1 (ZeRO 0)"
+  std::string to;                   // the restore's
+  std::string read;                 // restore.read: exact | whole_items
+  std::uint64_t bytes_needed = 0;   // bytes of the restored shards the checkpoint stores
+  std::uint64_t bytes_read = 0;     // bytes the reads moved (exact: = needed)
+  std::uint64_t padding_bytes = 0;  // restored vocabulary padding the checkpoint does not store (not read)
+  std::uint64_t requests = 0;       // read requests after coalescing (before chunk_bytes splits)
+  Spread rank_bytes_read;           // per emulated rank
+  Spread rank_requests;
+  double amplification() const { return bytes_needed > 0 ? static_cast<double>(bytes_read) / static_cast<double>(bytes_needed) : 0; }
+};
+
 struct CaseResult {
   Case config;
   std::string status = "ok";                  // ok | failed | interrupted
@@ -78,6 +92,7 @@ struct CaseResult {
   std::vector<std::string> hosts;             // every process's host name, in rank order
   WallTime wall;
   std::optional<TrainingSummary> training;    // [training] cases: the loop's stall, time to durable, ...
+  std::optional<ReshardSummary> reshard;      // [restore] into another layout
   nlohmann::json environment = nlohmann::json::object();
 };
 

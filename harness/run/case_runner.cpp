@@ -11,6 +11,7 @@
 #include "harness/engine/training_state.hpp"
 #include "harness/run/environment.hpp"
 #include "harness/run/manifest.hpp"
+#include "harness/reshard/reshard_restore.hpp"
 #include "harness/run/process_plans.hpp"
 #include "harness/run/target_check.hpp"
 #include "harness/common/text_format.hpp"
@@ -95,6 +96,8 @@ void CaseExecution::prepare_restore() {
   ProcessPlans plans;
   try {
     plans = plan_process(layout_, c_, phase_, selected_, comm_.rank(), comm_.size(), dir, &manifest);
+  } catch (const ReshardError& e) {
+    problem = e.what();
   } catch (const std::exception& e) {
     problem = fmt::format("{}: damaged manifest: {} — {}", (dir / kManifestName).string(), e.what(),
                           damaged_checkpoint_advice(c_, dir));
@@ -110,6 +113,7 @@ void CaseExecution::prepare_restore() {
   read_buffer_ = ProcessBuffer(read_plans_, space);
   add_notes(space.notes());
   record_sizes(read_plans_);
+  if (c_.restore.reshard) record_reshard(read_plans_);
   result_.checkpoint_dir = dir.string();
 }
 

@@ -7,6 +7,7 @@
 #include "harness/run/case_execution.hpp"
 #include "harness/run/case_runner.hpp"
 #include "harness/run/manifest.hpp"
+#include "harness/reshard/reshard_restore.hpp"
 #include "harness/run/target_check.hpp"
 
 namespace ckpt::harness {
@@ -200,9 +201,17 @@ bool CaseExecution::read_iteration(int iteration, std::vector<IterationTiming>* 
   charge("cache drop", start);
   start = Clock::now();
   buffer.zero();
+  if (c_.restore.reshard) fill_reshard_padding(plans, buffer_offsets(plans, buffer), buffer.memory(), c_.data);
   charge("zero buffers", start);
   start = Clock::now();
-  const ProcessSample sample = timed_transfer(*backend_, plans, buffer, false, comm_);
+  ProcessSample sample = timed_transfer(*backend_, plans, buffer, false, comm_);
+  if (c_.restore.reshard && sample.error.empty()) {
+    // Copies out of scratch (whole_items: narrowing, as in DCP's reader; exact: strided rows)
+    // are part of the restore.
+    const auto narrow = Clock::now();
+    apply_reshard_copies(plans, buffer_offsets(plans, buffer), buffer.memory());
+    sample.seconds += seconds_since(narrow);
+  }
   const IterationTiming timing = gather_timing(sample, comm_);
   charge("restore", start);
   add_notes(timing);

@@ -185,49 +185,50 @@ IterationTiming gather_timing(const ProcessSample& mine, Comm& comm) {
   return timing;
 }
 
-namespace {
-
-// Every shard of `plans` as a range of the process buffer, in plan order.
-std::vector<PatternRange> shard_ranges(const std::vector<RankPlan>& plans, const ProcessBuffer& buffer) {
-  std::vector<PatternRange> ranges;
-  for (std::size_t p = 0; p < plans.size(); ++p) {
-    for (const PlacedShard& ps : plans[p].shards) ranges.push_back({buffer.offset(p) + ps.memory_offset, ps.bytes, ps.data_key});
-  }
-  return ranges;
+std::vector<std::uint64_t> buffer_offsets(const std::vector<RankPlan>& plans, const ProcessBuffer& buffer) {
+  std::vector<std::uint64_t> offsets;
+  for (std::size_t p = 0; p < plans.size(); ++p) offsets.push_back(buffer.offset(p));
+  return offsets;
 }
-
-}  // namespace
 
 // Verification runs in the buffer's memory space (device kernels for cuda, Kokkos kernels for
 // kokkos); only the first wrong byte comes back.
 std::string verify_plans(const std::vector<RankPlan>& plans, const ProcessBuffer& buffer, DataPattern pattern) {
-  const std::vector<PatternRange> ranges = shard_ranges(plans, buffer);
+  std::vector<std::pair<std::size_t, std::size_t>> owner;
+  const std::vector<PatternRange> ranges = shard_pattern_ranges(plans, buffer_offsets(plans, buffer), &owner);
   if (ranges.empty()) return "";
   const std::optional<Mismatch> bad = buffer.memory().first_mismatch(ranges, pattern);
   if (!bad) return "";
-  std::size_t index = bad->range;
-  for (const RankPlan& plan : plans) {
-    if (index >= plan.shards.size()) {
-      index -= plan.shards.size();
-      continue;
-    }
-    const PlacedShard& ps = plan.shards[index];
-    return fmt::format("verification failed: tensor {} ({}, rank {}) at byte {} (file {} offset {}): expected 0x{:02x}, "
-                       "found 0x{:02x}",
-                       ps.shard.name, workloads::state_kind_name(ps.shard.state), ps.rank, bad->offset, ps.file,
-                       ps.file_offset + bad->offset, expected_byte(pattern, ps.data_key, bad->offset),
-                       static_cast<unsigned>(bad->found));
-  }
-  return "verification failed: a mismatch outside every shard";
+  const PatternRange& run = ranges[bad->range];
+  const PlacedShard& ps = plans[owner[bad->range].first].shards[owner[bad->range].second];
+  const std::uint64_t global_byte = run.global_offset + bad->offset;
+  const auto element = static_cast<std::int64_t>(global_byte / static_cast<std::uint64_t>(ps.geometry.element_bytes));
+  const std::uint64_t shard_byte = run.offset - buffer_offsets(plans, buffer)[owner[bad->range].first] -
+                                   ps.memory_offset + bad->offset;
+  // A resharded shard comes from several stored pieces: no one file to name.
+  const std::string where =
+      ps.file.empty() ? "" : fmt::format(" (file {} offset {})", ps.file, ps.file_offset + shard_byte);
+  return fmt::format("verification failed: tensor {} ({}, rank {}) at global element {} (flat {}, shape {}), byte {} "
+                     "of the shard{}: expected 0x{:02x}, found 0x{:02x}",
+                     ps.shard.name, workloads::state_kind_name(ps.shard.state), ps.rank,
+                     global_index_text(ps.geometry.global_shape, element), element,
+                     fmt::format("[{}]", fmt::join(ps.geometry.global_shape, ", ")), shard_byte, where,
+                     expected_byte(pattern, ps.data_key, global_byte), static_cast<unsigned>(bad->found));
 }
 
 std::vector<std::vector<std::uint64_t>> fill_plans(const std::vector<RankPlan>& plans, ProcessBuffer& buffer,
                                                    DataPattern pattern) {
-  const std::vector<PatternRange> ranges = shard_ranges(plans, buffer);
   std::vector<std::vector<std::uint64_t>> checksums(plans.size());
+  const std::vector<PatternRange> ranges = shard_pattern_ranges(plans, buffer_offsets(plans, buffer));
   if (ranges.empty()) return checksums;
   buffer.memory().fill(ranges, pattern);
-  const std::vector<std::uint64_t> sums = buffer.memory().checksums(ranges);
+  // The manifest's checksums are of whole shards (a dim-1 slice is several pattern runs).
+  std::vector<PatternRange> whole;
+  const std::vector<std::uint64_t> offsets = buffer_offsets(plans, buffer);
+  for (std::size_t p = 0; p < plans.size(); ++p) {
+    for (const PlacedShard& ps : plans[p].shards) whole.push_back({offsets[p] + ps.memory_offset, ps.bytes, ps.data_key});
+  }
+  const std::vector<std::uint64_t> sums = buffer.memory().checksums(whole);
   std::size_t next = 0;
   for (std::size_t p = 0; p < plans.size(); ++p) {
     checksums[p].assign(sums.begin() + static_cast<std::ptrdiff_t>(next),

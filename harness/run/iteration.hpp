@@ -53,6 +53,9 @@ IterationTiming gather_timing(const ProcessSample& mine, Comm& comm);
 // problem ("tensor <name> (<state>, rank R) at byte B: expected 0x.., found 0x..") or "".
 std::string verify_plans(const std::vector<RankPlan>& plans, const ProcessBuffer& buffer, DataPattern pattern);
 
+// Where each plan's part of `buffer` starts.
+std::vector<std::uint64_t> buffer_offsets(const std::vector<RankPlan>& plans, const ProcessBuffer& buffer);
+
 // Fills every shard of `plans` with its deterministic contents; returns per-shard checksums.
 std::vector<std::vector<std::uint64_t>> fill_plans(const std::vector<RankPlan>& plans, ProcessBuffer& buffer,
                                                    DataPattern pattern);

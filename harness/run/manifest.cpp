@@ -30,23 +30,6 @@ void fsync_path(const std::filesystem::path& path, int flags) {
   if (rc != 0) throw std::runtime_error(fmt::format("fsync {}: {}", path.string(), std::strerror(saved)));
 }
 
-workloads::Shard shard_from_json(const nlohmann::json& t) {
-  workloads::Shard s;
-  s.name = t.at("name").get<std::string>();
-  const std::string state = t.at("state").get<std::string>();
-  for (auto kind : {workloads::StateKind::weight, workloads::StateKind::master, workloads::StateKind::exp_avg,
-                    workloads::StateKind::exp_avg_sq}) {
-    if (workloads::state_kind_name(kind) == state) s.state = kind;
-  }
-  s.dtype = workloads::parse_dtype(t.at("dtype").get<std::string>());
-  s.global_shape = t.at("global_shape").get<std::vector<std::int64_t>>();
-  s.offset = t.at("offset").get<std::vector<std::int64_t>>();
-  s.extent = t.at("extent").get<std::vector<std::int64_t>>();
-  s.flat_begin = t.at("flat_begin").get<std::int64_t>();
-  s.flat_end = t.at("flat_end").get<std::int64_t>();
-  s.bytes = (s.flat_end - s.flat_begin) * workloads::dtype_bytes(s.dtype);
-  return s;
-}
 
 // Manifests before version 2 have no checksum_algorithm: their checksums and checkpoint_hash
 // came from a hash of ckptbench's own, which this version cannot recompute, so it refuses them
@@ -67,6 +50,24 @@ void check_checksum_algorithm(const nlohmann::json& manifest, const std::filesys
 }
 
 }  // namespace
+
+workloads::Shard shard_from_json(const nlohmann::json& t) {
+  workloads::Shard s;
+  s.name = t.at("name").get<std::string>();
+  const std::string state = t.at("state").get<std::string>();
+  for (auto kind : {workloads::StateKind::weight, workloads::StateKind::master, workloads::StateKind::exp_avg,
+                    workloads::StateKind::exp_avg_sq}) {
+    if (workloads::state_kind_name(kind) == state) s.state = kind;
+  }
+  s.dtype = workloads::parse_dtype(t.at("dtype").get<std::string>());
+  s.global_shape = t.at("global_shape").get<std::vector<std::int64_t>>();
+  s.offset = t.at("offset").get<std::vector<std::int64_t>>();
+  s.extent = t.at("extent").get<std::vector<std::int64_t>>();
+  s.flat_begin = t.at("flat_begin").get<std::int64_t>();
+  s.flat_end = t.at("flat_end").get<std::int64_t>();
+  s.bytes = (s.flat_end - s.flat_begin) * workloads::dtype_bytes(s.dtype);
+  return s;
+}
 
 nlohmann::json manifest_tensors(const std::vector<RankPlan>& plans,
                                 const std::vector<std::vector<std::uint64_t>>& checksums) {
@@ -165,6 +166,7 @@ std::vector<RankPlan> plans_from_manifest(const nlohmann::json& manifest, const 
     ps.memory_offset = t.at("memory_offset").get<std::uint64_t>();
     ps.bytes = t.at("bytes").get<std::uint64_t>();
     ps.data_key = t.at("data_key").get<std::uint64_t>();
+    ps.geometry = shard_geometry(ps.shard, manifest.value("scale", std::int64_t{1}));
     it->second.shards.push_back(std::move(ps));
   }
   const std::uint64_t align = std::max<std::uint64_t>(1, c.alignment);

@@ -30,6 +30,9 @@ void commit_manifest(const std::filesystem::path& dir, const nlohmann::json& man
 // missing (an older ckptbench's) or not xxh3_64.
 nlohmann::json read_manifest(const std::filesystem::path& dir);
 
+// The layout's shard a manifest entry describes (unscaled, as the writer's layout gave it).
+workloads::Shard shard_from_json(const nlohmann::json& tensor);
+
 // Rebuilds the plans of `ranks` from a manifest (restore in a new process), with the extents
 // the case's settings give.
 std::vector<RankPlan> plans_from_manifest(const nlohmann::json& manifest, const Case& c,

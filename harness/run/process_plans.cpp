@@ -7,6 +7,7 @@
 #include "harness/common/text_format.hpp"
 #include "harness/run/manifest.hpp"
 #include "harness/run/process_buffer.hpp"
+#include "harness/reshard/reshard_restore.hpp"
 
 namespace ckpt::harness {
 
@@ -47,6 +48,10 @@ ProcessPlans plan_process(const workloads::Layout& layout, const Case& c, PhaseS
     return shift ? shifted_share(selected, mine, c.ranks.gpus_per_node, processes) : mine;
   };
   ProcessPlans plans;
+  if (c.restore.reshard && phase == PhaseSelection::restore && manifest != nullptr) {
+    plans.read = reshard_plans(*manifest, c, process_share(restore_selected_ranks(c), process, processes), dir);
+    return plans;
+  }
   if (phase == PhaseSelection::restore) {
     if (manifest == nullptr) {
       plans.read = plan_ranks(layout, c, read_ranks(), dir);

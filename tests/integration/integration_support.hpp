@@ -300,7 +300,7 @@ inline std::string campaign_toml(const std::string& name, const fs::path& target
 
 // Bytes `ckptbench run` writes per checkpoint for `world` modeled ranks of the layout that
 // `layout_args` describes: every shard of every rank (from `ckptbench layout --rank R --json`)
-// scaled down on its own, max(1, elements / scale) elements of its dtype.
+// scaled down as harness/plan/shard_geometry.hpp describes.
 inline std::uint64_t scaled_checkpoint_bytes(const std::vector<std::string>& layout_args, int world, std::int64_t scale) {
   std::uint64_t total = 0;
   for (int rank = 0; rank < world; ++rank) {
@@ -316,7 +316,18 @@ inline std::uint64_t scaled_checkpoint_bytes(const std::vector<std::string>& lay
       EXPECT_GT(elements, 0);
       EXPECT_EQ(bytes % elements, 0) << shard.dump();
       const std::int64_t dtype_bytes = bytes / elements;
-      total += static_cast<std::uint64_t>(std::max<std::int64_t>(1, elements / scale) * dtype_bytes);
+      // harness/plan/shard_geometry.hpp: exact where the scale divides the leading dimension of
+      // the shape and of the slice (flat ranges [b / s, e / s)), else max(1, elements / s).
+      const auto shape = shard.at("global_shape").get<std::vector<std::int64_t>>();
+      const auto offset = shard.at("offset").get<std::vector<std::int64_t>>();
+      const auto extent = shard.at("extent").get<std::vector<std::int64_t>>();
+      const auto begin = shard.at("flat_begin").get<std::int64_t>();
+      const auto end = shard.at("flat_end").get<std::int64_t>();
+      const bool exact = scale > 1 && !shape.empty() && shape[0] % scale == 0 && offset[0] % scale == 0 &&
+                         extent[0] % scale == 0;
+      const std::int64_t kept = scale <= 1 ? elements : exact ? end / scale - begin / scale
+                                                              : std::max<std::int64_t>(1, elements / scale);
+      total += static_cast<std::uint64_t>(kept * dtype_bytes);
     }
   }
   return total;

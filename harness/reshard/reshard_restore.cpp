@@ -1,0 +1,134 @@
+#include "harness/reshard/reshard_restore.hpp"
+
+#include <cstring>
+#include <fmt/format.h>
+#include <map>
+#include <stdexcept>
+
+#include "harness/plan/extent_builder.hpp"
+#include "harness/plan/file_naming.hpp"
+#include "harness/run/manifest.hpp"
+
+namespace ckpt::harness {
+namespace {
+
+std::uint64_t align_up(std::uint64_t value, std::uint64_t alignment) {
+  return (value + alignment - 1) / alignment * alignment;
+}
+
+void check_reshardable(const Case& c) {
+  if (c.backend == "hdf5") {
+    throw ReshardError(
+        "restore.*: a resharding restore reads byte ranges of the stored pieces, and backend.name = \"hdf5\" reads "
+        "datasets; restore with the writer's layout, or write with a raw-bytes backend (posix, uring, mpiio)");
+  }
+  if (c.io.direct) {
+    throw ReshardError(
+        "restore.*: a resharding restore reads unaligned byte ranges, which backend.direct = true cannot; set "
+        "backend.direct = false (cache.policy = \"drop\" keeps the page cache out of the timing)");
+  }
+}
+
+StoredPieces stored_pieces(const nlohmann::json& manifest) {
+  const std::int64_t scale = manifest.value("scale", std::int64_t{1});
+  StoredPieces stored;
+  for (const auto& t : manifest.at("tensors")) {
+    const workloads::Shard shard = shard_from_json(t);
+    stored[{shard.state, shard.name}].push_back(
+        {t.at("file").get<std::string>(), t.at("file_offset").get<std::uint64_t>(), shard_geometry(shard, scale)});
+  }
+  return stored;
+}
+
+RankPlan plan_rank(const workloads::Layout& layout, const Case& c, std::int64_t rank, const StoredPieces& stored,
+                   const std::filesystem::path& dir) {
+  const std::uint64_t align = std::max<std::uint64_t>(64, c.alignment);
+  RankPlan plan;
+  plan.rank = rank;
+  std::vector<NeededShard> needed;
+  std::uint64_t pos = 0;
+  for (workloads::Shard& s : layout.shards(rank)) {
+    const ShardGeometry geometry = shard_geometry(s, c.scale);
+    if (geometry.elements() <= 0) continue;
+    pos = align_up(pos, align);
+    PlacedShard& placed = plan.shards.emplace_back();
+    placed.rank = rank;
+    placed.memory_offset = pos;
+    placed.bytes = geometry.bytes();
+    placed.data_key = tensor_data_key(s.name, s.state, c.seed);
+    placed.geometry = geometry;
+    needed.push_back({s.name, s.state, geometry, pos});
+    placed.shard = std::move(s);
+    pos += placed.bytes;
+  }
+  plan.reshard = plan_rank_reads(needed, stored, c.restore.read, pos, align);
+  for (PaddingRun& p : plan.reshard.padding) p.key = plan.shards[p.shard].data_key;
+  plan.payload_bytes = plan.reshard.bytes_needed;  // what the restore moves from storage; padding is not read
+  plan.buffer_bytes = plan.reshard.buffer_bytes;
+  std::vector<std::vector<backends::Extent>> per_file(plan.reshard.files.size());
+  for (const ReadRequest& r : plan.reshard.requests) per_file[r.file].push_back({r.file_offset, r.memory_offset, r.length});
+  for (std::size_t f = 0; f < per_file.size(); ++f) {
+    backends::FilePlan file;
+    file.path = (dir / plan.reshard.files[f]).string();
+    file.extents = build_extents(std::move(per_file[f]), 0, c.chunk_bytes, 1);
+    file.shared = mapping_shares_files(c.mapping);
+    plan.io.files.push_back(std::move(file));
+  }
+  return plan;
+}
+
+}  // namespace
+
+std::vector<std::int64_t> restore_selected_ranks(const Case& c) {
+  Case reader = c;
+  reader.ranks = c.restore.ranks;
+  return selected_ranks(reader, c.restore.parallel.world_size());
+}
+
+std::vector<RankPlan> reshard_plans(const nlohmann::json& manifest, const Case& c,
+                                    const std::vector<std::int64_t>& ranks, const std::filesystem::path& dir) {
+  check_reshardable(c);
+  const workloads::Layout layout(c.model, c.restore.parallel, c.restore.state);
+  const StoredPieces stored = stored_pieces(manifest);
+  std::vector<RankPlan> plans;
+  try {
+    for (const std::int64_t rank : ranks) plans.push_back(plan_rank(layout, c, rank, stored, dir));
+  } catch (const ReshardError&) {
+    throw;
+  } catch (const std::runtime_error& e) {
+    throw ReshardError(fmt::format("restore (TP {} × PP {} × DP {}) of a checkpoint written with TP {} × PP {} × DP {}: {}",
+                                   c.restore.parallel.tp, c.restore.parallel.pp, c.restore.parallel.dp, c.parallel.tp,
+                                   c.parallel.pp, c.parallel.dp, e.what()));
+  }
+  return plans;
+}
+
+void fill_reshard_padding(const std::vector<RankPlan>& plans, const std::vector<std::uint64_t>& offsets,
+                          Buffer& buffer, DataPattern pattern) {
+  std::vector<PatternRange> ranges;
+  for (std::size_t p = 0; p < plans.size(); ++p) {
+    for (const PaddingRun& run : plans[p].reshard.padding) {
+      ranges.push_back({offsets[p] + run.memory_offset, run.bytes, run.key, run.global_offset});
+    }
+  }
+  if (!ranges.empty()) buffer.fill(ranges, pattern);
+}
+
+void apply_reshard_copies(const std::vector<RankPlan>& plans, const std::vector<std::uint64_t>& offsets,
+                          Buffer& buffer) {
+  const backends::MemoryView view = buffer.view();
+  std::vector<std::byte> bounce;
+  for (std::size_t p = 0; p < plans.size(); ++p) {
+    for (const NarrowCopy& copy : plans[p].reshard.copies) {
+      if (view.kind != backends::MemoryKind::device) {
+        std::memcpy(view.data + offsets[p] + copy.to, view.data + offsets[p] + copy.from, copy.length);
+      } else {  // device memory: through the host (a benchmark of reads, not of device copies)
+        bounce.resize(copy.length);
+        buffer.copy_to_host(offsets[p] + copy.from, bounce);
+        buffer.copy_from_host(offsets[p] + copy.to, bounce);
+      }
+    }
+  }
+}
+
+}  // namespace ckpt::harness
