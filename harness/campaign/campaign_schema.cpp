@@ -171,6 +171,7 @@ std::vector<KeySpec> general_keys() {
       choice_key("strategy", "mapping", "file_per_rank",
                  {"file_per_rank", "file_per_tensor", "file_per_node", "shared_file"}),
       choice_key("strategy", "layout", "dcp", {"dcp", "megatron", "deepspeed"}),
+      choice_key("strategy", "megatron_optimizer", "gathered", {"gathered", "per_dp"}),
       size_key("strategy", "alignment", 0),
       size_key("strategy", "chunk_bytes", 0),
       size_key("strategy", "coalesce_bytes", 0),

@@ -30,6 +30,10 @@ std::string_view directory_layout_name(DirectoryLayout layout) {
   return "dcp";
 }
 
+std::string_view megatron_optimizer_name(MegatronOptimizer format) {
+  return format == MegatronOptimizer::per_dp ? "per_dp" : "gathered";
+}
+
 std::string_view data_pattern_name(DataPattern pattern) {
   switch (pattern) {
     case DataPattern::random:

@@ -4,6 +4,7 @@
 
 #include "harness/cli/choice_validator.hpp"
 #include "harness/common/config_error.hpp"
+#include "harness/cli/layout_files.hpp"
 #include "harness/cli/layout_report.hpp"
 #include "harness/models/model_zoo.hpp"
 #include "workloads/layout.hpp"
@@ -76,6 +77,12 @@ CLI::App* add_layout_command(CLI::App& app, LayoutOptions& o) {
                   "Layers on the last pipeline stage (uneven split; 0 = even)");
   cmd->add_option("--rank", o.rank, "Show only this rank, with its shards");
   cmd->add_flag("--json", o.json, "Print one JSON object");
+  cmd->add_flag("--files", o.files, "List the files each rank writes for one checkpoint, with their sizes (no I/O)");
+  cmd->add_option("--layout", o.directory_layout, "With --files: the directory layout (strategy.layout)")
+      ->check(one_of({"dcp", "megatron", "deepspeed"}))->capture_default_str();
+  cmd->add_option("--megatron-optimizer", o.megatron_optimizer,
+                  "With --files --layout megatron: distributed-optimizer files (strategy.megatron_optimizer)")
+      ->check(one_of({"gathered", "per_dp"}))->capture_default_str();
   return cmd;
 }
 
@@ -86,6 +93,20 @@ void run_layout(const LayoutOptions& o, std::ostream& out) {
                       "rank " + std::to_string(*o.rank) + " is outside the world of " +
                           std::to_string(layout.world_size()) + " ranks (0.." +
                           std::to_string(layout.world_size() - 1) + ")");
+  }
+  if (o.files) {
+    const DirectoryLayout directory = o.directory_layout == "megatron"    ? DirectoryLayout::megatron
+                                      : o.directory_layout == "deepspeed" ? DirectoryLayout::deepspeed
+                                                                          : DirectoryLayout::dcp;
+    const MegatronOptimizer optimizer =
+        o.megatron_optimizer == "per_dp" ? MegatronOptimizer::per_dp : MegatronOptimizer::gathered;
+    const std::vector<ListedFile> files = list_checkpoint_files(layout, directory, optimizer, o.rank);
+    if (o.json) {
+      out << files_json(directory, files).dump() << '\n';
+    } else {
+      print_files_text(out, directory, files);
+    }
+    return;
   }
   const workloads::WorldSummary summary = workloads::summarize(layout);
   if (o.json) {

@@ -20,6 +20,9 @@ struct LayoutOptions {
   std::string optimizer_dtype = "fp32";
   std::optional<std::int64_t> rank;
   bool json = false;
+  bool files = false;                          // list the files of a checkpoint directory
+  std::string directory_layout = "dcp";        // with files: strategy.layout's values
+  std::string megatron_optimizer = "gathered";  // with files: strategy.megatron_optimizer's values
 };
 
 // Registers `ckptbench layout` on `app`, filling `options` when parsed.

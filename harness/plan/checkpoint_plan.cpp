@@ -9,6 +9,7 @@
 #include "harness/memory/checksum.hpp"
 #include "harness/plan/extent_builder.hpp"
 #include "harness/plan/file_naming.hpp"
+#include "harness/plan/framework_shards.hpp"
 
 namespace ckpt::harness {
 namespace {
@@ -39,7 +40,7 @@ std::uint64_t shard_data_key(const workloads::Shard& s, std::uint64_t seed) {
 std::uint64_t region_bytes(const workloads::Layout& layout, const Case& c, std::int64_t rank) {
   const std::uint64_t align = alignment_of(c);
   std::uint64_t pos = 0;
-  for (const workloads::Shard& s : layout.shards(rank)) pos = align_up(pos, align) + scaled_bytes(s, c.scale);
+  for (const workloads::Shard& s : written_shards(layout, c, rank)) pos = align_up(pos, align) + scaled_bytes(s, c.scale);
   return align_up(pos, align);
 }
 
@@ -103,7 +104,7 @@ std::vector<FileGroup> group_by_file(const workloads::Layout& layout, const Case
   std::vector<FileGroup> groups;
   std::map<std::string, std::size_t> index;
   TensorPacker packer(c);
-  for (workloads::Shard& s : layout.shards(rank)) {
+  for (workloads::Shard& s : written_shards(layout, c, rank)) {
     std::string file = packer.pack(rank, scaled_bytes(s, c.scale)).value_or(shard_file(c, layout, rank, s));
     auto [it, inserted] = index.try_emplace(file, groups.size());
     if (inserted) groups.push_back({std::move(file), {}});

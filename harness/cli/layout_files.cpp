@@ -1,0 +1,92 @@
+#include "harness/cli/layout_files.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+#include <set>
+
+#include "harness/common/config_error.hpp"
+#include "harness/common/text_format.hpp"
+#include "harness/plan/checkpoint_plan.hpp"
+#include "harness/plan/framework_shards.hpp"
+
+namespace ckpt::harness {
+namespace {
+
+Case planning_case(const workloads::Layout& layout, DirectoryLayout directory_layout,
+                   MegatronOptimizer megatron_optimizer) {
+  Case c;
+  c.model = layout.model();
+  c.parallel = layout.parallel();
+  c.state = layout.state();
+  c.mapping = Mapping::file_per_rank;
+  c.directory_layout = directory_layout;
+  c.megatron_optimizer = megatron_optimizer;
+  return c;
+}
+
+std::uint64_t total_bytes(const std::vector<ListedFile>& files) {
+  std::uint64_t total = 0;
+  for (const ListedFile& f : files) total += f.bytes;
+  return total;
+}
+
+std::size_t writer_count(const std::vector<ListedFile>& files) {
+  std::set<std::int64_t> writers;
+  for (const ListedFile& f : files) writers.insert(f.rank);
+  return writers.size();
+}
+
+}  // namespace
+
+std::vector<ListedFile> list_checkpoint_files(const workloads::Layout& layout, DirectoryLayout directory_layout,
+                                              MegatronOptimizer megatron_optimizer, std::optional<std::int64_t> rank) {
+  const workloads::ParallelSpec& p = layout.parallel();
+  if (directory_layout == DirectoryLayout::deepspeed && p.pp > 1 && p.zero_stage >= 2) {
+    throw ConfigError("command line", 0, "--layout", deepspeed_pipeline_refusal(p.zero_stage, "--zero", "--pp"));
+  }
+  const Case c = planning_case(layout, directory_layout, megatron_optimizer);
+  std::vector<std::int64_t> ranks;
+  if (rank) {
+    ranks.push_back(*rank);
+  } else {
+    for (std::int64_t r = 0; r < layout.world_size(); ++r) ranks.push_back(r);
+  }
+  std::vector<ListedFile> files;
+  for (std::int64_t r : ranks) {
+    const std::vector<RankPlan> plans = plan_ranks(layout, c, {r}, {});
+    for (const backends::FilePlan& file : plans.front().io.files) {
+      files.push_back({file.path, r, file.file_size, static_cast<std::int64_t>(file.datasets.size())});
+    }
+  }
+  return files;
+}
+
+void print_files_text(std::ostream& out, DirectoryLayout directory_layout, const std::vector<ListedFile>& files) {
+  fmt::print(out, "{}/ ({} layout): {} files from {} ranks, {} ({} B) of tensor bytes\n\n",
+             checkpoint_dir_name(directory_layout, 1), directory_layout_name(directory_layout), files.size(),
+             writer_count(files), format_bytes(static_cast<std::int64_t>(total_bytes(files))),
+             group_digits(static_cast<std::int64_t>(total_bytes(files))));
+  std::size_t width = 4;
+  for (const ListedFile& f : files) width = std::max(width, f.path.size());
+  fmt::print(out, "{:>6}  {:<{}}  {:>20}  {:>8}\n", "rank", "file", width, "bytes", "tensors");
+  for (const ListedFile& f : files) {
+    fmt::print(out, "{:>6}  {:<{}}  {:>20}  {:>8}\n", f.rank, f.path, width,
+               group_digits(static_cast<std::int64_t>(f.bytes)), f.tensors);
+  }
+  fmt::print(out, "\nbytes are the tensors' own (torch.save adds its pickle framing); ranks not listed write no file\n");
+}
+
+nlohmann::json files_json(DirectoryLayout directory_layout, const std::vector<ListedFile>& files) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const ListedFile& f : files) {
+    list.push_back({{"path", f.path}, {"rank", f.rank}, {"bytes", f.bytes}, {"tensors", f.tensors}});
+  }
+  return {{"layout", directory_layout_name(directory_layout)},
+          {"directory", checkpoint_dir_name(directory_layout, 1)},
+          {"file_count", files.size()},
+          {"writer_count", writer_count(files)},
+          {"total_bytes", total_bytes(files)},
+          {"files", std::move(list)}};
+}
+
+}  // namespace ckpt::harness
