@@ -47,8 +47,8 @@ Enum enum_named(const std::string& name, const std::array<Enum, N>& all,
 
 constexpr std::array kMappings{Mapping::file_per_tensor, Mapping::file_per_rank,
                                Mapping::file_per_node, Mapping::shared_file};
-constexpr std::array kLayouts{DirectoryLayout::dcp, DirectoryLayout::megatron,
-                              DirectoryLayout::deepspeed};
+constexpr std::array kLayouts{DirectoryLayout::dcp, DirectoryLayout::megatron, DirectoryLayout::deepspeed,
+                              DirectoryLayout::megatron_dist};
 constexpr std::array kMegatronOptimizers{MegatronOptimizer::gathered, MegatronOptimizer::per_dp};
 constexpr std::array kPatterns{DataPattern::random, DataPattern::zeros, DataPattern::bf16};
 constexpr std::array kPolicies{CachePolicy::none, CachePolicy::drop, CachePolicy::fadvise,
@@ -245,6 +245,7 @@ void fill_io(Case& c, const CaseValues& v) {
   c.directory_layout = enum_named(v.text("strategy.layout"), kLayouts, directory_layout_name);
   c.megatron_optimizer =
       enum_named(v.text("strategy.megatron_optimizer"), kMegatronOptimizers, megatron_optimizer_name);
+  c.writer_threads = static_cast<int>(v.integer("strategy.writer_threads"));
   if (c.directory_layout == DirectoryLayout::deepspeed && c.parallel.pp > 1 && c.parallel.zero_stage >= 2) {
     v.fail("strategy.layout", deepspeed_pipeline_refusal(c.parallel.zero_stage));
   }

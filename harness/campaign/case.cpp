@@ -26,6 +26,8 @@ std::string_view directory_layout_name(DirectoryLayout layout) {
       return "megatron";
     case DirectoryLayout::deepspeed:
       return "deepspeed";
+    case DirectoryLayout::megatron_dist:
+      return "megatron_dist";
   }
   return "dcp";
 }

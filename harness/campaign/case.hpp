@@ -20,7 +20,7 @@ namespace ckpt::harness {
 // How a rank's shards map onto files (the dimension Gossman et al. studied).
 enum class Mapping { file_per_tensor, file_per_rank, file_per_node, shared_file };
 // Directory and file names mirroring a framework's checkpoint layout.
-enum class DirectoryLayout { dcp, megatron, deepspeed };
+enum class DirectoryLayout { dcp, megatron, deepspeed, megatron_dist };
 // Megatron's distributed-optimizer files: gathered onto DP rank 0 (distrib_optim.pt, every
 // release since 2023) or one per DP rank (mp_rank_TT_PPP_DDD/optim.pt, the older format).
 enum class MegatronOptimizer { gathered, per_dp };
@@ -55,6 +55,7 @@ struct Case {
   Mapping mapping = Mapping::file_per_rank;
   DirectoryLayout directory_layout = DirectoryLayout::dcp;
   MegatronOptimizer megatron_optimizer = MegatronOptimizer::gathered;
+  int writer_threads = 2;                            // megatron_dist: files per rank (__{rank}_{n}.distcp)
   std::uint64_t alignment = 0;                       // 0: none
   std::uint64_t chunk_bytes = 0;                     // 0: do not split
   std::uint64_t coalesce_bytes = 0;                  // 0: do not coalesce

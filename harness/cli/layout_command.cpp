@@ -79,10 +79,13 @@ CLI::App* add_layout_command(CLI::App& app, LayoutOptions& o) {
   cmd->add_flag("--json", o.json, "Print one JSON object");
   cmd->add_flag("--files", o.files, "List the files each rank writes for one checkpoint, with their sizes (no I/O)");
   cmd->add_option("--layout", o.directory_layout, "With --files: the directory layout (strategy.layout)")
-      ->check(one_of({"dcp", "megatron", "deepspeed"}))->capture_default_str();
+      ->check(one_of({"dcp", "megatron", "deepspeed", "megatron_dist"}))->capture_default_str();
   cmd->add_option("--megatron-optimizer", o.megatron_optimizer,
                   "With --files --layout megatron: distributed-optimizer files (strategy.megatron_optimizer)")
       ->check(one_of({"gathered", "per_dp"}))->capture_default_str();
+  cmd->add_option("--writer-threads", o.writer_threads,
+                  "With --files --layout megatron_dist: files per rank (strategy.writer_threads)")
+      ->check(CLI::Range(1, 64))->capture_default_str();
   return cmd;
 }
 
@@ -95,12 +98,17 @@ void run_layout(const LayoutOptions& o, std::ostream& out) {
                           std::to_string(layout.world_size() - 1) + ")");
   }
   if (o.files) {
-    const DirectoryLayout directory = o.directory_layout == "megatron"    ? DirectoryLayout::megatron
-                                      : o.directory_layout == "deepspeed" ? DirectoryLayout::deepspeed
-                                                                          : DirectoryLayout::dcp;
-    const MegatronOptimizer optimizer =
+    FilesRequest request;
+    for (const DirectoryLayout d : {DirectoryLayout::dcp, DirectoryLayout::megatron, DirectoryLayout::deepspeed,
+                                    DirectoryLayout::megatron_dist}) {
+      if (directory_layout_name(d) == o.directory_layout) request.directory_layout = d;
+    }
+    request.megatron_optimizer =
         o.megatron_optimizer == "per_dp" ? MegatronOptimizer::per_dp : MegatronOptimizer::gathered;
-    const std::vector<ListedFile> files = list_checkpoint_files(layout, directory, optimizer, o.rank);
+    request.writer_threads = o.writer_threads;
+    request.rank = o.rank;
+    const DirectoryLayout directory = request.directory_layout;
+    const std::vector<ListedFile> files = list_checkpoint_files(layout, request);
     if (o.json) {
       out << files_json(directory, files).dump() << '\n';
     } else {

@@ -23,8 +23,14 @@ struct ListedFile {
 // The files every rank (or only `rank`) writes for one checkpoint in `directory_layout`,
 // by rank, then in the order the rank writes them. Throws ConfigError naming `option` when
 // the layout refuses the job (deepspeed with ZeRO-2/3 and PP > 1).
-std::vector<ListedFile> list_checkpoint_files(const workloads::Layout& layout, DirectoryLayout directory_layout,
-                                              MegatronOptimizer megatron_optimizer, std::optional<std::int64_t> rank);
+// The coordinator's files (.metadata, common.pt, metadata.json) come last, from rank 0.
+struct FilesRequest {
+  DirectoryLayout directory_layout = DirectoryLayout::dcp;
+  MegatronOptimizer megatron_optimizer = MegatronOptimizer::gathered;
+  int writer_threads = 2;
+  std::optional<std::int64_t> rank;  // only this rank's files
+};
+std::vector<ListedFile> list_checkpoint_files(const workloads::Layout& layout, const FilesRequest& request);
 
 void print_files_text(std::ostream& out, DirectoryLayout directory_layout, const std::vector<ListedFile>& files);
 nlohmann::json files_json(DirectoryLayout directory_layout, const std::vector<ListedFile>& files);

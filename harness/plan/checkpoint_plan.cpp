@@ -104,8 +104,11 @@ std::vector<FileGroup> group_by_file(const workloads::Layout& layout, const Case
   std::vector<FileGroup> groups;
   std::map<std::string, std::size_t> index;
   TensorPacker packer(c);
-  for (workloads::Shard& s : written_shards(layout, c, rank)) {
-    std::string file = packer.pack(rank, scaled_bytes(s, c.scale)).value_or(shard_file(c, layout, rank, s));
+  std::vector<workloads::Shard> shards = written_shards(layout, c, rank);
+  const std::vector<std::string> files = shard_files(c, layout, rank, shards);
+  for (std::size_t i = 0; i < shards.size(); ++i) {
+    workloads::Shard& s = shards[i];
+    std::string file = packer.pack(rank, scaled_bytes(s, c.scale)).value_or(files[i]);
     auto [it, inserted] = index.try_emplace(file, groups.size());
     if (inserted) groups.push_back({std::move(file), {}});
     groups[it->second].shards.push_back(std::move(s));
@@ -228,7 +231,8 @@ std::vector<RankPlan> plan_ranks(const workloads::Layout& layout, const Case& c,
 
 std::string checkpoint_dir_name(DirectoryLayout layout, std::int64_t step) {
   switch (layout) {
-    case DirectoryLayout::megatron: return fmt::format("iter_{:07d}", step);
+    case DirectoryLayout::megatron:
+    case DirectoryLayout::megatron_dist: return fmt::format("iter_{:07d}", step);
     case DirectoryLayout::deepspeed: return fmt::format("global_step{}", step);
     case DirectoryLayout::dcp: break;
   }

@@ -1,5 +1,6 @@
 #include "harness/plan/file_naming.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <fmt/format.h>
 #include <string_view>
@@ -65,7 +66,33 @@ std::string deepspeed_file(const workloads::Layout& layout, const workloads::Ran
   return fmt::format("mp_rank_{:02d}_model_states.pt", mp);
 }
 
+std::vector<std::string> writer_thread_files(std::int64_t rank, int threads, const std::vector<workloads::Shard>& shards) {
+  std::vector<std::size_t> order(shards.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&shards](std::size_t a, std::size_t b) { return shards[a].bytes > shards[b].bytes; });
+  std::vector<std::int64_t> bin_bytes(static_cast<std::size_t>(std::max(1, threads)), 0);
+  std::vector<std::string> files(shards.size());
+  for (const std::size_t i : order) {
+    const auto bin = std::min_element(bin_bytes.begin(), bin_bytes.end());
+    *bin += shards[i].bytes;
+    files[i] = fmt::format("__{}_{}.distcp", rank, bin - bin_bytes.begin());
+  }
+  return files;
+}
+
 }  // namespace
+
+std::vector<std::string> shard_files(const Case& c, const workloads::Layout& layout, std::int64_t rank,
+                                     const std::vector<workloads::Shard>& shards) {
+  if (c.mapping == Mapping::file_per_rank && c.directory_layout == DirectoryLayout::megatron_dist) {
+    return writer_thread_files(rank, c.writer_threads, shards);
+  }
+  std::vector<std::string> files;
+  files.reserve(shards.size());
+  for (const workloads::Shard& s : shards) files.push_back(shard_file(c, layout, rank, s));
+  return files;
+}
 
 bool mapping_shares_files(Mapping mapping) {
   return mapping == Mapping::file_per_node || mapping == Mapping::shared_file;
@@ -82,6 +109,7 @@ std::string shard_file(const Case& c, const workloads::Layout& layout, std::int6
   switch (c.directory_layout) {
     case DirectoryLayout::megatron: return megatron_file(c, layout, rank, shard.state);
     case DirectoryLayout::deepspeed: return deepspeed_file(layout, layout.coord(rank), shard);
+    case DirectoryLayout::megatron_dist:  // shard_files() picks the writer thread's file
     case DirectoryLayout::dcp: break;
   }
   return fmt::format("__{}_0.distcp", rank);

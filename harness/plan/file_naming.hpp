@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "harness/campaign/case.hpp"
 #include "workloads/layout.hpp"
@@ -24,6 +25,13 @@ namespace ckpt::harness {
 //   shared_file      checkpoint.bin
 std::string shard_file(const Case& c, const workloads::Layout& layout, std::int64_t rank,
                        const workloads::Shard& shard);
+
+// The files of all of `rank`'s shards, in order: shard_file's, except that megatron_dist
+// (file_per_rank) splits them over c.writer_threads files __{rank}_{n}.distcp as Megatron's
+// writer does (filesystem_async.py: _split_by_size_and_type: largest first, each into the
+// bin with the fewest bytes, lowest bin on ties).
+std::vector<std::string> shard_files(const Case& c, const workloads::Layout& layout, std::int64_t rank,
+                                     const std::vector<workloads::Shard>& shards);
 
 // Whether several modeled ranks write into one file under this mapping.
 bool mapping_shares_files(Mapping mapping);

@@ -1,5 +1,8 @@
 #include "harness/plan/framework_shards.hpp"
 
+#include <algorithm>
+#include <utility>
+
 namespace ckpt::harness {
 namespace {
 
@@ -56,6 +59,47 @@ std::vector<workloads::Shard> gathered_shards(const workloads::Layout& layout, c
   return out;
 }
 
+// Whether DP ranks hold copies of this state (so that the layout gives it to DP rank 0 alone).
+bool dp_replicated(const workloads::ParallelSpec& p, workloads::StateKind kind) {
+  return p.zero_stage == 0 || (kind == workloads::StateKind::weight && p.zero_stage < 3);
+}
+
+// Megatron's fully parallel save (dist_checkpointing/exchange_utils.py,
+// distribute_shards_to_ranks): shards held by one rank stay with it; the DP-replicated ones,
+// largest first, go each to the least loaded rank of the DP group (lowest rank on ties).
+std::vector<workloads::Shard> spread_replicas(const workloads::Layout& layout, std::int64_t rank) {
+  const workloads::ParallelSpec& p = layout.parallel();
+  const workloads::RankCoord coord = layout.coord(rank);
+  std::vector<workloads::Shard> own = layout.shards(rank);
+  if (p.dp == 1) return own;
+  workloads::RankCoord first = coord;
+  first.dp = coord.ep;  // the group: DP ranks with this ep coordinate, from expert_dp 0
+  std::vector<workloads::Shard> replicas;
+  std::vector<std::pair<std::int64_t, std::int64_t>> load;  // (bytes, dp) per member
+  for (std::int64_t dp = first.dp; dp < p.dp; dp += p.ep) {
+    workloads::RankCoord member = coord;
+    member.dp = dp;
+    load.emplace_back(layout.totals(rank_of(p, member)).bytes, dp);
+  }
+  for (workloads::Shard& s : layout.shards(rank_of(p, first))) {
+    if (!dp_replicated(p, s.state)) continue;
+    load.front().first -= s.bytes;
+    replicas.push_back(std::move(s));
+  }
+  std::stable_sort(replicas.begin(), replicas.end(),
+                   [](const workloads::Shard& a, const workloads::Shard& b) { return a.bytes > b.bytes; });
+  std::vector<workloads::Shard> out;
+  for (workloads::Shard& s : own) {
+    if (coord.expert_dp != 0 || !dp_replicated(p, s.state)) out.push_back(std::move(s));
+  }
+  for (workloads::Shard& s : replicas) {
+    auto least = std::min_element(load.begin(), load.end());
+    least->first += s.bytes;
+    if (least->second == coord.dp) out.push_back(std::move(s));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string deepspeed_pipeline_refusal(std::int64_t zero_stage, const std::string& zero_key, const std::string& pp_key) {
@@ -70,6 +114,7 @@ bool replicates_across_tp(const Case& c) {
 
 std::vector<workloads::Shard> written_shards(const workloads::Layout& layout, const Case& c, std::int64_t rank) {
   if (gathers_distributed_optimizer(c, layout)) return gathered_shards(layout, c, rank);
+  if (c.directory_layout == DirectoryLayout::megatron_dist) return spread_replicas(layout, rank);
   return held_shards(layout, c, rank);
 }
 

@@ -16,7 +16,9 @@ namespace ckpt::harness {
 //  - megatron with the distributed optimizer (ZeRO >= 1) gathers the DP shards of each
 //    (tp, pp, ep) group onto its first DP rank, which writes model_optim_rng.pt and
 //    distrib_optim.pt; the other DP ranks write nothing (megatron_optimizer = per_dp: each DP
-//    rank keeps its optimizer shards, in mp_rank_TT_PPP_DDD/optim.pt).
+//    rank keeps its optimizer shards, in mp_rank_TT_PPP_DDD/optim.pt);
+//  - megatron_dist (torch_dist, fully parallel save) spreads the DP-replicated shards over the
+//    DP group by size, each written once.
 std::vector<workloads::Shard> written_shards(const workloads::Layout& layout, const Case& c, std::int64_t rank);
 
 // Why the deepspeed layout refuses ZeRO-2/3 with pipeline parallelism (DeepSpeed's own reason),

@@ -153,7 +153,7 @@ bool CaseExecution::write_iteration(int iteration, std::vector<IterationTiming>*
       // .metadata only then, before ckptbench's own manifest marks the checkpoint complete.
       if (writes_dcp_metadata(c_)) {
         const auto metadata_start = Clock::now();
-        write_dcp_metadata(dir, tensors);
+        write_coordinator_files(dir, coordinator_files(c_, tensors));
         metadata_seconds = seconds_since(metadata_start);
         commit_start = Clock::now();
       }

@@ -7,7 +7,8 @@
 namespace ckpt::harness {
 
 bool writes_dcp_metadata(const Case& c) {
-  return c.directory_layout == DirectoryLayout::dcp && c.mapping == Mapping::file_per_rank;
+  return (c.directory_layout == DirectoryLayout::dcp || c.directory_layout == DirectoryLayout::megatron_dist) &&
+         c.mapping == Mapping::file_per_rank;
 }
 
 std::uint64_t dcp_metadata_bytes(const nlohmann::json& items) {
@@ -22,14 +23,30 @@ std::uint64_t dcp_metadata_bytes(const nlohmann::json& items) {
   return bytes;
 }
 
-void write_dcp_metadata(const std::filesystem::path& dir, const nlohmann::json& items) {
-  const std::uint64_t bytes = dcp_metadata_bytes(items);
-  const std::string head = "ckptbench stand-in for DCP's pickled Metadata: " + std::to_string(items.size()) + " chunks\n";
+namespace {
+
+std::string stand_in(std::uint64_t bytes, const std::string& head) {
   std::string text(bytes, '\0');
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    text[i] = i < head.size() ? head[i] : static_cast<char>('a' + i % 26);
+  for (std::size_t i = 0; i < text.size(); ++i) text[i] = i < head.size() ? head[i] : static_cast<char>('a' + i % 26);
+  return text;
+}
+
+}  // namespace
+
+std::vector<CoordinatorFile> coordinator_files(const Case& c, const nlohmann::json& items) {
+  std::vector<CoordinatorFile> files;
+  if (!writes_dcp_metadata(c)) return files;
+  files.push_back({kDcpMetadataName, stand_in(dcp_metadata_bytes(items), "ckptbench stand-in for DCP's pickled Metadata: " +
+                                                                          std::to_string(items.size()) + " chunks\n")});
+  if (c.directory_layout == DirectoryLayout::megatron_dist) {
+    files.push_back({"common.pt", stand_in(kCommonPtBytes, "ckptbench stand-in for Megatron's common.pt\n")});
+    files.push_back({"metadata.json", R"({"sharded_backend": "torch_dist", "sharded_backend_version": 1})"});
   }
-  write_file_atomically(dir / kDcpMetadataName, text);
+  return files;
+}
+
+void write_coordinator_files(const std::filesystem::path& dir, const std::vector<CoordinatorFile>& files) {
+  for (const CoordinatorFile& f : files) write_file_atomically(dir / f.name, f.text);
 }
 
 }  // namespace ckpt::harness

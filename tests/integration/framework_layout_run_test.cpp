@@ -67,6 +67,25 @@ TEST(FrameworkLayoutRun, DcpMetadataIsWrittenLastAfterEveryDataFile) {
   EXPECT_EQ(results[0].at("stragglers").at("write").at("metadata").at("process"), 0);
 }
 
+TEST(FrameworkLayoutRun, MegatronDistWritesItsCoordinatorFilesAndVerifies) {
+  const Scratch dir;
+  const fs::path campaign = dir.write("md.toml", reference_campaign("md", dir / "target", "megatron_dist"));
+  const Outcome o = ckptbench({"run", campaign.string(), "--output", (dir / "out").string()});
+  ASSERT_EQ(o.exit_code, 0) << o.describe();
+  const fs::path step = latest_checkpoint(dir / "target" / "md" / "case-0000");
+  EXPECT_EQ(step.filename(), "iter_0000001");
+  EXPECT_EQ(read_text(step / "metadata.json"), R"({"sharded_backend": "torch_dist", "sharded_backend_version": 1})");
+  EXPECT_TRUE(fs::exists(step / "common.pt"));
+  EXPECT_EQ(fs::file_size(step / ".metadata"), documented_metadata_bytes(read_manifest(step).at("tensors")));
+  for (int r = 0; r < 8; ++r) {
+    for (int n = 0; n < 2; ++n) EXPECT_TRUE(fs::exists(step / ("__" + std::to_string(r) + "_" + std::to_string(n) + ".distcp")));
+  }
+  const auto results = read_results(dir / "out");
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].at("verified"), true);
+  EXPECT_EQ(results[0].at("files_per_checkpoint"), 16);
+}
+
 TEST(FrameworkLayoutRun, MegatronDistributedOptimizerUnderMpirunRestoresAndVerifies) {
   const auto mpirun = find_mpirun();
   if (!mpirun) GTEST_SKIP() << "mpirun is not on PATH, so the multi-process run cannot be started";

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
+#include <cstdlib>
 #include <map>
 #include <set>
 #include <string>
@@ -35,7 +36,7 @@ workloads::Layout reference_job(int zero = 1) {
 }
 
 std::vector<ListedFile> files_of(DirectoryLayout layout, MegatronOptimizer optimizer = MegatronOptimizer::gathered) {
-  return list_checkpoint_files(reference_job(), layout, optimizer, std::nullopt);
+  return list_checkpoint_files(reference_job(), {.directory_layout = layout, .megatron_optimizer = optimizer});
 }
 
 std::uint64_t total(const std::vector<ListedFile>& files) {
@@ -45,12 +46,15 @@ std::uint64_t total(const std::vector<ListedFile>& files) {
 }
 
 TEST(FrameworkLayout, DcpWritesOneFilePerRankAndEveryElementOnce) {
-  const auto files = files_of(DirectoryLayout::dcp);
-  ASSERT_EQ(files.size(), 8u);
+  auto files = files_of(DirectoryLayout::dcp);
+  ASSERT_EQ(files.size(), 9u);
   for (std::int64_t r = 0; r < 8; ++r) {
     EXPECT_EQ(files[static_cast<std::size_t>(r)].path, "__" + std::to_string(r) + "_0.distcp");
     EXPECT_EQ(files[static_cast<std::size_t>(r)].rank, r);
   }
+  EXPECT_EQ(files.back().path, ".metadata");  // the coordinator's, last, from rank 0
+  EXPECT_EQ(files.back().rank, 0);
+  files.pop_back();
   EXPECT_EQ(total(files), 112'423'657'472u);  // 8,030,261,248 parameters × 14 bytes
   EXPECT_EQ(total(files), static_cast<std::uint64_t>(reference_job().checkpoint_bytes()));
 }
@@ -122,10 +126,37 @@ TEST(FrameworkLayout, DeepSpeedWritesOneFilePerLayerAndTpRankUnderPipelineParall
   EXPECT_EQ(total(files), 112'423'657'472u + (32 * kLayerNorms + 4096) * 14u);
 }
 
+TEST(FrameworkLayout, MegatronDistWritesTwoFilesPerRankAndSpreadsReplicasOverDp) {
+  auto files = files_of(DirectoryLayout::megatron_dist);
+  ASSERT_EQ(files.size(), 8u * 2 + 3);
+  for (std::int64_t r = 0; r < 8; ++r) {
+    for (std::size_t n = 0; n < 2; ++n) {
+      const ListedFile& f = files[static_cast<std::size_t>(2 * r) + n];
+      EXPECT_EQ(f.rank, r);
+      EXPECT_TRUE(f.path == fmt::format("__{}_{}.distcp", r, 0) || f.path == fmt::format("__{}_{}.distcp", r, 1))
+          << f.path;
+    }
+  }
+  EXPECT_EQ(files[16].path, ".metadata");
+  EXPECT_EQ(files[17].path, "common.pt");
+  EXPECT_EQ(files[18].path, "metadata.json");
+  EXPECT_EQ(files[18].bytes, 63u);  // {"sharded_backend": "torch_dist", "sharded_backend_version": 1}
+  files.resize(16);
+  EXPECT_EQ(total(files), 112'423'657'472u);  // deduplicated: every element once, as DCP
+  std::map<std::int64_t, std::uint64_t> per_rank;
+  for (const ListedFile& f : files) per_rank[f.rank] += f.bytes;
+  // Every rank writes: the DP-replicated weights are spread over DP by size, so DP ranks 0 and 1
+  // of each (tp, pp) differ by less than the largest weight shard (a vocabulary half, 2 × kTable).
+  for (const auto& [first, second] : {std::pair{0, 2}, {1, 3}, {4, 6}, {5, 7}}) {
+    const auto a = static_cast<std::int64_t>(per_rank.at(first)), b = static_cast<std::int64_t>(per_rank.at(second));
+    EXPECT_LT(std::abs(a - b), 2 * kTable) << first << " vs " << second;
+  }
+}
+
 TEST(FrameworkLayout, DeepSpeedRefusesZero2And3WithPipelineParallelism) {
   for (const int zero : {2, 3}) {
     try {
-      list_checkpoint_files(reference_job(zero), DirectoryLayout::deepspeed, MegatronOptimizer::gathered, 0);
+      list_checkpoint_files(reference_job(zero), {.directory_layout = DirectoryLayout::deepspeed, .rank = 0});
       ADD_FAILURE() << "ZeRO-" << zero << " × PP 2 accepted";
     } catch (const ConfigError& e) {
       EXPECT_EQ(e.key(), "--layout");
