@@ -292,7 +292,7 @@ std::optional<PhaseSummary> CaseExecution::summarize(const std::vector<Iteration
   // Process 0 alone commits the manifest.
   const auto at = static_cast<std::size_t>(closest - timings.begin());
   if (at < manifest_s_.size()) s.stragglers.push_back({"manifest", 0, manifest_s_[at]});
-  if (at < metadata_s_.size()) s.stragglers.push_back({"metadata", 0, metadata_s_[at]});
+  if (writes_dcp_metadata(c_) && at < metadata_s_.size()) s.stragglers.push_back({"metadata", 0, metadata_s_[at]});
   return s;
 }
 
