@@ -13,6 +13,8 @@
 namespace ckpt::harness {
 namespace {
 
+constexpr std::int64_t kMaxListedRanks = 16384;
+
 Case planning_case(const workloads::Layout& layout, const FilesRequest& request) {
   Case c;
   c.model = layout.model();
@@ -58,6 +60,11 @@ std::vector<ListedFile> list_checkpoint_files(const workloads::Layout& layout, c
   const std::optional<std::int64_t> rank = request.rank;
   if (request.directory_layout == DirectoryLayout::deepspeed && p.pp > 1 && p.zero_stage >= 2) {
     throw ConfigError("command line", 0, "--layout", deepspeed_pipeline_refusal(p.zero_stage, "--zero", "--pp"));
+  }
+  if (layout.world_size() > kMaxListedRanks) {
+    throw ConfigError("command line", 0, "--files",
+                      "lists the files of at most " + std::to_string(kMaxListedRanks) + " ranks (as a dry run plans); this job has " +
+                          std::to_string(layout.world_size()) + " — list a smaller job of the same shape");
   }
   const Case c = planning_case(layout, request);
   std::vector<std::int64_t> ranks;
