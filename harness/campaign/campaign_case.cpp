@@ -11,6 +11,7 @@
 
 #include "harness/common/config_error.hpp"
 #include "harness/models/model_zoo.hpp"
+#include "harness/plan/framework_shards.hpp"
 #include "workloads/layout.hpp"
 #include "workloads/spec_error.hpp"
 
@@ -46,8 +47,9 @@ Enum enum_named(const std::string& name, const std::array<Enum, N>& all,
 
 constexpr std::array kMappings{Mapping::file_per_tensor, Mapping::file_per_rank,
                                Mapping::file_per_node, Mapping::shared_file};
-constexpr std::array kLayouts{DirectoryLayout::dcp, DirectoryLayout::megatron,
-                              DirectoryLayout::deepspeed};
+constexpr std::array kLayouts{DirectoryLayout::dcp, DirectoryLayout::megatron, DirectoryLayout::deepspeed,
+                              DirectoryLayout::megatron_dist};
+constexpr std::array kMegatronOptimizers{MegatronOptimizer::gathered, MegatronOptimizer::per_dp};
 constexpr std::array kPatterns{DataPattern::random, DataPattern::zeros, DataPattern::bf16};
 constexpr std::array kPolicies{CachePolicy::none, CachePolicy::drop, CachePolicy::fadvise,
                                CachePolicy::read_shift};
@@ -297,6 +299,12 @@ backends::BackendOptions backend_options_of(const std::string& backend, const Ca
 void fill_io(Case& c, const CaseValues& v) {
   c.mapping = enum_named(v.text("strategy.mapping"), kMappings, mapping_name);
   c.directory_layout = enum_named(v.text("strategy.layout"), kLayouts, directory_layout_name);
+  c.megatron_optimizer =
+      enum_named(v.text("strategy.megatron_optimizer"), kMegatronOptimizers, megatron_optimizer_name);
+  c.writer_threads = static_cast<int>(v.integer("strategy.writer_threads"));
+  if (c.directory_layout == DirectoryLayout::deepspeed && c.parallel.pp > 1 && c.parallel.zero_stage >= 2) {
+    v.fail("strategy.layout", deepspeed_pipeline_refusal(c.parallel.zero_stage));
+  }
   c.alignment = static_cast<std::uint64_t>(v.integer("strategy.alignment"));
   c.chunk_bytes = static_cast<std::uint64_t>(v.integer("strategy.chunk_bytes"));
   c.coalesce_bytes = static_cast<std::uint64_t>(v.integer("strategy.coalesce_bytes"));

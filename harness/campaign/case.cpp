@@ -26,8 +26,14 @@ std::string_view directory_layout_name(DirectoryLayout layout) {
       return "megatron";
     case DirectoryLayout::deepspeed:
       return "deepspeed";
+    case DirectoryLayout::megatron_dist:
+      return "megatron_dist";
   }
   return "dcp";
+}
+
+std::string_view megatron_optimizer_name(MegatronOptimizer format) {
+  return format == MegatronOptimizer::per_dp ? "per_dp" : "gathered";
 }
 
 std::string_view data_pattern_name(DataPattern pattern) {

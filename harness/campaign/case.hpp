@@ -21,7 +21,10 @@ namespace ckpt::harness {
 // How a rank's shards map onto files (the dimension Gossman et al. studied).
 enum class Mapping { file_per_tensor, file_per_rank, file_per_node, shared_file };
 // Directory and file names mirroring a framework's checkpoint layout.
-enum class DirectoryLayout { dcp, megatron, deepspeed };
+enum class DirectoryLayout { dcp, megatron, deepspeed, megatron_dist };
+// Megatron's distributed-optimizer files: gathered onto DP rank 0 (distrib_optim.pt, every
+// release since 2023) or one per DP rank (mp_rank_TT_PPP_DDD/optim.pt, the older format).
+enum class MegatronOptimizer { gathered, per_dp };
 // What happens between checkpoint and restore so that restore does not read the page cache.
 enum class CachePolicy { none, drop, fadvise, read_shift };
 enum class PhaseSelection { checkpoint, restore, both };
@@ -64,6 +67,8 @@ struct Case {
 
   Mapping mapping = Mapping::file_per_rank;
   DirectoryLayout directory_layout = DirectoryLayout::dcp;
+  MegatronOptimizer megatron_optimizer = MegatronOptimizer::gathered;
+  int writer_threads = 2;                            // megatron_dist: files per rank (__{rank}_{n}.distcp)
   std::uint64_t alignment = 0;                       // 0: none
   std::uint64_t chunk_bytes = 0;                     // 0: do not split
   std::uint64_t coalesce_bytes = 0;                  // 0: do not coalesce
@@ -96,6 +101,7 @@ struct Case {
 
 std::string_view mapping_name(Mapping mapping);
 std::string_view directory_layout_name(DirectoryLayout layout);
+std::string_view megatron_optimizer_name(MegatronOptimizer format);
 std::string_view data_pattern_name(DataPattern pattern);
 std::string_view cache_policy_name(CachePolicy policy);
 std::string_view phase_name(PhaseSelection phase);

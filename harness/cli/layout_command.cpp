@@ -4,6 +4,7 @@
 
 #include "harness/cli/choice_validator.hpp"
 #include "harness/common/config_error.hpp"
+#include "harness/cli/layout_files.hpp"
 #include "harness/cli/layout_report.hpp"
 #include "harness/models/model_zoo.hpp"
 #include "workloads/layout.hpp"
@@ -81,6 +82,15 @@ CLI::App* add_layout_command(CLI::App& app, LayoutOptions& o) {
       ->check(one_of({"exact", "dlio"}))->capture_default_str();
   cmd->add_option("--rank", o.rank, "Show only this rank, with its shards");
   cmd->add_flag("--json", o.json, "Print one JSON object");
+  cmd->add_flag("--files", o.files, "List the files each rank writes for one checkpoint, with their sizes (no I/O)");
+  cmd->add_option("--layout", o.directory_layout, "With --files: the directory layout (strategy.layout)")
+      ->check(one_of({"dcp", "megatron", "deepspeed", "megatron_dist"}))->capture_default_str();
+  cmd->add_option("--megatron-optimizer", o.megatron_optimizer,
+                  "With --files --layout megatron: distributed-optimizer files (strategy.megatron_optimizer)")
+      ->check(one_of({"gathered", "per_dp"}))->capture_default_str();
+  cmd->add_option("--writer-threads", o.writer_threads,
+                  "With --files --layout megatron_dist: files per rank (strategy.writer_threads)")
+      ->check(CLI::Range(1, 64))->capture_default_str();
   return cmd;
 }
 
@@ -91,6 +101,25 @@ void run_layout(const LayoutOptions& o, std::ostream& out) {
                       "rank " + std::to_string(*o.rank) + " is outside the world of " +
                           std::to_string(layout.world_size()) + " ranks (0.." +
                           std::to_string(layout.world_size() - 1) + ")");
+  }
+  if (o.files) {
+    FilesRequest request;
+    for (const DirectoryLayout d : {DirectoryLayout::dcp, DirectoryLayout::megatron, DirectoryLayout::deepspeed,
+                                    DirectoryLayout::megatron_dist}) {
+      if (directory_layout_name(d) == o.directory_layout) request.directory_layout = d;
+    }
+    request.megatron_optimizer =
+        o.megatron_optimizer == "per_dp" ? MegatronOptimizer::per_dp : MegatronOptimizer::gathered;
+    request.writer_threads = o.writer_threads;
+    request.rank = o.rank;
+    const DirectoryLayout directory = request.directory_layout;
+    const std::vector<ListedFile> files = list_checkpoint_files(layout, request);
+    if (o.json) {
+      out << files_json(directory, files).dump() << '\n';
+    } else {
+      print_files_text(out, directory, files);
+    }
+    return;
   }
   const workloads::WorldSummary summary = workloads::summarize(layout);
   if (o.json) {

@@ -9,6 +9,7 @@
 #include "harness/memory/checksum.hpp"
 #include "harness/plan/extent_builder.hpp"
 #include "harness/plan/file_naming.hpp"
+#include "harness/plan/framework_shards.hpp"
 
 namespace ckpt::harness {
 namespace {
@@ -24,7 +25,7 @@ std::uint64_t alignment_of(const Case& c) { return std::max<std::uint64_t>(1, c.
 std::uint64_t region_bytes(const workloads::Layout& layout, const Case& c, std::int64_t rank) {
   const std::uint64_t align = alignment_of(c);
   std::uint64_t pos = 0;
-  for (const workloads::Shard& s : layout.shards(rank)) {
+  for (const workloads::Shard& s : written_shards(layout, c, rank)) {
     const std::uint64_t bytes = scaled_bytes(s, c.scale);
     if (bytes > 0) pos = align_up(pos, align) + bytes;
   }
@@ -91,9 +92,12 @@ std::vector<FileGroup> group_by_file(const workloads::Layout& layout, const Case
   std::vector<FileGroup> groups;
   std::map<std::string, std::size_t> index;
   TensorPacker packer(c);
-  for (workloads::Shard& s : layout.shards(rank)) {
+  std::vector<workloads::Shard> shards = written_shards(layout, c, rank);
+  const std::vector<std::string> files = shard_files(c, layout, rank, shards);
+  for (std::size_t i = 0; i < shards.size(); ++i) {
+    workloads::Shard& s = shards[i];
     if (scaled_bytes(s, c.scale) == 0) continue;
-    std::string file = packer.pack(rank, scaled_bytes(s, c.scale)).value_or(shard_file(c, layout, rank, s));
+    std::string file = packer.pack(rank, scaled_bytes(s, c.scale)).value_or(files[i]);
     auto [it, inserted] = index.try_emplace(file, groups.size());
     if (inserted) groups.push_back({std::move(file), {}});
     groups[it->second].shards.push_back(std::move(s));
@@ -240,7 +244,8 @@ std::vector<RankPlan> plan_ranks(const workloads::Layout& layout, const Case& c,
 
 std::string checkpoint_dir_name(DirectoryLayout layout, std::int64_t step) {
   switch (layout) {
-    case DirectoryLayout::megatron: return fmt::format("iter_{:07d}", step);
+    case DirectoryLayout::megatron:
+    case DirectoryLayout::megatron_dist: return fmt::format("iter_{:07d}", step);
     case DirectoryLayout::deepspeed: return fmt::format("global_step{}", step);
     case DirectoryLayout::dcp: break;
   }

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "harness/campaign/case.hpp"
 #include "workloads/layout.hpp"
@@ -11,16 +12,26 @@ namespace ckpt::harness {
 // The file (relative to the checkpoint directory) that modeled `rank` writes `shard` into,
 // mirroring the case's directory layout:
 //   file_per_rank  dcp: __{rank}_0.distcp
-//                  megatron: mp_rank_{tp:02}[_{pp:03}][_{ep:03}]/model_optim_rng.pt (dp 0) or
-//                            .../distrib_optim_dp{dp:03}.pt (other DP ranks)
+//                  megatron: mp_rank_{tp:02}[_{pp:03}][_{ep:03}]/model_optim_rng.pt (weights; and
+//                            the optimizer without the distributed optimizer), .../distrib_optim.pt
+//                            (optimizer, ZeRO >= 1; both from DP rank 0, see written_shards) or
+//                            mp_rank_..._{dp:03}/optim.pt (megatron_optimizer = per_dp)
 //                  deepspeed: mp_rank_{mp:02}_model_states.pt (weights; zero_pp_rank_{dp}_... under
-//                            ZeRO-3 or expert parallelism) and
+//                            ZeRO-3 or expert parallelism; under PP > 1 one file per layer and TP
+//                            rank, layer_{LL:02}-model_{tp:02}-model_states.pt) and
 //                            bf16_zero_pp_rank_{dp}_mp_rank_{mp:02}_optim_states.pt (optimizer)
 //   file_per_tensor  r{rank:05}/{tensor name}.bin
 //   file_per_node    node_{node:04}.bin
 //   shared_file      checkpoint.bin
 std::string shard_file(const Case& c, const workloads::Layout& layout, std::int64_t rank,
                        const workloads::Shard& shard);
+
+// The files of all of `rank`'s shards, in order: shard_file's, except that megatron_dist
+// (file_per_rank) splits them over c.writer_threads files __{rank}_{n}.distcp as Megatron's
+// writer does (filesystem_async.py: _split_by_size_and_type: largest first, each into the
+// bin with the fewest bytes, lowest bin on ties).
+std::vector<std::string> shard_files(const Case& c, const workloads::Layout& layout, std::int64_t rank,
+                                     const std::vector<workloads::Shard>& shards);
 
 // Whether several modeled ranks write into one file under this mapping.
 bool mapping_shares_files(Mapping mapping);

@@ -77,7 +77,7 @@ class CaseExecution {
   // at the start (campaign.overwrite), then each kept one of this run until the next is complete.
   std::set<std::filesystem::path> previous_dirs_;
   CaseLock lock_;  // held by process 0 for the whole case: a keeping run's, or a restore's (shared)
-  std::vector<double> manifest_s_, retire_s_, verify_s_;  // per timed iteration
+  std::vector<double> manifest_s_, metadata_s_, retire_s_, verify_s_;  // per timed iteration
   bool warming_up_ = false;
   IterationReport report_;  // of the iteration under way
 };

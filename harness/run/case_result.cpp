@@ -15,6 +15,7 @@ nlohmann::json phases_json(const PhaseSummary& p, bool write) {
   if (write) {
     j["mkdir"] = p.mkdir_seconds;
     j["manifest"] = p.manifest_seconds;
+    j["metadata"] = p.metadata_seconds;
     j["retire"] = p.retire_seconds;
   }
   return j;
@@ -152,6 +153,7 @@ nlohmann::json to_json(const CaseResult& r) {
     iterations["write_seconds"] = r.write->iteration_seconds;
     iterations["mkdir_seconds"] = r.write->iteration_mkdir;
     iterations["manifest_seconds"] = r.write->iteration_manifest;
+    iterations["metadata_seconds"] = r.write->iteration_metadata;
     iterations["retire_seconds"] = r.write->iteration_retire;
     stragglers["write"] = stragglers_json(*r.write, r.hosts);
   }

@@ -20,7 +20,7 @@ struct Spread {
 
 // The slowest process in one phase of one iteration.
 struct Straggler {
-  std::string phase;   // mkdir (write), open, transfer, sync, close, total (the whole transfer), manifest (write)
+  std::string phase;   // mkdir (write), open, transfer, sync, close, total (the whole transfer), manifest, metadata (write)
   int process = 0;     // the first process with the longest time
   double seconds = 0;  // its time in the phase
 };
@@ -46,10 +46,11 @@ struct PhaseSummary {
   Spread rank_seconds;                    // per modeled rank (its plan's open..close) in the median iteration
   backends::PhaseTimes phases;            // medians over iterations of the slowest process's phase times
   double manifest_seconds = 0;            // write: manifest commit (median), not in `seconds`
+  double metadata_seconds = 0;            // write: DCP's .metadata by process 0 (median; 0 unless dcp), not in `seconds`
   double copy_seconds = 0;                // device staging (median): write d2h, read h2d copies, inside `seconds`
   double mkdir_seconds = 0;               // write: directory creation (median), inside `seconds`
   double retire_seconds = 0;              // write: removing replaced or unkept checkpoints (median), not in `seconds`
-  std::vector<double> iteration_mkdir, iteration_manifest, iteration_retire;  // write: per timed iteration
+  std::vector<double> iteration_mkdir, iteration_manifest, iteration_metadata, iteration_retire;  // write: per timed iteration
   std::vector<Straggler> stragglers;      // per phase, in the median iteration
 };
 

@@ -6,6 +6,7 @@
 #include "harness/run/cache_policy.hpp"
 #include "harness/run/case_execution.hpp"
 #include "harness/run/case_runner.hpp"
+#include "harness/run/dcp_metadata.hpp"
 #include "harness/run/manifest.hpp"
 #include "harness/reshard/reshard_restore.hpp"
 #include "harness/run/target_check.hpp"
@@ -160,12 +161,21 @@ bool CaseExecution::write_iteration(int iteration, std::vector<IterationTiming>*
   const std::vector<std::string> pieces = comm_.gather(manifest_tensors(write_plans_, checksums_).dump());
   std::string problem;
   double manifest_seconds = 0;
+  double metadata_seconds = 0;
   if (comm_.rank() == 0) {
-    const auto commit_start = Clock::now();
+    auto commit_start = Clock::now();
     try {
       nlohmann::json tensors = nlohmann::json::array();
       for (const std::string& piece : pieces) {
         for (auto& t : nlohmann::json::parse(piece)) tensors.push_back(std::move(t));
+      }
+      // The gather above waited for every process's data files: DCP's coordinator writes
+      // .metadata only then, before ckptbench's own manifest marks the checkpoint complete.
+      if (writes_dcp_metadata(c_)) {
+        const auto metadata_start = Clock::now();
+        write_coordinator_files(dir, coordinator_files(c_, tensors));
+        metadata_seconds = seconds_since(metadata_start);
+        commit_start = Clock::now();
       }
       commit_manifest(dir, make_manifest(c_, layout_.world_size(), selected_, std::move(tensors), first_step_ + iteration));
     } catch (const std::exception& e) {
@@ -184,6 +194,7 @@ bool CaseExecution::write_iteration(int iteration, std::vector<IterationTiming>*
   if (timings != nullptr) {
     timings->push_back(timing);
     manifest_s_.push_back(manifest_seconds);
+    metadata_s_.push_back(metadata_seconds);
   }
   if (phase_ == PhaseSelection::checkpoint && timings != nullptr) commit_checkpoint(dir, first_step_ + iteration);
   charge("commit", start);
@@ -303,11 +314,14 @@ std::optional<PhaseSummary> CaseExecution::summarize(const std::vector<Iteration
   s.mkdir_seconds = median(mkdir);
   s.iteration_manifest = manifest_s_;
   s.manifest_seconds = median(manifest_s_);
+  s.iteration_metadata = metadata_s_;
+  s.metadata_seconds = median(metadata_s_);
   s.iteration_retire = retire_s_;
   s.retire_seconds = median(retire_s_);
   // Process 0 alone commits the manifest.
   const auto at = static_cast<std::size_t>(closest - timings.begin());
   if (at < manifest_s_.size()) s.stragglers.push_back({"manifest", 0, manifest_s_[at]});
+  if (writes_dcp_metadata(c_) && at < metadata_s_.size()) s.stragglers.push_back({"metadata", 0, metadata_s_[at]});
   return s;
 }
 

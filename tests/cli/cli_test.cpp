@@ -51,6 +51,22 @@ TEST(CliLayout, JsonForMlperfLlama3_8B) {
   EXPECT_EQ(j.at("ranks")[5].at("rank").get<int>(), 5);
 }
 
+TEST(CliLayout, FilesListsEveryFileOfTheDirectoryLayout) {
+  const auto j = run_json("layout --model llama3-8b --tp 2 --pp 2 --dp 2 --zero 1 --files --layout deepspeed --json");
+  EXPECT_EQ(j.at("layout"), "deepspeed");
+  EXPECT_EQ(j.at("directory"), "global_step1");
+  EXPECT_EQ(j.at("file_count"), 78);
+  EXPECT_EQ(j.at("writer_count"), 8);
+  EXPECT_EQ(j.at("total_bytes"), 112427384832LL);  // TP-replicated norms on both TP ranks
+  EXPECT_EQ(j.at("files").at(0), nlohmann::json({{"path", "layer_00-model_00-model_states.pt"}, {"rank", 0},
+                                                  {"bytes", 525336576}, {"tensors", 1}}));
+  const CommandResult refused = run("layout --model llama3-8b --tp 2 --pp 2 --dp 2 --zero 3 --files --layout deepspeed");
+  EXPECT_EQ(refused.status, 2);
+  EXPECT_NE(refused.out.find("ckptbench: error: command line: `--layout`: \"deepspeed\" with --pp > 1 cannot use --zero = 3"),
+            std::string::npos)
+      << refused.out;
+}
+
 TEST(CliLayout, JsonForOneRankListsItsShards) {
   const auto j = run_json("layout --model llama3-70b --tp 8 --pp 4 --dp 2 --zero 1 --rank 9 --json");
   ASSERT_EQ(j.at("ranks").size(), 1u);

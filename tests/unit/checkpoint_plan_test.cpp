@@ -190,11 +190,16 @@ TEST(CheckpointPlan, FrameworkFileNames) {
   const auto shard = layout.shards(7).front();  // tp 1, dp 1, pp 1
   EXPECT_EQ(shard_file(c, layout, 7, shard), "__7_0.distcp");
   c.directory_layout = DirectoryLayout::megatron;
-  EXPECT_EQ(shard_file(c, layout, 7, shard), "mp_rank_01_001/distrib_optim_dp001.pt");
+  EXPECT_EQ(shard_file(c, layout, 7, shard), "mp_rank_01_001/distrib_optim.pt");
+  c.megatron_optimizer = MegatronOptimizer::per_dp;
+  EXPECT_EQ(shard_file(c, layout, 7, shard), "mp_rank_01_001_001/optim.pt");
   EXPECT_EQ(shard_file(c, layout, 5, layout.shards(5).front()), "mp_rank_01_001/model_optim_rng.pt");
   c.directory_layout = DirectoryLayout::deepspeed;
   EXPECT_EQ(shard_file(c, layout, 7, shard), "bf16_zero_pp_rank_1_mp_rank_03_optim_states.pt");
-  EXPECT_EQ(shard_file(c, layout, 5, layout.shards(5).front()), "mp_rank_03_model_states.pt");
+  EXPECT_EQ(shard_file(c, layout, 5, layout.shards(5).front()), "layer_17-model_01-model_states.pt");
+  c.parallel.pp = 1;
+  const workloads::Layout flat(c.model, c.parallel, c.state);
+  EXPECT_EQ(shard_file(c, flat, 1, flat.shards(1).front()), "mp_rank_01_model_states.pt");
   c.mapping = Mapping::file_per_tensor;
   EXPECT_EQ(shard_file(c, layout, 7, shard), "r00007/" + shard.name + ".bin");
   EXPECT_EQ(checkpoint_dir_name(DirectoryLayout::megatron, 12), "iter_0000012");

@@ -1,0 +1,121 @@
+#include "harness/plan/framework_shards.hpp"
+
+#include <algorithm>
+#include <utility>
+
+namespace ckpt::harness {
+namespace {
+
+std::int64_t rank_of(const workloads::ParallelSpec& p, const workloads::RankCoord& c) {
+  return (c.pp * p.dp + c.dp) * p.tp + c.tp;  // Layout::coord's order: tp, dp, pp
+}
+
+bool is_optimizer_state(workloads::StateKind kind) { return kind != workloads::StateKind::weight; }
+
+// A shard of a TP-replicated tensor: with tp > 1 every split tensor is cut along one dim.
+bool tp_replicated(const workloads::Shard& s) { return s.extent == s.global_shape; }
+
+// What `rank` holds before any gather: its own shards, plus TP rank 0's copies of replicated
+// tensors where the format writes them on every TP rank.
+std::vector<workloads::Shard> held_shards(const workloads::Layout& layout, const Case& c, std::int64_t rank) {
+  std::vector<workloads::Shard> shards = layout.shards(rank);
+  const workloads::RankCoord coord = layout.coord(rank);
+  if (!replicates_across_tp(c) || layout.parallel().tp == 1 || coord.tp == 0) return shards;
+  workloads::RankCoord owner = coord;
+  owner.tp = 0;
+  for (workloads::Shard& s : layout.shards(rank_of(layout.parallel(), owner))) {
+    if (tp_replicated(s)) shards.push_back(std::move(s));
+  }
+  return shards;
+}
+
+bool gathers_distributed_optimizer(const Case& c, const workloads::Layout& layout) {
+  return c.directory_layout == DirectoryLayout::megatron && layout.parallel().zero_stage >= 1 &&
+         layout.parallel().dp > 1;
+}
+
+// Megatron's gathered format: the first DP rank of each (tp, pp, ep) group writes the group's
+// shards (ep groups: DP ranks with the same ep coordinate, whose first has expert_dp = 0).
+std::vector<workloads::Shard> gathered_shards(const workloads::Layout& layout, const Case& c, std::int64_t rank) {
+  const workloads::ParallelSpec& p = layout.parallel();
+  const workloads::RankCoord coord = layout.coord(rank);
+  const bool per_dp = c.megatron_optimizer == MegatronOptimizer::per_dp;
+  std::vector<workloads::Shard> out;
+  if (coord.expert_dp != 0) {
+    if (!per_dp) return out;
+    for (workloads::Shard& s : held_shards(layout, c, rank)) {
+      if (is_optimizer_state(s.state)) out.push_back(std::move(s));
+    }
+    return out;
+  }
+  out = held_shards(layout, c, rank);
+  for (std::int64_t dp = coord.dp + p.ep; dp < p.dp; dp += p.ep) {
+    workloads::RankCoord member = coord;
+    member.dp = dp;
+    for (workloads::Shard& s : held_shards(layout, c, rank_of(p, member))) {
+      if (!per_dp || !is_optimizer_state(s.state)) out.push_back(std::move(s));
+    }
+  }
+  return out;
+}
+
+// Whether DP ranks hold copies of this state (so that the layout gives it to DP rank 0 alone).
+bool dp_replicated(const workloads::ParallelSpec& p, workloads::StateKind kind) {
+  return p.zero_stage == 0 || (kind == workloads::StateKind::weight && p.zero_stage < 3);
+}
+
+// Megatron's fully parallel save (dist_checkpointing/exchange_utils.py,
+// distribute_shards_to_ranks): shards held by one rank stay with it; the DP-replicated ones,
+// largest first, go each to the least loaded rank of the DP group (lowest rank on ties).
+std::vector<workloads::Shard> spread_replicas(const workloads::Layout& layout, std::int64_t rank) {
+  const workloads::ParallelSpec& p = layout.parallel();
+  const workloads::RankCoord coord = layout.coord(rank);
+  std::vector<workloads::Shard> own = layout.shards(rank);
+  if (p.dp == 1) return own;
+  workloads::RankCoord first = coord;
+  first.dp = coord.ep;  // the group: DP ranks with this ep coordinate, from expert_dp 0
+  std::vector<workloads::Shard> replicas;
+  std::vector<std::pair<std::int64_t, std::int64_t>> load;  // (bytes, dp) per member
+  for (std::int64_t dp = first.dp; dp < p.dp; dp += p.ep) {
+    workloads::RankCoord member = coord;
+    member.dp = dp;
+    load.emplace_back(layout.totals(rank_of(p, member)).bytes, dp);
+  }
+  for (workloads::Shard& s : layout.shards(rank_of(p, first))) {
+    if (!dp_replicated(p, s.state)) continue;
+    load.front().first -= s.bytes;
+    replicas.push_back(std::move(s));
+  }
+  std::stable_sort(replicas.begin(), replicas.end(),
+                   [](const workloads::Shard& a, const workloads::Shard& b) { return a.bytes > b.bytes; });
+  std::vector<workloads::Shard> out;
+  for (workloads::Shard& s : own) {
+    if (coord.expert_dp != 0 || !dp_replicated(p, s.state)) out.push_back(std::move(s));
+  }
+  for (workloads::Shard& s : replicas) {
+    auto least = std::min_element(load.begin(), load.end());
+    least->first += s.bytes;
+    if (least->second == coord.dp) out.push_back(std::move(s));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string deepspeed_pipeline_refusal(std::int64_t zero_stage, const std::string& zero_key, const std::string& pp_key) {
+  return "\"deepspeed\" with " + pp_key + " > 1 cannot use " + zero_key + " = " + std::to_string(zero_stage) +
+         ": DeepSpeed's PipelineEngine refuses it (\"ZeRO-2 and ZeRO-3 are incompatible with pipeline "
+         "parallelism\", deepspeed/runtime/pipe/engine.py) — set " + zero_key + " = 0 or 1, or " + pp_key + " = 1";
+}
+
+bool replicates_across_tp(const Case& c) {
+  return c.directory_layout == DirectoryLayout::megatron || c.directory_layout == DirectoryLayout::deepspeed;
+}
+
+std::vector<workloads::Shard> written_shards(const workloads::Layout& layout, const Case& c, std::int64_t rank) {
+  if (gathers_distributed_optimizer(c, layout)) return gathered_shards(layout, c, rank);
+  if (c.directory_layout == DirectoryLayout::megatron_dist) return spread_replicas(layout, rank);
+  return held_shards(layout, c, rank);
+}
+
+}  // namespace ckpt::harness

@@ -1,0 +1,32 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "harness/campaign/case.hpp"
+#include "workloads/layout.hpp"
+
+namespace ckpt::harness {
+
+// The shards modeled `rank` writes under the case's directory layout. The layout writes every
+// element once (dcp, as DCP deduplicates replicas); the legacy framework formats differ:
+//  - megatron and deepspeed save TP-replicated tensors (norms, row-parallel biases, routers)
+//    on every TP rank: a rank with tp > 0 also writes TP rank 0's copies (same bytes);
+//  - megatron with the distributed optimizer (ZeRO >= 1) gathers the DP shards of each
+//    (tp, pp, ep) group onto its first DP rank, which writes model_optim_rng.pt and
+//    distrib_optim.pt; the other DP ranks write nothing (megatron_optimizer = per_dp: each DP
+//    rank keeps its optimizer shards, in mp_rank_TT_PPP_DDD/optim.pt);
+//  - megatron_dist (torch_dist, fully parallel save) spreads the DP-replicated shards over the
+//    DP group by size, each written once.
+std::vector<workloads::Shard> written_shards(const workloads::Layout& layout, const Case& c, std::int64_t rank);
+
+// Why the deepspeed layout refuses ZeRO-2/3 with pipeline parallelism (DeepSpeed's own reason),
+// naming the keys to change.
+std::string deepspeed_pipeline_refusal(std::int64_t zero_stage, const std::string& zero_key = "parallel.zero",
+                                       const std::string& pp_key = "parallel.pp");
+
+// Whether the case's layout writes TP-replicated tensors on every TP rank.
+bool replicates_across_tp(const Case& c);
+
+}  // namespace ckpt::harness
