@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "harness/engine/host_pool.hpp"
+
 namespace ckpt::harness {
 
 std::optional<std::string> engine_problem(const Case& c, const backends::Capabilities& backend,
@@ -20,16 +22,25 @@ std::optional<std::string> engine_problem(const Case& c, const backends::Capabil
                        engine, c.backend);
   }
   if (c.engine.host_pool_bytes != 0 && c.engine.host_pool_bytes < state_bytes) {
-    return fmt::format("engine.host_pool_bytes = {} with engine.name = \"{}\": smaller than one process's checkpoint "
-                       "({} bytes); chunked flushing is not implemented: raise engine.host_pool_bytes (or 0 for one "
-                       "checkpoint) or use engine.name = \"sync\"",
-                       c.engine.host_pool_bytes, engine, state_bytes);
+    if (c.engine.host_pool_bytes < kMinRingBytes) {
+      return fmt::format("engine.host_pool_bytes = {} with engine.name = \"{}\": a pool smaller than one process's "
+                         "checkpoint ({} bytes) is a ring of chunks and needs at least {} bytes; raise "
+                         "engine.host_pool_bytes (0: one checkpoint)",
+                         c.engine.host_pool_bytes, engine, state_bytes, kMinRingBytes);
+    }
+    if (backend.collective) {
+      return fmt::format("engine.host_pool_bytes = {} with backend.name = \"{}\": a pool smaller than one process's "
+                         "checkpoint ({} bytes) flushes chunk by chunk, and a collective backend takes a process's "
+                         "whole plan in one call; raise engine.host_pool_bytes to at least {} (or 0)",
+                         c.engine.host_pool_bytes, c.backend, state_bytes, state_bytes);
+    }
   }
   return std::nullopt;
 }
 
 std::uint64_t host_pool_allocation(const Case& c, std::uint64_t state_bytes) {
-  return c.training.enabled() && c.engine.kind != EngineKind::sync ? state_bytes : 0;
+  if (!c.training.enabled() || c.engine.kind == EngineKind::sync) return 0;
+  return HostPool::allocation(c.engine.host_pool_bytes, state_bytes);
 }
 
 }  // namespace ckpt::harness

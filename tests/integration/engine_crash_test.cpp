@@ -10,12 +10,13 @@ namespace {
 
 // A checkpoint due every 20 ms iteration, flushed in the background with fsync (tens of ms for
 // ~60 MiB): a flush is in flight nearly all the time. Runs until killed.
-std::string flushing_campaign(const fs::path& target) {
+// `engine`: more [engine] keys.
+std::string flushing_campaign(const fs::path& target, const std::string& engine = "") {
   return campaign_toml("crash", target,
                        "create_target = true\nkeep = true\n[model]\nname = \"llama3-8b\"\nscale = 256\n"
                        "[state]\nscope = \"weights\"\n[backend]\nname = \"posix\"\nsync = \"fsync\"\n"
                        "[cache]\npolicy = \"none\"\n[training]\niterations = 1000000\niteration_seconds = 0.02\n"
-                       "checkpoint_every = 1\n[engine]\nname = \"async\"\n");
+                       "checkpoint_every = 1\n[engine]\nname = \"async\"\n" + engine);
 }
 
 // Waits until the case has committed `count` checkpoints (its `latest` changed that often).
@@ -58,6 +59,20 @@ TEST(EngineCrash, SigkillDuringABackgroundFlushLeavesTheNewestCommittedCheckpoin
   const fs::path case_dir = dir / "target" / "crash" / "case-0000";
   Process p({kBinary, "run", campaign.string(), "--phase", "checkpoint", "--output", (dir / "results").string()});
   ASSERT_TRUE(await_commits(p, case_dir, 5)) << "no 5 commits in 60 s\n" << p.err_so_far();
+  ASSERT_EQ(::kill(p.pid(), SIGKILL), 0) << std::strerror(errno);
+  const Outcome killed = p.wait(10s);
+  EXPECT_EQ(killed.term_signal, SIGKILL) << killed.describe();
+  expect_newest_committed_restores(campaign, case_dir, dir / "restored");
+}
+
+// The same with a pool of 4 MiB, a ring of 2 MiB chunks the flush streams from.
+TEST(EngineCrash, SigkillDuringARingFlushLeavesTheNewestCommittedCheckpointRestorable) {
+  Scratch dir;
+  const fs::path campaign =
+      dir.write("crash.toml", flushing_campaign(dir / "target", "host_pool_bytes = \"4 MiB\"\n"));
+  const fs::path case_dir = dir / "target" / "crash" / "case-0000";
+  Process p({kBinary, "run", campaign.string(), "--phase", "checkpoint", "--output", (dir / "results").string()});
+  ASSERT_TRUE(await_commits(p, case_dir, 3)) << "no 3 commits in 60 s\n" << p.err_so_far();
   ASSERT_EQ(::kill(p.pid(), SIGKILL), 0) << std::strerror(errno);
   const Outcome killed = p.wait(10s);
   EXPECT_EQ(killed.term_signal, SIGKILL) << killed.describe();

@@ -192,8 +192,52 @@ TEST(EnginePool, HighWaterNeverExceedsTheBound) {
     EXPECT_EQ(s.pool_high_water_bytes, state) << "one snapshot at a time";
     EXPECT_LE(s.pool_high_water_bytes, s.host_pool_bytes);
   }
-  EXPECT_THROW(rig.run(training(2, 0.05, 1), {.kind = EngineKind::async, .host_pool_bytes = state - 1}),
-               std::invalid_argument);
+  EXPECT_THROW(rig.run(training(2, 0.05, 1), {.kind = EngineKind::async, .host_pool_bytes = 8191}),
+               std::invalid_argument)
+      << "below two 4 KiB chunks";
+}
+
+// A pool of a quarter of the checkpoint is a ring of two 256 KiB chunks; each chunk's write takes
+// 20 ms, so the 8 chunks of a checkpoint cannot all be copied before 6 were written. async: the
+// loop waits for ring space (stall); lazy: the copy waits during the next iteration's compute.
+TEST(EnginePool, ARingOfAQuarterCheckpointKeepsTheBoundAndRestores) {
+  for (const auto& [kind, every] : {std::pair{EngineKind::async, 1}, std::pair{EngineKind::lazy, 2}}) {
+    SCOPED_TRACE(std::string(engine_name(kind)));
+    Rig rig(0.02);
+    const std::uint64_t state = rig.state.memory().size();
+    ASSERT_EQ(state, 2u << 20);
+    const TrainingSummary s = rig.run(training(4, 0.3, every), {.kind = kind, .host_pool_bytes = state / 4});
+    ASSERT_EQ(s.error, "");
+    EXPECT_EQ(s.pool_chunks, 2);
+    EXPECT_EQ(s.pool_chunk_bytes, 256u << 10);
+    EXPECT_EQ(s.pool_high_water_bytes, state / 4) << "the ring fills up, never past its bound";
+    for (const CheckpointRecord& r : s.checkpoints) {
+      EXPECT_TRUE(r.committed);
+      EXPECT_GE(r.ring_wait_seconds, 0.09) << "6 chunk writes of 20 ms freed the space for the last 6 copies";
+      EXPECT_GE(r.flush_seconds, 0.16);
+      if (kind == EngineKind::async) {
+        EXPECT_GE(r.stall_seconds, r.ring_wait_seconds);
+        EXPECT_GE(r.snapshot_seconds, r.ring_wait_seconds);
+      } else {
+        EXPECT_LT(r.stall_seconds, 0.05) << "the copy finished during compute";
+      }
+    }
+    EXPECT_EQ(rig.backend.writes.load(), 2 * static_cast<int>(s.checkpoints.size())) << "one stream per rank";
+    EXPECT_EQ(rig.verify(s.committed_dir, s.committed_iteration), "");
+  }
+}
+
+TEST(EngineErrors, AFailedRingFlushReleasesTheCopyAndIsNeverCommitted) {
+  for (EngineKind kind : {EngineKind::async, EngineKind::lazy}) {
+    SCOPED_TRACE(std::string(engine_name(kind)));
+    Rig rig(0.005);
+    rig.backend.fail_at = 2;  // the second checkpoint's first rank: the copy is waiting for ring space
+    const TrainingSummary s = rig.run(training(4, 0.05, 1), {.kind = kind, .host_pool_bytes = 64 << 10});
+    EXPECT_NE(s.error.find("checkpoint of iteration 1 (/ckpt/iter1): rank 0:"), std::string::npos) << s.error;
+    EXPECT_EQ(rig.committed.size(), 1u);
+    EXPECT_EQ(s.committed_iteration, 0);
+    EXPECT_LE(s.pool_high_water_bytes, 64u << 10);
+  }
 }
 
 TEST(EngineVerify, TheCheckpointHoldsExactlyItsIteration) {
@@ -209,6 +253,17 @@ TEST(EngineVerify, TheCheckpointHoldsExactlyItsIteration) {
 TEST(EngineVerify, ATornSnapshotFailsVerification) {
   Rig rig(0);
   const TrainingSummary s = rig.run(training(2, 0.02, 2), {.kind = EngineKind::async}, {.tear_snapshot = true});
+  ASSERT_EQ(s.error, "") << "the engine itself does not notice";
+  ASSERT_EQ(s.committed_iteration, 1);
+  const std::string problem = rig.verify(s.committed_dir, 1);
+  EXPECT_NE(problem.find("verification failed: tensor t0 (weight, rank 1)"), std::string::npos) << problem;
+}
+
+TEST(EngineVerify, ATornRingSnapshotFailsVerification) {
+  Rig rig(0);
+  const std::uint64_t pool = rig.state.memory().size() / 4;
+  const TrainingSummary s =
+      rig.run(training(2, 0.02, 2), {.kind = EngineKind::async, .host_pool_bytes = pool}, {.tear_snapshot = true});
   ASSERT_EQ(s.error, "") << "the engine itself does not notice";
   ASSERT_EQ(s.committed_iteration, 1);
   const std::string problem = rig.verify(s.committed_dir, 1);
