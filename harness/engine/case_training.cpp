@@ -61,7 +61,9 @@ void CaseExecution::train(std::vector<IterationTiming>& reads) {
                 .planned_dir = planned_dir_,
                 .state = write_buffer_,
                 .pattern = c_.data,
-                .dir_for = [this](std::int64_t iteration) { return step_dir(static_cast<int>(iteration)); },
+                .claim_dir = [this](std::int64_t iteration, fs::path& dir) {
+                  return claim_step_dir(static_cast<int>(iteration), dir) ? std::string() : result_.error;
+                },
                 .commit = [this](const fs::path& dir, std::int64_t iteration,
                                  const std::vector<std::vector<std::uint64_t>>& sums) {
                   return commit_training_checkpoint(dir, iteration, sums);

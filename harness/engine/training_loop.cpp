@@ -172,7 +172,8 @@ void TrainingRun::checkpoint(std::int64_t iteration) {
 }
 
 void TrainingRun::checkpoint_sync(std::int64_t iteration, Clock::time_point due) {
-  const fs::path dir = io_.dir_for(iteration);
+  fs::path dir;
+  if (const std::string problem = io_.claim_dir(iteration, dir); !problem.empty()) return fail(problem);
   retarget(io_.plans, io_.planned_dir, dir);
   io_.planned_dir = dir;
   const ProcessSample sample = timed_transfer(io_.backend, io_.plans, io_.state, true, io_.comm);
@@ -244,7 +245,8 @@ void TrainingRun::checkpoint_background(std::int64_t iteration, Clock::time_poin
     record->backpressure_seconds = seconds_since(due);
     if (!ok()) return;
   }
-  const fs::path dir = io_.dir_for(iteration);
+  fs::path dir;
+  if (const std::string problem = io_.claim_dir(iteration, dir); !problem.empty()) return fail(problem);
   retarget(io_.plans, io_.planned_dir, dir);
   io_.planned_dir = dir;
   pool_->hold();

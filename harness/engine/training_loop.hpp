@@ -35,8 +35,9 @@ struct TrainingIo {
   std::filesystem::path planned_dir;
   ProcessBuffer& state;                  // filled (iteration -1) and pre-touched
   DataPattern pattern = DataPattern::random;
-  // The directory of the checkpoint of `iteration`.
-  std::function<std::filesystem::path(std::int64_t iteration)> dir_for;
+  // Collective: claims the directory of the checkpoint of `iteration` (made exclusively, as every
+  // checkpoint's step directory) into `dir`; returns the same problem everywhere, or "".
+  std::function<std::string(std::int64_t iteration, std::filesystem::path& dir)> claim_dir;
   // Collective: records the checkpoint of `iteration` in `dir` as complete (manifest with its
   // checksums and training iteration); returns the same problem everywhere, or "".
   std::function<std::string(const std::filesystem::path& dir, std::int64_t iteration, const Checksums& sums)> commit;

@@ -93,7 +93,10 @@ struct Rig {
                   .planned_dir = "/ckpt/step",
                   .state = state,
                   .pattern = DataPattern::random,
-                  .dir_for = [](std::int64_t i) { return fs::path("/ckpt") / ("iter" + std::to_string(i)); },
+                  .claim_dir = [](std::int64_t i, fs::path& dir) {
+                    dir = fs::path("/ckpt") / ("iter" + std::to_string(i));
+                    return std::string();
+                  },
                   .commit = [this](const fs::path& dir, std::int64_t i, const Checksums& /*sums*/) {
                     committed.emplace_back(dir, i);
                     return std::string();
