@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <stdexcept>
+#include <string>
 
 #include "backends/hdf5/agreement.hpp"
 #include "backends/hdf5/catalog.hpp"
@@ -105,7 +106,22 @@ Hdf5Backend::Hdf5Backend(const IoSettings& settings, const BackendOptions& optio
       group_("hdf5", group),
       hints_("hdf5", options) {}
 
-Capabilities Hdf5Backend::capabilities() const { return declared_capabilities({"hdf5", option_table(), {}}); }
+Capabilities library_capabilities(const OptionValues& values) {
+  Capabilities c = declared_capabilities(values);
+  hbool_t threadsafe = 0;
+  c.background_thread = H5is_library_threadsafe(&threadsafe) >= 0 && threadsafe != 0;
+  unsigned major = 0, minor = 0, release = 0;
+  H5get_libversion(&major, &minor, &release);
+  const std::string version = std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(release);
+  c.advice["background_thread"] =
+      c.background_thread ? ""
+                          : "the linked HDF5 library " + version + " is not thread-safe (H5is_library_threadsafe() is "
+                            "false: built without --enable-threadsafe, as Debian's libhdf5-openmpi), so no thread but "
+                            "the main one may call it";
+  return c;
+}
+
+Capabilities Hdf5Backend::capabilities() const { return library_capabilities({"hdf5", option_table(), {}}); }
 
 std::vector<std::string> Hdf5Backend::notes() const {
   return {notes_.begin(), notes_.end()};

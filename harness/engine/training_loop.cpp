@@ -5,6 +5,7 @@
 #include <cmath>
 #include <fmt/format.h>
 #include <optional>
+#include <stdexcept>
 #include <thread>
 
 #include "harness/engine/flush_worker.hpp"
@@ -40,6 +41,9 @@ class TrainingRun {
  public:
   TrainingRun(const TrainingSpec& t, const EngineSpec& e, TrainingIo& io, const EngineHooks& hooks)
       : t_(t), e_(e), io_(io), hooks_(hooks) {
+    if (t.compute == ComputeKind::gpu && io.gpu_load == nullptr) {
+      throw std::invalid_argument("training.compute = \"gpu\": the loop was given no GPU load");
+    }
     summary_.engine = std::string(engine_name(e.kind));
     if (e.kind != EngineKind::sync) {
       pool_.emplace(io.state.memory(), e.host_pool_bytes);
@@ -62,7 +66,8 @@ class TrainingRun {
   void fail(const std::string& problem) {
     if (summary_.error.empty()) summary_.error = problem;
   }
-  void wait_for(Clock::time_point start, double seconds, bool spin);
+  void wait_for(Clock::time_point start, double seconds);
+  void compute_until(Clock::time_point end);
   void update(std::int64_t iteration);
   void checkpoint(std::int64_t iteration);
   void checkpoint_sync(std::int64_t iteration, Clock::time_point due);
@@ -97,18 +102,34 @@ class TrainingRun {
   std::vector<std::uint64_t> chunk_bases_;       // ring: each plan's offset in the state
 };
 
+// The compute of training.compute until `end`: sleep, spin a core, or keep the GPU busy.
+void TrainingRun::compute_until(Clock::time_point end) {
+  switch (t_.compute) {
+    case ComputeKind::sleep:
+      std::this_thread::sleep_until(end);
+      return;
+    case ComputeKind::spin:
+      while (Clock::now() < end) {
+      }
+      return;
+    case ComputeKind::gpu:
+      try {
+        io_.gpu_load->run_for(std::chrono::duration<double>(end - Clock::now()).count());
+      } catch (const std::exception& e) {
+        fail(fmt::format("training.compute = \"gpu\": {}", e.what()));
+        std::this_thread::sleep_until(end);  // the other processes' polls still match
+      }
+      return;
+  }
+}
+
 // Waits until `seconds` after `start` in slices whose count depends on `seconds` alone, so
 // that every process polls (a collective) equally often.
-void TrainingRun::wait_for(Clock::time_point start, double seconds, bool spin) {
+void TrainingRun::wait_for(Clock::time_point start, double seconds) {
   const auto slices = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(seconds / kPollSeconds)));
   for (std::int64_t k = 1; k <= slices; ++k) {
     const Clock::time_point end = after(start, seconds * static_cast<double>(k) / static_cast<double>(slices));
-    if (spin) {
-      while (Clock::now() < end) {
-      }
-    } else {
-      std::this_thread::sleep_until(end);
-    }
+    compute_until(end);
     // Commit only with the time a commit takes (the last one's) left in this wait, so that it
     // hides in compute instead of lengthening the iteration; every process still polls.
     const Clock::time_point wait_end = after(start, seconds);
@@ -128,7 +149,7 @@ void TrainingRun::update(std::int64_t iteration) {
   const auto start = Clock::now();
   poll(false);  // a flush that ended during compute commits now, not after the rewrite
   sums_ = fill_plans(plans_at_iteration(io_.plans, iteration), io_.state, io_.pattern);
-  wait_for(start, t_.iteration_seconds * t_.update_fraction, t_.compute == ComputeKind::spin);
+  wait_for(start, t_.iteration_seconds * t_.update_fraction);
 }
 
 TrainingSummary TrainingRun::run() {
@@ -136,7 +157,7 @@ TrainingSummary TrainingRun::run() {
   for (std::int64_t i = 0; i < t_.iterations && ok(); ++i) {
     const auto start = Clock::now();
     const bool flushing = worker_.busy();
-    wait_for(start, t_.iteration_seconds * (1 - t_.update_fraction), t_.compute == ComputeKind::spin);
+    wait_for(start, t_.iteration_seconds * (1 - t_.update_fraction));
     double stalled = 0;
     if (lazy_copy_pending_) {
       const auto wait_start = Clock::now();

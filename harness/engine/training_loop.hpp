@@ -21,6 +21,7 @@
 #include "harness/engine/engine_spec.hpp"
 #include "harness/engine/training_summary.hpp"
 #include "harness/memory/data_pattern_kind.hpp"
+#include "harness/memory/gpu_load.hpp"
 #include "harness/plan/checkpoint_plan.hpp"
 #include "harness/run/process_buffer.hpp"
 
@@ -42,6 +43,7 @@ struct TrainingIo {
   // checksums and training iteration); returns the same problem everywhere, or "".
   std::function<std::string(const std::filesystem::path& dir, std::int64_t iteration, const Checksums& sums)> commit;
   const std::atomic<bool>* interrupted = nullptr;  // SIGINT/SIGTERM: finish the in-flight flush, stop
+  GpuLoad* gpu_load = nullptr;                     // training.compute = "gpu": the kernel compute runs (required then)
 };
 
 // Test hooks that break the engine on purpose (verification must then fail).

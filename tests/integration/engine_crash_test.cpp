@@ -128,5 +128,55 @@ TEST(EngineCrash, AKilledProcessUnderMpirunLeavesTheNewestCommittedCheckpointRes
   expect_newest_committed_restores(campaign, case_dir, dir / "restored");
 }
 
+// Collective backends from the flush thread (MPI_THREAD_MULTIPLE, requested only for such a case):
+// async over mpiio, file per rank and one shared file, under mpirun -np 4; every checkpoint
+// commits and the restore verifies the newest. hdf5 needs a thread-safe HDF5 library: with
+// Debian's it is refused before anything is written, naming both keys and the reason.
+TEST(EngineMpi, AsyncOverMpiioUnderMpirunCommitsAndRestores) {
+  const auto mpirun = find_mpirun();
+  if (!mpirun) GTEST_SKIP() << "mpirun is not on PATH, so the multi-process run cannot be started";
+  if (!CKPT_TEST_HAVE_MPI) GTEST_SKIP() << "ckptbench was built without MPI (CKPT_WITH_MPI=OFF or MPI not found)";
+  const auto listed = nlohmann::json::parse(ckptbench({"backends", "--json"}).out);
+  for (const auto& b : listed) {
+    if (b.at("name") == "mpiio" && !b.at("available").get<bool>()) GTEST_SKIP() << "mpiio is not built";
+  }
+  Scratch dir;
+  const fs::path campaign = dir.write(
+      "mpi.toml", campaign_toml("mpi", dir / "target",
+                                "create_target = true\n[model]\nname = \"llama3-8b\"\nscale = 2048\n[parallel]\ndp = 4\n"
+                                "zero = 1\n[state]\nscope = \"full\"\n[strategy]\nmapping = [\"file_per_rank\", \"shared_file\"]\n"
+                                "[backend]\nname = \"mpiio\"\nsync = \"fsync\"\n[cache]\npolicy = \"none\"\n[training]\n"
+                                "iterations = 4\niteration_seconds = 0.1\ncheckpoint_every = 1\n[engine]\nname = \"async\"\n"));
+  std::vector<std::string> args = mpirun_args(*mpirun, 4);
+  args.insert(args.end(), {kBinary, "run", campaign.string(), "--output", (dir / "results").string()});
+  const Outcome o = run_process(args, 120s);
+  ASSERT_EQ(o.exit_code, 0) << o.describe();
+  const auto results = read_results(dir / "results");
+  ASSERT_EQ(results.size(), 2u);
+  for (const auto& r : results) {
+    SCOPED_TRACE(r.dump());
+    EXPECT_EQ(r.at("status"), "ok");
+    EXPECT_EQ(r.at("verified"), true);
+    EXPECT_EQ(r.at("training").at("committed_iteration"), 3);
+    for (const auto& c : r.at("training").at("checkpoints")) EXPECT_EQ(c.at("committed"), true);
+  }
+  for (const auto& b : listed) {
+    if (b.at("name") != "hdf5" || !b.at("available").get<bool>()) continue;
+    std::vector<std::string> h5 = mpirun_args(*mpirun, 4);
+    h5.insert(h5.end(), {kBinary, "run", campaign.string(), "--set", "backend.name=hdf5", "--output",
+                         (dir / "h5").string()});
+    const Outcome refused = run_process(h5, 120s);
+    if (b.at("capabilities").value("background_thread", false)) {
+      EXPECT_EQ(refused.exit_code, 0) << refused.describe();
+    } else {
+      EXPECT_EQ(refused.exit_code, 2) << refused.describe();
+      EXPECT_TRUE(contains(refused.err, "engine.name = \"async\" with backend.name = \"hdf5\": the engine's flush "
+                                        "thread would call the backend, and the linked HDF5 library"))
+          << refused.describe();
+      EXPECT_TRUE(contains(refused.err, "is not thread-safe (H5is_library_threadsafe() is false")) << refused.describe();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace ckpt::integration

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "harness/comm/single_comm.hpp"
+#include "harness/engine/engine_checks.hpp"
 #include "harness/engine/training_loop.hpp"
 #include "harness/engine/training_state.hpp"
 #include "harness/memory/host_space.hpp"
@@ -293,6 +294,82 @@ TEST(EngineInflation, IterationsWithAndWithoutAFlushAreSeparated) {
   EXPECT_GE(s.plain_iteration_seconds.size(), 2u);
   ASSERT_TRUE(s.iteration_inflation().has_value());
   EXPECT_LT(*s.iteration_inflation(), 0.5);
+}
+
+Case training_case(EngineKind kind, const std::string& backend) {
+  Case c;
+  c.backend = backend;
+  c.training = training(2, 0.1, 1);
+  c.engine.kind = kind;
+  return c;
+}
+
+TEST(EngineChecks, CollectiveBackendsNeedMpiThreadMultipleFromTheFlushThread) {
+  const backends::Capabilities mpiio{.shared_file = true, .collective = true};
+  const Case c = training_case(EngineKind::async, "mpiio");
+  EXPECT_TRUE(needs_mpi_thread_multiple(c, mpiio));
+  EXPECT_FALSE(needs_mpi_thread_multiple(training_case(EngineKind::sync, "mpiio"), mpiio));
+  EXPECT_FALSE(needs_mpi_thread_multiple(c, backends::Capabilities{}));
+  EXPECT_EQ(engine_problem(c, mpiio, 1 << 20, std::string("MPI_THREAD_MULTIPLE")), std::nullopt);
+  EXPECT_EQ(engine_problem(c, mpiio, 1 << 20, std::nullopt), std::nullopt) << "a dry run: MPI not started";
+  EXPECT_EQ(engine_problem(c, mpiio, 1 << 20, std::string("MPI_THREAD_FUNNELED")).value_or(""),
+            "engine.name = \"async\" with backend.name = \"mpiio\": the collective backend makes MPI calls from the "
+            "engine's flush thread while the loop makes its own, which needs MPI_THREAD_MULTIPLE; this MPI granted "
+            "MPI_THREAD_FUNNELED; use engine.name = \"sync\", a backend that is not collective (posix, uring), or an MPI "
+            "built with thread support");
+  backends::Capabilities hdf5 = mpiio;
+  hdf5.background_thread = false;
+  hdf5.advice["background_thread"] = "its library is not thread-safe";
+  EXPECT_EQ(engine_problem(training_case(EngineKind::lazy, "hdf5"), hdf5, 1 << 20, std::string("MPI_THREAD_MULTIPLE"))
+                .value_or(""),
+            "engine.name = \"lazy\" with backend.name = \"hdf5\": the engine's flush thread would call the backend, and "
+            "its library is not thread-safe; use engine.name = \"sync\" or another backend (posix, uring, mpiio)");
+}
+
+TEST(EngineChecks, ARingPoolNeedsTwoPagesAndAStreamingBackend) {
+  Case c = training_case(EngineKind::async, "posix");
+  c.engine.host_pool_bytes = 4096;
+  EXPECT_EQ(engine_problem(c, {}, 1 << 20, std::nullopt).value_or(""),
+            "engine.host_pool_bytes = 4096 with engine.name = \"async\": a pool smaller than one process's checkpoint "
+            "(1048576 bytes) is a ring of chunks and needs at least 8192 bytes; raise engine.host_pool_bytes (0: one "
+            "checkpoint)");
+  c.engine.host_pool_bytes = 1 << 18;
+  EXPECT_EQ(engine_problem(c, {}, 1 << 20, std::nullopt), std::nullopt);
+  EXPECT_EQ(host_pool_allocation(c, 1 << 20), std::uint64_t{1} << 18) << "two chunks of 128 KiB";
+  c.engine.host_pool_bytes = (1 << 18) + 5000;
+  EXPECT_EQ(host_pool_allocation(c, 1 << 20), std::uint64_t{1} << 18) << "two chunks of whole pages, within the bound";
+  c.backend = "mpiio";
+  EXPECT_NE(engine_problem(c, {.collective = true}, 1 << 20, std::string("MPI_THREAD_MULTIPLE"))
+                .value_or("")
+                .find("flushes chunk by chunk, and a collective backend takes a process's whole plan in one call"),
+            std::string::npos);
+}
+
+// Without a device the refusal names why; with one, the load keeps the GPU busy for the time asked.
+TEST(EngineGpu, ComputeGpuNeedsACudaDeviceAndRunsForItsTime) {
+  Case c = training_case(EngineKind::lazy, "posix");
+  c.training.compute = ComputeKind::gpu;
+  if (const auto why = gpu_load_unavailable()) {
+    EXPECT_EQ(engine_problem(c, {}, 1 << 20, std::nullopt).value_or(""),
+              "training.compute = \"gpu\" needs a CUDA device; none found: " + *why +
+                  "; use training.compute = \"sleep\" or \"spin\"");
+    try {
+      make_gpu_load();
+      ADD_FAILURE() << "make_gpu_load without a device";
+    } catch (const std::runtime_error& e) {
+      EXPECT_EQ(std::string(e.what()), "training.compute = \"gpu\" needs a CUDA device; none found: " + *why);
+    }
+    GTEST_SKIP() << "the GPU load itself needs a CUDA device: " << *why;
+  }
+  EXPECT_EQ(engine_problem(c, {}, 1 << 20, std::nullopt), std::nullopt);
+  const std::unique_ptr<GpuLoad> load = make_gpu_load();
+  EXPECT_GT(load->kernel_seconds(), 0);
+  EXPECT_LT(load->kernel_seconds(), 0.05);
+  const auto start = std::chrono::steady_clock::now();
+  load->run_for(0.2);
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_GE(took, 0.2);
+  EXPECT_LT(took, 0.2 + 0.05 + 2 * load->kernel_seconds());
 }
 
 }  // namespace
