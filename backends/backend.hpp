@@ -127,6 +127,9 @@ struct Capabilities {
   int max_queue_depth = 1;     // requests in flight per thread (backend.queue_depth)
   bool stores_data = true;     // false for null: a restore reads nothing back, so nothing can be verified
   bool raw_layout = true;      // each extent's bytes at its file offset (false: a self-describing format)
+  // May be driven from a thread other than the one that started MPI (an engine's flush thread,
+  // with MPI_THREAD_MULTIPLE for collective backends); false: advice["background_thread"] says why.
+  bool background_thread = true;
   // Why a setting the backend lacks is absent and what to do instead, by setting name
   // ("threads", "direct", ...), appended to the refusal.
   std::map<std::string, std::string> advice;

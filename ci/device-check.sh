@@ -16,6 +16,8 @@
 #   cuda_tests   the CUDA memory-space cases of every test program that has them
 #   campaign     ckptbench run configs/device-check.toml: cuda memory through posix and null
 #                (staged through pinned host buffers) and through gds (compatibility mode)
+#   engines      the same state in a training loop with training.compute = "gpu" (the busy
+#                kernel beside the copies): engine async and lazy over posix
 #   memory_bench D2H/H2D staging against plain cudaMemcpy, when a memory benchmark was built
 # The whole check stays under 8 minutes: a step that would overrun is cut short or skipped.
 set -uo pipefail  # no -e: a failing step is recorded, and the next one runs
@@ -163,6 +165,17 @@ else
   skip campaign "no $bin/ckptbench"
 fi
 
+# engines: async and lazy snapshots of device memory into the pinned pool while the GPU load
+# kernel runs (configs/device-check.toml's header has the command).
+if [ -x "$bin/ckptbench" ]; then
+  step engines 120 "$bin/ckptbench" run "$root/configs/device-check.toml" --output "$out/results" \
+    --set "campaign.target=${CKPT_DEVICE_TARGET:-/tmp/ckptbench-device-check}-engines" --set backend.name=posix \
+    --set training.iterations=6 --set training.iteration_seconds=0.5 --set training.checkpoint_every=2 \
+    --set training.compute=gpu --set 'engine.name=["async", "lazy"]'
+else
+  skip engines "no $bin/ckptbench"
+fi
+
 # memory_bench: staging bandwidth against plain cudaMemcpy.
 bench=""
 for candidate in ckpt_bench_memory ckpt_memory_bench; do
@@ -242,6 +255,10 @@ for path in glob.glob(os.path.join(out, "results", "*", "results.jsonl")):
         campaign.append({k: r.get(k) for k in ("case_index", "case", "backend", "status", "error", "write_gib_per_s",
                                                "read_gib_per_s", "bytes_per_checkpoint", "verified", "notes")})
         campaign[-1]["memory"] = (r.get("config") or {}).get("memory")
+        if r.get("training"):
+            campaign[-1]["training"] = {k: r["training"].get(k) for k in (
+                "engine", "stall_seconds", "time_to_durable_seconds", "snapshot_seconds", "flush_gib_s",
+                "iteration_inflation", "pool_high_water_bytes", "host_pool_bytes")}
 
 # Each benchmark's time, rate, error and own counters (staging/*/plain is plain cudaMemcpy).
 structural = {"family_index", "per_family_instance_index", "run_name", "run_type", "repetitions",

@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <stdexcept>
+#include <string>
 
 #include "backends/hdf5/agreement.hpp"
 #include "backends/hdf5/catalog.hpp"
@@ -105,7 +106,33 @@ Hdf5Backend::Hdf5Backend(const IoSettings& settings, const BackendOptions& optio
       group_("hdf5", group),
       hints_("hdf5", options) {}
 
-Capabilities Hdf5Backend::capabilities() const { return declared_capabilities({"hdf5", option_table(), {}}); }
+// From the headers' build configuration, not a library call: the registry lists capabilities
+// before MPI starts, and initialising parallel HDF5 before MPI_Init is not allowed.
+Capabilities library_capabilities(const OptionValues& values) {
+  Capabilities c = declared_capabilities(values);
+#ifdef H5_HAVE_THREADSAFE
+  c.background_thread = true;
+  c.advice.erase("background_thread");
+#else
+  c.background_thread = false;
+  c.advice["background_thread"] = "the HDF5 library of this build (" H5_VERS_INFO ") is not thread-safe (built without "
+                                  "--enable-threadsafe, as Debian's libhdf5-openmpi: H5is_library_threadsafe() is "
+                                  "false), so no thread but the main one may call it";
+#endif
+  return c;
+}
+
+// The library itself confirms (MPI has started by now).
+Capabilities Hdf5Backend::capabilities() const {
+  Capabilities c = library_capabilities({"hdf5", option_table(), {}});
+  hbool_t threadsafe = 0;
+  if (c.background_thread && H5is_library_threadsafe(&threadsafe) >= 0 && threadsafe == 0) {
+    c.background_thread = false;
+    c.advice["background_thread"] = "the HDF5 library of this build (" H5_VERS_INFO ") is not thread-safe "
+                                    "(H5is_library_threadsafe() is false), so no thread but the main one may call it";
+  }
+  return c;
+}
 
 std::vector<std::string> Hdf5Backend::notes() const {
   return {notes_.begin(), notes_.end()};

@@ -24,6 +24,10 @@ namespace ckpt::backends::hdf5 {
 // per dataset. Phases: open creates or opens the files and datasets (the metadata cost), transfer
 // is H5Dwrite/H5Dread, sync is H5Fflush plus fsync/fdatasync (shared files: MPI_File_sync),
 // close closes datasets and files.
+// The declared capabilities with what the linked library says: background_thread is
+// H5is_library_threadsafe() (the Debian libhdf5-openmpi build is not thread-safe).
+Capabilities library_capabilities(const OptionValues& values);
+
 class Hdf5Backend final : public Backend {
  public:
   // Throws std::invalid_argument naming the setting or `backend.hdf5.<key>`: `threads` or

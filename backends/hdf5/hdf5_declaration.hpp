@@ -52,7 +52,10 @@ inline Capabilities declared_capabilities(const OptionValues&) {
       .shared_file = true,
       .collective = true,
       .raw_layout = false,
-      .advice = {{"threads", "one HDF5 call at a time per process; run more processes instead"},
+      // Set from H5is_library_threadsafe() where hdf5 is compiled in (hdf5_registration.cpp).
+      .background_thread = false,
+      .advice = {{"background_thread", "hdf5 is not compiled into this build, so its library's thread safety is unknown"},
+                 {"threads", "one HDF5 call at a time per process; run more processes instead"},
                  {"queue_depth", "HDF5 I/O is synchronous"},
                  {"direct", "HDF5 writes through the page cache; set direct = false"},
                  {"fallocate", "HDF5 allocates dataset space itself; set fallocate = false"},

@@ -15,6 +15,7 @@ BackendRegistration registration() {
                         .capabilities = &declared_capabilities,
                         .needs_mpi = true};
 #if CKPT_HAVE_BACKEND_HDF5
+  r.capabilities = &library_capabilities;
   r.make = [](const IoSettings& settings, const BackendOptions& options,
               const ProcessGroup& group) -> std::unique_ptr<Backend> {
     return std::make_unique<Hdf5Backend>(settings, options, group);

@@ -40,13 +40,14 @@ std::optional<std::string> backend_problem(const Case& c) {
 }
 
 // [training]/[engine] combinations that cannot work (harness/engine/engine_checks.hpp).
-std::optional<std::string> training_problem(const Case& c, std::uint64_t state_bytes) {
+std::optional<std::string> training_problem(const Case& c, std::uint64_t state_bytes,
+                                            const std::optional<std::string>& mpi_thread_level) {
   const std::vector<backends::BackendInfo> infos = backends::list_backends();
   const auto info = std::find_if(infos.begin(), infos.end(), [&](const backends::BackendInfo& b) {
     return b.name == c.backend;
   });
   if (info == infos.end()) return std::nullopt;  // backend_problem names it
-  return engine_problem(c, info->capabilities, state_bytes);
+  return engine_problem(c, info->capabilities, state_bytes, mpi_thread_level);
 }
 
 std::optional<std::string> memory_space_problem(const Case& c, const MemorySpaces& spaces) {
@@ -73,7 +74,7 @@ std::optional<std::string> dry_run_ranks_problem(std::size_t selected, std::int6
 }  // namespace
 
 CaseCheck check_case(const Case& c, PhaseSelection phase, int processes,
-                     const MemorySpaces& spaces) {
+                     const MemorySpaces& spaces, const std::optional<std::string>& mpi_thread_level) {
   CaseCheck check;
   const auto note = [&](std::optional<std::string> problem) {
     if (problem) check.problems.push_back(std::move(*problem));
@@ -128,7 +129,7 @@ CaseCheck check_case(const Case& c, PhaseSelection phase, int processes,
     }
   }
   check.files = files.size();
-  if (phase != PhaseSelection::restore) note(training_problem(c, state_bytes));
+  if (phase != PhaseSelection::restore) note(training_problem(c, state_bytes, mpi_thread_level));
   note(memory_budget_problem(c, check.memory_per_process, selected.size(), processes));
   return check;
 }

@@ -24,9 +24,10 @@ struct CaseCheck {
 // backend is available and takes its options, the memory space is usable here, the buffers of
 // each of `processes` processes fit campaign.memory_budget, and the target is a writable
 // directory without an older checkpoint (or, in the restore phase, holds a checkpoint this case
-// can read). Reads the target and, to restore, the checkpoint's manifest.
+// can read). Reads the target and, to restore, the checkpoint's manifest. `mpi_thread_level`: the
+// level MPI granted (Comm::thread_level), nullopt for a dry run (MPI not started: not checked).
 CaseCheck check_case(const Case& c, PhaseSelection phase, int processes,
-                     const MemorySpaces& spaces);
+                     const MemorySpaces& spaces, const std::optional<std::string>& mpi_thread_level = std::nullopt);
 
 // Every case's problems as lines "case 0: …"; a problem several cases share is one line
 // ("cases 0, 1, 2: …").

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <fmt/format.h>
 #include <fmt/ostream.h>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -13,6 +14,7 @@
 #include "harness/cli/run_checks.hpp"
 #include "harness/comm/comm.hpp"
 #include "harness/comm/mpi_io_choice.hpp"
+#include "harness/engine/engine_checks.hpp"
 #include "harness/common/config_error.hpp"
 #include "harness/common/text_format.hpp"
 #include "harness/memory/memory_spaces.hpp"
@@ -60,20 +62,27 @@ void print_lines(std::ostream& err, const std::string& prefix, const std::string
 // reported by run_cases, after MPI started.
 struct BeforeMpi {
   bool need_mpi = false;
+  bool thread_multiple = false;  // a case drives a collective backend from a flush thread
   MpiIoChoice mpi_io = MpiIoChoice::library_default;
 };
 
 BeforeMpi before_mpi(const RunOptions& o) {
   BeforeMpi settings;
   std::set<std::string> needing;
+  std::map<std::string, backends::Capabilities> capabilities;
   for (const backends::BackendInfo& info : backends::list_backends()) {
     if (info.needs_mpi && info.available) needing.insert(info.name);
+    capabilities.emplace(info.name, info.capabilities);
   }
   try {
     const Campaign campaign = load_campaign(o.campaign, o.overrides);
     settings.need_mpi = !o.dry_run && !launched_by_mpi() &&
                         std::any_of(campaign.cases.begin(), campaign.cases.end(),
                                     [&](const Case& c) { return needing.contains(c.backend); });
+    settings.thread_multiple = !o.dry_run && std::any_of(campaign.cases.begin(), campaign.cases.end(), [&](const Case& c) {
+      const auto it = capabilities.find(c.backend);
+      return it != capabilities.end() && needs_mpi_thread_multiple(c, it->second);
+    });
     if (!campaign.cases.empty()) settings.mpi_io = campaign.cases.front().mpi_io;
   } catch (const std::exception&) {
   }
@@ -108,7 +117,7 @@ int run_campaign(const RunOptions& o, std::ostream& out, std::ostream& err) {
   const BeforeMpi settings = before_mpi(o);
   std::optional<std::string> mpi_io_problem = request_mpi_io(settings.mpi_io);
   if (mpi_io_problem) mpi_io_problem = o.campaign + ": " + *mpi_io_problem;
-  const std::unique_ptr<Comm> owned = make_comm(settings.need_mpi);
+  const std::unique_ptr<Comm> owned = make_comm(settings.need_mpi, settings.thread_multiple);
   Comm& comm = *owned;
   try {
     return run_cases(o, comm, mpi_io_problem, out, err);
@@ -153,7 +162,10 @@ int run_cases(const RunOptions& o, Comm& comm, const std::optional<std::string>&
   MemorySpaces spaces;  // outlives every case's buffers
   const int processes = o.processes > 0 ? o.processes : comm.size();
   std::vector<CaseCheck> checks;
-  for (const Case& c : campaign.cases) checks.push_back(check_case(c, phase.value_or(c.phase), processes, spaces));
+  const std::optional<std::string> thread_level = o.dry_run ? std::nullopt : std::optional(comm.thread_level());
+  for (const Case& c : campaign.cases) {
+    checks.push_back(check_case(c, phase.value_or(c.phase), processes, spaces, thread_level));
+  }
   std::vector<std::string> problems = problem_lines(campaign, checks);
   if (mpi_io_problem) problems.insert(problems.begin(), *mpi_io_problem);
   // Process 0 reports; the results directory appears with the first case's result.

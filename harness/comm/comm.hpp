@@ -18,6 +18,9 @@ class Comm {
   virtual std::string kind() const = 0;  // "mpi" or "single"
   // The communicator as MPI_Comm_c2f gives it, for collective backends; empty without MPI.
   virtual std::optional<int> mpi_handle() const { return std::nullopt; }
+  // The thread level MPI granted (MPI_Query_thread) as its name, "MPI_THREAD_MULTIPLE" when any
+  // thread may call MPI at any time; "" without MPI.
+  virtual std::string thread_level() const { return ""; }
   virtual void barrier() = 0;
   virtual double max(double value) = 0;
   virtual double min(double value) = 0;
@@ -39,7 +42,9 @@ class Comm {
 // MPI when this binary has MPI and was launched by an MPI launcher (OMPI_COMM_WORLD_SIZE,
 // PMI_SIZE or PMIX_RANK set), or when `need_mpi` (a backend needs MPI even in one process:
 // MPI then starts as a singleton); otherwise a single process. MPI is finalised when the Comm dies.
-std::unique_ptr<Comm> make_comm(bool need_mpi = false);
+// MPI is asked for MPI_THREAD_FUNNELED, or MPI_THREAD_MULTIPLE with `thread_multiple` (a case
+// drives a collective backend from an engine's flush thread; only then, as it may cost).
+std::unique_ptr<Comm> make_comm(bool need_mpi = false, bool thread_multiple = false);
 
 // Whether this process was started by an MPI launcher.
 bool launched_by_mpi();

@@ -36,11 +36,12 @@ std::string mpi_library_version() {
 #endif
 }
 
-std::unique_ptr<Comm> make_comm(bool need_mpi) {
+std::unique_ptr<Comm> make_comm(bool need_mpi, bool thread_multiple) {
 #if CKPT_HAVE_MPI
-  if (launched_by_mpi() || need_mpi) return std::make_unique<MpiComm>();
+  if (launched_by_mpi() || need_mpi) return std::make_unique<MpiComm>(thread_multiple);
 #else
   (void)need_mpi;  // the backends that need MPI are not built without it
+  (void)thread_multiple;
   // Several copies of a build without MPI would each write every rank's files.
   const char* size = std::getenv("OMPI_COMM_WORLD_SIZE");
   if (size == nullptr) size = std::getenv("PMI_SIZE");

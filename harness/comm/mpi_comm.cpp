@@ -7,9 +7,14 @@
 
 namespace ckpt::harness {
 
-MpiComm::MpiComm() {
+MpiComm::MpiComm(bool thread_multiple) {
   int provided = 0;
-  MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
+  MPI_Init_thread(nullptr, nullptr, thread_multiple ? MPI_THREAD_MULTIPLE : MPI_THREAD_FUNNELED, &provided);
+  MPI_Query_thread(&provided);  // what the library grants, whatever Init_thread said
+  thread_level_ = provided >= MPI_THREAD_MULTIPLE   ? "MPI_THREAD_MULTIPLE"
+                  : provided >= MPI_THREAD_SERIALIZED ? "MPI_THREAD_SERIALIZED"
+                  : provided >= MPI_THREAD_FUNNELED   ? "MPI_THREAD_FUNNELED"
+                                                      : "MPI_THREAD_SINGLE";
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
 }

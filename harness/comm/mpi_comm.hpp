@@ -4,10 +4,11 @@
 
 namespace ckpt::harness {
 
-// MPI_COMM_WORLD. Initialises MPI (MPI_THREAD_FUNNELED) on construction, finalises on destruction.
+// MPI_COMM_WORLD. Initialises MPI on construction (MPI_THREAD_FUNNELED, or MPI_THREAD_MULTIPLE
+// when asked), finalises on destruction.
 class MpiComm final : public Comm {
  public:
-  MpiComm();
+  explicit MpiComm(bool thread_multiple = false);
   ~MpiComm() override;
   MpiComm(const MpiComm&) = delete;
   MpiComm& operator=(const MpiComm&) = delete;
@@ -16,6 +17,7 @@ class MpiComm final : public Comm {
   int size() const override { return size_; }
   std::string kind() const override { return "mpi"; }
   std::optional<int> mpi_handle() const override;
+  std::string thread_level() const override { return thread_level_; }
   void barrier() override;
   double max(double value) override;
   double min(double value) override;
@@ -28,6 +30,7 @@ class MpiComm final : public Comm {
  private:
   int rank_ = 0;
   int size_ = 1;
+  std::string thread_level_;
 };
 
 }  // namespace ckpt::harness

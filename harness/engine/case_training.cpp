@@ -51,9 +51,21 @@ std::string CaseExecution::commit_training_checkpoint(const fs::path& dir, std::
 
 void CaseExecution::train(std::vector<IterationTiming>& reads) {
   const auto state_bytes = static_cast<std::uint64_t>(comm_.max(static_cast<double>(write_buffer_.memory().size())));
-  const auto problem = engine_problem(c_, backend_->capabilities(), state_bytes).value_or("");
+  const auto problem = engine_problem(c_, backend_->capabilities(), state_bytes, comm_.thread_level()).value_or("");
   if (const std::string first = comm_.first_problem(problem); !first.empty()) {
     throw SetupError(fmt::format("case {}: {}", c_.index, first));
+  }
+  std::unique_ptr<GpuLoad> gpu_load;
+  if (c_.training.compute == ComputeKind::gpu) {
+    std::string no_load;
+    try {
+      gpu_load = make_gpu_load();
+    } catch (const std::exception& e) {
+      no_load = e.what();
+    }
+    if (const std::string first = comm_.first_problem(no_load); !first.empty()) {
+      throw SetupError(fmt::format("case {}: {}", c_.index, first));
+    }
   }
   TrainingIo io{.comm = comm_,
                 .backend = *backend_,
@@ -61,12 +73,15 @@ void CaseExecution::train(std::vector<IterationTiming>& reads) {
                 .planned_dir = planned_dir_,
                 .state = write_buffer_,
                 .pattern = c_.data,
-                .dir_for = [this](std::int64_t iteration) { return step_dir(static_cast<int>(iteration)); },
+                .claim_dir = [this](std::int64_t iteration, fs::path& dir) {
+                  return claim_step_dir(static_cast<int>(iteration), dir) ? std::string() : result_.error;
+                },
                 .commit = [this](const fs::path& dir, std::int64_t iteration,
                                  const std::vector<std::vector<std::uint64_t>>& sums) {
                   return commit_training_checkpoint(dir, iteration, sums);
                 },
-                .interrupted = &ctx_.interrupted};
+                .interrupted = &ctx_.interrupted,
+                .gpu_load = gpu_load.get()};
   const auto start = std::chrono::steady_clock::now();
   result_.training = run_training(c_.training, c_.engine, io);
   training_retire_ = std::jthread();  // the last removal done

@@ -12,9 +12,16 @@
 
 namespace ckpt::harness {
 
-// `state_bytes`: the largest process's state buffer. nullopt when the case can run.
+// Whether the case drives a collective backend (MPI calls) from an engine's flush thread, which
+// needs MPI_THREAD_MULTIPLE: requested at MPI start only then.
+bool needs_mpi_thread_multiple(const Case& c, const backends::Capabilities& backend);
+
+// `state_bytes`: the largest process's state buffer. `mpi_thread_level`: what MPI granted
+// (Comm::thread_level; "" without MPI), nullopt where MPI has not started (a dry run: not
+// checked). nullopt when the case can run.
 std::optional<std::string> engine_problem(const Case& c, const backends::Capabilities& backend,
-                                          std::uint64_t state_bytes);
+                                          std::uint64_t state_bytes,
+                                          const std::optional<std::string>& mpi_thread_level);
 
 // Bytes the host pool allocates per process for a state of `state_bytes` (0 unless async or
 // lazy run a training loop): counted in the memory a case needs (dry run and memory_budget).

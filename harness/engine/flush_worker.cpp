@@ -13,46 +13,56 @@ double seconds_since(Clock::time_point start) { return std::chrono::duration<dou
 
 }  // namespace
 
-void FlushWorker::start(backends::Backend& backend, FlushJob job) {
+void FlushWorker::start(FlushJob job) {
   finished_.store(false, std::memory_order_relaxed);
   {
     const std::lock_guard lock(mutex_);
     snapshot_done_ = !job.snapshot;
   }
   result_ = {};
-  thread_ = std::jthread([this, &backend, job = std::move(job)]() mutable { run(backend, std::move(job)); });
+  thread_ = std::jthread([this, job = std::move(job)]() mutable { run(std::move(job)); });
 }
 
-void FlushWorker::run(backends::Backend& backend, FlushJob job) {
-  FlushResult result;
+std::string FlushWorker::copy(FlushJob& job, double& copy_seconds) {
+  std::string error;
+  const auto start = Clock::now();
   try {
-    if (job.snapshot) {
-      const auto start = Clock::now();
-      job.snapshot();
-      result.copy_seconds = seconds_since(start);
-    }
+    job.snapshot();
   } catch (const std::exception& e) {
-    result.error = fmt::format("{}: snapshot copy failed: {}", job.what, e.what());
+    error = fmt::format("{}: snapshot copy failed: {}", job.what, e.what());
+    if (job.abandon) job.abandon();
   }
+  copy_seconds = seconds_since(start);
   {
     const std::lock_guard lock(mutex_);
     snapshot_done_ = true;
   }
   snapshot_done_cv_.notify_all();
+  return error;
+}
+
+void FlushWorker::run(FlushJob job) {
+  FlushResult result;
+  std::string copy_error;
+  std::jthread copier;
+  if (job.snapshot && job.snapshot_alongside) {
+    copier = std::jthread([this, &job, &copy_error, &result] { copy_error = copy(job, result.copy_seconds); });
+  } else if (job.snapshot) {
+    result.error = copy(job, result.copy_seconds);
+  }
   const auto start = Clock::now();
   if (result.error.empty() && job.prepare) {
     if (std::string problem = job.prepare(); !problem.empty()) result.error = fmt::format("{}: {}", job.what, problem);
   }
-  for (std::size_t i = 0; i < job.plans.size() && result.error.empty(); ++i) {
-    try {
-      const backends::IoOutcome io = backend.write(job.plans[i], job.memory[i]);
-      result.bytes += io.bytes;
-      if (!io.ok()) result.error = fmt::format("{}: rank {}: {}", job.what, job.ranks[i], *io.error);
-    } catch (const std::exception& e) {
-      result.error = fmt::format("{}: rank {}: {}", job.what, job.ranks[i], e.what());
-    }
+  if (result.error.empty() && job.write) {
+    FlushWrites writes = job.write();
+    result.bytes = writes.bytes;
+    result.error = std::move(writes.error);
   }
+  if (!result.error.empty() && job.abandon) job.abandon();
   result.flush_seconds = seconds_since(start);
+  if (copier.joinable()) copier.join();
+  if (!copy_error.empty()) result.error = copy_error;  // the cause of a write that ran out of chunks
   if (result.error.empty() && job.commit) {
     try {
       result.error = job.commit();

@@ -2,8 +2,9 @@
 
 // The background flush of async and lazy: one std::jthread per checkpoint, started when the
 // checkpoint is due and joined when it is collected. It writes the snapshot from the host pool
-// through the backend (one Backend::write per modeled rank, as the sync path), after the
-// snapshot copy itself for lazy. Errors come back as values with the checkpoint's context.
+// through the backend (flush_writes.hpp), after lazy's snapshot copy into a whole pool, or
+// alongside it when the pool is a ring (the copy then runs on a second thread, so that the writes
+// free the chunks it waits for). Errors come back as values with the checkpoint's context.
 
 #include <atomic>
 #include <chrono>
@@ -13,19 +14,18 @@
 #include <mutex>
 #include <string>
 #include <thread>
-#include <vector>
 
-#include "backends/backend.hpp"
+#include "harness/engine/flush_writes.hpp"
 
 namespace ckpt::harness {
 
 struct FlushJob {
-  std::string what;                            // "checkpoint of iteration 7 (<dir>)", for errors
-  std::vector<backends::IoPlan> plans;         // per modeled rank, paths in the checkpoint's directory
-  std::vector<std::int64_t> ranks;             // the modeled rank of each plan
-  std::vector<backends::MemoryView> memory;    // each plan's bytes in the pool
-  std::function<void()> snapshot;              // lazy: the copy into the pool, run first; may be empty
-  std::function<std::string()> prepare;        // then: creates the files' directories; returns a problem or ""
+  std::string what;                      // "checkpoint of iteration 7 (<dir>)", for errors
+  std::function<void()> snapshot;        // lazy: the copy into the pool; may be empty
+  bool snapshot_alongside = false;       // ring: the copy runs on its own thread while the writes consume it
+  std::function<std::string()> prepare;  // before the writes: creates the files' directories; returns a problem or ""
+  std::function<FlushWrites()> write;    // the writes through the backend
+  std::function<void()> abandon;         // after a failure on either side: releases the other (ring: close)
   // Last, once every write succeeded: the commit, where no other process must agree (one
   // process without MPI); returns a problem or "". Empty: the caller commits after collect().
   std::function<std::string()> commit;
@@ -47,9 +47,9 @@ class FlushWorker {
   FlushWorker& operator=(const FlushWorker&) = delete;
   ~FlushWorker() = default;  // the jthread joins
 
-  // Starts `job` on a new thread. Precondition: !busy(). The backend is used by the worker alone
-  // until collect() (the caller makes no other call on it meanwhile).
-  void start(backends::Backend& backend, FlushJob job);
+  // Starts `job` on a new thread. Precondition: !busy(). The backend the job writes through is
+  // used by the worker alone until collect() (the caller makes no other call on it meanwhile).
+  void start(FlushJob job);
   bool busy() const { return thread_.joinable(); }
   // The worker has returned (its result is ready); thread-safe.
   bool finished() const { return finished_.load(std::memory_order_acquire); }
@@ -59,7 +59,9 @@ class FlushWorker {
   FlushResult collect();
 
  private:
-  void run(backends::Backend& backend, FlushJob job);
+  void run(FlushJob job);
+  // Runs job.snapshot, timed into copy_seconds; returns its error ("" when none).
+  std::string copy(FlushJob& job, double& copy_seconds);
 
   std::jthread thread_;
   std::atomic<bool> finished_{false};

@@ -5,10 +5,12 @@
 #include <cmath>
 #include <fmt/format.h>
 #include <optional>
+#include <stdexcept>
 #include <thread>
 
 #include "harness/engine/flush_worker.hpp"
 #include "harness/engine/host_pool.hpp"
+#include "harness/memory/staging.hpp"
 #include "harness/engine/training_state.hpp"
 #include "harness/run/iteration.hpp"
 
@@ -39,10 +41,21 @@ class TrainingRun {
  public:
   TrainingRun(const TrainingSpec& t, const EngineSpec& e, TrainingIo& io, const EngineHooks& hooks)
       : t_(t), e_(e), io_(io), hooks_(hooks) {
+    if (t.compute == ComputeKind::gpu && io.gpu_load == nullptr) {
+      throw std::invalid_argument("training.compute = \"gpu\": the loop was given no GPU load");
+    }
     summary_.engine = std::string(engine_name(e.kind));
     if (e.kind != EngineKind::sync) {
       pool_.emplace(io.state.memory(), e.host_pool_bytes);
       summary_.host_pool_bytes = pool_->capacity();
+      if (const ChunkRing* ring = pool_->ring()) {
+        summary_.pool_chunk_bytes = ring->geometry().chunk_bytes;
+        summary_.pool_chunks = ring->geometry().slots;
+        for (std::size_t r = 0; r < io.plans.size(); ++r) {  // the cuts are the same for every checkpoint
+          chunks_.push_back(split_plan(io.plans[r].io, ring->geometry().chunk_bytes));
+          chunk_bases_.push_back(io.state.offset(r));
+        }
+      }
     }
   }
 
@@ -53,12 +66,17 @@ class TrainingRun {
   void fail(const std::string& problem) {
     if (summary_.error.empty()) summary_.error = problem;
   }
-  void wait_for(Clock::time_point start, double seconds, bool spin);
+  void wait_for(Clock::time_point start, double seconds);
+  void compute_until(Clock::time_point end);
   void update(std::int64_t iteration);
   void checkpoint(std::int64_t iteration);
   void checkpoint_sync(std::int64_t iteration, Clock::time_point due);
   void checkpoint_background(std::int64_t iteration, Clock::time_point due);
+  FlushTarget flush_target(std::int64_t iteration, const fs::path& dir) const;
   FlushJob flush_job(std::int64_t iteration, const fs::path& dir);
+  // The snapshot copy of the state as it is now into the pool (async on this thread, lazy on the
+  // worker); `tear`: the next iteration's update halfway through (EngineHooks).
+  void copy_snapshot(std::int64_t iteration, bool tear) const;
   // Commits the in-flight checkpoint when every process's flush finished (block: wait for it).
   void poll(bool block, bool may_commit = true);
   void commit(const fs::path& dir, std::int64_t iteration, const Checksums& sums, CheckpointRecord& record,
@@ -80,20 +98,38 @@ class TrainingRun {
   double polled_commit_seconds_ = 0;           // how long that commit took
   double last_commit_seconds_ = 0;             // the slowest process's time of the last commit
   std::vector<std::uint64_t> flush_bytes_;  // per record: this process's bytes
+  std::vector<std::vector<StagedPart>> chunks_;  // ring: each plan cut into the ring's chunks
+  std::vector<std::uint64_t> chunk_bases_;       // ring: each plan's offset in the state
 };
+
+// The compute of training.compute until `end`: sleep, spin a core, or keep the GPU busy.
+void TrainingRun::compute_until(Clock::time_point end) {
+  switch (t_.compute) {
+    case ComputeKind::sleep:
+      std::this_thread::sleep_until(end);
+      return;
+    case ComputeKind::spin:
+      while (Clock::now() < end) {
+      }
+      return;
+    case ComputeKind::gpu:
+      try {
+        io_.gpu_load->run_for(std::chrono::duration<double>(end - Clock::now()).count());
+      } catch (const std::exception& e) {
+        fail(fmt::format("training.compute = \"gpu\": {}", e.what()));
+        std::this_thread::sleep_until(end);  // the other processes' polls still match
+      }
+      return;
+  }
+}
 
 // Waits until `seconds` after `start` in slices whose count depends on `seconds` alone, so
 // that every process polls (a collective) equally often.
-void TrainingRun::wait_for(Clock::time_point start, double seconds, bool spin) {
+void TrainingRun::wait_for(Clock::time_point start, double seconds) {
   const auto slices = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(seconds / kPollSeconds)));
   for (std::int64_t k = 1; k <= slices; ++k) {
     const Clock::time_point end = after(start, seconds * static_cast<double>(k) / static_cast<double>(slices));
-    if (spin) {
-      while (Clock::now() < end) {
-      }
-    } else {
-      std::this_thread::sleep_until(end);
-    }
+    compute_until(end);
     // Commit only with the time a commit takes (the last one's) left in this wait, so that it
     // hides in compute instead of lengthening the iteration; every process still polls.
     const Clock::time_point wait_end = after(start, seconds);
@@ -113,7 +149,7 @@ void TrainingRun::update(std::int64_t iteration) {
   const auto start = Clock::now();
   poll(false);  // a flush that ended during compute commits now, not after the rewrite
   sums_ = fill_plans(plans_at_iteration(io_.plans, iteration), io_.state, io_.pattern);
-  wait_for(start, t_.iteration_seconds * t_.update_fraction, t_.compute == ComputeKind::spin);
+  wait_for(start, t_.iteration_seconds * t_.update_fraction);
 }
 
 TrainingSummary TrainingRun::run() {
@@ -121,7 +157,7 @@ TrainingSummary TrainingRun::run() {
   for (std::int64_t i = 0; i < t_.iterations && ok(); ++i) {
     const auto start = Clock::now();
     const bool flushing = worker_.busy();
-    wait_for(start, t_.iteration_seconds * (1 - t_.update_fraction), t_.compute == ComputeKind::spin);
+    wait_for(start, t_.iteration_seconds * (1 - t_.update_fraction));
     double stalled = 0;
     if (lazy_copy_pending_) {
       const auto wait_start = Clock::now();
@@ -157,7 +193,8 @@ void TrainingRun::checkpoint(std::int64_t iteration) {
 }
 
 void TrainingRun::checkpoint_sync(std::int64_t iteration, Clock::time_point due) {
-  const fs::path dir = io_.dir_for(iteration);
+  fs::path dir;
+  if (const std::string problem = io_.claim_dir(iteration, dir); !problem.empty()) return fail(problem);
   retarget(io_.plans, io_.planned_dir, dir);
   io_.planned_dir = dir;
   const ProcessSample sample = timed_transfer(io_.backend, io_.plans, io_.state, true, io_.comm);
@@ -172,16 +209,53 @@ void TrainingRun::checkpoint_sync(std::int64_t iteration, Clock::time_point due)
   record.stall_seconds = seconds_since(due);
 }
 
+FlushTarget TrainingRun::flush_target(std::int64_t iteration, const fs::path& dir) const {
+  FlushTarget target;
+  target.what = fmt::format("checkpoint of iteration {} ({})", iteration, dir.string());
+  target.parts = chunks_;
+  for (std::size_t r = 0; r < io_.plans.size(); ++r) {
+    target.plans.push_back(io_.plans[r].io);
+    target.ranks.push_back(io_.plans[r].rank);
+  }
+  if (pool_->ring() == nullptr) {
+    const backends::MemoryView pool = pool_->view();
+    for (std::size_t r = 0; r < io_.plans.size(); ++r) {
+      target.memory.push_back({pool.data + io_.state.offset(r), io_.plans[r].buffer_bytes, pool.kind});
+    }
+  }
+  return target;
+}
+
 FlushJob TrainingRun::flush_job(std::int64_t iteration, const fs::path& dir) {
   FlushJob job;
   job.what = fmt::format("checkpoint of iteration {} ({})", iteration, dir.string());
-  const backends::MemoryView pool = pool_->view();
-  for (std::size_t r = 0; r < io_.plans.size(); ++r) {
-    job.plans.push_back(io_.plans[r].io);
-    job.ranks.push_back(io_.plans[r].rank);
-    job.memory.push_back({pool.data + io_.state.offset(r), io_.plans[r].buffer_bytes, pool.kind});
+  job.prepare = [plans = io_.plans] { return create_parent_directories(plans); };
+  backends::Backend& backend = io_.backend;
+  if (ChunkRing* ring = pool_->ring()) {
+    job.write = [&backend, ring, target = flush_target(iteration, dir)] { return write_through_ring(backend, *ring, target); };
+    job.abandon = [ring] { ring->close(); };
+  } else {
+    job.write = [&backend, target = flush_target(iteration, dir)] { return write_whole(backend, target); };
   }
   return job;
+}
+
+void TrainingRun::copy_snapshot(std::int64_t iteration, bool tear) const {
+  const auto next_update = [this, iteration] { fill_plans(plans_at_iteration(io_.plans, iteration + 1), io_.state, io_.pattern); };
+  if (ChunkRing* ring = pool_->ring()) {
+    std::function<void()> midway;
+    if (tear) midway = next_update;
+    fill_ring(*ring, chunks_, chunk_bases_, midway);  // false: the flush failed and says why
+    return;
+  }
+  const std::uint64_t bytes = io_.state.memory().size();
+  if (tear) {
+    pool_->copy_in(0, bytes / 2);
+    next_update();
+    pool_->copy_in(bytes / 2, bytes - bytes / 2);
+  } else {
+    pool_->copy_in(0, bytes);
+  }
 }
 
 void TrainingRun::checkpoint_background(std::int64_t iteration, Clock::time_point due) {
@@ -192,32 +266,37 @@ void TrainingRun::checkpoint_background(std::int64_t iteration, Clock::time_poin
     record->backpressure_seconds = seconds_since(due);
     if (!ok()) return;
   }
-  const fs::path dir = io_.dir_for(iteration);
+  fs::path dir;
+  if (const std::string problem = io_.claim_dir(iteration, dir); !problem.empty()) return fail(problem);
   retarget(io_.plans, io_.planned_dir, dir);
   io_.planned_dir = dir;
   pool_->hold();
   FlushJob job = flush_job(iteration, dir);
-  job.prepare = [plans = io_.plans] { return create_parent_directories(plans); };
-  const std::uint64_t bytes = io_.state.memory().size();
+  ChunkRing* ring = pool_->ring();
   if (e_.kind == EngineKind::lazy) {
-    const HostPool& pool = *pool_;
-    job.snapshot = [&pool, bytes] { pool.copy_in(0, bytes); };
+    job.snapshot = [this, iteration] { copy_snapshot(iteration, false); };
+    job.snapshot_alongside = ring != nullptr;
     lazy_copy_pending_ = true;
-  } else {
-    const auto copy_start = Clock::now();
-    if (hooks_.tear_snapshot) {
-      pool_->copy_in(0, bytes / 2);
-      fill_plans(plans_at_iteration(io_.plans, iteration + 1), io_.state, io_.pattern);
-      pool_->copy_in(bytes / 2, bytes - bytes / 2);
-    } else {
-      pool_->copy_in(0, bytes);
-    }
-    record->snapshot_seconds = seconds_since(copy_start);
   }
   if (io_.comm.kind() == "single") {  // no other process to agree with: commit on the worker, at once
     job.commit = [this, dir, iteration, sums = sums_] { return io_.commit(dir, iteration, sums); };
   }
-  worker_.start(io_.backend, std::move(job));
+  const auto copy = [this, iteration, record] {
+    const auto copy_start = Clock::now();
+    copy_snapshot(iteration, hooks_.tear_snapshot);
+    record->snapshot_seconds = seconds_since(copy_start);
+  };
+  if (e_.kind == EngineKind::async && ring == nullptr) copy();  // the whole snapshot before the flush starts
+  worker_.start(std::move(job));
+  if (e_.kind == EngineKind::async && ring != nullptr) {  // the flush frees the chunks this copy waits for
+    try {
+      copy();
+    } catch (const std::exception& e) {
+      ring->close();
+      fail(fmt::format("checkpoint of iteration {} ({}): snapshot copy failed: {}", iteration, dir.string(), e.what()));
+    }
+  }
+  if (ring != nullptr && e_.kind == EngineKind::async) record->ring_wait_seconds = ring->copy_wait_seconds();
   in_flight_ = InFlight{summary_.checkpoints.size() - 1, dir, sums_, due};
   record->stall_seconds = seconds_since(due);
 }
@@ -236,6 +315,7 @@ void TrainingRun::poll(bool block, bool may_commit) {
   CheckpointRecord& record = summary_.checkpoints[flight.record];
   record.flush_seconds = result.flush_seconds;
   if (e_.kind == EngineKind::lazy) record.snapshot_seconds = result.copy_seconds;
+  if (e_.kind == EngineKind::lazy && pool_->ring() != nullptr) record.ring_wait_seconds = pool_->ring()->copy_wait_seconds();
   flush_bytes_[flight.record] = result.bytes;
   if (const std::string problem = io_.comm.first_problem(result.error); !problem.empty()) return fail(problem);
   if (result.committed) {
@@ -272,6 +352,7 @@ void TrainingRun::reduce_records() {
     r.stall_seconds = comm.max(r.stall_seconds);
     r.snapshot_seconds = comm.max(r.snapshot_seconds);
     r.backpressure_seconds = comm.max(r.backpressure_seconds);
+    r.ring_wait_seconds = comm.max(r.ring_wait_seconds);
     r.time_to_durable_seconds = comm.max(r.time_to_durable_seconds);
     r.flush_seconds = comm.max(r.flush_seconds);
     const auto bytes = comm.sum(flush_bytes_[i]);

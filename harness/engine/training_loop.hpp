@@ -21,6 +21,7 @@
 #include "harness/engine/engine_spec.hpp"
 #include "harness/engine/training_summary.hpp"
 #include "harness/memory/data_pattern_kind.hpp"
+#include "harness/memory/gpu_load.hpp"
 #include "harness/plan/checkpoint_plan.hpp"
 #include "harness/run/process_buffer.hpp"
 
@@ -35,12 +36,14 @@ struct TrainingIo {
   std::filesystem::path planned_dir;
   ProcessBuffer& state;                  // filled (iteration -1) and pre-touched
   DataPattern pattern = DataPattern::random;
-  // The directory of the checkpoint of `iteration`.
-  std::function<std::filesystem::path(std::int64_t iteration)> dir_for;
+  // Collective: claims the directory of the checkpoint of `iteration` (made exclusively, as every
+  // checkpoint's step directory) into `dir`; returns the same problem everywhere, or "".
+  std::function<std::string(std::int64_t iteration, std::filesystem::path& dir)> claim_dir;
   // Collective: records the checkpoint of `iteration` in `dir` as complete (manifest with its
   // checksums and training iteration); returns the same problem everywhere, or "".
   std::function<std::string(const std::filesystem::path& dir, std::int64_t iteration, const Checksums& sums)> commit;
   const std::atomic<bool>* interrupted = nullptr;  // SIGINT/SIGTERM: finish the in-flight flush, stop
+  GpuLoad* gpu_load = nullptr;                     // training.compute = "gpu": the kernel compute runs (required then)
 };
 
 // Test hooks that break the engine on purpose (verification must then fail).

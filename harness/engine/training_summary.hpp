@@ -16,6 +16,7 @@ struct CheckpointRecord {
   double stall_seconds = 0;            // the loop blocked for it: snapshot, back-pressure, wait before the update; sync: write + commit
   double snapshot_seconds = 0;         // the copy into the host pool (async: inside the stall; lazy: on the worker)
   double backpressure_seconds = 0;     // waiting for the previous checkpoint's flush and commit (inside the stall)
+  double ring_wait_seconds = 0;        // ring pool: the snapshot copy waiting for free chunks (async: inside the stall)
   double time_to_durable_seconds = 0;  // due -> manifest committed
   double flush_seconds = 0;            // the writes (background for async/lazy; sync: the timed write)
   double flush_gib_s = 0;              // all processes' bytes / the slowest process's flush_seconds
@@ -29,6 +30,8 @@ struct TrainingSummary {
   std::vector<double> flushing_iteration_seconds;  // compute + update while a flush ran (stalls excluded)
   std::uint64_t host_pool_bytes = 0;               // the bound (0 for sync)
   std::uint64_t pool_high_water_bytes = 0;         // largest snapshot bytes held at once (any process)
+  std::uint64_t pool_chunk_bytes = 0;              // ring pool (smaller than a checkpoint): its chunk size; 0: whole
+  int pool_chunks = 0;                             // ring pool: its chunk count; 0: whole
   std::int64_t committed_iteration = -1;           // newest committed checkpoint's training iteration
   std::string committed_dir;
   double loop_seconds = 0;                         // the whole loop, drain included

@@ -70,4 +70,17 @@ cudaError_t launch_first_mismatch(const std::byte* data, std::uint64_t bytes, Da
   return cudaGetLastError();
 }
 
+__global__ void busy_kernel(float* data, std::uint64_t elements, int fma_rounds) {
+  for (std::uint64_t i = first_index(); i < elements; i += stride()) {
+    float v = data[i];
+    for (int k = 0; k < fma_rounds; ++k) v = fmaf(v, 0.999999f, 1e-7f);
+    data[i] = v;
+  }
+}
+
+cudaError_t launch_busy(float* data, std::uint64_t elements, unsigned blocks, int fma_rounds, cudaStream_t stream) {
+  busy_kernel<<<blocks, kThreads, 0, stream>>>(data, elements, fma_rounds);
+  return cudaGetLastError();
+}
+
 }  // namespace ckpt::harness::cuda

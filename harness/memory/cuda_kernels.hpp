@@ -25,3 +25,11 @@ cudaError_t launch_first_mismatch(const std::byte* data, std::uint64_t bytes, Da
                                   cudaStream_t stream);
 
 }  // namespace ckpt::harness::cuda
+
+namespace ckpt::harness::cuda {
+
+// The GPU load's kernel (gpu_load.hpp): `blocks` blocks stream over `elements` floats of `data`,
+// each element read, put through `fma_rounds` fused multiply-adds and written back.
+cudaError_t launch_busy(float* data, std::uint64_t elements, unsigned blocks, int fma_rounds, cudaStream_t stream);
+
+}  // namespace ckpt::harness::cuda

@@ -12,13 +12,28 @@
 namespace ckpt::harness {
 namespace {
 
+// A [training] case's write column: its flush bandwidth (all processes' bytes / the slowest
+// process's flush), median [min–max] over the committed checkpoints; "-" without one.
+std::string flush_cell(const TrainingSummary& t, BandwidthUnit unit) {
+  std::vector<double> values;
+  for (const CheckpointRecord& c : t.checkpoints) {
+    if (c.committed && c.flush_gib_s > 0) values.push_back(c.flush_gib_s * (1024.0 * 1024.0 * 1024.0) / unit_bytes(unit));
+  }
+  if (values.empty()) return "-";
+  const double median = t.flush_gib_s() * (1024.0 * 1024.0 * 1024.0) / unit_bytes(unit);
+  const int decimals = significant_decimals(median);
+  const auto [low, high] = std::minmax_element(values.begin(), values.end());
+  if (values.size() == 1) return fmt::format("{:.{}f}", median, decimals);
+  return fmt::format("{:.{}f} [{:.{}f}–{:.{}f}]", median, decimals, *low, decimals, *high, decimals);
+}
+
 // One table row's cells, in column order; `training`: with the stall and durable columns.
 std::vector<std::string> row_cells(const CaseResult& r, BandwidthUnit unit, bool training) {
   std::vector<std::string> cells{std::to_string(r.config.index),
                                  swept_label(r.config.swept),
                                  format_bytes(static_cast<std::int64_t>(r.bytes_per_checkpoint)),
                                  std::to_string(r.files_per_checkpoint),
-                                 bandwidth_cell(r, r.write, unit),
+                                 !r.training ? bandwidth_cell(r, r.write, unit) : r.stores_data ? flush_cell(*r.training, unit) : "—",
                                  bandwidth_cell(r, r.read, unit)};
   if (training) {
     const bool has = r.training && r.training->committed_iteration >= 0;
@@ -135,7 +150,8 @@ void print_summary(std::ostream& out, const std::vector<CaseResult>& results, Ba
              u, unit == BandwidthUnit::gib ? "2^30" : "10^9");
   if (training) {
     fmt::print(out, "stall: the training loop blocked per checkpoint; durable: checkpoint due -> manifest committed "
-                    "(medians over checkpoints)\n");
+                    "(medians over checkpoints); write of a [training] case: its flush bandwidth, median [min–max] over "
+                    "checkpoints\n");
   }
   for (const std::string& note : {scale_note(results), no_data_note(results)}) {
     if (!note.empty()) fmt::print(out, "{}\n", note);

@@ -10,12 +10,13 @@ namespace {
 
 // A checkpoint due every 20 ms iteration, flushed in the background with fsync (tens of ms for
 // ~60 MiB): a flush is in flight nearly all the time. Runs until killed.
-std::string flushing_campaign(const fs::path& target) {
+// `engine`: more [engine] keys.
+std::string flushing_campaign(const fs::path& target, const std::string& engine = "") {
   return campaign_toml("crash", target,
                        "create_target = true\nkeep = true\n[model]\nname = \"llama3-8b\"\nscale = 256\n"
                        "[state]\nscope = \"weights\"\n[backend]\nname = \"posix\"\nsync = \"fsync\"\n"
                        "[cache]\npolicy = \"none\"\n[training]\niterations = 1000000\niteration_seconds = 0.02\n"
-                       "checkpoint_every = 1\n[engine]\nname = \"async\"\n");
+                       "checkpoint_every = 1\n[engine]\nname = \"async\"\n" + engine);
 }
 
 // Waits until the case has committed `count` checkpoints (its `latest` changed that often).
@@ -58,6 +59,20 @@ TEST(EngineCrash, SigkillDuringABackgroundFlushLeavesTheNewestCommittedCheckpoin
   const fs::path case_dir = dir / "target" / "crash" / "case-0000";
   Process p({kBinary, "run", campaign.string(), "--phase", "checkpoint", "--output", (dir / "results").string()});
   ASSERT_TRUE(await_commits(p, case_dir, 5)) << "no 5 commits in 60 s\n" << p.err_so_far();
+  ASSERT_EQ(::kill(p.pid(), SIGKILL), 0) << std::strerror(errno);
+  const Outcome killed = p.wait(10s);
+  EXPECT_EQ(killed.term_signal, SIGKILL) << killed.describe();
+  expect_newest_committed_restores(campaign, case_dir, dir / "restored");
+}
+
+// The same with a pool of 4 MiB, a ring of 2 MiB chunks the flush streams from.
+TEST(EngineCrash, SigkillDuringARingFlushLeavesTheNewestCommittedCheckpointRestorable) {
+  Scratch dir;
+  const fs::path campaign =
+      dir.write("crash.toml", flushing_campaign(dir / "target", "host_pool_bytes = \"4 MiB\"\n"));
+  const fs::path case_dir = dir / "target" / "crash" / "case-0000";
+  Process p({kBinary, "run", campaign.string(), "--phase", "checkpoint", "--output", (dir / "results").string()});
+  ASSERT_TRUE(await_commits(p, case_dir, 3)) << "no 3 commits in 60 s\n" << p.err_so_far();
   ASSERT_EQ(::kill(p.pid(), SIGKILL), 0) << std::strerror(errno);
   const Outcome killed = p.wait(10s);
   EXPECT_EQ(killed.term_signal, SIGKILL) << killed.describe();
@@ -111,6 +126,56 @@ TEST(EngineCrash, AKilledProcessUnderMpirunLeavesTheNewestCommittedCheckpointRes
   EXPECT_FALSE(o.timed_out) << o.describe();
   EXPECT_FALSE(o.exited() && o.exit_code == 0) << o.describe();
   expect_newest_committed_restores(campaign, case_dir, dir / "restored");
+}
+
+// Collective backends from the flush thread (MPI_THREAD_MULTIPLE, requested only for such a case):
+// async over mpiio, file per rank and one shared file, under mpirun -np 4; every checkpoint
+// commits and the restore verifies the newest. hdf5 needs a thread-safe HDF5 library: with
+// Debian's it is refused before anything is written, naming both keys and the reason.
+TEST(EngineMpi, AsyncOverMpiioUnderMpirunCommitsAndRestores) {
+  const auto mpirun = find_mpirun();
+  if (!mpirun) GTEST_SKIP() << "mpirun is not on PATH, so the multi-process run cannot be started";
+  if (!CKPT_TEST_HAVE_MPI) GTEST_SKIP() << "ckptbench was built without MPI (CKPT_WITH_MPI=OFF or MPI not found)";
+  const auto listed = nlohmann::json::parse(ckptbench({"backends", "--json"}).out);
+  for (const auto& b : listed) {
+    if (b.at("name") == "mpiio" && !b.at("available").get<bool>()) GTEST_SKIP() << "mpiio is not built";
+  }
+  Scratch dir;
+  const fs::path campaign = dir.write(
+      "mpi.toml", campaign_toml("mpi", dir / "target",
+                                "create_target = true\n[model]\nname = \"llama3-8b\"\nscale = 2048\n[parallel]\ndp = 4\n"
+                                "zero = 1\n[state]\nscope = \"full\"\n[strategy]\nmapping = [\"file_per_rank\", \"shared_file\"]\n"
+                                "[backend]\nname = \"mpiio\"\nsync = \"fsync\"\n[cache]\npolicy = \"none\"\n[training]\n"
+                                "iterations = 4\niteration_seconds = 0.1\ncheckpoint_every = 1\n[engine]\nname = \"async\"\n"));
+  std::vector<std::string> args = mpirun_args(*mpirun, 4);
+  args.insert(args.end(), {kBinary, "run", campaign.string(), "--output", (dir / "results").string()});
+  const Outcome o = run_process(args, 120s);
+  ASSERT_EQ(o.exit_code, 0) << o.describe();
+  const auto results = read_results(dir / "results");
+  ASSERT_EQ(results.size(), 2u);
+  for (const auto& r : results) {
+    SCOPED_TRACE(r.dump());
+    EXPECT_EQ(r.at("status"), "ok");
+    EXPECT_EQ(r.at("verified"), true);
+    EXPECT_EQ(r.at("training").at("committed_iteration"), 3);
+    for (const auto& c : r.at("training").at("checkpoints")) EXPECT_EQ(c.at("committed"), true);
+  }
+  for (const auto& b : listed) {
+    if (b.at("name") != "hdf5" || !b.at("available").get<bool>()) continue;
+    std::vector<std::string> h5 = mpirun_args(*mpirun, 4);
+    h5.insert(h5.end(), {kBinary, "run", campaign.string(), "--set", "backend.name=hdf5", "--output",
+                         (dir / "h5").string()});
+    const Outcome refused = run_process(h5, 120s);
+    if (b.at("capabilities").value("background_thread", false)) {
+      EXPECT_EQ(refused.exit_code, 0) << refused.describe();
+    } else {
+      EXPECT_EQ(refused.exit_code, 2) << refused.describe();
+      EXPECT_TRUE(contains(refused.err, "engine.name = \"async\" with backend.name = \"hdf5\": the engine's flush "
+                                        "thread would call the backend, and the HDF5 library of this build"))
+          << refused.describe();
+      EXPECT_TRUE(contains(refused.err, "is not thread-safe (built without --enable-threadsafe")) << refused.describe();
+    }
+  }
 }
 
 }  // namespace

@@ -200,6 +200,28 @@ TEST(Ownership, OverwriteRemovesOnlyWhatItSupersedes) {
 }
 
 // campaign.name names directories under campaign.target and --output: one path component only.
+// The training loop's checkpoints claim their step directories the same way: a leftover at the
+// number the second checkpoint would take is skipped, and stays as it was.
+TEST(Ownership, TrainingCheckpointsSkipAStepDirectoryThatExists) {
+  Scratch dir;
+  const fs::path campaign = dir / "own.toml";
+  const fs::path case_dir = checkpoint_once(dir, "own");
+  ASSERT_EQ(latest_checkpoint(case_dir), case_dir / "step_0000001");
+  dir.write("target/own/case-0000/step_0000003/someone-elses.bin", "partial");
+  for (const char* engine : {"sync", "async"}) {
+    SCOPED_TRACE(engine);
+    const Outcome trained = ckptbench({"run", campaign.string(), "--phase", "checkpoint", "--set", "training.iterations=2",
+                                       "--set", "training.iteration_seconds=0.05", "--set", "training.checkpoint_every=1",
+                                       "--set", std::string("engine.name=") + engine, "--output",
+                                       (dir / (std::string("r-") + engine)).string()});
+    ASSERT_EQ(trained.exit_code, 0) << trained.describe();
+    EXPECT_NE(latest_checkpoint(case_dir), case_dir / "step_0000003");
+    EXPECT_TRUE(fs::exists(latest_checkpoint(case_dir) / kManifest));
+    EXPECT_EQ(read_text(case_dir / "step_0000003" / "someone-elses.bin"), "partial");
+    EXPECT_FALSE(fs::exists(case_dir / "step_0000003" / kManifest)) << "a checkpoint was written into the leftover";
+  }
+}
+
 TEST(HostileNames, CampaignNameMustBeOnePathComponentOfAtMost200Bytes) {
   Scratch dir;
   const fs::path model = dir.write("tiny.toml", kTinyModel);

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "harness/comm/single_comm.hpp"
+#include "harness/engine/engine_checks.hpp"
 #include "harness/engine/training_loop.hpp"
 #include "harness/engine/training_state.hpp"
 #include "harness/memory/host_space.hpp"
@@ -93,7 +94,10 @@ struct Rig {
                   .planned_dir = "/ckpt/step",
                   .state = state,
                   .pattern = DataPattern::random,
-                  .dir_for = [](std::int64_t i) { return fs::path("/ckpt") / ("iter" + std::to_string(i)); },
+                  .claim_dir = [](std::int64_t i, fs::path& dir) {
+                    dir = fs::path("/ckpt") / ("iter" + std::to_string(i));
+                    return std::string();
+                  },
                   .commit = [this](const fs::path& dir, std::int64_t i, const Checksums& /*sums*/) {
                     committed.emplace_back(dir, i);
                     return std::string();
@@ -192,8 +196,52 @@ TEST(EnginePool, HighWaterNeverExceedsTheBound) {
     EXPECT_EQ(s.pool_high_water_bytes, state) << "one snapshot at a time";
     EXPECT_LE(s.pool_high_water_bytes, s.host_pool_bytes);
   }
-  EXPECT_THROW(rig.run(training(2, 0.05, 1), {.kind = EngineKind::async, .host_pool_bytes = state - 1}),
-               std::invalid_argument);
+  EXPECT_THROW(rig.run(training(2, 0.05, 1), {.kind = EngineKind::async, .host_pool_bytes = 8191}),
+               std::invalid_argument)
+      << "below two 4 KiB chunks";
+}
+
+// A pool of a quarter of the checkpoint is a ring of two 256 KiB chunks; each chunk's write takes
+// 20 ms, so the 8 chunks of a checkpoint cannot all be copied before 6 were written. async: the
+// loop waits for ring space (stall); lazy: the copy waits during the next iteration's compute.
+TEST(EnginePool, ARingOfAQuarterCheckpointKeepsTheBoundAndRestores) {
+  for (const auto& [kind, every] : {std::pair{EngineKind::async, 1}, std::pair{EngineKind::lazy, 2}}) {
+    SCOPED_TRACE(std::string(engine_name(kind)));
+    Rig rig(0.02);
+    const std::uint64_t state = rig.state.memory().size();
+    ASSERT_EQ(state, 2u << 20);
+    const TrainingSummary s = rig.run(training(4, 0.3, every), {.kind = kind, .host_pool_bytes = state / 4});
+    ASSERT_EQ(s.error, "");
+    EXPECT_EQ(s.pool_chunks, 2);
+    EXPECT_EQ(s.pool_chunk_bytes, 256u << 10);
+    EXPECT_EQ(s.pool_high_water_bytes, state / 4) << "the ring fills up, never past its bound";
+    for (const CheckpointRecord& r : s.checkpoints) {
+      EXPECT_TRUE(r.committed);
+      EXPECT_GE(r.ring_wait_seconds, 0.09) << "6 chunk writes of 20 ms freed the space for the last 6 copies";
+      EXPECT_GE(r.flush_seconds, 0.16);
+      if (kind == EngineKind::async) {
+        EXPECT_GE(r.stall_seconds, r.ring_wait_seconds);
+        EXPECT_GE(r.snapshot_seconds, r.ring_wait_seconds);
+      } else {
+        EXPECT_LT(r.stall_seconds, 0.05) << "the copy finished during compute";
+      }
+    }
+    EXPECT_EQ(rig.backend.writes.load(), 2 * static_cast<int>(s.checkpoints.size())) << "one stream per rank";
+    EXPECT_EQ(rig.verify(s.committed_dir, s.committed_iteration), "");
+  }
+}
+
+TEST(EngineErrors, AFailedRingFlushReleasesTheCopyAndIsNeverCommitted) {
+  for (EngineKind kind : {EngineKind::async, EngineKind::lazy}) {
+    SCOPED_TRACE(std::string(engine_name(kind)));
+    Rig rig(0.005);
+    rig.backend.fail_at = 2;  // the second checkpoint's first rank: the copy is waiting for ring space
+    const TrainingSummary s = rig.run(training(4, 0.05, 1), {.kind = kind, .host_pool_bytes = 64 << 10});
+    EXPECT_NE(s.error.find("checkpoint of iteration 1 (/ckpt/iter1): rank 0:"), std::string::npos) << s.error;
+    EXPECT_EQ(rig.committed.size(), 1u);
+    EXPECT_EQ(s.committed_iteration, 0);
+    EXPECT_LE(s.pool_high_water_bytes, 64u << 10);
+  }
 }
 
 TEST(EngineVerify, TheCheckpointHoldsExactlyItsIteration) {
@@ -209,6 +257,17 @@ TEST(EngineVerify, TheCheckpointHoldsExactlyItsIteration) {
 TEST(EngineVerify, ATornSnapshotFailsVerification) {
   Rig rig(0);
   const TrainingSummary s = rig.run(training(2, 0.02, 2), {.kind = EngineKind::async}, {.tear_snapshot = true});
+  ASSERT_EQ(s.error, "") << "the engine itself does not notice";
+  ASSERT_EQ(s.committed_iteration, 1);
+  const std::string problem = rig.verify(s.committed_dir, 1);
+  EXPECT_NE(problem.find("verification failed: tensor t0 (weight, rank 1)"), std::string::npos) << problem;
+}
+
+TEST(EngineVerify, ATornRingSnapshotFailsVerification) {
+  Rig rig(0);
+  const std::uint64_t pool = rig.state.memory().size() / 4;
+  const TrainingSummary s =
+      rig.run(training(2, 0.02, 2), {.kind = EngineKind::async, .host_pool_bytes = pool}, {.tear_snapshot = true});
   ASSERT_EQ(s.error, "") << "the engine itself does not notice";
   ASSERT_EQ(s.committed_iteration, 1);
   const std::string problem = rig.verify(s.committed_dir, 1);
@@ -235,6 +294,82 @@ TEST(EngineInflation, IterationsWithAndWithoutAFlushAreSeparated) {
   EXPECT_GE(s.plain_iteration_seconds.size(), 2u);
   ASSERT_TRUE(s.iteration_inflation().has_value());
   EXPECT_LT(*s.iteration_inflation(), 0.5);
+}
+
+Case training_case(EngineKind kind, const std::string& backend) {
+  Case c;
+  c.backend = backend;
+  c.training = training(2, 0.1, 1);
+  c.engine.kind = kind;
+  return c;
+}
+
+TEST(EngineChecks, CollectiveBackendsNeedMpiThreadMultipleFromTheFlushThread) {
+  const backends::Capabilities mpiio{.shared_file = true, .collective = true};
+  const Case c = training_case(EngineKind::async, "mpiio");
+  EXPECT_TRUE(needs_mpi_thread_multiple(c, mpiio));
+  EXPECT_FALSE(needs_mpi_thread_multiple(training_case(EngineKind::sync, "mpiio"), mpiio));
+  EXPECT_FALSE(needs_mpi_thread_multiple(c, backends::Capabilities{}));
+  EXPECT_EQ(engine_problem(c, mpiio, 1 << 20, std::string("MPI_THREAD_MULTIPLE")), std::nullopt);
+  EXPECT_EQ(engine_problem(c, mpiio, 1 << 20, std::nullopt), std::nullopt) << "a dry run: MPI not started";
+  EXPECT_EQ(engine_problem(c, mpiio, 1 << 20, std::string("MPI_THREAD_FUNNELED")).value_or(""),
+            "engine.name = \"async\" with backend.name = \"mpiio\": the collective backend makes MPI calls from the "
+            "engine's flush thread while the loop makes its own, which needs MPI_THREAD_MULTIPLE; this MPI granted "
+            "MPI_THREAD_FUNNELED; use engine.name = \"sync\", a backend that is not collective (posix, uring), or an MPI "
+            "built with thread support");
+  backends::Capabilities hdf5 = mpiio;
+  hdf5.background_thread = false;
+  hdf5.advice["background_thread"] = "its library is not thread-safe";
+  EXPECT_EQ(engine_problem(training_case(EngineKind::lazy, "hdf5"), hdf5, 1 << 20, std::string("MPI_THREAD_MULTIPLE"))
+                .value_or(""),
+            "engine.name = \"lazy\" with backend.name = \"hdf5\": the engine's flush thread would call the backend, and "
+            "its library is not thread-safe; use engine.name = \"sync\" or another backend (posix, uring, mpiio)");
+}
+
+TEST(EngineChecks, ARingPoolNeedsTwoPagesAndAStreamingBackend) {
+  Case c = training_case(EngineKind::async, "posix");
+  c.engine.host_pool_bytes = 4096;
+  EXPECT_EQ(engine_problem(c, {}, 1 << 20, std::nullopt).value_or(""),
+            "engine.host_pool_bytes = 4096 with engine.name = \"async\": a pool smaller than one process's checkpoint "
+            "(1048576 bytes) is a ring of chunks and needs at least 8192 bytes; raise engine.host_pool_bytes (0: one "
+            "checkpoint)");
+  c.engine.host_pool_bytes = 1 << 18;
+  EXPECT_EQ(engine_problem(c, {}, 1 << 20, std::nullopt), std::nullopt);
+  EXPECT_EQ(host_pool_allocation(c, 1 << 20), std::uint64_t{1} << 18) << "two chunks of 128 KiB";
+  c.engine.host_pool_bytes = (1 << 18) + 5000;
+  EXPECT_EQ(host_pool_allocation(c, 1 << 20), std::uint64_t{1} << 18) << "two chunks of whole pages, within the bound";
+  c.backend = "mpiio";
+  EXPECT_NE(engine_problem(c, {.collective = true}, 1 << 20, std::string("MPI_THREAD_MULTIPLE"))
+                .value_or("")
+                .find("flushes chunk by chunk, and a collective backend takes a process's whole plan in one call"),
+            std::string::npos);
+}
+
+// Without a device the refusal names why; with one, the load keeps the GPU busy for the time asked.
+TEST(EngineGpu, ComputeGpuNeedsACudaDeviceAndRunsForItsTime) {
+  Case c = training_case(EngineKind::lazy, "posix");
+  c.training.compute = ComputeKind::gpu;
+  if (const auto why = gpu_load_unavailable()) {
+    EXPECT_EQ(engine_problem(c, {}, 1 << 20, std::nullopt).value_or(""),
+              "training.compute = \"gpu\" needs a CUDA device; none found: " + *why +
+                  "; use training.compute = \"sleep\" or \"spin\"");
+    try {
+      make_gpu_load();
+      ADD_FAILURE() << "make_gpu_load without a device";
+    } catch (const std::runtime_error& e) {
+      EXPECT_EQ(std::string(e.what()), "training.compute = \"gpu\" needs a CUDA device; none found: " + *why);
+    }
+    GTEST_SKIP() << "the GPU load itself needs a CUDA device: " << *why;
+  }
+  EXPECT_EQ(engine_problem(c, {}, 1 << 20, std::nullopt), std::nullopt);
+  const std::unique_ptr<GpuLoad> load = make_gpu_load();
+  EXPECT_GT(load->kernel_seconds(), 0);
+  EXPECT_LT(load->kernel_seconds(), 0.05);
+  const auto start = std::chrono::steady_clock::now();
+  load->run_for(0.2);
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_GE(took, 0.2);
+  EXPECT_LT(took, 0.2 + 0.05 + 2 * load->kernel_seconds());
 }
 
 }  // namespace

@@ -127,6 +127,26 @@ TEST(SummaryTable, DecimalGigabytesPerSecond) {
       "case 2: phases cover 100.0% of the 0.500 s wall time (setup 0.500 s)\n");
 }
 
+// A [training] case has no timed write iterations: its write column is the flush bandwidth,
+// median [min–max] over the committed checkpoints (the uncommitted one left out).
+TEST(SummaryTable, TrainingCasesShowTheirFlushBandwidth) {
+  CaseResult t = result(0, "file_per_rank", 8);
+  t.config.scale = 1;
+  t.verified = true;
+  TrainingSummary s;
+  for (const auto& [gib_s, committed] : {std::pair{1.0, true}, std::pair{4.0, true}, std::pair{2.0, true},
+                                         std::pair{9.0, false}}) {
+    s.checkpoints.push_back({.stall_seconds = 0.5, .time_to_durable_seconds = 2, .flush_gib_s = gib_s,
+                             .committed = committed});
+  }
+  s.committed_iteration = 5;
+  t.training = s;
+  const std::string table = summary({t}, BandwidthUnit::gib);
+  EXPECT_NE(table.find("      8  2.00 [1.00–4.00]           -    0.500       2.00  yes       ok\n"), std::string::npos)
+      << table;
+  EXPECT_NE(table.find("write of a [training] case: its flush bandwidth"), std::string::npos) << table;
+}
+
 TEST(SummaryTable, ScalesThatDifferAreListed) {
   std::vector<CaseResult> results = three_cases();
   results[1].config.scale = 1;

@@ -1,0 +1,71 @@
+#include "harness/engine/flush_writes.hpp"
+
+#include <exception>
+#include <fmt/format.h>
+
+namespace ckpt::harness {
+
+FlushWrites write_whole(backends::Backend& backend, const FlushTarget& target) {
+  FlushWrites out;
+  for (std::size_t i = 0; i < target.plans.size(); ++i) {
+    try {
+      const backends::IoOutcome io = backend.write(target.plans[i], target.memory[i]);
+      out.bytes += io.bytes;
+      if (!io.ok()) out.error = fmt::format("{}: rank {}: {}", target.what, target.ranks[i], *io.error);
+    } catch (const std::exception& e) {
+      out.error = fmt::format("{}: rank {}: {}", target.what, target.ranks[i], e.what());
+    }
+    if (!out.error.empty()) break;
+  }
+  return out;
+}
+
+namespace {
+
+// One modeled rank's plan, streamed chunk by chunk from the ring. Returns the error or "".
+std::string stream_plan(backends::Backend& backend, ChunkRing& ring, const backends::IoPlan& plan,
+                        const std::vector<StagedPart>& parts, std::uint64_t& bytes) {
+  const std::unique_ptr<backends::Backend::Stream> stream = backend.begin(plan, true);
+  for (std::size_t k = 0; k < parts.size() && stream->ok(); ++k) {
+    const std::optional<backends::MemoryView> chunk = ring.front();
+    if (!chunk) return fmt::format("the snapshot copy stopped before chunk {} of {}", k + 1, parts.size());
+    stream->transfer(part_plan(plan, parts[k]), *chunk);
+    ring.pop();
+  }
+  const backends::IoOutcome io = stream->finish();
+  bytes += io.bytes;
+  return io.ok() ? "" : *io.error;
+}
+
+}  // namespace
+
+FlushWrites write_through_ring(backends::Backend& backend, ChunkRing& ring, const FlushTarget& target) {
+  FlushWrites out;
+  for (std::size_t i = 0; i < target.plans.size() && out.error.empty(); ++i) {
+    std::string problem;
+    try {
+      problem = stream_plan(backend, ring, target.plans[i], target.parts[i], out.bytes);
+    } catch (const std::exception& e) {
+      problem = e.what();
+    }
+    if (!problem.empty()) out.error = fmt::format("{}: rank {}: {}", target.what, target.ranks[i], problem);
+  }
+  if (!out.error.empty()) ring.close();
+  return out;
+}
+
+bool fill_ring(ChunkRing& ring, const std::vector<std::vector<StagedPart>>& parts,
+               const std::vector<std::uint64_t>& bases, const std::function<void()>& midway) {
+  std::size_t total = 0;
+  for (const auto& p : parts) total += p.size();
+  std::size_t pushed = 0;
+  for (std::size_t r = 0; r < parts.size(); ++r) {
+    for (const StagedPart& part : parts[r]) {
+      if (!ring.push(bases[r] + part.offset, part.bytes)) return false;
+      if (++pushed == total / 2 && midway) midway();
+    }
+  }
+  return true;
+}
+
+}  // namespace ckpt::harness

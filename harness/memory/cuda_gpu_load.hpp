@@ -1,0 +1,14 @@
+#pragma once
+
+// Private to harness/memory: the CUDA GpuLoad (gpu_load.hpp).
+
+#include <memory>
+
+#include "harness/memory/gpu_load.hpp"
+
+namespace ckpt::harness {
+
+// Precondition: a CUDA device (cuda_unavailable() is nullopt).
+std::unique_ptr<GpuLoad> make_cuda_gpu_load();
+
+}  // namespace ckpt::harness
