@@ -53,6 +53,15 @@ struct PhaseSummary {
   std::vector<Straggler> stragglers;      // per phase, in the median iteration
 };
 
+// measure.calibration: the plain write and read of the case's bytes (harness/run/calibration.hpp)
+// taken just before each timed iteration and once after the last: sample i precedes timed
+// iteration i, so iteration i lies between samples i and i + 1 (timed iterations + 1 samples).
+struct CalibrationRecord {
+  std::uint64_t bytes = 0;                 // all processes, = bytes_per_checkpoint
+  std::vector<double> write_seconds;       // aggregate seconds
+  std::vector<double> read_seconds;        // empty when the case does not restore
+};
+
 struct CaseResult {
   Case config;
   std::string status = "ok";                  // ok | failed | interrupted
@@ -77,6 +86,7 @@ struct CaseResult {
   bool stores_data = true;                    // false for a backend that keeps nothing (null): its rates are overhead
   std::vector<std::string> hosts;             // every process's host name, in rank order
   WallTime wall;
+  std::optional<CalibrationRecord> calibration;  // measure.calibration
   std::optional<TrainingSummary> training;    // [training] cases: the loop's stall, time to durable, ...
   nlohmann::json environment = nlohmann::json::object();
 };
