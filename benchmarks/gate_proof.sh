@@ -6,17 +6,19 @@
 #   real       strategy.chunk_bytes = 4 KiB (vs none)    -> should be flagged every time
 #   mild       strategy.alignment = 128 KiB              -> a cost of about 15 % (printed: the
 #              (7 % padding written, and split writes)      median change the gate measured)
-# and prints how often each was flagged, with the median and range of the changes it measured.
+# and prints how often each was flagged, with the median and range of the changes it measured
+# (into $GATE_PROOF_DIR, default build/gate-proof, emptied first).
 #
 #   benchmarks/gate_proof.sh [N]       # N rounds (default 20); writes build/gate-proof/summary.txt
 #
 # CKPTBENCH (default build/bin/ckptbench) picks the binary; GATE_ARGS adds gate options
-# (e.g. GATE_ARGS="--tolerance 0.15").
+# (e.g. GATE_ARGS="--tolerance 0.15"); GATE_ITERATIONS sets the gated runs' timed iterations
+# (default: the campaign's 10).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds="${1:-20}"
 bin="${CKPTBENCH:-build/bin/ckptbench}"
-work="build/gate-proof"
+work="${GATE_PROOF_DIR:-build/gate-proof}"
 rm -rf "$work"
 mkdir -p "$work"
 target="build/gate-proof-target"
@@ -38,8 +40,8 @@ baseline_run="$(run_campaign "$work/baseline" --set campaign.iterations=30)"
 
 for ((i = 1; i <= rounds; i++)); do
   for s in "${scenarios[@]}"; do
-    args=()
-    [ -n "${settings[$s]}" ] && args=(--set "${settings[$s]}")
+    args=(--set "campaign.iterations=${GATE_ITERATIONS:-10}")
+    [ -n "${settings[$s]}" ] && args+=(--set "${settings[$s]}")
     run="$(run_campaign "$work/$s-$i" "${args[@]}")"
     status=0
     # shellcheck disable=SC2086
@@ -51,10 +53,10 @@ for ((i = 1; i <= rounds; i++)); do
   done
 done
 
-python3 - "$work/rounds.txt" "$rounds" <<'PY' | tee "$work/summary.txt"
+python3 - "$work/rounds.txt" "$rounds" "${GATE_ITERATIONS:-10}" <<'PY' | tee "$work/summary.txt"
 import statistics, sys
 rounds = [line.split() for line in open(sys.argv[1])]
-print(f"gate proof: {sys.argv[2]} rounds, baseline of 30 iterations, each run 10 iterations (configs/ci-gate.toml)")
+print(f"gate proof: {sys.argv[2]} rounds, baseline of 30 iterations, each run {sys.argv[3]} iterations (configs/ci-gate.toml)")
 for s in ("unchanged", "real", "mild"):
     rows = [r for r in rounds if r[0] == s]
     flagged = sum(r[2] == "exit=1" for r in rows)

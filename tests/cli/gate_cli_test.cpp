@@ -115,10 +115,10 @@ TEST_F(GateCli, MachineClassPrintsTheBaselineName) {
   EXPECT_EQ(o.out, "x86_64-2cpu-ext4\n");
 }
 
-// A calibrated campaign of the tiny model: five timed iterations after one warm-up.
+// A calibrated campaign of the tiny model: six timed iterations after one warm-up.
 std::string calibrated_campaign(const fs::path& target, const fs::path& model) {
   return campaign_toml("gated", target,
-                       "create_target = true\niterations = 5\nwarmup = 1\n[model]\nname = \"" + model.string() +
+                       "create_target = true\niterations = 6\nwarmup = 1\n[model]\nname = \"" + model.string() +
                            "\"\n[parallel]\ndp = 2\nzero = 1\n[cache]\npolicy = \"fadvise\"\n[measure]\ncalibration = true\n");
 }
 
@@ -127,8 +127,8 @@ void expect_calibration_record(const fs::path& run) {
   const nlohmann::json j = nlohmann::json::parse(text.substr(0, text.find('\n')));
   ASSERT_TRUE(j["calibration"].is_object()) << j.dump(2);
   EXPECT_EQ(j["calibration"]["bytes"], j["bytes_per_checkpoint"]);
-  EXPECT_EQ(j["calibration"]["write_gib_per_s"].size(), 6u);  // around each of the 5 timed iterations
-  EXPECT_EQ(j["calibration"]["read_gib_per_s"].size(), 6u);
+  EXPECT_EQ(j["calibration"]["write_gib_per_s"].size(), 7u);  // around each of the 6 timed iterations
+  EXPECT_EQ(j["calibration"]["read_gib_per_s"].size(), 7u);
   for (const auto& rate : j["calibration"]["write_gib_per_s"]) EXPECT_GT(rate.get<double>(), 0);
   EXPECT_TRUE(j["wall_time"]["parts"].contains("calibration")) << j["wall_time"].dump();
   EXPECT_TRUE(j["environment"].contains("cpu_model"));
@@ -147,6 +147,7 @@ TEST(GateRun, CalibratedCampaignPassesAgainstItsOwnBaseline) {
   const Outcome gate = ckptbench({"gate", result.string(), "--baseline", baseline.string()});
   EXPECT_EQ(gate.exit_code, 0) << gate.describe();
   EXPECT_TRUE(contains(gate.out, "gate: passed")) << gate.out;
+  EXPECT_FALSE(contains(gate.out, "insufficient")) << gate.out;
 }
 
 TEST(GateRun, CalibrationUnderMpirunCoversEveryProcessBytes) {
