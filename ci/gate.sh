@@ -21,6 +21,7 @@ $update && extra=(--set campaign.iterations=30)
 "$bin" -q run configs/ci-gate.toml --output "$out" --set campaign.target=build/ci-gate-target "${extra[@]}" >"$out/run.log" 2>&1 ||
   { cat "$out/run.log"; echo "ci/gate.sh: the gate campaign failed (log above)"; exit 2; }
 run="$(ls -d "$out"/ci-gate-*/)"
+run="${run%/}"
 class="$("$bin" gate "$run" --machine-class)"
 baseline="results/baselines/ci-gate-$class.json"
 if $update; then
