@@ -353,6 +353,11 @@ void fill_training(Case& c, const CaseValues& v) {
                                             " is more than training.iterations = " +
                                             std::to_string(c.training.iterations) + ": no checkpoint would be taken");
   }
+  c.calibrate = v.boolean("measure.calibration");
+  if (c.training.enabled() && c.calibrate) {
+    v.fail("measure.calibration", "calibrates the plain checkpoint iterations, not a [training] loop: set it to false "
+                                  "or training.iterations = 0");
+  }
   if (!c.training.enabled() && c.engine.kind != EngineKind::sync) {
     v.fail("engine.name", "\"" + std::string(engine_name(c.engine.kind)) +
                               "\" runs inside the training loop: set training.iterations (> 0)");

@@ -218,12 +218,14 @@ std::vector<KeySpec> general_keys() {
                     .fallback = std::vector<std::int64_t>{}}),
       int_key("restore", "node", 0, 0),
       choice_key("restore", "read", "exact", {"exact", "whole_items"}),
+      // [measure] calibration: a plain write and read of each case's bytes before each iteration (ckptbench gate).
+      fixed(bool_key("measure", "calibration", false)),
   };
 }
 
-constexpr std::array<std::string_view, 13> kTables{"campaign", "model",  "parallel", "state",    "ranks",
+constexpr std::array<std::string_view, 14> kTables{"campaign", "model",  "parallel", "state",    "ranks",
                                                    "strategy", "backend", "data",    "memory",   "cache",
-                                                   "training", "engine",  "restore"};
+                                                   "training", "engine",  "restore", "measure"};
 
 std::string quoted_list(const std::vector<std::string_view>& choices) {
   std::string listed;

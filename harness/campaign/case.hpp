@@ -95,6 +95,7 @@ struct Case {
   std::uint64_t memory_budget = 0;                   // bytes per process; 0: no limit
   MpiIoChoice mpi_io = MpiIoChoice::library_default;  // set before MPI starts (run_command)
 
+  bool calibrate = false;                            // measure.calibration (harness/run/calibration.hpp)
   TrainingSpec training;                             // [training]: off unless training.iterations > 0
   EngineSpec engine;                                 // [engine]: which checkpoint engine runs in the loop
 };

@@ -10,6 +10,7 @@
 
 #include "harness/cli/backends_command.hpp"
 #include "harness/cli/compare_command.hpp"
+#include "harness/cli/gate_command.hpp"
 #include "harness/cli/layout_command.hpp"
 #include "harness/cli/models_command.hpp"
 #include "harness/cli/report_command.hpp"
@@ -85,9 +86,11 @@ int run_cli(int argc, char** argv, std::ostream& out, std::ostream& err) {
   CLI::App* report_cmd = add_report_command(app, report_options);
   CompareCommandOptions compare_options;
   CLI::App* compare_cmd = add_compare_command(app, compare_options);
+  GateCommandOptions gate_options;
+  CLI::App* gate_cmd = add_gate_command(app, gate_options);
   app.footer(kExitStatus);
   for (CLI::App* sub : app.get_subcommands({})) {
-    if (sub->get_footer().empty()) sub->footer(kExitStatus);  // report and compare state their own
+    if (sub->get_footer().empty()) sub->footer(kExitStatus);  // report, compare and gate state their own
   }
   try {
     app.parse(argc, argv);
@@ -103,6 +106,7 @@ int run_cli(int argc, char** argv, std::ostream& out, std::ostream& err) {
     if (run_cmd->parsed()) return run_campaign(run_options, out, err);
     if (report_cmd->parsed()) return run_report(report_options, out);
     if (compare_cmd->parsed()) return run_compare(compare_options, out);
+    if (gate_cmd->parsed()) return run_gate(gate_options, out);
   } catch (const std::exception& e) {
     err << "ckptbench: error: " << e.what() << '\n';
     return 2;

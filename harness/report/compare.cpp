@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "harness/report/case_matching.hpp"
 #include "harness/report/report_format.hpp"
 #include "harness/report/report_table.hpp"
 
@@ -57,28 +58,17 @@ bool Comparison::any_slower() const {
 }
 
 Comparison compare_runs(const RunRecord& base, const RunRecord& next, double alpha) {
-  std::vector<const CaseRecord*> partner(next.cases.size(), nullptr);
+  const std::vector<std::size_t> partner = match_cases(base.cases, next.cases);
   std::vector<bool> used(base.cases.size(), false);
-  const auto match = [&](auto same) {
-    for (std::size_t i = 0; i < next.cases.size(); ++i) {
-      for (std::size_t j = 0; j < base.cases.size() && partner[i] == nullptr; ++j) {
-        if (!used[j] && same(base.cases[j], next.cases[i])) {
-          partner[i] = &base.cases[j];
-          used[j] = true;
-        }
-      }
-    }
-  };
-  match([](const CaseRecord& b, const CaseRecord& n) { return !n.config_hash.empty() && b.config_hash == n.config_hash; });
-  match([](const CaseRecord& b, const CaseRecord& n) { return b.swept == n.swept; });
   Comparison out;
   for (std::size_t i = 0; i < next.cases.size(); ++i) {
     const CaseRecord& n = next.cases[i];
-    if (partner[i] == nullptr) {
+    if (partner[i] == kNoPartner) {
       out.only_new.push_back(n.label());
       continue;
     }
-    const CaseRecord& b = *partner[i];
+    used[partner[i]] = true;
+    const CaseRecord& b = base.cases[partner[i]];
     CaseComparison c{n.label(), b.config_hash == n.config_hash, {}};
     if (b.write.ran() || n.write.ran()) c.directions.push_back(compare_direction("write", b, b.write, n, n.write, alpha));
     if (b.read.ran() || n.read.ran()) c.directions.push_back(compare_direction("read", b, b.read, n, n.read, alpha));

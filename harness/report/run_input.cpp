@@ -82,6 +82,7 @@ CaseRecord parse_case(const json& j, const std::string& where) {
   c.stores_data = j.value("stores_data", true);
   if (j.contains("config") && j["config"].is_object()) c.config = j["config"];
   if (j.contains("environment") && j["environment"].is_object()) c.environment = j["environment"];
+  if (j.contains("calibration") && j["calibration"].is_object()) c.calibration = j["calibration"];
   const json samples = j.value("samples", json::object());
   if (!samples.is_object()) throw std::runtime_error(where + ": samples is not an object");
   c.write.seconds = number_list(samples, "write_seconds", where);

@@ -37,6 +37,7 @@ struct CaseRecord {
   std::optional<double> stall_seconds;            // async engines: training.stall_seconds
   std::optional<double> time_to_durable_seconds;  // training.time_to_durable_seconds
   std::string engine;                             // training.engine ("" without one)
+  nlohmann::json calibration;                     // measure.calibration's record (null without one): ckptbench gate
 
   // "strategy.mapping=file_per_rank" ("-" when nothing is swept).
   std::string label() const;

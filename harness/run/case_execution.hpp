@@ -11,6 +11,7 @@
 
 #include "backends/backend.hpp"
 #include "harness/plan/checkpoint_plan.hpp"
+#include "harness/run/calibration.hpp"
 #include "harness/run/case_result.hpp"
 #include "harness/run/iteration.hpp"
 #include "harness/run/process_buffer.hpp"
@@ -56,6 +57,13 @@ class CaseExecution {
   void train(std::vector<IterationTiming>& reads);
   std::string commit_training_checkpoint(const std::filesystem::path& dir, std::int64_t iteration,
                                          const std::vector<std::vector<std::uint64_t>>& sums);
+  // measure.calibration (harness/run/case_calibration.cpp): one calibration sample before an
+  // iteration, kept when `timed`; false (the case failed) when it could not be taken.
+  void start_calibration();
+  bool calibrate(bool timed);
+  void finish_calibration();
+  std::unique_ptr<Calibration> calibration_;
+
   std::filesystem::path committed_training_dir_;  // process 0: the loop's newest committed checkpoint
   std::jthread training_retire_;                   // process 0: removing the one it replaced
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "harness/run/calibration.hpp"
 #include "harness/run/manifest.hpp"
 
 namespace ckpt::harness {
@@ -59,6 +60,23 @@ nlohmann::json staging_json(const CaseResult& r) {
 
 nlohmann::json optional_number(const std::optional<PhaseSummary>& p, double PhaseSummary::*field) {
   return p ? nlohmann::json((*p).*field) : nlohmann::json(nullptr);
+}
+
+// GiB/s of each sample: bytes / seconds / 2^30.
+nlohmann::json rates(std::uint64_t bytes, const std::vector<double>& seconds) {
+  nlohmann::json out = nlohmann::json::array();
+  for (double s : seconds) out.push_back(s > 0 ? static_cast<double>(bytes) / s / (1024.0 * 1024.0 * 1024.0) : 0.0);
+  return out;
+}
+
+nlohmann::json calibration_json(const std::optional<CalibrationRecord>& c) {
+  if (!c) return nullptr;
+  return {{"method", kCalibrationMethod},
+          {"bytes", c->bytes},
+          {"write_gib_per_s", rates(c->bytes, c->write_seconds)},
+          {"read_gib_per_s", rates(c->bytes, c->read_seconds)},
+          {"write_seconds", c->write_seconds},
+          {"read_seconds", c->read_seconds}};
 }
 
 }  // namespace
@@ -122,6 +140,7 @@ nlohmann::json to_json(const CaseResult& r) {
                    {"notes", r.notes},
                    {"wall_time", wall_json(r.wall)},
                    {"environment", r.environment}};
+  j["calibration"] = calibration_json(r.calibration);  // measure.calibration (ckptbench gate)
   if (r.training) j["training"] = to_json(*r.training);  // [training] cases (harness/engine)
   if (r.reshard) {
     const ReshardSummary& s = *r.reshard;

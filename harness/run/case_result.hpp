@@ -68,6 +68,15 @@ struct ReshardSummary {
   double amplification() const { return bytes_needed > 0 ? static_cast<double>(bytes_read) / static_cast<double>(bytes_needed) : 0; }
 };
 
+// measure.calibration: the plain write and read of the case's bytes (harness/run/calibration.hpp)
+// taken just before each timed iteration and once after the last: sample i precedes timed
+// iteration i, so iteration i lies between samples i and i + 1 (timed iterations + 1 samples).
+struct CalibrationRecord {
+  std::uint64_t bytes = 0;                 // all processes, = bytes_per_checkpoint
+  std::vector<double> write_seconds;       // aggregate seconds
+  std::vector<double> read_seconds;        // empty when the case does not restore
+};
+
 struct CaseResult {
   Case config;
   std::string status = "ok";                  // ok | failed | interrupted
@@ -92,6 +101,7 @@ struct CaseResult {
   bool stores_data = true;                    // false for a backend that keeps nothing (null): its rates are overhead
   std::vector<std::string> hosts;             // every process's host name, in rank order
   WallTime wall;
+  std::optional<CalibrationRecord> calibration;  // measure.calibration
   std::optional<TrainingSummary> training;    // [training] cases: the loop's stall, time to durable, ...
   std::optional<ReshardSummary> reshard;      // [restore] into another layout
   nlohmann::json environment = nlohmann::json::object();

@@ -219,10 +219,11 @@ CaseResult CaseExecution::run() {
   const auto start = Clock::now();
   const bool training = write && c_.training.enabled();
   if (training) train(reads);  // [training]: harness/engine/case_training.cpp
+  if (c_.calibrate) start_calibration();
   for (int i = 0; i < total && result_.status == "ok" && !training; ++i) {
     const bool timed = i >= c_.warmup;
     warming_up_ = !timed;
-    const bool ok = (!write || write_iteration(i, timed ? &writes : nullptr)) &&
+    const bool ok = (!calibration_ || calibrate(timed)) && (!write || write_iteration(i, timed ? &writes : nullptr)) &&
                     (phase_ == PhaseSelection::checkpoint || read_iteration(i, timed ? &reads : nullptr));
     warming_up_ = false;
     if (!ok) break;
@@ -232,6 +233,9 @@ CaseResult CaseExecution::run() {
       result_.error = "interrupted by a signal after " + std::to_string(i + 1) + " iterations; results so far are kept";
     }
   }
+  // One more calibration after the last iteration, so that each timed iteration lies between two.
+  if (calibration_ && result_.status == "ok" && (!writes.empty() || !reads.empty())) calibrate(true);
+  finish_calibration();
   result_.write = summarize(writes, true);
   result_.read = summarize(reads, false);
   result_.verify_seconds = median(verify_s_);

@@ -64,6 +64,29 @@ std::string command_line() {
   return line;
 }
 
+namespace {
+
+// /proc/cpuinfo's first "model name" (x86) or "Model"/"CPU part" line; "unknown" without one.
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);) {
+    if (!line.starts_with("model name") && !line.starts_with("Model")) continue;
+    const auto colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    const auto begin = line.find_first_not_of(" \t", colon + 1);
+    if (begin != std::string::npos) return line.substr(begin);
+  }
+  return "unknown";
+}
+
+std::uint64_t memory_bytes() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES);
+  const long page = ::sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page) : 0;
+}
+
+}  // namespace
+
 nlohmann::json environment_record(const std::filesystem::path& target, const std::string& comm_kind, int processes) {
   struct utsname uts {};
   ::uname(&uts);
@@ -86,6 +109,8 @@ nlohmann::json environment_record(const std::filesystem::path& target, const std
           {"mpi_io_component", std::getenv("OMPI_MCA_io") != nullptr ? std::getenv("OMPI_MCA_io") : "default"},
           {"processes", processes},
           {"cores", ::sysconf(_SC_NPROCESSORS_ONLN)},
+          {"cpu_model", cpu_model()},          // with cores, memory and file_system: the gate's machine class
+          {"memory_bytes", memory_bytes()},
           {"time_utc", stamp.data()},
           {"command_line", command_line()},
           {"cuda", memory_build_cuda()},

@@ -1,0 +1,177 @@
+// `ckptbench gate` as CI runs it: exit 0 / 1 / 2 on hand-made runs (unchanged, regressed,
+// missing baseline, run without calibration, baseline of another machine class, bad options),
+// --update-baseline's file, and a real calibrated campaign (one process, and two under mpirun)
+// gated against its own baseline.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "tests/integration/integration_support.hpp"
+
+namespace ckpt::integration {
+namespace {
+
+constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
+
+// A run of one 1 GiB case: write seconds `write` (calibration 1 GiB/s around each), reads 0.5 s.
+std::string gate_run_line(const std::vector<double>& write, bool calibrated, const std::string& cores = "2") {
+  std::vector<double> read(write.size(), 0.5), calibration(write.size() + 1, 1.0);
+  nlohmann::json j{{"campaign", "ci-gate"},
+                   {"case", nlohmann::json::object()},
+                   {"case_index", 0},
+                   {"status", "ok"},
+                   {"bytes_per_checkpoint", kGiB},
+                   {"config_hash", "abc"},
+                   {"config", {{"campaign", {{"name", "ci-gate"}}}}},
+                   {"samples", {{"write_seconds", write}, {"read_seconds", read}}},
+                   {"environment",
+                    {{"machine", "x86_64"}, {"cores", std::stoi(cores)}, {"file_system", "ext4"}, {"cpu_model", "EPYC"},
+                     {"memory_bytes", kGiB}, {"time_utc", "2026-12-01T17:00:00Z"}}}};
+  j["calibration"] = calibrated ? nlohmann::json{{"bytes", kGiB}, {"write_gib_per_s", calibration},
+                                                 {"read_gib_per_s", calibration}}
+                                : nlohmann::json(nullptr);
+  return j.dump() + "\n";
+}
+
+const std::vector<double> kSteady{1.00, 0.97, 1.03, 0.99, 1.01, 0.96, 1.04, 1.00};
+
+std::vector<double> slower(double factor) {
+  std::vector<double> out;
+  for (double s : kSteady) out.push_back(s * factor);
+  return out;
+}
+
+class GateCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const Outcome o = ckptbench({"gate", base_.string(), "--baseline", baseline_.string(), "--update-baseline"});
+    ASSERT_EQ(o.exit_code, 0) << o.describe();
+    ASSERT_TRUE(contains(o.out, "baseline " + baseline_.string() + " written: 1 cases, machine class x86_64-2cpu-ext4"))
+        << o.out;
+  }
+  Scratch dir_;
+  fs::path base_ = dir_.write("base/results.jsonl", gate_run_line(kSteady, true)).parent_path();
+  fs::path baseline_ = dir_ / "baselines" / "ci-gate-x86_64-2cpu-ext4.json";
+};
+
+TEST_F(GateCli, UpdateBaselineWritesTheRatiosAndTheMachineClass) {
+  const nlohmann::json j = nlohmann::json::parse(read_text(baseline_));
+  EXPECT_EQ(j["format"], "ckptbench-gate-baseline");
+  EXPECT_EQ(j["machine_class"]["name"], "x86_64-2cpu-ext4");
+  EXPECT_EQ(j["machine_class"]["cpu_model"], "EPYC");
+  EXPECT_EQ(j["cases"][0]["read_ratios"], nlohmann::json(std::vector<double>(8, 2.0)));
+  const Outcome again = ckptbench({"gate", base_.string(), "--baseline", baseline_.string(), "--update-baseline"});
+  EXPECT_TRUE(contains(again.out, "updated: 1 cases")) << again.describe();
+}
+
+TEST_F(GateCli, UnchangedPassesWithExitZero) {
+  const Outcome o = ckptbench({"gate", base_.string(), "--baseline", baseline_.string()});
+  EXPECT_EQ(o.exit_code, 0) << o.describe();
+  EXPECT_TRUE(contains(o.out, "write  1.000 [0.962–1.042] n=8  1.000 [0.962–1.042] n=8  +0.0 %  1.000  passed")) << o.out;
+  EXPECT_TRUE(contains(o.out, "gate: passed")) << o.out;
+}
+
+TEST_F(GateCli, RegressionBeyondToleranceExitsOne) {
+  const fs::path now = dir_.write("slow/results.jsonl", gate_run_line(slower(1.25), true)).parent_path();
+  const Outcome o = ckptbench({"gate", now.string(), "--baseline", baseline_.string()});
+  EXPECT_EQ(o.exit_code, 1) << o.describe();
+  EXPECT_TRUE(contains(o.out, "-20.0 %")) << o.out;
+  EXPECT_TRUE(contains(o.out, "regressed")) << o.out;
+  EXPECT_TRUE(contains(o.out, "gate: 1 regressed")) << o.out;
+  // The same run passes with a tolerance above its 20 % drop.
+  EXPECT_EQ(ckptbench({"gate", now.string(), "--baseline", baseline_.string(), "--tolerance", "0.25"}).exit_code, 0);
+}
+
+TEST_F(GateCli, BadInputExitsTwoNamingTheFileAndTheFix) {
+  const fs::path missing = dir_ / "none.json";
+  Outcome o = ckptbench({"gate", base_.string(), "--baseline", missing.string()});
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_TRUE(contains(o.err, missing.string() + ": no such baseline file — take one on this machine with")) << o.err;
+
+  const fs::path plain = dir_.write("plain/results.jsonl", gate_run_line(kSteady, false)).parent_path();
+  o = ckptbench({"gate", plain.string(), "--baseline", baseline_.string()});
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_TRUE(contains(o.err, (plain / "results.jsonl").string() + ":1: case 0 (-) has no calibration")) << o.err;
+  EXPECT_TRUE(contains(o.err, "--set measure.calibration=true")) << o.err;
+
+  const fs::path other = dir_.write("other/results.jsonl", gate_run_line(kSteady, true, "16")).parent_path();
+  o = ckptbench({"gate", other.string(), "--baseline", baseline_.string()});
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_TRUE(contains(o.err, "taken on machine class x86_64-2cpu-ext4, the run on x86_64-16cpu-ext4")) << o.err;
+
+  o = ckptbench({"gate", base_.string(), "--update-baseline"});
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_TRUE(contains(o.err, "--update-baseline requires --baseline")) << o.err;
+  o = ckptbench({"gate", base_.string(), "--baseline", baseline_.string(), "--tolerance", "2"});
+  EXPECT_EQ(o.exit_code, 2) << o.describe();
+}
+
+TEST_F(GateCli, MachineClassPrintsTheBaselineName) {
+  const Outcome o = ckptbench({"gate", base_.string(), "--machine-class"});
+  EXPECT_EQ(o.exit_code, 0) << o.describe();
+  EXPECT_EQ(o.out, "x86_64-2cpu-ext4\n");
+}
+
+// A calibrated campaign of the tiny model: six timed iterations after one warm-up.
+std::string calibrated_campaign(const fs::path& target, const fs::path& model) {
+  return campaign_toml("gated", target,
+                       "create_target = true\niterations = 6\nwarmup = 1\n[model]\nname = \"" + model.string() +
+                           "\"\n[parallel]\ndp = 2\nzero = 1\n[cache]\npolicy = \"fadvise\"\n[measure]\ncalibration = true\n");
+}
+
+void expect_calibration_record(const fs::path& run) {
+  const std::string text = read_text(run / "results.jsonl");
+  const nlohmann::json j = nlohmann::json::parse(text.substr(0, text.find('\n')));
+  ASSERT_TRUE(j["calibration"].is_object()) << j.dump(2);
+  EXPECT_EQ(j["calibration"]["bytes"], j["bytes_per_checkpoint"]);
+  EXPECT_EQ(j["calibration"]["write_gib_per_s"].size(), 7u);  // around each of the 6 timed iterations
+  EXPECT_EQ(j["calibration"]["read_gib_per_s"].size(), 7u);
+  for (const auto& rate : j["calibration"]["write_gib_per_s"]) EXPECT_GT(rate.get<double>(), 0);
+  EXPECT_TRUE(j["wall_time"]["parts"].contains("calibration")) << j["wall_time"].dump();
+  EXPECT_TRUE(j["environment"].contains("cpu_model"));
+}
+
+TEST(GateRun, CalibratedCampaignPassesAgainstItsOwnBaseline) {
+  Scratch dir;
+  const fs::path campaign = dir.write("c.toml", calibrated_campaign(dir / "target", dir.write("tiny.toml", kTinyModel)));
+  const Outcome run = ckptbench({"-q", "run", campaign.string(), "--output", (dir / "out").string()});
+  ASSERT_EQ(run.exit_code, 0) << run.describe();
+  const fs::path result = run_directory(dir / "out");
+  expect_calibration_record(result);
+  EXPECT_FALSE(fs::exists(dir / "target" / "gated" / "case-0000" / "calibration")) << "calibration files left behind";
+  const fs::path baseline = dir / "baseline.json";
+  ASSERT_EQ(ckptbench({"gate", result.string(), "--baseline", baseline.string(), "--update-baseline"}).exit_code, 0);
+  const Outcome gate = ckptbench({"gate", result.string(), "--baseline", baseline.string()});
+  EXPECT_EQ(gate.exit_code, 0) << gate.describe();
+  EXPECT_TRUE(contains(gate.out, "gate: passed")) << gate.out;
+  EXPECT_FALSE(contains(gate.out, "insufficient")) << gate.out;
+}
+
+TEST(GateRun, CalibrationUnderMpirunCoversEveryProcessBytes) {
+  const auto mpirun = find_mpirun();
+  if (!mpirun) GTEST_SKIP() << "no mpirun on PATH";
+  Scratch dir;
+  const fs::path campaign = dir.write("c.toml", calibrated_campaign(dir / "target", dir.write("tiny.toml", kTinyModel)));
+  std::vector<std::string> args = mpirun_args(*mpirun, 2);
+  args.insert(args.end(), {kBinary, "-q", "run", campaign.string(), "--output", (dir / "out").string()});
+  const Outcome run = run_process(args);
+  ASSERT_EQ(run.exit_code, 0) << run.describe();
+  expect_calibration_record(run_directory(dir / "out"));
+}
+
+TEST(GateRun, CalibrationRefusesATrainingLoop) {
+  Scratch dir;
+  const fs::path campaign =
+      dir.write("c.toml", calibrated_campaign(dir / "target", dir.write("tiny.toml", kTinyModel)) +
+                              "[training]\niterations = 2\niteration_seconds = 0.01\n");
+  const Outcome o = ckptbench({"run", campaign.string(), "--dry-run", "--output", (dir / "out").string()});
+  EXPECT_EQ(o.exit_code, 2) << o.describe();
+  EXPECT_TRUE(contains(o.err, "measure.calibration")) << o.err;
+  EXPECT_TRUE(contains(o.err, "not a [training] loop")) << o.err;
+}
+
+}  // namespace
+}  // namespace ckpt::integration

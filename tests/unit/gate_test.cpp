@@ -1,0 +1,215 @@
+// The gate's verdicts (harness/report/gate.hpp) on hand-made ratios and results files: exact
+// verdicts for unchanged, regressed beyond tolerance, a drop within noise, a drop within
+// tolerance, too few samples; the calibration pairing (geometric mean of the samples around an
+// iteration), a run without calibration, the baseline file round trip and the machine class.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "harness/report/gate.hpp"
+#include "tests/unit/temp_dir.hpp"
+
+namespace ckpt::harness {
+namespace {
+
+using test_support::TempDir;
+
+std::vector<double> scaled(const std::vector<double>& v, double factor) {
+  std::vector<double> out;
+  for (double x : v) out.push_back(x * factor);
+  return out;
+}
+
+// Ten ratios around 1 with a ±4 % spread.
+const std::vector<double> kSteady{1.00, 0.97, 1.03, 0.99, 1.01, 0.96, 1.04, 1.00, 0.98, 1.02};
+// Ten ratios around 1 with a ±40 % spread (a busy machine).
+const std::vector<double> kNoisy{1.0, 0.6, 1.4, 0.8, 1.2, 0.7, 1.3, 0.9, 1.1, 1.0};
+
+Baseline baseline_with(const std::vector<double>& write, const std::vector<double>& read) {
+  Baseline b;
+  b.machine.name = "x86_64-2cpu-ext4";
+  b.cases.push_back(CaseRatios{"-", nlohmann::json::object(), "h1", write, read});
+  return b;
+}
+
+GateResult gate_one(const Baseline& b, const std::vector<double>& write, const std::vector<double>& read) {
+  return gate_run({CaseRatios{"-", nlohmann::json::object(), "h1", write, read}}, b, 0.10, kGateAlpha);
+}
+
+TEST(GateVerdict, UnchangedPasses) {
+  const GateResult r = gate_one(baseline_with(kSteady, kSteady), kSteady, kSteady);
+  ASSERT_EQ(r.rows.size(), 2u);
+  EXPECT_EQ(r.rows[0].verdict, GateVerdict::passed);
+  EXPECT_EQ(r.rows[1].verdict, GateVerdict::passed);
+  EXPECT_DOUBLE_EQ(r.rows[0].change, 0.0);
+  EXPECT_FALSE(r.any_regressed());
+}
+
+TEST(GateVerdict, DropBeyondToleranceAndNoiseRegresses) {
+  const GateResult r = gate_one(baseline_with(kSteady, kSteady), scaled(kSteady, 0.8), kSteady);
+  ASSERT_EQ(r.rows.size(), 2u);
+  EXPECT_EQ(r.rows[0].direction, "write");
+  EXPECT_EQ(r.rows[0].verdict, GateVerdict::regressed);
+  EXPECT_NEAR(r.rows[0].change, -0.2, 1e-12);
+  EXPECT_LT(r.rows[0].test.p_value, kGateAlpha);
+  EXPECT_EQ(r.rows[1].verdict, GateVerdict::passed);
+  EXPECT_TRUE(r.any_regressed());
+}
+
+TEST(GateVerdict, RiseBeyondToleranceIsAnImprovement) {
+  const GateResult r = gate_one(baseline_with(kSteady, kSteady), kSteady, scaled(kSteady, 1.25));
+  EXPECT_EQ(r.rows[1].verdict, GateVerdict::improved);
+  EXPECT_FALSE(r.any_regressed());
+}
+
+TEST(GateVerdict, DropWithinNoisePasses) {
+  // A 15 % lower median, but the samples overlap: not significant.
+  const GateResult r = gate_one(baseline_with(kNoisy, kNoisy), scaled(kNoisy, 0.85), kNoisy);
+  EXPECT_NEAR(r.rows[0].change, -0.15, 1e-12);
+  EXPECT_GE(r.rows[0].test.p_value, kGateAlpha);
+  EXPECT_EQ(r.rows[0].verdict, GateVerdict::passed);
+}
+
+TEST(GateVerdict, SignificantDropWithinTolerancePasses) {
+  // 6 % lower and significant on a steady machine: below the 10 % tolerance.
+  const GateResult r = gate_one(baseline_with(kSteady, kSteady), scaled(kSteady, 0.94), kSteady);
+  EXPECT_LT(r.rows[0].test.p_value, kGateAlpha);
+  EXPECT_EQ(r.rows[0].verdict, GateVerdict::passed);
+  EXPECT_EQ(gate_run({CaseRatios{"-", {}, "h1", scaled(kSteady, 0.94), kSteady}}, baseline_with(kSteady, kSteady), 0.05,
+                     kGateAlpha)
+                .rows[0]
+                .verdict,
+            GateVerdict::regressed);
+}
+
+TEST(GateVerdict, TooFewSamplesIsInsufficient) {
+  const std::vector<double> four{0.5, 0.5, 0.5, 0.5};
+  const GateResult r = gate_one(baseline_with(kSteady, kSteady), four, {});
+  ASSERT_EQ(r.rows.size(), 2u);
+  EXPECT_EQ(r.rows[0].verdict, GateVerdict::insufficient);  // 4 < kGateMinSamples, however far it fell
+  EXPECT_EQ(r.rows[1].verdict, GateVerdict::insufficient);  // no read samples now
+  EXPECT_FALSE(r.any_regressed());
+}
+
+TEST(GateVerdict, CasesMatchByHashThenSweptKeys) {
+  Baseline b;
+  b.cases.push_back(CaseRatios{"strategy.chunk_bytes=0", {{"strategy.chunk_bytes", 0}}, "other", kSteady, {}});
+  b.cases.push_back(CaseRatios{"strategy.chunk_bytes=4096", {{"strategy.chunk_bytes", 4096}}, "h2", kSteady, {}});
+  const std::vector<CaseRatios> run{
+      CaseRatios{"strategy.chunk_bytes=0", {{"strategy.chunk_bytes", 0}}, "new", scaled(kSteady, 0.5), {}},
+      CaseRatios{"x", {{"strategy.chunk_bytes", 1}}, "h2", kSteady, {}},
+      CaseRatios{"strategy.chunk_bytes=8", {{"strategy.chunk_bytes", 8}}, "h3", kSteady, {}}};
+  const GateResult r = gate_run(run, b, 0.1, kGateAlpha);
+  ASSERT_EQ(r.rows.size(), 2u);
+  EXPECT_EQ(r.rows[0].verdict, GateVerdict::regressed);  // by swept keys
+  EXPECT_EQ(r.rows[1].verdict, GateVerdict::passed);     // by config_hash
+  EXPECT_EQ(r.only_run, std::vector<std::string>{"strategy.chunk_bytes=8"});
+  EXPECT_TRUE(r.only_baseline.empty());
+}
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+// A results.jsonl line of a 1 GiB case with these write seconds and calibration rates.
+std::string result_line(const std::vector<double>& write_seconds, const nlohmann::json& calibration) {
+  const nlohmann::json j{{"campaign", "ci-gate"},
+                         {"case", nlohmann::json::object()},
+                         {"case_index", 0},
+                         {"status", "ok"},
+                         {"bytes_per_checkpoint", static_cast<std::uint64_t>(kGiB)},
+                         {"config_hash", "abc"},
+                         {"config", {{"campaign", {{"name", "ci-gate"}}}}},
+                         {"samples", {{"write_seconds", write_seconds}}},
+                         {"calibration", calibration},
+                         {"environment",
+                          {{"machine", "x86_64"}, {"cores", 2}, {"file_system", "ext4"}, {"cpu_model", "AMD EPYC"},
+                           {"memory_bytes", 25'000'000'000ULL}, {"time_utc", "2026-12-01T17:00:00Z"}}}};
+  return j.dump() + "\n";
+}
+
+TEST(GateRatios, EachIterationOverTheGeometricMeanOfTheCalibrationsAroundIt) {
+  TempDir dir;
+  // Case at 1, 2, 1 GiB/s; calibration 2, 2, 8, 2 GiB/s: peers 2, 4, 4.
+  const nlohmann::json cal{{"write_gib_per_s", {2.0, 2.0, 8.0, 2.0}}, {"read_gib_per_s", nlohmann::json::array()}};
+  const auto file = dir.write("run/results.jsonl", result_line({1.0, 0.5, 1.0}, cal));
+  const std::vector<CaseRatios> r = run_ratios(load_run(file.parent_path()));
+  ASSERT_EQ(r.size(), 1u);
+  ASSERT_EQ(r[0].write.size(), 3u);
+  EXPECT_DOUBLE_EQ(r[0].write[0], 0.5);
+  EXPECT_DOUBLE_EQ(r[0].write[1], 0.5);
+  EXPECT_DOUBLE_EQ(r[0].write[2], 0.25);
+  EXPECT_TRUE(r[0].read.empty());
+}
+
+TEST(GateRatios, RunWithoutCalibrationNamesTheFileAndTheFix) {
+  TempDir dir;
+  const auto file = dir.write("run/results.jsonl", result_line({1.0}, nullptr));
+  try {
+    run_ratios(load_run(file));
+    FAIL() << "no error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              file.string() + ":1: case 0 (-) has no calibration: the gate needs the calibration measured in the same "
+                              "run — set `[measure] calibration = true` in the campaign (or run it with --set "
+                              "measure.calibration=true)");
+  }
+}
+
+TEST(GateBaseline, RoundTripKeepsRatiosClassAndOtherCases) {
+  TempDir dir;
+  const nlohmann::json cal{{"write_gib_per_s", {1.0, 1.0, 1.0}}};
+  const auto file = dir.write("run/results.jsonl", result_line({2.0, 4.0}, cal));
+  const RunRecord run = load_run(file);
+  Baseline previous;
+  previous.cases.push_back(CaseRatios{"other", {{"strategy.chunk_bytes", 4096}}, "zzz", {0.5}, {}});
+  const Baseline made = make_baseline(run, &previous);
+  const auto path = dir.path() / "baselines" / "ci-gate-x86_64-2cpu-ext4.json";
+  save_baseline(made, path);
+  const Baseline loaded = load_baseline(path);
+  EXPECT_EQ(loaded.campaign, "ci-gate");
+  EXPECT_EQ(loaded.created_utc, "2026-12-01T17:00:00Z");
+  EXPECT_EQ(loaded.machine.name, "x86_64-2cpu-ext4");
+  EXPECT_EQ(loaded.machine.cpu_model, "AMD EPYC");
+  EXPECT_EQ(loaded.machine.memory_bytes, 25'000'000'000ULL);
+  ASSERT_EQ(loaded.cases.size(), 2u);
+  EXPECT_EQ(loaded.cases[0].config_hash, "abc");
+  EXPECT_EQ(loaded.cases[0].write, (std::vector<double>{0.5, 0.25}));
+  EXPECT_EQ(loaded.cases[1].label, "other");
+  EXPECT_FALSE(std::filesystem::exists(path.string() + ".tmp"));
+}
+
+TEST(GateBaseline, MissingOrForeignFilesSayHowToMakeOne) {
+  TempDir dir;
+  const auto missing = dir.path() / "none.json";
+  try {
+    load_baseline(missing);
+    FAIL();
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()), missing.string() + ": no such baseline file — take one on this machine with "
+                                                        "`ckptbench gate RUN --baseline " + missing.string() +
+                                         " --update-baseline` (RUN: a calibrated run of the same campaign)");
+  }
+  const auto other = dir.write("other.json", "{\"format\": \"x\"}");
+  EXPECT_THROW(
+      {
+        try {
+          load_baseline(other);
+        } catch (const std::runtime_error& e) {
+          EXPECT_NE(std::string(e.what()).find(other.string() + ": not a gate baseline"), std::string::npos) << e.what();
+          throw;
+        }
+      },
+      std::runtime_error);
+}
+
+TEST(GateMachineClass, ArchitectureCoresAndFileSystem) {
+  const nlohmann::json env{{"machine", "x86_64"}, {"cores", 2}, {"file_system", "unknown (0x1234)"}, {"cpu_model", "X"}};
+  EXPECT_EQ(machine_class(env, "w").name, "x86_64-2cpu-unknown-0x1234");
+  EXPECT_THROW(machine_class(nlohmann::json{{"cores", 2}}, "w"), std::runtime_error);
+}
+
+}  // namespace
+}  // namespace ckpt::harness
