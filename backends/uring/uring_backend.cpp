@@ -189,6 +189,8 @@ void UringBackend::transfer(OpenFiles& open_files, const IoPlan& plan, MemoryVie
     plain.push_back(FileTarget{entry.file.fd(), -1, &entry.path});
   }
 
+  // One histogram per worker, merged after the join: no sharing in the request loop.
+  std::vector<LatencyHistogram> latencies(settings_.request_latency ? lists.size() : 0);
   auto body = [&](std::size_t k, std::stop_token stop) {
     std::optional<Ring> own;
     if (k > 0) own.emplace(depth_, options_.sqpoll);
@@ -216,6 +218,7 @@ void UringBackend::transfer(OpenFiles& open_files, const IoPlan& plan, MemoryVie
           "false); plain buffers used");
     }
     record(job.buffers.registered, std::move(notes));
+    job.latency = latencies.empty() ? nullptr : &latencies[k];
     TransferQueue(ring, job).run(stop);
   };
   if (lists.size() == 1) {
@@ -223,6 +226,7 @@ void UringBackend::transfer(OpenFiles& open_files, const IoPlan& plan, MemoryVie
   } else if (lists.size() > 1) {
     file_common::run_workers(lists.size(), body);
   }
+  for (const LatencyHistogram& latency : latencies) add_request_latency(latency);
 }
 
 void UringBackend::sync(OpenFiles& open_files, Direction direction) {

@@ -197,11 +197,14 @@ std::vector<KeySpec> general_keys() {
       choice_key("training", "compute", "sleep", {"sleep", "spin", "gpu"}),
       choice_key("engine", "name", "sync", {"sync", "async", "lazy"}),
       size_key("engine", "host_pool_bytes", 0),
+      // [measure]: per-request latency histograms (posix, uring); off so bandwidth runs pay nothing.
+      bool_key("measure", "latency", false),
   };
 }
 
-constexpr std::array<std::string_view, 12> kTables{"campaign", "model",  "parallel", "state",  "ranks",    "strategy",
-                                                   "backend",  "data",   "memory",   "cache",  "training", "engine"};
+constexpr std::array<std::string_view, 13> kTables{"campaign", "model",  "parallel", "state",  "ranks",    "strategy",
+                                                   "backend",  "data",   "memory",   "cache",  "training", "engine",
+                                                   "measure"};
 
 std::string quoted_list(const std::vector<std::string_view>& choices) {
   std::string listed;

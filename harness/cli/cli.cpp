@@ -12,6 +12,7 @@
 #include "harness/cli/compare_command.hpp"
 #include "harness/cli/layout_command.hpp"
 #include "harness/cli/models_command.hpp"
+#include "harness/cli/project_command.hpp"
 #include "harness/cli/report_command.hpp"
 #include "harness/cli/run_command.hpp"
 #include "harness/cli/version.hpp"
@@ -85,6 +86,8 @@ int run_cli(int argc, char** argv, std::ostream& out, std::ostream& err) {
   CLI::App* report_cmd = add_report_command(app, report_options);
   CompareCommandOptions compare_options;
   CLI::App* compare_cmd = add_compare_command(app, compare_options);
+  ProjectCommandOptions project_options;
+  CLI::App* project_cmd = add_project_command(app, project_options);
   app.footer(kExitStatus);
   for (CLI::App* sub : app.get_subcommands({})) {
     if (sub->get_footer().empty()) sub->footer(kExitStatus);  // report and compare state their own
@@ -103,6 +106,7 @@ int run_cli(int argc, char** argv, std::ostream& out, std::ostream& err) {
     if (run_cmd->parsed()) return run_campaign(run_options, out, err);
     if (report_cmd->parsed()) return run_report(report_options, out);
     if (compare_cmd->parsed()) return run_compare(compare_options, out);
+    if (project_cmd->parsed()) return run_project(project_options, out);
   } catch (const std::exception& e) {
     err << "ckptbench: error: " << e.what() << '\n';
     return 2;
