@@ -37,16 +37,18 @@ std::string waste_chart(const CaseProjection& p) {
   const auto px = [&](double tau) { return x0 + std::log(tau / lo) / std::log(hi / lo) * w; };
   const auto py = [&](double pct) { return y0 + h - std::min(pct, top) / top * h; };
   std::string s = fmt::format(R"(<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}" role="img" aria-label="waste against interval: {}">)",
-                              num(x0 + w + 200), num(y0 + h + 50), html_escape(p.name));
+                              num(x0 + w + 320), num(y0 + h + 50), html_escape(p.name));
   s += fmt::format(R"(<rect x="{}" y="{}" width="{}" height="{}" fill="none" stroke="#999"/>)", num(x0), num(y0), num(w), num(h));
   for (int k = 0; k <= 4; ++k) {
     const double pct = top * k / 4;
     s += fmt::format(R"(<line x1="{0}" y1="{1}" x2="{2}" y2="{1}" stroke="#eee"/><text x="{3}" y="{4}" font-size="11" text-anchor="end">{5}%</text>)",
                      num(x0), num(py(pct)), num(x0 + w), num(x0 - 4), num(py(pct) + 4), html_escape(format_significant(pct)));
   }
-  for (double decade = std::pow(10, std::ceil(std::log10(lo))); decade <= hi; decade *= 10) {
+  // Ticks at round durations: 1 s, 10 s, 1 min, 10 min, 1 h, 6 h, 1 day, 1 week, …
+  for (double tick : {0.001, 0.01, 0.1, 1.0, 10.0, 60.0, 600.0, 3600.0, 21600.0, 86400.0, 604800.0, 6048000.0}) {
+    if (tick < lo || tick > hi) continue;
     s += fmt::format(R"(<line x1="{0}" y1="{1}" x2="{0}" y2="{2}" stroke="#eee"/><text x="{0}" y="{3}" font-size="11" text-anchor="middle">{4}</text>)",
-                     num(px(decade)), num(y0), num(y0 + h), num(y0 + h + 14), html_escape(format_interval(decade)));
+                     num(px(tick)), num(y0), num(y0 + h), num(y0 + h + 14), html_escape(format_interval(tick)));
   }
   s += fmt::format(R"(<text x="{}" y="{}" font-size="12" text-anchor="middle">checkpoint interval τ (log scale)</text>)", num(x0 + w / 2), num(y0 + h + 34));
   s += fmt::format(R"svg(<text x="14" y="{0}" font-size="12" transform="rotate(-90 14 {0})" text-anchor="middle">waste (% of training time)</text>)svg", num(y0 + h / 2));
@@ -98,7 +100,7 @@ std::string projection_html(const ProjectionModel& m) {
   std::string title = "ckptbench projection";
   for (const RunRecord& run : m.runs) title += " · " + run.name;
   std::string s = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" + html_escape(title) +
-                  "</title><style>" + html_style() + "</style></head><body><h1>" + html_escape(title) + "</h1>";
+                  "</title><style>" + html_style() + "pre{white-space:pre-wrap}</style></head><body><h1>" + html_escape(title) + "</h1>";
   s += "<h2>Full-scale checkpoint cost</h2>" + table_html(m);
   std::ostringstream rules;
   print_projection(m, false, rules);  // the same rules as the text, after its table
