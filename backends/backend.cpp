@@ -54,6 +54,19 @@ void check_settings(std::string_view backend, const Capabilities& caps, const Io
   if (settings.direct && !caps.direct_io) refuse("direct", "is not supported (capabilities: direct_io = false)");
   if (settings.fallocate && !caps.fallocate) refuse("fallocate", "is not supported (capabilities: fallocate = false)");
   if (settings.sqpoll && !caps.sqpoll) refuse("sqpoll", "is not supported (capabilities: sqpoll = false)");
+  if (settings.request_latency && !caps.request_latency) {
+    throw std::invalid_argument(std::string(backend) +
+                                ": `measure.latency = true` is not supported (capabilities: request_latency = false): "
+                                "only backends that issue requests themselves (posix, uring) time them; set it to false");
+  }
+}
+
+void Backend::add_request_latency(const LatencyHistogram& latencies) {
+  if (latency_) {
+    latency_->merge(latencies);
+  } else {
+    latency_ = latencies;
+  }
 }
 
 std::uint64_t IoPlan::bytes() const {
@@ -86,6 +99,7 @@ IoOutcome Backend::run(const IoPlan& plan, MemoryView memory, Direction directio
   check_plan(plan, memory);
   check_memory_kind(*this, memory);
   IoOutcome outcome;
+  latency_.reset();
   try {
     auto start = Clock::now();
     std::unique_ptr<OpenFiles> files = open(plan, direction);
@@ -104,6 +118,8 @@ IoOutcome Backend::run(const IoPlan& plan, MemoryView memory, Direction directio
     outcome.error = e.what();
   }
   outcome.notes = notes();
+  outcome.latency = std::move(latency_);
+  latency_.reset();
   return outcome;
 }
 
@@ -118,6 +134,7 @@ std::unique_ptr<Backend::Stream> Backend::begin(const IoPlan& plan, bool write) 
 Backend::Stream::Stream(Backend& backend, const IoPlan& plan, Direction direction)
     : backend_(backend), direction_(direction) {
   for (const FilePlan& f : plan.files) paths_.push_back(f.path);
+  backend_.latency_.reset();
   try {
     const auto start = Clock::now();
     files_ = backend_.open(plan, direction_);
@@ -167,6 +184,8 @@ IoOutcome Backend::Stream::finish() {
   }
   files_.reset();
   outcome_.notes = backend_.notes();
+  outcome_.latency = std::move(backend_.latency_);
+  backend_.latency_.reset();
   return outcome_;
 }
 

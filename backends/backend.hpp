@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "backends/latency_histogram.hpp"
 #include "backends/options.hpp"
 
 namespace ckpt::backends {
@@ -85,6 +86,7 @@ struct IoSettings {
   int threads = 1;                        // worker threads for the transfer
   int queue_depth = 1;                    // requests in flight per thread (async backends)
   bool sqpoll = false;                    // kernel submission polling (uring); others reject it
+  bool request_latency = false;           // measure.latency: time every request (capabilities: request_latency)
 };
 
 // Seconds spent in each phase of one write or read, measured by Backend's entry points.
@@ -102,6 +104,7 @@ struct IoOutcome {
   std::uint64_t bytes = 0;           // bytes moved; the plan's bytes when ok()
   std::optional<std::string> error;  // the first I/O error, with context
   std::vector<std::string> notes;    // conditions the results should record (e.g. a fallback)
+  std::optional<LatencyHistogram> latency;  // IoSettings::request_latency: every request of the call
   bool ok() const { return !error; }
 };
 
@@ -130,6 +133,7 @@ struct Capabilities {
   // May be driven from a thread other than the one that started MPI (an engine's flush thread,
   // with MPI_THREAD_MULTIPLE for collective backends); false: advice["background_thread"] says why.
   bool background_thread = true;
+  bool request_latency = false;  // times each request it issues (measure.latency)
   // Why a setting the backend lacks is absent and what to do instead, by setting name
   // ("threads", "direct", ...), appended to the refusal.
   std::map<std::string, std::string> advice;
@@ -197,8 +201,15 @@ class Backend {
   // Closes every file. Throws IoError.
   virtual void close(OpenFiles& files) = 0;
 
+  // With IoSettings::request_latency, transfer() adds the latencies of the requests it issued
+  // here (after joining its workers, from the calling thread); the entry points start each
+  // write/read with none and hand them over in IoOutcome::latency.
+  void add_request_latency(const LatencyHistogram& latencies);
+
  private:
   IoOutcome run(const IoPlan& plan, MemoryView memory, Direction direction);
+
+  std::optional<LatencyHistogram> latency_;  // of the write/read in progress
 };
 
 // One streamed write or read of a plan (Backend::begin). Used by one thread; the backend must

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 
 #include "backends/backend.hpp"
 
@@ -25,13 +26,26 @@ std::size_t next_request(std::uint64_t remaining) {
                 ": file shorter than the plan (end of file at byte " + std::to_string(end) + ")");
 }
 
+using Clock = std::chrono::steady_clock;
+
+// Times one system call into `latency` (when given): the request's latency as the caller sees it.
+template <class Call>
+ssize_t timed(LatencyHistogram* latency, Call&& call) {
+  if (latency == nullptr) return call();
+  const auto start = Clock::now();
+  const ssize_t moved = call();
+  latency->record(static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count()));
+  return moved;
+}
+
 }  // namespace
 
-void write_run(const ByteRun& run, std::stop_token stop) {
+void write_run(const ByteRun& run, std::stop_token stop, LatencyHistogram* latency) {
   std::uint64_t done = 0;
   while (done < run.length && !stop.stop_requested()) {
-    const ssize_t moved = ::pwrite(run.fd, run.memory + done, next_request(run.length - done),
-                                   static_cast<off_t>(run.file_offset + done));
+    const ssize_t moved = timed(latency, [&] {
+      return ::pwrite(run.fd, run.memory + done, next_request(run.length - done), static_cast<off_t>(run.file_offset + done));
+    });
     if (moved < 0 && errno == EINTR) continue;
     if (moved < 0) throw IoError("posix", "write", *run.path, errno, run.file_offset, run.length);
     // pwrite of a non-empty request never returns 0 on a regular file; if it did, retrying
@@ -41,12 +55,13 @@ void write_run(const ByteRun& run, std::stop_token stop) {
   }
 }
 
-void read_run(const ByteRun& run, std::uint64_t direct_alignment, std::stop_token stop) {
+void read_run(const ByteRun& run, std::uint64_t direct_alignment, std::stop_token stop, LatencyHistogram* latency) {
   std::uint64_t done = 0;
   while (done < run.length && !stop.stop_requested()) {
     const std::size_t request = next_request(run.length - done);
-    const ssize_t moved =
-        ::pread(run.fd, run.memory + done, request, static_cast<off_t>(run.file_offset + done));
+    const ssize_t moved = timed(latency, [&] {
+      return ::pread(run.fd, run.memory + done, request, static_cast<off_t>(run.file_offset + done));
+    });
     if (moved < 0 && errno == EINTR) continue;
     if (moved < 0) throw IoError("posix", "read", *run.path, errno, run.file_offset, run.length);
     if (moved == 0) throw_end_of_file(run, run.file_offset + done);

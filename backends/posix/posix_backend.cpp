@@ -135,16 +135,19 @@ void PosixBackend::move_pieces(Files& files, const std::vector<std::size_t>& ent
   const std::uint64_t granule = settings_.direct ? alignment : kPage;
   const auto lists = split_by_bytes(plan, static_cast<std::size_t>(settings_.threads), granule);
 
+  // One histogram per worker, merged after the join: no sharing in the request loop.
+  std::vector<LatencyHistogram> latencies(settings_.request_latency ? lists.size() : 0);
   auto body = [&](std::size_t k, std::stop_token stop) {
+    LatencyHistogram* latency = latencies.empty() ? nullptr : &latencies[k];
     for (const Piece& piece : lists[k]) {
       if (stop.stop_requested()) return;
       Files::Entry& entry = files.entries[entry_of[piece.file]];
       const ByteRun run{entry.file.fd(), &entry.path, piece.file_offset,
                         memory.data + piece.memory_offset, piece.length};
       if (direction == Direction::write) {
-        write_run(run, stop);
+        write_run(run, stop, latency);
       } else {
-        read_run(run, alignment, stop);
+        read_run(run, alignment, stop, latency);
       }
     }
   };
@@ -153,6 +156,7 @@ void PosixBackend::move_pieces(Files& files, const std::vector<std::size_t>& ent
   } else if (lists.size() > 1) {
     run_workers(lists.size(), body);
   }
+  for (const LatencyHistogram& latency : latencies) add_request_latency(latency);
 }
 
 void PosixBackend::sync(OpenFiles& open_files, Direction direction) {

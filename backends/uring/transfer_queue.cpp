@@ -143,19 +143,28 @@ void TransferQueue::complete(unsigned s, int result) {
 void TransferQueue::run(std::stop_token stop) {
   std::size_t in_flight = 0;
   std::array<io_uring_cqe*, 64> cqes{};
+  std::vector<unsigned> submitting;  // slots of this round's SQEs, to stamp at submission
+  if (job_.latency != nullptr) submitting.reserve(slots_.size());
   while (true) {
     unsigned prepared = 0;
     if (!error_ && !stop.stop_requested()) {
       for (const unsigned s : resubmit_) {
         prepare(s);
+        if (job_.latency != nullptr) submitting.push_back(s);
         ++prepared;
       }
       resubmit_.clear();
       while (!free_.empty() && take_next(slots_[free_.back()])) {
         prepare(free_.back());
+        if (job_.latency != nullptr) submitting.push_back(free_.back());
         free_.pop_back();
         ++prepared;
       }
+    }
+    if (job_.latency != nullptr) {
+      const auto now = std::chrono::steady_clock::now();
+      for (const unsigned s : submitting) slots_[s].submitted = now;
+      submitting.clear();
     }
     if (prepared > 0) ring_.submit();
     in_flight += prepared;
@@ -163,6 +172,13 @@ void TransferQueue::run(std::stop_token stop) {
     ring_.wait();
     const unsigned ready =
         io_uring_peek_batch_cqe(ring_.get(), cqes.data(), static_cast<unsigned>(cqes.size()));
+    if (job_.latency != nullptr) {
+      const auto now = std::chrono::steady_clock::now();
+      for (unsigned c = 0; c < ready; ++c) {
+        const auto waited = now - slots_[static_cast<unsigned>(cqes[c]->user_data)].submitted;
+        job_.latency->record(static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(waited).count()));
+      }
+    }
     for (unsigned c = 0; c < ready; ++c) {
       complete(static_cast<unsigned>(cqes[c]->user_data), cqes[c]->res);
     }

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstddef>
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <stop_token>
@@ -50,6 +51,7 @@ struct TransferJob {
   std::uint64_t direct_alignment = 0;  // O_DIRECT alignment, 0 for buffered I/O
   unsigned depth = 1;                  // requests in flight
   BufferRegistration buffers;
+  LatencyHistogram* latency = nullptr;  // measure.latency: each SQE's submission -> completion
 };
 
 // Moves every piece of a job with up to `depth` requests in flight. Each request lives in a
@@ -58,7 +60,8 @@ struct TransferJob {
 // The first error (res < 0: path, offset, length and errno text; a read meeting end of file:
 // "file shorter than the plan"), or a stop request from another worker, stops submission;
 // requests still in flight are reaped before run() returns or throws IoError, so no request
-// outlives the call.
+// outlives the call. With a latency histogram, every completion records the time from the
+// io_uring_submit() that handed its SQE to the kernel to the reaping of its CQE.
 class TransferQueue {
  public:
   TransferQueue(Ring& ring, const TransferJob& job);
@@ -70,6 +73,7 @@ class TransferQueue {
     std::uint64_t start = 0;   // request's first byte within the piece
     std::uint64_t length = 0;  // request's bytes
     std::uint64_t done = 0;    // bytes already moved (short transfers)
+    std::chrono::steady_clock::time_point submitted{};  // with a latency histogram
   };
 
   bool take_next(Slot& slot);

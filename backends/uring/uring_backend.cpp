@@ -277,6 +277,8 @@ void UringBackend::move_pieces(Files& files, const IoPlan& plan, const std::vect
   std::vector<Ring> worker_rings;
   for (std::size_t k = 1; k < lists.size(); ++k) worker_rings.emplace_back(depth_, options_.sqpoll);
 
+  // One histogram per worker, merged after the join: no sharing in the request loop.
+  std::vector<LatencyHistogram> latencies(settings_.request_latency ? lists.size() : 0);
   auto body = [&](std::size_t k, std::stop_token stop) {
     Ring& ring = k == 0 ? files.ring : worker_rings[k - 1];
     std::vector<std::string> notes;
@@ -302,6 +304,7 @@ void UringBackend::move_pieces(Files& files, const IoPlan& plan, const std::vect
           "false); plain buffers used");
     }
     record(job.buffers.registered, std::move(notes));
+    job.latency = latencies.empty() ? nullptr : &latencies[k];
     TransferQueue(ring, job).run(stop);
   };
   if (lists.size() == 1) {
@@ -309,6 +312,7 @@ void UringBackend::move_pieces(Files& files, const IoPlan& plan, const std::vect
   } else if (lists.size() > 1) {
     file_common::run_workers(lists.size(), body);
   }
+  for (const LatencyHistogram& latency : latencies) add_request_latency(latency);
 }
 
 void UringBackend::sync(OpenFiles& open_files, Direction direction) {

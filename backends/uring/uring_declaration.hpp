@@ -16,7 +16,8 @@ inline Capabilities declared_capabilities(const OptionValues&) {
                       .threads = true,
                       .fallocate = true,
                       .sqpoll = true,
-                      .max_queue_depth = kMaxQueueDepth};
+                      .max_queue_depth = kMaxQueueDepth,
+                      .request_latency = true};
 }
 
 }  // namespace ckpt::backends::uring

@@ -310,6 +310,7 @@ void fill_io(Case& c, const CaseValues& v) {
   c.coalesce_bytes = static_cast<std::uint64_t>(v.integer("strategy.coalesce_bytes"));
   c.backend = v.text("backend.name");
   c.io.direct = v.boolean("backend.direct");
+  c.io.request_latency = v.boolean("measure.latency");
   c.io.direct_alignment = static_cast<std::uint64_t>(v.integer("backend.direct_alignment"));
   c.io.sync = enum_named(v.text("backend.sync"), kSyncs, sync_name);
   c.io.fallocate = v.boolean("backend.fallocate");

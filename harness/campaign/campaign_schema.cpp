@@ -220,6 +220,8 @@ std::vector<KeySpec> general_keys() {
       choice_key("restore", "read", "exact", {"exact", "whole_items"}),
       // [measure] calibration: a plain write and read of each case's bytes before each iteration (ckptbench gate).
       fixed(bool_key("measure", "calibration", false)),
+      // [measure]: per-request latency histograms (posix, uring); off so bandwidth runs pay nothing.
+      bool_key("measure", "latency", false),
   };
 }
 

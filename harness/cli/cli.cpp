@@ -13,6 +13,7 @@
 #include "harness/cli/gate_command.hpp"
 #include "harness/cli/layout_command.hpp"
 #include "harness/cli/models_command.hpp"
+#include "harness/cli/project_command.hpp"
 #include "harness/cli/report_command.hpp"
 #include "harness/cli/run_command.hpp"
 #include "harness/cli/version.hpp"
@@ -88,6 +89,8 @@ int run_cli(int argc, char** argv, std::ostream& out, std::ostream& err) {
   CLI::App* compare_cmd = add_compare_command(app, compare_options);
   GateCommandOptions gate_options;
   CLI::App* gate_cmd = add_gate_command(app, gate_options);
+  ProjectCommandOptions project_options;
+  CLI::App* project_cmd = add_project_command(app, project_options);
   app.footer(kExitStatus);
   for (CLI::App* sub : app.get_subcommands({})) {
     if (sub->get_footer().empty()) sub->footer(kExitStatus);  // report, compare and gate state their own
@@ -107,6 +110,7 @@ int run_cli(int argc, char** argv, std::ostream& out, std::ostream& err) {
     if (report_cmd->parsed()) return run_report(report_options, out);
     if (compare_cmd->parsed()) return run_compare(compare_options, out);
     if (gate_cmd->parsed()) return run_gate(gate_options, out);
+    if (project_cmd->parsed()) return run_project(project_options, out);
   } catch (const std::exception& e) {
     err << "ckptbench: error: " << e.what() << '\n';
     return 2;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 
+#include "harness/report/latency_table.hpp"
 #include "harness/report/report_format.hpp"
 
 namespace ckpt::harness {
@@ -269,13 +270,17 @@ std::string html_escape(const std::string& text) {
   return out;
 }
 
+std::string html_style() {
+  return "body{font-family:sans-serif;margin:24px;color:#222}table{border-collapse:collapse;margin:8px 0}"
+         "td,th{border:1px solid #ccc;padding:3px 8px;font-size:13px}th{background:#f2f2f2}td.n{text-align:right;"
+         "font-variant-numeric:tabular-nums}th.group{text-align:left;background:#e6eef8}svg{display:block;margin:8px 0}";
+}
+
 std::string html_report(const ReportModel& m) {
   std::string title = "ckptbench report";
   for (const RunRecord& run : m.runs) title += " · " + run.name;
   std::string s = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" + html_escape(title) + "</title>";
-  s += "<style>body{font-family:sans-serif;margin:24px;color:#222}table{border-collapse:collapse;margin:8px 0}"
-       "td,th{border:1px solid #ccc;padding:3px 8px;font-size:13px}th{background:#f2f2f2}td.n{text-align:right;"
-       "font-variant-numeric:tabular-nums}th.group{text-align:left;background:#e6eef8}svg{display:block;margin:8px 0}</style>";
+  s += "<style>" + html_style() + "</style>";
   s += "</head><body><h1>" + html_escape(title) + "</h1><h2>Runs</h2><ul>";
   for (const RunRecord& run : m.runs) {
     s += fmt::format("<li>{}: {} cases ({})</li>", html_escape(run.name), run.cases.size(), html_escape(run.file.string()));
@@ -294,7 +299,7 @@ std::string html_report(const ReportModel& m) {
   const std::string wp = phase_chart(m, m.write_phases, true), rp = phase_chart(m, m.read_phases, false);
   if (!wp.empty()) s += "<h2>Checkpoint phases</h2>" + wp;
   if (!rp.empty()) s += "<h2>Restore phases</h2>" + rp;
-  s += tables_html(m);
+  s += tables_html(m) + latency_table_html(m);
   s += "<p>Bandwidth: bytes_per_checkpoint / iteration seconds, GiB/s = 2<sup>30</sup> bytes/s; median [min–max] over the timed iterations.</p>";
   return s + "</body></html>\n";
 }

@@ -9,6 +9,9 @@ namespace ckpt::harness {
 // `text` with & < > " ' replaced by entities: safe inside HTML text and attribute values.
 std::string html_escape(const std::string& text);
 
+// The style sheet of every page (inside <style>): the report's and the projection's look alike.
+std::string html_style();
+
 // One self-contained HTML page: the tables of the text report and inline SVG charts drawn here
 // (bandwidth per case with min–max whiskers, bandwidth against each numeric swept key, stacked
 // phase bars). No script, no style sheet or font fetched: it renders offline.

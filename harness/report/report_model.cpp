@@ -1,5 +1,7 @@
 #include "harness/report/report_model.hpp"
 
+#include "harness/report/latency_table.hpp"
+
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
@@ -288,6 +290,7 @@ void print_report(const ReportModel& m, bool markdown, std::ostream& out) {
   }
   phases.print(out, markdown);
   fmt::print(out, "\nw.: checkpoint (write) phases, r.: restore (read) phases, of the slowest process\n");
+  print_latency_table(m, markdown, out);
 }
 
 }  // namespace ckpt::harness

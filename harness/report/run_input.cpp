@@ -96,6 +96,14 @@ CaseRecord parse_case(const json& j, const std::string& where) {
     c.time_to_durable_seconds = optional_number(t, "time_to_durable_seconds");
     c.engine = t.value("engine", std::string());
   }
+  if (j.contains("world_size") && j["world_size"].is_number_integer()) c.world_size = j["world_size"].get<std::int64_t>();
+  if (j.contains("full_scale_bytes_per_checkpoint") && j["full_scale_bytes_per_checkpoint"].is_number_unsigned()) {
+    c.full_scale_bytes = j["full_scale_bytes_per_checkpoint"].get<std::uint64_t>();
+  }
+  if (j.contains("latency") && j["latency"].is_object()) {
+    for (const char* direction : {"write", "read"}) c.latency.emplace(direction, phase_map(j["latency"], direction));
+    std::erase_if(c.latency, [](const auto& entry) { return entry.second.empty(); });
+  }
   if (!c.stall_seconds) c.stall_seconds = optional_number(j, "stall_seconds");
   if (!c.time_to_durable_seconds) c.time_to_durable_seconds = optional_number(j, "time_to_durable_seconds");
   return c;

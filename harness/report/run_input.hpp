@@ -38,6 +38,11 @@ struct CaseRecord {
   std::optional<double> time_to_durable_seconds;  // training.time_to_durable_seconds
   std::string engine;                             // training.engine ("" without one)
   nlohmann::json calibration;                     // measure.calibration's record (null without one): ckptbench gate
+  // For `project` (absent in results that lack them): world_size, full_scale_bytes_per_checkpoint.
+  std::optional<std::int64_t> world_size;
+  std::optional<std::uint64_t> full_scale_bytes;
+  // measure.latency: latency.<write|read>.<field> (requests, p50_seconds, ...); empty when off.
+  std::map<std::string, std::map<std::string, double>> latency;
 
   // "strategy.mapping=file_per_rank" ("-" when nothing is swept).
   std::string label() const;

@@ -58,6 +58,18 @@ nlohmann::json staging_json(const CaseResult& r) {
   return {{"mode", r.staging}, {"chunk_bytes", r.config.staging.chunk_bytes}, {"buffers", r.config.staging.buffers}};
 }
 
+// measure.latency: request count, mean and percentiles in seconds (results/SCHEMA.md).
+nlohmann::json latency_json(const backends::LatencyHistogram& h) {
+  constexpr double kNs = 1e-9;
+  return {{"requests", h.count()},
+          {"mean_seconds", h.mean() * kNs},
+          {"min_seconds", static_cast<double>(h.min()) * kNs},
+          {"p50_seconds", static_cast<double>(h.percentile(0.50)) * kNs},
+          {"p99_seconds", static_cast<double>(h.percentile(0.99)) * kNs},
+          {"p999_seconds", static_cast<double>(h.percentile(0.999)) * kNs},
+          {"max_seconds", static_cast<double>(h.max()) * kNs}};
+}
+
 nlohmann::json optional_number(const std::optional<PhaseSummary>& p, double PhaseSummary::*field) {
   return p ? nlohmann::json((*p).*field) : nlohmann::json(nullptr);
 }
@@ -114,6 +126,7 @@ nlohmann::json to_json(const CaseResult& r) {
                    {"modeled_ranks", r.modeled_ranks},
                    {"scale", c.scale},
                    {"bytes_per_checkpoint", r.bytes_per_checkpoint},
+                   {"full_scale_bytes_per_checkpoint", r.full_scale_bytes},
                    {"padding_bytes", r.padding_bytes},
                    {"files_per_checkpoint", r.files_per_checkpoint},
                    {"extents_per_checkpoint", r.extents_per_checkpoint},
@@ -183,6 +196,12 @@ nlohmann::json to_json(const CaseResult& r) {
     per_rank["read_seconds"] = spread_json(r.read->rank_seconds);
     iterations["read_seconds"] = r.read->iteration_seconds;
     stragglers["read"] = stragglers_json(*r.read, r.hosts);
+  }
+  if (r.config.io.request_latency) {
+    nlohmann::json latency = nlohmann::json::object();
+    if (r.write && r.write->latency) latency["write"] = latency_json(*r.write->latency);
+    if (r.read && r.read->latency) latency["read"] = latency_json(*r.read->latency);
+    j["latency"] = latency;
   }
   j["phases"] = phases;
   j["per_process"] = per_process;

@@ -52,6 +52,7 @@ struct PhaseSummary {
   double retire_seconds = 0;              // write: removing replaced or unkept checkpoints (median), not in `seconds`
   std::vector<double> iteration_mkdir, iteration_manifest, iteration_metadata, iteration_retire;  // write: per timed iteration
   std::vector<Straggler> stragglers;      // per phase, in the median iteration
+  std::optional<backends::LatencyHistogram> latency;  // measure.latency: every request of the timed iterations
 };
 
 // A resharding restore ([restore]): what its read plans needed and read, over every emulated rank.
@@ -85,6 +86,7 @@ struct CaseResult {
   std::int64_t world_size = 0;                // modeled ranks of the training job
   std::int64_t modeled_ranks = 0;             // ranks this run emulated
   std::uint64_t bytes_per_checkpoint = 0;     // payload bytes of the emulated ranks
+  std::uint64_t full_scale_bytes = 0;         // the whole job's checkpoint at model.scale = 1 (every rank)
   std::uint64_t padding_bytes = 0;            // alignment padding written on top
   std::uint64_t files_per_checkpoint = 0;
   std::uint64_t extents_per_checkpoint = 0;

@@ -37,6 +37,7 @@ CaseExecution::CaseExecution(const Case& c, RunContext& ctx)
   result_.config = c;
   result_.processes = comm_.size();
   result_.world_size = layout_.world_size();
+  result_.full_scale_bytes = static_cast<std::uint64_t>(layout_.checkpoint_bytes());
   selected_ = selected_ranks(c, layout_.world_size());
   result_.modeled_ranks = static_cast<std::int64_t>(selected_.size());
   result_.environment = environment_record(c.target, comm_.kind(), comm_.size());

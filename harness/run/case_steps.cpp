@@ -288,6 +288,10 @@ std::optional<PhaseSummary> CaseExecution::summarize(const std::vector<Iteration
   PhaseSummary s;
   std::vector<double> open, transfer, sync, close, copies, mkdir;
   for (const IterationTiming& t : timings) {
+    if (t.latency) {
+      if (!s.latency) s.latency.emplace();
+      s.latency->merge(*t.latency);
+    }
     s.iteration_seconds.push_back(t.seconds);
     copies.push_back(t.copy_seconds);
     open.push_back(t.phases.open);

@@ -58,8 +58,17 @@ std::string create_parent_directories(const std::vector<RankPlan>& plans) {
 
 namespace {
 
+void add_latency(std::optional<backends::LatencyHistogram>& sum, const backends::LatencyHistogram& more) {
+  if (sum) {
+    sum->merge(more);
+  } else {
+    sum = more;
+  }
+}
+
 void add_outcome(ProcessSample& sample, const backends::IoOutcome& outcome) {
   add_phases(sample.phases, outcome.phases);
+  if (outcome.latency) add_latency(sample.latency, *outcome.latency);
   for (const std::string& note : outcome.notes) {
     if (std::find(sample.notes.begin(), sample.notes.end(), note) == sample.notes.end()) sample.notes.push_back(note);
   }
@@ -156,7 +165,8 @@ void note_stragglers(IterationTiming& timing, const nlohmann::json& sample, int 
 IterationTiming gather_timing(const ProcessSample& mine, Comm& comm) {
   const nlohmann::json j{{"s", mine.seconds}, {"m", mine.mkdir_seconds}, {"o", mine.phases.open},
                          {"t", mine.phases.transfer}, {"y", mine.phases.sync}, {"c", mine.phases.close},
-                         {"e", mine.error}, {"r", mine.rank_seconds}, {"n", mine.notes}, {"d", mine.copy_seconds}};
+                         {"e", mine.error}, {"r", mine.rank_seconds}, {"n", mine.notes}, {"d", mine.copy_seconds},
+                         {"l", mine.latency ? nlohmann::json(mine.latency->serialize()) : nlohmann::json(nullptr)}};
   IterationTiming timing;
   std::vector<double> seconds;
   std::vector<double> ranks;
@@ -179,6 +189,7 @@ IterationTiming gather_timing(const ProcessSample& mine, Comm& comm) {
       timing.mkdir_seconds = p.at("m").get<double>();
     }
     if (timing.first_error.empty()) timing.first_error = p.at("e").get<std::string>();
+    if (p.at("l").is_string()) add_latency(timing.latency, backends::LatencyHistogram::parse(p.at("l").get<std::string>()));
   }
   timing.process_seconds = spread(seconds);
   timing.rank_seconds = spread(ranks);

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,7 @@ struct ProcessSample {
   std::string error;
   std::vector<std::string> notes;    // the backend's notes (fallbacks), without repeats
   double copy_seconds = 0;           // device staging: device -> host (write) or host -> device (read) copies
+  std::optional<backends::LatencyHistogram> latency;  // measure.latency: every request of every plan
 };
 
 // Times one write (or read) of every plan into/from its part of `buffer`, starting after a
@@ -46,6 +48,7 @@ struct IterationTiming {
   std::string first_error;
   std::vector<std::string> notes;  // every process's notes, without repeats
   double copy_seconds = 0;         // the slowest process's staging copies
+  std::optional<backends::LatencyHistogram> latency;  // measure.latency: every process's requests merged
 };
 IterationTiming gather_timing(const ProcessSample& mine, Comm& comm);
 

@@ -1,0 +1,53 @@
+#include "harness/cli/project_command.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include <fstream>
+#include <stdexcept>
+
+#include "harness/report/projection.hpp"
+#include "harness/report/projection_formulas.hpp"
+
+namespace ckpt::harness {
+
+CLI::App* add_project_command(CLI::App& app, ProjectCommandOptions& o) {
+  CLI::App* cmd = app.add_subcommand(
+      "project", "Project each case's measured node share to the full training job: checkpoint and restore time, optimal "
+                 "interval (Young, Daly) and the share of training time lost");
+  cmd->add_option("RUN", o.runs, "Run directories (holding results.jsonl) or results.jsonl files")->required();
+  cmd->add_option("--nodes", o.nodes, "Nodes of the full job (default: world_size / ranks.gpus_per_node, rounded up)");
+  cmd->add_option("--storage-gib-per-s", o.storage_gib_per_s,
+                  "Aggregate bandwidth of the storage system, GiB/s: bounds the full-scale checkpoint and restore (default: "
+                  "uncapped)");
+  cmd->add_option("--mtbf-hours", o.mtbf_hours, "Mean time between failures of the whole job, hours");
+  cmd->add_option("--mtbf-preset", o.mtbf_preset,
+                  fmt::format("MTBF from a published job, scaled to this job's GPUs: {} ({} interruptions in {} days on "
+                              "{} GPUs)",
+                              kLlama3Preset.name, kLlama3Preset.interruptions, kLlama3Preset.days, kLlama3Preset.gpus));
+  cmd->add_flag("--markdown", o.markdown, "Print a Markdown table");
+  cmd->add_option("--html", o.html, "Also write one self-contained HTML file: the table and waste-against-interval charts")
+      ->option_text("FILE");
+  cmd->footer(
+      "Exit status: 0 projected; 2 bad input: a command-line error, a run that is missing or does not parse, a case without "
+      "what a projection needs (field and fix named), MTBF or bandwidth not positive, no MTBF given.");
+  return cmd;
+}
+
+int run_project(const ProjectCommandOptions& o, std::ostream& out) {
+  std::vector<RunRecord> runs;
+  for (const std::string& path : o.runs) runs.push_back(load_run(path));
+  const ProjectionModel model =
+      build_projection(std::move(runs), {o.nodes, o.storage_gib_per_s, o.mtbf_hours, o.mtbf_preset});
+  print_projection(model, o.markdown, out);
+  if (!o.html.empty()) {
+    std::ofstream html(o.html, std::ios::binary | std::ios::trunc);
+    html << projection_html(model);
+    html.close();
+    if (!html) throw std::runtime_error("--html " + o.html + ": cannot be written");
+    fmt::print(out, "\nHTML projection: {}\n", o.html);
+  }
+  return 0;
+}
+
+}  // namespace ckpt::harness

@@ -1,0 +1,28 @@
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace ckpt::harness {
+
+struct ProjectCommandOptions {
+  std::vector<std::string> runs;  // run directories or results.jsonl files
+  std::optional<std::int64_t> nodes;
+  std::optional<double> storage_gib_per_s;
+  std::optional<double> mtbf_hours;
+  std::string mtbf_preset;
+  bool markdown = false;
+  std::string html;  // --html FILE ("" none)
+};
+
+// `ckptbench project RUN…`: each case's measured node share projected to the full training job
+// (checkpoint and restore time, optimal interval, expected waste).
+CLI::App* add_project_command(CLI::App& app, ProjectCommandOptions& options);
+// Returns 0; throws std::runtime_error (exit 2) for unreadable input, a case that lacks what a
+// projection needs, or a nonsensical option.
+int run_project(const ProjectCommandOptions& options, std::ostream& out);
+
+}  // namespace ckpt::harness

@@ -1,0 +1,199 @@
+#include "harness/report/projection.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <stdexcept>
+
+#include "harness/common/text_format.hpp"
+#include "harness/report/projection_formulas.hpp"
+#include "harness/report/report_format.hpp"
+#include "harness/report/report_table.hpp"
+#include "harness/report/stats.hpp"
+
+namespace ckpt::harness {
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+double positive_option(const std::optional<double>& value, const char* flag, const char* unit) {
+  if (!value) return 0;
+  if (!std::isfinite(*value) || *value <= 0) {
+    throw std::runtime_error(fmt::format("{} must be a positive number of {} (got {})", flag, unit, *value));
+  }
+  return *value;
+}
+
+void check_options(const ProjectionOptions& o) {
+  positive_option(o.storage_gib_per_s, "--storage-gib-per-s", "GiB/s");
+  positive_option(o.mtbf_hours, "--mtbf-hours", "hours");
+  if (o.nodes && *o.nodes < 1) throw std::runtime_error(fmt::format("--nodes must be at least 1 (got {})", *o.nodes));
+  if (o.mtbf_hours && !o.mtbf_preset.empty()) {
+    throw std::runtime_error("give the mean time between failures once: --mtbf-hours or --mtbf-preset, not both");
+  }
+  if (!o.mtbf_hours && o.mtbf_preset.empty()) {
+    throw std::runtime_error(fmt::format("project needs the job's mean time between failures: --mtbf-hours H, or "
+                                         "--mtbf-preset {} (Llama 3's 16,384-GPU job, scaled to this job's GPUs)",
+                                         kLlama3Preset.name));
+  }
+  if (!o.mtbf_preset.empty() && o.mtbf_preset != kLlama3Preset.name) {
+    throw std::runtime_error(fmt::format("unknown --mtbf-preset `{}` (presets: {})", o.mtbf_preset, kLlama3Preset.name));
+  }
+}
+
+double median_of(const std::vector<double>& v) { return v.empty() ? 0 : sample_stats(v).median; }
+
+std::int64_t distinct_hosts(const CaseRecord& c) {
+  const auto it = c.environment.find("hosts");
+  if (it == c.environment.end() || !it->is_array() || it->empty()) return 1;
+  std::set<std::string> hosts;
+  for (const auto& h : *it) hosts.insert(h.is_string() ? h.get<std::string>() : h.dump());
+  return static_cast<std::int64_t>(hosts.size());
+}
+
+[[noreturn]] void missing(const CaseRecord& c, const std::string& what, const std::string& fix) {
+  throw std::runtime_error(fmt::format("{}:{}: case {} has no {}: {}", c.file.string(), c.line, c.case_index, what, fix));
+}
+
+// Nodes and GPUs of the projected job.
+void size_job(const CaseRecord& c, const ProjectionOptions& o, CaseProjection& p) {
+  if (!c.world_size) missing(c, "`world_size`", "is this a ckptbench results.jsonl?");
+  const std::optional<double> per_node = c.number_of("ranks.gpus_per_node");
+  if (!o.nodes && !(per_node && *per_node >= 1)) {
+    missing(c, "`config.ranks.gpus_per_node`", "pass --nodes N");
+  }
+  const auto gpus_per_node = per_node ? static_cast<std::int64_t>(*per_node) : 0;
+  p.nodes = o.nodes ? *o.nodes : (*c.world_size + gpus_per_node - 1) / gpus_per_node;
+  p.gpus = o.nodes && gpus_per_node > 0 ? *o.nodes * gpus_per_node : *c.world_size;
+}
+
+// C, time to durable and R at full scale: measured times × node_scale, at least what the
+// storage's aggregate bandwidth allows (`floor`); an async stall is a copy in node memory.
+void project_times(const CaseRecord& c, double floor, CaseProjection& p) {
+  const auto capped = [&](double measured, bool& was_capped) {
+    was_capped = floor > measured * p.node_scale;
+    return std::max(measured * p.node_scale, floor);
+  };
+  const double node_bytes = static_cast<double>(c.bytes) / static_cast<double>(p.measured_nodes);
+  const bool background = p.engine == "async" || p.engine == "lazy";
+  if (background) {
+    if (!c.stall_seconds || !c.time_to_durable_seconds) {
+      missing(c, "`training.stall_seconds` and `training.time_to_durable_seconds`", "run the case with its [training] loop");
+    }
+    p.checkpoint_seconds = *c.stall_seconds * p.node_scale;
+    bool ignored = false;
+    p.durable_seconds = capped(*c.time_to_durable_seconds, ignored);
+  } else {
+    const double measured = c.write.ran() ? median_of(c.write.seconds) : c.stall_seconds.value_or(0);
+    if (!(measured > 0)) {
+      missing(c, "checkpoint time (`samples.write_seconds`, or `training.stall_seconds`)",
+              "run it with campaign.phase = \"both\" (a checkpoint and a restore)");
+    }
+    p.node_write_gib_s = node_bytes / measured / kGiB;
+    p.checkpoint_seconds = capped(measured, p.write_capped);
+    p.durable_seconds = p.checkpoint_seconds;
+  }
+  const double restore = median_of(c.read.seconds);
+  if (!(restore > 0)) missing(c, "restore time (`samples.read_seconds`)", "run it with campaign.phase = \"both\"");
+  p.node_read_gib_s = node_bytes / restore / kGiB;
+  p.restore_seconds = capped(restore, p.read_capped);
+}
+
+CaseProjection project_case(const CaseRecord& c, const ProjectionOptions& o, bool several_runs) {
+  CaseProjection p;
+  p.c = &c;
+  p.name = (several_runs ? c.run + ": " : "") + c.label();
+  p.engine = c.engine.empty() ? "sync" : c.engine;
+  if (!c.full_scale_bytes) {
+    missing(c, "`full_scale_bytes_per_checkpoint`", "results of a ckptbench from before `project`; run the campaign again");
+  }
+  if (c.bytes == 0) missing(c, "bytes (bytes_per_checkpoint is 0)", "project a case that writes something");
+  p.full_bytes = *c.full_scale_bytes;
+  size_job(c, o, p);
+  p.measured_nodes = distinct_hosts(c);
+  p.node_scale = (static_cast<double>(p.full_bytes) / static_cast<double>(p.nodes)) /
+                 (static_cast<double>(c.bytes) / static_cast<double>(p.measured_nodes));
+  const double floor = o.storage_gib_per_s ? static_cast<double>(p.full_bytes) / (*o.storage_gib_per_s * kGiB) : 0;
+  project_times(c, floor, p);
+  const double hours = o.mtbf_hours ? *o.mtbf_hours : preset_mtbf_hours(kLlama3Preset, p.gpus);
+  p.mtbf_seconds = hours * 3600;
+  p.young_seconds = young_interval(p.checkpoint_seconds, p.mtbf_seconds);
+  p.daly_seconds = daly_interval(p.checkpoint_seconds, p.mtbf_seconds);
+  // A background flush must end before the next checkpoint starts; a sync one is durable when the stall ends.
+  const bool background = p.engine == "async" || p.engine == "lazy";
+  p.interval_seconds = background ? std::max(p.daly_seconds, p.durable_seconds) : p.daly_seconds;
+  p.waste = expected_waste(p.interval_seconds, p.checkpoint_seconds, p.restore_seconds, p.mtbf_seconds);
+  return p;
+}
+
+std::string mtbf_rule(const ProjectionOptions& o) {
+  if (o.mtbf_hours) return fmt::format("M = {} h for the whole job (--mtbf-hours)", format_significant(*o.mtbf_hours));
+  const MtbfPreset& p = kLlama3Preset;
+  return fmt::format("M from {}: {} unexpected interruptions in {} days on {} GPUs = {} h, scaled by {} / the job's GPUs "
+                     "(failures grow with the GPU count)",
+                     p.name, p.interruptions, p.days, group_digits(p.gpus), fmt::format("{:.3f}", preset_mtbf_hours(p, p.gpus)),
+                     group_digits(p.gpus));
+}
+
+}  // namespace
+
+std::string format_interval(double seconds) {
+  if (seconds < 120) return format_significant(seconds) + " s";
+  if (seconds < 7200) return format_significant(seconds / 60) + " min";
+  return format_significant(seconds / 3600) + " h";
+}
+
+ProjectionModel build_projection(std::vector<RunRecord> runs, const ProjectionOptions& options) {
+  check_options(options);
+  ProjectionModel m;
+  m.runs = std::move(runs);
+  m.options = options;
+  m.mtbf_rule = mtbf_rule(options);
+  for (const RunRecord& run : m.runs) {
+    for (const CaseRecord& c : run.cases) {
+      if (c.status != "ok" || !c.stores_data) continue;
+      m.cases.push_back(project_case(c, options, m.runs.size() > 1));
+    }
+  }
+  if (m.cases.empty()) {
+    throw std::runtime_error(m.runs.front().file.string() +
+                             ": no case to project (each failed, or its backend stores nothing, like null)");
+  }
+  return m;
+}
+
+void print_projection(const ProjectionModel& m, bool markdown, std::ostream& out) {
+  Table table({"case", "engine", "full-scale", "GPUs", "nodes", "node write GiB/s", "C", "durable", "R", "MTBF",
+               "τ Young", "τ Daly", "interval", "waste"},
+              {false, false, true, true, true, true, true, true, true, true, true, true, true, true});
+  bool any_capped = false;
+  for (const CaseProjection& p : m.cases) {
+    any_capped = any_capped || p.write_capped || p.read_capped;
+    table.add({p.name, p.engine, format_bytes(static_cast<std::int64_t>(p.full_bytes)), group_digits(p.gpus),
+               group_digits(p.nodes), p.node_write_gib_s > 0 ? format_significant(p.node_write_gib_s) : "-",
+               format_interval(p.checkpoint_seconds) + (p.write_capped ? "*" : ""), format_interval(p.durable_seconds),
+               format_interval(p.restore_seconds) + (p.read_capped ? "*" : ""), format_interval(p.mtbf_seconds),
+               format_interval(p.young_seconds), format_interval(p.daly_seconds), format_interval(p.interval_seconds),
+               fmt::format("{:.2f}%", 100 * p.waste)});
+  }
+  table.print(out, markdown);
+  const std::string storage = m.options.storage_gib_per_s
+                                  ? format_significant(*m.options.storage_gib_per_s) + " GiB/s aggregate (--storage-gib-per-s)"
+                                  : "uncapped (no --storage-gib-per-s)";
+  fmt::print(out, "\nfull-scale: full_scale_bytes_per_checkpoint, every rank of the job at model.scale = 1\n");
+  fmt::print(out, "nodes: {}; per-node bandwidth = the run's bytes / its median time / the hosts it ran on\n",
+             m.options.nodes ? "--nodes" : "world_size / ranks.gpus_per_node, rounded up");
+  fmt::print(out, "C (checkpoint stall), R (restore): the measured median × full-scale bytes per node / measured bytes per node, "
+                  "at least full-scale bytes / storage bandwidth: {}{}\n",
+             storage, any_capped ? "; * = bound by the storage" : "");
+  fmt::print(out, "async/lazy engines: C = the measured stall × the same factor (a copy in node memory); the interval is at "
+                  "least the time to durable\n");
+  fmt::print(out, "{}\n", m.mtbf_rule);
+  fmt::print(out, "τ Young = √(2CM); τ Daly = √(2CM)·[1 + ⅓√(C/2M) + (C/2M)/9] − C (C < 2M, else M); interval = max(τ Daly, "
+                  "durable) for async/lazy, τ Daly for sync; waste = C/τ + (τ/2 + R)/M at that interval\n");
+}
+
+}  // namespace ckpt::harness

@@ -1,0 +1,116 @@
+// `ckptbench project` on a real tiny run (Llama 3 8B's bf16 weights scaled 1024× down), its
+// errors, and `measure.latency` end to end: the results' latency object only when it is on, and
+// the report's latency table.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "tests/integration/integration_support.hpp"
+
+namespace ckpt::integration {
+namespace {
+
+// One rank (world of 1, 8 GPUs per node: one node) writing Llama 3 8B's weights at scale 1024,
+// posix with fsync, one timed iteration; `rest` adds keys.
+std::string tiny_campaign(const fs::path& target, const std::string& rest) {
+  return campaign_toml("tiny-8b", target,
+                       "create_target = true\niterations = 1\nwarmup = 0\n[model]\nname = \"llama3-8b\"\nscale = 1024\n"
+                       "[state]\nscope = \"weights\"\n[backend]\nname = \"posix\"\n" + rest);
+}
+
+class ProjectCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const fs::path campaign = dir_.write("tiny.toml", tiny_campaign(dir_ / "target", ""));
+    const Outcome o = ckptbench({"-q", "run", campaign.string(), "--output", (dir_ / "out").string()});
+    ASSERT_EQ(o.exit_code, 0) << o.describe();
+    run_ = run_directory(dir_ / "out");
+  }
+  Scratch dir_;
+  fs::path run_;
+};
+
+TEST_F(ProjectCli, RealRunProjectedWithTheStorageAsTheBound) {
+  const auto results = read_results(dir_ / "out");
+  ASSERT_EQ(results.size(), 1u);
+  // 8,030,261,248 parameters × 2 bytes (bf16 weights) at scale 1.
+  EXPECT_EQ(results[0].at("full_scale_bytes_per_checkpoint").get<std::uint64_t>(), 16060522496u);
+  EXPECT_FALSE(results[0].contains("latency"));
+  // Storage 0.01 GiB/s bounds both: C = R = 16060522496 / (0.01 × 2^30) = 1495.75 s = 24.9 min.
+  // M = 4 h = 14,400 s: Young = √(2 · 1495.75 · 14400) = 6563.4 s = 109 min; C/2M = 0.0519359,
+  // Daly = 6563.36 × (1 + 0.0759660 + 0.0057707) − 1495.75 = 5604.07 s = 93.4 min;
+  // waste = 1495.75/5604.07 + (2802.03 + 1495.75)/14400 = 0.266904 + 0.298457 = 56.54%.
+  const fs::path html = dir_ / "projection.html";
+  const Outcome o = ckptbench({"project", run_.string(), "--mtbf-hours", "4", "--storage-gib-per-s", "0.01", "--html", html.string()});
+  ASSERT_EQ(o.exit_code, 0) << o.describe();
+  EXPECT_TRUE(contains(o.out, "14.96 GiB")) << o.out;
+  EXPECT_TRUE(contains(o.out, "24.9 min*")) << o.out;
+  EXPECT_TRUE(contains(o.out, "109 min")) << o.out;
+  EXPECT_TRUE(contains(o.out, "93.4 min")) << o.out;
+  EXPECT_TRUE(contains(o.out, "56.54%")) << o.out;
+  EXPECT_TRUE(contains(o.out, "* = bound by the storage")) << o.out;
+  const std::string page = read_text(html);
+  EXPECT_TRUE(contains(page, "<svg")) << page.substr(0, 400);
+  EXPECT_TRUE(contains(page, "τ Young = 109 min")) << page.substr(0, 400);
+  EXPECT_TRUE(contains(page, "τ Daly = 93.4 min: waste 56.54%")) << page.substr(0, 400);
+  EXPECT_FALSE(contains(page, "<script"));
+}
+
+TEST_F(ProjectCli, NonsensicalOptionsExitTwoWithTheFix) {
+  Outcome o = ckptbench({"project", run_.string(), "--mtbf-hours", "0"});
+  EXPECT_EQ(o.exit_code, 2) << o.describe();
+  EXPECT_TRUE(contains(o.err, "ckptbench: error: --mtbf-hours must be a positive number of hours (got 0)")) << o.err;
+  o = ckptbench({"project", run_.string(), "--mtbf-hours", "3", "--storage-gib-per-s", "-2"});
+  EXPECT_EQ(o.exit_code, 2) << o.describe();
+  EXPECT_TRUE(contains(o.err, "--storage-gib-per-s must be a positive number of GiB/s (got -2)")) << o.err;
+  o = ckptbench({"project", run_.string()});
+  EXPECT_EQ(o.exit_code, 2) << o.describe();
+  EXPECT_TRUE(contains(o.err, "--mtbf-hours H, or --mtbf-preset llama3-16k")) << o.err;
+  // A results line without the full-scale bytes (an older ckptbench): path, line, field, fix.
+  auto line = read_results(dir_ / "out").at(0);
+  line.erase("full_scale_bytes_per_checkpoint");
+  const fs::path old = dir_.write("old/results.jsonl", line.dump() + "\n");
+  o = ckptbench({"project", old.string(), "--mtbf-preset", "llama3-16k"});
+  EXPECT_EQ(o.exit_code, 2) << o.describe();
+  EXPECT_TRUE(contains(o.err, old.string() + ":1: case 0 has no `full_scale_bytes_per_checkpoint`")) << o.err;
+}
+
+TEST(LatencyCli, RecordedOnlyWhenOnAndShownInTheReport) {
+  Scratch dir;
+  const fs::path campaign = dir.write("lat.toml", tiny_campaign(dir / "target", "[measure]\nlatency = [false, true]\n"));
+  const Outcome o = ckptbench({"-q", "run", campaign.string(), "--output", (dir / "out").string()});
+  ASSERT_EQ(o.exit_code, 0) << o.describe();
+  const auto results = read_results(dir / "out");
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_FALSE(results[0].contains("latency")) << results[0].dump();
+  ASSERT_TRUE(results[1].contains("latency")) << results[1].dump();
+  for (const char* direction : {"write", "read"}) {
+    const auto& l = results[1].at("latency").at(direction);
+    // file_per_rank, one rank: every extent is at least one request.
+    EXPECT_GE(l.at("requests").get<std::uint64_t>(), results[1].at("extents_per_checkpoint").get<std::uint64_t>()) << l;
+    EXPECT_GT(l.at("p50_seconds").get<double>(), 0) << l;
+    EXPECT_LE(l.at("p50_seconds").get<double>(), l.at("p99_seconds").get<double>()) << l;
+    EXPECT_LE(l.at("p99_seconds").get<double>(), l.at("p999_seconds").get<double>()) << l;
+    EXPECT_LE(l.at("p999_seconds").get<double>(), l.at("max_seconds").get<double>()) << l;
+  }
+  const Outcome report = ckptbench({"report", run_directory(dir / "out").string()});
+  ASSERT_EQ(report.exit_code, 0) << report.describe();
+  EXPECT_TRUE(contains(report.out, "Request latency")) << report.out;
+  EXPECT_TRUE(contains(report.out, "measure.latency=true  write")) << report.out;
+  EXPECT_FALSE(contains(report.out, "measure.latency=false  write")) << report.out;
+}
+
+TEST(LatencyCli, BackendsThatCannotTimeRequestsAreRefusedBeforeTheRun) {
+  Scratch dir;
+  const fs::path campaign =
+      dir.write("lat.toml", tiny_campaign(dir / "target", "[measure]\nlatency = true\n") + "");
+  const Outcome o = ckptbench({"run", campaign.string(), "--set", "backend.name=null", "--output", (dir / "out").string()});
+  EXPECT_EQ(o.exit_code, 2) << o.describe();
+  EXPECT_TRUE(contains(o.err, "null: `measure.latency = true` is not supported")) << o.err;
+  EXPECT_FALSE(fs::exists(dir / "out") && !fs::is_empty(dir / "out"));
+}
+
+}  // namespace
+}  // namespace ckpt::integration
