@@ -30,6 +30,10 @@ std::string_view directory_layout_name(DirectoryLayout layout) {
   return "dcp";
 }
 
+std::string_view checkpoint_format_name(CheckpointFormat format) {
+  return format == CheckpointFormat::safetensors ? "safetensors" : "raw";
+}
+
 std::string_view data_pattern_name(DataPattern pattern) {
   switch (pattern) {
     case DataPattern::random:

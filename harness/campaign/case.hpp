@@ -21,6 +21,9 @@ namespace ckpt::harness {
 enum class Mapping { file_per_tensor, file_per_rank, file_per_node, shared_file };
 // Directory and file names mirroring a framework's checkpoint layout.
 enum class DirectoryLayout { dcp, megatron, deepspeed };
+// What the checkpoint files hold: the shards' bytes alone (raw), or safetensors files with a
+// header each (harness/formats/safetensors_plan.hpp names them).
+enum class CheckpointFormat { raw, safetensors };
 // What happens between checkpoint and restore so that restore does not read the page cache.
 enum class CachePolicy { none, drop, fadvise, read_shift };
 enum class PhaseSelection { checkpoint, restore, both };
@@ -51,6 +54,8 @@ struct Case {
 
   Mapping mapping = Mapping::file_per_rank;
   DirectoryLayout directory_layout = DirectoryLayout::dcp;
+  CheckpointFormat format = CheckpointFormat::raw;  // strategy.format
+  std::uint64_t max_shard_bytes = 0;                 // strategy.max_shard_bytes: safetensors weights files
   std::uint64_t alignment = 0;                       // 0: none
   std::uint64_t chunk_bytes = 0;                     // 0: do not split
   std::uint64_t coalesce_bytes = 0;                  // 0: do not coalesce
@@ -83,6 +88,7 @@ struct Case {
 
 std::string_view mapping_name(Mapping mapping);
 std::string_view directory_layout_name(DirectoryLayout layout);
+std::string_view checkpoint_format_name(CheckpointFormat format);
 std::string_view data_pattern_name(DataPattern pattern);
 std::string_view cache_policy_name(CachePolicy policy);
 std::string_view phase_name(PhaseSelection phase);

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string_view>
 
+#include "harness/formats/safetensors_plan.hpp"
 #include "harness/memory/checksum.hpp"
 #include "harness/plan/extent_builder.hpp"
 #include "harness/plan/file_naming.hpp"
@@ -19,8 +20,8 @@ std::uint64_t align_up(std::uint64_t value, std::uint64_t alignment) {
 
 std::uint64_t alignment_of(const Case& c) { return std::max<std::uint64_t>(1, c.alignment); }
 
-// XXH3_64 of the seed and what makes a shard unique (name, state, offset, flat_begin), as
-// little-endian words after the name and a NUL.
+}  // namespace
+
 std::uint64_t shard_data_key(const workloads::Shard& s, std::uint64_t seed) {
   std::string identity = s.name;
   identity.push_back('\0');
@@ -33,6 +34,8 @@ std::uint64_t shard_data_key(const workloads::Shard& s, std::uint64_t seed) {
   add(static_cast<std::uint64_t>(s.flat_begin));
   return checksum64(identity);
 }
+
+namespace {
 
 // Bytes one rank's region of a shared file occupies: shards placed back to back at aligned
 // offsets, the end rounded up for direct I/O. Must match plan_file() below.
@@ -182,6 +185,16 @@ std::vector<RankPlan> plan_ranks(const workloads::Layout& layout, const Case& c,
   const std::uint64_t align = alignment_of(c);
   const auto attributes = checkpoint_attributes(layout, c);
   std::vector<RankPlan> plans;
+  if (c.format == CheckpointFormat::safetensors) {
+    const SafetensorsFiles files(layout, c);
+    for (std::int64_t rank : ranks) {
+      RankPlan& plan = plans.emplace_back();
+      plan.rank = rank;
+      plan.io.attributes = attributes;
+      plan_safetensors_rank(files, c, rank, checkpoint_dir, plan);
+    }
+    return plans;
+  }
   for (std::int64_t rank : ranks) {
     RankPlan& plan = plans.emplace_back();
     plan.rank = rank;

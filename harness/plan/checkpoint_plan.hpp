@@ -24,6 +24,14 @@ struct PlacedShard {
   std::uint64_t data_key = 0;   // seeds this shard's deterministic bytes
 };
 
+// Bytes a file holds besides its shards (a safetensors header), at `memory_offset` of the rank's
+// buffer, which mirrors the file: fill_plans writes them, verify_plans checks them.
+struct FileHeader {
+  std::string file;  // relative to the checkpoint directory
+  std::uint64_t memory_offset = 0;
+  std::string bytes;
+};
+
 // What one modeled rank writes: its shards in placement order, its buffer (which mirrors its
 // regions of its files, padding included) and the extents the backend moves.
 struct RankPlan {
@@ -31,6 +39,7 @@ struct RankPlan {
   std::vector<PlacedShard> shards;
   std::uint64_t buffer_bytes = 0;   // memory needed, alignment padding included
   std::uint64_t payload_bytes = 0;  // sum of shard bytes
+  std::vector<FileHeader> headers;  // strategy.format = "safetensors": one per file
   backends::IoPlan io;              // paths absolute (under the checkpoint directory)
 };
 
@@ -40,6 +49,10 @@ backends::DatasetPiece dataset_piece(const PlacedShard& placed);
 
 // Facts about the checkpoint that self-describing formats record (IoPlan::attributes).
 std::map<std::string, std::string> checkpoint_attributes(const workloads::Layout& layout, const Case& c);
+
+// What seeds a shard's deterministic bytes: XXH3_64 of the seed and what makes the shard unique
+// (name, state, offset, flat_begin), as little-endian words after the name and a NUL.
+std::uint64_t shard_data_key(const workloads::Shard& shard, std::uint64_t seed);
 
 // Shard bytes after scaling: at least one element, whole elements.
 std::uint64_t scaled_bytes(const workloads::Shard& shard, std::int64_t scale);

@@ -6,6 +6,7 @@
 #include "harness/run/cache_policy.hpp"
 #include "harness/run/case_execution.hpp"
 #include "harness/run/case_runner.hpp"
+#include "harness/formats/safetensors_plan.hpp"
 #include "harness/run/manifest.hpp"
 #include "harness/run/target_check.hpp"
 
@@ -146,6 +147,10 @@ bool CaseExecution::write_iteration(int iteration, std::vector<IterationTiming>*
       nlohmann::json tensors = nlohmann::json::array();
       for (const std::string& piece : pieces) {
         for (auto& t : nlohmann::json::parse(piece)) tensors.push_back(std::move(t));
+      }
+      if (c_.format == CheckpointFormat::safetensors) {
+        const bool weights_only = c_.state.scope == workloads::StateScope::weights;
+        write_file_atomically(dir / kSafetensorsIndexName, safetensors_index(tensors, weights_only).dump(2));
       }
       commit_manifest(dir, make_manifest(c_, layout_.world_size(), selected_, std::move(tensors), first_step_ + iteration));
     } catch (const std::exception& e) {

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <span>
 
 #include "harness/memory/data_pattern.hpp"
 
@@ -196,6 +197,22 @@ std::vector<PatternRange> shard_ranges(const std::vector<RankPlan>& plans, const
   return ranges;
 }
 
+// The first header byte of `plans` that differs from what was planned, as a message, or "".
+std::string header_problem(const std::vector<RankPlan>& plans, const ProcessBuffer& buffer) {
+  for (std::size_t p = 0; p < plans.size(); ++p) {
+    for (const FileHeader& h : plans[p].headers) {
+      std::string found(h.bytes.size(), '\0');
+      buffer.memory().copy_to_host(buffer.offset(p) + h.memory_offset, std::as_writable_bytes(std::span(found)));
+      const auto diff = std::mismatch(h.bytes.begin(), h.bytes.end(), found.begin());
+      if (diff.first == h.bytes.end()) continue;
+      return fmt::format("verification failed: header of file {} (rank {}) at byte {}: expected 0x{:02x}, found 0x{:02x}",
+                         h.file, plans[p].rank, diff.first - h.bytes.begin(), static_cast<unsigned char>(*diff.first),
+                         static_cast<unsigned char>(*diff.second));
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
 // Verification runs in the buffer's memory space (device kernels for cuda, Kokkos kernels for
@@ -204,7 +221,7 @@ std::string verify_plans(const std::vector<RankPlan>& plans, const ProcessBuffer
   const std::vector<PatternRange> ranges = shard_ranges(plans, buffer);
   if (ranges.empty()) return "";
   const std::optional<Mismatch> bad = buffer.memory().first_mismatch(ranges, pattern);
-  if (!bad) return "";
+  if (!bad) return header_problem(plans, buffer);
   std::size_t index = bad->range;
   for (const RankPlan& plan : plans) {
     if (index >= plan.shards.size()) {
@@ -227,6 +244,11 @@ std::vector<std::vector<std::uint64_t>> fill_plans(const std::vector<RankPlan>& 
   std::vector<std::vector<std::uint64_t>> checksums(plans.size());
   if (ranges.empty()) return checksums;
   buffer.memory().fill(ranges, pattern);
+  for (std::size_t p = 0; p < plans.size(); ++p) {
+    for (const FileHeader& h : plans[p].headers) {
+      buffer.memory().copy_from_host(buffer.offset(p) + h.memory_offset, std::as_bytes(std::span(h.bytes)));
+    }
+  }
   const std::vector<std::uint64_t> sums = buffer.memory().checksums(ranges);
   std::size_t next = 0;
   for (std::size_t p = 0; p < plans.size(); ++p) {
