@@ -11,7 +11,7 @@
 // Both with model.safetensors.index.json (weight_map: name -> file; metadata.total_size).
 // A tensor's name is the model's name; a tensor-parallel slice appends its slice,
 // "name[0:4096,2048:4096]"; a ZeRO flat range its elements, "name#1024-2048"; under
-// state.scope = "full" the state kind comes first, "exp_avg/name".
+// state.scope = "full" the state kind comes first, "exp_avg/name" (unique whatever state.naming).
 
 #include <cstdint>
 #include <filesystem>
