@@ -11,6 +11,7 @@
 #include "harness/cli/backends_command.hpp"
 #include "harness/cli/compare_command.hpp"
 #include "harness/cli/layout_command.hpp"
+#include "harness/cli/load_command.hpp"
 #include "harness/cli/models_command.hpp"
 #include "harness/cli/report_command.hpp"
 #include "harness/cli/run_command.hpp"
@@ -85,6 +86,8 @@ int run_cli(int argc, char** argv, std::ostream& out, std::ostream& err) {
   CLI::App* report_cmd = add_report_command(app, report_options);
   CompareCommandOptions compare_options;
   CLI::App* compare_cmd = add_compare_command(app, compare_options);
+  LoadCommandOptions load_options;
+  CLI::App* load_cmd = add_load_command(app, load_options);
   app.footer(kExitStatus);
   for (CLI::App* sub : app.get_subcommands({})) {
     if (sub->get_footer().empty()) sub->footer(kExitStatus);  // report and compare state their own
@@ -103,6 +106,7 @@ int run_cli(int argc, char** argv, std::ostream& out, std::ostream& err) {
     if (run_cmd->parsed()) return run_campaign(run_options, out, err);
     if (report_cmd->parsed()) return run_report(report_options, out);
     if (compare_cmd->parsed()) return run_compare(compare_options, out);
+    if (load_cmd->parsed()) return run_load(load_options, out);
   } catch (const std::exception& e) {
     err << "ckptbench: error: " << e.what() << '\n';
     return 2;
