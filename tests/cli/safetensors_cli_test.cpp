@@ -17,12 +17,13 @@ namespace {
 class SafetensorsRun : public ::testing::Test {
  protected:
   // Writes the tiny model's checkpoint (kept) with `more` TOML after the [strategy] table's format.
-  Outcome run(const std::string& strategy, const std::vector<std::string>& extra = {}) {
+  Outcome run(const std::string& strategy, const std::vector<std::string>& extra = {},
+             const std::string& format = "safetensors") {
     const fs::path campaign = dir_.write(
         "c.toml", campaign_toml("st", target_,
                                 "create_target = true\noverwrite = true\nkeep = true\niterations = 1\nwarmup = 0\n"
                                 "[model]\nname = \"" + model_.string() + "\"\n[cache]\npolicy = \"none\"\n"
-                                "[strategy]\nformat = \"safetensors\"\n" + strategy));
+                                "[strategy]\nformat = \"" + format + "\"\n" + strategy));
     std::vector<std::string> args{"run", campaign.string(), "--output", (dir_ / "results").string()};
     args.insert(args.end(), extra.begin(), extra.end());
     return ckptbench(args);
@@ -114,6 +115,44 @@ TEST_F(SafetensorsRun, CorruptedTensorByteIsFoundOnRestoreAndNamed) {
   const std::string all = restore.out + restore.err;
   EXPECT_TRUE(contains(all, "tensor model.layers.1.self_attn.q_proj.weight")) << all;
   EXPECT_TRUE(contains(all, "at byte 5 (file model-00002-of-00003.safetensors")) << all;
+}
+
+TEST_F(SafetensorsRun, LoadMethodsEachVerifyRawAndSafetensorsAndNameACorruptedTensor) {
+  for (const std::string format : {"safetensors", "raw"}) {
+    ASSERT_EQ(run("[state]\nscope = \"weights\"\n", {}, format).exit_code, 0) << format;
+    // The tiny model's bf16 weights, 213632 bytes, and a safetensors file's header.
+    const std::uint64_t bytes =
+        format == "raw" ? 213632 : fs::file_size(checkpoint() / "model-00001-of-00001.safetensors");
+    EXPECT_EQ(bytes > 213632u, format == "safetensors");
+    for (const std::string method : {"pipelined", "mmap", "read"}) {
+      const Outcome load = ckptbench({"load", checkpoint().string(), "--method", method, "--repeat", "2", "--no-drop-caches",
+                                      "--chunk-bytes", "65536", "--pool-bytes", "131072", "--threads", "3"});
+      EXPECT_EQ(load.exit_code, 0) << load.describe();
+      EXPECT_TRUE(contains(load.out, "load " + method + " (3 threads")) << load.out;
+      EXPECT_TRUE(contains(load.out, std::to_string(bytes) + " bytes from 1 files")) << load.out;
+      EXPECT_TRUE(contains(load.out, ", verified\n")) << load.out;
+      EXPECT_TRUE(contains(load.out, "median " + method + " over 2 loads")) << load.out;
+    }
+  }
+  ASSERT_EQ(run("max_shard_bytes = 100000\n[state]\nscope = \"weights\"\n").exit_code, 0);
+  const fs::path file = checkpoint() / "model-00003-of-00003.safetensors";
+  const harness::SafetensorsHeader header = harness::read_safetensors_header(file);
+  {
+    std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+    const auto at = static_cast<std::streamoff>(header.header_bytes + 100);
+    f.seekg(at);
+    const char old = static_cast<char>(f.get());
+    f.seekp(at);
+    f.put(static_cast<char>(old ^ 0x01));
+  }
+  const Outcome load = ckptbench({"load", checkpoint().string(), "--no-drop-caches"});
+  EXPECT_EQ(load.exit_code, 1) << load.describe();
+  EXPECT_TRUE(contains(load.out, "verification failed: tensor lm_head.weight at byte 100 (file model-00003-of-00003.safetensors offset")) << load.out;
+  const Outcome full = run("[state]\nscope = \"full\"\n");
+  ASSERT_EQ(full.exit_code, 0) << full.describe();
+  const Outcome refused = ckptbench({"load", checkpoint().string()});
+  EXPECT_EQ(refused.exit_code, 2) << refused.describe();
+  EXPECT_TRUE(contains(refused.err, "loads weights-only checkpoints")) << refused.err;
 }
 
 TEST_F(SafetensorsRun, RefusesSharedFilesPaddingAndDirectIo) {
