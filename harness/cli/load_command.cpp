@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "harness/memory/data_pattern.hpp"
-#include "harness/memory/host_buffer.hpp"
+#include "harness/memory/memory_spaces.hpp"
 #include "harness/run/cache_policy.hpp"
 #include "harness/run/iteration.hpp"
 #include "harness/run/manifest.hpp"
@@ -47,22 +47,23 @@ std::vector<LoadFile> checkpoint_files(const fs::path& dir, const nlohmann::json
 }
 
 // The first tensor whose loaded bytes differ from the pattern, as a message, or "".
+// Verification runs in the destination's memory space (device kernels for cuda).
 std::string verify_loaded(const nlohmann::json& manifest, const std::vector<LoadFile>& files, const fs::path& dir,
-                          const HostBuffer& memory) {
-  const DataPattern pattern = pattern_of(manifest);
+                          const Buffer& memory) {
+  std::vector<PatternRange> ranges;
   for (const nlohmann::json& t : manifest.at("tensors")) {
     const std::string path = (dir / t.at("file").get<std::string>()).string();
     const auto file = std::find_if(files.begin(), files.end(), [&path](const LoadFile& f) { return f.path == path; });
     if (file == files.end()) return "tensor " + t.at("name").get<std::string>() + ": its file " + path + " was not loaded";
-    const std::uint64_t at = file->destination_offset + t.at("file_offset").get<std::uint64_t>();
-    const std::uint64_t bytes = t.at("bytes").get<std::uint64_t>();
-    const auto bad = first_mismatch(memory.data() + at, bytes, pattern, t.at("data_key").get<std::uint64_t>());
-    if (bad) {
-      return fmt::format("verification failed: tensor {} at byte {} (file {} offset {})", t.at("name").get<std::string>(),
-                         *bad, t.at("file").get<std::string>(), t.at("file_offset").get<std::uint64_t>() + *bad);
-    }
+    ranges.push_back({file->destination_offset + t.at("file_offset").get<std::uint64_t>(), t.at("bytes").get<std::uint64_t>(),
+                      t.at("data_key").get<std::uint64_t>()});
   }
-  return "";
+  if (ranges.empty()) return "";
+  const std::optional<Mismatch> bad = memory.first_mismatch(ranges, pattern_of(manifest));
+  if (!bad) return "";
+  const nlohmann::json& t = manifest.at("tensors").at(bad->range);
+  return fmt::format("verification failed: tensor {} at byte {} (file {} offset {})", t.at("name").get<std::string>(),
+                     bad->offset, t.at("file").get<std::string>(), t.at("file_offset").get<std::uint64_t>() + bad->offset);
 }
 
 }  // namespace
@@ -73,6 +74,9 @@ CLI::App* add_load_command(CLI::App& app, LoadCommandOptions& o) {
       ->required();
   cmd->add_option("--method", o.method, "pipelined (threads into a chunk pool, copies overlapping reads), mmap, or read")
       ->check(CLI::IsMember({"pipelined", "mmap", "read"}))
+      ->capture_default_str();
+  cmd->add_option("--memory", o.memory, "Where the weights go: host, pinned or cuda (chunks then go through pinned memory)")
+      ->check(CLI::IsMember({"host", "pinned", "cuda"}))
       ->capture_default_str();
   cmd->add_option("--threads", o.settings.threads, "pipelined: reader threads")->check(CLI::Range(1, 1024))->capture_default_str();
   cmd->add_flag("--direct,!--no-direct", o.settings.direct, "pipelined: O_DIRECT reads");
@@ -91,22 +95,26 @@ int run_load(const LoadCommandOptions& o, std::ostream& out) {
   const std::vector<LoadFile> files = checkpoint_files(dir, manifest);
   LoadSettings settings = o.settings;
   settings.method = parse_load_method(o.method).value_or(LoadMethod::pipelined);
-  HostBuffer memory(std::max<std::uint64_t>(destination_bytes(files), 4096));
+  MemorySpaces spaces;
+  const MemorySpaceKind kind = parse_memory_space(o.memory).value_or(MemorySpaceKind::host);
+  const std::unique_ptr<Buffer> memory = spaces.get(kind).allocate(std::max<std::uint64_t>(destination_bytes(files), 4096));
+  MemorySpace& pool_space = spaces.get(kind == MemorySpaceKind::cuda ? MemorySpaceKind::pinned : MemorySpaceKind::host);
   backends::IoPlan plan;
   for (const LoadFile& f : files) plan.files.push_back({.path = f.path});
   std::vector<double> seconds;
   int status = 0;
   for (int i = 0; i < o.repeat; ++i) {
     const std::string cache = o.drop_caches ? apply_cache_policy(CachePolicy::drop, {plan}) : "none";
-    memory.zero();
-    const LoadTiming t = load_files(files, memory.data(), settings);
+    memory->zero();
+    const LoadTiming t = load_files(files, *memory, settings, pool_space);
     seconds.push_back(t.seconds);
-    const std::string problem = o.verify ? verify_loaded(manifest, files, dir, memory) : "";
+    const std::string problem = o.verify ? verify_loaded(manifest, files, dir, *memory) : "";
     if (!problem.empty()) status = 1;
-    fmt::print(out, "load {} ({} threads, {} B chunks, {} in the pool{}): {} bytes from {} files in {:.4f} s = {:.3f} GiB/s, "
-                    "cache {}, {}\n",
-               o.method, settings.threads, settings.chunk_bytes, t.pool_chunks, settings.direct ? ", O_DIRECT" : "", t.bytes,
-               files.size(), t.seconds, static_cast<double>(t.bytes) / t.seconds / (1u << 30), cache,
+    const std::string h2d = kind == MemorySpaceKind::cuda ? fmt::format(" (h2d {:.4f} s)", t.copy_seconds) : "";
+    fmt::print(out, "load {} into {} ({} threads, {} B chunks, {} in the pool{}): {} bytes from {} files in {:.4f} s{} = "
+                    "{:.3f} GiB/s, cache {}, {}\n",
+               o.method, o.memory, settings.threads, settings.chunk_bytes, t.pool_chunks, settings.direct ? ", O_DIRECT" : "",
+               t.bytes, files.size(), t.seconds, h2d, static_cast<double>(t.bytes) / t.seconds / (1u << 30), cache,
                !o.verify ? "not verified" : problem.empty() ? "verified" : problem);
   }
   std::uint64_t total = 0;

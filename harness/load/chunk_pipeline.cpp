@@ -14,7 +14,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "harness/memory/host_buffer.hpp"
+#include <chrono>
 
 namespace ckpt::harness {
 
@@ -142,7 +142,7 @@ struct ReaderContext {
   const std::vector<LoadFile>& files;
   const std::vector<Chunk>& chunks;
   const std::vector<std::unique_ptr<PosixFd>>& fds;
-  const HostBuffer& pool;
+  std::byte* pool;
   std::uint64_t chunk_bytes;
   bool direct;
   std::atomic<std::size_t>& next;
@@ -158,7 +158,7 @@ void read_chunks(const ReaderContext& ctx) {
       if (slot < 0) return;
       const Chunk& c = ctx.chunks[w];
       const LoadFile& f = ctx.files[c.file];
-      std::byte* into = ctx.pool.data() + static_cast<std::uint64_t>(slot) * ctx.chunk_bytes;
+      std::byte* into = ctx.pool + static_cast<std::uint64_t>(slot) * ctx.chunk_bytes;
       const std::uint64_t request = ctx.direct ? (c.length + 4095) / 4096 * 4096 : c.length;
       if (read_fully(ctx.fds[c.file]->get(), f.path, into, c.offset, request) < c.length) {
         load_io_error("pread (file shorter than planned)", f.path, c.offset, EIO);
@@ -178,30 +178,34 @@ std::uint64_t slot_bytes(const std::vector<LoadFile>& files, const LoadSettings&
   return std::max<std::uint64_t>(4096, std::min(settings.chunk_bytes, (largest + 4095) / 4096 * 4096));
 }
 
-HostBuffer make_chunk_pool(const std::vector<LoadFile>& files, const LoadSettings& settings) {
+std::unique_ptr<Buffer> make_chunk_pool(const std::vector<LoadFile>& files, const LoadSettings& settings,
+                                        MemorySpace& space) {
   const std::uint64_t slot = slot_bytes(files, settings);
   const std::uint64_t chunks = chunks_of(files, slot).size();
   const std::uint64_t slots = std::max<std::uint64_t>(1, std::min(settings.pool_bytes / slot, chunks));
-  return HostBuffer(slots * slot);
+  return space.allocate(slots * slot);
 }
 
-int load_pipelined(const std::vector<LoadFile>& files, std::byte* destination, const LoadSettings& settings,
-                   const HostBuffer& pool) {
+int load_pipelined(const std::vector<LoadFile>& files, Buffer& destination, const LoadSettings& settings,
+                   const Buffer& pool, double& copy_seconds) {
   const std::uint64_t slot = slot_bytes(files, settings);
   const std::vector<Chunk> chunks = chunks_of(files, slot);
   const int slots = static_cast<int>(pool.size() / slot);
+  std::byte* const chunks_memory = pool.view().data;
   std::vector<std::unique_ptr<PosixFd>> fds;
   for (const LoadFile& f : files) fds.push_back(std::make_unique<PosixFd>(f.path, O_RDONLY | (settings.direct ? O_DIRECT : 0)));
   ChunkPool pool_slots(slots);
   std::atomic<std::size_t> next{0};
-  const ReaderContext ctx{files, chunks, fds, pool, slot, settings.direct, next, pool_slots};
+  const ReaderContext ctx{files, chunks, fds, chunks_memory, slot, settings.direct, next, pool_slots};
   std::vector<std::jthread> readers;
   for (int t = 0; t < settings.threads; ++t) readers.emplace_back(read_chunks, std::cref(ctx));
   Filled f;
   for (std::size_t copied = 0; copied < chunks.size() && pool_slots.take_filled(f); ++copied) {
     const Chunk& c = chunks[f.work];
-    std::memcpy(destination + files[c.file].destination_offset + c.offset,
-                pool.data() + static_cast<std::uint64_t>(f.slot) * slot, c.length);
+    const auto copy_start = std::chrono::steady_clock::now();
+    destination.copy_from_host(files[c.file].destination_offset + c.offset,
+                               {chunks_memory + static_cast<std::uint64_t>(f.slot) * slot, c.length});
+    copy_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - copy_start).count();
     pool_slots.give_back(f.slot);
   }
   pool_slots.stop();

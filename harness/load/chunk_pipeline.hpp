@@ -5,12 +5,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "harness/load/weight_loader.hpp"
-#include "harness/memory/host_buffer.hpp"
 
 namespace ckpt::harness {
 
@@ -32,11 +32,15 @@ class PosixFd {
 // pread of [offset, offset + length), retried until done or end of file; returns bytes read.
 std::uint64_t read_fully(int fd, const std::string& path, std::byte* into, std::uint64_t offset, std::uint64_t length);
 
-// The pipelined method's pool (pre-touched, so made before the clock starts): chunks of
-// chunk_bytes (or of the largest file, when smaller), as many as pool_bytes holds and the files need.
-HostBuffer make_chunk_pool(const std::vector<LoadFile>& files, const LoadSettings& settings);
-// The pipelined method (settings checked by the caller) through `pool`; returns its chunk count.
-int load_pipelined(const std::vector<LoadFile>& files, std::byte* destination, const LoadSettings& settings,
-                   const HostBuffer& pool);
+// Bytes of one chunk: chunk_bytes, or the largest file rounded up to 4096 when smaller.
+std::uint64_t slot_bytes(const std::vector<LoadFile>& files, const LoadSettings& settings);
+// The pipelined method's pool (pre-touched, so made before the clock starts) from `space`: as many
+// chunks as pool_bytes holds and the files need.
+std::unique_ptr<Buffer> make_chunk_pool(const std::vector<LoadFile>& files, const LoadSettings& settings,
+                                        MemorySpace& space);
+// The pipelined method (settings checked by the caller) through `pool` (host-addressable); returns
+// its chunk count and adds the time of the copies into `destination` to `copy_seconds`.
+int load_pipelined(const std::vector<LoadFile>& files, Buffer& destination, const LoadSettings& settings,
+                   const Buffer& pool, double& copy_seconds);
 
 }  // namespace ckpt::harness

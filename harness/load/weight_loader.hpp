@@ -1,7 +1,8 @@
 #pragma once
 
-// Inference-style weight loading: whole checkpoint files into one host buffer, as a server
-// loads weights (harness/cli/load_command.cpp measures it). Methods:
+// Inference-style weight loading: whole checkpoint files into one buffer of any memory space
+// (host, pinned, cuda: the space's copy_from_host moves the bytes), as a server loads weights
+// (harness/cli/load_command.cpp measures it). Methods:
 //   pipelined  `threads` readers (O_DIRECT when `direct`) fill chunks of a bounded pool of
 //              `pool_bytes`, while the calling thread copies each filled chunk to its place in
 //              the destination, overlapping the next reads (ServerlessLLM's loader);
@@ -14,6 +15,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "harness/memory/memory_space.hpp"
 
 namespace ckpt::harness {
 
@@ -42,6 +45,7 @@ struct LoadTiming {
   double seconds = 0;      // from the first open to the last byte in place
   std::uint64_t bytes = 0;
   int pool_chunks = 0;     // pipelined: chunks in the pool
+  double copy_seconds = 0; // inside `seconds`: copies into the destination (host -> device for cuda)
 };
 
 // Files laid out one after another in a destination, each at a multiple of 4096.
@@ -49,9 +53,12 @@ std::vector<LoadFile> place_files(const std::vector<std::pair<std::string, std::
 // Bytes a destination for `files` needs.
 std::uint64_t destination_bytes(const std::vector<LoadFile>& files);
 
-// Loads every file into `destination` (host memory, destination_bytes(files) long). Throws
-// std::invalid_argument for settings out of range (naming the option) and std::runtime_error
-// for an I/O error (operation, path, offset, errno text).
-LoadTiming load_files(const std::vector<LoadFile>& files, std::byte* destination, const LoadSettings& settings);
+// Loads every file into `destination` (destination_bytes(files) long); the chunk pool (and, for
+// read into device memory, its bounce buffer) comes from `pool_space` (host, or pinned for device
+// destinations), allocated before the clock starts. Throws std::invalid_argument for settings out
+// of range (naming the option) and std::runtime_error for an I/O error (operation, path, offset,
+// errno text).
+LoadTiming load_files(const std::vector<LoadFile>& files, Buffer& destination, const LoadSettings& settings,
+                      MemorySpace& pool_space);
 
 }  // namespace ckpt::harness

@@ -128,13 +128,16 @@ TEST_F(SafetensorsRun, LoadMethodsEachVerifyRawAndSafetensorsAndNameACorruptedTe
       const Outcome load = ckptbench({"load", checkpoint().string(), "--method", method, "--repeat", "2", "--no-drop-caches",
                                       "--chunk-bytes", "65536", "--pool-bytes", "131072", "--threads", "3"});
       EXPECT_EQ(load.exit_code, 0) << load.describe();
-      EXPECT_TRUE(contains(load.out, "load " + method + " (3 threads")) << load.out;
+      EXPECT_TRUE(contains(load.out, "load " + method + " into host (3 threads")) << load.out;
       EXPECT_TRUE(contains(load.out, std::to_string(bytes) + " bytes from 1 files")) << load.out;
       EXPECT_TRUE(contains(load.out, ", verified\n")) << load.out;
       EXPECT_TRUE(contains(load.out, "median " + method + " over 2 loads")) << load.out;
     }
   }
   ASSERT_EQ(run("max_shard_bytes = 100000\n[state]\nscope = \"weights\"\n").exit_code, 0);
+  const Outcome pinned = ckptbench({"load", checkpoint().string(), "--memory", "pinned", "--no-drop-caches"});
+  EXPECT_EQ(pinned.exit_code, 0) << pinned.describe();
+  EXPECT_TRUE(contains(pinned.out, "load pipelined into pinned (4 threads, 33554432 B chunks, 3 in the pool)")) << pinned.out;
   const fs::path file = checkpoint() / "model-00003-of-00003.safetensors";
   const harness::SafetensorsHeader header = harness::read_safetensors_header(file);
   {

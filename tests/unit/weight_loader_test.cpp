@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "harness/load/weight_loader.hpp"
-#include "harness/memory/host_buffer.hpp"
+#include "harness/memory/host_space.hpp"
 #include "tests/unit/temp_dir.hpp"
 
 namespace ckpt::harness {
@@ -32,11 +32,12 @@ class LoadWorkers : public ::testing::Test {
   }
   // Loads with `settings` and checks every file's bytes at its place.
   void expect_loaded(const LoadSettings& settings) {
-    HostBuffer memory(destination_bytes(files_));
-    const LoadTiming t = load_files(files_, memory.data(), settings);
+    const std::unique_ptr<Buffer> buffer = host_.allocate(destination_bytes(files_));
+    const LoadTiming t = load_files(files_, *buffer, settings, host_);
+    const std::byte* memory = buffer->view().data;
     EXPECT_EQ(t.bytes, 1u + 10000u + (3u << 20) + 5u);
     for (std::size_t i = 0; i < files_.size(); ++i) {
-      EXPECT_EQ(std::memcmp(memory.data() + files_[i].destination_offset, contents_[i].data(), contents_[i].size()), 0)
+      EXPECT_EQ(std::memcmp(memory + files_[i].destination_offset, contents_[i].data(), contents_[i].size()), 0)
           << load_method_name(settings.method) << " file " << i;
     }
   }
@@ -47,6 +48,8 @@ class LoadWorkers : public ::testing::Test {
   }
 
   test_support::TempDir dir_;
+  std::unique_ptr<MemorySpace> space_ = make_host_space();
+  MemorySpace& host_ = *space_;
   std::vector<std::string> contents_;
   std::vector<LoadFile> files_;
 };
@@ -77,16 +80,16 @@ TEST_F(LoadWorkers, PipelinedDirectReadsLoadEveryByte) {
 }
 
 TEST_F(LoadWorkers, RefusesBadSettingsAndNamesAMissingFile) {
-  HostBuffer memory(destination_bytes(files_));
-  EXPECT_THROW(load_files(files_, memory.data(), {.threads = 0}), std::invalid_argument);
+  const std::unique_ptr<Buffer> memory = host_.allocate(destination_bytes(files_));
+  EXPECT_THROW(load_files(files_, *memory, {.threads = 0}, host_), std::invalid_argument);
   try {
-    load_files(files_, memory.data(), {.chunk_bytes = 1000});
+    load_files(files_, *memory, {.chunk_bytes = 1000}, host_);
     FAIL();
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("load.chunk_bytes = 1000 must be a positive multiple of 4096"), std::string::npos);
   }
   try {
-    load_files(files_, memory.data(), {.chunk_bytes = 8192, .pool_bytes = 4096});
+    load_files(files_, *memory, {.chunk_bytes = 8192, .pool_bytes = 4096}, host_);
     FAIL();
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("load.pool_bytes = 4096 must hold at least one chunk"), std::string::npos);
@@ -94,7 +97,7 @@ TEST_F(LoadWorkers, RefusesBadSettingsAndNamesAMissingFile) {
   std::vector<LoadFile> missing{{(dir_.path() / "gone").string(), 10, 0}};
   for (LoadMethod m : {LoadMethod::pipelined, LoadMethod::mmap, LoadMethod::read}) {
     try {
-      load_files(missing, memory.data(), {.method = m});
+      load_files(missing, *memory, {.method = m}, host_);
       FAIL() << load_method_name(m);
     } catch (const std::runtime_error& e) {
       EXPECT_NE(std::string(e.what()).find("load: open " + missing[0].path + " at offset 0: No such file"), std::string::npos)
