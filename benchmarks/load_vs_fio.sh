@@ -6,9 +6,10 @@
 #
 # 1. safetensors vs raw: N alternated pairs of `ckptbench run` (posix, fsync, caches dropped
 #    before the restore) writing and reading the model's bf16 weights (state.scope = "weights"),
-#    one file per rank (raw) or Hugging Face shards of --shard bytes (safetensors); medians of
-#    write_seconds and read_seconds, and their ratios.
-# 2. loading the safetensors checkpoint into host memory, caches dropped before every run, N
+#    one file each (raw: file_per_rank; safetensors: one model-00001-of-00001.safetensors);
+#    medians of write_seconds and read_seconds, and their ratios.
+# 2. loading a safetensors checkpoint in Hugging Face shards of --shard bytes (default 256 MiB)
+#    into host memory, caches dropped before every run, N
 #    alternated rounds of: fio (one psync job per file, O_DIRECT, --chunk blocks, T jobs at most),
 #    ckptbench load --method pipelined (T threads, O_DIRECT, --chunk chunks), mmap, read.
 #    Medians and each method's ratio to fio. Needs root for drop_caches (else fadvise).
@@ -29,10 +30,11 @@ while [ $# -gt 0 ]; do
 done
 command -v fio >/dev/null || { echo "load_vs_fio: fio is not on PATH" >&2; exit 2; }
 rm -rf "$dir"; mkdir -p "$dir"
+cp "$bin" "$dir/ckptbench"; bin="$dir/ckptbench"  # a rebuild during the run cannot change it
 median() { sort -g | awk '{v[NR]=$1} END {print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'; }
 drop_caches() { sync; echo 3 > /proc/sys/vm/drop_caches 2>/dev/null || true; }
 
-campaign() {  # campaign FORMAT NAME KEEP
+campaign() {  # campaign FORMAT NAME KEEP SHARD_BYTES
   cat > "$dir/$2.toml" <<TOML
 [campaign]
 name = "$2"
@@ -49,7 +51,7 @@ scale = $scale
 scope = "weights"
 [strategy]
 format = "$1"
-max_shard_bytes = $shard
+max_shard_bytes = $4
 [backend]
 name = "posix"
 sync = "fsync"
@@ -60,7 +62,8 @@ TOML
 field() { python3 -c "import json,sys; print(json.loads(open(sys.argv[1]).readline())[sys.argv[2]])" "$1" "$2"; }
 
 echo "== safetensors vs raw: $model / $scale, bf16 weights, $reps alternated pairs"
-for format in raw safetensors; do campaign "$format" "$format" false; done
+# One file each (max_shard_bytes above the weights' bytes), as raw's file_per_rank writes.
+for format in raw safetensors; do campaign "$format" "$format" false 1000000000000; done
 for i in $(seq "$reps"); do
   for format in raw safetensors; do
     rm -rf "$dir/out-$format"
@@ -77,7 +80,7 @@ for phase in write read; do
 done
 
 echo "== loading the safetensors checkpoint: $threads threads, $chunk B chunks, O_DIRECT, $reps rounds"
-campaign safetensors keep true
+campaign safetensors keep true "$shard"
 "$bin" run "$dir/keep.toml" --output "$dir/out-keep" -q >/dev/null
 ckpt="$dir/target/keep/case-0000/$(cat "$dir/target/keep/case-0000/latest")"
 mapfile -t files < <(ls "$ckpt"/*.safetensors)
