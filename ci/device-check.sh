@@ -18,6 +18,7 @@
 #                (staged through pinned host buffers) and through gds (compatibility mode)
 #   engines      the same state in a training loop with training.compute = "gpu" (the busy
 #                kernel beside the copies): engine async and lazy over posix
+#   load_cuda    ckptbench load --memory cuda --method pipelined of a safetensors checkpoint
 #   memory_bench D2H/H2D staging against plain cudaMemcpy, when a memory benchmark was built
 # The whole check stays under 8 minutes: a step that would overrun is cut short or skipped.
 set -uo pipefail  # no -e: a failing step is recorded, and the next one runs
@@ -174,6 +175,27 @@ if [ -x "$bin/ckptbench" ]; then
     --set training.compute=gpu --set 'engine.name=["async", "lazy"]'
 else
   skip engines "no $bin/ckptbench"
+fi
+
+# load_cuda: inference weight loading into device memory: configs/device-check.toml's weights
+# written once as safetensors from host memory (kept), then `ckptbench load` pipelined (4 O_DIRECT
+# readers, 32 MiB chunks through pinned memory, each chunk's host -> device copy overlapping the
+# next reads), verified by device kernels, three loads.
+load_cuda() {
+  local target="${CKPT_DEVICE_TARGET:-/tmp/ckptbench-device-check}-load"
+  "$bin/ckptbench" run "$root/configs/device-check.toml" --output "$out/results-load" -q \
+    --set "campaign.target=$target" --set campaign.keep=true --set campaign.iterations=1 --set campaign.warmup=0 \
+    --set backend.name=posix --set memory.space=host --set strategy.format=safetensors || return 1
+  local case_dir="$target/device-check/case-0000"
+  "$bin/ckptbench" load "$case_dir/$(cat "$case_dir/latest")" --memory cuda --method pipelined --direct --repeat 3
+  local rc=$?
+  rm -rf "$target"
+  return "$rc"
+}
+if [ -x "$bin/ckptbench" ]; then
+  step load_cuda 90 bash -c "$(declare -f load_cuda); bin='$bin' root='$root' out='$out' load_cuda"
+else
+  skip load_cuda "no $bin/ckptbench"
 fi
 
 # memory_bench: staging bandwidth against plain cudaMemcpy.

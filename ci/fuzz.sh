@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Fuzzes the campaign parser (with --set overrides), the TOML model-file reader and the HF
-# config.json reader with libFuzzer under ASan + UBSan (preset fuzz: clang, build-fuzz/, only
-# the three fuzz programs and the libraries they link).
+# Fuzzes the campaign parser (with --set overrides), the TOML model-file reader, the HF
+# config.json reader and the safetensors header parser with libFuzzer under ASan + UBSan
+# (preset fuzz: clang, build-fuzz/, only the four fuzz programs and the libraries they link).
 #
 #   ci/fuzz.sh [SECONDS]        # each target SECONDS (default 60; a longer run: 3600)
 #
@@ -28,11 +28,12 @@ declare -A seeds=(
   [campaign]="configs tests/fuzz/seeds/campaign"
   [model_toml]="workloads/zoo"
   [model_hf]="tests/fuzz/seeds/model_hf"
+  [safetensors_header]="tests/fuzz/seeds/safetensors_header"
 )
 export ASAN_OPTIONS="halt_on_error=1:abort_on_error=1:detect_leaks=1"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 status=0
-for target in campaign model_toml model_hf; do
+for target in campaign model_toml model_hf safetensors_header; do
   corpus="build-fuzz/corpus/$target"
   findings="build-fuzz/findings/$target"
   mkdir -p "$corpus" "$findings"

@@ -12,6 +12,7 @@ packages=(
   libbenchmark-dev libgtest-dev
   libtrilinos-kokkos-dev
   fio
+  python3-venv
   help2man
   clang libclang-rt-14-dev
   chromium
@@ -30,12 +31,26 @@ if [ ! -f "$cufile_dir/nvidia/cu13/include/cufile.h" ]; then
     echo "ci/setup.sh: warning: could not install $cufile_wheel; the gds backend will not be built"
 fi
 
+# The Python check of safetensors files (tests/python) reads them with the official package,
+# pinned, in .deps/venv (ignored by git). Not fatal: without it that ctest is skipped and says why.
+venv_dir="$(cd "$(dirname "$0")/.." && pwd)/.deps/venv"
+venv_packages=("safetensors==0.4.5" "numpy==1.26.4")
+install_venv() {
+  if ! "$venv_dir/bin/python" -c "import safetensors, numpy; assert safetensors.__version__ == '0.4.5'" 2>/dev/null; then
+    echo "ci/setup.sh: installing ${venv_packages[*]} into .deps/venv (the Python safetensors check)"
+    { python3 -m venv "$venv_dir" &&
+        "$venv_dir/bin/pip" install --quiet --disable-pip-version-check "${venv_packages[@]}"; } ||
+      echo "ci/setup.sh: warning: could not make .deps/venv; the Python safetensors check will be skipped"
+  fi
+}
+
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 
 if [ ${#missing[@]} -eq 0 ]; then
+  install_venv
   echo "ci/setup.sh: all ${#packages[@]} packages present"
   exit 0
 fi
@@ -46,4 +61,5 @@ sudo_cmd=()
 export DEBIAN_FRONTEND=noninteractive
 "${sudo_cmd[@]}" apt-get update -qq
 "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+install_venv
 echo "ci/setup.sh: done"

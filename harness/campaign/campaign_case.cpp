@@ -47,6 +47,7 @@ Enum enum_named(const std::string& name, const std::array<Enum, N>& all,
 
 constexpr std::array kMappings{Mapping::file_per_tensor, Mapping::file_per_rank,
                                Mapping::file_per_node, Mapping::shared_file};
+constexpr std::array kFormats{CheckpointFormat::raw, CheckpointFormat::safetensors};
 constexpr std::array kLayouts{DirectoryLayout::dcp, DirectoryLayout::megatron, DirectoryLayout::deepspeed,
                               DirectoryLayout::megatron_dist};
 constexpr std::array kMegatronOptimizers{MegatronOptimizer::gathered, MegatronOptimizer::per_dp};
@@ -296,6 +297,22 @@ backends::BackendOptions backend_options_of(const std::string& backend, const Ca
   return options;
 }
 
+// safetensors files hold one writer's tensors back to back after the header (readers refuse
+// gaps), so nothing may pad them or share the file.
+void check_format(const Case& c, const CaseValues& v) {
+  if (c.format != CheckpointFormat::safetensors) return;
+  const std::string why = " with strategy.format = \"safetensors\"";
+  if (c.mapping != Mapping::file_per_rank) {
+    v.fail("strategy.mapping", "\"" + std::string(mapping_name(c.mapping)) + "\" cannot be used" + why +
+                                   ", which names its own files: remove strategy.mapping");
+  }
+  if (c.io.direct) v.fail("backend.direct", "true cannot be used" + why + " (its tensors are not aligned): set it to false");
+  if (c.alignment != 0) {
+    v.fail("strategy.alignment", std::to_string(c.alignment) + " cannot be used" + why +
+                                     " (tensors are back to back): remove it");
+  }
+}
+
 void fill_io(Case& c, const CaseValues& v) {
   c.mapping = enum_named(v.text("strategy.mapping"), kMappings, mapping_name);
   c.directory_layout = enum_named(v.text("strategy.layout"), kLayouts, directory_layout_name);
@@ -308,6 +325,8 @@ void fill_io(Case& c, const CaseValues& v) {
   c.alignment = static_cast<std::uint64_t>(v.integer("strategy.alignment"));
   c.chunk_bytes = static_cast<std::uint64_t>(v.integer("strategy.chunk_bytes"));
   c.coalesce_bytes = static_cast<std::uint64_t>(v.integer("strategy.coalesce_bytes"));
+  c.format = enum_named(v.text("strategy.format"), kFormats, checkpoint_format_name);
+  c.max_shard_bytes = static_cast<std::uint64_t>(v.integer("strategy.max_shard_bytes"));
   c.backend = v.text("backend.name");
   c.io.direct = v.boolean("backend.direct");
   c.io.request_latency = v.boolean("measure.latency");
@@ -319,6 +338,7 @@ void fill_io(Case& c, const CaseValues& v) {
   c.io.sqpoll = v.boolean("backend.sqpoll");
   c.backend_options = backend_options_of(c.backend, v);
   settle_alignment(c, v);
+  check_format(c, v);
   c.data = enum_named(v.text("data.pattern"), kPatterns, data_pattern_name);
   c.seed = static_cast<std::uint64_t>(v.integer("data.seed"));
   c.verify = v.boolean("data.verify");

@@ -180,6 +180,9 @@ std::vector<KeySpec> general_keys() {
       size_key("strategy", "alignment", 0),
       size_key("strategy", "chunk_bytes", 0),
       size_key("strategy", "coalesce_bytes", 0),
+      choice_key("strategy", "format", "raw", {"raw", "safetensors"}),
+      // Hugging Face's default max_shard_size ("5GB").
+      size_key("strategy", "max_shard_bytes", 5'000'000'000, 1),
       text_key("backend", "name", "posix"),
       bool_key("backend", "direct", false),
       choice_key("backend", "sync", "fsync", {"none", "fsync", "fdatasync"}),

@@ -36,6 +36,10 @@ std::string_view megatron_optimizer_name(MegatronOptimizer format) {
   return format == MegatronOptimizer::per_dp ? "per_dp" : "gathered";
 }
 
+std::string_view checkpoint_format_name(CheckpointFormat format) {
+  return format == CheckpointFormat::safetensors ? "safetensors" : "raw";
+}
+
 std::string_view data_pattern_name(DataPattern pattern) {
   switch (pattern) {
     case DataPattern::random:

@@ -25,6 +25,9 @@ enum class DirectoryLayout { dcp, megatron, deepspeed, megatron_dist };
 // Megatron's distributed-optimizer files: gathered onto DP rank 0 (distrib_optim.pt, every
 // release since 2023) or one per DP rank (mp_rank_TT_PPP_DDD/optim.pt, the older format).
 enum class MegatronOptimizer { gathered, per_dp };
+// What the checkpoint files hold: the shards' bytes alone (raw), or safetensors files with a
+// header each (harness/formats/safetensors_plan.hpp names them).
+enum class CheckpointFormat { raw, safetensors };
 // What happens between checkpoint and restore so that restore does not read the page cache.
 enum class CachePolicy { none, drop, fadvise, read_shift };
 enum class PhaseSelection { checkpoint, restore, both };
@@ -69,6 +72,8 @@ struct Case {
   DirectoryLayout directory_layout = DirectoryLayout::dcp;
   MegatronOptimizer megatron_optimizer = MegatronOptimizer::gathered;
   int writer_threads = 2;                            // megatron_dist: files per rank (__{rank}_{n}.distcp)
+  CheckpointFormat format = CheckpointFormat::raw;  // strategy.format
+  std::uint64_t max_shard_bytes = 0;                 // strategy.max_shard_bytes: safetensors weights files
   std::uint64_t alignment = 0;                       // 0: none
   std::uint64_t chunk_bytes = 0;                     // 0: do not split
   std::uint64_t coalesce_bytes = 0;                  // 0: do not coalesce
@@ -103,6 +108,7 @@ struct Case {
 std::string_view mapping_name(Mapping mapping);
 std::string_view directory_layout_name(DirectoryLayout layout);
 std::string_view megatron_optimizer_name(MegatronOptimizer format);
+std::string_view checkpoint_format_name(CheckpointFormat format);
 std::string_view data_pattern_name(DataPattern pattern);
 std::string_view cache_policy_name(CachePolicy policy);
 std::string_view phase_name(PhaseSelection phase);

@@ -12,6 +12,7 @@
 #include "harness/cli/compare_command.hpp"
 #include "harness/cli/gate_command.hpp"
 #include "harness/cli/layout_command.hpp"
+#include "harness/cli/load_command.hpp"
 #include "harness/cli/models_command.hpp"
 #include "harness/cli/project_command.hpp"
 #include "harness/cli/report_command.hpp"
@@ -91,6 +92,8 @@ int run_cli(int argc, char** argv, std::ostream& out, std::ostream& err) {
   CLI::App* gate_cmd = add_gate_command(app, gate_options);
   ProjectCommandOptions project_options;
   CLI::App* project_cmd = add_project_command(app, project_options);
+  LoadCommandOptions load_options;
+  CLI::App* load_cmd = add_load_command(app, load_options);
   app.footer(kExitStatus);
   for (CLI::App* sub : app.get_subcommands({})) {
     if (sub->get_footer().empty()) sub->footer(kExitStatus);  // report, compare and gate state their own
@@ -111,6 +114,7 @@ int run_cli(int argc, char** argv, std::ostream& out, std::ostream& err) {
     if (compare_cmd->parsed()) return run_compare(compare_options, out);
     if (gate_cmd->parsed()) return run_gate(gate_options, out);
     if (project_cmd->parsed()) return run_project(project_options, out);
+    if (load_cmd->parsed()) return run_load(load_options, out);
   } catch (const std::exception& e) {
     err << "ckptbench: error: " << e.what() << '\n';
     return 2;

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string_view>
 
+#include "harness/formats/safetensors_plan.hpp"
 #include "harness/memory/checksum.hpp"
 #include "harness/plan/extent_builder.hpp"
 #include "harness/plan/file_naming.hpp"
@@ -198,6 +199,16 @@ std::vector<RankPlan> plan_ranks(const workloads::Layout& layout, const Case& c,
   const std::uint64_t align = alignment_of(c);
   const auto attributes = checkpoint_attributes(layout, c);
   std::vector<RankPlan> plans;
+  if (c.format == CheckpointFormat::safetensors) {
+    const SafetensorsFiles files(layout, c);
+    for (std::int64_t rank : ranks) {
+      RankPlan& plan = plans.emplace_back();
+      plan.rank = rank;
+      plan.io.attributes = attributes;
+      plan_safetensors_rank(files, c, rank, checkpoint_dir, plan);
+    }
+    return plans;
+  }
   for (std::int64_t rank : ranks) {
     RankPlan& plan = plans.emplace_back();
     plan.rank = rank;

@@ -28,6 +28,14 @@ struct PlacedShard {
   ShardGeometry geometry;       // where its bytes lie in the (scaled) tensor
 };
 
+// Bytes a file holds besides its shards (a safetensors header), at `memory_offset` of the rank's
+// buffer, which mirrors the file: fill_plans writes them, verify_plans checks them.
+struct FileHeader {
+  std::string file;  // relative to the checkpoint directory
+  std::uint64_t memory_offset = 0;
+  std::string bytes;
+};
+
 // What one modeled rank writes: its shards in placement order, its buffer (which mirrors its
 // regions of its files, padding included) and the extents the backend moves.
 struct RankPlan {
@@ -35,6 +43,7 @@ struct RankPlan {
   std::vector<PlacedShard> shards;
   std::uint64_t buffer_bytes = 0;   // memory needed, alignment padding included
   std::uint64_t payload_bytes = 0;  // sum of shard bytes
+  std::vector<FileHeader> headers;  // strategy.format = "safetensors": one per file
   backends::IoPlan io;              // paths absolute (under the checkpoint directory)
   RankReadPlan reshard;             // resharding restore only: its reads (as io), copies, padding, counts
 };

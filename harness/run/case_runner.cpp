@@ -157,6 +157,10 @@ std::unique_ptr<backends::Backend> CaseExecution::make_backend_everywhere() {
   try {
     const backends::ProcessGroup group{comm_.rank(), comm_.size(), comm_.mpi_handle()};
     backend = backends::make_backend(c_.backend, c_.io, c_.backend_options, group);
+    if (c_.format == CheckpointFormat::safetensors && !backend->capabilities().raw_layout) {
+      throw std::invalid_argument("it writes its own file format, not the extents of strategy.format = \"safetensors\": "
+                                  "choose a backend that writes extents as planned (posix, uring, mpiio)");
+    }
   } catch (const std::exception& e) {
     problem = fmt::format("backend.name = \"{}\": {}", c_.backend, e.what());
   }

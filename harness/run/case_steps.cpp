@@ -7,6 +7,7 @@
 #include "harness/run/case_execution.hpp"
 #include "harness/run/case_runner.hpp"
 #include "harness/run/dcp_metadata.hpp"
+#include "harness/formats/safetensors_plan.hpp"
 #include "harness/run/manifest.hpp"
 #include "harness/reshard/reshard_restore.hpp"
 #include "harness/run/target_check.hpp"
@@ -176,6 +177,10 @@ bool CaseExecution::write_iteration(int iteration, std::vector<IterationTiming>*
         write_coordinator_files(dir, coordinator_files(c_, tensors));
         metadata_seconds = seconds_since(metadata_start);
         commit_start = Clock::now();
+      }
+      if (c_.format == CheckpointFormat::safetensors) {
+        const bool weights_only = c_.state.scope == workloads::StateScope::weights;
+        write_file_atomically(dir / kSafetensorsIndexName, safetensors_index(tensors, weights_only).dump(2));
       }
       commit_manifest(dir, make_manifest(c_, layout_.world_size(), selected_, std::move(tensors), first_step_ + iteration));
     } catch (const std::exception& e) {

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <span>
 
 #include "harness/memory/data_pattern.hpp"
 
@@ -202,6 +203,26 @@ std::vector<std::uint64_t> buffer_offsets(const std::vector<RankPlan>& plans, co
   return offsets;
 }
 
+namespace {
+
+// The first header byte of `plans` that differs from what was planned, as a message, or "".
+std::string header_problem(const std::vector<RankPlan>& plans, const ProcessBuffer& buffer) {
+  for (std::size_t p = 0; p < plans.size(); ++p) {
+    for (const FileHeader& h : plans[p].headers) {
+      std::string found(h.bytes.size(), '\0');
+      buffer.memory().copy_to_host(buffer.offset(p) + h.memory_offset, std::as_writable_bytes(std::span(found)));
+      const auto diff = std::mismatch(h.bytes.begin(), h.bytes.end(), found.begin());
+      if (diff.first == h.bytes.end()) continue;
+      return fmt::format("verification failed: header of file {} (rank {}) at byte {}: expected 0x{:02x}, found 0x{:02x}",
+                         h.file, plans[p].rank, diff.first - h.bytes.begin(), static_cast<unsigned char>(*diff.first),
+                         static_cast<unsigned char>(*diff.second));
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
 // Verification runs in the buffer's memory space (device kernels for cuda, Kokkos kernels for
 // kokkos); only the first wrong byte comes back.
 std::string verify_plans(const std::vector<RankPlan>& plans, const ProcessBuffer& buffer, DataPattern pattern) {
@@ -209,7 +230,7 @@ std::string verify_plans(const std::vector<RankPlan>& plans, const ProcessBuffer
   const std::vector<PatternRange> ranges = shard_pattern_ranges(plans, buffer_offsets(plans, buffer), &owner);
   if (ranges.empty()) return "";
   const std::optional<Mismatch> bad = buffer.memory().first_mismatch(ranges, pattern);
-  if (!bad) return "";
+  if (!bad) return header_problem(plans, buffer);
   const PatternRange& run = ranges[bad->range];
   const PlacedShard& ps = plans[owner[bad->range].first].shards[owner[bad->range].second];
   const std::uint64_t global_byte = run.global_offset + bad->offset;
@@ -233,6 +254,11 @@ std::vector<std::vector<std::uint64_t>> fill_plans(const std::vector<RankPlan>& 
   const std::vector<PatternRange> ranges = shard_pattern_ranges(plans, buffer_offsets(plans, buffer));
   if (ranges.empty()) return checksums;
   buffer.memory().fill(ranges, pattern);
+  for (std::size_t p = 0; p < plans.size(); ++p) {
+    for (const FileHeader& h : plans[p].headers) {
+      buffer.memory().copy_from_host(buffer.offset(p) + h.memory_offset, std::as_bytes(std::span(h.bytes)));
+    }
+  }
   // The manifest's checksums are of whole shards (a dim-1 slice is several pattern runs).
   std::vector<PatternRange> whole;
   const std::vector<std::uint64_t> offsets = buffer_offsets(plans, buffer);

@@ -1,0 +1,29 @@
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <ostream>
+#include <string>
+
+#include "harness/load/weight_loader.hpp"
+
+namespace ckpt::harness {
+
+struct LoadCommandOptions {
+  std::string checkpoint;  // a checkpoint directory (holding ckptbench-manifest.json)
+  std::string method = "pipelined";
+  std::string memory = "host";   // host, pinned or cuda: where the weights go
+  LoadSettings settings;   // the defaults of the options
+  int repeat = 1;
+  bool drop_caches = true;
+  bool verify = true;
+};
+
+// `ckptbench load CHECKPOINT`: loads a weights-only checkpoint's files (raw or safetensors) into
+// host, pinned or device memory as an inference server does, verifies the bytes, prints time
+// and GiB/s (and the host -> device copy time for device memory).
+CLI::App* add_load_command(CLI::App& app, LoadCommandOptions& options);
+// Returns 0 when every load verified, 1 when one did not; throws std::runtime_error (exit 2)
+// for a checkpoint it cannot load, naming the path and the fix.
+int run_load(const LoadCommandOptions& options, std::ostream& out);
+
+}  // namespace ckpt::harness

@@ -1,0 +1,46 @@
+#pragma once
+
+// The pieces of weight_loader.cpp: an owned descriptor, reads with their errors, and the
+// pipelined loader's reader threads and chunk pool.
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "harness/load/weight_loader.hpp"
+
+namespace ckpt::harness {
+
+// An open file, closed on destruction. Throws std::runtime_error naming the path when it cannot open.
+class PosixFd {
+ public:
+  PosixFd(const std::string& path, int flags);
+  ~PosixFd();
+  PosixFd(const PosixFd&) = delete;
+  PosixFd& operator=(const PosixFd&) = delete;
+  int get() const { return fd_; }
+
+ private:
+  int fd_ = -1;
+};
+
+[[noreturn]] void load_io_error(std::string_view operation, const std::string& path, std::uint64_t offset, int error);
+
+// pread of [offset, offset + length), retried until done or end of file; returns bytes read.
+std::uint64_t read_fully(int fd, const std::string& path, std::byte* into, std::uint64_t offset, std::uint64_t length);
+
+// Bytes of one chunk: chunk_bytes, or the largest file rounded up to 4096 when smaller.
+std::uint64_t slot_bytes(const std::vector<LoadFile>& files, const LoadSettings& settings);
+// The pipelined method's pool (pre-touched, so made before the clock starts) from `space`: as many
+// chunks as pool_bytes holds and the files need.
+std::unique_ptr<Buffer> make_chunk_pool(const std::vector<LoadFile>& files, const LoadSettings& settings,
+                                        MemorySpace& space);
+// The pipelined method (settings checked by the caller) through `pool` (host-addressable); returns
+// its chunk count and adds the time of the copies into `destination` to `copy_seconds`.
+int load_pipelined(const std::vector<LoadFile>& files, Buffer& destination, const LoadSettings& settings,
+                   const Buffer& pool, double& copy_seconds);
+
+}  // namespace ckpt::harness

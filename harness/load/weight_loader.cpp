@@ -1,0 +1,131 @@
+#include "harness/load/weight_loader.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <memory>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fmt/format.h>
+#include <stdexcept>
+#include <utility>
+
+#include "harness/load/chunk_pipeline.hpp"
+
+namespace ckpt::harness {
+namespace {
+
+constexpr std::uint64_t kPage = 4096;
+
+std::uint64_t align_up(std::uint64_t v, std::uint64_t a) { return (v + a - 1) / a * a; }
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+// Host destinations take the reads directly; device ones through `bounce` (host memory), a chunk at a time.
+void load_by_read(const std::vector<LoadFile>& files, Buffer& destination, const Buffer* bounce, double& copy_seconds) {
+  const bool device = bounce != nullptr;
+  for (const LoadFile& f : files) {
+    const PosixFd fd(f.path, O_RDONLY);
+    const std::uint64_t step = device ? bounce->size() : f.size;
+    for (std::uint64_t at = 0; at < f.size; at += step) {
+      const std::uint64_t length = std::min(step, f.size - at);
+      std::byte* into = device ? bounce->view().data : destination.view().data + f.destination_offset + at;
+      if (read_fully(fd.get(), f.path, into, at, length) != length) {
+        load_io_error("read (file shorter than planned)", f.path, at, EIO);
+      }
+      if (!device) continue;
+      const auto copy_start = Clock::now();
+      destination.copy_from_host(f.destination_offset + at, {into, length});
+      copy_seconds += seconds_since(copy_start);
+    }
+  }
+}
+
+// The mapping's pages fault in during the copy, as safetensors' loader's do.
+void load_by_mmap(const std::vector<LoadFile>& files, Buffer& destination, double& copy_seconds) {
+  for (const LoadFile& f : files) {
+    if (f.size == 0) continue;
+    const PosixFd fd(f.path, O_RDONLY);
+    void* map = ::mmap(nullptr, f.size, PROT_READ, MAP_PRIVATE, fd.get(), 0);
+    if (map == MAP_FAILED) load_io_error("mmap", f.path, 0, errno);
+    const auto copy_start = Clock::now();
+    destination.copy_from_host(f.destination_offset, {static_cast<const std::byte*>(map), f.size});
+    copy_seconds += seconds_since(copy_start);
+    ::munmap(map, f.size);
+  }
+}
+
+void check_settings(const LoadSettings& s) {
+  if (s.threads < 1) throw std::invalid_argument("load.threads must be at least 1");
+  if (s.chunk_bytes == 0 || s.chunk_bytes % kPage != 0) {
+    throw std::invalid_argument(fmt::format("load.chunk_bytes = {} must be a positive multiple of 4096", s.chunk_bytes));
+  }
+  if (s.pool_bytes < s.chunk_bytes) {
+    throw std::invalid_argument(fmt::format("load.pool_bytes = {} must hold at least one chunk (load.chunk_bytes = {})",
+                                            s.pool_bytes, s.chunk_bytes));
+  }
+}
+
+}  // namespace
+
+std::string_view load_method_name(LoadMethod method) {
+  switch (method) {
+    case LoadMethod::mmap: return "mmap";
+    case LoadMethod::read: return "read";
+    case LoadMethod::pipelined: break;
+  }
+  return "pipelined";
+}
+
+std::optional<LoadMethod> parse_load_method(std::string_view name) {
+  for (LoadMethod m : {LoadMethod::pipelined, LoadMethod::mmap, LoadMethod::read}) {
+    if (load_method_name(m) == name) return m;
+  }
+  return std::nullopt;
+}
+
+std::vector<LoadFile> place_files(const std::vector<std::pair<std::string, std::uint64_t>>& paths_and_sizes) {
+  std::vector<LoadFile> files;
+  std::uint64_t next = 0;
+  for (const auto& entry : paths_and_sizes) {
+    files.push_back({entry.first, entry.second, next});
+    next = align_up(next + entry.second, kPage);
+  }
+  return files;
+}
+
+std::uint64_t destination_bytes(const std::vector<LoadFile>& files) {
+  return files.empty() ? 0 : align_up(files.back().destination_offset + files.back().size, kPage);
+}
+
+LoadTiming load_files(const std::vector<LoadFile>& files, Buffer& destination, const LoadSettings& settings,
+                      MemorySpace& pool_space) {
+  check_settings(settings);
+  LoadTiming timing;
+  for (const LoadFile& f : files) timing.bytes += f.size;
+  if (destination.size() < destination_bytes(files)) {
+    throw std::invalid_argument(fmt::format("load: the destination holds {} bytes, the files need {}", destination.size(),
+                                            destination_bytes(files)));
+  }
+  const bool device = destination.view().kind == backends::MemoryKind::device;
+  std::unique_ptr<Buffer> pool;
+  if (settings.method == LoadMethod::pipelined) pool = make_chunk_pool(files, settings, pool_space);
+  if (settings.method == LoadMethod::read && device) pool = pool_space.allocate(slot_bytes(files, settings));
+  const auto start = Clock::now();
+  switch (settings.method) {
+    case LoadMethod::read: load_by_read(files, destination, pool.get(), timing.copy_seconds); break;
+    case LoadMethod::mmap: load_by_mmap(files, destination, timing.copy_seconds); break;
+    case LoadMethod::pipelined:
+      timing.pool_chunks = load_pipelined(files, destination, settings, *pool, timing.copy_seconds);
+      break;
+  }
+  timing.seconds = seconds_since(start);
+  return timing;
+}
+
+}  // namespace ckpt::harness

@@ -1,0 +1,64 @@
+#pragma once
+
+// Inference-style weight loading: whole checkpoint files into one buffer of any memory space
+// (host, pinned, cuda: the space's copy_from_host moves the bytes), as a server loads weights
+// (harness/cli/load_command.cpp measures it). Methods:
+//   pipelined  `threads` readers (O_DIRECT when `direct`) fill chunks of a bounded pool of
+//              `pool_bytes`, while the calling thread copies each filled chunk to its place in
+//              the destination, overlapping the next reads (ServerlessLLM's loader);
+//   mmap       each file mapped and copied out, page faults and all (safetensors' default loader);
+//   read       plain buffered read(2) of each file into place.
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "harness/memory/memory_space.hpp"
+
+namespace ckpt::harness {
+
+enum class LoadMethod { pipelined, mmap, read };
+
+std::string_view load_method_name(LoadMethod method);
+std::optional<LoadMethod> parse_load_method(std::string_view name);
+
+// Defaults as ServerlessLLM's loader: 4 threads, 32 MiB chunks, a 4 GiB pool.
+struct LoadSettings {
+  LoadMethod method = LoadMethod::pipelined;
+  int threads = 4;
+  bool direct = false;
+  std::uint64_t chunk_bytes = std::uint64_t{32} << 20;
+  std::uint64_t pool_bytes = std::uint64_t{4} << 30;
+};
+
+// One file and where its bytes go in the destination.
+struct LoadFile {
+  std::string path;
+  std::uint64_t size = 0;
+  std::uint64_t destination_offset = 0;
+};
+
+struct LoadTiming {
+  double seconds = 0;      // from the first open to the last byte in place
+  std::uint64_t bytes = 0;
+  int pool_chunks = 0;     // pipelined: chunks in the pool
+  double copy_seconds = 0; // inside `seconds`: copies into the destination (host -> device for cuda)
+};
+
+// Files laid out one after another in a destination, each at a multiple of 4096.
+std::vector<LoadFile> place_files(const std::vector<std::pair<std::string, std::uint64_t>>& paths_and_sizes);
+// Bytes a destination for `files` needs.
+std::uint64_t destination_bytes(const std::vector<LoadFile>& files);
+
+// Loads every file into `destination` (destination_bytes(files) long); the chunk pool (and, for
+// read into device memory, its bounce buffer) comes from `pool_space` (host, or pinned for device
+// destinations), allocated before the clock starts. Throws std::invalid_argument for settings out
+// of range (naming the option) and std::runtime_error for an I/O error (operation, path, offset,
+// errno text).
+LoadTiming load_files(const std::vector<LoadFile>& files, Buffer& destination, const LoadSettings& settings,
+                      MemorySpace& pool_space);
+
+}  // namespace ckpt::harness

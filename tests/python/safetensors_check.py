@@ -1,0 +1,141 @@
+"""ckptbench's safetensors checkpoints, opened with the Python `safetensors` package.
+
+safetensors_check.py CKPTBENCH PATTERN_BYTES
+
+Writes two small checkpoints of a tiny model with ckptbench (bf16 weights split over three
+Hugging Face shards, fp32 weights in one file) and checks with the official reader: every file
+opens, its names, shapes and dtypes are those the manifest records, model.safetensors.index.json
+lists every tensor in the right file, and the first and last bytes of every tensor are the
+deterministic pattern (ckpt_pattern_bytes prints what ckptbench's fill writes). The numpy API
+cannot make bf16 arrays, so bf16 values are read as raw bytes at the header's data_offsets.
+"""
+import json
+import pathlib
+import struct
+import subprocess
+import sys
+import tempfile
+
+import numpy
+from safetensors import safe_open
+from safetensors.numpy import load_file
+
+TINY_MODEL = """name = "tiny"
+hidden_size = 64
+intermediate_size = 128
+num_hidden_layers = 2
+num_attention_heads = 4
+num_key_value_heads = 2
+vocab_size = 256
+"""
+DTYPES = {"bf16": "BF16", "fp32": "F32", "fp16": "F16", "fp8": "F8_E4M3", "fp64": "F64"}
+failures = []
+
+
+def check(condition, message):
+    if not condition:
+        failures.append(message)
+
+
+def expected_bytes(pattern_bytes, key, offset, count):
+    out = subprocess.run([pattern_bytes, "random", str(key), str(offset), str(count)], check=True,
+                         capture_output=True, text=True).stdout.strip()
+    return bytes.fromhex(out)
+
+
+def write_checkpoint(ckptbench, work, name, dtype, max_shard_bytes):
+    campaign = work / f"{name}.toml"
+    campaign.write_text(f"""[campaign]
+name = "{name}"
+target = "{work / 'target'}"
+create_target = true
+keep = true
+iterations = 1
+warmup = 0
+[model]
+name = "{work / 'tiny.toml'}"
+[state]
+scope = "weights"
+weight_dtype = "{dtype}"
+[strategy]
+format = "safetensors"
+max_shard_bytes = {max_shard_bytes}
+[cache]
+policy = "none"
+""")
+    run = subprocess.run([ckptbench, "run", str(campaign), "--output", str(work / "results"), "-q"],
+                         capture_output=True, text=True)
+    if run.returncode != 0:
+        sys.exit(f"ckptbench run {campaign} failed ({run.returncode}):\n{run.stdout}\n{run.stderr}")
+    case = work / "target" / name / "case-0000"
+    return case / (case / "latest").read_text().strip()
+
+
+def raw_tensor_bytes(path, name):
+    with open(path, "rb") as f:
+        n = struct.unpack("<Q", f.read(8))[0]
+        header = json.loads(f.read(n))
+        begin, end = header[name]["data_offsets"]
+        f.seek(8 + n + begin)
+        return f.read(end - begin)
+
+
+def check_checkpoint(directory, pattern_bytes, dtype, files_expected):
+    manifest = json.loads((directory / "ckptbench-manifest.json").read_text())
+    index = json.loads((directory / "model.safetensors.index.json").read_text())
+    tensors = {t["name"]: t for t in manifest["tensors"]}
+    files = sorted(p.name for p in directory.glob("*.safetensors"))
+    check(files == files_expected, f"{directory}: files {files}, expected {files_expected}")
+    check(index["metadata"]["total_size"] == sum(t["bytes"] for t in tensors.values()),
+          f"{directory}: index total_size {index['metadata']['total_size']}")
+    check(sorted(index["weight_map"]) == sorted(tensors), f"{directory}: index names differ from the manifest's")
+    seen = set()
+    for file in files:
+        path = directory / file
+        with safe_open(str(path), framework="numpy") as f:
+            check(f.metadata().get("format") == "pt", f"{file}: __metadata__.format {f.metadata().get('format')}")
+            for name in f.keys():
+                seen.add(name)
+                t = tensors.get(name)
+                if t is None:
+                    failures.append(f"{file}: tensor {name} is not in the manifest")
+                    continue
+                check(index["weight_map"].get(name) == file, f"{file}: index puts {name} in {index['weight_map'].get(name)}")
+                check(t["file"] == file, f"{file}: manifest puts {name} in {t['file']}")
+                piece = f.get_slice(name)
+                check(piece.get_dtype() == DTYPES[dtype], f"{file}: {name} dtype {piece.get_dtype()}")
+                check(list(piece.get_shape()) == t["extent"], f"{file}: {name} shape {piece.get_shape()} vs {t['extent']}")
+                data = f.get_tensor(name).tobytes() if dtype == "fp32" else raw_tensor_bytes(path, name)
+                check(len(data) == t["bytes"], f"{file}: {name} has {len(data)} bytes, expected {t['bytes']}")
+                head = min(16, len(data))
+                check(data[:head] == expected_bytes(pattern_bytes, t["data_key"], 0, head),
+                      f"{file}: {name}: first bytes are not the pattern")
+                check(data[-head:] == expected_bytes(pattern_bytes, t["data_key"], len(data) - head, head),
+                      f"{file}: {name}: last bytes are not the pattern")
+        if dtype == "fp32":
+            arrays = load_file(str(path))  # the whole file through the official loader
+            check(all(a.dtype == numpy.float32 for a in arrays.values()), f"{file}: load_file dtypes")
+    check(seen == set(tensors), f"{directory}: tensors missing from the files: {sorted(set(tensors) - seen)}")
+    return len(seen)
+
+
+def main():
+    ckptbench, pattern_bytes = sys.argv[1], sys.argv[2]
+    with tempfile.TemporaryDirectory(prefix="ckpt_safetensors_") as tmp:
+        work = pathlib.Path(tmp)
+        (work / "tiny.toml").write_text(TINY_MODEL)
+        bf16 = write_checkpoint(ckptbench, work, "bf16", "bf16", 100000)
+        n = check_checkpoint(bf16, pattern_bytes, "bf16",
+                             [f"model-0000{i}-of-00003.safetensors" for i in (1, 2, 3)])
+        fp32 = write_checkpoint(ckptbench, work, "fp32", "fp32", 5000000000)
+        m = check_checkpoint(fp32, pattern_bytes, "fp32", ["model-00001-of-00001.safetensors"])
+    if failures:
+        print("\n".join(failures))
+        sys.exit(1)
+    import safetensors
+    print(f"safetensors {safetensors.__version__}: {n} bf16 and {m} fp32 tensors open with the names, shapes, "
+          "dtypes and bytes ckptbench wrote")
+
+
+if __name__ == "__main__":
+    main()
