@@ -10,6 +10,8 @@
 
 #include "harness/memory/data_pattern.hpp"
 #include "harness/memory/memory_spaces.hpp"
+#include "harness/plan/checkpoint_plan.hpp"
+#include "harness/plan/shard_geometry.hpp"
 #include "harness/run/cache_policy.hpp"
 #include "harness/run/iteration.hpp"
 #include "harness/run/manifest.hpp"
@@ -50,20 +52,32 @@ std::vector<LoadFile> checkpoint_files(const fs::path& dir, const nlohmann::json
 // Verification runs in the destination's memory space (device kernels for cuda).
 std::string verify_loaded(const nlohmann::json& manifest, const std::vector<LoadFile>& files, const fs::path& dir,
                           const Buffer& memory) {
-  std::vector<PatternRange> ranges;
+  // The tensors as placed shards in the destination, so that their pattern runs (a tensor's
+  // bytes are a function of its global index: shard_geometry.hpp) come from the one place that
+  // makes them for fill and restore.
+  RankPlan placed;
+  const std::int64_t scale = manifest.value("scale", std::int64_t{1});
   for (const nlohmann::json& t : manifest.at("tensors")) {
     const std::string path = (dir / t.at("file").get<std::string>()).string();
     const auto file = std::find_if(files.begin(), files.end(), [&path](const LoadFile& f) { return f.path == path; });
     if (file == files.end()) return "tensor " + t.at("name").get<std::string>() + ": its file " + path + " was not loaded";
-    ranges.push_back({file->destination_offset + t.at("file_offset").get<std::uint64_t>(), t.at("bytes").get<std::uint64_t>(),
-                      t.at("data_key").get<std::uint64_t>()});
+    PlacedShard& ps = placed.shards.emplace_back();
+    ps.shard = shard_from_json(t);
+    ps.geometry = shard_geometry(ps.shard, scale);
+    ps.memory_offset = file->destination_offset + t.at("file_offset").get<std::uint64_t>();
+    ps.bytes = t.at("bytes").get<std::uint64_t>();
+    ps.data_key = t.at("data_key").get<std::uint64_t>();
   }
+  std::vector<std::pair<std::size_t, std::size_t>> owner;
+  const std::vector<PatternRange> ranges = shard_pattern_ranges({placed}, {0}, &owner);
   if (ranges.empty()) return "";
   const std::optional<Mismatch> bad = memory.first_mismatch(ranges, pattern_of(manifest));
   if (!bad) return "";
-  const nlohmann::json& t = manifest.at("tensors").at(bad->range);
+  const std::size_t index = owner[bad->range].second;
+  const nlohmann::json& t = manifest.at("tensors").at(index);
+  const std::uint64_t shard_byte = ranges[bad->range].offset - placed.shards[index].memory_offset + bad->offset;
   return fmt::format("verification failed: tensor {} at byte {} (file {} offset {})", t.at("name").get<std::string>(),
-                     bad->offset, t.at("file").get<std::string>(), t.at("file_offset").get<std::uint64_t>() + bad->offset);
+                     shard_byte, t.at("file").get<std::string>(), t.at("file_offset").get<std::uint64_t>() + shard_byte);
 }
 
 }  // namespace

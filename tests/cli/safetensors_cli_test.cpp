@@ -114,7 +114,7 @@ TEST_F(SafetensorsRun, CorruptedTensorByteIsFoundOnRestoreAndNamed) {
   EXPECT_NE(restore.exit_code, 0) << restore.describe();
   const std::string all = restore.out + restore.err;
   EXPECT_TRUE(contains(all, "tensor model.layers.1.self_attn.q_proj.weight")) << all;
-  EXPECT_TRUE(contains(all, "at byte 5 (file model-00002-of-00003.safetensors")) << all;
+  EXPECT_TRUE(contains(all, "byte 5 of the shard (file model-00002-of-00003.safetensors")) << all;
 }
 
 TEST_F(SafetensorsRun, LoadMethodsEachVerifyRawAndSafetensorsAndNameACorruptedTensor) {

@@ -1,29 +1,71 @@
-// Prints the bytes fill_pattern writes, for checks outside C++ (safetensors_check.py):
-//   ckpt_pattern_bytes PATTERN DATA_KEY OFFSET COUNT   ->  COUNT bytes as hex, one line
-// PATTERN is a data.pattern value ("random", "bf16", "zeros"); DATA_KEY a manifest's data_key.
+// Prints the bytes ckptbench wrote for one tensor of a checkpoint, for checks outside C++
+// (safetensors_check.py):
+//   ckpt_pattern_bytes MANIFEST INDEX COUNT   ->  two lines of hex: the tensor's first and last
+//                                                COUNT bytes (fewer when it is smaller)
+// MANIFEST is a checkpoint's ckptbench-manifest.json, INDEX a position in its `tensors`. The
+// bytes come from the shard's pattern runs (a tensor's bytes are a function of its global byte
+// index, harness/plan/shard_geometry.hpp), as fill and restore make them.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <string_view>
+#include <fstream>
+#include <stdexcept>
+#include <nlohmann/json.hpp>
 
+#include "harness/campaign/case.hpp"
 #include "harness/memory/data_pattern.hpp"
+#include "harness/plan/checkpoint_plan.hpp"
+#include "harness/plan/shard_geometry.hpp"
+#include "harness/run/manifest.hpp"
+
+namespace {
+
+using namespace ckpt::harness;
+
+DataPattern pattern_of(const nlohmann::json& manifest) {
+  const std::string name = manifest.at("data").at("pattern").get<std::string>();
+  for (DataPattern p : {DataPattern::random, DataPattern::zeros, DataPattern::bf16}) {
+    if (data_pattern_name(p) == name) return p;
+  }
+  throw std::runtime_error("data.pattern \"" + name + "\" is unknown to this ckptbench");
+}
+
+void print_bytes(const std::vector<PatternRange>& ranges, DataPattern pattern, std::uint64_t first, std::uint64_t count) {
+  for (std::uint64_t b = first; b < first + count; ++b) {
+    for (const PatternRange& r : ranges) {
+      if (b >= r.offset && b < r.offset + r.bytes) {
+        std::printf("%02x", expected_byte(pattern, r.key, r.global_offset + (b - r.offset)));
+        break;
+      }
+    }
+  }
+  std::printf("\n");
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
-  using ckpt::harness::DataPattern;
-  if (argc != 5) {
-    std::fprintf(stderr, "usage: ckpt_pattern_bytes PATTERN DATA_KEY OFFSET COUNT\n");
+  if (argc != 4) {
+    std::fprintf(stderr, "usage: ckpt_pattern_bytes MANIFEST INDEX COUNT\n");
     return 2;
   }
-  const std::string_view name = argv[1];
-  const DataPattern pattern = name == "bf16" ? DataPattern::bf16 : name == "zeros" ? DataPattern::zeros : DataPattern::random;
-  if (name != "bf16" && name != "zeros" && name != "random") {
-    std::fprintf(stderr, "ckpt_pattern_bytes: unknown pattern \"%s\" (random, bf16, zeros)\n", argv[1]);
+  try {
+    std::ifstream in(argv[1]);
+    const nlohmann::json manifest = nlohmann::json::parse(in);
+    const nlohmann::json& t = manifest.at("tensors").at(std::strtoull(argv[2], nullptr, 10));
+    RankPlan plan;
+    PlacedShard& ps = plan.shards.emplace_back();
+    ps.shard = shard_from_json(t);
+    ps.geometry = shard_geometry(ps.shard, manifest.value("scale", std::int64_t{1}));
+    ps.bytes = t.at("bytes").get<std::uint64_t>();
+    ps.data_key = t.at("data_key").get<std::uint64_t>();
+    const std::vector<PatternRange> ranges = shard_pattern_ranges({plan}, {0});
+    const std::uint64_t count = std::min<std::uint64_t>(std::strtoull(argv[3], nullptr, 10), ps.bytes);
+    print_bytes(ranges, pattern_of(manifest), 0, count);
+    print_bytes(ranges, pattern_of(manifest), ps.bytes - count, count);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ckpt_pattern_bytes: %s: %s\n", argv[1], e.what());
     return 2;
   }
-  const std::uint64_t key = std::strtoull(argv[2], nullptr, 10);
-  const std::uint64_t offset = std::strtoull(argv[3], nullptr, 10);
-  const std::uint64_t count = std::strtoull(argv[4], nullptr, 10);
-  for (std::uint64_t i = 0; i < count; ++i) std::printf("%02x", ckpt::harness::expected_byte(pattern, key, offset + i));
-  std::printf("\n");
   return 0;
 }

@@ -37,10 +37,10 @@ def check(condition, message):
         failures.append(message)
 
 
-def expected_bytes(pattern_bytes, key, offset, count):
-    out = subprocess.run([pattern_bytes, "random", str(key), str(offset), str(count)], check=True,
-                         capture_output=True, text=True).stdout.strip()
-    return bytes.fromhex(out)
+def expected_head_and_tail(pattern_bytes, manifest_path, index, count):
+    out = subprocess.run([pattern_bytes, str(manifest_path), str(index), str(count)], check=True,
+                         capture_output=True, text=True).stdout.split()
+    return bytes.fromhex(out[0]), bytes.fromhex(out[1])
 
 
 def write_checkpoint(ckptbench, work, name, dtype, max_shard_bytes):
@@ -84,6 +84,7 @@ def check_checkpoint(directory, pattern_bytes, dtype, files_expected):
     manifest = json.loads((directory / "ckptbench-manifest.json").read_text())
     index = json.loads((directory / "model.safetensors.index.json").read_text())
     tensors = {t["name"]: t for t in manifest["tensors"]}
+    positions = {t["name"]: i for i, t in enumerate(manifest["tensors"])}
     files = sorted(p.name for p in directory.glob("*.safetensors"))
     check(files == files_expected, f"{directory}: files {files}, expected {files_expected}")
     check(index["metadata"]["total_size"] == sum(t["bytes"] for t in tensors.values()),
@@ -108,10 +109,10 @@ def check_checkpoint(directory, pattern_bytes, dtype, files_expected):
                 data = f.get_tensor(name).tobytes() if dtype == "fp32" else raw_tensor_bytes(path, name)
                 check(len(data) == t["bytes"], f"{file}: {name} has {len(data)} bytes, expected {t['bytes']}")
                 head = min(16, len(data))
-                check(data[:head] == expected_bytes(pattern_bytes, t["data_key"], 0, head),
-                      f"{file}: {name}: first bytes are not the pattern")
-                check(data[-head:] == expected_bytes(pattern_bytes, t["data_key"], len(data) - head, head),
-                      f"{file}: {name}: last bytes are not the pattern")
+                first, last = expected_head_and_tail(pattern_bytes, directory / "ckptbench-manifest.json",
+                                                     positions[name], head)
+                check(data[:head] == first, f"{file}: {name}: first bytes are not the pattern")
+                check(data[-head:] == last, f"{file}: {name}: last bytes are not the pattern")
         if dtype == "fp32":
             arrays = load_file(str(path))  # the whole file through the official loader
             check(all(a.dtype == numpy.float32 for a in arrays.values()), f"{file}: load_file dtypes")
