@@ -66,8 +66,10 @@ class EioDevice : public ::testing::Test {
     const Outcome tmpfs = shell("mount -t tmpfs -o size=80m tmpfs " + quoted(backing_));
     if (tmpfs.exit_code != 0) GTEST_SKIP() << "cannot mount a tmpfs for the disk image: " << tmpfs.err;
     tmpfs_mounted_ = true;
+    // Two tests of this fixture may run at once (ctest -j): finding a free loop device and
+    // attaching to it is one step under a lock.
     const Outcome loop = shell("truncate -s 64M " + quoted(image_) + " && mkfs.ext4 -q -F -b 4096 -O ^has_journal " +
-                               quoted(image_) + " && losetup -f --show " + quoted(image_));
+                               quoted(image_) + " && flock /tmp/ckptbench-test-loop.lock losetup -f --show " + quoted(image_));
     if (loop.exit_code != 0) GTEST_SKIP() << "no loop device with ext4 here (mkfs.ext4 and losetup): " << loop.err;
     device_ = loop.out.substr(0, loop.out.find('\n'));
     const Outcome mounted = shell("mount -o errors=continue " + device_ + " " + quoted(mount_point_));
@@ -300,7 +302,8 @@ TEST_F(DamagedCheckpoint, EachDamageIsRefusedNamingItAndTheOtherCheckpointRestor
     f.put(static_cast<char>(byte ^ 0x01));
   }
   expect_refused("a flipped byte", 1, "verification failed: tensor optimizer.state.exp_avg.embedding.word_embeddings.weight "
-                                      "(exp_avg, rank 0) at byte 59105 (file __0_0.distcp offset 700001)");
+                                      "(exp_avg, rank 0) at global element");
+  expect_refused("a flipped byte", 1, "byte 59105 of the shard (file __0_0.distcp offset 700001)");
   restore_pristine();
   fs::resize_file(data, 1000000);
   expect_refused("a truncated file", 1, "posix: read " + data.string() + " at offset 969600, length 32768: file shorter "
