@@ -115,13 +115,7 @@ DlioSizing::DlioSizing(const ModelSpec& resolved_model, const ParallelSpec& para
 }
 
 Dtype DlioSizing::dtype_of(StateKind kind) const {
-  switch (kind) {
-    case StateKind::weight: return state_.weight_dtype;
-    case StateKind::master: return state_.master_dtype.value_or(Dtype::fp32);
-    case StateKind::exp_avg:
-    case StateKind::exp_avg_sq: return state_.optimizer_dtype;
-  }
-  return state_.weight_dtype;
+  return state_.dtype_of(kind);
 }
 
 RankCoord DlioSizing::coord(std::int64_t rank) const {

@@ -146,13 +146,7 @@ RankCoord Layout::coord(std::int64_t rank) const {
 }
 
 Dtype Layout::dtype_of(StateKind kind) const {
-  switch (kind) {
-    case StateKind::weight: return state_.weight_dtype;
-    case StateKind::master: return state_.master_dtype.value_or(Dtype::fp32);
-    case StateKind::exp_avg:
-    case StateKind::exp_avg_sq: return state_.optimizer_dtype;
-  }
-  return state_.weight_dtype;
+  return state_.dtype_of(kind);
 }
 
 // ZeRO-1/2 (and Megatron's distributed optimizer) partition optimizer state across DP;

@@ -20,4 +20,14 @@ std::string_view naming_name(Naming naming) { return naming == Naming::hf ? "hf"
 
 std::string_view sizing_name(Sizing sizing) { return sizing == Sizing::dlio ? "dlio" : "exact"; }
 
+Dtype StateSpec::dtype_of(StateKind kind) const {
+  switch (kind) {
+    case StateKind::weight: return weight_dtype;
+    case StateKind::master: return master_dtype.value_or(Dtype::fp32);
+    case StateKind::exp_avg:
+    case StateKind::exp_avg_sq: return optimizer_dtype;
+  }
+  return weight_dtype;
+}
+
 }  // namespace ckpt::workloads

@@ -35,6 +35,8 @@ enum class Naming { megatron, hf };
 // (workloads/dlio_sizing.hpp): other rank order, no padding, its own optimizer groups.
 enum class Sizing { exact, dlio };
 
+enum class StateKind { weight, master, exp_avg, exp_avg_sq };
+
 struct StateSpec {
   StateScope scope = StateScope::full;
   Dtype weight_dtype = Dtype::bf16;
@@ -43,12 +45,13 @@ struct StateSpec {
   std::optional<Naming> naming;  // default: hf for weights, megatron for full
   Sizing sizing = Sizing::exact;
 
+  // The dtype a state kind is stored in (master: fp32 when there is no master copy's own dtype).
+  Dtype dtype_of(StateKind kind) const;
+
   Naming effective_naming() const {
     return naming.value_or(scope == StateScope::weights ? Naming::hf : Naming::megatron);
   }
 };
-
-enum class StateKind { weight, master, exp_avg, exp_avg_sq };
 
 std::string_view state_kind_name(StateKind kind);
 std::string_view state_scope_name(StateScope scope);

@@ -12,4 +12,14 @@ std::size_t open_file_budget() {
   return std::max<std::size_t>(1, static_cast<std::size_t>(limit.rlim_cur / 2));
 }
 
+std::vector<std::vector<std::size_t>> busy_file_batches(const IoPlan& plan, std::size_t batch) {
+  std::vector<std::vector<std::size_t>> batches;
+  for (std::size_t i = 0; i < plan.files.size(); ++i) {
+    if (plan.files[i].extents.empty()) continue;
+    if (batches.empty() || batches.back().size() >= std::max<std::size_t>(1, batch)) batches.emplace_back();
+    batches.back().push_back(i);
+  }
+  return batches;
+}
+
 }  // namespace ckpt::backends::file_common

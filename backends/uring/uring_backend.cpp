@@ -229,13 +229,7 @@ void UringBackend::transfer(OpenFiles& open_files, const IoPlan& plan, MemoryVie
     move_pieces(files, plan, first_indices(plan.files.size()), memory, direction);
     return;
   }
-  std::vector<std::size_t> busy;
-  for (std::size_t i = 0; i < plan.files.size(); ++i) {
-    if (!plan.files[i].extents.empty()) busy.push_back(i);
-  }
-  for (std::size_t begin = 0; begin < busy.size(); begin += files.batch) {
-    const std::vector<std::size_t> batch(busy.begin() + static_cast<std::ptrdiff_t>(begin),
-                                         busy.begin() + static_cast<std::ptrdiff_t>(std::min(busy.size(), begin + files.batch)));
+  for (const std::vector<std::size_t>& batch : file_common::busy_file_batches(plan, files.batch)) {
     IoPlan part;
     for (const std::size_t i : batch) part.files.push_back(plan.files[i]);
     open_entries(files, plan, batch);

@@ -5,6 +5,7 @@
 
 #include "harness/formats/safetensors_header.hpp"
 #include "harness/plan/extent_builder.hpp"
+#include "harness/run/manifest.hpp"
 
 namespace ckpt::harness {
 namespace {
@@ -43,22 +44,6 @@ class FilePacker {
   std::uint64_t filled_ = 0;
   bool started_ = false;
 };
-
-workloads::Shard shard_of(const nlohmann::json& t) {
-  workloads::Shard s;
-  s.name = t.at("name").get<std::string>();
-  const std::string state = t.at("state").get<std::string>();
-  for (auto kind : {workloads::StateKind::weight, workloads::StateKind::master, workloads::StateKind::exp_avg,
-                    workloads::StateKind::exp_avg_sq}) {
-    if (workloads::state_kind_name(kind) == state) s.state = kind;
-  }
-  s.global_shape = t.at("global_shape").get<std::vector<std::int64_t>>();
-  s.offset = t.at("offset").get<std::vector<std::int64_t>>();
-  s.extent = t.at("extent").get<std::vector<std::int64_t>>();
-  s.flat_begin = t.at("flat_begin").get<std::int64_t>();
-  s.flat_end = t.at("flat_end").get<std::int64_t>();
-  return s;
-}
 
 }  // namespace
 
@@ -169,7 +154,7 @@ nlohmann::json safetensors_index(const nlohmann::json& manifest_tensors, bool we
   nlohmann::json weight_map = nlohmann::json::object();
   std::uint64_t total = 0;
   for (const nlohmann::json& t : manifest_tensors) {
-    weight_map[safetensors_name(shard_of(t), weights_only)] = t.at("file").get<std::string>();
+    weight_map[safetensors_name(shard_from_json(t), weights_only)] = t.at("file").get<std::string>();
     total += t.at("bytes").get<std::uint64_t>();
   }
   return {{"metadata", {{"total_size", total}}}, {"weight_map", std::move(weight_map)}};
