@@ -153,6 +153,7 @@ TEST(GateRun, CalibratedCampaignPassesAgainstItsOwnBaseline) {
 TEST(GateRun, CalibrationUnderMpirunCoversEveryProcessBytes) {
   const auto mpirun = find_mpirun();
   if (!mpirun) GTEST_SKIP() << "no mpirun on PATH";
+  if (!CKPT_TEST_HAVE_MPI) GTEST_SKIP() << "ckptbench was built without MPI (CKPT_WITH_MPI=OFF or MPI not found)";
   Scratch dir;
   const fs::path campaign = dir.write("c.toml", calibrated_campaign(dir / "target", dir.write("tiny.toml", kTinyModel)));
   std::vector<std::string> args = mpirun_args(*mpirun, 2);
