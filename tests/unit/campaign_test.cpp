@@ -1,66 +1,12 @@
-#include "harness/campaign/campaign.hpp"
-
-#include <gtest/gtest.h>
-#include <stdlib.h>
-
-#include <algorithm>
-#include <filesystem>
-#include <fstream>
-#include <functional>
-#include <stdexcept>
-#include <string>
-#include <string_view>
-#include <system_error>
-#include <vector>
-
-#include "backends/registry.hpp"
-#include "harness/common/config_error.hpp"
-#include "tests/unit/temp_dir.hpp"
-#include "workloads/layout.hpp"
+#include "tests/unit/campaign_test_support.hpp"
 
 namespace ckpt::harness {
 namespace {
 
+using namespace campaign_test;
+using test_support::TempDir;
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-using test_support::TempDir;
-
-// Lines 1-5; text appended to it starts on line 6, in [campaign] unless it opens a table.
-const std::string kBase = R"([model]
-name = "llama3-8b"
-[campaign]
-name = "t"
-target = "out"
-)";
-
-// kBase with `lines` added to [model], from line 3.
-std::string with_model(const std::string& lines) {
-  return "[model]\nname = \"llama3-8b\"\n" + lines + "[campaign]\nname = \"t\"\ntarget = \"out\"\n";
-}
-
-Campaign parse(const std::string& text, const std::vector<std::string>& overrides = {}) {
-  return parse_campaign(text, "c.toml", overrides);
-}
-
-// Runs `load` and returns the ConfigError it throws; fails the test if it throws none.
-ConfigError config_error(const std::function<void()>& load) {
-  try {
-    load();
-  } catch (const ConfigError& e) {
-    return e;
-  }
-  ADD_FAILURE() << "expected a ConfigError";
-  return ConfigError("", 0, "", "");
-}
-
-ConfigError error_of(const std::string& text, const std::vector<std::string>& overrides = {}) {
-  return config_error([&] { parse(text, overrides); });
-}
-
-std::string message_of(const std::string& text, const std::vector<std::string>& overrides = {}) {
-  return error_of(text, overrides).what();
-}
 
 TEST(Campaign, DefaultsFillEveryKey) {
   const Campaign campaign = parse(kBase);
@@ -758,71 +704,6 @@ TEST(Campaign, ShippedSweepsAndSelections) {
   EXPECT_EQ(mlperf8.parallel.zero_stage, 3);
 }
 #endif
-
-}  // namespace
-}  // namespace ckpt::harness
-
-namespace ckpt::harness {
-namespace {
-
-// [training] and [engine] (harness/engine): absent = no loop; numbers take floats or integers.
-TEST(CampaignTraining, KeysParseSweepAndDefaultToNoLoop) {
-  const Case plain = parse(kBase).cases.at(0);
-  EXPECT_FALSE(plain.training.enabled());
-  EXPECT_EQ(plain.engine.kind, EngineKind::sync);
-  const Campaign c = parse(kBase + "[training]\niterations = 6\niteration_seconds = 0.5\nupdate_fraction = 1\n"
-                                   "checkpoint_every = 3\ncompute = \"spin\"\n[engine]\nname = [\"sync\", \"async\", "
-                                   "\"lazy\"]\nhost_pool_bytes = \"1 GiB\"\n");
-  ASSERT_EQ(c.cases.size(), 3u);
-  const Case& lazy = c.cases[2];
-  EXPECT_EQ(lazy.training.iterations, 6);
-  EXPECT_DOUBLE_EQ(lazy.training.iteration_seconds, 0.5);
-  EXPECT_DOUBLE_EQ(lazy.training.update_fraction, 1.0);
-  EXPECT_EQ(lazy.training.checkpoint_every, 3);
-  EXPECT_EQ(lazy.training.compute, ComputeKind::spin);
-  EXPECT_EQ(lazy.engine.kind, EngineKind::lazy);
-  EXPECT_EQ(lazy.engine.host_pool_bytes, std::uint64_t{1} << 30);
-  EXPECT_EQ(lazy.swept.at("engine.name"), "lazy");
-  EXPECT_EQ(lazy.config.at("training").at("iteration_seconds"), 0.5);
-}
-
-TEST(CampaignTraining, ImpossibleValuesNameTheirKeys) {
-  const std::vector<std::pair<std::string, std::string>> cases{
-      {"[training]\nupdate_fraction = 1.5\n", "c.toml:7: `training.update_fraction`: must be in [0, 1] (got 1.5)"},
-      {"[training]\niteration_seconds = \"1 s\"\n",
-       "c.toml:7: `training.iteration_seconds`: expected a number, found a string"},
-      {"[training]\niterations = 2\ncheckpoint_every = 3\n",
-       "c.toml:8: `training.checkpoint_every`: 3 is more than training.iterations = 2: no checkpoint would be taken"},
-      {"[engine]\nname = \"async\"\n",
-       "c.toml:7: `engine.name`: \"async\" runs inside the training loop: set training.iterations (> 0)"}};
-  for (const auto& [tables, expected] : cases) EXPECT_EQ(message_of(kBase + tables), expected);
-}
-
-}  // namespace
-}  // namespace ckpt::harness
-
-namespace ckpt::harness {
-namespace {
-
-TEST(CampaignSizing, DefaultExactAndASweepOverSizing) {
-  EXPECT_EQ(parse(kBase).cases[0].state.sizing, workloads::Sizing::exact);
-  const Campaign sweep = parse(with_model("sizing = [\"exact\", \"dlio\"]\n") + "[parallel]\ndp = 8\nzero = 3\n");
-  ASSERT_EQ(sweep.cases.size(), 2u);
-  EXPECT_EQ(sweep.cases[1].state.sizing, workloads::Sizing::dlio);
-  const workloads::Layout exact(sweep.cases[0].model, sweep.cases[0].parallel, sweep.cases[0].state);
-  const workloads::Layout dlio(sweep.cases[1].model, sweep.cases[1].parallel, sweep.cases[1].state);
-  EXPECT_EQ(exact.checkpoint_bytes(), 112'423'657'472);
-  EXPECT_EQ(dlio.checkpoint_bytes(), 112'425'623'552);
-}
-
-TEST(CampaignSizing, ErrorsNameModelSizing) {
-  EXPECT_EQ(message_of(with_model("sizing = \"mlperf\"\n")),
-            "c.toml:3: `model.sizing`: unknown value \"mlperf\", expected one of \"exact\", \"dlio\"");
-  const ConfigError moe = error_of("[model]\nname = \"mixtral-8x7b\"\nsizing = \"dlio\"\n[campaign]\nname = \"t\"\n"
-                                   "target = \"out\"\n");
-  EXPECT_EQ(moe.key(), "model.sizing");
-  EXPECT_NE(std::string(moe.what()).find("it is a mixture of experts"), std::string::npos) << moe.what();
-}
 
 }  // namespace
 }  // namespace ckpt::harness
