@@ -131,6 +131,15 @@ GateRow gate_direction(const std::string& label, const char* direction, const st
   return row;
 }
 
+// Each iteration's checkpoint and restore together: the geometric mean of its write and read
+// ratio. Empty unless both directions hold the same number of samples (and, pooled, runs).
+std::vector<double> round_trip(const CaseRatios& c) {
+  std::vector<double> out;
+  if (c.write.empty() || c.write.size() != c.read.size() || c.write_runs != c.read_runs) return out;
+  for (std::size_t i = 0; i < c.write.size(); ++i) out.push_back(std::sqrt(c.write[i] * c.read[i]));
+  return out;
+}
+
 std::string ratio_cell(const SampleStats& s, std::size_t runs) {
   if (s.n == 0) return "-";
   const std::string pooled = runs > 1 ? fmt::format(" ({} runs)", runs) : std::string();
@@ -324,6 +333,11 @@ GateResult gate_run(const std::vector<CaseRatios>& run, const Baseline& baseline
     if (!b.read.empty() || !run[i].read.empty()) {
       out.rows.push_back(gate_direction(run[i].label, "read", b.read, b.read_runs, run[i].read, tolerance, alpha, spread_factor));
     }
+    const std::vector<double> base_both = round_trip(b), now_both = round_trip(run[i]);
+    if (!base_both.empty() && !now_both.empty()) {
+      out.rows.push_back(gate_direction(run[i].label, "write+read", base_both, b.write_runs, now_both, tolerance, alpha,
+                                        spread_factor));
+    }
     if (out.rows.size() == before) {  // a failed case: no samples either side
       out.rows.push_back(gate_direction(run[i].label, "write", b.write, b.write_runs, run[i].write, tolerance, alpha, spread_factor));
     }
@@ -351,7 +365,8 @@ void print_gate(const GateResult& r, const RunRecord& run, const fs::path& basel
   fmt::print(out,
              "\nratio: the case's GiB/s over the calibration's (a plain write(2)+sync / read(2) of the same bytes, taken "
              "just before and just after each iteration: their geometric mean), median [min–max] over the timed "
-             "iterations (a pooled baseline: over all its runs); p: two-sided Mann–Whitney U of now's ratios against the "
+             "iterations (a pooled baseline: over all its runs); write+read: each iteration's write and read ratio together "
+             "(their geometric mean: a change to both counts with less noise); p: two-sided Mann–Whitney U of now's ratios against the "
              "baseline's.\nregressed / improved: the median ratio moved by more than the tolerance and p < {}; at least {} "
              "samples a side. tolerance: --tolerance ({:.0f} %), or for a baseline pooled from {} runs or more {}× the "
              "largest deviation of one run's median from the pooled median, whichever is larger.\n",

@@ -87,7 +87,7 @@ std::string gate_verdict_text(GateVerdict v);
 
 struct GateRow {
   std::string label;
-  std::string direction;  // "write" or "read"
+  std::string direction;  // "write", "read", or "write+read" (each iteration's two ratios' geometric mean)
   SampleStats base, now;  // ratio samples
   double change = 0;      // now.median / base.median - 1
   double tolerance = 0;   // the one applied: --tolerance, or --spread-factor × the baseline's run spread
@@ -106,7 +106,8 @@ struct GateResult {
   std::vector<std::string> only_run, only_baseline;  // labels of unmatched cases
   bool any_regressed() const;
 };
-// Cases matched as `compare` matches them: config_hash first, then equal swept keys.
+// Cases matched as `compare` matches them: config_hash first, then equal swept keys. Rows per
+// case: write, read, and write+read when both sides hold both directions with equal counts.
 // A pooled baseline's tolerance is at least `spread_factor` × run_spread.
 GateResult gate_run(const std::vector<CaseRatios>& run, const Baseline& baseline, double tolerance, double alpha,
                     double spread_factor = kSpreadFactor);

@@ -94,7 +94,11 @@ TEST_F(GateCli, PoolAddsRunsAndTheirSpreadSetsTheTolerance) {
 TEST_F(GateCli, UnchangedPassesWithExitZero) {
   const Outcome o = ckptbench({"gate", base_.string(), "--baseline", baseline_.string()});
   EXPECT_EQ(o.exit_code, 0) << o.describe();
-  EXPECT_TRUE(contains(o.out, "write  1.000 [0.962–1.042] n=8  1.000 [0.962–1.042] n=8  +0.0 %     10.0 %  1.000  passed")) << o.out;
+  EXPECT_TRUE(contains(o.out, "write       1.000 [0.962–1.042] n=8  1.000 [0.962–1.042] n=8  +0.0 %     10.0 %  1.000  passed"))
+      << o.out;
+  // write+read: each iteration's √(write ratio × read ratio 2).
+  EXPECT_TRUE(contains(o.out, "write+read  1.414 [1.387–1.443] n=8  1.414 [1.387–1.443] n=8  +0.0 %     10.0 %  1.000  passed"))
+      << o.out;
   EXPECT_TRUE(contains(o.out, "gate: passed")) << o.out;
 }
 
@@ -104,7 +108,10 @@ TEST_F(GateCli, RegressionBeyondToleranceExitsOne) {
   EXPECT_EQ(o.exit_code, 1) << o.describe();
   EXPECT_TRUE(contains(o.out, "-20.0 %")) << o.out;
   EXPECT_TRUE(contains(o.out, "regressed")) << o.out;
-  EXPECT_TRUE(contains(o.out, "gate: 1 regressed")) << o.out;
+  // write −20 %, write+read √0.8 − 1 = −10.6 %: both beyond the 10 % tolerance.
+  EXPECT_TRUE(contains(o.out, "write+read")) << o.out;
+  EXPECT_TRUE(contains(o.out, "-10.6 %")) << o.out;
+  EXPECT_TRUE(contains(o.out, "gate: 2 regressed")) << o.out;
   // The same run passes with a tolerance above its 20 % drop.
   EXPECT_EQ(ckptbench({"gate", now.string(), "--baseline", baseline_.string(), "--tolerance", "0.25"}).exit_code, 0);
 }
