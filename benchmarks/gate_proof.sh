@@ -20,14 +20,19 @@
 # CKPTBENCH (default build/bin/ckptbench) picks the binary; GATE_ARGS adds gate options
 # (e.g. GATE_ARGS="--tolerance 0.15"); GATE_ITERATIONS sets every run's timed iterations
 # (default: the campaign's); SCENARIOS limits the scenarios (e.g. SCENARIOS="unchanged real").
+# REGATE=1 runs nothing: it gates the runs a previous proof left in $GATE_PROOF_DIR again (other
+# GATE_ARGS, another ckptbench) and prints the summary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds="${1:-20}"
 sweep_rounds="${SWEEP_ROUNDS:-$rounds}"
 bin="${CKPTBENCH:-build/bin/ckptbench}"
 work="${GATE_PROOF_DIR:-build/gate-proof}"
-rm -rf "$work"
-mkdir -p "$work"
+regate="${REGATE:-0}"
+if [ "$regate" != 1 ]; then
+  rm -rf "$work"
+  mkdir -p "$work"
+fi
 target="build/gate-proof-target"
 iterations=()
 [ -n "${GATE_ITERATIONS:-}" ] && iterations=(--set "campaign.iterations=$GATE_ITERATIONS")
@@ -45,9 +50,11 @@ declare -A settings=([unchanged]="" [real]="strategy.chunk_bytes=4KiB" [throttle
                      [throttle30]="backend.posix.throttle_percent=30")
 read -r -a scenarios <<<"${SCENARIOS:-unchanged real throttle15 throttle10 throttle20 throttle30}"
 
-{ echo "started $(date -u +%FT%TZ)"; uptime; } >"$work/machine.txt"
-echo "baseline: ${BASELINE_RUNS:-5} pooled runs of configs/ci-gate.toml"
+[ "$regate" = 1 ] || { echo "started $(date -u +%FT%TZ)"; uptime; } >"$work/machine.txt"
+[ "$regate" = 1 ] || echo "baseline: ${BASELINE_RUNS:-5} pooled runs of configs/ci-gate.toml"
+[ "$regate" = 1 ] && rm -f "$work/rounds.txt"
 for ((b = 1; b <= ${BASELINE_RUNS:-5}; b++)); do
+  [ "$regate" = 1 ] && break
   baseline_run="$(run_campaign "$work/baseline-$b")"
   pool=()
   [ "$b" -gt 1 ] && pool=(--pool)
@@ -59,17 +66,22 @@ for ((i = 1; i <= rounds; i++)); do
     case "$s" in throttle10 | throttle20 | throttle30) [ "$i" -le "$sweep_rounds" ] || continue ;; esac
     args=()
     [ -n "${settings[$s]}" ] && args+=(--set "${settings[$s]}")
-    run="$(run_campaign "$work/$s-$i" "${args[@]}")"
+    if [ "$regate" = 1 ]; then
+      [ -d "$work/$s-$i" ] || continue
+      run="$(ls -d "$work/$s-$i"/ci-gate-*/)"
+    else
+      run="$(run_campaign "$work/$s-$i" "${args[@]}")"
+    fi
     status=0
     # shellcheck disable=SC2086
     "$bin" gate "$run" --baseline "$work/baseline.json" --markdown ${GATE_ARGS:-} >"$work/$s-$i.gate" || status=$?
     [ "$status" -le 1 ] || { cat "$work/$s-$i.gate"; exit 2; }
-    # "| - | write | base | now | -12.3 % | tol | p | verdict |" -> "write -12.3 verdict"
+    # "| - | write | base | now | -12.3 % | tol | p | verdict |" -> "write -12.3 verdict" (also read, write+read)
     changes="$(awk -F'|' '$3 ~ /write|read/ {gsub(/ /, "", $3); gsub(/[ %+]/, "", $6); gsub(/^ +| +$/, "", $9); print $3, $6, $9}' "$work/$s-$i.gate" | tr '\n' ' ')"
     echo "$s $i exit=$status $changes" | tee -a "$work/rounds.txt"
   done
 done
-{ echo "finished $(date -u +%FT%TZ)"; uptime; } >>"$work/machine.txt"
+[ "$regate" = 1 ] || { echo "finished $(date -u +%FT%TZ)"; uptime; } >>"$work/machine.txt"
 
 python3 - "$work" "$rounds" "$sweep_rounds" "${scenarios[@]}" <<'PY' | tee "$work/summary.txt"
 import glob, json, statistics, sys
@@ -86,10 +98,10 @@ for s in scenarios:
     if not mine:
         continue
     line = f"{s:10}  flagged {sum(r[2] == 'exit=1' for r in mine):2} of {len(mine)}"
-    for d, key in (("write", "write_seconds"), ("read", "read_seconds")):
+    for d, key in (("write", "write_seconds"), ("read", "read_seconds"), ("write+read", None)):
         ch = [float(r[r.index(d) + 1]) for r in mine if d in r]
         reg = sum(r[r.index(d) + 2] == "regressed" for r in mine if d in r)
-        cost = [median_rate(s, r[1], key) / median_rate("unchanged", r[1], key) - 1 for r in mine] if s != "unchanged" else []
+        cost = [median_rate(s, r[1], key) / median_rate("unchanged", r[1], key) - 1 for r in mine] if key and s != "unchanged" else []
         if ch:
             line += f"  {d}: change {statistics.median(ch):+.1f} % [{min(ch):+.1f} .. {max(ch):+.1f}], regressed {reg:2}"
             if cost:
