@@ -43,8 +43,10 @@ ssize_t timed(LatencyHistogram* latency, Call&& call) {
 void write_run(const ByteRun& run, std::stop_token stop, LatencyHistogram* latency) {
   std::uint64_t done = 0;
   while (done < run.length && !stop.stop_requested()) {
-    const ssize_t moved = timed(latency, [&] {
-      return ::pwrite(run.fd, run.memory + done, next_request(run.length - done), static_cast<off_t>(run.file_offset + done));
+    const ssize_t moved = run.throttle([&] {
+      return timed(latency, [&] {
+        return ::pwrite(run.fd, run.memory + done, next_request(run.length - done), static_cast<off_t>(run.file_offset + done));
+      });
     });
     if (moved < 0 && errno == EINTR) continue;
     if (moved < 0) throw IoError("posix", "write", *run.path, errno, run.file_offset, run.length);
@@ -59,8 +61,10 @@ void read_run(const ByteRun& run, std::uint64_t direct_alignment, std::stop_toke
   std::uint64_t done = 0;
   while (done < run.length && !stop.stop_requested()) {
     const std::size_t request = next_request(run.length - done);
-    const ssize_t moved = timed(latency, [&] {
-      return ::pread(run.fd, run.memory + done, request, static_cast<off_t>(run.file_offset + done));
+    const ssize_t moved = run.throttle([&] {
+      return timed(latency, [&] {
+        return ::pread(run.fd, run.memory + done, request, static_cast<off_t>(run.file_offset + done));
+      });
     });
     if (moved < 0 && errno == EINTR) continue;
     if (moved < 0) throw IoError("posix", "read", *run.path, errno, run.file_offset, run.length);

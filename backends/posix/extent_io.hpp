@@ -6,6 +6,7 @@
 #include <string>
 
 #include "backends/latency_histogram.hpp"
+#include "backends/posix/throttle.hpp"
 
 namespace ckpt::backends::posix {
 
@@ -17,6 +18,7 @@ struct ByteRun {
   std::uint64_t file_offset = 0;
   std::byte* memory = nullptr;
   std::uint64_t length = 0;
+  Throttle throttle;  // applied to every pwrite/pread call
 };
 
 // Writes the whole run with pwrite, continuing after short writes and EINTR. Returns early,

@@ -52,7 +52,9 @@ class PosixBackend::Files final : public Backend::OpenFiles {
   int flags = 0;
 };
 
-PosixBackend::PosixBackend(const IoSettings& settings) : settings_(settings) {
+PosixBackend::PosixBackend(const IoSettings& settings, const BackendOptions& options)
+    : settings_(settings),
+      throttle_(static_cast<int>(OptionValues("posix", option_table(), options).integer("throttle_percent"))) {
   validate_direct_alignment("posix", settings_);
 }
 
@@ -116,7 +118,9 @@ void PosixBackend::transfer_batched(Files& files, const IoPlan& plan, MemoryView
     move_pieces(files, batch, part, memory, direction);
     for (const std::size_t i : batch) {
       Files::Entry& entry = files.entries[i];
-      if (direction == Direction::write) sync_descriptor(entry.file.fd(), "posix", entry.path, settings_.sync);
+      if (direction == Direction::write) {
+        throttle_([&] { sync_descriptor(entry.file.fd(), "posix", entry.path, settings_.sync); return 0; });
+      }
       if (const int error = entry.file.close(); error != 0) throw IoError("posix", "close", entry.path, error);
     }
   }
@@ -137,7 +141,7 @@ void PosixBackend::move_pieces(Files& files, const std::vector<std::size_t>& ent
       if (stop.stop_requested()) return;
       Files::Entry& entry = files.entries[entry_of[piece.file]];
       const ByteRun run{entry.file.fd(), &entry.path, piece.file_offset,
-                        memory.data + piece.memory_offset, piece.length};
+                        memory.data + piece.memory_offset, piece.length, throttle_};
       if (direction == Direction::write) {
         write_run(run, stop, latency);
       } else {
@@ -157,7 +161,7 @@ void PosixBackend::sync(OpenFiles& open_files, Direction direction) {
   if (direction != Direction::write || settings_.sync == SyncPolicy::none) return;
   auto& files = static_cast<Files&>(open_files);
   if (files.batched) return;  // each batch was synced in transfer
-  sync_all("posix", files.entries, settings_.sync);
+  throttle_([&] { sync_all("posix", files.entries, settings_.sync); return 0; });
 }
 
 void PosixBackend::close(OpenFiles& open_files) {

@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "backends/backend.hpp"
+#include "backends/options.hpp"
+#include "backends/posix/throttle.hpp"
 
 namespace ckpt::backends::posix {
 
@@ -25,8 +27,9 @@ class PosixBackend final : public Backend {
  public:
   // Throws std::invalid_argument naming the setting: `threads` < 1, `queue_depth` other than 1
   // (one request at a time per thread; use `threads`, or the uring backend for queues), or with
-  // `direct`, a `direct_alignment` that is not a power of two in [512, 1 GiB].
-  explicit PosixBackend(const IoSettings& settings);
+  // `direct`, a `direct_alignment` that is not a power of two in [512, 1 GiB]; or an option of
+  // `options` that its table refuses (backend.posix.<key>, with what is expected).
+  explicit PosixBackend(const IoSettings& settings, const BackendOptions& options = {});
 
   std::string_view name() const override { return "posix"; }
   Capabilities capabilities() const override;
@@ -55,6 +58,7 @@ class PosixBackend final : public Backend {
   void move_pieces(Files& files, const std::vector<std::size_t>& entry_of, const IoPlan& plan, MemoryView memory, Direction direction);
 
   IoSettings settings_;
+  Throttle throttle_;
   std::string batch_note_;  // of the last plan opened
 };
 

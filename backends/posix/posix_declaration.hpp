@@ -6,7 +6,15 @@
 
 namespace ckpt::backends::posix {
 
-inline OptionTable option_table() { return {}; }
+inline OptionTable option_table() {
+  return {{.name = "throttle_percent",
+           .type = OptionType::integer,
+           .default_value = "0",
+           .help = "a deliberate slowdown for proving regression gates: after each request (pwrite, pread, "
+                   "fsync/fdatasync) sleep this percent of its time (benchmarks/gate_proof.sh); 0: off",
+           .min = 0,
+           .max = 1000}};
+}
 
 inline Capabilities declared_capabilities(const OptionValues&) {
   return Capabilities{

@@ -13,8 +13,8 @@ BackendRegistration registration() {
                         .options = option_table(),
                         .capabilities = &declared_capabilities};
 #if CKPT_HAVE_BACKEND_POSIX
-  r.make = [](const IoSettings& settings, const BackendOptions&, const ProcessGroup&) -> std::unique_ptr<Backend> {
-    return std::make_unique<PosixBackend>(settings);
+  r.make = [](const IoSettings& settings, const BackendOptions& options, const ProcessGroup&) -> std::unique_ptr<Backend> {
+    return std::make_unique<PosixBackend>(settings, options);
   };
 #endif
   return r;

@@ -18,9 +18,20 @@ CLI::App* add_gate_command(CLI::App& app, GateCommandOptions& o) {
   cmd->add_option("--alpha", o.alpha, "Significance the Mann-Whitney test of the ratios must reach")
       ->check(CLI::Range(1e-9, 0.5))
       ->capture_default_str();
+  cmd->add_option("--spread-factor", o.spread_factor,
+                  fmt::format("A baseline pooled from {} runs or more: the tolerance is at least this many times the "
+                              "largest deviation of one of its runs' median ratio from the pooled median",
+                              kMinRunsForSpread))
+      ->check(CLI::Range(0.0, 100.0))
+      ->capture_default_str();
   cmd->add_flag("--update-baseline", o.update_baseline,
                 "Write the run's ratios into the baseline file (created, or its matching cases replaced) instead of gating")
       ->needs(baseline);
+  cmd->add_flag("--pool", o.pool,
+                fmt::format("With --update-baseline: add the run to the baseline's matching cases as one more run (at most "
+                            "{} kept) instead of replacing them; from {} runs on, their spread sets the tolerance",
+                            kMaxPooledRuns, kMinRunsForSpread))
+      ->needs("--update-baseline");
   CLI::Option* cls = cmd->add_flag("--machine-class", o.machine_class,
                                    "Print the run's machine class (the name in results/baselines/<campaign>-<class>.json) and exit");
   baseline->excludes(cls);
@@ -46,10 +57,17 @@ int run_gate(const GateCommandOptions& o, std::ostream& out) {
     std::error_code ec;
     const bool exists = std::filesystem::exists(file, ec);
     const Baseline previous = exists ? load_baseline(file) : Baseline{};
-    const Baseline updated = make_baseline(run, exists && previous.machine.name == here.name ? &previous : nullptr);
+    if (o.pool && exists && previous.machine.name != here.name) {
+      throw std::runtime_error(fmt::format("{}: taken on machine class {}, the run on {} — runs of different machines do "
+                                           "not pool; drop --pool to replace it, or pool into "
+                                           "results/baselines/<campaign>-{}.json",
+                                           file.string(), previous.machine.name, here.name, here.name));
+    }
+    const Baseline updated =
+        make_baseline(run, exists && previous.machine.name == here.name ? &previous : nullptr, o.pool);
     save_baseline(updated, file);
     fmt::print(out, "baseline {} {}: {} cases, machine class {} ({}, {} cores, {:.1f} GiB, {}), from {}\n", file.string(),
-               exists ? "updated" : "written", updated.cases.size(), here.name, here.cpu_model, here.cores,
+               exists ? (o.pool ? "pooled" : "updated") : "written", updated.cases.size(), here.name, here.cpu_model, here.cores,
                static_cast<double>(here.memory_bytes) / (1024.0 * 1024.0 * 1024.0), here.file_system, run.file.string());
     return 0;
   }
@@ -61,8 +79,8 @@ int run_gate(const GateCommandOptions& o, std::ostream& out) {
         file.string(), baseline.machine.name, here.name, here.name));
   }
   const std::vector<CaseRatios> ratios = run_ratios(run);
-  const GateResult result = gate_run(ratios, baseline, o.tolerance, o.alpha);
-  print_gate(result, run, file, baseline, o.tolerance, o.alpha, o.markdown, out);
+  const GateResult result = gate_run(ratios, baseline, o.tolerance, o.alpha, o.spread_factor);
+  print_gate(result, run, file, baseline, o.tolerance, o.alpha, o.spread_factor, o.markdown, out);
   return result.any_regressed() ? 1 : 0;
 }
 

@@ -13,7 +13,9 @@ struct GateCommandOptions {
   std::string baseline;
   double tolerance = kDefaultGateTolerance;
   double alpha = kGateAlpha;
+  double spread_factor = kSpreadFactor;
   bool update_baseline = false;
+  bool pool = false;
   bool machine_class = false;
   bool markdown = false;
 };

@@ -6,8 +6,8 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "harness/cli/projection_options.hpp"
 #include "harness/report/projection.hpp"
-#include "harness/report/projection_formulas.hpp"
 
 namespace ckpt::harness {
 
@@ -16,15 +16,7 @@ CLI::App* add_project_command(CLI::App& app, ProjectCommandOptions& o) {
       "project", "Project each case's measured node share to the full training job: checkpoint and restore time, optimal "
                  "interval (Young, Daly) and the share of training time lost");
   cmd->add_option("RUN", o.runs, "Run directories (holding results.jsonl) or results.jsonl files")->required();
-  cmd->add_option("--nodes", o.nodes, "Nodes of the full job (default: world_size / ranks.gpus_per_node, rounded up)");
-  cmd->add_option("--storage-gib-per-s", o.storage_gib_per_s,
-                  "Aggregate bandwidth of the storage system, GiB/s: bounds the full-scale checkpoint and restore (default: "
-                  "uncapped)");
-  cmd->add_option("--mtbf-hours", o.mtbf_hours, "Mean time between failures of the whole job, hours");
-  cmd->add_option("--mtbf-preset", o.mtbf_preset,
-                  fmt::format("MTBF from a published job, scaled to this job's GPUs: {} ({} interruptions in {} days on "
-                              "{} GPUs)",
-                              kLlama3Preset.name, kLlama3Preset.interruptions, kLlama3Preset.days, kLlama3Preset.gpus));
+  add_projection_options(cmd, o.projection);
   cmd->add_flag("--markdown", o.markdown, "Print a Markdown table");
   cmd->add_option("--html", o.html, "Also write one self-contained HTML file: the table and waste-against-interval charts")
       ->option_text("FILE");
@@ -37,8 +29,7 @@ CLI::App* add_project_command(CLI::App& app, ProjectCommandOptions& o) {
 int run_project(const ProjectCommandOptions& o, std::ostream& out) {
   std::vector<RunRecord> runs;
   for (const std::string& path : o.runs) runs.push_back(load_run(path));
-  const ProjectionModel model =
-      build_projection(std::move(runs), {o.nodes, o.storage_gib_per_s, o.mtbf_hours, o.mtbf_preset});
+  const ProjectionModel model = build_projection(std::move(runs), o.projection);
   print_projection(model, o.markdown, out);
   if (!o.html.empty()) {
     std::ofstream html(o.html, std::ios::binary | std::ios::trunc);

@@ -6,14 +6,13 @@
 #include <string>
 #include <vector>
 
+#include "harness/report/projection.hpp"
+
 namespace ckpt::harness {
 
 struct ProjectCommandOptions {
   std::vector<std::string> runs;  // run directories or results.jsonl files
-  std::optional<std::int64_t> nodes;
-  std::optional<double> storage_gib_per_s;
-  std::optional<double> mtbf_hours;
-  std::string mtbf_preset;
+  ProjectionOptions projection;   // harness/cli/projection_options.hpp declares them
   bool markdown = false;
   std::string html;  // --html FILE ("" none)
 };

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "harness/report/projection.hpp"
+
 namespace ckpt::harness {
 
 struct ReportCommandOptions {
@@ -13,6 +15,7 @@ struct ReportCommandOptions {
   std::string baseline;
   bool markdown = false;
   std::string html;  // --html FILE ("" none)
+  ProjectionOptions projection;  // any given: the report adds `project`'s section
 };
 
 // `ckptbench report RUN…`: tables (text or Markdown) and optionally one self-contained HTML file.

@@ -62,8 +62,42 @@ json machine_json(const MachineClass& m) {
 }
 
 json ratios_json(const CaseRatios& c) {
-  return {{"label", c.label}, {"case", c.swept}, {"config_hash", c.config_hash},
-          {"write_ratios", c.write}, {"read_ratios", c.read}};
+  json j{{"label", c.label}, {"case", c.swept}, {"config_hash", c.config_hash},
+         {"write_ratios", c.write}, {"read_ratios", c.read}};
+  if (!c.write_runs.empty()) j["write_runs"] = c.write_runs;
+  if (!c.read_runs.empty()) j["read_runs"] = c.read_runs;
+  return j;
+}
+
+std::vector<std::size_t> run_sizes(const json& j, const char* key, std::size_t samples, const std::string& where) {
+  std::vector<std::size_t> out;
+  if (!j.contains(key)) return out;
+  std::size_t total = 0;
+  for (const double v : numbers(j, key, where)) {
+    if (v < 1 || v != static_cast<double>(static_cast<std::size_t>(v))) {
+      throw std::runtime_error(where + ": `" + key + "` holds a run size that is not a positive integer");
+    }
+    out.push_back(static_cast<std::size_t>(v));
+    total += out.back();
+  }
+  if (total != samples) {
+    throw std::runtime_error(fmt::format("{}: `{}` adds up to {} samples, the ratios hold {} — take the baseline again "
+                                         "with --update-baseline", where, key, total, samples));
+  }
+  return out;
+}
+
+// `samples` of `runs` (sizes; empty: one run of all) followed by `added` as one more run, the
+// oldest runs dropped beyond kMaxPooledRuns.
+void pool_into(std::vector<double>& samples, std::vector<std::size_t>& runs, const std::vector<double>& added) {
+  if (added.empty()) return;
+  if (runs.empty() && !samples.empty()) runs.push_back(samples.size());
+  samples.insert(samples.end(), added.begin(), added.end());
+  runs.push_back(added.size());
+  while (runs.size() > kMaxPooledRuns) {
+    samples.erase(samples.begin(), samples.begin() + static_cast<std::ptrdiff_t>(runs.front()));
+    runs.erase(runs.begin());
+  }
 }
 
 CaseRatios ratios_of(const json& j, const std::string& where) {
@@ -76,11 +110,14 @@ CaseRatios ratios_of(const json& j, const std::string& where) {
   c.config_hash = j.value("config_hash", std::string());
   c.write = numbers(j, "write_ratios", where);
   c.read = numbers(j, "read_ratios", where);
+  c.write_runs = run_sizes(j, "write_runs", c.write.size(), where);
+  c.read_runs = run_sizes(j, "read_runs", c.read.size(), where);
   return c;
 }
 
 GateRow gate_direction(const std::string& label, const char* direction, const std::vector<double>& base,
-                       const std::vector<double>& now, double tolerance, double alpha) {
+                       const std::vector<std::size_t>& base_runs, const std::vector<double>& now, double tolerance,
+                       double alpha, double spread_factor) {
   GateRow row;
   row.label = label;
   row.direction = direction;
@@ -88,13 +125,25 @@ GateRow gate_direction(const std::string& label, const char* direction, const st
   row.now = sample_stats(now);
   row.change = row.base.median > 0 ? row.now.median / row.base.median - 1 : 0;
   row.test = mann_whitney_u(now, base);
-  row.verdict = gate_decide(row.base, row.now, row.test, tolerance, alpha);
+  row.base_runs = std::max<std::size_t>(1, base_runs.size());
+  row.tolerance = std::max(tolerance, spread_factor * run_spread(base, base_runs));
+  row.verdict = gate_decide(row.base, row.now, row.test, row.tolerance, alpha);
   return row;
 }
 
-std::string ratio_cell(const SampleStats& s) {
+// Each iteration's checkpoint and restore together: the geometric mean of its write and read
+// ratio. Empty unless both directions hold the same number of samples (and, pooled, runs).
+std::vector<double> round_trip(const CaseRatios& c) {
+  std::vector<double> out;
+  if (c.write.empty() || c.write.size() != c.read.size() || c.write_runs != c.read_runs) return out;
+  for (std::size_t i = 0; i < c.write.size(); ++i) out.push_back(std::sqrt(c.write[i] * c.read[i]));
+  return out;
+}
+
+std::string ratio_cell(const SampleStats& s, std::size_t runs) {
   if (s.n == 0) return "-";
-  return fmt::format("{:.3f} [{:.3f}–{:.3f}] n={}", s.median, s.min, s.max, s.n);
+  const std::string pooled = runs > 1 ? fmt::format(" ({} runs)", runs) : std::string();
+  return fmt::format("{:.3f} [{:.3f}–{:.3f}] n={}{}", s.median, s.min, s.max, s.n, pooled);
 }
 
 }  // namespace
@@ -193,7 +242,22 @@ void save_baseline(const Baseline& b, const fs::path& path) {
   if (ec) throw std::runtime_error(fmt::format("{}: cannot replace it: {}", path.string(), ec.message()));
 }
 
-Baseline make_baseline(const RunRecord& run, const Baseline* previous) {
+double run_spread(const std::vector<double>& pooled, const std::vector<std::size_t>& runs) {
+  if (runs.size() < kMinRunsForSpread) return 0;
+  const double centre = sample_stats(pooled).median;
+  if (centre <= 0) return 0;
+  double fall = 0;  // the largest deviation so far
+  std::size_t start = 0;
+  for (const std::size_t size : runs) {
+    const std::vector<double> one(pooled.begin() + static_cast<std::ptrdiff_t>(start),
+                                  pooled.begin() + static_cast<std::ptrdiff_t>(start + size));
+    fall = std::max(fall, std::abs(1 - sample_stats(one).median / centre));
+    start += size;
+  }
+  return fall;
+}
+
+Baseline make_baseline(const RunRecord& run, const Baseline* previous, bool pool) {
   const CaseRecord& first = run.cases.front();
   Baseline b;
   b.campaign = first.config.contains("campaign") ? first.config["campaign"].value("name", std::string()) : "";
@@ -203,9 +267,23 @@ Baseline make_baseline(const RunRecord& run, const Baseline* previous) {
   b.cases = run_ratios(run);
   if (previous != nullptr) {
     const std::vector<std::size_t> partner = match_cases(b.cases, previous->cases);
+    std::vector<CaseRatios> kept;
     for (std::size_t i = 0; i < previous->cases.size(); ++i) {
-      if (partner[i] == kNoPartner) b.cases.push_back(previous->cases[i]);
+      if (partner[i] == kNoPartner) {
+        kept.push_back(previous->cases[i]);
+      } else if (pool) {
+        CaseRatios pooled = previous->cases[i];
+        const CaseRatios& now = b.cases[partner[i]];
+        pool_into(pooled.write, pooled.write_runs, now.write);
+        pool_into(pooled.read, pooled.read_runs, now.read);
+        b.cases[partner[i]].write = std::move(pooled.write);
+        b.cases[partner[i]].write_runs = std::move(pooled.write_runs);
+        b.cases[partner[i]].read = std::move(pooled.read);
+        b.cases[partner[i]].read_runs = std::move(pooled.read_runs);
+      }
     }
+    b.cases.insert(b.cases.end(), kept.begin(), kept.end());
+    if (pool) b.source = previous->source + ", " + b.source;
   }
   return b;
 }
@@ -236,7 +314,8 @@ bool GateResult::any_regressed() const {
   return std::any_of(rows.begin(), rows.end(), [](const GateRow& r) { return r.verdict == GateVerdict::regressed; });
 }
 
-GateResult gate_run(const std::vector<CaseRatios>& run, const Baseline& baseline, double tolerance, double alpha) {
+GateResult gate_run(const std::vector<CaseRatios>& run, const Baseline& baseline, double tolerance, double alpha,
+                    double spread_factor) {
   const std::vector<std::size_t> partner = match_cases(baseline.cases, run);
   std::vector<bool> used(baseline.cases.size(), false);
   GateResult out;
@@ -249,13 +328,18 @@ GateResult gate_run(const std::vector<CaseRatios>& run, const Baseline& baseline
     const CaseRatios& b = baseline.cases[partner[i]];
     const std::size_t before = out.rows.size();
     if (!b.write.empty() || !run[i].write.empty()) {
-      out.rows.push_back(gate_direction(run[i].label, "write", b.write, run[i].write, tolerance, alpha));
+      out.rows.push_back(gate_direction(run[i].label, "write", b.write, b.write_runs, run[i].write, tolerance, alpha, spread_factor));
     }
     if (!b.read.empty() || !run[i].read.empty()) {
-      out.rows.push_back(gate_direction(run[i].label, "read", b.read, run[i].read, tolerance, alpha));
+      out.rows.push_back(gate_direction(run[i].label, "read", b.read, b.read_runs, run[i].read, tolerance, alpha, spread_factor));
+    }
+    const std::vector<double> base_both = round_trip(b), now_both = round_trip(run[i]);
+    if (!base_both.empty() && !now_both.empty()) {
+      out.rows.push_back(gate_direction(run[i].label, "write+read", base_both, b.write_runs, now_both, tolerance, alpha,
+                                        spread_factor));
     }
     if (out.rows.size() == before) {  // a failed case: no samples either side
-      out.rows.push_back(gate_direction(run[i].label, "write", b.write, run[i].write, tolerance, alpha));
+      out.rows.push_back(gate_direction(run[i].label, "write", b.write, b.write_runs, run[i].write, tolerance, alpha, spread_factor));
     }
   }
   for (std::size_t j = 0; j < baseline.cases.size(); ++j) {
@@ -265,25 +349,28 @@ GateResult gate_run(const std::vector<CaseRatios>& run, const Baseline& baseline
 }
 
 void print_gate(const GateResult& r, const RunRecord& run, const fs::path& baseline_file, const Baseline& baseline,
-                double tolerance, double alpha, bool markdown, std::ostream& out) {
+                double tolerance, double alpha, double spread_factor, bool markdown, std::ostream& out) {
   fmt::print(out, "RUN      {} ({})\nBASELINE {} (machine class {}, taken {})\n\n", run.name, run.file.string(),
              baseline_file.string(), baseline.machine.name, baseline.created_utc.empty() ? "-" : baseline.created_utc);
-  Table table({"case", "phase", "baseline ratio", "now ratio", "change", "p", "verdict"},
-              {false, false, true, true, true, true, false});
+  Table table({"case", "phase", "baseline ratio", "now ratio", "change", "tolerance", "p", "verdict"},
+              {false, false, true, true, true, true, true, false});
   for (const GateRow& row : r.rows) {
     const std::string p = row.test.p_value >= 0.001 ? fmt::format("{:.3f}", row.test.p_value)
                                                     : fmt::format("{:.1e}", row.test.p_value);
-    table.add({row.label, row.direction, ratio_cell(row.base), ratio_cell(row.now),
-               row.base.n > 0 && row.now.n > 0 ? fmt::format("{:+.1f} %", 100 * row.change) : "-", p,
-               gate_verdict_text(row.verdict)});
+    table.add({row.label, row.direction, ratio_cell(row.base, row.base_runs), ratio_cell(row.now, 1),
+               row.base.n > 0 && row.now.n > 0 ? fmt::format("{:+.1f} %", 100 * row.change) : "-",
+               fmt::format("{:.1f} %", 100 * row.tolerance), p, gate_verdict_text(row.verdict)});
   }
   table.print(out, markdown);
   fmt::print(out,
              "\nratio: the case's GiB/s over the calibration's (a plain write(2)+sync / read(2) of the same bytes, taken "
-             "just before and just after each iteration: their geometric mean), median [min–max] over the timed iterations; p: two-sided Mann–Whitney U of "
-             "now's ratios against the baseline's.\nregressed / improved: the median ratio moved by more than the "
-             "tolerance ({:.0f} %) and p < {}; at least {} samples a side.\n",
-             100 * tolerance, alpha, kGateMinSamples);
+             "just before and just after each iteration: their geometric mean), median [min–max] over the timed "
+             "iterations (a pooled baseline: over all its runs); write+read: each iteration's write and read ratio together "
+             "(their geometric mean: a change to both counts with less noise); p: two-sided Mann–Whitney U of now's ratios against the "
+             "baseline's.\nregressed / improved: the median ratio moved by more than the tolerance and p < {}; at least {} "
+             "samples a side. tolerance: --tolerance ({:.0f} %), or for a baseline pooled from {} runs or more {}× the "
+             "largest deviation of one run's median from the pooled median, whichever is larger.\n",
+             alpha, kGateMinSamples, 100 * tolerance, kMinRunsForSpread, spread_factor);
   for (const std::string& label : r.only_run) fmt::print(out, "not in the baseline (not gated): {}\n", label);
   for (const std::string& label : r.only_baseline) fmt::print(out, "in the baseline only (not run): {}\n", label);
   const auto regressed = std::count_if(r.rows.begin(), r.rows.end(), [](const GateRow& row) { return row.verdict == GateVerdict::regressed; });

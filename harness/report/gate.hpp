@@ -47,6 +47,9 @@ struct CaseRatios {
   nlohmann::json swept = nlohmann::json::object();
   std::string config_hash;
   std::vector<double> write, read;
+  // A pooled baseline's runs: how many of `write` (`read`) each run gave, in order; empty: one
+  // run. The gate widens the tolerance to the spread between these runs' medians.
+  std::vector<std::size_t> write_runs, read_runs;
 };
 // Every case of `run` (failed ones with no ratios). Throws std::runtime_error naming the file,
 // line and the fix when a case has no calibration record.
@@ -64,17 +67,31 @@ struct Baseline {
 Baseline load_baseline(const std::filesystem::path& path);
 // Written whole to a temporary file beside `path`, then renamed over it.
 void save_baseline(const Baseline& baseline, const std::filesystem::path& path);
-// `run`'s ratios as a baseline; cases of `previous` the run does not have are kept.
-Baseline make_baseline(const RunRecord& run, const Baseline* previous);
+// `run`'s ratios as a baseline; cases of `previous` the run does not have are kept. `pool`: the
+// matched cases of `previous` keep their samples and runs, and the run's are added as one more
+// run (the oldest dropped beyond kMaxPooledRuns).
+Baseline make_baseline(const RunRecord& run, const Baseline* previous, bool pool = false);
+
+// Runs a pooled baseline keeps per case.
+inline constexpr std::size_t kMaxPooledRuns = 10;
+// Runs a baseline needs before their spread widens the tolerance.
+inline constexpr std::size_t kMinRunsForSpread = 3;
+// The tolerance a pooled baseline states (default of --spread-factor): at least kSpreadFactor × the largest deviation of one of
+// its runs' median ratios from the pooled median (README "Regression gate": measured).
+inline constexpr double kSpreadFactor = 1.5;
+// That deviation: max over runs of |run median / pooled median - 1|, 0 below kMinRunsForSpread runs.
+double run_spread(const std::vector<double>& pooled, const std::vector<std::size_t>& runs);
 
 enum class GateVerdict { passed, regressed, improved, insufficient };
 std::string gate_verdict_text(GateVerdict v);
 
 struct GateRow {
   std::string label;
-  std::string direction;  // "write" or "read"
+  std::string direction;  // "write", "read", or "write+read" (each iteration's two ratios' geometric mean)
   SampleStats base, now;  // ratio samples
   double change = 0;      // now.median / base.median - 1
+  double tolerance = 0;   // the one applied: --tolerance, or --spread-factor × the baseline's run spread
+  std::size_t base_runs = 1;
   MannWhitney test;       // now's ratios against the baseline's
   GateVerdict verdict = GateVerdict::insufficient;
 };
@@ -89,10 +106,14 @@ struct GateResult {
   std::vector<std::string> only_run, only_baseline;  // labels of unmatched cases
   bool any_regressed() const;
 };
-// Cases matched as `compare` matches them: config_hash first, then equal swept keys.
-GateResult gate_run(const std::vector<CaseRatios>& run, const Baseline& baseline, double tolerance, double alpha);
+// Cases matched as `compare` matches them: config_hash first, then equal swept keys. Rows per
+// case: write, read, and write+read when both sides hold both directions with equal counts.
+// A pooled baseline's tolerance is at least `spread_factor` × run_spread.
+GateResult gate_run(const std::vector<CaseRatios>& run, const Baseline& baseline, double tolerance, double alpha,
+                    double spread_factor = kSpreadFactor);
 
 void print_gate(const GateResult& result, const RunRecord& run, const std::filesystem::path& baseline_file,
-                const Baseline& baseline, double tolerance, double alpha, bool markdown, std::ostream& out);
+                const Baseline& baseline, double tolerance, double alpha, double spread_factor, bool markdown,
+                std::ostream& out);
 
 }  // namespace ckpt::harness

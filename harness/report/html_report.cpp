@@ -273,10 +273,10 @@ std::string html_escape(const std::string& text) {
 std::string html_style() {
   return "body{font-family:sans-serif;margin:24px;color:#222}table{border-collapse:collapse;margin:8px 0}"
          "td,th{border:1px solid #ccc;padding:3px 8px;font-size:13px}th{background:#f2f2f2}td.n{text-align:right;"
-         "font-variant-numeric:tabular-nums}th.group{text-align:left;background:#e6eef8}svg{display:block;margin:8px 0}";
+         "font-variant-numeric:tabular-nums}th.group{text-align:left;background:#e6eef8}svg{display:block;margin:8px 0}pre{white-space:pre-wrap}";
 }
 
-std::string html_report(const ReportModel& m) {
+std::string html_report(const ReportModel& m, const ProjectionModel* projection) {
   std::string title = "ckptbench report";
   for (const RunRecord& run : m.runs) title += " · " + run.name;
   std::string s = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" + html_escape(title) + "</title>";
@@ -301,6 +301,7 @@ std::string html_report(const ReportModel& m) {
   if (!rp.empty()) s += "<h2>Restore phases</h2>" + rp;
   s += tables_html(m) + latency_table_html(m);
   s += "<p>Bandwidth: bytes_per_checkpoint / iteration seconds, GiB/s = 2<sup>30</sup> bytes/s; median [min–max] over the timed iterations.</p>";
+  if (projection != nullptr) s += projection_section_html(*projection, "h2", "h3");
   return s + "</body></html>\n";
 }
 

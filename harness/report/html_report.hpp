@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "harness/report/projection.hpp"
 #include "harness/report/report_model.hpp"
 
 namespace ckpt::harness {
@@ -14,7 +15,8 @@ std::string html_style();
 
 // One self-contained HTML page: the tables of the text report and inline SVG charts drawn here
 // (bandwidth per case with min–max whiskers, bandwidth against each numeric swept key, stacked
-// phase bars). No script, no style sheet or font fetched: it renders offline.
-std::string html_report(const ReportModel& model);
+// phase bars), and with `projection` its section (projection_section_html). No script, no style
+// sheet or font fetched: it renders offline.
+std::string html_report(const ReportModel& model, const ProjectionModel* projection = nullptr);
 
 }  // namespace ckpt::harness

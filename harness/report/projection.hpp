@@ -60,5 +60,10 @@ void print_projection(const ProjectionModel& model, bool markdown, std::ostream&
 // One self-contained HTML page: the table and, per case, waste against the interval as inline
 // SVG with tau_Young, tau_Daly (and the time to durable for async engines) marked.
 std::string projection_html(const ProjectionModel& model);
+// The page's content without the page: a `heading` ("h2") "Full-scale checkpoint cost" with the
+// table and rules, then per case a `subheading` waste-against-interval chart. Also what
+// `report` adds to its page when given projection options.
+std::string projection_section_html(const ProjectionModel& model, const std::string& heading,
+                                    const std::string& subheading);
 
 }  // namespace ckpt::harness

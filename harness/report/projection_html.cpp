@@ -96,12 +96,9 @@ std::string table_html(const ProjectionModel& m) {
 
 }  // namespace
 
-std::string projection_html(const ProjectionModel& m) {
-  std::string title = "ckptbench projection";
-  for (const RunRecord& run : m.runs) title += " · " + run.name;
-  std::string s = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" + html_escape(title) +
-                  "</title><style>" + html_style() + "pre{white-space:pre-wrap}</style></head><body><h1>" + html_escape(title) + "</h1>";
-  s += "<h2>Full-scale checkpoint cost</h2>" + table_html(m);
+std::string projection_section_html(const ProjectionModel& m, const std::string& heading, const std::string& subheading) {
+  const auto titled = [](const std::string& tag, const std::string& text) { return "<" + tag + ">" + text + "</" + tag + ">"; };
+  std::string s = titled(heading, "Full-scale checkpoint cost") + table_html(m);
   std::ostringstream rules;
   print_projection(m, false, rules);  // the same rules as the text, after its table
   const std::string text = rules.str();
@@ -113,9 +110,17 @@ std::string projection_html(const ProjectionModel& m) {
       s += fmt::format("<p>{} more cases not charted.</p>", m.cases.size() - kMaxCharts);
       break;
     }
-    s += "<h2>Waste against interval: " + html_escape(p.name) + "</h2>" + waste_chart(p);
+    s += titled(subheading, "Waste against interval: " + html_escape(p.name)) + waste_chart(p);
   }
-  return s + "</body></html>\n";
+  return s;
+}
+
+std::string projection_html(const ProjectionModel& m) {
+  std::string title = "ckptbench projection";
+  for (const RunRecord& run : m.runs) title += " · " + run.name;
+  std::string s = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" + html_escape(title) +
+                  "</title><style>" + html_style() + "</style></head><body><h1>" + html_escape(title) + "</h1>";
+  return s + projection_section_html(m, "h2", "h2") + "</body></html>\n";
 }
 
 }  // namespace ckpt::harness

@@ -1,6 +1,6 @@
 // `ckptbench gate` as CI runs it: exit 0 / 1 / 2 on hand-made runs (unchanged, regressed,
 // missing baseline, run without calibration, baseline of another machine class, bad options),
-// --update-baseline's file, and a real calibrated campaign (one process, and two under mpirun)
+// --update-baseline's file (and --pool's), and a real calibrated campaign (one process, and two under mpirun)
 // gated against its own baseline.
 #include <gtest/gtest.h>
 
@@ -67,10 +67,38 @@ TEST_F(GateCli, UpdateBaselineWritesTheRatiosAndTheMachineClass) {
   EXPECT_TRUE(contains(again.out, "updated: 1 cases")) << again.describe();
 }
 
+TEST_F(GateCli, PoolAddsRunsAndTheirSpreadSetsTheTolerance) {
+  // Two more runs: write medians 1.0 (base), 1/1.25 = 0.8 and 1/0.8 = 1.25 → pooled median 1.0,
+  // the largest deviation 25 %, tolerance 1.5 × 25 % = 37.5 %.
+  const fs::path slow = dir_.write("slow/results.jsonl", gate_run_line(slower(1.25), true)).parent_path();
+  const fs::path fast = dir_.write("fast/results.jsonl", gate_run_line(slower(0.8), true)).parent_path();
+  Outcome o = ckptbench({"gate", slow.string(), "--baseline", baseline_.string(), "--update-baseline", "--pool"});
+  ASSERT_EQ(o.exit_code, 0) << o.describe();
+  EXPECT_TRUE(contains(o.out, "pooled: 1 cases")) << o.out;
+  o = ckptbench({"gate", fast.string(), "--baseline", baseline_.string(), "--update-baseline", "--pool"});
+  ASSERT_EQ(o.exit_code, 0) << o.describe();
+  const nlohmann::json j = nlohmann::json::parse(read_text(baseline_));
+  EXPECT_EQ(j["cases"][0]["write_runs"], nlohmann::json({8, 8, 8}));
+  EXPECT_EQ(j["cases"][0]["write_ratios"].size(), 24u);
+  // A 20 % drop regresses against the single run (GateCli.RegressionBeyondToleranceExitsOne) but
+  // is within this baseline's own spread.
+  o = ckptbench({"gate", slow.string(), "--baseline", baseline_.string()});
+  EXPECT_EQ(o.exit_code, 0) << o.describe();
+  EXPECT_TRUE(contains(o.out, "n=24 (3 runs)")) << o.out;
+  EXPECT_TRUE(contains(o.out, "37.5 %")) << o.out;
+  o = ckptbench({"gate", slow.string(), "--baseline", baseline_.string(), "--pool"});
+  EXPECT_EQ(o.exit_code, 2) << o.describe();
+  EXPECT_TRUE(contains(o.err, "--pool requires --update-baseline")) << o.err;
+}
+
 TEST_F(GateCli, UnchangedPassesWithExitZero) {
   const Outcome o = ckptbench({"gate", base_.string(), "--baseline", baseline_.string()});
   EXPECT_EQ(o.exit_code, 0) << o.describe();
-  EXPECT_TRUE(contains(o.out, "write  1.000 [0.962–1.042] n=8  1.000 [0.962–1.042] n=8  +0.0 %  1.000  passed")) << o.out;
+  EXPECT_TRUE(contains(o.out, "write       1.000 [0.962–1.042] n=8  1.000 [0.962–1.042] n=8  +0.0 %     10.0 %  1.000  passed"))
+      << o.out;
+  // write+read: each iteration's √(write ratio × read ratio 2).
+  EXPECT_TRUE(contains(o.out, "write+read  1.414 [1.387–1.443] n=8  1.414 [1.387–1.443] n=8  +0.0 %     10.0 %  1.000  passed"))
+      << o.out;
   EXPECT_TRUE(contains(o.out, "gate: passed")) << o.out;
 }
 
@@ -80,7 +108,10 @@ TEST_F(GateCli, RegressionBeyondToleranceExitsOne) {
   EXPECT_EQ(o.exit_code, 1) << o.describe();
   EXPECT_TRUE(contains(o.out, "-20.0 %")) << o.out;
   EXPECT_TRUE(contains(o.out, "regressed")) << o.out;
-  EXPECT_TRUE(contains(o.out, "gate: 1 regressed")) << o.out;
+  // write −20 %, write+read √0.8 − 1 = −10.6 %: both beyond the 10 % tolerance.
+  EXPECT_TRUE(contains(o.out, "write+read")) << o.out;
+  EXPECT_TRUE(contains(o.out, "-10.6 %")) << o.out;
+  EXPECT_TRUE(contains(o.out, "gate: 2 regressed")) << o.out;
   // The same run passes with a tolerance above its 20 % drop.
   EXPECT_EQ(ckptbench({"gate", now.string(), "--baseline", baseline_.string(), "--tolerance", "0.25"}).exit_code, 0);
 }

@@ -1,5 +1,6 @@
 // `ckptbench project` on a real tiny run (Llama 3 8B's bf16 weights scaled 1024× down), its
-// errors, and `measure.latency` end to end: the results' latency object only when it is on, and
+// errors, `report` with the same projection options (text and the HTML page rendered by headless
+// Chromium), and `measure.latency` end to end: the results' latency object only when it is on, and
 // the report's latency table.
 #include <gtest/gtest.h>
 
@@ -7,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/cli/headless_browser.hpp"
 #include "tests/integration/integration_support.hpp"
 
 namespace ckpt::integration {
@@ -75,6 +77,40 @@ TEST_F(ProjectCli, NonsensicalOptionsExitTwoWithTheFix) {
   o = ckptbench({"project", old.string(), "--mtbf-preset", "llama3-16k"});
   EXPECT_EQ(o.exit_code, 2) << o.describe();
   EXPECT_TRUE(contains(o.err, old.string() + ":1: case 0 has no `full_scale_bytes_per_checkpoint`")) << o.err;
+}
+
+// The values of RealRunProjectedWithTheStorageAsTheBound, now in `report`'s text and in its HTML
+// page as a real browser renders it.
+TEST_F(ProjectCli, ReportWithProjectionOptionsAddsTheTableAndTheChart) {
+  const fs::path html = dir_ / "report.html";
+  const Outcome o = ckptbench({"report", run_.string(), "--mtbf-hours", "4", "--storage-gib-per-s", "0.01", "--html", html.string()});
+  ASSERT_EQ(o.exit_code, 0) << o.describe();
+  EXPECT_TRUE(contains(o.out, "Projection to the full training job")) << o.out;
+  for (const char* value : {"14.96 GiB", "24.9 min*", "109 min", "93.4 min", "56.54%"}) {
+    EXPECT_TRUE(contains(o.out, value)) << value << " missing in\n" << o.out;
+  }
+  const Outcome plain = ckptbench({"report", run_.string(), "--markdown"});
+  ASSERT_EQ(plain.exit_code, 0) << plain.describe();
+  EXPECT_FALSE(contains(plain.out, "Projection")) << "no projection options, no projection";
+  const Outcome md = ckptbench({"report", run_.string(), "--markdown", "--mtbf-preset", "llama3-16k"});
+  ASSERT_EQ(md.exit_code, 0) << md.describe();
+  EXPECT_TRUE(contains(md.out, "## Projection to the full training job")) << md.out;
+  const Outcome bad = ckptbench({"report", run_.string(), "--nodes", "4"});
+  EXPECT_EQ(bad.exit_code, 2) << bad.describe();
+  EXPECT_TRUE(contains(bad.err, "--mtbf-hours H, or --mtbf-preset llama3-16k")) << bad.err;
+
+  const std::string browser = chromium();
+  if (browser.empty()) GTEST_SKIP() << "chromium is not installed (apt-get install chromium; ci/setup.sh lists it)";
+  const Outcome dom = render_page(browser, dir_ / "profile", html, "--dump-dom");
+  ASSERT_EQ(dom.exit_code, 0) << dom.describe();
+  for (const std::string& expected :
+       {std::string("Bandwidth per case"), std::string("Full-scale checkpoint cost"), std::string("<td class=\"n\">24.9 min*</td>"),
+        std::string("<td class=\"n\">93.4 min</td>"), std::string("<td class=\"n\">56.54%</td>"),
+        std::string("Waste against interval: -"), std::string("aria-label=\"waste against interval: -\""),
+        std::string("τ Daly = 93.4 min: waste 56.54%"), std::string("τ Young = 109 min")}) {
+    EXPECT_TRUE(contains(dom.out, expected)) << "the rendered DOM lacks " << expected;
+  }
+  EXPECT_FALSE(contains(dom.out, "<script")) << "no JavaScript";
 }
 
 TEST(LatencyCli, RecordedOnlyWhenOnAndShownInTheReport) {

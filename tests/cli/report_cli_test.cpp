@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/cli/headless_browser.hpp"
 #include "tests/integration/integration_support.hpp"
 
 namespace ckpt::integration {
@@ -91,24 +92,6 @@ TEST_F(ReportCli, CompareVerdictsAndFailOnSlower) {
   EXPECT_EQ(o.exit_code, 2) << o.describe();
 }
 
-// chromium's path, or "" when it is not installed.
-std::string chromium() {
-  const Outcome o = run_process({"/bin/sh", "-c", "command -v chromium || command -v chromium-browser"}, 10s);
-  std::string path = o.out.substr(0, o.out.find('\n'));
-  return o.exit_code == 0 ? path : "";
-}
-
-// Width and height from a PNG's IHDR chunk (0, 0 when it is not a PNG).
-std::pair<std::uint32_t, std::uint32_t> png_size(const std::string& png) {
-  if (png.size() < 24 || png.compare(1, 3, "PNG") != 0 || png.compare(12, 4, "IHDR") != 0) return {0, 0};
-  const auto be32 = [&](std::size_t at) {
-    std::uint32_t v = 0;
-    for (std::size_t i = 0; i < 4; ++i) v = v << 8 | static_cast<unsigned char>(png[at + i]);
-    return v;
-  };
-  return {be32(16), be32(20)};
-}
-
 TEST_F(ReportCli, HtmlRendersInHeadlessChromium) {
   const std::string browser = chromium();
   if (browser.empty()) GTEST_SKIP() << "chromium is not installed (apt-get install chromium; ci/setup.sh lists it)";
@@ -116,11 +99,7 @@ TEST_F(ReportCli, HtmlRendersInHeadlessChromium) {
   const Outcome made = ckptbench({"report", base_.string(), slower_.string(), "--baseline", "backend.threads=1", "--html", html.string()});
   ASSERT_EQ(made.exit_code, 0) << made.describe();
   const fs::path blank = dir_.write("blank.html", "<!DOCTYPE html><html><body></body></html>");
-  const auto render = [&](const fs::path& page, const std::string& what) {
-    return run_process({browser, "--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir=" + (dir_ / "profile").string(),
-                        "--window-size=1200,2000", what, "file://" + page.string()},
-                       90s);
-  };
+  const auto render = [&](const fs::path& page, const std::string& what) { return render_page(browser, dir_ / "profile", page, what); };
   const Outcome shot = render(html, "--screenshot=" + (dir_ / "report.png").string());
   ASSERT_EQ(shot.exit_code, 0) << shot.describe();
   const Outcome empty = render(blank, "--screenshot=" + (dir_ / "blank.png").string());

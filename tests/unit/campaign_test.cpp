@@ -79,6 +79,7 @@ TEST(Campaign, ConfigHoldsEveryKeyAsTheUserSeesIt) {
                  "coalesce_bytes": 0, "format": "raw", "max_shard_bytes": 5000000000},
     "backend": {"name": "posix", "direct": false, "sync": "fsync", "fallocate": false,
                 "threads": 1, "queue_depth": 1, "sqpoll": false, "direct_alignment": 4096,
+                "posix": {"throttle_percent": 0},
                 "mpiio": {"collective": false, "hints": {}},
                 "hdf5": {"collective": true, "collective_opt": "collective_io", "layout": "contiguous", "shapes": "scaled",
                          "alignment": 0,
@@ -112,7 +113,7 @@ alignment = "1 MiB"
                                       {"collective_metadata", "true"}, {"shapes", "scaled"},
                                       {"collective_opt", "collective_io"}};
   EXPECT_EQ(campaign.cases[1].backend_options, hdf5);
-  EXPECT_TRUE(campaign.cases[2].backend_options.empty());
+  EXPECT_EQ(campaign.cases[2].backend_options, (backends::BackendOptions{{"throttle_percent", "0"}}));  // its default
   EXPECT_EQ(campaign.cases[0].config["backend"]["mpiio"]["hints"],
             json::parse(R"({"romio_cb_write": "enable", "cb_nodes": "4"})"));
 }
@@ -367,8 +368,8 @@ TEST(Campaign, UnknownKeySuggestsTheClosestKeyOfItsTable) {
   EXPECT_EQ(message_of(kBase + "[cache]\nflavour = 1\n"),
             "c.toml:7: `cache.flavour`: unknown key ([cache] takes policy)");
   EXPECT_EQ(message_of(kBase + "[backend.uring]\nqdepth = 4\n"),
-            "c.toml:6: `backend.uring`: unknown backend table (backends with options: mpiio, hdf5, gds, skeleton; the "
-            "others take only [backend] keys)");
+            "c.toml:6: `backend.uring`: unknown backend table (backends with options: posix, mpiio, hdf5, gds, skeleton; "
+            "the others take only [backend] keys)");
 }
 
 TEST(Campaign, UnknownTableSuggestsTheClosestTable) {

@@ -42,7 +42,9 @@ GateResult gate_one(const Baseline& b, const std::vector<double>& write, const s
 
 TEST(GateVerdict, UnchangedPasses) {
   const GateResult r = gate_one(baseline_with(kSteady, kSteady), kSteady, kSteady);
-  ASSERT_EQ(r.rows.size(), 2u);
+  ASSERT_EQ(r.rows.size(), 3u);
+  EXPECT_EQ(r.rows[2].direction, "write+read");
+  EXPECT_EQ(r.rows[2].verdict, GateVerdict::passed);
   EXPECT_EQ(r.rows[0].verdict, GateVerdict::passed);
   EXPECT_EQ(r.rows[1].verdict, GateVerdict::passed);
   EXPECT_DOUBLE_EQ(r.rows[0].change, 0.0);
@@ -51,7 +53,11 @@ TEST(GateVerdict, UnchangedPasses) {
 
 TEST(GateVerdict, DropBeyondToleranceAndNoiseRegresses) {
   const GateResult r = gate_one(baseline_with(kSteady, kSteady), scaled(kSteady, 0.8), kSteady);
-  ASSERT_EQ(r.rows.size(), 2u);
+  ASSERT_EQ(r.rows.size(), 3u);
+  // write+read: each iteration's √(write × read) = √0.8 × its old value, −10.56 %: beyond 10 %.
+  EXPECT_EQ(r.rows[2].direction, "write+read");
+  EXPECT_NEAR(r.rows[2].change, std::sqrt(0.8) - 1, 1e-12);
+  EXPECT_EQ(r.rows[2].verdict, GateVerdict::regressed);
   EXPECT_EQ(r.rows[0].direction, "write");
   EXPECT_EQ(r.rows[0].verdict, GateVerdict::regressed);
   EXPECT_NEAR(r.rows[0].change, -0.2, 1e-12);
