@@ -17,7 +17,7 @@ mkdir -p "$out"
 run() {  # name, ckptbench arguments...
   local name=$1
   shift
-  "$bin" run "$config" --output "$out/$name" "$@" >/dev/null
+  "$bin" run "$config" --output "$out/$name" "$@" -q >/dev/null
   python3 - "$name" "$out/$name" <<'PY'
 import glob, json, sys
 name, folder = sys.argv[1], sys.argv[2]
