@@ -163,6 +163,7 @@ RestoreSpec restore_of(const CaseValues& v, const Case& c) {
     r.ranks.node = v.integer("restore.node");
   }
   r.read = v.text("restore.read") == "whole_items" ? ReshardRead::whole_items : ReshardRead::exact;
+  r.gap_bytes = static_cast<std::uint64_t>(v.integer("restore.gap_bytes"));
   const workloads::ParallelSpec& p = c.parallel;
   const workloads::ParallelSpec& q = r.parallel;
   r.reshard = q.tp != p.tp || q.pp != p.pp || q.dp != p.dp || q.ep != p.ep || q.zero_stage != p.zero_stage ||

@@ -221,6 +221,7 @@ std::vector<KeySpec> general_keys() {
                     .fallback = std::vector<std::int64_t>{}}),
       int_key("restore", "node", 0, 0),
       choice_key("restore", "read", "exact", {"exact", "whole_items"}),
+      size_key("restore", "gap_bytes", 0),
       // [measure] calibration: a plain write and read of each case's bytes before each iteration (ckptbench gate).
       fixed(bool_key("measure", "calibration", false)),
       // [measure]: per-request latency histograms (posix, uring); off so bandwidth runs pay nothing.

@@ -50,6 +50,7 @@ struct RestoreSpec {
   workloads::StateSpec state;
   RankSelection ranks;
   ReshardRead read = ReshardRead::exact;
+  std::uint64_t gap_bytes = 0;  // restore.gap_bytes: exact reads bridge file gaps up to this (read and dropped)
 };
 
 // One fully resolved case of a campaign: every value final, validated, immutable once built.

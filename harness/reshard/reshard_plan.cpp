@@ -75,13 +75,100 @@ std::int64_t first_uncovered(const std::vector<GlobalRun>& runs, std::vector<std
   return -1;
 }
 
-// Whether several overlaps follow each other in the stored piece (one file range).
-bool contiguous_in_file(const std::vector<Overlap>& overlaps) {
-  if (overlaps.size() < 2) return false;
-  for (std::size_t k = 1; k < overlaps.size(); ++k) {
-    if (overlaps[k].stored != overlaps[k - 1].stored + overlaps[k - 1].elements) return false;
+// Runs [first, last) of consecutive overlaps (in file order: intersect's order) whose gap in the
+// stored piece is at most `gap_bytes`.
+std::vector<std::pair<std::size_t, std::size_t>> gap_groups(const std::vector<Overlap>& overlaps, std::uint64_t eb,
+                                                            std::uint64_t gap_bytes) {
+  std::vector<std::pair<std::size_t, std::size_t>> groups;
+  std::size_t first = 0;
+  for (std::size_t k = 1; k <= overlaps.size(); ++k) {
+    if (k < overlaps.size()) {
+      const auto gap = static_cast<std::uint64_t>(overlaps[k].stored - overlaps[k - 1].stored - overlaps[k - 1].elements);
+      if (gap * eb <= gap_bytes) continue;
+    }
+    groups.emplace_back(first, k);
+    first = k;
   }
-  return true;
+  return groups;
+}
+
+// Scratch space after the shards, handed out aligned.
+class Scratch {
+ public:
+  Scratch(std::uint64_t start, std::uint64_t alignment) : end_(start), alignment_(alignment) {}
+  std::uint64_t place(std::uint64_t length) {
+    const std::uint64_t at = align_up(end_, alignment_);
+    end_ = at + length;
+    return at;
+  }
+  std::uint64_t end() const { return end_; }
+
+ private:
+  std::uint64_t end_;
+  std::uint64_t alignment_;
+};
+
+// read = exact: each group of overlaps (gap_groups) with more than one member is one read into
+// scratch, scattered by copies (the rows of a row-parallel half: one request instead of one per
+// row); a lone overlap is read in place. gap_bytes = 0 and overlaps that do not all follow each
+// other in the file: a request per overlap.
+void plan_exact(const std::vector<Overlap>& overlaps, const StoredPiece& piece, const NeededShard& need,
+                std::size_t file, std::uint64_t gap_bytes, Scratch& scratch, std::vector<ReadRequest>& requests,
+                std::vector<NarrowCopy>& copies) {
+  const auto eb = static_cast<std::uint64_t>(need.geometry.element_bytes);
+  const auto groups = gap_groups(overlaps, eb, gap_bytes);
+  const auto in_place = [&](const Overlap& o) {
+    requests.push_back({file, piece.file_offset + static_cast<std::uint64_t>(o.stored) * eb,
+                        need.memory_offset + static_cast<std::uint64_t>(o.needed) * eb,
+                        static_cast<std::uint64_t>(o.elements) * eb});
+  };
+  if (gap_bytes == 0 && groups.size() != 1) {
+    for (const Overlap& o : overlaps) in_place(o);
+    return;
+  }
+  for (const auto& [first, last] : groups) {
+    if (last - first == 1) {
+      in_place(overlaps[first]);
+      continue;
+    }
+    const Overlap& head = overlaps[first];
+    const Overlap& tail = overlaps[last - 1];
+    const auto length = static_cast<std::uint64_t>(tail.stored + tail.elements - head.stored) * eb;
+    const std::uint64_t at = scratch.place(length);
+    for (std::size_t k = first; k < last; ++k) {
+      copies.push_back({at + static_cast<std::uint64_t>(overlaps[k].stored - head.stored) * eb,
+                        need.memory_offset + static_cast<std::uint64_t>(overlaps[k].needed) * eb,
+                        static_cast<std::uint64_t>(overlaps[k].elements) * eb});
+    }
+    requests.push_back({file, piece.file_offset + static_cast<std::uint64_t>(head.stored) * eb, at, length});
+  }
+}
+
+// backend.direct: every request not aligned to `alignment` in file offset, length and memory
+// offset is read aligned outward into scratch. Its bytes reach their place by a copy (shard
+// destination) or by moving the copies that read the scratch region it replaces.
+void align_requests(RankReadPlan& plan, std::uint64_t alignment, Scratch& scratch) {
+  std::map<std::uint64_t, std::pair<std::uint64_t, std::uint64_t>> moved;  // old start -> (length, new start)
+  for (ReadRequest& r : plan.requests) {
+    if (r.file_offset % alignment == 0 && r.length % alignment == 0 && r.memory_offset % alignment == 0) continue;
+    const std::uint64_t lo = r.file_offset / alignment * alignment;
+    const std::uint64_t length = align_up(r.file_offset + r.length, alignment) - lo;
+    const std::uint64_t at = scratch.place(length);
+    const std::uint64_t data = at + (r.file_offset - lo);
+    if (r.memory_offset >= plan.scratch_offset) {
+      moved[r.memory_offset] = {r.length, data};
+    } else {
+      plan.copies.push_back({data, r.memory_offset, r.length});
+    }
+    r = {r.file, lo, at, length};
+  }
+  if (moved.empty()) return;
+  for (NarrowCopy& c : plan.copies) {
+    auto it = moved.upper_bound(c.from);
+    if (it == moved.begin()) continue;
+    --it;
+    if (c.from < it->first + it->second.first) c.from = it->second.second + (c.from - it->first);
+  }
 }
 
 // Merges requests that continue each other in the file and in memory.
@@ -130,8 +217,8 @@ std::vector<Overlap> intersect(const ShardGeometry& needed, const ShardGeometry&
 }
 
 RankReadPlan plan_rank_reads(const std::vector<NeededShard>& needed, const StoredPieces& stored, ReshardRead mode,
-                             std::uint64_t shards_bytes, std::uint64_t alignment) {
-  const std::uint64_t align = std::max<std::uint64_t>(1, alignment);
+                             std::uint64_t shards_bytes, std::uint64_t alignment, const ReadShaping& shaping) {
+  const std::uint64_t align = std::max<std::uint64_t>({1, alignment, shaping.direct_alignment});
   RankReadPlan plan;
   std::map<std::string, std::size_t> file_index;
   const auto file_of = [&](const std::string& file) {
@@ -140,7 +227,7 @@ RankReadPlan plan_rank_reads(const std::vector<NeededShard>& needed, const Store
     return it->second;
   };
   plan.scratch_offset = align_up(shards_bytes, align);
-  std::uint64_t scratch_end = plan.scratch_offset;
+  Scratch scratch(plan.scratch_offset, align);
   std::map<const StoredPiece*, std::uint64_t> scratch_of;  // whole_items: each stored piece read once
   std::vector<ReadRequest> requests;
   for (std::size_t index = 0; index < needed.size(); ++index) {
@@ -172,8 +259,7 @@ RankReadPlan plan_rank_reads(const std::vector<NeededShard>& needed, const Store
       if (mode == ReshardRead::whole_items) {
         const auto [it, first] = scratch_of.try_emplace(&piece, 0);
         if (first) {
-          it->second = align_up(scratch_end, align);
-          scratch_end = it->second + piece.geometry.bytes();
+          it->second = scratch.place(piece.geometry.bytes());
           requests.push_back({file, piece.file_offset, it->second, piece.geometry.bytes()});
         }
         for (const Overlap& o : overlaps) {
@@ -181,24 +267,8 @@ RankReadPlan plan_rank_reads(const std::vector<NeededShard>& needed, const Store
                                  need.memory_offset + static_cast<std::uint64_t>(o.needed) * eb,
                                  static_cast<std::uint64_t>(o.elements) * eb});
         }
-      } else if (contiguous_in_file(overlaps)) {
-        // Strided in memory only (the rows of a row-parallel half): one read of exactly those
-        // bytes into scratch, scattered by copies, instead of a request per row.
-        const std::uint64_t at = align_up(scratch_end, align);
-        std::uint64_t length = 0;
-        for (const Overlap& o : overlaps) {
-          plan.copies.push_back({at + length, need.memory_offset + static_cast<std::uint64_t>(o.needed) * eb,
-                                 static_cast<std::uint64_t>(o.elements) * eb});
-          length += static_cast<std::uint64_t>(o.elements) * eb;
-        }
-        scratch_end = at + length;
-        requests.push_back({file, piece.file_offset + static_cast<std::uint64_t>(overlaps.front().stored) * eb, at, length});
       } else {
-        for (const Overlap& o : overlaps) {
-          requests.push_back({file, piece.file_offset + static_cast<std::uint64_t>(o.stored) * eb,
-                              need.memory_offset + static_cast<std::uint64_t>(o.needed) * eb,
-                              static_cast<std::uint64_t>(o.elements) * eb});
-        }
+        plan_exact(overlaps, piece, need, file, shaping.gap_bytes, scratch, requests, plan.copies);
       }
     }
     const std::size_t padding_before = plan.padding.size();
@@ -217,8 +287,14 @@ RankReadPlan plan_rank_reads(const std::vector<NeededShard>& needed, const Store
     plan.bytes_needed += need.geometry.bytes() - padding;
   }
   plan.requests = coalesce(std::move(requests));
+  if (shaping.direct_alignment > 1) {
+    align_requests(plan, shaping.direct_alignment, scratch);
+    std::stable_sort(plan.requests.begin(), plan.requests.end(), [](const ReadRequest& a, const ReadRequest& b) {
+      return std::tie(a.file, a.file_offset) < std::tie(b.file, b.file_offset);
+    });
+  }
   for (const ReadRequest& r : plan.requests) plan.bytes_read += r.length;
-  plan.buffer_bytes = align_up(scratch_end, align);
+  plan.buffer_bytes = align_up(scratch.end(), align);
   return plan;
 }
 

@@ -91,11 +91,25 @@ struct RankReadPlan {
 // The stored pieces of a checkpoint, by (state, tensor name).
 using StoredPieces = std::map<std::pair<workloads::StateKind, std::string>, std::vector<StoredPiece>>;
 
+// How the exact reads are shaped (additive to plan_rank_reads; the defaults plan as before).
+struct ReadShaping {
+  // restore.gap_bytes: overlaps of one needed shard with one stored piece whose gap in the file is
+  // at most this many bytes are one request into scratch, gaps included (read and dropped,
+  // counted in bytes_read as amplification), scattered by copies: the strided half rows of a
+  // row-parallel tensor become one read. 0: only overlaps that follow each other in the file.
+  std::uint64_t gap_bytes = 0;
+  // backend.direct: every request's file offset, length and memory offset a multiple of this;
+  // a request that is not is read aligned outward into scratch and its bytes copied out (the
+  // extra bytes count as read). 0: no alignment.
+  std::uint64_t direct_alignment = 0;
+};
+
 // Plans the reads of `needed` (placed in a buffer of `shards_bytes`, scratch after it aligned to
 // `alignment`). Throws std::runtime_error naming the tensor, the global element and the fix when
 // a needed element is stored nowhere, a stored piece could not be shrunk exactly (model.scale),
 // or the shapes differ beyond the leading dimension.
 RankReadPlan plan_rank_reads(const std::vector<NeededShard>& needed, const StoredPieces& stored,
-                             ReshardRead mode, std::uint64_t shards_bytes, std::uint64_t alignment);
+                             ReshardRead mode, std::uint64_t shards_bytes, std::uint64_t alignment,
+                             const ReadShaping& shaping = {});
 
 }  // namespace ckpt::harness

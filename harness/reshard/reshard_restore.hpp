@@ -24,8 +24,8 @@ class ReshardError : public std::runtime_error {
 std::vector<std::int64_t> restore_selected_ranks(const Case& c);
 
 // Plans the resharding restore of `ranks` (of the restore's layout) from `manifest` in `dir`.
-// Throws ReshardError naming the key when the case cannot reshard (backend, direct I/O, phase) or
-// what plan_rank_reads refuses.
+// Throws ReshardError naming the key when the case cannot reshard (backend, phase, a stored file
+// that does not end on a whole block under backend.direct) or what plan_rank_reads refuses.
 std::vector<RankPlan> reshard_plans(const nlohmann::json& manifest, const Case& c,
                                     const std::vector<std::int64_t>& ranks, const std::filesystem::path& dir);
 

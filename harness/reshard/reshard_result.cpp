@@ -19,12 +19,17 @@ std::string layout_text(const workloads::ParallelSpec& p) {
 void CaseExecution::record_reshard(const std::vector<RankPlan>& plans) {
   nlohmann::json mine = nlohmann::json::array();
   for (const RankPlan& p : plans) {
-    mine.push_back({p.reshard.bytes_needed, p.reshard.bytes_read, p.reshard.padding_bytes, p.reshard.requests.size()});
+    std::uint64_t copied = 0;
+    for (const NarrowCopy& copy : p.reshard.copies) copied += copy.length;
+    mine.push_back(
+        {p.reshard.bytes_needed, p.reshard.bytes_read, p.reshard.padding_bytes, p.reshard.requests.size(), copied});
   }
   ReshardSummary s;
   s.from = layout_text(c_.parallel);
   s.to = layout_text(c_.restore.parallel) + (c_.restore.state.scope != c_.state.scope ? " (weights)" : "");
   s.read = c_.restore.read == ReshardRead::whole_items ? "whole_items" : "exact";
+  s.gap_bytes = c_.restore.gap_bytes;
+  s.direct_alignment = c_.io.direct ? c_.io.direct_alignment : 0;
   std::vector<double> bytes_read, requests;
   for (const std::string& text : comm_.gather(mine.dump())) {
     for (const auto& rank : nlohmann::json::parse(text)) {
@@ -32,6 +37,7 @@ void CaseExecution::record_reshard(const std::vector<RankPlan>& plans) {
       s.bytes_read += rank[1].get<std::uint64_t>();
       s.padding_bytes += rank[2].get<std::uint64_t>();
       s.requests += rank[3].get<std::uint64_t>();
+      s.copied_bytes += rank[4].get<std::uint64_t>();
       bytes_read.push_back(rank[1].get<double>());
       requests.push_back(rank[3].get<double>());
     }

@@ -165,6 +165,9 @@ nlohmann::json to_json(const CaseResult& r) {
                     {"amplification", s.amplification()},
                     {"padding_bytes", s.padding_bytes},
                     {"requests", s.requests},
+                    {"copied_bytes", s.copied_bytes},
+                    {"gap_bytes", s.gap_bytes},
+                    {"direct_alignment", s.direct_alignment},
                     {"per_rank_bytes_read", spread_json(s.rank_bytes_read)},
                     {"per_rank_requests", spread_json(s.rank_requests)}};
   }

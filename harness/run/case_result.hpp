@@ -64,6 +64,9 @@ struct ReshardSummary {
   std::uint64_t bytes_read = 0;     // bytes the reads moved (exact: = needed)
   std::uint64_t padding_bytes = 0;  // restored vocabulary padding the checkpoint does not store (not read)
   std::uint64_t requests = 0;       // read requests after coalescing (before chunk_bytes splits)
+  std::uint64_t copied_bytes = 0;   // bytes copied out of scratch after the reads (timed with them)
+  std::uint64_t gap_bytes = 0;      // restore.gap_bytes
+  std::uint64_t direct_alignment = 0;  // backend.direct_alignment when backend.direct, else 0
   Spread rank_bytes_read;           // per emulated rank
   Spread rank_requests;
   double amplification() const { return bytes_needed > 0 ? static_cast<double>(bytes_read) / static_cast<double>(bytes_needed) : 0; }

@@ -115,6 +115,43 @@ TEST_F(ReshardRun, FourWritersRestoreVerifiedOnTwoAndThreeProcessesUnderOtherLay
   EXPECT_EQ(r3.at("bytes_per_checkpoint").get<std::uint64_t>(), checkpoint_bytes);
 }
 
+TEST_F(ReshardRun, DirectReadsAndGapCoalescingVerifyWithTheirBytesCounted) {
+  // Written and restored with O_DIRECT (4096-byte blocks); TP 4 -> TP 8 × PP 1 on 2 processes.
+  const std::string direct = "[backend]\ndirect = true\n";
+  const Outcome written = run(4, campaign("direct", direct), dir_ / "written", "checkpoint");
+  ASSERT_EQ(written.exit_code, 0) << written.describe();
+  const auto plain_outcome = run(2, campaign("direct", direct + "[restore]\ntp = 8\npp = 1\n"), dir_ / "plain", "restore");
+  ASSERT_EQ(plain_outcome.exit_code, 0) << plain_outcome.describe();
+  const auto plain = read_results(dir_ / "plain").at(0);
+  EXPECT_EQ(plain.at("status"), "ok") << plain.at("error");
+  EXPECT_EQ(plain.at("verified"), true);
+  const auto& p = plain.at("reshard");
+  const auto needed = p.at("bytes_needed").get<std::uint64_t>();
+  const auto read = p.at("bytes_read").get<std::uint64_t>();
+  const auto requests = p.at("requests").get<std::uint64_t>();
+  EXPECT_EQ(p.at("direct_alignment").get<std::uint64_t>(), 4096u);
+  EXPECT_EQ(read % 4096, 0u) << "every request is whole blocks";
+  EXPECT_GE(read, needed);
+  EXPECT_LT(read, needed + requests * 2 * 4096) << "each request grows by less than a block at either end";
+  EXPECT_GT(p.at("copied_bytes").get<std::uint64_t>(), 0u);
+
+  // Bridging every gap of the strided row-parallel halves: fewer requests; under O_DIRECT also
+  // fewer bytes, as each half row no longer costs its own whole blocks.
+  const auto gap_outcome =
+      run(2, campaign("direct", direct + "[restore]\ntp = 8\npp = 1\ngap_bytes = \"1 MiB\"\n"), dir_ / "gap", "restore");
+  ASSERT_EQ(gap_outcome.exit_code, 0) << gap_outcome.describe();
+  const auto gap = read_results(dir_ / "gap").at(0);
+  EXPECT_EQ(gap.at("status"), "ok") << gap.at("error");
+  EXPECT_EQ(gap.at("verified"), true);
+  const auto& g = gap.at("reshard");
+  EXPECT_EQ(g.at("bytes_needed").get<std::uint64_t>(), needed);
+  EXPECT_EQ(g.at("gap_bytes").get<std::uint64_t>(), 1u << 20);
+  EXPECT_LT(g.at("requests").get<std::uint64_t>(), requests);
+  EXPECT_LT(g.at("bytes_read").get<std::uint64_t>(), read);
+  EXPECT_GE(g.at("bytes_read").get<std::uint64_t>(), needed);
+  EXPECT_EQ(g.at("bytes_read").get<std::uint64_t>() % 4096, 0u);
+}
+
 TEST_F(ReshardRun, FlippedByteIsNamedByTensorAndGlobalIndexAfterResharding) {
   const fs::path kept = write_checkpoint();
   ASSERT_FALSE(kept.empty());

@@ -1,8 +1,10 @@
 // The resharding planner against a brute-force oracle: over random pairs of parallel grids, every
 // needed element is read exactly once, from where the writer put it, and bytes read are exactly
-// the needed bytes (exact) or the whole stored pieces touched (whole_items).
+// the needed bytes plus the file gaps restore.gap_bytes bridges (exact) or the whole stored pieces
+// touched (whole_items); under backend.direct every request is aligned.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <random>
 #include <set>
@@ -110,17 +112,45 @@ std::vector<Source> execute(const RankReadPlan& plan, const Stored& stored) {
   return memory;
 }
 
-void check_pair(const Layout& writer, const Layout& reader, std::int64_t scale, ReshardRead mode) {
+// How often the requests of `plan` read each byte of each file.
+std::map<std::int64_t, std::vector<int>> file_byte_reads(const RankReadPlan& plan, const Stored& stored) {
+  std::map<std::int64_t, std::vector<int>> reads;
+  for (const ReadRequest& r : plan.requests) {
+    std::vector<int>& counts = reads[stored.file_ids.at(plan.files.at(r.file))];
+    if (counts.size() < r.file_offset + r.length) counts.resize(r.file_offset + r.length);
+    for (std::uint64_t b = 0; b < r.length; ++b) ++counts[r.file_offset + b];
+  }
+  return reads;
+}
+
+// The file gaps of at most `gap_bytes` between the needed elements of one shard in one stored
+// piece (`stored_elements`: their indices in the piece): what gap coalescing reads and drops.
+std::uint64_t bridged_gap_bytes(std::vector<std::int64_t> stored_elements, std::int64_t element_bytes,
+                                std::uint64_t gap_bytes) {
+  std::sort(stored_elements.begin(), stored_elements.end());
+  std::uint64_t bridged = 0;
+  for (std::size_t k = 1; k < stored_elements.size(); ++k) {
+    const auto gap = static_cast<std::uint64_t>((stored_elements[k] - stored_elements[k - 1] - 1) * element_bytes);
+    if (gap > 0 && gap <= gap_bytes) bridged += gap;
+  }
+  return bridged;
+}
+
+void check_pair(const Layout& writer, const Layout& reader, std::int64_t scale, ReshardRead mode,
+                const ReadShaping& shaping = {}) {
   const Stored stored = store(writer, scale);
   for (std::int64_t rank = 0; rank < reader.world_size(); ++rank) {
     std::uint64_t shards_bytes = 0;
     const std::vector<NeededShard> needed = needed_of(reader, rank, scale, shards_bytes);
-    const RankReadPlan plan = plan_rank_reads(needed, stored.pieces, mode, shards_bytes, 16);
+    const RankReadPlan plan = plan_rank_reads(needed, stored.pieces, mode, shards_bytes, 16, shaping);
     const std::vector<Source> memory = execute(plan, stored);
+    const auto reads = file_byte_reads(plan, stored);
     std::uint64_t needed_bytes = 0;
     std::uint64_t padding_bytes = 0;
+    std::uint64_t gap_bytes = 0;
     std::set<const StoredPiece*> touched;
     for (const NeededShard& n : needed) {
+      std::map<const StoredPiece*, std::vector<std::int64_t>> from_piece;
       const auto& where = stored.where.at({n.state, n.name});
       const std::int64_t eb = n.geometry.element_bytes;
       for (std::int64_t k = 0; k < n.geometry.elements(); ++k) {
@@ -131,13 +161,22 @@ void check_pair(const Layout& writer, const Layout& reader, std::int64_t scale, 
           ASSERT_EQ(memory[at].file, -1) << n.name << " padding read";
           continue;
         }
-        touched.insert(found->second.second);
+        const StoredPiece* piece = found->second.second;
+        touched.insert(piece);
+        from_piece[piece].push_back((found->second.first.offset - static_cast<std::int64_t>(piece->file_offset)) / eb);
         needed_bytes += static_cast<std::uint64_t>(eb);
         for (std::int64_t b = 0; b < eb; ++b) {
           const Source want{found->second.first.file, found->second.first.offset + b};
           ASSERT_EQ(memory[at + static_cast<std::uint64_t>(b)], want)
               << n.name << " element " << k << " of rank " << rank;
+          if (mode == ReshardRead::exact && shaping.direct_alignment == 0) {
+            ASSERT_EQ(reads.at(want.file).at(static_cast<std::size_t>(want.offset)), 1)
+                << n.name << " element " << k << " of rank " << rank << ": a needed byte read more than once";
+          }
         }
+      }
+      for (const auto& [piece, elements] : from_piece) {
+        gap_bytes += bridged_gap_bytes(elements, n.geometry.element_bytes, shaping.gap_bytes);
       }
     }
     EXPECT_EQ(plan.bytes_needed, needed_bytes);
@@ -145,8 +184,27 @@ void check_pair(const Layout& writer, const Layout& reader, std::int64_t scale, 
     std::uint64_t padding_listed = 0;
     for (const PaddingRun& p : plan.padding) padding_listed += p.bytes;
     EXPECT_EQ(padding_listed, padding_bytes);
-    if (mode == ReshardRead::exact) {
-      EXPECT_EQ(plan.bytes_read, needed_bytes) << "exact reads read what is needed, no more";
+    if (shaping.direct_alignment > 0) {
+      std::uint64_t total = 0;
+      for (const ReadRequest& r : plan.requests) {
+        EXPECT_EQ(r.file_offset % shaping.direct_alignment, 0u);
+        EXPECT_EQ(r.length % shaping.direct_alignment, 0u);
+        EXPECT_EQ(r.memory_offset % shaping.direct_alignment, 0u);
+        total += r.length;
+      }
+      EXPECT_EQ(plan.bytes_read, total);
+      EXPECT_GE(plan.bytes_read, needed_bytes + gap_bytes);
+    } else if (mode == ReshardRead::exact) {
+      EXPECT_EQ(plan.bytes_read, needed_bytes + gap_bytes)
+          << "exact reads read what is needed and the gaps restore.gap_bytes bridges, no more";
+      std::uint64_t read_once = 0;
+      for (const auto& [file, counts] : reads) {
+        for (const int count : counts) {
+          EXPECT_LE(count, 1) << "file " << file << ": a byte read twice";
+          read_once += count == 1 ? 1 : 0;
+        }
+      }
+      EXPECT_EQ(read_once, needed_bytes + gap_bytes);
     } else {
       std::uint64_t whole = 0;
       for (const StoredPiece* p : touched) whole += p->geometry.bytes();
@@ -210,7 +268,15 @@ TEST(ReshardPlan, MatchesTheBruteForceOracleOverRandomGridPairs) {
                  std::to_string(a.dp) + "/" + std::to_string(a.ep) + "/" + std::to_string(a.zero_stage) + " -> " +
                  std::to_string(b.tp) + "/" + std::to_string(b.pp) + "/" + std::to_string(b.dp) + "/" +
                  std::to_string(b.ep) + "/" + std::to_string(b.zero_stage));
-    check_pair(writer, reader, 1, trial % 2 == 0 ? ReshardRead::exact : ReshardRead::whole_items);
+    // Exact trials bridge no gap, small gaps or every gap; every third pair of trials reads
+    // with O_DIRECT alignment.
+    ReadShaping shaping;
+    constexpr std::uint64_t kGaps[] = {0, 48, 1u << 20};
+    if (trial % 2 == 0) shaping.gap_bytes = kGaps[(trial / 2) % 3];
+    if ((trial / 2) % 3 == 1) shaping.direct_alignment = 32;
+    SCOPED_TRACE("gap_bytes " + std::to_string(shaping.gap_bytes) + ", direct_alignment " +
+                 std::to_string(shaping.direct_alignment));
+    check_pair(writer, reader, 1, trial % 2 == 0 ? ReshardRead::exact : ReshardRead::whole_items, shaping);
     if (HasFatalFailure()) return;
     ++pairs;
   }
@@ -278,6 +344,73 @@ TEST(ReshardPlan, TwoTensorParallelChunksOfOneStageAreTwoWholeItemsWithoutAmplif
   }
   EXPECT_GT(whole_back, exact_back);
   EXPECT_LE(whole_back, 2 * exact_back);
+}
+
+// TP1 -> TP2 of a row-parallel [4, 8] bf16 tensor stored at byte 100: rank 0 needs the first
+// half of each row, 8 bytes every 16.
+struct RowHalves {
+  StoredPieces stored;
+  std::vector<NeededShard> needed;
+  RowHalves() {
+    ShardGeometry whole{{4, 8}, {0, 0}, {4, 8}, 0, 32, 2, true};
+    stored[{StateKind::weight, "w"}].push_back({"f", 100, whole});
+    ShardGeometry half{{4, 8}, {0, 0}, {4, 4}, 0, 16, 2, true};
+    needed.push_back({"w", StateKind::weight, half, 0});
+  }
+  RankReadPlan plan(std::uint64_t gap_bytes, std::uint64_t direct_alignment) const {
+    return plan_rank_reads(needed, stored, ReshardRead::exact, 32, 16, {gap_bytes, direct_alignment});
+  }
+};
+
+std::vector<std::uint64_t> offsets_and_lengths(const RankReadPlan& plan) {
+  std::vector<std::uint64_t> out;
+  for (const ReadRequest& r : plan.requests) {
+    out.push_back(r.file_offset);
+    out.push_back(r.memory_offset);
+    out.push_back(r.length);
+  }
+  return out;
+}
+
+TEST(ReshardPlan, GapBytesReadTheStridedHalvesOfARowParallelTensorAsOneRequest) {
+  const RowHalves t;
+  const RankReadPlan per_row = t.plan(0, 0);
+  EXPECT_EQ(offsets_and_lengths(per_row), (std::vector<std::uint64_t>{100, 0, 8, 116, 8, 8, 132, 16, 8, 148, 24, 8}));
+  EXPECT_EQ(per_row.bytes_read, 32u);
+  EXPECT_TRUE(per_row.copies.empty());
+  const RankReadPlan small_gap = t.plan(7, 0);  // the 8-byte gaps stay
+  EXPECT_EQ(small_gap.requests.size(), 4u);
+  const RankReadPlan bridged = t.plan(8, 0);
+  EXPECT_EQ(offsets_and_lengths(bridged), (std::vector<std::uint64_t>{100, 32, 56}));  // into scratch at 32
+  EXPECT_EQ(bridged.bytes_needed, 32u);
+  EXPECT_EQ(bridged.bytes_read, 56u) << "3 gaps of 8 bytes read and dropped: amplification 1.75";
+  ASSERT_EQ(bridged.copies.size(), 4u);
+  EXPECT_EQ(bridged.copies[3].from, 32u + 48u);
+  EXPECT_EQ(bridged.copies[3].to, 24u);
+  EXPECT_EQ(bridged.buffer_bytes, 96u);
+}
+
+TEST(ReshardPlan, DirectReadsAlignEachRequestOutwardIntoScratch) {
+  const RowHalves t;
+  // Per row: each 8-byte half read as the 64-byte block holding it.
+  const RankReadPlan per_row = t.plan(0, 64);
+  EXPECT_EQ(offsets_and_lengths(per_row),
+            (std::vector<std::uint64_t>{64, 64, 64, 64, 128, 64, 128, 192, 64, 128, 256, 64}));
+  EXPECT_EQ(per_row.bytes_read, 256u);
+  ASSERT_EQ(per_row.copies.size(), 4u);
+  EXPECT_EQ(per_row.copies[0].from, 64u + 36u);  // byte 100 is byte 36 of block [64, 128)
+  EXPECT_EQ(per_row.copies[0].to, 0u);
+  EXPECT_EQ(per_row.copies[3].from, 256u + 20u);
+  // Bridged: bytes [100, 156) aligned out to [64, 192), the copies out of the old scratch moved.
+  const RankReadPlan bridged = t.plan(8, 64);
+  EXPECT_EQ(offsets_and_lengths(bridged), (std::vector<std::uint64_t>{64, 128, 128}));
+  EXPECT_EQ(bridged.bytes_read, 128u);
+  EXPECT_EQ(bridged.bytes_needed, 32u);
+  ASSERT_EQ(bridged.copies.size(), 4u);
+  EXPECT_EQ(bridged.copies[0].from, 128u + 36u);
+  EXPECT_EQ(bridged.copies[1].from, 128u + 36u + 16u);
+  EXPECT_EQ(bridged.copies[1].to, 8u);
+  EXPECT_EQ(bridged.buffer_bytes, 256u);
 }
 
 TEST(ReshardPlan, RefusesStateTheCheckpointNeverStored) {
