@@ -60,6 +60,9 @@ struct RestoreSpec {
 struct LoadSpec {
   LoadSettings settings;  // load.method, threads, direct, chunk_bytes, pool_bytes (defaults: LoadSettings)
   RestoreSpec inference;
+  // The case whose directory holds the checkpoint to load: the first case of the campaign that
+  // differs from this one in [load] keys only, so that a sweep over load.* loads one checkpoint.
+  std::int64_t source_index = 0;
 };
 
 // One fully resolved case of a campaign: every value final, validated, immutable once built.

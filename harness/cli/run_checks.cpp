@@ -8,6 +8,7 @@
 
 #include "backends/registry.hpp"
 #include "harness/engine/engine_checks.hpp"
+#include "harness/load/load_plan.hpp"
 #include "harness/run/manifest.hpp"
 #include "harness/reshard/reshard_restore.hpp"
 #include "harness/run/process_buffer.hpp"
@@ -85,7 +86,7 @@ CaseCheck check_case(const Case& c, PhaseSelection phase, int processes,
   nlohmann::json manifest;
   bool have_manifest = false;
   if (phase == PhaseSelection::restore || phase == PhaseSelection::load) {
-    const auto problem = find_restorable_checkpoint(c, dir, manifest);
+    const auto problem = find_restorable_checkpoint(phase == PhaseSelection::load ? load_source(c) : c, dir, manifest);
     have_manifest = !problem;
     note(problem);
     note(lock_problem(c));  // a keeping run on this case, which may retire what would be restored

@@ -6,6 +6,12 @@
 
 namespace ckpt::harness {
 
+Case load_source(const Case& c) {
+  Case source = c;
+  source.index = c.load.source_index;
+  return source;
+}
+
 std::vector<std::int64_t> inference_ranks(const Case& c) {
   std::vector<std::int64_t> ranks(static_cast<std::size_t>(c.load.inference.parallel.world_size()));
   std::iota(ranks.begin(), ranks.end(), std::int64_t{0});

@@ -16,6 +16,10 @@
 
 namespace ckpt::harness {
 
+// The case as it wrote the checkpoint the load phase reads: its index is load.source_index (the
+// first case that differs in [load] keys only), so its case directory holds that checkpoint.
+Case load_source(const Case& c);
+
 // Every rank of the case's inference layout: 0 .. load TP - 1.
 std::vector<std::int64_t> inference_ranks(const Case& c);
 

@@ -30,7 +30,8 @@ void CaseExecution::prepare_load() {
   lock_case();
   fs::path dir;
   nlohmann::json manifest;
-  std::string problem = find_restorable_checkpoint(c_, dir, manifest).value_or("");
+  const Case source = load_source(c_);  // a sweep over load.* loads the first such case's checkpoint
+  std::string problem = find_restorable_checkpoint(source, dir, manifest).value_or("");
   if (const auto& p = comm_.first_problem(problem); !p.empty()) throw SetupError(p);
   planned_dir_ = dir;
   ProcessPlans plans;
@@ -40,7 +41,7 @@ void CaseExecution::prepare_load() {
     problem = fmt::format("load.tp = {}: {}", c_.load.inference.parallel.tp, e.what());
   } catch (const std::exception& e) {
     problem = fmt::format("{}: damaged manifest: {} — {}", (dir / kManifestName).string(), e.what(),
-                          damaged_checkpoint_advice(c_, dir));
+                          damaged_checkpoint_advice(source, dir));
   }
   if (const std::string first = comm_.first_problem(problem); !first.empty()) throw SetupError(first);
   check_memory(plans.buffer_bytes());
@@ -54,8 +55,8 @@ void CaseExecution::prepare_load() {
 }
 
 // One load of every inference rank's slices: caches per cache.policy, the buffer zeroed (the
-// vocabulary padding of another TP written, as a server pads), then from a barrier the loader's
-// reads and copies, then the scatter of strided rows, then verification (not timed).
+// vocabulary padding of another TP written, as a server pads), then after a barrier the loader's
+// reads and copies and the scatter of strided rows (timed), then verification (not timed).
 bool CaseExecution::load_iteration(int, std::vector<IterationTiming>* timings) {
   auto start = Clock::now();
   result_.cache_policy_applied = comm_.broadcast(apply_cache_policy(c_.cache, [this] {
@@ -76,16 +77,20 @@ bool CaseExecution::load_iteration(int, std::vector<IterationTiming>* timings) {
   start = Clock::now();
   ProcessSample sample;
   try {
+    // The loader's own clock: from its first open to the last byte in place (its chunk pool is
+    // allocated and touched before it), then the scatter of strided rows.
     if (!ranges.empty()) {
       const LoadTiming t = load_files(ranges, read_buffer_.memory(), c_.load.settings, pool_space);
       load_pool_chunks_ = t.pool_chunks;
       sample.copy_seconds = t.copy_seconds;
+      sample.seconds = t.seconds;
     }
+    const auto scatter = Clock::now();
     apply_reshard_copies(read_plans_, offsets, read_buffer_.memory());
+    sample.seconds += seconds_since(scatter);
   } catch (const std::exception& e) {
     sample.error = e.what();
   }
-  sample.seconds = seconds_since(start);
   const IterationTiming timing = gather_timing(sample, comm_);
   charge("load", start);
   if (!comm_.all(sample.error.empty())) {

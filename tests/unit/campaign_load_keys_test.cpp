@@ -2,6 +2,8 @@
 // (LoadSettings), a sweep over load.method, the inference layout, and one clear error per bad value.
 #include "tests/unit/campaign_test_support.hpp"
 
+#include <set>
+
 namespace ckpt::harness {
 namespace {
 
@@ -55,6 +57,29 @@ TEST(CampaignLoad, BadValuesNameTheirKeys) {
   }
   EXPECT_EQ(error_of(kBase + "[load]\nmethod = \"foo\"\n").key(), "load.method");
   EXPECT_EQ(error_of(kBase + "[load]\ntp = 3\n").key(), "load.tp");
+}
+
+}  // namespace
+}  // namespace ckpt::harness
+
+namespace ckpt::harness {
+namespace {
+
+using namespace campaign_test;
+
+// A sweep over load.* loads one checkpoint: the first case that differs in [load] keys only.
+TEST(CampaignLoad, CasesDifferingInLoadKeysOnlyLoadTheFirstOnesCheckpoint) {
+  const Campaign c = parse(kBase + "[strategy]\nmapping = [\"file_per_rank\", \"shared_file\"]\n"
+                                   "[load]\nmethod = [\"pipelined\", \"mmap\", \"read\"]\n");
+  ASSERT_EQ(c.cases.size(), 6u);
+  for (const Case& k : c.cases) {
+    const auto first = std::find_if(c.cases.begin(), c.cases.end(), [&k](const Case& o) { return o.mapping == k.mapping; });
+    EXPECT_EQ(k.load.source_index, first->index) << "case " << k.index;
+  }
+  std::set<std::int64_t> sources;
+  for (const Case& k : c.cases) sources.insert(k.load.source_index);
+  EXPECT_EQ(sources.size(), 2u);  // one checkpoint per mapping
+  EXPECT_EQ(parse(kBase).cases.at(0).load.source_index, 0);
 }
 
 }  // namespace
