@@ -18,7 +18,8 @@
 #                (staged through pinned host buffers) and through gds (compatibility mode)
 #   engines      the same state in a training loop with training.compute = "gpu" (the busy
 #                kernel beside the copies): engine async and lazy over posix
-#   load_cuda    ckptbench load --memory cuda --method pipelined of a safetensors checkpoint
+#   load_cuda    ckptbench load --memory cuda --method pipelined of a safetensors checkpoint, then
+#                ckptbench run --phase load of it into device memory at inference TP 2
 #   memory_bench D2H/H2D staging against plain cudaMemcpy, when a memory benchmark was built
 # The whole check stays under 8 minutes: a step that would overrun is cut short or skipped.
 set -uo pipefail  # no -e: a failing step is recorded, and the next one runs
@@ -180,7 +181,9 @@ fi
 # load_cuda: inference weight loading into device memory: configs/device-check.toml's weights
 # written once as safetensors from host memory (kept), then `ckptbench load` pipelined (4 O_DIRECT
 # readers, 32 MiB chunks through pinned memory, each chunk's host -> device copy overlapping the
-# next reads), verified by device kernels, three loads.
+# next reads), verified by device kernels, three loads; then the campaign phase (--phase load)
+# of the same checkpoint into device memory at inference TP 2 (two ranks' slices, planned from
+# the manifest), pipelined with O_DIRECT, two timed loads, each verified.
 load_cuda() {
   local target="${CKPT_DEVICE_TARGET:-/tmp/ckptbench-device-check}-load"
   "$bin/ckptbench" run "$root/configs/device-check.toml" --output "$out/results-load" -q \
@@ -189,6 +192,12 @@ load_cuda() {
   local case_dir="$target/device-check/case-0000"
   "$bin/ckptbench" load "$case_dir/$(cat "$case_dir/latest")" --memory cuda --method pipelined --direct --repeat 3
   local rc=$?
+  if [ "$rc" -eq 0 ]; then
+    "$bin/ckptbench" run "$root/configs/device-check.toml" --output "$out/results-load" --phase load \
+      --set "campaign.target=$target" --set backend.name=posix --set strategy.format=safetensors --set memory.space=cuda \
+      --set load.method=pipelined --set load.direct=true --set load.tp=2
+    rc=$?
+  fi
   rm -rf "$target"
   return "$rc"
 }

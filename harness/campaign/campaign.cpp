@@ -68,6 +68,15 @@ Campaign expand(const schema::Settings& settings, const std::string& source) {
     const schema::CaseValues values(settings, choice_of(settings, index), source, index, cases);
     campaign.cases.push_back(builder.build(values, index, source));
   }
+  // The load phase reads the checkpoint of the first case that differs in [load] keys only.
+  std::vector<nlohmann::json> written;
+  for (Case& c : campaign.cases) {
+    nlohmann::json config = c.config;
+    config.erase("load");
+    // Its position, which is its case index; its own when no earlier case matches.
+    c.load.source_index = std::find(written.begin(), written.end(), config) - written.begin();
+    written.push_back(std::move(config));
+  }
   campaign.name = campaign.cases.front().campaign;
   return campaign;
 }

@@ -55,7 +55,8 @@ constexpr std::array kPatterns{DataPattern::random, DataPattern::zeros, DataPatt
 constexpr std::array kPolicies{CachePolicy::none, CachePolicy::drop, CachePolicy::fadvise,
                                CachePolicy::read_shift};
 constexpr std::array kPhases{PhaseSelection::checkpoint, PhaseSelection::restore,
-                             PhaseSelection::both};
+                             PhaseSelection::both, PhaseSelection::load};
+constexpr std::array kLoadMethods{LoadMethod::pipelined, LoadMethod::mmap, LoadMethod::read};
 constexpr std::array kMpiIoChoices{MpiIoChoice::library_default, MpiIoChoice::romio, MpiIoChoice::ompio};
 constexpr std::array kSelects{RankSelect::all, RankSelect::list, RankSelect::node};
 constexpr std::array kSyncs{SyncPolicy::none, SyncPolicy::fsync, SyncPolicy::fdatasync};
@@ -179,6 +180,43 @@ RestoreSpec restore_of(const CaseValues& v, const Case& c) {
   if (r.ranks.select == RankSelect::list) check_rank_list(r.ranks.list, q, v, table);
   if (r.ranks.select == RankSelect::node) check_node(r.ranks, q, v, table);
   return r;
+}
+
+// [load]: the loader's settings and the inference layout (TP load.tp, or the checkpoint's; PP 1,
+// DP 1, weights only, every rank), which must suit the model (SpecError names load.tp).
+LoadSpec load_of(const CaseValues& v, const Case& c) {
+  LoadSpec l;
+  l.settings.method = enum_named(v.text("load.method"), kLoadMethods, load_method_name);
+  l.settings.threads = static_cast<int>(v.integer("load.threads"));
+  l.settings.direct = v.boolean("load.direct");
+  l.settings.chunk_bytes = static_cast<std::uint64_t>(v.integer("load.chunk_bytes"));
+  l.settings.pool_bytes = static_cast<std::uint64_t>(v.integer("load.pool_bytes"));
+  if (l.settings.chunk_bytes % 4096 != 0) {
+    v.fail("load.chunk_bytes", fmt::format("load.chunk_bytes = {} must be a multiple of 4096 (O_DIRECT reads whole "
+                                           "blocks); round it, e.g. to {}",
+                                           l.settings.chunk_bytes, (l.settings.chunk_bytes / 4096 + 1) * 4096));
+  }
+  if (l.settings.pool_bytes < l.settings.chunk_bytes) {
+    v.fail("load.pool_bytes", fmt::format("load.pool_bytes = {} must hold at least one chunk (load.chunk_bytes = {}); "
+                                          "raise load.pool_bytes or lower load.chunk_bytes",
+                                          l.settings.pool_bytes, l.settings.chunk_bytes));
+  }
+  RestoreSpec& r = l.inference;
+  r.reshard = true;
+  r.read = ReshardRead::exact;
+  r.parallel = workloads::ParallelSpec{};
+  r.parallel.tp = v.integer("load.tp") > 0 ? v.integer("load.tp") : c.parallel.tp;
+  r.parallel.vocab_divisor = c.parallel.vocab_divisor;
+  r.state = c.state;
+  r.state.naming = c.state.effective_naming();  // the checkpoint's tensor names
+  r.state.scope = workloads::StateScope::weights;
+  r.ranks = RankSelection{};  // every inference rank
+  try {
+    const workloads::Layout layout(c.model, r.parallel, r.state);
+  } catch (const workloads::SpecError& e) {
+    v.fail("load.tp", fmt::format("load.tp = {}: {}", r.parallel.tp, e.what()));
+  }
+  return l;
 }
 
 workloads::ParallelSpec parallel_of(const CaseValues& v) {
@@ -448,6 +486,7 @@ Case CaseBuilder::build(const CaseValues& values, std::int64_t index, const std:
   validated_world_size(c, values);
   c.ranks = ranks_of(values, c.parallel);
   c.restore = restore_of(values, c);
+  c.load = load_of(values, c);
   fill_io(c, values);
   fill_memory(c, values);
   fill_training(c, values);

@@ -12,6 +12,7 @@
 #include "harness/common/config_error.hpp"
 #include "harness/common/config_text.hpp"
 #include "harness/common/suggest.hpp"
+#include "harness/load/weight_loader.hpp"
 #include "workloads/dtype.hpp"
 #include "workloads/limits.hpp"
 
@@ -143,7 +144,7 @@ std::vector<KeySpec> general_keys() {
       fixed(bool_key("campaign", "keep", false)),
       int_key("campaign", "iterations", 3, 1, kIntMax),
       int_key("campaign", "warmup", 1, 0, kIntMax),
-      fixed(choice_key("campaign", "phase", "both", {"both", "checkpoint", "restore"})),
+      fixed(choice_key("campaign", "phase", "both", {"both", "checkpoint", "restore", "load"})),
       fixed(size_key("campaign", "memory_budget", 0)),
       fixed(choice_key("campaign", "mpi_io", "default", {"default", "romio", "ompio"})),
       required_text("model", "name"),
@@ -222,6 +223,15 @@ std::vector<KeySpec> general_keys() {
       int_key("restore", "node", 0, 0),
       choice_key("restore", "read", "exact", {"exact", "whole_items"}),
       size_key("restore", "gap_bytes", 0),
+      // [load] (the load phase, harness/run/case_load.cpp): defaults from LoadSettings, as
+      // `ckptbench load`'s; load.tp = 0 loads into the checkpoint's parallel.tp.
+      choice_key("load", "method", load_method_name(LoadSettings{}.method).data(), {load_method_name(LoadMethod::pipelined), load_method_name(LoadMethod::mmap),
+                  load_method_name(LoadMethod::read)}),
+      int_key("load", "threads", LoadSettings{}.threads, 1, kMaxLoadThreads),
+      bool_key("load", "direct", LoadSettings{}.direct),
+      size_key("load", "chunk_bytes", static_cast<std::int64_t>(LoadSettings{}.chunk_bytes), 4096),
+      size_key("load", "pool_bytes", static_cast<std::int64_t>(LoadSettings{}.pool_bytes), 4096),
+      int_key("load", "tp", 0, 0),
       // [measure] calibration: a plain write and read of each case's bytes before each iteration (ckptbench gate).
       fixed(bool_key("measure", "calibration", false)),
       // [measure]: per-request latency histograms (posix, uring); off so bandwidth runs pay nothing.
@@ -229,9 +239,9 @@ std::vector<KeySpec> general_keys() {
   };
 }
 
-constexpr std::array<std::string_view, 14> kTables{"campaign", "model",  "parallel", "state",    "ranks",
+constexpr std::array<std::string_view, 15> kTables{"campaign", "model",  "parallel", "state",    "ranks",
                                                    "strategy", "backend", "data",    "memory",   "cache",
-                                                   "training", "engine",  "restore", "measure"};
+                                                   "training", "engine",  "restore", "load",     "measure"};
 
 std::string quoted_list(const std::vector<std::string_view>& choices) {
   std::string listed;

@@ -74,6 +74,8 @@ std::string_view phase_name(PhaseSelection phase) {
       return "restore";
     case PhaseSelection::both:
       return "both";
+    case PhaseSelection::load:
+      return "load";
   }
   return "both";
 }

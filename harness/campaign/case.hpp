@@ -9,6 +9,7 @@
 #include "backends/backend.hpp"
 #include "harness/comm/mpi_io_choice.hpp"
 #include "harness/engine/engine_spec.hpp"
+#include "harness/load/weight_loader.hpp"
 #include "harness/memory/data_pattern_kind.hpp"
 #include "harness/memory/memory_space.hpp"
 #include "harness/memory/staging.hpp"
@@ -30,7 +31,8 @@ enum class MegatronOptimizer { gathered, per_dp };
 enum class CheckpointFormat { raw, safetensors };
 // What happens between checkpoint and restore so that restore does not read the page cache.
 enum class CachePolicy { none, drop, fadvise, read_shift };
-enum class PhaseSelection { checkpoint, restore, both };
+// load: an inference server's weight loading of an existing checkpoint ([load], harness/run/case_load.cpp).
+enum class PhaseSelection { checkpoint, restore, both, load };
 enum class RankSelect { all, list, node };
 
 // Which modeled ranks of the training job this run emulates.
@@ -53,6 +55,17 @@ struct RestoreSpec {
   std::uint64_t gap_bytes = 0;  // restore.gap_bytes: exact reads bridge file gaps up to this (read and dropped)
 };
 
+// [load] (the load phase): how an inference server loads the checkpoint's weights. `inference`
+// is the layout it loads into: TP load.tp (the checkpoint's parallel.tp when 0), PP 1, DP 1,
+// weights only, every rank, exact ranges — planned by the resharding planner like a restore.
+struct LoadSpec {
+  LoadSettings settings;  // load.method, threads, direct, chunk_bytes, pool_bytes (defaults: LoadSettings)
+  RestoreSpec inference;
+  // The case whose directory holds the checkpoint to load: the first case of the campaign that
+  // differs from this one in [load] keys only, so that a sweep over load.* loads one checkpoint.
+  std::int64_t source_index = 0;
+};
+
 // One fully resolved case of a campaign: every value final, validated, immutable once built.
 struct Case {
   std::string campaign;
@@ -68,6 +81,7 @@ struct Case {
   std::int64_t scale = 1;                            // model.scale: tensor sizes divided by this
   RankSelection ranks;
   RestoreSpec restore;                               // [restore] (harness/reshard)
+  LoadSpec load;                                     // [load] (the load phase)
 
   Mapping mapping = Mapping::file_per_rank;
   DirectoryLayout directory_layout = DirectoryLayout::dcp;

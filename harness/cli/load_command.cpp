@@ -87,12 +87,14 @@ CLI::App* add_load_command(CLI::App& app, LoadCommandOptions& o) {
   cmd->add_option("CHECKPOINT", o.checkpoint, "Checkpoint directory (with ckptbench-manifest.json), raw or safetensors")
       ->required();
   cmd->add_option("--method", o.method, "pipelined (threads into a chunk pool, copies overlapping reads), mmap, or read")
-      ->check(CLI::IsMember({"pipelined", "mmap", "read"}))
+      ->check(CLI::IsMember({std::string(load_method_name(LoadMethod::pipelined)),
+                             std::string(load_method_name(LoadMethod::mmap)),
+                             std::string(load_method_name(LoadMethod::read))}))
       ->capture_default_str();
   cmd->add_option("--memory", o.memory, "Where the weights go: host, pinned or cuda (chunks then go through pinned memory)")
       ->check(CLI::IsMember({"host", "pinned", "cuda"}))
       ->capture_default_str();
-  cmd->add_option("--threads", o.settings.threads, "pipelined: reader threads")->check(CLI::Range(1, 1024))->capture_default_str();
+  cmd->add_option("--threads", o.settings.threads, "pipelined: reader threads")->check(CLI::Range(1, kMaxLoadThreads))->capture_default_str();
   cmd->add_flag("--direct,!--no-direct", o.settings.direct, "pipelined: O_DIRECT reads");
   cmd->add_option("--chunk-bytes", o.settings.chunk_bytes, "pipelined: bytes per chunk (a multiple of 4096)")->capture_default_str();
   cmd->add_option("--pool-bytes", o.settings.pool_bytes, "pipelined: bytes of the chunk pool")->capture_default_str();

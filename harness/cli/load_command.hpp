@@ -10,9 +10,9 @@ namespace ckpt::harness {
 
 struct LoadCommandOptions {
   std::string checkpoint;  // a checkpoint directory (holding ckptbench-manifest.json)
-  std::string method = "pipelined";
+  LoadSettings settings;   // the defaults of the options, shared with the campaign's load.* keys
+  std::string method = std::string(load_method_name(settings.method));
   std::string memory = "host";   // host, pinned or cuda: where the weights go
-  LoadSettings settings;   // the defaults of the options
   int repeat = 1;
   bool drop_caches = true;
   bool verify = true;

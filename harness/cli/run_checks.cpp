@@ -8,6 +8,7 @@
 
 #include "backends/registry.hpp"
 #include "harness/engine/engine_checks.hpp"
+#include "harness/load/load_plan.hpp"
 #include "harness/run/manifest.hpp"
 #include "harness/reshard/reshard_restore.hpp"
 #include "harness/run/process_buffer.hpp"
@@ -84,8 +85,8 @@ CaseCheck check_case(const Case& c, PhaseSelection phase, int processes,
   std::filesystem::path dir = case_directory(c) / "dry-run";
   nlohmann::json manifest;
   bool have_manifest = false;
-  if (phase == PhaseSelection::restore) {
-    const auto problem = find_restorable_checkpoint(c, dir, manifest);
+  if (phase == PhaseSelection::restore || phase == PhaseSelection::load) {
+    const auto problem = find_restorable_checkpoint(phase == PhaseSelection::load ? load_source(c) : c, dir, manifest);
     have_manifest = !problem;
     note(problem);
     note(lock_problem(c));  // a keeping run on this case, which may retire what would be restored
@@ -93,7 +94,7 @@ CaseCheck check_case(const Case& c, PhaseSelection phase, int processes,
     note(target_problem(c));
     if (c.keep || phase == PhaseSelection::checkpoint) note(lock_problem(c));  // another keeping run on this case
   }
-  if (c.restore.reshard && phase != PhaseSelection::restore) {
+  if (c.restore.reshard && phase != PhaseSelection::restore && phase != PhaseSelection::load) {
     note("restore.*: a restore into another layout reads a checkpoint written by an earlier run; run it with --phase "
          "restore (campaign.phase = \"restore\") after writing the checkpoint with --phase checkpoint");
   }
@@ -129,7 +130,7 @@ CaseCheck check_case(const Case& c, PhaseSelection phase, int processes,
     }
   }
   check.files = files.size();
-  if (phase != PhaseSelection::restore) note(training_problem(c, state_bytes, mpi_thread_level));
+  if (phase != PhaseSelection::restore && phase != PhaseSelection::load) note(training_problem(c, state_bytes, mpi_thread_level));
   note(memory_budget_problem(c, check.memory_per_process, selected.size(), processes));
   return check;
 }

@@ -32,6 +32,7 @@ std::optional<PhaseSelection> parse_phase(const std::string& phase) {
   if (phase == "checkpoint") return PhaseSelection::checkpoint;
   if (phase == "restore") return PhaseSelection::restore;
   if (phase == "both") return PhaseSelection::both;
+  if (phase == "load") return PhaseSelection::load;
   return std::nullopt;
 }
 
@@ -105,8 +106,10 @@ CLI::App* add_run_command(CLI::App& app, RunOptions& o) {
                   "With --dry-run: plan for this many processes, as under mpirun -np N (default: this run's)")
       ->check(CLI::PositiveNumber)
       ->needs(dry_run);
-  cmd->add_option("--phase", o.phase, "checkpoint: write and keep; restore: read an existing checkpoint; both")
-      ->check(one_of({"checkpoint", "restore", "both"}));
+  cmd->add_option("--phase", o.phase,
+                  "checkpoint: write and keep; restore: read an existing checkpoint; both; load: load an existing "
+                  "checkpoint's weights as an inference server does ([load])")
+      ->check(one_of({"checkpoint", "restore", "both", "load"}));
   cmd->add_option("--units", o.units, "Bandwidths in the summary table: GiB (GiB/s, 2^30 B/s) or GB (GB/s, 10^9 B/s)")
       ->check(one_of({"GiB", "GB"}))
       ->capture_default_str();

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <deque>
 #include <fmt/format.h>
+#include <map>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
@@ -48,10 +49,16 @@ std::uint64_t read_fully(int fd, const std::string& path, std::byte* into, std::
 namespace {
 
 struct Chunk {
-  std::size_t file = 0;
-  std::uint64_t offset = 0;  // in the file
-  std::uint64_t length = 0;  // bytes of the file in the chunk
+  std::size_t file = 0;      // index in the LoadFile ranges
+  std::uint64_t offset = 0;  // in the range
+  std::uint64_t length = 0;  // bytes of the range in the chunk
 };
+
+constexpr std::uint64_t kBlock = 4096;
+
+// Under O_DIRECT a chunk's read starts at the block below its first byte, so a slot holds one
+// block more than a chunk.
+std::uint64_t slot_stride(std::uint64_t slot, bool direct) { return direct ? slot + kBlock : slot; }
 
 struct Filled {
   std::size_t work = 0;
@@ -142,15 +149,22 @@ struct ReaderContext {
   const std::vector<LoadFile>& files;
   const std::vector<Chunk>& chunks;
   const std::vector<std::unique_ptr<PosixFd>>& fds;
+  const std::vector<std::size_t>& fd_of;  // per range: its file's descriptor in fds
   std::byte* pool;
-  std::uint64_t chunk_bytes;
+  std::uint64_t stride;                   // bytes between slots
   bool direct;
   std::atomic<std::size_t>& next;
   ChunkPool& slots;
 };
 
+// Where a chunk's bytes start in its slot: 0, or under O_DIRECT their distance from the block below.
+std::uint64_t lead_of(const LoadFile& f, const Chunk& c, bool direct) {
+  return direct ? (f.file_offset + c.offset) % kBlock : 0;
+}
+
 // One reader thread: takes the next chunk, waits for a free slot, reads the chunk into it (whole
-// 4096-byte blocks under O_DIRECT; the file's end reads short) and hands it to the copier.
+// 4096-byte blocks under O_DIRECT, from the block below its first byte; the file's end reads
+// short) and hands it to the copier.
 void read_chunks(const ReaderContext& ctx) {
   try {
     for (std::size_t w = ctx.next.fetch_add(1); w < ctx.chunks.size(); w = ctx.next.fetch_add(1)) {
@@ -158,10 +172,12 @@ void read_chunks(const ReaderContext& ctx) {
       if (slot < 0) return;
       const Chunk& c = ctx.chunks[w];
       const LoadFile& f = ctx.files[c.file];
-      std::byte* into = ctx.pool + static_cast<std::uint64_t>(slot) * ctx.chunk_bytes;
-      const std::uint64_t request = ctx.direct ? (c.length + 4095) / 4096 * 4096 : c.length;
-      if (read_fully(ctx.fds[c.file]->get(), f.path, into, c.offset, request) < c.length) {
-        load_io_error("pread (file shorter than planned)", f.path, c.offset, EIO);
+      std::byte* into = ctx.pool + static_cast<std::uint64_t>(slot) * ctx.stride;
+      const std::uint64_t lead = lead_of(f, c, ctx.direct);
+      const std::uint64_t at = f.file_offset + c.offset - lead;
+      const std::uint64_t request = ctx.direct ? (lead + c.length + kBlock - 1) / kBlock * kBlock : c.length;
+      if (read_fully(ctx.fds[ctx.fd_of[c.file]]->get(), f.path, into, at, request) < lead + c.length) {
+        load_io_error("pread (file shorter than planned)", f.path, at, EIO);
       }
       ctx.slots.filled({w, slot});
     }
@@ -182,29 +198,39 @@ std::unique_ptr<Buffer> make_chunk_pool(const std::vector<LoadFile>& files, cons
                                         MemorySpace& space) {
   const std::uint64_t slot = slot_bytes(files, settings);
   const std::uint64_t chunks = chunks_of(files, slot).size();
-  const std::uint64_t slots = std::max<std::uint64_t>(1, std::min(settings.pool_bytes / slot, chunks));
-  return space.allocate(slots * slot);
+  const std::uint64_t stride = slot_stride(slot, settings.direct);
+  const std::uint64_t slots = std::max<std::uint64_t>(1, std::min(settings.pool_bytes / stride, chunks));
+  return space.allocate(slots * stride);
 }
 
 int load_pipelined(const std::vector<LoadFile>& files, Buffer& destination, const LoadSettings& settings,
                    const Buffer& pool, double& copy_seconds) {
   const std::uint64_t slot = slot_bytes(files, settings);
   const std::vector<Chunk> chunks = chunks_of(files, slot);
-  const int slots = static_cast<int>(pool.size() / slot);
+  const std::uint64_t stride = slot_stride(slot, settings.direct);
+  const int slots = static_cast<int>(pool.size() / stride);
   std::byte* const chunks_memory = pool.view().data;
+  // One descriptor per file, however many of its ranges are loaded.
   std::vector<std::unique_ptr<PosixFd>> fds;
-  for (const LoadFile& f : files) fds.push_back(std::make_unique<PosixFd>(f.path, O_RDONLY | (settings.direct ? O_DIRECT : 0)));
+  std::vector<std::size_t> fd_of;
+  std::map<std::string, std::size_t> fd_by_path;
+  for (const LoadFile& f : files) {
+    const auto [it, added] = fd_by_path.try_emplace(f.path, fds.size());
+    if (added) fds.push_back(std::make_unique<PosixFd>(f.path, O_RDONLY | (settings.direct ? O_DIRECT : 0)));
+    fd_of.push_back(it->second);
+  }
   ChunkPool pool_slots(slots);
   std::atomic<std::size_t> next{0};
-  const ReaderContext ctx{files, chunks, fds, chunks_memory, slot, settings.direct, next, pool_slots};
+  const ReaderContext ctx{files, chunks, fds, fd_of, chunks_memory, stride, settings.direct, next, pool_slots};
   std::vector<std::jthread> readers;
   for (int t = 0; t < settings.threads; ++t) readers.emplace_back(read_chunks, std::cref(ctx));
   Filled f;
   for (std::size_t copied = 0; copied < chunks.size() && pool_slots.take_filled(f); ++copied) {
     const Chunk& c = chunks[f.work];
     const auto copy_start = std::chrono::steady_clock::now();
+    const std::uint64_t lead = lead_of(files[c.file], c, settings.direct);
     destination.copy_from_host(files[c.file].destination_offset + c.offset,
-                               {chunks_memory + static_cast<std::uint64_t>(f.slot) * slot, c.length});
+                               {chunks_memory + static_cast<std::uint64_t>(f.slot) * stride + lead, c.length});
     copy_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - copy_start).count();
     pool_slots.give_back(f.slot);
   }

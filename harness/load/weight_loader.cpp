@@ -5,8 +5,9 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <memory>
 #include <cerrno>
+#include <memory>
+#include <span>
 #include <chrono>
 #include <cstring>
 #include <fmt/format.h>
@@ -27,16 +28,23 @@ using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 // Host destinations take the reads directly; device ones through `bounce` (host memory), a chunk at a time.
+// Ranges of one file follow each other (a plan groups them by file): one descriptor for each run.
 void load_by_read(const std::vector<LoadFile>& files, Buffer& destination, const Buffer* bounce, double& copy_seconds) {
   const bool device = bounce != nullptr;
+  std::unique_ptr<PosixFd> fd;
+  const std::string* open_path = nullptr;
   for (const LoadFile& f : files) {
-    const PosixFd fd(f.path, O_RDONLY);
-    const std::uint64_t step = device ? bounce->size() : f.size;
+    if (open_path == nullptr || *open_path != f.path) {
+      fd.reset();
+      fd = std::make_unique<PosixFd>(f.path, O_RDONLY);
+      open_path = &f.path;
+    }
+    const std::uint64_t step = device ? bounce->size() : std::max<std::uint64_t>(f.size, 1);
     for (std::uint64_t at = 0; at < f.size; at += step) {
       const std::uint64_t length = std::min(step, f.size - at);
       std::byte* into = device ? bounce->view().data : destination.view().data + f.destination_offset + at;
-      if (read_fully(fd.get(), f.path, into, at, length) != length) {
-        load_io_error("read (file shorter than planned)", f.path, at, EIO);
+      if (read_fully(fd->get(), f.path, into, f.file_offset + at, length) != length) {
+        load_io_error("read (file shorter than planned)", f.path, f.file_offset + at, EIO);
       }
       if (!device) continue;
       const auto copy_start = Clock::now();
@@ -46,17 +54,49 @@ void load_by_read(const std::vector<LoadFile>& files, Buffer& destination, const
   }
 }
 
-// The mapping's pages fault in during the copy, as safetensors' loader's do.
+// A whole file mapped read-only, unmapped on destruction.
+class FileMapping {
+ public:
+  explicit FileMapping(const std::string& path) : path_(path) {
+    const PosixFd fd(path, O_RDONLY);
+    const off_t end = ::lseek(fd.get(), 0, SEEK_END);
+    if (end < 0) load_io_error("lseek", path, 0, errno);
+    size_ = static_cast<std::uint64_t>(end);
+    if (size_ == 0) return;
+    map_ = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd.get(), 0);
+    if (map_ == MAP_FAILED) load_io_error("mmap", path, 0, errno);
+  }
+  ~FileMapping() {
+    if (map_ != MAP_FAILED && size_ > 0) ::munmap(map_, size_);
+  }
+  FileMapping(const FileMapping&) = delete;
+  FileMapping& operator=(const FileMapping&) = delete;
+  const std::string& path() const { return path_; }
+  std::span<const std::byte> bytes(std::uint64_t offset, std::uint64_t length) const {
+    if (offset + length > size_) load_io_error("mmap (file shorter than planned)", path_, offset, EIO);
+    return {static_cast<const std::byte*>(map_) + offset, length};
+  }
+
+ private:
+  std::string path_;
+  std::uint64_t size_ = 0;
+  void* map_ = MAP_FAILED;
+};
+
+// Each file mapped once for the ranges that follow each other in it; the pages fault in during
+// the copy, as safetensors' loader's do.
 void load_by_mmap(const std::vector<LoadFile>& files, Buffer& destination, double& copy_seconds) {
+  std::unique_ptr<FileMapping> mapping;
   for (const LoadFile& f : files) {
     if (f.size == 0) continue;
-    const PosixFd fd(f.path, O_RDONLY);
-    void* map = ::mmap(nullptr, f.size, PROT_READ, MAP_PRIVATE, fd.get(), 0);
-    if (map == MAP_FAILED) load_io_error("mmap", f.path, 0, errno);
+    if (!mapping || mapping->path() != f.path) {
+      mapping.reset();
+      mapping = std::make_unique<FileMapping>(f.path);
+    }
+    const std::span<const std::byte> bytes = mapping->bytes(f.file_offset, f.size);
     const auto copy_start = Clock::now();
-    destination.copy_from_host(f.destination_offset, {static_cast<const std::byte*>(map), f.size});
+    destination.copy_from_host(f.destination_offset, bytes);
     copy_seconds += seconds_since(copy_start);
-    ::munmap(map, f.size);
   }
 }
 
@@ -100,7 +140,9 @@ std::vector<LoadFile> place_files(const std::vector<std::pair<std::string, std::
 }
 
 std::uint64_t destination_bytes(const std::vector<LoadFile>& files) {
-  return files.empty() ? 0 : align_up(files.back().destination_offset + files.back().size, kPage);
+  std::uint64_t end = 0;
+  for (const LoadFile& f : files) end = std::max(end, f.destination_offset + f.size);
+  return align_up(end, kPage);
 }
 
 LoadTiming load_files(const std::vector<LoadFile>& files, Buffer& destination, const LoadSettings& settings,

@@ -1,8 +1,9 @@
 #pragma once
 
-// Inference-style weight loading: whole checkpoint files into one buffer of any memory space
-// (host, pinned, cuda: the space's copy_from_host moves the bytes), as a server loads weights
-// (harness/cli/load_command.cpp measures it). Methods:
+// Inference-style weight loading: byte ranges of checkpoint files (whole files for `ckptbench
+// load`, the planned ranges of an inference rank's TP slices for `--phase load`) into one buffer
+// of any memory space (host, pinned, cuda: the space's copy_from_host moves the bytes), as a
+// server loads weights (harness/cli/load_command.cpp, harness/run/case_load.cpp). Methods:
 //   pipelined  `threads` readers (O_DIRECT when `direct`) fill chunks of a bounded pool of
 //              `pool_bytes`, while the calling thread copies each filled chunk to its place in
 //              the destination, overlapping the next reads (ServerlessLLM's loader);
@@ -25,7 +26,10 @@ enum class LoadMethod { pipelined, mmap, read };
 std::string_view load_method_name(LoadMethod method);
 std::optional<LoadMethod> parse_load_method(std::string_view name);
 
-// Defaults as ServerlessLLM's loader: 4 threads, 32 MiB chunks, a 4 GiB pool.
+// Defaults as ServerlessLLM's loader: 4 threads, 32 MiB chunks, a 4 GiB pool. The one declaration
+// of these defaults: `ckptbench load`'s options and the campaign's load.* keys take them from here.
+inline constexpr int kMaxLoadThreads = 1024;  // the most reader threads load.threads / --threads takes
+
 struct LoadSettings {
   LoadMethod method = LoadMethod::pipelined;
   int threads = 4;
@@ -34,11 +38,12 @@ struct LoadSettings {
   std::uint64_t pool_bytes = std::uint64_t{4} << 30;
 };
 
-// One file and where its bytes go in the destination.
+// Bytes [file_offset, file_offset + size) of one file and where they go in the destination.
 struct LoadFile {
   std::string path;
   std::uint64_t size = 0;
   std::uint64_t destination_offset = 0;
+  std::uint64_t file_offset = 0;
 };
 
 struct LoadTiming {
@@ -50,7 +55,7 @@ struct LoadTiming {
 
 // Files laid out one after another in a destination, each at a multiple of 4096.
 std::vector<LoadFile> place_files(const std::vector<std::pair<std::string, std::uint64_t>>& paths_and_sizes);
-// Bytes a destination for `files` needs.
+// Bytes a destination for `files` needs (the end of the furthest one, rounded up to 4096).
 std::uint64_t destination_bytes(const std::vector<LoadFile>& files);
 
 // Loads every file into `destination` (destination_bytes(files) long); the chunk pool (and, for

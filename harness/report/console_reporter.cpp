@@ -8,6 +8,7 @@
 #include <set>
 
 #include "harness/common/text_format.hpp"
+#include "harness/run/iteration.hpp"
 
 namespace ckpt::harness {
 namespace {
@@ -106,6 +107,20 @@ std::string reshard_line(const CaseResult& r) {
                      s.padding_bytes > 0 ? ", vocabulary padding not stored " + bytes(static_cast<double>(s.padding_bytes)) : "");
 }
 
+// "case 3: load pipelined (4 threads, O_DIRECT) into host, TP 4 from a TP 2 checkpoint (4 ranks): 120 MiB in
+// 1,024 requests, time to loaded 0.41 s (median)".
+std::string load_line(const CaseResult& r) {
+  const LoadSummary& s = *r.load;
+  const double loaded = s.time_to_loaded_seconds.empty() ? 0 : median(s.time_to_loaded_seconds);
+  return fmt::format("case {}: load {} ({} threads{}) into {}, TP {} from a TP {} checkpoint ({} ranks): {} in {} "
+                     "requests, time to loaded {} s (median){}",
+                     r.config.index, s.method, s.threads, s.direct ? ", O_DIRECT" : "", s.memory, s.tp, s.checkpoint_tp,
+                     s.ranks, format_bytes(static_cast<std::int64_t>(s.bytes)), s.requests, format_significant(loaded),
+                     r.config.memory_space == MemorySpaceKind::cuda && !s.h2d_seconds.empty()
+                         ? fmt::format(", h2d {} s inside it", format_significant(median(s.h2d_seconds)))
+                         : "");
+}
+
 std::string seconds_text(double seconds) {
   return format_significant(seconds) + " s";
 }
@@ -158,6 +173,7 @@ void print_summary(std::ostream& out, const std::vector<CaseResult>& results, Ba
   }
   for (const CaseResult& r : results) {
     if (r.reshard) fmt::print(out, "{}\n", reshard_line(r));
+    if (r.load) fmt::print(out, "{}\n", load_line(r));
   }
   for (const CaseResult& r : results) fmt::print(out, "{}\n", wall_time_line(r));
 }

@@ -29,6 +29,11 @@ class CaseExecution {
  private:
   void prepare_write();
   void prepare_restore();
+  // The load phase (harness/run/case_load.cpp): the inference ranks' plans, the loader's
+  // iterations instead of the backend's reads, and the [load] result.
+  void prepare_load();
+  bool load_iteration(int iteration, std::vector<IterationTiming>* timings);
+  void record_load(const std::vector<IterationTiming>& loads);
   void check_memory(std::uint64_t mine);
   void record_sizes(const std::vector<RankPlan>& plans);
   void record_reshard(const std::vector<RankPlan>& plans);  // harness/reshard/reshard_result.cpp
@@ -86,6 +91,7 @@ class CaseExecution {
   std::set<std::filesystem::path> previous_dirs_;
   CaseLock lock_;  // held by process 0 for the whole case: a keeping run's, or a restore's (shared)
   std::vector<double> manifest_s_, metadata_s_, retire_s_, verify_s_;  // per timed iteration
+  int load_pool_chunks_ = 0;  // the load phase: chunks in the pipelined loader's pool
   bool warming_up_ = false;
   IterationReport report_;  // of the iteration under way
 };

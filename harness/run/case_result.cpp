@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "harness/run/calibration.hpp"
+#include "harness/run/iteration.hpp"
 #include "harness/run/manifest.hpp"
 
 namespace ckpt::harness {
@@ -170,6 +171,37 @@ nlohmann::json to_json(const CaseResult& r) {
                     {"direct_alignment", s.direct_alignment},
                     {"per_rank_bytes_read", spread_json(s.rank_bytes_read)},
                     {"per_rank_requests", spread_json(s.rank_requests)}};
+  }
+  if (r.load) {
+    const LoadSummary& s = *r.load;
+    const auto gib_per_s = [&s](double seconds) {
+      return seconds > 0 ? static_cast<double>(s.bytes) / seconds / (1024.0 * 1024.0 * 1024.0) : 0.0;
+    };
+    std::vector<double> rates;
+    for (const double t : s.time_to_loaded_seconds) rates.push_back(gib_per_s(t));
+    const bool device = c.memory_space == MemorySpaceKind::cuda;
+    const double loaded = s.time_to_loaded_seconds.empty() ? 0 : median(s.time_to_loaded_seconds);
+    j["load"] = {{"method", s.method},
+                 {"threads", s.threads},
+                 {"direct", s.direct},
+                 {"chunk_bytes", s.chunk_bytes},
+                 {"pool_bytes", s.pool_bytes},
+                 {"pool_chunks", s.pool_chunks},
+                 {"memory", s.memory},
+                 {"tp", s.tp},
+                 {"checkpoint_tp", s.checkpoint_tp},
+                 {"ranks", s.ranks},
+                 {"bytes", s.bytes},
+                 {"bytes_read", s.bytes_read},
+                 {"padding_bytes", s.padding_bytes},
+                 {"requests", s.requests},
+                 {"time_to_loaded_seconds", s.time_to_loaded_seconds.empty() ? nlohmann::json(nullptr) : nlohmann::json(loaded)},
+                 {"gib_per_s", s.time_to_loaded_seconds.empty() ? nlohmann::json(nullptr) : nlohmann::json(gib_per_s(loaded))},
+                 {"h2d_seconds", device && !s.h2d_seconds.empty() ? nlohmann::json(median(s.h2d_seconds)) : nlohmann::json(nullptr)},
+                 {"samples",
+                  {{"time_to_loaded_seconds", s.time_to_loaded_seconds},
+                   {"gib_per_s", rates},
+                   {"h2d_seconds", device ? nlohmann::json(s.h2d_seconds) : nlohmann::json(nullptr)}}}};
   }
   j["environment"]["config_hash"] = j["config_hash"];
   j["environment"]["cache_policy"] = r.cache_policy_applied;

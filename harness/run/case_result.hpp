@@ -72,6 +72,26 @@ struct ReshardSummary {
   double amplification() const { return bytes_needed > 0 ? static_cast<double>(bytes_read) / static_cast<double>(bytes_needed) : 0; }
 };
 
+// The load phase ([load]): an inference server's weight loading, over every process's ranks.
+struct LoadSummary {
+  std::string method;                      // load.method
+  int threads = 0;
+  bool direct = false;
+  std::uint64_t chunk_bytes = 0;
+  std::uint64_t pool_bytes = 0;
+  int pool_chunks = 0;                     // pipelined: chunks in the pool (process 0's)
+  std::string memory;                      // memory.space
+  std::int64_t tp = 0;                     // the inference TP
+  std::int64_t checkpoint_tp = 0;          // the writer's parallel.tp
+  std::int64_t ranks = 0;                  // inference ranks loaded (all of them)
+  std::uint64_t bytes = 0;                 // bytes of the ranks' weights the checkpoint stores (= bytes_per_checkpoint)
+  std::uint64_t bytes_read = 0;            // bytes the planned ranges cover (exact: = bytes)
+  std::uint64_t padding_bytes = 0;         // vocabulary padding of another TP, not stored, not read
+  std::uint64_t requests = 0;              // planned ranges after coalescing
+  std::vector<double> time_to_loaded_seconds;  // per timed iteration: barrier to the last byte in place (slowest process)
+  std::vector<double> h2d_seconds;             // per timed iteration: host -> device copies inside it (device memory)
+};
+
 // measure.calibration: the plain write and read of the case's bytes (harness/run/calibration.hpp)
 // taken just before each timed iteration and once after the last: sample i precedes timed
 // iteration i, so iteration i lies between samples i and i + 1 (timed iterations + 1 samples).
@@ -109,6 +129,7 @@ struct CaseResult {
   std::optional<CalibrationRecord> calibration;  // measure.calibration
   std::optional<TrainingSummary> training;    // [training] cases: the loop's stall, time to durable, ...
   std::optional<ReshardSummary> reshard;      // [restore] into another layout
+  std::optional<LoadSummary> load;            // the load phase
   nlohmann::json environment = nlohmann::json::object();
 };
 

@@ -206,15 +206,20 @@ void CaseExecution::prepare_staging() {
 }
 
 CaseResult CaseExecution::run() {
-  const bool write = phase_ != PhaseSelection::restore;
-  if (write) {
+  const bool loading = phase_ == PhaseSelection::load;  // the loader reads; no backend (harness/run/case_load.cpp)
+  const bool write = phase_ != PhaseSelection::restore && !loading;
+  if (loading) {
+    prepare_load();
+  } else if (write) {
     prepare_write();
   } else {
     prepare_restore();
   }
-  backend_ = make_backend_everywhere();
-  result_.stores_data = backend_->capabilities().stores_data;
-  prepare_staging();
+  if (!loading) {
+    backend_ = make_backend_everywhere();
+    result_.stores_data = backend_->capabilities().stores_data;
+    prepare_staging();
+  }
   // Everything before the first iteration but the fill: plans, buffers (allocated and
   // pre-touched), backend, staging.
   const double fill = result_.wall.covered();
@@ -228,8 +233,9 @@ CaseResult CaseExecution::run() {
   for (int i = 0; i < total && result_.status == "ok" && !training; ++i) {
     const bool timed = i >= c_.warmup;
     warming_up_ = !timed;
-    const bool ok = (!calibration_ || calibrate(timed)) && (!write || write_iteration(i, timed ? &writes : nullptr)) &&
-                    (phase_ == PhaseSelection::checkpoint || read_iteration(i, timed ? &reads : nullptr));
+    const bool ok = loading ? load_iteration(i, timed ? &reads : nullptr)
+                            : (!calibration_ || calibrate(timed)) && (!write || write_iteration(i, timed ? &writes : nullptr)) &&
+                                  (phase_ == PhaseSelection::checkpoint || read_iteration(i, timed ? &reads : nullptr));
     warming_up_ = false;
     if (!ok) break;
     progress(i, total, seconds_since(start));
@@ -244,8 +250,9 @@ CaseResult CaseExecution::run() {
   result_.write = summarize(writes, true);
   result_.read = summarize(reads, false);
   result_.verify_seconds = median(verify_s_);
+  if (loading) record_load(reads);
   result_.verified = result_.status == "ok" && c_.verify && phase_ != PhaseSelection::checkpoint && !reads.empty() &&
-                     backend_->capabilities().stores_data;
+                     (loading || backend_->capabilities().stores_data);
   result_.environment["mpi_io_modules"] = loaded_mpi_io_modules();  // what this case's I/O loaded
   result_.wall.seconds = seconds_since(started_);
   return result_;

@@ -87,7 +87,7 @@ void CaseExecution::commit_checkpoint(const fs::path& dir, std::int64_t step) {
 // A restore of a kept checkpoint that fails (a file gone, short or changed) says what else the
 // case directory holds; a checkpoint this run just wrote (--phase both) has no other to offer.
 std::string CaseExecution::damage_advice() {
-  if (phase_ != PhaseSelection::restore) return "";
+  if (phase_ != PhaseSelection::restore && phase_ != PhaseSelection::load) return "";
   std::string advice;
   if (comm_.rank() == 0) advice = " — " + damaged_checkpoint_advice(c_, planned_dir_);
   return comm_.broadcast(advice);
@@ -101,7 +101,7 @@ void CaseExecution::charge(const char* part, Clock::time_point start) {
 // and every process stops when another run holds it.
 // A restore holds it shared, so that no keeping run retires the checkpoint it reads.
 void CaseExecution::lock_case() {
-  const bool restoring = phase_ == PhaseSelection::restore;
+  const bool restoring = phase_ == PhaseSelection::restore || phase_ == PhaseSelection::load;
   if (!keeping() && !restoring) return;
   std::string problem, note;
   if (comm_.rank() == 0) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "harness/common/text_format.hpp"
+#include "harness/load/load_plan.hpp"
 #include "harness/run/manifest.hpp"
 #include "harness/run/process_buffer.hpp"
 #include "harness/reshard/reshard_restore.hpp"
@@ -48,6 +49,10 @@ ProcessPlans plan_process(const workloads::Layout& layout, const Case& c, PhaseS
     return shift ? shifted_share(selected, mine, c.ranks.gpus_per_node, processes) : mine;
   };
   ProcessPlans plans;
+  if (phase == PhaseSelection::load) {  // the inference ranks' slices; nothing to plan without the checkpoint
+    if (manifest != nullptr) plans.read = load_plans(*manifest, c, process_share(inference_ranks(c), process, processes), dir);
+    return plans;
+  }
   if (c.restore.reshard && phase == PhaseSelection::restore && manifest != nullptr) {
     plans.read = reshard_plans(*manifest, c, process_share(restore_selected_ranks(c), process, processes), dir);
     return plans;

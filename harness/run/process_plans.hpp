@@ -37,7 +37,9 @@ struct ProcessPlans {
   std::uint64_t buffer_bytes() const;
 };
 
-// Plans process `process` of `processes` for a checkpoint in `dir`. In the restore phase the
+// Plans process `process` of `processes` for a checkpoint in `dir`. In the load phase the read
+// plans are the process's share of the inference ranks (harness/load/load_plan.hpp), none
+// without a manifest. In the restore phase the
 // read plans come from the checkpoint's `manifest` when one is given (throws what
 // plans_from_manifest throws), else from the case as it would write them.
 ProcessPlans plan_process(const workloads::Layout& layout, const Case& c, PhaseSelection phase,

@@ -220,7 +220,7 @@ TEST_F(CliExitStatus, UnknownSubcommandSuggestsTheClosest) {
 
 TEST_F(CliExitStatus, BadPhaseValue) {
   expect_error("run " + campaign_.string() + " --phase restor",
-               "--phase: `restor` is not one of checkpoint, restore, both — did you mean `restore`?");
+               "--phase: `restor` is not one of checkpoint, restore, both, load — did you mean `restore`?");
   expect_error("layout --model llama3-8b --state ful", "--state: `ful` is not one of weights, full — did you mean `full`?");
 }
 

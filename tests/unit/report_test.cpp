@@ -207,7 +207,8 @@ TEST(CsvReporter, ColumnsAndOneRow) {
       "checkpoint,"
       "files_per_checkpoint,write_gib_per_s,read_gib_per_s,write_seconds,read_seconds,verified,"
       "cache_policy,"
-      "memory_space,d2h_seconds,h2d_seconds,scale,iterations,host,time_utc,config_hash,error");
+      "memory_space,d2h_seconds,h2d_seconds,load_method,load_tp,load_requests,scale,iterations,host,time_utc,"
+      "config_hash,error");
   CaseResult r = three_cases()[1];
   r.config.model.name = "llama3-8b";
   r.error = "boom, at byte 3";
@@ -215,7 +216,7 @@ TEST(CsvReporter, ColumnsAndOneRow) {
   EXPECT_EQ(csv_row(r),
             "table,1,strategy.mapping=shared_file,failed,llama3-8b,posix,file_per_rank,1,0,"
             "1073741824,1,10,,"
-            "0.1,,false,,host,,,128,3,node7,2026-12-01T10:00:00Z," +
+            "0.1,,false,,host,,,,,,128,3,node7,2026-12-01T10:00:00Z," +
                 config_hash(r.config) + ",\"boom, at byte 3\"");
 }
 

@@ -79,6 +79,47 @@ TEST_F(LoadWorkers, PipelinedDirectReadsLoadEveryByte) {
   expect_loaded({.method = LoadMethod::pipelined, .threads = 4, .direct = true, .chunk_bytes = 1 << 20, .pool_bytes = 2 << 20});
 }
 
+// Byte ranges of files (the load phase's planned slices): unaligned offsets and lengths, two
+// files interleaved, placed out of file order; every method (pipelined also with O_DIRECT, whose
+// reads start at the block below) puts exactly those bytes at their places.
+TEST_F(LoadWorkers, RangesAtUnalignedOffsetsLoadExactlyByEachMethod) {
+  const std::string& big = files_[2].path;
+  const std::string& small = files_[1].path;
+  const std::vector<LoadFile> ranges{{.path = big, .size = 70001, .destination_offset = 300000, .file_offset = 5},
+                                     {.path = big, .size = 3, .destination_offset = 7, .file_offset = 3u << 20},
+                                     {.path = small, .size = 9999, .destination_offset = 100000, .file_offset = 1},
+                                     {.path = big, .size = 200000, .destination_offset = 500000, .file_offset = 1000003}};
+  EXPECT_EQ(destination_bytes(ranges), 700416u);  // 700000 rounded up to 4096
+  std::vector<LoadSettings> settings{{.method = LoadMethod::read},
+                                     {.method = LoadMethod::mmap},
+                                     {.method = LoadMethod::pipelined, .threads = 3, .chunk_bytes = 16384, .pool_bytes = 65536}};
+  if (direct_io_works()) {
+    settings.push_back({.method = LoadMethod::pipelined, .threads = 2, .direct = true, .chunk_bytes = 8192, .pool_bytes = 40960});
+  }
+  for (const LoadSettings& s : settings) {
+    const std::unique_ptr<Buffer> buffer = host_.allocate(destination_bytes(ranges));
+    const LoadTiming t = load_files(ranges, *buffer, s, host_);
+    EXPECT_EQ(t.bytes, 70001u + 3u + 9999u + 200000u);
+    const std::byte* memory = buffer->view().data;
+    for (const LoadFile& r : ranges) {
+      const std::string& whole = r.path == big ? contents_[2] : contents_[1];
+      EXPECT_EQ(std::memcmp(memory + r.destination_offset, whole.data() + r.file_offset, r.size), 0)
+          << load_method_name(s.method) << (s.direct ? " (O_DIRECT)" : "") << " range at file offset " << r.file_offset;
+    }
+  }
+  // A range past the end of its file is an I/O error naming the file, by every method.
+  const std::vector<LoadFile> beyond{{.path = small, .size = 10, .destination_offset = 0, .file_offset = 9995}};
+  for (const LoadSettings& s : settings) {
+    const std::unique_ptr<Buffer> buffer = host_.allocate(4096);
+    try {
+      load_files(beyond, *buffer, s, host_);
+      ADD_FAILURE() << load_method_name(s.method) << " loaded a range past the end";
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find(small), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST_F(LoadWorkers, RefusesBadSettingsAndNamesAMissingFile) {
   const std::unique_ptr<Buffer> memory = host_.allocate(destination_bytes(files_));
   EXPECT_THROW(load_files(files_, *memory, {.threads = 0}, host_), std::invalid_argument);

@@ -1,0 +1,148 @@
+// The load phase (--phase load, campaign.phase = "load"): an inference server's weight loading of
+// an existing checkpoint. Each process loads its share of the inference ranks' TP slices, planned
+// from the manifest (harness/load/load_plan.hpp), with the loader of load.method
+// (harness/load/weight_loader.hpp) into memory.space, and verifies every tensor.
+#include <chrono>
+#include <fmt/format.h>
+
+#include "harness/load/load_plan.hpp"
+#include "harness/reshard/reshard_restore.hpp"
+#include "harness/run/cache_policy.hpp"
+#include "harness/run/case_execution.hpp"
+#include "harness/run/case_runner.hpp"
+#include "harness/run/manifest.hpp"
+#include "harness/run/process_plans.hpp"
+#include "harness/run/target_check.hpp"
+
+namespace ckpt::harness {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+}  // namespace
+
+void CaseExecution::prepare_load() {
+  lock_case();
+  fs::path dir;
+  nlohmann::json manifest;
+  const Case source = load_source(c_);  // a sweep over load.* loads the first such case's checkpoint
+  std::string problem = find_restorable_checkpoint(source, dir, manifest).value_or("");
+  if (const auto& p = comm_.first_problem(problem); !p.empty()) throw SetupError(p);
+  planned_dir_ = dir;
+  ProcessPlans plans;
+  try {
+    plans = plan_process(layout_, c_, phase_, selected_, comm_.rank(), comm_.size(), dir, &manifest);
+  } catch (const ReshardError& e) {
+    problem = fmt::format("load.tp = {}: {}", c_.load.inference.parallel.tp, e.what());
+  } catch (const std::exception& e) {
+    problem = fmt::format("{}: damaged manifest: {} — {}", (dir / kManifestName).string(), e.what(),
+                          damaged_checkpoint_advice(source, dir));
+  }
+  if (const std::string first = comm_.first_problem(problem); !first.empty()) throw SetupError(first);
+  check_memory(plans.buffer_bytes());
+  read_plans_ = std::move(plans.read);
+  MemorySpace& space = memory_space();
+  read_buffer_ = ProcessBuffer(read_plans_, space);
+  add_notes(space.notes());
+  record_sizes(read_plans_);
+  result_.modeled_ranks = static_cast<std::int64_t>(inference_ranks(c_).size());
+  result_.checkpoint_dir = dir.string();
+}
+
+// One load of every inference rank's slices: caches per cache.policy, the buffer zeroed (the
+// vocabulary padding of another TP written, as a server pads), then after a barrier the loader's
+// reads and copies and the scatter of strided rows (timed), then verification (not timed).
+bool CaseExecution::load_iteration(int, std::vector<IterationTiming>* timings) {
+  auto start = Clock::now();
+  result_.cache_policy_applied = comm_.broadcast(apply_cache_policy(c_.cache, [this] {
+    std::vector<backends::IoPlan> io;
+    for (const RankPlan& p : read_plans_) io.push_back(p.io);
+    return io;
+  }()));
+  charge("cache drop", start);
+  start = Clock::now();
+  read_buffer_.zero();
+  const std::vector<std::uint64_t> offsets = buffer_offsets(read_plans_, read_buffer_);
+  fill_reshard_padding(read_plans_, offsets, read_buffer_.memory(), c_.data);
+  const std::vector<LoadFile> ranges = load_ranges(read_plans_, offsets);
+  charge("zero buffers", start);
+  const bool device = read_buffer_.view().kind == backends::MemoryKind::device;
+  MemorySpace& pool_space = ctx_.memory.get(device ? MemorySpaceKind::pinned : MemorySpaceKind::host);
+  comm_.barrier();
+  start = Clock::now();
+  ProcessSample sample;
+  try {
+    // The loader's own clock: from its first open to the last byte in place (its chunk pool is
+    // allocated and touched before it), then the scatter of strided rows.
+    if (!ranges.empty()) {
+      const LoadTiming t = load_files(ranges, read_buffer_.memory(), c_.load.settings, pool_space);
+      load_pool_chunks_ = t.pool_chunks;
+      sample.copy_seconds = t.copy_seconds;
+      sample.seconds = t.seconds;
+    }
+    const auto scatter = Clock::now();
+    apply_reshard_copies(read_plans_, offsets, read_buffer_.memory());
+    sample.seconds += seconds_since(scatter);
+  } catch (const std::exception& e) {
+    sample.error = e.what();
+  }
+  const IterationTiming timing = gather_timing(sample, comm_);
+  charge("load", start);
+  if (!comm_.all(sample.error.empty())) {
+    return fail(fmt::format("load of {} failed: {}{}", planned_dir_.string(), comm_.broadcast(timing.first_error),
+                            damage_advice()));
+  }
+  if (c_.verify) {
+    start = Clock::now();
+    const std::string mine = verify_plans(read_plans_, read_buffer_, c_.data);
+    const double seconds = comm_.max(seconds_since(start));
+    const std::string problem = comm_.first_problem(mine);
+    charge("verify", start);
+    if (!problem.empty()) return fail(fmt::format("{}: {}{}", planned_dir_.string(), problem, damage_advice()));
+    if (timings != nullptr) verify_s_.push_back(seconds);
+    report_.verify_seconds = seconds;
+  }
+  report_.read_gib_s = static_cast<double>(result_.bytes_per_checkpoint) / timing.seconds / kGiB;
+  report_.read_seconds = timing.seconds;
+  report_.cache_policy = result_.cache_policy_applied;
+  if (timings != nullptr) timings->push_back(timing);
+  return true;
+}
+
+void CaseExecution::record_load(const std::vector<IterationTiming>& loads) {
+  LoadSummary s;
+  const LoadSettings& settings = c_.load.settings;
+  s.method = std::string(load_method_name(settings.method));
+  s.threads = settings.threads;
+  s.direct = settings.direct;
+  s.chunk_bytes = settings.chunk_bytes;
+  s.pool_bytes = settings.pool_bytes;
+  s.pool_chunks = load_pool_chunks_;
+  s.memory = std::string(memory_space_name(c_.memory_space));
+  s.tp = c_.load.inference.parallel.tp;
+  s.checkpoint_tp = c_.parallel.tp;
+  s.ranks = result_.modeled_ranks;
+  std::uint64_t needed_bytes = 0, read_bytes = 0, padding_bytes = 0, request_count = 0;
+  for (const RankPlan& p : read_plans_) {
+    needed_bytes += p.reshard.bytes_needed;
+    read_bytes += p.reshard.bytes_read;
+    padding_bytes += p.reshard.padding_bytes;
+    request_count += p.reshard.requests.size();
+  }
+  s.bytes = comm_.sum(needed_bytes);
+  s.bytes_read = comm_.sum(read_bytes);
+  s.padding_bytes = comm_.sum(padding_bytes);
+  s.requests = comm_.sum(request_count);
+  for (const IterationTiming& t : loads) {
+    s.time_to_loaded_seconds.push_back(t.seconds);
+    s.h2d_seconds.push_back(t.copy_seconds);
+  }
+  result_.load = s;
+}
+
+}  // namespace ckpt::harness

@@ -1,0 +1,176 @@
+// The load phase end to end (--phase load, [load]): a TP 2 checkpoint written by 2 MPI processes is
+// loaded as an inference server loads it, at TP 4 by 2 processes (two inference ranks each) with
+// every method, and at TP 1 by one process with O_DIRECT through a small chunk pool; each load
+// verifies every tensor, with exact byte counts. Weights come out of a full training-state
+// checkpoint too, and a flipped byte is named by tensor.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "tests/integration/integration_support.hpp"
+
+namespace ckpt::integration {
+namespace {
+
+// A small Llama: vocabulary 1100 pads to 1152 rows at TP 1, 1280 at TP 2, 1536 at TP 4;
+// model.scale = 4 divides every leading dimension of every slice. The embedding and the output
+// layer (untied) hold 256 bf16 elements a row: 1024 bytes a row of both.
+constexpr std::uint64_t kVocabRowBytes = 2 * 256 * 2;
+constexpr const char* kModel = R"(name = "load-llama"
+hidden_size = 256
+intermediate_size = 512
+num_hidden_layers = 8
+num_attention_heads = 8
+num_key_value_heads = 8
+vocab_size = 1100
+tie_word_embeddings = false
+)";
+
+class LoadPhase : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!CKPT_TEST_HAVE_MPI) GTEST_SKIP() << "ckptbench was built without MPI";
+    mpirun_ = find_mpirun();
+    if (!mpirun_) GTEST_SKIP() << "mpirun is not on PATH, so the multi-process run cannot be started";
+    model_ = dir_.write("load-llama.toml", kModel);
+  }
+
+  // A TP 2 campaign writing `scope` state as `format`, then `extra` (a [load] table).
+  fs::path campaign(const std::string& name, const std::string& scope, const std::string& format,
+                    const std::string& extra) {
+    return dir_.write(name + ".toml", campaign_toml(name, dir_ / "target", R"(create_target = true
+keep = true
+iterations = 1
+warmup = 0
+[model]
+name = ")" + model_.string() + R"("
+scale = 4
+[parallel]
+tp = 2
+[state]
+scope = ")" + scope + R"("
+[strategy]
+format = ")" + format + R"("
+[cache]
+policy = "none"
+)" + extra));
+  }
+
+  Outcome run(int processes, const fs::path& file, const fs::path& output, const std::string& phase) {
+    std::vector<std::string> args = mpirun_args(*mpirun_, processes);
+    args.insert(args.end(), {kBinary, "run", file.string(), "--output", output.string(), "--phase", phase});
+    return run_process(args, std::chrono::seconds(240));
+  }
+
+  // Writes the checkpoint with 2 processes; returns its result.
+  nlohmann::json write_checkpoint(const std::string& name, const std::string& scope, const std::string& format) {
+    const Outcome written = run(2, campaign(name, scope, format, ""), dir_ / ("written-" + name), "checkpoint");
+    EXPECT_EQ(written.exit_code, 0) << written.describe();
+    const auto results = read_results(dir_ / ("written-" + name));
+    return results.empty() ? nlohmann::json() : results.at(0);
+  }
+
+  Scratch dir_;
+  fs::path model_;
+  std::optional<std::string> mpirun_;
+};
+
+TEST_F(LoadPhase, Tp2SafetensorsLoadedAtTp4ByEachMethodAndAtTp1WithDirectReadsVerify) {
+  const nlohmann::json written = write_checkpoint("st", "weights", "safetensors");
+  ASSERT_TRUE(written.is_object());
+  const auto weights = written.at("bytes_per_checkpoint").get<std::uint64_t>();
+
+  // TP 4 on 2 processes: every stored byte is needed once; the TP 4 vocabulary padding
+  // (1280 -> 1536 rows / 4) is stored nowhere and not read.
+  const Outcome four = run(2, campaign("st", "weights", "safetensors",
+                                       "[load]\ntp = 4\nmethod = [\"pipelined\", \"mmap\", \"read\"]\n"),
+                           dir_ / "four", "load");
+  ASSERT_EQ(four.exit_code, 0) << four.describe();
+  const auto results = read_results(dir_ / "four");
+  ASSERT_EQ(results.size(), 3u);
+  const std::vector<std::string> methods{"pipelined", "mmap", "read"};
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const auto& r = results[i];
+    EXPECT_EQ(r.at("status"), "ok") << r.at("error");
+    EXPECT_EQ(r.at("verified"), true);
+    EXPECT_EQ(r.at("ranks").get<int>(), 2);
+    EXPECT_EQ(r.at("modeled_ranks").get<int>(), 4);
+    EXPECT_EQ(r.at("bytes_per_checkpoint").get<std::uint64_t>(), weights);
+    const auto& l = r.at("load");
+    EXPECT_EQ(l.at("method"), methods[i]);
+    EXPECT_EQ(l.at("tp").get<int>(), 4);
+    EXPECT_EQ(l.at("checkpoint_tp").get<int>(), 2);
+    EXPECT_EQ(l.at("ranks").get<int>(), 4);
+    EXPECT_EQ(l.at("bytes").get<std::uint64_t>(), weights);
+    EXPECT_EQ(l.at("bytes_read").get<std::uint64_t>(), weights);
+    EXPECT_EQ(l.at("padding_bytes").get<std::uint64_t>(), (1536 - 1280) / 4 * kVocabRowBytes);
+    EXPECT_GT(l.at("requests").get<std::uint64_t>(), 0u);
+    EXPECT_EQ(l.at("samples").at("time_to_loaded_seconds").size(), 1u);
+    EXPECT_GT(l.at("gib_per_s").get<double>(), 0.0);
+    EXPECT_TRUE(l.at("h2d_seconds").is_null());
+    EXPECT_EQ(r.at("read_seconds").get<double>(), l.at("time_to_loaded_seconds").get<double>());
+  }
+  EXPECT_TRUE(contains(four.out, "load mmap (4 threads) into host, TP 4 from a TP 2 checkpoint (4 ranks)")) << four.out;
+
+  // TP 1 on one process, O_DIRECT through a pool of 64 KiB in chunks of 8 KiB: the TP 2 padding rows
+  // 1152..1279 (/ 4) are not needed.
+  const Outcome one = run(1, campaign("st", "weights", "safetensors",
+                                      "[load]\ntp = 1\ndirect = true\nchunk_bytes = \"8 KiB\"\npool_bytes = \"64 KiB\"\n"),
+                          dir_ / "one", "load");
+  ASSERT_EQ(one.exit_code, 0) << one.describe();
+  const auto r1 = read_results(dir_ / "one").at(0);
+  EXPECT_EQ(r1.at("status"), "ok") << r1.at("error");
+  EXPECT_EQ(r1.at("verified"), true);
+  const auto& l1 = r1.at("load");
+  EXPECT_EQ(l1.at("bytes").get<std::uint64_t>(), weights - (1280 - 1152) / 4 * kVocabRowBytes);
+  EXPECT_EQ(l1.at("bytes_read").get<std::uint64_t>(), l1.at("bytes").get<std::uint64_t>());
+  EXPECT_EQ(l1.at("padding_bytes").get<std::uint64_t>(), 0u);
+  EXPECT_EQ(l1.at("direct"), true);
+  EXPECT_EQ(l1.at("pool_chunks").get<int>(), 5);  // 64 KiB / (8 KiB chunk + its O_DIRECT lead block)
+  const std::string csv = read_text(run_directory(dir_ / "one") / "results.csv");
+  EXPECT_TRUE(contains(csv, ",load_method,load_tp,load_requests,")) << csv;
+  EXPECT_TRUE(contains(csv, ",pipelined,1,")) << csv;
+}
+
+TEST_F(LoadPhase, WeightsOfAFullStateCheckpointLoadAndAFlippedByteIsNamedByTensor) {
+  const nlohmann::json written = write_checkpoint("full", "full", "raw");
+  ASSERT_TRUE(written.is_object());
+  const fs::path kept = written.at("checkpoint_dir").get<std::string>();
+  const auto manifest = read_manifest(kept);
+  std::uint64_t weights = 0;
+  nlohmann::json tensor;
+  for (const auto& t : manifest.at("tensors")) {
+    if (t.at("state") != "weight") continue;
+    weights += t.at("bytes").get<std::uint64_t>();
+    if (t.at("name").get<std::string>().find("3.mlp.linear_fc2.weight") != std::string::npos) tensor = t;
+  }
+  ASSERT_FALSE(tensor.is_null()) << "no slice of layer 3's linear_fc2 in the manifest";
+
+  const Outcome one = run(1, campaign("full", "full", "raw", "[load]\ntp = 1\nmethod = \"read\"\n"), dir_ / "one", "load");
+  ASSERT_EQ(one.exit_code, 0) << one.describe();
+  const auto r1 = read_results(dir_ / "one").at(0);
+  EXPECT_EQ(r1.at("status"), "ok") << r1.at("error");
+  EXPECT_EQ(r1.at("verified"), true);
+  EXPECT_EQ(r1.at("load").at("bytes").get<std::uint64_t>(), weights - (1280 - 1152) / 4 * kVocabRowBytes);
+
+  {
+    const auto offset = static_cast<std::streamoff>(tensor.at("file_offset").get<std::uint64_t>() + 7);
+    std::fstream f(kept / tensor.at("file").get<std::string>(), std::ios::in | std::ios::out | std::ios::binary);
+    ASSERT_TRUE(f);
+    f.seekg(offset);
+    char byte = 0;
+    ASSERT_TRUE(f.get(byte));
+    f.seekp(offset);
+    f.put(static_cast<char>(byte ^ 0x5a));
+  }
+  const Outcome bad = run(2, campaign("full", "full", "raw", "[load]\ntp = 4\n"), dir_ / "bad", "load");
+  EXPECT_EQ(bad.exit_code, 1) << bad.describe();
+  EXPECT_TRUE(contains(bad.err, "verification failed: tensor " + tensor.at("name").get<std::string>() + " (weight"))
+      << bad.describe();
+}
+
+}  // namespace
+}  // namespace ckpt::integration
