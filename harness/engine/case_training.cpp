@@ -85,7 +85,8 @@ void CaseExecution::train(std::vector<IterationTiming>& reads) {
                   return commit_training_checkpoint(dir, iteration, sums);
                 },
                 .interrupted = &ctx_.interrupted,
-                .gpu_load = gpu_load.get()};
+                .gpu_load = gpu_load.get(),
+                .gather = gathers_ && c_.engine.kind == EngineKind::sync ? &gather_ : nullptr};  // per_dp: nothing to gather
   const auto start = std::chrono::steady_clock::now();
   result_.training = run_training(c_.training, c_.engine, io);
   training_retire_ = std::jthread();  // the last removal done

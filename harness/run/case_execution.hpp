@@ -87,8 +87,9 @@ class CaseExecution {
   std::set<std::filesystem::path> previous_dirs_;
   CaseLock lock_;  // held by process 0 for the whole case: a keeping run's, or a restore's (shared)
   std::vector<double> manifest_s_, metadata_s_, retire_s_, verify_s_, gather_s_;  // per timed iteration
-  // Megatron's gathered distributed optimizer (harness/run/dp_gather.hpp), outside [training]:
-  // the DP shards reach DP rank 0's buffer only through the gather before each checkpoint.
+  // Megatron's gathered distributed optimizer (harness/run/dp_gather.hpp): the DP shards reach
+  // DP rank 0's buffer only through the gather before each checkpoint (write iterations and the
+  // sync [training] loop alike).
   bool gathers_ = false;
   DpGather gather_;
   bool checksummed_ = true;  // checksums_ hold the gathered bytes (after the first gather)

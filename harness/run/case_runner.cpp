@@ -74,7 +74,7 @@ void CaseExecution::prepare_write() {
   first_step_ = std::stoll(comm_.broadcast(std::to_string(first_step_)));
   planned_dir_ = step_dir(0);
   ProcessPlans plans = plan_process(layout_, c_, phase_, selected_, comm_.rank(), comm_.size(), planned_dir_);
-  gathers_ = gathers_distributed_optimizer(c_, layout_) && !c_.training.enabled();
+  gathers_ = gathers_distributed_optimizer(c_, layout_);  // [training]: sync only (case checks)
   if (gathers_) gather_ = DpGather(layout_, c_, selected_, comm_.rank(), comm_.size(), plans.write, planned_dir_);
   check_memory(plans.buffer_bytes() + gather_.source_bytes() +
                host_pool_allocation(c_, ProcessBuffer::bytes_for(plans.write)));  // + engine pool

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <span>
 
+#include "harness/engine/training_state.hpp"
 #include "harness/plan/framework_shards.hpp"
 #include "harness/run/iteration.hpp"
 #include "harness/run/process_plans.hpp"
@@ -113,6 +114,10 @@ void DpGather::prepare(MemorySpace& space, DataPattern pattern) {
   if (sources_.empty()) return;
   source_buffer_ = ProcessBuffer(sources_, space);
   fill_plans(sources_, source_buffer_, pattern);
+}
+
+void DpGather::fill_sources(DataPattern pattern, std::int64_t iteration) {
+  if (!sources_.empty()) fill_plans(plans_at_iteration(sources_, iteration), source_buffer_, pattern);
 }
 
 std::vector<RankPlan> DpGather::fill_held_only(const std::vector<RankPlan>& write_plans) const {

@@ -201,6 +201,46 @@ TEST(FrameworkLayoutRun, OneProcessWithDp4GathersInsideTheProcess) {
   EXPECT_EQ(results[0].at("samples").at("gather_seconds").size(), 1u);
 }
 
+// The sync [training] loop gathers before each checkpoint: DP rank 0 never generates the other DP
+// ranks' shards, so the restore verifies only if the gather moved each iteration's updated bytes.
+TEST(FrameworkLayoutRun, SyncTrainingLoopGathersBeforeEachCheckpoint) {
+  const Scratch dir;
+  std::string toml = megatron_dp_campaign("loop", dir / "target", 1, 4);
+  toml += "[training]\niterations = 3\niteration_seconds = 0.01\ncheckpoint_every = 1\n";
+  const fs::path campaign = dir.write("loop.toml", toml);
+  const Outcome o = ckptbench({"run", campaign.string(), "--output", (dir / "out").string()});
+  ASSERT_EQ(o.exit_code, 0) << o.describe();
+  const auto results = read_results(dir / "out");
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].at("verified"), true);
+  const nlohmann::json manifest = read_manifest(latest_checkpoint(dir / "target" / "loop" / "case-0000"));
+  EXPECT_EQ(manifest.at("training_iteration"), 2);
+  const nlohmann::json& training = results[0].at("training");
+  EXPECT_EQ(training.at("gather_bytes"), 0u);
+  EXPECT_EQ(training.at("gather_local_bytes").get<std::uint64_t>(), gathered_bytes(manifest));
+  // DP ranks 1-3's optimizer shards (fp32 params and two moments, 12 B/param of Llama 3 8B / 4096,
+  // 3/4 of them; padded shards): as the write iterations' gather moves.
+  EXPECT_EQ(training.at("gather_local_bytes").get<std::uint64_t>(), 17'644'620u);
+  ASSERT_EQ(training.at("checkpoints").size(), 3u);
+  for (const auto& record : training.at("checkpoints")) {
+    EXPECT_GT(record.at("gather_seconds").get<double>(), 0.0);
+    EXPECT_GE(record.at("stall_seconds").get<double>(), record.at("gather_seconds").get<double>());
+  }
+}
+
+TEST(FrameworkLayoutRun, AsyncTrainingWithTheGatheredOptimizerIsRefusedInADryRun) {
+  const Scratch dir;
+  std::string toml = megatron_dp_campaign("loop", dir / "target", 1, 4);
+  toml += "[training]\niterations = 2\n[engine]\nname = \"async\"\n";
+  const Outcome o = ckptbench({"run", dir.write("loop.toml", toml).string(), "--dry-run"});
+  EXPECT_EQ(o.exit_code, 2) << o.describe();
+  EXPECT_NE(o.err.find("`engine.name`: \"async\" with strategy.layout = \"megatron\" and "
+                       "strategy.megatron_optimizer = \"gathered\": Megatron-LM's asynchronous save"),
+            std::string::npos)
+      << o.err;
+  EXPECT_FALSE(fs::exists(dir / "target"));
+}
+
 // The [training] engines commit with the same coordinator files as the write iterations.
 TEST(FrameworkLayoutRun, AsyncTrainingEngineWritesDcpMetadata) {
   const Scratch dir;
