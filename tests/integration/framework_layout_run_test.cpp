@@ -228,6 +228,29 @@ TEST(FrameworkLayoutRun, SyncTrainingLoopGathersBeforeEachCheckpoint) {
   }
 }
 
+// Two processes of DP4: DP rank 1's shards come by an in-process copy, DP ranks 2 and 3's over MPI.
+TEST(FrameworkLayoutRun, SyncTrainingLoopGathersOverMpirun) {
+  const auto mpirun = find_mpirun();
+  if (!mpirun) GTEST_SKIP() << "mpirun is not on PATH, so the multi-process run cannot be started";
+  if (!CKPT_TEST_HAVE_MPI) GTEST_SKIP() << "ckptbench was built without MPI (CKPT_WITH_MPI=OFF or MPI not found)";
+  const Scratch dir;
+  std::string toml = megatron_dp_campaign("loop", dir / "target", 1, 4);
+  toml += "[training]\niterations = 2\niteration_seconds = 0.01\ncheckpoint_every = 1\n";
+  std::vector<std::string> args = mpirun_args(*mpirun, 2);
+  args.insert(args.end(), {kBinary, "run", dir.write("loop.toml", toml).string(), "--output", (dir / "out").string()});
+  const Outcome o = run_process(args, std::chrono::seconds(240));
+  ASSERT_EQ(o.exit_code, 0) << o.describe();
+  const auto results = read_results(dir / "out");
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].at("verified"), true);
+  const nlohmann::json& training = results[0].at("training");
+  const auto received = training.at("gather_bytes").get<std::uint64_t>();
+  const auto local = training.at("gather_local_bytes").get<std::uint64_t>();
+  EXPECT_EQ(local, 5'881'536u);      // DP rank 1's shards
+  EXPECT_EQ(received, 11'763'084u);  // DP ranks 2 and 3's (the DP split is not even to the byte)
+  EXPECT_EQ(received + local, 17'644'620u);  // as the one-process run gathers
+}
+
 TEST(FrameworkLayoutRun, AsyncTrainingWithTheGatheredOptimizerIsRefusedInADryRun) {
   const Scratch dir;
   std::string toml = megatron_dp_campaign("loop", dir / "target", 1, 4);
