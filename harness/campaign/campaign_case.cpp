@@ -418,6 +418,20 @@ void fill_training(Case& c, const CaseValues& v) {
     v.fail("measure.calibration", "calibrates the plain checkpoint iterations, not a [training] loop: set it to false "
                                   "or training.iterations = 0");
   }
+  // Where the gather happens (harness/plan/framework_shards.cpp, gathers_distributed_optimizer
+  // with the gathered optimizer): the sync loop gathers before each write; Megatron has no
+  // background save of this format.
+  const bool gathered = c.directory_layout == DirectoryLayout::megatron &&
+                        c.megatron_optimizer == MegatronOptimizer::gathered && c.parallel.zero_stage >= 1 &&
+                        c.parallel.dp > 1;
+  if (c.training.enabled() && c.engine.kind != EngineKind::sync && gathered) {
+    v.fail("engine.name", "\"" + std::string(engine_name(c.engine.kind)) +
+                              "\" with strategy.layout = \"megatron\" and strategy.megatron_optimizer = \"gathered\": "
+                              "Megatron-LM's asynchronous save (--async-save) works only with the torch_dist checkpoint "
+                              "format, not with the gathered distrib_optim.pt; use strategy.layout = \"megatron_dist\" "
+                              "(torch_dist), strategy.megatron_optimizer = \"per_dp\" (no gather) or engine.name = "
+                              "\"sync\"");
+  }
   if (!c.training.enabled() && c.engine.kind != EngineKind::sync) {
     v.fail("engine.name", "\"" + std::string(engine_name(c.engine.kind)) +
                               "\" runs inside the training loop: set training.iterations (> 0)");

@@ -9,6 +9,7 @@
 #include "harness/plan/checkpoint_plan.hpp"
 #include "harness/plan/framework_shards.hpp"
 #include "harness/run/dcp_metadata.hpp"
+#include "harness/run/target_check.hpp"
 
 namespace ckpt::harness {
 namespace {
@@ -80,7 +81,13 @@ std::vector<ListedFile> list_checkpoint_files(const workloads::Layout& layout, c
       files.push_back({file.path, r, file.file_size, static_cast<std::int64_t>(file.datasets.size())});
     }
   }
-  if (!rank || *rank == 0) add_coordinator_files(layout, c, files);
+  if (!rank || *rank == 0) {
+    add_coordinator_files(layout, c, files);
+    // DeepSpeed's tag pointer, beside the checkpoint directory (record_latest_checkpoint).
+    if (c.directory_layout == DirectoryLayout::deepspeed) {
+      files.push_back({std::string(kLatestName), 0, checkpoint_dir_name(c.directory_layout, 1).size(), 0});
+    }
+  }
   return files;
 }
 

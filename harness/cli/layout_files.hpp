@@ -23,7 +23,8 @@ struct ListedFile {
 // The files every rank (or only `rank`) writes for one checkpoint in `directory_layout`,
 // by rank, then in the order the rank writes them. Throws ConfigError naming `option` when
 // the layout refuses the job (deepspeed with ZeRO-2/3 and PP > 1).
-// The coordinator's files (.metadata, common.pt, metadata.json) come last, from rank 0.
+// The coordinator's files (.metadata, common.pt, metadata.json) come last, from rank 0; for
+// deepspeed then ../latest (the tag file in the directory above the checkpoint).
 struct FilesRequest {
   DirectoryLayout directory_layout = DirectoryLayout::dcp;
   MegatronOptimizer megatron_optimizer = MegatronOptimizer::gathered;

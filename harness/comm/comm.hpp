@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,11 @@ class Comm {
   virtual std::vector<std::string> gather(const std::string& mine) = 0;
   // Process 0's string everywhere.
   virtual std::string broadcast(const std::string& from_root) = 0;
+  // Point to point (not collective): `bytes` to process `to`, or from process `from` (exactly
+  // bytes.size() bytes, at most 2^31 - 1 per message), in the order the pair posts them. Blocking.
+  // Only MPI has other processes; the single process throws std::logic_error.
+  virtual void send(int to, std::span<const std::byte> bytes);
+  virtual void receive(int from, std::span<std::byte> bytes);
   // Ends every process of the run at once (a fatal error on one process must not leave the
   // others waiting in a collective). Does not return.
   [[noreturn]] virtual void abort(int status) = 0;

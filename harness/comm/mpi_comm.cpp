@@ -1,5 +1,8 @@
 #include "harness/comm/mpi_comm.hpp"
 
+#include <limits>
+#include <stdexcept>
+
 #include <mpi.h>
 
 #include <cstdlib>
@@ -72,6 +75,29 @@ std::string MpiComm::broadcast(const std::string& from_root) {
   std::string out = rank_ == 0 ? from_root : std::string(static_cast<std::size_t>(length), '\0');
   MPI_Bcast(out.data(), length, MPI_CHAR, 0, MPI_COMM_WORLD);
   return out;
+}
+
+namespace {
+
+int message_count(std::size_t bytes, const char* what) {
+  if (bytes > static_cast<std::size_t>(std::numeric_limits<int>::max())) {
+    throw std::invalid_argument(std::string("MpiComm::") + what + ": " + std::to_string(bytes) +
+                                " bytes exceed one MPI message (2^31 - 1); send it in chunks");
+  }
+  return static_cast<int>(bytes);
+}
+
+constexpr int kPointToPointTag = 16;
+
+}  // namespace
+
+void MpiComm::send(int to, std::span<const std::byte> bytes) {
+  MPI_Send(bytes.data(), message_count(bytes.size(), "send"), MPI_BYTE, to, kPointToPointTag, MPI_COMM_WORLD);
+}
+
+void MpiComm::receive(int from, std::span<std::byte> bytes) {
+  MPI_Recv(bytes.data(), message_count(bytes.size(), "receive"), MPI_BYTE, from, kPointToPointTag, MPI_COMM_WORLD,
+           MPI_STATUS_IGNORE);
 }
 
 void MpiComm::abort(int status) {

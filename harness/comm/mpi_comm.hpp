@@ -25,6 +25,8 @@ class MpiComm final : public Comm {
   bool all(bool value) override;
   std::vector<std::string> gather(const std::string& mine) override;
   std::string broadcast(const std::string& from_root) override;
+  void send(int to, std::span<const std::byte> bytes) override;
+  void receive(int from, std::span<std::byte> bytes) override;
   [[noreturn]] void abort(int status) override;
 
  private:

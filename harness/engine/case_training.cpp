@@ -10,6 +10,7 @@
 #include "harness/engine/training_state.hpp"
 #include "harness/run/case_execution.hpp"
 #include "harness/run/case_runner.hpp"
+#include "harness/run/dcp_metadata.hpp"
 #include "harness/run/manifest.hpp"
 #include "harness/run/target_check.hpp"
 
@@ -27,6 +28,9 @@ std::string CaseExecution::commit_training_checkpoint(const fs::path& dir, std::
       for (const std::string& piece : pieces) {
         for (auto& t : nlohmann::json::parse(piece)) tensors.push_back(std::move(t));
       }
+      // The layout's coordinator files, as the write iterations write them (inside the checkpoint's
+      // time to durable); the seconds they took go to phases.write.metadata's samples.
+      metadata_s_.push_back(commit_coordinator_files(c_, dir, tensors));
       nlohmann::json manifest = make_manifest(c_, layout_.world_size(), selected_, std::move(tensors),
                                               first_step_ + iteration);
       manifest["training_iteration"] = iteration;
@@ -81,7 +85,8 @@ void CaseExecution::train(std::vector<IterationTiming>& reads) {
                   return commit_training_checkpoint(dir, iteration, sums);
                 },
                 .interrupted = &ctx_.interrupted,
-                .gpu_load = gpu_load.get()};
+                .gpu_load = gpu_load.get(),
+                .gather = gathers_ && c_.engine.kind == EngineKind::sync ? &gather_ : nullptr};  // per_dp: nothing to gather
   const auto start = std::chrono::steady_clock::now();
   result_.training = run_training(c_.training, c_.engine, io);
   training_retire_ = std::jthread();  // the last removal done

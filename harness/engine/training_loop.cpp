@@ -45,6 +45,9 @@ class TrainingRun {
       throw std::invalid_argument("training.compute = \"gpu\": the loop was given no GPU load");
     }
     summary_.engine = std::string(engine_name(e.kind));
+    if (io.gather != nullptr && e.kind != EngineKind::sync) {
+      throw std::invalid_argument("the DP gather of Megatron's gathered optimizer runs only under engine.name = \"sync\"");
+    }
     if (e.kind != EngineKind::sync) {
       pool_.emplace(io.state.memory(), e.host_pool_bytes);
       summary_.host_pool_bytes = pool_->capacity();
@@ -71,6 +74,7 @@ class TrainingRun {
   void update(std::int64_t iteration);
   void checkpoint(std::int64_t iteration);
   void checkpoint_sync(std::int64_t iteration, Clock::time_point due);
+  double gather(std::int64_t iteration, CheckpointRecord& record);
   void checkpoint_background(std::int64_t iteration, Clock::time_point due);
   FlushTarget flush_target(std::int64_t iteration, const fs::path& dir) const;
   FlushJob flush_job(std::int64_t iteration, const fs::path& dir);
@@ -148,7 +152,15 @@ void TrainingRun::wait_for(Clock::time_point start, double seconds) {
 void TrainingRun::update(std::int64_t iteration) {
   const auto start = Clock::now();
   poll(false);  // a flush that ended during compute commits now, not after the rewrite
-  sums_ = fill_plans(plans_at_iteration(io_.plans, iteration), io_.state, io_.pattern);
+  const std::vector<RankPlan> state = plans_at_iteration(io_.plans, iteration);
+  if (io_.gather != nullptr) {
+    // Each DP rank updates its own shards; DP rank 0's copies of the others' come by the gather
+    // at the checkpoint (checksummed there, once they arrived).
+    fill_plans(io_.gather->fill_held_only(state), io_.state, io_.pattern);
+    io_.gather->fill_sources(io_.pattern, iteration);
+  } else {
+    sums_ = fill_plans(state, io_.state, io_.pattern);
+  }
   wait_for(start, t_.iteration_seconds * t_.update_fraction);
 }
 
@@ -197,8 +209,9 @@ void TrainingRun::checkpoint_sync(std::int64_t iteration, Clock::time_point due)
   if (const std::string problem = io_.claim_dir(iteration, dir); !problem.empty()) return fail(problem);
   retarget(io_.plans, io_.planned_dir, dir);
   io_.planned_dir = dir;
-  const ProcessSample sample = timed_transfer(io_.backend, io_.plans, io_.state, true, io_.comm);
   CheckpointRecord& record = summary_.checkpoints.back();
+  const double bookkeeping = io_.gather != nullptr ? gather(iteration, record) : 0.0;
+  const ProcessSample sample = timed_transfer(io_.backend, io_.plans, io_.state, true, io_.comm);
   record.flush_seconds = sample.seconds;
   for (const RankPlan& p : io_.plans) flush_bytes_.back() += p.io.bytes();
   if (const std::string problem = io_.comm.first_problem(sample.error.empty() ? "" : fmt::format("checkpoint of iteration {} ({}): {}", iteration, dir.string(), sample.error));
@@ -206,7 +219,24 @@ void TrainingRun::checkpoint_sync(std::int64_t iteration, Clock::time_point due)
     return fail(problem);
   }
   commit(dir, iteration, sums_, record, due);
-  record.stall_seconds = seconds_since(due);
+  record.stall_seconds = seconds_since(due) - bookkeeping;
+  record.time_to_durable_seconds -= bookkeeping;
+}
+
+// Megatron's DP gather onto DP rank 0 (harness/run/dp_gather.hpp), timed from a barrier to the
+// slowest process's end, inside the checkpoint's stall. Returns the seconds of the checksums taken
+// after it: the harness's bookkeeping (without a gather they are taken in the update), kept out
+// of the stall.
+double TrainingRun::gather(std::int64_t iteration, CheckpointRecord& record) {
+  io_.comm.barrier();
+  const auto start = Clock::now();
+  const GatherCounts counts = io_.gather->run(io_.comm, io_.state);
+  record.gather_seconds = seconds_since(start);  // reduce_records: the slowest process's
+  summary_.gather_bytes = io_.comm.sum(counts.received_bytes);
+  summary_.gather_local_bytes = io_.comm.sum(counts.local_bytes);
+  const auto sums_start = Clock::now();
+  sums_ = shard_checksums(plans_at_iteration(io_.plans, iteration), io_.state);
+  return seconds_since(sums_start);
 }
 
 FlushTarget TrainingRun::flush_target(std::int64_t iteration, const fs::path& dir) const {
@@ -351,6 +381,7 @@ void TrainingRun::reduce_records() {
     CheckpointRecord& r = summary_.checkpoints[i];
     r.stall_seconds = comm.max(r.stall_seconds);
     r.snapshot_seconds = comm.max(r.snapshot_seconds);
+    r.gather_seconds = comm.max(r.gather_seconds);
     r.backpressure_seconds = comm.max(r.backpressure_seconds);
     r.ring_wait_seconds = comm.max(r.ring_wait_seconds);
     r.time_to_durable_seconds = comm.max(r.time_to_durable_seconds);

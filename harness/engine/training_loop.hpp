@@ -23,6 +23,7 @@
 #include "harness/memory/data_pattern_kind.hpp"
 #include "harness/memory/gpu_load.hpp"
 #include "harness/plan/checkpoint_plan.hpp"
+#include "harness/run/dp_gather.hpp"
 #include "harness/run/process_buffer.hpp"
 
 namespace ckpt::harness {
@@ -44,6 +45,10 @@ struct TrainingIo {
   std::function<std::string(const std::filesystem::path& dir, std::int64_t iteration, const Checksums& sums)> commit;
   const std::atomic<bool>* interrupted = nullptr;  // SIGINT/SIGTERM: finish the in-flight flush, stop
   GpuLoad* gpu_load = nullptr;                     // training.compute = "gpu": the kernel compute runs (required then)
+  // Megatron's gathered distributed optimizer (engine sync only; case checks refuse async/lazy):
+  // each update fills only the shards this process's ranks hold plus the gather's sources, and
+  // every checkpoint gathers the other DP ranks' shards into `state` before its write.
+  DpGather* gather = nullptr;
 };
 
 // Test hooks that break the engine on purpose (verification must then fail).

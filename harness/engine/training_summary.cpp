@@ -23,6 +23,7 @@ double TrainingSummary::time_to_durable_seconds() const {
   return committed_median(*this, &CheckpointRecord::time_to_durable_seconds);
 }
 double TrainingSummary::snapshot_seconds() const { return committed_median(*this, &CheckpointRecord::snapshot_seconds); }
+double TrainingSummary::gather_seconds() const { return committed_median(*this, &CheckpointRecord::gather_seconds); }
 double TrainingSummary::flush_gib_s() const { return committed_median(*this, &CheckpointRecord::flush_gib_s); }
 
 std::optional<double> TrainingSummary::iteration_inflation() const {
@@ -37,6 +38,7 @@ nlohmann::json to_json(const TrainingSummary& s) {
   for (const CheckpointRecord& r : s.checkpoints) {
     checkpoints.push_back({{"iteration", r.iteration},
                            {"stall_seconds", r.stall_seconds},
+                           {"gather_seconds", r.gather_seconds},
                            {"snapshot_seconds", r.snapshot_seconds},
                            {"backpressure_seconds", r.backpressure_seconds},
                            {"ring_wait_seconds", r.ring_wait_seconds},
@@ -50,6 +52,9 @@ nlohmann::json to_json(const TrainingSummary& s) {
           {"stall_seconds", s.stall_seconds()},
           {"time_to_durable_seconds", s.time_to_durable_seconds()},
           {"snapshot_seconds", s.snapshot_seconds()},
+          {"gather_seconds", s.gather_seconds()},
+          {"gather_bytes", s.gather_bytes},
+          {"gather_local_bytes", s.gather_local_bytes},
           {"flush_gib_s", s.flush_gib_s()},
           {"iteration_inflation", inflation ? nlohmann::json(*inflation) : nlohmann::json(nullptr)},
           {"plain_iteration_seconds", s.plain_iteration_seconds},

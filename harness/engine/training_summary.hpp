@@ -13,7 +13,8 @@ namespace ckpt::harness {
 
 struct CheckpointRecord {
   std::int64_t iteration = 0;          // the training iteration whose state it holds
-  double stall_seconds = 0;            // the loop blocked for it: snapshot, back-pressure, wait before the update; sync: write + commit
+  double stall_seconds = 0;            // the loop blocked for it: snapshot, back-pressure, wait before the update; sync: gather + write + commit
+  double gather_seconds = 0;           // sync, Megatron's gathered optimizer: the DP gather before the write (inside the stall)
   double snapshot_seconds = 0;         // the copy into the host pool (async: inside the stall; lazy: on the worker)
   double backpressure_seconds = 0;     // waiting for the previous checkpoint's flush and commit (inside the stall)
   double ring_wait_seconds = 0;        // ring pool: the snapshot copy waiting for free chunks (async: inside the stall)
@@ -32,6 +33,8 @@ struct TrainingSummary {
   std::uint64_t pool_high_water_bytes = 0;         // largest snapshot bytes held at once (any process)
   std::uint64_t pool_chunk_bytes = 0;              // ring pool (smaller than a checkpoint): its chunk size; 0: whole
   int pool_chunks = 0;                             // ring pool: its chunk count; 0: whole
+  std::uint64_t gather_bytes = 0;                  // one checkpoint's DP gather: bytes between processes (all processes)
+  std::uint64_t gather_local_bytes = 0;            // ... and copied between ranks inside a process
   std::int64_t committed_iteration = -1;           // newest committed checkpoint's training iteration
   std::string committed_dir;
   double loop_seconds = 0;                         // the whole loop, drain included
@@ -42,6 +45,7 @@ struct TrainingSummary {
   double stall_seconds() const;
   double time_to_durable_seconds() const;
   double snapshot_seconds() const;
+  double gather_seconds() const;
   double flush_gib_s() const;
   // median(flushing) / median(plain) - 1; nullopt without both kinds of iterations.
   std::optional<double> iteration_inflation() const;

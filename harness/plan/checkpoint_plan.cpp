@@ -64,6 +64,7 @@ SharedFiles place_shared_files(const workloads::Layout& layout, const Case& c,
 struct FileGroup {
   std::string file;
   std::vector<workloads::Shard> shards;
+  std::vector<std::int64_t> holders;  // per shard: written_shards' holder
 };
 
 // file_per_tensor with coalescing packs tensors smaller than coalesce_bytes into shared
@@ -89,19 +90,41 @@ class TensorPacker {
   std::int64_t index_ = 0;
 };
 
+// A file of no tensors (DeepSpeed's engine state): its stand-in bytes are a FileHeader, which
+// fill_plans writes into the buffer and verify_plans checks.
+void add_engine_state_file(const EngineStateFile& engine, const Case& c, const std::filesystem::path& dir,
+                           RankPlan& plan) {
+  const std::uint64_t align = alignment_of(c);
+  const std::uint64_t memory_base = align_up(plan.buffer_bytes, align);
+  std::string text(engine.bytes, '\0');
+  const std::string head = "ckptbench stand-in for DeepSpeed's engine state (" + engine.file + ")\n";
+  for (std::size_t i = 0; i < text.size(); ++i) text[i] = i < head.size() ? head[i] : static_cast<char>('a' + i % 26);
+  const std::uint64_t region = align_up(engine.bytes, align);
+  backends::FilePlan file;
+  file.path = (dir / engine.file).string();
+  file.extents = {{0, memory_base, c.io.direct ? region : engine.bytes}};
+  file.file_size = region;
+  plan.io.files.push_back(std::move(file));
+  plan.headers.push_back({engine.file, memory_base, std::move(text)});
+  plan.buffer_bytes = memory_base + region;
+  plan.payload_bytes += engine.bytes;
+}
+
 std::vector<FileGroup> group_by_file(const workloads::Layout& layout, const Case& c, std::int64_t rank) {
   std::vector<FileGroup> groups;
   std::map<std::string, std::size_t> index;
   TensorPacker packer(c);
-  std::vector<workloads::Shard> shards = written_shards(layout, c, rank);
+  std::vector<std::int64_t> holders;
+  std::vector<workloads::Shard> shards = written_shards(layout, c, rank, &holders);
   const std::vector<std::string> files = shard_files(c, layout, rank, shards);
   for (std::size_t i = 0; i < shards.size(); ++i) {
     workloads::Shard& s = shards[i];
     if (scaled_bytes(s, c.scale) == 0) continue;
     std::string file = packer.pack(rank, scaled_bytes(s, c.scale)).value_or(files[i]);
     auto [it, inserted] = index.try_emplace(file, groups.size());
-    if (inserted) groups.push_back({std::move(file), {}});
+    if (inserted) groups.push_back({std::move(file), {}, {}});
     groups[it->second].shards.push_back(std::move(s));
+    groups[it->second].holders.push_back(holders[i]);
   }
   return groups;
 }
@@ -219,11 +242,13 @@ std::vector<RankPlan> plan_ranks(const workloads::Layout& layout, const Case& c,
       std::uint64_t pos = 0;
       std::vector<backends::Extent> shard_extents;
       std::vector<backends::DatasetPiece> file_pieces;
-      for (workloads::Shard& s : group.shards) {
+      for (std::size_t i = 0; i < group.shards.size(); ++i) {
+        workloads::Shard& s = group.shards[i];
         pos = align_up(pos, align);
         PlacedShard& placed = plan.shards.emplace_back();
         placed.bytes = scaled_bytes(s, c.scale);
         placed.rank = rank;
+        placed.holder = group.holders[i];
         placed.file = group.file;
         placed.file_offset = file_base + pos;
         placed.memory_offset = memory_base + pos;
@@ -248,6 +273,9 @@ std::vector<RankPlan> plan_ranks(const workloads::Layout& layout, const Case& c,
       file.reserve_offset = file_base;
       file.file_size = file_base + region;
       plan.io.files.push_back(std::move(file));
+    }
+    if (const auto engine = deepspeed_engine_state_file(c, layout, rank)) {
+      add_engine_state_file(*engine, c, checkpoint_dir, plan);
     }
   }
   return plans;

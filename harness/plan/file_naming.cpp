@@ -52,6 +52,8 @@ std::int64_t deepspeed_layer_index(const workloads::Layout& layout, const worklo
   return shard.name.find("norm") != std::string::npos ? layers + 1 : layers + 2;
 }
 
+std::string deepspeed_model_states(std::int64_t mp) { return fmt::format("mp_rank_{:02d}_model_states.pt", mp); }
+
 std::string deepspeed_file(const workloads::Layout& layout, const workloads::RankCoord& c,
                            const workloads::Shard& shard) {
   const auto& p = layout.parallel();
@@ -63,7 +65,7 @@ std::string deepspeed_file(const workloads::Layout& layout, const workloads::Ran
     return fmt::format("layer_{:02d}-model_{:02d}-model_states.pt", deepspeed_layer_index(layout, shard, c), c.tp);
   }
   if (p.zero_stage >= 3 || p.ep > 1) return fmt::format("zero_pp_rank_{}_mp_rank_{:02d}_model_states.pt", c.dp, mp);
-  return fmt::format("mp_rank_{:02d}_model_states.pt", mp);
+  return deepspeed_model_states(mp);
 }
 
 std::vector<std::string> writer_thread_files(std::int64_t rank, int threads, const std::vector<workloads::Shard>& shards) {
@@ -92,6 +94,21 @@ std::vector<std::string> shard_files(const Case& c, const workloads::Layout& lay
   files.reserve(shards.size());
   for (const workloads::Shard& s : shards) files.push_back(shard_file(c, layout, rank, s));
   return files;
+}
+
+std::optional<EngineStateFile> deepspeed_engine_state_file(const Case& c, const workloads::Layout& layout,
+                                                           std::int64_t rank) {
+  const auto& p = layout.parallel();
+  const workloads::RankCoord coord = layout.coord(rank);
+  if (c.directory_layout != DirectoryLayout::deepspeed || c.mapping != Mapping::file_per_rank || p.pp == 1 ||
+      coord.dp != 0) {
+    return std::nullopt;
+  }
+  EngineStateFile f{deepspeed_model_states(coord.pp * p.tp + coord.tp), kEngineStateBaseBytes};
+  for (const workloads::Shard& s : layout.shards(rank)) {
+    if (s.state == workloads::StateKind::weight) f.bytes += s.name.size() + 32 + 4 * s.global_shape.size();
+  }
+  return f;
 }
 
 bool mapping_shares_files(Mapping mapping) {

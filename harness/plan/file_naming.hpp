@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,21 @@ std::string shard_file(const Case& c, const workloads::Layout& layout, std::int6
 // bin with the fewest bytes, lowest bin on ties).
 std::vector<std::string> shard_files(const Case& c, const workloads::Layout& layout, std::int64_t rank,
                                      const std::vector<workloads::Shard>& shards);
+
+// DeepSpeed under PP > 1 (strategy.layout = "deepspeed", file_per_rank): beside the layer files,
+// DP rank 0 of each model-parallel rank (mp = pp · tp + tp, PipelineParallelGrid's order)
+// saves the engine's own state in mp_rank_{mp:02}_model_states.pt (engine.py: _save_checkpoint
+// with module = None, as PipelineEngine saved the layers; optimizer None under ZeRO). Its
+// size is an estimate: kEngineStateBaseBytes for the torch.save container, ds_config, the
+// scheduler and counters, plus per weight tensor of the rank len(name) + 32 + 4 · ndim for
+// its entry in param_shapes (name → torch.Size) and buffer_names.
+struct EngineStateFile {
+  std::string file;      // relative to the checkpoint directory
+  std::uint64_t bytes = 0;
+};
+std::optional<EngineStateFile> deepspeed_engine_state_file(const Case& c, const workloads::Layout& layout,
+                                                           std::int64_t rank);
+inline constexpr std::uint64_t kEngineStateBaseBytes = 4096;
 
 // Whether several modeled ranks write into one file under this mapping.
 bool mapping_shares_files(Mapping mapping);

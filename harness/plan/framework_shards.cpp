@@ -29,14 +29,11 @@ std::vector<workloads::Shard> held_shards(const workloads::Layout& layout, const
   return shards;
 }
 
-bool gathers_distributed_optimizer(const Case& c, const workloads::Layout& layout) {
-  return c.directory_layout == DirectoryLayout::megatron && layout.parallel().zero_stage >= 1 &&
-         layout.parallel().dp > 1;
-}
 
 // Megatron's gathered format: the first DP rank of each (tp, pp, ep) group writes the group's
 // shards (ep groups: DP ranks with the same ep coordinate, whose first has expert_dp = 0).
-std::vector<workloads::Shard> gathered_shards(const workloads::Layout& layout, const Case& c, std::int64_t rank) {
+std::vector<workloads::Shard> gathered_shards(const workloads::Layout& layout, const Case& c, std::int64_t rank,
+                                             std::vector<std::int64_t>* holders) {
   const workloads::ParallelSpec& p = layout.parallel();
   const workloads::RankCoord coord = layout.coord(rank);
   const bool per_dp = c.megatron_optimizer == MegatronOptimizer::per_dp;
@@ -46,14 +43,19 @@ std::vector<workloads::Shard> gathered_shards(const workloads::Layout& layout, c
     for (workloads::Shard& s : held_shards(layout, c, rank)) {
       if (is_optimizer_state(s.state)) out.push_back(std::move(s));
     }
+    if (holders != nullptr) holders->assign(out.size(), rank);
     return out;
   }
   out = held_shards(layout, c, rank);
+  if (holders != nullptr) holders->assign(out.size(), rank);
   for (std::int64_t dp = coord.dp + p.ep; dp < p.dp; dp += p.ep) {
     workloads::RankCoord member = coord;
     member.dp = dp;
-    for (workloads::Shard& s : held_shards(layout, c, rank_of(p, member))) {
-      if (!per_dp || !is_optimizer_state(s.state)) out.push_back(std::move(s));
+    const std::int64_t member_rank = rank_of(p, member);
+    for (workloads::Shard& s : held_shards(layout, c, member_rank)) {
+      if (per_dp && is_optimizer_state(s.state)) continue;
+      out.push_back(std::move(s));
+      if (holders != nullptr) holders->push_back(member_rank);
     }
   }
   return out;
@@ -112,10 +114,26 @@ bool replicates_across_tp(const Case& c) {
   return c.directory_layout == DirectoryLayout::megatron || c.directory_layout == DirectoryLayout::deepspeed;
 }
 
-std::vector<workloads::Shard> written_shards(const workloads::Layout& layout, const Case& c, std::int64_t rank) {
-  if (gathers_distributed_optimizer(c, layout)) return gathered_shards(layout, c, rank);
-  if (c.directory_layout == DirectoryLayout::megatron_dist) return spread_replicas(layout, rank);
-  return held_shards(layout, c, rank);
+bool gathers_distributed_optimizer(const Case& c, const workloads::Layout& layout) {
+  return c.directory_layout == DirectoryLayout::megatron && layout.parallel().zero_stage >= 1 &&
+         layout.parallel().dp > 1;
+}
+
+std::int64_t gather_root(const workloads::Layout& layout, const Case& c, std::int64_t rank) {
+  if (!gathers_distributed_optimizer(c, layout)) return rank;
+  workloads::RankCoord root = layout.coord(rank);
+  if (root.expert_dp == 0) return rank;
+  root.dp = root.ep;  // the group's first DP rank (expert_dp 0)
+  return rank_of(layout.parallel(), root);
+}
+
+std::vector<workloads::Shard> written_shards(const workloads::Layout& layout, const Case& c, std::int64_t rank,
+                                             std::vector<std::int64_t>* holders) {
+  if (gathers_distributed_optimizer(c, layout)) return gathered_shards(layout, c, rank, holders);
+  std::vector<workloads::Shard> out =
+      c.directory_layout == DirectoryLayout::megatron_dist ? spread_replicas(layout, rank) : held_shards(layout, c, rank);
+  if (holders != nullptr) holders->assign(out.size(), rank);
+  return out;
 }
 
 }  // namespace ckpt::harness

@@ -19,7 +19,17 @@ namespace ckpt::harness {
 //    rank keeps its optimizer shards, in mp_rank_TT_PPP_DDD/optim.pt);
 //  - megatron_dist (torch_dist, fully parallel save) spreads the DP-replicated shards over the
 //    DP group by size, each written once.
-std::vector<workloads::Shard> written_shards(const workloads::Layout& layout, const Case& c, std::int64_t rank);
+// `holders` (when given) receives, per written shard, the modeled rank that holds it in memory
+// before the checkpoint: `rank` itself, or for a gathered shard the DP rank it comes from.
+std::vector<workloads::Shard> written_shards(const workloads::Layout& layout, const Case& c, std::int64_t rank,
+                                             std::vector<std::int64_t>* holders = nullptr);
+
+// Whether the case gathers the distributed optimizer onto DP rank 0 of each (tp, pp, ep) group
+// (strategy.layout = "megatron", ZeRO >= 1, DP > 1, megatron_optimizer = "gathered").
+bool gathers_distributed_optimizer(const Case& c, const workloads::Layout& layout);
+
+// The DP rank 0 (root) that gathers `rank`'s shards, or `rank` itself when it gathers none.
+std::int64_t gather_root(const workloads::Layout& layout, const Case& c, std::int64_t rank);
 
 // Why the deepspeed layout refuses ZeRO-2/3 with pipeline parallelism (DeepSpeed's own reason),
 // naming the keys to change.

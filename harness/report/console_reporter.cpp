@@ -149,6 +149,20 @@ std::string wall_time_line(const CaseResult& r) {
                      percent, seconds_text(r.wall.seconds), parts);
 }
 
+namespace {
+
+// Megatron's distributed-optimizer gather (phases.write.gather), or "" when the case has none.
+std::string gather_line(const CaseResult& r) {
+  if (!r.write || r.write->iteration_gather.empty()) return "";
+  return fmt::format("case {}: gather of the DP shards onto DP rank 0 {} (median, before the write, not in its time): "
+                     "{} over MPI, {} copied inside processes",
+                     r.config.index, seconds_text(r.write->gather_seconds),
+                     format_bytes(static_cast<std::int64_t>(r.write->gather_bytes)),
+                     format_bytes(static_cast<std::int64_t>(r.write->gather_local_bytes)));
+}
+
+}  // namespace
+
 void print_summary(std::ostream& out, const std::vector<CaseResult>& results, BandwidthUnit unit) {
   if (results.empty()) return;
   const std::string u = unit_label(unit);
@@ -174,6 +188,9 @@ void print_summary(std::ostream& out, const std::vector<CaseResult>& results, Ba
   for (const CaseResult& r : results) {
     if (r.reshard) fmt::print(out, "{}\n", reshard_line(r));
     if (r.load) fmt::print(out, "{}\n", load_line(r));
+  }
+  for (const CaseResult& r : results) {
+    if (const std::string line = gather_line(r); !line.empty()) fmt::print(out, "{}\n", line);
   }
   for (const CaseResult& r : results) fmt::print(out, "{}\n", wall_time_line(r));
 }

@@ -202,7 +202,7 @@ ReportModel build_report(std::vector<RunRecord> runs, const ReportOptions& optio
       row.read_speedup = ratio(row.read, it->read);
     }
   }
-  m.write_phases = ordered_phases(write_phases, {"mkdir", "open", "transfer", "sync", "close", "d2h", "metadata", "manifest", "retire"});
+  m.write_phases = ordered_phases(write_phases, {"mkdir", "open", "transfer", "sync", "close", "d2h", "gather", "metadata", "manifest", "retire"});
   m.read_phases = ordered_phases(read_phases, {"open", "transfer", "sync", "close", "h2d"});
   for (const auto& [key, values] : numeric) {
     if (values.size() >= 2 && !not_numeric.count(key)) m.numeric_keys.push_back(key);

@@ -13,6 +13,7 @@
 #include "harness/plan/checkpoint_plan.hpp"
 #include "harness/run/calibration.hpp"
 #include "harness/run/case_result.hpp"
+#include "harness/run/dp_gather.hpp"
 #include "harness/run/iteration.hpp"
 #include "harness/run/process_buffer.hpp"
 #include "harness/run/run_context.hpp"
@@ -90,7 +91,15 @@ class CaseExecution {
   // at the start (campaign.overwrite), then each kept one of this run until the next is complete.
   std::set<std::filesystem::path> previous_dirs_;
   CaseLock lock_;  // held by process 0 for the whole case: a keeping run's, or a restore's (shared)
-  std::vector<double> manifest_s_, metadata_s_, retire_s_, verify_s_;  // per timed iteration
+  std::vector<double> manifest_s_, metadata_s_, retire_s_, verify_s_, gather_s_;  // per timed iteration
+  // Megatron's gathered distributed optimizer (harness/run/dp_gather.hpp): the DP shards reach
+  // DP rank 0's buffer only through the gather before each checkpoint (write iterations and the
+  // sync [training] loop alike).
+  bool gathers_ = false;
+  DpGather gather_;
+  bool checksummed_ = true;  // checksums_ hold the gathered bytes (after the first gather)
+  GatherCounts gathered_;    // one gather's counts, summed over processes
+  double gather_iteration(); // collective: the gather's seconds (slowest process)
   int load_pool_chunks_ = 0;  // the load phase: chunks in the pipelined loader's pool
   bool warming_up_ = false;
   IterationReport report_;  // of the iteration under way

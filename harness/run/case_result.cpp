@@ -18,6 +18,7 @@ nlohmann::json phases_json(const PhaseSummary& p, bool write) {
     j["mkdir"] = p.mkdir_seconds;
     j["manifest"] = p.manifest_seconds;
     j["metadata"] = p.metadata_seconds;
+    j["gather"] = p.gather_seconds;
     j["retire"] = p.retire_seconds;
   }
   return j;
@@ -221,6 +222,11 @@ nlohmann::json to_json(const CaseResult& r) {
     iterations["mkdir_seconds"] = r.write->iteration_mkdir;
     iterations["manifest_seconds"] = r.write->iteration_manifest;
     iterations["metadata_seconds"] = r.write->iteration_metadata;
+    iterations["gather_seconds"] = r.write->iteration_gather;
+    if (!r.write->iteration_gather.empty()) {
+      phases["write"]["gather_bytes"] = r.write->gather_bytes;
+      phases["write"]["gather_local_bytes"] = r.write->gather_local_bytes;
+    }
     iterations["retire_seconds"] = r.write->iteration_retire;
     stragglers["write"] = stragglers_json(*r.write, r.hosts);
   }

@@ -47,10 +47,15 @@ struct PhaseSummary {
   backends::PhaseTimes phases;            // medians over iterations of the slowest process's phase times
   double manifest_seconds = 0;            // write: manifest commit (median), not in `seconds`
   double metadata_seconds = 0;            // write: DCP's .metadata by process 0 (median; 0 unless dcp), not in `seconds`
+  double gather_seconds = 0;              // write: Megatron's distributed-optimizer gather onto DP rank 0 (median; 0
+                                          // unless it gathers), before and not in `seconds`
+  std::uint64_t gather_bytes = 0;         // write: bytes one gather moved between processes (MPI), all processes
+  std::uint64_t gather_local_bytes = 0;   // write: bytes one gather copied between modeled ranks of one process
   double copy_seconds = 0;                // device staging (median): write d2h, read h2d copies, inside `seconds`
   double mkdir_seconds = 0;               // write: directory creation (median), inside `seconds`
   double retire_seconds = 0;              // write: removing replaced or unkept checkpoints (median), not in `seconds`
-  std::vector<double> iteration_mkdir, iteration_manifest, iteration_metadata, iteration_retire;  // write: per timed iteration
+  std::vector<double> iteration_mkdir, iteration_manifest, iteration_metadata, iteration_retire,
+      iteration_gather;                   // write: per timed iteration
   std::vector<Straggler> stragglers;      // per phase, in the median iteration
   std::optional<backends::LatencyHistogram> latency;  // measure.latency: every request of the timed iterations
 };

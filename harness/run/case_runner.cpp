@@ -5,6 +5,7 @@
 
 #include "backends/registry.hpp"
 #include "harness/plan/file_naming.hpp"
+#include "harness/plan/framework_shards.hpp"
 #include "harness/run/case_execution.hpp"
 #include "harness/comm/mpi_io_choice.hpp"
 #include "harness/engine/engine_checks.hpp"
@@ -73,7 +74,10 @@ void CaseExecution::prepare_write() {
   first_step_ = std::stoll(comm_.broadcast(std::to_string(first_step_)));
   planned_dir_ = step_dir(0);
   ProcessPlans plans = plan_process(layout_, c_, phase_, selected_, comm_.rank(), comm_.size(), planned_dir_);
-  check_memory(plans.buffer_bytes() + host_pool_allocation(c_, ProcessBuffer::bytes_for(plans.write)));  // + engine pool
+  gathers_ = gathers_distributed_optimizer(c_, layout_);  // [training]: sync only (case checks)
+  if (gathers_) gather_ = DpGather(layout_, c_, selected_, comm_.rank(), comm_.size(), plans.write, planned_dir_);
+  check_memory(plans.buffer_bytes() + gather_.source_bytes() +
+               host_pool_allocation(c_, ProcessBuffer::bytes_for(plans.write)));  // + engine pool
   write_plans_ = std::move(plans.write);
   read_plans_ = std::move(plans.read);
   MemorySpace& space = memory_space();
@@ -81,7 +85,14 @@ void CaseExecution::prepare_write() {
   if (!read_plans_.empty()) read_buffer_ = ProcessBuffer(read_plans_, space);
   add_notes(space.notes());
   const auto start = Clock::now();
-  checksums_ = fill_plans(write_plans_, write_buffer_, c_.data);
+  if (gathers_) {
+    // Each DP rank generates its own shards; DP rank 0's copies of the others' arrive by the gather.
+    gather_.prepare(space, c_.data);
+    fill_plans(gather_.fill_held_only(write_plans_), write_buffer_, c_.data);
+    checksummed_ = false;
+  } else {
+    checksums_ = fill_plans(write_plans_, write_buffer_, c_.data);
+  }
   result_.fill_seconds = comm_.max(seconds_since(start));
   charge("fill", start);
   record_sizes(write_plans_);

@@ -140,6 +140,21 @@ bool CaseExecution::claim_step_dir(int iteration, fs::path& dir) {
 }
 // End of the issue-13 step ownership code.
 
+// Megatron gathers the distributed optimizer onto DP rank 0 before it saves; its own phase, timed
+// from a barrier to the slowest process's end.
+double CaseExecution::gather_iteration() {
+  comm_.barrier();
+  const auto start = Clock::now();
+  const GatherCounts counts = gather_.run(comm_, write_buffer_);
+  const double seconds = comm_.max(seconds_since(start));
+  gathered_ = {comm_.sum(counts.received_bytes), comm_.sum(counts.local_bytes)};
+  if (!checksummed_) {
+    checksums_ = shard_checksums(write_plans_, write_buffer_);
+    checksummed_ = true;
+  }
+  return seconds;
+}
+
 bool CaseExecution::write_iteration(int iteration, std::vector<IterationTiming>* timings) {
   // The step directory is claimed before the clock (one mkdir by process 0); the directories
   // below it are made inside the timed transfer. Its wall time counts as "checkpoint".
@@ -149,6 +164,7 @@ bool CaseExecution::write_iteration(int iteration, std::vector<IterationTiming>*
   retarget(write_plans_, planned_dir_, dir);
   retarget(read_plans_, planned_dir_, dir);
   planned_dir_ = dir;
+  const double gather_seconds = gathers_ ? gather_iteration() : 0.0;
   const ProcessSample sample = timed_transfer(*backend_, write_plans_, write_buffer_, true, comm_);
   const IterationTiming timing = gather_timing(sample, comm_);
   charge("checkpoint", start);
@@ -173,9 +189,7 @@ bool CaseExecution::write_iteration(int iteration, std::vector<IterationTiming>*
       // The gather above waited for every process's data files: DCP's coordinator writes
       // .metadata only then, before ckptbench's own manifest marks the checkpoint complete.
       if (writes_dcp_metadata(c_)) {
-        const auto metadata_start = Clock::now();
-        write_coordinator_files(dir, coordinator_files(c_, tensors));
-        metadata_seconds = seconds_since(metadata_start);
+        metadata_seconds = commit_coordinator_files(c_, dir, tensors);
         commit_start = Clock::now();
       }
       if (c_.format == CheckpointFormat::safetensors) {
@@ -200,6 +214,7 @@ bool CaseExecution::write_iteration(int iteration, std::vector<IterationTiming>*
     timings->push_back(timing);
     manifest_s_.push_back(manifest_seconds);
     metadata_s_.push_back(metadata_seconds);
+    if (gathers_) gather_s_.push_back(gather_seconds);
   }
   if (phase_ == PhaseSelection::checkpoint && timings != nullptr) commit_checkpoint(dir, first_step_ + iteration);
   charge("commit", start);
@@ -325,6 +340,10 @@ std::optional<PhaseSummary> CaseExecution::summarize(const std::vector<Iteration
   s.manifest_seconds = median(manifest_s_);
   s.iteration_metadata = metadata_s_;
   s.metadata_seconds = median(metadata_s_);
+  s.iteration_gather = gather_s_;
+  s.gather_seconds = median(gather_s_);
+  s.gather_bytes = gathered_.received_bytes;
+  s.gather_local_bytes = gathered_.local_bytes;
   s.iteration_retire = retire_s_;
   s.retire_seconds = median(retire_s_);
   // Process 0 alone commits the manifest.

@@ -1,5 +1,6 @@
 #include "harness/run/dcp_metadata.hpp"
 
+#include <chrono>
 #include <set>
 
 #include "harness/run/manifest.hpp"
@@ -47,6 +48,13 @@ std::vector<CoordinatorFile> coordinator_files(const Case& c, const nlohmann::js
 
 void write_coordinator_files(const std::filesystem::path& dir, const std::vector<CoordinatorFile>& files) {
   for (const CoordinatorFile& f : files) write_file_atomically(dir / f.name, f.text);
+}
+
+double commit_coordinator_files(const Case& c, const std::filesystem::path& dir, const nlohmann::json& items) {
+  if (!writes_dcp_metadata(c)) return 0;
+  const auto start = std::chrono::steady_clock::now();
+  write_coordinator_files(dir, coordinator_files(c, items));
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 }  // namespace ckpt::harness

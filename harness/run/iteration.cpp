@@ -259,12 +259,18 @@ std::vector<std::vector<std::uint64_t>> fill_plans(const std::vector<RankPlan>& 
       buffer.memory().copy_from_host(buffer.offset(p) + h.memory_offset, std::as_bytes(std::span(h.bytes)));
     }
   }
+  return shard_checksums(plans, buffer);
+}
+
+std::vector<std::vector<std::uint64_t>> shard_checksums(const std::vector<RankPlan>& plans, const ProcessBuffer& buffer) {
+  std::vector<std::vector<std::uint64_t>> checksums(plans.size());
   // The manifest's checksums are of whole shards (a dim-1 slice is several pattern runs).
   std::vector<PatternRange> whole;
   const std::vector<std::uint64_t> offsets = buffer_offsets(plans, buffer);
   for (std::size_t p = 0; p < plans.size(); ++p) {
     for (const PlacedShard& ps : plans[p].shards) whole.push_back({offsets[p] + ps.memory_offset, ps.bytes, ps.data_key});
   }
+  if (whole.empty()) return checksums;
   const std::vector<std::uint64_t> sums = buffer.memory().checksums(whole);
   std::size_t next = 0;
   for (std::size_t p = 0; p < plans.size(); ++p) {

@@ -59,6 +59,9 @@ std::string verify_plans(const std::vector<RankPlan>& plans, const ProcessBuffer
 // Where each plan's part of `buffer` starts.
 std::vector<std::uint64_t> buffer_offsets(const std::vector<RankPlan>& plans, const ProcessBuffer& buffer);
 
+// Per-shard checksums of `plans` as `buffer` holds them (the manifest's).
+std::vector<std::vector<std::uint64_t>> shard_checksums(const std::vector<RankPlan>& plans, const ProcessBuffer& buffer);
+
 // Fills every shard of `plans` with its deterministic contents; returns per-shard checksums.
 std::vector<std::vector<std::uint64_t>> fill_plans(const std::vector<RankPlan>& plans, ProcessBuffer& buffer,
                                                    DataPattern pattern);

@@ -83,6 +83,8 @@ nlohmann::json manifest_tensors(const std::vector<RankPlan>& plans,
                          {"file_offset", ps.file_offset}, {"memory_offset", ps.memory_offset},
                          {"bytes", ps.bytes}, {"data_key", ps.data_key},
                          {"checksum", checksum_hex(checksums.at(p).at(i))}});
+      // Megatron's distributed optimizer: the DP rank the gather brought it from.
+      if (ps.holder >= 0 && ps.holder != ps.rank) tensors.back()["holder"] = ps.holder;
     }
   }
   return tensors;

@@ -326,7 +326,8 @@ std::int64_t create_step_directory(std::int64_t step, const std::function<fs::pa
 
 void record_latest_checkpoint(const Case& c, const fs::path& dir, std::int64_t step) {
   // `latest` holds the directory name, as DeepSpeed's does; Megatron keeps the number apart.
-  write_file_atomically(case_directory(c) / "latest", dir.filename().string() + "\n");
+  const bool deepspeed = c.directory_layout == DirectoryLayout::deepspeed;
+  write_file_atomically(case_directory(c) / "latest", dir.filename().string() + (deepspeed ? "" : "\n"));
   if (c.directory_layout == DirectoryLayout::megatron || c.directory_layout == DirectoryLayout::megatron_dist) {
     write_file_atomically(case_directory(c) / "latest_checkpointed_iteration.txt", std::to_string(step) + "\n");
   }

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "harness/campaign/case.hpp"
 
@@ -84,6 +85,9 @@ std::int64_t create_step_directory(std::int64_t step, const std::function<std::f
 
 // Records `dir` (checkpoint number `step`) as the case's newest complete checkpoint: atomic
 // writes of case-dir/latest and, for the megatron layout, latest_checkpointed_iteration.txt.
+// For deepspeed, `latest` is DeepSpeed's own: the tag ("global_stepN") without a newline,
+// as save_checkpoint writes it on rank 0 after the checkpoint (engine.py, save_latest = True).
+inline constexpr std::string_view kLatestName = "../latest";  // from inside the checkpoint directory
 void record_latest_checkpoint(const Case& c, const std::filesystem::path& dir, std::int64_t step);
 
 }  // namespace ckpt::harness

@@ -27,6 +27,24 @@ policy = "none"
 layout = ")" + layout + "\"\n");
 }
 
+// Llama 3 8B, 4096× down, TP × DP ZeRO-1 under the megatron layout.
+std::string megatron_dp_campaign(const std::string& name, const fs::path& target, int tp, int dp,
+                                 const std::string& optimizer = "gathered") {
+  return campaign_toml(name, target, "create_target = true\niterations = 1\nwarmup = 0\nkeep = true\n[model]\n"
+                                     "name = \"llama3-8b\"\nscale = 4096\n[parallel]\ntp = " + std::to_string(tp) +
+                                     "\ndp = " + std::to_string(dp) + "\nzero = 1\n[cache]\npolicy = \"none\"\n"
+                                     "[strategy]\nlayout = \"megatron\"\nmegatron_optimizer = \"" + optimizer + "\"\n");
+}
+
+// Bytes of the manifest's tensors that came to their writer by the gather ("holder" set).
+std::uint64_t gathered_bytes(const nlohmann::json& manifest) {
+  std::uint64_t bytes = 0;
+  for (const auto& t : manifest.at("tensors")) {
+    if (t.contains("holder")) bytes += t.at("bytes").get<std::uint64_t>();
+  }
+  return bytes;
+}
+
 // dcp_metadata_bytes() as harness/run/dcp_metadata.hpp states it.
 std::uint64_t documented_metadata_bytes(const nlohmann::json& tensors) {
   std::uint64_t bytes = 400;
@@ -123,6 +141,151 @@ TEST(FrameworkLayoutRun, MegatronDistributedOptimizerUnderMpirunRestoresAndVerif
   EXPECT_EQ(results[0].at("status"), "ok");
 }
 
+// The gather is real: each process generates only its own DP ranks' shards, so DP rank 0's
+// distrib_optim.pt verifies only if the other DP ranks' bytes reached it over MPI. The bytes it
+// received are exactly what the per-DP format's DP ranks >= 1 write themselves.
+TEST(FrameworkLayoutRun, MegatronGatherUnderMpirunMovesTheDpShardsToDpRank0) {
+  const auto mpirun = find_mpirun();
+  if (!mpirun) GTEST_SKIP() << "mpirun is not on PATH, so the multi-process run cannot be started";
+  if (!CKPT_TEST_HAVE_MPI) GTEST_SKIP() << "ckptbench was built without MPI (CKPT_WITH_MPI=OFF or MPI not found)";
+  for (const auto& [tp, dp] : {std::pair{1, 4}, std::pair{2, 2}}) {
+    SCOPED_TRACE("TP" + std::to_string(tp) + " DP" + std::to_string(dp));
+    const Scratch dir;
+    const fs::path campaign = dir.write("g.toml", megatron_dp_campaign("g", dir / "target", tp, dp));
+    std::vector<std::string> args = mpirun_args(*mpirun, 4);
+    args.insert(args.end(), {kBinary, "run", campaign.string(), "--output", (dir / "out").string()});
+    const Outcome o = run_process(args, std::chrono::seconds(240));
+    ASSERT_EQ(o.exit_code, 0) << o.describe();
+    const auto results = read_results(dir / "out");
+    ASSERT_EQ(results.size(), 1u);
+    EXPECT_EQ(results[0].at("status"), "ok");
+    EXPECT_EQ(results[0].at("verified"), true);
+    const nlohmann::json& write = results[0].at("phases").at("write");
+    EXPECT_GT(write.at("gather").get<double>(), 0.0);
+    EXPECT_EQ(write.at("gather_local_bytes"), 0u);  // one modeled rank per process: all over MPI
+    const nlohmann::json manifest = read_manifest(latest_checkpoint(dir / "target" / "g" / "case-0000"));
+    std::set<std::int64_t> holders;
+    for (const auto& t : manifest.at("tensors")) {
+      if (t.contains("holder")) holders.insert(t.at("holder").get<std::int64_t>());
+    }
+    EXPECT_EQ(holders, (tp == 1 ? std::set<std::int64_t>{1, 2, 3} : std::set<std::int64_t>{2, 3}));
+    EXPECT_EQ(write.at("gather_bytes").get<std::uint64_t>(), gathered_bytes(manifest));
+
+    const fs::path per_dp = dir.write("p.toml", megatron_dp_campaign("p", dir / "target", tp, dp, "per_dp"));
+    ASSERT_EQ(ckptbench({"run", per_dp.string(), "--output", (dir / "per_dp").string()}).exit_code, 0);
+    std::uint64_t own = 0;  // what DP ranks >= 1 write themselves in mp_rank_TT_DDD/optim.pt
+    const nlohmann::json per_dp_manifest = read_manifest(latest_checkpoint(dir / "target" / "p" / "case-0000"));
+    for (const auto& t : per_dp_manifest.at("tensors")) {
+      if (t.at("rank").get<std::int64_t>() >= tp) own += t.at("bytes").get<std::uint64_t>();
+    }
+    EXPECT_GT(own, 0u);
+    EXPECT_EQ(write.at("gather_bytes").get<std::uint64_t>(), own);
+  }
+}
+
+// Several DP ranks in one process: the gather is a copy inside it, still timed.
+TEST(FrameworkLayoutRun, OneProcessWithDp4GathersInsideTheProcess) {
+  const Scratch dir;
+  const fs::path campaign = dir.write("one.toml", megatron_dp_campaign("one", dir / "target", 1, 4));
+  const Outcome o = ckptbench({"run", campaign.string(), "--output", (dir / "out").string()});
+  ASSERT_EQ(o.exit_code, 0) << o.describe();
+  const auto results = read_results(dir / "out");
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].at("verified"), true);
+  const nlohmann::json& write = results[0].at("phases").at("write");
+  EXPECT_EQ(write.at("gather_bytes"), 0u);
+  const nlohmann::json manifest = read_manifest(latest_checkpoint(dir / "target" / "one" / "case-0000"));
+  EXPECT_GT(gathered_bytes(manifest), 0u);
+  EXPECT_EQ(write.at("gather_local_bytes").get<std::uint64_t>(), gathered_bytes(manifest));
+  EXPECT_GT(write.at("gather").get<double>(), 0.0);
+  EXPECT_EQ(results[0].at("samples").at("gather_seconds").size(), 1u);
+}
+
+// The sync [training] loop gathers before each checkpoint: DP rank 0 never generates the other DP
+// ranks' shards, so the restore verifies only if the gather moved each iteration's updated bytes.
+TEST(FrameworkLayoutRun, SyncTrainingLoopGathersBeforeEachCheckpoint) {
+  const Scratch dir;
+  std::string toml = megatron_dp_campaign("loop", dir / "target", 1, 4);
+  toml += "[training]\niterations = 3\niteration_seconds = 0.01\ncheckpoint_every = 1\n";
+  const fs::path campaign = dir.write("loop.toml", toml);
+  const Outcome o = ckptbench({"run", campaign.string(), "--output", (dir / "out").string()});
+  ASSERT_EQ(o.exit_code, 0) << o.describe();
+  const auto results = read_results(dir / "out");
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].at("verified"), true);
+  const nlohmann::json manifest = read_manifest(latest_checkpoint(dir / "target" / "loop" / "case-0000"));
+  EXPECT_EQ(manifest.at("training_iteration"), 2);
+  const nlohmann::json& training = results[0].at("training");
+  EXPECT_EQ(training.at("gather_bytes"), 0u);
+  EXPECT_EQ(training.at("gather_local_bytes").get<std::uint64_t>(), gathered_bytes(manifest));
+  // DP ranks 1-3's optimizer shards (fp32 params and two moments, 12 B/param of Llama 3 8B / 4096,
+  // 3/4 of them; padded shards): as the write iterations' gather moves.
+  EXPECT_EQ(training.at("gather_local_bytes").get<std::uint64_t>(), 17'644'620u);
+  ASSERT_EQ(training.at("checkpoints").size(), 3u);
+  for (const auto& record : training.at("checkpoints")) {
+    EXPECT_GT(record.at("gather_seconds").get<double>(), 0.0);
+    EXPECT_GE(record.at("stall_seconds").get<double>(), record.at("gather_seconds").get<double>());
+  }
+}
+
+// Two processes of DP4: DP rank 1's shards come by an in-process copy, DP ranks 2 and 3's over MPI.
+TEST(FrameworkLayoutRun, SyncTrainingLoopGathersOverMpirun) {
+  const auto mpirun = find_mpirun();
+  if (!mpirun) GTEST_SKIP() << "mpirun is not on PATH, so the multi-process run cannot be started";
+  if (!CKPT_TEST_HAVE_MPI) GTEST_SKIP() << "ckptbench was built without MPI (CKPT_WITH_MPI=OFF or MPI not found)";
+  const Scratch dir;
+  std::string toml = megatron_dp_campaign("loop", dir / "target", 1, 4);
+  toml += "[training]\niterations = 2\niteration_seconds = 0.01\ncheckpoint_every = 1\n";
+  std::vector<std::string> args = mpirun_args(*mpirun, 2);
+  args.insert(args.end(), {kBinary, "run", dir.write("loop.toml", toml).string(), "--output", (dir / "out").string()});
+  const Outcome o = run_process(args, std::chrono::seconds(240));
+  ASSERT_EQ(o.exit_code, 0) << o.describe();
+  const auto results = read_results(dir / "out");
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].at("verified"), true);
+  const nlohmann::json& training = results[0].at("training");
+  const auto received = training.at("gather_bytes").get<std::uint64_t>();
+  const auto local = training.at("gather_local_bytes").get<std::uint64_t>();
+  EXPECT_EQ(local, 5'881'536u);      // DP rank 1's shards
+  EXPECT_EQ(received, 11'763'084u);  // DP ranks 2 and 3's (the DP split is not even to the byte)
+  EXPECT_EQ(received + local, 17'644'620u);  // as the one-process run gathers
+}
+
+TEST(FrameworkLayoutRun, AsyncTrainingWithTheGatheredOptimizerIsRefusedInADryRun) {
+  const Scratch dir;
+  std::string toml = megatron_dp_campaign("loop", dir / "target", 1, 4);
+  toml += "[training]\niterations = 2\n[engine]\nname = \"async\"\n";
+  const Outcome o = ckptbench({"run", dir.write("loop.toml", toml).string(), "--dry-run"});
+  EXPECT_EQ(o.exit_code, 2) << o.describe();
+  EXPECT_NE(o.err.find("`engine.name`: \"async\" with strategy.layout = \"megatron\" and "
+                       "strategy.megatron_optimizer = \"gathered\": Megatron-LM's asynchronous save"),
+            std::string::npos)
+      << o.err;
+  EXPECT_FALSE(fs::exists(dir / "target"));
+}
+
+// The [training] engines commit with the same coordinator files as the write iterations.
+TEST(FrameworkLayoutRun, AsyncTrainingEngineWritesDcpMetadata) {
+  const Scratch dir;
+  const fs::path campaign = dir.write(
+      "train.toml", campaign_toml("train", dir / "target",
+                                  "create_target = true\nkeep = true\n[model]\nname = \"llama3-8b\"\nscale = 4096\n"
+                                  "[parallel]\ndp = 2\nzero = 1\n[cache]\npolicy = \"none\"\n[strategy]\nlayout = \"dcp\"\n"
+                                  "[training]\niterations = 3\niteration_seconds = 0.01\ncheckpoint_every = 1\n"
+                                  "[engine]\nname = \"async\"\n"));
+  const Outcome o = ckptbench({"run", campaign.string(), "--output", (dir / "out").string()});
+  ASSERT_EQ(o.exit_code, 0) << o.describe();
+  const fs::path step = latest_checkpoint(dir / "target" / "train" / "case-0000");
+  ASSERT_FALSE(step.empty());
+  ASSERT_TRUE(fs::exists(step / ".metadata"));
+  EXPECT_FALSE(fs::exists(step / ".metadata.tmp"));
+  EXPECT_EQ(fs::file_size(step / ".metadata"), documented_metadata_bytes(read_manifest(step).at("tensors")));
+  EXPECT_LE(fs::last_write_time(step / ".metadata"), fs::last_write_time(step / kManifest));
+  const auto results = read_results(dir / "out");
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].at("status"), "ok");
+}
+
 TEST(FrameworkLayoutRun, DeepSpeedLayerFilesRestoreAndVerify) {
   const Scratch dir;
   const fs::path campaign = dir.write("ds.toml", reference_campaign("ds", dir / "target", "deepspeed"));
@@ -138,7 +301,11 @@ TEST(FrameworkLayoutRun, DeepSpeedLayerFilesRestoreAndVerify) {
   const auto results = read_results(dir / "out");
   ASSERT_EQ(results.size(), 1u);
   EXPECT_EQ(results[0].at("verified"), true);
-  EXPECT_EQ(results[0].at("files_per_checkpoint"), 78);
+  EXPECT_EQ(results[0].at("files_per_checkpoint"), 82);  // + the 4 engine states
+  for (int mp = 0; mp < 4; ++mp) {
+    EXPECT_TRUE(fs::exists(step / ("mp_rank_0" + std::to_string(mp) + "_model_states.pt"))) << mp;
+  }
+  EXPECT_EQ(read_text(step.parent_path() / "latest"), "global_step1");  // DeepSpeed's tag, no newline
 }
 
 }  // namespace

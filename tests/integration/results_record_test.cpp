@@ -70,7 +70,7 @@ TEST(RunRecord, PhasesWallTimeAndProvenanceOfOneProcess) {
   // Phases: mkdir inside the checkpoint, retire beside it, per iteration and as medians.
   EXPECT_EQ(
       keys_of(r.at("phases").at("write")),
-      (std::set<std::string>{"mkdir", "open", "transfer", "sync", "close", "metadata", "manifest", "retire"}));
+      (std::set<std::string>{"mkdir", "open", "transfer", "sync", "close", "gather", "metadata", "manifest", "retire"}));
   EXPECT_EQ(keys_of(r.at("phases").at("read")),
             (std::set<std::string>{"open", "transfer", "sync", "close"}));
   const auto& samples = r.at("samples");

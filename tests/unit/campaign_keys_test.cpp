@@ -40,6 +40,22 @@ TEST(CampaignTraining, ImpossibleValuesNameTheirKeys) {
   for (const auto& [tables, expected] : cases) EXPECT_EQ(message_of(kBase + tables), expected);
 }
 
+// Megatron's gathered distrib_optim.pt has no background save (Megatron's --async-save needs
+// torch_dist); per_dp, megatron_dist and the sync loop are accepted.
+TEST(CampaignTraining, AsyncOrLazyWithTheGatheredMegatronOptimizerIsRefused) {
+  const std::string megatron = kBase + "[parallel]\ndp = 4\nzero = 1\n[strategy]\nlayout = \"megatron\"\n"
+                                       "[training]\niterations = 2\n[engine]\nname = ";
+  EXPECT_EQ(message_of(megatron + "\"async\"\n"),
+            "c.toml:14: `engine.name`: \"async\" with strategy.layout = \"megatron\" and strategy.megatron_optimizer "
+            "= \"gathered\": Megatron-LM's asynchronous save (--async-save) works only with the torch_dist checkpoint "
+            "format, not with the gathered distrib_optim.pt; use strategy.layout = \"megatron_dist\" (torch_dist), "
+            "strategy.megatron_optimizer = \"per_dp\" (no gather) or engine.name = \"sync\"");
+  EXPECT_EQ(error_of(megatron + "\"lazy\"\n").key(), "engine.name");
+  EXPECT_EQ(parse(megatron + "\"sync\"\n").cases.size(), 1u);
+  EXPECT_EQ(parse(megatron + "\"async\"\n", {"strategy.megatron_optimizer=per_dp"}).cases.size(), 1u);
+  EXPECT_EQ(parse(megatron + "\"async\"\n", {"strategy.layout=megatron_dist"}).cases.size(), 1u);
+}
+
 }  // namespace
 }  // namespace ckpt::harness
 

@@ -99,7 +99,7 @@ TEST(FrameworkLayout, DeepSpeedWritesOneFilePerLayerAndTpRankUnderPipelineParall
   const auto files = files_of(DirectoryLayout::deepspeed);
   std::map<std::string, ListedFile> by_path;
   for (const ListedFile& f : files) by_path[f.path] = f;
-  ASSERT_EQ(files.size(), 78u);  // 35 layers × 2 TP ranks + 8 optimizer files
+  ASSERT_EQ(files.size(), 83u);  // 35 layers × 2 TP ranks + 8 optimizer files + 4 engine states + latest
   ASSERT_EQ(by_path.size(), files.size());
   for (int tp = 0; tp < 2; ++tp) {
     for (int layer = 0; layer <= 34; ++layer) {
@@ -123,7 +123,27 @@ TEST(FrameworkLayout, DeepSpeedWritesOneFilePerLayerAndTpRankUnderPipelineParall
   };
   EXPECT_EQ(optimizer(1), 12u * kStage0);
   EXPECT_EQ(optimizer(3), 12u * kStage1);
-  EXPECT_EQ(total(files), 112'423'657'472u + (32 * kLayerNorms + 4096) * 14u);
+  // The engine state of each model-parallel rank, from its DP rank 0: 4096 B plus, per weight
+  // tensor, its name + 32 + 4 per dimension (an estimate; harness/plan/file_naming.hpp).
+  std::uint64_t engine_bytes = 0;
+  const workloads::Layout job = reference_job();
+  for (const auto& [mp, rank] : {std::pair{0, 0}, std::pair{1, 1}, std::pair{2, 4}, std::pair{3, 5}}) {
+    const std::string name = fmt::format("mp_rank_{:02d}_model_states.pt", mp);
+    ASSERT_TRUE(by_path.contains(name)) << name;
+    std::uint64_t estimate = 4096;
+    for (const workloads::Shard& s : job.shards(rank)) {
+      if (s.state == workloads::StateKind::weight) estimate += s.name.size() + 32 + 4 * s.global_shape.size();
+    }
+    EXPECT_EQ(by_path.at(name).rank, rank) << name;
+    EXPECT_EQ(by_path.at(name).tensors, 0) << name;
+    EXPECT_EQ(by_path.at(name).bytes, estimate) << name;
+    EXPECT_GT(estimate, 4096u + 100u);
+    engine_bytes += estimate;
+  }
+  EXPECT_EQ(files.back().path, "../latest");  // DeepSpeed's tag file, last, from rank 0: "global_step1"
+  EXPECT_EQ(files.back().rank, 0);
+  EXPECT_EQ(files.back().bytes, 12u);
+  EXPECT_EQ(total(files), 112'423'657'472u + (32 * kLayerNorms + 4096) * 14u + engine_bytes + 12u);
 }
 
 TEST(FrameworkLayout, MegatronDistWritesTwoFilesPerRankAndSpreadsReplicasOverDp) {
