@@ -14,7 +14,7 @@ usage: IOR=/path/to/ior benchmarks/vs_ior.sh [options]   (root: it drops the pag
                      mpiio-shared-collective
   --settle SECONDS   pause after each cache drop (default 3; see benchmarks/README.md)
   --ior-footprint    give IOR as much touched memory per process as ckptbench holds
-                     (IOR --memoryPerTask=256m; IOR still writes from its one 1 MiB buffer)
+                     (IOR -O memoryPerTask=256m; IOR still writes from its one 1 MiB buffer)
   --no-reads         writes only
   --dir DIR          data and results (default build/vs_ior)
   --ckptbench PATH   default build/bin/ckptbench
@@ -155,7 +155,7 @@ PYEOF
 }
 
 footprint_flag=()
-(( footprint )) && footprint_flag=(--memoryPerTask=$block)
+(( footprint )) && footprint_flag=(-O "memoryPerTask=$block")
 echo "vs_ior.sh: $procs processes x $block, transfer $transfer, $reps pairs per row, settle ${settle}s; results in $run_dir"
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 for r in "${rows[@]}"; do
