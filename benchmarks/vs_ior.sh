@@ -94,7 +94,7 @@ drop() { sync; echo 3 >/proc/sys/vm/drop_caches; sleep "$settle"; }
 # One ckptbench campaign for all rows: configs/vs-ior.toml with the data under $data.
 ck_campaign="$run_dir/vs-ior.toml"
 sed -e "s|^target = .*|target = \"$data/ckptbench\"|" -e 's|^mapping = .*|mapping = "file_per_rank"|' \
-    -e "s|^name = \"configs/vs-ior-model.toml\"|name = \"$repo/configs/vs-ior-model.toml\"|" \
+    -e "s|^name = \"configs/models/vs-ior-1gib.toml\"|name = \"$repo/configs/models/vs-ior-1gib.toml\"|" \
     -e 's|^\[campaign\]|[campaign]\nkeep = true|' "$campaign" >"$ck_campaign"
 sets_of() { local s; for s in ${CK_SETS[$1]}; do printf -- '--set\n%s\n' "$s"; done; }
 for r in "${rows[@]}"; do
