@@ -126,7 +126,11 @@ void MpiioBackend::transfer(OpenFiles& open_files, const IoPlan&, MemoryView mem
     int openers = 1;
     MPI_Comm_size(entry.comm, &openers);
     if (options_.collective && openers > 1) {
-      transfer_collective(entry, context, errors);
+      const CollectiveRounds made = transfer_collective(entry, context, errors);
+      add_note("collective: " + std::to_string(made.rounds) + " MPI_File_" +
+               (context.writing ? "write" : "read") + "_at_all rounds on " +
+               std::to_string(openers) + " processes, at most " + std::to_string(made.limit) +
+               " bytes per process each (the plan's largest request)");
     } else if (!errors.failed()) {
       errors.capture([&] { transfer_independent(entry, context); });
     }

@@ -23,8 +23,10 @@ MpiioOptions parse_mpiio_options(const BackendOptions& options);
 // MPI-IO through the MPI library's own implementation (ROMIO or Open MPI's OMPIO). Every file of
 // a plan is opened on the communicator of the processes that access it (mpi::FileComms): a
 // shared file collectively by its writers, any other file on MPI_COMM_SELF. Independent mode
-// moves each extent with MPI_File_write_at / read_at; collective mode makes one
-// MPI_File_write_at_all / read_at_all per file (per GiB round) through an hindexed file view.
+// moves each extent with MPI_File_write_at / read_at; collective mode makes
+// MPI_File_write_at_all / read_at_all per file in rounds of at most the plan's largest request
+// (strategy.chunk_bytes when set; at most 1 GiB) through an hindexed file view, and notes the
+// rounds made.
 //
 // Collective over the process group: every process of the group constructs its backend together
 // and calls write() or read() together, once per checkpoint with its whole plan

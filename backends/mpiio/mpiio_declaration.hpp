@@ -9,7 +9,8 @@ inline OptionTable option_table() {
   return {{.name = "collective",
            .type = OptionType::boolean,
            .default_value = "false",
-           .help = "true: one MPI_File_write_at_all / read_at_all per file through an hindexed file view; "
+           .help = "true: MPI_File_write_at_all / read_at_all per file through an hindexed file view, in rounds "
+                   "of at most the largest request (strategy.chunk_bytes); "
                    "false: independent MPI_File_write_at / read_at per extent"},
           {.name = "hints",
            .type = OptionType::string_map,

@@ -7,7 +7,7 @@
 namespace ckpt::backends::mpiio {
 namespace {
 
-// A request of at most kMaxRequestBytes.
+// A request of at most the round's limit.
 struct Piece {
   std::uint64_t file_offset = 0;
   std::uint64_t memory_offset = 0;
@@ -35,17 +35,17 @@ long long moved_bytes(const MPI_Status& status) {
   return count;
 }
 
-// The extents in file order, cut into pieces of at most kMaxRequestBytes, packed into rounds of
-// at most kMaxRequestBytes (and INT_MAX pieces) each.
-std::vector<Round> plan_rounds(std::vector<Extent> extents) {
+// The extents in file order, cut into pieces of at most `limit`, packed into rounds of at most
+// `limit` bytes each.
+std::vector<Round> plan_rounds(std::vector<Extent> extents, std::uint64_t limit) {
   std::sort(extents.begin(), extents.end(),
             [](const Extent& a, const Extent& b) { return a.file_offset < b.file_offset; });
   std::vector<Round> rounds;
-  std::uint64_t round_bytes = kMaxRequestBytes;  // forces a new round for the first piece
+  std::uint64_t round_bytes = limit;  // forces a new round for the first piece
   for (const Extent& e : extents) {
     for (std::uint64_t done = 0; done < e.length;) {
-      const std::uint64_t length = std::min(e.length - done, kMaxRequestBytes);
-      if (round_bytes + length > kMaxRequestBytes) {
+      const std::uint64_t length = std::min(e.length - done, limit);
+      if (round_bytes + length > limit) {
         rounds.emplace_back();
         round_bytes = 0;
       }
@@ -118,6 +118,16 @@ void collective_round(const OpenedFile& file, const Round& round, const Transfer
 
 }  // namespace
 
+std::uint64_t round_limit(const std::vector<Extent>& extents) {
+  std::uint64_t largest = 0;
+  for (const Extent& e : extents) largest = std::max(largest, e.length);
+  return std::min(largest, kMaxRequestBytes);
+}
+
+std::size_t round_count(const std::vector<Extent>& extents) {
+  return plan_rounds(extents, round_limit(extents)).size();
+}
+
 void check_within_file(const OpenedFile& file, std::string_view backend) {
   MPI_Offset size = 0;
   mpi::check_mpi(MPI_File_get_size(file.file.get(), &size), backend, "MPI_File_get_size",
@@ -154,20 +164,23 @@ void transfer_independent(const OpenedFile& file, const TransferContext& context
   }
 }
 
-void transfer_collective(const OpenedFile& file, const TransferContext& context,
-                         PhaseErrors& errors) {
-  std::vector<Round> rounds = plan_rounds(file.extents);
-  const int mine = static_cast<int>(rounds.size());
-  int count = mine;
+CollectiveRounds transfer_collective(const OpenedFile& file, const TransferContext& context,
+                                     PhaseErrors& errors) {
+  const std::uint64_t limit = round_limit(file.extents);
+  std::vector<Round> rounds = plan_rounds(file.extents, limit);
+  const std::uint64_t mine[2] = {rounds.size(), limit};
+  std::uint64_t agreed[2] = {mine[0], mine[1]};
   errors.capture([&] {
-    mpi::check_mpi(MPI_Allreduce(&mine, &count, 1, MPI_INT, MPI_MAX, file.comm), context.backend,
-                   "MPI_Allreduce of the collective round count for", file.path);
+    mpi::check_mpi(MPI_Allreduce(mine, agreed, 2, MPI_UINT64_T, MPI_MAX, file.comm),
+                   context.backend, "MPI_Allreduce of the collective round count for", file.path);
   });
+  const auto count = static_cast<int>(agreed[0]);
   const Round nothing;
   for (int r = 0; r < count; ++r) {
-    collective_round(file, r < mine ? rounds[static_cast<std::size_t>(r)] : nothing, context,
-                     errors);
+    const auto index = static_cast<std::size_t>(r);
+    collective_round(file, index < rounds.size() ? rounds[index] : nothing, context, errors);
   }
+  return {count, agreed[1]};
 }
 
 }  // namespace ckpt::backends::mpiio

@@ -17,6 +17,16 @@ namespace ckpt::backends::mpiio {
 // MPI counts are C ints: no single request or collective round moves more than this per process.
 inline constexpr std::uint64_t kMaxRequestBytes = std::uint64_t{1} << 30;
 
+// A collective round's limit per process: the largest of `extents`, at most kMaxRequestBytes.
+// The harness has already cut the plan at strategy.chunk_bytes, so a plan cut at 1 MiB makes one
+// collective call of 1 MiB per process per round, as IOR's transfer size (-t) does. 0: no bytes.
+std::uint64_t round_limit(const std::vector<Extent>& extents);
+
+// This process's collective rounds for `extents`: in file order, cut and packed into rounds of at
+// most round_limit(extents) bytes. 0 for no bytes; ceil(bytes / chunk) for a contiguous run of
+// extents of one chunk each and a shorter last one.
+std::size_t round_count(const std::vector<Extent>& extents);
+
 // One distinct path of a plan, opened on the communicator of the processes that access it.
 struct OpenedFile {
   std::string path;
@@ -41,11 +51,19 @@ void check_within_file(const OpenedFile& file, std::string_view backend);
 // most kMaxRequestBytes. Throws IoError on an MPI error or a short transfer.
 void transfer_independent(const OpenedFile& file, const TransferContext& context);
 
+// What transfer_collective did: the collective calls every process made, and this process's limit.
+struct CollectiveRounds {
+  int rounds = 0;               // the largest round_count over the file's communicator
+  std::uint64_t limit = 0;      // the largest round_limit over the file's communicator
+};
+
 // MPI_File_write_at_all / MPI_File_read_at_all over an hindexed file view: the file's extents in
-// file order, in rounds of at most kMaxRequestBytes, as many rounds on every process of the
-// file's communicator (agreed with MPI_Allreduce); a process with nothing left takes part with a
-// count of 0. Collective over file.comm. Records errors in `errors` and still makes every round.
-void transfer_collective(const OpenedFile& file, const TransferContext& context,
-                         PhaseErrors& errors);
+// file order, in rounds of at most round_limit(extents), as many rounds on every process of the
+// file's communicator (the largest round_count, agreed with one MPI_Allreduce of the count and
+// the limit); a process with
+// nothing left takes part with a count of 0. Collective over file.comm. Records errors in
+// `errors` and still makes every round.
+CollectiveRounds transfer_collective(const OpenedFile& file, const TransferContext& context,
+                                     PhaseErrors& errors);
 
 }  // namespace ckpt::backends::mpiio

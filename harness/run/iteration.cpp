@@ -117,6 +117,7 @@ ProcessSample timed_transfer(backends::Backend& backend, const std::vector<RankP
   const bool collective = backend.capabilities().collective;
   comm.barrier();
   const auto start = Clock::now();
+  sample.start_wall = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   if (write) {
     sample.error = comm.first_problem(create_parent_directories(plans));
     sample.mkdir_seconds = seconds_since(start);
@@ -163,14 +164,32 @@ void note_stragglers(IterationTiming& timing, const nlohmann::json& sample, int 
 
 }  // namespace
 
+double aggregate_seconds(const std::vector<ProcessWindow>& windows) {
+  double slowest = 0;
+  for (const ProcessWindow& w : windows) slowest = std::max(slowest, w.seconds);
+  const bool all_started = !windows.empty() && std::all_of(windows.begin(), windows.end(), [](const ProcessWindow& w) {
+    return w.start_wall > 0;
+  });
+  if (!all_started) return slowest;
+  double first_start = windows.front().start_wall;
+  for (const ProcessWindow& w : windows) first_start = std::min(first_start, w.start_wall);
+  // Offsets from the earliest start, so that one process (or processes that start together)
+  // gives exactly its own duration: no rounding through the epoch's magnitude.
+  double span = 0;
+  for (const ProcessWindow& w : windows) span = std::max(span, (w.start_wall - first_start) + w.seconds);
+  return std::max(slowest, span);
+}
+
 IterationTiming gather_timing(const ProcessSample& mine, Comm& comm) {
-  const nlohmann::json j{{"s", mine.seconds}, {"m", mine.mkdir_seconds}, {"o", mine.phases.open},
+  const nlohmann::json j{{"s", mine.seconds}, {"w", mine.start_wall}, {"m", mine.mkdir_seconds}, {"o", mine.phases.open},
                          {"t", mine.phases.transfer}, {"y", mine.phases.sync}, {"c", mine.phases.close},
                          {"e", mine.error}, {"r", mine.rank_seconds}, {"n", mine.notes}, {"d", mine.copy_seconds},
                          {"l", mine.latency ? nlohmann::json(mine.latency->serialize()) : nlohmann::json(nullptr)}};
   IterationTiming timing;
   std::vector<double> seconds;
+  std::vector<ProcessWindow> windows;
   std::vector<double> ranks;
+  double slowest = -1;
   int process = 0;
   for (const std::string& text : comm.gather(j.dump())) {
     const auto p = nlohmann::json::parse(text);
@@ -182,8 +201,9 @@ IterationTiming gather_timing(const ProcessSample& mine, Comm& comm) {
     }
     const double s = p.at("s").get<double>();
     seconds.push_back(s);
-    if (s >= timing.seconds) {
-      timing.seconds = s;
+    windows.push_back({p.at("w").get<double>(), s});
+    if (s >= slowest) {
+      slowest = s;
       timing.phases = {p.at("o").get<double>(), p.at("t").get<double>(), p.at("y").get<double>(),
                        p.at("c").get<double>()};
       timing.copy_seconds = p.at("d").get<double>();
@@ -192,6 +212,7 @@ IterationTiming gather_timing(const ProcessSample& mine, Comm& comm) {
     if (timing.first_error.empty()) timing.first_error = p.at("e").get<std::string>();
     if (p.at("l").is_string()) add_latency(timing.latency, backends::LatencyHistogram::parse(p.at("l").get<std::string>()));
   }
+  timing.seconds = aggregate_seconds(windows);
   timing.process_seconds = spread(seconds);
   timing.rank_seconds = spread(ranks);
   return timing;

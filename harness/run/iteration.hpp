@@ -17,6 +17,7 @@ namespace ckpt::harness {
 // One process's timing of one write or read of its ranks' plans.
 struct ProcessSample {
   double seconds = 0;                // from the barrier: mkdir (write) and every backend call
+  double start_wall = 0;             // when `seconds` began: system_clock seconds since the epoch (0: unknown)
   double mkdir_seconds = 0;          // write: creating the files' directories, until every process has its own
   std::vector<double> rank_seconds;  // each modeled rank's plan, as the backend timed it
   backends::PhaseTimes phases;
@@ -36,8 +37,22 @@ struct ProcessSample {
 ProcessSample timed_transfer(backends::Backend& backend, const std::vector<RankPlan>& plans,
                              const ProcessBuffer& buffer, bool write, Comm& comm);
 
-// Every process's sample at process 0, combined per IOR: aggregate seconds = the slowest
-// process (all start at the barrier); phase times = the slowest process's. Elsewhere empty.
+// One process's timed window: its wall-clock start and its own (steady-clock) duration.
+struct ProcessWindow {
+  double start_wall = 0;
+  double seconds = 0;
+};
+
+// IOR's aggregate time: latest end − earliest start over the processes' windows (end = start +
+// seconds), never less than the slowest process's own duration (a wall clock stepped back, or a
+// window without a start). The processes leave the start barrier at different moments; a
+// process that leaves it late still ends late, so the maximum of the durations alone misses
+// that skew.
+double aggregate_seconds(const std::vector<ProcessWindow>& windows);
+
+// Every process's sample at process 0, combined per IOR: aggregate seconds = latest end −
+// earliest start (aggregate_seconds; all start at the barrier); phase times = the slowest
+// process's. Elsewhere empty.
 struct IterationTiming {
   double seconds = 0;
   Spread process_seconds;

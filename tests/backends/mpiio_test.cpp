@@ -21,6 +21,7 @@
 #include "backends/mpi_common/info_hints.hpp"
 #include "backends/mpi_common/mpi_error.hpp"
 #include "backends/mpiio/mpiio_backend.hpp"
+#include "backends/mpiio/transfer.hpp"
 #include "backends/registry.hpp"
 #include "tests/backends/backend_test_support.hpp"
 
@@ -243,6 +244,93 @@ TEST_P(MpiioModes, ReadingBeyondTheEndFailsOnEveryRankNamingThePath) {
 
 INSTANTIATE_TEST_SUITE_P(Mpiio, MpiioModes, testing::Values(false, true),
                          [](const auto& p) { return p.param ? "collective" : "independent"; });
+
+constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
+
+bool has_note(const std::vector<std::string>& notes, const std::string& note) {
+  return std::find(notes.begin(), notes.end(), note) != notes.end();
+}
+
+// `bytes` from `file_offset` cut at `chunk` (as strategy.chunk_bytes cuts a plan), memory from 0.
+std::vector<Extent> chunked(std::uint64_t file_offset, std::uint64_t bytes, std::uint64_t chunk) {
+  std::vector<Extent> extents;
+  for (std::uint64_t done = 0; done < bytes; done += std::min(chunk, bytes - done))
+    extents.push_back({file_offset + done, done, std::min(chunk, bytes - done)});
+  return extents;
+}
+
+TEST(Mpiio, CollectiveRoundsAreThePlansLargestRequestsPacked) {
+  using mpiio::round_count;
+  using mpiio::round_limit;
+  EXPECT_EQ(round_count({}), 0u);
+  EXPECT_EQ(round_limit({}), 0u);
+  EXPECT_EQ(round_count({{0, 0, 0}}), 0u);
+  EXPECT_EQ(round_limit(chunked(0, 256 * kMiB, kMiB)), kMiB);
+  EXPECT_EQ(round_count(chunked(0, 256 * kMiB, kMiB)), 256u);  // IOR -t 1m -b 256m: 256 calls
+  EXPECT_EQ(round_count(chunked(0, 3 * kMiB + kMiB / 2, kMiB)), 4u);  // ceil(3.5)
+  // Unsorted: file order. Four of 256 KiB share one round of at most 1 MiB; the 1 MiB its own.
+  const std::vector<Extent> small{{4 * kMiB, 0, kMiB},
+                                  {0, kMiB, kMiB / 4},
+                                  {kMiB / 4, 2 * kMiB, kMiB / 4},
+                                  {kMiB / 2, 3 * kMiB, kMiB / 4},
+                                  {3 * kMiB / 4, 4 * kMiB, kMiB / 4}};
+  EXPECT_EQ(round_limit(small), kMiB);
+  EXPECT_EQ(round_count(small), 2u);
+  // Beyond an MPI count: rounds of at most 1 GiB.
+  const std::vector<Extent> huge{{0, 0, 5 * (mpiio::kMaxRequestBytes / 2)}};
+  EXPECT_EQ(round_limit(huge), mpiio::kMaxRequestBytes);
+  EXPECT_EQ(round_count(huge), 3u);
+}
+
+// Three processes share a file with 3.5 MiB, 1.25 MiB and 0 bytes in 1 MiB requests (rank 3 does
+// not name it): every one makes ceil(3.5 MiB / 1 MiB) = 4 collective calls, writing and reading.
+TEST(Mpiio, CollectiveUnevenProcessesMakeTheLargestRoundCountAndRoundTrip) {
+  ASSERT_EQ(world_size(), 4) << "run under mpirun -np 4";
+  const SharedDir dir;
+  const std::string path = dir.file("uneven.bin");
+  const int rank = world_rank();
+  const auto me = static_cast<std::size_t>(rank);
+  const std::uint64_t bytes[] = {3 * kMiB + kMiB / 2, kMiB + kMiB / 4, 0, 0};
+  const std::uint64_t offset[] = {0, bytes[0], bytes[0] + bytes[1], 0};
+  const std::uint64_t mine = bytes[me];
+  IoPlan plan;
+  if (rank != 3)
+    plan.files.push_back(FilePlan{path, chunked(offset[me], mine, kMiB), 0, 0, true});
+  Buffer source(mine);
+  source.fill(static_cast<std::uint64_t>(40 + rank));
+  const auto backend = make_mpiio(true, IoSettings{.sync = SyncPolicy::fsync});
+  const IoOutcome written = backend->write(plan, source.view());
+  ASSERT_TRUE(all_ranks(written.ok())) << written.error.value_or("");
+  EXPECT_EQ(written.bytes, mine);
+  const std::string rounds = " rounds on 3 processes, at most 1048576 bytes per process each (the plan's largest request)";
+  if (rank != 3) {
+    const std::string note = "collective: 4 MPI_File_write_at_all" + rounds;
+    EXPECT_TRUE(has_note(backend->notes(), note)) << note;
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == 0) {
+    EXPECT_EQ(fs::file_size(path), bytes[0] + bytes[1]);
+    std::ifstream in(path, std::ios::binary);
+    for (std::size_t r = 0; r < 2; ++r) {
+      Buffer expected(bytes[r]);
+      expected.fill(40 + r);
+      std::vector<char> stored(bytes[r]);
+      in.read(stored.data(), static_cast<std::streamsize>(bytes[r]));
+      ASSERT_TRUE(in.good()) << path;
+      expect_same_bytes(reinterpret_cast<const std::byte*>(stored.data()), expected.data(),
+                        bytes[r], "rank " + std::to_string(r) + "'s bytes in " + path);
+    }
+  }
+  Buffer back(mine);
+  const IoOutcome read = backend->read(plan, back.view());
+  ASSERT_TRUE(all_ranks(read.ok())) << read.error.value_or("");
+  EXPECT_EQ(read.bytes, mine);
+  expect_same_bytes(back.data(), source.data(), mine, "read back on rank " + std::to_string(rank));
+  if (rank != 3) {
+    const std::string note = "collective: 4 MPI_File_read_at_all" + rounds;
+    EXPECT_TRUE(has_note(backend->notes(), note)) << note;
+  }
+}
 
 TEST(Mpiio, FilePerProcessManyFilesCollective) {
   const SharedDir dir;

@@ -651,6 +651,15 @@ TEST(Campaign, EveryShippedConfigLoads) {
   }
   std::sort(files.begin(), files.end());
   EXPECT_GE(files.size(), 5u);
+  // Shipped configs run from the repository root: model paths such as
+  // configs/models/vs-ior-1gib.toml are relative to it.
+  struct WorkingDirectory {
+    fs::path previous = fs::current_path();
+    explicit WorkingDirectory(const fs::path& to) { fs::current_path(to); }
+    ~WorkingDirectory() { fs::current_path(previous); }
+    WorkingDirectory(const WorkingDirectory&) = delete;
+    WorkingDirectory& operator=(const WorkingDirectory&) = delete;
+  } at_root(CKPT_SOURCE_DIR);
   for (const fs::path& file : files) {
     SCOPED_TRACE(file.string());
     try {
