@@ -145,13 +145,21 @@ TEST_F(EioDevice, WriteThatFailsWithEioKeepsTheEarlierCheckpoint) {
 }
 
 // EIO mid-restore: the checkpoint's data lies past the cut and is read from the device; the
-// restore fails naming the file and the error, and reports nothing verified.
+// restore fails naming the file and the error, and reports nothing verified. Only the data file
+// is moved past the cut (copied there, renamed over itself): the directories, `latest` and the
+// manifest stay before it, so they read back even when the page cache is dropped meanwhile
+// (other tests drop it machine-wide).
 TEST_F(EioDevice, RestoreThatFailsWithEioNamesTheFileAndVerifiesNothing) {
-  fill_to(36 * kMiB);
   const Outcome first = run({"--phase", "checkpoint"});
   ASSERT_EQ(first.exit_code, 0) << first.describe();
   const fs::path kept = latest_checkpoint(case_dir_);
   ASSERT_FALSE(kept.empty());
+  fill_to(36 * kMiB);
+  const fs::path data = kept / "__0_0.distcp", moved = kept / "__0_0.distcp.moved";
+  fs::copy_file(data, moved);
+  const Outcome synced = shell("sync " + quoted(moved));
+  ASSERT_EQ(synced.exit_code, 0) << synced.describe();
+  fs::rename(moved, data);
   shrink(32 * kMiB);
   evict(kept / "__0_0.distcp");
   const Outcome restore = run({"--phase", "restore"});
