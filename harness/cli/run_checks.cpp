@@ -9,6 +9,7 @@
 #include "backends/registry.hpp"
 #include "harness/engine/engine_checks.hpp"
 #include "harness/load/load_plan.hpp"
+#include "harness/run/dp_gather.hpp"
 #include "harness/run/manifest.hpp"
 #include "harness/reshard/reshard_restore.hpp"
 #include "harness/run/process_buffer.hpp"
@@ -120,8 +121,8 @@ CaseCheck check_case(const Case& c, PhaseSelection phase, int processes,
                        damaged_checkpoint_advice(c, dir)));
       break;
     }
-    check.memory_per_process = std::max(check.memory_per_process, plans.buffer_bytes() +
-                                                                       host_pool_allocation(c, ProcessBuffer::bytes_for(plans.write)));
+    const DpGather gather(layout, c, selected, p, processes, plans.write, dir);
+    check.memory_per_process = std::max(check.memory_per_process, process_memory_bytes(c, plans, gather));
     state_bytes = std::max(state_bytes, ProcessBuffer::bytes_for(plans.write));
     for (const RankPlan& plan : plans.write.empty() ? plans.read : plans.write) {
       check.bytes += plan.payload_bytes;

@@ -76,8 +76,7 @@ void CaseExecution::prepare_write() {
   ProcessPlans plans = plan_process(layout_, c_, phase_, selected_, comm_.rank(), comm_.size(), planned_dir_);
   gathers_ = gathers_distributed_optimizer(c_, layout_);  // [training]: sync only (case checks)
   if (gathers_) gather_ = DpGather(layout_, c_, selected_, comm_.rank(), comm_.size(), plans.write, planned_dir_);
-  check_memory(plans.buffer_bytes() + gather_.source_bytes() +
-               host_pool_allocation(c_, ProcessBuffer::bytes_for(plans.write)));  // + engine pool
+  check_memory(process_memory_bytes(c_, plans, gather_));
   write_plans_ = std::move(plans.write);
   read_plans_ = std::move(plans.read);
   MemorySpace& space = memory_space();

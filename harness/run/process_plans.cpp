@@ -5,7 +5,9 @@
 #include <algorithm>
 
 #include "harness/common/text_format.hpp"
+#include "harness/engine/engine_checks.hpp"
 #include "harness/load/load_plan.hpp"
+#include "harness/run/dp_gather.hpp"
 #include "harness/run/manifest.hpp"
 #include "harness/run/process_buffer.hpp"
 #include "harness/reshard/reshard_restore.hpp"
@@ -38,6 +40,10 @@ std::vector<std::int64_t> shifted_share(const std::vector<std::int64_t>& selecte
 
 std::uint64_t ProcessPlans::buffer_bytes() const {
   return ProcessBuffer::bytes_for(write) + ProcessBuffer::bytes_for(read);
+}
+
+std::uint64_t process_memory_bytes(const Case& c, const ProcessPlans& plans, const DpGather& gather) {
+  return plans.buffer_bytes() + gather.source_bytes() + host_pool_allocation(c, ProcessBuffer::bytes_for(plans.write));
 }
 
 ProcessPlans plan_process(const workloads::Layout& layout, const Case& c, PhaseSelection phase,

@@ -169,38 +169,53 @@ TEST_F(DryRun, SeveralProblemsAreAllListedAndSharedOnesOnce) {
 
 // The memory a dry run reports is what the run allocates: the same bytes as the results'
 // memory_bytes_per_process, for a write + read_shift run (two buffers), a checkpoint-only run
-// and a restore (buffers planned from the manifest).
+// and a restore (buffers planned from the manifest), and a checkpoint with Megatron's gathered
+// distributed optimizer (DP rank 0's process also holds the other DP ranks' gather sources).
 TEST(DryRunMemory, EqualsWhatTheRunAllocates) {
   Scratch dir;
   const fs::path model = dir.write("tiny.toml", kTinyModel);
   const fs::path campaign = dir.write(
       "m.toml", tiny_campaign("mem", dir / "target", model, "keep = true\noverwrite = true\n"));
   harness::MemorySpaces spaces;
-  for (const auto& [phase, policy] : std::vector<std::pair<std::string, std::string>>{
-           {"both", "read_shift"}, {"checkpoint", "none"}, {"restore", "read_shift"}}) {
-    SCOPED_TRACE(phase + " with cache.policy = " + policy);
-    const std::vector<std::string> set{"cache.policy=" + policy};
-    const harness::Campaign loaded = harness::load_campaign(campaign, set);
+  struct Variant {
+    std::string phase;
+    std::vector<std::string> set;
+  };
+  std::uint64_t plain_checkpoint = 0;
+  for (const Variant& v : std::vector<Variant>{{"both", {"cache.policy=read_shift"}},
+                                               {"checkpoint", {"cache.policy=none"}},
+                                               {"restore", {"cache.policy=read_shift"}},
+                                               {"checkpoint", {"cache.policy=none", "strategy.layout=megatron"}}}) {
+    SCOPED_TRACE(v.phase + " with " + v.set.back());
+    const harness::Campaign loaded = harness::load_campaign(campaign, v.set);
     ASSERT_EQ(loaded.cases.size(), 1u);
-    const harness::PhaseSelection selection = phase == "both" ? harness::PhaseSelection::both
-                                              : phase == "checkpoint"
+    const harness::PhaseSelection selection = v.phase == "both" ? harness::PhaseSelection::both
+                                              : v.phase == "checkpoint"
                                                   ? harness::PhaseSelection::checkpoint
                                                   : harness::PhaseSelection::restore;
     const std::uint64_t planned =
         harness::check_case(loaded.cases[0], selection, 1, spaces).memory_per_process;
     ASSERT_GT(planned, 0u);
+    if (v.set.size() == 1 && v.phase == "checkpoint") plain_checkpoint = planned;
+    if (v.set.size() == 2) {
+      EXPECT_GT(planned, plain_checkpoint) << "the gather's sources are not counted";
+    }
 
-    const Outcome dry =
-        ckptbench({"run", campaign.string(), "--dry-run", "--phase", phase, "--set", set[0]});
+    std::vector<std::string> sets;
+    for (const std::string& s : v.set) sets.insert(sets.end(), {"--set", s});
+    std::vector<std::string> dry_args{"run", campaign.string(), "--dry-run", "--phase", v.phase};
+    dry_args.insert(dry_args.end(), sets.begin(), sets.end());
+    const Outcome dry = ckptbench(dry_args);
     ASSERT_EQ(dry.exit_code, 0) << dry.describe();
     const std::vector<std::string> row = dry_run_row(dry.out, 0);
     ASSERT_FALSE(row.empty()) << dry.describe();
     EXPECT_EQ(row[6] + " " + row[7], harness::format_bytes(static_cast<std::int64_t>(planned)))
         << dry.describe();
 
-    const fs::path output = dir / ("results-" + phase);
-    const Outcome run = ckptbench(
-        {"run", campaign.string(), "--phase", phase, "--set", set[0], "--output", output.string()});
+    const fs::path output = dir / ("results-" + v.phase + std::to_string(v.set.size()));
+    std::vector<std::string> run_args{"run", campaign.string(), "--phase", v.phase, "--output", output.string()};
+    run_args.insert(run_args.end(), sets.begin(), sets.end());
+    const Outcome run = ckptbench(run_args);
     ASSERT_EQ(run.exit_code, 0) << run.describe();
     const auto results = read_results(output);
     ASSERT_EQ(results.size(), 1u) << run.describe();
