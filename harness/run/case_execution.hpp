@@ -34,6 +34,12 @@ class CaseExecution {
   // iterations instead of the backend's reads, and the [load] result.
   void prepare_load();
   bool load_iteration(int iteration, std::vector<IterationTiming>* timings);
+  // After a timed read (`what`: "restore" or "load") of `plans` into `buffer`: the first error,
+  // else verification (when `verify`), the iteration's read figures and `timing` kept (timed
+  // iterations). False when the case failed.
+  bool finish_read(const char* what, const ProcessSample& sample, const IterationTiming& timing,
+                   const std::vector<RankPlan>& plans, const ProcessBuffer& buffer, bool verify,
+                   std::vector<IterationTiming>* timings);
   void record_load(const std::vector<IterationTiming>& loads);
   void check_memory(std::uint64_t mine);
   void record_sizes(const std::vector<RankPlan>& plans);

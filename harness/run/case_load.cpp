@@ -93,25 +93,7 @@ bool CaseExecution::load_iteration(int, std::vector<IterationTiming>* timings) {
   }
   const IterationTiming timing = gather_timing(sample, comm_);
   charge("load", start);
-  if (!comm_.all(sample.error.empty())) {
-    return fail(fmt::format("load of {} failed: {}{}", planned_dir_.string(), comm_.broadcast(timing.first_error),
-                            damage_advice()));
-  }
-  if (c_.verify) {
-    start = Clock::now();
-    const std::string mine = verify_plans(read_plans_, read_buffer_, c_.data);
-    const double seconds = comm_.max(seconds_since(start));
-    const std::string problem = comm_.first_problem(mine);
-    charge("verify", start);
-    if (!problem.empty()) return fail(fmt::format("{}: {}{}", planned_dir_.string(), problem, damage_advice()));
-    if (timings != nullptr) verify_s_.push_back(seconds);
-    report_.verify_seconds = seconds;
-  }
-  report_.read_gib_s = static_cast<double>(result_.bytes_per_checkpoint) / timing.seconds / kGiB;
-  report_.read_seconds = timing.seconds;
-  report_.cache_policy = result_.cache_policy_applied;
-  if (timings != nullptr) timings->push_back(timing);
-  return true;
+  return finish_read("load", sample, timing, read_plans_, read_buffer_, c_.verify, timings);
 }
 
 void CaseExecution::record_load(const std::vector<IterationTiming>& loads) {

@@ -222,6 +222,30 @@ bool CaseExecution::write_iteration(int iteration, std::vector<IterationTiming>*
   return true;
 }
 
+bool CaseExecution::finish_read(const char* what, const ProcessSample& sample, const IterationTiming& timing,
+                                const std::vector<RankPlan>& plans, const ProcessBuffer& buffer, bool verify,
+                                std::vector<IterationTiming>* timings) {
+  if (!comm_.all(sample.error.empty())) {
+    return fail(fmt::format("{} of {} failed: {}{}", what, planned_dir_.string(), comm_.broadcast(timing.first_error),
+                            damage_advice()));
+  }
+  if (verify) {
+    const auto start = Clock::now();
+    const std::string mine = verify_plans(plans, buffer, c_.data);
+    const double seconds = comm_.max(seconds_since(start));
+    const std::string problem = comm_.first_problem(mine);
+    charge("verify", start);
+    if (!problem.empty()) return fail(fmt::format("{}: {}{}", planned_dir_.string(), problem, damage_advice()));
+    if (timings != nullptr) verify_s_.push_back(seconds);
+    report_.verify_seconds = seconds;
+  }
+  report_.read_gib_s = static_cast<double>(result_.bytes_per_checkpoint) / timing.seconds / kGiB;
+  report_.read_seconds = timing.seconds;
+  report_.cache_policy = result_.cache_policy_applied;
+  if (timings != nullptr) timings->push_back(timing);
+  return true;
+}
+
 bool CaseExecution::read_iteration(int iteration, std::vector<IterationTiming>* timings) {
   const bool own_buffers = !read_plans_.empty();
   const std::vector<RankPlan>& plans = own_buffers ? read_plans_ : write_plans_;
@@ -246,24 +270,10 @@ bool CaseExecution::read_iteration(int iteration, std::vector<IterationTiming>* 
   const IterationTiming timing = gather_timing(sample, comm_);
   charge("restore", start);
   add_notes(timing);
-  if (!comm_.all(sample.error.empty())) {
-    return fail(fmt::format("restore of {} failed: {}{}", planned_dir_.string(), comm_.broadcast(timing.first_error),
-                            damage_advice()));
+  if (!finish_read("restore", sample, timing, plans, buffer, c_.verify && backend_->capabilities().stores_data,
+                   timings)) {
+    return false;
   }
-  if (c_.verify && backend_->capabilities().stores_data) {
-    start = Clock::now();
-    const std::string mine = verify_plans(plans, buffer, c_.data);
-    const double seconds = comm_.max(seconds_since(start));
-    const std::string problem = comm_.first_problem(mine);
-    charge("verify", start);
-    if (!problem.empty()) return fail(fmt::format("{}: {}{}", planned_dir_.string(), problem, damage_advice()));
-    if (timings != nullptr) verify_s_.push_back(seconds);
-    report_.verify_seconds = seconds;
-  }
-  report_.read_gib_s = static_cast<double>(result_.bytes_per_checkpoint) / timing.seconds / kGiB;
-  report_.read_seconds = timing.seconds;
-  report_.cache_policy = result_.cache_policy_applied;
-  if (timings != nullptr) timings->push_back(timing);
   if (phase_ == PhaseSelection::both) {
     start = Clock::now();
     if (keeping() && timings != nullptr) commit_checkpoint(planned_dir_, first_step_ + iteration);
