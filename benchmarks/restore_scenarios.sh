@@ -6,7 +6,7 @@
 # O_DIRECT from an O_DIRECT-written checkpoint; then inference weight loading (--phase load) of
 # Llama 3 8B and 70B weights by each method at the writer's TP 8 and pipelined at TP 4. Prints one
 # line per scenario: read (or load) GiB/s (median), bytes needed and read, amplification,
-# requests, bytes copied out of scratch.
+# requests, bytes copied out of scratch (and for loads the preads issued).
 #
 #   benchmarks/restore_scenarios.sh [build/bin/ckptbench] [output-dir] [all|reshard|load]
 set -euo pipefail
@@ -32,7 +32,7 @@ for line in open(sorted(glob.glob(folder + "/*/results.jsonl"))[-1]):
     read = s.get("bytes_read", r["bytes_per_checkpoint"])
     print(f"{label:34s} {r['status']:6s} verified={r['verified']!s:5s} read {r['read_gib_per_s'] or 0:.3f} GiB/s "
           f"needed {needed} read {read} ({read / needed:.2f}x) requests {s.get('requests', r['extents_per_checkpoint'])} "
-          f"copied {s.get('copied_bytes', 0)}")
+          f"copied {s.get('copied_bytes', 0)}" + (f" reads {s['reads']}" if "reads" in s else ""))
 PY
 }
 

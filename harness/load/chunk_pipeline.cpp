@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cerrno>
 #include <condition_variable>
 #include <cstring>
@@ -15,7 +16,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include <chrono>
+#include "harness/load/chunk_packing.hpp"
 
 namespace ckpt::harness {
 
@@ -47,18 +48,6 @@ std::uint64_t read_fully(int fd, const std::string& path, std::byte* into, std::
 }
 
 namespace {
-
-struct Chunk {
-  std::size_t file = 0;      // index in the LoadFile ranges
-  std::uint64_t offset = 0;  // in the range
-  std::uint64_t length = 0;  // bytes of the range in the chunk
-};
-
-constexpr std::uint64_t kBlock = 4096;
-
-// Under O_DIRECT a chunk's read starts at the block below its first byte, so a slot holds one
-// block more than a chunk.
-std::uint64_t slot_stride(std::uint64_t slot, bool direct) { return direct ? slot + kBlock : slot; }
 
 struct Filled {
   std::size_t work = 0;
@@ -135,49 +124,33 @@ class ChunkPool {
   bool stopped_ = false;
 };
 
-std::vector<Chunk> chunks_of(const std::vector<LoadFile>& files, std::uint64_t chunk_bytes) {
-  std::vector<Chunk> chunks;
-  for (std::size_t i = 0; i < files.size(); ++i) {
-    for (std::uint64_t at = 0; at < files[i].size; at += chunk_bytes) {
-      chunks.push_back({i, at, std::min(chunk_bytes, files[i].size - at)});
-    }
-  }
-  return chunks;
-}
-
 struct ReaderContext {
   const std::vector<LoadFile>& files;
-  const std::vector<Chunk>& chunks;
+  const ChunkPlan& plan;
   const std::vector<std::unique_ptr<PosixFd>>& fds;
   const std::vector<std::size_t>& fd_of;  // per range: its file's descriptor in fds
   std::byte* pool;
   std::uint64_t stride;                   // bytes between slots
-  bool direct;
   std::atomic<std::size_t>& next;
   ChunkPool& slots;
 };
 
-// Where a chunk's bytes start in its slot: 0, or under O_DIRECT their distance from the block below.
-std::uint64_t lead_of(const LoadFile& f, const Chunk& c, bool direct) {
-  return direct ? (f.file_offset + c.offset) % kBlock : 0;
-}
-
-// One reader thread: takes the next chunk, waits for a free slot, reads the chunk into it (whole
-// 4096-byte blocks under O_DIRECT, from the block below its first byte; the file's end reads
-// short) and hands it to the copier.
+// One reader thread: takes the next chunk, waits for a free slot, issues the chunk's reads into it
+// (under O_DIRECT whole blocks, the file's end reading short) and hands it to the copier.
 void read_chunks(const ReaderContext& ctx) {
   try {
-    for (std::size_t w = ctx.next.fetch_add(1); w < ctx.chunks.size(); w = ctx.next.fetch_add(1)) {
+    for (std::size_t w = ctx.next.fetch_add(1); w < ctx.plan.chunks.size(); w = ctx.next.fetch_add(1)) {
       const int slot = ctx.slots.take_free();
       if (slot < 0) return;
-      const Chunk& c = ctx.chunks[w];
-      const LoadFile& f = ctx.files[c.file];
+      const PackedChunk& c = ctx.plan.chunks[w];
+      const std::string& path = ctx.files[c.range].path;
+      const int fd = ctx.fds[ctx.fd_of[c.range]]->get();
       std::byte* into = ctx.pool + static_cast<std::uint64_t>(slot) * ctx.stride;
-      const std::uint64_t lead = lead_of(f, c, ctx.direct);
-      const std::uint64_t at = f.file_offset + c.offset - lead;
-      const std::uint64_t request = ctx.direct ? (lead + c.length + kBlock - 1) / kBlock * kBlock : c.length;
-      if (read_fully(ctx.fds[ctx.fd_of[c.file]]->get(), f.path, into, at, request) < lead + c.length) {
-        load_io_error("pread (file shorter than planned)", f.path, at, EIO);
+      for (std::size_t r = c.first_read; r < c.first_read + c.read_count; ++r) {
+        const ChunkRead& read = ctx.plan.reads[r];
+        if (read_fully(fd, path, into + read.slot_offset, read.file_offset, read.length) < read.needed) {
+          load_io_error("pread (file shorter than planned)", path, read.file_offset, EIO);
+        }
       }
       ctx.slots.filled({w, slot});
     }
@@ -186,27 +159,42 @@ void read_chunks(const ReaderContext& ctx) {
   }
 }
 
+// Puts a filled chunk's ranges in place; returns the seconds it took.
+double copy_chunk(const std::vector<LoadFile>& files, const ChunkPlan& plan, const PackedChunk& c,
+                  const std::byte* slot_memory, Buffer& destination) {
+  const auto start = std::chrono::steady_clock::now();
+  for (std::size_t k = c.first_copy; k < c.first_copy + c.copy_count; ++k) {
+    const ChunkCopy& copy = plan.copies[k];
+    destination.copy_from_host(files[copy.range].destination_offset + copy.offset,
+                               {slot_memory + copy.slot_offset, copy.length});
+  }
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 }  // namespace
 
 std::uint64_t slot_bytes(const std::vector<LoadFile>& files, const LoadSettings& settings) {
-  std::uint64_t largest = 0;
-  for (const LoadFile& f : files) largest = std::max(largest, f.size);
-  return std::max<std::uint64_t>(4096, std::min(settings.chunk_bytes, (largest + 4095) / 4096 * 4096));
+  std::uint64_t largest = 0, run = 0;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    run = (i > 0 && files[i].path == files[i - 1].path ? run : 0) + files[i].size;
+    largest = std::max(largest, run);
+  }
+  return std::max<std::uint64_t>(kLoadBlock, std::min(settings.chunk_bytes, (largest + kLoadBlock - 1) / kLoadBlock * kLoadBlock));
 }
 
 std::unique_ptr<Buffer> make_chunk_pool(const std::vector<LoadFile>& files, const LoadSettings& settings,
                                         MemorySpace& space) {
   const std::uint64_t slot = slot_bytes(files, settings);
-  const std::uint64_t chunks = chunks_of(files, slot).size();
+  const std::uint64_t chunks = pack_chunks(files, slot, settings.direct).chunks.size();
   const std::uint64_t stride = slot_stride(slot, settings.direct);
   const std::uint64_t slots = std::max<std::uint64_t>(1, std::min(settings.pool_bytes / stride, chunks));
   return space.allocate(slots * stride);
 }
 
-int load_pipelined(const std::vector<LoadFile>& files, Buffer& destination, const LoadSettings& settings,
-                   const Buffer& pool, double& copy_seconds) {
+void load_pipelined(const std::vector<LoadFile>& files, Buffer& destination, const LoadSettings& settings,
+                    const Buffer& pool, LoadTiming& timing) {
   const std::uint64_t slot = slot_bytes(files, settings);
-  const std::vector<Chunk> chunks = chunks_of(files, slot);
+  const ChunkPlan plan = pack_chunks(files, slot, settings.direct);
   const std::uint64_t stride = slot_stride(slot, settings.direct);
   const int slots = static_cast<int>(pool.size() / stride);
   std::byte* const chunks_memory = pool.view().data;
@@ -221,23 +209,20 @@ int load_pipelined(const std::vector<LoadFile>& files, Buffer& destination, cons
   }
   ChunkPool pool_slots(slots);
   std::atomic<std::size_t> next{0};
-  const ReaderContext ctx{files, chunks, fds, fd_of, chunks_memory, stride, settings.direct, next, pool_slots};
+  const ReaderContext ctx{files, plan, fds, fd_of, chunks_memory, stride, next, pool_slots};
   std::vector<std::jthread> readers;
   for (int t = 0; t < settings.threads; ++t) readers.emplace_back(read_chunks, std::cref(ctx));
   Filled f;
-  for (std::size_t copied = 0; copied < chunks.size() && pool_slots.take_filled(f); ++copied) {
-    const Chunk& c = chunks[f.work];
-    const auto copy_start = std::chrono::steady_clock::now();
-    const std::uint64_t lead = lead_of(files[c.file], c, settings.direct);
-    destination.copy_from_host(files[c.file].destination_offset + c.offset,
-                               {chunks_memory + static_cast<std::uint64_t>(f.slot) * stride + lead, c.length});
-    copy_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - copy_start).count();
+  for (std::size_t copied = 0; copied < plan.chunks.size() && pool_slots.take_filled(f); ++copied) {
+    timing.copy_seconds += copy_chunk(files, plan, plan.chunks[f.work],
+                                      chunks_memory + static_cast<std::uint64_t>(f.slot) * stride, destination);
     pool_slots.give_back(f.slot);
   }
   pool_slots.stop();
   readers.clear();  // joins
   if (const std::string error = pool_slots.error(); !error.empty()) throw std::runtime_error(error);
-  return slots;
+  timing.pool_chunks = slots;
+  timing.reads = plan.reads.size();
 }
 
 }  // namespace ckpt::harness

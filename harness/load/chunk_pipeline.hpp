@@ -32,15 +32,17 @@ class PosixFd {
 // pread of [offset, offset + length), retried until done or end of file; returns bytes read.
 std::uint64_t read_fully(int fd, const std::string& path, std::byte* into, std::uint64_t offset, std::uint64_t length);
 
-// Bytes of one chunk: chunk_bytes, or the largest file rounded up to 4096 when smaller.
+// Bytes of one chunk: chunk_bytes, or when smaller the bytes of the largest run of consecutive
+// ranges of one file (a whole file for `ckptbench load`), rounded up to 4096.
 std::uint64_t slot_bytes(const std::vector<LoadFile>& files, const LoadSettings& settings);
 // The pipelined method's pool (pre-touched, so made before the clock starts) from `space`: as many
 // chunks as pool_bytes holds and the files need.
 std::unique_ptr<Buffer> make_chunk_pool(const std::vector<LoadFile>& files, const LoadSettings& settings,
                                         MemorySpace& space);
-// The pipelined method (settings checked by the caller) through `pool` (host-addressable); returns
-// its chunk count and adds the time of the copies into `destination` to `copy_seconds`.
-int load_pipelined(const std::vector<LoadFile>& files, Buffer& destination, const LoadSettings& settings,
-                   const Buffer& pool, double& copy_seconds);
+// The pipelined method (settings checked by the caller) through `pool` (host-addressable), its
+// ranges packed into chunks (harness/load/chunk_packing.hpp); sets timing's pool_chunks and reads
+// and adds the time of the copies into `destination` to its copy_seconds.
+void load_pipelined(const std::vector<LoadFile>& files, Buffer& destination, const LoadSettings& settings,
+                    const Buffer& pool, LoadTiming& timing);
 
 }  // namespace ckpt::harness

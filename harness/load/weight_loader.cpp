@@ -29,7 +29,7 @@ double seconds_since(Clock::time_point start) { return std::chrono::duration<dou
 
 // Host destinations take the reads directly; device ones through `bounce` (host memory), a chunk at a time.
 // Ranges of one file follow each other (a plan groups them by file): one descriptor for each run.
-void load_by_read(const std::vector<LoadFile>& files, Buffer& destination, const Buffer* bounce, double& copy_seconds) {
+void load_by_read(const std::vector<LoadFile>& files, Buffer& destination, const Buffer* bounce, LoadTiming& timing) {
   const bool device = bounce != nullptr;
   std::unique_ptr<PosixFd> fd;
   const std::string* open_path = nullptr;
@@ -43,13 +43,14 @@ void load_by_read(const std::vector<LoadFile>& files, Buffer& destination, const
     for (std::uint64_t at = 0; at < f.size; at += step) {
       const std::uint64_t length = std::min(step, f.size - at);
       std::byte* into = device ? bounce->view().data : destination.view().data + f.destination_offset + at;
+      ++timing.reads;
       if (read_fully(fd->get(), f.path, into, f.file_offset + at, length) != length) {
         load_io_error("read (file shorter than planned)", f.path, f.file_offset + at, EIO);
       }
       if (!device) continue;
       const auto copy_start = Clock::now();
       destination.copy_from_host(f.destination_offset + at, {into, length});
-      copy_seconds += seconds_since(copy_start);
+      timing.copy_seconds += seconds_since(copy_start);
     }
   }
 }
@@ -160,11 +161,9 @@ LoadTiming load_files(const std::vector<LoadFile>& files, Buffer& destination, c
   if (settings.method == LoadMethod::read && device) pool = pool_space.allocate(slot_bytes(files, settings));
   const auto start = Clock::now();
   switch (settings.method) {
-    case LoadMethod::read: load_by_read(files, destination, pool.get(), timing.copy_seconds); break;
+    case LoadMethod::read: load_by_read(files, destination, pool.get(), timing); break;
     case LoadMethod::mmap: load_by_mmap(files, destination, timing.copy_seconds); break;
-    case LoadMethod::pipelined:
-      timing.pool_chunks = load_pipelined(files, destination, settings, *pool, timing.copy_seconds);
-      break;
+    case LoadMethod::pipelined: load_pipelined(files, destination, settings, *pool, timing); break;
   }
   timing.seconds = seconds_since(start);
   return timing;

@@ -5,8 +5,9 @@
 // of any memory space (host, pinned, cuda: the space's copy_from_host moves the bytes), as a
 // server loads weights (harness/cli/load_command.cpp, harness/run/case_load.cpp). Methods:
 //   pipelined  `threads` readers (O_DIRECT when `direct`) fill chunks of a bounded pool of
-//              `pool_bytes`, while the calling thread copies each filled chunk to its place in
-//              the destination, overlapping the next reads (ServerlessLLM's loader);
+//              `pool_bytes`, while the calling thread copies each filled chunk's ranges to their
+//              places in the destination, overlapping the next reads (ServerlessLLM's loader);
+//              small ranges of one file share a chunk (harness/load/chunk_packing.hpp);
 //   mmap       each file mapped and copied out, page faults and all (safetensors' default loader);
 //   read       plain buffered read(2) of each file into place.
 
@@ -50,6 +51,7 @@ struct LoadTiming {
   double seconds = 0;      // from the first open to the last byte in place
   std::uint64_t bytes = 0;
   int pool_chunks = 0;     // pipelined: chunks in the pool
+  std::uint64_t reads = 0; // pread requests issued (pipelined: one per read of a chunk, file-adjacent ranges share one; mmap: 0)
   double copy_seconds = 0; // inside `seconds`: copies into the destination (host -> device for cuda)
 };
 

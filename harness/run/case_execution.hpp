@@ -107,6 +107,7 @@ class CaseExecution {
   GatherCounts gathered_;    // one gather's counts, summed over processes
   double gather_iteration(); // collective: the gather's seconds (slowest process)
   int load_pool_chunks_ = 0;  // the load phase: chunks in the pipelined loader's pool
+  std::uint64_t load_reads_ = 0;  // the load phase: the loader's pread requests in one load (this process)
   bool warming_up_ = false;
   IterationReport report_;  // of the iteration under way
 };

@@ -82,6 +82,7 @@ bool CaseExecution::load_iteration(int, std::vector<IterationTiming>* timings) {
     if (!ranges.empty()) {
       const LoadTiming t = load_files(ranges, read_buffer_.memory(), c_.load.settings, pool_space);
       load_pool_chunks_ = t.pool_chunks;
+      load_reads_ = t.reads;
       sample.copy_seconds = t.copy_seconds;
       sample.seconds = t.seconds;
     }
@@ -120,6 +121,7 @@ void CaseExecution::record_load(const std::vector<IterationTiming>& loads) {
   s.bytes_read = comm_.sum(read_bytes);
   s.padding_bytes = comm_.sum(padding_bytes);
   s.requests = comm_.sum(request_count);
+  s.reads = comm_.sum(load_reads_);
   for (const IterationTiming& t : loads) {
     s.time_to_loaded_seconds.push_back(t.seconds);
     s.h2d_seconds.push_back(t.copy_seconds);

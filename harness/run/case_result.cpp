@@ -196,6 +196,7 @@ nlohmann::json to_json(const CaseResult& r) {
                  {"bytes_read", s.bytes_read},
                  {"padding_bytes", s.padding_bytes},
                  {"requests", s.requests},
+                 {"reads", s.reads},
                  {"time_to_loaded_seconds", s.time_to_loaded_seconds.empty() ? nlohmann::json(nullptr) : nlohmann::json(loaded)},
                  {"gib_per_s", s.time_to_loaded_seconds.empty() ? nlohmann::json(nullptr) : nlohmann::json(gib_per_s(loaded))},
                  {"h2d_seconds", device && !s.h2d_seconds.empty() ? nlohmann::json(median(s.h2d_seconds)) : nlohmann::json(nullptr)},

@@ -93,6 +93,7 @@ struct LoadSummary {
   std::uint64_t bytes_read = 0;            // bytes the planned ranges cover (exact: = bytes)
   std::uint64_t padding_bytes = 0;         // vocabulary padding of another TP, not stored, not read
   std::uint64_t requests = 0;              // planned ranges after coalescing
+  std::uint64_t reads = 0;                 // pread requests the loader issued for one load (pipelined: file-adjacent ranges of a chunk share one)
   std::vector<double> time_to_loaded_seconds;  // per timed iteration: barrier to the last byte in place (slowest process)
   std::vector<double> h2d_seconds;             // per timed iteration: host -> device copies inside it (device memory)
 };

@@ -1,15 +1,19 @@
 // The weight loaders: every method puts every byte of every file in place (the pipelined one
 // through a pool far smaller than the files, with several reader threads: run under TSan by
-// ci/sanitizers.sh, whose filter matches *Worker*), and bad settings are refused by name.
+// ci/sanitizers.sh, whose filter matches *Worker*), the pipelined one packs small ranges into
+// shared chunks with the reads counted exactly, and bad settings are refused by name.
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <array>
 #include <cstring>
+#include <fmt/format.h>
 #include <string>
 #include <vector>
 
+#include "harness/load/chunk_packing.hpp"
 #include "harness/load/weight_loader.hpp"
 #include "harness/memory/host_space.hpp"
 #include "tests/unit/temp_dir.hpp"
@@ -30,12 +34,13 @@ class LoadWorkers : public ::testing::Test {
     }
     files_ = place_files(sized);
   }
-  // Loads with `settings` and checks every file's bytes at its place.
-  void expect_loaded(const LoadSettings& settings) {
+  // Loads with `settings` and checks every file's bytes at its place and the reads issued.
+  void expect_loaded(const LoadSettings& settings, std::uint64_t reads) {
     const std::unique_ptr<Buffer> buffer = host_.allocate(destination_bytes(files_));
     const LoadTiming t = load_files(files_, *buffer, settings, host_);
     const std::byte* memory = buffer->view().data;
     EXPECT_EQ(t.bytes, 1u + 10000u + (3u << 20) + 5u);
+    EXPECT_EQ(t.reads, reads) << load_method_name(settings.method);
     for (std::size_t i = 0; i < files_.size(); ++i) {
       EXPECT_EQ(std::memcmp(memory + files_[i].destination_offset, contents_[i].data(), contents_[i].size()), 0)
           << load_method_name(settings.method) << " file " << i;
@@ -64,19 +69,21 @@ TEST_F(LoadWorkers, FilesArePlacedOnPageBoundaries) {
 }
 
 TEST_F(LoadWorkers, ReadAndMmapLoadEveryByte) {
-  expect_loaded({.method = LoadMethod::read});
-  expect_loaded({.method = LoadMethod::mmap});
+  expect_loaded({.method = LoadMethod::read}, 3);  // one per file, none for the empty one
+  expect_loaded({.method = LoadMethod::mmap}, 0);
 }
 
 TEST_F(LoadWorkers, PipelinedThreadsThroughASmallPoolLoadEveryByte) {
   // 64 KiB chunks, a pool of 4 of them, 3 readers: 50 chunks of the big file wait for slots.
-  expect_loaded({.method = LoadMethod::pipelined, .threads = 3, .chunk_bytes = 64 << 10, .pool_bytes = 256 << 10});
-  expect_loaded({.method = LoadMethod::pipelined, .threads = 1, .chunk_bytes = 4096, .pool_bytes = 4096});
+  // Reads: 1 + 1 + 49 (3 MiB + 5 in 64 KiB chunks), then 1 + 3 + 769 in 4 KiB ones.
+  expect_loaded({.method = LoadMethod::pipelined, .threads = 3, .chunk_bytes = 64 << 10, .pool_bytes = 256 << 10}, 51);
+  expect_loaded({.method = LoadMethod::pipelined, .threads = 1, .chunk_bytes = 4096, .pool_bytes = 4096}, 773);
 }
 
 TEST_F(LoadWorkers, PipelinedDirectReadsLoadEveryByte) {
   if (!direct_io_works()) GTEST_SKIP() << "the temp directory's file system refuses O_DIRECT";
-  expect_loaded({.method = LoadMethod::pipelined, .threads = 4, .direct = true, .chunk_bytes = 1 << 20, .pool_bytes = 2 << 20});
+  expect_loaded({.method = LoadMethod::pipelined, .threads = 4, .direct = true, .chunk_bytes = 1 << 20, .pool_bytes = 2 << 20},
+                1 + 1 + 4);
 }
 
 // Byte ranges of files (the load phase's planned slices): unaligned offsets and lengths, two
@@ -116,6 +123,136 @@ TEST_F(LoadWorkers, RangesAtUnalignedOffsetsLoadExactlyByEachMethod) {
       ADD_FAILURE() << load_method_name(s.method) << " loaded a range past the end";
     } catch (const std::runtime_error& e) {
       EXPECT_NE(std::string(e.what()).find(small), std::string::npos) << e.what();
+    }
+  }
+}
+
+// A known packing, buffered: file-adjacent and overlapping ranges extend one read, a gap or a step
+// back starts another in the same slot, another file starts a chunk, a range larger than what is
+// left continues in the next chunk, empty ranges read nothing.
+TEST_F(LoadWorkers, PackingSharesChunksAndReadsAdjacentRangesOnce) {
+  const std::vector<LoadFile> ranges{{"a", 100, 0, 0},   {"a", 50, 0, 100},   {"a", 60, 0, 120},
+                                     {"a", 10, 0, 1000}, {"a", 10, 0, 500},   {"b", 5000, 0, 0},
+                                     {"b", 10, 0, 5000}, {"a", 0, 0, 0},      {"a", 1, 0, 10}};
+  const ChunkPlan plan = pack_chunks(ranges, 4096, false);
+  ASSERT_EQ(plan.chunks.size(), 4u);
+  const std::vector<std::pair<std::size_t, std::size_t>> reads_copies{{3, 5}, {1, 1}, {1, 2}, {1, 1}};
+  for (std::size_t c = 0; c < plan.chunks.size(); ++c) {
+    EXPECT_EQ(plan.chunks[c].read_count, reads_copies[c].first) << "chunk " << c;
+    EXPECT_EQ(plan.chunks[c].copy_count, reads_copies[c].second) << "chunk " << c;
+  }
+  const std::vector<std::array<std::uint64_t, 4>> reads{  // file offset, length, needed, slot offset
+      {0, 180, 180, 0}, {1000, 10, 10, 180}, {500, 10, 10, 190}, {0, 4096, 4096, 0}, {4096, 914, 914, 0}, {10, 1, 1, 0}};
+  ASSERT_EQ(plan.reads.size(), reads.size());
+  for (std::size_t i = 0; i < reads.size(); ++i) {
+    const ChunkRead& r = plan.reads[i];
+    EXPECT_EQ((std::array{r.file_offset, r.length, r.needed, r.slot_offset}), reads[i]) << "read " << i;
+  }
+  const std::vector<std::array<std::uint64_t, 4>> copies{  // range, offset in it, length, slot offset
+      {0, 0, 100, 0}, {1, 0, 50, 100}, {2, 0, 60, 120}, {3, 0, 10, 180}, {4, 0, 10, 190},
+      {5, 0, 4096, 0}, {5, 4096, 904, 0}, {6, 0, 10, 904}, {8, 0, 1, 0}};
+  ASSERT_EQ(plan.copies.size(), copies.size());
+  for (std::size_t i = 0; i < copies.size(); ++i) {
+    const ChunkCopy& c = plan.copies[i];
+    EXPECT_EQ((std::array<std::uint64_t, 4>{c.range, c.offset, c.length, c.slot_offset}), copies[i]) << "copy " << i;
+  }
+}
+
+// The same under O_DIRECT (slots of 8 KiB and a lead block): ranges sharing a block or in touching
+// blocks are one aligned read; a read that would overfill the slot starts the next chunk; a large
+// range is cut at block boundaries (no block read twice).
+TEST_F(LoadWorkers, DirectPackingReadsWholeBlocksOnceAndCutsRangesAtBlocks) {
+  const std::vector<LoadFile> ranges{{"a", 100, 0, 100},   {"a", 100, 0, 300},  {"a", 4, 0, 4196}, {"a", 10, 0, 20000},
+                                     {"a", 10, 0, 20010}, {"a", 1, 0, 30000},  {"a", 20000, 0, 40000}};
+  const ChunkPlan plan = pack_chunks(ranges, 8192, true);
+  ASSERT_EQ(plan.chunks.size(), 4u);
+  const std::vector<std::array<std::uint64_t, 4>> reads{{0, 8192, 4200, 0},         {16384, 4096, 3636, 8192},
+                                                        {28672, 4096, 1329, 0},     {36864, 8192, 8192, 4096},
+                                                        {45056, 8192, 8192, 0},     {53248, 8192, 6752, 0}};
+  ASSERT_EQ(plan.reads.size(), reads.size());
+  for (std::size_t i = 0; i < reads.size(); ++i) {
+    const ChunkRead& r = plan.reads[i];
+    EXPECT_EQ((std::array{r.file_offset, r.length, r.needed, r.slot_offset}), reads[i]) << "read " << i;
+  }
+  const std::vector<std::array<std::uint64_t, 4>> copies{
+      {0, 0, 100, 100}, {1, 0, 100, 300},    {2, 0, 4, 4196},     {3, 0, 10, 11808},  {4, 0, 10, 11818},
+      {5, 0, 1, 1328},  {6, 0, 5056, 7232},  {6, 5056, 8192, 0},  {6, 13248, 6752, 0}};
+  ASSERT_EQ(plan.copies.size(), copies.size());
+  for (std::size_t i = 0; i < copies.size(); ++i) {
+    const ChunkCopy& c = plan.copies[i];
+    EXPECT_EQ((std::array<std::uint64_t, 4>{c.range, c.offset, c.length, c.slot_offset}), copies[i]) << "copy " << i;
+  }
+  for (const PackedChunk& c : plan.chunks) {
+    std::uint64_t used = 0;
+    for (std::size_t r = c.first_read; r < c.first_read + c.read_count; ++r) used += plan.reads[r].length;
+    EXPECT_LE(used, slot_stride(8192, true));
+  }
+}
+
+// 1000 ranges of 100 bytes of the big file in 100 groups of 10 file-adjacent ones (at file offsets
+// 7 + 1024 g, "dense": 24-byte gaps, or 7 + 8192 g, "sparse"), placed in reverse order at unaligned
+// places, loaded by 3 readers through a pool of 2 slots: every byte in place, reads as packed.
+TEST_F(LoadWorkers, ManySmallRangesShareChunksThroughASmallPool) {
+  const auto ranges_at = [this](std::uint64_t group_stride) {
+    std::vector<LoadFile> ranges;
+    for (std::uint64_t k = 0; k < 1000; ++k) {
+      ranges.push_back({files_[2].path, 100, (999 - k) * 128 + 3, 7 + k / 10 * group_stride + k % 10 * 100});
+    }
+    return ranges;
+  };
+  struct Load {
+    std::uint64_t group_stride;
+    LoadSettings settings;
+    std::uint64_t reads;  // 0: one per chunk (every block touches the next)
+    int pool_chunks;
+  };
+  // Buffered, 16 KiB chunks: 7 of them (100,000 bytes), each cut inside a group: 100 + 6 reads.
+  // O_DIRECT sparse: one block per group, 5 groups fill a slot of 16 + 4 KiB: 20 chunks, 100 reads.
+  // One chunk of 1 MiB takes all (the slot is the run's 100,000 bytes rounded up): 100 reads.
+  std::vector<Load> loads{{1024, {.threads = 3, .chunk_bytes = 16384, .pool_bytes = 32768}, 106, 2},
+                          {8192, {.threads = 3, .chunk_bytes = 16384, .pool_bytes = 32768}, 106, 2},
+                          {1024, {.threads = 2, .chunk_bytes = 1 << 20, .pool_bytes = 4 << 20}, 100, 1}};
+  if (direct_io_works()) {
+    loads.push_back({8192, {.threads = 3, .direct = true, .chunk_bytes = 16384, .pool_bytes = 40960}, 100, 2});
+    loads.push_back({1024, {.threads = 3, .direct = true, .chunk_bytes = 16384, .pool_bytes = 40960}, 0, 2});
+  }
+  for (const Load& l : loads) {
+    const std::vector<LoadFile> ranges = ranges_at(l.group_stride);
+    const std::unique_ptr<Buffer> buffer = host_.allocate(destination_bytes(ranges));
+    const LoadTiming t = load_files(ranges, *buffer, l.settings, host_);
+    const std::string label = fmt::format("groups every {} bytes, {} chunks{}", l.group_stride, l.settings.chunk_bytes,
+                                          l.settings.direct ? ", O_DIRECT" : "");
+    EXPECT_EQ(t.bytes, 100000u) << label;
+    const ChunkPlan plan = pack_chunks(ranges, l.settings.chunk_bytes, l.settings.direct);
+    EXPECT_EQ(t.reads, l.reads > 0 ? l.reads : plan.chunks.size()) << label;
+    EXPECT_EQ(t.reads, plan.reads.size()) << label;
+    EXPECT_EQ(t.pool_chunks, l.pool_chunks) << label;
+    for (const LoadFile& r : ranges) {
+      ASSERT_EQ(std::memcmp(buffer->view().data + r.destination_offset, contents_[2].data() + r.file_offset, r.size), 0)
+          << label << ": range at file offset " << r.file_offset;
+    }
+  }
+}
+
+// A packed chunk whose last range runs past the end of its file: the error names the file, buffered
+// and under O_DIRECT (whose last block reads short), and no reader is left waiting.
+TEST_F(LoadWorkers, PackedRangePastTheEndOfItsFileIsNamed) {
+  const std::string& small = files_[1].path;
+  const std::vector<LoadFile> ranges{{.path = files_[2].path, .size = 50000, .destination_offset = 0, .file_offset = 3},
+                                     {.path = small, .size = 100, .destination_offset = 53248, .file_offset = 9000},
+                                     {.path = small, .size = 20, .destination_offset = 57344, .file_offset = 9990}};
+  std::vector<LoadSettings> settings{{.threads = 2, .chunk_bytes = 8192, .pool_bytes = 16384}};
+  if (direct_io_works()) settings.push_back({.threads = 2, .direct = true, .chunk_bytes = 8192, .pool_bytes = 24576});
+  for (const LoadSettings& s : settings) {
+    const std::unique_ptr<Buffer> buffer = host_.allocate(destination_bytes(ranges));
+    try {
+      load_files(ranges, *buffer, s, host_);
+      ADD_FAILURE() << "loaded a range past the end" << (s.direct ? " (O_DIRECT)" : "");
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find("load: pread (file shorter than planned) " + small + " at offset " +
+                                           (s.direct ? "8192" : "9990")),
+                std::string::npos)
+          << e.what();
     }
   }
 }
