@@ -5,13 +5,18 @@
 namespace ckpt::harness {
 namespace {
 
-std::uint64_t block_below(std::uint64_t v) { return v / kLoadBlock * kLoadBlock; }
-std::uint64_t block_above(std::uint64_t v) { return (v + kLoadBlock - 1) / kLoadBlock * kLoadBlock; }
+std::uint64_t block_below(std::uint64_t v) {
+  return v / kLoadBlock * kLoadBlock;
+}
+std::uint64_t block_above(std::uint64_t v) {
+  return (v + kLoadBlock - 1) / kLoadBlock * kLoadBlock;
+}
 
 // Fills one chunk after another; `open_` says whether the last chunk of plan_ still takes ranges.
 class Packer {
  public:
-  Packer(std::uint64_t slot, bool direct) : slot_(slot), stride_(slot_stride(slot, direct)), direct_(direct) {}
+  Packer(std::uint64_t slot, bool direct)
+      : slot_(slot), stride_(slot_stride(slot, direct)), direct_(direct) {}
 
   void add(const std::vector<LoadFile>& ranges, std::size_t i) {
     const LoadFile& f = ranges[i];
@@ -31,7 +36,8 @@ class Packer {
 
  private:
   void open(std::size_t range) {
-    plan_.chunks.push_back({.range = range, .first_read = plan_.reads.size(), .first_copy = plan_.copies.size()});
+    plan_.chunks.push_back(
+        {.range = range, .first_read = plan_.reads.size(), .first_copy = plan_.copies.size()});
     open_ = true;
     payload_ = 0;
     used_ = 0;
@@ -69,8 +75,10 @@ class Packer {
     read->length = direct_ ? block_above(read->needed) : read->needed;
     used_ = read->slot_offset + read->length;
     payload_ += n;
-    plan_.copies.push_back(
-        {.range = range, .offset = offset, .length = n, .slot_offset = read->slot_offset + (at - read->file_offset)});
+    plan_.copies.push_back({.range = range,
+                            .offset = offset,
+                            .length = n,
+                            .slot_offset = read->slot_offset + (at - read->file_offset)});
     ++c.copy_count;
   }
 
@@ -85,7 +93,9 @@ class Packer {
 
 }  // namespace
 
-std::uint64_t slot_stride(std::uint64_t slot, bool direct) { return direct ? slot + kLoadBlock : slot; }
+std::uint64_t slot_stride(std::uint64_t slot, bool direct) {
+  return direct ? slot + kLoadBlock : slot;
+}
 
 ChunkPlan pack_chunks(const std::vector<LoadFile>& ranges, std::uint64_t slot, bool direct) {
   Packer packer(slot, direct);

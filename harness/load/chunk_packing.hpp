@@ -15,7 +15,8 @@
 
 namespace ckpt::harness {
 
-inline constexpr std::uint64_t kLoadBlock = 4096;  // O_DIRECT's alignment of offsets, lengths and memory
+inline constexpr std::uint64_t kLoadBlock =
+    4096;  // O_DIRECT's alignment of offsets, lengths and memory
 
 // One pread of a chunk: file bytes [file_offset, file_offset + length) into its slot at
 // slot_offset. At least `needed` bytes must come back; the rest, under O_DIRECT, is the tail of the
