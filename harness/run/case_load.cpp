@@ -5,6 +5,7 @@
 #include <chrono>
 #include <fmt/format.h>
 
+#include "harness/common/elapsed.hpp"
 #include "harness/load/load_plan.hpp"
 #include "harness/reshard/reshard_restore.hpp"
 #include "harness/run/cache_policy.hpp"
@@ -18,11 +19,6 @@ namespace ckpt::harness {
 namespace {
 
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
-
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 }  // namespace
 

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <fmt/format.h>
 
+#include "harness/common/elapsed.hpp"
 #include "harness/run/cache_policy.hpp"
 #include "harness/run/case_execution.hpp"
 #include "harness/run/case_runner.hpp"
@@ -16,11 +17,6 @@ namespace ckpt::harness {
 namespace {
 
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
-
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 std::vector<backends::IoPlan> io_of(const std::vector<RankPlan>& plans) {
   std::vector<backends::IoPlan> out;

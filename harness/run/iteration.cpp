@@ -9,12 +9,11 @@
 #include <set>
 #include <span>
 
+#include "harness/common/elapsed.hpp"
 #include "harness/memory/data_pattern.hpp"
 
 namespace ckpt::harness {
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 void add_phases(backends::PhaseTimes& sum, const backends::PhaseTimes& more) {
   sum.open += more.open;
@@ -37,12 +36,6 @@ double median(std::vector<double> values) {
   const std::size_t n = values.size();
   return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
-
-namespace {
-
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
-
-}  // namespace
 
 std::string create_parent_directories(const std::vector<RankPlan>& plans) {
   std::set<std::filesystem::path> dirs;
