@@ -255,7 +255,8 @@ bool CaseExecution::read_iteration(int iteration, std::vector<IterationTiming>* 
   if (c_.restore.reshard) fill_reshard_padding(plans, buffer_offsets(plans, buffer), buffer.memory(), c_.data);
   charge("zero buffers", start);
   start = Clock::now();
-  ProcessSample sample = timed_transfer(*backend_, plans, buffer, false, comm_);
+  ProcessSample sample = timed_transfer(*backend_, plans, buffer, false, comm_,
+                                        c_.restore.reshard ? TransferOrder::by_file : TransferOrder::by_rank);
   if (c_.restore.reshard && sample.error.empty()) {
     // Copies out of scratch (whole_items: narrowing, as in DCP's reader; exact: strided rows)
     // are part of the restore.
