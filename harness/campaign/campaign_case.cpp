@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "harness/common/config_error.hpp"
+#include "harness/load/load_plan.hpp"
 #include "harness/models/model_zoo.hpp"
 #include "harness/plan/framework_shards.hpp"
 #include "workloads/layout.hpp"
@@ -201,20 +202,11 @@ LoadSpec load_of(const CaseValues& v, const Case& c) {
                                           "raise load.pool_bytes or lower load.chunk_bytes",
                                           l.settings.pool_bytes, l.settings.chunk_bytes));
   }
-  RestoreSpec& r = l.inference;
-  r.reshard = true;
-  r.read = ReshardRead::exact;
-  r.parallel = workloads::ParallelSpec{};
-  r.parallel.tp = v.integer("load.tp") > 0 ? v.integer("load.tp") : c.parallel.tp;
-  r.parallel.vocab_divisor = c.parallel.vocab_divisor;
-  r.state = c.state;
-  r.state.naming = c.state.effective_naming();  // the checkpoint's tensor names
-  r.state.scope = workloads::StateScope::weights;
-  r.ranks = RankSelection{};  // every inference rank
+  const std::int64_t tp = v.integer("load.tp") > 0 ? v.integer("load.tp") : c.parallel.tp;
   try {
-    const workloads::Layout layout(c.model, r.parallel, r.state);
+    l.inference = inference_layout(c.model, c.parallel, c.state, tp);
   } catch (const workloads::SpecError& e) {
-    v.fail("load.tp", fmt::format("load.tp = {}: {}", r.parallel.tp, e.what()));
+    v.fail("load.tp", fmt::format("load.tp = {}: {}", tp, e.what()));
   }
   return l;
 }

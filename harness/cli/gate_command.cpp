@@ -5,6 +5,8 @@
 
 #include <filesystem>
 
+#include "harness/common/elapsed.hpp"
+
 namespace ckpt::harness {
 
 CLI::App* add_gate_command(CLI::App& app, GateCommandOptions& o) {
@@ -68,7 +70,7 @@ int run_gate(const GateCommandOptions& o, std::ostream& out) {
     save_baseline(updated, file);
     fmt::print(out, "baseline {} {}: {} cases, machine class {} ({}, {} cores, {:.1f} GiB, {}), from {}\n", file.string(),
                exists ? (o.pool ? "pooled" : "updated") : "written", updated.cases.size(), here.name, here.cpu_model, here.cores,
-               static_cast<double>(here.memory_bytes) / (1024.0 * 1024.0 * 1024.0), here.file_system, run.file.string());
+               static_cast<double>(here.memory_bytes) / kGiB, here.file_system, run.file.string());
     return 0;
   }
   const Baseline baseline = load_baseline(file);

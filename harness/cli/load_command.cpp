@@ -2,12 +2,16 @@
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <filesystem>
+#include <set>
 #include <stdexcept>
 #include <vector>
 
+#include "backends/registry.hpp"
+#include "harness/load/load_plan.hpp"
 #include "harness/memory/data_pattern.hpp"
 #include "harness/memory/memory_spaces.hpp"
 #include "harness/plan/checkpoint_plan.hpp"
@@ -15,6 +19,8 @@
 #include "harness/run/cache_policy.hpp"
 #include "harness/run/iteration.hpp"
 #include "harness/run/manifest.hpp"
+#include "harness/run/process_buffer.hpp"
+#include "workloads/spec_error.hpp"
 
 namespace ckpt::harness {
 namespace {
@@ -29,13 +35,39 @@ DataPattern pattern_of(const nlohmann::json& manifest) {
   throw std::runtime_error("manifest data.pattern \"" + name + "\" is unknown to this ckptbench");
 }
 
+// Loading reads bytes at the manifest's file offsets: a checkpoint whose backend stored none
+// (null) or stored its own format (hdf5 datasets) holds no weights to load that way.
+void check_stored_bytes(const fs::path& dir, const nlohmann::json& manifest) {
+  const std::string backend = manifest.at("config").at("backend").value("name", "posix");
+  for (const backends::BackendInfo& info : backends::list_backends()) {
+    if (info.name != backend) continue;
+    if (!info.capabilities.stores_data) {
+      throw std::runtime_error(fmt::format(
+          "{}: written with backend.name = \"{}\", which stores no data: its files hold none of the weights its "
+          "manifest lists, so there is nothing to load; write the checkpoint with a backend that stores it (posix, "
+          "uring, mpiio) and campaign.keep = true",
+          dir.string(), backend));
+    }
+    if (!info.capabilities.raw_layout) {
+      throw std::runtime_error(fmt::format(
+          "{}: written with backend.name = \"{}\", which stores its own self-describing format, not the raw bytes at "
+          "the manifest's offsets that `ckptbench load` reads; write it with posix, uring or mpiio (strategy.format "
+          "= \"safetensors\" for Hugging Face files), or restore it with --phase restore",
+          dir.string(), backend));
+    }
+  }
+}
+
 // The checkpoint's files, in the manifest's order, at their actual sizes.
 std::vector<LoadFile> checkpoint_files(const fs::path& dir, const nlohmann::json& manifest) {
   const std::string scope = manifest.at("config").at("state").value("scope", "full");
   if (scope != "weights") {
-    throw std::runtime_error(fmt::format("{}: holds state.scope = \"{}\"; `ckptbench load` loads weights-only checkpoints "
-                                         "(write one with state.scope = \"weights\"; restore full state with --phase restore)",
-                                         dir.string(), scope));
+    throw std::runtime_error(fmt::format(
+        "{}: holds state.scope = \"{}\" (weights and optimizer state in the same files); without --tp `ckptbench "
+        "load` reads every file whole, so it loads weights-only checkpoints — load this checkpoint's weights with "
+        "--tp N (the slices of inference TP N planned from the manifest, e.g. --tp {}, the writer's), or restore "
+        "full state with --phase restore",
+        dir.string(), scope, manifest.at("config").at("parallel").value("tp", 1)));
   }
   std::vector<std::pair<std::string, std::uint64_t>> sized;
   for (const nlohmann::json& f : manifest.at("files")) {
@@ -80,12 +112,172 @@ std::string verify_loaded(const nlohmann::json& manifest, const std::vector<Load
                      shard_byte, t.at("file").get<std::string>(), t.at("file_offset").get<std::uint64_t>() + shard_byte);
 }
 
+// The loader's settings and the destination's memory as the options give them.
+LoadSettings settings_of(const LoadCommandOptions& o) {
+  LoadSettings settings = o.settings;
+  settings.method = parse_load_method(o.method).value_or(LoadMethod::pipelined);
+  return settings;
+}
+
+MemorySpaceKind memory_of(const LoadCommandOptions& o) {
+  return parse_memory_space(o.memory).value_or(MemorySpaceKind::host);
+}
+
+// The loader's chunk pool (and bounce buffer) lives in host memory, pinned for device destinations.
+MemorySpace& pool_space_of(MemorySpaces& spaces, MemorySpaceKind kind) {
+  return spaces.get(kind == MemorySpaceKind::cuda ? MemorySpaceKind::pinned : MemorySpaceKind::host);
+}
+
+// One load's line: "load pipelined into host (4 threads, 33554432 B chunks, 3 in the pool):
+// <moved> in 0.0123 s = 1.234 GiB/s, cache drop_caches, verified", GiB/s of `bytes`.
+void print_load(std::ostream& out, const LoadCommandOptions& o, const LoadSettings& settings, const LoadTiming& t,
+                const std::string& moved, std::uint64_t bytes, const std::string& cache, const std::string& problem) {
+  const std::string h2d = memory_of(o) == MemorySpaceKind::cuda ? fmt::format(" (h2d {:.4f} s)", t.copy_seconds) : "";
+  fmt::print(out, "load {} into {} ({} threads, {} B chunks, {} in the pool{}): {} in {:.4f} s{} = {:.3f} GiB/s, "
+                  "cache {}, {}\n",
+             o.method, o.memory, settings.threads, settings.chunk_bytes, t.pool_chunks, settings.direct ? ", O_DIRECT" : "",
+             moved, t.seconds, h2d, static_cast<double>(bytes) / t.seconds / (1u << 30), cache,
+             !o.verify ? "not verified" : problem.empty() ? "verified" : problem);
+}
+
+void print_median(std::ostream& out, const LoadCommandOptions& o, const std::vector<double>& seconds,
+                  std::uint64_t bytes) {
+  fmt::print(out, "median {} over {} loads: {:.4f} s = {:.3f} GiB/s\n", o.method, o.repeat, median(seconds),
+             static_cast<double>(bytes) / median(seconds) / (1u << 30));
+}
+
+// Without --tp: every file of a weights-only checkpoint whole, one after another.
+int load_whole_files(const LoadCommandOptions& o, const fs::path& dir, const nlohmann::json& manifest,
+                     std::ostream& out) {
+  const std::vector<LoadFile> files = checkpoint_files(dir, manifest);
+  const LoadSettings settings = settings_of(o);
+  MemorySpaces spaces;
+  const MemorySpaceKind kind = memory_of(o);
+  const std::unique_ptr<Buffer> memory = spaces.get(kind).allocate(std::max<std::uint64_t>(destination_bytes(files), 4096));
+  MemorySpace& pool_space = pool_space_of(spaces, kind);
+  backends::IoPlan plan;
+  for (const LoadFile& f : files) plan.files.push_back({.path = f.path});
+  std::vector<double> seconds;
+  int status = 0;
+  for (int i = 0; i < o.repeat; ++i) {
+    const std::string cache = o.drop_caches ? apply_cache_policy(CachePolicy::drop, {plan}) : "none";
+    memory->zero();
+    const LoadTiming t = load_files(files, *memory, settings, pool_space);
+    seconds.push_back(t.seconds);
+    const std::string problem = o.verify ? verify_loaded(manifest, files, dir, *memory) : "";
+    if (!problem.empty()) status = 1;
+    print_load(out, o, settings, t, fmt::format("{} bytes from {} files", t.bytes, files.size()), t.bytes, cache, problem);
+  }
+  std::uint64_t total = 0;
+  for (const LoadFile& f : files) total += f.size;
+  print_median(out, o, seconds, total);
+  return status;
+}
+
+// The planner's input for --tp, its errors naming --tp or the manifest.
+ReshardSpec planned_spec(const LoadCommandOptions& o, const fs::path& dir, const nlohmann::json& manifest) {
+  try {
+    return load_spec(manifest, o.tp);
+  } catch (const workloads::SpecError& e) {
+    throw std::runtime_error(fmt::format("--tp {}: {} (the checkpoint's model, from its manifest); give --tp one of "
+                                         "those",
+                                         o.tp, e.what()));
+  } catch (const std::exception& e) {
+    throw std::runtime_error(fmt::format("{}: {}", (dir / kManifestName).string(), e.what()));
+  }
+}
+
+// The plans of the inference ranks --rank selects (all by default), placed one after another.
+std::vector<RankPlan> planned_ranks(const LoadCommandOptions& o, const fs::path& dir, const nlohmann::json& manifest,
+                                    const ReshardSpec& spec) {
+  std::vector<std::int64_t> ranks = inference_ranks(spec.reader);
+  if (o.rank >= 0) {
+    if (o.rank >= o.tp) {
+      throw std::runtime_error(fmt::format("--rank {} is out of range: --tp {} has inference ranks 0 to {}; give one "
+                                           "of them, or leave --rank out to load every rank",
+                                           o.rank, o.tp, o.tp - 1));
+    }
+    ranks = {o.rank};
+  }
+  try {
+    return load_plans(manifest, spec, ranks, dir);
+  } catch (const ReshardError& e) {
+    // A writer's ranks.* selection: say which ranks the checkpoint holds, in this command's terms.
+    const auto written = manifest.value("ranks", std::vector<std::int64_t>{});
+    const auto world = manifest.value("world_size", std::int64_t{0});
+    const std::string held =
+        static_cast<std::int64_t>(written.size()) < world
+            ? fmt::format(" — this checkpoint holds writer ranks [{}] of {}; with --rank, load an inference rank whose "
+                          "slices those hold",
+                          fmt::join(written, ", "), world)
+            : "";
+    throw std::runtime_error(fmt::format("{}: --tp {}: {}{}", dir.string(), o.tp, e.what(), held));
+  }
+}
+
+// "plan: --tp 4 (PP 1, DP 1, weights) of a TP 2 × PP 1 × DP 1 checkpoint, inference ranks 0-3 (4 of 4):
+// 1234 bytes needed, 1234 bytes read (padding 56 bytes, not stored), 12 requests in 2 files".
+void print_plan(std::ostream& out, const LoadCommandOptions& o, const ReshardSpec& spec,
+                const std::vector<RankPlan>& plans, const LoadCounts& counts, std::size_t files) {
+  const std::string ranks = o.rank >= 0 ? fmt::format("rank {}", o.rank)
+                            : o.tp == 1   ? std::string("rank 0")
+                                          : fmt::format("ranks 0-{}", o.tp - 1);
+  fmt::print(out, "plan: --tp {} (PP 1, DP 1, weights) of a TP {} × PP {} × DP {} checkpoint, inference {} ({} of "
+                  "{}): {} bytes needed, {} bytes read (padding {} bytes, not stored), {} requests in {} files\n",
+             o.tp, spec.writer.tp, spec.writer.pp, spec.writer.dp, ranks, plans.size(), o.tp, counts.bytes_needed,
+             counts.bytes_read, counts.padding_bytes, counts.requests, files);
+}
+
+// With --tp: the inference ranks' TP slices, planned from the manifest as --phase load plans them
+// (harness/load/load_plan.hpp), loaded and verified the same way.
+int load_planned_slices(const LoadCommandOptions& o, const fs::path& dir, const nlohmann::json& manifest,
+                        std::ostream& out) {
+  const ReshardSpec spec = planned_spec(o, dir, manifest);
+  const std::vector<RankPlan> plans = planned_ranks(o, dir, manifest, spec);
+  const LoadSettings settings = settings_of(o);
+  const DataPattern pattern = pattern_of(manifest);
+  MemorySpaces spaces;
+  const MemorySpaceKind kind = memory_of(o);
+  ProcessBuffer buffer(plans, spaces.get(kind));
+  MemorySpace& pool_space = pool_space_of(spaces, kind);
+  std::vector<backends::IoPlan> io;
+  std::set<std::string> files;
+  for (const RankPlan& p : plans) {
+    io.push_back(p.io);
+    for (const backends::FilePlan& f : p.io.files) files.insert(f.path);
+  }
+  const LoadCounts counts = load_counts(plans);
+  print_plan(out, o, spec, plans, counts, files.size());
+  std::vector<double> seconds;
+  int status = 0;
+  for (int i = 0; i < o.repeat; ++i) {
+    const std::string cache = o.drop_caches ? apply_cache_policy(CachePolicy::drop, io) : "none";
+    const std::vector<LoadFile> ranges = prepare_planned_load(plans, buffer, pattern);
+    const LoadTiming t = load_planned(plans, ranges, buffer, settings, pool_space);
+    seconds.push_back(t.seconds);
+    const std::string problem = o.verify ? verify_plans(plans, buffer, pattern) : "";
+    if (!problem.empty()) status = 1;
+    print_load(out, o, settings, t,
+               fmt::format("{} bytes in {} requests from {} files", counts.bytes_read, counts.requests, files.size()),
+               counts.bytes_needed, cache, problem);
+  }
+  print_median(out, o, seconds, counts.bytes_needed);
+  return status;
+}
+
 }  // namespace
 
 CLI::App* add_load_command(CLI::App& app, LoadCommandOptions& o) {
-  CLI::App* cmd = app.add_subcommand("load", "Load a weights-only checkpoint into host memory as an inference server does");
+  CLI::App* cmd = app.add_subcommand("load", "Load a checkpoint's weights into memory as an inference server does");
   cmd->add_option("CHECKPOINT", o.checkpoint, "Checkpoint directory (with ckptbench-manifest.json), raw or safetensors")
       ->required();
+  CLI::Option* tp = cmd->add_option("--tp", o.tp,
+                                    "Inference TP (PP 1, DP 1): load each rank's TP slices, planned from the manifest "
+                                    "(also from full-state checkpoints); without it, a weights-only checkpoint's files whole")
+                        ->check(CLI::PositiveNumber);
+  cmd->add_option("--rank", o.rank, "With --tp: load only this inference rank's slices (default: every rank, one after another)")
+      ->check(CLI::NonNegativeNumber)
+      ->needs(tp);
   cmd->add_option("--method", o.method, "pipelined (threads into a chunk pool, copies overlapping reads), mmap, or read")
       ->check(CLI::IsMember({std::string(load_method_name(LoadMethod::pipelined)),
                              std::string(load_method_name(LoadMethod::mmap)),
@@ -108,36 +300,8 @@ CLI::App* add_load_command(CLI::App& app, LoadCommandOptions& o) {
 int run_load(const LoadCommandOptions& o, std::ostream& out) {
   const fs::path dir = o.checkpoint;
   const nlohmann::json manifest = read_manifest(dir);
-  const std::vector<LoadFile> files = checkpoint_files(dir, manifest);
-  LoadSettings settings = o.settings;
-  settings.method = parse_load_method(o.method).value_or(LoadMethod::pipelined);
-  MemorySpaces spaces;
-  const MemorySpaceKind kind = parse_memory_space(o.memory).value_or(MemorySpaceKind::host);
-  const std::unique_ptr<Buffer> memory = spaces.get(kind).allocate(std::max<std::uint64_t>(destination_bytes(files), 4096));
-  MemorySpace& pool_space = spaces.get(kind == MemorySpaceKind::cuda ? MemorySpaceKind::pinned : MemorySpaceKind::host);
-  backends::IoPlan plan;
-  for (const LoadFile& f : files) plan.files.push_back({.path = f.path});
-  std::vector<double> seconds;
-  int status = 0;
-  for (int i = 0; i < o.repeat; ++i) {
-    const std::string cache = o.drop_caches ? apply_cache_policy(CachePolicy::drop, {plan}) : "none";
-    memory->zero();
-    const LoadTiming t = load_files(files, *memory, settings, pool_space);
-    seconds.push_back(t.seconds);
-    const std::string problem = o.verify ? verify_loaded(manifest, files, dir, *memory) : "";
-    if (!problem.empty()) status = 1;
-    const std::string h2d = kind == MemorySpaceKind::cuda ? fmt::format(" (h2d {:.4f} s)", t.copy_seconds) : "";
-    fmt::print(out, "load {} into {} ({} threads, {} B chunks, {} in the pool{}): {} bytes from {} files in {:.4f} s{} = "
-                    "{:.3f} GiB/s, cache {}, {}\n",
-               o.method, o.memory, settings.threads, settings.chunk_bytes, t.pool_chunks, settings.direct ? ", O_DIRECT" : "",
-               t.bytes, files.size(), t.seconds, h2d, static_cast<double>(t.bytes) / t.seconds / (1u << 30), cache,
-               !o.verify ? "not verified" : problem.empty() ? "verified" : problem);
-  }
-  std::uint64_t total = 0;
-  for (const LoadFile& f : files) total += f.size;
-  fmt::print(out, "median {} over {} loads: {:.4f} s = {:.3f} GiB/s\n", o.method, o.repeat, median(seconds),
-             static_cast<double>(total) / median(seconds) / (1u << 30));
-  return status;
+  check_stored_bytes(dir, manifest);
+  return o.tp > 0 ? load_planned_slices(o, dir, manifest, out) : load_whole_files(o, dir, manifest, out);
 }
 
 }  // namespace ckpt::harness

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <cstdint>
 #include <ostream>
 #include <string>
 
@@ -16,11 +17,16 @@ struct LoadCommandOptions {
   int repeat = 1;
   bool drop_caches = true;
   bool verify = true;
+  std::int64_t tp = 0;    // --tp: the inference TP (0: the files whole)
+  std::int64_t rank = -1;  // --rank: one inference rank of --tp (-1: every rank, one after another)
 };
 
-// `ckptbench load CHECKPOINT`: loads a weights-only checkpoint's files (raw or safetensors) into
-// host, pinned or device memory as an inference server does, verifies the bytes, prints time
-// and GiB/s (and the host -> device copy time for device memory).
+// `ckptbench load CHECKPOINT`: loads a checkpoint's weights (raw or safetensors) into host,
+// pinned or device memory as an inference server does, verifies the bytes, prints time and GiB/s
+// (and the host -> device copy time for device memory). Without --tp it reads a weights-only
+// checkpoint's files whole; with --tp N it loads the TP slices of inference TP N (PP 1, DP 1)
+// planned from the manifest by the resharding planner, as --phase load does, from weights-only
+// and full-state checkpoints alike, and prints the plan's counts.
 CLI::App* add_load_command(CLI::App& app, LoadCommandOptions& options);
 // Returns 0 when every load verified, 1 when one did not; throws std::runtime_error (exit 2)
 // for a checkpoint it cannot load, naming the path and the fix.

@@ -4,14 +4,9 @@
 #include <exception>
 #include <fmt/format.h>
 
+#include "harness/common/elapsed.hpp"
+
 namespace ckpt::harness {
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
-
-}  // namespace
 
 void FlushWorker::start(FlushJob job) {
   finished_.store(false, std::memory_order_relaxed);

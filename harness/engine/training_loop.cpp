@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "harness/common/elapsed.hpp"
 #include "harness/engine/flush_worker.hpp"
 #include "harness/engine/host_pool.hpp"
 #include "harness/memory/staging.hpp"
@@ -18,9 +19,7 @@ namespace ckpt::harness {
 namespace {
 
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 Clock::time_point after(Clock::time_point start, double seconds) {
   return start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
 }
@@ -387,7 +386,7 @@ void TrainingRun::reduce_records() {
     r.time_to_durable_seconds = comm.max(r.time_to_durable_seconds);
     r.flush_seconds = comm.max(r.flush_seconds);
     const auto bytes = comm.sum(flush_bytes_[i]);
-    r.flush_gib_s = r.flush_seconds > 0 ? static_cast<double>(bytes) / r.flush_seconds / (1024.0 * 1024.0 * 1024.0) : 0;
+    r.flush_gib_s = r.flush_seconds > 0 ? static_cast<double>(bytes) / r.flush_seconds / kGiB : 0;
   }
   summary_.pool_high_water_bytes = static_cast<std::uint64_t>(comm.max(static_cast<double>(pool_ ? pool_->high_water() : 0)));
   summary_.error = comm.first_problem(summary_.error);

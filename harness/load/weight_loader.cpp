@@ -14,6 +14,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "harness/common/elapsed.hpp"
 #include "harness/load/chunk_pipeline.hpp"
 
 namespace ckpt::harness {
@@ -22,10 +23,6 @@ namespace {
 constexpr std::uint64_t kPage = 4096;
 
 std::uint64_t align_up(std::uint64_t v, std::uint64_t a) { return (v + a - 1) / a * a; }
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 // Host destinations take the reads directly; device ones through `bounce` (host memory), a chunk at a time.
 // Ranges of one file follow each other (a plan groups them by file): one descriptor for each run.

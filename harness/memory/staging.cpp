@@ -6,12 +6,10 @@
 #include <string>
 #include <tuple>
 
+#include "harness/common/elapsed.hpp"
+
 namespace ckpt::harness {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 // An extent or dataset piece of the plan: files[file], item `index`, memory [begin, end).
 struct Item {

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <set>
 
+#include "harness/common/elapsed.hpp"
 #include "harness/common/text_format.hpp"
 #include "harness/run/iteration.hpp"
 
@@ -18,10 +19,10 @@ namespace {
 std::string flush_cell(const TrainingSummary& t, BandwidthUnit unit) {
   std::vector<double> values;
   for (const CheckpointRecord& c : t.checkpoints) {
-    if (c.committed && c.flush_gib_s > 0) values.push_back(c.flush_gib_s * (1024.0 * 1024.0 * 1024.0) / unit_bytes(unit));
+    if (c.committed && c.flush_gib_s > 0) values.push_back(c.flush_gib_s * kGiB / unit_bytes(unit));
   }
   if (values.empty()) return "-";
-  const double median = t.flush_gib_s() * (1024.0 * 1024.0 * 1024.0) / unit_bytes(unit);
+  const double median = t.flush_gib_s() * kGiB / unit_bytes(unit);
   const int decimals = significant_decimals(median);
   const auto [low, high] = std::minmax_element(values.begin(), values.end());
   if (values.size() == 1) return fmt::format("{:.{}f}", median, decimals);

@@ -8,6 +8,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "harness/common/elapsed.hpp"
 #include "harness/common/text_format.hpp"
 #include "harness/report/projection_formulas.hpp"
 #include "harness/report/report_format.hpp"
@@ -16,8 +17,6 @@
 
 namespace ckpt::harness {
 namespace {
-
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 double positive_option(const std::optional<double>& value, const char* flag, const char* unit) {
   if (!value) return 0;

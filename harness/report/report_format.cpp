@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "harness/common/elapsed.hpp"
+
 namespace ckpt::harness {
 
 std::optional<BandwidthUnit> parse_bandwidth_unit(const std::string& text) {
@@ -18,7 +20,7 @@ std::string unit_label(BandwidthUnit unit) {
 }
 
 double unit_bytes(BandwidthUnit unit) {
-  return unit == BandwidthUnit::gib ? 1024.0 * 1024.0 * 1024.0 : 1e9;
+  return unit == BandwidthUnit::gib ? kGiB : 1e9;
 }
 
 std::string swept_label(const nlohmann::json& swept) {

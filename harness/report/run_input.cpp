@@ -4,6 +4,7 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "harness/common/elapsed.hpp"
 #include "harness/report/report_format.hpp"
 
 namespace ckpt::harness {
@@ -144,7 +145,7 @@ RunRecord load_run(const fs::path& path) {
 
 std::vector<double> bandwidth_samples(const CaseRecord& c, const DirectionRecord& d) {
   std::vector<double> out;
-  for (double s : d.seconds) out.push_back(s > 0 ? static_cast<double>(c.bytes) / s / double(1 << 30) : 0.0);
+  for (double s : d.seconds) out.push_back(s > 0 ? static_cast<double>(c.bytes) / s / kGiB : 0.0);
   return out;
 }
 

@@ -17,8 +17,8 @@ std::uint64_t align_up(std::uint64_t value, std::uint64_t alignment) {
   return (value + alignment - 1) / alignment * alignment;
 }
 
-void check_reshardable(const Case& c) {
-  if (c.backend == "hdf5") {
+void check_reshardable(const ReshardSpec& spec) {
+  if (spec.backend == "hdf5") {
     throw ReshardError(
         "restore.*: a resharding restore reads byte ranges of the stored pieces, and backend.name = \"hdf5\" reads "
         "datasets; restore with the writer's layout, or write with a raw-bytes backend (posix, uring, mpiio)");
@@ -26,9 +26,9 @@ void check_reshardable(const Case& c) {
 }
 
 // backend.direct reads whole aligned blocks: the last block of a stored file must be whole.
-void check_direct_file_sizes(const Case& c, const RankPlan& plan, const std::filesystem::path& dir) {
-  if (!c.io.direct) return;
-  const std::uint64_t alignment = c.io.direct_alignment;
+void check_direct_file_sizes(const ReshardSpec& spec, const RankPlan& plan, const std::filesystem::path& dir) {
+  if (spec.direct_alignment == 0) return;
+  const std::uint64_t alignment = spec.direct_alignment;
   std::map<std::size_t, std::uint64_t> end_of;  // file -> end of its last aligned request
   for (const ReadRequest& r : plan.reshard.requests) {
     end_of[r.file] = std::max(end_of[r.file], r.file_offset + r.length);
@@ -58,30 +58,31 @@ StoredPieces stored_pieces(const nlohmann::json& manifest) {
   return stored;
 }
 
-RankPlan plan_rank(const workloads::Layout& layout, const Case& c, std::int64_t rank, const StoredPieces& stored,
-                   const std::filesystem::path& dir) {
-  const std::uint64_t direct_alignment = c.io.direct ? c.io.direct_alignment : 0;
-  const std::uint64_t align = std::max<std::uint64_t>({64, c.alignment, direct_alignment});
+RankPlan plan_rank(const workloads::Layout& layout, const ReshardSpec& spec, std::int64_t rank,
+                   const StoredPieces& stored, const std::filesystem::path& dir) {
+  const std::uint64_t direct_alignment = spec.direct_alignment;
+  const std::uint64_t align = std::max<std::uint64_t>({64, spec.alignment, direct_alignment});
   RankPlan plan;
   plan.rank = rank;
   std::vector<NeededShard> needed;
   std::uint64_t pos = 0;
   for (workloads::Shard& s : layout.shards(rank)) {
-    const ShardGeometry geometry = shard_geometry(s, c.scale);
+    const ShardGeometry geometry = shard_geometry(s, spec.scale);
     if (geometry.elements() <= 0) continue;
     pos = align_up(pos, align);
     PlacedShard& placed = plan.shards.emplace_back();
     placed.rank = rank;
     placed.memory_offset = pos;
     placed.bytes = geometry.bytes();
-    placed.data_key = tensor_data_key(s.name, s.state, c.seed);
+    placed.data_key = tensor_data_key(s.name, s.state, spec.seed);
     placed.geometry = geometry;
     needed.push_back({s.name, s.state, geometry, pos});
     placed.shard = std::move(s);
     pos += placed.bytes;
   }
-  plan.reshard = plan_rank_reads(needed, stored, c.restore.read, pos, align, {c.restore.gap_bytes, direct_alignment});
-  check_direct_file_sizes(c, plan, dir);
+  plan.reshard =
+      plan_rank_reads(needed, stored, spec.reader.read, pos, align, {spec.reader.gap_bytes, direct_alignment});
+  check_direct_file_sizes(spec, plan, dir);
   for (PaddingRun& p : plan.reshard.padding) p.key = plan.shards[p.shard].data_key;
   plan.payload_bytes = plan.reshard.bytes_needed;  // what the restore moves from storage; padding is not read
   plan.buffer_bytes = plan.reshard.buffer_bytes;
@@ -90,8 +91,9 @@ RankPlan plan_rank(const workloads::Layout& layout, const Case& c, std::int64_t 
   for (std::size_t f = 0; f < per_file.size(); ++f) {
     backends::FilePlan file;
     file.path = (dir / plan.reshard.files[f]).string();
-    file.extents = build_extents(std::move(per_file[f]), 0, c.chunk_bytes, std::max<std::uint64_t>(1, direct_alignment));
-    file.shared = mapping_shares_files(c.mapping);
+    file.extents =
+        build_extents(std::move(per_file[f]), 0, spec.chunk_bytes, std::max<std::uint64_t>(1, direct_alignment));
+    file.shared = spec.shared_files;
     plan.io.files.push_back(std::move(file));
   }
   return plan;
@@ -105,14 +107,27 @@ std::vector<std::int64_t> restore_selected_ranks(const Case& c) {
   return selected_ranks(reader, c.restore.parallel.world_size());
 }
 
-std::vector<RankPlan> reshard_plans(const nlohmann::json& manifest, const Case& c,
+ReshardSpec reshard_spec(const Case& c) {
+  return {.model = c.model,
+          .scale = c.scale,
+          .seed = c.seed,
+          .writer = c.parallel,
+          .reader = c.restore,
+          .alignment = c.alignment,
+          .direct_alignment = c.io.direct ? c.io.direct_alignment : 0,
+          .chunk_bytes = c.chunk_bytes,
+          .shared_files = mapping_shares_files(c.mapping),
+          .backend = c.backend};
+}
+
+std::vector<RankPlan> reshard_plans(const nlohmann::json& manifest, const ReshardSpec& spec,
                                     const std::vector<std::int64_t>& ranks, const std::filesystem::path& dir) {
-  check_reshardable(c);
-  const workloads::Layout layout(c.model, c.restore.parallel, c.restore.state);
+  check_reshardable(spec);
+  const workloads::Layout layout(spec.model, spec.reader.parallel, spec.reader.state);
   const StoredPieces stored = stored_pieces(manifest);
   std::vector<RankPlan> plans;
   try {
-    for (const std::int64_t rank : ranks) plans.push_back(plan_rank(layout, c, rank, stored, dir));
+    for (const std::int64_t rank : ranks) plans.push_back(plan_rank(layout, spec, rank, stored, dir));
     // One process moves its ranks one after the other. Ranks that read parts of the same stored
     // files go back to back (TP8×PP4 -> TP4×PP8: new ranks (t', 0) and (t', 1) read the two
     // halves of the layers of old files 2t' and 2t'+1), so the second reads while the first's
@@ -125,8 +140,8 @@ std::vector<RankPlan> reshard_plans(const nlohmann::json& manifest, const Case& 
     throw;
   } catch (const std::runtime_error& e) {
     throw ReshardError(fmt::format("restore (TP {} × PP {} × DP {}) of a checkpoint written with TP {} × PP {} × DP {}: {}",
-                                   c.restore.parallel.tp, c.restore.parallel.pp, c.restore.parallel.dp, c.parallel.tp,
-                                   c.parallel.pp, c.parallel.dp, e.what()));
+                                   spec.reader.parallel.tp, spec.reader.parallel.pp, spec.reader.parallel.dp,
+                                   spec.writer.tp, spec.writer.pp, spec.writer.dp, e.what()));
   }
   return plans;
 }

@@ -10,13 +10,13 @@
 #include <stdexcept>
 
 #include "backends/file_common/posix_file.hpp"
+#include "harness/common/elapsed.hpp"
 #include "harness/run/cache_policy.hpp"
 
 namespace ckpt::harness {
 namespace {
 
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
 using backends::file_common::PosixFile;
 
 constexpr std::uint64_t kMaxCall = std::uint64_t{1} << 30;  // bytes per write(2) / read(2) call
@@ -55,8 +55,6 @@ std::string read_file(const fs::path& path, std::byte* data, std::uint64_t bytes
   }
   return "";
 }
-
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 }  // namespace
 

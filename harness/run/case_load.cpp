@@ -5,6 +5,7 @@
 #include <chrono>
 #include <fmt/format.h>
 
+#include "harness/common/elapsed.hpp"
 #include "harness/load/load_plan.hpp"
 #include "harness/reshard/reshard_restore.hpp"
 #include "harness/run/cache_policy.hpp"
@@ -18,11 +19,6 @@ namespace ckpt::harness {
 namespace {
 
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
-
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 }  // namespace
 
@@ -50,7 +46,7 @@ void CaseExecution::prepare_load() {
   read_buffer_ = ProcessBuffer(read_plans_, space);
   add_notes(space.notes());
   record_sizes(read_plans_);
-  result_.modeled_ranks = static_cast<std::int64_t>(inference_ranks(c_).size());
+  result_.modeled_ranks = static_cast<std::int64_t>(inference_ranks(c_.load.inference).size());
   result_.checkpoint_dir = dir.string();
 }
 
@@ -66,10 +62,7 @@ bool CaseExecution::load_iteration(int, std::vector<IterationTiming>* timings) {
   }()));
   charge("cache drop", start);
   start = Clock::now();
-  read_buffer_.zero();
-  const std::vector<std::uint64_t> offsets = buffer_offsets(read_plans_, read_buffer_);
-  fill_reshard_padding(read_plans_, offsets, read_buffer_.memory(), c_.data);
-  const std::vector<LoadFile> ranges = load_ranges(read_plans_, offsets);
+  const std::vector<LoadFile> ranges = prepare_planned_load(read_plans_, read_buffer_, c_.data);
   charge("zero buffers", start);
   const bool device = read_buffer_.view().kind == backends::MemoryKind::device;
   MemorySpace& pool_space = ctx_.memory.get(device ? MemorySpaceKind::pinned : MemorySpaceKind::host);
@@ -77,18 +70,11 @@ bool CaseExecution::load_iteration(int, std::vector<IterationTiming>* timings) {
   start = Clock::now();
   ProcessSample sample;
   try {
-    // The loader's own clock: from its first open to the last byte in place (its chunk pool is
-    // allocated and touched before it), then the scatter of strided rows.
-    if (!ranges.empty()) {
-      const LoadTiming t = load_files(ranges, read_buffer_.memory(), c_.load.settings, pool_space);
-      load_pool_chunks_ = t.pool_chunks;
-      load_reads_ = t.reads;
-      sample.copy_seconds = t.copy_seconds;
-      sample.seconds = t.seconds;
-    }
-    const auto scatter = Clock::now();
-    apply_reshard_copies(read_plans_, offsets, read_buffer_.memory());
-    sample.seconds += seconds_since(scatter);
+    const LoadTiming t = load_planned(read_plans_, ranges, read_buffer_, c_.load.settings, pool_space);
+    if (!ranges.empty()) load_pool_chunks_ = t.pool_chunks;
+    load_reads_ = t.reads;
+    sample.copy_seconds = t.copy_seconds;
+    sample.seconds = t.seconds;
   } catch (const std::exception& e) {
     sample.error = e.what();
   }
@@ -110,17 +96,11 @@ void CaseExecution::record_load(const std::vector<IterationTiming>& loads) {
   s.tp = c_.load.inference.parallel.tp;
   s.checkpoint_tp = c_.parallel.tp;
   s.ranks = result_.modeled_ranks;
-  std::uint64_t needed_bytes = 0, read_bytes = 0, padding_bytes = 0, request_count = 0;
-  for (const RankPlan& p : read_plans_) {
-    needed_bytes += p.reshard.bytes_needed;
-    read_bytes += p.reshard.bytes_read;
-    padding_bytes += p.reshard.padding_bytes;
-    request_count += p.reshard.requests.size();
-  }
-  s.bytes = comm_.sum(needed_bytes);
-  s.bytes_read = comm_.sum(read_bytes);
-  s.padding_bytes = comm_.sum(padding_bytes);
-  s.requests = comm_.sum(request_count);
+  const LoadCounts mine = load_counts(read_plans_);
+  s.bytes = comm_.sum(mine.bytes_needed);
+  s.bytes_read = comm_.sum(mine.bytes_read);
+  s.padding_bytes = comm_.sum(mine.padding_bytes);
+  s.requests = comm_.sum(mine.requests);
   s.reads = comm_.sum(load_reads_);
   for (const IterationTiming& t : loads) {
     s.time_to_loaded_seconds.push_back(t.seconds);

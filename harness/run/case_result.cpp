@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "harness/common/elapsed.hpp"
 #include "harness/run/calibration.hpp"
 #include "harness/run/iteration.hpp"
 #include "harness/run/manifest.hpp"
@@ -79,7 +80,7 @@ nlohmann::json optional_number(const std::optional<PhaseSummary>& p, double Phas
 // GiB/s of each sample: bytes / seconds / 2^30.
 nlohmann::json rates(std::uint64_t bytes, const std::vector<double>& seconds) {
   nlohmann::json out = nlohmann::json::array();
-  for (double s : seconds) out.push_back(s > 0 ? static_cast<double>(bytes) / s / (1024.0 * 1024.0 * 1024.0) : 0.0);
+  for (double s : seconds) out.push_back(s > 0 ? static_cast<double>(bytes) / s / kGiB : 0.0);
   return out;
 }
 
@@ -176,7 +177,7 @@ nlohmann::json to_json(const CaseResult& r) {
   if (r.load) {
     const LoadSummary& s = *r.load;
     const auto gib_per_s = [&s](double seconds) {
-      return seconds > 0 ? static_cast<double>(s.bytes) / seconds / (1024.0 * 1024.0 * 1024.0) : 0.0;
+      return seconds > 0 ? static_cast<double>(s.bytes) / seconds / kGiB : 0.0;
     };
     std::vector<double> rates;
     for (const double t : s.time_to_loaded_seconds) rates.push_back(gib_per_s(t));

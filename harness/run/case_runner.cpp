@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "backends/registry.hpp"
+#include "harness/common/elapsed.hpp"
 #include "harness/plan/file_naming.hpp"
 #include "harness/plan/framework_shards.hpp"
 #include "harness/run/case_execution.hpp"
@@ -21,15 +22,11 @@ namespace ckpt::harness {
 namespace {
 
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 // Throws the same SetupError on every process when any process found a problem.
 void agree(Comm& comm, const std::string& problem) {
   if (const std::string first = comm.first_problem(problem); !first.empty()) throw SetupError(first);
 }
-
 
 }  // namespace
 

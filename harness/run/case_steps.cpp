@@ -3,6 +3,7 @@
 #include <chrono>
 #include <fmt/format.h>
 
+#include "harness/common/elapsed.hpp"
 #include "harness/run/cache_policy.hpp"
 #include "harness/run/case_execution.hpp"
 #include "harness/run/case_runner.hpp"
@@ -16,11 +17,6 @@ namespace ckpt::harness {
 namespace {
 
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
-
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 std::vector<backends::IoPlan> io_of(const std::vector<RankPlan>& plans) {
   std::vector<backends::IoPlan> out;
@@ -259,7 +255,8 @@ bool CaseExecution::read_iteration(int iteration, std::vector<IterationTiming>* 
   if (c_.restore.reshard) fill_reshard_padding(plans, buffer_offsets(plans, buffer), buffer.memory(), c_.data);
   charge("zero buffers", start);
   start = Clock::now();
-  ProcessSample sample = timed_transfer(*backend_, plans, buffer, false, comm_);
+  ProcessSample sample = timed_transfer(*backend_, plans, buffer, false, comm_,
+                                        c_.restore.reshard ? TransferOrder::by_file : TransferOrder::by_rank);
   if (c_.restore.reshard && sample.error.empty()) {
     // Copies out of scratch (whole_items: narrowing, as in DCP's reader; exact: strided rows)
     // are part of the restore.

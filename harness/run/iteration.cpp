@@ -9,12 +9,11 @@
 #include <set>
 #include <span>
 
+#include "harness/common/elapsed.hpp"
 #include "harness/memory/data_pattern.hpp"
 
 namespace ckpt::harness {
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 void add_phases(backends::PhaseTimes& sum, const backends::PhaseTimes& more) {
   sum.open += more.open;
@@ -37,12 +36,6 @@ double median(std::vector<double> values) {
   const std::size_t n = values.size();
   return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
-
-namespace {
-
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
-
-}  // namespace
 
 std::string create_parent_directories(const std::vector<RankPlan>& plans) {
   std::set<std::filesystem::path> dirs;
@@ -94,10 +87,12 @@ Moved move_plan(backends::Backend& backend, const backends::IoPlan& plan, const 
   return {std::move(io), seconds, 0};
 }
 
-// A collective backend: one call with the whole process's share, made even with no ranks.
+// A collective backend, or a read in file order: one call with the whole process's share, made
+// even with no ranks.
 void transfer_process(backends::Backend& backend, const std::vector<RankPlan>& plans, const ProcessBuffer& buffer,
-                      bool write, ProcessSample& sample) {
-  const backends::IoPlan plan = process_plan(plans, buffer);
+                      bool write, TransferOrder order, ProcessSample& sample) {
+  const backends::IoPlan plan =
+      order == TransferOrder::by_file ? process_plan_in_file_order(plans, buffer) : process_plan(plans, buffer);
   const Moved moved = move_plan(backend, plan, buffer, 0, buffer.view(), write);
   const backends::IoOutcome& outcome = moved.io;
   add_outcome(sample, outcome);
@@ -112,7 +107,7 @@ void transfer_process(backends::Backend& backend, const std::vector<RankPlan>& p
 }  // namespace
 
 ProcessSample timed_transfer(backends::Backend& backend, const std::vector<RankPlan>& plans,
-                             const ProcessBuffer& buffer, bool write, Comm& comm) {
+                             const ProcessBuffer& buffer, bool write, Comm& comm, TransferOrder order) {
   ProcessSample sample;
   const bool collective = backend.capabilities().collective;
   comm.barrier();
@@ -126,8 +121,8 @@ ProcessSample timed_transfer(backends::Backend& backend, const std::vector<RankP
       return sample;
     }
   }
-  if (collective) {
-    transfer_process(backend, plans, buffer, write, sample);
+  if (collective || order == TransferOrder::by_file) {
+    transfer_process(backend, plans, buffer, write, order, sample);
   } else {
     for (std::size_t i = 0; i < plans.size(); ++i) {
       const Moved moved = move_plan(backend, plans[i].io, buffer, buffer.offset(i), buffer.rank_view(i), write);

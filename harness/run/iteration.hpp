@@ -34,8 +34,15 @@ struct ProcessSample {
 // the directories of its files (the mkdir phase, inside the time as in every framework's save);
 // the processes agree on a failure there, so none enters the transfer alone, and it becomes the
 // sample's error.
+//
+// `order` = by_file (resharding restores): the process's share as one call even for a backend that
+// is not collective, each file's extents in file-offset order (process_plan_in_file_order), as a
+// node whose ranks read together reads each stored file front to back; one rank after another
+// would skip through every file once per new rank that needs a part of it.
+enum class TransferOrder { by_rank, by_file };
 ProcessSample timed_transfer(backends::Backend& backend, const std::vector<RankPlan>& plans,
-                             const ProcessBuffer& buffer, bool write, Comm& comm);
+                             const ProcessBuffer& buffer, bool write, Comm& comm,
+                             TransferOrder order = TransferOrder::by_rank);
 
 // One process's timed window: its wall-clock start and its own (steady-clock) duration.
 struct ProcessWindow {

@@ -72,4 +72,13 @@ backends::IoPlan process_plan(const std::vector<RankPlan>& plans, const ProcessB
   return merged;
 }
 
+backends::IoPlan process_plan_in_file_order(const std::vector<RankPlan>& plans, const ProcessBuffer& buffer) {
+  backends::IoPlan merged = process_plan(plans, buffer);
+  for (backends::FilePlan& file : merged.files) {
+    std::stable_sort(file.extents.begin(), file.extents.end(),
+                     [](const backends::Extent& a, const backends::Extent& b) { return a.file_offset < b.file_offset; });
+  }
+  return merged;
+}
+
 }  // namespace ckpt::harness

@@ -53,4 +53,8 @@ class ProcessBuffer {
 // and dataset pieces in rank order), for backends that take one call per process.
 backends::IoPlan process_plan(const std::vector<RankPlan>& plans, const ProcessBuffer& buffer);
 
+// process_plan with each file's extents in file-offset order (stable: equal offsets keep rank
+// order), files in the order the ranks first use them.
+backends::IoPlan process_plan_in_file_order(const std::vector<RankPlan>& plans, const ProcessBuffer& buffer);
+
 }  // namespace ckpt::harness

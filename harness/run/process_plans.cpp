@@ -56,11 +56,15 @@ ProcessPlans plan_process(const workloads::Layout& layout, const Case& c, PhaseS
   };
   ProcessPlans plans;
   if (phase == PhaseSelection::load) {  // the inference ranks' slices; nothing to plan without the checkpoint
-    if (manifest != nullptr) plans.read = load_plans(*manifest, c, process_share(inference_ranks(c), process, processes), dir);
+    if (manifest != nullptr) {
+      plans.read = load_plans(*manifest, load_spec(c), process_share(inference_ranks(c.load.inference), process, processes),
+                              dir);
+    }
     return plans;
   }
   if (c.restore.reshard && phase == PhaseSelection::restore && manifest != nullptr) {
-    plans.read = reshard_plans(*manifest, c, process_share(restore_selected_ranks(c), process, processes), dir);
+    plans.read =
+        reshard_plans(*manifest, reshard_spec(c), process_share(restore_selected_ranks(c), process, processes), dir);
     return plans;
   }
   if (phase == PhaseSelection::restore) {

@@ -373,5 +373,49 @@ TEST(CheckpointPlan, ProcessPlanMergesFilesAndShiftsMemory) {
   EXPECT_EQ(merged.attributes.at("pp"), "2");
 }
 
+// A resharding restore's process reads each stored file front to back: two new ranks that each
+// need every other 4 KiB block of files A and B become one plan whose files hold both ranks'
+// extents in file order, each at its rank's place in the process buffer.
+TEST(CheckpointPlan, ProcessPlanInFileOrderReadsEachFileFrontToBack) {
+  const auto rank_plan = [](std::uint64_t first) {
+    RankPlan p;
+    p.buffer_bytes = 4 * 4096;
+    std::uint64_t memory = 0;
+    for (const char* path : {"/ckpt/A", "/ckpt/B"}) {
+      backends::FilePlan& f = p.io.files.emplace_back();
+      f.path = path;
+      for (const std::uint64_t at : {first, first + 8192}) {
+        f.extents.push_back({.file_offset = at, .memory_offset = memory, .length = 4096});
+        memory += 4096;
+      }
+    }
+    return p;
+  };
+  const std::vector<RankPlan> plans = {rank_plan(0), rank_plan(4096)};
+  const auto host = make_host_space();
+  const ProcessBuffer buffer(plans, *host);
+  const std::uint64_t second = buffer.offset(1);
+  ASSERT_EQ(second, 4u * 4096);
+  const backends::IoPlan by_rank = process_plan(plans, buffer);
+  ASSERT_EQ(by_rank.files.size(), 2u);
+  EXPECT_EQ(by_rank.files[0].extents[1].file_offset, 8192u);  // rank 0's, then rank 1's
+  const backends::IoPlan by_file = process_plan_in_file_order(plans, buffer);
+  ASSERT_EQ(by_file.files.size(), 2u);
+  const std::vector<std::pair<std::uint64_t, std::uint64_t>> expected_a = {
+      {0, 0}, {4096, second}, {8192, 4096}, {12288, second + 4096}};
+  const std::vector<std::pair<std::uint64_t, std::uint64_t>> expected_b = {
+      {0, 8192}, {4096, second + 8192}, {8192, 12288}, {12288, second + 12288}};
+  for (const auto& [file, expected] : {std::pair{0, expected_a}, std::pair{1, expected_b}}) {
+    const backends::FilePlan& f = by_file.files[static_cast<std::size_t>(file)];
+    EXPECT_EQ(f.path, file == 0 ? "/ckpt/A" : "/ckpt/B");
+    ASSERT_EQ(f.extents.size(), 4u);
+    for (std::size_t i = 0; i < 4; ++i) {
+      EXPECT_EQ(f.extents[i].file_offset, expected[i].first) << f.path << " extent " << i;
+      EXPECT_EQ(f.extents[i].memory_offset, expected[i].second) << f.path << " extent " << i;
+    }
+  }
+  EXPECT_EQ(by_file.bytes(), 8u * 4096);  // 2 ranks x 2 files x 2 blocks
+}
+
 }  // namespace
 }  // namespace ckpt::harness

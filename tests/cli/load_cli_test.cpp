@@ -1,0 +1,254 @@
+// `ckptbench load --tp N [--rank R]`: an inference TP planned from the manifest, as --phase load
+// plans it. A TP 2 checkpoint (raw and safetensors, written by one process) loaded at TP 4, 1 and
+// 2 by each method: exact bytes needed, read and padding, the requests the campaign phase counts
+// for the same checkpoint, every tensor verified; a flipped byte named by tensor and inference
+// rank; full training state's weights; and the bad inputs (a TP the model's heads refuse, a rank
+// out of range, --rank without --tp, checkpoints that hold no loadable weights: a writer's ranks
+// selection, the null backend, hdf5).
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <fstream>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "tests/integration/integration_support.hpp"
+
+namespace ckpt::integration {
+namespace {
+
+// One layer, 32 heads (8 KV heads): valid TP 1, 2, 4, 8. The vocabulary 1100 pads to 1152 rows
+// at TP 1, 1280 at TP 2, 1536 at TP 4; model.scale = 4 divides every leading dimension of every
+// slice. The embedding and the output layer (untied) hold 256 bf16 elements a row.
+constexpr const char* kModel = R"(name = "load-cli"
+hidden_size = 256
+intermediate_size = 512
+num_hidden_layers = 1
+num_attention_heads = 32
+num_key_value_heads = 8
+vocab_size = 1100
+tie_word_embeddings = false
+)";
+constexpr std::uint64_t kVocabRowBytes = 2 * 256 * 2;  // a row of both vocabulary tensors
+// The TP 2 checkpoint's weights at scale 4: embedding and output layer 1280 / 4 × 512 bytes each,
+// the layer's q and o 32768 each, k and v 8192 each, gate, up and down 65536 each, three norms
+// of 128.
+constexpr std::uint64_t kWeights = 2 * 163840 + 2 * 32768 + 2 * 8192 + 3 * 65536 + 3 * 128;
+
+// The counts of the "plan:" line.
+struct Plan {
+  std::uint64_t needed = 0, read = 0, padding = 0, requests = 0, files = 0;
+};
+
+Plan plan_of(const std::string& out) {
+  static const std::regex line(
+      R"(plan: .*: (\d+) bytes needed, (\d+) bytes read \(padding (\d+) bytes, not stored\), (\d+) requests in (\d+) files)");
+  std::smatch m;
+  if (!std::regex_search(out, m, line)) return {};
+  return {std::stoull(m[1]), std::stoull(m[2]), std::stoull(m[3]), std::stoull(m[4]), std::stoull(m[5])};
+}
+
+class LoadCli : public ::testing::Test {
+ protected:
+  // The TP 2 campaign writing `scope` state as `format` with `more` TOML at the end.
+  fs::path campaign(const std::string& scope, const std::string& format, const std::string& more = "") {
+    return dir_.write("c.toml", campaign_toml("lc", dir_ / "target", R"(create_target = true
+overwrite = true
+keep = true
+iterations = 1
+warmup = 0
+[model]
+name = ")" + model_.string() + R"("
+scale = 4
+[parallel]
+tp = 2
+[state]
+scope = ")" + scope + R"("
+[strategy]
+format = ")" + format + R"("
+[cache]
+policy = "none"
+)" + more));
+  }
+  // Writes the checkpoint; returns its directory.
+  fs::path write(const std::string& scope, const std::string& format, const std::string& more = "") {
+    const Outcome out = ckptbench({"run", campaign(scope, format, more).string(), "--output", (dir_ / "w").string(), "-q"});
+    EXPECT_EQ(out.exit_code, 0) << out.describe();
+    fs::remove_all(dir_ / "w");
+    return latest_checkpoint(dir_ / "target" / "lc" / "case-0000");
+  }
+  // The campaign phase's load object of each case of load.tp = [4, 1] on the same checkpoint.
+  std::vector<nlohmann::json> phase_loads(const std::string& scope, const std::string& format) {
+    const Outcome out = ckptbench({"run", campaign(scope, format, "[load]\ntp = [4, 1]\n").string(), "--output",
+                                   (dir_ / "p").string(), "--phase", "load", "-q"});
+    EXPECT_EQ(out.exit_code, 0) << out.describe();
+    std::vector<nlohmann::json> loads;
+    for (const nlohmann::json& r : read_results(dir_ / "p")) loads.push_back(r.at("load"));
+    fs::remove_all(dir_ / "p");
+    return loads;
+  }
+  Outcome load(const fs::path& checkpoint, std::vector<std::string> more) {
+    std::vector<std::string> args{"load", checkpoint.string(), "--no-drop-caches"};
+    args.insert(args.end(), more.begin(), more.end());
+    return ckptbench(args);
+  }
+
+  Scratch dir_;
+  fs::path model_ = dir_.write("load-cli.toml", kModel);
+};
+
+TEST_F(LoadCli, Tp2CheckpointLoadsAtTp4AndTp1ByEachMethodWithThePhasesCountsVerified) {
+  for (const std::string format : {"raw", "safetensors"}) {
+    SCOPED_TRACE(format);
+    const fs::path checkpoint = write("weights", format);
+    const std::vector<nlohmann::json> phase = phase_loads("weights", format);
+    ASSERT_EQ(phase.size(), 2u);
+    // TP 4: every stored byte is needed once; the TP 4 vocabulary padding (rows 1280..1535, / 4)
+    // of both vocabulary tensors is stored nowhere. TP 1: the TP 2 padding rows 1152..1279 (/ 4)
+    // are not needed.
+    // Requests, the same for both formats (tensors in the same order, each file's bytes
+    // contiguous): TP 1 reads from each writer file its embedding and output-layer slices, q, k,
+    // v, gate and up slices, and the strided halves of o and down as one request each into
+    // scratch (no gap between their rows in the file), each norm coalesced with the slice that
+    // follows it in file and memory: 9 + 9. TP 4 reads each row half of o and down on its own
+    // (64 scaled rows, 4 ranks, 2 tensors: 512) besides its other slices: 542, as the phase counts.
+    const std::vector<std::pair<std::string, Plan>> expected{
+        {"4", {kWeights, kWeights, (1536 - 1280) / 4 * kVocabRowBytes, 542, 2}},
+        {"1", {kWeights - (1280 - 1152) / 4 * kVocabRowBytes, kWeights - (1280 - 1152) / 4 * kVocabRowBytes, 0, 18, 2}}};
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+      const auto& [tp, want] = expected[i];
+      EXPECT_EQ(phase[i].at("tp").get<int>(), std::stoi(tp));
+      EXPECT_EQ(phase[i].at("bytes").get<std::uint64_t>(), want.needed) << "--tp " << tp;
+      EXPECT_EQ(phase[i].at("bytes_read").get<std::uint64_t>(), want.read) << "--tp " << tp;
+      EXPECT_EQ(phase[i].at("padding_bytes").get<std::uint64_t>(), want.padding) << "--tp " << tp;
+      EXPECT_EQ(phase[i].at("requests").get<std::uint64_t>(), want.requests) << "--tp " << tp;
+      for (const std::string method : {"pipelined", "mmap", "read"}) {
+        const Outcome out = load(checkpoint, {"--tp", tp, "--method", method, "--chunk-bytes", "65536",
+                                              "--pool-bytes", "262144", "--threads", "3"});
+        ASSERT_EQ(out.exit_code, 0) << out.describe();
+        const Plan got = plan_of(out.out);
+        EXPECT_EQ(got.needed, want.needed) << "--tp " << tp << "\n" << out.out;
+        EXPECT_EQ(got.read, want.read) << "--tp " << tp;
+        EXPECT_EQ(got.padding, want.padding) << "--tp " << tp;
+        EXPECT_EQ(got.requests, want.requests) << "--tp " << tp;
+        EXPECT_EQ(got.files, want.files) << "--tp " << tp;
+        EXPECT_TRUE(contains(out.out, "plan: --tp " + tp + " (PP 1, DP 1, weights) of a TP 2 × PP 1 × DP 1 checkpoint, "
+                                      "inference " + (tp == "4" ? "ranks 0-3 (4 of 4)" : "rank 0 (1 of 1)")))
+            << out.out;
+        EXPECT_TRUE(contains(out.out, "load " + method + " into host (3 threads, 65536 B chunks")) << out.out;
+        EXPECT_TRUE(contains(out.out, std::to_string(want.read) + " bytes in " + std::to_string(want.requests) +
+                                          " requests from "))
+            << out.out;
+        EXPECT_TRUE(contains(out.out, ", verified\n")) << out.out;
+        EXPECT_TRUE(contains(out.out, "median " + method + " over 1 loads")) << out.out;
+      }
+    }
+    // TP 2, the writer's: each inference rank reads its writer rank's file, one request (every
+    // slice a multiple of 64 bytes, so placed in memory as packed in the file).
+    const Outcome same = load(checkpoint, {"--tp", "2"});
+    ASSERT_EQ(same.exit_code, 0) << same.describe();
+    EXPECT_EQ(plan_of(same.out).needed, kWeights) << same.out;
+    EXPECT_EQ(plan_of(same.out).read, kWeights);
+    EXPECT_EQ(plan_of(same.out).padding, 0u);
+    EXPECT_EQ(plan_of(same.out).requests, 2u);
+    EXPECT_TRUE(contains(same.out, ", verified\n")) << same.out;
+  }
+}
+
+TEST_F(LoadCli, OneRankLoadsAloneAndAFlippedByteIsNamedByTensorAndRank) {
+  const fs::path checkpoint = write("weights", "raw");
+  // TP 2 rank 1's slice of q_proj holds (scaled) rows 32..63; TP 4 rank 2 loads rows 32..47.
+  nlohmann::json q;
+  const nlohmann::json manifest = read_manifest(checkpoint);
+  for (const auto& t : manifest.at("tensors")) {
+    if (t.at("name") == "model.layers.0.self_attn.q_proj.weight" && t.at("rank") == 1) q = t;
+  }
+  ASSERT_FALSE(q.is_null());
+  ASSERT_EQ(q.at("offset").get<std::vector<int>>(), (std::vector<int>{128, 0}));  // unscaled rows 128..255
+  {
+    std::fstream f(checkpoint / q.at("file").get<std::string>(), std::ios::in | std::ios::out | std::ios::binary);
+    ASSERT_TRUE(f);
+    const auto at = static_cast<std::streamoff>(q.at("file_offset").get<std::uint64_t>() + 7);
+    f.seekg(at);
+    const char old = static_cast<char>(f.get());
+    f.seekp(at);
+    f.put(static_cast<char>(old ^ 0x5a));
+  }
+  const Outcome bad = load(checkpoint, {"--tp", "4"});
+  EXPECT_EQ(bad.exit_code, 1) << bad.describe();
+  EXPECT_TRUE(contains(bad.out, "verification failed: tensor model.layers.0.self_attn.q_proj.weight (weight, rank 2) at "
+                                "global element [32, 3]"))
+      << bad.out;
+  const Outcome alone = load(checkpoint, {"--tp", "4", "--rank", "2", "--method", "read"});
+  EXPECT_EQ(alone.exit_code, 1) << alone.describe();
+  EXPECT_TRUE(contains(alone.out, "inference rank 2 (1 of 4)")) << alone.out;
+  EXPECT_TRUE(contains(alone.out, "tensor model.layers.0.self_attn.q_proj.weight (weight, rank 2)")) << alone.out;
+  // Rank 1 does not load the flipped byte: it verifies, and needs a quarter of the stored rows
+  // of everything split by TP (padding none: rows 384..767 / 4 are all stored).
+  const Outcome other = load(checkpoint, {"--tp", "4", "--rank", "1"});
+  EXPECT_EQ(other.exit_code, 0) << other.describe();
+  EXPECT_TRUE(contains(other.out, "inference rank 1 (1 of 4)")) << other.out;
+  EXPECT_EQ(plan_of(other.out).padding, 0u) << other.out;
+  EXPECT_TRUE(contains(other.out, ", verified\n")) << other.out;
+}
+
+TEST_F(LoadCli, WeightsOfAFullStateCheckpointLoadWithTpAndWholeFilesAreRefused) {
+  const fs::path checkpoint = write("full", "raw");
+  const Outcome refused = load(checkpoint, {});
+  EXPECT_EQ(refused.exit_code, 2) << refused.describe();
+  EXPECT_TRUE(contains(refused.err, "loads weights-only checkpoints")) << refused.err;
+  EXPECT_TRUE(contains(refused.err, "--tp N")) << refused.err;
+  EXPECT_TRUE(contains(refused.err, "e.g. --tp 2, the writer's")) << refused.err;
+  const Outcome one = load(checkpoint, {"--tp", "1", "--method", "mmap"});
+  ASSERT_EQ(one.exit_code, 0) << one.describe();
+  // Megatron names; the weights alone of the full state (bf16, as the weights-only checkpoint).
+  EXPECT_EQ(plan_of(one.out).needed, kWeights - (1280 - 1152) / 4 * kVocabRowBytes) << one.out;
+  EXPECT_TRUE(contains(one.out, ", verified\n")) << one.out;
+}
+
+TEST_F(LoadCli, BadInputsAreOneClearErrorEach) {
+  const fs::path checkpoint = write("weights", "safetensors");
+  const Outcome three = load(checkpoint, {"--tp", "3"});
+  EXPECT_EQ(three.exit_code, 2) << three.describe();
+  EXPECT_TRUE(contains(three.err, "--tp 3: num_attention_heads (32) is not divisible by tp (3); valid tp for load-cli: "
+                                  "1, 2, 4, 8"))
+      << three.err;
+  const Outcome rank = load(checkpoint, {"--tp", "4", "--rank", "4"});
+  EXPECT_EQ(rank.exit_code, 2) << rank.describe();
+  EXPECT_TRUE(contains(rank.err, "--rank 4 is out of range: --tp 4 has inference ranks 0 to 3")) << rank.err;
+  const Outcome lone = load(checkpoint, {"--rank", "1"});
+  EXPECT_EQ(lone.exit_code, 2) << lone.describe();
+  EXPECT_TRUE(contains(lone.err, "--rank requires --tp")) << lone.err;
+
+  // Writer rank 0 alone: the other TP half of every split tensor is stored nowhere.
+  const fs::path partial = write("weights", "raw", "[ranks]\nselect = \"list\"\nlist = [0]\n");
+  const Outcome half = load(partial, {"--tp", "1"});
+  EXPECT_EQ(half.exit_code, 2) << half.describe();
+  EXPECT_TRUE(contains(half.err, "--tp 1: ")) << half.err;
+  EXPECT_TRUE(contains(half.err, "tensor model.embed_tokens.weight (weight): global element [160, 0] (flat 40960) is "
+                                 "stored in no piece of the checkpoint"))
+      << half.err;
+  EXPECT_TRUE(contains(half.err, "this checkpoint holds writer ranks [0] of 2; with --rank")) << half.err;
+  // Inference rank 0 of TP 2 needs writer rank 0's slices only.
+  EXPECT_EQ(load(partial, {"--tp", "2", "--rank", "0"}).exit_code, 0);
+
+  // The null backend stores nothing: its manifest lists weights its files do not hold.
+  const fs::path nothing = write("weights", "raw", "[backend]\nname = \"null\"\n");
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"--tp", "2"}, std::vector<std::string>{}}) {
+    const Outcome none = load(nothing, args);
+    EXPECT_EQ(none.exit_code, 2) << none.describe();
+    EXPECT_TRUE(contains(none.err, "written with backend.name = \"null\", which stores no data")) << none.err;
+  }
+
+  // hdf5 stores datasets, not bytes at the manifest's offsets (where this build has it).
+  if (!std::regex_search(ckptbench({"backends"}).out, std::regex("\nhdf5 +yes"))) return;
+  const fs::path datasets = write("weights", "raw", "[backend]\nname = \"hdf5\"\n");
+  const Outcome hdf5 = load(datasets, {"--tp", "2"});
+  EXPECT_EQ(hdf5.exit_code, 2) << hdf5.describe();
+  EXPECT_TRUE(contains(hdf5.err, "written with backend.name = \"hdf5\", which stores its own self-describing format"))
+      << hdf5.err;
+}
+
+}  // namespace
+}  // namespace ckpt::integration
