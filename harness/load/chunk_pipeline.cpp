@@ -16,6 +16,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "harness/common/elapsed.hpp"
 #include "harness/load/chunk_packing.hpp"
 
 namespace ckpt::harness {
@@ -162,13 +163,13 @@ void read_chunks(const ReaderContext& ctx) {
 // Puts a filled chunk's ranges in place; returns the seconds it took.
 double copy_chunk(const std::vector<LoadFile>& files, const ChunkPlan& plan, const PackedChunk& c,
                   const std::byte* slot_memory, Buffer& destination) {
-  const auto start = std::chrono::steady_clock::now();
+  const auto start = Clock::now();
   for (std::size_t k = c.first_copy; k < c.first_copy + c.copy_count; ++k) {
     const ChunkCopy& copy = plan.copies[k];
     destination.copy_from_host(files[copy.range].destination_offset + copy.offset,
                                {slot_memory + copy.slot_offset, copy.length});
   }
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return seconds_since(start);
 }
 
 }  // namespace
