@@ -204,7 +204,7 @@ LoadSpec load_of(const CaseValues& v, const Case& c) {
   }
   const std::int64_t tp = v.integer("load.tp") > 0 ? v.integer("load.tp") : c.parallel.tp;
   try {
-    l.inference = inference_layout(c.model, c.parallel, c.state, tp);
+    l.inference = inference_layout(c.model, c.parallel, c.state, tp, static_cast<std::uint64_t>(v.integer("load.gap_bytes")));
   } catch (const workloads::SpecError& e) {
     v.fail("load.tp", fmt::format("load.tp = {}: {}", tp, e.what()));
   }

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "backends/registry.hpp"
+#include "harness/campaign/case.hpp"
 #include "harness/common/config_error.hpp"
 #include "harness/common/config_text.hpp"
 #include "harness/common/suggest.hpp"
@@ -223,8 +224,8 @@ std::vector<KeySpec> general_keys() {
       int_key("restore", "node", 0, 0),
       choice_key("restore", "read", "exact", {"exact", "whole_items"}),
       size_key("restore", "gap_bytes", 0),
-      // [load] (the load phase, harness/run/case_load.cpp): defaults from LoadSettings, as
-      // `ckptbench load`'s; load.tp = 0 loads into the checkpoint's parallel.tp.
+      // [load] (the load phase, harness/run/case_load.cpp): defaults from LoadSettings and
+      // kLoadGapBytes, as `ckptbench load`'s; load.tp = 0 loads into the checkpoint's parallel.tp.
       choice_key("load", "method", load_method_name(LoadSettings{}.method).data(), {load_method_name(LoadMethod::pipelined), load_method_name(LoadMethod::mmap),
                   load_method_name(LoadMethod::read)}),
       int_key("load", "threads", LoadSettings{}.threads, 1, kMaxLoadThreads),
@@ -232,6 +233,7 @@ std::vector<KeySpec> general_keys() {
       size_key("load", "chunk_bytes", static_cast<std::int64_t>(LoadSettings{}.chunk_bytes), 4096),
       size_key("load", "pool_bytes", static_cast<std::int64_t>(LoadSettings{}.pool_bytes), 4096),
       int_key("load", "tp", 0, 0),
+      size_key("load", "gap_bytes", static_cast<std::int64_t>(kLoadGapBytes)),
       // [measure] calibration: a plain write and read of each case's bytes before each iteration (ckptbench gate).
       fixed(bool_key("measure", "calibration", false)),
       // [measure]: per-request latency histograms (posix, uring); off so bandwidth runs pay nothing.

@@ -55,9 +55,17 @@ struct RestoreSpec {
   std::uint64_t gap_bytes = 0;  // restore.gap_bytes: exact reads bridge file gaps up to this (read and dropped)
 };
 
+// load.gap_bytes's and `ckptbench load --gap-bytes`'s default: an inference load's exact reads
+// bridge file gaps up to this (inference.gap_bytes; read into scratch and dropped, as
+// restore.gap_bytes). 64 KiB makes the strided row halves of a row-parallel tensor at another TP
+// one read each (the README's load section has the figures); it changes nothing where the ranges
+// have no gaps (the writer's TP, merged slices).
+inline constexpr std::uint64_t kLoadGapBytes = std::uint64_t{64} << 10;
+
 // [load] (the load phase): how an inference server loads the checkpoint's weights. `inference`
 // is the layout it loads into: TP load.tp (the checkpoint's parallel.tp when 0), PP 1, DP 1,
-// weights only, every rank, exact ranges — planned by the resharding planner like a restore.
+// weights only, every rank, exact ranges bridging gaps up to load.gap_bytes — planned by the
+// resharding planner like a restore.
 struct LoadSpec {
   LoadSettings settings;  // load.method, threads, direct, chunk_bytes, pool_bytes (defaults: LoadSettings)
   RestoreSpec inference;

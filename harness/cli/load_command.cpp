@@ -177,7 +177,7 @@ int load_whole_files(const LoadCommandOptions& o, const fs::path& dir, const nlo
 // The planner's input for --tp, its errors naming --tp or the manifest.
 ReshardSpec planned_spec(const LoadCommandOptions& o, const fs::path& dir, const nlohmann::json& manifest) {
   try {
-    return load_spec(manifest, o.tp);
+    return load_spec(manifest, o.tp, o.gap_bytes);
   } catch (const workloads::SpecError& e) {
     throw std::runtime_error(fmt::format("--tp {}: {} (the checkpoint's model, from its manifest); give --tp one of "
                                          "those",
@@ -216,16 +216,19 @@ std::vector<RankPlan> planned_ranks(const LoadCommandOptions& o, const fs::path&
 }
 
 // "plan: --tp 4 (PP 1, DP 1, weights) of a TP 2 × PP 1 × DP 1 checkpoint, inference ranks 0-3 (4 of 4):
-// 1234 bytes needed, 1234 bytes read (padding 56 bytes, not stored), 12 requests in 2 files".
+// 1234 bytes needed, 1290 bytes read (padding 56 bytes, not stored), 12 requests in 2 files, 56 bytes of
+// gaps up to 65536 bridged".
 void print_plan(std::ostream& out, const LoadCommandOptions& o, const ReshardSpec& spec,
                 const std::vector<RankPlan>& plans, const LoadCounts& counts, std::size_t files) {
   const std::string ranks = o.rank >= 0 ? fmt::format("rank {}", o.rank)
                             : o.tp == 1   ? std::string("rank 0")
                                           : fmt::format("ranks 0-{}", o.tp - 1);
   fmt::print(out, "plan: --tp {} (PP 1, DP 1, weights) of a TP {} × PP {} × DP {} checkpoint, inference {} ({} of "
-                  "{}): {} bytes needed, {} bytes read (padding {} bytes, not stored), {} requests in {} files\n",
+                  "{}): {} bytes needed, {} bytes read (padding {} bytes, not stored), {} requests in {} files, {} "
+                  "bytes of gaps up to {} bridged\n",
              o.tp, spec.writer.tp, spec.writer.pp, spec.writer.dp, ranks, plans.size(), o.tp, counts.bytes_needed,
-             counts.bytes_read, counts.padding_bytes, counts.requests, files);
+             counts.bytes_read, counts.padding_bytes, counts.requests, files, counts.bridged_bytes,
+             spec.reader.gap_bytes);
 }
 
 // With --tp: the inference ranks' TP slices, planned from the manifest as --phase load plans them
@@ -278,6 +281,17 @@ CLI::App* add_load_command(CLI::App& app, LoadCommandOptions& o) {
   cmd->add_option("--rank", o.rank, "With --tp: load only this inference rank's slices (default: every rank, one after another)")
       ->check(CLI::NonNegativeNumber)
       ->needs(tp);
+  cmd->add_option("--gap-bytes", o.gap_bytes,
+                  "With --tp: file gaps up to this many bytes between one slice's ranges in one stored piece are read "
+                  "(into scratch, dropped) so the ranges are one request (0: exact ranges only)")
+      ->check(CLI::Validator(
+          [](const std::string& value) -> std::string {
+            if (!value.empty() && value.find_first_not_of("0123456789") == std::string::npos) return "";
+            return "give a number of bytes, 0 or more (e.g. 65536; 0 reads the exact ranges only), not \"" + value + "\"";
+          },
+          "BYTES"))
+      ->needs(tp)
+      ->capture_default_str();
   cmd->add_option("--method", o.method, "pipelined (threads into a chunk pool, copies overlapping reads), mmap, or read")
       ->check(CLI::IsMember({std::string(load_method_name(LoadMethod::pipelined)),
                              std::string(load_method_name(LoadMethod::mmap)),

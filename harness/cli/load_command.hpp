@@ -5,6 +5,7 @@
 #include <ostream>
 #include <string>
 
+#include "harness/campaign/case.hpp"
 #include "harness/load/weight_loader.hpp"
 
 namespace ckpt::harness {
@@ -19,6 +20,7 @@ struct LoadCommandOptions {
   bool verify = true;
   std::int64_t tp = 0;    // --tp: the inference TP (0: the files whole)
   std::int64_t rank = -1;  // --rank: one inference rank of --tp (-1: every rank, one after another)
+  std::uint64_t gap_bytes = kLoadGapBytes;  // --gap-bytes: with --tp, file gaps the reads bridge (as load.gap_bytes)
 };
 
 // `ckptbench load CHECKPOINT`: loads a checkpoint's weights (raw or safetensors) into host,

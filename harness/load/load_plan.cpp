@@ -85,10 +85,11 @@ Case load_source(const Case& c) {
 }
 
 RestoreSpec inference_layout(const workloads::ModelSpec& model, const workloads::ParallelSpec& writer,
-                             const workloads::StateSpec& state, std::int64_t tp) {
+                             const workloads::StateSpec& state, std::int64_t tp, std::uint64_t gap_bytes) {
   RestoreSpec r;
   r.reshard = true;
   r.read = ReshardRead::exact;
+  r.gap_bytes = gap_bytes;
   r.parallel.tp = tp;
   r.parallel.vocab_divisor = writer.vocab_divisor;
   r.state = state;
@@ -106,7 +107,7 @@ ReshardSpec load_spec(const Case& c) {
   return spec;
 }
 
-ReshardSpec load_spec(const nlohmann::json& manifest, std::int64_t tp) {
+ReshardSpec load_spec(const nlohmann::json& manifest, std::int64_t tp, std::uint64_t gap_bytes) {
   ReshardSpec spec;
   workloads::StateSpec state;
   try {
@@ -128,7 +129,7 @@ ReshardSpec load_spec(const nlohmann::json& manifest, std::int64_t tp) {
                                          e.what()));
   }
   spec.model = recorded_model(manifest.at("config"));
-  spec.reader = inference_layout(spec.model, spec.writer, state, tp);
+  spec.reader = inference_layout(spec.model, spec.writer, state, tp, gap_bytes);
   return spec;
 }
 
@@ -164,6 +165,9 @@ LoadCounts load_counts(const std::vector<RankPlan>& plans) {
     counts.padding_bytes += p.reshard.padding_bytes;
     counts.requests += p.reshard.requests.size();
   }
+  // The plans are exact and unaligned (load_spec): what they read beyond the needed bytes is the
+  // bridged gaps.
+  counts.bridged_bytes = counts.bytes_read - counts.bytes_needed;
   return counts;
 }
 

@@ -26,9 +26,10 @@ Case load_source(const Case& c);
 
 // The inference layout of TP `tp` over a checkpoint of `model` written with `writer` and `state`:
 // PP 1, DP 1, the writer's vocab_divisor, weights only under the checkpoint's tensor names, every
-// rank, exact ranges. Throws workloads::SpecError (key "tp") when `tp` does not suit the model.
+// rank, exact ranges bridging file gaps up to `gap_bytes` (load.gap_bytes, --gap-bytes). Throws
+// workloads::SpecError (key "tp") when `tp` does not suit the model.
 RestoreSpec inference_layout(const workloads::ModelSpec& model, const workloads::ParallelSpec& writer,
-                             const workloads::StateSpec& state, std::int64_t tp);
+                             const workloads::StateSpec& state, std::int64_t tp, std::uint64_t gap_bytes);
 
 // The planner's input for the load phase of `c`: its [load] layout; load.direct (not
 // backend.direct) says how the loader opens the files, and the loader aligns its O_DIRECT reads
@@ -39,7 +40,7 @@ ReshardSpec load_spec(const Case& c);
 // state, seed and placement from its manifest (the model by the manifest's model.name, a zoo name
 // or a file). Throws std::runtime_error naming the manifest key that is missing or unusable, and
 // workloads::SpecError (key "tp") when `tp` does not suit the model.
-ReshardSpec load_spec(const nlohmann::json& manifest, std::int64_t tp);
+ReshardSpec load_spec(const nlohmann::json& manifest, std::int64_t tp, std::uint64_t gap_bytes);
 
 // Every rank of an inference layout: 0 .. world size - 1.
 std::vector<std::int64_t> inference_ranks(const RestoreSpec& layout);
@@ -56,7 +57,8 @@ std::vector<LoadFile> load_ranges(const std::vector<RankPlan>& plans, const std:
 // What a set of plans moves, summed over its ranks.
 struct LoadCounts {
   std::uint64_t bytes_needed = 0;   // bytes of the ranks' weights the checkpoint stores
-  std::uint64_t bytes_read = 0;     // bytes the planned ranges cover (exact: = bytes_needed)
+  std::uint64_t bytes_read = 0;     // bytes the planned ranges cover: bytes_needed + bridged_bytes
+  std::uint64_t bridged_bytes = 0;  // file gaps (up to gap_bytes) read into scratch and dropped
   std::uint64_t padding_bytes = 0;  // vocabulary padding of another TP: stored nowhere, not read
   std::uint64_t requests = 0;       // planned ranges after coalescing
 };

@@ -99,6 +99,8 @@ void CaseExecution::record_load(const std::vector<IterationTiming>& loads) {
   const LoadCounts mine = load_counts(read_plans_);
   s.bytes = comm_.sum(mine.bytes_needed);
   s.bytes_read = comm_.sum(mine.bytes_read);
+  s.gap_bytes = c_.load.inference.gap_bytes;
+  s.bridged_bytes = comm_.sum(mine.bridged_bytes);
   s.padding_bytes = comm_.sum(mine.padding_bytes);
   s.requests = comm_.sum(mine.requests);
   s.reads = comm_.sum(load_reads_);

@@ -195,6 +195,8 @@ nlohmann::json to_json(const CaseResult& r) {
                  {"ranks", s.ranks},
                  {"bytes", s.bytes},
                  {"bytes_read", s.bytes_read},
+                 {"gap_bytes", s.gap_bytes},
+                 {"bridged_bytes", s.bridged_bytes},
                  {"padding_bytes", s.padding_bytes},
                  {"requests", s.requests},
                  {"reads", s.reads},

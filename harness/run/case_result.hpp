@@ -90,7 +90,9 @@ struct LoadSummary {
   std::int64_t checkpoint_tp = 0;          // the writer's parallel.tp
   std::int64_t ranks = 0;                  // inference ranks loaded (all of them)
   std::uint64_t bytes = 0;                 // bytes of the ranks' weights the checkpoint stores (= bytes_per_checkpoint)
-  std::uint64_t bytes_read = 0;            // bytes the planned ranges cover (exact: = bytes)
+  std::uint64_t bytes_read = 0;            // bytes the planned ranges cover: bytes + bridged_bytes
+  std::uint64_t gap_bytes = 0;             // load.gap_bytes
+  std::uint64_t bridged_bytes = 0;         // file gaps up to gap_bytes read into scratch and dropped
   std::uint64_t padding_bytes = 0;         // vocabulary padding of another TP, not stored, not read
   std::uint64_t requests = 0;              // planned ranges after coalescing
   std::uint64_t reads = 0;                 // pread requests the loader issued for one load (pipelined: file-adjacent ranges of a chunk share one)

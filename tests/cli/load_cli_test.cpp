@@ -1,10 +1,11 @@
 // `ckptbench load --tp N [--rank R]`: an inference TP planned from the manifest, as --phase load
 // plans it. A TP 2 checkpoint (raw and safetensors, written by one process) loaded at TP 4, 1 and
-// 2 by each method: exact bytes needed, read and padding, the requests the campaign phase counts
-// for the same checkpoint, every tensor verified; a flipped byte named by tensor and inference
+// 2 by each method, exact ranges and gap bridging (--gap-bytes, load.gap_bytes; also with O_DIRECT):
+// exact bytes needed, read, bridged and padding, the requests the campaign phase counts for the
+// same checkpoint, every tensor verified; a flipped byte named by tensor and inference
 // rank; full training state's weights; and the bad inputs (a TP the model's heads refuse, a rank
-// out of range, --rank without --tp, checkpoints that hold no loadable weights: a writer's ranks
-// selection, the null backend, hdf5).
+// out of range, --rank without --tp, a --gap-bytes that is no byte count, checkpoints that hold no
+// loadable weights: a writer's ranks selection, the null backend, hdf5).
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -36,17 +37,25 @@ constexpr std::uint64_t kVocabRowBytes = 2 * 256 * 2;  // a row of both vocabula
 // of 128.
 constexpr std::uint64_t kWeights = 2 * 163840 + 2 * 32768 + 2 * 8192 + 3 * 65536 + 3 * 128;
 
+// The TP 2 checkpoint's row-parallel o_proj and down_proj slices at scale 4: 64 rows of 256 and 512
+// bytes. At TP 4 each inference rank needs one half of each row of one of them, so the file gap
+// between two of its halves is the other half (128 and 256 bytes); bridging reads 63 of them a
+// tensor and rank.
+constexpr std::uint64_t kTp4Bridged = 4 * 63 * (128 + 256);
+
 // The counts of the "plan:" line.
 struct Plan {
-  std::uint64_t needed = 0, read = 0, padding = 0, requests = 0, files = 0;
+  std::uint64_t needed = 0, read = 0, padding = 0, requests = 0, files = 0, bridged = 0, gap = 0;
 };
 
 Plan plan_of(const std::string& out) {
   static const std::regex line(
-      R"(plan: .*: (\d+) bytes needed, (\d+) bytes read \(padding (\d+) bytes, not stored\), (\d+) requests in (\d+) files)");
+      R"(plan: .*: (\d+) bytes needed, (\d+) bytes read \(padding (\d+) bytes, not stored\), (\d+) requests in (\d+) )"
+      R"(files, (\d+) bytes of gaps up to (\d+) bridged\n)");
   std::smatch m;
   if (!std::regex_search(out, m, line)) return {};
-  return {std::stoull(m[1]), std::stoull(m[2]), std::stoull(m[3]), std::stoull(m[4]), std::stoull(m[5])};
+  return {std::stoull(m[1]), std::stoull(m[2]), std::stoull(m[3]), std::stoull(m[4]),
+          std::stoull(m[5]), std::stoull(m[6]), std::stoull(m[7])};
 }
 
 class LoadCli : public ::testing::Test {
@@ -78,10 +87,11 @@ policy = "none"
     fs::remove_all(dir_ / "w");
     return latest_checkpoint(dir_ / "target" / "lc" / "case-0000");
   }
-  // The campaign phase's load object of each case of load.tp = [4, 1] on the same checkpoint.
-  std::vector<nlohmann::json> phase_loads(const std::string& scope, const std::string& format) {
-    const Outcome out = ckptbench({"run", campaign(scope, format, "[load]\ntp = [4, 1]\n").string(), "--output",
-                                   (dir_ / "p").string(), "--phase", "load", "-q"});
+  // The campaign phase's load object of each case of load.tp = [4, 1] on the same checkpoint, with
+  // load.gap_bytes = `gap`.
+  std::vector<nlohmann::json> phase_loads(const std::string& scope, const std::string& format, const std::string& gap) {
+    const Outcome out = ckptbench({"run", campaign(scope, format, "[load]\ntp = [4, 1]\ngap_bytes = " + gap + "\n").string(),
+                                   "--output", (dir_ / "p").string(), "--phase", "load", "-q"});
     EXPECT_EQ(out.exit_code, 0) << out.describe();
     std::vector<nlohmann::json> loads;
     for (const nlohmann::json& r : read_results(dir_ / "p")) loads.push_back(r.at("load"));
@@ -102,8 +112,6 @@ TEST_F(LoadCli, Tp2CheckpointLoadsAtTp4AndTp1ByEachMethodWithThePhasesCountsVeri
   for (const std::string format : {"raw", "safetensors"}) {
     SCOPED_TRACE(format);
     const fs::path checkpoint = write("weights", format);
-    const std::vector<nlohmann::json> phase = phase_loads("weights", format);
-    ASSERT_EQ(phase.size(), 2u);
     // TP 4: every stored byte is needed once; the TP 4 vocabulary padding (rows 1280..1535, / 4)
     // of both vocabulary tensors is stored nowhere. TP 1: the TP 2 padding rows 1152..1279 (/ 4)
     // are not needed.
@@ -111,39 +119,69 @@ TEST_F(LoadCli, Tp2CheckpointLoadsAtTp4AndTp1ByEachMethodWithThePhasesCountsVeri
     // contiguous): TP 1 reads from each writer file its embedding and output-layer slices, q, k,
     // v, gate and up slices, and the strided halves of o and down as one request each into
     // scratch (no gap between their rows in the file), each norm coalesced with the slice that
-    // follows it in file and memory: 9 + 9. TP 4 reads each row half of o and down on its own
-    // (64 scaled rows, 4 ranks, 2 tensors: 512) besides its other slices: 542, as the phase counts.
-    const std::vector<std::pair<std::string, Plan>> expected{
-        {"4", {kWeights, kWeights, (1536 - 1280) / 4 * kVocabRowBytes, 542, 2}},
-        {"1", {kWeights - (1280 - 1152) / 4 * kVocabRowBytes, kWeights - (1280 - 1152) / 4 * kVocabRowBytes, 0, 18, 2}}};
+    // follows it in file and memory: 9 + 9, with or without bridging (no gaps). TP 4 with exact
+    // ranges (gap 0) reads each row half of o and down on its own (64 scaled rows, 4 ranks, 2
+    // tensors: 512) besides its other slices: 542, as the phase counts. Bridging gaps up to
+    // 64 KiB (the default) makes each rank's halves of o and of down one request into scratch:
+    // 542 - 512 + 8 = 38, reading the 63 gaps of each as well (kTp4Bridged).
+    const std::uint64_t tp1 = kWeights - (1280 - 1152) / 4 * kVocabRowBytes;
+    const std::uint64_t pad4 = (1536 - 1280) / 4 * kVocabRowBytes;
+    struct Expected {
+      std::string tp, gap;
+      Plan plan;
+    };
+    const std::vector<Expected> expected{{"4", "0", {kWeights, kWeights, pad4, 542, 2, 0, 0}},
+                                         {"1", "0", {tp1, tp1, 0, 18, 2, 0, 0}},
+                                         {"4", "65536", {kWeights, kWeights + kTp4Bridged, pad4, 38, 2, kTp4Bridged, 65536}},
+                                         {"1", "65536", {tp1, tp1, 0, 18, 2, 0, 65536}}};
+    std::vector<nlohmann::json> phase = phase_loads("weights", format, "0");
+    for (nlohmann::json& l : phase_loads("weights", format, "\"64 KiB\"")) phase.push_back(std::move(l));
+    ASSERT_EQ(phase.size(), 4u);
     for (std::size_t i = 0; i < expected.size(); ++i) {
-      const auto& [tp, want] = expected[i];
+      const auto& [tp, gap, want] = expected[i];
+      SCOPED_TRACE("--tp " + tp + " --gap-bytes " + gap);
       EXPECT_EQ(phase[i].at("tp").get<int>(), std::stoi(tp));
-      EXPECT_EQ(phase[i].at("bytes").get<std::uint64_t>(), want.needed) << "--tp " << tp;
-      EXPECT_EQ(phase[i].at("bytes_read").get<std::uint64_t>(), want.read) << "--tp " << tp;
-      EXPECT_EQ(phase[i].at("padding_bytes").get<std::uint64_t>(), want.padding) << "--tp " << tp;
-      EXPECT_EQ(phase[i].at("requests").get<std::uint64_t>(), want.requests) << "--tp " << tp;
-      for (const std::string method : {"pipelined", "mmap", "read"}) {
-        const Outcome out = load(checkpoint, {"--tp", tp, "--method", method, "--chunk-bytes", "65536",
-                                              "--pool-bytes", "262144", "--threads", "3"});
+      EXPECT_EQ(phase[i].at("bytes").get<std::uint64_t>(), want.needed);
+      EXPECT_EQ(phase[i].at("bytes_read").get<std::uint64_t>(), want.read);
+      EXPECT_EQ(phase[i].at("bridged_bytes").get<std::uint64_t>(), want.bridged);
+      EXPECT_EQ(phase[i].at("gap_bytes").get<std::uint64_t>(), want.gap);
+      EXPECT_EQ(phase[i].at("padding_bytes").get<std::uint64_t>(), want.padding);
+      EXPECT_EQ(phase[i].at("requests").get<std::uint64_t>(), want.requests);
+      // Each method, and the pipelined loader's O_DIRECT reads (it aligns them itself, outward
+      // into its chunk slots, and copies out the planned bytes: the bridged requests as any).
+      const std::vector<std::vector<std::string>> runs{
+          {"--method", "pipelined"}, {"--method", "mmap"}, {"--method", "read"}, {"--method", "pipelined", "--direct"}};
+      for (const std::vector<std::string>& run : runs) {
+        std::vector<std::string> args{"--tp", tp, "--gap-bytes", gap, "--chunk-bytes", "65536", "--pool-bytes",
+                                      "262144", "--threads", "3"};
+        args.insert(args.end(), run.begin(), run.end());
+        const Outcome out = load(checkpoint, args);
         ASSERT_EQ(out.exit_code, 0) << out.describe();
         const Plan got = plan_of(out.out);
-        EXPECT_EQ(got.needed, want.needed) << "--tp " << tp << "\n" << out.out;
-        EXPECT_EQ(got.read, want.read) << "--tp " << tp;
-        EXPECT_EQ(got.padding, want.padding) << "--tp " << tp;
-        EXPECT_EQ(got.requests, want.requests) << "--tp " << tp;
-        EXPECT_EQ(got.files, want.files) << "--tp " << tp;
+        EXPECT_EQ(got.needed, want.needed) << out.out;
+        EXPECT_EQ(got.read, want.read);
+        EXPECT_EQ(got.padding, want.padding);
+        EXPECT_EQ(got.requests, want.requests);
+        EXPECT_EQ(got.files, want.files);
+        EXPECT_EQ(got.bridged, want.bridged);
+        EXPECT_EQ(got.gap, want.gap);
         EXPECT_TRUE(contains(out.out, "plan: --tp " + tp + " (PP 1, DP 1, weights) of a TP 2 × PP 1 × DP 1 checkpoint, "
                                       "inference " + (tp == "4" ? "ranks 0-3 (4 of 4)" : "rank 0 (1 of 1)")))
             << out.out;
-        EXPECT_TRUE(contains(out.out, "load " + method + " into host (3 threads, 65536 B chunks")) << out.out;
+        EXPECT_TRUE(contains(out.out, "load " + run[1] + " into host (3 threads, 65536 B chunks")) << out.out;
+        EXPECT_EQ(contains(out.out, ", O_DIRECT)"), run.size() == 3) << out.out;
         EXPECT_TRUE(contains(out.out, std::to_string(want.read) + " bytes in " + std::to_string(want.requests) +
                                           " requests from "))
             << out.out;
         EXPECT_TRUE(contains(out.out, ", verified\n")) << out.out;
-        EXPECT_TRUE(contains(out.out, "median " + method + " over 1 loads")) << out.out;
+        EXPECT_TRUE(contains(out.out, "median " + run[1] + " over 1 loads")) << out.out;
       }
     }
+    // The default is 64 KiB, as load.gap_bytes's.
+    const Outcome bridged = load(checkpoint, {"--tp", "4"});
+    ASSERT_EQ(bridged.exit_code, 0) << bridged.describe();
+    EXPECT_EQ(plan_of(bridged.out).requests, 38u) << bridged.out;
+    EXPECT_EQ(plan_of(bridged.out).bridged, kTp4Bridged);
     // TP 2, the writer's: each inference rank reads its writer rank's file, one request (every
     // slice a multiple of 64 bytes, so placed in memory as packed in the file).
     const Outcome same = load(checkpoint, {"--tp", "2"});
@@ -220,6 +258,16 @@ TEST_F(LoadCli, BadInputsAreOneClearErrorEach) {
   const Outcome lone = load(checkpoint, {"--rank", "1"});
   EXPECT_EQ(lone.exit_code, 2) << lone.describe();
   EXPECT_TRUE(contains(lone.err, "--rank requires --tp")) << lone.err;
+  for (const std::string gap : {"-1", "64k", "many"}) {
+    const Outcome bad = load(checkpoint, {"--tp", "4", "--gap-bytes", gap});
+    EXPECT_EQ(bad.exit_code, 2) << bad.describe();
+    EXPECT_TRUE(contains(bad.err, "--gap-bytes: give a number of bytes, 0 or more (e.g. 65536; 0 reads the exact "
+                                  "ranges only), not \"" + gap + "\""))
+        << bad.err;
+  }
+  const Outcome whole = load(checkpoint, {"--gap-bytes", "0"});
+  EXPECT_EQ(whole.exit_code, 2) << whole.describe();
+  EXPECT_TRUE(contains(whole.err, "--gap-bytes requires --tp")) << whole.err;
 
   // Writer rank 0 alone: the other TP half of every split tensor is stored nowhere.
   const fs::path partial = write("weights", "raw", "[ranks]\nselect = \"list\"\nlist = [0]\n");

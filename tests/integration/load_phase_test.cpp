@@ -84,7 +84,11 @@ TEST_F(LoadPhase, Tp2SafetensorsLoadedAtTp4ByEachMethodAndAtTp1WithDirectReadsVe
   const auto weights = written.at("bytes_per_checkpoint").get<std::uint64_t>();
 
   // TP 4 on 2 processes: every stored byte is needed once; the TP 4 vocabulary padding
-  // (1280 -> 1536 rows / 4) is stored nowhere and not read.
+  // (1280 -> 1536 rows / 4) is stored nowhere and not read. load.gap_bytes (64 KiB by default)
+  // bridges the file gaps between a rank's row halves of the TP 2 o_proj and down_proj slices
+  // (64 scaled rows of 256 and 512 bytes; a half row's gap is the other half): 63 gaps of 128 and
+  // of 256 bytes a layer and rank, read into scratch and dropped.
+  const std::uint64_t bridged = 8 * 4 * 63 * (128 + 256);
   const Outcome four = run(2, campaign("st", "weights", "safetensors",
                                        "[load]\ntp = 4\nmethod = [\"pipelined\", \"mmap\", \"read\"]\n"),
                            dir_ / "four", "load");
@@ -105,7 +109,9 @@ TEST_F(LoadPhase, Tp2SafetensorsLoadedAtTp4ByEachMethodAndAtTp1WithDirectReadsVe
     EXPECT_EQ(l.at("checkpoint_tp").get<int>(), 2);
     EXPECT_EQ(l.at("ranks").get<int>(), 4);
     EXPECT_EQ(l.at("bytes").get<std::uint64_t>(), weights);
-    EXPECT_EQ(l.at("bytes_read").get<std::uint64_t>(), weights);
+    EXPECT_EQ(l.at("bytes_read").get<std::uint64_t>(), weights + bridged);
+    EXPECT_EQ(l.at("bridged_bytes").get<std::uint64_t>(), bridged);
+    EXPECT_EQ(l.at("gap_bytes").get<std::uint64_t>(), 65536u);
     EXPECT_EQ(l.at("padding_bytes").get<std::uint64_t>(), (1536 - 1280) / 4 * kVocabRowBytes);
     EXPECT_GT(l.at("requests").get<std::uint64_t>(), 0u);
     // read: one pread a planned range; mmap: none; pipelined: at most one a range (the default
@@ -137,6 +143,7 @@ TEST_F(LoadPhase, Tp2SafetensorsLoadedAtTp4ByEachMethodAndAtTp1WithDirectReadsVe
   const auto& l1 = r1.at("load");
   EXPECT_EQ(l1.at("bytes").get<std::uint64_t>(), weights - (1280 - 1152) / 4 * kVocabRowBytes);
   EXPECT_EQ(l1.at("bytes_read").get<std::uint64_t>(), l1.at("bytes").get<std::uint64_t>());
+  EXPECT_EQ(l1.at("bridged_bytes").get<std::uint64_t>(), 0u);  // merged slices: no gaps
   EXPECT_EQ(l1.at("padding_bytes").get<std::uint64_t>(), 0u);
   EXPECT_EQ(l1.at("direct"), true);
   EXPECT_EQ(l1.at("pool_chunks").get<int>(), 5);  // 64 KiB / (8 KiB chunk + its O_DIRECT lead block)

@@ -18,6 +18,9 @@ TEST(CampaignLoad, DefaultsAreTheLoaderDefaultsAndTheCheckpointTp) {
   EXPECT_EQ(c.load.settings.chunk_bytes, std::uint64_t{32} << 20);
   EXPECT_EQ(c.load.settings.pool_bytes, std::uint64_t{4} << 30);
   EXPECT_EQ(c.load.inference.parallel.tp, 2);
+  EXPECT_EQ(c.load.inference.gap_bytes, kLoadGapBytes);
+  EXPECT_EQ(kLoadGapBytes, 65536u);
+  EXPECT_EQ(c.config.at("load").at("gap_bytes"), 65536);
   EXPECT_EQ(c.load.inference.parallel.pp, 1);
   EXPECT_EQ(c.load.inference.parallel.dp, 1);
   EXPECT_EQ(c.load.inference.state.scope, workloads::StateScope::weights);
@@ -28,7 +31,8 @@ TEST(CampaignLoad, DefaultsAreTheLoaderDefaultsAndTheCheckpointTp) {
 
 TEST(CampaignLoad, KeysParseAndLoadMethodSweeps) {
   const Campaign c = parse(kBase + "phase = \"load\"\n[load]\nmethod = [\"pipelined\", \"mmap\", \"read\"]\n"
-                                   "threads = 8\ndirect = true\nchunk_bytes = \"4 MiB\"\npool_bytes = \"64 MiB\"\ntp = 4\n");
+                                   "threads = 8\ndirect = true\nchunk_bytes = \"4 MiB\"\npool_bytes = \"64 MiB\"\ntp = 4\n"
+                                   "gap_bytes = \"4 KiB\"\n");
   ASSERT_EQ(c.cases.size(), 3u);
   EXPECT_EQ(c.cases[0].load.settings.method, LoadMethod::pipelined);
   EXPECT_EQ(c.cases[1].load.settings.method, LoadMethod::mmap);
@@ -41,6 +45,8 @@ TEST(CampaignLoad, KeysParseAndLoadMethodSweeps) {
   EXPECT_EQ(read.load.settings.chunk_bytes, std::uint64_t{4} << 20);
   EXPECT_EQ(read.load.settings.pool_bytes, std::uint64_t{64} << 20);
   EXPECT_EQ(read.load.inference.parallel.tp, 4);
+  EXPECT_EQ(read.load.inference.gap_bytes, 4096u);
+  EXPECT_EQ(parse(kBase + "[load]\ngap_bytes = 0\n").cases.at(0).load.inference.gap_bytes, 0u);
 }
 
 TEST(CampaignLoad, BadValuesNameTheirKeys) {
@@ -50,13 +56,16 @@ TEST(CampaignLoad, BadValuesNameTheirKeys) {
       {"[load]\nchunk_bytes = 5000\n", "c.toml:7: `load.chunk_bytes`: load.chunk_bytes = 5000 must be a multiple of 4096"},
       {"[load]\nchunk_bytes = \"8 MiB\"\npool_bytes = \"4 MiB\"\n", "`load.pool_bytes`: load.pool_bytes = 4194304 must hold"},
       // llama3-8b: 32 attention heads, 8 KV heads.
-      {"[load]\ntp = 3\n", "`load.tp`: load.tp = 3: "}};
+      {"[load]\ntp = 3\n", "`load.tp`: load.tp = 3: "},
+      {"[load]\ngap_bytes = -1\n", "c.toml:7: `load.gap_bytes`: a size must not be negative (got -1)"},
+      {"[load]\ngap_bytes = \"many\"\n", "c.toml:7: `load.gap_bytes`: "}};
   for (const auto& [tables, expected] : cases) {
     const std::string message = message_of(kBase + tables);
     EXPECT_NE(message.find(expected), std::string::npos) << message;
   }
   EXPECT_EQ(error_of(kBase + "[load]\nmethod = \"foo\"\n").key(), "load.method");
   EXPECT_EQ(error_of(kBase + "[load]\ntp = 3\n").key(), "load.tp");
+  EXPECT_EQ(error_of(kBase + "[load]\ngap_bytes = \"many\"\n").key(), "load.gap_bytes");
 }
 
 }  // namespace
