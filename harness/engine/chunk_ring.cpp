@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 #include <stdexcept>
 
+#include "harness/common/elapsed.hpp"
+
 namespace ckpt::harness {
 namespace {
 
@@ -56,9 +58,9 @@ bool ChunkRing::push(std::uint64_t offset, std::uint64_t bytes) {
   int slot = 0;
   {
     std::unique_lock lock(mutex_);
-    const auto start = std::chrono::steady_clock::now();
+    const auto start = Clock::now();
     changed_.wait(lock, [&] { return closed_ || pushed_ - popped_ < slots; });
-    copy_wait_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    copy_wait_seconds_ += seconds_since(start);
     if (closed_) return false;
     slot = static_cast<int>(pushed_ % slots);
     held_[static_cast<std::size_t>(slot)] = bytes;

@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string_view>
 
+#include "harness/common/elapsed.hpp"
 #include "harness/models/model_zoo.hpp"
 #include "harness/plan/file_naming.hpp"
 #include "harness/run/iteration.hpp"
@@ -16,8 +17,6 @@
 
 namespace ckpt::harness {
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 // The enumerator of `all` that `name` gives `text`; throws naming the manifest key.
 template <typename E, std::size_t N>
@@ -187,7 +186,7 @@ LoadTiming load_planned(const std::vector<RankPlan>& plans, const std::vector<Lo
   if (!ranges.empty()) timing = load_files(ranges, buffer.memory(), settings, pool_space);
   const auto scatter = Clock::now();
   apply_reshard_copies(plans, buffer_offsets(plans, buffer), buffer.memory());
-  timing.seconds += std::chrono::duration<double>(Clock::now() - scatter).count();
+  timing.seconds += seconds_since(scatter);
   return timing;
 }
 

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <set>
 
+#include "harness/common/elapsed.hpp"
 #include "harness/run/manifest.hpp"
 
 namespace ckpt::harness {
@@ -52,9 +53,9 @@ void write_coordinator_files(const std::filesystem::path& dir, const std::vector
 
 double commit_coordinator_files(const Case& c, const std::filesystem::path& dir, const nlohmann::json& items) {
   if (!writes_dcp_metadata(c)) return 0;
-  const auto start = std::chrono::steady_clock::now();
+  const auto start = Clock::now();
   write_coordinator_files(dir, coordinator_files(c, items));
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return seconds_since(start);
 }
 
 }  // namespace ckpt::harness
