@@ -62,23 +62,8 @@ class LoadCli : public ::testing::Test {
  protected:
   // The TP 2 campaign writing `scope` state as `format` with `more` TOML at the end.
   fs::path campaign(const std::string& scope, const std::string& format, const std::string& more = "") {
-    return dir_.write("c.toml", campaign_toml("lc", dir_ / "target", R"(create_target = true
-overwrite = true
-keep = true
-iterations = 1
-warmup = 0
-[model]
-name = ")" + model_.string() + R"("
-scale = 4
-[parallel]
-tp = 2
-[state]
-scope = ")" + scope + R"("
-[strategy]
-format = ")" + format + R"("
-[cache]
-policy = "none"
-)" + more));
+    return dir_.write("c.toml", campaign_toml("lc", dir_ / "target",
+                                              "overwrite = true\n" + tp2_checkpoint_toml(model_, scope, format) + more));
   }
   // Writes the checkpoint; returns its directory.
   fs::path write(const std::string& scope, const std::string& format, const std::string& more = "") {

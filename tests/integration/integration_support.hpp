@@ -298,6 +298,14 @@ inline std::string campaign_toml(const std::string& name, const fs::path& target
   return "[campaign]\nname = \"" + name + "\"\ntarget = \"" + target.string() + "\"\n" + rest;
 }
 
+// After campaign_toml's [campaign] table: a kept checkpoint of one iteration without warm-up of
+// the model file `model` at scale 4 under TP 2, `scope` state as `format`, caches left alone.
+inline std::string tp2_checkpoint_toml(const fs::path& model, const std::string& scope, const std::string& format) {
+  return "create_target = true\nkeep = true\niterations = 1\nwarmup = 0\n[model]\nname = \"" + model.string() +
+         "\"\nscale = 4\n[parallel]\ntp = 2\n[state]\nscope = \"" + scope + "\"\n[strategy]\nformat = \"" + format +
+         "\"\n[cache]\npolicy = \"none\"\n";
+}
+
 // Bytes `ckptbench run` writes per checkpoint for `world` modeled ranks of the layout that
 // `layout_args` describes: every shard of every rank (from `ckptbench layout --rank R --json`)
 // scaled down as harness/plan/shard_geometry.hpp describes.

@@ -41,22 +41,7 @@ class LoadPhase : public ::testing::Test {
   // A TP 2 campaign writing `scope` state as `format`, then `extra` (a [load] table).
   fs::path campaign(const std::string& name, const std::string& scope, const std::string& format,
                     const std::string& extra) {
-    return dir_.write(name + ".toml", campaign_toml(name, dir_ / "target", R"(create_target = true
-keep = true
-iterations = 1
-warmup = 0
-[model]
-name = ")" + model_.string() + R"("
-scale = 4
-[parallel]
-tp = 2
-[state]
-scope = ")" + scope + R"("
-[strategy]
-format = ")" + format + R"("
-[cache]
-policy = "none"
-)" + extra));
+    return dir_.write(name + ".toml", campaign_toml(name, dir_ / "target", tp2_checkpoint_toml(model_, scope, format) + extra));
   }
 
   Outcome run(int processes, const fs::path& file, const fs::path& output, const std::string& phase) {
