@@ -137,7 +137,7 @@ TEST_F(SafetensorsRun, LoadMethodsEachVerifyRawAndSafetensorsAndNameACorruptedTe
   ASSERT_EQ(run("max_shard_bytes = 100000\n[state]\nscope = \"weights\"\n").exit_code, 0);
   const Outcome pinned = ckptbench({"load", checkpoint().string(), "--memory", "pinned", "--no-drop-caches"});
   EXPECT_EQ(pinned.exit_code, 0) << pinned.describe();
-  EXPECT_TRUE(contains(pinned.out, "load pipelined into pinned (4 threads, 33554432 B chunks, 3 in the pool)")) << pinned.out;
+  EXPECT_TRUE(contains(pinned.out, "load pipelined into pinned (4 threads, 33554432 B chunks, 3 in the pool, 3 reads)")) << pinned.out;
   const fs::path file = checkpoint() / "model-00003-of-00003.safetensors";
   const harness::SafetensorsHeader header = harness::read_safetensors_header(file);
   {
