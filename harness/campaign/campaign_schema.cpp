@@ -3,247 +3,18 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
-#include <climits>
 #include <numeric>
 #include <stdexcept>
 #include <utility>
 
-#include "backends/registry.hpp"
-#include "harness/campaign/case.hpp"
 #include "harness/common/config_error.hpp"
 #include "harness/common/config_text.hpp"
 #include "harness/common/suggest.hpp"
-#include "harness/load/weight_loader.hpp"
 #include "workloads/dtype.hpp"
 #include "workloads/limits.hpp"
 
 namespace ckpt::harness::schema {
 namespace {
-
-constexpr std::int64_t kIntMax = INT_MAX;  // keys stored in an int
-constexpr std::int64_t kNoMax = std::numeric_limits<std::int64_t>::max();
-
-KeySpec required_text(std::string_view table, std::string_view key) {
-  return KeySpec{.table = table, .key = key, .kind = Kind::text, .required = true};
-}
-KeySpec text_key(std::string_view table, std::string_view key, const char* fallback) {
-  return KeySpec{.table = table, .key = key, .kind = Kind::text, .fallback = std::string(fallback)};
-}
-KeySpec bool_key(std::string_view table, std::string_view key, bool fallback) {
-  return KeySpec{.table = table, .key = key, .kind = Kind::boolean, .fallback = fallback};
-}
-KeySpec int_key(std::string_view table, std::string_view key, std::int64_t fallback,
-                std::int64_t min, std::int64_t max = kNoMax) {
-  return KeySpec{.table = table,
-                 .key = key,
-                 .kind = Kind::integer,
-                 .fallback = fallback,
-                 .min = min,
-                 .max = max};
-}
-KeySpec size_key(std::string_view table, std::string_view key, std::int64_t fallback,
-                 std::int64_t min = 0) {
-  return KeySpec{.table = table, .key = key, .kind = Kind::size, .fallback = fallback, .min = min};
-}
-// `fallback` nullptr: unset by default.
-KeySpec choice_key(std::string_view table, std::string_view key, const char* fallback,
-                   std::vector<std::string_view> choices) {
-  return KeySpec{.table = table,
-                 .key = key,
-                 .kind = Kind::choice,
-                 .fallback = fallback ? Value{std::string(fallback)} : Value{},
-                 .choices = std::move(choices)};
-}
-KeySpec dtype_key(std::string_view table, std::string_view key, const char* fallback,
-                  Kind kind = Kind::dtype) {
-  return KeySpec{.table = table, .key = key, .kind = kind, .fallback = std::string(fallback)};
-}
-KeySpec number_key(std::string_view table, std::string_view key, double fallback, std::int64_t min,
-                   std::int64_t max = kNoMax) {
-  return KeySpec{.table = table, .key = key, .kind = Kind::number, .fallback = fallback, .min = min, .max = max};
-}
-KeySpec fixed(KeySpec spec) {
-  spec.sweepable = false;
-  return spec;
-}
-
-std::vector<KeySpec> general_keys();
-
-// The backends' own tables, from their option tables (backends/<name>/): the registry's
-// listing, these keys and the backends' parsing share that one declaration.
-struct BackendSchema {
-  std::vector<backends::BackendInfo> infos;
-  std::vector<std::string> tables;  // "backend.<name>" of every backend with options
-  std::vector<std::string_view> table_views;
-};
-
-const BackendSchema& backend_schema() {
-  static const BackendSchema schema = [] {
-    BackendSchema built;
-    built.infos = backends::list_backends();
-    for (const backends::BackendInfo& info : built.infos) {
-      if (!info.options.empty()) built.tables.push_back("backend." + info.name);
-    }
-    built.table_views.assign(built.tables.begin(), built.tables.end());
-    return built;
-  }();
-  return schema;
-}
-
-std::int64_t default_integer(std::string_view table, const backends::OptionSpec& option) {
-  std::int64_t value = 0;
-  const std::string& text = option.default_value;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc() || end != text.data() + text.size()) {
-    throw std::logic_error(std::string(table) + "." + option.name + ": default \"" + text + "\" is no integer");
-  }
-  return value;
-}
-
-KeySpec backend_key(std::string_view table, const backends::OptionSpec& option) {
-  using backends::OptionType;
-  const std::string_view key = option.name;
-  switch (option.type) {
-    case OptionType::boolean:
-      return bool_key(table, key, option.default_value == "true");
-    case OptionType::integer:
-      return int_key(table, key, default_integer(table, option), option.min, option.max);
-    case OptionType::size: {
-      KeySpec spec = size_key(table, key, default_integer(table, option), option.min);
-      spec.max = option.max;
-      return spec;
-    }
-    case OptionType::choice:
-      return choice_key(table, key, option.default_value.c_str(),
-                        std::vector<std::string_view>(option.choices.begin(), option.choices.end()));
-    case OptionType::text:
-      return text_key(table, key, option.default_value.c_str());
-    case OptionType::string_map:
-      return fixed(KeySpec{.table = table, .key = key, .kind = Kind::string_map, .fallback = nlohmann::json::object()});
-  }
-  throw std::logic_error("backend option of an unknown type");
-}
-
-std::vector<KeySpec> build_keys() {
-  std::vector<KeySpec> keys = general_keys();
-  const BackendSchema& schema = backend_schema();
-  std::size_t table = 0;
-  for (const backends::BackendInfo& info : schema.infos) {
-    if (info.options.empty()) continue;
-    for (const backends::OptionSpec& option : info.options) keys.push_back(backend_key(schema.table_views[table], option));
-    ++table;
-  }
-  return keys;
-}
-
-std::vector<KeySpec> general_keys() {
-  return {
-      fixed(required_text("campaign", "name")),
-      fixed(required_text("campaign", "target")),
-      fixed(bool_key("campaign", "create_target", false)),
-      fixed(bool_key("campaign", "overwrite", false)),
-      fixed(bool_key("campaign", "keep", false)),
-      int_key("campaign", "iterations", 3, 1, kIntMax),
-      int_key("campaign", "warmup", 1, 0, kIntMax),
-      fixed(choice_key("campaign", "phase", "both", {"both", "checkpoint", "restore", "load"})),
-      fixed(size_key("campaign", "memory_budget", 0)),
-      fixed(choice_key("campaign", "mpi_io", "default", {"default", "romio", "ompio"})),
-      required_text("model", "name"),
-      int_key("model", "scale", 1, 1),
-      // exact: what the frameworks save; dlio: DLIO's (MLPerf Storage's) size formula.
-      choice_key("model", "sizing", "exact", {"exact", "dlio"}),
-      // The parallel sizes must be positive here; whether they suit the model is Layout's call.
-      int_key("parallel", "tp", 1, 1),
-      int_key("parallel", "pp", 1, 1),
-      int_key("parallel", "dp", 1, 1),
-      int_key("parallel", "ep", 1, 1),
-      int_key("parallel", "zero", 0, 0, kIntMax),
-      int_key("parallel", "vocab_divisor", 128, 1),
-      int_key("parallel", "pp_first_stage_layers", 0, 0),
-      int_key("parallel", "pp_last_stage_layers", 0, 0),
-      choice_key("state", "scope", "full", {"full", "weights"}),
-      choice_key("state", "naming", nullptr, {"megatron", "hf"}),
-      dtype_key("state", "weight_dtype", "bf16"),
-      dtype_key("state", "master_dtype", "fp32", Kind::dtype_or_none),
-      dtype_key("state", "optimizer_dtype", "fp32"),
-      choice_key("ranks", "select", "all", {"all", "list", "node"}),
-      fixed(KeySpec{.table = "ranks",
-                    .key = "list",
-                    .kind = Kind::rank_list,
-                    .fallback = std::vector<std::int64_t>{}}),
-      // Bounded by the largest world, so that node × gpus_per_node cannot overflow.
-      int_key("ranks", "node", 0, 0, workloads::limits::kWorldSize - 1),
-      int_key("ranks", "gpus_per_node", 8, 1, workloads::limits::kWorldSize),
-      choice_key("strategy", "mapping", "file_per_rank",
-                 {"file_per_rank", "file_per_tensor", "file_per_node", "shared_file"}),
-      choice_key("strategy", "layout", "dcp", {"dcp", "megatron", "deepspeed", "megatron_dist"}),
-      choice_key("strategy", "megatron_optimizer", "gathered", {"gathered", "per_dp"}),
-      int_key("strategy", "writer_threads", 2, 1, 64),
-      size_key("strategy", "alignment", 0),
-      size_key("strategy", "chunk_bytes", 0),
-      size_key("strategy", "coalesce_bytes", 0),
-      choice_key("strategy", "format", "raw", {"raw", "safetensors"}),
-      // Hugging Face's default max_shard_size ("5GB").
-      size_key("strategy", "max_shard_bytes", 5'000'000'000, 1),
-      text_key("backend", "name", "posix"),
-      bool_key("backend", "direct", false),
-      choice_key("backend", "sync", "fsync", {"none", "fsync", "fdatasync"}),
-      bool_key("backend", "fallocate", false),
-      int_key("backend", "threads", 1, 1, kIntMax),
-      int_key("backend", "queue_depth", 1, 1, kIntMax),
-      bool_key("backend", "sqpoll", false),
-      size_key("backend", "direct_alignment", 4096, 1),
-      choice_key("data", "pattern", "random", {"random", "zeros", "bf16"}),
-      int_key("data", "seed", 1, 0),
-      bool_key("data", "verify", true),
-      choice_key("memory", "space", "host", {"host", "pinned", "cuda", "kokkos"}),
-      size_key("memory", "staging_bytes", std::int64_t{64} << 20, 4096),
-      int_key("memory", "staging_buffers", 2, 1, 64),
-      choice_key("cache", "policy", "drop", {"drop", "fadvise", "read_shift", "none"}),
-      // [training] and [engine] (harness/engine): training.iterations = 0 keeps the loop off.
-      int_key("training", "iterations", 0, 0, kIntMax),
-      number_key("training", "iteration_seconds", 1.0, 0, 3600),
-      number_key("training", "update_fraction", 0.2, 0, 1),
-      int_key("training", "checkpoint_every", 1, 1, kIntMax),
-      choice_key("training", "compute", "sleep", {"sleep", "spin", "gpu"}),
-      choice_key("engine", "name", "sync", {"sync", "async", "lazy"}),
-      size_key("engine", "host_pool_bytes", 0),
-      // [restore] (harness/reshard): 0, -1 or no value keep the writer's parallel.*, state.scope
-      // and ranks.* — a plain restore of the writer's layout.
-      int_key("restore", "tp", 0, 0),
-      int_key("restore", "pp", 0, 0),
-      int_key("restore", "dp", 0, 0),
-      int_key("restore", "ep", 0, 0),
-      int_key("restore", "zero", -1, -1, kIntMax),
-      choice_key("restore", "state", nullptr, {"full", "weights"}),
-      choice_key("restore", "select", nullptr, {"all", "list", "node"}),
-      fixed(KeySpec{.table = "restore",
-                    .key = "list",
-                    .kind = Kind::rank_list,
-                    .fallback = std::vector<std::int64_t>{}}),
-      int_key("restore", "node", 0, 0),
-      choice_key("restore", "read", "exact", {"exact", "whole_items"}),
-      size_key("restore", "gap_bytes", 0),
-      // [load] (the load phase, harness/run/case_load.cpp): defaults from LoadSettings and
-      // kLoadGapBytes, as `ckptbench load`'s; load.tp = 0 loads into the checkpoint's parallel.tp.
-      choice_key("load", "method", load_method_name(LoadSettings{}.method).data(), {load_method_name(LoadMethod::pipelined), load_method_name(LoadMethod::mmap),
-                  load_method_name(LoadMethod::read)}),
-      int_key("load", "threads", LoadSettings{}.threads, 1, kMaxLoadThreads),
-      bool_key("load", "direct", LoadSettings{}.direct),
-      size_key("load", "chunk_bytes", static_cast<std::int64_t>(LoadSettings{}.chunk_bytes), 4096),
-      size_key("load", "pool_bytes", static_cast<std::int64_t>(LoadSettings{}.pool_bytes), 4096),
-      int_key("load", "tp", 0, 0),
-      size_key("load", "gap_bytes", static_cast<std::int64_t>(kLoadGapBytes)),
-      // [measure] calibration: a plain write and read of each case's bytes before each iteration (ckptbench gate).
-      fixed(bool_key("measure", "calibration", false)),
-      // [measure]: per-request latency histograms (posix, uring); off so bandwidth runs pay nothing.
-      bool_key("measure", "latency", false),
-  };
-}
-
-constexpr std::array<std::string_view, 15> kTables{"campaign", "model",  "parallel", "state",    "ranks",
-                                                   "strategy", "backend", "data",    "memory",   "cache",
-                                                   "training", "engine",  "restore", "load",     "measure"};
 
 std::string quoted_list(const std::vector<std::string_view>& choices) {
   std::string listed;
@@ -397,19 +168,8 @@ std::int64_t power_of_ten(std::size_t digits) {
 
 }  // namespace
 
-std::span<const KeySpec> keys() {
-  static const std::vector<KeySpec> kKeys = build_keys();
-  return kKeys;
-}
-
-std::span<const std::string_view> tables() {
-  return kTables;
-}
-
-std::span<const std::string_view> backend_tables() { return backend_schema().table_views; }
-
 bool is_table(std::string_view table) {
-  return std::find(kTables.begin(), kTables.end(), table) != kTables.end() ||
+  return std::find(tables().begin(), tables().end(), table) != tables().end() ||
          std::find(backend_tables().begin(), backend_tables().end(), table) != backend_tables().end();
 }
 

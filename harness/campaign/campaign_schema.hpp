@@ -1,11 +1,9 @@
 #pragma once
 
-// The keys a campaign file may hold, their types and defaults, and the conversion of one TOML
-// value into a checked value. Internal to harness/campaign.
+// The keys a campaign file may hold, their types, defaults and help, and the conversion of one
+// TOML value into a checked value. Used by harness/campaign and by `ckptbench keys`.
 
 #include <toml++/toml.h>
-
-#include "harness/common/config_text.hpp"
 
 #include <cstdint>
 #include <limits>
@@ -16,13 +14,15 @@
 #include <variant>
 #include <vector>
 
+#include "harness/common/config_text.hpp"
+
 namespace ckpt::harness::schema {
 
 // One key's value after type checking and unit parsing: sizes are bytes, enums their names.
 // monostate: unset (the default of state.naming).
 // string_map: a JSON object of strings (MPI info hints).
-using Value = std::variant<std::monostate, bool, std::int64_t, std::string, std::vector<std::int64_t>,
-                           nlohmann::json, double>;
+using Value = std::variant<std::monostate, bool, std::int64_t, std::string,
+                           std::vector<std::int64_t>, nlohmann::json, double>;
 
 enum class Kind {
   text,  // a non-empty string
@@ -40,6 +40,9 @@ enum class Kind {
 struct KeySpec {
   std::string_view table;  // "backend.mpiio" for a backend's own table
   std::string_view key;
+  // What the key does, for `ckptbench keys` and docs/campaign-keys.md: plain text (no Markdown,
+  // no '|'), lower case first, no final full stop, as the backends' option help.
+  std::string_view help;
   Kind kind = Kind::text;
   Value fallback;  // the default; monostate for required keys and unset options
   bool required = false;
@@ -80,7 +83,7 @@ Value convert(const KeySpec& spec, const toml::node& node, const Where& where);
 // ConfigError at `where` for negative, fractional-byte, overflowing or unparseable text.
 std::int64_t parse_size(std::string_view text, const Where& where);
 
-std::string expected(const KeySpec& spec);   // what the key accepts, for "expected X, found Y"
+std::string expected(const KeySpec& spec);  // what the key accepts, for "expected X, found Y"
 nlohmann::json to_json(const Value& value);
 
 }  // namespace ckpt::harness::schema

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "harness/cli/backends_command.hpp"
+#include "harness/cli/keys_command.hpp"
 #include "harness/cli/compare_command.hpp"
 #include "harness/cli/gate_command.hpp"
 #include "harness/cli/layout_command.hpp"
@@ -84,6 +85,8 @@ int run_cli(int argc, char** argv, std::ostream& out, std::ostream& err) {
   BackendsOptions backends_options;
   CLI::App* run_cmd = add_run_command(app, run_options);
   CLI::App* backends_cmd = add_backends_command(app, backends_options);
+  KeysOptions keys_options;
+  CLI::App* keys_cmd = add_keys_command(app, keys_options);
   ReportCommandOptions report_options;
   CLI::App* report_cmd = add_report_command(app, report_options);
   CompareCommandOptions compare_options;
@@ -109,6 +112,7 @@ int run_cli(int argc, char** argv, std::ostream& out, std::ostream& err) {
     if (layout_cmd->parsed()) run_layout(layout_options, out);
     if (models_cmd->parsed()) run_models(models_options, out);
     if (backends_cmd->parsed()) run_backends(backends_options, out);
+    if (keys_cmd->parsed()) run_keys(keys_options, out);
     if (run_cmd->parsed()) return run_campaign(run_options, out, err);
     if (report_cmd->parsed()) return run_report(report_options, out);
     if (compare_cmd->parsed()) return run_compare(compare_options, out);

@@ -219,8 +219,8 @@ TEST_F(CliExitStatus, UnknownSubcommandSuggestsTheClosest) {
   expect_error("runn", "unknown subcommand `runn` — did you mean `run`?\nRun `ckptbench --help` for the options.");
   expect_error("-q modles", "unknown subcommand `modles` — did you mean `models`?");
   expect_error("layot --model llama3-8b", "unknown subcommand `layot` — did you mean `layout`?");
-  expect_error("frobnicate", "unknown subcommand `frobnicate` (subcommands: layout, models, run, backends, report, compare, gate, project, load)");
-  expect_error("", "a subcommand is required: layout, models, run, backends, report, compare, gate, project, load");
+  expect_error("frobnicate", "unknown subcommand `frobnicate` (subcommands: layout, models, run, backends, keys, report, compare, gate, project, load)");
+  expect_error("", "a subcommand is required: layout, models, run, backends, keys, report, compare, gate, project, load");
 }
 
 TEST_F(CliExitStatus, BadPhaseValue) {

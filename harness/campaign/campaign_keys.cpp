@@ -1,0 +1,498 @@
+#include <array>
+#include <charconv>
+#include <climits>
+#include <limits>
+#include <stdexcept>
+#include <utility>
+
+#include "backends/registry.hpp"
+#include "harness/campaign/campaign_schema.hpp"
+#include "harness/campaign/case.hpp"
+#include "harness/load/weight_loader.hpp"
+#include "workloads/limits.hpp"
+
+// The declaration of every campaign key (type, default, range or choices, help) and the
+// backends' tables, built from their option tables. campaign_schema.cpp checks values against
+// them.
+namespace ckpt::harness::schema {
+namespace {
+
+constexpr std::int64_t kIntMax = INT_MAX;  // keys stored in an int
+constexpr std::int64_t kNoMax = std::numeric_limits<std::int64_t>::max();
+
+KeySpec required_text(std::string_view table, std::string_view key, std::string_view help) {
+  return KeySpec{.table = table, .key = key, .help = help, .kind = Kind::text, .required = true};
+}
+KeySpec text_key(std::string_view table, std::string_view key, std::string_view help,
+                 const char* fallback) {
+  return KeySpec{.table = table,
+                 .key = key,
+                 .help = help,
+                 .kind = Kind::text,
+                 .fallback = std::string(fallback)};
+}
+KeySpec bool_key(std::string_view table, std::string_view key, std::string_view help,
+                 bool fallback) {
+  return KeySpec{
+      .table = table, .key = key, .help = help, .kind = Kind::boolean, .fallback = fallback};
+}
+KeySpec int_key(std::string_view table, std::string_view key, std::string_view help,
+                std::int64_t fallback, std::int64_t min, std::int64_t max = kNoMax) {
+  return KeySpec{.table = table,
+                 .key = key,
+                 .help = help,
+                 .kind = Kind::integer,
+                 .fallback = fallback,
+                 .min = min,
+                 .max = max};
+}
+KeySpec size_key(std::string_view table, std::string_view key, std::string_view help,
+                 std::int64_t fallback, std::int64_t min = 0) {
+  return KeySpec{.table = table,
+                 .key = key,
+                 .help = help,
+                 .kind = Kind::size,
+                 .fallback = fallback,
+                 .min = min};
+}
+// `fallback` nullptr: unset by default.
+KeySpec choice_key(std::string_view table, std::string_view key, std::string_view help,
+                   const char* fallback, std::vector<std::string_view> choices) {
+  return KeySpec{.table = table,
+                 .key = key,
+                 .help = help,
+                 .kind = Kind::choice,
+                 .fallback = fallback ? Value{std::string(fallback)} : Value{},
+                 .choices = std::move(choices)};
+}
+KeySpec dtype_key(std::string_view table, std::string_view key, std::string_view help,
+                  const char* fallback, Kind kind = Kind::dtype) {
+  return KeySpec{
+      .table = table, .key = key, .help = help, .kind = kind, .fallback = std::string(fallback)};
+}
+KeySpec number_key(std::string_view table, std::string_view key, std::string_view help,
+                   double fallback, std::int64_t min, std::int64_t max = kNoMax) {
+  return KeySpec{.table = table,
+                 .key = key,
+                 .help = help,
+                 .kind = Kind::number,
+                 .fallback = fallback,
+                 .min = min,
+                 .max = max};
+}
+KeySpec rank_list_key(std::string_view table, std::string_view key, std::string_view help) {
+  return KeySpec{.table = table,
+                 .key = key,
+                 .help = help,
+                 .kind = Kind::rank_list,
+                 .fallback = std::vector<std::int64_t>{},
+                 .sweepable = false};
+}
+KeySpec fixed(KeySpec spec) {
+  spec.sweepable = false;
+  return spec;
+}
+
+// The backends' own tables, from their option tables (backends/<name>/): the registry's
+// listing, these keys and the backends' parsing share that one declaration.
+struct BackendSchema {
+  std::vector<backends::BackendInfo> infos;
+  std::vector<std::string> tables;  // "backend.<name>" of every backend with options
+  std::vector<std::string_view> table_views;
+};
+
+const BackendSchema& backend_schema() {
+  static const BackendSchema schema = [] {
+    BackendSchema built;
+    built.infos = backends::list_backends();
+    for (const backends::BackendInfo& info : built.infos) {
+      if (!info.options.empty()) built.tables.push_back("backend." + info.name);
+    }
+    built.table_views.assign(built.tables.begin(), built.tables.end());
+    return built;
+  }();
+  return schema;
+}
+
+std::int64_t default_integer(std::string_view table, const backends::OptionSpec& option) {
+  std::int64_t value = 0;
+  const std::string& text = option.default_value;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size()) {
+    throw std::logic_error(std::string(table) + "." + option.name + ": default \"" + text +
+                           "\" is no integer");
+  }
+  return value;
+}
+
+KeySpec backend_key(std::string_view table, const backends::OptionSpec& option) {
+  using backends::OptionType;
+  const std::string_view key = option.name;
+  const std::string_view help = option.help;
+  switch (option.type) {
+    case OptionType::boolean:
+      return bool_key(table, key, help, option.default_value == "true");
+    case OptionType::integer:
+      return int_key(table, key, help, default_integer(table, option), option.min, option.max);
+    case OptionType::size: {
+      KeySpec spec = size_key(table, key, help, default_integer(table, option), option.min);
+      spec.max = option.max;
+      return spec;
+    }
+    case OptionType::choice:
+      return choice_key(
+          table, key, help, option.default_value.c_str(),
+          std::vector<std::string_view>(option.choices.begin(), option.choices.end()));
+    case OptionType::text:
+      return text_key(table, key, help, option.default_value.c_str());
+    case OptionType::string_map:
+      return fixed(KeySpec{.table = table,
+                           .key = key,
+                           .help = help,
+                           .kind = Kind::string_map,
+                           .fallback = nlohmann::json::object()});
+  }
+  throw std::logic_error("backend option of an unknown type");
+}
+
+// The [campaign] table.
+std::vector<KeySpec> campaign_table_keys() {
+  return {
+      fixed(
+          required_text("campaign", "name",
+                        "names the results directory and the checkpoint directory <target>/<name>: "
+                        "one path component (no '/', not '.' or '..', at most 200 bytes)")),
+      fixed(required_text("campaign", "target",
+                          "directory the checkpoints go under (<target>/<name>/case-NNNN/<step>/), "
+                          "relative to the working directory; the storage under test")),
+      fixed(bool_key("campaign", "create_target",
+                     "create the target directory when it is missing (else an error)", false)),
+      fixed(bool_key("campaign", "overwrite",
+                     "allow a target that holds an older checkpoint of the same case; it stays "
+                     "untouched until a new checkpoint is complete, then is removed",
+                     false)),
+      fixed(bool_key("campaign", "keep",
+                     "keep each case's newest checkpoint (named by case-NNNN/latest) after the "
+                     "run; always on with --phase checkpoint",
+                     false)),
+      int_key("campaign", "iterations", "timed checkpoint and restore iterations per case", 3, 1,
+              kIntMax),
+      int_key("campaign", "warmup", "untimed iterations before the timed ones", 1, 0, kIntMax),
+      fixed(choice_key(
+          "campaign", "phase",
+          "what a run does: write then read back (both), only write and keep (checkpoint), only "
+          "read a kept checkpoint in a new process (restore), or load its weights as an inference "
+          "server does (load, the [load] keys); --phase overrides",
+          "both", {"both", "checkpoint", "restore", "load"})),
+      fixed(size_key("campaign", "memory_budget",
+                     "buffer bytes per process; a case that needs more is refused before "
+                     "allocating, saying how much it needs; 0: no budget",
+                     0)),
+      fixed(choice_key("campaign", "mpi_io",
+                       "MPI-IO implementation of the mpiio and hdf5 backends: romio or ompio asks "
+                       "Open MPI for it before MPI starts (OMPI_MCA_io), default leaves the "
+                       "library's choice; HDF5 runs best on ROMIO",
+                       "default", {"default", "romio", "ompio"})),
+  };
+}
+
+// What is written: [model], [parallel], [state] and [ranks].
+std::vector<KeySpec> model_keys() {
+  return {
+      required_text("model", "name",
+                    "a zoo model (ckptbench models), a model .toml file, or a Hugging Face "
+                    "config.json or the directory holding it"),
+      int_key("model", "scale",
+              "divide every tensor's leading dimension by this, to run a large model's layout with "
+              "less data; tensor counts, names and file counts stay those of the full model",
+              1, 1),
+      choice_key("model", "sizing",
+                 "exact: the tensors the framework saves; dlio: DLIO's (MLPerf Storage v2.0's) "
+                 "byte counts, rank order and pipeline split",
+                 "exact", {"exact", "dlio"}),
+      // The parallel sizes must be positive here; whether they suit the model is Layout's call.
+      int_key("parallel", "tp", "tensor-parallel size of the modeled job", 1, 1),
+      int_key("parallel", "pp", "pipeline-parallel size of the modeled job", 1, 1),
+      int_key("parallel", "dp", "data-parallel size of the modeled job", 1, 1),
+      int_key("parallel", "ep", "expert-parallel size (subdivides dp) of the modeled job", 1, 1),
+      int_key("parallel", "zero",
+              "ZeRO stage 0-3: 1 and 2 partition the optimizer state over dp, 3 also the weights",
+              0, 0, kIntMax),
+      int_key("parallel", "vocab_divisor",
+              "the vocabulary is padded to a multiple of this times tp (Megatron's)", 128, 1),
+      int_key("parallel", "pp_first_stage_layers",
+              "layers of the first pipeline stage for an uneven split (0: even split)", 0, 0),
+      int_key("parallel", "pp_last_stage_layers",
+              "layers of the last pipeline stage for an uneven split (0: even split)", 0, 0),
+      choice_key("state", "scope",
+                 "weights only, or full training state: weights, fp32 master copy and Adam's "
+                 "exp_avg and exp_avg_sq",
+                 "full", {"full", "weights"}),
+      choice_key("state", "naming",
+                 "tensor names: Megatron-core's or Hugging Face's; unset: megatron for full state, "
+                 "hf for weights",
+                 nullptr, {"megatron", "hf"}),
+      dtype_key("state", "weight_dtype", "element type of the weights", "bf16"),
+      dtype_key("state", "master_dtype",
+                "element type of the master copy of the weights; none drops it", "fp32",
+                Kind::dtype_or_none),
+      dtype_key("state", "optimizer_dtype",
+                "element type of the optimizer state (exp_avg, exp_avg_sq)", "fp32"),
+      choice_key("ranks", "select",
+                 "which modeled ranks this run writes: all, the ranks of ranks.list, or one node's "
+                 "share (ranks.node)",
+                 "all", {"all", "list", "node"}),
+      rank_list_key("ranks", "list",
+                    "the modeled ranks to write with select = \"list\" (at most 1,048,576 entries, "
+                    "the largest world)"),
+      // Bounded by the largest world, so that node × gpus_per_node cannot overflow.
+      int_key("ranks", "node",
+              "with select = \"node\": the node whose ranks [node×G, (node+1)×G) are written, G = "
+              "gpus_per_node",
+              0, 0, workloads::limits::kWorldSize - 1),
+      int_key("ranks", "gpus_per_node",
+              "ranks per node (G): for select = \"node\", file_per_node files and the read_shift "
+              "cache policy",
+              8, 1, workloads::limits::kWorldSize),
+  };
+}
+
+// How it is written: [strategy], [backend], [data], [memory] and [cache].
+std::vector<KeySpec> strategy_keys() {
+  return {
+      choice_key("strategy", "mapping",
+                 "files of a checkpoint: one per rank, one per tensor, one per node (its ranks at "
+                 "offsets) or one shared file (N-to-1)",
+                 "file_per_rank",
+                 {"file_per_rank", "file_per_tensor", "file_per_node", "shared_file"}),
+      choice_key(
+          "strategy", "layout",
+          "directory and file names as the framework writes them: torch.distributed.checkpoint, "
+          "Megatron-LM, DeepSpeed, or Megatron's torch_dist (see ckptbench layout --files)",
+          "dcp", {"dcp", "megatron", "deepspeed", "megatron_dist"}),
+      choice_key(
+          "strategy", "megatron_optimizer",
+          "layout megatron with ZeRO >= 1: gathered (DP rank 0 writes distrib_optim.pt with the DP "
+          "group's shards, gathered over MPI) or per_dp (each DP rank's shard in its own optim.pt)",
+          "gathered", {"gathered", "per_dp"}),
+      int_key(
+          "strategy", "writer_threads",
+          "layout megatron_dist: .distcp files per rank, one per Megatron-core writer thread: 2 "
+          "up to core 0.16, 1 from 0.17",
+          2, 1, 64),
+      size_key(
+          "strategy", "alignment",
+          "align every shard's file offset to this many bytes (the padding is recorded); 0: packed",
+          0),
+      size_key("strategy", "chunk_bytes",
+               "split extents larger than this into requests of this size; 0: no split", 0),
+      size_key("strategy", "coalesce_bytes",
+               "merge consecutive small shards of a file into one request of up to this many "
+               "bytes; 0: off",
+               0),
+      choice_key(
+          "strategy", "format",
+          "raw (the shards' bytes alone) or safetensors files (header, tensors back to back, "
+          "index); safetensors takes only the default mapping, no alignment and no O_DIRECT",
+          "raw", {"raw", "safetensors"}),
+      // Hugging Face's default max_shard_size ("5GB").
+      size_key("strategy", "max_shard_bytes",
+               "safetensors with state.scope = \"weights\": tensor bytes per "
+               "model-NNNNN-of-NNNNN.safetensors file",
+               5'000'000'000, 1),
+      text_key(
+          "backend", "name",
+          "storage backend: posix, uring, mpiio, hdf5, gds, null, skeleton (ckptbench backends)",
+          "posix"),
+      bool_key("backend", "direct",
+               "O_DIRECT: bypass the page cache (buffers and offsets aligned to direct_alignment)",
+               false),
+      choice_key("backend", "sync", "flush after writing, inside the timed checkpoint", "fsync",
+                 {"none", "fsync", "fdatasync"}),
+      bool_key("backend", "fallocate", "reserve every file's size before writing", false),
+      int_key("backend", "threads", "I/O threads per process", 1, 1, kIntMax),
+      int_key("backend", "queue_depth", "requests in flight per thread (uring; posix takes only 1)",
+              1, 1, kIntMax),
+      bool_key("backend", "sqpoll",
+               "uring: a kernel thread polls the submission queue (IORING_SETUP_SQPOLL)", false),
+      size_key("backend", "direct_alignment",
+               "the alignment O_DIRECT needs, for buffers, offsets and lengths", 4096, 1),
+      choice_key("data", "pattern",
+                 "the data written: random (incompressible), bf16 (values distributed like trained "
+                 "weights) or zeros",
+                 "random", {"random", "zeros", "bf16"}),
+      int_key("data", "seed",
+              "seeds the deterministic data: contents are a function of seed, state kind, tensor "
+              "and element",
+              1, 0),
+      bool_key("data", "verify",
+               "check every restored byte against the regenerated data (timed apart)", true),
+      choice_key(
+          "memory", "space",
+          "where shards live: host, pinned (cudaMallocHost; mlock'ed host memory without a GPU), "
+          "cuda (device memory) or kokkos (a Kokkos::View of the default execution space)",
+          "host", {"host", "pinned", "cuda", "kokkos"}),
+      size_key("memory", "staging_bytes",
+               "device memory through a backend that cannot address it: size of each pinned "
+               "staging chunk (copies pipelined with the I/O)",
+               std::int64_t{64} << 20, 4096),
+      int_key("memory", "staging_buffers", "number of pinned staging chunks", 2, 1, 64),
+      choice_key(
+          "cache", "policy",
+          "before each restore: drop (/proc/sys/vm/drop_caches; fadvise when not root), fadvise "
+          "(POSIX_FADV_DONTNEED), read_shift (each rank restores another node's files) or none",
+          "drop", {"drop", "fadvise", "read_shift", "none"}),
+  };
+}
+
+// The emulated training loop: [training] and [engine].
+std::vector<KeySpec> training_keys() {
+  return {
+      // [training] and [engine] (harness/engine): training.iterations = 0 keeps the loop off.
+      int_key("training", "iterations",
+              "iterations of the emulated training loop; 0: off (the plain bandwidth benchmark). "
+              "On, the loop's checkpoints replace campaign.iterations and warmup",
+              0, 0, kIntMax),
+      number_key("training", "iteration_seconds",
+                 "compute and update time of one iteration, in seconds", 1.0, 0, 3600),
+      number_key("training", "update_fraction",
+                 "the tail of each iteration in which the update rewrites every shard with that "
+                 "iteration's state",
+                 0.2, 0, 1),
+      int_key("training", "checkpoint_every", "a checkpoint is due after every N-th update", 1, 1,
+              kIntMax),
+      choice_key("training", "compute",
+                 "what the compute time does: sleep, spin (a busy core) or gpu (a busy kernel on a "
+                 "stream of its own; needs a CUDA device)",
+                 "sleep", {"sleep", "spin", "gpu"}),
+      choice_key("engine", "name",
+                 "checkpoint engine: sync (the loop stops for write, sync and commit), async "
+                 "(stops only to copy into the host pool; a thread flushes) or lazy (the copy too "
+                 "runs during the next compute); async and lazy need training.iterations",
+                 "sync", {"sync", "async", "lazy"}),
+      size_key("engine", "host_pool_bytes",
+               "bound of the host pool async and lazy copy into; below one process's checkpoint "
+               "(at least 8 KiB) the pool is a ring of chunks the flush streams through; 0: one "
+               "whole checkpoint",
+               0),
+  };
+}
+
+// Reading back and what is measured: [restore], [load] and [measure].
+std::vector<KeySpec> read_keys() {
+  return {
+      // [restore] (harness/reshard): 0, -1 or no value keep the writer's parallel.*, state.scope
+      // and ranks.* — a plain restore of the writer's layout.
+      int_key("restore", "tp",
+              "--phase restore into another tensor parallelism (resharding); 0: the writer's", 0,
+              0),
+      int_key("restore", "pp", "restore's pipeline parallelism; 0: the writer's", 0, 0),
+      int_key("restore", "dp", "restore's data parallelism; 0: the writer's", 0, 0),
+      int_key("restore", "ep", "restore's expert parallelism; 0: the writer's", 0, 0),
+      int_key("restore", "zero",
+              "restore's ZeRO stage: the optimizer state re-partitioned over restore.dp; -1: the "
+              "writer's",
+              -1, -1, kIntMax),
+      choice_key(
+          "restore", "state",
+          "weights restores only the weights of a full checkpoint; unset: the writer's state.scope",
+          nullptr, {"full", "weights"}),
+      choice_key("restore", "select", "the restore's ranks, as ranks.select; unset: the writer's",
+                 nullptr, {"all", "list", "node"}),
+      rank_list_key("restore", "list", "the restore's ranks with restore.select = \"list\""),
+      int_key("restore", "node", "the restore's node with restore.select = \"node\"", 0, 0),
+      choice_key("restore", "read",
+                 "exact: only the bytes each new rank needs, adjacent ranges coalesced; "
+                 "whole_items: every stored piece an overlap touches read whole, as DCP's reader "
+                 "(bytes read exceed bytes needed)",
+                 "exact", {"exact", "whole_items"}),
+      size_key(
+          "restore", "gap_bytes",
+          "exact reads: pieces one new shard needs from one stored piece at most this many bytes "
+          "apart are one request, the gaps read and dropped (amplification); 0: exact ranges only",
+          0),
+      // [load] (the load phase, harness/run/case_load.cpp): defaults from LoadSettings and
+      // kLoadGapBytes, as `ckptbench load`'s; load.tp = 0 loads into the checkpoint's parallel.tp.
+      choice_key("load", "method",
+                 "how the weights are loaded: pipelined (reader threads into a bounded chunk pool, "
+                 "copies overlapping reads), mmap (mapped and copied, page faults included) or "
+                 "read (buffered pread)",
+                 load_method_name(LoadSettings{}.method).data(),
+                 {load_method_name(LoadMethod::pipelined), load_method_name(LoadMethod::mmap),
+                  load_method_name(LoadMethod::read)}),
+      int_key("load", "threads", "pipelined: reader threads", LoadSettings{}.threads, 1,
+              kMaxLoadThreads),
+      bool_key("load", "direct", "pipelined: O_DIRECT reads of whole blocks",
+               LoadSettings{}.direct),
+      size_key("load", "chunk_bytes", "pipelined: chunk size, a multiple of 4096",
+               static_cast<std::int64_t>(LoadSettings{}.chunk_bytes), 4096),
+      size_key("load", "pool_bytes", "pipelined: bound of the chunk pool, at least one chunk",
+               static_cast<std::int64_t>(LoadSettings{}.pool_bytes), 4096),
+      int_key("load", "tp",
+              "inference tensor parallelism (PP 1, DP 1, weights only), planned from the manifest; "
+              "must suit the model; 0: the checkpoint's parallel.tp",
+              0, 0),
+      size_key("load", "gap_bytes",
+               "a rank's ranges in one stored piece at most this many bytes apart in the file are "
+               "one request, the gaps read and dropped; 0: exact ranges only",
+               static_cast<std::int64_t>(kLoadGapBytes)),
+      fixed(bool_key("measure", "calibration",
+                     "a plain write(2) + sync and read(2) of the case's bytes around every "
+                     "iteration, the same-run peer ckptbench gate divides by; about doubles the "
+                     "run time; not with [training]",
+                     false)),
+      // Off by default so that bandwidth runs pay nothing (no clock reads, no histograms).
+      bool_key("measure", "latency",
+               "per-request latency histograms per phase (posix, uring): p50, p99, p99.9 and max "
+               "in the results and the report",
+               false),
+  };
+}
+
+// Every key but the backends' own, in documentation order. Each key has one declaration above:
+// type, default, range or choices, and help; docs/campaign-keys.md is generated from them
+// (`ckptbench keys --markdown`, ci/update-docs.sh).
+std::vector<KeySpec> general_keys() {
+  std::vector<KeySpec> keys;
+  for (std::vector<KeySpec> (*group)() :
+       {campaign_table_keys, model_keys, strategy_keys, training_keys, read_keys}) {
+    std::vector<KeySpec> part = group();
+    keys.insert(keys.end(), std::make_move_iterator(part.begin()),
+                std::make_move_iterator(part.end()));
+  }
+  return keys;
+}
+
+std::vector<KeySpec> build_keys() {
+  std::vector<KeySpec> keys = general_keys();
+  const BackendSchema& schema = backend_schema();
+  std::size_t table = 0;
+  for (const backends::BackendInfo& info : schema.infos) {
+    if (info.options.empty()) continue;
+    for (const backends::OptionSpec& option : info.options)
+      keys.push_back(backend_key(schema.table_views[table], option));
+    ++table;
+  }
+  return keys;
+}
+
+constexpr std::array<std::string_view, 15> kTables{
+    "campaign", "model", "parallel", "state",  "ranks",   "strategy", "backend", "data",
+    "memory",   "cache", "training", "engine", "restore", "load",     "measure"};
+
+}  // namespace
+
+std::span<const KeySpec> keys() {
+  static const std::vector<KeySpec> kKeys = build_keys();
+  return kKeys;
+}
+
+std::span<const std::string_view> tables() {
+  return kTables;
+}
+
+std::span<const std::string_view> backend_tables() {
+  return backend_schema().table_views;
+}
+
+}  // namespace ckpt::harness::schema
