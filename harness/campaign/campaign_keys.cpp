@@ -1,6 +1,9 @@
+// The declaration of every campaign key (type, default, range or choices, help) and the
+// backends' tables, built from their option tables; `convert` checks values against them.
 #include <array>
 #include <charconv>
 #include <climits>
+#include <iterator>
 #include <limits>
 #include <stdexcept>
 #include <utility>
@@ -11,9 +14,6 @@
 #include "harness/load/weight_loader.hpp"
 #include "workloads/limits.hpp"
 
-// The declaration of every campaign key (type, default, range or choices, help) and the
-// backends' tables, built from their option tables. campaign_schema.cpp checks values against
-// them.
 namespace ckpt::harness::schema {
 namespace {
 
