@@ -220,9 +220,8 @@ void print_text(const std::vector<const KeySpec*>& chosen, std::ostream& out) {
 }  // namespace
 
 CLI::App* add_keys_command(CLI::App& app, KeysOptions& o) {
-  CLI::App* cmd = app.add_subcommand("keys",
-                                     "List the campaign keys: type, default, range or choices, "
-                                     "whether a list sweeps, and what each does");
+  CLI::App* cmd = app.add_subcommand(
+      "keys", "List the campaign keys with their defaults, ranges or choices and help");
   cmd->add_option("PREFIX", o.prefix,
                   "Only the keys of this table (load, backend.hdf5) or this one key");
   CLI::Option* json = cmd->add_flag(
