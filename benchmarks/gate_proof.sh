@@ -79,15 +79,16 @@ for ((i = 1; i <= rounds; i++)); do
 done
 [ "$regate" = 1 ] || { echo "finished $(date -u +%FT%TZ)"; uptime; } >>"$work/machine.txt"
 
-python3 - "$work" "${scenarios[@]}" <<'PY' | tee "$work/summary.txt"
+python3 - "$work" "$regate" "${scenarios[@]}" <<'PY' | tee "$work/summary.txt"
 import statistics, sys
-work, scenarios = sys.argv[1], sys.argv[2:]
+work, regate, scenarios = sys.argv[1], sys.argv[2] == "1", sys.argv[3:]
 rows = [line.split() for line in open(f"{work}/rounds.txt")]
 def spread(values):
     return f"{statistics.median(values):+.1f} [{min(values):+.1f} .. {max(values):+.1f}]"
 print(f"gate proof: {open(work + '/machine.txt').read().strip()}")
 total = sum(float(r[3].split("=")[1]) for r in rows)
-print(f"{len(rows)} gated runs in {total:.0f} s: {total / max(1, len(rows)):.1f} s per run (ci/gate.sh and the gate)")
+what = "the gate alone (REGATE=1)" if regate else "ci/gate.sh: the campaign and the gate"
+print(f"{len(rows)} gated runs in {total:.0f} s: {total / max(1, len(rows)):.1f} s per run ({what})")
 for s in scenarios:
     mine = [r for r in rows if r[0] == s]
     if not mine:

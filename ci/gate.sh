@@ -37,6 +37,10 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
+if $update && [ ${#sets[@]} -gt 0 ]; then
+  echo "ci/gate.sh: --update-baseline takes the unchanged campaign, not --set ${sets[*]:1}" >&2
+  exit 2
+fi
 run_campaign() {  # OUTPUT_DIR: runs the gate campaign into it, prints the run directory
   mkdir -p "$1"
   "$bin" -q run configs/ci-gate.toml --output "$1" --set campaign.target=build/ci-gate-target "${sets[@]}" \
@@ -51,7 +55,6 @@ run="$(run_campaign "$out")"
 class="$("$bin" gate "$run" --machine-class)"
 baseline="results/baselines/ci-gate-$class.json"
 if $update; then
-  [ ${#sets[@]} -eq 0 ] || { echo "ci/gate.sh: --update-baseline takes the unchanged campaign (no --set)" >&2; exit 2; }
   runs="${BASELINE_RUNS:-10}"
   # A fresh baseline (no run of an earlier machine state pooled in), replacing the old one only
   # when all its runs succeeded.

@@ -587,12 +587,9 @@ void refuse_blind_baseline(const GateResult& result, const fs::path& baseline_fi
   }
 }
 
-void print_gate(const GateResult& r, const RunRecord& run, const fs::path& baseline_file,
-                const Baseline& baseline, double tolerance, double alpha, double spread_factor,
-                bool markdown, std::ostream& out) {
-  fmt::print(out, "RUN      {} ({})\nBASELINE {} (machine class {}, taken {})\n\n", run.name,
-             run.file.string(), baseline_file.string(), baseline.machine.name,
-             baseline.created_utc.empty() ? "-" : baseline.created_utc);
+namespace {
+
+Table gate_table(const GateResult& r) {
   Table table({"case", "phase", "baseline ratio", "now ratio", "change", "spread base / run",
                "detectable", "tolerance", "p", "verdict"},
               {false, false, true, true, true, true, true, true, true, false});
@@ -609,32 +606,18 @@ void print_gate(const GateResult& r, const RunRecord& run, const fs::path& basel
                spread, both ? fmt::format("{:.1f} %", 100 * row.detect.smallest) : "-",
                fmt::format("{:.1f} %", 100 * row.tolerance), p, gate_verdict_text(row.verdict)});
   }
-  table.print(out, markdown);
-  fmt::print(out,
-             "\nratio: the case's GiB/s over the calibration's (a plain write(2)+sync / read(2) of "
-             "the same bytes, taken "
-             "just before and just after each iteration: their geometric mean), median [min–max] "
-             "over the timed "
-             "iterations (a pooled baseline: over all its runs); write+read: each iteration's "
-             "write and read ratio "
-             "together (their geometric mean: a change to both counts with less noise); p: "
-             "two-sided Mann–Whitney U of "
-             "now's ratios against the baseline's.\n"
-             "spread base: the standard deviation of the log of the baseline's runs' median ratios "
-             "(* fewer than {} runs: "
-             "the standard error of its median, from its iterations); run: this run's median's "
-             "standard error, from its "
-             "iterations. detectable: the smallest change this run could show, 1 − exp(−{} σ) with "
-             "σ = √(base² / runs + "
-             "max(base, run)²). tolerance: the larger of --tolerance ({:.0f} %) and detectable.\n"
-             "regressed / improved: the median ratio moved by more than the tolerance and p < {}; "
-             "at least {} samples a "
-             "side.\n",
-             kMinRunsForSpread, spread_factor, 100 * tolerance, alpha, kGateMinSamples);
-  for (const std::string& label : r.only_run)
+  return table;
+}
+
+// Unmatched cases, cases gated against another configuration, and each row's smallest
+// detectable change.
+void print_gate_notes(const GateResult& r, std::ostream& out) {
+  for (const std::string& label : r.only_run) {
     fmt::print(out, "not in the baseline (not gated): {}\n", label);
-  for (const std::string& label : r.only_baseline)
+  }
+  for (const std::string& label : r.only_baseline) {
     fmt::print(out, "in the baseline only (not run): {}\n", label);
+  }
   std::string previous;  // a case's rows are adjacent: one line per case
   for (const GateRow& row : r.rows) {
     if (!row.same_config && row.label != previous) {
@@ -651,6 +634,34 @@ void print_gate(const GateResult& r, const RunRecord& run, const fs::path& basel
     }
   }
   if (!smallest.empty()) fmt::print(out, "smallest detectable change in this run: {}\n", smallest);
+}
+
+}  // namespace
+
+void print_gate(const GateResult& r, const RunRecord& run, const fs::path& baseline_file,
+                const Baseline& baseline, double tolerance, double alpha, double spread_factor,
+                bool markdown, std::ostream& out) {
+  fmt::print(out, "RUN      {} ({})\nBASELINE {} (machine class {}, taken {})\n\n", run.name,
+             run.file.string(), baseline_file.string(), baseline.machine.name,
+             baseline.created_utc.empty() ? "-" : baseline.created_utc);
+  gate_table(r).print(out, markdown);
+  fmt::print(out,
+             "\nratio: the case's GiB/s over the calibration's (a plain write(2)+sync / read(2) of "
+             "the same bytes, taken just before and just after each iteration: their geometric "
+             "mean), median [min–max] over the timed iterations (a pooled baseline: over all its "
+             "runs); write+read: each iteration's write and read ratio together (their geometric "
+             "mean: a change to both counts with less noise); p: two-sided Mann–Whitney U of "
+             "now's ratios against the baseline's.\n"
+             "spread base: the standard deviation of the log of the baseline's runs' median "
+             "ratios (* fewer than {} runs: the standard error of its median, from its "
+             "iterations); run: this run's median's standard error, from its iterations. "
+             "detectable: the smallest change this run could show, 1 − exp(−{} σ) with σ = "
+             "√(base² / runs + max(base, run)²). tolerance: the larger of --tolerance ({:.0f} %) "
+             "and detectable.\n"
+             "regressed / improved: the median ratio moved by more than the tolerance and p < "
+             "{}; at least {} samples a side.\n",
+             kMinRunsForSpread, spread_factor, 100 * tolerance, alpha, kGateMinSamples);
+  print_gate_notes(r, out);
   const auto regressed = std::count_if(r.rows.begin(), r.rows.end(), [](const GateRow& row) {
     return row.verdict == GateVerdict::regressed;
   });
