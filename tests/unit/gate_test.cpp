@@ -233,6 +233,34 @@ TEST(GateRatios, RunWithoutCalibrationNamesTheFileAndTheFix) {
   }
 }
 
+TEST(GateRatios, ARunWhoseCalibrationOrRatioIsNotPositiveAndFiniteIsRefused) {
+  TempDir dir;
+  const nlohmann::json zero{{"write_gib_per_s", {1.0, 0.0, 1.0}}};
+  const auto file = dir.write("zero/results.jsonl", result_line({1.0, 1.0}, zero));
+  try {
+    run_ratios(load_run(file));
+    FAIL() << "no error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              file.string() +
+                  ":1: calibration: `write_gib_per_s[1]` is 0.0, not a positive "
+                  "finite number — the run's results are damaged: run the "
+                  "campaign again");
+  }
+  // A zero time gives no bandwidth (0 GiB/s), so no ratio the ranks could hold.
+  const nlohmann::json one{{"write_gib_per_s", {1.0, 1.0, 1.0}}};
+  const auto timeless = dir.write("timeless/results.jsonl", result_line({1.0, 0.0}, one));
+  try {
+    run_ratios(load_run(timeless));
+    FAIL() << "no error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()), timeless.string() +
+                                         ":1: `samples.write_seconds[1]` gives the ratio 0 to its "
+                                         "calibration, not a positive finite number — the run's "
+                                         "results are damaged: run the campaign again");
+  }
+}
+
 TEST(GateBaseline, RoundTripKeepsRatiosClassAndOtherCases) {
   TempDir dir;
   const nlohmann::json cal{{"write_gib_per_s", {1.0, 1.0, 1.0}}};
