@@ -15,8 +15,8 @@
 #
 # Take the baseline where and as CI runs: a quiet machine of CI's class, nothing else running
 # (CI's runner runs this step alone). Its runs' spread decides the smallest change the gate can
-# detect; `ckptbench gate` refuses a baseline too spread to detect its tolerance (10 %), so a
-# baseline taken on a busy machine fails every later gate until it is taken again.
+# detect; `ckptbench gate` refuses a baseline too spread to detect its tolerance (10 %), and
+# --update-baseline does not install one (it prints the refusal, exit 2).
 #
 # CKPTBENCH (default build/bin/ckptbench) picks the binary.
 set -euo pipefail
@@ -64,6 +64,16 @@ if $update; then
   for ((b = 2; b <= runs; b++)); do
     "$bin" gate "$(run_campaign "$out-$b")" --baseline "$fresh" --update-baseline --pool
   done
+  # Gating the first of its runs against it states each row's spread and what it can detect; a
+  # baseline too spread for the gate's tolerance is refused there (exit 2) and not installed.
+  status=0
+  "$bin" gate "$run" --baseline "$fresh" >"$fresh.check" 2>&1 || status=$?
+  if [ "$status" -eq 2 ]; then
+    cat "$fresh.check" >&2
+    echo "ci/gate.sh: the new baseline is too spread to gate (above); $baseline is unchanged — take it on a quiet machine" >&2
+    exit 2
+  fi
+  awk '/^case / {table = 1} table && /^$/ {table = 0} table || /^smallest/' "$fresh.check"
   mkdir -p "$(dirname "$baseline")"
   mv "$fresh" "$baseline"
   echo "ci/gate.sh: $baseline pooled from $runs runs ($(uptime | sed 's/.*load/load/'))"
