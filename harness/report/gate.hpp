@@ -16,7 +16,6 @@
 
 namespace ckpt::harness {
 
-// A change smaller than this share of the baseline ratio passes however significant it is
 // CI's promise: a drop of the median ratio beyond this fails the gate, and a baseline too spread
 // to detect it is refused.
 inline constexpr double kDefaultGateTolerance = 0.10;
@@ -82,12 +81,13 @@ inline constexpr std::size_t kMaxPooledRuns = 10;
 // Runs a baseline needs before it can state its run-to-run spread (a standard deviation of fewer
 // is no estimate); below this the spread is estimated from its iterations alone.
 inline constexpr std::size_t kMinRunsForSpread = 3;
-// k, the default of --spread-factor: a change counts only beyond k × σ, σ being how far an
+// k, the default of --spread-factor: a change counts only beyond 1 − exp(−k σ), σ being how far an
 // unchanged run's median ratio strays from the baseline's (its run-to-run spread, and the
 // uncertainty of the pooled median). k = 4 makes an unchanged run's false alarm a 4σ event per
 // row (3e-5 with σ known; 0.16 % with σ estimated from 10 runs, Student's t with 9 degrees of
 // freedom), and a baseline that just meets --tolerance (k σ = tolerance) catches a drop of 1.5 ×
-// the tolerance with probability Φ(k / 2) = 98 %. README "Regression gate" shows the run data.
+// the tolerance with probability Φ(k / 2) = 98 %. benchmarks/RESULTS.md shows that run medians
+// stray as much as their own standard error says, which this σ assumes.
 inline constexpr double kSpreadFactor = 4.0;
 
 // The standard deviation of the natural logs of the runs' median ratios (≈ a relative spread):
