@@ -1,110 +1,107 @@
 #!/usr/bin/env bash
-# Proves the regression gate on this machine (issue 14, point 4). Takes a fresh pooled baseline
-# of configs/ci-gate.toml as ci/gate.sh --update-baseline does (BASELINE_RUNS runs, default 5,
-# pooled with `gate --update-baseline --pool`), then N rounds of gated runs, interleaved so that
-# every scenario of a round sees the same noise:
-#   unchanged     the campaign as it is                    -> every exit 1 is a false alarm
-#   real          strategy.chunk_bytes = 4 KiB (vs none)   -> 30,000 write calls instead of 34
-#   throttle15    backend.posix.throttle_percent = 15      -> after every pwrite, pread and fsync
-#                 the posix backend sleeps 15 % of the time that request took: a real slowdown of
-#                 the gated I/O by 15 % of its transfer and sync time (open, close, manifest and
-#                 the cache drop are not slowed, so the whole iteration slows a little less)
-# and, in the first SWEEP_ROUNDS rounds (default: all), the threshold sweep throttle10,
-# throttle20, throttle30 (the same knob at 10, 20 and 30 %). It prints how often each scenario was
-# flagged, how often each direction regressed, the median [range] change of the ratio the gate
-# measured, and the scenario's cost in plain GiB/s against the unchanged runs of the same rounds
-# (into $GATE_PROOF_DIR, default build/gate-proof, emptied first).
+# Proves the CI regression gate where CI runs it: every run is `ci/gate.sh` itself (the same
+# campaign, target and gate command) against the committed baseline
+# results/baselines/ci-gate-<class>.json, in N rounds (default 20); within a round the scenarios
+# run one after another, the order rotated each round, so that every scenario sees the same
+# machine state:
+#   unchanged    the campaign as CI runs it                -> every exit 1 is a false alarm
+#   throttle10/15/20/30  backend.posix.throttle_percent     -> after every pwrite, pread and fsync
+#                the posix backend sleeps that share of the time the request took: a slowdown of
+#                the gated I/O (open, close, manifest and the cache drop are not slowed)
+#   real         strategy.chunk_bytes = 4 KiB              -> thousands of small writes instead of
+#                a few 4 MiB ones
+# The changed scenarios differ in configuration, so they are gated with --allow-other-workload
+# (the gate refuses another config_hash otherwise). It prints per scenario how often the gate
+# flagged it (exit 1), the median [range] change of each phase's median ratio, the smallest
+# detectable change the gate printed, and each run's duration (into $GATE_PROOF_DIR, default
+# build/gate-proof, emptied first).
 #
-#   benchmarks/gate_proof.sh [N]    # N rounds (default 20); writes build/gate-proof/summary.txt
+#   ci/gate.sh --update-baseline           # first, on the quiet machine: the baseline under proof
+#   benchmarks/gate_proof.sh [N]           # then N rounds (default 20); build/gate-proof/summary.txt
 #
-# CKPTBENCH (default build/bin/ckptbench) picks the binary; GATE_ARGS adds gate options
-# (e.g. GATE_ARGS="--tolerance 0.15"); GATE_ITERATIONS sets every run's timed iterations
-# (default: the campaign's); SCENARIOS limits the scenarios (e.g. SCENARIOS="unchanged real").
-# REGATE=1 runs nothing: it gates the runs a previous proof left in $GATE_PROOF_DIR again (other
-# GATE_ARGS, another ckptbench) and prints the summary.
+# CKPTBENCH picks the binary (as for ci/gate.sh); SCENARIOS limits the scenarios (default
+# "unchanged throttle10 throttle15 throttle20 throttle30 real"); GATE_ARGS adds gate options.
+# REGATE=1 runs nothing: it gates the runs a previous proof left (listed in $GATE_PROOF_DIR/runs.txt)
+# again against the current baseline, with other GATE_ARGS or another ckptbench, and summarises.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds="${1:-20}"
-sweep_rounds="${SWEEP_ROUNDS:-$rounds}"
 bin="${CKPTBENCH:-build/bin/ckptbench}"
 work="${GATE_PROOF_DIR:-build/gate-proof}"
 regate="${REGATE:-0}"
-if [ "$regate" != 1 ]; then
-  rm -rf "$work"
-  mkdir -p "$work"
-fi
-target="build/gate-proof-target"
-iterations=()
-[ -n "${GATE_ITERATIONS:-}" ] && iterations=(--set "campaign.iterations=$GATE_ITERATIONS")
-
-run_campaign() {  # OUTPUT_DIR [--set ...]: prints the run directory
-  local output="$1"
-  shift
-  "$bin" -q run configs/ci-gate.toml --output "$output" --set campaign.target="$target" "${iterations[@]}" "$@" \
-    >"$output.log" 2>&1 || { cat "$output.log" >&2; echo "gate_proof.sh: a campaign run failed (log above)" >&2; exit 2; }
-  ls -d "$output"/ci-gate-*/
-}
-
+read -r -a scenarios <<<"${SCENARIOS:-unchanged throttle10 throttle15 throttle20 throttle30 real}"
+read -r -a extra <<<"${GATE_ARGS:-}"
 declare -A settings=([unchanged]="" [real]="strategy.chunk_bytes=4KiB" [throttle10]="backend.posix.throttle_percent=10"
                      [throttle15]="backend.posix.throttle_percent=15" [throttle20]="backend.posix.throttle_percent=20"
                      [throttle30]="backend.posix.throttle_percent=30")
-read -r -a scenarios <<<"${SCENARIOS:-unchanged real throttle15 throttle10 throttle20 throttle30}"
-
-[ "$regate" = 1 ] || { echo "started $(date -u +%FT%TZ)"; uptime; } >"$work/machine.txt"
-[ "$regate" = 1 ] || echo "baseline: ${BASELINE_RUNS:-5} pooled runs of configs/ci-gate.toml"
-[ "$regate" = 1 ] && rm -f "$work/rounds.txt"
-for ((b = 1; b <= ${BASELINE_RUNS:-5}; b++)); do
-  [ "$regate" = 1 ] && break
-  baseline_run="$(run_campaign "$work/baseline-$b")"
-  pool=()
-  [ "$b" -gt 1 ] && pool=(--pool)
-  "$bin" gate "$baseline_run" --baseline "$work/baseline.json" --update-baseline "${pool[@]}"
+for s in "${scenarios[@]}"; do
+  [ -n "${settings[$s]+x}" ] || { echo "gate_proof.sh: unknown scenario $s (${!settings[*]})" >&2; exit 2; }
 done
 
+gate_once() {  # SCENARIO ROUND: one gated run, its gate output into $work/SCENARIO-ROUND.gate
+  local s="$1" i="$2" status=0 start end run options=(--markdown "${extra[@]}")
+  [ -n "${settings[$s]}" ] && options+=(--allow-other-workload)
+  start=$(date +%s.%N)
+  if [ "$regate" = 1 ]; then
+    run="$(awk -v s="$s" -v i="$i" '$1 == s && $2 == i {print $3}' "$work/runs.txt")"
+    [ -n "$run" ] || return 0
+    "$bin" gate "$run" --baseline "$baseline" "${options[@]}" >"$work/$s-$i.gate" 2>&1 || status=$?
+  else
+    local sets=()
+    [ -n "${settings[$s]}" ] && sets=(--set "${settings[$s]}")
+    CKPTBENCH="$bin" ci/gate.sh "${sets[@]}" -- "${options[@]}" >"$work/$s-$i.gate" 2>&1 || status=$?
+    run="$(sed -n 's/^RUN .*(\(.*\))$/\1/p' "$work/$s-$i.gate")"
+    echo "$s $i $run" >>"$work/runs.txt"
+  fi
+  end=$(date +%s.%N)
+  [ "$status" -le 1 ] || { cat "$work/$s-$i.gate" >&2; echo "gate_proof.sh: $s round $i: exit $status" >&2; exit 2; }
+  # "| - | write | base | now | -12.3 % | s / e % | 6.1 % | tol | p | verdict |" -> "write -12.3 6.1 verdict"
+  local rows
+  rows="$(awk -F'|' '$3 ~ /^ *(write|read|write\+read) *$/ {
+            gsub(/ /, "", $3); gsub(/[ %+]/, "", $6); gsub(/[ %]/, "", $8); gsub(/^ +| +$/, "", $11); gsub(/ /, "_", $11)
+            print $3, $6, $8, $11}' "$work/$s-$i.gate" | tr '\n' ' ')"
+  echo "$s $i exit=$status seconds=$(echo "$end - $start" | bc) $rows" | tee -a "$work/rounds.txt"
+}
+
+if [ "$regate" = 1 ]; then
+  [ -f "$work/runs.txt" ] || { echo "gate_proof.sh: REGATE=1 needs $work/runs.txt of an earlier proof" >&2; exit 2; }
+  rm -f "$work/rounds.txt"
+  first="$(awk 'NR == 1 {print $3}' "$work/runs.txt")"
+  baseline="results/baselines/ci-gate-$("$bin" gate "$first" --machine-class).json"
+else
+  rm -rf "$work"
+  mkdir -p "$work"
+  { echo "started $(date -u +%FT%TZ) at commit $(git rev-parse --short HEAD)"; uptime; } >"$work/machine.txt"
+fi
 for ((i = 1; i <= rounds; i++)); do
-  for s in "${scenarios[@]}"; do
-    case "$s" in throttle10 | throttle20 | throttle30) [ "$i" -le "$sweep_rounds" ] || continue ;; esac
-    args=()
-    [ -n "${settings[$s]}" ] && args+=(--set "${settings[$s]}")
-    if [ "$regate" = 1 ]; then
-      [ -d "$work/$s-$i" ] || continue
-      run="$(ls -d "$work/$s-$i"/ci-gate-*/)"
-    else
-      run="$(run_campaign "$work/$s-$i" "${args[@]}")"
-    fi
-    status=0
-    # shellcheck disable=SC2086
-    "$bin" gate "$run" --baseline "$work/baseline.json" --markdown ${GATE_ARGS:-} >"$work/$s-$i.gate" || status=$?
-    [ "$status" -le 1 ] || { cat "$work/$s-$i.gate"; exit 2; }
-    # "| - | write | base | now | -12.3 % | tol | p | verdict |" -> "write -12.3 verdict" (also read, write+read)
-    changes="$(awk -F'|' '$3 ~ /write|read/ {gsub(/ /, "", $3); gsub(/[ %+]/, "", $6); gsub(/^ +| +$/, "", $9); print $3, $6, $9}' "$work/$s-$i.gate" | tr '\n' ' ')"
-    echo "$s $i exit=$status $changes" | tee -a "$work/rounds.txt"
-  done
+  n=${#scenarios[@]}
+  for ((k = 0; k < n; k++)); do gate_once "${scenarios[$(((i - 1 + k) % n))]}" "$i"; done
 done
 [ "$regate" = 1 ] || { echo "finished $(date -u +%FT%TZ)"; uptime; } >>"$work/machine.txt"
 
-python3 - "$work" "$rounds" "$sweep_rounds" "${scenarios[@]}" <<'PY' | tee "$work/summary.txt"
-import glob, json, statistics, sys
-work, rounds, sweep, scenarios = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+python3 - "$work" "$regate" "${scenarios[@]}" <<'PY' | tee "$work/summary.txt"
+import statistics, sys
+work, regate, scenarios = sys.argv[1], sys.argv[2] == "1", sys.argv[3:]
 rows = [line.split() for line in open(f"{work}/rounds.txt")]
-def median_rate(s, i, key):  # the run's median plain GiB/s (bytes / seconds) in one direction
-    j = json.loads(open(glob.glob(f"{work}/{s}-{i}/ci-gate-*/results.jsonl")[0]).readline())
-    return statistics.median(j["bytes_per_checkpoint"] / 2**30 / t for t in j["samples"][key])
-base = json.load(open(f"{work}/baseline.json"))["cases"][0]
-print(f"gate proof: {rounds} rounds (sweep {sweep}), baseline pooled from {len(base.get('write_runs', [0]))} runs of "
-      f"configs/ci-gate.toml; {open(work + '/machine.txt').read().strip()}")
+def spread(values):
+    return f"{statistics.median(values):+.1f} [{min(values):+.1f} .. {max(values):+.1f}]"
+print(f"gate proof: {open(work + '/machine.txt').read().strip()}")
+total = sum(float(r[3].split("=")[1]) for r in rows)
+what = "the gate alone (REGATE=1)" if regate else "ci/gate.sh: the campaign and the gate"
+print(f"{len(rows)} gated runs in {total:.0f} s: {total / max(1, len(rows)):.1f} s per run ({what})")
 for s in scenarios:
     mine = [r for r in rows if r[0] == s]
     if not mine:
         continue
     line = f"{s:10}  flagged {sum(r[2] == 'exit=1' for r in mine):2} of {len(mine)}"
-    for d, key in (("write", "write_seconds"), ("read", "read_seconds"), ("write+read", None)):
-        ch = [float(r[r.index(d) + 1]) for r in mine if d in r]
-        reg = sum(r[r.index(d) + 2] == "regressed" for r in mine if d in r)
-        cost = [median_rate(s, r[1], key) / median_rate("unchanged", r[1], key) - 1 for r in mine] if key and s != "unchanged" else []
-        if ch:
-            line += f"  {d}: change {statistics.median(ch):+.1f} % [{min(ch):+.1f} .. {max(ch):+.1f}], regressed {reg:2}"
-            if cost:
-                line += f", GiB/s vs unchanged {100 * statistics.median(cost):+.1f} %"
+    for d in ("write", "read", "write+read"):
+        fields = [r[r.index(d) + 1:r.index(d) + 4] for r in mine if d in r]
+        if not fields:
+            continue
+        change = [float(f[0]) for f in fields]
+        detectable = [float(f[1]) for f in fields]
+        regressed = sum(f[2] == "regressed" for f in fields)
+        line += (f"\n    {d:10}  change {spread(change)} %, smallest detectable {statistics.median(detectable):.1f} % "
+                 f"[{min(detectable):.1f} .. {max(detectable):.1f}], regressed {regressed}")
     print(line)
 PY

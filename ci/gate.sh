@@ -6,19 +6,45 @@
 # file system, as on the machine that took the baseline), the run to build/ci-gate-runs/.
 #
 #   ci/gate.sh                     # gate (exit 0 passed, 1 regressed, 2 bad input)
-#   ci/gate.sh --update-baseline   # take this class's baseline: BASELINE_RUNS (default 5) runs,
-#                                  # pooled (gate --update-baseline --pool): their spread sets the
-#                                  # tolerance, so take it at a typical (busy) time, not a quiet one
+#   ci/gate.sh --update-baseline   # take this class's baseline: BASELINE_RUNS (default 10) runs,
+#                                  # pooled (gate --update-baseline --pool), replacing the old one
+#   ci/gate.sh --set KEY=VALUE ... [-- GATE_OPTION ...]
+#                                  # the same with campaign overrides and gate options
+#                                  # (benchmarks/gate_proof.sh: a deliberate slowdown, gated with
+#                                  # --allow-other-workload against the unchanged baseline)
+#
+# Take the baseline where and as CI runs: a quiet machine of CI's class, nothing else running
+# (CI's runner runs this step alone). Its runs' spread decides the smallest change the gate can
+# detect; `ckptbench gate` refuses a baseline too spread to detect its tolerance (10 %), and
+# --update-baseline does not install one (it prints the refusal, exit 2).
 #
 # CKPTBENCH (default build/bin/ckptbench) picks the binary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin="${CKPTBENCH:-build/bin/ckptbench}"
 update=false
-[ "${1:-}" = "--update-baseline" ] && update=true
+sets=()
+gate_options=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --update-baseline) update=true ;;
+    --set)
+      [ $# -ge 2 ] || { echo "ci/gate.sh: --set needs KEY=VALUE" >&2; exit 2; }
+      sets+=(--set "$2")
+      shift ;;
+    --) shift; gate_options=("$@"); break ;;
+    *) echo "ci/gate.sh: unknown argument \`$1\` (--update-baseline, --set KEY=VALUE, -- GATE_OPTION...)" >&2; exit 2 ;;
+  esac
+  shift
+done
+if $update && [ ${#sets[@]} -gt 0 ]; then
+  echo "ci/gate.sh: --update-baseline takes the unchanged campaign, not --set ${sets[*]:1}" >&2
+  exit 2
+fi
 run_campaign() {  # OUTPUT_DIR: runs the gate campaign into it, prints the run directory
   mkdir -p "$1"
-  "$bin" -q run configs/ci-gate.toml --output "$1" --set campaign.target=build/ci-gate-target >"$1/run.log" 2>&1 ||
+  "$bin" -q run configs/ci-gate.toml --output "$1" --set campaign.target=build/ci-gate-target "${sets[@]}" \
+    >"$1/run.log" 2>&1 ||
     { cat "$1/run.log" >&2; echo "ci/gate.sh: the gate campaign failed (log above)" >&2; exit 2; }
   local run
   run="$(ls -d "$1"/ci-gate-*/)"
@@ -29,10 +55,28 @@ run="$(run_campaign "$out")"
 class="$("$bin" gate "$run" --machine-class)"
 baseline="results/baselines/ci-gate-$class.json"
 if $update; then
-  "$bin" gate "$run" --baseline "$baseline" --update-baseline
-  for ((b = 2; b <= ${BASELINE_RUNS:-5}; b++)); do
-    "$bin" gate "$(run_campaign "$out-$b")" --baseline "$baseline" --update-baseline --pool
+  runs="${BASELINE_RUNS:-10}"
+  # A fresh baseline (no run of an earlier machine state pooled in), replacing the old one only
+  # when all its runs succeeded.
+  fresh="build/ci-gate-runs/baseline-$$.json"
+  rm -f "$fresh"
+  "$bin" gate "$run" --baseline "$fresh" --update-baseline
+  for ((b = 2; b <= runs; b++)); do
+    "$bin" gate "$(run_campaign "$out-$b")" --baseline "$fresh" --update-baseline --pool
   done
+  # Gating the first of its runs against it states each row's spread and what it can detect; a
+  # baseline too spread for the gate's tolerance is refused there (exit 2) and not installed.
+  status=0
+  "$bin" gate "$run" --baseline "$fresh" >"$fresh.check" 2>&1 || status=$?
+  if [ "$status" -eq 2 ]; then
+    cat "$fresh.check" >&2
+    echo "ci/gate.sh: the new baseline is too spread to gate (above); $baseline is unchanged — take it on a quiet machine" >&2
+    exit 2
+  fi
+  awk '/^case / {table = 1} table && /^$/ {table = 0} table || /^smallest/' "$fresh.check"
+  mkdir -p "$(dirname "$baseline")"
+  mv "$fresh" "$baseline"
+  echo "ci/gate.sh: $baseline pooled from $runs runs ($(uptime | sed 's/.*load/load/'))"
   exit 0
 fi
 if [ ! -f "$baseline" ]; then
@@ -40,4 +84,4 @@ if [ ! -f "$baseline" ]; then
   echo "ci/gate.sh: without a verdict; take the class's baseline with ci/gate.sh --update-baseline and commit it."
   exit 0
 fi
-"$bin" gate "$run" --baseline "$baseline"
+"$bin" gate "$run" --baseline "$baseline" "${gate_options[@]}"

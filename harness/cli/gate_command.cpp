@@ -3,85 +3,169 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
+#include <cmath>
 #include <filesystem>
 
 #include "harness/common/elapsed.hpp"
 
 namespace ckpt::harness {
+namespace {
+
+// A number in [low, high]; NaN, inf and anything outside are refused naming the range (CLI11's
+// Range lets NaN through: every comparison with it is false).
+CLI::Validator finite_in(double low, double high, const std::string& meaning) {
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        double v = 0;
+        std::size_t used = 0;
+        try {
+          v = std::stod(text, &used);
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        if (used != text.size() || !std::isfinite(v) || v < low || v > high) {
+          return fmt::format("`{}` is not a number from {} to {} ({})", text, low, high, meaning);
+        }
+        return {};
+      },
+      fmt::format("NUMBER in [{} - {}]", low, high));
+}
+
+constexpr const char* kMethod =
+    "Method: per case and phase the gate compares the median of this run's ratios (case GiB/s over "
+    "the calibration's) "
+    "with the baseline's. How far an unchanged run's median strays is σ = √(s²/R + max(s, e)²): s "
+    "the standard deviation "
+    "of the log of the baseline's R runs' medians (a pooled baseline, R ≥ 3; else its median's "
+    "standard error), e this "
+    "run's own median's standard error. A change counts only beyond the larger of --tolerance and "
+    "1 − exp(−k σ), k = "
+    "--spread-factor (4: an unchanged run's false alarm is a 4σ event, and a baseline that just "
+    "meets the tolerance "
+    "catches 1.5 × the tolerance 98 % of the time), and only when the Mann-Whitney p < --alpha. A "
+    "baseline whose own "
+    "1 − exp(−k s √(1 + 1/R)) exceeds --tolerance cannot detect the tolerance it is used with and "
+    "is refused (exit 2). "
+    "Take baselines on a quiet machine of the class, as CI runs: ci/gate.sh --update-baseline (10 "
+    "runs, pooled).";
+
+}  // namespace
 
 CLI::App* add_gate_command(CLI::App& app, GateCommandOptions& o) {
-  CLI::App* cmd = app.add_subcommand(
-      "gate", "Regression gate: each case's ratio to the calibration of the same run against a baseline's ratio");
-  cmd->add_option("RUN", o.run, "A run with measure.calibration = true (directory or results.jsonl)")->required();
-  CLI::Option* baseline = cmd->add_option("--baseline", o.baseline, "Baseline file (results/baselines/<name>.json)");
-  cmd->add_option("--tolerance", o.tolerance, "Smallest change of the median ratio that counts, as a fraction (0.1 = 10 %)")
-      ->check(CLI::Range(0.0, 1.0))
+  CLI::App* cmd = app.add_subcommand("gate",
+                                     "Regression gate: each case's ratio to the calibration of the "
+                                     "same run against a baseline's ratio");
+  cmd->add_option("RUN", o.run,
+                  "A run with measure.calibration = true (directory or results.jsonl)")
+      ->required();
+  CLI::Option* baseline =
+      cmd->add_option("--baseline", o.baseline, "Baseline file (results/baselines/<name>.json)");
+  cmd->add_option("--tolerance", o.tolerance,
+                  "Smallest drop of the median ratio that fails the gate, as a fraction (0.1 = 10 "
+                  "%); a baseline too "
+                  "spread to detect it is refused")
+      ->check(finite_in(0.0, 1.0, "a fraction: 0.1 = 10 %"))
       ->capture_default_str();
   cmd->add_option("--alpha", o.alpha, "Significance the Mann-Whitney test of the ratios must reach")
-      ->check(CLI::Range(1e-9, 0.5))
+      ->check(finite_in(1e-9, 0.5, "a significance level"))
       ->capture_default_str();
   cmd->add_option("--spread-factor", o.spread_factor,
-                  fmt::format("A baseline pooled from {} runs or more: the tolerance is at least this many times the "
-                              "largest deviation of one of its runs' median ratio from the pooled median",
-                              kMinRunsForSpread))
-      ->check(CLI::Range(0.0, 100.0))
+                  "k: a change counts only beyond 1 − exp(−k σ), σ how far an unchanged run's "
+                  "median ratio strays "
+                  "(see Method below)")
+      ->check(finite_in(0.0, 100.0, "a multiple of the spread"))
       ->capture_default_str();
   cmd->add_flag("--update-baseline", o.update_baseline,
-                "Write the run's ratios into the baseline file (created, or its matching cases replaced) instead of gating")
+                "Write the run's ratios into the baseline file (created, or its matching cases "
+                "replaced) instead of gating")
       ->needs(baseline);
   cmd->add_flag("--pool", o.pool,
-                fmt::format("With --update-baseline: add the run to the baseline's matching cases as one more run (at most "
-                            "{} kept) instead of replacing them; from {} runs on, their spread sets the tolerance",
-                            kMaxPooledRuns, kMinRunsForSpread))
+                fmt::format(
+                    "With --update-baseline: add the run to the baseline's matching cases as one "
+                    "more run (at most "
+                    "{} kept) instead of replacing them; from {} runs on, their spread is measured",
+                    kMaxPooledRuns, kMinRunsForSpread))
       ->needs("--update-baseline");
+  cmd->add_flag(
+      kAllowOtherWorkload, o.allow_other_workload,
+      "Gate against (or --pool into) a baseline of another campaign or configuration "
+      "(config_hash): e.g. a "
+      "deliberate slowdown set with --set, gated against the unchanged campaign's baseline");
   CLI::Option* cls = cmd->add_flag("--machine-class", o.machine_class,
-                                   "Print the run's machine class (the name in results/baselines/<campaign>-<class>.json) and exit");
+                                   "Print the run's machine class (the name in "
+                                   "results/baselines/<campaign>-<class>.json) and exit");
   baseline->excludes(cls);
   cmd->add_flag("--markdown", o.markdown, "Print a Markdown table");
   cmd->footer(
-      "Exit status: 0 nothing regressed (or the baseline was written); 1 a case regressed: its median ratio fell by more "
-      "than the tolerance and p < alpha; 2 bad input: a command-line error, a missing or unreadable run or baseline, a "
-      "run without calibration, a baseline of another machine class (each named, with the fix).");
+      std::string(kMethod) +
+      "\n\nExit status: 0 nothing regressed (or the baseline was written); 1 a case regressed: its "
+      "median ratio "
+      "fell by more than the tolerance and p < alpha; 2 bad input: a command-line error, a missing "
+      "or unreadable "
+      "run or baseline, a run without calibration, a baseline of another machine class, campaign "
+      "or "
+      "configuration, a baseline too spread to detect the tolerance (each named, with the fix).");
   return cmd;
 }
 
+namespace {
+
+int update_baseline(const GateCommandOptions& o, const RunRecord& run, const MachineClass& here,
+                    std::ostream& out) {
+  const std::filesystem::path file(o.baseline);
+  std::error_code ec;
+  const bool exists = std::filesystem::exists(file, ec);
+  const Baseline previous = exists ? load_baseline(file) : Baseline{};
+  if (o.pool && exists && previous.machine.name != here.name) {
+    throw std::runtime_error(
+        fmt::format("{}: taken on machine class {}, the run on {} — runs of different machines do "
+                    "not pool; drop --pool to replace it, or pool into "
+                    "results/baselines/<campaign>-{}.json",
+                    file.string(), previous.machine.name, here.name, here.name));
+  }
+  if (exists && !o.allow_other_workload) {
+    refuse_other_workload(run, run_ratios(run), previous, file,
+                          o.pool ? BaselineUse::pool : BaselineUse::replace);
+  }
+  const Baseline updated = make_baseline(
+      run, exists && previous.machine.name == here.name ? &previous : nullptr, o.pool);
+  save_baseline(updated, file);
+  fmt::print(out,
+             "baseline {} {}: {} cases, machine class {} ({}, {} cores, {:.1f} GiB, {}), from {}\n",
+             file.string(), exists ? (o.pool ? "pooled" : "updated") : "written",
+             updated.cases.size(), here.name, here.cpu_model, here.cores,
+             static_cast<double>(here.memory_bytes) / kGiB, here.file_system, run.file.string());
+  return 0;
+}
+
+}  // namespace
+
 int run_gate(const GateCommandOptions& o, std::ostream& out) {
   const RunRecord run = load_run(o.run);
-  const MachineClass here = machine_class(run.cases.front().environment,
-                                          fmt::format("{}:{}", run.file.string(), run.cases.front().line));
+  const MachineClass here =
+      machine_class(run.cases.front().environment,
+                    fmt::format("{}:{}", run.file.string(), run.cases.front().line));
   if (o.machine_class) {
     fmt::print(out, "{}\n", here.name);
     return 0;
   }
-  if (o.baseline.empty()) throw std::runtime_error("gate: --baseline FILE is required (results/baselines/<name>.json)");
+  if (o.baseline.empty())
+    throw std::runtime_error("gate: --baseline FILE is required (results/baselines/<name>.json)");
+  if (o.update_baseline) return update_baseline(o, run, here, out);
   const std::filesystem::path file(o.baseline);
-  if (o.update_baseline) {
-    std::error_code ec;
-    const bool exists = std::filesystem::exists(file, ec);
-    const Baseline previous = exists ? load_baseline(file) : Baseline{};
-    if (o.pool && exists && previous.machine.name != here.name) {
-      throw std::runtime_error(fmt::format("{}: taken on machine class {}, the run on {} — runs of different machines do "
-                                           "not pool; drop --pool to replace it, or pool into "
-                                           "results/baselines/<campaign>-{}.json",
-                                           file.string(), previous.machine.name, here.name, here.name));
-    }
-    const Baseline updated =
-        make_baseline(run, exists && previous.machine.name == here.name ? &previous : nullptr, o.pool);
-    save_baseline(updated, file);
-    fmt::print(out, "baseline {} {}: {} cases, machine class {} ({}, {} cores, {:.1f} GiB, {}), from {}\n", file.string(),
-               exists ? (o.pool ? "pooled" : "updated") : "written", updated.cases.size(), here.name, here.cpu_model, here.cores,
-               static_cast<double>(here.memory_bytes) / kGiB, here.file_system, run.file.string());
-    return 0;
-  }
   const Baseline baseline = load_baseline(file);
   if (baseline.machine.name != here.name) {
-    throw std::runtime_error(fmt::format(
-        "{}: taken on machine class {}, the run on {} — ratios of different machines do not compare; take a baseline "
-        "here with --update-baseline into results/baselines/<campaign>-{}.json",
-        file.string(), baseline.machine.name, here.name, here.name));
+    throw std::runtime_error(
+        fmt::format("{}: taken on machine class {}, the run on {} — ratios of different machines "
+                    "do not compare; take a baseline "
+                    "here with --update-baseline into results/baselines/<campaign>-{}.json",
+                    file.string(), baseline.machine.name, here.name, here.name));
   }
   const std::vector<CaseRatios> ratios = run_ratios(run);
+  if (!o.allow_other_workload)
+    refuse_other_workload(run, ratios, baseline, file, BaselineUse::gate);
   const GateResult result = gate_run(ratios, baseline, o.tolerance, o.alpha, o.spread_factor);
+  refuse_blind_baseline(result, file, o.tolerance, o.spread_factor);
   print_gate(result, run, file, baseline, o.tolerance, o.alpha, o.spread_factor, o.markdown, out);
   return result.any_regressed() ? 1 : 0;
 }

@@ -16,6 +16,7 @@ struct GateCommandOptions {
   double spread_factor = kSpreadFactor;
   bool update_baseline = false;
   bool pool = false;
+  bool allow_other_workload = false;
   bool machine_class = false;
   bool markdown = false;
 };

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -15,8 +16,8 @@
 
 namespace ckpt::harness {
 
-// A change smaller than this share of the baseline ratio passes however significant it is
-// (benchmarks/gate_proof.sh measured what a shared 2-core VM needs; README "Regression gate").
+// CI's promise: a drop of the median ratio beyond this fails the gate, and a baseline too spread
+// to detect it is refused.
 inline constexpr double kDefaultGateTolerance = 0.10;
 // Significance the Mann–Whitney test of now's ratios against the baseline's must reach. 0.01
 // gave one false alarm in 12 unchanged runs on the busy CI-class machine (p = 0.0099, beside a
@@ -31,7 +32,7 @@ inline constexpr std::size_t kGateMinSamples = 6;
 // (VMs of one class differ in those between runs of a CI pool without changing the ratios much).
 struct MachineClass {
   std::string name;
-  std::string machine;      // uname machine
+  std::string machine;  // uname machine
   std::int64_t cores = 0;
   std::string file_system;  // of the campaign target
   std::string cpu_model;
@@ -48,7 +49,7 @@ struct CaseRatios {
   std::string config_hash;
   std::vector<double> write, read;
   // A pooled baseline's runs: how many of `write` (`read`) each run gave, in order; empty: one
-  // run. The gate widens the tolerance to the spread between these runs' medians.
+  // run. The spread between these runs' medians decides the smallest change the gate can detect.
   std::vector<std::size_t> write_runs, read_runs;
 };
 // Every case of `run` (failed ones with no ratios). Throws std::runtime_error naming the file,
@@ -57,13 +58,16 @@ std::vector<CaseRatios> run_ratios(const RunRecord& run);
 
 struct Baseline {
   std::string campaign;
-  std::string source;        // the run it was taken from
-  std::string created_utc;   // that run's time
+  std::string source;       // the run it was taken from
+  std::string created_utc;  // that run's time
   MachineClass machine;
   std::vector<CaseRatios> cases;
 };
-// Throws std::runtime_error naming the file: missing (with the command that makes one), not
-// JSON, or without the fields the gate needs.
+// A baseline is untrusted input: read whole up to kMaxBaselineBytes, JSON nesting bounded, every
+// field typed, every ratio finite and positive. Throws std::runtime_error naming the file (and
+// the key): missing (with the command that makes one), not JSON, a field missing or mistyped.
+inline constexpr std::uintmax_t kMaxBaselineBytes = 16u << 20;
+inline constexpr int kMaxBaselineDepth = 64;
 Baseline load_baseline(const std::filesystem::path& path);
 // Written whole to a temporary file beside `path`, then renamed over it.
 void save_baseline(const Baseline& baseline, const std::filesystem::path& path);
@@ -74,32 +78,61 @@ Baseline make_baseline(const RunRecord& run, const Baseline* previous, bool pool
 
 // Runs a pooled baseline keeps per case.
 inline constexpr std::size_t kMaxPooledRuns = 10;
-// Runs a baseline needs before their spread widens the tolerance.
+// Runs a baseline needs before it can state its run-to-run spread (a standard deviation of fewer
+// is no estimate); below this the spread is estimated from its iterations alone.
 inline constexpr std::size_t kMinRunsForSpread = 3;
-// The tolerance a pooled baseline states (default of --spread-factor): at least kSpreadFactor × the largest deviation of one of
-// its runs' median ratios from the pooled median (README "Regression gate": measured).
-inline constexpr double kSpreadFactor = 1.5;
-// That deviation: max over runs of |run median / pooled median - 1|, 0 below kMinRunsForSpread runs.
-double run_spread(const std::vector<double>& pooled, const std::vector<std::size_t>& runs);
+// k, the default of --spread-factor: a change counts only beyond 1 − exp(−k σ), σ being how far an
+// unchanged run's median ratio strays from the baseline's (its run-to-run spread, and the
+// uncertainty of the pooled median). k = 4 makes an unchanged run's false alarm a 4σ event per
+// row (3e-5 with σ known; 0.16 % with σ estimated from 10 runs, Student's t with 9 degrees of
+// freedom), and a baseline that just meets --tolerance (k σ = tolerance) catches a drop of 1.5 ×
+// the tolerance with probability Φ(k / 2) = 98 %. benchmarks/RESULTS.md shows that run medians
+// stray as much as their own standard error says, which this σ assumes.
+inline constexpr double kSpreadFactor = 4.0;
+
+// The standard deviation of the natural logs of the runs' median ratios (≈ a relative spread):
+// how far one run's median strays from the next; std::nullopt below kMinRunsForSpread runs.
+std::optional<double> run_spread(const std::vector<double>& pooled,
+                                 const std::vector<std::size_t>& runs);
+// The standard error of the median of `samples`' natural logs, from their median absolute
+// deviation as for a normal sample: 1.2533 × 1.4826 × MAD / √n; 0 for fewer than 2 samples.
+double median_log_error(const std::vector<double>& samples);
+
+// How small a change one gated row could detect: σ = √(s² / R + max(s, e)²), s the baseline's
+// run-to-run spread (from its iterations when it has fewer than kMinRunsForSpread runs), R its
+// runs, e this run's own median_log_error; the smallest detectable drop is 1 − exp(−k σ).
+struct Detection {
+  double base_spread = 0;       // s
+  bool spread_of_runs = false;  // s from R ≥ kMinRunsForSpread runs (else from its iterations)
+  double run_error = 0;         // e
+  double sigma = 0;
+  double smallest = 0;           // this run's smallest detectable drop, a fraction
+  double baseline_smallest = 0;  // the same for a run as steady as the baseline's (e ≤ s)
+};
+Detection detection(const std::vector<double>& base, const std::vector<std::size_t>& base_runs,
+                    const std::vector<double>& now, double spread_factor);
 
 enum class GateVerdict { passed, regressed, improved, insufficient };
 std::string gate_verdict_text(GateVerdict v);
 
 struct GateRow {
   std::string label;
-  std::string direction;  // "write", "read", or "write+read" (each iteration's two ratios' geometric mean)
+  std::string
+      direction;  // "write", "read", or "write+read" (each iteration's two ratios' geometric mean)
   SampleStats base, now;  // ratio samples
   double change = 0;      // now.median / base.median - 1
-  double tolerance = 0;   // the one applied: --tolerance, or --spread-factor × the baseline's run spread
+  double tolerance = 0;   // the one applied: the larger of --tolerance and detect.smallest
   std::size_t base_runs = 1;
-  MannWhitney test;       // now's ratios against the baseline's
+  Detection detect;
+  bool same_config = true;  // the case's config_hash equals the baseline case's
+  MannWhitney test;         // now's ratios against the baseline's
   GateVerdict verdict = GateVerdict::insufficient;
 };
 // Regressed (improved): the median ratio fell (rose) by more than `tolerance` and the test says
 // p < alpha; passed otherwise; insufficient below kGateMinSamples a side or when the sizes
 // cannot reach p < alpha.
-GateVerdict gate_decide(const SampleStats& base, const SampleStats& now, const MannWhitney& test, double tolerance,
-                        double alpha);
+GateVerdict gate_decide(const SampleStats& base, const SampleStats& now, const MannWhitney& test,
+                        double tolerance, double alpha);
 
 struct GateResult {
   std::vector<GateRow> rows;
@@ -108,12 +141,31 @@ struct GateResult {
 };
 // Cases matched as `compare` matches them: config_hash first, then equal swept keys. Rows per
 // case: write, read, and write+read when both sides hold both directions with equal counts.
-// A pooled baseline's tolerance is at least `spread_factor` × run_spread.
-GateResult gate_run(const std::vector<CaseRatios>& run, const Baseline& baseline, double tolerance, double alpha,
-                    double spread_factor = kSpreadFactor);
+// Each row's tolerance is the larger of `tolerance` and its smallest detectable change.
+GateResult gate_run(const std::vector<CaseRatios>& run, const Baseline& baseline, double tolerance,
+                    double alpha, double spread_factor = kSpreadFactor);
 
-void print_gate(const GateResult& result, const RunRecord& run, const std::filesystem::path& baseline_file,
-                const Baseline& baseline, double tolerance, double alpha, double spread_factor, bool markdown,
+// Throws std::runtime_error naming the baseline file, case and direction when a row's baseline
+// is too spread to detect `tolerance` (its baseline_smallest is larger), with the fixes.
+void refuse_blind_baseline(const GateResult& result, const std::filesystem::path& baseline_file,
+                           double tolerance, double spread_factor);
+// What a run is about to do with a baseline file: gate against it, pool into it (--pool), or
+// replace its matching cases (--update-baseline).
+enum class BaselineUse { gate, pool, replace };
+// Throws std::runtime_error, naming kAllowOtherWorkload, when `run` is not the baseline's
+// workload: another campaign name; gate and pool also a matched case whose config_hash differs;
+// gate also no case matched at all (nothing would be gated).
+void refuse_other_workload(const RunRecord& run, const std::vector<CaseRatios>& ratios,
+                           const Baseline& baseline, const std::filesystem::path& baseline_file,
+                           BaselineUse use);
+// The campaign name in a run's config ("" when it has none).
+std::string run_campaign(const RunRecord& run);
+// The option that lets gate and --pool accept another workload's baseline.
+inline constexpr const char* kAllowOtherWorkload = "--allow-other-workload";
+
+void print_gate(const GateResult& result, const RunRecord& run,
+                const std::filesystem::path& baseline_file, const Baseline& baseline,
+                double tolerance, double alpha, double spread_factor, bool markdown,
                 std::ostream& out);
 
 }  // namespace ckpt::harness
