@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "backends/registry.hpp"
+#include "harness/engine/training_state.hpp"
+#include "harness/formats/safetensors_check.hpp"
 #include "harness/load/load_plan.hpp"
 #include "harness/memory/data_pattern.hpp"
 #include "harness/memory/memory_spaces.hpp"
@@ -19,8 +21,6 @@
 #include "harness/plan/shard_geometry.hpp"
 #include "harness/run/cache_policy.hpp"
 #include "harness/run/iteration.hpp"
-#include "harness/engine/training_state.hpp"
-#include "harness/formats/safetensors_check.hpp"
 #include "harness/run/manifest.hpp"
 #include "harness/run/manifest_checks.hpp"
 #include "harness/run/process_buffer.hpp"

@@ -231,6 +231,10 @@ std::vector<Damage> damages(const std::string& removed) {
        manifest_edit([](nlohmann::json& m) { m["tensors"] = nlohmann::json::array(); }),
        "is missing (the case writes ", "tensors: is [] — a checkpoint lists at least one tensor",
        false},
+      {"a tensors entry's offset changed", manifest_edit([](nlohmann::json& m) {
+         m["tensors"][1]["file_offset"] = m["tensors"][1]["file_offset"].get<std::uint64_t>() + 2;
+       }),
+       "tensors: tensor " + removed + ": field file_offset is ", "checkpoint_hash: ", false},
   };
 }
 
@@ -246,7 +250,7 @@ TEST_F(DamagedSafetensors, EachDamageToAFileIsRefusedOnEveryReadPath) {
 }
 
 TEST_F(DamagedSafetensors, EachDamageToTheTensorListIsRefusedOnEveryReadPath) {
-  expect_each_refused(7, 9);
+  expect_each_refused(7, 10);
 }
 
 void DamagedSafetensors::expect_each_refused(std::size_t first, std::size_t last) {
@@ -262,7 +266,7 @@ void DamagedSafetensors::expect_each_refused(std::size_t first, std::size_t last
   const std::string removed =
       second.at("name").get<std::string>() + " (weight, rank " + second.at("rank").dump() + ")";
   const std::vector<Damage> all = damages(removed);
-  ASSERT_EQ(all.size(), 9u);
+  ASSERT_EQ(all.size(), 10u);
   const std::vector<Damage> kinds(all.begin() + static_cast<std::ptrdiff_t>(first),
                                   all.begin() + static_cast<std::ptrdiff_t>(last));
   const std::string python = std::string(CKPT_SOURCE_DIR) + "/.deps/venv/bin/python";
