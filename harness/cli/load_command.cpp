@@ -104,6 +104,11 @@ void check_manifest(const fs::path& dir, const nlohmann::json& manifest) {
   if (auto problem = manifest_path_problem(manifest, dir)) {
     throw std::runtime_error(fmt::format("{}: damaged manifest: {}", (dir / kManifestName).string(), *problem));
   }
+  try {
+    written_iteration(manifest);
+  } catch (const std::exception& e) {
+    throw std::runtime_error(fmt::format("{}: damaged manifest: {}", (dir / kManifestName).string(), e.what()));
+  }
   if (auto problem = manifest_hash_problem(manifest, dir / kManifestName)) throw DamagedCheckpoint(*problem);
   if (!is_safetensors_checkpoint(manifest)) return;
   if (auto problem = safetensors_checkpoint_problem(dir, manifest)) throw DamagedCheckpoint(*problem);

@@ -317,7 +317,7 @@ void DamagedSafetensors::expect_each_refused(std::size_t first, std::size_t last
   }
 }
 
-TEST_F(ReadChecks, LoadRefusesManifestPathsOutOfTheCheckpoint) {
+TEST_F(ReadChecks, LoadRefusesManifestPathsOutOfTheCheckpointAndANonIteration) {
   ASSERT_EQ(run(campaign("c", "[state]\nscope = \"weights\"\n"), "checkpoint").exit_code, 0);
   const fs::path kept = checkpoint();
   const nlohmann::json pristine = read_manifest(kept);
@@ -345,6 +345,19 @@ TEST_F(ReadChecks, LoadRefusesManifestPathsOutOfTheCheckpoint) {
             << o.err;
       }
     }
+  }
+  // A training_iteration that is no iteration number is named with the manifest.
+  nlohmann::json m = pristine;
+  m["training_iteration"] = "x";
+  std::ofstream(kept / kManifest, std::ios::trunc) << m.dump();
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{}, std::vector<std::string>{"--tp", "1"}}) {
+    const Outcome o = load(kept, args);
+    EXPECT_EQ(o.exit_code, 2) << o.describe();
+    EXPECT_TRUE(contains(o.err, (kept / kManifest).string() +
+                                    ": damaged manifest: training_iteration \"x\" is not an "
+                                    "iteration number"))
+        << o.err;
   }
 }
 
