@@ -64,6 +64,21 @@ std::string entry_text(const EntryKey& key) {
                      std::get<0>(key));
 }
 
+// The entries the case writes for the ranks of `planned`, by key, and how many each rank has.
+std::pair<std::map<EntryKey, nlohmann::json>, std::map<std::int64_t, std::size_t>> planned_entries(
+    const std::vector<RankPlan>& planned) {
+  std::vector<std::vector<std::uint64_t>> no_checksums;
+  for (const RankPlan& p : planned) no_checksums.emplace_back(p.shards.size(), 0);
+  std::map<EntryKey, nlohmann::json> expected;
+  std::map<std::int64_t, std::size_t> per_rank;
+  for (nlohmann::json& e : manifest_tensors(planned, no_checksums)) {
+    const EntryKey key = *key_of(e);
+    ++per_rank[std::get<0>(key)];
+    expected.emplace(key, std::move(e));
+  }
+  return {std::move(expected), std::move(per_rank)};
+}
+
 // The first field in which `recorded` differs from `expected` (checksums aside), or "".
 std::string differing_field(const nlohmann::json& recorded, const nlohmann::json& expected) {
   for (const auto& [field, value] : expected.items()) {
@@ -214,15 +229,7 @@ std::optional<std::string> tensor_list_problem(const nlohmann::json& manifest,
   if (tensors == manifest.end() || !tensors->is_array()) {
     return fmt::format("{}: tensors: missing or not a list", path.string());
   }
-  std::vector<std::vector<std::uint64_t>> no_checksums;
-  for (const RankPlan& p : planned) no_checksums.emplace_back(p.shards.size(), 0);
-  std::map<EntryKey, nlohmann::json> expected;
-  std::map<std::int64_t, std::size_t> planned_per_rank;
-  for (nlohmann::json& e : manifest_tensors(planned, no_checksums)) {
-    const EntryKey key = *key_of(e);
-    ++planned_per_rank[std::get<0>(key)];
-    expected.emplace(key, std::move(e));
-  }
+  auto [expected, planned_per_rank] = planned_entries(planned);
   std::set<std::int64_t> all;
   if (selected != nullptr) all.insert(selected->begin(), selected->end());
   std::set<EntryKey> seen;
