@@ -118,7 +118,7 @@ int run_cli(int argc, char** argv, std::ostream& out, std::ostream& err) {
     if (compare_cmd->parsed()) return run_compare(compare_options, out);
     if (gate_cmd->parsed()) return run_gate(gate_options, out);
     if (project_cmd->parsed()) return run_project(project_options, out);
-    if (load_cmd->parsed()) return run_load(load_options, out);
+    if (load_cmd->parsed()) return run_load(load_options, out, err);
   } catch (const std::exception& e) {
     err << "ckptbench: error: " << e.what() << '\n';
     return 2;

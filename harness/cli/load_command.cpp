@@ -6,11 +6,14 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <set>
 #include <stdexcept>
 #include <vector>
 
 #include "backends/registry.hpp"
+#include "harness/engine/training_state.hpp"
+#include "harness/formats/safetensors_check.hpp"
 #include "harness/load/load_plan.hpp"
 #include "harness/memory/data_pattern.hpp"
 #include "harness/memory/memory_spaces.hpp"
@@ -19,6 +22,7 @@
 #include "harness/run/cache_policy.hpp"
 #include "harness/run/iteration.hpp"
 #include "harness/run/manifest.hpp"
+#include "harness/run/manifest_checks.hpp"
 #include "harness/run/process_buffer.hpp"
 #include "workloads/spec_error.hpp"
 
@@ -58,6 +62,58 @@ void check_stored_bytes(const fs::path& dir, const nlohmann::json& manifest) {
   }
 }
 
+// What CHECKPOINT is when it is not a checkpoint directory: each its own message, naming the fix.
+void check_checkpoint_directory(const fs::path& dir) {
+  std::error_code ec;
+  const fs::file_status status = fs::status(dir, ec);
+  if (!fs::exists(status)) {
+    throw std::runtime_error(fmt::format("{}: no such file or directory — give a checkpoint directory, the one holding "
+                                         "{} (e.g. TARGET/CAMPAIGN/case-0000/step_0000001)",
+                                         dir.string(), kManifestName));
+  }
+  if (!fs::is_directory(status)) {
+    const bool manifest = dir.filename() == kManifestName;
+    throw std::runtime_error(
+        manifest ? fmt::format("{} is the manifest itself: give its directory, {}", dir.string(), dir.parent_path().string())
+                 : fmt::format("{} is a file, not a checkpoint directory — give the directory that holds {}", dir.string(),
+                               kManifestName));
+  }
+  if (fs::exists(dir / kManifestName, ec)) return;
+  std::string latest;
+  if (std::ifstream in(dir / "latest"); in >> latest) {
+    throw std::runtime_error(fmt::format("{} is a case directory, not a checkpoint: give one of its checkpoints, e.g. "
+                                         "the latest, {}",
+                                         dir.string(), (dir / latest).string()));
+  }
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (fs::exists(entry.path() / kManifestName, ec)) {
+      throw std::runtime_error(fmt::format("{} holds checkpoints but is not one: give one of them, e.g. {}", dir.string(),
+                                           entry.path().string()));
+    }
+  }
+  throw std::runtime_error(fmt::format("{}: no {} — not a checkpoint directory, or a checkpoint whose writer failed or "
+                                       "was interrupted (a checkpoint is complete once its manifest is written)",
+                                       dir.string(), kManifestName));
+}
+
+// What loading checks of the manifest before it trusts any data: a version this ckptbench can
+// check and files inside the checkpoint (std::runtime_error, exit 2), then damage (DamagedCheckpoint,
+// exit 1): the tensor list against its checkpoint_hash, a safetensors checkpoint's headers and index.
+void check_manifest(const fs::path& dir, const nlohmann::json& manifest) {
+  if (auto problem = manifest_version_problem(manifest, dir / kManifestName)) throw std::runtime_error(*problem);
+  if (auto problem = manifest_path_problem(manifest, dir)) {
+    throw std::runtime_error(fmt::format("{}: damaged manifest: {}", (dir / kManifestName).string(), *problem));
+  }
+  try {
+    written_iteration(manifest);
+  } catch (const std::exception& e) {
+    throw std::runtime_error(fmt::format("{}: damaged manifest: {}", (dir / kManifestName).string(), e.what()));
+  }
+  if (auto problem = manifest_hash_problem(manifest, dir / kManifestName)) throw DamagedCheckpoint(*problem);
+  if (!is_safetensors_checkpoint(manifest)) return;
+  if (auto problem = safetensors_checkpoint_problem(dir, manifest)) throw DamagedCheckpoint(*problem);
+}
+
 // The checkpoint's files, in the manifest's order, at their actual sizes.
 std::vector<LoadFile> checkpoint_files(const fs::path& dir, const nlohmann::json& manifest) {
   const std::string scope = manifest.at("config").at("state").value("scope", "full");
@@ -89,6 +145,7 @@ std::string verify_loaded(const nlohmann::json& manifest, const std::vector<Load
   // makes them for fill and restore.
   RankPlan placed;
   const std::int64_t scale = manifest.value("scale", std::int64_t{1});
+  const std::int64_t iteration = written_iteration(manifest);  // a [training] checkpoint's state
   for (const nlohmann::json& t : manifest.at("tensors")) {
     const std::string path = (dir / t.at("file").get<std::string>()).string();
     const auto file = std::find_if(files.begin(), files.end(), [&path](const LoadFile& f) { return f.path == path; });
@@ -98,7 +155,7 @@ std::string verify_loaded(const nlohmann::json& manifest, const std::vector<Load
     ps.geometry = shard_geometry(ps.shard, scale);
     ps.memory_offset = file->destination_offset + t.at("file_offset").get<std::uint64_t>();
     ps.bytes = t.at("bytes").get<std::uint64_t>();
-    ps.data_key = t.at("data_key").get<std::uint64_t>();
+    ps.data_key = training_key(t.at("data_key").get<std::uint64_t>(), iteration);
   }
   std::vector<std::pair<std::size_t, std::size_t>> owner;
   const std::vector<PatternRange> ranges = shard_pattern_ranges({placed}, {0}, &owner);
@@ -312,11 +369,18 @@ CLI::App* add_load_command(CLI::App& app, LoadCommandOptions& o) {
   return cmd;
 }
 
-int run_load(const LoadCommandOptions& o, std::ostream& out) {
+int run_load(const LoadCommandOptions& o, std::ostream& out, std::ostream& err) {
   const fs::path dir = o.checkpoint;
+  check_checkpoint_directory(dir);
   const nlohmann::json manifest = read_manifest(dir);
   check_stored_bytes(dir, manifest);
-  return o.tp > 0 ? load_planned_slices(o, dir, manifest, out) : load_whole_files(o, dir, manifest, out);
+  try {
+    check_manifest(dir, manifest);
+    return o.tp > 0 ? load_planned_slices(o, dir, manifest, out) : load_whole_files(o, dir, manifest, out);
+  } catch (const DamagedCheckpoint& e) {
+    err << "ckptbench: error: damaged checkpoint: " << e.what() << '\n';
+    return 1;
+  }
 }
 
 }  // namespace ckpt::harness

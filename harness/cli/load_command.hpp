@@ -30,8 +30,9 @@ struct LoadCommandOptions {
 // planned from the manifest by the resharding planner, as --phase load does, from weights-only
 // and full-state checkpoints alike, and prints the plan's counts.
 CLI::App* add_load_command(CLI::App& app, LoadCommandOptions& options);
-// Returns 0 when every load verified, 1 when one did not; throws std::runtime_error (exit 2)
-// for a checkpoint it cannot load, naming the path and the fix.
-int run_load(const LoadCommandOptions& options, std::ostream& out);
+// Returns 0 when every load verified, 1 when one did not or the checkpoint is damaged (its
+// message on `err`); throws std::runtime_error (exit 2) for a checkpoint it cannot load, naming
+// the path and the fix.
+int run_load(const LoadCommandOptions& options, std::ostream& out, std::ostream& err);
 
 }  // namespace ckpt::harness

@@ -11,6 +11,7 @@
 #include "harness/load/load_plan.hpp"
 #include "harness/run/dp_gather.hpp"
 #include "harness/run/manifest.hpp"
+#include "harness/run/manifest_checks.hpp"
 #include "harness/reshard/reshard_restore.hpp"
 #include "harness/run/process_buffer.hpp"
 #include "harness/run/process_plans.hpp"
@@ -89,6 +90,9 @@ CaseCheck check_case(const Case& c, PhaseSelection phase, int processes,
   if (phase == PhaseSelection::restore || phase == PhaseSelection::load) {
     const auto problem = find_restorable_checkpoint(phase == PhaseSelection::load ? load_source(c) : c, dir, manifest);
     have_manifest = !problem;
+    // A damaged manifest (its tensor list changed) fails the case when it runs, naming the damage
+    // (exit 1, as a failed verification); it is not planned from here.
+    if (have_manifest && manifest_hash_problem(manifest, dir / kManifestName)) have_manifest = false;
     note(problem);
     note(lock_problem(c));  // a keeping run on this case, which may retire what would be restored
   } else {

@@ -8,6 +8,7 @@
 #include "harness/engine/engine_checks.hpp"
 #include "harness/engine/training_loop.hpp"
 #include "harness/engine/training_state.hpp"
+#include "harness/formats/safetensors_plan.hpp"
 #include "harness/run/case_execution.hpp"
 #include "harness/run/case_runner.hpp"
 #include "harness/run/dcp_metadata.hpp"
@@ -31,6 +32,12 @@ std::string CaseExecution::commit_training_checkpoint(const fs::path& dir, std::
       // The layout's coordinator files, as the write iterations write them (inside the checkpoint's
       // time to durable); the seconds they took go to phases.write.metadata's samples.
       metadata_s_.push_back(commit_coordinator_files(c_, dir, tensors));
+      // Hugging Face loaders find a sharded checkpoint's files through its index, as the write
+      // iterations write it.
+      if (c_.format == CheckpointFormat::safetensors) {
+        const bool weights_only = c_.state.scope == workloads::StateScope::weights;
+        write_file_atomically(dir / kSafetensorsIndexName, safetensors_index(tensors, weights_only).dump(2));
+      }
       nlohmann::json manifest = make_manifest(c_, layout_.world_size(), selected_, std::move(tensors),
                                               first_step_ + iteration);
       manifest["training_iteration"] = iteration;

@@ -8,7 +8,9 @@
 
 #include "harness/plan/extent_builder.hpp"
 #include "harness/plan/file_naming.hpp"
+#include "harness/engine/training_state.hpp"
 #include "harness/run/manifest.hpp"
+#include "harness/run/manifest_checks.hpp"
 
 namespace ckpt::harness {
 namespace {
@@ -58,8 +60,10 @@ StoredPieces stored_pieces(const nlohmann::json& manifest) {
   return stored;
 }
 
+// `iteration`: the training iteration whose state the checkpoint holds (written_iteration), which
+// seeds the bytes verified and the padding rows written alike.
 RankPlan plan_rank(const workloads::Layout& layout, const ReshardSpec& spec, std::int64_t rank,
-                   const StoredPieces& stored, const std::filesystem::path& dir) {
+                   const StoredPieces& stored, const std::filesystem::path& dir, std::int64_t iteration) {
   const std::uint64_t direct_alignment = spec.direct_alignment;
   const std::uint64_t align = std::max<std::uint64_t>({64, spec.alignment, direct_alignment});
   RankPlan plan;
@@ -74,7 +78,7 @@ RankPlan plan_rank(const workloads::Layout& layout, const ReshardSpec& spec, std
     placed.rank = rank;
     placed.memory_offset = pos;
     placed.bytes = geometry.bytes();
-    placed.data_key = tensor_data_key(s.name, s.state, spec.seed);
+    placed.data_key = training_key(tensor_data_key(s.name, s.state, spec.seed), iteration);
     placed.geometry = geometry;
     needed.push_back({s.name, s.state, geometry, pos});
     placed.shard = std::move(s);
@@ -124,10 +128,13 @@ std::vector<RankPlan> reshard_plans(const nlohmann::json& manifest, const Reshar
                                     const std::vector<std::int64_t>& ranks, const std::filesystem::path& dir) {
   check_reshardable(spec);
   const workloads::Layout layout(spec.model, spec.reader.parallel, spec.reader.state);
+  // A damaged or hostile manifest must not make a read open files outside its checkpoint.
+  if (const auto outside = manifest_path_problem(manifest, dir)) throw std::runtime_error(*outside);
   const StoredPieces stored = stored_pieces(manifest);
+  const std::int64_t iteration = written_iteration(manifest);
   std::vector<RankPlan> plans;
   try {
-    for (const std::int64_t rank : ranks) plans.push_back(plan_rank(layout, spec, rank, stored, dir));
+    for (const std::int64_t rank : ranks) plans.push_back(plan_rank(layout, spec, rank, stored, dir, iteration));
     // One process moves its ranks one after the other. Ranks that read parts of the same stored
     // files go back to back (TP8×PP4 -> TP4×PP8: new ranks (t', 0) and (t', 1) read the two
     // halves of the layers of old files 2t' and 2t'+1), so the second reads while the first's

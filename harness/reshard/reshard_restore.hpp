@@ -42,9 +42,12 @@ struct ReshardSpec {
 // A case's resharding restore ([restore] into parallel.*'s checkpoint, backend.* as set).
 ReshardSpec reshard_spec(const Case& c);
 
-// Plans the resharding read of `ranks` (of spec.reader's layout) from `manifest` in `dir`.
-// Throws ReshardError naming the key when it cannot reshard (backend, a stored file that does
-// not end on a whole block under backend.direct) or what plan_rank_reads refuses.
+// Plans the resharding read of `ranks` (of spec.reader's layout) from `manifest` in `dir`. The
+// shards' bytes, padding rows included, are those of the training iteration the manifest names
+// (written_iteration, harness/run/manifest_checks.hpp). Throws ReshardError naming the key when
+// it cannot reshard (backend, a stored file that does not end on a whole block under
+// backend.direct) or what plan_rank_reads refuses; std::runtime_error for a manifest that names
+// a file outside `dir` or a training_iteration that is no iteration.
 std::vector<RankPlan> reshard_plans(const nlohmann::json& manifest, const ReshardSpec& spec,
                                     const std::vector<std::int64_t>& ranks, const std::filesystem::path& dir);
 

@@ -30,6 +30,12 @@ class CaseExecution {
  private:
   void prepare_write();
   void prepare_restore();
+  // The checks of every read path (harness/run/manifest_checks.hpp) of the checkpoint `writer`
+  // wrote in `dir`: before planning, what makes it unreadable ("" when nothing: collective use
+  // through agree); after, damage, which fails the case (false).
+  std::string unreadable_checkpoint(const Case& writer, const std::filesystem::path& dir,
+                                    const nlohmann::json& manifest);
+  bool written_as_planned(const Case& writer, const std::filesystem::path& dir, const nlohmann::json& manifest);
   // The load phase (harness/run/case_load.cpp): the inference ranks' plans, the loader's
   // iterations instead of the backend's reads, and the [load] result.
   void prepare_load();

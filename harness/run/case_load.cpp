@@ -29,7 +29,10 @@ void CaseExecution::prepare_load() {
   const Case source = load_source(c_);  // a sweep over load.* loads the first such case's checkpoint
   std::string problem = find_restorable_checkpoint(source, dir, manifest).value_or("");
   if (const auto& p = comm_.first_problem(problem); !p.empty()) throw SetupError(p);
+  if (const auto& p = comm_.first_problem(unreadable_checkpoint(source, dir, manifest)); !p.empty()) throw SetupError(p);
   planned_dir_ = dir;
+  result_.checkpoint_dir = dir.string();
+  if (!written_as_planned(source, dir, manifest)) return;
   ProcessPlans plans;
   try {
     plans = plan_process(layout_, c_, phase_, selected_, comm_.rank(), comm_.size(), dir, &manifest);
@@ -47,7 +50,6 @@ void CaseExecution::prepare_load() {
   add_notes(space.notes());
   record_sizes(read_plans_);
   result_.modeled_ranks = static_cast<std::int64_t>(inference_ranks(c_.load.inference).size());
-  result_.checkpoint_dir = dir.string();
 }
 
 // One load of every inference rank's slices: caches per cache.policy, the buffer zeroed (the

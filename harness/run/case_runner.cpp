@@ -13,6 +13,7 @@
 #include "harness/engine/training_state.hpp"
 #include "harness/run/environment.hpp"
 #include "harness/run/manifest.hpp"
+#include "harness/run/manifest_checks.hpp"
 #include "harness/reshard/reshard_restore.hpp"
 #include "harness/run/process_plans.hpp"
 #include "harness/run/target_check.hpp"
@@ -100,10 +101,16 @@ void CaseExecution::prepare_restore() {
   nlohmann::json manifest;
   std::string problem = find_restorable_checkpoint(c_, dir, manifest).value_or("");
   agree(comm_, problem);
+  agree(comm_, unreadable_checkpoint(c_, dir, manifest));
   planned_dir_ = dir;
+  result_.checkpoint_dir = dir.string();
+  if (!written_as_planned(c_, dir, manifest)) return;
   ProcessPlans plans;
   try {
     plans = plan_process(layout_, c_, phase_, selected_, comm_.rank(), comm_.size(), dir, &manifest);
+    // A [training] checkpoint holds the state of the training iteration its manifest names
+    // (resharding plans seed their shards and padding rows with it themselves).
+    if (!c_.restore.reshard) plans.read = plans_at_iteration(std::move(plans.read), written_iteration(manifest));
   } catch (const ReshardError& e) {
     problem = e.what();
   } catch (const std::exception& e) {
@@ -112,17 +119,46 @@ void CaseExecution::prepare_restore() {
   }
   agree(comm_, problem);
   check_memory(plans.buffer_bytes());
-  // A [training] checkpoint holds the state of the training iteration its manifest names.
-  if (manifest.contains("training_iteration")) {
-    plans.read = plans_at_iteration(std::move(plans.read), manifest["training_iteration"].get<std::int64_t>());
-  }
   read_plans_ = std::move(plans.read);
   MemorySpace& space = memory_space();
   read_buffer_ = ProcessBuffer(read_plans_, space);
   add_notes(space.notes());
   record_sizes(read_plans_);
   if (c_.restore.reshard) record_reshard(read_plans_);
-  result_.checkpoint_dir = dir.string();
+}
+
+// Before planning: a manifest this version cannot check, or one naming files outside the
+// checkpoint, is refused like a missing one (exit 2); "" when neither.
+std::string CaseExecution::unreadable_checkpoint(const Case& writer, const fs::path& dir,
+                                                 const nlohmann::json& manifest) {
+  if (auto problem = manifest_version_problem(manifest, dir / kManifestName)) {
+    return fmt::format("{} — {}", *problem, damaged_checkpoint_advice(writer, dir));
+  }
+  if (auto problem = manifest_path_problem(manifest, dir)) {
+    return fmt::format("{}: damaged manifest: {} — {}", (dir / kManifestName).string(), *problem,
+                       damaged_checkpoint_advice(writer, dir));
+  }
+  return "";
+}
+
+// Before any data is read: the manifest's tensor list against the plans of the writer's ranks
+// (each process checks its share of them), its checkpoint_hash, and a safetensors checkpoint's
+// headers and index. Damage fails the case (exit 1, as a failed verification).
+bool CaseExecution::written_as_planned(const Case& writer, const fs::path& dir, const nlohmann::json& manifest) {
+  std::string mine;
+  try {
+    const std::vector<RankPlan> planned =
+        plan_ranks(layout_, writer, process_share(selected_, comm_.rank(), comm_.size()), dir);
+    mine = damaged_checkpoint_problem(manifest, dir, planned, comm_.rank() == 0 ? &selected_ : nullptr, comm_.rank(),
+                                      comm_.size())
+               .value_or("");
+  } catch (const std::exception& e) {
+    mine = fmt::format("{}: {}", (dir / kManifestName).string(), e.what());
+  }
+  if (const std::string problem = comm_.first_problem(mine); !problem.empty()) {
+    return fail(fmt::format("damaged checkpoint: {}{}", problem, damage_advice()));
+  }
+  return true;
 }
 
 void CaseExecution::check_memory(std::uint64_t mine) {
@@ -221,6 +257,10 @@ CaseResult CaseExecution::run() {
     prepare_write();
   } else {
     prepare_restore();
+  }
+  if (result_.status != "ok") {  // a damaged checkpoint, refused before any read
+    result_.wall.seconds = seconds_since(started_);
+    return result_;
   }
   if (!loading) {
     backend_ = make_backend_everywhere();

@@ -17,6 +17,7 @@
 
 #include "harness/memory/checksum.hpp"
 #include "harness/plan/extent_builder.hpp"
+#include "harness/run/manifest_checks.hpp"
 
 namespace ckpt::harness {
 namespace {
@@ -99,9 +100,10 @@ nlohmann::json make_manifest(const Case& c, std::int64_t world_size, const std::
   }
   nlohmann::json files = nlohmann::json::array();
   for (const auto& [path, size] : file_sizes) files.push_back({{"path", path}, {"min_size", size}});
+  const std::string hash = manifest_hash(checkpoint_hash(c), tensors);
   return {{"format", "ckptbench-manifest"}, {"version", kManifestVersion}, {"campaign", c.campaign},
           {"case_index", c.index}, {"step", step}, {"checksum_algorithm", kChecksumAlgorithm},
-          {"config_hash", config_hash(c)}, {"checkpoint_hash", checkpoint_hash(c)}, {"config", c.config},
+          {"config_hash", config_hash(c)}, {"checkpoint_hash", hash}, {"config", c.config},
           {"world_size", world_size}, {"ranks", ranks}, {"scale", c.scale}, {"mapping", mapping_name(c.mapping)},
           {"directory_layout", directory_layout_name(c.directory_layout)},
           {"data", {{"pattern", data_pattern_name(c.data)}, {"seed", c.seed}}},
@@ -264,7 +266,11 @@ std::map<std::string, nlohmann::json> identity_keys(const nlohmann::json& config
 
 }  // namespace
 
-std::string checkpoint_hash(const Case& c) { return checksum_hex(checksum64(checkpoint_identity(c.config).dump())); }
+std::string checkpoint_hash(const Case& c) { return checkpoint_hash(c.config); }
+
+std::string checkpoint_hash(const nlohmann::json& config) {
+  return checksum_hex(checksum64(checkpoint_identity(config).dump()));
+}
 
 std::string checkpoint_difference(const nlohmann::json& recorded_config, const Case& c) {
   const nlohmann::json recorded_identity = checkpoint_identity(recorded_config);

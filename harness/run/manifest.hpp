@@ -12,7 +12,8 @@ namespace ckpt::harness {
 
 inline constexpr const char* kManifestName = "ckptbench-manifest.json";
 // 2: checksums and hashes are XXH3_64, named by the manifest's checksum_algorithm.
-inline constexpr int kManifestVersion = 2;
+// 3: checkpoint_hash covers the tensor list as well as the configuration (manifest_checks.hpp).
+inline constexpr int kManifestVersion = 3;
 
 // The manifest entries of one process's ranks: tensor -> file, offset, shape, dtype, checksum.
 nlohmann::json manifest_tensors(const std::vector<RankPlan>& plans, const std::vector<std::vector<std::uint64_t>>& checksums);
@@ -44,6 +45,9 @@ std::string config_hash(const Case& c);
 // XXH3_64 hex digest of what decides a checkpoint's bytes and placement (model, parallelism, state,
 // ranks, strategy, data pattern and seed, O_DIRECT alignment): a restore needs the same.
 std::string checkpoint_hash(const Case& c);
+// The same of a checkpoint's recorded `config` (its manifest's). Throws nlohmann::json's
+// exceptions for a config that is not a configuration's object.
+std::string checkpoint_hash(const nlohmann::json& config);
 // What of the above differs between a checkpoint's recorded `config` (its manifest's) and case
 // `c`: "parallel.tp = 8, this campaign has parallel.tp = 4 (and model.scale: 64 vs 128)"; ""
 // when nothing does.

@@ -17,6 +17,7 @@
 
 #include "harness/run/environment.hpp"
 #include "harness/run/manifest.hpp"
+#include "harness/run/manifest_checks.hpp"
 
 namespace ckpt::harness {
 namespace fs = std::filesystem;
@@ -125,14 +126,19 @@ std::optional<std::string> find_restorable_checkpoint(const Case& c, fs::path& d
   } catch (const std::exception& e) {
     return fmt::format("{} — {}", e.what(), damaged_checkpoint_advice(c, dir));
   }
-  if (manifest.value("checkpoint_hash", "") == checkpoint_hash(c)) return std::nullopt;
-  const std::string difference =
-      manifest.contains("config") ? checkpoint_difference(manifest["config"], c) : std::string();
+  const auto tensors = manifest.find("tensors");
+  const std::string hash = manifest_hash(checkpoint_hash(c), tensors == manifest.end() ? nlohmann::json() : *tensors);
+  if (manifest.value("checkpoint_hash", "") == hash) return std::nullopt;
+  const bool has_config = manifest.contains("config") && manifest["config"].is_object();
+  const std::string difference = has_config ? checkpoint_difference(manifest["config"], c) : std::string();
   if (!difference.empty()) {
     return fmt::format("checkpoint at {} was written with {}; restore with the keys it was written with (its "
                        "manifest's `config` lists them)",
                        dir.string(), difference);
   }
+  // The same configuration: the tensor list or the hash changed after the write, or an older
+  // version wrote it. The read path's checks (manifest_checks.hpp) name which, and the tensor.
+  if (has_config) return std::nullopt;
   return fmt::format("{}: the checkpoint was written with a different model, parallelism, state, rank selection, "
                      "strategy or data (hash {}, this case {}); restore with the keys it was written with (its "
                      "manifest's `config` lists them)",

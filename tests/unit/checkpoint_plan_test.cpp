@@ -234,7 +234,7 @@ TEST(CheckpointPlan, ManifestNamesItsChecksumAlgorithmAndOlderOnesAreRefused) {
   std::vector<std::vector<std::uint64_t>> checksums;
   for (const auto& p : plans) checksums.emplace_back(p.shards.size(), 0x2D06800538D394C2ULL);
   nlohmann::json manifest = make_manifest(c, 8, selected_ranks(c, 8), manifest_tensors(plans, checksums), 1);
-  EXPECT_EQ(manifest.at("version"), 2);
+  EXPECT_EQ(manifest.at("version"), 3);
   EXPECT_EQ(manifest.at("checksum_algorithm"), "xxh3_64");
   EXPECT_EQ(manifest.at("tensors").at(0).at("checksum"), "2d06800538d394c2");
   EXPECT_EQ(manifest.at("checkpoint_hash").get<std::string>().size(), 16u);
