@@ -199,6 +199,9 @@ std::vector<KeySpec> general_keys() {
       choice_key("memory", "space", "host", {"host", "pinned", "cuda", "kokkos"}),
       size_key("memory", "staging_bytes", std::int64_t{64} << 20, 4096),
       int_key("memory", "staging_buffers", 2, 1, 64),
+      // 0: each process holds its whole share (a checkpoint is distinct data); > 0: fio's and
+      // IOR's footprint, one buffer of this many bytes that every request reuses.
+      size_key("memory", "reuse_bytes", 0),
       choice_key("cache", "policy", "drop", {"drop", "fadvise", "read_shift", "none"}),
       // [training] and [engine] (harness/engine): training.iterations = 0 keeps the loop off.
       int_key("training", "iterations", 0, 0, kIntMax),
