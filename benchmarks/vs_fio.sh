@@ -161,7 +161,7 @@ def ck_record(mode, op, rep, out_dir, tool):
 
 def line(rec):
     what = "run " if rec["tool"] == "null" else "pair"
-    s = f"  {rec['mode']:<8} {rec['op']:<5} {what} {rec['rep']:>2}  {rec['tool']:<9} "
+    s = f"  {rec['mode']:<8} {rec['op']:<5} {what} {rec['rep']:>2}  {rec['tool']:<15} "
     if rec["tool"] == "null":
         return s + f"{rec['seconds']*1e6:14.1f} us (no I/O)"
     s += f"{rec['gib_per_s']:8.3f} GiB/s  {rec['seconds']:9.6f} s"
