@@ -143,15 +143,16 @@ void CaseExecution::prepare_restore() {
 void CaseExecution::reuse_buffers(MemorySpace& space, bool write) {
   std::string problem = reuse_buffer(write_plans_, c_.reuse_bytes);
   if (problem.empty()) problem = reuse_buffer(read_plans_, c_.reuse_bytes);
-  if (!problem.empty()) throw SetupError(fmt::format("case {}: {}", c_.index, problem));
+  agree(comm_, problem.empty() ? problem : fmt::format("case {}: {}", c_.index, problem));
   if (write) write_buffer_ = ProcessBuffer::reused(write_plans_, space, c_.reuse_bytes, c_.data);
   if (!read_plans_.empty()) read_buffer_ = ProcessBuffer::reused(read_plans_, space, c_.reuse_bytes, c_.data);
   checksums_.clear();
   for (const RankPlan& plan : write_plans_) checksums_.emplace_back(plan.shards.size(), 0);
   add_notes(space.notes());
-  add_notes(std::vector<std::string>{fmt::format("memory.reuse_bytes: every request moved through one buffer of {} bytes (the footprint of "
-                         "fio and IOR): the files do not hold the checkpoint's data, nothing verified",
-                         c_.reuse_bytes)});
+  add_notes(std::vector<std::string>{
+      fmt::format("memory.reuse_bytes: every request moved through one buffer of {} bytes (the footprint of fio and "
+                  "IOR): the files do not hold the checkpoint's data, nothing verified",
+                  c_.reuse_bytes)});
   const std::uint64_t held = (write ? c_.reuse_bytes : 0) + (read_plans_.empty() ? 0 : c_.reuse_bytes);
   result_.memory_bytes_per_process = static_cast<std::uint64_t>(comm_.max(static_cast<double>(held)));
 }
