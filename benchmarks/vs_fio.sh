@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # ckptbench's posix backend against fio doing the same I/O.
 #
-# For each mode (O_DIRECT, buffered + fsync): N alternating pairs (fio, then ckptbench, then
-# fio, ...) of the same work: one fresh file, the same bytes, the same block size (every
-# request exactly one block, psync: one pwrite/pread at a time, one thread), fsync at the end,
-# caches dropped before every run. Then the same for reads (restore vs fio --rw=read), and the
-# same ckptbench case on the null backend to size the harness's own overhead. Prints every
-# run, the medians and the ratios; exits 0 when a ratio misses its target (this is a
-# benchmark, not a test) and says "BELOW TARGET". See benchmarks/README.md.
+# For each row (O_DIRECT write, buffered write + fsync, O_DIRECT read after a cache drop; also
+# buffered read): N alternating rounds of the same work, each round one fio run, one ckptbench
+# run holding the whole checkpoint in memory and one with fio's footprint (memory.reuse_bytes =
+# one block), in rotating order: one file, the same bytes, the same block size (every request
+# exactly one block, psync: one pwrite/pread at a time, one thread), fsync at the end of writes,
+# caches dropped and a settle pause before every run. Then the same ckptbench case on the null
+# backend to size the harness's own overhead. Prints every run, each pair's ratio, medians
+# [min, max]; exits 0 when a ratio misses its target (this is a benchmark, not a test) and says
+# "BELOW TARGET". See benchmarks/README.md.
 set -euo pipefail
 
 usage() {
@@ -17,12 +19,16 @@ usage: benchmarks/vs_fio.sh [options]
   --bytes SIZE       bytes per run, a multiple of --block and of 4 KiB, at least 4 MiB
                      (default 1GiB; suffixes K/M/G/T = KiB/MiB/GiB/TiB, or KB/MB/GB/TB)
   --block SIZE       request size of both tools, a multiple of 4 KiB (default 1MiB)
-  --reps N           alternating pairs per mode and direction, at least 1 (default 5)
-  --null-reps N      null-backend runs per mode (default: --reps)
-  --modes LIST       comma list of direct,buffered (default direct,buffered)
+  --pairs N          rounds per row, at least 1 (default 5): each round runs fio, ckptbench and
+                     ckptbench with fio's footprint once, in rotating order (--reps: the same)
+  --null-reps N      null-backend runs per mode (default 1)
+  --rows LIST        comma list of direct-write, buffered-write, direct-read, buffered-read
+                     (default direct-write,buffered-write,direct-read); a read row reads what
+                     its mode's write row wrote last, or writes it once first (unmeasured)
+  --no-footprint     skip the ckptbench runs with fio's footprint (memory.reuse_bytes)
   --direct-sync P    fsync or none: fsync at the end of the O_DIRECT writes (default fsync;
                      buffered writes always fsync)
-  --settle SECONDS   pause after each cache drop before the run starts (default 5; see below)
+  --settle SECONDS   pause after each cache drop before the run starts (default 3; see below)
   --warmup 0|1       1: each measured run is preceded, in the same tool invocation, by one
                      unmeasured run of the same kind on another fresh file that is then
                      deleted (ckptbench campaign.warmup = 1; fio a first job with unlink=1, or
@@ -34,7 +40,6 @@ usage: benchmarks/vs_fio.sh [options]
                      io_uring (ckptbench backend uring; both tools keep --iodepth requests
                      in flight)
   --iodepth N        queue depth with --engine io_uring (default 16)
-  --no-reads         skip the read comparison
   --dir DIR          scratch directory for data files, configs and results (default
                      <repo>/build/vs_fio, on the same file system as the build tree)
   --ckptbench PATH   the binary (default <repo>/build/bin/ckptbench); copied into the run directory
@@ -60,15 +65,15 @@ PY=/usr/bin/python3
 bytes_arg=1GiB
 block_arg=1MiB
 reps=5
-null_reps=
-modes_arg=direct,buffered
+null_reps=1
+rows_arg=direct-write,buffered-write,direct-read
+reuse=1
 direct_sync=fsync
-settle=5
+settle=3
 warmup=1
 fio_footprint=0
 engine=psync
 iodepth=16
-do_reads=1
 dir="$repo/build/vs_fio"
 ckptbench="$repo/build/bin/ckptbench"
 fio_bin=fio
@@ -78,16 +83,16 @@ while [[ $# -gt 0 ]]; do
   case "$1" in
     --bytes) bytes_arg=${2:?--bytes needs a value}; shift 2 ;;
     --block) block_arg=${2:?--block needs a value}; shift 2 ;;
-    --reps) reps=${2:?--reps needs a value}; shift 2 ;;
+    --pairs|--reps) reps=${2:?$1 needs a value}; shift 2 ;;
     --null-reps) null_reps=${2:?--null-reps needs a value}; shift 2 ;;
-    --modes) modes_arg=${2:?--modes needs a value}; shift 2 ;;
+    --rows) rows_arg=${2:?--rows needs a value}; shift 2 ;;
+    --no-footprint) reuse=0; shift ;;
     --direct-sync) direct_sync=${2:?--direct-sync needs a value}; shift 2 ;;
     --settle) settle=${2:?--settle needs a value}; shift 2 ;;
     --warmup) warmup=${2:?--warmup needs a value}; shift 2 ;;
     --fio-footprint) fio_footprint=1; shift ;;
     --engine) engine=${2:?--engine needs a value}; shift 2 ;;
     --iodepth) iodepth=${2:?--iodepth needs a value}; shift 2 ;;
-    --no-reads) do_reads=0; shift ;;
     --dir) dir=${2:?--dir needs a value}; shift 2 ;;
     --ckptbench) ckptbench=${2:?--ckptbench needs a value}; shift 2 ;;
     --fio) fio_bin=${2:?--fio needs a value}; shift 2 ;;
@@ -96,7 +101,6 @@ while [[ $# -gt 0 ]]; do
     *) usage >&2; die "unknown option \`$1'" ;;
   esac
 done
-null_reps=${null_reps:-$reps}
 case "$engine" in
   psync) backend=posix; queue_depth=1 ;;
   io_uring) backend=uring; queue_depth=$iodepth ;;
@@ -157,7 +161,7 @@ def ck_record(mode, op, rep, out_dir, tool):
 
 def line(rec):
     what = "run " if rec["tool"] == "null" else "pair"
-    s = f"  {rec['mode']:<8} {rec['op']:<5} {what} {rec['rep']:>2}  {rec['tool']:<9} "
+    s = f"  {rec['mode']:<8} {rec['op']:<5} {what} {rec['rep']:>2}  {rec['tool']:<15} "
     if rec["tool"] == "null":
         return s + f"{rec['seconds']*1e6:14.1f} us (no I/O)"
     s += f"{rec['gib_per_s']:8.3f} GiB/s  {rec['seconds']:9.6f} s"
@@ -181,36 +185,42 @@ def record(kind, mode, op, rep, path, records, expect_bytes, expect_requests):
 def med(values):
     return statistics.median(values) if values else float("nan")
 
+def spread(values, fmt="{:.3f}"):
+    return (fmt + " [" + fmt + ", " + fmt + "]").format(med(values), min(values), max(values))
+
 def summary(records, out_json, write_target, null_target, meta_json):
     recs = [json.loads(l) for l in open(records) if l.strip()]
     meta = json.loads(meta_json)
     out = {"meta": meta, "comparisons": [], "null_overhead": [], "records": recs}
     print()
-    print("summary (medians; ratio = ckptbench / fio; pair ratios: each pair's ckptbench / fio)")
-    print(f"  {'mode':<8} {'op':<5} {'fio GiB/s':>10} {'ckpt GiB/s':>11} {'ratio':>7} {'pair ratios min/med/max':>24}  target")
-    for mode in meta["modes"]:
-        for op in ("write", "read"):
-            fio = [r for r in recs if r["mode"] == mode and r["op"] == op and r["tool"] == "fio"]
-            ck = [r for r in recs if r["mode"] == mode and r["op"] == op and r["tool"] == "ckptbench"]
-            if not fio or not ck:
-                continue
-            f_med, c_med = med([r["gib_per_s"] for r in fio]), med([r["gib_per_s"] for r in ck])
-            ratio = c_med / f_med
-            fio_by = {r["rep"]: r for r in fio}
+    print("summary: GiB/s median [min, max]; pair ratio = ckptbench / fio of the same round, median [min, max]")
+    print("  (ckptbench-reuse: memory.reuse_bytes = one block, fio's footprint; write and direct-read targets apply to both)")
+    print(f"  {'row':<15} {'tool':<16} {'fio GiB/s':>22} {'ckptbench GiB/s':>22} {'pair ratio':>22}  target")
+    for row in meta["rows"]:
+        mode, op = row.split("-")
+        fio = [r for r in recs if r["mode"] == mode and r["op"] == op and r["tool"] == "fio"]
+        fio_by = {r["rep"]: r for r in fio}
+        for tool in meta["tools"]:
+            ck = [r for r in recs if r["mode"] == mode and r["op"] == op and r["tool"] == tool]
             pairs = [r["gib_per_s"] / fio_by[r["rep"]]["gib_per_s"] for r in ck if r["rep"] in fio_by]
-            if op == "write":
-                verdict = f">= {write_target:.2f}: " + ("ok" if ratio >= write_target else "BELOW TARGET")
-            else:
-                verdict = "informational"
-            print(f"  {mode:<8} {op:<5} {f_med:10.3f} {c_med:11.3f} {ratio:7.3f} "
-                  f"{min(pairs):7.3f}/{med(pairs):7.3f}/{max(pairs):7.3f}  {verdict}")
+            if not pairs:
+                continue
+            targeted = op == "write" or mode == "direct"
+            ratio = med(pairs)
+            verdict = (f">= {write_target:.2f}: " + ("ok" if ratio >= write_target else "BELOW TARGET")) if targeted \
+                else "informational"
+            print(f"  {row:<15} {tool:<16} {spread([r['gib_per_s'] for r in fio]):>22} "
+                  f"{spread([r['gib_per_s'] for r in ck]):>22} {spread(pairs):>22}  {verdict}")
+            print(f"  {'':<15} {'':<16} pair ratios: " + " ".join(f"{p:.3f}" for p in pairs))
             out["comparisons"].append({
-                "mode": mode, "op": op, "fio_median_gib_per_s": f_med, "ckptbench_median_gib_per_s": c_med,
+                "row": row, "mode": mode, "op": op, "tool": tool,
+                "fio_median_gib_per_s": med([r["gib_per_s"] for r in fio]),
+                "ckptbench_median_gib_per_s": med([r["gib_per_s"] for r in ck]),
                 "fio_median_seconds": med([r["seconds"] for r in fio]),
                 "ckptbench_median_seconds": med([r["seconds"] for r in ck]),
-                "ratio": ratio, "pair_ratios": pairs,
-                "target": write_target if op == "write" else None,
-                "below_target": (ratio < write_target) if op == "write" else None,
+                "pair_ratios": pairs, "median_pair_ratio": ratio,
+                "target": write_target if targeted else None,
+                "below_target": (ratio < write_target) if targeted else None,
                 "ckptbench_outside_backend_median_seconds": med([r["outside_backend_seconds"] for r in ck])})
     print()
     print("harness overhead: median null-backend write_seconds / median posix write_seconds")
@@ -235,7 +245,7 @@ def summary(records, out_json, write_target, null_target, meta_json):
     print()
     if below:
         print("RESULT: BELOW TARGET in " + ", ".join(
-            f"{c['mode']} {c.get('op', 'null overhead')}" for c in below))
+            f"{c.get('row', c['mode'])} {c.get('tool', 'null overhead')}" for c in below))
     else:
         print("RESULT: every target met")
     print(f"summary: {out_json}")
@@ -280,10 +290,18 @@ block=$(py size "$block_arg") || exit 2
 # The model below: 3.5 MiB of fixed matrices, three 4 KiB norms and a vocab × 4 KiB embedding.
 fixed_bytes=$(( 7 * 524288 ))
 (( bytes >= fixed_bytes + 4 * 4096 )) || die "--bytes must be at least 4 MiB (got $bytes)"
-IFS=, read -r -a modes <<<"$modes_arg"
-for m in "${modes[@]}"; do
-  [[ $m == direct || $m == buffered ]] || die "--modes: unknown mode \`$m' (direct, buffered)"
+IFS=, read -r -a rows <<<"$rows_arg"
+modes=()
+for r in "${rows[@]}"; do
+  case "$r" in
+    direct-write|buffered-write|direct-read|buffered-read) ;;
+    *) die "--rows: unknown row \`$r' (direct-write, buffered-write, direct-read, buffered-read)" ;;
+  esac
+  [[ " ${modes[*]} " == *" ${r%-*} "* ]] || modes+=("${r%-*}")
 done
+# The ckptbench variants of every round: the whole checkpoint resident, and fio's footprint.
+tools=(ckptbench)
+if (( reuse )); then tools+=(ckptbench-reuse); fi
 
 can_drop=0
 if [[ -w /proc/sys/vm/drop_caches ]]; then
@@ -305,7 +323,7 @@ run_dir="$dir/run-$stamp"
 mkdir -p "$run_dir"
 data_dir="$dir/data"
 mkdir -p "$data_dir"
-need=$(( bytes * 2 * ${#modes[@]} + bytes ))
+need=$(( bytes * (1 + ${#tools[@]}) * ${#modes[@]} + bytes ))
 avail=$(( $(df --output=avail -B1 "$data_dir" | tail -1) ))
 (( avail > need )) || die "$data_dir has $avail bytes free; this run needs about $need"
 
@@ -341,17 +359,23 @@ EOF
 model_bytes=$(py layout-bytes "$run_dir/layout.json")
 (( model_bytes == bytes )) || die "generated model holds $model_bytes bytes, not $bytes (see $model)"
 
-# One campaign per mode; they differ only in backend.direct (and the name, hence the
-# directory). chunk_bytes = block and a coalesce limit above the file size: the shards merge
-# into one extent, then split into block-sized requests.
+# One campaign per mode and variant; they differ only in backend.direct, memory.reuse_bytes
+# (with data.verify) and the name, hence the directory. chunk_bytes = block and a coalesce limit
+# above the file size: the shards merge into one extent, then split into block-sized requests.
+# cache.policy = "fadvise" before a restore: fdatasync + POSIX_FADV_DONTNEED of the file, what
+# fio's invalidate=1 does; the script's own drop and settle come before both tools' runs ("drop"
+# would drop the caches once more right before ckptbench's clock, with no settle after it).
 sync_of() { if [[ $1 == direct ]]; then echo "$direct_sync"; else echo fsync; fi; }
-campaign_of() { echo "$run_dir/vs-fio-$1.toml"; }
+campaign_of() { if [[ ${2:-ckptbench} == ckptbench-reuse ]]; then echo "$run_dir/vs-fio-$1-reuse.toml"; else echo "$run_dir/vs-fio-$1.toml"; fi; }
 for m in "${modes[@]}"; do
+ for t in "${tools[@]}"; do
   direct=false; [[ $m == direct ]] && direct=true
-  cat >"$(campaign_of "$m")" <<EOF
+  name="vs-fio-$m" reuse_bytes=0 verify=true
+  if [[ $t == ckptbench-reuse ]]; then name="vs-fio-$m-reuse" reuse_bytes=$block verify=false; fi
+  cat >"$(campaign_of "$m" "$t")" <<EOF
 # Generated by benchmarks/vs_fio.sh: the ckptbench side of one fio comparison.
 [campaign]
-name = "vs-fio-$m"
+name = "$name"
 target = "$data_dir/ckptbench"
 create_target = true
 overwrite = true
@@ -384,13 +408,20 @@ sync = "$(sync_of "$m")"
 threads = 1
 queue_depth = $queue_depth
 
+[data]
+verify = $verify
+
+[memory]
+reuse_bytes = $reuse_bytes
+
 [cache]
-policy = "drop"
+policy = "fadvise"
 EOF
-  "$ck" run "$(campaign_of "$m")" --dry-run >"$run_dir/dry-run-$m.txt"
-  extents=$(py dry-run-extents "$run_dir/dry-run-$m.txt")
+  "$ck" run "$(campaign_of "$m" "$t")" --dry-run >"$run_dir/dry-run-$m-$t.txt"
+  extents=$(py dry-run-extents "$run_dir/dry-run-$m-$t.txt")
   (( extents == bytes / block )) ||
-    die "ckptbench plans $extents extents for $m, not bytes / block = $(( bytes / block )) (see $run_dir/dry-run-$m.txt)"
+    die "ckptbench plans $extents extents for $m, not bytes / block = $(( bytes / block )) (see $run_dir/dry-run-$m-$t.txt)"
+ done
 done
 
 records="$run_dir/records.jsonl"
@@ -405,7 +436,9 @@ set_fio_cmd() {  # mode op file: fills fio_cmd
   if [[ $2 == write && $(sync_of "$1") == fsync ]]; then fio_cmd+=(--end_fsync=1); fi
   # fallocate=none: fio would otherwise preallocate the file before its clock starts, which
   # ckptbench (backend.fallocate = false) does not do; both then allocate while writing.
-  fio_cmd+=(--fallocate=none --numjobs=1 --output-format=json)
+  # fadvise_hint=0: fio would otherwise call posix_fadvise(POSIX_FADV_SEQUENTIAL) on the file,
+  # which doubles the kernel's readahead window for buffered reads; ckptbench gives no hint.
+  fio_cmd+=(--fallocate=none --fadvise_hint=0 --numjobs=1 --output-format=json)
   # fio caps a sync engine's queue depth at 1 but still allocates and fills iodepth buffers.
   if (( fio_footprint )); then fio_cmd+=(--iodepth=$(( bytes / block ))); fi
   if (( warmup )); then
@@ -422,71 +455,90 @@ set_fio_cmd() {  # mode op file: fills fio_cmd
   fi
 }
 
-run_fio() {  # mode op rep
+run_fio() {  # mode op rep [unrecorded]
   local file="$data_dir/fio-$1.dat" out="$run_dir/fio-$1-$2-$3.json"
   [[ $2 == write ]] && rm -f "$file"
   set_fio_cmd "$1" "$2" "$file"
   drop_caches settle
   "${fio_cmd[@]}" --output="$out" >/dev/null || { echo "vs_fio: fio failed; see $out" >&2; exit 1; }
+  [[ -n ${4:-} ]] && return 0
   py record fio "$1" "$2" "$3" "$out" "$records" "$bytes" "$(( bytes / block ))"
 }
 
 run_ckptbench() {  # mode op rep tool [extra ckptbench arguments...]
   local mode=$1 op=$2 rep=$3 tool=$4
   shift 4
-  local out="$run_dir/$tool-$mode-$op-$rep" phase=checkpoint
+  local out="$run_dir/$tool-$mode-$op-$rep" phase=checkpoint name="vs-fio-$mode"
   [[ $op == read ]] && phase=restore
+  [[ $tool == ckptbench-reuse ]] && name="vs-fio-$mode-reuse"
   # ckptbench would delete the previous checkpoint itself, after the cache drop; delete it
   # first, as for fio.
-  [[ $op == write ]] && rm -rf "$data_dir/ckptbench/vs-fio-$mode" "$data_dir/null/vs-fio-$mode"
+  [[ $op == write ]] && rm -rf "${data_dir:?}/ckptbench/$name" "$data_dir/null/$name"
   if [[ $tool == null ]]; then drop_caches; else drop_caches settle; fi
-  "$ck" run "$(campaign_of "$mode")" --phase "$phase" --output "$out" "$@" >"$out.log" 2>&1 ||
+  "$ck" run "$(campaign_of "$mode" "$tool")" --phase "$phase" --output "$out" "$@" >"$out.log" 2>&1 ||
     { echo "vs_fio: ckptbench failed:" >&2; cat "$out.log" >&2; exit 1; }
+  [[ $rep == 0 ]] && return 0  # the unmeasured write before a read row
   py record "$tool" "$mode" "$op" "$rep" "$out" "$records" "$bytes" "$(( bytes / block ))"
+}
+
+# One round of a row: fio and each ckptbench variant once, the order rotated by the round so
+# that none of them always runs first (drift in the machine then spreads over all of them).
+run_round() {  # mode op rep
+  local order=(fio "${tools[@]}") n k
+  n=${#order[@]}
+  for (( k = 0; k < n; ++k )); do
+    local t=${order[$(( (k + $3 - 1) % n ))]}
+    if [[ $t == fio ]]; then run_fio "$1" "$2" "$3"; else run_ckptbench "$1" "$2" "$3" "$t"; fi
+  done
 }
 
 kernel=$(uname -r)
 fs_type=$(df --output=fstype "$data_dir" | tail -1)
 rev=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)
-echo "vs_fio: $bytes bytes per run ($(( bytes / block )) requests of $block bytes), $reps alternating pairs per mode,"
-echo "        modes ${modes[*]}, direct sync $direct_sync, settle ${settle}s, warm-up $warmup, fio footprint $fio_footprint, engine $engine (queue depth $queue_depth, ckptbench backend $backend);
+echo "vs_fio: $bytes bytes per run ($(( bytes / block )) requests of $block bytes), $reps rounds per row (${tools[*]} against fio),"
+echo "        rows ${rows[*]}, direct sync $direct_sync, settle ${settle}s, warm-up $warmup, fio footprint $fio_footprint, engine $engine (queue depth $queue_depth, ckptbench backend $backend);
         kernel $kernel, $fs_type at $data_dir;"
 echo "        ckptbench $ckptbench (rev $rev), $("$fio_bin" --version); files in $run_dir"
 for m in "${modes[@]}"; do
   set_fio_cmd "$m" write "$data_dir/fio-$m.dat"
   echo "  $m: ${fio_cmd[*]}"
-  echo "  $m: ckptbench run $(campaign_of "$m") --phase checkpoint|restore   ($(( bytes / block )) extents planned)"
+  for t in "${tools[@]}"; do
+    echo "  $m: ckptbench run $(campaign_of "$m" "$t") --phase checkpoint|restore   ($(( bytes / block )) extents planned)"
+  done
 done
+echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 
-for m in "${modes[@]}"; do
-  for (( i = 1; i <= reps; ++i )); do
-    run_fio "$m" write "$i"
-    run_ckptbench "$m" write "$i" ckptbench
-  done
-  if (( do_reads )); then
-    # Each tool reads the file it wrote last in this mode.
-    for (( i = 1; i <= reps; ++i )); do
-      run_fio "$m" read "$i"
-      run_ckptbench "$m" read "$i" ckptbench
-    done
+written=" "
+for r in "${rows[@]}"; do
+  m=${r%-*} op=${r#*-}
+  if [[ $op == read && $written != *" $m "* ]]; then
+    # Each tool reads the file it wrote last in this mode: write one first, unmeasured.
+    run_fio "$m" write 0 unrecorded
+    for t in "${tools[@]}"; do run_ckptbench "$m" write 0 "$t"; done
   fi
+  for (( i = 1; i <= reps; ++i )); do run_round "$m" "$op" "$i"; done
+  [[ $op == write ]] && written+="$m "
+done
+for m in "${modes[@]}"; do
   for (( i = 1; i <= null_reps; ++i )); do
     run_ckptbench "$m" write "$i" null --set backend.name=null --set "campaign.target=$data_dir/null"
   done
 done
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 meta=$("$PY" -c '
 import json, sys
 a = sys.argv[1:]
-print(json.dumps({"bytes": int(a[0]), "block": int(a[1]), "reps": int(a[2]), "modes": a[3].split(","),
+print(json.dumps({"bytes": int(a[0]), "block": int(a[1]), "reps": int(a[2]), "rows": a[3].split(","),
                   "direct_sync": a[4], "settle_seconds": float(a[5]), "warmup": int(a[6]), "kernel": a[7],
                   "fs_type": a[8], "ckptbench_rev": a[9], "fio": a[10], "data_dir": a[11],
-                  "fio_footprint": int(a[12])}))' \
-  "$bytes" "$block" "$reps" "$(IFS=,; echo "${modes[*]}")" "$direct_sync" "$settle" "$warmup" "$kernel" \
-  "$fs_type" "$rev" "$("$fio_bin" --version)" "$data_dir" "$fio_footprint")
-# Targets: posix >= 0.9x fio's psync engine; uring >= 0.95x fio's io_uring engine.
-write_target=0.9
-[[ $engine == io_uring ]] && write_target=0.95
+                  "fio_footprint": int(a[12]), "tools": a[13].split(","),
+                  "modes": a[14].split(",")}))' \
+  "$bytes" "$block" "$reps" "$(IFS=,; echo "${rows[*]}")" "$direct_sync" "$settle" "$warmup" "$kernel" \
+  "$fs_type" "$rev" "$("$fio_bin" --version)" "$data_dir" "$fio_footprint" "$(IFS=,; echo "${tools[*]}")" \
+  "$(IFS=,; echo "${modes[*]}")")
+# Target: >= 0.95x fio, psync engine (posix) and io_uring engine (uring) alike.
+write_target=0.95
 py summary "$records" "$run_dir/summary.json" "$write_target" 0.02 "$meta"
 exit 0

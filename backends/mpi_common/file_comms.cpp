@@ -115,6 +115,12 @@ FileComms::FileComms(MPI_Comm group, const IoPlan& plan, std::string_view backen
         by_path[path] = MPI_COMM_SELF;
         continue;
       }
+      // Every process of the group: the group itself, so that opening a file the whole group
+      // shares (IOR's and most checkpoints' case) makes no communicator inside the timed open.
+      if (static_cast<int>(ranks.size()) == size) {
+        by_path[path] = group;
+        continue;
+      }
       const MPI_Comm comm = create_comm(group, ranks, tag, path, backend);
       owned_.push_back(comm);
       by_path[path] = comm;

@@ -13,8 +13,9 @@ namespace ckpt::backends::mpi {
 // For every file of a plan, the communicator of the processes that access it: a shared file
 // (FilePlan::shared) gets a communicator of exactly the processes of `group` whose plans name
 // the same path as shared (MPI_Comm_create_group, one per path, created in sorted path order so
-// that no two processes wait on each other in opposite orders); a shared file no other process
-// names, and every other file, gets MPI_COMM_SELF.
+// that no two processes wait on each other in opposite orders); a shared file every process of
+// `group` names gets `group` itself; a shared file no other process names, and every other file,
+// gets MPI_COMM_SELF.
 //
 // Collective over `group`: every process constructs it once per write or read, even with an
 // empty plan. Move-only; the destructor frees the communicators it created (before the files

@@ -130,7 +130,9 @@ void MpiioBackend::transfer(OpenFiles& open_files, const IoPlan&, MemoryView mem
       add_note("collective: " + std::to_string(made.rounds) + " MPI_File_" +
                (context.writing ? "write" : "read") + "_at_all rounds on " +
                std::to_string(openers) + " processes, at most " + std::to_string(made.limit) +
-               " bytes per process each (the plan's largest request)");
+               " bytes per process each (the plan's largest request), " +
+               (made.contiguous ? "one piece per process a round at an explicit offset"
+                                : "through an hindexed file view per round"));
     } else if (!errors.failed()) {
       errors.capture([&] { transfer_independent(entry, context); });
     }

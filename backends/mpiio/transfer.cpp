@@ -116,6 +116,39 @@ void collective_round(const OpenedFile& file, const Round& round, const Transfer
   });
 }
 
+// One collective call of at most one piece per process: an explicit offset and contiguous bytes
+// in the file's default view, as IOR's collective calls are. No file view is set, so the call
+// costs no MPI_File_set_view (collective, and in OMPIO a regrouping of the aggregators) per round.
+void contiguous_round(const OpenedFile& file, const Round& round, const TransferContext& context,
+                      PhaseErrors& errors) {
+  const Piece nothing;
+  const Piece& piece = round.empty() ? nothing : round.front();
+  const std::string where =
+      at(file.path, piece.file_offset, static_cast<std::uint64_t>(piece.length));
+  std::byte* memory = context.memory + piece.memory_offset;
+  const auto offset = static_cast<MPI_Offset>(piece.file_offset);
+  MPI_Status status{};
+  const char* operation = context.writing ? "MPI_File_write_at_all" : "MPI_File_read_at_all";
+  const int code =
+      context.writing
+          ? MPI_File_write_at_all(file.file.get(), offset, memory, piece.length, MPI_BYTE, &status)
+          : MPI_File_read_at_all(file.file.get(), offset, memory, piece.length, MPI_BYTE, &status);
+  errors.capture([&] {
+    mpi::check_mpi(code, context.backend, operation, where);
+    const long long moved = moved_bytes(status);
+    if (piece.length > 0 && moved != piece.length) {
+      throw_short(context.backend, operation, where, moved,
+                  static_cast<std::uint64_t>(piece.length), context.writing);
+    }
+  });
+}
+
+std::uint64_t widest(const std::vector<Round>& rounds) {
+  std::size_t pieces = 0;
+  for (const Round& round : rounds) pieces = std::max(pieces, round.size());
+  return pieces;
+}
+
 }  // namespace
 
 std::uint64_t round_limit(const std::vector<Extent>& extents) {
@@ -168,19 +201,26 @@ CollectiveRounds transfer_collective(const OpenedFile& file, const TransferConte
                                      PhaseErrors& errors) {
   const std::uint64_t limit = round_limit(file.extents);
   std::vector<Round> rounds = plan_rounds(file.extents, limit);
-  const std::uint64_t mine[2] = {rounds.size(), limit};
-  std::uint64_t agreed[2] = {mine[0], mine[1]};
+  const std::uint64_t mine[3] = {rounds.size(), limit, widest(rounds)};
+  std::uint64_t agreed[3] = {mine[0], mine[1], mine[2]};
   errors.capture([&] {
-    mpi::check_mpi(MPI_Allreduce(mine, agreed, 2, MPI_UINT64_T, MPI_MAX, file.comm),
+    mpi::check_mpi(MPI_Allreduce(mine, agreed, 3, MPI_UINT64_T, MPI_MAX, file.comm),
                    context.backend, "MPI_Allreduce of the collective round count for", file.path);
   });
   const auto count = static_cast<int>(agreed[0]);
+  // Every process agrees: a file view is collective, so either all set one or none does.
+  const bool contiguous = agreed[2] <= 1;
   const Round nothing;
   for (int r = 0; r < count; ++r) {
     const auto index = static_cast<std::size_t>(r);
-    collective_round(file, index < rounds.size() ? rounds[index] : nothing, context, errors);
+    const Round& round = index < rounds.size() ? rounds[index] : nothing;
+    if (contiguous) {
+      contiguous_round(file, round, context, errors);
+    } else {
+      collective_round(file, round, context, errors);
+    }
   }
-  return {count, agreed[1]};
+  return {count, agreed[1], contiguous};
 }
 
 }  // namespace ckpt::backends::mpiio

@@ -55,12 +55,14 @@ void transfer_independent(const OpenedFile& file, const TransferContext& context
 struct CollectiveRounds {
   int rounds = 0;               // the largest round_count over the file's communicator
   std::uint64_t limit = 0;      // the largest round_limit over the file's communicator
+  bool contiguous = false;      // every round one piece per process: explicit offsets, no file view
 };
 
-// MPI_File_write_at_all / MPI_File_read_at_all over an hindexed file view: the file's extents in
-// file order, in rounds of at most round_limit(extents), as many rounds on every process of the
-// file's communicator (the largest round_count, agreed with one MPI_Allreduce of the count and
-// the limit); a process with
+// MPI_File_write_at_all / MPI_File_read_at_all: the file's extents in file order, in rounds of at
+// most round_limit(extents), as many rounds on every process of the file's communicator (the
+// largest round_count, agreed with one MPI_Allreduce of the count, the limit and the most pieces
+// in a round). When no process has more than one piece in a round, each call takes its piece at
+// an explicit offset, contiguous; otherwise each round sets an hindexed file view. A process with
 // nothing left takes part with a count of 0. Collective over file.comm. Records errors in
 // `errors` and still makes every round.
 CollectiveRounds transfer_collective(const OpenedFile& file, const TransferContext& context,

@@ -382,12 +382,37 @@ void fill_memory(Case& c, const CaseValues& v) {
   c.memory_space = parse_memory_space(v.text("memory.space")).value_or(MemorySpaceKind::host);
   c.staging.chunk_bytes = static_cast<std::uint64_t>(v.integer("memory.staging_bytes"));
   c.staging.buffers = static_cast<int>(v.integer("memory.staging_buffers"));  // capped at 64
+  c.reuse_bytes = static_cast<std::uint64_t>(v.integer("memory.reuse_bytes"));
   const std::uint64_t unit = c.io.direct ? std::max<std::uint64_t>(4096, c.io.direct_alignment) : 4096;
   if (c.staging.chunk_bytes % unit != 0) {
     v.fail("memory.staging_bytes", std::to_string(c.staging.chunk_bytes) + " is not a multiple of " +
                                        std::to_string(unit) +
                                        (c.io.direct ? " (4096 and backend.direct_alignment)" : " (a page)"));
   }
+}
+
+// memory.reuse_bytes: every request moves through one small host buffer, as fio's and IOR's do,
+// so the files do not hold the checkpoint's data and a read leaves only the last request in
+// memory. What needs the whole share in memory (verification, headers, reshard copies, the
+// training loop, the loader) is refused rather than quietly measured differently.
+void check_reuse(const Case& c, const CaseValues& v) {
+  if (c.reuse_bytes == 0) return;
+  const std::string is = "memory.reuse_bytes = " + std::to_string(c.reuse_bytes);
+  const std::uint64_t unit = c.io.direct ? std::max<std::uint64_t>(4096, c.io.direct_alignment) : 4096;
+  if (c.reuse_bytes % unit != 0) {
+    v.fail("memory.reuse_bytes", is + " is not a multiple of " + std::to_string(unit) +
+                                     (c.io.direct ? " (4096 and backend.direct_alignment)" : " (a page)"));
+  }
+  const auto refuse = [&](const std::string& why, const std::string& fix) {
+    v.fail("memory.reuse_bytes", is + " " + why + ": " + fix + ", or set memory.reuse_bytes = 0");
+  };
+  if (c.verify) refuse("leaves no checkpoint data to verify (one buffer serves every request)", "set data.verify = false");
+  if (c.memory_space != MemorySpaceKind::host) refuse("needs memory.space = \"host\"", "set memory.space = \"host\"");
+  if (c.format != CheckpointFormat::raw) refuse("cannot hold the files' headers", "set strategy.format = \"raw\"");
+  if (c.backend == "hdf5") refuse("cannot serve the hdf5 backend's datasets", "use posix, uring or mpiio");
+  if (c.phase == PhaseSelection::load) refuse("applies to the checkpoint and restore phases", "set campaign.phase");
+  if (c.restore.reshard) refuse("cannot apply a reshard's copies", "restore the writer's layout");
+  if (c.training.enabled()) refuse("cannot hold the training loop's state", "set training.iterations = 0");
 }
 
 double number(const CaseValues& v, std::string_view dotted) { return std::get<double>(v.value(dotted)); }
@@ -496,6 +521,7 @@ Case CaseBuilder::build(const CaseValues& values, std::int64_t index, const std:
   fill_io(c, values);
   fill_memory(c, values);
   fill_training(c, values);
+  check_reuse(c, values);
   c.config = values.config();
   c.config["strategy"]["alignment"] = c.alignment;  // the alignment in effect (settle_alignment)
   return c;

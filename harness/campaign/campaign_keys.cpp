@@ -337,6 +337,11 @@ std::vector<KeySpec> strategy_keys() {
                "staging chunk (copies pipelined with the I/O)",
                std::int64_t{64} << 20, 4096),
       int_key("memory", "staging_buffers", "number of pinned staging chunks", 2, 1, 64),
+      size_key("memory", "reuse_bytes",
+               "0: each process holds its whole share (distinct data); > 0: fio's and IOR's "
+               "footprint, one buffer of this many bytes every request reuses (needs "
+               "data.verify = false, host memory, raw format; the files hold no checkpoint data)",
+               0),
       choice_key(
           "cache", "policy",
           "before each restore: drop (/proc/sys/vm/drop_caches; fadvise when not root), fadvise "

@@ -112,6 +112,7 @@ struct Case {
 
   MemorySpaceKind memory_space = MemorySpaceKind::host;  // where the shards live
   StagingSettings staging;                           // device memory for backends that cannot address it
+  std::uint64_t reuse_bytes = 0;                     // memory.reuse_bytes: > 0, one small buffer every request reuses
 
   int iterations = 3;
   int warmup = 1;

@@ -48,6 +48,7 @@ class CaseExecution {
                    std::vector<IterationTiming>* timings);
   void record_load(const std::vector<IterationTiming>& loads);
   void check_memory(std::uint64_t mine);
+  void reuse_buffers(MemorySpace& space, bool write);  // memory.reuse_bytes (harness/run/process_buffer.hpp)
   void record_sizes(const std::vector<RankPlan>& plans);
   void record_reshard(const std::vector<RankPlan>& plans);  // harness/reshard/reshard_result.cpp
   std::unique_ptr<backends::Backend> make_backend_everywhere();

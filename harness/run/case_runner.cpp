@@ -78,10 +78,19 @@ void CaseExecution::prepare_write() {
   write_plans_ = std::move(plans.write);
   read_plans_ = std::move(plans.read);
   MemorySpace& space = memory_space();
+  const auto start = Clock::now();
+  if (c_.reuse_bytes > 0) {
+    if (gathers_) throw SetupError(fmt::format("case {}: memory.reuse_bytes cannot hold the gathered distributed "
+                                               "optimizer: set strategy.megatron_optimizer = \"per_dp\"", c_.index));
+    reuse_buffers(space, true);
+    result_.fill_seconds = comm_.max(seconds_since(start));
+    charge("fill", start);
+    record_sizes(write_plans_);
+    return;
+  }
   write_buffer_ = ProcessBuffer(write_plans_, space);
   if (!read_plans_.empty()) read_buffer_ = ProcessBuffer(read_plans_, space);
   add_notes(space.notes());
-  const auto start = Clock::now();
   if (gathers_) {
     // Each DP rank generates its own shards; DP rank 0's copies of the others' arrive by the gather.
     gather_.prepare(space, c_.data);
@@ -121,8 +130,12 @@ void CaseExecution::prepare_restore() {
   check_memory(plans.buffer_bytes());
   read_plans_ = std::move(plans.read);
   MemorySpace& space = memory_space();
-  read_buffer_ = ProcessBuffer(read_plans_, space);
-  add_notes(space.notes());
+  if (c_.reuse_bytes > 0) {
+    reuse_buffers(space, false);
+  } else {
+    read_buffer_ = ProcessBuffer(read_plans_, space);
+    add_notes(space.notes());
+  }
   record_sizes(read_plans_);
   if (c_.restore.reshard) record_reshard(read_plans_);
 }
@@ -159,6 +172,25 @@ bool CaseExecution::written_as_planned(const Case& writer, const fs::path& dir, 
     return fail(fmt::format("damaged checkpoint: {}{}", problem, damage_advice()));
   }
   return true;
+}
+
+// memory.reuse_bytes: every request of both phases through one small buffer (fio's and IOR's
+// footprint); the manifest's checksums are zero, as the files do not hold the checkpoint's data.
+void CaseExecution::reuse_buffers(MemorySpace& space, bool write) {
+  std::string problem = reuse_buffer(write_plans_, c_.reuse_bytes);
+  if (problem.empty()) problem = reuse_buffer(read_plans_, c_.reuse_bytes);
+  agree(comm_, problem.empty() ? problem : fmt::format("case {}: {}", c_.index, problem));
+  if (write) write_buffer_ = ProcessBuffer::reused(write_plans_, space, c_.reuse_bytes, c_.data);
+  if (!read_plans_.empty()) read_buffer_ = ProcessBuffer::reused(read_plans_, space, c_.reuse_bytes, c_.data);
+  checksums_.clear();
+  for (const RankPlan& plan : write_plans_) checksums_.emplace_back(plan.shards.size(), 0);
+  add_notes(space.notes());
+  add_notes(std::vector<std::string>{
+      fmt::format("memory.reuse_bytes: every request moved through one buffer of {} bytes (the footprint of fio and "
+                  "IOR): the files do not hold the checkpoint's data, nothing verified",
+                  c_.reuse_bytes)});
+  const std::uint64_t held = (write ? c_.reuse_bytes : 0) + (read_plans_.empty() ? 0 : c_.reuse_bytes);
+  result_.memory_bytes_per_process = static_cast<std::uint64_t>(comm_.max(static_cast<double>(held)));
 }
 
 void CaseExecution::check_memory(std::uint64_t mine) {

@@ -1,6 +1,7 @@
 #include "harness/run/process_buffer.hpp"
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <string>
 
@@ -28,6 +29,35 @@ ProcessBuffer::ProcessBuffer(const std::vector<RankPlan>& plans, MemorySpace& sp
     sizes_.push_back(p.buffer_bytes);
     next += aligned(p.buffer_bytes);
   }
+}
+
+ProcessBuffer ProcessBuffer::reused(const std::vector<RankPlan>& plans, MemorySpace& space, std::uint64_t reuse_bytes,
+                                    DataPattern pattern) {
+  ProcessBuffer buffer;
+  buffer.memory_ = space.allocate(reuse_bytes);
+  buffer.offsets_.assign(plans.size(), 0);
+  buffer.sizes_.assign(plans.size(), reuse_bytes);
+  // Data the files receive (not the checkpoint's): touched before any clock, as fio fills its buffer.
+  const std::array<PatternRange, 1> whole{PatternRange{.offset = 0, .bytes = reuse_bytes, .key = 0, .global_offset = 0}};
+  buffer.memory_->fill(whole, pattern);
+  return buffer;
+}
+
+std::string reuse_buffer(std::vector<RankPlan>& plans, std::uint64_t reuse_bytes) {
+  for (RankPlan& plan : plans) {
+    for (backends::FilePlan& file : plan.io.files) {
+      for (backends::Extent& e : file.extents) {
+        if (e.length > reuse_bytes) {
+          return "memory.reuse_bytes = " + std::to_string(reuse_bytes) + " is smaller than a request of " +
+                 std::to_string(e.length) + " bytes (" + file.path + "): set it to at least the largest request " +
+                 "(strategy.chunk_bytes when set)";
+        }
+        const std::uint64_t at = e.memory_offset % reuse_bytes;
+        e.memory_offset = at + e.length <= reuse_bytes ? at : 0;
+      }
+    }
+  }
+  return "";
 }
 
 void ProcessBuffer::prepare_staging(const StagingSettings& settings, bool whole) {

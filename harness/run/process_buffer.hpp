@@ -3,9 +3,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "backends/backend.hpp"
+#include "harness/memory/data_pattern.hpp"
 #include "harness/memory/host_buffer.hpp"
 #include "harness/memory/memory_space.hpp"
 #include "harness/memory/staging.hpp"
@@ -22,6 +24,11 @@ class ProcessBuffer {
  public:
   ProcessBuffer() = default;
   ProcessBuffer(const std::vector<RankPlan>& plans, MemorySpace& space);
+
+  // memory.reuse_bytes: one buffer of `reuse_bytes` for all the ranks (offset 0 each), filled
+  // once with `pattern`; the plans' requests must already point into it (reuse_buffer).
+  static ProcessBuffer reused(const std::vector<RankPlan>& plans, MemorySpace& space, std::uint64_t reuse_bytes,
+                              DataPattern pattern);
 
   // Bytes a ProcessBuffer of `plans` allocates.
   static std::uint64_t bytes_for(const std::vector<RankPlan>& plans);
@@ -47,6 +54,12 @@ class ProcessBuffer {
   std::vector<std::uint64_t> offsets_;
   std::vector<std::uint64_t> sizes_;
 };
+
+// memory.reuse_bytes: points every request of `plans` into one buffer of `reuse_bytes`, as fio
+// and IOR reuse theirs: at its own memory offset modulo `reuse_bytes` when it fits there, else at
+// 0 (both keep direct-I/O alignment when `reuse_bytes` is a multiple of it). Returns the problem
+// ("" when none): a request longer than the buffer. Dataset pieces (hdf5) keep their offsets.
+std::string reuse_buffer(std::vector<RankPlan>& plans, std::uint64_t reuse_bytes);
 
 // Every rank plan of a process as one IoPlan over its ProcessBuffer: memory offsets shifted by
 // each rank's offset, and a file several of the ranks touch merged into one FilePlan (extents

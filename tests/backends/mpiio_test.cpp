@@ -302,7 +302,8 @@ TEST(Mpiio, CollectiveUnevenProcessesMakeTheLargestRoundCountAndRoundTrip) {
   const IoOutcome written = backend->write(plan, source.view());
   ASSERT_TRUE(all_ranks(written.ok())) << written.error.value_or("");
   EXPECT_EQ(written.bytes, mine);
-  const std::string rounds = " rounds on 3 processes, at most 1048576 bytes per process each (the plan's largest request)";
+  const std::string rounds = " rounds on 3 processes, at most 1048576 bytes per process each (the plan's largest "
+                             "request), one piece per process a round at an explicit offset";
   if (rank != 3) {
     const std::string note = "collective: 4 MPI_File_write_at_all" + rounds;
     EXPECT_TRUE(has_note(backend->notes(), note)) << note;
@@ -330,6 +331,41 @@ TEST(Mpiio, CollectiveUnevenProcessesMakeTheLargestRoundCountAndRoundTrip) {
     const std::string note = "collective: 4 MPI_File_read_at_all" + rounds;
     EXPECT_TRUE(has_note(backend->notes(), note)) << note;
   }
+}
+
+// Rank 0 has rounds of several pieces (four 256 KiB extents share a 1 MiB round), so every
+// process sets a file view per round, even those with one piece a round; the bytes round-trip.
+TEST(Mpiio, CollectiveRoundsOfSeveralPiecesGoThroughAFileViewOnEveryProcess) {
+  ASSERT_EQ(world_size(), 4) << "run under mpirun -np 4";
+  const SharedDir dir;
+  const std::string path = dir.file("pieces.bin");
+  const int rank = world_rank();
+  const std::uint64_t base = static_cast<std::uint64_t>(rank) * 2 * kMiB;
+  IoPlan plan;
+  if (rank == 0) {
+    // Memory order reversed against file order: the view must follow the file, not the memory.
+    plan.files.push_back(FilePlan{path,
+                                  {{base, 0, kMiB},
+                                   {base + kMiB, 4 * kMiB / 4, kMiB / 4},
+                                   {base + 5 * kMiB / 4, 3 * kMiB / 4 + kMiB, kMiB / 4},
+                                   {base + 6 * kMiB / 4, 2 * kMiB / 4 + kMiB, kMiB / 4},
+                                   {base + 7 * kMiB / 4, kMiB / 4 + kMiB, kMiB / 4}},
+                                  0, 0, true});
+  } else {
+    plan.files.push_back(FilePlan{path, chunked(base, 2 * kMiB, kMiB), 0, 0, true});
+  }
+  Buffer source(2 * kMiB);
+  source.fill(static_cast<std::uint64_t>(60 + rank));
+  const auto backend = make_mpiio(true, IoSettings{.sync = SyncPolicy::none});
+  const IoOutcome written = backend->write(plan, source.view());
+  ASSERT_TRUE(all_ranks(written.ok())) << written.error.value_or("");
+  const std::string note = "collective: 2 MPI_File_write_at_all rounds on 4 processes, at most 1048576 bytes per "
+                           "process each (the plan's largest request), through an hindexed file view per round";
+  EXPECT_TRUE(has_note(backend->notes(), note)) << note;
+  Buffer back(2 * kMiB);
+  const IoOutcome read = backend->read(plan, back.view());
+  ASSERT_TRUE(all_ranks(read.ok())) << read.error.value_or("");
+  expect_same_bytes(back.data(), source.data(), 2 * kMiB, "read back on rank " + std::to_string(rank));
 }
 
 TEST(Mpiio, FilePerProcessManyFilesCollective) {
@@ -524,6 +560,8 @@ TEST(MpiCommon, FileCommsGroupExactlyTheProcessesNamingASharedPath) {
       MPI_Comm_compare(comms.of(i), group.get(), &order);
       EXPECT_EQ(order == MPI_IDENT || order == MPI_CONGRUENT, size == 4) << path;
     }
+    // A path the whole group shares opens on the group itself: no communicator is made for it.
+    EXPECT_EQ(comms.of(i) == group.get(), size == 4) << path;
   }
   EXPECT_THROW(comms.of(plan.files.size()), std::out_of_range);
   const mpi::FileComms empty(group.get(), IoPlan{},

@@ -42,7 +42,8 @@ TEST(MemoryKeys, DefaultsAndValues) {
   EXPECT_EQ(plain.memory_space, MemorySpaceKind::host);
   EXPECT_EQ(plain.staging.chunk_bytes, std::uint64_t{64} << 20);
   EXPECT_EQ(plain.staging.buffers, 2);
-  EXPECT_EQ(plain.config["memory"], nlohmann::json({{"space", "host"}, {"staging_bytes", 64 << 20}, {"staging_buffers", 2}}));
+  EXPECT_EQ(plain.config["memory"], nlohmann::json({{"space", "host"}, {"staging_bytes", 64 << 20}, {"staging_buffers", 2},
+                                                  {"reuse_bytes", 0}}));
   const Campaign swept = parse_campaign(
       campaign_text("/t", "[memory]\nspace = [\"pinned\", \"cuda\", \"kokkos\"]\nstaging_bytes = \"8 MiB\"\nstaging_buffers = 3\n"),
       "m.toml", {});
