@@ -22,6 +22,10 @@
 
 namespace ckpt::harness {
 
+// Collective: removes directory `dir` of a checkpoint of this run that failed (process 0, once
+// no process writes into it; its manifest first) and says what became of it, for the error.
+std::string remove_failed_step(const std::filesystem::path& dir, Comm& comm);
+
 class CaseExecution {
  public:
   CaseExecution(const Case& c, RunContext& ctx);

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "harness/plan/checkpoint_plan.hpp"
 #include "harness/run/environment.hpp"
 #include "harness/run/manifest.hpp"
 
@@ -312,6 +313,20 @@ std::optional<std::string> lock_problem(const Case& c) {
   if (::flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK) problem = held_by_other(fd, case_directory(c));
   ::close(fd);
   return problem;
+}
+
+std::int64_t next_step_number(const Case& c) {
+  std::int64_t highest = 0;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(case_directory(c), ec)) {
+    const std::string name = entry.path().filename().string();
+    const auto digits = name.find_last_not_of("0123456789") + 1;  // npos + 1 == 0: all digits
+    if (digits >= name.size() || name.size() - digits > 18) continue;
+    const std::int64_t step = std::stoll(name.substr(digits));
+    // Only this layout's own names (iter_0000007 is not step 7 of the step_ layout).
+    if (checkpoint_dir_name(c.directory_layout, step) == name) highest = std::max(highest, step);
+  }
+  return highest + 1;
 }
 
 std::int64_t create_step_directory(std::int64_t step, const std::function<fs::path(std::int64_t)>& name_of) {

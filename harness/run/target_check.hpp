@@ -79,6 +79,11 @@ class CaseLock {
 // host and pid), or nullopt. Checks with a shared lock taken and dropped at once; changes nothing.
 std::optional<std::string> lock_problem(const Case& c);
 
+// The number of the case's next checkpoint: one above the highest that the case directory holds
+// in its layout's naming (step_N, iter_N, global_stepN), complete or not, or 1. Numbers only grow,
+// so a higher number is always a newer checkpoint, even once lower ones were retired.
+std::int64_t next_step_number(const Case& c);
+
 // Makes checkpoint directory `dir` (number `step`, named by `name_of`) with an exclusive mkdir,
 // trying the next numbers while one exists; returns the number made, or throws naming the path.
 std::int64_t create_step_directory(std::int64_t step, const std::function<std::filesystem::path(std::int64_t)>& name_of);

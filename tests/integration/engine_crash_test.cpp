@@ -37,6 +37,32 @@ bool await_commits(Process& p, const fs::path& case_dir, int count) {
   return changes >= count;
 }
 
+// Whether process `pid` still runs. A zombie has closed its files (its flock is gone), so it
+// counts as ended.
+bool running(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text;
+  if (!std::getline(stat, text)) return false;
+  const auto paren = text.rfind(')');  // the state follows the command name, which may hold spaces
+  return paren != std::string::npos && paren + 2 < text.size() && text[paren + 2] != 'Z';
+}
+
+// Waits until every pid listed in `pids_file` (one a line) has ended; returns those still running
+// after `timeout`. mpirun can return while ranks it killed are still exiting (tearing down their
+// memory), and process 0 holds the case lock until its files are closed.
+std::vector<pid_t> await_ended(const fs::path& pids_file, std::chrono::seconds timeout) {
+  std::vector<pid_t> pids;
+  std::ifstream in(pids_file);
+  for (pid_t pid = 0; in >> pid;) pids.push_back(pid);
+  const auto deadline = Clock::now() + timeout;
+  while (Clock::now() < deadline) {
+    std::erase_if(pids, [](pid_t pid) { return !running(pid); });
+    if (pids.empty()) break;
+    std::this_thread::sleep_for(10ms);
+  }
+  return pids;
+}
+
 void expect_newest_committed_restores(const fs::path& campaign, const fs::path& case_dir, const fs::path& output) {
   const fs::path latest = latest_checkpoint(case_dir);
   ASSERT_TRUE(fs::exists(latest / "ckptbench-manifest.json")) << latest;
@@ -111,9 +137,11 @@ TEST(EngineCrash, AKilledProcessUnderMpirunLeavesTheNewestCommittedCheckpointRes
   const fs::path campaign =
       dir.write("crash.toml", flushing_campaign(dir / "target") + "[parallel]\ndp = 4\nzero = 1\n");
   const fs::path case_dir = dir / "target" / "crash" / "case-0000";
-  // Rank 1 becomes ckptbench (exec keeps the pid) and kills itself once 5 checkpoints are committed.
+  // Each rank notes its pid and becomes ckptbench (exec keeps the pid); rank 1 kills itself once
+  // 5 checkpoints are committed.
+  const fs::path pids = dir / "pids";
   const fs::path wrapper = dir.write(
-      "kill-rank-1.sh", "rank=${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-0}}\n"
+      "kill-rank-1.sh", "echo $$ >> '" + pids.string() + "'\nrank=${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-0}}\n"
                         "if [ \"$rank\" = 1 ]; then (n=0; last=; while [ $n -lt 5 ]; do l=$(cat '" +
                             (case_dir / "latest").string() +
                             "' 2>/dev/null); if [ -n \"$l\" ] && [ \"$l\" != \"$last\" ]; then n=$((n+1)); last=$l; fi; "
@@ -125,6 +153,9 @@ TEST(EngineCrash, AKilledProcessUnderMpirunLeavesTheNewestCommittedCheckpointRes
   const Outcome o = run_process(args, 90s);
   EXPECT_FALSE(o.timed_out) << o.describe();
   EXPECT_FALSE(o.exited() && o.exit_code == 0) << o.describe();
+  const std::vector<pid_t> left = await_ended(pids, 60s);
+  ASSERT_TRUE(left.empty()) << left.size() << " process(es) of the killed job still run 60 s after mpirun returned, "
+                            << "e.g. pid " << left.front();
   expect_newest_committed_restores(campaign, case_dir, dir / "restored");
 }
 
