@@ -76,7 +76,8 @@ class TrainingRun {
   // Collective: the checkpoint whose directory was claimed failed; the directory goes.
   void fail_checkpoint(const std::string& problem);
   void loop();
-  // After an exception on this thread: the flush thread stopped and joined, its result dropped.
+  // After an exception on this thread: the flush thread stopped and joined; a checkpoint it
+  // committed meanwhile is recorded, any other result dropped.
   void stop_worker() noexcept;
   void wait_for(Clock::time_point start, double seconds);
   void compute_until(Clock::time_point end);
@@ -188,8 +189,12 @@ void TrainingRun::stop_worker() noexcept {
   if (!worker_.busy()) return;
   try {
     if (ChunkRing* ring = pool_->ring()) ring->close();  // a copy or write waiting for the other side ends
-    worker_.collect();
-  } catch (...) {  // the join is done; only describing its error failed
+    const FlushResult result = worker_.collect();
+    if (result.committed && in_flight_) {
+      pending_dir_.reset();  // committed on the flush thread (`latest` may name it): it stays
+      record_commit(summary_.checkpoints[in_flight_->record], in_flight_->dir, seconds_since(in_flight_->due));
+    }
+  } catch (...) {  // the join is done; only describing its error failed (then nothing was committed)
   }
   in_flight_.reset();
 }

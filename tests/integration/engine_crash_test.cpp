@@ -3,6 +3,8 @@
 // manifest and is never named `latest`.
 #include <signal.h>
 
+#include <iterator>
+
 #include "tests/integration/integration_support.hpp"
 
 namespace ckpt::integration {
@@ -37,14 +39,21 @@ bool await_commits(Process& p, const fs::path& case_dir, int count) {
   return changes >= count;
 }
 
-// Whether process `pid` still runs. A zombie has closed its files (its flock is gone), so it
-// counts as ended.
+// Whether any thread of process `pid` still runs. Its files (and so its flock) are closed when its
+// last thread has ended: a killed process's main thread can be a zombie while another (a flush
+// thread in fsync) still ends, and a zombie whose threads have all ended may stay unreaped here
+// (PID 1 of a container need not reap), so neither "zombie" nor "gone" alone is the test.
 bool running(pid_t pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  const fs::path proc = "/proc/" + std::to_string(pid);
+  std::ifstream stat(proc / "stat");
   std::string text;
   if (!std::getline(stat, text)) return false;
   const auto paren = text.rfind(')');  // the state follows the command name, which may hold spaces
-  return paren != std::string::npos && paren + 2 < text.size() && text[paren + 2] != 'Z';
+  if (paren == std::string::npos || paren + 2 >= text.size()) return false;
+  if (text[paren + 2] != 'Z') return true;
+  std::error_code ec;
+  const auto threads = std::distance(fs::directory_iterator(proc / "task", ec), fs::directory_iterator());
+  return !ec && threads > 1;
 }
 
 // Waits until every pid listed in `pids_file` (one a line) has ended; returns those still running

@@ -172,5 +172,67 @@ TEST(EngineInterrupt, SigtermRetiresTheSupersededCheckpointAndStepNumbersOnlyGro
   }
 }
 
+// `ckptbench run campaign --phase checkpoint` with its address space limited to `kib` KiB. One
+// malloc arena: under the limit, glibc tries (and fails) to reserve a 128 MiB arena for a new
+// thread at every allocation, which makes each run take seconds.
+Outcome run_limited(const fs::path& campaign, const fs::path& output, std::int64_t kib) {
+  return run_process({"bash", "-c",
+                      "ulimit -v \"$3\" && MALLOC_ARENA_MAX=1 exec \"$0\" run \"$1\" --phase checkpoint --output \"$2\"",
+                      kBinary, campaign.string(), output.string(), std::to_string(kib)});
+}
+
+// Short memory (`ulimit -v` from just below what a run needs, down by 5 MiB steps), each
+// background engine: whatever fails (the flush thread's start, the flush, the commit's JSON, the
+// manifest), the process never dies of a signal (std::terminate was one), a failed run exits 1
+// with one message, no step directory is left without a manifest, and `latest` names a complete
+// checkpoint that restores verified.
+TEST(EngineMemory, UlimitVJustBelowWhatARunNeedsFailsCleanlyForEachBackgroundEngine) {
+  for (const Engine& engine : engines()) {
+    if (engine.label == "sync") continue;  // its flush runs on the loop's thread (engine_test.cpp covers it)
+    SCOPED_TRACE(engine.label);
+    Scratch dir;
+    const fs::path case_dir = dir / "target" / "engines" / "case-0000";
+    const fs::path campaign = dir.write("c.toml", training_campaign(dir / "target", engine, 2048, 3));
+    int runs = 0;
+    const auto attempt = [&](std::int64_t kib) {
+      fs::remove_all(dir / "target");
+      return run_limited(campaign, dir / ("out-" + std::to_string(runs++)), kib);
+    };
+    // The least limit (in 8 MiB steps) under which the run succeeds.
+    std::int64_t fails = 16 << 10, passes = 512 << 10;
+    ASSERT_EQ(attempt(passes).exit_code, 0) << "512 MiB must be enough";
+    while (passes - fails > (8 << 10)) {
+      const std::int64_t mid = (fails + passes) / 2;
+      (attempt(mid).exit_code == 0 ? passes : fails) = mid;
+    }
+    int failed_cleanly = 0;
+    fs::path restorable;
+    for (std::int64_t kib = passes - (5 << 10); kib > fails - (20 << 10) && kib > 0; kib -= 5 << 10) {
+      SCOPED_TRACE("ulimit -v " + std::to_string(kib));
+      const Outcome o = attempt(kib);
+      ASSERT_EQ(o.term_signal, 0) << o.describe();
+      ASSERT_TRUE(o.exit_code == 0 || o.exit_code == 1 || o.exit_code == 2) << o.describe();
+      if (o.exit_code != 0) {
+        EXPECT_EQ(error_lines(o.err), 1) << o.describe();
+      }
+      if (o.exit_code == 1 && contains(o.err, "removed its incomplete directory")) ++failed_cleanly;
+      const std::vector<fs::path> steps = step_dirs(case_dir);
+      for (const fs::path& step : steps) {
+        EXPECT_TRUE(fs::exists(step / kManifest)) << step << " is left without a manifest\n" << o.describe();
+      }
+      const fs::path latest = latest_checkpoint(case_dir);
+      if (o.exit_code != 0) {  // the failed checkpoint is gone; only the one committed before may stay
+        EXPECT_TRUE(steps.empty() || steps == std::vector<fs::path>{latest}) << o.describe();
+      }
+      if (fs::exists(case_dir / "latest")) {
+        EXPECT_TRUE(fs::exists(latest / kManifest)) << "`latest` names " << latest << "\n" << o.describe();
+      }
+      if (o.exit_code == 1 && !latest.empty()) break;  // a failure after a committed checkpoint: restore it
+    }
+    EXPECT_GE(failed_cleanly, 1) << "no limit failed a checkpoint (the least passing one: " << passes << " KiB)";
+    if (!latest_checkpoint(case_dir).empty()) expect_restore_verifies(campaign, dir / "restored");
+  }
+}
+
 }  // namespace
 }  // namespace ckpt::integration

@@ -12,6 +12,7 @@
 
 #include "harness/comm/single_comm.hpp"
 #include "harness/engine/engine_checks.hpp"
+#include "harness/engine/memory_reserve.hpp"
 #include "harness/engine/training_loop.hpp"
 #include "harness/engine/training_state.hpp"
 #include "harness/memory/host_space.hpp"
@@ -346,6 +347,22 @@ TEST(EngineErrors, ACommitThatThrowsOnTheFlushThreadFailsThatCheckpoint) {
     EXPECT_TRUE(s.checkpoints[0].committed);
     EXPECT_FALSE(s.checkpoints[1].committed);
   }
+}
+
+// The reserve goes at the first allocation that fails, which still fails (its caller reports
+// it); later failures fail as without a reserve (never a loop in operator new).
+TEST(EngineMemoryReserve, TheFirstFailedAllocationFreesTheReserveAndStillFails) {
+  volatile std::size_t too_much = std::size_t{1} << 60;  // more than any address space
+  const std::new_handler before = std::get_new_handler();
+  {
+    const MemoryReserve reserve(1 << 20);
+    EXPECT_FALSE(MemoryReserve::spent());
+    EXPECT_THROW(static_cast<void>(std::make_unique<char[]>(too_much)), std::bad_alloc);
+    EXPECT_TRUE(MemoryReserve::spent());
+    EXPECT_THROW(static_cast<void>(std::make_unique<char[]>(too_much)), std::bad_alloc);
+    EXPECT_NE(std::make_unique<char[]>(1 << 20), nullptr) << "ordinary allocations go on";
+  }
+  EXPECT_EQ(std::get_new_handler(), before) << "the handler before it is back";
 }
 
 TEST(EngineInflation, IterationsWithAndWithoutAFlushAreSeparated) {
