@@ -47,6 +47,8 @@ std::string damaged_checkpoint_advice(const Case& c, const std::filesystem::path
 // The exclusive lock a keeping run holds on its case directory: flock(LOCK_EX | LOCK_NB) on
 // case-dir/.ckptbench.lock, which then holds "<host> <pid>". Released when the object goes (the
 // file stays: removing it would let a third run lock a fresh file while a second holds the old).
+// A holder on this host that is ending (its main thread a zombie, its last thread not yet ended:
+// a killed run) is waited for, up to 30 s, instead of refused: its flock goes with that thread.
 // flock is local to one node on some shared file systems: NFS maps it to byte-range locks (needs
 // lockd, or NFSv4), Lustre needs the `flock` mount option (`localflock` locks one node only).
 class CaseLock {

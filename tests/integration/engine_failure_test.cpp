@@ -177,7 +177,8 @@ TEST(EngineInterrupt, SigtermRetiresTheSupersededCheckpointAndStepNumbersOnlyGro
 // thread at every allocation, which makes each run take seconds.
 Outcome run_limited(const fs::path& campaign, const fs::path& output, std::int64_t kib) {
   return run_process({"bash", "-c",
-                      "ulimit -v \"$3\" && MALLOC_ARENA_MAX=1 exec \"$0\" run \"$1\" --phase checkpoint --output \"$2\"",
+                      "ulimit -v \"$3\" && MALLOC_ARENA_MAX=1 exec \"$0\" run \"$1\" --phase "
+                      "checkpoint --output \"$2\"",
                       kBinary, campaign.string(), output.string(), std::to_string(kib)});
 }
 
@@ -188,11 +189,13 @@ Outcome run_limited(const fs::path& campaign, const fs::path& output, std::int64
 // checkpoint that restores verified.
 TEST(EngineMemory, UlimitVJustBelowWhatARunNeedsFailsCleanlyForEachBackgroundEngine) {
   for (const Engine& engine : engines()) {
-    if (engine.label == "sync") continue;  // its flush runs on the loop's thread (engine_test.cpp covers it)
+    if (engine.label == "sync")
+      continue;  // its flush runs on the loop's thread (engine_test.cpp covers it)
     SCOPED_TRACE(engine.label);
     Scratch dir;
     const fs::path case_dir = dir / "target" / "engines" / "case-0000";
-    const fs::path campaign = dir.write("c.toml", training_campaign(dir / "target", engine, 2048, 3));
+    const fs::path campaign =
+        dir.write("c.toml", training_campaign(dir / "target", engine, 2048, 3));
     int runs = 0;
     const auto attempt = [&](std::int64_t kib) {
       fs::remove_all(dir / "target");
@@ -207,7 +210,8 @@ TEST(EngineMemory, UlimitVJustBelowWhatARunNeedsFailsCleanlyForEachBackgroundEng
     }
     int failed_cleanly = 0;
     fs::path restorable;
-    for (std::int64_t kib = passes - (5 << 10); kib > fails - (20 << 10) && kib > 0; kib -= 5 << 10) {
+    for (std::int64_t kib = passes - (5 << 10); kib > fails - (20 << 10) && kib > 0;
+         kib -= 5 << 10) {
       SCOPED_TRACE("ulimit -v " + std::to_string(kib));
       const Outcome o = attempt(kib);
       ASSERT_EQ(o.term_signal, 0) << o.describe();
@@ -218,18 +222,23 @@ TEST(EngineMemory, UlimitVJustBelowWhatARunNeedsFailsCleanlyForEachBackgroundEng
       if (o.exit_code == 1 && contains(o.err, "removed its incomplete directory")) ++failed_cleanly;
       const std::vector<fs::path> steps = step_dirs(case_dir);
       for (const fs::path& step : steps) {
-        EXPECT_TRUE(fs::exists(step / kManifest)) << step << " is left without a manifest\n" << o.describe();
+        EXPECT_TRUE(fs::exists(step / kManifest)) << step << " is left without a manifest\n"
+                                                  << o.describe();
       }
       const fs::path latest = latest_checkpoint(case_dir);
-      if (o.exit_code != 0) {  // the failed checkpoint is gone; only the one committed before may stay
+      if (o.exit_code !=
+          0) {  // the failed checkpoint is gone; only the one committed before may stay
         EXPECT_TRUE(steps.empty() || steps == std::vector<fs::path>{latest}) << o.describe();
       }
       if (fs::exists(case_dir / "latest")) {
-        EXPECT_TRUE(fs::exists(latest / kManifest)) << "`latest` names " << latest << "\n" << o.describe();
+        EXPECT_TRUE(fs::exists(latest / kManifest)) << "`latest` names " << latest << "\n"
+                                                    << o.describe();
       }
-      if (o.exit_code == 1 && !latest.empty()) break;  // a failure after a committed checkpoint: restore it
+      if (o.exit_code == 1 && !latest.empty())
+        break;  // a failure after a committed checkpoint: restore it
     }
-    EXPECT_GE(failed_cleanly, 1) << "no limit failed a checkpoint (the least passing one: " << passes << " KiB)";
+    EXPECT_GE(failed_cleanly, 1) << "no limit failed a checkpoint (the least passing one: "
+                                 << passes << " KiB)";
     if (!latest_checkpoint(case_dir).empty()) expect_restore_verifies(campaign, dir / "restored");
   }
 }
