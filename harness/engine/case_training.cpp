@@ -174,10 +174,15 @@ void CaseExecution::train(std::vector<IterationTiming>& reads) {
     result_.status = "interrupted";
     result_.error = "interrupted by a signal; the in-flight checkpoint was finished and committed";
   }
-  if (t.committed_iteration < 0) return;
+  if (t.committed_iteration >= 0) after_training(io.plans, io.planned_dir, reads);
+}
+
+void CaseExecution::after_training(const std::vector<RankPlan>& trained, const fs::path& trained_dir,
+                                   std::vector<IterationTiming>& reads) {
+  const TrainingSummary& t = *result_.training;
   const fs::path dir = t.committed_dir;
-  write_plans_ = plans_at_iteration(io.plans, t.committed_iteration);
-  retarget(write_plans_, io.planned_dir, dir);
+  write_plans_ = plans_at_iteration(trained, t.committed_iteration);
+  retarget(write_plans_, trained_dir, dir);
   if (!read_plans_.empty()) read_plans_ = plans_at_iteration(read_plans_, t.committed_iteration);
   retarget(read_plans_, planned_dir_, dir);
   planned_dir_ = dir;
@@ -185,11 +190,7 @@ void CaseExecution::train(std::vector<IterationTiming>& reads) {
   if (phase_ == PhaseSelection::checkpoint) {
     // `latest` already names it (the loop's commit); after a failure, recording it again could
     // only replace the failure's message with its own.
-    if (result_.status == "failed") {
-      result_.checkpoint_dir = dir.string();
-    } else {
-      commit_checkpoint(dir, first_step_ + t.committed_iteration);
-    }
+    if (result_.status != "failed") commit_checkpoint(dir, first_step_ + t.committed_iteration);
     retire_checkpoints(dir, true);
   } else if (result_.status == "ok") {
     read_iteration(0, &reads);
