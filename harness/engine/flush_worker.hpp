@@ -4,16 +4,20 @@
 // checkpoint is due and joined when it is collected. It writes the snapshot from the host pool
 // through the backend (flush_writes.hpp), after lazy's snapshot copy into a whole pool, or
 // alongside it when the pool is a ring (the copy then runs on a second thread, so that the writes
-// free the chunks it waits for). Errors come back as values with the checkpoint's context.
+// free the chunks it waits for). Errors come back as values with the checkpoint's context: no
+// exception leaves the worker's threads (one thrown there, std::bad_alloc included, is kept as it
+// is, without allocating, and described by collect() on the owner's thread).
 
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "harness/engine/flush_writes.hpp"
 
@@ -40,6 +44,10 @@ struct FlushResult {
   std::chrono::steady_clock::time_point committed_at;
 };
 
+// An exception kept as thrown (std::current_exception()), in words: "out of memory
+// (std::bad_alloc)", its what(), or a note that it is not a std::exception.
+std::string describe_exception(const std::exception_ptr& failure);
+
 class FlushWorker {
  public:
   FlushWorker() = default;
@@ -55,13 +63,17 @@ class FlushWorker {
   bool finished() const { return finished_.load(std::memory_order_acquire); }
   // Blocks until the job's snapshot copy is done (at once when it has none or none is running).
   void wait_snapshot();
-  // Joins the worker and hands its result over. Precondition: busy().
+  // Joins the worker and hands its result over. Precondition: busy(). Throws only what
+  // describing an exception of the worker throws (std::bad_alloc when memory is still short).
   FlushResult collect();
 
  private:
-  void run(FlushJob job);
-  // Runs job.snapshot, timed into copy_seconds; returns its error ("" when none).
-  std::string copy(FlushJob& job, double& copy_seconds);
+  // The thread's body: every exception is caught here, so none reaches std::terminate.
+  void run(FlushJob& job) noexcept;
+  void execute(FlushJob& job, FlushResult& result);
+  // Runs job.snapshot, timed into copy_seconds; an exception it throws is kept in copy_failure_.
+  void copy(FlushJob& job, double& copy_seconds) noexcept;
+  void mark_snapshot_done() noexcept;
 
   std::jthread thread_;
   std::atomic<bool> finished_{false};
@@ -69,6 +81,10 @@ class FlushWorker {
   std::condition_variable snapshot_done_cv_;
   bool snapshot_done_ = true;
   FlushResult result_;  // written by the worker before finished_, read after the join
+  std::string what_;    // the job's `what`, kept on the owner's side for collect()'s messages
+  // What escaped the copy, the writes or the commit (kept as thrown; read after the join).
+  std::exception_ptr copy_failure_, failure_;
+  const char* failed_step_ = "";  // the step failure_ came from: "flush" or "commit"
 };
 
 }  // namespace ckpt::harness

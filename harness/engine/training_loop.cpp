@@ -11,6 +11,7 @@
 #include "harness/common/elapsed.hpp"
 #include "harness/engine/flush_worker.hpp"
 #include "harness/engine/host_pool.hpp"
+#include "harness/engine/memory_reserve.hpp"
 #include "harness/memory/staging.hpp"
 #include "harness/engine/training_state.hpp"
 #include "harness/run/iteration.hpp"
@@ -27,6 +28,10 @@ Clock::time_point after(Clock::time_point start, double seconds) {
 // Compute and update wait in slices of this length, polling for a finished flush between them;
 // the slice count is the same on every process, so the polls match up.
 constexpr double kPollSeconds = 0.02;
+
+// Room kept for failing cleanly when memory runs out (MemoryReserve): the failed checkpoint's
+// removal and message, the results record; a manifest's JSON is of this order.
+constexpr std::size_t kMemoryReserveBytes = std::size_t{8} << 20;
 
 // A checkpoint between its due point and its commit (async, lazy).
 struct InFlight {
@@ -68,6 +73,12 @@ class TrainingRun {
   void fail(const std::string& problem) {
     if (summary_.error.empty()) summary_.error = problem;
   }
+  // Collective: the checkpoint whose directory was claimed failed; the directory goes.
+  void fail_checkpoint(const std::string& problem);
+  void loop();
+  // After an exception on this thread: the flush thread stopped and joined; a checkpoint it
+  // committed meanwhile is recorded, any other result dropped.
+  void stop_worker() noexcept;
   void wait_for(Clock::time_point start, double seconds);
   void compute_until(Clock::time_point end);
   void update(std::int64_t iteration);
@@ -87,6 +98,8 @@ class TrainingRun {
   void record_commit(CheckpointRecord& record, const fs::path& dir, double durable_seconds);
   void reduce_records();
 
+  // First, so that it outlives everything the loop allocates.
+  MemoryReserve reserve_{kMemoryReserveBytes};
   const TrainingSpec& t_;
   const EngineSpec& e_;
   TrainingIo& io_;
@@ -95,6 +108,7 @@ class TrainingRun {
   std::optional<HostPool> pool_;
   FlushWorker worker_;
   std::optional<InFlight> in_flight_;
+  std::optional<fs::path> pending_dir_;  // claimed, not yet committed or discarded
   Checksums sums_;                   // of the state as the last update left it
   bool lazy_copy_pending_ = false;   // lazy: the next update must wait for the snapshot copy
   std::optional<std::size_t> polled_record_;  // committed by a poll during the current wait_for
@@ -163,8 +177,47 @@ void TrainingRun::update(std::int64_t iteration) {
   wait_for(start, t_.iteration_seconds * t_.update_fraction);
 }
 
+void TrainingRun::fail_checkpoint(const std::string& problem) {
+  fail(problem);
+  if (!pending_dir_ || !io_.discard) return;
+  const fs::path dir = std::move(*pending_dir_);
+  pending_dir_.reset();
+  summary_.error += fmt::format(" — {}; earlier complete checkpoints are untouched", io_.discard(dir));
+}
+
+void TrainingRun::stop_worker() noexcept {
+  if (!worker_.busy()) return;
+  try {
+    if (ChunkRing* ring = pool_->ring()) ring->close();  // a copy or write waiting for the other side ends
+    const FlushResult result = worker_.collect();
+    if (result.committed && in_flight_) {
+      pending_dir_.reset();  // committed on the flush thread (`latest` may name it): it stays
+      record_commit(summary_.checkpoints[in_flight_->record], in_flight_->dir, seconds_since(in_flight_->due));
+    }
+  } catch (...) {  // the join is done; only describing its error failed (then nothing was committed)
+  }
+  in_flight_.reset();
+}
+
 TrainingSummary TrainingRun::run() {
   const auto loop_start = Clock::now();
+  try {
+    loop();
+  } catch (...) {
+    stop_worker();
+    // Another process may wait in a collective: only a single process can go on and report it;
+    // with others, the caller ends them all.
+    if (io_.comm.size() > 1) throw;
+    const std::string what = describe_exception(std::current_exception());
+    fail_checkpoint(pending_dir_ ? fmt::format("checkpoint {} failed: {}", pending_dir_->string(), what)
+                                 : fmt::format("training loop: {}", what));
+  }
+  summary_.loop_seconds = seconds_since(loop_start);
+  reduce_records();
+  return std::move(summary_);
+}
+
+void TrainingRun::loop() {
   for (std::int64_t i = 0; i < t_.iterations && ok(); ++i) {
     const auto start = Clock::now();
     const bool flushing = worker_.busy();
@@ -187,9 +240,6 @@ TrainingSummary TrainingRun::run() {
     }
   }
   if (in_flight_) poll(true);
-  summary_.loop_seconds = seconds_since(loop_start);
-  reduce_records();
-  return std::move(summary_);
 }
 
 void TrainingRun::checkpoint(std::int64_t iteration) {
@@ -206,6 +256,7 @@ void TrainingRun::checkpoint(std::int64_t iteration) {
 void TrainingRun::checkpoint_sync(std::int64_t iteration, Clock::time_point due) {
   fs::path dir;
   if (const std::string problem = io_.claim_dir(iteration, dir); !problem.empty()) return fail(problem);
+  pending_dir_ = dir;
   retarget(io_.plans, io_.planned_dir, dir);
   io_.planned_dir = dir;
   CheckpointRecord& record = summary_.checkpoints.back();
@@ -215,7 +266,7 @@ void TrainingRun::checkpoint_sync(std::int64_t iteration, Clock::time_point due)
   for (const RankPlan& p : io_.plans) flush_bytes_.back() += p.io.bytes();
   if (const std::string problem = io_.comm.first_problem(sample.error.empty() ? "" : fmt::format("checkpoint of iteration {} ({}): {}", iteration, dir.string(), sample.error));
       !problem.empty()) {
-    return fail(problem);
+    return fail_checkpoint(problem);
   }
   commit(dir, iteration, sums_, record, due);
   record.stall_seconds = seconds_since(due) - bookkeeping;
@@ -297,6 +348,7 @@ void TrainingRun::checkpoint_background(std::int64_t iteration, Clock::time_poin
   }
   fs::path dir;
   if (const std::string problem = io_.claim_dir(iteration, dir); !problem.empty()) return fail(problem);
+  pending_dir_ = dir;
   retarget(io_.plans, io_.planned_dir, dir);
   io_.planned_dir = dir;
   pool_->hold();
@@ -346,7 +398,9 @@ void TrainingRun::poll(bool block, bool may_commit) {
   if (e_.kind == EngineKind::lazy) record.snapshot_seconds = result.copy_seconds;
   if (e_.kind == EngineKind::lazy && pool_->ring() != nullptr) record.ring_wait_seconds = pool_->ring()->copy_wait_seconds();
   flush_bytes_[flight.record] = result.bytes;
-  if (const std::string problem = io_.comm.first_problem(result.error); !problem.empty()) return fail(problem);
+  if (const std::string problem = io_.comm.first_problem(result.error); !problem.empty()) {
+    return fail_checkpoint(problem);
+  }
   if (result.committed) {
     record_commit(record, flight.dir, std::chrono::duration<double>(result.committed_at - flight.due).count());
   } else {
@@ -362,13 +416,14 @@ void TrainingRun::poll(bool block, bool may_commit) {
 
 void TrainingRun::commit(const fs::path& dir, std::int64_t iteration, const Checksums& sums, CheckpointRecord& record,
                          Clock::time_point due) {
-  if (const std::string problem = io_.commit(dir, iteration, sums); !problem.empty()) return fail(problem);
+  if (const std::string problem = io_.commit(dir, iteration, sums); !problem.empty()) return fail_checkpoint(problem);
   record_commit(record, dir, seconds_since(due));
 }
 
 void TrainingRun::record_commit(CheckpointRecord& record, const fs::path& dir, double durable_seconds) {
   record.time_to_durable_seconds = durable_seconds;
   record.committed = true;
+  pending_dir_.reset();
   summary_.committed_iteration = record.iteration;
   summary_.committed_dir = dir.string();
 }

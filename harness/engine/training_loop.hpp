@@ -43,6 +43,10 @@ struct TrainingIo {
   // Collective: records the checkpoint of `iteration` in `dir` as complete (manifest with its
   // checksums and training iteration); returns the same problem everywhere, or "".
   std::function<std::string(const std::filesystem::path& dir, std::int64_t iteration, const Checksums& sums)> commit;
+  // Collective: removes directory `dir` of a checkpoint that failed after claim_dir (never
+  // committed; no process writes into it any more) and says what became of it, for the error.
+  // Empty: the directory stays.
+  std::function<std::string(const std::filesystem::path& dir)> discard;
   const std::atomic<bool>* interrupted = nullptr;  // SIGINT/SIGTERM: finish the in-flight flush, stop
   GpuLoad* gpu_load = nullptr;                     // training.compute = "gpu": the kernel compute runs (required then)
   // Megatron's gathered distributed optimizer (engine sync only; case checks refuse async/lazy):
@@ -59,7 +63,10 @@ struct EngineHooks {
 };
 
 // Runs the loop. Throws SetupError-like std::runtime_error only for setup problems found before
-// any I/O (the pool); I/O problems come back in TrainingSummary::error.
+// any I/O (the pool); I/O problems come back in TrainingSummary::error, and so does an exception
+// of the loop (std::bad_alloc) when this is the only process (with others, which may be in a
+// collective, it is rethrown once the flush thread was joined). A checkpoint that fails has its
+// directory discarded, so no failed checkpoint is left behind.
 TrainingSummary run_training(const TrainingSpec& training, const EngineSpec& engine, TrainingIo& io,
                              const EngineHooks& hooks = {});
 

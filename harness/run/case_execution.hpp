@@ -22,6 +22,10 @@
 
 namespace ckpt::harness {
 
+// Collective: removes directory `dir` of a checkpoint of this run that failed (process 0, once
+// no process writes into it; its manifest first) and says what became of it, for the error.
+std::string remove_failed_step(const std::filesystem::path& dir, Comm& comm);
+
 class CaseExecution {
  public:
   CaseExecution(const Case& c, RunContext& ctx);
@@ -74,6 +78,10 @@ class CaseExecution {
   // [training] cases (defined in harness/engine/case_training.cpp): the loop and its engine
   // instead of the write iterations, then one timed restore of the newest committed checkpoint.
   void train(std::vector<IterationTiming>& reads);
+  // After the loop: the plans and directory of its newest committed checkpoint (`trained`: the
+  // loop's plans, paths under `trained_dir`), then its restore, or its record as the case's latest.
+  void after_training(const std::vector<RankPlan>& trained, const std::filesystem::path& trained_dir,
+                      std::vector<IterationTiming>& reads);
   std::string commit_training_checkpoint(const std::filesystem::path& dir, std::int64_t iteration,
                                          const std::vector<std::vector<std::uint64_t>>& sums);
   // measure.calibration (harness/run/case_calibration.cpp): one calibration sample before an

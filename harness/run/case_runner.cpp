@@ -59,7 +59,7 @@ void CaseExecution::prepare_write() {
   if (comm_.rank() == 0) problem = prepare_target_for_checkpoint(c_).value_or("");
   agree(comm_, comm_.broadcast(problem));
   lock_case();
-  // Numbering continues after checkpoints already there (kept by an earlier run with
+  // Numbering continues above the highest checkpoint already there (kept by an earlier run with
   // campaign.overwrite): they stay untouched until this run's first checkpoint is complete.
   // Process 0 alone looks (other processes may not see the directory yet, or a stale view).
   // Only the complete one `latest` names is superseded (retired once this run's first is kept);
@@ -67,7 +67,7 @@ void CaseExecution::prepare_write() {
   if (comm_.rank() == 0) {
     fs::path latest;
     if (!find_latest_checkpoint(c_, latest) && fs::exists(latest / kManifestName)) previous_dirs_.insert(latest);
-    while (fs::exists(step_dir(0))) ++first_step_;
+    first_step_ = next_step_number(c_);
   }
   first_step_ = std::stoll(comm_.broadcast(std::to_string(first_step_)));
   planned_dir_ = step_dir(0);

@@ -24,14 +24,18 @@ std::vector<backends::IoPlan> io_of(const std::vector<RankPlan>& plans) {
   return out;
 }
 
+}  // namespace
+
 // A failed checkpoint's directory, made by this run (claim_step_dir), goes at once so that it
-// cannot fill the disk for later runs. Process 0 removes it once every process stopped writing.
-// Returns what became of it, for the failure message.
+// cannot fill the disk for later runs. Process 0 removes it once every process stopped writing:
+// its manifest first, so that a removal cut short never leaves a failed checkpoint that looks
+// complete.
 std::string remove_failed_step(const fs::path& dir, Comm& comm) {
   std::string outcome;
   if (comm.rank() == 0) {
     std::error_code ec;
-    fs::remove_all(dir, ec);
+    fs::remove(dir / kManifestName, ec);
+    if (!ec) fs::remove_all(dir, ec);
     outcome = ec ? fmt::format("this run could not remove its incomplete directory {}: {} (it has no manifest, so "
                                "restore refuses it)",
                                dir.string(), ec.message())
@@ -39,8 +43,6 @@ std::string remove_failed_step(const fs::path& dir, Comm& comm) {
   }
   return comm.broadcast(outcome);
 }
-
-}  // namespace
 
 void retarget(std::vector<RankPlan>& plans, const fs::path& from, const fs::path& to) {
   if (from == to) return;
@@ -288,7 +290,9 @@ void CaseExecution::retire_checkpoints(const fs::path& current, bool timed) {
   const auto start = Clock::now();
   if (comm_.rank() == 0) {
     std::error_code ec;
-    if (keeping() && timed && result_.status == "ok") {
+    // An interrupted run's checkpoints are complete too: they supersede the older ones alike.
+    const bool complete = result_.status == "ok" || result_.status == "interrupted";
+    if (keeping() && timed && complete) {
       for (const fs::path& old : previous_dirs_) {
         if (old != current) fs::remove_all(old, ec);
       }

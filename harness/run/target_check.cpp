@@ -11,10 +11,12 @@
 #include <fmt/format.h>
 #include <algorithm>
 #include <fstream>
+#include <sstream>
 #include <stdexcept>
 #include <utility>
 #include <vector>
 
+#include "harness/plan/checkpoint_plan.hpp"
 #include "harness/run/environment.hpp"
 #include "harness/run/manifest.hpp"
 #include "harness/run/manifest_checks.hpp"
@@ -242,6 +244,41 @@ std::string held_by_other(int fd, const fs::path& case_dir) {
                      case_dir.string(), who, (case_dir / kLockName).string());
 }
 
+// Whether the run named in lock file `fd` ("<host> <pid>") runs on this host and is ending: its
+// main thread has ended (a zombie) while the lock is still held. A killed process keeps its flock
+// until its last thread has ended (a flush thread in fsync can take seconds), and mpirun can
+// return before that: such a lock is about to go.
+bool holder_ending(int fd) {
+  std::string holder(256, '\0');
+  const ssize_t n = ::pread(fd, holder.data(), holder.size() - 1, 0);
+  holder.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+  std::istringstream words(holder);
+  std::string host;
+  long pid = 0;
+  if (!(words >> host >> pid) || pid <= 0 || host != host_name()) return false;
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text;
+  if (!std::getline(stat, text)) return false;  // gone: someone else holds the lock
+  const auto paren = text.rfind(')');           // the state follows the command, which may hold spaces
+  return paren != std::string::npos && paren + 2 < text.size() && (text[paren + 2] == 'Z' || text[paren + 2] == 'X');
+}
+
+// flock(fd, operation | LOCK_NB), tried again while the holder is ending (holder_ending), for at
+// most kEndingHolderSeconds. Returns flock's result with its errno.
+constexpr int kEndingHolderSeconds = 30;
+int lock_unless_held(int fd, int operation) {
+  int result = ::flock(fd, operation | LOCK_NB);
+  int error = errno;
+  for (int waited = 0; result != 0 && error == EWOULDBLOCK && waited < kEndingHolderSeconds * 50 && holder_ending(fd);
+       ++waited) {
+    ::usleep(20000);
+    result = ::flock(fd, operation | LOCK_NB);
+    error = errno;
+  }
+  errno = error;
+  return result;
+}
+
 }  // namespace
 
 CaseLock CaseLock::acquire(const fs::path& case_dir, std::string& problem, std::string& note) {
@@ -257,6 +294,13 @@ CaseLock CaseLock::acquire(const fs::path& case_dir, std::string& problem, std::
   for (int attempt = 0; attempt < 5 && (result = ::flock(lock.fd_, LOCK_EX | LOCK_NB)) != 0 && errno == EWOULDBLOCK;
        ++attempt) {
     ::usleep(20000);
+  }
+  if (result != 0 && errno == EWOULDBLOCK) {  // the file then names a keeping run unless restores hold it
+    if (live_restores(case_dir).empty()) {
+      result = lock_unless_held(lock.fd_, LOCK_EX);
+    } else {
+      errno = EWOULDBLOCK;
+    }
   }
   if (result != 0) {
     const int error = errno;
@@ -287,7 +331,7 @@ CaseLock CaseLock::acquire_shared(const fs::path& case_dir, std::string& problem
                        path.string(), std::strerror(errno));
     return lock;
   }
-  if (::flock(lock.fd_, LOCK_SH | LOCK_NB) != 0) {
+  if (lock_unless_held(lock.fd_, LOCK_SH) != 0) {
     const int error = errno;
     if (error == EWOULDBLOCK) {
       problem = held_by_other(lock.fd_, case_dir);
@@ -315,9 +359,23 @@ std::optional<std::string> lock_problem(const Case& c) {
   if (fd < 0) return std::nullopt;  // no lock file: no run has held this case
   std::optional<std::string> problem;
   // Shared: the processes of one run may check at once without seeing each other.
-  if (::flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK) problem = held_by_other(fd, case_directory(c));
+  if (lock_unless_held(fd, LOCK_SH) != 0 && errno == EWOULDBLOCK) problem = held_by_other(fd, case_directory(c));
   ::close(fd);
   return problem;
+}
+
+std::int64_t next_step_number(const Case& c) {
+  std::int64_t highest = 0;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(case_directory(c), ec)) {
+    const std::string name = entry.path().filename().string();
+    const auto digits = name.find_last_not_of("0123456789") + 1;  // npos + 1 == 0: all digits
+    if (digits >= name.size() || name.size() - digits > 18) continue;
+    const std::int64_t step = std::stoll(name.substr(digits));
+    // Only this layout's own names (iter_0000007 is not step 7 of the step_ layout).
+    if (checkpoint_dir_name(c.directory_layout, step) == name) highest = std::max(highest, step);
+  }
+  return highest + 1;
 }
 
 std::int64_t create_step_directory(std::int64_t step, const std::function<fs::path(std::int64_t)>& name_of) {

@@ -47,6 +47,8 @@ std::string damaged_checkpoint_advice(const Case& c, const std::filesystem::path
 // The exclusive lock a keeping run holds on its case directory: flock(LOCK_EX | LOCK_NB) on
 // case-dir/.ckptbench.lock, which then holds "<host> <pid>". Released when the object goes (the
 // file stays: removing it would let a third run lock a fresh file while a second holds the old).
+// A holder on this host that is ending (its main thread a zombie, its last thread not yet ended:
+// a killed run) is waited for, up to 30 s, instead of refused: its flock goes with that thread.
 // flock is local to one node on some shared file systems: NFS maps it to byte-range locks (needs
 // lockd, or NFSv4), Lustre needs the `flock` mount option (`localflock` locks one node only).
 class CaseLock {
@@ -78,6 +80,11 @@ class CaseLock {
 // Why a keeping run of case `c` cannot start now: another run holds the case lock (naming its
 // host and pid), or nullopt. Checks with a shared lock taken and dropped at once; changes nothing.
 std::optional<std::string> lock_problem(const Case& c);
+
+// The number of the case's next checkpoint: one above the highest that the case directory holds
+// in its layout's naming (step_N, iter_N, global_stepN), complete or not, or 1. Numbers only grow,
+// so a higher number is always a newer checkpoint, even once lower ones were retired.
+std::int64_t next_step_number(const Case& c);
 
 // Makes checkpoint directory `dir` (number `step`, named by `name_of`) with an exclusive mkdir,
 // trying the next numbers while one exists; returns the number made, or throws naming the path.

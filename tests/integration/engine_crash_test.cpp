@@ -3,6 +3,8 @@
 // manifest and is never named `latest`.
 #include <signal.h>
 
+#include <iterator>
+
 #include "tests/integration/integration_support.hpp"
 
 namespace ckpt::integration {
@@ -35,6 +37,39 @@ bool await_commits(Process& p, const fs::path& case_dir, int count) {
   }
   (void)p;
   return changes >= count;
+}
+
+// Whether any thread of process `pid` still runs. Its files (and so its flock) are closed when its
+// last thread has ended: a killed process's main thread can be a zombie while another (a flush
+// thread in fsync) still ends, and a zombie whose threads have all ended may stay unreaped here
+// (PID 1 of a container need not reap), so neither "zombie" nor "gone" alone is the test.
+bool running(pid_t pid) {
+  const fs::path proc = "/proc/" + std::to_string(pid);
+  std::ifstream stat(proc / "stat");
+  std::string text;
+  if (!std::getline(stat, text)) return false;
+  const auto paren = text.rfind(')');  // the state follows the command name, which may hold spaces
+  if (paren == std::string::npos || paren + 2 >= text.size()) return false;
+  if (text[paren + 2] != 'Z') return true;
+  std::error_code ec;
+  const auto threads = std::distance(fs::directory_iterator(proc / "task", ec), fs::directory_iterator());
+  return !ec && threads > 1;
+}
+
+// Waits until every pid listed in `pids_file` (one a line) has ended; returns those still running
+// after `timeout`. mpirun can return while ranks it killed are still exiting (tearing down their
+// memory), and process 0 holds the case lock until its files are closed.
+std::vector<pid_t> await_ended(const fs::path& pids_file, std::chrono::seconds timeout) {
+  std::vector<pid_t> pids;
+  std::ifstream in(pids_file);
+  for (pid_t pid = 0; in >> pid;) pids.push_back(pid);
+  const auto deadline = Clock::now() + timeout;
+  while (Clock::now() < deadline) {
+    std::erase_if(pids, [](pid_t pid) { return !running(pid); });
+    if (pids.empty()) break;
+    std::this_thread::sleep_for(10ms);
+  }
+  return pids;
 }
 
 void expect_newest_committed_restores(const fs::path& campaign, const fs::path& case_dir, const fs::path& output) {
@@ -111,9 +146,11 @@ TEST(EngineCrash, AKilledProcessUnderMpirunLeavesTheNewestCommittedCheckpointRes
   const fs::path campaign =
       dir.write("crash.toml", flushing_campaign(dir / "target") + "[parallel]\ndp = 4\nzero = 1\n");
   const fs::path case_dir = dir / "target" / "crash" / "case-0000";
-  // Rank 1 becomes ckptbench (exec keeps the pid) and kills itself once 5 checkpoints are committed.
+  // Each rank notes its pid and becomes ckptbench (exec keeps the pid); rank 1 kills itself once
+  // 5 checkpoints are committed.
+  const fs::path pids = dir / "pids";
   const fs::path wrapper = dir.write(
-      "kill-rank-1.sh", "rank=${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-0}}\n"
+      "kill-rank-1.sh", "echo $$ >> '" + pids.string() + "'\nrank=${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-0}}\n"
                         "if [ \"$rank\" = 1 ]; then (n=0; last=; while [ $n -lt 5 ]; do l=$(cat '" +
                             (case_dir / "latest").string() +
                             "' 2>/dev/null); if [ -n \"$l\" ] && [ \"$l\" != \"$last\" ]; then n=$((n+1)); last=$l; fi; "
@@ -125,6 +162,9 @@ TEST(EngineCrash, AKilledProcessUnderMpirunLeavesTheNewestCommittedCheckpointRes
   const Outcome o = run_process(args, 90s);
   EXPECT_FALSE(o.timed_out) << o.describe();
   EXPECT_FALSE(o.exited() && o.exit_code == 0) << o.describe();
+  const std::vector<pid_t> left = await_ended(pids, 60s);
+  ASSERT_TRUE(left.empty()) << left.size() << " process(es) of the killed job still run 60 s after mpirun returned, "
+                            << "e.g. pid " << left.front();
   expect_newest_committed_restores(campaign, case_dir, dir / "restored");
 }
 

@@ -7,10 +7,12 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <new>
 #include <thread>
 
 #include "harness/comm/single_comm.hpp"
 #include "harness/engine/engine_checks.hpp"
+#include "harness/engine/memory_reserve.hpp"
 #include "harness/engine/training_loop.hpp"
 #include "harness/engine/training_state.hpp"
 #include "harness/memory/host_space.hpp"
@@ -35,11 +37,15 @@ class SlowBackend final : public backends::Backend {
 
   std::map<std::string, std::vector<std::byte>> files;
   int fail_at = -1;
+  int throw_at = -1;  // this write throws what a full memory throws, not an I/O error
   std::atomic<int> writes{0};
 
  protected:
   std::unique_ptr<OpenFiles> open(const IoPlan& /*plan*/, Direction d) override {
-    if (d == Direction::write && writes++ == fail_at) throw backends::IoError("slow", "open", "/x", EIO);
+    if (d != Direction::write) return std::make_unique<OpenFiles>();
+    const int write = writes++;
+    if (write == fail_at) throw backends::IoError("slow", "open", "/x", EIO);
+    if (write == throw_at) throw std::bad_alloc();
     return std::make_unique<OpenFiles>();
   }
   void transfer(OpenFiles& /*f*/, const IoPlan& plan, backends::MemoryView memory, Direction d) override {
@@ -99,8 +105,13 @@ struct Rig {
                     return std::string();
                   },
                   .commit = [this](const fs::path& dir, std::int64_t i, const Checksums& /*sums*/) {
+                    if (i == throw_at_commit) throw 42;  // not even a std::exception
                     committed.emplace_back(dir, i);
                     return std::string();
+                  },
+                  .discard = [this](const fs::path& dir) {
+                    discarded.push_back(dir);
+                    return "removed " + dir.string();
                   },
                   .interrupted = nullptr};
     return run_training(t, e, io, hooks);
@@ -124,6 +135,8 @@ struct Rig {
   std::unique_ptr<MemorySpace> space;
   ProcessBuffer state;
   std::vector<std::pair<fs::path, std::int64_t>> committed;
+  std::vector<fs::path> discarded;
+  std::int64_t throw_at_commit = -1;  // the commit of this iteration throws
 };
 
 TrainingSpec training(int iterations, double seconds, int every) {
@@ -283,6 +296,73 @@ TEST(EngineErrors, AFlushErrorComesBackWithItsCheckpoint) {
   EXPECT_EQ(s.committed_iteration, 0);
   EXPECT_EQ(rig.backend.writes.load(), 4) << "nothing written after the failure";
   for (std::size_t i = 1; i < s.checkpoints.size(); ++i) EXPECT_FALSE(s.checkpoints[i].committed);
+}
+
+// Memory runs out in the flush (std::bad_alloc from the backend) on each engine, whole pool and
+// ring: the checkpoint fails with its context, nothing escapes the flush thread, its directory is
+// discarded, and the one committed before stays the committed one.
+TEST(EngineErrors, BadAllocInAFlushFailsThatCheckpointAndDiscardsItsDirectory) {
+  struct Engine {
+    EngineKind kind;
+    std::uint64_t pool;
+  };
+  for (const Engine e : {Engine{EngineKind::sync, 0}, Engine{EngineKind::async, 0}, Engine{EngineKind::lazy, 0},
+                         Engine{EngineKind::async, 64 << 10}, Engine{EngineKind::lazy, 64 << 10}}) {
+    SCOPED_TRACE(std::string(engine_name(e.kind)) + (e.pool > 0 ? " ring" : ""));
+    Rig rig(0.002);
+    rig.backend.throw_at = 2;  // the second checkpoint's first rank
+    const TrainingSummary s = rig.run(training(4, 0.03, 1), {.kind = e.kind, .host_pool_bytes = e.pool});
+    // sync writes on the loop's thread (the exception reaches the loop), the others on the flush thread.
+    EXPECT_TRUE(s.error.starts_with(e.kind == EngineKind::sync
+                                        ? "checkpoint /ckpt/iter1 failed: out of memory (std::bad_alloc)"
+                                        : "checkpoint of iteration 1 (/ckpt/iter1): rank 0: std::bad_alloc"))
+        << s.error;
+    EXPECT_NE(s.error.find(" — removed /ckpt/iter1; earlier complete checkpoints are untouched"), std::string::npos)
+        << s.error;
+    EXPECT_EQ(rig.discarded, std::vector<fs::path>{"/ckpt/iter1"});
+    ASSERT_EQ(rig.committed.size(), 1u);
+    EXPECT_EQ(s.committed_iteration, 0);
+    EXPECT_EQ(s.committed_dir, "/ckpt/iter0");
+    EXPECT_EQ(rig.verify(s.committed_dir, 0), "");
+  }
+}
+
+// A commit that throws (here something that is not even a std::exception) on the flush thread
+// (async and lazy commit there when there is one process): the checkpoint fails, is discarded,
+// and the process goes on to report it instead of ending in std::terminate.
+TEST(EngineErrors, ACommitThatThrowsOnTheFlushThreadFailsThatCheckpoint) {
+  for (const EngineKind kind : {EngineKind::sync, EngineKind::async, EngineKind::lazy}) {
+    SCOPED_TRACE(std::string(engine_name(kind)));
+    Rig rig(0);
+    rig.throw_at_commit = 1;
+    const TrainingSummary s = rig.run(training(3, 0.02, 1), {.kind = kind});
+    // sync commits on the loop's thread, async and lazy on the flush thread.
+    EXPECT_EQ(s.error, std::string(kind == EngineKind::sync ? "checkpoint /ckpt/iter1 failed"
+                                                            : "checkpoint of iteration 1 (/ckpt/iter1): commit failed") +
+                           ": an exception that is not a std::exception — removed /ckpt/iter1; earlier complete "
+                           "checkpoints are untouched");
+    EXPECT_EQ(rig.discarded, std::vector<fs::path>{"/ckpt/iter1"});
+    EXPECT_EQ(s.committed_iteration, 0);
+    ASSERT_EQ(s.checkpoints.size(), 2u) << "the loop stops at the failed checkpoint";
+    EXPECT_TRUE(s.checkpoints[0].committed);
+    EXPECT_FALSE(s.checkpoints[1].committed);
+  }
+}
+
+// The reserve goes at the first allocation that fails, which still fails (its caller reports
+// it); later failures fail as without a reserve (never a loop in operator new).
+TEST(EngineMemoryReserve, TheFirstFailedAllocationFreesTheReserveAndStillFails) {
+  volatile std::size_t too_much = std::size_t{1} << 60;  // more than any address space
+  const std::new_handler before = std::get_new_handler();
+  {
+    const MemoryReserve reserve(1 << 20);
+    EXPECT_FALSE(MemoryReserve::spent());
+    EXPECT_THROW(static_cast<void>(std::make_unique<char[]>(too_much)), std::bad_alloc);
+    EXPECT_TRUE(MemoryReserve::spent());
+    EXPECT_THROW(static_cast<void>(std::make_unique<char[]>(too_much)), std::bad_alloc);
+    EXPECT_NE(std::make_unique<char[]>(1 << 20), nullptr) << "ordinary allocations go on";
+  }
+  EXPECT_EQ(std::get_new_handler(), before) << "the handler before it is back";
 }
 
 TEST(EngineInflation, IterationsWithAndWithoutAFlushAreSeparated) {
