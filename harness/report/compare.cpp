@@ -2,8 +2,11 @@
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
+#include <map>
+#include <set>
 
 #include "harness/report/case_matching.hpp"
 #include "harness/report/report_format.hpp"
@@ -32,7 +35,65 @@ std::string spread_cell(const SampleStats& s) {
   return fmt::format("{:.{}f} [{:.{}f}–{:.{}f}] n={}", s.median, decimals, s.min, decimals, s.max, decimals, s.n);
 }
 
+// Every leaf of a configuration as "a.b.c" -> its JSON text (objects are nested a bounded depth:
+// results are read as untrusted JSON).
+void flatten(const nlohmann::json& j, const std::string& prefix, std::map<std::string, std::string>& out) {
+  for (const auto& [key, value] : j.items()) {
+    const std::string name = prefix.empty() ? key : prefix + "." + key;
+    if (value.is_object()) {
+      flatten(value, name, out);
+    } else {
+      out[name] = value.dump();
+    }
+  }
+}
+
+// "backend.threads = 1 in BASE, 8 in NEW" for the first few keys whose values differ.
+std::string key_differences(const CaseRecord& b, const CaseRecord& n) {
+  std::map<std::string, std::string> base, next;
+  flatten(b.config, "", base);
+  flatten(n.config, "", next);
+  std::set<std::string> keys;
+  for (const auto& entry : base) keys.insert(entry.first);
+  for (const auto& entry : next) keys.insert(entry.first);
+  std::vector<std::string> out;
+  constexpr std::size_t kShown = 3;
+  std::size_t more = 0;
+  for (const std::string& key : keys) {
+    if (key == "campaign.target") continue;  // not part of config_hash
+    const auto x = base.find(key), y = next.find(key);
+    const std::string was = x == base.end() ? "(none)" : x->second, is = y == next.end() ? "(none)" : y->second;
+    if (was == is) continue;
+    if (out.size() < kShown) out.push_back(fmt::format("{} = {} in BASE, {} in NEW", key, was, is));
+    else ++more;
+  }
+  if (out.empty()) return "config_hash " + b.config_hash + " in BASE, " + n.config_hash + " in NEW";
+  return fmt::format("{}{}", fmt::join(out, "; "), more ? fmt::format(" (and {} more keys)", more) : "");
+}
+
+std::set<std::string> campaigns_of(const RunRecord& run) {
+  std::set<std::string> names;
+  for (const CaseRecord& c : run.cases) names.insert(c.campaign.empty() ? "(unnamed)" : c.campaign);
+  return names;
+}
+
 }  // namespace
+
+std::string workload_difference(const Comparison& c, const RunRecord& base, const RunRecord& next) {
+  const std::set<std::string> a = campaigns_of(base), b = campaigns_of(next);
+  if (a != b) {
+    return fmt::format("BASE {} holds campaign {} and NEW {} campaign {}: different campaigns measure different "
+                       "workloads",
+                       base.name, fmt::join(a, ", "), next.name, fmt::join(b, ", "));
+  }
+  for (const CaseComparison& cc : c.cases) {
+    if (cc.same_config) continue;
+    return fmt::format("case {} was run with another configuration in NEW than in BASE ({}): its numbers measure "
+                       "another workload",
+                       cc.label, cc.difference);
+  }
+  return "";
+}
 
 std::string verdict_text(Verdict v) {
   switch (v) {
@@ -69,7 +130,8 @@ Comparison compare_runs(const RunRecord& base, const RunRecord& next, double alp
     }
     used[partner[i]] = true;
     const CaseRecord& b = base.cases[partner[i]];
-    CaseComparison c{n.label(), b.config_hash == n.config_hash, {}};
+    CaseComparison c{n.label(), b.config_hash == n.config_hash, {}, {}};
+    if (!c.same_config) c.difference = key_differences(b, n);
     if (b.write.ran() || n.write.ran()) c.directions.push_back(compare_direction("write", b, b.write, n, n.write, alpha));
     if (b.read.ran() || n.read.ran()) c.directions.push_back(compare_direction("read", b, b.read, n, n.read, alpha));
     out.cases.push_back(std::move(c));

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "harness/common/json_input.hpp"
 #include "harness/report/case_matching.hpp"
 #include "harness/report/report_table.hpp"
 
@@ -191,14 +192,7 @@ Baseline load_baseline(const fs::path& path) {
                                          "--baseline {} --update-baseline` (RUN: a calibrated run of the same campaign)",
                                          path.string(), path.string()));
   }
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error(path.string() + ": cannot be read");
-  json j;
-  try {
-    j = json::parse(in);
-  } catch (const json::parse_error& e) {
-    throw std::runtime_error(fmt::format("{}: not JSON ({})", path.string(), e.what()));
-  }
+  const json j = read_untrusted_json_file(path, {.file = path.string()});
   if (!j.is_object() || j.value("format", std::string()) != kFormat) {
     throw std::runtime_error(fmt::format("{}: not a gate baseline (`format` is not \"{}\"); write one with "
                                          "--update-baseline", path.string(), kFormat));

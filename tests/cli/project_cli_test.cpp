@@ -63,10 +63,10 @@ TEST_F(ProjectCli, RealRunProjectedWithTheStorageAsTheBound) {
 TEST_F(ProjectCli, NonsensicalOptionsExitTwoWithTheFix) {
   Outcome o = ckptbench({"project", run_.string(), "--mtbf-hours", "0"});
   EXPECT_EQ(o.exit_code, 2) << o.describe();
-  EXPECT_TRUE(contains(o.err, "ckptbench: error: --mtbf-hours must be a positive number of hours (got 0)")) << o.err;
+  EXPECT_TRUE(contains(o.err, "ckptbench: error: --mtbf-hours must be a number of hours from 0.01 to 1000000 (got 0)")) << o.err;
   o = ckptbench({"project", run_.string(), "--mtbf-hours", "3", "--storage-gib-per-s", "-2"});
   EXPECT_EQ(o.exit_code, 2) << o.describe();
-  EXPECT_TRUE(contains(o.err, "--storage-gib-per-s must be a positive number of GiB/s (got -2)")) << o.err;
+  EXPECT_TRUE(contains(o.err, "--storage-gib-per-s must be a number of GiB/s from 1e-06 to 1000000000 (got -2)")) << o.err;
   o = ckptbench({"project", run_.string()});
   EXPECT_EQ(o.exit_code, 2) << o.describe();
   EXPECT_TRUE(contains(o.err, "--mtbf-hours H, or --mtbf-preset llama3-16k")) << o.err;
