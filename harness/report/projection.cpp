@@ -27,6 +27,7 @@ constexpr double kMinMtbfHours = 0.01;       // 36 s
 constexpr double kMaxMtbfHours = 1'000'000;  // 114 years
 constexpr double kMinStorageGibPerS = 1e-6;
 constexpr double kMaxStorageGibPerS = 1e9;
+constexpr std::uint64_t kMaxFullScaleBytes = std::uint64_t{1} << 60;
 
 double ranged_option(const std::optional<double>& value, const char* flag, const char* unit, double min, double max) {
   if (!value) return 0;
@@ -148,6 +149,11 @@ CaseProjection project_case(const CaseRecord& c, const ProjectionOptions& o, boo
     missing(c, "`full_scale_bytes_per_checkpoint`", "results of a ckptbench from before `project`; run the campaign again");
   }
   if (c.bytes == 0) missing(c, "bytes (bytes_per_checkpoint is 0)", "project a case that writes something");
+  if (*c.full_scale_bytes > kMaxFullScaleBytes) {
+    throw std::runtime_error(fmt::format("{}:{}: `full_scale_bytes_per_checkpoint`: must be at most {} (1 EiB), found {} "
+                                         "— is this a ckptbench results.jsonl?",
+                                         c.file.string(), c.line, kMaxFullScaleBytes, *c.full_scale_bytes));
+  }
   p.full_bytes = *c.full_scale_bytes;
   size_job(c, o, p);
   p.measured_nodes = distinct_hosts(c);

@@ -64,8 +64,11 @@ std::vector<std::uint64_t> shape_of(const JsonField& field) {
   std::uint64_t product = 1;
   for (const JsonField& d : field.elements(kMaxDims)) {
     dims.push_back(d.count(kMaxManifestBytes));
-    product = dims.back() == 0 ? 0 : std::min(kMaxManifestBytes + 1, product * dims.back());
-    if (product > kMaxManifestBytes) field.fail(fmt::format("holds more than {} elements in all", kMaxManifestBytes));
+    // Both factors are at most 2^50: the bound is checked by division, before the product could wrap.
+    if (dims.back() != 0 && product > kMaxManifestBytes / dims.back()) {
+      field.fail(fmt::format("holds more than {} elements in all", kMaxManifestBytes));
+    }
+    product *= dims.back();
   }
   return dims;
 }
@@ -122,6 +125,12 @@ void check_recorded_config(const JsonField& config) {
   for (const char* key : {"alignment", "chunk_bytes"}) {
     if (const auto value = config.at("strategy").find(key)) value->count(kMaxManifestBytes);
   }
+}
+
+// An error of untrusted JSON without the path it begins with: the messages here put what the
+// file is between the two.
+std::string after_path(const ConfigError& e, const std::filesystem::path& path) {
+  return std::string(e.what()).substr(path.string().size() + 2);
 }
 
 // Every field of a manifest that a read path takes, typed and bounded, so that the paths that
@@ -236,14 +245,28 @@ nlohmann::json read_manifest(const std::filesystem::path& dir) {
                                          "was interrupted) and cannot be restored",
                                          path.string(), dir.string()));
   }
-  // The errors of untrusted JSON begin with the path; here they follow what the file is.
-  const auto problem = [&path](const ConfigError& e) { return std::string(e.what()).substr(path.string().size() + 2); };
   nlohmann::json manifest;
   try {
     manifest = read_untrusted_json_file(path, {.file = path.string()}, kManifestLimits);
   } catch (const ConfigError& e) {
-    throw std::runtime_error(fmt::format("{}: not a ckptbench manifest ({})", path.string(), problem(e)));
+    throw std::runtime_error(fmt::format("{}: not a ckptbench manifest ({})", path.string(), after_path(e, path)));
   }
+  check_manifest(manifest, path);
+  return manifest;
+}
+
+nlohmann::json parse_manifest(std::string_view text, const std::filesystem::path& path) {
+  nlohmann::json manifest;
+  try {
+    manifest = parse_untrusted_json(text, {.file = path.string()}, kManifestLimits);
+  } catch (const ConfigError& e) {
+    throw std::runtime_error(fmt::format("{}: not a ckptbench manifest ({})", path.string(), after_path(e, path)));
+  }
+  check_manifest(manifest, path);
+  return manifest;
+}
+
+void check_manifest(const nlohmann::json& manifest, const std::filesystem::path& path) {
   const auto format = manifest.is_object() ? manifest.find("format") : manifest.end();
   if (!manifest.is_object() || format == manifest.end() || *format != "ckptbench-manifest") {
     throw std::runtime_error(fmt::format("{}: not a ckptbench manifest", path.string()));
@@ -252,9 +275,8 @@ nlohmann::json read_manifest(const std::filesystem::path& dir) {
   try {
     check_manifest_fields(manifest, path);
   } catch (const ConfigError& e) {
-    throw std::runtime_error(fmt::format("{}: damaged manifest: {}", path.string(), problem(e)));
+    throw std::runtime_error(fmt::format("{}: damaged manifest: {}", path.string(), after_path(e, path)));
   }
-  return manifest;
 }
 
 std::vector<RankPlan> plans_from_manifest(const nlohmann::json& manifest, const Case& c,
