@@ -58,6 +58,13 @@ constexpr std::uint64_t kMaxManifestBytes = std::uint64_t{1} << 50;
 constexpr std::size_t kMaxDims = 8;
 constexpr std::int64_t kMaxWorldSize = std::int64_t{1} << 24;
 
+// A damaged or hostile manifest must not make a read path open anything outside its checkpoint.
+bool inside_checkpoint(const std::string& file) {
+  const std::filesystem::path path(file);
+  return !file.empty() && !path.has_root_path() &&
+         std::find(path.begin(), path.end(), std::filesystem::path("..")) == path.end();
+}
+
 // The element counts of one shape field: each at most kMaxManifestBytes, as is their product.
 std::vector<std::uint64_t> shape_of(const JsonField& field) {
   std::vector<std::uint64_t> dims;
@@ -106,6 +113,8 @@ void check_tensor(const JsonField& t, std::int64_t world_size, const std::map<st
     t.at("bytes").fail(fmt::format("must be at most (flat_end - flat_begin) × {} bytes = {}, found {}", element_bytes,
                                    (end - begin) * element_bytes, bytes));
   }
+  // A file outside the checkpoint is refused by plans_from_manifest, naming the tensor.
+  if (!inside_checkpoint(file.string())) return;
   const auto listed = files.find(file.string());
   if (listed == files.end()) file.fail("names a file the manifest's `files` does not list");
   const std::uint64_t file_offset = t.at("file_offset").count(kMaxManifestBytes);
@@ -154,7 +163,11 @@ void check_manifest_fields(const nlohmann::json& manifest, const std::filesystem
   m.at("data").at("seed").count();
   std::map<std::string, std::uint64_t> files;
   for (const JsonField& f : m.at("files").elements()) {
-    files[f.at("path").string()] = f.at("min_size").count(kMaxManifestBytes);
+    const JsonField file = f.at("path");
+    if (!inside_checkpoint(file.string())) {
+      file.fail(fmt::format("names file \"{}\", which is not a file inside the checkpoint's directory", file.string()));
+    }
+    files[file.string()] = f.at("min_size").count(kMaxManifestBytes);
   }
   for (const JsonField& t : m.at("tensors").elements()) check_tensor(t, world_size, files);
 }
@@ -291,10 +304,7 @@ std::vector<RankPlan> plans_from_manifest(const nlohmann::json& manifest, const 
     ps.shard = shard_from_json(t);
     ps.rank = it->first;
     ps.file = t.at("file").get<std::string>();
-    // A damaged or hostile manifest must not make a restore read outside its checkpoint.
-    const std::filesystem::path file(ps.file);
-    if (ps.file.empty() || file.has_root_path() ||
-        std::find(file.begin(), file.end(), std::filesystem::path("..")) != file.end()) {
+    if (!inside_checkpoint(ps.file)) {
       throw std::runtime_error(fmt::format("tensor {} names file \"{}\", which is not a file inside {}",
                                            t.value("name", "?"), ps.file, dir.string()));
     }

@@ -97,6 +97,14 @@ TEST_F(HostileManifest, WrongTypesAndAbsurdSizesAreNamedBeforeAnythingIsAllocate
                  ": damaged manifest: `tensors[0].global_shape`: holds more than 1125899906842624 "
                  "elements in all"))
       << o.describe();
+  edit("\"path\":\"", "\"path\":\"../../");
+  o = load();
+  EXPECT_EQ(o.exit_code, 2) << o.describe();
+  EXPECT_TRUE(
+      contains(o.err, manifest + ": damaged manifest: `files[0].path`: names file \"../../"))
+      << o.describe();
+  EXPECT_TRUE(contains(o.err, "\", which is not a file inside the checkpoint's directory"))
+      << o.describe();
   // The untouched manifest still loads.
   std::ofstream(kept_ / kManifest, std::ios::trunc) << pristine_;
   o = load();
