@@ -52,7 +52,7 @@ CLI::App* add_compare_command(CLI::App& app, CompareCommandOptions& o) {
       "median); 2 bad input: a "
       "command-line error, a run directory or results file that is missing or does not parse "
       "(path, line and key "
-      "named), runs of different campaigns or configurations without --allow-different-workloads.");
+      "named), runs of different campaigns or workloads without --allow-different-workloads.");
   return cmd;
 }
 

@@ -12,7 +12,7 @@ struct CompareCommandOptions {
   double alpha = 0.05;
   std::string fail_on;  // "slower" or ""
   bool markdown = false;
-  bool allow_different_workloads = false;  // compare runs of other campaigns or configurations
+  bool allow_different_workloads = false;  // compare runs of other campaigns or workloads
 };
 
 // `ckptbench compare BASE NEW`: per matched case the ratio of medians, a Mann–Whitney p-value

@@ -1,5 +1,5 @@
 // What `compare`, `report` and `project` refuse: an alpha that is not a significance level, runs
-// of another campaign or configuration (unless --allow-different-workloads), wrongly typed or
+// of another campaign or workload (unless --allow-different-workloads), wrongly typed or
 // negative samples, and a results file nested 60,000 levels deep — each exit 2 with one message
 // naming the option, or the file, line and key.
 #include <gtest/gtest.h>
@@ -73,19 +73,39 @@ TEST_F(HostileResults, AnotherCampaignIsRefusedUnlessAllowed) {
       << o.out;
 }
 
-TEST_F(HostileResults, AnotherConfigurationIsRefusedNamingTheKeys) {
-  const fs::path other = run("other", record("c", "h2", 8));
+TEST_F(HostileResults, AnotherWorkloadIsRefusedNamingTheKeysAnotherBackendSettingIsCompared) {
+  nlohmann::json line = record("c", "h2", 1);
+  line["config"]["model"] = {{"name", "llama3-70b"}};
+  line["config"]["parallel"] = {{"tp", 8}};
+  const fs::path other = run("other", line);
   Outcome o = ckptbench({"compare", base_.string(), other.string()});
   EXPECT_EQ(o.exit_code, 2) << o.describe();
   EXPECT_TRUE(contains(
       o.err,
-      "ckptbench: error: case backend.threads=1 was run with another configuration in NEW than in "
-      "BASE (backend.threads = 1 in BASE, 8 in NEW): its numbers measure another workload — "
-      "compare two runs of one campaign and configuration, or pass --allow-different-workloads"))
+      "ckptbench: error: case backend.threads=1 checkpoints another workload in NEW than in BASE "
+      "(model.name = (none) in BASE, \"llama3-70b\" in NEW; parallel.tp = (none) in BASE, 8 in "
+      "NEW) — compare two runs of one campaign and configuration, or pass "
+      "--allow-different-workloads to compare them anyway"))
       << o.describe();
   o = ckptbench({"compare", base_.string(), other.string(), "--allow-different-workloads"});
   EXPECT_EQ(o.exit_code, 0) << o.describe();
+  EXPECT_TRUE(
+      contains(o.out, "compared anyway (--allow-different-workloads): case backend.threads=1"))
+      << o.out;
+  line = record("c", "h1", 1);
+  line["bytes_per_checkpoint"] = 2 * kGiB;
+  o = ckptbench({"compare", base_.string(), run("bigger", line).string()});
+  EXPECT_EQ(o.exit_code, 0) << "the same config_hash: " << o.describe();
+  line["config_hash"] = "h3";
+  o = ckptbench({"compare", base_.string(), run("bigger", line).string()});
+  EXPECT_EQ(o.exit_code, 2) << o.describe();
+  EXPECT_TRUE(contains(o.err, "(bytes_per_checkpoint = 1073741824 in BASE, 2147483648 in NEW)"))
+      << o.describe();
+  // How the same workload is written (a --set of a backend key) is what compare is for.
+  o = ckptbench({"compare", base_.string(), run("threads", record("c", "h4", 8)).string()});
+  EXPECT_EQ(o.exit_code, 0) << o.describe();
   EXPECT_TRUE(contains(o.out, "backend.threads=1 *")) << o.out;
+  EXPECT_FALSE(contains(o.out, "compared anyway")) << o.out;
 }
 
 TEST_F(HostileResults, NegativeOrMistypedSamplesNameFileLineAndKey) {
