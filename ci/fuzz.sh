@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fuzzes the campaign parser (with --set overrides), the TOML model-file reader, the HF
-# config.json reader and the safetensors header parser with libFuzzer under ASan + UBSan
-# (preset fuzz: clang, build-fuzz/, only the four fuzz programs and the libraries they link).
+# config.json reader, the safetensors header parser, results.jsonl lines and checkpoint manifests
+# with libFuzzer under ASan + UBSan (preset fuzz: clang, build-fuzz/, only the fuzz programs and
+# the libraries they link).
 #
 #   ci/fuzz.sh [SECONDS]        # each target SECONDS (default 60; a longer run: 3600)
 #
@@ -29,11 +30,13 @@ declare -A seeds=(
   [model_toml]="workloads/zoo"
   [model_hf]="tests/fuzz/seeds/model_hf"
   [safetensors_header]="tests/fuzz/seeds/safetensors_header"
+  [results_record]="tests/fuzz/seeds/results_record"
+  [manifest]="tests/fuzz/seeds/manifest"
 )
 export ASAN_OPTIONS="halt_on_error=1:abort_on_error=1:detect_leaks=1"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 status=0
-for target in campaign model_toml model_hf safetensors_header; do
+for target in campaign model_toml model_hf safetensors_header results_record manifest; do
   corpus="build-fuzz/corpus/$target"
   findings="build-fuzz/findings/$target"
   mkdir -p "$corpus" "$findings"

@@ -2,8 +2,11 @@
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
+#include <map>
+#include <set>
 
 #include "harness/report/case_matching.hpp"
 #include "harness/report/report_format.hpp"
@@ -32,7 +35,75 @@ std::string spread_cell(const SampleStats& s) {
   return fmt::format("{:.{}f} [{:.{}f}–{:.{}f}] n={}", s.median, decimals, s.min, decimals, s.max, decimals, s.n);
 }
 
+// Every leaf of a configuration as "a.b.c" -> its JSON text (objects are nested a bounded depth:
+// results are read as untrusted JSON).
+void flatten(const nlohmann::json& j, const std::string& prefix, std::map<std::string, std::string>& out) {
+  for (const auto& [key, value] : j.items()) {
+    const std::string name = prefix.empty() ? key : prefix + "." + key;
+    if (value.is_object()) {
+      flatten(value, name, out);
+    } else {
+      out[name] = value.dump();
+    }
+  }
+}
+
+// What is checkpointed: the model, its parallelism and state, the ranks emulated and the data.
+// How it is written and read (backend, strategy, cache, engine, iterations) is what compare is
+// for, so differences there are compared (marked `*`).
+bool workload_key(const std::string& key) {
+  for (const char* table : {"model.", "parallel.", "state.", "ranks.", "data."}) {
+    if (key.starts_with(table)) return true;
+  }
+  return false;
+}
+
+// "model.name = "a" in BASE, "b" in NEW" for the first few workload keys whose values differ,
+// and the bytes per checkpoint when they differ; "" when the workload is the same.
+std::string workload_keys_differing(const CaseRecord& b, const CaseRecord& n) {
+  std::map<std::string, std::string> base, next;
+  flatten(b.config, "", base);
+  flatten(n.config, "", next);
+  std::set<std::string> keys;
+  for (const auto& entry : base) keys.insert(entry.first);
+  for (const auto& entry : next) keys.insert(entry.first);
+  std::vector<std::string> out;
+  if (b.bytes != n.bytes) out.push_back(fmt::format("bytes_per_checkpoint = {} in BASE, {} in NEW", b.bytes, n.bytes));
+  constexpr std::size_t kShown = 3;
+  std::size_t more = 0;
+  for (const std::string& key : keys) {
+    if (!workload_key(key)) continue;
+    const auto x = base.find(key), y = next.find(key);
+    const std::string was = x == base.end() ? "(none)" : x->second, is = y == next.end() ? "(none)" : y->second;
+    if (was == is) continue;
+    if (out.size() < kShown) out.push_back(fmt::format("{} = {} in BASE, {} in NEW", key, was, is));
+    else ++more;
+  }
+  if (out.empty()) return "";
+  return fmt::format("{}{}", fmt::join(out, "; "), more ? fmt::format(" (and {} more keys)", more) : "");
+}
+
+std::set<std::string> campaigns_of(const RunRecord& run) {
+  std::set<std::string> names;
+  for (const CaseRecord& c : run.cases) names.insert(c.campaign.empty() ? "(unnamed)" : c.campaign);
+  return names;
+}
+
 }  // namespace
+
+std::string workload_difference(const Comparison& c, const RunRecord& base, const RunRecord& next) {
+  const std::set<std::string> a = campaigns_of(base), b = campaigns_of(next);
+  if (a != b) {
+    return fmt::format("BASE {} holds campaign {} and NEW {} campaign {}: different campaigns measure different "
+                       "workloads",
+                       base.name, fmt::join(a, ", "), next.name, fmt::join(b, ", "));
+  }
+  for (const CaseComparison& cc : c.cases) {
+    if (cc.workload_difference.empty()) continue;
+    return fmt::format("case {} checkpoints another workload in NEW than in BASE ({})", cc.label, cc.workload_difference);
+  }
+  return "";
+}
 
 std::string verdict_text(Verdict v) {
   switch (v) {
@@ -69,7 +140,8 @@ Comparison compare_runs(const RunRecord& base, const RunRecord& next, double alp
     }
     used[partner[i]] = true;
     const CaseRecord& b = base.cases[partner[i]];
-    CaseComparison c{n.label(), b.config_hash == n.config_hash, {}};
+    CaseComparison c{n.label(), b.config_hash == n.config_hash, {}, {}};
+    if (!c.same_config) c.workload_difference = workload_keys_differing(b, n);
     if (b.write.ran() || n.write.ran()) c.directions.push_back(compare_direction("write", b, b.write, n, n.write, alpha));
     if (b.read.ran() || n.read.ran()) c.directions.push_back(compare_direction("read", b, b.read, n, n.read, alpha));
     out.cases.push_back(std::move(c));

@@ -34,6 +34,7 @@ struct CaseComparison {
   std::string label;            // the swept keys
   bool same_config = false;     // config_hash identical
   std::vector<DirectionComparison> directions;
+  std::string workload_difference;  // the model, parallel, state, ranks or data keys (or bytes) that differ
 };
 
 struct Comparison {
@@ -47,6 +48,13 @@ struct Comparison {
 // is used once. Failed cases and those of a backend that stores nothing take part without a
 // verdict ("too few samples" when they have no samples).
 Comparison compare_runs(const RunRecord& base, const RunRecord& next, double alpha);
+
+// Why BASE and NEW do not measure the same workload, or "" when they do: their cases belong to
+// different campaigns, or a matched case's config_hash differs in what is checkpointed — the
+// model, parallel, state, ranks or data keys, or bytes_per_checkpoint (naming at most a few) —
+// rather than in how (backend, strategy, cache: what compare is for). `compare` refuses such
+// runs unless told to compare them anyway.
+std::string workload_difference(const Comparison& c, const RunRecord& base, const RunRecord& next);
 
 void print_comparison(const Comparison& c, const RunRecord& base, const RunRecord& next, double alpha,
                       bool markdown, std::ostream& out);

@@ -18,18 +18,31 @@
 namespace ckpt::harness {
 namespace {
 
-double positive_option(const std::optional<double>& value, const char* flag, const char* unit) {
+// The ranges the projection's inputs may take: wide enough for any real job and storage
+// system, narrow enough that every figure stays finite and readable.
+constexpr std::int64_t kMaxNodes = 1'000'000;
+constexpr double kMaxGpusPerNode = 1024;
+constexpr std::int64_t kMaxWorldSize = std::int64_t{1} << 30;
+constexpr double kMinMtbfHours = 0.01;       // 36 s
+constexpr double kMaxMtbfHours = 1'000'000;  // 114 years
+constexpr double kMinStorageGibPerS = 1e-6;
+constexpr double kMaxStorageGibPerS = 1e9;
+constexpr std::uint64_t kMaxFullScaleBytes = std::uint64_t{1} << 60;
+
+double ranged_option(const std::optional<double>& value, const char* flag, const char* unit, double min, double max) {
   if (!value) return 0;
-  if (!std::isfinite(*value) || *value <= 0) {
-    throw std::runtime_error(fmt::format("{} must be a positive number of {} (got {})", flag, unit, *value));
+  if (!std::isfinite(*value) || *value < min || *value > max) {
+    throw std::runtime_error(fmt::format("{} must be a number of {} from {} to {} (got {})", flag, unit, min, max, *value));
   }
   return *value;
 }
 
 void check_options(const ProjectionOptions& o) {
-  positive_option(o.storage_gib_per_s, "--storage-gib-per-s", "GiB/s");
-  positive_option(o.mtbf_hours, "--mtbf-hours", "hours");
-  if (o.nodes && *o.nodes < 1) throw std::runtime_error(fmt::format("--nodes must be at least 1 (got {})", *o.nodes));
+  ranged_option(o.storage_gib_per_s, "--storage-gib-per-s", "GiB/s", kMinStorageGibPerS, kMaxStorageGibPerS);
+  ranged_option(o.mtbf_hours, "--mtbf-hours", "hours", kMinMtbfHours, kMaxMtbfHours);
+  if (o.nodes && (*o.nodes < 1 || *o.nodes > kMaxNodes)) {
+    throw std::runtime_error(fmt::format("--nodes must be from 1 to {} (got {})", group_digits(kMaxNodes), *o.nodes));
+  }
   if (o.mtbf_hours && !o.mtbf_preset.empty()) {
     throw std::runtime_error("give the mean time between failures once: --mtbf-hours or --mtbf-preset, not both");
   }
@@ -60,10 +73,21 @@ std::int64_t distinct_hosts(const CaseRecord& c) {
 // Nodes and GPUs of the projected job.
 void size_job(const CaseRecord& c, const ProjectionOptions& o, CaseProjection& p) {
   if (!c.world_size) missing(c, "`world_size`", "is this a ckptbench results.jsonl?");
-  const std::optional<double> per_node = c.number_of("ranks.gpus_per_node");
-  if (!o.nodes && !(per_node && *per_node >= 1)) {
-    missing(c, "`config.ranks.gpus_per_node`", "pass --nodes N");
+  if (*c.world_size < 1 || *c.world_size > kMaxWorldSize) {
+    throw std::runtime_error(fmt::format("{}:{}: `world_size`: must be from 1 to {}, found {} — is this a ckptbench "
+                                         "results.jsonl?",
+                                         c.file.string(), c.line, group_digits(kMaxWorldSize), *c.world_size));
   }
+  std::optional<double> per_node = c.number_of("ranks.gpus_per_node");
+  if (per_node && !(*per_node >= 1 && *per_node <= kMaxGpusPerNode && *per_node == std::floor(*per_node))) {
+    if (!o.nodes) {
+      throw std::runtime_error(fmt::format("{}:{}: `config.ranks.gpus_per_node`: must be a whole number from 1 to {}, "
+                                           "found {} — pass --nodes N",
+                                           c.file.string(), c.line, kMaxGpusPerNode, *per_node));
+    }
+    per_node.reset();
+  }
+  if (!o.nodes && !per_node) missing(c, "`config.ranks.gpus_per_node`", "pass --nodes N");
   const auto gpus_per_node = per_node ? static_cast<std::int64_t>(*per_node) : 0;
   p.nodes = o.nodes ? *o.nodes : (*c.world_size + gpus_per_node - 1) / gpus_per_node;
   p.gpus = o.nodes && gpus_per_node > 0 ? *o.nodes * gpus_per_node : *c.world_size;
@@ -101,6 +125,21 @@ void project_times(const CaseRecord& c, double floor, CaseProjection& p) {
   p.restore_seconds = capped(restore, p.read_capped);
 }
 
+// A projection whose figures are not finite and positive (a stall of 0 s, bytes and times whose
+// ratio overflows) has nothing to tell; say which input made it so.
+void check_figures(const CaseRecord& c, const CaseProjection& p) {
+  const std::pair<const char*, double> figures[] = {
+      {"node_scale", p.node_scale},   {"C", p.checkpoint_seconds}, {"R", p.restore_seconds},
+      {"τ Daly", p.daly_seconds},     {"interval", p.interval_seconds}, {"waste", p.waste}};
+  for (const auto& [name, value] : figures) {
+    if (std::isfinite(value) && value > 0) continue;
+    throw std::runtime_error(fmt::format(
+        "{}:{}: case {}: the projection's {} is {} — its bytes_per_checkpoint ({}), full_scale_bytes_per_checkpoint ({}) "
+        "and times (samples, training.stall_seconds) cannot describe a real checkpoint",
+        c.file.string(), c.line, c.case_index, name, value, c.bytes, p.full_bytes));
+  }
+}
+
 CaseProjection project_case(const CaseRecord& c, const ProjectionOptions& o, bool several_runs) {
   CaseProjection p;
   p.c = &c;
@@ -110,6 +149,11 @@ CaseProjection project_case(const CaseRecord& c, const ProjectionOptions& o, boo
     missing(c, "`full_scale_bytes_per_checkpoint`", "results of a ckptbench from before `project`; run the campaign again");
   }
   if (c.bytes == 0) missing(c, "bytes (bytes_per_checkpoint is 0)", "project a case that writes something");
+  if (*c.full_scale_bytes > kMaxFullScaleBytes) {
+    throw std::runtime_error(fmt::format("{}:{}: `full_scale_bytes_per_checkpoint`: must be at most {} (1 EiB), found {} "
+                                         "— is this a ckptbench results.jsonl?",
+                                         c.file.string(), c.line, kMaxFullScaleBytes, *c.full_scale_bytes));
+  }
   p.full_bytes = *c.full_scale_bytes;
   size_job(c, o, p);
   p.measured_nodes = distinct_hosts(c);
@@ -125,6 +169,7 @@ CaseProjection project_case(const CaseRecord& c, const ProjectionOptions& o, boo
   const bool background = p.engine == "async" || p.engine == "lazy";
   p.interval_seconds = background ? std::max(p.daly_seconds, p.durable_seconds) : p.daly_seconds;
   p.waste = expected_waste(p.interval_seconds, p.checkpoint_seconds, p.restore_seconds, p.mtbf_seconds);
+  check_figures(c, p);
   return p;
 }
 
@@ -140,9 +185,18 @@ std::string mtbf_rule(const ProjectionOptions& o) {
 }  // namespace
 
 std::string format_interval(double seconds) {
+  constexpr double kDay = 86400, kYear = 365.25 * kDay;
   if (seconds < 120) return format_significant(seconds) + " s";
   if (seconds < 7200) return format_significant(seconds / 60) + " min";
-  return format_significant(seconds / 3600) + " h";
+  if (seconds < 2 * kDay) return format_significant(seconds / 3600) + " h";
+  if (seconds < 2 * kYear) return format_significant(seconds / kDay) + " days";
+  if (seconds < 1e6 * kYear) return format_significant(seconds / kYear) + " years";
+  return fmt::format("{:.3g} years", seconds / kYear);
+}
+
+std::string format_waste(double waste) {
+  constexpr double kMostShown = 10;  // 1000 %: training makes no progress long before
+  return waste < kMostShown ? fmt::format("{:.2f}%", 100 * waste) : "> 1000%";
 }
 
 ProjectionModel build_projection(std::vector<RunRecord> runs, const ProjectionOptions& options) {
@@ -176,7 +230,7 @@ void print_projection(const ProjectionModel& m, bool markdown, std::ostream& out
                format_interval(p.checkpoint_seconds) + (p.write_capped ? "*" : ""), format_interval(p.durable_seconds),
                format_interval(p.restore_seconds) + (p.read_capped ? "*" : ""), format_interval(p.mtbf_seconds),
                format_interval(p.young_seconds), format_interval(p.daly_seconds), format_interval(p.interval_seconds),
-               fmt::format("{:.2f}%", 100 * p.waste)});
+               format_waste(p.waste)});
   }
   table.print(out, markdown);
   const std::string storage = m.options.storage_gib_per_s

@@ -52,8 +52,11 @@ struct ProjectionModel {
 // needs (naming the results file and line, the field and how to get it). Failed cases are skipped.
 ProjectionModel build_projection(std::vector<RunRecord> runs, const ProjectionOptions& options);
 
-// "42.1 s", "12.5 min" (from 2 minutes), "3.09 h" (from 2 hours).
+// "42.1 s", "12.5 min" (from 2 minutes), "3.09 h" (from 2 hours), "4.50 days" (from 2 days),
+// "12.0 years" (from 2 years), "1.2e+07 years" (from a million years).
 std::string format_interval(double seconds);
+// The share of training time lost as a percentage, "56.54%"; "> 1000%" from 10.
+std::string format_waste(double waste);
 
 // The text (or Markdown) table and the rules it used.
 void print_projection(const ProjectionModel& model, bool markdown, std::ostream& out);

@@ -67,7 +67,7 @@ std::string waste_chart(const CaseProjection& p) {
   if (p.durable_seconds > p.checkpoint_seconds) marks.push_back({"time to durable", p.durable_seconds, kDurableColor});
   double ly = y0 + 10;
   for (const Mark& mark : marks) {
-    const std::string title = fmt::format("{} = {}: waste {:.2f}%", mark.label, format_interval(mark.tau), waste(mark.tau));
+    const std::string title = fmt::format("{} = {}: waste {}", mark.label, format_interval(mark.tau), format_waste(waste(mark.tau) / 100));
     s += fmt::format(R"(<line x1="{0}" y1="{1}" x2="{0}" y2="{2}" stroke="{3}" stroke-width="2" stroke-dasharray="5 3"><title>{4}</title></line>)",
                      num(px(mark.tau)), num(y0), num(y0 + h), mark.color, html_escape(title));
     s += fmt::format(R"(<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{}" stroke-width="2" stroke-dasharray="5 3"/><text x="{}" y="{}" font-size="11">{}</text>)",
@@ -86,7 +86,7 @@ std::string table_html(const ProjectionModel& m) {
           format_interval(p.checkpoint_seconds) + (p.write_capped ? "*" : ""), format_interval(p.durable_seconds),
           format_interval(p.restore_seconds) + (p.read_capped ? "*" : ""), format_interval(p.mtbf_seconds),
           format_interval(p.young_seconds), format_interval(p.daly_seconds), format_interval(p.interval_seconds),
-          fmt::format("{:.2f}%", 100 * p.waste)}) {
+          format_waste(p.waste)}) {
       s += "<td class=n>" + html_escape(cell) + "</td>";
     }
     s += "</tr>";

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "harness/common/elapsed.hpp"
+#include "harness/common/json_input.hpp"
 #include "harness/report/report_format.hpp"
 
 namespace ckpt::harness {
@@ -15,39 +16,58 @@ using nlohmann::json;
 
 std::string text_of(const json& value) { return value.is_string() ? value.get<std::string>() : value.dump(); }
 
-std::vector<double> number_list(const json& j, const char* key, const std::string& where) {
+// A results file is read whole into cases; a line is one case's object. Both are far larger than
+// anything ckptbench writes, and small enough that a hostile file cannot exhaust memory.
+constexpr std::uint64_t kResultsFileBytes = std::uint64_t{1} << 30;
+constexpr std::uint64_t kResultsLineBytes = std::uint64_t{16} << 20;
+// Timed iterations of one case: campaign.iterations allows far fewer.
+constexpr std::size_t kMaxSamples = std::size_t{1} << 20;
+constexpr const char* kResultsFix = "is this a ckptbench results.jsonl (results/SCHEMA.md)?";
+
+std::vector<double> seconds_list(const JsonField& samples, const char* key) {
   std::vector<double> out;
-  if (!j.contains(key) || j[key].is_null()) return out;
-  if (!j[key].is_array()) throw std::runtime_error(where + ": samples." + key + " is not an array");
-  for (const json& v : j[key]) {
-    if (!v.is_number()) throw std::runtime_error(where + ": samples." + key + " holds a non-number");
-    out.push_back(v.get<double>());
-  }
+  const std::optional<JsonField> list = samples.find(key);
+  if (!list) return out;
+  for (const JsonField& v : list->elements(kMaxSamples)) out.push_back(v.non_negative());
   return out;
 }
 
-std::map<std::string, double> phase_map(const json& phases, const char* direction) {
+// {"open": 0.5, ...} of `parent`.<direction> (empty when absent).
+std::map<std::string, double> number_map(const std::optional<JsonField>& parent, const char* direction) {
   std::map<std::string, double> out;
-  if (!phases.is_object() || !phases.contains(direction) || !phases[direction].is_object()) return out;
-  for (const auto& [name, value] : phases[direction].items()) {
-    if (value.is_number()) out[name] = value.get<double>();
+  if (!parent) return out;
+  const std::optional<JsonField> map = parent->find(direction);
+  if (!map) return out;
+  for (const auto& [name, value] : map->members()) {
+    if (!value.is_null()) out[name] = value.non_negative();
   }
   return out;
 }
 
-std::optional<double> optional_number(const json& j, const char* key) {
-  if (j.is_object() && j.contains(key) && j[key].is_number()) return j[key].get<double>();
-  return std::nullopt;
+std::optional<double> optional_seconds(const JsonField& j, const char* key) {
+  const std::optional<JsonField> field = j.find(key);
+  return field ? std::optional<double>(field->non_negative()) : std::nullopt;
+}
+
+json optional_object(const JsonField& j, const char* key, json otherwise) {
+  const std::optional<JsonField> field = j.find(key);
+  return field ? field->object() : otherwise;
 }
 
 // The value of a dotted campaign key in the swept keys, else in `config` (null when neither has it).
 const json& lookup(const CaseRecord& c, const std::string& key) {
   static const json none;
   if (c.swept.contains(key)) return c.swept[key];
-  std::string pointer = "/" + key;
-  std::replace(pointer.begin(), pointer.end(), '.', '/');
-  const json::json_pointer ptr(pointer);
-  return c.config.contains(ptr) && !c.config[ptr].is_object() ? c.config[ptr] : none;
+  const json* at = &c.config;
+  for (std::size_t start = 0; start <= key.size();) {
+    const std::size_t dot = std::min(key.find('.', start), key.size());
+    if (!at->is_object()) return none;
+    const auto it = at->find(key.substr(start, dot - start));
+    if (it == at->end()) return none;
+    at = &*it;
+    start = dot + 1;
+  }
+  return at->is_object() ? none : *at;
 }
 
 }  // namespace
@@ -67,46 +87,43 @@ std::optional<double> CaseRecord::number_of(const std::string& key) const {
   return value.get<double>();
 }
 
-CaseRecord parse_case(const json& j, const std::string& where) {
-  if (!j.is_object()) throw std::runtime_error(where + ": not a JSON object");
-  for (const char* key : {"case", "status", "bytes_per_checkpoint"}) {
-    if (!j.contains(key)) throw std::runtime_error(where + ": no `" + key + "` field (is this a ckptbench results.jsonl?)");
-  }
-  if (!j["bytes_per_checkpoint"].is_number_unsigned()) throw std::runtime_error(where + ": bytes_per_checkpoint is not a byte count");
+CaseRecord parse_case(const json& record, const JsonSource& source) {
+  const JsonField j(record, source);
+  j.object();
   CaseRecord c;
-  c.swept = j["case"].is_object() ? j["case"] : json::object();
-  c.status = text_of(j["status"]);
-  c.bytes = j["bytes_per_checkpoint"].get<std::uint64_t>();
-  c.case_index = j.value("case_index", std::int64_t{0});
-  c.backend = j.value("backend", std::string());
-  c.config_hash = j.value("config_hash", std::string());
-  c.stores_data = j.value("stores_data", true);
-  if (j.contains("config") && j["config"].is_object()) c.config = j["config"];
-  if (j.contains("environment") && j["environment"].is_object()) c.environment = j["environment"];
-  if (j.contains("calibration") && j["calibration"].is_object()) c.calibration = j["calibration"];
-  const json samples = j.value("samples", json::object());
-  if (!samples.is_object()) throw std::runtime_error(where + ": samples is not an object");
-  c.write.seconds = number_list(samples, "write_seconds", where);
-  c.read.seconds = number_list(samples, "read_seconds", where);
-  const json phases = j.value("phases", json::object());
-  c.write.phases = phase_map(phases, "write");
-  c.read.phases = phase_map(phases, "read");
-  if (j.contains("training") && j["training"].is_object()) {
-    const json& t = j["training"];
-    c.stall_seconds = optional_number(t, "stall_seconds");
-    c.time_to_durable_seconds = optional_number(t, "time_to_durable_seconds");
-    c.engine = t.value("engine", std::string());
+  // `case` is null when nothing is swept.
+  if (!record.contains("case")) j.at("case");
+  if (const auto swept = j.find("case")) c.swept = swept->object();
+  c.status = j.at("status").string();
+  c.bytes = j.at("bytes_per_checkpoint").count();
+  if (const auto f = j.find("campaign")) c.campaign = f->string();
+  if (const auto f = j.find("case_index")) c.case_index = f->integer(0);
+  if (const auto f = j.find("backend")) c.backend = f->string();
+  if (const auto f = j.find("config_hash")) c.config_hash = f->string();
+  if (const auto f = j.find("stores_data")) c.stores_data = f->boolean();
+  c.config = optional_object(j, "config", json::object());
+  c.environment = optional_object(j, "environment", json::object());
+  c.calibration = optional_object(j, "calibration", json());
+  if (const auto samples = j.find("samples")) {
+    c.write.seconds = seconds_list(*samples, "write_seconds");
+    c.read.seconds = seconds_list(*samples, "read_seconds");
   }
-  if (j.contains("world_size") && j["world_size"].is_number_integer()) c.world_size = j["world_size"].get<std::int64_t>();
-  if (j.contains("full_scale_bytes_per_checkpoint") && j["full_scale_bytes_per_checkpoint"].is_number_unsigned()) {
-    c.full_scale_bytes = j["full_scale_bytes_per_checkpoint"].get<std::uint64_t>();
+  const std::optional<JsonField> phases = j.find("phases");
+  c.write.phases = number_map(phases, "write");
+  c.read.phases = number_map(phases, "read");
+  if (const auto t = j.find("training")) {
+    c.stall_seconds = optional_seconds(*t, "stall_seconds");
+    c.time_to_durable_seconds = optional_seconds(*t, "time_to_durable_seconds");
+    if (const auto engine = t->find("engine")) c.engine = engine->string();
   }
-  if (j.contains("latency") && j["latency"].is_object()) {
-    for (const char* direction : {"write", "read"}) c.latency.emplace(direction, phase_map(j["latency"], direction));
+  if (const auto f = j.find("world_size")) c.world_size = f->integer();
+  if (const auto f = j.find("full_scale_bytes_per_checkpoint")) c.full_scale_bytes = f->count();
+  if (const std::optional<JsonField> latency = j.find("latency")) {
+    for (const char* direction : {"write", "read"}) c.latency.emplace(direction, number_map(latency, direction));
     std::erase_if(c.latency, [](const auto& entry) { return entry.second.empty(); });
   }
-  if (!c.stall_seconds) c.stall_seconds = optional_number(j, "stall_seconds");
-  if (!c.time_to_durable_seconds) c.time_to_durable_seconds = optional_number(j, "time_to_durable_seconds");
+  if (!c.stall_seconds) c.stall_seconds = optional_seconds(j, "stall_seconds");
+  if (!c.time_to_durable_seconds) c.time_to_durable_seconds = optional_seconds(j, "time_to_durable_seconds");
   return c;
 }
 
@@ -121,19 +138,17 @@ RunRecord load_run(const fs::path& path) {
                                         : (run.file.filename() == "results.jsonl" && !dir.empty() ? fs::absolute(dir).lexically_normal().filename().string()
                                                                                                   : run.file.stem().string());
   if (run.name.empty()) run.name = run.file.string();
+  if (fs::file_size(run.file, ec) > kResultsFileBytes && !ec) {
+    throw std::runtime_error(run.file.string() + ": larger than the " + std::to_string(kResultsFileBytes >> 30) +
+                             " GiB a results file may be — " + kResultsFix);
+  }
   std::ifstream in(run.file);
   if (!in) throw std::runtime_error(run.file.string() + ": cannot be read");
   std::string text;
   for (std::size_t line = 1; std::getline(in, text); ++line) {
     if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
-    const std::string where = run.file.string() + ":" + std::to_string(line);
-    json j;
-    try {
-      j = json::parse(text);
-    } catch (const json::parse_error& e) {
-      throw std::runtime_error(where + ": not JSON (" + e.what() + ")");
-    }
-    CaseRecord c = parse_case(j, where);
+    const JsonSource source{run.file.string(), static_cast<std::int64_t>(line), kResultsFix};
+    CaseRecord c = parse_case(parse_untrusted_json(text, source, {.max_bytes = kResultsLineBytes}), source);
     c.run = run.name;
     c.file = run.file;
     c.line = line;

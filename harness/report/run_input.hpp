@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "harness/common/json_input.hpp"
+
 namespace ckpt::harness {
 
 // One direction (write = checkpoint, read = restore) of a case as results.jsonl records it.
@@ -21,6 +23,7 @@ struct DirectionRecord {
 // One line of a results.jsonl (results/SCHEMA.md), with what report and compare read of it.
 struct CaseRecord {
   std::string run;                  // the run it came from (its directory's name)
+  std::string campaign;             // campaign.name ("" in results that lack it)
   std::filesystem::path file;       // the results.jsonl
   std::size_t line = 0;             // 1-based line in it
   std::int64_t case_index = 0;
@@ -60,10 +63,11 @@ struct RunRecord {
 };
 
 // A run directory (holding results.jsonl) or a results.jsonl file. Throws std::runtime_error
-// naming the path (and "path:line: " for a line that does not parse or lacks a field).
+// naming the path, or ConfigError naming "path:line" and the key, for a line that is not JSON,
+// exceeds the limits of untrusted JSON (json_input.hpp), or lacks or mistypes a field.
 RunRecord load_run(const std::filesystem::path& path);
-// One line's object; `where` is "path:line" for the messages.
-CaseRecord parse_case(const nlohmann::json& j, const std::string& where);
+// One line's object; `source` names the file and line in the messages.
+CaseRecord parse_case(const nlohmann::json& j, const JsonSource& source);
 
 // Bandwidths of the samples in GiB/s (bytes / seconds / 2^30), in sample order.
 std::vector<double> bandwidth_samples(const CaseRecord& c, const DirectionRecord& d);

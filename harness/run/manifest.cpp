@@ -15,6 +15,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "harness/common/json_input.hpp"
 #include "harness/memory/checksum.hpp"
 #include "harness/plan/extent_builder.hpp"
 #include "harness/run/manifest_checks.hpp"
@@ -48,6 +49,128 @@ void check_checksum_algorithm(const nlohmann::json& manifest, const std::filesys
                                          "writes {})",
                                          path.string(), it->dump(), kChecksumAlgorithm));
   }
+}
+
+// A manifest is bounded like any untrusted JSON, with room for a very large job's tensor list.
+constexpr JsonLimits kManifestLimits{.max_bytes = std::uint64_t{1} << 30, .max_elements = std::size_t{1} << 24};
+// No byte count, offset or element count of a checkpoint reaches 2^50 (1 PiB): a larger one is a
+// damaged or hostile manifest, refused before anything is planned or allocated from it.
+constexpr std::uint64_t kMaxManifestBytes = std::uint64_t{1} << 50;
+constexpr std::size_t kMaxDims = 8;
+constexpr std::int64_t kMaxWorldSize = std::int64_t{1} << 24;
+
+// A damaged or hostile manifest must not make a read path open anything outside its checkpoint.
+bool inside_checkpoint(const std::string& file) {
+  const std::filesystem::path path(file);
+  return !file.empty() && !path.has_root_path() &&
+         std::find(path.begin(), path.end(), std::filesystem::path("..")) == path.end();
+}
+
+// The element counts of one shape field: each at most kMaxManifestBytes, as is their product.
+std::vector<std::uint64_t> shape_of(const JsonField& field) {
+  std::vector<std::uint64_t> dims;
+  std::uint64_t product = 1;
+  for (const JsonField& d : field.elements(kMaxDims)) {
+    dims.push_back(d.count(kMaxManifestBytes));
+    // Both factors are at most 2^50: the bound is checked by division, before the product could wrap.
+    if (dims.back() != 0 && product > kMaxManifestBytes / dims.back()) {
+      field.fail(fmt::format("holds more than {} elements in all", kMaxManifestBytes));
+    }
+    product *= dims.back();
+  }
+  return dims;
+}
+
+void check_tensor(const JsonField& t, std::int64_t world_size, const std::map<std::string, std::uint64_t>& files) {
+  t.at("name").string();
+  t.at("state").string();
+  const JsonField dtype = t.at("dtype");
+  std::uint64_t element_bytes = 0;
+  try {
+    element_bytes = static_cast<std::uint64_t>(workloads::dtype_bytes(workloads::parse_dtype(dtype.string())));
+  } catch (const std::invalid_argument& e) {
+    dtype.fail(e.what());
+  }
+  const std::vector<std::uint64_t> global = shape_of(t.at("global_shape"));
+  const std::vector<std::uint64_t> offset = shape_of(t.at("offset"));
+  const std::vector<std::uint64_t> extent = shape_of(t.at("extent"));
+  if (offset.size() != global.size() || extent.size() != global.size()) {
+    t.fail("global_shape, offset and extent have different numbers of dimensions");
+  }
+  std::uint64_t elements = 1;
+  for (std::size_t d = 0; d < global.size(); ++d) {
+    if (offset[d] + extent[d] > global[d]) t.at("extent").fail(fmt::format("dimension {} reaches past global_shape", d));
+    elements *= extent[d];
+  }
+  const std::uint64_t begin = t.at("flat_begin").count(elements);
+  const std::uint64_t end = t.at("flat_end").count(elements);
+  if (end < begin) t.at("flat_end").fail(fmt::format("is below flat_begin ({})", begin));
+  t.at("rank").integer(0, world_size - 1);
+  if (const auto holder = t.find("holder")) holder->integer(0, world_size - 1);
+  const JsonField file = t.at("file");
+  const std::uint64_t bytes = t.at("bytes").count(kMaxManifestBytes);
+  // At most the shard's elements (fewer when model.scale divides them).
+  if (bytes > (end - begin) * element_bytes) {
+    t.at("bytes").fail(fmt::format("must be at most (flat_end - flat_begin) × {} bytes = {}, found {}", element_bytes,
+                                   (end - begin) * element_bytes, bytes));
+  }
+  // A file outside the checkpoint is refused by plans_from_manifest, naming the tensor.
+  if (!inside_checkpoint(file.string())) return;
+  const auto listed = files.find(file.string());
+  if (listed == files.end()) file.fail("names a file the manifest's `files` does not list");
+  const std::uint64_t file_offset = t.at("file_offset").count(kMaxManifestBytes);
+  if (file_offset + bytes > listed->second) t.at("file_offset").fail(fmt::format("+ bytes reaches past the file's min_size ({})", listed->second));
+  t.at("memory_offset").count(kMaxManifestBytes - bytes);
+  t.at("data_key").count();
+  t.at("checksum").string();
+}
+
+// The configuration tables and keys that restore, load and reshard read from a manifest.
+void check_recorded_config(const JsonField& config) {
+  for (const char* table : {"backend", "model", "parallel", "state", "strategy"}) config.at(table).object();
+  config.at("backend").at("name").string();
+  config.at("model").at("name").string();
+  if (const auto scope = config.at("state").find("scope")) scope->string();
+  if (const auto tp = config.at("parallel").find("tp")) tp->integer(1, kMaxWorldSize);
+  for (const char* key : {"alignment", "chunk_bytes"}) {
+    if (const auto value = config.at("strategy").find(key)) value->count(kMaxManifestBytes);
+  }
+}
+
+// An error of untrusted JSON without the path it begins with: the messages here put what the
+// file is between the two.
+std::string after_path(const ConfigError& e, const std::filesystem::path& path) {
+  return std::string(e.what()).substr(path.string().size() + 2);
+}
+
+// Every field of a manifest that a read path takes, typed and bounded, so that the paths that
+// read it never meet a wrong type, an absurd size or a tensor outside its file.
+void check_manifest_fields(const nlohmann::json& manifest, const std::filesystem::path& path) {
+  const JsonField m(manifest, {.file = path.string()});
+  m.at("version").integer();
+  m.at("campaign").string();
+  m.at("case_index").integer(0);
+  if (const auto step = m.find("step")) step->integer(0);
+  if (const auto iteration = m.find("training_iteration")) iteration->integer(0);
+  m.at("config_hash").string();
+  m.at("checkpoint_hash").string();
+  check_recorded_config(m.at("config"));
+  const std::int64_t world_size = m.at("world_size").integer(1, kMaxWorldSize);
+  for (const JsonField& rank : m.at("ranks").elements()) rank.integer(0, world_size - 1);
+  m.at("scale").integer(1, kMaxManifestBytes);
+  m.at("mapping").string();
+  m.at("directory_layout").string();
+  m.at("data").at("pattern").string();
+  m.at("data").at("seed").count();
+  std::map<std::string, std::uint64_t> files;
+  for (const JsonField& f : m.at("files").elements()) {
+    const JsonField file = f.at("path");
+    if (!inside_checkpoint(file.string())) {
+      file.fail(fmt::format("names file \"{}\", which is not a file inside the checkpoint's directory", file.string()));
+    }
+    files[file.string()] = f.at("min_size").count(kMaxManifestBytes);
+  }
+  for (const JsonField& t : m.at("tensors").elements()) check_tensor(t, world_size, files);
 }
 
 }  // namespace
@@ -131,20 +254,44 @@ void commit_manifest(const std::filesystem::path& dir, const nlohmann::json& man
 
 nlohmann::json read_manifest(const std::filesystem::path& dir) {
   const std::filesystem::path path = dir / kManifestName;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
     throw std::runtime_error(fmt::format("{}: no manifest — the checkpoint in {} is incomplete (its writer failed or "
                                          "was interrupted) and cannot be restored",
                                          path.string(), dir.string()));
   }
-  std::stringstream text;
-  text << in.rdbuf();
-  nlohmann::json manifest = nlohmann::json::parse(text.str(), nullptr, false);
-  if (manifest.is_discarded() || !manifest.is_object() || manifest.value("format", "") != "ckptbench-manifest") {
+  nlohmann::json manifest;
+  try {
+    manifest = read_untrusted_json_file(path, {.file = path.string()}, kManifestLimits);
+  } catch (const ConfigError& e) {
+    throw std::runtime_error(fmt::format("{}: not a ckptbench manifest ({})", path.string(), after_path(e, path)));
+  }
+  check_manifest(manifest, path);
+  return manifest;
+}
+
+nlohmann::json parse_manifest(std::string_view text, const std::filesystem::path& path) {
+  nlohmann::json manifest;
+  try {
+    manifest = parse_untrusted_json(text, {.file = path.string()}, kManifestLimits);
+  } catch (const ConfigError& e) {
+    throw std::runtime_error(fmt::format("{}: not a ckptbench manifest ({})", path.string(), after_path(e, path)));
+  }
+  check_manifest(manifest, path);
+  return manifest;
+}
+
+void check_manifest(const nlohmann::json& manifest, const std::filesystem::path& path) {
+  const auto format = manifest.is_object() ? manifest.find("format") : manifest.end();
+  if (!manifest.is_object() || format == manifest.end() || *format != "ckptbench-manifest") {
     throw std::runtime_error(fmt::format("{}: not a ckptbench manifest", path.string()));
   }
   check_checksum_algorithm(manifest, path);
-  return manifest;
+  try {
+    check_manifest_fields(manifest, path);
+  } catch (const ConfigError& e) {
+    throw std::runtime_error(fmt::format("{}: damaged manifest: {}", path.string(), after_path(e, path)));
+  }
 }
 
 std::vector<RankPlan> plans_from_manifest(const nlohmann::json& manifest, const Case& c,
@@ -159,10 +306,7 @@ std::vector<RankPlan> plans_from_manifest(const nlohmann::json& manifest, const 
     ps.shard = shard_from_json(t);
     ps.rank = it->first;
     ps.file = t.at("file").get<std::string>();
-    // A damaged or hostile manifest must not make a restore read outside its checkpoint.
-    const std::filesystem::path file(ps.file);
-    if (ps.file.empty() || file.has_root_path() ||
-        std::find(file.begin(), file.end(), std::filesystem::path("..")) != file.end()) {
+    if (!inside_checkpoint(ps.file)) {
       throw std::runtime_error(fmt::format("tensor {} names file \"{}\", which is not a file inside {}",
                                            t.value("name", "?"), ps.file, dir.string()));
     }

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "harness/campaign/case.hpp"
@@ -29,7 +30,15 @@ void commit_manifest(const std::filesystem::path& dir, const nlohmann::json& man
 // Reads and checks a checkpoint's manifest. Throws std::runtime_error when it is missing
 // ("incomplete checkpoint"), unreadable, not a ckptbench manifest, or its checksum_algorithm is
 // missing (an older ckptbench's) or not xxh3_64.
+// The text is untrusted JSON (harness/common/json_input.hpp): nesting, strings, sizes are
+// bounded before it is parsed, and every field a read path takes is typed and bounded (byte
+// counts and offsets below 2^50, each tensor inside a listed file) — "…: damaged manifest:
+// `tensors[3].bytes`: …" otherwise.
 nlohmann::json read_manifest(const std::filesystem::path& dir);
+// The same for a manifest's text; `path` names it in the messages.
+nlohmann::json parse_manifest(std::string_view text, const std::filesystem::path& path);
+// The checks after parsing: format, checksum_algorithm and every field read paths take.
+void check_manifest(const nlohmann::json& manifest, const std::filesystem::path& path);
 
 // The layout's shard a manifest entry describes (unscaled, as the writer's layout gave it).
 workloads::Shard shard_from_json(const nlohmann::json& tensor);

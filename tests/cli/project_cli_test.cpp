@@ -5,6 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <cctype>
+#include <limits>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -63,10 +66,10 @@ TEST_F(ProjectCli, RealRunProjectedWithTheStorageAsTheBound) {
 TEST_F(ProjectCli, NonsensicalOptionsExitTwoWithTheFix) {
   Outcome o = ckptbench({"project", run_.string(), "--mtbf-hours", "0"});
   EXPECT_EQ(o.exit_code, 2) << o.describe();
-  EXPECT_TRUE(contains(o.err, "ckptbench: error: --mtbf-hours must be a positive number of hours (got 0)")) << o.err;
+  EXPECT_TRUE(contains(o.err, "ckptbench: error: --mtbf-hours must be a number of hours from 0.01 to 1000000 (got 0)")) << o.err;
   o = ckptbench({"project", run_.string(), "--mtbf-hours", "3", "--storage-gib-per-s", "-2"});
   EXPECT_EQ(o.exit_code, 2) << o.describe();
-  EXPECT_TRUE(contains(o.err, "--storage-gib-per-s must be a positive number of GiB/s (got -2)")) << o.err;
+  EXPECT_TRUE(contains(o.err, "--storage-gib-per-s must be a number of GiB/s from 1e-06 to 1000000000 (got -2)")) << o.err;
   o = ckptbench({"project", run_.string()});
   EXPECT_EQ(o.exit_code, 2) << o.describe();
   EXPECT_TRUE(contains(o.err, "--mtbf-hours H, or --mtbf-preset llama3-16k")) << o.err;
@@ -111,6 +114,80 @@ TEST_F(ProjectCli, ReportWithProjectionOptionsAddsTheTableAndTheChart) {
     EXPECT_TRUE(contains(dom.out, expected)) << "the rendered DOM lacks " << expected;
   }
   EXPECT_FALSE(contains(dom.out, "<script")) << "no JavaScript";
+}
+
+// A synthetic results line: 1 GiB a checkpoint written in 1 s and read in 0.5 s by a world of
+// `world` ranks, 8 GPUs a node, 8 GiB at full scale.
+nlohmann::json projected_line(std::int64_t world) {
+  return {{"campaign", "p"},
+          {"case", nlohmann::json::object()},
+          {"status", "ok"},
+          {"bytes_per_checkpoint", std::uint64_t{1} << 30},
+          {"world_size", world},
+          {"full_scale_bytes_per_checkpoint", std::uint64_t{8} << 30},
+          {"config", {{"ranks", {{"gpus_per_node", 8}}}}},
+          {"samples", {{"write_seconds", {1.0}}, {"read_seconds", {0.5}}}}};
+}
+
+TEST(ProjectBounds, WorldSizeBelowOneIsRefusedNamingFileAndLine) {
+  Scratch dir;
+  for (std::int64_t world : {0, -8}) {
+    const fs::path file = dir.write("w/results.jsonl", projected_line(world).dump() + "\n");
+    const Outcome o = ckptbench({"project", file.string(), "--mtbf-hours", "4"});
+    EXPECT_EQ(o.exit_code, 2) << o.describe();
+    EXPECT_TRUE(contains(o.err, "ckptbench: error: " + file.string() + ":1: `world_size`: must be from 1 to 1,073,741,824, "
+                                "found " + std::to_string(world) + " — is this a ckptbench results.jsonl?"))
+        << o.describe();
+  }
+}
+
+TEST(ProjectBounds, ExtremeOptionsAreRefusedByName) {
+  Scratch dir;
+  const fs::path file = dir.write("w/results.jsonl", projected_line(8).dump() + "\n");
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases{
+      {{"--nodes", "1000000000000", "--mtbf-hours", "4"}, "--nodes must be from 1 to 1,000,000 (got 1000000000000)"},
+      {{"--mtbf-hours", "1e-300"}, "--mtbf-hours must be a number of hours from 0.01 to 1000000 (got 1e-300)"},
+      {{"--mtbf-hours", "nan"}, "--mtbf-hours must be a number of hours from 0.01 to 1000000 (got nan)"},
+      {{"--mtbf-hours", "1e300"}, "--mtbf-hours must be a number of hours from 0.01 to 1000000 (got 1e+300)"},
+      {{"--mtbf-hours", "4", "--storage-gib-per-s", "inf"},
+       "--storage-gib-per-s must be a number of GiB/s from 1e-06 to 1000000000 (got inf)"}};
+  for (const auto& [options, message] : cases) {
+    std::vector<std::string> args{"project", file.string()};
+    args.insert(args.end(), options.begin(), options.end());
+    const Outcome o = ckptbench(args);
+    EXPECT_EQ(o.exit_code, 2) << o.describe();
+    EXPECT_TRUE(contains(o.err, "ckptbench: error: " + message)) << o.describe();
+  }
+}
+
+// The far ends of every range still print finite, short figures: no -nan, no negative GPU
+// counts, no 300-digit cells.
+TEST(ProjectBounds, TheWidestInputsPrintFiniteReadableFigures) {
+  Scratch dir;
+  nlohmann::json line = projected_line(8);
+  line["full_scale_bytes_per_checkpoint"] = std::numeric_limits<std::uint64_t>::max();
+  fs::path file = dir.write("w/results.jsonl", line.dump() + "\n");
+  const Outcome refused = ckptbench({"project", file.string(), "--mtbf-hours", "4"});
+  EXPECT_EQ(refused.exit_code, 2) << refused.describe();
+  EXPECT_TRUE(contains(refused.err, file.string() + ":1: `full_scale_bytes_per_checkpoint`: must be at most "
+                                    "1152921504606846976 (1 EiB), found 18446744073709551615"))
+      << refused.describe();
+  line["full_scale_bytes_per_checkpoint"] = std::uint64_t{1} << 60;
+  file = dir.write("w/results.jsonl", line.dump() + "\n");
+  for (const std::vector<std::string>& options :
+       {std::vector<std::string>{"--nodes", "1", "--mtbf-hours", "0.01", "--storage-gib-per-s", "1e-6"},
+        {"--nodes", "1000000", "--mtbf-hours", "1000000"}}) {
+    std::vector<std::string> args{"project", file.string()};
+    args.insert(args.end(), options.begin(), options.end());
+    const Outcome o = ckptbench(args);
+    ASSERT_EQ(o.exit_code, 0) << o.describe();
+    EXPECT_FALSE(contains(o.out, "nan")) << o.out;
+    EXPECT_FALSE(contains(o.out, "inf")) << o.out;
+    EXPECT_FALSE(std::regex_search(o.out, std::regex(R"((^|\s)-\d)"))) << o.out;
+    std::size_t longest = 0, run = 0;
+    for (char ch : o.out) longest = std::max(longest, run = std::isdigit(static_cast<unsigned char>(ch)) ? run + 1 : 0);
+    EXPECT_LE(longest, 20u) << o.out;
+  }
 }
 
 TEST(LatencyCli, RecordedOnlyWhenOnAndShownInTheReport) {

@@ -229,7 +229,10 @@ TEST(CheckpointPlan, ManifestRebuildsTheSamePlan) {
 // Manifests name their checksum algorithm; one without it (an older ckptbench's, whose
 // checkpoint_hash this version cannot recompute) is refused by name, not as another configuration.
 TEST(CheckpointPlan, ManifestNamesItsChecksumAlgorithmAndOlderOnesAreRefused) {
-  const Case c = small_case(Mapping::file_per_rank);
+  Case c = small_case(Mapping::file_per_rank);
+  // The tables of an expanded configuration that read_manifest requires (the read paths take them).
+  c.config = {{"backend", {{"name", "posix"}}}, {"model", {{"name", "llama3-8b"}}}, {"parallel", {{"tp", 2}}},
+              {"state", nlohmann::json::object()}, {"strategy", nlohmann::json::object()}};
   const auto plans = plan_all(c);
   std::vector<std::vector<std::uint64_t>> checksums;
   for (const auto& p : plans) checksums.emplace_back(p.shards.size(), 0x2D06800538D394C2ULL);

@@ -56,7 +56,7 @@ RunRecord one_case_run(const nlohmann::json& extra = nlohmann::json::object()) {
   RunRecord run;
   run.name = "r";
   run.file = "r/results.jsonl";
-  run.cases.push_back(parse_case(j, "r/results.jsonl:1"));
+  run.cases.push_back(parse_case(j, {.file = "r/results.jsonl", .line = 1}));
   run.cases.back().file = run.file;
   run.cases.back().line = 1;
   return run;
@@ -130,10 +130,10 @@ std::string error_of(const std::vector<RunRecord>& runs, const ProjectionOptions
 
 TEST(Projection, NonsensicalOptionsAndMissingFieldsAreRefusedWithTheFix) {
   const RunRecord run = one_case_run();
-  EXPECT_EQ(error_of({run}, {.mtbf_hours = 0.0}), "--mtbf-hours must be a positive number of hours (got 0)");
+  EXPECT_EQ(error_of({run}, {.mtbf_hours = 0.0}), "--mtbf-hours must be a number of hours from 0.01 to 1000000 (got 0)");
   EXPECT_EQ(error_of({run}, {.storage_gib_per_s = -1.0, .mtbf_hours = 1.0}),
-            "--storage-gib-per-s must be a positive number of GiB/s (got -1)");
-  EXPECT_EQ(error_of({run}, {.nodes = 0, .mtbf_hours = 1.0}), "--nodes must be at least 1 (got 0)");
+            "--storage-gib-per-s must be a number of GiB/s from 1e-06 to 1000000000 (got -1)");
+  EXPECT_EQ(error_of({run}, {.nodes = 0, .mtbf_hours = 1.0}), "--nodes must be from 1 to 1,000,000 (got 0)");
   EXPECT_NE(error_of({run}, {}).find("project needs the job's mean time between failures: --mtbf-hours H, or --mtbf-preset llama3-16k"),
             std::string::npos);
   EXPECT_NE(error_of({run}, {.mtbf_hours = 1.0, .mtbf_preset = "llama3-16k"}).find("not both"), std::string::npos);

@@ -52,7 +52,7 @@ TEST(RunInput, ReadsCasesFromADirectoryOrAFile) {
 TEST(RunInput, ReadsTheAsyncEnginesStallAndTimeToDurable) {
   json j = json::parse(line({}, {1}, "aa"));
   j["training"] = {{"engine", "async"}, {"stall_seconds", 0.5}, {"time_to_durable_seconds", 3.0}};
-  const CaseRecord c = parse_case(j, "x:1");
+  const CaseRecord c = parse_case(j, {.file = "x", .line = 1});
   EXPECT_EQ(c.stall_seconds, 0.5);
   EXPECT_EQ(c.time_to_durable_seconds, 3.0);
   EXPECT_EQ(c.engine, "async");
@@ -72,7 +72,7 @@ TEST(RunInput, ErrorsNameThePathAndLine) {
   const auto bad = dir.write("bad/results.jsonl", line({}, {1}, "a") + "{not json\n");
   EXPECT_TRUE(error_of(dir.path() / "bad").starts_with(bad.string() + ":2: not JSON")) << error_of(dir.path() / "bad");
   const auto other = dir.write("other.jsonl", "{\"x\": 1}\n");
-  EXPECT_EQ(error_of(other), other.string() + ":1: no `case` field (is this a ckptbench results.jsonl?)");
+  EXPECT_EQ(error_of(other), other.string() + ":1: `case`: missing — is this a ckptbench results.jsonl (results/SCHEMA.md)?");
   EXPECT_EQ(error_of(dir.path() / "missing"), (dir.path() / "missing").string() + ": no such run directory or results file");
   std::filesystem::create_directories(dir.path() / "empty");
   EXPECT_EQ(error_of(dir.path() / "empty"), (dir.path() / "empty").string() + ": holds no results.jsonl");
