@@ -461,18 +461,25 @@ void apply_traits(ModelSpec& spec, const HfConfig& config, const Traits& t) {
   spec.mlp_bias = flag(t.mlp_bias_key, false);
 }
 
-// Defaults are transformers' DeepseekV3Config, DeepseekV2Config (dense unless n_routed_experts
-// is given) or Glm4MoeConfig (DeepSeek-V3's MoE with Llama's attention).
+// Defaults are transformers' DeepseekV3Config, DeepseekV2Config (64 experts; dense when
+// n_routed_experts is null) or Glm4MoeConfig (DeepSeek-V3's MoE with Llama's attention).
 void map_deepseek(ModelSpec& spec, const HfConfig& config, std::string_view type) {
   const bool v2 = type == "deepseek_v2";
   const bool glm = type == "glm4_moe";
   spec.hf_names = workloads::HfNames::deepseek;
-  spec.num_local_experts = config.size_or("n_routed_experts", v2 ? 0 : glm ? 128 : 256);
-  spec.num_experts_per_tok = config.size_or("num_experts_per_tok", v2 ? 0 : 8);
+  spec.num_local_experts = config.is_null("n_routed_experts")
+                               ? 0
+                               : config.size_or("n_routed_experts", v2    ? 64
+                                                                    : glm ? 128
+                                                                          : 256);
+  // V2 leaves num_experts_per_tok unset by default; it only steers routing, never a tensor.
+  spec.num_experts_per_tok = config.size_or("num_experts_per_tok", v2 ? 1 : 8);
+  if (spec.num_local_experts == 0) spec.num_experts_per_tok = 0;
   spec.moe_intermediate_size = config.size_or("moe_intermediate_size", v2    ? 1407
                                                                        : glm ? 1408
                                                                              : 2048);
-  spec.n_shared_experts = config.size_or("n_shared_experts", v2 ? 0 : 1);
+  spec.n_shared_experts =
+      spec.num_local_experts == 0 ? 0 : config.size_or("n_shared_experts", v2 ? 2 : 1);
   spec.first_k_dense_replace = config.size_or("first_k_dense_replace", v2 ? 0 : glm ? 1 : 3);
   // transformers' V3 and GLM-4-MoE routers always carry e_score_correction_bias, V2's never
   // (whatever topk_method says: it only picks the routing rule).

@@ -123,14 +123,19 @@ VARIED_KEYS = ["attention_bias", "mlp_bias", "qkv_bias", "tie_word_embeddings", 
 
 def variations(ckptbench, model_type, config, directory, counts):
     """Flip each boolean key: the layout must follow transformers or refuse, never differ."""
-    base = config_json(config)
+    base = {k: v for k, v in config_json(config).items() if k not in ("model_type", "transformers_version")}
     for key in VARIED_KEYS:
         value = getattr(config, key, None)
         if not isinstance(value, bool):
             continue
-        changed = AutoConfig.for_model(model_type, **{**base, key: not value})
+        try:
+            changed = AutoConfig.for_model(model_type, **{**base, key: not value})
+        except Exception:  # noqa: BLE001 - transformers itself rejects the variation
+            continue
         path = directory / f"{key}.json"
         path.write_text(json.dumps({**config_json(changed), key: not value}))
+        if getattr(changed, key, None) != (not value):
+            continue  # the config class derives this key itself
         try:
             theirs = saved_tensors(changed)
         except Exception:  # noqa: BLE001 - transformers itself rejects the variation
