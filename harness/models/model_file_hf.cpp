@@ -69,9 +69,9 @@ constexpr std::string_view kCohereKeys[] = {"use_qk_norm"};
 // Everything that sets one family apart from Llama: a row of data, not code.
 struct Traits {
   // The boolean keys that put a bias on q/k/v, on the attention output and on the MLP
-  // matrices; empty: the family has no such key. qkv_bias is the value when the key is absent.
+  // matrices; empty: the family has no such key. The bools are the values when a key is absent.
   std::string_view qkv_bias_key, o_bias_key, mlp_bias_key;
-  bool qkv_bias = false;
+  bool qkv_bias = false, o_bias = false, mlp_bias = false;
   bool tie = false;  // tie_word_embeddings when the key is absent
   workloads::NormKind norm = workloads::NormKind::rmsnorm;
   workloads::NormPlacement placement = workloads::NormPlacement::pre;
@@ -147,6 +147,18 @@ constexpr std::array kArchNames{
     // Nemotron's LayerNorm1P carries a bias like a LayerNorm.
     ArchName{HfArch::dense, "nemotron", "NemotronForCausalLM", {}, true,
              {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .mlp_bias_key = kMlpBias, .norm = NormKind::layernorm, .mlp = MlpKind::plain}},
+    ArchName{HfArch::dense, "internlm3", "LlamaForCausalLM", {}, true,
+             {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .mlp_bias_key = kMlpBias}},
+    ArchName{HfArch::dense, "iquestcoder", "LlamaForCausalLM", {}, true,
+             {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .mlp_bias_key = kMlpBias}},
+    ArchName{HfArch::dense, "cwm", "CwmForCausalLM", {}, true, {.mlp_bias_key = kMlpBias}},
+    ArchName{HfArch::dense, "glm", "GlmForCausalLM", {}, true,
+             {.qkv_bias_key = kAttn, .qkv_bias = true, .fused_gate_up = true}},
+    ArchName{HfArch::dense, "seed_oss", "SeedOssForCausalLM", {}, true,
+             {.qkv_bias_key = kAttn, .o_bias_key = "attention_out_bias", .mlp_bias_key = kMlpBias, .qkv_bias = true}},
+    ArchName{HfArch::dense, "jais2", "Jais2ForCausalLM", {}, true,
+             {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .mlp_bias_key = kMlpBias, .qkv_bias = true, .o_bias = true,
+              .mlp_bias = true, .norm = NormKind::layernorm, .mlp = MlpKind::plain}},
     ArchName{HfArch::mixtral, "mixtral", "MixtralForCausalLM", kMixtralKeys, true, {}},
     ArchName{HfArch::mixtral, "phimoe", "PhimoeForCausalLM", kPhimoeKeys, true,
              {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .norm = NormKind::layernorm}},
@@ -457,8 +469,8 @@ void apply_traits(ModelSpec& spec, const HfConfig& config, const Traits& t) {
   spec.fused_gate_up = t.fused_gate_up;
   spec.hf_names = t.names;
   spec.qkv_bias = flag(t.qkv_bias_key, t.qkv_bias);
-  spec.o_bias = flag(t.o_bias_key, false);
-  spec.mlp_bias = flag(t.mlp_bias_key, false);
+  spec.o_bias = flag(t.o_bias_key, t.o_bias);
+  spec.mlp_bias = flag(t.mlp_bias_key, t.mlp_bias);
 }
 
 // Defaults are transformers' DeepseekV3Config, DeepseekV2Config (64 experts; dense when

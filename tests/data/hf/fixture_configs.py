@@ -57,6 +57,9 @@ FIXTURES = {
     "small-glm4-moe": ("glm4_moe", dict(SMALL_MOE, n_routed_experts=4, num_experts_per_tok=2,
                                         moe_intermediate_size=128, head_dim=64, use_qk_norm=True,
                                         attention_bias=True, n_group=1, topk_group=1)),
+    "small-glm": ("glm", small(pad_token_id=0)),
+    "small-seed-oss": ("seed_oss", small(attention_out_bias=True, pad_token_id=0)),
+    "small-jais2": ("jais2", small(mlp_bias=False, pad_token_id=0)),
     "small-gpt-neox-no-attention-bias": ("gpt_neox", small(num_key_value_heads=None, attention_bias=False)),
     # Published configs.
     "qwen3-8b": ("qwen3", dict(hidden_size=4096, intermediate_size=12288, num_hidden_layers=36,
