@@ -176,6 +176,7 @@ std::string_view hf_names_name(HfNames names) {
     case HfNames::cohere: return "cohere";
     case HfNames::glm4: return "glm4";
     case HfNames::deepseek: return "deepseek";
+    case HfNames::vaultgemma: return "vaultgemma";
   }
   return "llama";
 }

@@ -13,7 +13,7 @@ enum class NormKind { rmsnorm, layernorm, none };        // layernorm carries a 
 // and MLP (Falcon's new_decoder_architecture).
 enum class NormPlacement { pre, parallel, sandwich, post, parallel_pair };
 // Hugging Face tensor-name family (Naming::hf): which checkpoint spells the tensors how.
-enum class HfNames { llama, qwen2_moe, falcon, gpt_neox, phi, starcoder2, cohere, glm4, deepseek };
+enum class HfNames { llama, qwen2_moe, falcon, gpt_neox, phi, starcoder2, cohere, glm4, deepseek, vaultgemma };
 // The shape of the per-head q/k norms: one vector over all heads (OLMo 2), one row per head
 // (Cohere), or one head_dim vector shared by the heads (Qwen3, Gemma 3).
 enum class QkNormShape { all_heads, per_head, head_dim };

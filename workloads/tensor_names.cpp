@@ -16,7 +16,9 @@ std::vector<std::string> norm_names(NormPlacement placement, bool megatron, HfNa
     }
   }
   switch (placement) {
-    case NormPlacement::pre: return {"input_layernorm", "post_attention_layernorm"};
+    case NormPlacement::pre:
+      if (family == HfNames::vaultgemma) return {"input_layernorm", "pre_feedforward_layernorm"};
+      return {"input_layernorm", "post_attention_layernorm"};
     case NormPlacement::parallel_pair:
       if (family == HfNames::falcon) return {"ln_attn", "ln_mlp"};
       return {"input_layernorm", "post_attention_layernorm"};
@@ -106,6 +108,7 @@ NameScheme hf_names(const ModelSpec& m) {
     case HfNames::cohere:
     case HfNames::glm4:
     case HfNames::deepseek:
+    case HfNames::vaultgemma:
       break;
     case HfNames::qwen2_moe:
       n.expert = "mlp.experts.{expert}.";

@@ -99,7 +99,7 @@ constexpr std::array kHfNamesChoices{
     Choice<HfNames>{"falcon", HfNames::falcon},         Choice<HfNames>{"gpt_neox", HfNames::gpt_neox},
     Choice<HfNames>{"phi", HfNames::phi},               Choice<HfNames>{"starcoder2", HfNames::starcoder2},
     Choice<HfNames>{"cohere", HfNames::cohere},         Choice<HfNames>{"glm4", HfNames::glm4},
-    Choice<HfNames>{"deepseek", HfNames::deepseek}};
+    Choice<HfNames>{"deepseek", HfNames::deepseek},     Choice<HfNames>{"vaultgemma", HfNames::vaultgemma}};
 constexpr std::array kQkNormShapeChoices{Choice<QkNormShape>{"all_heads", QkNormShape::all_heads},
                                          Choice<QkNormShape>{"per_head", QkNormShape::per_head},
                                          Choice<QkNormShape>{"head_dim", QkNormShape::head_dim}};

@@ -60,6 +60,9 @@ FIXTURES = {
     "small-glm": ("glm", small(pad_token_id=0)),
     "small-seed-oss": ("seed_oss", small(attention_out_bias=True, pad_token_id=0)),
     "small-jais2": ("jais2", small(mlp_bias=False, pad_token_id=0)),
+    "small-mellum": ("mellum", dict(SMALL_MOE, num_local_experts=4, num_experts_per_tok=2, moe_intermediate_size=128,
+                                    head_dim=64)),
+    "small-vaultgemma": ("vaultgemma", small(head_dim=64, attention_bias=True)),
     "small-gpt-neox-no-attention-bias": ("gpt_neox", small(num_key_value_heads=None, attention_bias=False)),
     # Published configs.
     "qwen3-8b": ("qwen3", dict(hidden_size=4096, intermediate_size=12288, num_hidden_layers=36,
