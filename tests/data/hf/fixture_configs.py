@@ -63,6 +63,8 @@ FIXTURES = {
     "small-mellum": ("mellum", dict(SMALL_MOE, num_local_experts=4, num_experts_per_tok=2, moe_intermediate_size=128,
                                     head_dim=64)),
     "small-vaultgemma": ("vaultgemma", small(head_dim=64, attention_bias=True)),
+    "small-nemotron": ("nemotron", small(head_dim=64, partial_rotary_factor=0.5)),
+    "small-ministral": ("ministral", small(head_dim=64, rope_parameters={"rope_type": "default", "rope_theta": 1e6})),
     "small-gpt-neox-no-attention-bias": ("gpt_neox", small(num_key_value_heads=None, attention_bias=False)),
     # Published configs.
     "qwen3-8b": ("qwen3", dict(hidden_size=4096, intermediate_size=12288, num_hidden_layers=36,
