@@ -115,7 +115,10 @@ Layout::Layout(const ModelSpec& model, const ParallelSpec& parallel, const State
     return;
   }
   validate_parallelism(model_, parallel_);
-  padded_vocab_ = round_up(model_.vocab_size, parallel_.vocab_divisor * parallel_.tp);
+  // Megatron pads the vocabulary to make-vocab-size-divisible-by × tp; a Hugging Face file
+  // holds the tables unpadded, so only a TP split (which must divide the rows) pads them.
+  const bool hf_unsplit = state_.effective_naming() == Naming::hf && parallel_.tp == 1;
+  padded_vocab_ = hf_unsplit ? model_.vocab_size : round_up(model_.vocab_size, parallel_.vocab_divisor * parallel_.tp);
   pipeline_ = PipelineSplit(model_.num_hidden_layers, parallel_);
   catalog_ = std::make_shared<const TensorCatalog>(
       build_tensor_catalog(model_, state_.effective_naming(), padded_vocab_));

@@ -174,8 +174,20 @@ std::string_view hf_names_name(HfNames names) {
     case HfNames::phi: return "phi";
     case HfNames::starcoder2: return "starcoder2";
     case HfNames::cohere: return "cohere";
+    case HfNames::glm4: return "glm4";
+    case HfNames::deepseek: return "deepseek";
+    case HfNames::vaultgemma: return "vaultgemma";
   }
   return "llama";
+}
+
+std::string_view qk_norm_shape_name(QkNormShape shape) {
+  switch (shape) {
+    case QkNormShape::all_heads: return "all_heads";
+    case QkNormShape::per_head: return "per_head";
+    case QkNormShape::head_dim: return "head_dim";
+  }
+  return "all_heads";
 }
 
 std::string_view mlp_name(MlpKind kind) { return kind == MlpKind::gated ? "gated" : "plain"; }

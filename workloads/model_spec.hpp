@@ -13,7 +13,10 @@ enum class NormKind { rmsnorm, layernorm, none };        // layernorm carries a 
 // and MLP (Falcon's new_decoder_architecture).
 enum class NormPlacement { pre, parallel, sandwich, post, parallel_pair };
 // Hugging Face tensor-name family (Naming::hf): which checkpoint spells the tensors how.
-enum class HfNames { llama, qwen2_moe, falcon, gpt_neox, phi, starcoder2, cohere };
+enum class HfNames { llama, qwen2_moe, falcon, gpt_neox, phi, starcoder2, cohere, glm4, deepseek, vaultgemma };
+// The shape of the per-head q/k norms: one vector over all heads (OLMo 2), one row per head
+// (Cohere), or one head_dim vector shared by the heads (Qwen3, Gemma 3).
+enum class QkNormShape { all_heads, per_head, head_dim };
 enum class MlpKind { gated, plain };                     // gated: three matrices; plain: two
 enum class PositionEmbedding { rope, learned, alibi };   // learned: max_position × hidden table
 
@@ -35,11 +38,14 @@ struct ModelSpec {
   NormKind norm = NormKind::rmsnorm;
   bool linear_bias = false;               // bias on every linear layer (GPT-3, BLOOM, OPT)
   bool qkv_bias = false;                  // bias on q/k/v only (Qwen2)
+  bool o_bias = false;                    // bias on the attention output (Llama's attention_bias)
+  bool mlp_bias = false;                  // bias on every MLP matrix (Llama's mlp_bias)
   MlpKind mlp = MlpKind::gated;
   PositionEmbedding position_embedding = PositionEmbedding::rope;
   bool embedding_norm = false;            // LayerNorm right after the word embedding (BLOOM)
   NormPlacement norm_placement = NormPlacement::pre;
   bool qk_norm = false;                   // q_norm [heads × head_dim], k_norm [kv heads × head_dim]
+  QkNormShape qk_norm_shape = QkNormShape::all_heads;  // HF names only
   bool lm_head_bias = false;              // bias on the output layer (Phi)
   // HF names only (Megatron always fuses): one qkv matrix [(heads + 2 kv) × head_dim, hidden],
   // one gate_up matrix [2 × ffn, hidden] (Phi-3, Falcon, GPT-NeoX).
@@ -91,6 +97,7 @@ std::string_view norm_name(NormKind kind);
 std::string_view mlp_name(MlpKind kind);
 std::string_view norm_placement_name(NormPlacement placement);
 std::string_view hf_names_name(HfNames names);
+std::string_view qk_norm_shape_name(QkNormShape shape);
 std::string_view position_embedding_name(PositionEmbedding kind);
 
 }  // namespace ckpt::workloads

@@ -54,8 +54,9 @@ class CatalogBuilder {
 
   std::vector<TensorDef> expert() const {
     std::vector<TensorDef> out;
+    // mlp_bias stops at the routed experts (transformers' DeepSeek-V2 experts have none).
     mlp(out, names_.layer + names_.expert, m_.expert_intermediate_size(), names_.expert_gate, names_.expert_up,
-        names_.expert_down);
+        names_.expert_down, m_.linear_bias);
     return out;
   }
 
@@ -117,18 +118,26 @@ class CatalogBuilder {
       linear(out, p + names_.v, kv, m_.hidden_size, TpSplit::dim0, qkv_bias);
     }
     if (m_.qk_norm) {
-      // Cohere keeps one row per head; OLMo 2 one vector over all heads. Split with the heads.
-      const bool per_head = !megatron_ && m_.hf_names == HfNames::cohere;
-      add(out, p + names_.q_norm + ".weight",
-          per_head ? Shape{m_.num_attention_heads, m_.head_dim} : Shape{q}, TpSplit::dim0);
-      add(out, p + names_.k_norm + ".weight",
-          per_head ? Shape{m_.num_key_value_heads, m_.head_dim} : Shape{kv}, TpSplit::dim0);
+      // Split with the heads, except a head_dim vector, which every head shares.
+      const QkNormShape shape = megatron_ ? QkNormShape::all_heads : m_.qk_norm_shape;
+      const auto norm_shape = [&](std::int64_t heads) {
+        switch (shape) {
+          case QkNormShape::per_head: return Shape{heads, m_.head_dim};
+          case QkNormShape::head_dim: return Shape{m_.head_dim};
+          case QkNormShape::all_heads: break;
+        }
+        return Shape{heads * m_.head_dim};
+      };
+      const TpSplit split = shape == QkNormShape::head_dim ? TpSplit::replicated : TpSplit::dim0;
+      add(out, p + names_.q_norm + ".weight", norm_shape(m_.num_attention_heads), split);
+      add(out, p + names_.k_norm + ".weight", norm_shape(m_.num_key_value_heads), split);
     }
-    linear(out, p + names_.o, m_.hidden_size, q, TpSplit::dim1, m_.linear_bias);
+    linear(out, p + names_.o, m_.hidden_size, q, TpSplit::dim1, m_.o_bias || m_.linear_bias);
   }
 
   // Multi-head latent attention: the down-projections are small and replicated across TP
   // (Megatron's "duplicated" linears); the up-projections and output are split by heads.
+  // attention_bias (qkv_bias, o_bias) reaches the down-projections and the output only.
   void latent_attention(std::vector<TensorDef>& out) const {
     const std::string p = names_.layer + names_.attention;
     const bool hf = !megatron_;
@@ -136,7 +145,7 @@ class CatalogBuilder {
     const std::int64_t heads = m_.num_attention_heads;
     const std::int64_t q_head = m_.qk_nope_head_dim + m_.qk_rope_head_dim;
     if (m_.q_lora_rank > 0) {
-      linear(out, p + (hf ? "q_a_proj" : "linear_q_down_proj"), m_.q_lora_rank, h, TpSplit::replicated, false);
+      linear(out, p + (hf ? "q_a_proj" : "linear_q_down_proj"), m_.q_lora_rank, h, TpSplit::replicated, m_.qkv_bias);
       add(out, p + (hf ? "q_a_layernorm.weight" : "linear_q_up_proj.layer_norm_weight"), {m_.q_lora_rank},
           TpSplit::replicated);
       linear(out, p + (hf ? "q_b_proj" : "linear_q_up_proj"), heads * q_head, m_.q_lora_rank, TpSplit::dim0, false);
@@ -144,12 +153,12 @@ class CatalogBuilder {
       linear(out, p + (hf ? "q_proj" : "linear_q_proj"), heads * q_head, h, TpSplit::dim0, false);
     }
     linear(out, p + (hf ? "kv_a_proj_with_mqa" : "linear_kv_down_proj"), m_.kv_lora_rank + m_.qk_rope_head_dim, h,
-           TpSplit::replicated, false);
+           TpSplit::replicated, m_.qkv_bias);
     add(out, p + (hf ? "kv_a_layernorm.weight" : "linear_kv_up_proj.layer_norm_weight"), {m_.kv_lora_rank},
         TpSplit::replicated);
     linear(out, p + (hf ? "kv_b_proj" : "linear_kv_up_proj"), heads * (m_.qk_nope_head_dim + m_.v_head_dim),
            m_.kv_lora_rank, TpSplit::dim0, false);
-    linear(out, p + (hf ? "o_proj" : "linear_proj"), h, heads * m_.v_head_dim, TpSplit::dim1, false);
+    linear(out, p + (hf ? "o_proj" : "linear_proj"), h, heads * m_.v_head_dim, TpSplit::dim1, m_.o_bias);
   }
 
   // Router, optional routing bias, shared expert(s) and their gate; the routed experts are expert().
@@ -171,9 +180,12 @@ class CatalogBuilder {
   // fused_gate_up, split along its rows), down row-parallel. Plain: up and down.
   void mlp(std::vector<TensorDef>& out, const std::string& p, std::int64_t ffn, const std::string& gate,
            const std::string& up, const std::string& down) const {
+    mlp(out, p, ffn, gate, up, down, m_.linear_bias || m_.mlp_bias);
+  }
+  void mlp(std::vector<TensorDef>& out, const std::string& p, std::int64_t ffn, const std::string& gate,
+           const std::string& up, const std::string& down, bool bias) const {
     const std::int64_t h = m_.hidden_size;
     const bool gated = m_.mlp == MlpKind::gated;
-    const bool bias = m_.linear_bias;
     if (megatron_) {
       linear(out, p + names_.gate_up, gated ? 2 * ffn : ffn, h, TpSplit::dim0, bias);
       linear(out, p + down, h, ffn, TpSplit::dim1, bias);

@@ -16,12 +16,17 @@ std::vector<std::string> norm_names(NormPlacement placement, bool megatron, HfNa
     }
   }
   switch (placement) {
-    case NormPlacement::pre: return {"input_layernorm", "post_attention_layernorm"};
+    case NormPlacement::pre:
+      if (family == HfNames::vaultgemma) return {"input_layernorm", "pre_feedforward_layernorm"};
+      return {"input_layernorm", "post_attention_layernorm"};
     case NormPlacement::parallel_pair:
       if (family == HfNames::falcon) return {"ln_attn", "ln_mlp"};
       return {"input_layernorm", "post_attention_layernorm"};
     case NormPlacement::parallel: return {"input_layernorm"};
     case NormPlacement::sandwich:
+      if (family == HfNames::glm4) {
+        return {"input_layernorm", "post_self_attn_layernorm", "post_attention_layernorm", "post_mlp_layernorm"};
+      }
       return {"input_layernorm", "post_attention_layernorm", "pre_feedforward_layernorm",
               "post_feedforward_layernorm"};
     case NormPlacement::post: return {"post_attention_layernorm", "post_feedforward_layernorm"};
@@ -77,8 +82,9 @@ NameScheme llama_names(const ModelSpec& m) {
   n.down = "down_proj";
   n.gate_up = "gate_up_proj";
   // Mixtral calls its MoE block "block_sparse_moe" and the expert matrices w1/w3/w2;
-  // DeepSeek and Qwen-MoE use "mlp" and Llama's names.
-  const bool mixtral = m.is_moe() && m.n_shared_experts == 0 && m.first_k_dense_replace == 0;
+  // DeepSeek and Qwen-MoE use "mlp" and Llama's names (HfNames::deepseek says so outright).
+  const bool mixtral = m.is_moe() && m.hf_names == HfNames::llama && m.n_shared_experts == 0 &&
+                       m.first_k_dense_replace == 0;
   const std::string moe = mixtral ? "block_sparse_moe." : "mlp.";
   n.expert = moe + "experts.{expert}.";
   n.expert_gate = mixtral ? "w1" : "gate_proj";
@@ -100,6 +106,9 @@ NameScheme hf_names(const ModelSpec& m) {
   switch (m.hf_names) {
     case HfNames::llama:
     case HfNames::cohere:
+    case HfNames::glm4:
+    case HfNames::deepseek:
+    case HfNames::vaultgemma:
       break;
     case HfNames::qwen2_moe:
       n.expert = "mlp.experts.{expert}.";

@@ -31,6 +31,7 @@ using workloads::HfNames;
 using workloads::NormKind;
 using workloads::NormPlacement;
 using workloads::PositionEmbedding;
+using workloads::QkNormShape;
 
 struct IntKey {
   std::string_view key;
@@ -69,6 +70,8 @@ constexpr std::array kBoolKeys{
     BoolKey{"tie_word_embeddings", &ModelSpec::tie_word_embeddings},
     BoolKey{"linear_bias", &ModelSpec::linear_bias},
     BoolKey{"qkv_bias", &ModelSpec::qkv_bias},
+    BoolKey{"o_bias", &ModelSpec::o_bias},
+    BoolKey{"mlp_bias", &ModelSpec::mlp_bias},
     BoolKey{"embedding_norm", &ModelSpec::embedding_norm},
     BoolKey{"moe_router_bias", &ModelSpec::moe_router_bias},
     BoolKey{"qk_norm", &ModelSpec::qk_norm},
@@ -95,7 +98,11 @@ constexpr std::array kHfNamesChoices{
     Choice<HfNames>{"llama", HfNames::llama},           Choice<HfNames>{"qwen2_moe", HfNames::qwen2_moe},
     Choice<HfNames>{"falcon", HfNames::falcon},         Choice<HfNames>{"gpt_neox", HfNames::gpt_neox},
     Choice<HfNames>{"phi", HfNames::phi},               Choice<HfNames>{"starcoder2", HfNames::starcoder2},
-    Choice<HfNames>{"cohere", HfNames::cohere}};
+    Choice<HfNames>{"cohere", HfNames::cohere},         Choice<HfNames>{"glm4", HfNames::glm4},
+    Choice<HfNames>{"deepseek", HfNames::deepseek},     Choice<HfNames>{"vaultgemma", HfNames::vaultgemma}};
+constexpr std::array kQkNormShapeChoices{Choice<QkNormShape>{"all_heads", QkNormShape::all_heads},
+                                         Choice<QkNormShape>{"per_head", QkNormShape::per_head},
+                                         Choice<QkNormShape>{"head_dim", QkNormShape::head_dim}};
 constexpr std::array kMlpChoices{Choice<MlpKind>{"gated", MlpKind::gated},
                                  Choice<MlpKind>{"plain", MlpKind::plain}};
 constexpr std::array kPositionChoices{
@@ -107,7 +114,8 @@ constexpr std::array kPositionChoices{
 constexpr std::array<std::string_view, 2> kTextKeys{"description", "source"};
 
 std::vector<std::string_view> known_keys() {
-  std::vector<std::string_view> keys{"name", "norm", "norm_placement", "hf_names", "mlp", "position_embedding"};
+  std::vector<std::string_view> keys{"name",          "norm", "norm_placement", "hf_names",
+                                    "qk_norm_shape", "mlp",  "position_embedding"};
   for (const IntKey& k : kIntKeys) keys.push_back(k.key);
   for (const BoolKey& k : kBoolKeys) keys.push_back(k.key);
   keys.insert(keys.end(), kTextKeys.begin(), kTextKeys.end());
@@ -184,6 +192,8 @@ bool assign(ModelSpec& spec, const Entry& entry) {
     spec.norm_placement = entry.as_choice(kPlacementChoices);
   } else if (key == "hf_names") {
     spec.hf_names = entry.as_choice(kHfNamesChoices);
+  } else if (key == "qk_norm_shape") {
+    spec.qk_norm_shape = entry.as_choice(kQkNormShapeChoices);
   } else if (key == "mlp") {
     spec.mlp = entry.as_choice(kMlpChoices);
   } else if (key == "position_embedding") {

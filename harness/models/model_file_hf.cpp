@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "harness/common/config_error.hpp"
-#include "harness/models/model_file.hpp"
 #include "harness/common/suggest.hpp"
+#include "harness/models/model_file.hpp"
 #include "workloads/spec_error.hpp"
 
 namespace ckpt::harness {
@@ -27,10 +27,9 @@ namespace {
 using Json = nlohmann::json;
 using workloads::ModelSpec;
 
-enum class HfArch {
-  llama, mistral, mixtral, qwen2, deepseek_v3, gemma, gemma2, phi3, qwen2_moe, deepseek_v2, olmo, olmo2,
-  falcon, gpt_neox, phi, starcoder2, cohere
-};
+// How a config is mapped: `dense` is Llama's layout varied by the row's Traits (most
+// families); the others have keys or blocks of their own.
+enum class HfArch { dense, mixtral, deepseek, sparse_moe, falcon, gpt_neox, phi, starcoder2 };
 
 // The keys each architecture reads beyond kCommonKeys. A key outside these that is within edit
 // distance 2 of one of them is taken for a misspelling.
@@ -40,17 +39,22 @@ constexpr std::string_view kCommonKeys[] = {"architectures",       "model_type",
                                             "num_key_value_heads", "vocab_size",
                                             "tie_word_embeddings", "max_position_embeddings"};
 constexpr std::string_view kHeadDimKey = "head_dim";  // not read under MLA
-constexpr std::string_view kLlamaKeys[] = {"attention_bias", "mlp_bias"};
 constexpr std::string_view kMixtralKeys[] = {"num_local_experts", "num_experts_per_tok"};
+constexpr std::string_view kPhimoeKeys[] = {"num_local_experts", "num_experts_per_tok",
+                                            "lm_head_bias"};
 // clang-format off
 constexpr std::string_view kDeepseekKeys[] = {
     "n_routed_experts", "num_experts_per_tok", "moe_intermediate_size", "n_shared_experts",
     "first_k_dense_replace", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim",
-    "qk_rope_head_dim", "v_head_dim", "topk_method",
+    "qk_rope_head_dim", "v_head_dim", "qk_head_dim",
 };
-constexpr std::string_view kQwen2MoeKeys[] = {
-    "num_experts", "num_experts_per_tok", "moe_intermediate_size", "shared_expert_intermediate_size",
-    "decoder_sparse_step", "mlp_only_layers",
+constexpr std::string_view kSparseMoeKeys[] = {
+    "num_experts", "num_local_experts", "num_experts_per_tok", "moe_intermediate_size",
+    "shared_expert_intermediate_size", "decoder_sparse_step", "mlp_only_layers",
+};
+constexpr std::string_view kGlm4MoeKeys[] = {
+    "n_routed_experts", "num_experts_per_tok", "moe_intermediate_size", "n_shared_experts",
+    "first_k_dense_replace", "use_qk_norm",
 };
 constexpr std::string_view kFalconKeys[] = {
     "num_kv_heads", "multi_query", "parallel_attn", "new_decoder_architecture", "bias", "alibi",
@@ -60,42 +64,136 @@ constexpr std::string_view kFalconKeys[] = {
 constexpr std::string_view kNeoxKeys[] = {"attention_bias"};
 constexpr std::string_view kPhiKeys[] = {"qk_layernorm"};
 constexpr std::string_view kStarcoder2Keys[] = {"use_bias"};
-constexpr std::string_view kCohereKeys[] = {"use_qk_norm", "attention_bias"};
-constexpr std::string_view kNoKeys[] = {"attention_bias"};  // refused when true
+constexpr std::string_view kCohereKeys[] = {"use_qk_norm"};
+
+// Everything that sets one family apart from Llama: a row of data, not code.
+struct Traits {
+  // The boolean keys that put a bias on q/k/v, on the attention output and on the MLP
+  // matrices; empty: the family has no such key. The bools are the values when a key is absent.
+  std::string_view qkv_bias_key, o_bias_key, mlp_bias_key;
+  bool qkv_bias = false, o_bias = false, mlp_bias = false;
+  bool tie = false;  // tie_word_embeddings when the key is absent
+  workloads::NormKind norm = workloads::NormKind::rmsnorm;
+  workloads::NormPlacement placement = workloads::NormPlacement::pre;
+  bool qk_norm = false;
+  workloads::QkNormShape qk_norm_shape = workloads::QkNormShape::all_heads;
+  workloads::MlpKind mlp = workloads::MlpKind::gated;
+  bool fused_qkv = false;      // one qkv_proj matrix (Phi-3)
+  bool fused_gate_up = false;  // one gate_up_proj matrix (Phi-3, GLM-4)
+  workloads::HfNames names = workloads::HfNames::llama;
+  // Sparse MoE defaults (HfArch::sparse_moe): experts, per token, expert width, shared width.
+  std::int64_t experts = 0, per_token = 0, expert_width = 0, shared_width = 0;
+  // A boolean key whose `true` adds tensors ckptbench does not model: refused, naming it.
+  std::string_view unmodelled;
+};
 
 struct ArchName {
   HfArch arch;
   std::string_view model_type;
   std::string_view class_name;
-  std::span<const std::string_view> keys;  // read beyond kCommonKeys
+  std::span<const std::string_view> keys;  // read beyond kCommonKeys and the traits' keys
   bool reads_head_dim;
+  Traits traits;
 };
 
+using workloads::HfNames;
+using workloads::MlpKind;
+using workloads::NormKind;
+using workloads::NormPlacement;
+using workloads::QkNormShape;
+constexpr std::string_view kAttn = "attention_bias";
+constexpr std::string_view kMlpBias = "mlp_bias";
+
+// clang-format off
 constexpr std::array kArchNames{
-    ArchName{HfArch::llama, "llama", "LlamaForCausalLM", kLlamaKeys, true},
-    ArchName{HfArch::mistral, "mistral", "MistralForCausalLM", {}, true},
-    ArchName{HfArch::mixtral, "mixtral", "MixtralForCausalLM", kMixtralKeys, true},
-    ArchName{HfArch::qwen2, "qwen2", "Qwen2ForCausalLM", {}, true},
-    ArchName{HfArch::deepseek_v3, "deepseek_v3", "DeepseekV3ForCausalLM", kDeepseekKeys, false},
-    ArchName{HfArch::gemma, "gemma", "GemmaForCausalLM", kLlamaKeys, true},
-    ArchName{HfArch::gemma2, "gemma2", "Gemma2ForCausalLM", kLlamaKeys, true},
-    ArchName{HfArch::phi3, "phi3", "Phi3ForCausalLM", {}, true},
-    ArchName{HfArch::qwen2_moe, "qwen2_moe", "Qwen2MoeForCausalLM", kQwen2MoeKeys, true},
-    ArchName{HfArch::deepseek_v2, "deepseek_v2", "DeepseekV2ForCausalLM", kDeepseekKeys, false},
-    ArchName{HfArch::olmo, "olmo", "OlmoForCausalLM", kNoKeys, true},
-    ArchName{HfArch::olmo2, "olmo2", "Olmo2ForCausalLM", kNoKeys, true},
-    ArchName{HfArch::falcon, "falcon", "FalconForCausalLM", kFalconKeys, false},
-    ArchName{HfArch::gpt_neox, "gpt_neox", "GPTNeoXForCausalLM", kNeoxKeys, false},
-    ArchName{HfArch::phi, "phi", "PhiForCausalLM", kPhiKeys, false},
-    ArchName{HfArch::starcoder2, "starcoder2", "Starcoder2ForCausalLM", kStarcoder2Keys, false},
-    ArchName{HfArch::cohere, "cohere", "CohereForCausalLM", kCohereKeys, false},
+    ArchName{HfArch::dense, "llama", "LlamaForCausalLM", {}, true, {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .mlp_bias_key = kMlpBias}},
+    ArchName{HfArch::dense, "mistral", "MistralForCausalLM", {}, true, {}},
+    ArchName{HfArch::dense, "ministral", "MinistralForCausalLM", {}, true, {}},
+    ArchName{HfArch::dense, "ministral3", "Ministral3ForCausalLM", {}, true, {}},
+    ArchName{HfArch::dense, "qwen2", "Qwen2ForCausalLM", {}, true, {.qkv_bias = true}},
+    ArchName{HfArch::dense, "qwen3", "Qwen3ForCausalLM", {}, true,
+             {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .qk_norm = true, .qk_norm_shape = QkNormShape::head_dim}},
+    ArchName{HfArch::dense, "granite", "GraniteForCausalLM", {}, true, {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .mlp_bias_key = kMlpBias}},
+    ArchName{HfArch::dense, "smollm3", "SmolLM3ForCausalLM", {}, true, {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .mlp_bias_key = kMlpBias, .tie = true}},
+    ArchName{HfArch::dense, "helium", "HeliumForCausalLM", {}, true, {.qkv_bias_key = kAttn, .mlp_bias_key = kMlpBias}},
+    ArchName{HfArch::dense, "arcee", "ArceeForCausalLM", {}, true, {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .mlp_bias_key = kMlpBias, .mlp = MlpKind::plain}},
+    ArchName{HfArch::dense, "ernie4_5", "Ernie4_5ForCausalLM", {}, true,
+             {.qkv_bias_key = "use_bias", .o_bias_key = "use_bias", .mlp_bias_key = "use_bias", .tie = true}},
+    ArchName{HfArch::dense, "gemma", "GemmaForCausalLM", {}, true, {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .tie = true}},
+    ArchName{HfArch::dense, "gemma2", "Gemma2ForCausalLM", {}, true,
+             {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .tie = true, .placement = NormPlacement::sandwich}},
+    ArchName{HfArch::dense, "gemma3_text", "Gemma3ForCausalLM", {}, true,
+             {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .tie = true, .placement = NormPlacement::sandwich, .qk_norm = true,
+              .qk_norm_shape = QkNormShape::head_dim}},
+    ArchName{HfArch::dense, "vaultgemma", "VaultGemmaForCausalLM", {}, true,
+             {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .tie = true, .names = HfNames::vaultgemma}},
+    ArchName{HfArch::dense, "phi3", "Phi3ForCausalLM", {}, true, {.fused_qkv = true, .fused_gate_up = true}},
+    ArchName{HfArch::dense, "olmo", "OlmoForCausalLM", {}, true, {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .norm = NormKind::none}},
+    ArchName{HfArch::dense, "olmo2", "Olmo2ForCausalLM", {}, true,
+             {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .placement = NormPlacement::post, .qk_norm = true}},
+    ArchName{HfArch::dense, "olmo3", "Olmo3ForCausalLM", {}, true,
+             {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .placement = NormPlacement::post, .qk_norm = true}},
+    ArchName{HfArch::dense, "exaone4", "Exaone4ForCausalLM", {}, true,
+             {.placement = NormPlacement::post, .qk_norm = true, .qk_norm_shape = QkNormShape::head_dim}},
+    // Cohere's LayerNorm has no bias: one weight vector, the same tensors as an RMSNorm.
+    ArchName{HfArch::dense, "cohere", "CohereForCausalLM", kCohereKeys, false,
+             {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .tie = true, .placement = NormPlacement::parallel,
+              .qk_norm_shape = QkNormShape::per_head, .names = HfNames::cohere}},
+    ArchName{HfArch::dense, "cohere2", "Cohere2ForCausalLM", {}, true,
+             {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .tie = true, .placement = NormPlacement::parallel}},
+    ArchName{HfArch::dense, "glm4", "Glm4ForCausalLM", {}, true,
+             {.qkv_bias_key = kAttn, .placement = NormPlacement::sandwich, .fused_gate_up = true,
+              .names = HfNames::glm4}},
+    ArchName{HfArch::dense, "stablelm", "StableLmForCausalLM", {}, false,
+             {.qkv_bias_key = "use_qkv_bias", .norm = NormKind::layernorm, .unmodelled = "qk_layernorm"}},
+    // Nemotron's LayerNorm1P carries a bias like a LayerNorm.
+    ArchName{HfArch::dense, "nemotron", "NemotronForCausalLM", {}, true,
+             {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .mlp_bias_key = kMlpBias, .norm = NormKind::layernorm, .mlp = MlpKind::plain}},
+    ArchName{HfArch::dense, "internlm3", "LlamaForCausalLM", {}, true,
+             {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .mlp_bias_key = kMlpBias}},
+    ArchName{HfArch::dense, "iquestcoder", "LlamaForCausalLM", {}, true,
+             {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .mlp_bias_key = kMlpBias}},
+    ArchName{HfArch::dense, "cwm", "CwmForCausalLM", {}, true, {.mlp_bias_key = kMlpBias}},
+    ArchName{HfArch::dense, "glm", "GlmForCausalLM", {}, true,
+             {.qkv_bias_key = kAttn, .qkv_bias = true, .fused_gate_up = true}},
+    ArchName{HfArch::dense, "seed_oss", "SeedOssForCausalLM", {}, true,
+             {.qkv_bias_key = kAttn, .o_bias_key = "attention_out_bias", .mlp_bias_key = kMlpBias, .qkv_bias = true}},
+    ArchName{HfArch::dense, "jais2", "Jais2ForCausalLM", {}, true,
+             {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .mlp_bias_key = kMlpBias, .qkv_bias = true, .o_bias = true,
+              .mlp_bias = true, .norm = NormKind::layernorm, .mlp = MlpKind::plain}},
+    ArchName{HfArch::mixtral, "mixtral", "MixtralForCausalLM", kMixtralKeys, true, {}},
+    ArchName{HfArch::mixtral, "phimoe", "PhimoeForCausalLM", kPhimoeKeys, true,
+             {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .norm = NormKind::layernorm}},
+    ArchName{HfArch::deepseek, "deepseek_v3", "DeepseekV3ForCausalLM", kDeepseekKeys, false, {.qkv_bias_key = kAttn, .o_bias_key = kAttn}},
+    ArchName{HfArch::deepseek, "deepseek_v2", "DeepseekV2ForCausalLM", kDeepseekKeys, false,
+             {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .mlp_bias_key = kMlpBias}},
+    ArchName{HfArch::deepseek, "glm4_moe", "Glm4MoeForCausalLM", kGlm4MoeKeys, true,
+             {.qkv_bias_key = kAttn, .qk_norm_shape = QkNormShape::head_dim}},
+    ArchName{HfArch::sparse_moe, "qwen2_moe", "Qwen2MoeForCausalLM", kSparseMoeKeys, true,
+             {.qkv_bias_key = "qkv_bias", .qkv_bias = true, .names = HfNames::qwen2_moe, .experts = 60, .per_token = 4,
+              .expert_width = 1408, .shared_width = 5632}},
+    ArchName{HfArch::sparse_moe, "qwen3_moe", "Qwen3MoeForCausalLM", kSparseMoeKeys, true,
+             {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .qk_norm = true, .qk_norm_shape = QkNormShape::head_dim, .names = HfNames::qwen2_moe,
+              .experts = 128, .per_token = 8, .expert_width = 768}},
+    ArchName{HfArch::sparse_moe, "mellum", "MellumForCausalLM", kSparseMoeKeys, true,
+             {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .qk_norm = true, .qk_norm_shape = QkNormShape::head_dim,
+              .names = HfNames::qwen2_moe, .experts = 64, .per_token = 8, .expert_width = 896}},
+    ArchName{HfArch::sparse_moe, "olmoe", "OlmoeForCausalLM", kSparseMoeKeys, true,
+             {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .qk_norm = true, .names = HfNames::qwen2_moe, .experts = 64, .per_token = 8}},
+    ArchName{HfArch::falcon, "falcon", "FalconForCausalLM", kFalconKeys, false, {}},
+    ArchName{HfArch::gpt_neox, "gpt_neox", "GPTNeoXForCausalLM", kNeoxKeys, false, {}},
+    ArchName{HfArch::phi, "phi", "PhiForCausalLM", kPhiKeys, false, {}},
+    ArchName{HfArch::starcoder2, "starcoder2", "Starcoder2ForCausalLM", kStarcoder2Keys, false, {}},
 };
+// clang-format on
 
-const ArchName& arch_info(HfArch arch) {
-  for (const ArchName& name : kArchNames) {
-    if (name.arch == arch) return name;
+// The keys a row's traits read.
+std::vector<std::string_view> trait_keys(const Traits& t) {
+  std::vector<std::string_view> keys;
+  for (const std::string_view key : {t.qkv_bias_key, t.o_bias_key, t.mlp_bias_key, t.unmodelled}) {
+    if (!key.empty() && std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
   }
-  throw std::logic_error("model_file_hf: architecture missing from kArchNames");
+  return keys;
 }
 
 // Keys real configs carry that do not change which tensors a checkpoint holds or their
@@ -124,18 +222,20 @@ bool contains(std::span<const std::string_view> keys, std::string_view key) {
   return std::find(keys.begin(), keys.end(), key) != keys.end();
 }
 
-std::vector<std::string_view> consumed_keys(HfArch arch) {
+std::vector<std::string_view> consumed_keys(const ArchName& info) {
   std::vector<std::string_view> keys(std::begin(kCommonKeys), std::end(kCommonKeys));
-  const ArchName& info = arch_info(arch);
   if (info.reads_head_dim) keys.push_back(kHeadDimKey);
   keys.insert(keys.end(), info.keys.begin(), info.keys.end());
+  const std::vector<std::string_view> traits = trait_keys(info.traits);
+  keys.insert(keys.end(), traits.begin(), traits.end());
   return keys;
 }
 
 bool read_by_any_arch(std::string_view key) {
   if (contains(kCommonKeys, key) || key == kHeadDimKey) return true;
-  return std::any_of(kArchNames.begin(), kArchNames.end(),
-                     [key](const ArchName& name) { return contains(name.keys, key); });
+  return std::any_of(kArchNames.begin(), kArchNames.end(), [key](const ArchName& name) {
+    return contains(name.keys, key) || contains(trait_keys(name.traits), key);
+  });
 }
 
 std::string describe(const Json& value) {
@@ -304,7 +404,7 @@ std::vector<std::string> class_names(const Json& root, const Locator& at) {
 }
 
 // model_type decides, as it does for transformers' AutoConfig; architectures is the fallback.
-HfArch detect_arch(const Json& root, const Locator& at) {
+const ArchName& detect_arch(const Json& root, const Locator& at) {
   const std::vector<std::string> classes = class_names(root, at);
   const auto type_it = root.find("model_type");
   const bool has_type = type_it != root.end() && !type_it->is_null();
@@ -313,19 +413,22 @@ HfArch detect_arch(const Json& root, const Locator& at) {
   }
   const std::string model_type = has_type ? type_it->get<std::string>() : std::string();
   for (const ArchName& name : kArchNames) {
-    if (has_type && model_type == name.model_type) return name.arch;
+    if (has_type && model_type == name.model_type) return name;
     if (!has_type && std::find(classes.begin(), classes.end(), name.class_name) != classes.end()) {
-      return name.arch;
+      return name;
     }
   }
   // The other way in: a TOML model file with the architecture spelled out.
   const std::string supported =
       " — supported: " + supported_list() +
-      ". For another architecture write a TOML model file instead (required keys: name, hidden_size, "
-      "num_hidden_layers, num_attention_heads, vocab_size, and intermediate_size unless every layer is MoE; "
+      ". For another architecture write a TOML model file instead (required keys: name, "
+      "hidden_size, "
+      "num_hidden_layers, num_attention_heads, vocab_size, and intermediate_size unless every "
+      "layer is MoE; "
       "optional: num_key_value_heads, head_dim, tie_word_embeddings, norm, norm_placement, mlp, "
-      "position_embedding, qkv_bias, linear_bias, MoE and MLA keys; see README \"Model files\") and pass its "
-      "path as the model, e.g. workloads/zoo/qwen2-7b.toml";
+      "position_embedding, qkv_bias, o_bias, mlp_bias, linear_bias, qk_norm, MoE and MLA keys; see "
+      "README "
+      "\"Model files\") and pass its path as the model, e.g. workloads/zoo/qwen2-7b.toml";
   if (!has_type && classes.empty()) {
     const std::string problem =
         "required key is missing (neither `model_type` nor `architectures` is given, so the "
@@ -338,7 +441,7 @@ HfArch detect_arch(const Json& root, const Locator& at) {
           "unsupported architecture " + found + supported);
 }
 
-void check_unknown_keys(const Json& root, const Locator& at, HfArch arch) {
+void check_unknown_keys(const Json& root, const Locator& at, const ArchName& arch) {
   const std::vector<std::string_view> consumed = consumed_keys(arch);
   for (const auto& [key, value] : root.items()) {
     if (read_by_any_arch(key) || contains(kIgnoredKeys, key)) continue;
@@ -350,60 +453,97 @@ void check_unknown_keys(const Json& root, const Locator& at, HfArch arch) {
   }
 }
 
-void map_llama(ModelSpec& spec, const HfConfig& config) {
-  const bool attention_bias = config.flag_or("attention_bias", false);
-  const bool mlp_bias = config.flag_or("mlp_bias", false);
-  // attention_bias puts a bias on q, k, v and o; ModelSpec has no "o only" bias, so without
-  // mlp_bias it is counted as qkv_bias and the o_proj bias (hidden_size values per layer) is
-  // left out. A bias on the MLP alone has no ModelSpec equivalent at all, so it is refused.
-  if (attention_bias && mlp_bias) {
-    spec.linear_bias = true;
-  } else if (mlp_bias) {
-    config.at().fail("mlp_bias",
-                     "mlp_bias without attention_bias cannot be described by a ModelSpec");
-  } else {
-    spec.qkv_bias = attention_bias;
+// The row's traits: norms, names, q/k norms and which bias keys reach which matrices.
+void apply_traits(ModelSpec& spec, const HfConfig& config, const Traits& t) {
+  const auto flag = [&](std::string_view key, bool fallback) {
+    return key.empty() ? fallback : config.flag_or(key, fallback);
+  };
+  if (flag(t.unmodelled, false)) {
+    config.at().fail(t.unmodelled,
+                     std::string(t.unmodelled) +
+                         " = true adds tensors ckptbench does not lay out for this "
+                         "architecture; describe the model in a TOML model file instead");
   }
+  spec.tie_word_embeddings = config.flag_or("tie_word_embeddings", t.tie);
+  spec.norm = t.norm;
+  spec.norm_placement = t.placement;
+  spec.qk_norm = t.qk_norm;
+  spec.qk_norm_shape = t.qk_norm_shape;
+  spec.mlp = t.mlp;
+  spec.fused_qkv = t.fused_qkv;
+  spec.fused_gate_up = t.fused_gate_up;
+  spec.hf_names = t.names;
+  spec.qkv_bias = flag(t.qkv_bias_key, t.qkv_bias);
+  spec.o_bias = flag(t.o_bias_key, t.o_bias);
+  spec.mlp_bias = flag(t.mlp_bias_key, t.mlp_bias);
 }
 
-// Defaults are transformers' DeepseekV3Config, or DeepseekV2Config for `v2`, which is dense
-// unless n_routed_experts is given and routes greedily (no e_score_correction_bias).
-void map_deepseek(ModelSpec& spec, const HfConfig& config, bool v2) {
-  spec.num_local_experts = config.size_or("n_routed_experts", v2 ? 0 : 256);
-  spec.num_experts_per_tok = config.size_or("num_experts_per_tok", v2 ? 0 : 8);
-  spec.moe_intermediate_size = config.size_or("moe_intermediate_size", v2 ? 1407 : 2048);
-  spec.n_shared_experts = config.size_or("n_shared_experts", v2 ? 0 : 1);
-  spec.first_k_dense_replace = config.size_or("first_k_dense_replace", v2 ? 0 : 3);
+// Defaults are transformers' DeepseekV3Config, DeepseekV2Config (64 experts; dense when
+// n_routed_experts is null) or Glm4MoeConfig (DeepSeek-V3's MoE with Llama's attention).
+void map_deepseek(ModelSpec& spec, const HfConfig& config, std::string_view type) {
+  const bool v2 = type == "deepseek_v2";
+  const bool glm = type == "glm4_moe";
+  spec.hf_names = workloads::HfNames::deepseek;
+  spec.num_local_experts = config.is_null("n_routed_experts")
+                               ? 0
+                               : config.size_or("n_routed_experts", v2    ? 64
+                                                                    : glm ? 128
+                                                                          : 256);
+  // V2 leaves num_experts_per_tok unset by default; it only steers routing, never a tensor.
+  spec.num_experts_per_tok = config.size_or("num_experts_per_tok", v2 ? 1 : 8);
+  if (spec.num_local_experts == 0) spec.num_experts_per_tok = 0;
+  spec.moe_intermediate_size = config.size_or("moe_intermediate_size", v2    ? 1407
+                                                                       : glm ? 1408
+                                                                             : 2048);
+  spec.n_shared_experts =
+      spec.num_local_experts == 0 ? 0 : config.size_or("n_shared_experts", v2 ? 2 : 1);
+  spec.first_k_dense_replace = config.size_or("first_k_dense_replace", v2 ? 0 : glm ? 1 : 3);
+  // transformers' V3 and GLM-4-MoE routers always carry e_score_correction_bias, V2's never
+  // (whatever topk_method says: it only picks the routing rule).
+  spec.moe_router_bias = !v2;
+  if (glm) {
+    spec.qk_norm = config.flag_or("use_qk_norm", false);
+    return;
+  }
   // q_lora_rank: null means uncompressed queries (DeepSeek-V2-Lite); absent means the default.
   spec.q_lora_rank = config.is_null("q_lora_rank") ? 0 : config.size_or("q_lora_rank", 1536);
   spec.kv_lora_rank = config.size_or("kv_lora_rank", 512);
   spec.qk_nope_head_dim = config.size_or("qk_nope_head_dim", 128);
   spec.qk_rope_head_dim = config.size_or("qk_rope_head_dim", 64);
   spec.v_head_dim = config.size_or("v_head_dim", 128);
-  // DeepSeek's own code adds e_score_correction_bias only for "noaux_tc"; transformers'
-  // DeepseekV3 has no topk_method and always carries it.
-  const std::optional<std::string> topk_method = config.text("topk_method");
-  spec.moe_router_bias = topk_method ? *topk_method == "noaux_tc" : !v2;
+  // Derived by transformers 5 and written to config.json; a value that disagrees would mean
+  // another query width than the one laid out.
+  if (const auto qk = config.size("qk_head_dim");
+      qk && *qk != spec.qk_nope_head_dim + spec.qk_rope_head_dim) {
+    config.at().fail("qk_head_dim",
+                     "qk_head_dim = " + std::to_string(*qk) +
+                         " differs from qk_nope_head_dim + qk_rope_head_dim = " +
+                         std::to_string(spec.qk_nope_head_dim + spec.qk_rope_head_dim));
+  }
 }
 
-// Qwen2MoeConfig: every layer sparse unless decoder_sparse_step or mlp_only_layers say
-// otherwise; ModelSpec's dense layers are the leading ones (first_k_dense_replace).
-void map_qwen2_moe(ModelSpec& spec, const HfConfig& config) {
-  spec.qkv_bias = true;
-  spec.hf_names = workloads::HfNames::qwen2_moe;
-  spec.num_local_experts = config.size_or("num_experts", 60);
-  spec.num_experts_per_tok = config.size_or("num_experts_per_tok", 4);
-  spec.moe_intermediate_size = config.size_or("moe_intermediate_size", 1408);
-  spec.shared_expert_intermediate_size = config.size_or("shared_expert_intermediate_size", 5632);
+// Qwen2MoeConfig and its followers: every layer sparse unless decoder_sparse_step or
+// mlp_only_layers say otherwise; ModelSpec's dense layers are the leading ones
+// (first_k_dense_replace).
+void map_sparse_moe(ModelSpec& spec, const HfConfig& config, const Traits& t) {
+  // transformers 5 saves num_experts under its attribute-map name, num_local_experts.
+  spec.num_local_experts =
+      config.size("num_local_experts").value_or(config.size_or("num_experts", t.experts));
+  spec.num_experts_per_tok = config.size_or("num_experts_per_tok", t.per_token);
+  spec.moe_intermediate_size = config.size_or("moe_intermediate_size", t.expert_width);
+  spec.shared_expert_intermediate_size =
+      config.size_or("shared_expert_intermediate_size", t.shared_width);
   spec.shared_expert_gate = spec.shared_expert_intermediate_size > 0;
   if (config.size_or("decoder_sparse_step", 1) != 1) {
-    config.at().fail("decoder_sparse_step", "only decoder_sparse_step = 1 (every layer MoE) can be laid out; "
-                                            "describe the model in a TOML model file instead");
+    config.at().fail("decoder_sparse_step",
+                     "only decoder_sparse_step = 1 (every layer MoE) can be laid out; "
+                     "describe the model in a TOML model file instead");
   }
   const std::vector<std::int64_t> dense = config.sizes("mlp_only_layers");
   for (std::size_t i = 0; i < dense.size(); ++i) {
     if (dense[i] != static_cast<std::int64_t>(i)) {
-      config.at().fail("mlp_only_layers", "only leading dense layers ([0, 1, ..., k-1]) can be laid out");
+      config.at().fail("mlp_only_layers",
+                       "only leading dense layers ([0, 1, ..., k-1]) can be laid out");
     }
   }
   spec.first_k_dense_replace = static_cast<std::int64_t>(dense.size());
@@ -412,7 +552,6 @@ void map_qwen2_moe(ModelSpec& spec, const HfConfig& config) {
 // FalconConfig: MQA (multi_query) or, with new_decoder_architecture, GQA over num_kv_heads and
 // one LayerNorm each for the parallel attention and MLP; the MLP is ffn_hidden_size (4h) wide.
 void map_falcon(ModelSpec& spec, const HfConfig& config) {
-  using workloads::NormPlacement;
   spec.hf_names = workloads::HfNames::falcon;
   spec.norm = workloads::NormKind::layernorm;
   spec.mlp = workloads::MlpKind::plain;
@@ -438,61 +577,23 @@ void map_falcon(ModelSpec& spec, const HfConfig& config) {
   }
 }
 
-// Llama's layout with other norms or names: the families that differ from Llama only in
-// which tensors exist, not in how attention or the MLP are built.
-void map_llama_variant(HfArch arch, ModelSpec& spec, const HfConfig& config) {
-  using workloads::NormPlacement;
-  switch (arch) {
-    case HfArch::gemma:
-    case HfArch::gemma2:
-      map_llama(spec, config);
-      spec.tie_word_embeddings = config.flag_or("tie_word_embeddings", true);
-      if (arch == HfArch::gemma2) spec.norm_placement = NormPlacement::sandwich;
-      break;
-    case HfArch::phi3:
-      spec.fused_qkv = true;
-      spec.fused_gate_up = true;
-      break;
-    case HfArch::olmo:
-    case HfArch::olmo2:
-      if (config.flag_or("attention_bias", false)) config.at().fail("attention_bias", "attention_bias = true is not supported for OLMo");
-      spec.norm = arch == HfArch::olmo ? workloads::NormKind::none : workloads::NormKind::rmsnorm;
-      if (arch == HfArch::olmo2) {
-        spec.norm_placement = NormPlacement::post;
-        spec.qk_norm = true;
-      }
-      break;
-    case HfArch::cohere:
-      // LayerNorm without bias: one weight vector, the same tensors as an RMSNorm.
-      if (config.flag_or("attention_bias", false)) config.at().fail("attention_bias", "attention_bias = true is not supported for Cohere");
-      spec.hf_names = workloads::HfNames::cohere;
-      spec.norm_placement = NormPlacement::parallel;
-      spec.qk_norm = config.flag_or("use_qk_norm", false);
-      spec.tie_word_embeddings = config.flag_or("tie_word_embeddings", true);
-      break;
-    default:
-      break;
-  }
-}
-
 // The GPT-style families: LayerNorm with bias, a plain two-matrix MLP, biases on the linears.
 void map_gpt_variant(HfArch arch, ModelSpec& spec, const HfConfig& config) {
-  using workloads::NormPlacement;
   spec.norm = workloads::NormKind::layernorm;
   spec.mlp = workloads::MlpKind::plain;
   spec.linear_bias = true;
   switch (arch) {
     case HfArch::gpt_neox:
-      // The MLP always has biases; without attention_bias only q/k/v/dense lose theirs, which
-      // ModelSpec cannot say.
-      if (!config.flag_or("attention_bias", true)) {
-        config.at().fail("attention_bias", "attention_bias = false (biases on the MLP only) is not supported");
-      }
+      // attention_bias = false drops the biases of q/k/v and dense; the MLP keeps its own.
       spec.hf_names = workloads::HfNames::gpt_neox;
       spec.fused_qkv = true;
+      spec.linear_bias = false;
+      spec.mlp_bias = true;
+      spec.qkv_bias = spec.o_bias = config.flag_or("attention_bias", true);
       break;
     case HfArch::phi:
-      if (config.flag_or("qk_layernorm", false)) config.at().fail("qk_layernorm", "qk_layernorm = true is not supported");
+      if (config.flag_or("qk_layernorm", false))
+        config.at().fail("qk_layernorm", "qk_layernorm = true is not supported");
       spec.hf_names = workloads::HfNames::phi;
       spec.norm_placement = NormPlacement::parallel;
       spec.lm_head_bias = true;
@@ -507,69 +608,57 @@ void map_gpt_variant(HfArch arch, ModelSpec& spec, const HfConfig& config) {
   }
 }
 
-ModelSpec map_spec(HfArch arch, const HfConfig& config) {
+ModelSpec map_spec(const ArchName& arch, const HfConfig& config) {
   ModelSpec spec;
   spec.hidden_size = config.required_size("hidden_size");
-  if (arch != HfArch::falcon) spec.intermediate_size = config.required_size("intermediate_size");
+  if (arch.arch != HfArch::falcon)
+    spec.intermediate_size = config.required_size("intermediate_size");
   spec.num_hidden_layers = config.required_size("num_hidden_layers");
   spec.num_attention_heads = config.required_size("num_attention_heads");
   spec.num_key_value_heads = config.size_or("num_key_value_heads", spec.num_attention_heads);
   spec.vocab_size = config.required_size("vocab_size");
-  spec.tie_word_embeddings = config.flag_or("tie_word_embeddings", false);
   spec.max_position_embeddings = config.size_or("max_position_embeddings", 0);
-  spec.norm = workloads::NormKind::rmsnorm;
-  spec.mlp = workloads::MlpKind::gated;
   spec.position_embedding = workloads::PositionEmbedding::rope;
   spec.embedding_norm = false;
-  switch (arch) {
-    case HfArch::llama:
-      map_llama(spec, config);
-      break;
-    case HfArch::mistral:
+  apply_traits(spec, config, arch.traits);
+  switch (arch.arch) {
+    case HfArch::dense:
+      if (arch.model_type == "cohere") spec.qk_norm = config.flag_or("use_qk_norm", false);
       break;
     case HfArch::mixtral:
       spec.num_local_experts = config.size_or("num_local_experts", 8);
       spec.num_experts_per_tok = config.size_or("num_experts_per_tok", 2);
+      if (arch.model_type == "phimoe") {
+        spec.num_local_experts = config.size_or("num_local_experts", 16);
+        spec.lm_head_bias = config.flag_or("lm_head_bias", false);
+      }
       break;
-    case HfArch::qwen2:
-      spec.qkv_bias = true;
+    case HfArch::deepseek:
+      map_deepseek(spec, config, arch.model_type);
       break;
-    case HfArch::deepseek_v3:
-    case HfArch::deepseek_v2:
-      map_deepseek(spec, config, arch == HfArch::deepseek_v2);
-      break;
-    case HfArch::qwen2_moe:
-      map_qwen2_moe(spec, config);
+    case HfArch::sparse_moe:
+      map_sparse_moe(spec, config, arch.traits);
       break;
     case HfArch::falcon:
       map_falcon(spec, config);
       break;
-    case HfArch::gemma:
-    case HfArch::gemma2:
-    case HfArch::phi3:
-    case HfArch::olmo:
-    case HfArch::olmo2:
-    case HfArch::cohere:
-      map_llama_variant(arch, spec, config);
-      break;
     case HfArch::gpt_neox:
     case HfArch::phi:
     case HfArch::starcoder2:
-      map_gpt_variant(arch, spec, config);
+      map_gpt_variant(arch.arch, spec, config);
       break;
   }
-  if (arch_info(arch).reads_head_dim) spec.head_dim = config.size_or("head_dim", 0);
+  if (arch.reads_head_dim) spec.head_dim = config.size_or("head_dim", 0);
   return spec;
 }
 
 // The HF key a ModelSpec key came from, for pointing a validation error at its line.
-std::string hf_key(HfArch arch, const std::string& spec_key) {
-  const bool deepseek = arch == HfArch::deepseek_v3 || arch == HfArch::deepseek_v2;
+std::string hf_key(const ArchName& arch, const std::string& spec_key) {
+  const bool deepseek = arch.arch == HfArch::deepseek;
   if (deepseek && spec_key == "num_local_experts") return "n_routed_experts";
-  if (deepseek && spec_key == "moe_router_bias") return "topk_method";
-  if (arch == HfArch::qwen2_moe && spec_key == "num_local_experts") return "num_experts";
-  if (arch == HfArch::falcon && spec_key == "num_key_value_heads") return "num_kv_heads";
-  if (arch == HfArch::falcon && spec_key == "intermediate_size") return "ffn_hidden_size";
+  if (arch.arch == HfArch::sparse_moe && spec_key == "num_local_experts") return "num_experts";
+  if (arch.arch == HfArch::falcon && spec_key == "num_key_value_heads") return "num_kv_heads";
+  if (arch.arch == HfArch::falcon && spec_key == "intermediate_size") return "ffn_hidden_size";
   return spec_key;
 }
 
@@ -604,8 +693,10 @@ Json parse_json(std::string_view text, const std::string& source) {
     }
     throw ConfigError(source, line, "", "JSON syntax error: " + what);
   } catch (const Json::out_of_range& e) {  // a number beyond double, e.g. 1e5555 (found by fuzzing)
-    std::string what = e.what();           // "[json.exception.out_of_range.406] number overflow parsing '1e5555'"
-    if (const std::size_t bracket = what.find("] "); bracket != std::string::npos) what = what.substr(bracket + 2);
+    std::string what =
+        e.what();  // "[json.exception.out_of_range.406] number overflow parsing '1e5555'"
+    if (const std::size_t bracket = what.find("] "); bracket != std::string::npos)
+      what = what.substr(bracket + 2);
     throw ConfigError(source, 0, "", "JSON number out of range: " + what);
   }
 }
@@ -619,7 +710,7 @@ workloads::ModelSpec parse_model_hf_json(std::string_view text, const std::strin
     throw ConfigError(source_name, 0, "",
                       "expected a JSON object at the top level, found " + describe(root));
   }
-  const HfArch arch = detect_arch(root, at);
+  const ArchName& arch = detect_arch(root, at);
   check_unknown_keys(root, at, arch);
   ModelSpec spec = map_spec(arch, HfConfig(root, at, consumed_keys(arch)));
   spec.name = name_from_source(source_name);

@@ -247,7 +247,9 @@ TEST(HfArchitectures, RefusesWhatCannotBeLaidOut) {
   EXPECT_EQ(error_key("{\"model_type\": \"qwen2_moe\", \"decoder_sparse_step\": 2, " + base + "}"),
             "decoder_sparse_step");
   EXPECT_EQ(error_key("{\"model_type\": \"phi\", \"qk_layernorm\": true, " + base + "}"), "qk_layernorm");
-  EXPECT_EQ(error_key("{\"model_type\": \"gpt_neox\", \"attention_bias\": false, " + base + "}"), "attention_bias");
+  EXPECT_EQ(error_key("{\"model_type\": \"stablelm\", \"qk_layernorm\": true, " + base + "}"), "qk_layernorm");
+  EXPECT_EQ(error_key("{\"model_type\": \"deepseek_v3\", \"qk_head_dim\": 100, " + base + "}"), "qk_head_dim");
+  EXPECT_EQ(error_key("{\"model_type\": \"gpt_neox\", \"attention_bias\": false, " + base + "}"), "accepted");
   EXPECT_EQ(error_key("{\"model_type\": \"falcon\", \"num_kv_heds\": 2, " + base + "}"), "num_kv_heds");
   EXPECT_EQ(error_key("{\"model_type\": \"qwen2_moe\", \"mlp_only_layers\": [0], " + base + "}"), "accepted");
 }

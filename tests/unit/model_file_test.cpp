@@ -555,13 +555,13 @@ TEST(ModelHfJson, DeepseekV3) {
   expect_deepseek_v3(m);
 }
 
-TEST(ModelHfJson, DeepseekNullQLoraRankAndGreedyRouting) {
+TEST(ModelHfJson, DeepseekNullQLoraRankAndGreedyRoutingKeepsTheRouterBias) {
   std::string text(kDeepseekV3Json);
   text.replace(text.find("\"q_lora_rank\": 1536"), 19, "\"q_lora_rank\": null");
   text.replace(text.find("\"noaux_tc\""), 10, "\"greedy\"");
   const ModelSpec m = parse_model_hf_json(text, "cfg.json");
   EXPECT_EQ(m.q_lora_rank, 0);
-  EXPECT_FALSE(m.moe_router_bias);
+  EXPECT_TRUE(m.moe_router_bias);  // transformers' DeepseekV3 router always has it
   EXPECT_EQ(m.kv_lora_rank, 512);
 }
 
@@ -589,11 +589,11 @@ TEST(ModelHfJson, LlamaBiases) {
   llama_both.replace(llama_both.find("mistral"), 7, "llama");
   llama_attention.replace(llama_attention.find("mistral"), 7, "llama");
   const ModelSpec m1 = parse_model_hf_json(llama_both, "cfg.json");
-  EXPECT_TRUE(m1.linear_bias);
-  EXPECT_FALSE(m1.qkv_bias);
+  EXPECT_TRUE(m1.qkv_bias && m1.o_bias && m1.mlp_bias);
+  EXPECT_FALSE(m1.linear_bias);
   const ModelSpec m2 = parse_model_hf_json(llama_attention, "cfg.json");
-  EXPECT_FALSE(m2.linear_bias);
-  EXPECT_TRUE(m2.qkv_bias);
+  EXPECT_TRUE(m2.qkv_bias && m2.o_bias);  // attention_bias reaches o_proj too
+  EXPECT_FALSE(m2.mlp_bias || m2.linear_bias);
 }
 
 TEST(ModelHfJson, RealButUnneededKeysAreAcceptedSilently) {
@@ -614,13 +614,14 @@ TEST(ModelHfJsonErrors, UnsupportedArchitectureListsTheSupportedOnes) {
 })");
   const std::string what = e.what();
   EXPECT_EQ(what.rfind("cfg.json:3: `model_type`: unsupported architecture \"gpt2\" (GPT2LMHeadModel) — "
-                       "supported: llama (LlamaForCausalLM), mistral (MistralForCausalLM), mixtral "
-                       "(MixtralForCausalLM), qwen2 (Qwen2ForCausalLM), deepseek_v3 "
-                       "(DeepseekV3ForCausalLM), gemma (GemmaForCausalLM), ",
+                       "supported: llama (LlamaForCausalLM), mistral (MistralForCausalLM), ministral "
+                       "(MinistralForCausalLM), ministral3 (Ministral3ForCausalLM), qwen2 (Qwen2ForCausalLM), "
+                       "qwen3 (Qwen3ForCausalLM), ",
                        0),
             0u)
       << what;
-  for (const char* part : {"falcon (FalconForCausalLM)", "cohere (CohereForCausalLM)", "write a TOML model file",
+  for (const char* part : {"falcon (FalconForCausalLM)", "cohere (CohereForCausalLM)", "qwen3_moe (Qwen3MoeForCausalLM)",
+                           "deepseek_v3 (DeepseekV3ForCausalLM)", "gemma3_text (Gemma3ForCausalLM)", "write a TOML model file",
                            "required keys: name, hidden_size, num_hidden_layers, num_attention_heads, vocab_size",
                            "e.g. workloads/zoo/qwen2-7b.toml"}) {
     EXPECT_NE(what.find(part), std::string::npos) << part << " missing from: " << what;
@@ -752,12 +753,12 @@ TEST(ModelHfJsonErrors, DeepseekValidationPointsAtTheHfKey) {
   EXPECT_EQ(routed.line(), 25);
 }
 
-TEST(ModelHfJsonErrors, MlpBiasAloneIsRefused) {
+TEST(ModelHfJson, MlpBiasAloneBiasesTheMlpOnly) {
   std::string text = small_json(",\n  \"mlp_bias\": true");
   text.replace(text.find("mistral"), 7, "llama");
-  EXPECT_STREQ(json_error(text).what(),
-               "cfg.json:8: `mlp_bias`: mlp_bias without attention_bias cannot be described by a "
-               "ModelSpec");
+  const ModelSpec m = parse_model_hf_json(text, "cfg.json");
+  EXPECT_TRUE(m.mlp_bias);
+  EXPECT_FALSE(m.qkv_bias || m.o_bias || m.linear_bias);
 }
 
 }  // namespace

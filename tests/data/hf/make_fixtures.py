@@ -1,0 +1,188 @@
+#!/usr/bin/env python3
+"""Ground truth for `ckptbench layout --model config.json`, taken from transformers itself.
+
+Needs torch, transformers and safetensors (a venv outside the repository, e.g.
+`python3 -m venv /work/venv-fidelity && /work/venv-fidelity/bin/pip install torch transformers safetensors`).
+CI does not run this script: it runs the C++ tests against the fixtures it wrote.
+
+  make_fixtures.py fixtures            rewrite tests/data/hf/fixtures/<name>/{config,expected}.json
+  make_fixtures.py measure CKPTBENCH   lay out the default config of every decoder-only causal-LM
+                                       type transformers knows and compare with the model
+
+Each model is built on the meta device (no memory for weights). The expected tensors are the
+names and shapes `save_pretrained` writes: tied copies dropped, and transformers' fused
+in-memory forms (e.g. MoE experts as one 3-D parameter) turned back into the checkpoint's
+per-expert tensors by the same reverse conversion save_pretrained applies.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import warnings
+from pathlib import Path
+
+import torch
+import transformers
+from transformers import AutoConfig, AutoModelForCausalLM
+from transformers.core_model_loading import revert_weight_conversion
+from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+
+from fixture_configs import FIXTURES, FULL_LIST
+
+HERE = Path(__file__).resolve().parent
+
+
+def saved_tensors(config):
+    """name -> shape as save_pretrained writes them, and the elements they hold."""
+    with torch.device("meta"):
+        model = AutoModelForCausalLM.from_config(config)
+    unique = dict(model.named_parameters())
+    every = dict(model.named_parameters(remove_duplicate=False))
+    state = {k: v for k, v in model.state_dict().items() if not (k in every and k not in unique)}
+    ignored = getattr(model, "_keys_to_ignore_on_save", None) or []
+    state = {k: v for k, v in state.items() if k not in ignored}
+    state = revert_weight_conversion(model, state)
+    # The count is of what the checkpoint holds: parameters and persistent buffers such as
+    # DeepSeek-V3's e_score_correction_bias, as ckptbench counts them.
+    return {k: list(v.shape) for k, v in state.items()}, sum(v.numel() for v in state.values())
+
+
+def digest(tensors):
+    """FNV-1a 64 over "name:d0,d1\n" lines in name order (tests/unit/hf_fixtures_test.cpp computes the same)."""
+    h = 0xCBF29CE484222325
+    for name in sorted(tensors):
+        for byte in f"{name}:{','.join(str(d) for d in tensors[name])}\n".encode():
+            h = ((h ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return f"{h:016x}"
+
+
+def config_json(config):
+    return json.loads(config.to_json_string(use_diff=True))
+
+
+def write_fixtures():
+    root = HERE / "fixtures"
+    for name, (model_type, keys) in sorted(FIXTURES.items()):
+        config = AutoConfig.for_model(model_type, **keys)
+        tensors, parameters = saved_tensors(config)
+        out = root / name
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "config.json").write_text(json.dumps(config_json(config), indent=1, sort_keys=True) + "\n")
+        expected = {"transformers": transformers.__version__, "parameters": parameters,
+                    "tensor_count": len(tensors), "digest": digest(tensors)}
+        if name in FULL_LIST:
+            expected["tensors"] = {k: tensors[k] for k in sorted(tensors)}
+        (out / "expected.json").write_text(json.dumps(expected, indent=0, sort_keys=True) + "\n")
+        print(f"{name}: {parameters} parameters, {len(tensors)} tensors")
+
+
+def decoder_only_types():
+    """model_type of every causal LM whose config is one plain decoder (no encoder, no sub-configs)."""
+    for model_type in sorted(MODEL_FOR_CAUSAL_LM_MAPPING_NAMES):
+        try:
+            config = AutoConfig.for_model(model_type)
+        except Exception:  # noqa: BLE001 - a type whose default config does not build is skipped
+            continue
+        if getattr(config, "is_encoder_decoder", False) or getattr(config, "sub_configs", {}):
+            continue
+        yield model_type, config
+
+
+def layout(ckptbench, config_path):
+    run = subprocess.run([ckptbench, "layout", "--model", str(config_path), "--state", "weights", "--rank", "0",
+                          "--json"], capture_output=True, text=True)
+    if run.returncode != 0:
+        return None, (run.stderr.strip().splitlines() or ["?"])[-1]
+    report = json.loads(run.stdout)
+    shards = report["ranks"][0]["shards"]
+    return ({s["name"]: s["global_shape"] for s in shards}, report["parameters"]), ""
+
+
+def compare(ours, theirs):
+    (tensors, parameters), (want, want_parameters) = ours, theirs
+    problems = []
+    if parameters != want_parameters:
+        problems.append(f"parameters {parameters} != {want_parameters}")
+    missing = sorted(set(want) - set(tensors))
+    extra = sorted(set(tensors) - set(want))
+    shapes = sorted(k for k in set(want) & set(tensors) if want[k] != tensors[k])
+    if missing:
+        problems.append(f"{len(missing)} missing e.g. {missing[0]} {want[missing[0]]}")
+    if extra:
+        problems.append(f"{len(extra)} extra e.g. {extra[0]} {tensors[extra[0]]}")
+    if shapes:
+        problems.append(f"{len(shapes)} shapes e.g. {shapes[0]} {tensors[shapes[0]]} != {want[shapes[0]]}")
+    return problems
+
+
+# Boolean keys that change tensors in some family; each is flipped on every accepted type.
+VARIED_KEYS = ["attention_bias", "mlp_bias", "qkv_bias", "tie_word_embeddings", "use_qk_norm", "qk_layernorm",
+               "use_bias", "bias", "lm_head_bias", "parallel_attn", "new_decoder_architecture", "multi_query"]
+
+
+def variations(ckptbench, model_type, config, directory, counts):
+    """Flip each boolean key: the layout must follow transformers or refuse, never differ."""
+    base = {k: v for k, v in config_json(config).items() if k not in ("model_type", "transformers_version")}
+    for key in VARIED_KEYS:
+        value = getattr(config, key, None)
+        if not isinstance(value, bool):
+            continue
+        try:
+            changed = AutoConfig.for_model(model_type, **{**base, key: not value})
+        except Exception:  # noqa: BLE001 - transformers itself rejects the variation
+            continue
+        path = directory / f"{key}.json"
+        path.write_text(json.dumps({**config_json(changed), key: not value}))
+        if getattr(changed, key, None) != (not value):
+            continue  # the config class derives this key itself
+        try:
+            theirs = saved_tensors(changed)
+        except Exception:  # noqa: BLE001 - transformers itself rejects the variation
+            continue
+        ours, why = layout(ckptbench, path)
+        problems = compare(ours, theirs) if ours is not None else []
+        kind = "variation wrong" if problems else "variation refused" if ours is None else "variation exact"
+        counts[kind] = counts.get(kind, 0) + 1
+        if problems:
+            print(f"{model_type:24}   {key} = {not value}: WRONG: {'; '.join(problems)}")
+
+
+def measure(ckptbench, only=None):
+    counts = {"exact": 0, "wrong": 0, "refused": 0, "no model": 0}
+    with tempfile.TemporaryDirectory() as tmp:
+        for model_type, config in decoder_only_types():
+            if only and model_type not in only:
+                continue
+            path = Path(tmp) / model_type / "config.json"
+            path.parent.mkdir()
+            path.write_text(json.dumps(config_json(config)))
+            try:
+                theirs = saved_tensors(config)
+            except Exception as e:  # noqa: BLE001
+                counts["no model"] += 1
+                print(f"{model_type:24} no model: {type(e).__name__}: {str(e)[:100]}")
+                continue
+            ours, why = layout(ckptbench, path)
+            if ours is None:
+                counts["refused"] += 1
+                print(f"{model_type:24} refused: {why[:160]}")
+                continue
+            problems = compare(ours, theirs)
+            counts["wrong" if problems else "exact"] += 1
+            print(f"{model_type:24} {'WRONG: ' + '; '.join(problems) if problems else 'exact'}")
+            if not problems:
+                variations(ckptbench, model_type, config, Path(tmp) / model_type, counts)
+    total = counts["exact"] + counts["wrong"] + counts["refused"]
+    print(f"decoder-only causal-LM types: {total}; " + ", ".join(f"{k}: {v}" for k, v in counts.items()))
+
+
+if __name__ == "__main__":
+    warnings.filterwarnings("ignore")
+    transformers.logging.set_verbosity_error()
+    if len(sys.argv) >= 2 and sys.argv[1] == "fixtures":
+        write_fixtures()
+    elif len(sys.argv) >= 3 and sys.argv[1] == "measure":
+        measure(sys.argv[2], set(sys.argv[3:]))
+    else:
+        sys.exit(__doc__)
