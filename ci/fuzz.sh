@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Fuzzes the campaign parser (with --set overrides), the TOML model-file reader, the HF
 # config.json reader, the safetensors header parser, results.jsonl lines and checkpoint manifests
-# with libFuzzer under ASan + UBSan (preset fuzz: clang, build-fuzz/, only the fuzz programs and
-# the libraries they link).
+# with libFuzzer under ASan + UBSan. The programs come from the ASan job's build (configure preset
+# asan, build-asan/: clang, every object also compiled with -fsanitize=fuzzer-no-link); build
+# preset fuzz builds only them and the libraries they link, so after ci/sanitizers.sh asan nothing
+# is left to build. Corpora, findings and logs stay in build-fuzz/, apart from the build.
 #
 #   ci/fuzz.sh [SECONDS]        # each target SECONDS (default 60; a longer run: 3600)
 #
@@ -11,7 +13,7 @@
 # build-fuzz/corpus/<target>, which keeps growing across runs. An input that crashes, leaks,
 # escapes with an exception other than ConfigError, or runs longer than 10 s stops the run and is
 # written to build-fuzz/findings/<target>/: fix it, then add it to tests/fuzz/regressions/<target>/,
-# where ctest (FuzzRegressions.<target>) replays it with the default build.
+# where ctest (FuzzRegressions.<target>) replays it in every build (ckpt_fuzz_replay_<target>).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-${CKPT_FUZZ_SECONDS:-60}}"
@@ -22,7 +24,7 @@ if ! command -v clang++-14 >/dev/null && ! command -v clang++ >/dev/null; then
   echo "ci/fuzz.sh: clang++ is needed for libFuzzer (apt-get install clang)" >&2
   exit 1
 fi
-cmake --preset fuzz >/dev/null
+cmake --preset asan >/dev/null
 cmake --build --preset fuzz -j "$jobs"
 
 declare -A seeds=(
@@ -44,7 +46,7 @@ for target in campaign model_toml model_hf safetensors_header results_record man
   find ${seeds[$target]} "tests/fuzz/regressions/$target" -type f ! -name .keep -exec cp -t "$corpus" {} +
   log="build-fuzz/fuzz-$target.log"
   echo "ci/fuzz.sh: $target for ${seconds} s (log: $log)"
-  if build-fuzz/bin/ckpt_fuzz_"$target" "$corpus" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+  if build-asan/bin/ckpt_fuzz_"$target" "$corpus" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
       -max_len=16384 -print_final_stats=1 -artifact_prefix="$findings/" >"$log" 2>&1; then
     grep -E '^stat::number_of_executed_units|^#[0-9]+.*DONE' "$log" | sed "s/^/ci\/fuzz.sh: $target: /" || true
   else

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # The test suite under sanitizers, each in its own build folder:
-#   asan  ASan + UBSan, -fno-sanitize-recover=all (preset asan, build-asan/): the unit, CLI,
-#         backend and single-process integration tests (ctest --preset asan). No MPI in this
-#         build, so the mpiio/hdf5 tests and the mpirun cases are left to the plain suite.
+#   asan  ASan + UBSan, -fno-sanitize-recover=all (preset asan, build-asan/, clang): the unit,
+#         CLI, backend and single-process integration tests and the fuzz regressions (ctest
+#         --preset asan). No MPI in this build, so the mpiio/hdf5 tests and the mpirun cases are
+#         left to the plain suite. The same build has the libFuzzer programs ci/fuzz.sh runs
+#         (every object is also compiled with -fsanitize=fuzzer-no-link), so the sanitizer
+#         libraries are compiled once for both jobs.
 #   tsan  ThreadSanitizer (preset tsan, build-tsan/): the code with threads — the posix and uring
 #         workers (every posix/uring backend test), the staging pipeline (Stager*), the async
 #         engines (Engine*) — with a gtest filter, and a threaded ckptbench run.
