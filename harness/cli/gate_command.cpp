@@ -165,8 +165,10 @@ int run_gate(const GateCommandOptions& o, std::ostream& out) {
   if (!o.allow_other_workload)
     refuse_other_workload(run, ratios, baseline, file, BaselineUse::gate);
   const GateResult result = gate_run(ratios, baseline, o.tolerance, o.alpha, o.spread_factor);
-  refuse_blind_baseline(result, file, o.tolerance, o.spread_factor);
+  const std::vector<std::string> notes =
+      refuse_blind_baseline(result, file, o.tolerance, o.spread_factor);
   print_gate(result, run, file, baseline, o.tolerance, o.alpha, o.spread_factor, o.markdown, out);
+  for (const std::string& note : notes) out << note << '\n';
   return result.any_regressed() ? 1 : 0;
 }
 

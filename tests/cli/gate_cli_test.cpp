@@ -77,7 +77,7 @@ TEST_F(GateCli, UpdateBaselineWritesTheRatiosAndTheMachineClass) {
   EXPECT_TRUE(contains(again.out, "updated: 1 cases")) << again.describe();
 }
 
-TEST_F(GateCli, PoolAddsRunsAndATooWideSpreadIsRefused) {
+TEST_F(GateCli, PoolAddsRunsAndATooWideSpreadIsNoted) {
   // Two more runs: write medians 1.0 (base), 1/1.25 = 0.8 and 1/0.8 = 1.25: the logs' standard
   // deviation is ln 1.25 = 22.3 %, so the smallest detectable change 1 − exp(−4 × 22.3 % × √(4/3))
   // is 64.3 % — this baseline cannot gate the 10 % tolerance.
@@ -95,17 +95,16 @@ TEST_F(GateCli, PoolAddsRunsAndATooWideSpreadIsRefused) {
   const nlohmann::json j = nlohmann::json::parse(read_text(baseline_));
   EXPECT_EQ(j["cases"][0]["write_runs"], nlohmann::json({8, 8, 8}));
   EXPECT_EQ(j["cases"][0]["write_ratios"].size(), 24u);
+  // Its read row still sees 10 %, so the case is gated; the write row, which cannot, is gated at
+  // its own 64.3 % and says so.
   o = ckptbench({"gate", slow.string(), "--baseline", baseline_.string()});
-  EXPECT_EQ(o.exit_code, 2) << o.describe();
-  EXPECT_EQ(o.err, "ckptbench: error: " + baseline_.string() +
-                       ": case - write: its 3 runs' median ratios spread 22.3 % (standard "
-                       "deviation of their logs), so the "
-                       "smallest change it can detect at --spread-factor 4 is 64.3 %, wider than "
-                       "the tolerance of 10.0 % it "
-                       "is used with — a regression between the two would pass unseen; take the "
-                       "baseline again on a quiet "
-                       "machine of this class (ci/gate.sh --update-baseline), or gate with "
-                       "--tolerance 0.65 or more\n");
+  EXPECT_EQ(o.exit_code, 0) << o.describe();
+  EXPECT_TRUE(contains(o.out,
+                       "note: case - write: its 3 runs' median ratios spread 22.3 % "
+                       "(standard deviation of their logs), so this row detects only "
+                       "changes over 64.3 % and is gated at that; the case's other rows "
+                       "gate the 10.0 % tolerance\n"))
+      << o.out;
   // Gated at the tolerance it can detect, the 20 % drop is within its noise.
   o = ckptbench({"gate", slow.string(), "--baseline", baseline_.string(), "--tolerance", "0.65"});
   EXPECT_EQ(o.exit_code, 0) << o.describe();

@@ -135,7 +135,8 @@ TEST(GatePool, TheSpreadSetsTheSmallestDetectableChange) {
               "deviation of their logs), so "
               "the smallest change it can detect at --spread-factor 4 is 53.0 %, wider than the "
               "tolerance of 10.0 % it "
-              "is used with — a regression between the two would pass unseen; take the baseline "
+              "is used with, and no other row of the case does better — a regression between the "
+              "two would pass unseen; take the baseline "
               "again on a quiet "
               "machine of this class (ci/gate.sh --update-baseline), or gate with --tolerance 0.53 "
               "or more");

@@ -167,8 +167,8 @@ TEST(GateRefusal, ABaselineTooSpreadToDetectTheToleranceIsRefused) {
               "its iterations; a "
               "baseline of 1 run), so the smallest change it can detect at --spread-factor 4 is "
               "49.0 %, wider than the "
-              "tolerance of 10.0 % it is used with — a regression between the two would pass "
-              "unseen; take the baseline "
+              "tolerance of 10.0 % it is used with, and no other row of the case does better — "
+              "a regression between the two would pass unseen; take the baseline "
               "again on a quiet machine of this class (ci/gate.sh --update-baseline), or gate with "
               "--tolerance 0.50 or "
               "more");
@@ -176,6 +176,23 @@ TEST(GateRefusal, ABaselineTooSpreadToDetectTheToleranceIsRefused) {
   EXPECT_NO_THROW(refuse_blind_baseline(r, "b.json", 0.50, kSpreadFactor));
   EXPECT_NO_THROW(refuse_blind_baseline(gate_one(baseline_with(kSteady, {}), kNoisy, {}), "b.json",
                                         0.10, kSpreadFactor));
+}
+
+TEST(GateRefusal, ANoisyRowOfACaseAnotherRowGatesIsNotedAndGatedAtItsOwnLevel) {
+  // Steady writes, noisy reads: the case is gated at 10 % by its write row; the read row, which
+  // cannot see 10 %, is gated at its own 49.0 % and says so instead of refusing the baseline.
+  const GateResult r = gate_one(baseline_with(kSteady, kNoisy), kSteady, kNoisy);
+  const std::vector<std::string> notes = refuse_blind_baseline(r, "b.json", 0.10, kSpreadFactor);
+  ASSERT_EQ(notes.size(), 2u);  // read, and write+read, which carries the noisy reads
+  EXPECT_TRUE(notes[1].starts_with("note: case - write+read: "));
+  EXPECT_EQ(notes[0],
+            "note: case - read: its median ratio is uncertain by 11.9 % (standard error from its "
+            "iterations; a baseline of 1 run), so this row detects only changes over 49.0 % and "
+            "is gated at that; the case's other rows gate the 10.0 % tolerance");
+  EXPECT_NEAR(r.rows.at(1).tolerance, 0.4904, 1e-3);
+  EXPECT_TRUE(refuse_blind_baseline(gate_one(baseline_with(kSteady, kSteady), kSteady, kSteady),
+                                    "b.json", 0.10, kSpreadFactor)
+                  .empty());
 }
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
