@@ -32,22 +32,18 @@ CLI::Validator finite_in(double low, double high, const std::string& meaning) {
 }
 
 constexpr const char* kMethod =
-    "Method: per case and phase the gate compares the median of this run's ratios (case GiB/s over "
-    "the calibration's) "
-    "with the baseline's. How far an unchanged run's median strays is σ = √(s²/R + max(s, e)²): s "
-    "the standard deviation "
-    "of the log of the baseline's R runs' medians (a pooled baseline, R ≥ 3; else its median's "
-    "standard error), e this "
-    "run's own median's standard error. A change counts only beyond the larger of --tolerance and "
-    "1 − exp(−k σ), k = "
-    "--spread-factor (4: an unchanged run's false alarm is a 4σ event, and a baseline that just "
-    "meets the tolerance "
-    "catches 1.5 × the tolerance 98 % of the time), and only when the Mann-Whitney p < --alpha. A "
-    "baseline whose own "
-    "1 − exp(−k s √(1 + 1/R)) exceeds --tolerance cannot detect the tolerance it is used with and "
-    "is refused (exit 2). "
-    "Take baselines on a quiet machine of the class, as CI runs: ci/gate.sh --update-baseline (10 "
-    "runs, pooled).";
+    "Method: per case and phase the gate compares the median of this run's ratios (case GiB/s "
+    "over the calibration's) with the baseline's. How far an unchanged run's median strays is "
+    "sigma = sqrt(s^2/R + max(s, e)^2): s the standard deviation of the log of the baseline's R "
+    "runs' medians (a pooled baseline, R >= 3; else its median's standard error), e this run's "
+    "own median's standard error. A change counts only beyond the larger of --tolerance and "
+    "1 - exp(-k sigma), k = --spread-factor (4: an unchanged run's false alarm is a 4 sigma "
+    "event, and a baseline that just meets the tolerance catches 1.5 x the tolerance 98 % of the "
+    "time), and only when the Mann-Whitney p < --alpha. A row whose baseline's own "
+    "1 - exp(-k s sqrt(1 + 1/R)) exceeds --tolerance is gated at that level and noted under the "
+    "table; a case none of whose rows can detect the tolerance is refused (exit 2). Take "
+    "baselines on a quiet machine of the class from runs that follow other work, as CI's does: "
+    "runs back to back understate the spread between runs.";
 
 }  // namespace
 
@@ -69,10 +65,11 @@ CLI::App* add_gate_command(CLI::App& app, GateCommandOptions& o) {
   cmd->add_option("--alpha", o.alpha, "Significance the Mann-Whitney test of the ratios must reach")
       ->check(finite_in(1e-9, 0.5, "a significance level"))
       ->capture_default_str();
-  cmd->add_option("--spread-factor", o.spread_factor,
-                  "k: a change counts only beyond 1 − exp(−k σ), σ how far an unchanged run's "
-                  "median ratio strays "
-                  "(see Method below)")
+  cmd->add_option(
+         "--spread-factor", o.spread_factor,
+         "k: a change counts only beyond 1 - exp(-k sigma), sigma how far an unchanged run's "
+         "median ratio strays "
+         "(see Method below)")
       ->check(finite_in(0.0, 100.0, "a multiple of the spread"))
       ->capture_default_str();
   cmd->add_flag("--update-baseline", o.update_baseline,
@@ -118,7 +115,7 @@ int update_baseline(const GateCommandOptions& o, const RunRecord& run, const Mac
   const Baseline previous = exists ? load_baseline(file) : Baseline{};
   if (o.pool && exists && previous.machine.name != here.name) {
     throw std::runtime_error(
-        fmt::format("{}: taken on machine class {}, the run on {} — runs of different machines do "
+        fmt::format("{}: taken on machine class {}, the run on {} - runs of different machines do "
                     "not pool; drop --pool to replace it, or pool into "
                     "results/baselines/<campaign>-{}.json",
                     file.string(), previous.machine.name, here.name, here.name));
@@ -156,7 +153,7 @@ int run_gate(const GateCommandOptions& o, std::ostream& out) {
   const Baseline baseline = load_baseline(file);
   if (baseline.machine.name != here.name) {
     throw std::runtime_error(
-        fmt::format("{}: taken on machine class {}, the run on {} — ratios of different machines "
+        fmt::format("{}: taken on machine class {}, the run on {} - ratios of different machines "
                     "do not compare; take a baseline "
                     "here with --update-baseline into results/baselines/<campaign>-{}.json",
                     file.string(), baseline.machine.name, here.name, here.name));

@@ -98,8 +98,8 @@ TEST_F(LoadCli, Tp2CheckpointLoadsAtTp4AndTp1ByEachMethodWithThePhasesCountsVeri
     SCOPED_TRACE(format);
     const fs::path checkpoint = write("weights", format);
     // TP 4: every stored byte is needed once; the TP 4 vocabulary padding (rows 1280..1535, / 4)
-    // of both vocabulary tensors is stored nowhere. TP 1: the TP 2 padding rows 1152..1279 (/ 4)
-    // are not needed.
+    // of both vocabulary tensors is stored nowhere. TP 1 loads Hugging Face names, which are
+    // not padded at TP 1: the TP 2 padding rows 1100..1279 (/ 4) are not needed.
     // Requests, the same for both formats (tensors in the same order, each file's bytes
     // contiguous): TP 1 reads from each writer file its embedding and output-layer slices, q, k,
     // v, gate and up slices, and the strided halves of o and down as one request each into
@@ -109,7 +109,7 @@ TEST_F(LoadCli, Tp2CheckpointLoadsAtTp4AndTp1ByEachMethodWithThePhasesCountsVeri
     // tensors: 512) besides its other slices: 542, as the phase counts. Bridging gaps up to
     // 64 KiB (the default) makes each rank's halves of o and of down one request into scratch:
     // 542 - 512 + 8 = 38, reading the 63 gaps of each as well (kTp4Bridged).
-    const std::uint64_t tp1 = kWeights - (1280 - 1152) / 4 * kVocabRowBytes;
+    const std::uint64_t tp1 = kWeights - (1280 - 1100) / 4 * kVocabRowBytes;
     const std::uint64_t pad4 = (1536 - 1280) / 4 * kVocabRowBytes;
     struct Expected {
       std::string tp, gap;
