@@ -80,7 +80,8 @@ std::optional<std::string> header_problem(const fs::path& path,
     }
   }
   if (header.tensors.size() != expected.size()) {
-    for (const auto& [name, e] : expected) {
+    for (const auto& entry : expected) {
+      const std::string& name = entry.first;
       const bool found =
           std::any_of(header.tensors.begin(), header.tensors.end(),
                       [&name](const SafetensorsTensor& t) { return t.name == name; });
