@@ -179,8 +179,15 @@ TEST(MemorySpaceNames, RoundTrip) {
 // Locked memory of this process, from /proc/self/status (kB), or -1.
 // ASan intercepts mlock and does nothing (VmLck stays 0), so the locked amount is checked
 // only without it.
+// (gcc says so with __SANITIZE_ADDRESS__, clang with __has_feature).
 #if defined(__SANITIZE_ADDRESS__)
 constexpr bool kMlockLocks = false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kMlockLocks = false;
+#else
+constexpr bool kMlockLocks = true;
+#endif
 #else
 constexpr bool kMlockLocks = true;
 #endif
