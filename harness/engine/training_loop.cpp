@@ -342,9 +342,13 @@ void TrainingRun::checkpoint_background(std::int64_t iteration, Clock::time_poin
   CheckpointRecord* record = &summary_.checkpoints.back();
   if (in_flight_) {  // back-pressure: one snapshot in the pool at a time
     poll(true);
+    if (!ok()) {  // the one in flight failed: this one never started, and the loop stops at that one
+      summary_.checkpoints.pop_back();
+      flush_bytes_.pop_back();
+      return;
+    }
     record = &summary_.checkpoints.back();
     record->backpressure_seconds = seconds_since(due);
-    if (!ok()) return;
   }
   fs::path dir;
   if (const std::string problem = io_.claim_dir(iteration, dir); !problem.empty()) return fail(problem);
