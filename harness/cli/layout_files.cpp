@@ -31,13 +31,10 @@ Case planning_case(const workloads::Layout& layout, const FilesRequest& request)
 // The coordinator's files, sized from every rank's shards (the items DCP's metadata lists).
 void add_coordinator_files(const workloads::Layout& layout, const Case& c, std::vector<ListedFile>& files) {
   if (!writes_dcp_metadata(c)) return;
-  nlohmann::json items = nlohmann::json::array();
+  std::vector<ManifestTensor> items;
   for (std::int64_t r = 0; r < layout.world_size(); ++r) {
     const std::vector<RankPlan> plans = plan_ranks(layout, c, {r}, {});
-    for (const PlacedShard& ps : plans.front().shards) {
-      items.push_back({{"name", ps.shard.name}, {"state", workloads::state_kind_name(ps.shard.state)},
-                       {"file", ps.file}, {"global_shape", ps.shard.global_shape}});
-    }
+    for (const PlacedShard& ps : plans.front().shards) items.push_back({.shard = ps.shard, .file = ps.file});
   }
   for (const CoordinatorFile& f : coordinator_files(c, items)) files.push_back({f.name, 0, f.text.size(), 0});
 }

@@ -31,18 +31,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-DataPattern pattern_of(const nlohmann::json& manifest) {
-  const std::string name = manifest.at("data").at("pattern").get<std::string>();
-  for (DataPattern p : {DataPattern::random, DataPattern::zeros, DataPattern::bf16}) {
-    if (data_pattern_name(p) == name) return p;
-  }
-  throw std::runtime_error("manifest data.pattern \"" + name + "\" is unknown to this ckptbench");
-}
-
 // Loading reads bytes at the manifest's file offsets: a checkpoint whose backend stored none
 // (null) or stored its own format (hdf5 datasets) holds no weights to load that way.
-void check_stored_bytes(const fs::path& dir, const nlohmann::json& manifest) {
-  const std::string backend = manifest.at("config").at("backend").value("name", "posix");
+void check_stored_bytes(const fs::path& dir, const Manifest& manifest) {
+  const std::string& backend = manifest.writer.backend;
   for (const backends::BackendInfo& info : backends::list_backends()) {
     if (info.name != backend) continue;
     if (!info.capabilities.stores_data) {
@@ -96,38 +88,33 @@ void check_checkpoint_directory(const fs::path& dir) {
                                        dir.string(), kManifestName));
 }
 
-// What loading checks of the manifest before it trusts any data: a version this ckptbench can
-// check and files inside the checkpoint (std::runtime_error, exit 2), then damage (DamagedCheckpoint,
-// exit 1): the tensor list against its checkpoint_hash, a safetensors checkpoint's headers and index.
-void check_manifest(const fs::path& dir, const nlohmann::json& manifest) {
-  if (auto problem = manifest_version_problem(manifest, dir / kManifestName)) throw std::runtime_error(*problem);
+// What loading checks of the manifest before it trusts any data (read_manifest refused a version
+// this ckptbench cannot check): files inside the checkpoint (std::runtime_error, exit 2), then
+// damage (DamagedCheckpoint, exit 1): the tensor list and training iteration against its
+// checkpoint_hash, a safetensors checkpoint's headers and index.
+void check_manifest(const fs::path& dir, const Manifest& manifest) {
   if (auto problem = manifest_path_problem(manifest, dir)) {
     throw std::runtime_error(fmt::format("{}: damaged manifest: {}", (dir / kManifestName).string(), *problem));
   }
-  try {
-    written_iteration(manifest);
-  } catch (const std::exception& e) {
-    throw std::runtime_error(fmt::format("{}: damaged manifest: {}", (dir / kManifestName).string(), e.what()));
-  }
   if (auto problem = manifest_hash_problem(manifest, dir / kManifestName)) throw DamagedCheckpoint(*problem);
-  if (!is_safetensors_checkpoint(manifest)) return;
+  if (manifest.writer.format != CheckpointFormat::safetensors) return;
   if (auto problem = safetensors_checkpoint_problem(dir, manifest)) throw DamagedCheckpoint(*problem);
 }
 
 // The checkpoint's files, in the manifest's order, at their actual sizes.
-std::vector<LoadFile> checkpoint_files(const fs::path& dir, const nlohmann::json& manifest) {
-  const std::string scope = manifest.at("config").at("state").value("scope", "full");
-  if (scope != "weights") {
+std::vector<LoadFile> checkpoint_files(const fs::path& dir, const Manifest& manifest) {
+  const std::string_view scope = workloads::state_scope_name(manifest.writer.state.scope);
+  if (manifest.writer.state.scope != workloads::StateScope::weights) {
     throw std::runtime_error(fmt::format(
         "{}: holds state.scope = \"{}\" (weights and optimizer state in the same files); without --tp `ckptbench "
         "load` reads every file whole, so it loads weights-only checkpoints — load this checkpoint's weights with "
         "--tp N (the slices of inference TP N planned from the manifest, e.g. --tp {}, the writer's), or restore "
         "full state with --phase restore",
-        dir.string(), scope, manifest.at("config").at("parallel").value("tp", 1)));
+        dir.string(), scope, manifest.writer.parallel.tp));
   }
   std::vector<std::pair<std::string, std::uint64_t>> sized;
-  for (const nlohmann::json& f : manifest.at("files")) {
-    const fs::path path = dir / f.at("path").get<std::string>();
+  for (const ManifestFile& f : manifest.files) {
+    const fs::path path = dir / f.path;
     std::error_code ec;
     const std::uint64_t size = fs::file_size(path, ec);
     if (ec) throw std::runtime_error(fmt::format("{}: {} (the checkpoint is incomplete)", path.string(), ec.message()));
@@ -138,35 +125,33 @@ std::vector<LoadFile> checkpoint_files(const fs::path& dir, const nlohmann::json
 
 // The first tensor whose loaded bytes differ from the pattern, as a message, or "".
 // Verification runs in the destination's memory space (device kernels for cuda).
-std::string verify_loaded(const nlohmann::json& manifest, const std::vector<LoadFile>& files, const fs::path& dir,
+std::string verify_loaded(const Manifest& manifest, const std::vector<LoadFile>& files, const fs::path& dir,
                           const Buffer& memory) {
   // The tensors as placed shards in the destination, so that their pattern runs (a tensor's
   // bytes are a function of its global index: shard_geometry.hpp) come from the one place that
   // makes them for fill and restore.
   RankPlan placed;
-  const std::int64_t scale = manifest.value("scale", std::int64_t{1});
-  const std::int64_t iteration = written_iteration(manifest);  // a [training] checkpoint's state
-  for (const nlohmann::json& t : manifest.at("tensors")) {
-    const std::string path = (dir / t.at("file").get<std::string>()).string();
+  for (const ManifestTensor& t : manifest.tensors) {
+    const std::string path = (dir / t.file).string();
     const auto file = std::find_if(files.begin(), files.end(), [&path](const LoadFile& f) { return f.path == path; });
-    if (file == files.end()) return "tensor " + t.at("name").get<std::string>() + ": its file " + path + " was not loaded";
+    if (file == files.end()) return "tensor " + t.shard.name + ": its file " + path + " was not loaded";
     PlacedShard& ps = placed.shards.emplace_back();
-    ps.shard = shard_from_json(t);
-    ps.geometry = shard_geometry(ps.shard, scale);
-    ps.memory_offset = file->destination_offset + t.at("file_offset").get<std::uint64_t>();
-    ps.bytes = t.at("bytes").get<std::uint64_t>();
-    ps.data_key = training_key(t.at("data_key").get<std::uint64_t>(), iteration);
+    ps.shard = t.shard;
+    ps.geometry = shard_geometry(ps.shard, manifest.layout.scale);
+    ps.memory_offset = file->destination_offset + t.file_offset;
+    ps.bytes = t.bytes;
+    ps.data_key = training_key(t.data_key, manifest.iteration());  // a [training] checkpoint's state
   }
   std::vector<std::pair<std::size_t, std::size_t>> owner;
   const std::vector<PatternRange> ranges = shard_pattern_ranges({placed}, {0}, &owner);
   if (ranges.empty()) return "";
-  const std::optional<Mismatch> bad = memory.first_mismatch(ranges, pattern_of(manifest));
+  const std::optional<Mismatch> bad = memory.first_mismatch(ranges, manifest.pattern);
   if (!bad) return "";
   const std::size_t index = owner[bad->range].second;
-  const nlohmann::json& t = manifest.at("tensors").at(index);
+  const ManifestTensor& t = manifest.tensors.at(index);
   const std::uint64_t shard_byte = ranges[bad->range].offset - placed.shards[index].memory_offset + bad->offset;
-  return fmt::format("verification failed: tensor {} at byte {} (file {} offset {})", t.at("name").get<std::string>(),
-                     shard_byte, t.at("file").get<std::string>(), t.at("file_offset").get<std::uint64_t>() + shard_byte);
+  return fmt::format("verification failed: tensor {} at byte {} (file {} offset {})", t.shard.name, shard_byte, t.file,
+                     t.file_offset + shard_byte);
 }
 
 // The loader's settings and the destination's memory as the options give them.
@@ -205,7 +190,7 @@ void print_median(std::ostream& out, const LoadCommandOptions& o, const std::vec
 }
 
 // Without --tp: every file of a weights-only checkpoint whole, one after another.
-int load_whole_files(const LoadCommandOptions& o, const fs::path& dir, const nlohmann::json& manifest,
+int load_whole_files(const LoadCommandOptions& o, const fs::path& dir, const Manifest& manifest,
                      std::ostream& out) {
   const std::vector<LoadFile> files = checkpoint_files(dir, manifest);
   const LoadSettings settings = settings_of(o);
@@ -233,7 +218,7 @@ int load_whole_files(const LoadCommandOptions& o, const fs::path& dir, const nlo
 }
 
 // The planner's input for --tp, its errors naming --tp or the manifest.
-ReshardSpec planned_spec(const LoadCommandOptions& o, const fs::path& dir, const nlohmann::json& manifest) {
+ReshardSpec planned_spec(const LoadCommandOptions& o, const fs::path& dir, const Manifest& manifest) {
   try {
     return load_spec(manifest, o.tp, o.gap_bytes);
   } catch (const workloads::SpecError& e) {
@@ -246,7 +231,7 @@ ReshardSpec planned_spec(const LoadCommandOptions& o, const fs::path& dir, const
 }
 
 // The plans of the inference ranks --rank selects (all by default), placed one after another.
-std::vector<RankPlan> planned_ranks(const LoadCommandOptions& o, const fs::path& dir, const nlohmann::json& manifest,
+std::vector<RankPlan> planned_ranks(const LoadCommandOptions& o, const fs::path& dir, const Manifest& manifest,
                                     const ReshardSpec& spec) {
   std::vector<std::int64_t> ranks = inference_ranks(spec.reader);
   if (o.rank >= 0) {
@@ -261,8 +246,8 @@ std::vector<RankPlan> planned_ranks(const LoadCommandOptions& o, const fs::path&
     return load_plans(manifest, spec, ranks, dir);
   } catch (const ReshardError& e) {
     // A writer's ranks.* selection: say which ranks the checkpoint holds, in this command's terms.
-    const auto written = manifest.value("ranks", std::vector<std::int64_t>{});
-    const auto world = manifest.value("world_size", std::int64_t{0});
+    const std::vector<std::int64_t>& written = manifest.layout.ranks;
+    const std::int64_t world = manifest.layout.world_size;
     const std::string held =
         static_cast<std::int64_t>(written.size()) < world
             ? fmt::format(" — this checkpoint holds writer ranks [{}] of {}; with --rank, load an inference rank whose "
@@ -291,12 +276,12 @@ void print_plan(std::ostream& out, const LoadCommandOptions& o, const ReshardSpe
 
 // With --tp: the inference ranks' TP slices, planned from the manifest as --phase load plans them
 // (harness/load/load_plan.hpp), loaded and verified the same way.
-int load_planned_slices(const LoadCommandOptions& o, const fs::path& dir, const nlohmann::json& manifest,
+int load_planned_slices(const LoadCommandOptions& o, const fs::path& dir, const Manifest& manifest,
                         std::ostream& out) {
   const ReshardSpec spec = planned_spec(o, dir, manifest);
   const std::vector<RankPlan> plans = planned_ranks(o, dir, manifest, spec);
   const LoadSettings settings = settings_of(o);
-  const DataPattern pattern = pattern_of(manifest);
+  const DataPattern pattern = manifest.pattern;
   MemorySpaces spaces;
   const MemorySpaceKind kind = memory_of(o);
   ProcessBuffer buffer(plans, spaces.get(kind));
@@ -372,7 +357,7 @@ CLI::App* add_load_command(CLI::App& app, LoadCommandOptions& o) {
 int run_load(const LoadCommandOptions& o, std::ostream& out, std::ostream& err) {
   const fs::path dir = o.checkpoint;
   check_checkpoint_directory(dir);
-  const nlohmann::json manifest = read_manifest(dir);
+  const Manifest manifest = read_manifest(dir);
   check_stored_bytes(dir, manifest);
   try {
     check_manifest(dir, manifest);

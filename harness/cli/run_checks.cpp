@@ -74,6 +74,25 @@ std::optional<std::string> dry_run_ranks_problem(std::size_t selected, std::int6
       kDryRunRanks, selected, world_size);
 }
 
+// What the read path refuses of the checkpoint `writer` wrote in `dir` before it plans (files
+// outside it; its tensor list, checkpoint_hash and safetensors files against the writer's plans),
+// with the read path's words, as one process finds it.
+std::optional<std::string> checkpoint_read_problem(const Case& writer, const Manifest& manifest,
+                                                   const std::filesystem::path& dir) {
+  if (auto problem = manifest_path_problem(manifest, dir)) {
+    return fmt::format("{}: damaged manifest: {} — {}", (dir / kManifestName).string(), *problem,
+                       damaged_checkpoint_advice(writer, dir));
+  }
+  const workloads::Layout layout(writer.model, writer.parallel, writer.state);
+  const std::vector<std::int64_t> selected = selected_ranks(writer, layout.world_size());
+  if (selected.size() > kDryRunRanks) return std::nullopt;  // dry_run_ranks_problem names it
+  const std::vector<RankPlan> planned = plan_ranks(layout, writer, selected, dir);
+  if (auto problem = damaged_checkpoint_problem(manifest, dir, planned, &selected, 0, 1)) {
+    return fmt::format("damaged checkpoint: {} — {}", *problem, damaged_checkpoint_advice(writer, dir));
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 CaseCheck check_case(const Case& c, PhaseSelection phase, int processes,
@@ -85,15 +104,19 @@ CaseCheck check_case(const Case& c, PhaseSelection phase, int processes,
   note(backend_problem(c));
   note(memory_space_problem(c, spaces));
   std::filesystem::path dir = case_directory(c) / "dry-run";
-  nlohmann::json manifest;
+  Manifest manifest;
   bool have_manifest = false;
   if (phase == PhaseSelection::restore || phase == PhaseSelection::load) {
-    const auto problem = find_restorable_checkpoint(phase == PhaseSelection::load ? load_source(c) : c, dir, manifest);
-    have_manifest = !problem;
-    // A damaged manifest (its tensor list changed) fails the case when it runs, naming the damage
-    // (exit 1, as a failed verification); it is not planned from here.
-    if (have_manifest && manifest_hash_problem(manifest, dir / kManifestName)) have_manifest = false;
+    const Case writer = phase == PhaseSelection::load ? load_source(c) : c;
+    const auto problem = find_restorable_checkpoint(writer, dir, manifest);
     note(problem);
+    // The checks the read makes before planning, as it makes them: damage found there fails the
+    // case when it runs, so it is not planned from here.
+    if (!problem) {
+      const auto damage = checkpoint_read_problem(writer, manifest, dir);
+      note(damage);
+      have_manifest = !damage;
+    }
     note(lock_problem(c));  // a keeping run on this case, which may retire what would be restored
   } else {
     note(target_problem(c));

@@ -3,9 +3,6 @@
 // restored once, timed, and verified against the training iteration its manifest names.
 #include <chrono>
 #include <fmt/format.h>
-#include <fstream>
-#include <iterator>
-#include <optional>
 #include <stdexcept>
 #include <thread>
 
@@ -13,11 +10,9 @@
 #include "harness/engine/flush_worker.hpp"
 #include "harness/engine/training_loop.hpp"
 #include "harness/engine/training_state.hpp"
-#include "harness/formats/safetensors_plan.hpp"
 #include "harness/run/case_execution.hpp"
 #include "harness/run/case_runner.hpp"
-#include "harness/run/dcp_metadata.hpp"
-#include "harness/run/manifest.hpp"
+#include "harness/run/checkpoint_commit.hpp"
 #include "harness/run/target_check.hpp"
 
 namespace ckpt::harness {
@@ -25,46 +20,6 @@ namespace ckpt::harness {
 namespace fs = std::filesystem;
 
 namespace {
-
-// The case's `latest` pointers as they are (nullopt: absent), so that a commit that fails midway
-// can put them back: `latest` must never name a checkpoint that is then removed.
-struct LatestPointers {
-  std::optional<std::string> latest, iteration;
-};
-
-std::optional<std::string> text_of(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-LatestPointers read_latest_pointers(const Case& c) {
-  return {text_of(case_directory(c) / "latest"), text_of(case_directory(c) / "latest_checkpointed_iteration.txt")};
-}
-
-void put_back(const fs::path& path, const std::optional<std::string>& text) noexcept {
-  try {
-    if (text) {
-      write_file_atomically(path, *text);
-    } else {
-      std::error_code ec;
-      fs::remove(path, ec);
-    }
-  } catch (...) {  // best effort: the failure itself is what the run reports
-  }
-}
-
-// Names `dir` (checkpoint number `step`) `latest`; on failure the earlier pointers are put back.
-void record_latest_or_put_back(const Case& c, const fs::path& dir, std::int64_t step) {
-  const LatestPointers before = read_latest_pointers(c);
-  try {
-    record_latest_checkpoint(c, dir, step);
-  } catch (...) {
-    put_back(case_directory(c) / "latest", before.latest);
-    put_back(case_directory(c) / "latest_checkpointed_iteration.txt", before.iteration);
-    throw;
-  }
-}
 
 // Removes the loop's previous checkpoint `old` on a thread of its own (deleting a large checkpoint
 // takes longer than the commit), or here when no thread can be started (memory is short). The
@@ -85,44 +40,25 @@ void retire_superseded(std::jthread& retire, fs::path& old) noexcept {
 
 std::string CaseExecution::commit_training_checkpoint(const fs::path& dir, std::int64_t iteration,
                                                       const std::vector<std::vector<std::uint64_t>>& sums) {
-  const std::vector<std::string> pieces = comm_.gather(manifest_tensors(write_plans_, sums).dump());
-  std::string problem;
-  if (comm_.rank() == 0) {
-    fs::path superseded = dir;  // allocated before the commit: once `latest` names dir, nothing may throw
-    try {
-      nlohmann::json tensors = nlohmann::json::array();
-      for (const std::string& piece : pieces) {
-        for (auto& t : nlohmann::json::parse(piece)) tensors.push_back(std::move(t));
-      }
-      // The layout's coordinator files, as the write iterations write them (inside the checkpoint's
-      // time to durable); the seconds they took go to phases.write.metadata's samples.
-      metadata_s_.push_back(commit_coordinator_files(c_, dir, tensors));
-      // Hugging Face loaders find a sharded checkpoint's files through its index, as the write
-      // iterations write it.
-      if (c_.format == CheckpointFormat::safetensors) {
-        const bool weights_only = c_.state.scope == workloads::StateScope::weights;
-        write_file_atomically(dir / kSafetensorsIndexName, safetensors_index(tensors, weights_only).dump(2));
-      }
-      nlohmann::json manifest = make_manifest(c_, layout_.world_size(), selected_, std::move(tensors),
-                                              first_step_ + iteration);
-      manifest["training_iteration"] = iteration;
-      commit_manifest(dir, manifest);  // last of the checkpoint's files, by temp file and rename
-      // A kept run names it `latest` at once, so a process killed later leaves it restorable;
-      // only then does the newest committed checkpoint replace the loop's previous one.
-      if (keeping()) record_latest_or_put_back(c_, dir, first_step_ + iteration);
-    } catch (const std::bad_alloc&) {
-      problem = "out of memory (std::bad_alloc)";
-    } catch (const std::exception& e) {
-      problem = e.what();
-    }
-    if (problem.empty()) {
-      committed_training_dir_.swap(superseded);
-      if (!superseded.empty() && superseded != dir) retire_superseded(training_retire_, superseded);
-    } else {
-      problem = fmt::format("checkpoint {}: manifest commit failed: {}", dir.string(), problem);
-    }
+  fs::path superseded = dir;  // allocated before the commit: once `latest` names dir, nothing may throw
+  CommitTimes times;
+  // A kept run names it `latest` at once, so a process killed later leaves it restorable; only
+  // then does the newest committed checkpoint replace the loop's previous one.
+  const std::string problem = commit_checkpoint(comm_, c_, dir,
+                                                {.world_size = layout_.world_size(),
+                                                 .ranks = &selected_,
+                                                 .step = first_step_ + iteration,
+                                                 .training_iteration = iteration,
+                                                 .name_latest = keeping()},
+                                                write_plans_, sums, &times);
+  if (comm_.rank() == 0 && problem.empty()) {
+    // The coordinator files' seconds (inside the checkpoint's time to durable) go to
+    // phases.write.metadata's samples.
+    metadata_s_.push_back(times.metadata_seconds);
+    committed_training_dir_.swap(superseded);
+    if (!superseded.empty() && superseded != dir) retire_superseded(training_retire_, superseded);
   }
-  return comm_.broadcast(problem);
+  return problem;
 }
 
 void CaseExecution::train(std::vector<IterationTiming>& reads) {
@@ -197,7 +133,7 @@ void CaseExecution::after_training(const std::vector<RankPlan>& trained, const f
   if (phase_ == PhaseSelection::checkpoint) {
     // `latest` already names it (the loop's commit); after a failure, recording it again could
     // only replace the failure's message with its own.
-    if (result_.status != "failed") commit_checkpoint(dir, first_step_ + t.committed_iteration);
+    if (result_.status != "failed") name_latest(dir, first_step_ + t.committed_iteration);
     retire_checkpoints(dir, true);
   } else if (result_.status == "ok") {
     read_iteration(0, &reads);

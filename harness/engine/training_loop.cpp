@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cmath>
 #include <fmt/format.h>
+#include <functional>
+#include <new>
 #include <optional>
 #include <stdexcept>
 #include <thread>
@@ -75,6 +77,12 @@ class TrainingRun {
   }
   // Collective: the checkpoint whose directory was claimed failed; the directory goes.
   void fail_checkpoint(const std::string& problem);
+  // Runs `local` (no collective inside); an exception it throws becomes this process's problem,
+  // which the next agree_local makes everyone's.
+  void guard(const std::function<void()>& local) noexcept;
+  // Collective: the first process's problem from guard, if any, fails the run (and the claimed
+  // checkpoint, whose directory goes). False when it did.
+  bool agree_local();
   void loop();
   // After an exception on this thread: the flush thread stopped and joined; a checkpoint it
   // committed meanwhile is recorded, any other result dropped.
@@ -87,6 +95,8 @@ class TrainingRun {
   double gather(std::int64_t iteration, CheckpointRecord& record);
   void checkpoint_background(std::int64_t iteration, Clock::time_point due);
   FlushTarget flush_target(std::int64_t iteration, const fs::path& dir) const;
+  // This process's part of a checkpoint whose directory `dir` was claimed: its plans moved there.
+  void prepare_checkpoint(std::int64_t iteration, const fs::path& dir);
   FlushJob flush_job(std::int64_t iteration, const fs::path& dir);
   // The snapshot copy of the state as it is now into the pool (async on this thread, lazy on the
   // worker); `tear`: the next iteration's update halfway through (EngineHooks).
@@ -109,6 +119,7 @@ class TrainingRun {
   FlushWorker worker_;
   std::optional<InFlight> in_flight_;
   std::optional<fs::path> pending_dir_;  // claimed, not yet committed or discarded
+  std::string local_problem_;            // this process's, from guard; not yet agreed on
   Checksums sums_;                   // of the state as the last update left it
   bool lazy_copy_pending_ = false;   // lazy: the next update must wait for the snapshot copy
   std::optional<std::size_t> polled_record_;  // committed by a poll during the current wait_for
@@ -165,15 +176,17 @@ void TrainingRun::wait_for(Clock::time_point start, double seconds) {
 void TrainingRun::update(std::int64_t iteration) {
   const auto start = Clock::now();
   poll(false);  // a flush that ended during compute commits now, not after the rewrite
-  const std::vector<RankPlan> state = plans_at_iteration(io_.plans, iteration);
-  if (io_.gather != nullptr) {
-    // Each DP rank updates its own shards; DP rank 0's copies of the others' come by the gather
-    // at the checkpoint (checksummed there, once they arrived).
-    fill_plans(io_.gather->fill_held_only(state), io_.state, io_.pattern);
-    io_.gather->fill_sources(io_.pattern, iteration);
-  } else {
-    sums_ = fill_plans(state, io_.state, io_.pattern);
-  }
+  guard([this, iteration] {
+    const std::vector<RankPlan> state = plans_at_iteration(io_.plans, iteration);
+    if (io_.gather != nullptr) {
+      // Each DP rank updates its own shards; DP rank 0's copies of the others' come by the gather
+      // at the checkpoint (checksummed there, once they arrived).
+      fill_plans(io_.gather->fill_held_only(state), io_.state, io_.pattern);
+      io_.gather->fill_sources(io_.pattern, iteration);
+    } else {
+      sums_ = fill_plans(state, io_.state, io_.pattern);
+    }
+  });
   wait_for(start, t_.iteration_seconds * t_.update_fraction);
 }
 
@@ -183,6 +196,35 @@ void TrainingRun::fail_checkpoint(const std::string& problem) {
   const fs::path dir = std::move(*pending_dir_);
   pending_dir_.reset();
   summary_.error += fmt::format(" — {}; earlier complete checkpoints are untouched", io_.discard(dir));
+}
+
+void TrainingRun::guard(const std::function<void()>& local) noexcept {
+  try {
+    local();
+  } catch (...) {
+    if (local_problem_.empty()) {
+      try {
+        local_problem_ = fmt::format("process {}: {}", io_.comm.rank(), describe_exception(std::current_exception()));
+      } catch (...) {
+        local_problem_ = "out of memory";  // even the message could not be made
+      }
+    }
+  }
+}
+
+bool TrainingRun::agree_local() {
+  const std::string problem = io_.comm.first_problem(local_problem_);
+  local_problem_.clear();
+  if (problem.empty()) return true;
+  if (in_flight_) {
+    // The checkpoint in flight holds a whole snapshot: it is committed when the loop ends, as after
+    // any other failure.
+    fail(fmt::format("training loop: {}", problem));
+  } else {
+    fail_checkpoint(pending_dir_ ? fmt::format("checkpoint {} failed: {}", pending_dir_->string(), problem)
+                                 : fmt::format("training loop: {}", problem));
+  }
+  return false;
 }
 
 void TrainingRun::stop_worker() noexcept {
@@ -203,6 +245,7 @@ TrainingSummary TrainingRun::run() {
   const auto loop_start = Clock::now();
   try {
     loop();
+    agree_local();  // a failure of the last updates
   } catch (...) {
     stop_worker();
     // Another process may wait in a collective: only a single process can go on and report it;
@@ -233,7 +276,7 @@ void TrainingRun::loop() {
     update(i);
     const double busy = seconds_since(start) - stalled;
     (flushing || worker_.busy() ? summary_.flushing_iteration_seconds : summary_.plain_iteration_seconds).push_back(busy);
-    if ((i + 1) % t_.checkpoint_every == 0 && ok()) checkpoint(i);
+    if ((i + 1) % t_.checkpoint_every == 0 && ok() && agree_local()) checkpoint(i);
     if (io_.interrupted != nullptr && !io_.comm.all(!io_.interrupted->load())) {
       summary_.interrupted = true;  // the rule: the in-flight flush is finished and committed below
       break;
@@ -257,8 +300,8 @@ void TrainingRun::checkpoint_sync(std::int64_t iteration, Clock::time_point due)
   fs::path dir;
   if (const std::string problem = io_.claim_dir(iteration, dir); !problem.empty()) return fail(problem);
   pending_dir_ = dir;
-  retarget(io_.plans, io_.planned_dir, dir);
-  io_.planned_dir = dir;
+  guard([&] { prepare_checkpoint(iteration, dir); });
+  if (!agree_local()) return;
   CheckpointRecord& record = summary_.checkpoints.back();
   const double bookkeeping = io_.gather != nullptr ? gather(iteration, record) : 0.0;
   const ProcessSample sample = timed_transfer(io_.backend, io_.plans, io_.state, true, io_.comm);
@@ -287,6 +330,12 @@ double TrainingRun::gather(std::int64_t iteration, CheckpointRecord& record) {
   const auto sums_start = Clock::now();
   sums_ = shard_checksums(plans_at_iteration(io_.plans, iteration), io_.state);
   return seconds_since(sums_start);
+}
+
+void TrainingRun::prepare_checkpoint(std::int64_t iteration, const fs::path& dir) {
+  if (iteration == hooks_.throw_after_claim && io_.comm.rank() == hooks_.throw_process) throw std::bad_alloc();
+  retarget(io_.plans, io_.planned_dir, dir);
+  io_.planned_dir = dir;
 }
 
 FlushTarget TrainingRun::flush_target(std::int64_t iteration, const fs::path& dir) const {
@@ -353,10 +402,13 @@ void TrainingRun::checkpoint_background(std::int64_t iteration, Clock::time_poin
   fs::path dir;
   if (const std::string problem = io_.claim_dir(iteration, dir); !problem.empty()) return fail(problem);
   pending_dir_ = dir;
-  retarget(io_.plans, io_.planned_dir, dir);
-  io_.planned_dir = dir;
+  FlushJob job;
+  guard([&] {
+    prepare_checkpoint(iteration, dir);
+    job = flush_job(iteration, dir);
+  });
+  if (!agree_local()) return;
   pool_->hold();
-  FlushJob job = flush_job(iteration, dir);
   ChunkRing* ring = pool_->ring();
   if (e_.kind == EngineKind::lazy) {
     job.snapshot = [this, iteration] { copy_snapshot(iteration, false); };

@@ -60,13 +60,21 @@ struct EngineHooks {
   // async: copy the first half of the state, run the next iteration's update, copy the rest: a
   // snapshot mixing two iterations under the first one's name.
   bool tear_snapshot = false;
+  // Process `throw_process` throws std::bad_alloc right after the directory of the checkpoint of
+  // iteration `throw_after_claim` was claimed (-1: never): one process's failure between
+  // collectives, which every process must see and clean up after.
+  std::int64_t throw_after_claim = -1;
+  int throw_process = 0;
 };
 
 // Runs the loop. Throws SetupError-like std::runtime_error only for setup problems found before
 // any I/O (the pool); I/O problems come back in TrainingSummary::error, and so does an exception
-// of the loop (std::bad_alloc) when this is the only process (with others, which may be in a
-// collective, it is rethrown once the flush thread was joined). A checkpoint that fails has its
-// directory discarded, so no failed checkpoint is left behind.
+// of the loop (std::bad_alloc). One process's exception between collectives (the update's fill, a
+// checkpoint's preparation) is agreed on at the next agreement point (before each checkpoint,
+// after its directory is claimed, at the loop's end), so every process fails that checkpoint
+// together and its directory is discarded; only an exception inside a collective, where other
+// processes may wait, is rethrown (with others) once the flush thread was joined. A checkpoint
+// that fails has its directory discarded, so no failed checkpoint is left behind.
 TrainingSummary run_training(const TrainingSpec& training, const EngineSpec& engine, TrainingIo& io,
                              const EngineHooks& hooks = {});
 

@@ -17,10 +17,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-bool weights_only(const nlohmann::json& manifest) {
-  const nlohmann::json::json_pointer scope("/config/state/scope");
-  return manifest.contains(scope) && manifest[scope] == "weights";
-}
+bool weights_only(const Manifest& manifest) { return manifest.writer.state.scope == workloads::StateScope::weights; }
 
 // What the manifest says of one tensor in its file, as a reader sees it in the header.
 struct Expected {
@@ -30,20 +27,17 @@ struct Expected {
   std::uint64_t bytes = 0;
 };
 
-// The manifest's entries by file, keyed by their safetensors names. Throws what shard_from_json
-// and the typed reads throw for an entry without the fields a safetensors tensor needs.
-std::map<std::string, std::map<std::string, Expected>> expected_files(const nlohmann::json& tensors,
+// The manifest's entries by file, keyed by their safetensors names.
+std::map<std::string, std::map<std::string, Expected>> expected_files(const std::vector<ManifestTensor>& tensors,
                                                                       bool weights) {
   std::map<std::string, std::map<std::string, Expected>> files;
-  for (const nlohmann::json& t : tensors) {
-    const workloads::Shard shard = shard_from_json(t);
+  for (const ManifestTensor& t : tensors) {
     Expected e;
-    e.dtype = std::string(safetensors_dtype(shard.dtype));
-    e.file_offset = t.at("file_offset").get<std::uint64_t>();
-    e.bytes = t.at("bytes").get<std::uint64_t>();
-    e.shape = safetensors_shape(
-        shard, e.bytes / static_cast<std::uint64_t>(workloads::dtype_bytes(shard.dtype)));
-    files[t.at("file").get<std::string>()][safetensors_name(shard, weights)] = std::move(e);
+    e.dtype = std::string(safetensors_dtype(t.shard.dtype));
+    e.file_offset = t.file_offset;
+    e.bytes = t.bytes;
+    e.shape = safetensors_shape(t.shard, e.bytes / static_cast<std::uint64_t>(workloads::dtype_bytes(t.shard.dtype)));
+    files[t.file][safetensors_name(t.shard, weights)] = std::move(e);
   }
   return files;
 }
@@ -93,7 +87,7 @@ std::optional<std::string> header_problem(const fs::path& path,
   return std::nullopt;
 }
 
-std::optional<std::string> index_problem(const fs::path& dir, const nlohmann::json& tensors,
+std::optional<std::string> index_problem(const fs::path& dir, const std::vector<ManifestTensor>& tensors,
                                          bool weights, std::size_t files) {
   const fs::path path = dir / kSafetensorsIndexName;
   std::ifstream in(path, std::ios::binary);
@@ -139,23 +133,12 @@ std::optional<std::string> index_problem(const fs::path& dir, const nlohmann::js
 
 }  // namespace
 
-bool is_safetensors_checkpoint(const nlohmann::json& manifest) {
-  const nlohmann::json::json_pointer format("/config/strategy/format");
-  return manifest.is_object() && manifest.contains(format) && manifest[format] == "safetensors";
-}
-
 std::optional<std::string> safetensors_checkpoint_problem(const fs::path& dir,
-                                                          const nlohmann::json& manifest,
+                                                          const Manifest& manifest,
                                                           int process, int processes) {
   const bool weights = weights_only(manifest);
-  const nlohmann::json& tensors = manifest.at("tensors");
-  std::map<std::string, std::map<std::string, Expected>> files;
-  try {
-    files = expected_files(tensors, weights);
-  } catch (const std::exception& e) {
-    return fmt::format("{}: tensors: an entry lacks what a safetensors tensor needs: {}",
-                       (dir / kManifestName).string(), e.what());
-  }
+  const std::vector<ManifestTensor>& tensors = manifest.tensors;
+  const std::map<std::string, std::map<std::string, Expected>> files = expected_files(tensors, weights);
   if (process == 0) {
     if (auto problem = index_problem(dir, tensors, weights, files.size())) return problem;
   }

@@ -7,14 +7,12 @@
 // dtype, shape and data_offsets), and model.safetensors.index.json against the manifest.
 
 #include <filesystem>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 
-namespace ckpt::harness {
+#include "harness/run/manifest.hpp"
 
-// Whether the manifest's configuration says strategy.format = "safetensors".
-bool is_safetensors_checkpoint(const nlohmann::json& manifest);
+namespace ckpt::harness {
 
 // The first problem of the safetensors checkpoint in `dir` described by `manifest`, as
 // "<file>: <field>: <problem>", or nullopt. Process `process` of `processes` checks every
@@ -22,7 +20,7 @@ bool is_safetensors_checkpoint(const nlohmann::json& manifest);
 // together they check each file once. The index is required when the checkpoint has more than
 // one file (a loader finds the files through it) and checked when present.
 std::optional<std::string> safetensors_checkpoint_problem(const std::filesystem::path& dir,
-                                                          const nlohmann::json& manifest,
+                                                          const Manifest& manifest,
                                                           int process = 0, int processes = 1);
 
 }  // namespace ckpt::harness

@@ -150,12 +150,12 @@ void plan_safetensors_rank(const SafetensorsFiles& files, const Case& c, std::in
   }
 }
 
-nlohmann::json safetensors_index(const nlohmann::json& manifest_tensors, bool weights_only) {
+nlohmann::json safetensors_index(const std::vector<ManifestTensor>& tensors, bool weights_only) {
   nlohmann::json weight_map = nlohmann::json::object();
   std::uint64_t total = 0;
-  for (const nlohmann::json& t : manifest_tensors) {
-    weight_map[safetensors_name(shard_from_json(t), weights_only)] = t.at("file").get<std::string>();
-    total += t.at("bytes").get<std::uint64_t>();
+  for (const ManifestTensor& t : tensors) {
+    weight_map[safetensors_name(t.shard, weights_only)] = t.file;
+    total += t.bytes;
   }
   return {{"metadata", {{"total_size", total}}}, {"weight_map", std::move(weight_map)}};
 }

@@ -21,6 +21,7 @@
 
 #include "harness/campaign/case.hpp"
 #include "harness/plan/checkpoint_plan.hpp"
+#include "harness/run/manifest.hpp"
 #include "workloads/layout.hpp"
 
 namespace ckpt::harness {
@@ -55,7 +56,7 @@ class SafetensorsFiles {
 void plan_safetensors_rank(const SafetensorsFiles& files, const Case& c, std::int64_t rank,
                            const std::filesystem::path& checkpoint_dir, RankPlan& plan);
 
-// model.safetensors.index.json of the manifest's tensors (manifest_tensors' entries).
-nlohmann::json safetensors_index(const nlohmann::json& manifest_tensors, bool weights_only);
+// model.safetensors.index.json of the manifest's tensors.
+nlohmann::json safetensors_index(const std::vector<ManifestTensor>& tensors, bool weights_only);
 
 }  // namespace ckpt::harness

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <array>
 #include <chrono>
 #include <numeric>
 #include <optional>
@@ -18,53 +17,7 @@
 namespace ckpt::harness {
 namespace {
 
-// The enumerator of `all` that `name` gives `text`; throws naming the manifest key.
-template <typename E, std::size_t N>
-E named(const nlohmann::json& text, std::string_view key, const std::array<E, N>& all, std::string_view (*name)(E)) {
-  const std::string value = text.get<std::string>();
-  for (const E e : all) {
-    if (name(e) == value) return e;
-  }
-  throw std::runtime_error(fmt::format("{} = \"{}\" is unknown to this ckptbench", key, value));
-}
-
-// The writer's parallel.* as its manifest's config records them.
-workloads::ParallelSpec recorded_parallel(const nlohmann::json& parallel) {
-  workloads::ParallelSpec p;
-  p.tp = parallel.at("tp").get<std::int64_t>();
-  p.pp = parallel.at("pp").get<std::int64_t>();
-  p.dp = parallel.at("dp").get<std::int64_t>();
-  p.ep = parallel.at("ep").get<std::int64_t>();
-  p.zero_stage = parallel.at("zero").get<int>();
-  p.vocab_divisor = parallel.at("vocab_divisor").get<std::int64_t>();
-  p.pp_first_stage_layers = parallel.at("pp_first_stage_layers").get<std::int64_t>();
-  p.pp_last_stage_layers = parallel.at("pp_last_stage_layers").get<std::int64_t>();
-  return p;
-}
-
-// The writer's state.* (and model.sizing) as its manifest's config records them.
-workloads::StateSpec recorded_state(const nlohmann::json& config) {
-  using workloads::Naming;
-  using workloads::Sizing;
-  using workloads::StateScope;
-  const nlohmann::json& state = config.at("state");
-  workloads::StateSpec s;
-  s.scope = named(state.at("scope"), "state.scope", std::array{StateScope::weights, StateScope::full},
-                  workloads::state_scope_name);
-  if (const auto naming = state.find("naming"); naming != state.end() && !naming->is_null()) {
-    s.naming = named(*naming, "state.naming", std::array{Naming::megatron, Naming::hf}, workloads::naming_name);
-  }
-  s.weight_dtype = workloads::parse_dtype(state.at("weight_dtype").get<std::string>());
-  const std::string master = state.at("master_dtype").get<std::string>();
-  s.master_dtype = master == "none" ? std::nullopt : std::optional(workloads::parse_dtype(master));
-  s.optimizer_dtype = workloads::parse_dtype(state.at("optimizer_dtype").get<std::string>());
-  s.sizing = named(config.at("model").at("sizing"), "model.sizing", std::array{Sizing::exact, Sizing::dlio},
-                   workloads::sizing_name);
-  return s;
-}
-
-workloads::ModelSpec recorded_model(const nlohmann::json& config) {
-  const std::string name = config.at("model").at("name").get<std::string>();
+workloads::ModelSpec recorded_model(const std::string& name) {
   try {
     return load_model_argument(name);
   } catch (const std::exception& e) {
@@ -106,29 +59,18 @@ ReshardSpec load_spec(const Case& c) {
   return spec;
 }
 
-ReshardSpec load_spec(const nlohmann::json& manifest, std::int64_t tp, std::uint64_t gap_bytes) {
+ReshardSpec load_spec(const Manifest& manifest, std::int64_t tp, std::uint64_t gap_bytes) {
+  const ManifestWriter& writer = manifest.writer;
   ReshardSpec spec;
-  workloads::StateSpec state;
-  try {
-    const nlohmann::json& config = manifest.at("config");
-    spec.writer = recorded_parallel(config.at("parallel"));
-    state = recorded_state(config);
-    spec.scale = manifest.value("scale", std::int64_t{1});  // as the stored pieces are scaled
-    spec.seed = manifest.at("data").at("seed").get<std::uint64_t>();
-    spec.alignment = config.at("strategy").at("alignment").get<std::uint64_t>();
-    spec.chunk_bytes = config.at("strategy").at("chunk_bytes").get<std::uint64_t>();
-    spec.shared_files = mapping_shares_files(
-        named(manifest.at("mapping"), "mapping",
-              std::array{Mapping::file_per_rank, Mapping::file_per_tensor, Mapping::file_per_node, Mapping::shared_file},
-              mapping_name));
-    spec.backend = config.at("backend").at("name").get<std::string>();
-  } catch (const nlohmann::json::exception& e) {
-    throw std::runtime_error(fmt::format("the manifest's config lacks what planning needs ({}): written by another "
-                                         "ckptbench version, or damaged",
-                                         e.what()));
-  }
-  spec.model = recorded_model(manifest.at("config"));
-  spec.reader = inference_layout(spec.model, spec.writer, state, tp, gap_bytes);
+  spec.writer = writer.parallel;
+  spec.scale = manifest.layout.scale;  // as the stored pieces are scaled
+  spec.seed = manifest.seed;
+  spec.alignment = writer.alignment;
+  spec.chunk_bytes = writer.chunk_bytes;
+  spec.shared_files = mapping_shares_files(manifest.layout.mapping);
+  spec.backend = writer.backend;
+  spec.model = recorded_model(writer.model);
+  spec.reader = inference_layout(spec.model, spec.writer, writer.state, tp, gap_bytes);
   return spec;
 }
 
@@ -138,7 +80,7 @@ std::vector<std::int64_t> inference_ranks(const RestoreSpec& layout) {
   return ranks;
 }
 
-std::vector<RankPlan> load_plans(const nlohmann::json& manifest, const ReshardSpec& spec,
+std::vector<RankPlan> load_plans(const Manifest& manifest, const ReshardSpec& spec,
                                  const std::vector<std::int64_t>& ranks, const std::filesystem::path& dir) {
   return reshard_plans(manifest, spec, ranks, dir);
 }

@@ -9,7 +9,6 @@
 // (harness/cli/load_command.cpp) both plan, load and count through these.
 
 #include <filesystem>
-#include <nlohmann/json.hpp>
 #include <vector>
 
 #include "harness/campaign/case.hpp"
@@ -40,14 +39,14 @@ ReshardSpec load_spec(const Case& c);
 // state, seed and placement from its manifest (the model by the manifest's model.name, a zoo name
 // or a file). Throws std::runtime_error naming the manifest key that is missing or unusable, and
 // workloads::SpecError (key "tp") when `tp` does not suit the model.
-ReshardSpec load_spec(const nlohmann::json& manifest, std::int64_t tp, std::uint64_t gap_bytes);
+ReshardSpec load_spec(const Manifest& manifest, std::int64_t tp, std::uint64_t gap_bytes);
 
 // Every rank of an inference layout: 0 .. world size - 1.
 std::vector<std::int64_t> inference_ranks(const RestoreSpec& layout);
 
 // The plans of `ranks` of spec.reader's layout. Throws ReshardError (naming the tensor, the
 // global element and the fix) when the checkpoint does not store what a rank needs.
-std::vector<RankPlan> load_plans(const nlohmann::json& manifest, const ReshardSpec& spec,
+std::vector<RankPlan> load_plans(const Manifest& manifest, const ReshardSpec& spec,
                                  const std::vector<std::int64_t>& ranks, const std::filesystem::path& dir);
 
 // The byte ranges of `plans` for the loader, each at its place in a buffer whose plan p starts at

@@ -49,18 +49,16 @@ void check_direct_file_sizes(const ReshardSpec& spec, const RankPlan& plan, cons
   }
 }
 
-StoredPieces stored_pieces(const nlohmann::json& manifest) {
-  const std::int64_t scale = manifest.value("scale", std::int64_t{1});
+StoredPieces stored_pieces(const Manifest& manifest) {
   StoredPieces stored;
-  for (const auto& t : manifest.at("tensors")) {
-    const workloads::Shard shard = shard_from_json(t);
-    stored[{shard.state, shard.name}].push_back(
-        {t.at("file").get<std::string>(), t.at("file_offset").get<std::uint64_t>(), shard_geometry(shard, scale)});
+  for (const ManifestTensor& t : manifest.tensors) {
+    stored[{t.shard.state, t.shard.name}].push_back(
+        {t.file, t.file_offset, shard_geometry(t.shard, manifest.layout.scale)});
   }
   return stored;
 }
 
-// `iteration`: the training iteration whose state the checkpoint holds (written_iteration), which
+// `iteration`: the training iteration whose state the checkpoint holds (Manifest::iteration), which
 // seeds the bytes verified and the padding rows written alike.
 RankPlan plan_rank(const workloads::Layout& layout, const ReshardSpec& spec, std::int64_t rank,
                    const StoredPieces& stored, const std::filesystem::path& dir, std::int64_t iteration) {
@@ -124,14 +122,14 @@ ReshardSpec reshard_spec(const Case& c) {
           .backend = c.backend};
 }
 
-std::vector<RankPlan> reshard_plans(const nlohmann::json& manifest, const ReshardSpec& spec,
+std::vector<RankPlan> reshard_plans(const Manifest& manifest, const ReshardSpec& spec,
                                     const std::vector<std::int64_t>& ranks, const std::filesystem::path& dir) {
   check_reshardable(spec);
   const workloads::Layout layout(spec.model, spec.reader.parallel, spec.reader.state);
   // A damaged or hostile manifest must not make a read open files outside its checkpoint.
   if (const auto outside = manifest_path_problem(manifest, dir)) throw std::runtime_error(*outside);
   const StoredPieces stored = stored_pieces(manifest);
-  const std::int64_t iteration = written_iteration(manifest);
+  const std::int64_t iteration = manifest.iteration();
   std::vector<RankPlan> plans;
   try {
     for (const std::int64_t rank : ranks) plans.push_back(plan_rank(layout, spec, rank, stored, dir, iteration));

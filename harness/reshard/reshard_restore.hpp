@@ -5,12 +5,12 @@
 // reads that fill them from the checkpoint's stored pieces (its manifest).
 
 #include <filesystem>
-#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <vector>
 
 #include "harness/campaign/case.hpp"
 #include "harness/plan/checkpoint_plan.hpp"
+#include "harness/run/manifest.hpp"
 
 namespace ckpt::harness {
 
@@ -44,11 +44,11 @@ ReshardSpec reshard_spec(const Case& c);
 
 // Plans the resharding read of `ranks` (of spec.reader's layout) from `manifest` in `dir`. The
 // shards' bytes, padding rows included, are those of the training iteration the manifest names
-// (written_iteration, harness/run/manifest_checks.hpp). Throws ReshardError naming the key when
+// (Manifest::iteration). Throws ReshardError naming the key when
 // it cannot reshard (backend, a stored file that does not end on a whole block under
 // backend.direct) or what plan_rank_reads refuses; std::runtime_error for a manifest that names
-// a file outside `dir` or a training_iteration that is no iteration.
-std::vector<RankPlan> reshard_plans(const nlohmann::json& manifest, const ReshardSpec& spec,
+// a file outside `dir`.
+std::vector<RankPlan> reshard_plans(const Manifest& manifest, const ReshardSpec& spec,
                                     const std::vector<std::int64_t>& ranks, const std::filesystem::path& dir);
 
 // Before the timed read: writes the padding runs (data_pattern) of every plan into the buffer

@@ -37,9 +37,8 @@ class CaseExecution {
   // The checks of every read path (harness/run/manifest_checks.hpp) of the checkpoint `writer`
   // wrote in `dir`: before planning, what makes it unreadable ("" when nothing: collective use
   // through agree); after, damage, which fails the case (false).
-  std::string unreadable_checkpoint(const Case& writer, const std::filesystem::path& dir,
-                                    const nlohmann::json& manifest);
-  bool written_as_planned(const Case& writer, const std::filesystem::path& dir, const nlohmann::json& manifest);
+  std::string unreadable_checkpoint(const Case& writer, const std::filesystem::path& dir, const Manifest& manifest);
+  bool written_as_planned(const Case& writer, const std::filesystem::path& dir, const Manifest& manifest);
   // The load phase (harness/run/case_load.cpp): the inference ranks' plans, the loader's
   // iterations instead of the backend's reads, and the [load] result.
   void prepare_load();
@@ -62,7 +61,7 @@ class CaseExecution {
   bool write_iteration(int iteration, std::vector<IterationTiming>* timings);
   bool read_iteration(int iteration, std::vector<IterationTiming>* timings);
   bool keeping() const;
-  void commit_checkpoint(const std::filesystem::path& dir, std::int64_t step);
+  void name_latest(const std::filesystem::path& dir, std::int64_t step);
   void retire_checkpoints(const std::filesystem::path& current, bool timed);
   void progress(int i, int total, double elapsed_seconds);
   std::optional<PhaseSummary> summarize(const std::vector<IterationTiming>& timings, bool write) const;

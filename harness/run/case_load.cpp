@@ -25,7 +25,7 @@ namespace fs = std::filesystem;
 void CaseExecution::prepare_load() {
   lock_case();
   fs::path dir;
-  nlohmann::json manifest;
+  Manifest manifest;
   const Case source = load_source(c_);  // a sweep over load.* loads the first such case's checkpoint
   std::string problem = find_restorable_checkpoint(source, dir, manifest).value_or("");
   if (const auto& p = comm_.first_problem(problem); !p.empty()) throw SetupError(p);

@@ -107,7 +107,7 @@ void CaseExecution::prepare_write() {
 void CaseExecution::prepare_restore() {
   lock_case();
   fs::path dir;
-  nlohmann::json manifest;
+  Manifest manifest;
   std::string problem = find_restorable_checkpoint(c_, dir, manifest).value_or("");
   agree(comm_, problem);
   agree(comm_, unreadable_checkpoint(c_, dir, manifest));
@@ -119,7 +119,7 @@ void CaseExecution::prepare_restore() {
     plans = plan_process(layout_, c_, phase_, selected_, comm_.rank(), comm_.size(), dir, &manifest);
     // A [training] checkpoint holds the state of the training iteration its manifest names
     // (resharding plans seed their shards and padding rows with it themselves).
-    if (!c_.restore.reshard) plans.read = plans_at_iteration(std::move(plans.read), written_iteration(manifest));
+    if (!c_.restore.reshard) plans.read = plans_at_iteration(std::move(plans.read), manifest.iteration());
   } catch (const ReshardError& e) {
     problem = e.what();
   } catch (const std::exception& e) {
@@ -140,13 +140,9 @@ void CaseExecution::prepare_restore() {
   if (c_.restore.reshard) record_reshard(read_plans_);
 }
 
-// Before planning: a manifest this version cannot check, or one naming files outside the
-// checkpoint, is refused like a missing one (exit 2); "" when neither.
-std::string CaseExecution::unreadable_checkpoint(const Case& writer, const fs::path& dir,
-                                                 const nlohmann::json& manifest) {
-  if (auto problem = manifest_version_problem(manifest, dir / kManifestName)) {
-    return fmt::format("{} — {}", *problem, damaged_checkpoint_advice(writer, dir));
-  }
+// Before planning: a manifest naming files outside the checkpoint is refused like a missing one
+// (exit 2; read_manifest refused one this version cannot check); "" when it does not.
+std::string CaseExecution::unreadable_checkpoint(const Case& writer, const fs::path& dir, const Manifest& manifest) {
   if (auto problem = manifest_path_problem(manifest, dir)) {
     return fmt::format("{}: damaged manifest: {} — {}", (dir / kManifestName).string(), *problem,
                        damaged_checkpoint_advice(writer, dir));
@@ -157,7 +153,7 @@ std::string CaseExecution::unreadable_checkpoint(const Case& writer, const fs::p
 // Before any data is read: the manifest's tensor list against the plans of the writer's ranks
 // (each process checks its share of them), its checkpoint_hash, and a safetensors checkpoint's
 // headers and index. Damage fails the case (exit 1, as a failed verification).
-bool CaseExecution::written_as_planned(const Case& writer, const fs::path& dir, const nlohmann::json& manifest) {
+bool CaseExecution::written_as_planned(const Case& writer, const fs::path& dir, const Manifest& manifest) {
   std::string mine;
   try {
     const std::vector<RankPlan> planned =

@@ -7,8 +7,8 @@
 #include "harness/run/cache_policy.hpp"
 #include "harness/run/case_execution.hpp"
 #include "harness/run/case_runner.hpp"
+#include "harness/run/checkpoint_commit.hpp"
 #include "harness/run/dcp_metadata.hpp"
-#include "harness/formats/safetensors_plan.hpp"
 #include "harness/run/manifest.hpp"
 #include "harness/reshard/reshard_restore.hpp"
 #include "harness/run/target_check.hpp"
@@ -63,9 +63,8 @@ void CaseExecution::add_notes(const std::vector<std::string>& notes) {
 // disk after every iteration, so an interruption or failure never leaves the case without one.
 bool CaseExecution::keeping() const { return c_.keep || phase_ == PhaseSelection::checkpoint; }
 
-// Records `dir` as the newest complete checkpoint (after its restore verified, when the
-// phase restores) and retires the ones it replaces.
-void CaseExecution::commit_checkpoint(const fs::path& dir, std::int64_t step) {
+// Records `dir` as the newest complete checkpoint, after its restore verified.
+void CaseExecution::name_latest(const fs::path& dir, std::int64_t step) {
   std::string problem;
   if (comm_.rank() == 0) {
     try {
@@ -173,34 +172,15 @@ bool CaseExecution::write_iteration(int iteration, std::vector<IterationTiming>*
                             error, remove_failed_step(dir, comm_)));
   }
   start = Clock::now();
-  const std::vector<std::string> pieces = comm_.gather(manifest_tensors(write_plans_, checksums_).dump());
-  std::string problem;
-  double manifest_seconds = 0;
-  double metadata_seconds = 0;
-  if (comm_.rank() == 0) {
-    auto commit_start = Clock::now();
-    try {
-      nlohmann::json tensors = nlohmann::json::array();
-      for (const std::string& piece : pieces) {
-        for (auto& t : nlohmann::json::parse(piece)) tensors.push_back(std::move(t));
-      }
-      // The gather above waited for every process's data files: DCP's coordinator writes
-      // .metadata only then, before ckptbench's own manifest marks the checkpoint complete.
-      if (writes_dcp_metadata(c_)) {
-        metadata_seconds = commit_coordinator_files(c_, dir, tensors);
-        commit_start = Clock::now();
-      }
-      if (c_.format == CheckpointFormat::safetensors) {
-        const bool weights_only = c_.state.scope == workloads::StateScope::weights;
-        write_file_atomically(dir / kSafetensorsIndexName, safetensors_index(tensors, weights_only).dump(2));
-      }
-      commit_manifest(dir, make_manifest(c_, layout_.world_size(), selected_, std::move(tensors), first_step_ + iteration));
-    } catch (const std::exception& e) {
-      problem = fmt::format("checkpoint {}: manifest commit failed: {}", dir.string(), e.what());
-    }
-    manifest_seconds = seconds_since(commit_start);
-  }
-  problem = comm_.broadcast(problem);
+  // A --phase checkpoint run names each timed checkpoint `latest` as it commits it; --phase both
+  // only once its restore verified (read_iteration).
+  const bool name_latest = phase_ == PhaseSelection::checkpoint && timings != nullptr;
+  CommitTimes commit;
+  const std::string problem =
+      commit_checkpoint(comm_, c_, dir,
+                        {.world_size = layout_.world_size(), .ranks = &selected_, .step = first_step_ + iteration,
+                         .name_latest = name_latest},
+                        write_plans_, checksums_, &commit);
   if (!problem.empty()) {
     charge("commit", start);
     return fail(fmt::format("{} — {}; earlier complete checkpoints are untouched", problem,
@@ -210,11 +190,11 @@ bool CaseExecution::write_iteration(int iteration, std::vector<IterationTiming>*
   report_.write_seconds = timing.seconds;
   if (timings != nullptr) {
     timings->push_back(timing);
-    manifest_s_.push_back(manifest_seconds);
-    metadata_s_.push_back(metadata_seconds);
+    manifest_s_.push_back(commit.manifest_seconds);
+    metadata_s_.push_back(commit.metadata_seconds);
     if (gathers_) gather_s_.push_back(gather_seconds);
   }
-  if (phase_ == PhaseSelection::checkpoint && timings != nullptr) commit_checkpoint(dir, first_step_ + iteration);
+  if (name_latest) result_.checkpoint_dir = dir.string();
   charge("commit", start);
   if (phase_ == PhaseSelection::checkpoint) retire_checkpoints(dir, timings != nullptr);
   return true;
@@ -275,7 +255,7 @@ bool CaseExecution::read_iteration(int iteration, std::vector<IterationTiming>* 
   }
   if (phase_ == PhaseSelection::both) {
     start = Clock::now();
-    if (keeping() && timings != nullptr) commit_checkpoint(planned_dir_, first_step_ + iteration);
+    if (keeping() && timings != nullptr) name_latest(planned_dir_, first_step_ + iteration);
     charge("commit", start);
     retire_checkpoints(planned_dir_, timings != nullptr);
   }

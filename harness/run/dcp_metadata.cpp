@@ -13,14 +13,14 @@ bool writes_dcp_metadata(const Case& c) {
          c.mapping == Mapping::file_per_rank;
 }
 
-std::uint64_t dcp_metadata_bytes(const nlohmann::json& items) {
+std::uint64_t dcp_metadata_bytes(const std::vector<ManifestTensor>& items) {
   std::uint64_t bytes = 400;
   std::set<std::string> tensors;
-  for (const nlohmann::json& item : items) {
-    const std::string fqn = item.at("state").get<std::string>() + "/" + item.at("name").get<std::string>();
-    const std::uint64_t ndim = item.at("global_shape").size();
+  for (const ManifestTensor& item : items) {
+    const std::string fqn = std::string(workloads::state_kind_name(item.shard.state)) + "/" + item.shard.name;
+    const std::uint64_t ndim = item.shard.global_shape.size();
     if (tensors.insert(fqn).second) bytes += fqn.size() + 130 + 3 * ndim;
-    bytes += fqn.size() + item.at("file").get<std::string>().size() + 150 + 6 * ndim;
+    bytes += fqn.size() + item.file.size() + 150 + 6 * ndim;
   }
   return bytes;
 }
@@ -35,7 +35,7 @@ std::string stand_in(std::uint64_t bytes, const std::string& head) {
 
 }  // namespace
 
-std::vector<CoordinatorFile> coordinator_files(const Case& c, const nlohmann::json& items) {
+std::vector<CoordinatorFile> coordinator_files(const Case& c, const std::vector<ManifestTensor>& items) {
   std::vector<CoordinatorFile> files;
   if (!writes_dcp_metadata(c)) return files;
   files.push_back({kDcpMetadataName, stand_in(dcp_metadata_bytes(items), "ckptbench stand-in for DCP's pickled Metadata: " +
@@ -51,7 +51,8 @@ void write_coordinator_files(const std::filesystem::path& dir, const std::vector
   for (const CoordinatorFile& f : files) write_file_atomically(dir / f.name, f.text);
 }
 
-double commit_coordinator_files(const Case& c, const std::filesystem::path& dir, const nlohmann::json& items) {
+double commit_coordinator_files(const Case& c, const std::filesystem::path& dir,
+                                const std::vector<ManifestTensor>& items) {
   if (!writes_dcp_metadata(c)) return 0;
   const auto start = Clock::now();
   write_coordinator_files(dir, coordinator_files(c, items));

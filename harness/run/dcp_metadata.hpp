@@ -2,11 +2,11 @@
 
 #include <cstdint>
 #include <filesystem>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "harness/campaign/case.hpp"
+#include "harness/run/manifest.hpp"
 
 namespace ckpt::harness {
 
@@ -30,7 +30,7 @@ struct CoordinatorFile {
 // megatron_dist) and Megatron's `metadata.json` ({"sharded_backend": "torch_dist", ...},
 // dist_checkpointing/core.py: save_config) and `common.pt` (the non-sharded state: a stand-in
 // of kCommonPtBytes); none for the other layouts.
-std::vector<CoordinatorFile> coordinator_files(const Case& c, const nlohmann::json& items);
+std::vector<CoordinatorFile> coordinator_files(const Case& c, const std::vector<ManifestTensor>& items);
 inline constexpr std::uint64_t kCommonPtBytes = 8192;
 
 // Writes them under `dir`, each to a temp name, fsynced, renamed (then the directory fsynced).
@@ -41,7 +41,7 @@ void write_coordinator_files(const std::filesystem::path& dir, const std::vector
 // (coordinator_files, written by write_coordinator_files). Returns the seconds they took (0
 // when the layout has none). The harness's write iterations and the [training] engines' commit
 // both call it.
-double commit_coordinator_files(const Case& c, const std::filesystem::path& dir, const nlohmann::json& items);
+double commit_coordinator_files(const Case& c, const std::filesystem::path& dir, const std::vector<ManifestTensor>& items);
 
 // Estimated size of the pickled Metadata for these manifest items (one per written shard:
 // its "name", "state", "file", "global_shape"), from the objects DCP pickles, with
@@ -53,7 +53,7 @@ double commit_coordinator_files(const Case& c, const std::filesystem::path& dir,
 //                                             storage_data entry: MetadataIndex, _StorageInfo
 // An estimate from the pickled objects' fields (protocol-2 framing, small ints), not measured
 // against torch (none on the build machine); exact is the count of tensors and chunks.
-std::uint64_t dcp_metadata_bytes(const nlohmann::json& items);
+std::uint64_t dcp_metadata_bytes(const std::vector<ManifestTensor>& items);
 
 
 }  // namespace ckpt::harness

@@ -33,204 +33,90 @@ void fsync_path(const std::filesystem::path& path, int flags) {
 }
 
 
-// Manifests before version 2 have no checksum_algorithm: their checksums and checkpoint_hash
-// came from a hash of ckptbench's own, which this version cannot recompute, so it refuses them
-// by name rather than as "a checkpoint of another configuration".
-void check_checksum_algorithm(const nlohmann::json& manifest, const std::filesystem::path& path) {
-  const auto it = manifest.find("checksum_algorithm");
-  if (it == manifest.end()) {
-    throw std::runtime_error(fmt::format(
-        "{}: manifest version {} has no `checksum_algorithm`: it was written by an older ckptbench, whose checksums "
-        "and checkpoint_hash are not {}; this version cannot check it — write the checkpoint again",
-        path.string(), manifest.value("version", nlohmann::json()).dump(), kChecksumAlgorithm));
-  }
-  if (!it->is_string() || it->get<std::string>() != kChecksumAlgorithm) {
-    throw std::runtime_error(fmt::format("{}: checksum_algorithm {} is not supported (this ckptbench reads and "
-                                         "writes {})",
-                                         path.string(), it->dump(), kChecksumAlgorithm));
-  }
-}
-
-// A manifest is bounded like any untrusted JSON, with room for a very large job's tensor list.
-constexpr JsonLimits kManifestLimits{.max_bytes = std::uint64_t{1} << 30, .max_elements = std::size_t{1} << 24};
-// No byte count, offset or element count of a checkpoint reaches 2^50 (1 PiB): a larger one is a
-// damaged or hostile manifest, refused before anything is planned or allocated from it.
-constexpr std::uint64_t kMaxManifestBytes = std::uint64_t{1} << 50;
-constexpr std::size_t kMaxDims = 8;
-constexpr std::int64_t kMaxWorldSize = std::int64_t{1} << 24;
-
-// A damaged or hostile manifest must not make a read path open anything outside its checkpoint.
-bool inside_checkpoint(const std::string& file) {
-  const std::filesystem::path path(file);
-  return !file.empty() && !path.has_root_path() &&
-         std::find(path.begin(), path.end(), std::filesystem::path("..")) == path.end();
-}
-
-// The element counts of one shape field: each at most kMaxManifestBytes, as is their product.
-std::vector<std::uint64_t> shape_of(const JsonField& field) {
-  std::vector<std::uint64_t> dims;
-  std::uint64_t product = 1;
-  for (const JsonField& d : field.elements(kMaxDims)) {
-    dims.push_back(d.count(kMaxManifestBytes));
-    // Both factors are at most 2^50: the bound is checked by division, before the product could wrap.
-    if (dims.back() != 0 && product > kMaxManifestBytes / dims.back()) {
-      field.fail(fmt::format("holds more than {} elements in all", kMaxManifestBytes));
-    }
-    product *= dims.back();
-  }
-  return dims;
-}
-
-void check_tensor(const JsonField& t, std::int64_t world_size, const std::map<std::string, std::uint64_t>& files) {
-  t.at("name").string();
-  t.at("state").string();
-  const JsonField dtype = t.at("dtype");
-  std::uint64_t element_bytes = 0;
-  try {
-    element_bytes = static_cast<std::uint64_t>(workloads::dtype_bytes(workloads::parse_dtype(dtype.string())));
-  } catch (const std::invalid_argument& e) {
-    dtype.fail(e.what());
-  }
-  const std::vector<std::uint64_t> global = shape_of(t.at("global_shape"));
-  const std::vector<std::uint64_t> offset = shape_of(t.at("offset"));
-  const std::vector<std::uint64_t> extent = shape_of(t.at("extent"));
-  if (offset.size() != global.size() || extent.size() != global.size()) {
-    t.fail("global_shape, offset and extent have different numbers of dimensions");
-  }
-  std::uint64_t elements = 1;
-  for (std::size_t d = 0; d < global.size(); ++d) {
-    if (offset[d] + extent[d] > global[d]) t.at("extent").fail(fmt::format("dimension {} reaches past global_shape", d));
-    elements *= extent[d];
-  }
-  const std::uint64_t begin = t.at("flat_begin").count(elements);
-  const std::uint64_t end = t.at("flat_end").count(elements);
-  if (end < begin) t.at("flat_end").fail(fmt::format("is below flat_begin ({})", begin));
-  t.at("rank").integer(0, world_size - 1);
-  if (const auto holder = t.find("holder")) holder->integer(0, world_size - 1);
-  const JsonField file = t.at("file");
-  const std::uint64_t bytes = t.at("bytes").count(kMaxManifestBytes);
-  // At most the shard's elements (fewer when model.scale divides them).
-  if (bytes > (end - begin) * element_bytes) {
-    t.at("bytes").fail(fmt::format("must be at most (flat_end - flat_begin) × {} bytes = {}, found {}", element_bytes,
-                                   (end - begin) * element_bytes, bytes));
-  }
-  // A file outside the checkpoint is refused by plans_from_manifest, naming the tensor.
-  if (!inside_checkpoint(file.string())) return;
-  const auto listed = files.find(file.string());
-  if (listed == files.end()) file.fail("names a file the manifest's `files` does not list");
-  const std::uint64_t file_offset = t.at("file_offset").count(kMaxManifestBytes);
-  if (file_offset + bytes > listed->second) t.at("file_offset").fail(fmt::format("+ bytes reaches past the file's min_size ({})", listed->second));
-  t.at("memory_offset").count(kMaxManifestBytes - bytes);
-  t.at("data_key").count();
-  t.at("checksum").string();
-}
-
-// The configuration tables and keys that restore, load and reshard read from a manifest.
-void check_recorded_config(const JsonField& config) {
-  for (const char* table : {"backend", "model", "parallel", "state", "strategy"}) config.at(table).object();
-  config.at("backend").at("name").string();
-  config.at("model").at("name").string();
-  if (const auto scope = config.at("state").find("scope")) scope->string();
-  if (const auto tp = config.at("parallel").find("tp")) tp->integer(1, kMaxWorldSize);
-  for (const char* key : {"alignment", "chunk_bytes"}) {
-    if (const auto value = config.at("strategy").find(key)) value->count(kMaxManifestBytes);
-  }
-}
-
-// An error of untrusted JSON without the path it begins with: the messages here put what the
-// file is between the two.
-std::string after_path(const ConfigError& e, const std::filesystem::path& path) {
-  return std::string(e.what()).substr(path.string().size() + 2);
-}
-
-// Every field of a manifest that a read path takes, typed and bounded, so that the paths that
-// read it never meet a wrong type, an absurd size or a tensor outside its file.
-void check_manifest_fields(const nlohmann::json& manifest, const std::filesystem::path& path) {
-  const JsonField m(manifest, {.file = path.string()});
-  m.at("version").integer();
-  m.at("campaign").string();
-  m.at("case_index").integer(0);
-  if (const auto step = m.find("step")) step->integer(0);
-  if (const auto iteration = m.find("training_iteration")) iteration->integer(0);
-  m.at("config_hash").string();
-  m.at("checkpoint_hash").string();
-  check_recorded_config(m.at("config"));
-  const std::int64_t world_size = m.at("world_size").integer(1, kMaxWorldSize);
-  for (const JsonField& rank : m.at("ranks").elements()) rank.integer(0, world_size - 1);
-  m.at("scale").integer(1, kMaxManifestBytes);
-  m.at("mapping").string();
-  m.at("directory_layout").string();
-  m.at("data").at("pattern").string();
-  m.at("data").at("seed").count();
-  std::map<std::string, std::uint64_t> files;
-  for (const JsonField& f : m.at("files").elements()) {
-    const JsonField file = f.at("path");
-    if (!inside_checkpoint(file.string())) {
-      file.fail(fmt::format("names file \"{}\", which is not a file inside the checkpoint's directory", file.string()));
-    }
-    files[file.string()] = f.at("min_size").count(kMaxManifestBytes);
-  }
-  for (const JsonField& t : m.at("tensors").elements()) check_tensor(t, world_size, files);
-}
-
 }  // namespace
 
-workloads::Shard shard_from_json(const nlohmann::json& t) {
-  workloads::Shard s;
-  s.name = t.at("name").get<std::string>();
-  const std::string state = t.at("state").get<std::string>();
-  for (auto kind : {workloads::StateKind::weight, workloads::StateKind::master, workloads::StateKind::exp_avg,
-                    workloads::StateKind::exp_avg_sq}) {
-    if (workloads::state_kind_name(kind) == state) s.state = kind;
+nlohmann::json manifest_tensors_json(const std::vector<ManifestTensor>& tensors) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const ManifestTensor& t : tensors) {
+    const workloads::Shard& s = t.shard;
+    out.push_back({{"name", s.name}, {"state", workloads::state_kind_name(s.state)},
+                   {"dtype", workloads::dtype_name(s.dtype)}, {"global_shape", s.global_shape},
+                   {"offset", s.offset}, {"extent", s.extent}, {"flat_begin", s.flat_begin},
+                   {"flat_end", s.flat_end}, {"rank", t.rank}, {"file", t.file},
+                   {"file_offset", t.file_offset}, {"memory_offset", t.memory_offset},
+                   {"bytes", t.bytes}, {"data_key", t.data_key}, {"checksum", t.checksum}});
+    if (t.holder >= 0) out.back()["holder"] = t.holder;
   }
-  s.dtype = workloads::parse_dtype(t.at("dtype").get<std::string>());
-  s.global_shape = t.at("global_shape").get<std::vector<std::int64_t>>();
-  s.offset = t.at("offset").get<std::vector<std::int64_t>>();
-  s.extent = t.at("extent").get<std::vector<std::int64_t>>();
-  s.flat_begin = t.at("flat_begin").get<std::int64_t>();
-  s.flat_end = t.at("flat_end").get<std::int64_t>();
-  s.bytes = (s.flat_end - s.flat_begin) * workloads::dtype_bytes(s.dtype);
-  return s;
+  return out;
 }
 
-nlohmann::json manifest_tensors(const std::vector<RankPlan>& plans,
-                                const std::vector<std::vector<std::uint64_t>>& checksums) {
-  nlohmann::json tensors = nlohmann::json::array();
+std::vector<ManifestTensor> manifest_tensors(const std::vector<RankPlan>& plans,
+                                             const std::vector<std::vector<std::uint64_t>>& checksums) {
+  std::vector<ManifestTensor> tensors;
   for (std::size_t p = 0; p < plans.size(); ++p) {
     for (std::size_t i = 0; i < plans[p].shards.size(); ++i) {
       const PlacedShard& ps = plans[p].shards[i];
-      const workloads::Shard& s = ps.shard;
-      tensors.push_back({{"name", s.name}, {"state", workloads::state_kind_name(s.state)},
-                         {"dtype", workloads::dtype_name(s.dtype)}, {"global_shape", s.global_shape},
-                         {"offset", s.offset}, {"extent", s.extent}, {"flat_begin", s.flat_begin},
-                         {"flat_end", s.flat_end}, {"rank", ps.rank}, {"file", ps.file},
-                         {"file_offset", ps.file_offset}, {"memory_offset", ps.memory_offset},
-                         {"bytes", ps.bytes}, {"data_key", ps.data_key},
-                         {"checksum", checksum_hex(checksums.at(p).at(i))}});
       // Megatron's distributed optimizer: the DP rank the gather brought it from.
-      if (ps.holder >= 0 && ps.holder != ps.rank) tensors.back()["holder"] = ps.holder;
+      const std::int64_t holder = ps.holder >= 0 && ps.holder != ps.rank ? ps.holder : -1;
+      tensors.push_back({.shard = ps.shard, .rank = ps.rank, .holder = holder, .file = ps.file,
+                         .file_offset = ps.file_offset, .memory_offset = ps.memory_offset, .bytes = ps.bytes,
+                         .data_key = ps.data_key, .checksum = checksum_hex(checksums.at(p).at(i))});
+      tensors.back().shard.bytes = (ps.shard.flat_end - ps.shard.flat_begin) * workloads::dtype_bytes(ps.shard.dtype);
     }
   }
   return tensors;
 }
 
-nlohmann::json make_manifest(const Case& c, std::int64_t world_size, const std::vector<std::int64_t>& ranks,
-                             nlohmann::json tensors, std::int64_t step) {
+namespace {
+
+// The typed parts of a case's configuration that read paths plan from (ManifestWriter).
+ManifestWriter writer_of(const Case& c) {
+  return {.backend = c.backend, .model = c.model_argument, .parallel = c.parallel, .state = c.state,
+          .format = c.format, .alignment = c.alignment, .chunk_bytes = c.chunk_bytes, .scale = c.scale,
+          .pattern = c.data, .seed = c.seed};
+}
+
+}  // namespace
+
+Manifest make_manifest(const Case& c, std::int64_t world_size, const std::vector<std::int64_t>& ranks,
+                       std::vector<ManifestTensor> tensors, std::int64_t step,
+                       std::optional<std::int64_t> training_iteration) {
   std::map<std::string, std::uint64_t> file_sizes;
-  for (const auto& t : tensors) {
-    auto& size = file_sizes[t.at("file").get<std::string>()];
-    size = std::max(size, t.at("file_offset").get<std::uint64_t>() + t.at("bytes").get<std::uint64_t>());
+  for (const ManifestTensor& t : tensors) {
+    auto& size = file_sizes[t.file];
+    size = std::max(size, t.file_offset + t.bytes);
   }
+  Manifest m;
+  m.campaign = c.campaign;
+  m.case_index = c.index;
+  m.step = step;
+  m.training_iteration = training_iteration;
+  m.config_hash = config_hash(c);
+  m.checkpoint_hash = manifest_hash(checkpoint_hash(c), training_iteration, tensors);
+  m.config = c.config;
+  m.writer = writer_of(c);
+  m.layout = {.world_size = world_size, .ranks = ranks, .scale = c.scale, .mapping = c.mapping,
+              .directory_layout = c.directory_layout};
+  m.pattern = c.data;
+  m.seed = c.seed;
+  for (const auto& [path, size] : file_sizes) m.files.push_back({path, size});
+  m.tensors = std::move(tensors);
+  return m;
+}
+
+nlohmann::json manifest_json(const Manifest& m) {
   nlohmann::json files = nlohmann::json::array();
-  for (const auto& [path, size] : file_sizes) files.push_back({{"path", path}, {"min_size", size}});
-  const std::string hash = manifest_hash(checkpoint_hash(c), tensors);
-  return {{"format", "ckptbench-manifest"}, {"version", kManifestVersion}, {"campaign", c.campaign},
-          {"case_index", c.index}, {"step", step}, {"checksum_algorithm", kChecksumAlgorithm},
-          {"config_hash", config_hash(c)}, {"checkpoint_hash", hash}, {"config", c.config},
-          {"world_size", world_size}, {"ranks", ranks}, {"scale", c.scale}, {"mapping", mapping_name(c.mapping)},
-          {"directory_layout", directory_layout_name(c.directory_layout)},
-          {"data", {{"pattern", data_pattern_name(c.data)}, {"seed", c.seed}}},
-          {"files", std::move(files)}, {"tensors", std::move(tensors)}};
+  for (const ManifestFile& f : m.files) files.push_back({{"path", f.path}, {"min_size", f.min_size}});
+  nlohmann::json j = {{"format", kManifestFormat}, {"version", m.version}, {"campaign", m.campaign},
+                      {"case_index", m.case_index}, {"step", m.step}, {"checksum_algorithm", kChecksumAlgorithm},
+                      {"config_hash", m.config_hash}, {"checkpoint_hash", m.checkpoint_hash}, {"config", m.config},
+                      {"world_size", m.layout.world_size}, {"ranks", m.layout.ranks}, {"scale", m.layout.scale},
+                      {"mapping", mapping_name(m.layout.mapping)},
+                      {"directory_layout", directory_layout_name(m.layout.directory_layout)},
+                      {"data", {{"pattern", data_pattern_name(m.pattern)}, {"seed", m.seed}}},
+                      {"files", std::move(files)}, {"tensors", manifest_tensors_json(m.tensors)}};
+  if (m.training_iteration) j["training_iteration"] = *m.training_iteration;
+  return j;
 }
 
 void write_file_atomically(const std::filesystem::path& path, const std::string& text) {
@@ -248,73 +134,31 @@ void write_file_atomically(const std::filesystem::path& path, const std::string&
   fsync_path(path.parent_path(), O_RDONLY | O_DIRECTORY);
 }
 
-void commit_manifest(const std::filesystem::path& dir, const nlohmann::json& manifest) {
-  write_file_atomically(dir / kManifestName, manifest.dump());
+void commit_manifest(const std::filesystem::path& dir, const Manifest& manifest) {
+  write_file_atomically(dir / kManifestName, manifest_json(manifest).dump());
 }
 
-nlohmann::json read_manifest(const std::filesystem::path& dir) {
-  const std::filesystem::path path = dir / kManifestName;
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) {
-    throw std::runtime_error(fmt::format("{}: no manifest — the checkpoint in {} is incomplete (its writer failed or "
-                                         "was interrupted) and cannot be restored",
-                                         path.string(), dir.string()));
-  }
-  nlohmann::json manifest;
-  try {
-    manifest = read_untrusted_json_file(path, {.file = path.string()}, kManifestLimits);
-  } catch (const ConfigError& e) {
-    throw std::runtime_error(fmt::format("{}: not a ckptbench manifest ({})", path.string(), after_path(e, path)));
-  }
-  check_manifest(manifest, path);
-  return manifest;
+bool inside_checkpoint(const std::string& file) {
+  const std::filesystem::path path(file);
+  return !file.empty() && !path.has_root_path() &&
+         std::find(path.begin(), path.end(), std::filesystem::path("..")) == path.end();
 }
 
-nlohmann::json parse_manifest(std::string_view text, const std::filesystem::path& path) {
-  nlohmann::json manifest;
-  try {
-    manifest = parse_untrusted_json(text, {.file = path.string()}, kManifestLimits);
-  } catch (const ConfigError& e) {
-    throw std::runtime_error(fmt::format("{}: not a ckptbench manifest ({})", path.string(), after_path(e, path)));
-  }
-  check_manifest(manifest, path);
-  return manifest;
-}
-
-void check_manifest(const nlohmann::json& manifest, const std::filesystem::path& path) {
-  const auto format = manifest.is_object() ? manifest.find("format") : manifest.end();
-  if (!manifest.is_object() || format == manifest.end() || *format != "ckptbench-manifest") {
-    throw std::runtime_error(fmt::format("{}: not a ckptbench manifest", path.string()));
-  }
-  check_checksum_algorithm(manifest, path);
-  try {
-    check_manifest_fields(manifest, path);
-  } catch (const ConfigError& e) {
-    throw std::runtime_error(fmt::format("{}: damaged manifest: {}", path.string(), after_path(e, path)));
-  }
-}
-
-std::vector<RankPlan> plans_from_manifest(const nlohmann::json& manifest, const Case& c,
+std::vector<RankPlan> plans_from_manifest(const Manifest& manifest, const Case& c,
                                           const std::vector<std::int64_t>& ranks,
                                           const std::filesystem::path& dir) {
   std::map<std::int64_t, RankPlan> by_rank;
   for (std::int64_t r : ranks) by_rank[r].rank = r;
-  for (const auto& t : manifest.at("tensors")) {
-    const auto it = by_rank.find(t.at("rank").get<std::int64_t>());
+  for (const ManifestTensor& t : manifest.tensors) {
+    const auto it = by_rank.find(t.rank);
     if (it == by_rank.end()) continue;
-    PlacedShard ps;
-    ps.shard = shard_from_json(t);
-    ps.rank = it->first;
-    ps.file = t.at("file").get<std::string>();
-    if (!inside_checkpoint(ps.file)) {
+    if (!inside_checkpoint(t.file)) {
       throw std::runtime_error(fmt::format("tensor {} names file \"{}\", which is not a file inside {}",
-                                           t.value("name", "?"), ps.file, dir.string()));
+                                           t.shard.name, t.file, dir.string()));
     }
-    ps.file_offset = t.at("file_offset").get<std::uint64_t>();
-    ps.memory_offset = t.at("memory_offset").get<std::uint64_t>();
-    ps.bytes = t.at("bytes").get<std::uint64_t>();
-    ps.data_key = t.at("data_key").get<std::uint64_t>();
-    ps.geometry = shard_geometry(ps.shard, manifest.value("scale", std::int64_t{1}));
+    PlacedShard ps{.shard = t.shard, .rank = it->first, .holder = -1, .file = t.file,
+                   .file_offset = t.file_offset, .memory_offset = t.memory_offset, .bytes = t.bytes,
+                   .data_key = t.data_key, .geometry = shard_geometry(t.shard, manifest.layout.scale)};
     it->second.shards.push_back(std::move(ps));
   }
   const std::uint64_t align = std::max<std::uint64_t>(1, c.alignment);

@@ -48,7 +48,7 @@ std::uint64_t process_memory_bytes(const Case& c, const ProcessPlans& plans, con
 
 ProcessPlans plan_process(const workloads::Layout& layout, const Case& c, PhaseSelection phase,
                           const std::vector<std::int64_t>& selected, int process, int processes,
-                          const std::filesystem::path& dir, const nlohmann::json* manifest) {
+                          const std::filesystem::path& dir, const Manifest* manifest) {
   const std::vector<std::int64_t> mine = process_share(selected, process, processes);
   const bool shift = c.cache == CachePolicy::read_shift;
   const auto read_ranks = [&] {

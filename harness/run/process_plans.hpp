@@ -12,6 +12,7 @@
 
 #include "harness/campaign/case.hpp"
 #include "harness/plan/checkpoint_plan.hpp"
+#include "harness/run/manifest.hpp"
 #include "workloads/layout.hpp"
 
 namespace ckpt::harness {
@@ -47,7 +48,7 @@ struct ProcessPlans {
 ProcessPlans plan_process(const workloads::Layout& layout, const Case& c, PhaseSelection phase,
                           const std::vector<std::int64_t>& selected, int process, int processes,
                           const std::filesystem::path& dir,
-                          const nlohmann::json* manifest = nullptr);
+                          const Manifest* manifest = nullptr);
 
 // What a process allocates for a case with these plans: their buffers, the sources of Megatron's
 // DP gather (harness/run/dp_gather.hpp; none without one) and the engine's host pool. The run's

@@ -121,30 +121,24 @@ std::optional<std::string> find_latest_checkpoint(const Case& c, fs::path& dir) 
   return std::nullopt;
 }
 
-std::optional<std::string> find_restorable_checkpoint(const Case& c, fs::path& dir, nlohmann::json& manifest) {
+std::optional<std::string> find_restorable_checkpoint(const Case& c, fs::path& dir, Manifest& manifest) {
   if (auto problem = find_latest_checkpoint(c, dir)) return problem;
   try {
     manifest = read_manifest(dir);
   } catch (const std::exception& e) {
     return fmt::format("{} — {}", e.what(), damaged_checkpoint_advice(c, dir));
   }
-  const auto tensors = manifest.find("tensors");
-  const std::string hash = manifest_hash(checkpoint_hash(c), tensors == manifest.end() ? nlohmann::json() : *tensors);
-  if (manifest.value("checkpoint_hash", "") == hash) return std::nullopt;
-  const bool has_config = manifest.contains("config") && manifest["config"].is_object();
-  const std::string difference = has_config ? checkpoint_difference(manifest["config"], c) : std::string();
+  const std::string hash = manifest_hash(checkpoint_hash(c), manifest.training_iteration, manifest.tensors);
+  if (manifest.checkpoint_hash == hash) return std::nullopt;
+  const std::string difference = checkpoint_difference(manifest.config, c);
   if (!difference.empty()) {
     return fmt::format("checkpoint at {} was written with {}; restore with the keys it was written with (its "
                        "manifest's `config` lists them)",
                        dir.string(), difference);
   }
-  // The same configuration: the tensor list or the hash changed after the write, or an older
-  // version wrote it. The read path's checks (manifest_checks.hpp) name which, and the tensor.
-  if (has_config) return std::nullopt;
-  return fmt::format("{}: the checkpoint was written with a different model, parallelism, state, rank selection, "
-                     "strategy or data (hash {}, this case {}); restore with the keys it was written with (its "
-                     "manifest's `config` lists them)",
-                     dir.string(), manifest.value("checkpoint_hash", "none"), checkpoint_hash(c));
+  // The same configuration: the tensor list, the training iteration or the hash changed after the
+  // write. The read path's checks (manifest_checks.hpp) name which, and the tensor.
+  return std::nullopt;
 }
 
 std::string damaged_checkpoint_advice(const Case& c, const fs::path& dir) {

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "harness/campaign/case.hpp"
+#include "harness/run/manifest.hpp"
 
 namespace ckpt::harness {
 
@@ -36,7 +37,7 @@ std::optional<std::string> find_latest_checkpoint(const Case& c, std::filesystem
 // The newest complete checkpoint of a case and its manifest, when case `c` can restore it (same
 // checkpoint_hash); else the problem, naming the keys that differ and both values.
 std::optional<std::string> find_restorable_checkpoint(const Case& c, std::filesystem::path& dir,
-                                                      nlohmann::json& manifest);
+                                                      Manifest& manifest);
 
 // What a restore that found checkpoint `dir` of case `c` damaged (a file missing, short or
 // changed, a manifest unreadable) says to do: ckptbench never restores another checkpoint on its

@@ -218,5 +218,32 @@ TEST(EngineMpi, AsyncOverMpiioUnderMpirunCommitsAndRestores) {
   }
 }
 
+// One process throws between collectives (std::bad_alloc right after the checkpoint of iteration 1
+// claimed its directory, EngineHooks::throw_after_claim): every process sees the failure at the
+// next agreement, that checkpoint's partial directory is removed, the one committed before stays,
+// and no process is left waiting in a collective. Deterministic: the throw is at a fixed point of
+// the loop, whatever the timing.
+TEST(EngineMpi, AnExceptionOnOneProcessRemovesThePartialStepEverywhere) {
+  const auto mpirun = find_mpirun();
+  if (!mpirun) GTEST_SKIP() << "mpirun is not on PATH, so the multi-process run cannot be started";
+  if (!CKPT_TEST_HAVE_MPI) GTEST_SKIP() << "ckptbench was built without MPI (CKPT_WITH_MPI=OFF or MPI not found)";
+  for (const std::string engine : {"sync", "async"}) {
+    SCOPED_TRACE("engine " + engine);
+    Scratch dir;
+    std::vector<std::string> args = mpirun_args(*mpirun, 2);
+    args.insert(args.end(), {CKPT_TRAINING_THROW_BIN, dir.path().string(), engine});
+    const Outcome o = run_process(args, 90s);
+    ASSERT_EQ(o.exit_code, 0) << o.describe();
+    EXPECT_TRUE(contains(o.out, "error: checkpoint " + (dir / "step_1").string() +
+                                    " failed: process 1: out of memory (std::bad_alloc) — removed " +
+                                    (dir / "step_1").string() + "; earlier complete checkpoints are untouched\n"))
+        << o.describe();
+    EXPECT_TRUE(contains(o.out, "committed 0\n")) << o.describe();
+    EXPECT_TRUE(fs::exists(dir / "step_0" / "complete")) << o.describe();
+    EXPECT_FALSE(fs::exists(dir / "step_1")) << o.describe();
+    EXPECT_FALSE(fs::exists(dir / "step_2")) << "the loop stopped at the failure\n" << o.describe();
+  }
+}
+
 }  // namespace
 }  // namespace ckpt::integration

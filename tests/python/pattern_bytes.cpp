@@ -8,9 +8,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
+#include <filesystem>
 #include <stdexcept>
-#include <nlohmann/json.hpp>
 
 #include "harness/campaign/case.hpp"
 #include "harness/memory/data_pattern.hpp"
@@ -21,14 +20,6 @@
 namespace {
 
 using namespace ckpt::harness;
-
-DataPattern pattern_of(const nlohmann::json& manifest) {
-  const std::string name = manifest.at("data").at("pattern").get<std::string>();
-  for (DataPattern p : {DataPattern::random, DataPattern::zeros, DataPattern::bf16}) {
-    if (data_pattern_name(p) == name) return p;
-  }
-  throw std::runtime_error("data.pattern \"" + name + "\" is unknown to this ckptbench");
-}
 
 void print_bytes(const std::vector<PatternRange>& ranges, DataPattern pattern, std::uint64_t first, std::uint64_t count) {
   for (std::uint64_t b = first; b < first + count; ++b) {
@@ -50,19 +41,20 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    std::ifstream in(argv[1]);
-    const nlohmann::json manifest = nlohmann::json::parse(in);
-    const nlohmann::json& t = manifest.at("tensors").at(std::strtoull(argv[2], nullptr, 10));
+    const std::filesystem::path path(argv[1]);
+    if (path.filename() != kManifestName) throw std::runtime_error(std::string("not a ") + kManifestName);
+    const Manifest manifest = read_manifest(path.parent_path());
+    const ManifestTensor& t = manifest.tensors.at(std::strtoull(argv[2], nullptr, 10));
     RankPlan plan;
     PlacedShard& ps = plan.shards.emplace_back();
-    ps.shard = shard_from_json(t);
-    ps.geometry = shard_geometry(ps.shard, manifest.value("scale", std::int64_t{1}));
-    ps.bytes = t.at("bytes").get<std::uint64_t>();
-    ps.data_key = t.at("data_key").get<std::uint64_t>();
+    ps.shard = t.shard;
+    ps.geometry = shard_geometry(ps.shard, manifest.layout.scale);
+    ps.bytes = t.bytes;
+    ps.data_key = t.data_key;
     const std::vector<PatternRange> ranges = shard_pattern_ranges({plan}, {0});
     const std::uint64_t count = std::min<std::uint64_t>(std::strtoull(argv[3], nullptr, 10), ps.bytes);
-    print_bytes(ranges, pattern_of(manifest), 0, count);
-    print_bytes(ranges, pattern_of(manifest), ps.bytes - count, count);
+    print_bytes(ranges, manifest.pattern, 0, count);
+    print_bytes(ranges, manifest.pattern, ps.bytes - count, count);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "ckpt_pattern_bytes: %s: %s\n", argv[1], e.what());
     return 2;

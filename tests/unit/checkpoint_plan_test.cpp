@@ -12,6 +12,7 @@
 #include "harness/plan/extent_builder.hpp"
 #include "harness/plan/file_naming.hpp"
 #include "harness/run/manifest.hpp"
+#include "harness/run/manifest_checks.hpp"
 #include "harness/memory/host_space.hpp"
 #include "harness/run/process_buffer.hpp"
 #include "tests/unit/temp_dir.hpp"
@@ -226,46 +227,98 @@ TEST(CheckpointPlan, ManifestRebuildsTheSamePlan) {
   }
 }
 
+// The tables of an expanded configuration that the manifest's reader types (the read paths plan
+// from them).
+nlohmann::json recorded_config() {
+  return {{"backend", {{"name", "posix"}}},
+          {"model", {{"name", "llama3-8b"}, {"sizing", "exact"}, {"scale", 1}}},
+          {"parallel",
+           {{"tp", 2}, {"pp", 1}, {"dp", 4}, {"ep", 1}, {"zero", 0}, {"vocab_divisor", 128},
+            {"pp_first_stage_layers", 0}, {"pp_last_stage_layers", 0}}},
+          {"state",
+           {{"scope", "full"}, {"naming", nullptr}, {"weight_dtype", "bf16"}, {"master_dtype", "fp32"},
+            {"optimizer_dtype", "fp32"}}},
+          {"strategy", {{"format", "raw"}, {"alignment", 0}, {"chunk_bytes", 0}}},
+          {"data", {{"pattern", "random"}, {"seed", 1}}}};
+}
+
+// read_manifest's error for `m` written into `dir`, or "" when it accepts it.
+std::string refusal(const test_support::TempDir& dir, const nlohmann::json& m) {
+  dir.write(kManifestName, m.dump());
+  try {
+    read_manifest(dir.path());
+    return "";
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+}
+
 // Manifests name their checksum algorithm; one without it (an older ckptbench's, whose
-// checkpoint_hash this version cannot recompute) is refused by name, not as another configuration.
+// checkpoint_hash this version cannot recompute) is refused by name, not as another configuration;
+// so is one of the previous version, whose checkpoint_hash does not cover the training iteration.
 TEST(CheckpointPlan, ManifestNamesItsChecksumAlgorithmAndOlderOnesAreRefused) {
   Case c = small_case(Mapping::file_per_rank);
-  // The tables of an expanded configuration that read_manifest requires (the read paths take them).
-  c.config = {{"backend", {{"name", "posix"}}}, {"model", {{"name", "llama3-8b"}}}, {"parallel", {{"tp", 2}}},
-              {"state", nlohmann::json::object()}, {"strategy", nlohmann::json::object()}};
+  c.config = recorded_config();
   const auto plans = plan_all(c);
   std::vector<std::vector<std::uint64_t>> checksums;
   for (const auto& p : plans) checksums.emplace_back(p.shards.size(), 0x2D06800538D394C2ULL);
-  nlohmann::json manifest = make_manifest(c, 8, selected_ranks(c, 8), manifest_tensors(plans, checksums), 1);
-  EXPECT_EQ(manifest.at("version"), 3);
+  nlohmann::json manifest = manifest_json(make_manifest(c, 8, selected_ranks(c, 8), manifest_tensors(plans, checksums), 1));
+  EXPECT_EQ(manifest.at("version"), 4);
   EXPECT_EQ(manifest.at("checksum_algorithm"), "xxh3_64");
   EXPECT_EQ(manifest.at("tensors").at(0).at("checksum"), "2d06800538d394c2");
   EXPECT_EQ(manifest.at("checkpoint_hash").get<std::string>().size(), 16u);
+  EXPECT_FALSE(manifest.contains("training_iteration"));
 
   const test_support::TempDir dir;
-  // read_manifest's error for `m` written into `dir`, or "" when it accepts it.
-  auto refusal = [&dir](const nlohmann::json& m) -> std::string {
-    dir.write(kManifestName, m.dump());
-    try {
-      read_manifest(dir.path());
-      return "";
-    } catch (const std::runtime_error& e) {
-      return e.what();
-    }
-  };
-  EXPECT_EQ(refusal(manifest), "");
+  EXPECT_EQ(refusal(dir, manifest), "");
+  // What the writer wrote, the reader gives back.
+  const Manifest read = read_manifest(dir.path());
+  EXPECT_EQ(manifest_json(read), manifest);
+  EXPECT_EQ(read.writer.parallel.dp, 4);
+  EXPECT_EQ(read.layout.world_size, 8);
+
+  nlohmann::json previous = manifest;
+  previous["version"] = 3;
+  const std::string three = refusal(dir, previous);
+  EXPECT_EQ(three.find((dir.path() / kManifestName).string() + ": manifest version 3 was written by an older "
+                       "ckptbench"),
+            0u)
+      << three;
+  EXPECT_NE(three.find("write the checkpoint again"), std::string::npos) << three;
 
   manifest.erase("checksum_algorithm");
   manifest["version"] = 1;
-  const std::string old = refusal(manifest);
+  const std::string old = refusal(dir, manifest);
   EXPECT_NE(old.find((dir.path() / kManifestName).string()), std::string::npos) << old;
   EXPECT_NE(old.find("version 1 has no `checksum_algorithm`"), std::string::npos) << old;
   EXPECT_NE(old.find("older ckptbench"), std::string::npos) << old;
   EXPECT_NE(old.find("write the checkpoint again"), std::string::npos) << old;
 
   manifest["checksum_algorithm"] = "fnv1a";
-  const std::string other = refusal(manifest);
+  manifest["version"] = 4;
+  const std::string other = refusal(dir, manifest);
   EXPECT_NE(other.find("checksum_algorithm \"fnv1a\" is not supported"), std::string::npos) << other;
+}
+
+// The checkpoint_hash covers the training iteration: the same tensors at another iteration (or
+// none) hash differently, and a manifest whose iteration was changed shows it by itself.
+TEST(CheckpointPlan, CheckpointHashCoversTheTrainingIteration) {
+  Case c = small_case(Mapping::file_per_rank);
+  c.config = recorded_config();
+  const auto plans = plan_all(c);
+  std::vector<std::vector<std::uint64_t>> checksums;
+  for (const auto& p : plans) checksums.emplace_back(p.shards.size(), 7);
+  const auto tensors = manifest_tensors(plans, checksums);
+  const Manifest at_five = make_manifest(c, 8, selected_ranks(c, 8), tensors, 1, 5);
+  EXPECT_NE(at_five.checkpoint_hash, make_manifest(c, 8, selected_ranks(c, 8), tensors, 1, 6).checkpoint_hash);
+  EXPECT_NE(at_five.checkpoint_hash, make_manifest(c, 8, selected_ranks(c, 8), tensors, 1).checkpoint_hash);
+  EXPECT_EQ(manifest_hash_problem(at_five, "m.json"), std::nullopt);
+  Manifest changed = at_five;
+  changed.training_iteration = 4;
+  const std::optional<std::string> problem = manifest_hash_problem(changed, "m.json");
+  ASSERT_TRUE(problem.has_value());
+  EXPECT_EQ(problem->find("m.json: checkpoint_hash: \"" + at_five.checkpoint_hash + "\" does not match"), 0u)
+      << *problem;
 }
 
 TEST(DataPattern, DeterministicAndEveryFlippedByteIsFound) {
