@@ -40,7 +40,8 @@ void put_back(const fs::path& path, const std::optional<std::string>& text) noex
 void record_latest_or_put_back(const Case& c, const fs::path& dir, std::int64_t step) {
   const fs::path latest = case_directory(c) / "latest";
   const fs::path iteration = case_directory(c) / "latest_checkpointed_iteration.txt";
-  const std::optional<std::string> latest_before = text_of(latest), iteration_before = text_of(iteration);
+  const std::optional<std::string> latest_before = text_of(latest),
+                                   iteration_before = text_of(iteration);
   try {
     record_latest_checkpoint(c, dir, step);
   } catch (...) {
@@ -56,7 +57,8 @@ void commit_files(const Case& c, const fs::path& dir, const CommitRequest& reque
   std::vector<ManifestTensor> tensors;
   for (const std::string& piece : pieces) {
     std::vector<ManifestTensor> entries = parse_manifest_tensors(piece);
-    tensors.insert(tensors.end(), std::make_move_iterator(entries.begin()), std::make_move_iterator(entries.end()));
+    tensors.insert(tensors.end(), std::make_move_iterator(entries.begin()),
+                   std::make_move_iterator(entries.end()));
   }
   // DCP's coordinator writes .metadata only once every rank's data files are written, before
   // ckptbench's own manifest marks the checkpoint complete.
@@ -65,10 +67,11 @@ void commit_files(const Case& c, const fs::path& dir, const CommitRequest& reque
   // Hugging Face loaders find a sharded checkpoint's files through its index.
   if (c.format == CheckpointFormat::safetensors) {
     const bool weights_only = c.state.scope == workloads::StateScope::weights;
-    write_file_atomically(dir / kSafetensorsIndexName, safetensors_index(tensors, weights_only).dump(2));
+    write_file_atomically(dir / kSafetensorsIndexName,
+                          safetensors_index(tensors, weights_only).dump(2));
   }
-  commit_manifest(dir, make_manifest(c, request.world_size, *request.ranks, std::move(tensors), request.step,
-                                     request.training_iteration));
+  commit_manifest(dir, make_manifest(c, request.world_size, *request.ranks, std::move(tensors),
+                                     request.step, request.training_iteration));
   // A kept run names it `latest` at once, so a process killed later leaves it restorable.
   if (request.name_latest) record_latest_or_put_back(c, dir, request.step);
   times.manifest_seconds = seconds_since(start);
@@ -76,9 +79,10 @@ void commit_files(const Case& c, const fs::path& dir, const CommitRequest& reque
 
 }  // namespace
 
-std::string commit_checkpoint(Comm& comm, const Case& c, const fs::path& dir, const CommitRequest& request,
-                              const std::vector<RankPlan>& plans,
-                              const std::vector<std::vector<std::uint64_t>>& checksums, CommitTimes* times) {
+std::string commit_checkpoint(Comm& comm, const Case& c, const fs::path& dir,
+                              const CommitRequest& request, const std::vector<RankPlan>& plans,
+                              const std::vector<std::vector<std::uint64_t>>& checksums,
+                              CommitTimes* times) {
   const std::vector<std::string> pieces =
       comm.gather(manifest_tensors_json(manifest_tensors(plans, checksums)).dump());
   std::string problem;
@@ -91,7 +95,8 @@ std::string commit_checkpoint(Comm& comm, const Case& c, const fs::path& dir, co
     } catch (const std::exception& e) {
       problem = e.what();
     }
-    if (!problem.empty()) problem = fmt::format("checkpoint {}: manifest commit failed: {}", dir.string(), problem);
+    if (!problem.empty())
+      problem = fmt::format("checkpoint {}: manifest commit failed: {}", dir.string(), problem);
     if (times != nullptr) *times = mine;
   }
   return comm.broadcast(problem);

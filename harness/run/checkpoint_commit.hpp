@@ -22,10 +22,12 @@ namespace ckpt::harness {
 // What decides a checkpoint's manifest besides its tensors.
 struct CommitRequest {
   std::int64_t world_size = 1;
-  const std::vector<std::int64_t>* ranks = nullptr;  // the modeled ranks the case writes (all processes')
+  const std::vector<std::int64_t>* ranks =
+      nullptr;  // the modeled ranks the case writes (all processes')
   std::int64_t step = 0;
   std::optional<std::int64_t> training_iteration;  // [training]: the iteration whose state it holds
-  bool name_latest = false;  // record it as the case's latest; on failure the earlier pointers are put back
+  bool name_latest =
+      false;  // record it as the case's latest; on failure the earlier pointers are put back
 };
 
 // Process 0's seconds: the coordinator files, then the rest (index, manifest, `latest`).
@@ -39,6 +41,7 @@ struct CommitTimes {
 // "checkpoint DIR: manifest commit failed: …", or "". `times` (process 0's) may be null.
 std::string commit_checkpoint(Comm& comm, const Case& c, const std::filesystem::path& dir,
                               const CommitRequest& request, const std::vector<RankPlan>& plans,
-                              const std::vector<std::vector<std::uint64_t>>& checksums, CommitTimes* times = nullptr);
+                              const std::vector<std::vector<std::uint64_t>>& checksums,
+                              CommitTimes* times = nullptr);
 
 }  // namespace ckpt::harness

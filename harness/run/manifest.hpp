@@ -26,9 +26,10 @@ inline constexpr int kManifestVersion = 4;
 // One stored piece of a tensor: what the writer's layout gave (unscaled), where its bytes lie.
 struct ManifestTensor {
   workloads::Shard shard;
-  std::int64_t rank = 0;     // the modeled rank that wrote it
-  std::int64_t holder = -1;  // Megatron's distributed optimizer: the DP rank it came from; -1: `rank`
-  std::string file;          // relative to the checkpoint directory
+  std::int64_t rank = 0;  // the modeled rank that wrote it
+  std::int64_t holder =
+      -1;            // Megatron's distributed optimizer: the DP rank it came from; -1: `rank`
+  std::string file;  // relative to the checkpoint directory
   std::uint64_t file_offset = 0;
   std::uint64_t memory_offset = 0;
   std::uint64_t bytes = 0;  // stored bytes (the shard's, divided by the scale)
@@ -90,13 +91,14 @@ struct Manifest {
 };
 
 // The entries of one process's ranks: tensor -> file, offset, shape, dtype, checksum.
-std::vector<ManifestTensor> manifest_tensors(const std::vector<RankPlan>& plans,
-                                             const std::vector<std::vector<std::uint64_t>>& checksums);
+std::vector<ManifestTensor> manifest_tensors(
+    const std::vector<RankPlan>& plans, const std::vector<std::vector<std::uint64_t>>& checksums);
 
 // The whole manifest of a checkpoint (written by process 0 once every process succeeded), its
 // files and checkpoint_hash derived from `tensors`.
-Manifest make_manifest(const Case& c, std::int64_t world_size, const std::vector<std::int64_t>& ranks,
-                       std::vector<ManifestTensor> tensors, std::int64_t step,
+Manifest make_manifest(const Case& c, std::int64_t world_size,
+                       const std::vector<std::int64_t>& ranks, std::vector<ManifestTensor> tensors,
+                       std::int64_t step,
                        std::optional<std::int64_t> training_iteration = std::nullopt);
 
 // The writer: the manifest as the file holds it.

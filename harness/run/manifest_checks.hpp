@@ -29,24 +29,28 @@ class DamagedCheckpoint : public std::runtime_error {
 // The manifest's checkpoint_hash: XXH3_64 of the checkpoint's identity digest (checkpoint_hash of
 // its configuration), its training iteration and its tensor list as the manifest holds it, so
 // that an entry removed, added or edited after the write, or another iteration, no longer matches.
-std::string manifest_hash(std::string_view identity_hash, std::optional<std::int64_t> training_iteration,
+std::string manifest_hash(std::string_view identity_hash,
+                          std::optional<std::int64_t> training_iteration,
                           const std::vector<ManifestTensor>& tensors);
 
 // The first file a manifest names (a tensors entry's `file`, a files entry's `path`) that is not
 // a relative path inside `dir` (absolute, with "..", empty, or resolving out of `dir` through a
 // symbolic link), as "tensor NAME names file \"F\", which is not a file inside DIR"; or nullopt.
-std::optional<std::string> manifest_path_problem(const Manifest& manifest, const std::filesystem::path& dir);
+std::optional<std::string> manifest_path_problem(const Manifest& manifest,
+                                                 const std::filesystem::path& dir);
 
 // Damage the manifest at `path` shows by itself, or nullopt: an empty tensor list, recorded
 // scale, data.seed or data.pattern that differ from its configuration's, or a checkpoint_hash
 // that does not match its configuration, training iteration and tensor list.
-std::optional<std::string> manifest_hash_problem(const Manifest& manifest, const std::filesystem::path& path);
+std::optional<std::string> manifest_hash_problem(const Manifest& manifest,
+                                                 const std::filesystem::path& path);
 
 // The manifest's tensor list against `planned`, the plans of the writer's ranks as the case
 // writes them: the first entry of those ranks that is missing, extra, listed twice or differs
 // in a field, named with its field and both values; or nullopt. With `selected` (the ranks the
 // case writes, all of them), also any entry of a rank outside it.
-std::optional<std::string> tensor_list_problem(const Manifest& manifest, const std::vector<RankPlan>& planned,
+std::optional<std::string> tensor_list_problem(const Manifest& manifest,
+                                               const std::vector<RankPlan>& planned,
                                                const std::filesystem::path& path,
                                                const std::vector<std::int64_t>* selected = nullptr);
 
@@ -55,9 +59,10 @@ std::optional<std::string> tensor_list_problem(const Manifest& manifest, const s
 // with `selected`, the whole selection's, also entries outside it), then manifest_hash_problem
 // (process 0), then the files of a safetensors checkpoint (process `process` of `processes` checks
 // its share, process 0 the index). Each problem names the file, the field and what differs.
-std::optional<std::string> damaged_checkpoint_problem(const Manifest& manifest, const std::filesystem::path& dir,
+std::optional<std::string> damaged_checkpoint_problem(const Manifest& manifest,
+                                                      const std::filesystem::path& dir,
                                                       const std::vector<RankPlan>& planned,
-                                                      const std::vector<std::int64_t>* selected, int process,
-                                                      int processes);
+                                                      const std::vector<std::int64_t>* selected,
+                                                      int process, int processes);
 
 }  // namespace ckpt::harness

@@ -37,21 +37,25 @@ class CheckpointCommit : public ::testing::Test {
  protected:
   // A kept TP 2 weights-only checkpoint of the tiny model, then `more`.
   fs::path campaign(const std::string& name, const std::string& more) {
-    return dir_.write(name + ".toml", campaign_toml("cc", dir_ / "target",
-                                                    "create_target = true\noverwrite = true\nkeep = true\n"
-                                                    "iterations = 1\nwarmup = 0\n[model]\nname = \"" +
-                                                        model_.string() +
-                                                        "\"\nscale = 2\n[parallel]\ntp = 2\n[state]\nscope = "
-                                                        "\"weights\"\n[cache]\npolicy = \"none\"\n" +
-                                                        more));
+    return dir_.write(name + ".toml",
+                      campaign_toml("cc", dir_ / "target",
+                                    "create_target = true\noverwrite = true\nkeep = true\n"
+                                    "iterations = 1\nwarmup = 0\n[model]\nname = \"" +
+                                        model_.string() +
+                                        "\"\nscale = 2\n[parallel]\ntp = 2\n[state]\nscope = "
+                                        "\"weights\"\n[cache]\npolicy = \"none\"\n" +
+                                        more));
   }
   Outcome run(const fs::path& file, const std::string& phase, std::vector<std::string> more = {}) {
-    std::vector<std::string> args{"run", file.string(), "--output", (dir_ / ("out-" + std::to_string(runs_++))).string(),
-                                  "--phase", phase, "-q"};
+    std::vector<std::string> args{
+        "run",     file.string(), "--output", (dir_ / ("out-" + std::to_string(runs_++))).string(),
+        "--phase", phase,         "-q"};
     args.insert(args.end(), more.begin(), more.end());
     return ckptbench(args);
   }
-  Outcome load(const fs::path& checkpoint) { return ckptbench({"load", checkpoint.string(), "--no-drop-caches"}); }
+  Outcome load(const fs::path& checkpoint) {
+    return ckptbench({"load", checkpoint.string(), "--no-drop-caches"});
+  }
   fs::path checkpoint() const { return latest_checkpoint(dir_ / "target" / "cc" / "case-0000"); }
 
   static constexpr const char* kTraining =
@@ -65,23 +69,25 @@ class CheckpointCommit : public ::testing::Test {
 TEST_F(CheckpointCommit, TrainingSafetensorsCheckpointsGetACorrectIndexForSyncAndAsync) {
   for (const std::string engine : {"sync", "async"}) {
     SCOPED_TRACE("engine.name = " + engine);
-    const fs::path file = campaign("t", std::string("[strategy]\nformat = \"safetensors\"\n") + kTraining +
-                                            "[engine]\nname = \"" + engine + "\"\n");
+    const fs::path file = campaign("t", std::string("[strategy]\nformat = \"safetensors\"\n") +
+                                            kTraining + "[engine]\nname = \"" + engine + "\"\n");
     const Outcome written = run(file, "checkpoint");
     ASSERT_EQ(written.exit_code, 0) << written.describe();
     const fs::path kept = checkpoint();
     const nlohmann::json manifest = read_manifest(kept);
     EXPECT_EQ(manifest.at("training_iteration"), 1);
     ASSERT_TRUE(fs::exists(kept / "model.safetensors.index.json"));
-    const nlohmann::json index = nlohmann::json::parse(read_text(kept / "model.safetensors.index.json"));
+    const nlohmann::json index =
+        nlohmann::json::parse(read_text(kept / "model.safetensors.index.json"));
 
     // The files the index names are exactly the safetensors files written.
     std::set<std::string> written_files;
     for (const auto& entry : fs::directory_iterator(kept)) {
-      if (entry.path().extension() == ".safetensors") written_files.insert(entry.path().filename().string());
+      if (entry.path().extension() == ".safetensors")
+        written_files.insert(entry.path().filename().string());
     }
     EXPECT_EQ(written_files, (std::set<std::string>{"model-00001-of-00002.safetensors",
-                                                     "model-00002-of-00002.safetensors"}));
+                                                    "model-00002-of-00002.safetensors"}));
     const nlohmann::json& weight_map = index.at("weight_map");
     std::set<std::string> indexed_files;
     std::map<std::string, std::size_t> per_file;
@@ -89,7 +95,8 @@ TEST_F(CheckpointCommit, TrainingSafetensorsCheckpointsGetACorrectIndexForSyncAn
       indexed_files.insert(f.get<std::string>());
       ++per_file[f.get<std::string>()];
       // Each tensor is in the header of the file the index names.
-      EXPECT_TRUE(safetensors_header(kept / f.get<std::string>()).contains(name)) << name << " in " << f;
+      EXPECT_TRUE(safetensors_header(kept / f.get<std::string>()).contains(name))
+          << name << " in " << f;
     }
     EXPECT_EQ(indexed_files, written_files);
     // One entry per tensor of the manifest, in its file; total_size is their bytes.
@@ -121,7 +128,8 @@ TEST_F(CheckpointCommit, ChangedTrainingIterationIsRefusedByItsCheckpointHash) {
   const std::string damage = (kept / kManifest).string() + ": checkpoint_hash: ";
   const Outcome loaded = load(kept);
   EXPECT_EQ(loaded.exit_code, 1) << loaded.describe();
-  EXPECT_TRUE(contains(loaded.err, "ckptbench: error: damaged checkpoint: " + damage)) << loaded.err;
+  EXPECT_TRUE(contains(loaded.err, "ckptbench: error: damaged checkpoint: " + damage))
+      << loaded.err;
   EXPECT_TRUE(contains(loaded.err, "training iteration")) << loaded.err;
   const Outcome restored = run(file, "restore");
   EXPECT_EQ(restored.exit_code, 1) << restored.describe();
@@ -142,14 +150,16 @@ TEST_F(CheckpointCommit, PreviousManifestVersionIsRefusedWithWhatToDo) {
   EXPECT_EQ(manifest.at("version"), 4);
   manifest["version"] = 3;
   write_manifest(kept, manifest);
-  const std::string message = (kept / kManifest).string() +
-                              ": manifest version 3 was written by an older ckptbench, whose checkpoint_hash does "
-                              "not cover what version 4 checks";
+  const std::string message =
+      (kept / kManifest).string() +
+      ": manifest version 3 was written by an older ckptbench, whose checkpoint_hash does "
+      "not cover what version 4 checks";
   const Outcome loaded = load(kept);
   EXPECT_EQ(loaded.exit_code, 2) << loaded.describe();
   EXPECT_TRUE(contains(loaded.err, message)) << loaded.err;
   EXPECT_TRUE(contains(loaded.err, "write the checkpoint again")) << loaded.err;
-  for (const std::vector<std::string>& more : {std::vector<std::string>{}, std::vector<std::string>{"--dry-run"}}) {
+  for (const std::vector<std::string>& more :
+       {std::vector<std::string>{}, std::vector<std::string>{"--dry-run"}}) {
     const Outcome restored = run(file, "restore", more);
     EXPECT_EQ(restored.exit_code, 2) << restored.describe();
     EXPECT_TRUE(contains(restored.err, message)) << restored.err;
@@ -158,7 +168,8 @@ TEST_F(CheckpointCommit, PreviousManifestVersionIsRefusedWithWhatToDo) {
 }
 
 // A dry run of a restore or a load reads the manifest as the run does and refuses a changed tensor
-// list with the run's own words (the run: exit 1, damaged data; the dry run: exit 2, it would fail).
+// list with the run's own words (the run: exit 1, damaged data; the dry run: exit 2, it would
+// fail).
 TEST_F(CheckpointCommit, DryRunRefusesAChangedTensorListAsTheReadDoes) {
   const fs::path file = campaign("w", "");
   const fs::path load_file = campaign("l", "[load]\ntp = 1\n");
@@ -169,8 +180,8 @@ TEST_F(CheckpointCommit, DryRunRefusesAChangedTensorListAsTheReadDoes) {
   manifest["tensors"].erase(1);
   write_manifest(kept, manifest);
   const std::string problem = (kept / kManifest).string() + ": tensors: tensor " +
-                              removed.at("name").get<std::string>() + " (weight, rank " + removed.at("rank").dump() +
-                              ") is missing";
+                              removed.at("name").get<std::string>() + " (weight, rank " +
+                              removed.at("rank").dump() + ") is missing";
   for (const fs::path& f : {file, load_file}) {
     const std::string phase = f == file ? "restore" : "load";
     SCOPED_TRACE(phase);

@@ -41,7 +41,8 @@ std::vector<RankPlan> plans_of(int process, const fs::path& dir) {
       ps.data_key = 1000 * static_cast<std::uint64_t>(r) + s;
       p.shards.push_back(ps);
     }
-    p.io.files.push_back({.path = (dir / ("rank" + std::to_string(r))).string(), .extents = {{0, 0, kBytes}}});
+    p.io.files.push_back(
+        {.path = (dir / ("rank" + std::to_string(r))).string(), .extents = {{0, 0, kBytes}}});
     plans.push_back(std::move(p));
   }
   return plans;
@@ -57,7 +58,8 @@ int main(int argc, char** argv) {
   const fs::path root = argv[1];
   const std::unique_ptr<Comm> comm = make_comm(true, false);
   try {
-    const std::unique_ptr<ckpt::backends::Backend> backend = ckpt::backends::make_backend("posix", {});
+    const std::unique_ptr<ckpt::backends::Backend> backend =
+        ckpt::backends::make_backend("posix", {});
     const std::unique_ptr<MemorySpace> space = make_host_space();
     std::vector<RankPlan> plans = plans_of(comm->rank(), root / "planned");
     ProcessBuffer state(plans, *space);
@@ -68,30 +70,35 @@ int main(int argc, char** argv) {
                   .planned_dir = root / "planned",
                   .state = state,
                   .pattern = DataPattern::random,
-                  .claim_dir = [&](std::int64_t iteration, fs::path& dir) {
-                    dir = root / ("step_" + std::to_string(iteration));
-                    if (comm->rank() == 0) fs::create_directories(dir);
-                    comm->barrier();
-                    return std::string();
-                  },
-                  .commit = [&](const fs::path& dir, std::int64_t, const Checksums&) {
-                    if (comm->rank() == 0) std::ofstream(dir / "complete") << "complete\n";
-                    return comm->broadcast("");
-                  },
-                  .discard = [&](const fs::path& dir) {
-                    comm->barrier();
-                    if (comm->rank() == 0) fs::remove_all(dir);
-                    return comm->broadcast("removed " + dir.string());
-                  }};
-    const EngineSpec engine{.kind = std::string(argv[2]) == "async" ? EngineKind::async : EngineKind::sync};
+                  .claim_dir =
+                      [&](std::int64_t iteration, fs::path& dir) {
+                        dir = root / ("step_" + std::to_string(iteration));
+                        if (comm->rank() == 0) fs::create_directories(dir);
+                        comm->barrier();
+                        return std::string();
+                      },
+                  .commit =
+                      [&](const fs::path& dir, std::int64_t, const Checksums&) {
+                        if (comm->rank() == 0) std::ofstream(dir / "complete") << "complete\n";
+                        return comm->broadcast("");
+                      },
+                  .discard =
+                      [&](const fs::path& dir) {
+                        comm->barrier();
+                        if (comm->rank() == 0) fs::remove_all(dir);
+                        return comm->broadcast("removed " + dir.string());
+                      }};
+    const EngineSpec engine{.kind = std::string(argv[2]) == "async" ? EngineKind::async
+                                                                    : EngineKind::sync};
     TrainingSpec training;
     training.iterations = 3;
     training.iteration_seconds = 0.01;
     training.checkpoint_every = 1;
     const TrainingSummary summary =
         run_training(training, engine, io, {.throw_after_claim = 1, .throw_process = 1});
-    if (comm->rank() == 0) std::printf("error: %s\ncommitted %lld\n", summary.error.c_str(),
-                                       static_cast<long long>(summary.committed_iteration));
+    if (comm->rank() == 0)
+      std::printf("error: %s\ncommitted %lld\n", summary.error.c_str(),
+                  static_cast<long long>(summary.committed_iteration));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "process %d: %s\n", comm->rank(), e.what());
     return 3;
