@@ -204,7 +204,8 @@ void TrainingRun::guard(const std::function<void()>& local) noexcept {
   } catch (...) {
     if (local_problem_.empty()) {
       try {
-        local_problem_ = fmt::format("process {}: {}", io_.comm.rank(), describe_exception(std::current_exception()));
+        const std::string what = describe_exception(std::current_exception());
+        local_problem_ = io_.comm.size() > 1 ? fmt::format("process {}: {}", io_.comm.rank(), what) : what;
       } catch (...) {
         local_problem_ = "out of memory";  // even the message could not be made
       }

@@ -327,6 +327,24 @@ TEST(EngineErrors, BadAllocInAFlushFailsThatCheckpointAndDiscardsItsDirectory) {
   }
 }
 
+// An exception between collectives (std::bad_alloc right after the second checkpoint claimed its
+// directory) fails that checkpoint on each engine: its directory is discarded, the one committed
+// before stays, and the loop stops there. (Under mpirun, with one process throwing: EngineMpi.)
+TEST(EngineErrors, AnExceptionAfterTheClaimDiscardsThatCheckpoint) {
+  for (const EngineKind kind : {EngineKind::sync, EngineKind::async, EngineKind::lazy}) {
+    SCOPED_TRACE(std::string(engine_name(kind)));
+    Rig rig(0.002);
+    const TrainingSummary s = rig.run(training(4, 0.03, 1), {.kind = kind}, {.throw_after_claim = 1});
+    EXPECT_EQ(s.error, "checkpoint /ckpt/iter1 failed: out of memory (std::bad_alloc) — removed /ckpt/iter1; earlier "
+                       "complete checkpoints are untouched");
+    EXPECT_EQ(rig.discarded, std::vector<fs::path>{"/ckpt/iter1"});
+    ASSERT_EQ(rig.committed.size(), 1u);
+    EXPECT_EQ(s.committed_dir, "/ckpt/iter0");
+    EXPECT_EQ(s.checkpoints.size(), 2u) << "the loop stopped at the failed checkpoint";
+    EXPECT_EQ(rig.verify(s.committed_dir, 0), "");
+  }
+}
+
 // A commit that throws (here something that is not even a std::exception) on the flush thread
 // (async and lazy commit there when there is one process): the checkpoint fails, is discarded,
 // and the process goes on to report it instead of ending in std::terminate.
