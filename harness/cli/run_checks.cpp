@@ -95,8 +95,8 @@ std::optional<std::string> checkpoint_read_problem(const Case& writer, const Man
 
 }  // namespace
 
-CaseCheck check_case(const Case& c, PhaseSelection phase, int processes,
-                     const MemorySpaces& spaces, const std::optional<std::string>& mpi_thread_level) {
+CaseCheck check_case(const Case& c, PhaseSelection phase, int processes, const MemorySpaces& spaces,
+                     const std::optional<std::string>& mpi_thread_level, bool read_checks) {
   CaseCheck check;
   const auto note = [&](std::optional<std::string> problem) {
     if (problem) check.problems.push_back(std::move(*problem));
@@ -112,11 +112,13 @@ CaseCheck check_case(const Case& c, PhaseSelection phase, int processes,
     note(problem);
     // The checks the read makes before planning, as it makes them: damage found there fails the
     // case when it runs, so it is not planned from here.
+    std::optional<std::string> damage;
     if (!problem) {
-      const auto damage = checkpoint_read_problem(writer, manifest, dir);
-      note(damage);
-      have_manifest = !damage;
+      damage = read_checks ? checkpoint_read_problem(writer, manifest, dir)
+                           : manifest_hash_problem(manifest, dir / kManifestName);
     }
+    if (read_checks) note(damage);
+    have_manifest = !problem && !damage;
     note(lock_problem(c));  // a keeping run on this case, which may retire what would be restored
   } else {
     note(target_problem(c));

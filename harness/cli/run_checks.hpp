@@ -26,8 +26,11 @@ struct CaseCheck {
 // directory without an older checkpoint (or, in the restore phase, holds a checkpoint this case
 // can read). Reads the target and, to restore, the checkpoint's manifest. `mpi_thread_level`: the
 // level MPI granted (Comm::thread_level), nullopt for a dry run (MPI not started: not checked).
-CaseCheck check_case(const Case& c, PhaseSelection phase, int processes,
-                     const MemorySpaces& spaces, const std::optional<std::string>& mpi_thread_level = std::nullopt);
+// `read_checks` (a dry run): also what the read refuses before planning, with its words — a
+// changed tensor list, checkpoint_hash or safetensors file, which a run reports as its case's
+// failure (exit 1) instead.
+CaseCheck check_case(const Case& c, PhaseSelection phase, int processes, const MemorySpaces& spaces,
+                     const std::optional<std::string>& mpi_thread_level = std::nullopt, bool read_checks = false);
 
 // Every case's problems as lines "case 0: …"; a problem several cases share is one line
 // ("cases 0, 1, 2: …").

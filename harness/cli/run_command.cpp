@@ -167,7 +167,7 @@ int run_cases(const RunOptions& o, Comm& comm, const std::optional<std::string>&
   std::vector<CaseCheck> checks;
   const std::optional<std::string> thread_level = o.dry_run ? std::nullopt : std::optional(comm.thread_level());
   for (const Case& c : campaign.cases) {
-    checks.push_back(check_case(c, phase.value_or(c.phase), processes, spaces, thread_level));
+    checks.push_back(check_case(c, phase.value_or(c.phase), processes, spaces, thread_level, o.dry_run));
   }
   std::vector<std::string> problems = problem_lines(campaign, checks);
   if (mpi_io_problem) problems.insert(problems.begin(), *mpi_io_problem);
