@@ -16,6 +16,7 @@
 #include "harness/engine/training_loop.hpp"
 #include "harness/engine/training_state.hpp"
 #include "harness/memory/host_space.hpp"
+#include "harness/run/iteration.hpp"
 #include "harness/run/process_buffer.hpp"
 
 namespace {
