@@ -12,10 +12,8 @@
 #include <algorithm>
 #include <map>
 #include <set>
-#include <sstream>
 #include <stdexcept>
 
-#include "harness/common/json_input.hpp"
 #include "harness/memory/checksum.hpp"
 #include "harness/plan/extent_builder.hpp"
 #include "harness/run/manifest_checks.hpp"
