@@ -280,7 +280,7 @@ std::string phase_chart(const ReportModel& m, const std::vector<std::string>& ph
   const double lw = label_width(m);
   const double row_height = 22, y0 = 24;
   const double height = row_height * static_cast<double>(m.rows.size());
-  std::string s = svg_open(lw + kPlotWidth + 20, y0 + height + 40,
+  std::string s = svg_open(lw + kPlotWidth + kValueRoom, y0 + height + 40,
                            write ? "checkpoint phases" : "restore phases");
   double lx = lw;
   for (std::size_t i = 0; i < phases.size(); ++i)
@@ -332,7 +332,8 @@ std::string latency_chart(const ReportModel& m) {
   const double lw = label_width(m) + 50, y0 = 24, row_height = 20;
   const double height = row_height * static_cast<double>(lines.size());
   const auto px = [&](double v) { return lw + std::log(v / lo) / std::log(hi / lo) * kPlotWidth; };
-  std::string s = svg_open(lw + kPlotWidth + 20, y0 + height + 40, "request latency percentiles");
+  std::string s =
+      svg_open(lw + kPlotWidth + kValueRoom, y0 + height + 40, "request latency percentiles");
   double lx = lw;
   for (std::size_t k = 0; k < std::size(kMarks); ++k)
     lx += legend_entry(s, lx, 4, kMarks[k].second, kPhaseColors[k]);
