@@ -62,8 +62,9 @@ void FlushWorker::mark_snapshot_done() noexcept {
   snapshot_done_cv_.notify_all();
 }
 
-void FlushWorker::copy(FlushJob& job, double& copy_seconds) noexcept {
+void FlushWorker::copy(FlushJob& job, FlushResult& result) noexcept {
   const auto start = Clock::now();
+  result.copy_started_at = start;
   try {
     job.snapshot();
   } catch (...) {
@@ -71,20 +72,21 @@ void FlushWorker::copy(FlushJob& job, double& copy_seconds) noexcept {
     copy_failure_ = std::current_exception();
     abandon(job);
   }
-  copy_seconds = seconds_since(start);
+  result.copy_seconds = seconds_since(start);
   mark_snapshot_done();
 }
 
 void FlushWorker::execute(FlushJob& job, FlushResult& result) {
   std::jthread copier;
   if (job.snapshot && job.snapshot_alongside) {
-    copier = std::jthread([this, &job, &result] { copy(job, result.copy_seconds); });
+    copier = std::jthread([this, &job, &result] { copy(job, result); });
   } else if (job.snapshot) {
-    copy(job, result.copy_seconds);
+    copy(job, result);
   }
   // An alongside copy's failure is read only after the join (it shows as a write out of chunks).
   const bool copied = !job.snapshot || job.snapshot_alongside || !copy_failure_;
   const auto start = Clock::now();
+  result.flush_started_at = start;
   try {
     if (copied && job.prepare) {
       if (std::string problem = job.prepare(); !problem.empty())
@@ -104,6 +106,7 @@ void FlushWorker::execute(FlushJob& job, FlushResult& result) {
   result.flush_seconds = seconds_since(start);
   if (copier.joinable()) copier.join();
   if (copy_failure_ || failure_ || !result.error.empty() || !job.commit) return;
+  result.commit_started_at = Clock::now();
   try {
     result.error = job.commit();
   } catch (...) {

@@ -24,23 +24,28 @@
 namespace ckpt::harness {
 
 struct FlushJob {
-  std::string what;                      // "checkpoint of iteration 7 (<dir>)", for errors
-  std::function<void()> snapshot;        // lazy: the copy into the pool; may be empty
-  bool snapshot_alongside = false;       // ring: the copy runs on its own thread while the writes consume it
-  std::function<std::string()> prepare;  // before the writes: creates the files' directories; returns a problem or ""
-  std::function<FlushWrites()> write;    // the writes through the backend
-  std::function<void()> abandon;         // after a failure on either side: releases the other (ring: close)
+  std::string what;                // "checkpoint of iteration 7 (<dir>)", for errors
+  std::function<void()> snapshot;  // lazy: the copy into the pool; may be empty
+  bool snapshot_alongside =
+      false;  // ring: the copy runs on its own thread while the writes consume it
+  std::function<std::string()>
+      prepare;  // before the writes: creates the files' directories; returns a problem or ""
+  std::function<FlushWrites()> write;  // the writes through the backend
+  std::function<void()>
+      abandon;  // after a failure on either side: releases the other (ring: close)
   // Last, once every write succeeded: the commit, where no other process must agree (one
   // process without MPI); returns a problem or "". Empty: the caller commits after collect().
   std::function<std::string()> commit;
 };
 
 struct FlushResult {
-  std::string error;          // "" when every write succeeded
-  double copy_seconds = 0;    // the snapshot copy on the worker (lazy)
-  double flush_seconds = 0;   // the writes
-  std::uint64_t bytes = 0;    // bytes written
-  bool committed = false;     // FlushJob::commit ran and succeeded
+  std::string error;         // "" when every write succeeded
+  double copy_seconds = 0;   // the snapshot copy on the worker (lazy)
+  double flush_seconds = 0;  // the writes
+  std::uint64_t bytes = 0;   // bytes written
+  bool committed = false;    // FlushJob::commit ran and succeeded
+  // When the copy, the writes and the commit began (each unset when it did not run).
+  std::chrono::steady_clock::time_point copy_started_at, flush_started_at, commit_started_at;
   std::chrono::steady_clock::time_point committed_at;
 };
 
@@ -71,8 +76,9 @@ class FlushWorker {
   // The thread's body: every exception is caught here, so none reaches std::terminate.
   void run(FlushJob& job) noexcept;
   void execute(FlushJob& job, FlushResult& result);
-  // Runs job.snapshot, timed into copy_seconds; an exception it throws is kept in copy_failure_.
-  void copy(FlushJob& job, double& copy_seconds) noexcept;
+  // Runs job.snapshot, timed into copy_started_at and copy_seconds (the only fields of `result`
+  // it writes: it may run beside the writes); an exception it throws is kept in copy_failure_.
+  void copy(FlushJob& job, FlushResult& result) noexcept;
   void mark_snapshot_done() noexcept;
 
   std::jthread thread_;

@@ -1,9 +1,10 @@
 #include "harness/engine/training_loop.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <fmt/format.h>
 #include <functional>
 #include <new>
 #include <optional>
@@ -14,8 +15,8 @@
 #include "harness/engine/flush_worker.hpp"
 #include "harness/engine/host_pool.hpp"
 #include "harness/engine/memory_reserve.hpp"
-#include "harness/memory/staging.hpp"
 #include "harness/engine/training_state.hpp"
+#include "harness/memory/staging.hpp"
 #include "harness/run/iteration.hpp"
 
 namespace ckpt::harness {
@@ -24,7 +25,8 @@ namespace {
 namespace fs = std::filesystem;
 
 Clock::time_point after(Clock::time_point start, double seconds) {
-  return start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+  return start +
+         std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
 }
 
 // Compute and update wait in slices of this length, polling for a finished flush between them;
@@ -52,7 +54,8 @@ class TrainingRun {
     }
     summary_.engine = std::string(engine_name(e.kind));
     if (io.gather != nullptr && e.kind != EngineKind::sync) {
-      throw std::invalid_argument("the DP gather of Megatron's gathered optimizer runs only under engine.name = \"sync\"");
+      throw std::invalid_argument(
+          "the DP gather of Megatron's gathered optimizer runs only under engine.name = \"sync\"");
     }
     if (e.kind != EngineKind::sync) {
       pool_.emplace(io.state.memory(), e.host_pool_bytes);
@@ -60,7 +63,8 @@ class TrainingRun {
       if (const ChunkRing* ring = pool_->ring()) {
         summary_.pool_chunk_bytes = ring->geometry().chunk_bytes;
         summary_.pool_chunks = ring->geometry().slots;
-        for (std::size_t r = 0; r < io.plans.size(); ++r) {  // the cuts are the same for every checkpoint
+        for (std::size_t r = 0; r < io.plans.size();
+             ++r) {  // the cuts are the same for every checkpoint
           chunks_.push_back(split_plan(io.plans[r].io, ring->geometry().chunk_bytes));
           chunk_bases_.push_back(io.state.offset(r));
         }
@@ -103,10 +107,17 @@ class TrainingRun {
   void copy_snapshot(std::int64_t iteration, bool tear) const;
   // Commits the in-flight checkpoint when every process's flush finished (block: wait for it).
   void poll(bool block, bool may_commit = true);
-  void commit(const fs::path& dir, std::int64_t iteration, const Checksums& sums, CheckpointRecord& record,
-              Clock::time_point due);
+  void commit(const fs::path& dir, std::int64_t iteration, const Checksums& sums,
+              CheckpointRecord& record, Clock::time_point due);
   void record_commit(CheckpointRecord& record, const fs::path& dir, double durable_seconds);
   void reduce_records();
+  // `t` in seconds from the loop's start (the timeline's clock).
+  double at(Clock::time_point t) const {
+    return std::chrono::duration<double>(t - loop_start_).count();
+  }
+  TimeSpan span(Clock::time_point start, double seconds) const {
+    return {at(start), at(start) + seconds};
+  }
 
   // First, so that it outlives everything the loop allocates.
   MemoryReserve reserve_{kMemoryReserveBytes};
@@ -120,14 +131,15 @@ class TrainingRun {
   std::optional<InFlight> in_flight_;
   std::optional<fs::path> pending_dir_;  // claimed, not yet committed or discarded
   std::string local_problem_;            // this process's, from guard; not yet agreed on
-  Checksums sums_;                   // of the state as the last update left it
-  bool lazy_copy_pending_ = false;   // lazy: the next update must wait for the snapshot copy
-  std::optional<std::size_t> polled_record_;  // committed by a poll during the current wait_for
-  double polled_commit_seconds_ = 0;           // how long that commit took
-  double last_commit_seconds_ = 0;             // the slowest process's time of the last commit
-  std::vector<std::uint64_t> flush_bytes_;  // per record: this process's bytes
+  Checksums sums_;                       // of the state as the last update left it
+  bool lazy_copy_pending_ = false;       // lazy: the next update must wait for the snapshot copy
+  std::optional<std::size_t> polled_record_;     // committed by a poll during the current wait_for
+  double polled_commit_seconds_ = 0;             // how long that commit took
+  double last_commit_seconds_ = 0;               // the slowest process's time of the last commit
+  std::vector<std::uint64_t> flush_bytes_;       // per record: this process's bytes
   std::vector<std::vector<StagedPart>> chunks_;  // ring: each plan cut into the ring's chunks
   std::vector<std::uint64_t> chunk_bases_;       // ring: each plan's offset in the state
+  Clock::time_point loop_start_ = Clock::now();
 };
 
 // The compute of training.compute until `end`: sleep, spin a core, or keep the GPU busy.
@@ -154,9 +166,11 @@ void TrainingRun::compute_until(Clock::time_point end) {
 // Waits until `seconds` after `start` in slices whose count depends on `seconds` alone, so
 // that every process polls (a collective) equally often.
 void TrainingRun::wait_for(Clock::time_point start, double seconds) {
-  const auto slices = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(seconds / kPollSeconds)));
+  const auto slices =
+      std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(seconds / kPollSeconds)));
   for (std::int64_t k = 1; k <= slices; ++k) {
-    const Clock::time_point end = after(start, seconds * static_cast<double>(k) / static_cast<double>(slices));
+    const Clock::time_point end =
+        after(start, seconds * static_cast<double>(k) / static_cast<double>(slices));
     compute_until(end);
     // Commit only with the time a commit takes (the last one's) left in this wait, so that it
     // hides in compute instead of lengthening the iteration; every process still polls.
@@ -195,7 +209,8 @@ void TrainingRun::fail_checkpoint(const std::string& problem) {
   if (!pending_dir_ || !io_.discard) return;
   const fs::path dir = std::move(*pending_dir_);
   pending_dir_.reset();
-  summary_.error += fmt::format(" — {}; earlier complete checkpoints are untouched", io_.discard(dir));
+  summary_.error +=
+      fmt::format(" — {}; earlier complete checkpoints are untouched", io_.discard(dir));
 }
 
 void TrainingRun::guard(const std::function<void()>& local) noexcept {
@@ -231,19 +246,22 @@ bool TrainingRun::agree_local() {
 void TrainingRun::stop_worker() noexcept {
   if (!worker_.busy()) return;
   try {
-    if (ChunkRing* ring = pool_->ring()) ring->close();  // a copy or write waiting for the other side ends
+    if (ChunkRing* ring = pool_->ring())
+      ring->close();  // a copy or write waiting for the other side ends
     const FlushResult result = worker_.collect();
     if (result.committed && in_flight_) {
       pending_dir_.reset();  // committed on the flush thread (`latest` may name it): it stays
-      record_commit(summary_.checkpoints[in_flight_->record], in_flight_->dir, seconds_since(in_flight_->due));
+      record_commit(summary_.checkpoints[in_flight_->record], in_flight_->dir,
+                    seconds_since(in_flight_->due));
     }
-  } catch (...) {  // the join is done; only describing its error failed (then nothing was committed)
+  } catch (
+      ...) {  // the join is done; only describing its error failed (then nothing was committed)
   }
   in_flight_.reset();
 }
 
 TrainingSummary TrainingRun::run() {
-  const auto loop_start = Clock::now();
+  loop_start_ = Clock::now();
   try {
     loop();
     agree_local();  // a failure of the last updates
@@ -253,10 +271,11 @@ TrainingSummary TrainingRun::run() {
     // with others, the caller ends them all.
     if (io_.comm.size() > 1) throw;
     const std::string what = describe_exception(std::current_exception());
-    fail_checkpoint(pending_dir_ ? fmt::format("checkpoint {} failed: {}", pending_dir_->string(), what)
-                                 : fmt::format("training loop: {}", what));
+    fail_checkpoint(pending_dir_
+                        ? fmt::format("checkpoint {} failed: {}", pending_dir_->string(), what)
+                        : fmt::format("training loop: {}", what));
   }
-  summary_.loop_seconds = seconds_since(loop_start);
+  summary_.loop_seconds = seconds_since(loop_start_);
   reduce_records();
   return std::move(summary_);
 }
@@ -266,6 +285,8 @@ void TrainingRun::loop() {
     const auto start = Clock::now();
     const bool flushing = worker_.busy();
     wait_for(start, t_.iteration_seconds * (1 - t_.update_fraction));
+    IterationTimes times{.start = at(start), .compute_end = at(Clock::now())};
+    times.update_start = times.compute_end;  // no wait for a copy: the update follows at once
     double stalled = 0;
     if (lazy_copy_pending_) {
       const auto wait_start = Clock::now();
@@ -273,10 +294,15 @@ void TrainingRun::loop() {
       stalled = seconds_since(wait_start);
       if (in_flight_) summary_.checkpoints[in_flight_->record].stall_seconds += stalled;
       lazy_copy_pending_ = false;
+      times.update_start = at(Clock::now());
     }
     update(i);
+    times.end = at(Clock::now());
+    summary_.iteration_times.push_back(times);
     const double busy = seconds_since(start) - stalled;
-    (flushing || worker_.busy() ? summary_.flushing_iteration_seconds : summary_.plain_iteration_seconds).push_back(busy);
+    (flushing || worker_.busy() ? summary_.flushing_iteration_seconds
+                                : summary_.plain_iteration_seconds)
+        .push_back(busy);
     if ((i + 1) % t_.checkpoint_every == 0 && ok() && agree_local()) checkpoint(i);
     if (io_.interrupted != nullptr && !io_.comm.all(!io_.interrupted->load())) {
       summary_.interrupted = true;  // the rule: the in-flight flush is finished and committed below
@@ -288,31 +314,44 @@ void TrainingRun::loop() {
 
 void TrainingRun::checkpoint(std::int64_t iteration) {
   const auto due = Clock::now();
+  const std::size_t index = summary_.checkpoints.size();
   summary_.checkpoints.push_back({.iteration = iteration});
+  summary_.checkpoints.back().times.due = at(due);
   flush_bytes_.push_back(0);
   if (e_.kind == EngineKind::sync) {
     checkpoint_sync(iteration, due);
   } else {
     checkpoint_background(iteration, due);
   }
+  // Gone when back-pressure found the previous checkpoint failed (this one never started).
+  if (index < summary_.checkpoints.size())
+    summary_.checkpoints[index].times.resumed = at(Clock::now());
 }
 
 void TrainingRun::checkpoint_sync(std::int64_t iteration, Clock::time_point due) {
   fs::path dir;
-  if (const std::string problem = io_.claim_dir(iteration, dir); !problem.empty()) return fail(problem);
+  if (const std::string problem = io_.claim_dir(iteration, dir); !problem.empty())
+    return fail(problem);
   pending_dir_ = dir;
   guard([&] { prepare_checkpoint(iteration, dir); });
   if (!agree_local()) return;
   CheckpointRecord& record = summary_.checkpoints.back();
   const double bookkeeping = io_.gather != nullptr ? gather(iteration, record) : 0.0;
+  const auto flush_start = Clock::now();
   const ProcessSample sample = timed_transfer(io_.backend, io_.plans, io_.state, true, io_.comm);
   record.flush_seconds = sample.seconds;
+  record.times.flush = {at(flush_start), at(Clock::now())};
   for (const RankPlan& p : io_.plans) flush_bytes_.back() += p.io.bytes();
-  if (const std::string problem = io_.comm.first_problem(sample.error.empty() ? "" : fmt::format("checkpoint of iteration {} ({}): {}", iteration, dir.string(), sample.error));
+  if (const std::string problem = io_.comm.first_problem(
+          sample.error.empty() ? ""
+                               : fmt::format("checkpoint of iteration {} ({}): {}", iteration,
+                                             dir.string(), sample.error));
       !problem.empty()) {
     return fail_checkpoint(problem);
   }
+  const auto commit_start = Clock::now();
   commit(dir, iteration, sums_, record, due);
+  record.times.commit = {at(commit_start), at(Clock::now())};
   record.stall_seconds = seconds_since(due) - bookkeeping;
   record.time_to_durable_seconds -= bookkeeping;
 }
@@ -350,7 +389,8 @@ FlushTarget TrainingRun::flush_target(std::int64_t iteration, const fs::path& di
   if (pool_->ring() == nullptr) {
     const backends::MemoryView pool = pool_->view();
     for (std::size_t r = 0; r < io_.plans.size(); ++r) {
-      target.memory.push_back({pool.data + io_.state.offset(r), io_.plans[r].buffer_bytes, pool.kind});
+      target.memory.push_back(
+          {pool.data + io_.state.offset(r), io_.plans[r].buffer_bytes, pool.kind});
     }
   }
   return target;
@@ -362,16 +402,22 @@ FlushJob TrainingRun::flush_job(std::int64_t iteration, const fs::path& dir) {
   job.prepare = [plans = io_.plans] { return create_parent_directories(plans); };
   backends::Backend& backend = io_.backend;
   if (ChunkRing* ring = pool_->ring()) {
-    job.write = [&backend, ring, target = flush_target(iteration, dir)] { return write_through_ring(backend, *ring, target); };
+    job.write = [&backend, ring, target = flush_target(iteration, dir)] {
+      return write_through_ring(backend, *ring, target);
+    };
     job.abandon = [ring] { ring->close(); };
   } else {
-    job.write = [&backend, target = flush_target(iteration, dir)] { return write_whole(backend, target); };
+    job.write = [&backend, target = flush_target(iteration, dir)] {
+      return write_whole(backend, target);
+    };
   }
   return job;
 }
 
 void TrainingRun::copy_snapshot(std::int64_t iteration, bool tear) const {
-  const auto next_update = [this, iteration] { fill_plans(plans_at_iteration(io_.plans, iteration + 1), io_.state, io_.pattern); };
+  const auto next_update = [this, iteration] {
+    fill_plans(plans_at_iteration(io_.plans, iteration + 1), io_.state, io_.pattern);
+  };
   if (ChunkRing* ring = pool_->ring()) {
     std::function<void()> midway;
     if (tear) midway = next_update;
@@ -392,7 +438,8 @@ void TrainingRun::checkpoint_background(std::int64_t iteration, Clock::time_poin
   CheckpointRecord* record = &summary_.checkpoints.back();
   if (in_flight_) {  // back-pressure: one snapshot in the pool at a time
     poll(true);
-    if (!ok()) {  // the one in flight failed: this one never started, and the loop stops at that one
+    if (!ok()) {  // the one in flight failed: this one never started, and the loop stops at that
+                  // one
       summary_.checkpoints.pop_back();
       flush_bytes_.pop_back();
       return;
@@ -401,7 +448,8 @@ void TrainingRun::checkpoint_background(std::int64_t iteration, Clock::time_poin
     record->backpressure_seconds = seconds_since(due);
   }
   fs::path dir;
-  if (const std::string problem = io_.claim_dir(iteration, dir); !problem.empty()) return fail(problem);
+  if (const std::string problem = io_.claim_dir(iteration, dir); !problem.empty())
+    return fail(problem);
   pending_dir_ = dir;
   FlushJob job;
   guard([&] {
@@ -416,25 +464,31 @@ void TrainingRun::checkpoint_background(std::int64_t iteration, Clock::time_poin
     job.snapshot_alongside = ring != nullptr;
     lazy_copy_pending_ = true;
   }
-  if (io_.comm.kind() == "single") {  // no other process to agree with: commit on the worker, at once
+  if (io_.comm.kind() ==
+      "single") {  // no other process to agree with: commit on the worker, at once
     job.commit = [this, dir, iteration, sums = sums_] { return io_.commit(dir, iteration, sums); };
   }
   const auto copy = [this, iteration, record] {
     const auto copy_start = Clock::now();
     copy_snapshot(iteration, hooks_.tear_snapshot);
     record->snapshot_seconds = seconds_since(copy_start);
+    record->times.snapshot = {at(copy_start), at(Clock::now())};
   };
-  if (e_.kind == EngineKind::async && ring == nullptr) copy();  // the whole snapshot before the flush starts
+  if (e_.kind == EngineKind::async && ring == nullptr)
+    copy();  // the whole snapshot before the flush starts
   worker_.start(std::move(job));
-  if (e_.kind == EngineKind::async && ring != nullptr) {  // the flush frees the chunks this copy waits for
+  if (e_.kind == EngineKind::async &&
+      ring != nullptr) {  // the flush frees the chunks this copy waits for
     try {
       copy();
     } catch (const std::exception& e) {
       ring->close();
-      fail(fmt::format("checkpoint of iteration {} ({}): snapshot copy failed: {}", iteration, dir.string(), e.what()));
+      fail(fmt::format("checkpoint of iteration {} ({}): snapshot copy failed: {}", iteration,
+                       dir.string(), e.what()));
     }
   }
-  if (ring != nullptr && e_.kind == EngineKind::async) record->ring_wait_seconds = ring->copy_wait_seconds();
+  if (ring != nullptr && e_.kind == EngineKind::async)
+    record->ring_wait_seconds = ring->copy_wait_seconds();
   in_flight_ = InFlight{summary_.checkpoints.size() - 1, dir, sums_, due};
   record->stall_seconds = seconds_since(due);
 }
@@ -452,16 +506,25 @@ void TrainingRun::poll(bool block, bool may_commit) {
   in_flight_.reset();
   CheckpointRecord& record = summary_.checkpoints[flight.record];
   record.flush_seconds = result.flush_seconds;
-  if (e_.kind == EngineKind::lazy) record.snapshot_seconds = result.copy_seconds;
-  if (e_.kind == EngineKind::lazy && pool_->ring() != nullptr) record.ring_wait_seconds = pool_->ring()->copy_wait_seconds();
+  record.times.flush = span(result.flush_started_at, result.flush_seconds);
+  if (e_.kind == EngineKind::lazy) {
+    record.snapshot_seconds = result.copy_seconds;
+    record.times.snapshot = span(result.copy_started_at, result.copy_seconds);
+  }
+  if (e_.kind == EngineKind::lazy && pool_->ring() != nullptr)
+    record.ring_wait_seconds = pool_->ring()->copy_wait_seconds();
   flush_bytes_[flight.record] = result.bytes;
   if (const std::string problem = io_.comm.first_problem(result.error); !problem.empty()) {
     return fail_checkpoint(problem);
   }
   if (result.committed) {
-    record_commit(record, flight.dir, std::chrono::duration<double>(result.committed_at - flight.due).count());
+    record_commit(record, flight.dir,
+                  std::chrono::duration<double>(result.committed_at - flight.due).count());
+    record.times.commit = {at(result.commit_started_at), at(result.committed_at)};
   } else {
+    const auto start = Clock::now();
     commit(flight.dir, record.iteration, flight.sums, record, flight.due);
+    record.times.commit = {at(start), at(Clock::now())};
   }
   pool_->release();
   last_commit_seconds_ = io_.comm.max(seconds_since(commit_start));
@@ -471,13 +534,15 @@ void TrainingRun::poll(bool block, bool may_commit) {
   }
 }
 
-void TrainingRun::commit(const fs::path& dir, std::int64_t iteration, const Checksums& sums, CheckpointRecord& record,
-                         Clock::time_point due) {
-  if (const std::string problem = io_.commit(dir, iteration, sums); !problem.empty()) return fail_checkpoint(problem);
+void TrainingRun::commit(const fs::path& dir, std::int64_t iteration, const Checksums& sums,
+                         CheckpointRecord& record, Clock::time_point due) {
+  if (const std::string problem = io_.commit(dir, iteration, sums); !problem.empty())
+    return fail_checkpoint(problem);
   record_commit(record, dir, seconds_since(due));
 }
 
-void TrainingRun::record_commit(CheckpointRecord& record, const fs::path& dir, double durable_seconds) {
+void TrainingRun::record_commit(CheckpointRecord& record, const fs::path& dir,
+                                double durable_seconds) {
   record.time_to_durable_seconds = durable_seconds;
   record.committed = true;
   pending_dir_.reset();
@@ -500,7 +565,8 @@ void TrainingRun::reduce_records() {
     const auto bytes = comm.sum(flush_bytes_[i]);
     r.flush_gib_s = r.flush_seconds > 0 ? static_cast<double>(bytes) / r.flush_seconds / kGiB : 0;
   }
-  summary_.pool_high_water_bytes = static_cast<std::uint64_t>(comm.max(static_cast<double>(pool_ ? pool_->high_water() : 0)));
+  summary_.pool_high_water_bytes =
+      static_cast<std::uint64_t>(comm.max(static_cast<double>(pool_ ? pool_->high_water() : 0)));
   summary_.error = comm.first_problem(summary_.error);
 }
 

@@ -16,15 +16,46 @@ double committed_median(const TrainingSummary& s, double CheckpointRecord::*fiel
   return median(values);
 }
 
+nlohmann::json span_json(const TimeSpan& s) {
+  return s.ran() ? nlohmann::json::array({s.start, s.end}) : nlohmann::json(nullptr);
+}
+
+nlohmann::json times_json(const CheckpointTimes& t) {
+  return {{"due", t.due},
+          {"resumed", t.resumed},
+          {"snapshot", span_json(t.snapshot)},
+          {"flush", span_json(t.flush)},
+          {"commit", span_json(t.commit)}};
+}
+
+nlohmann::json iteration_times_json(const std::vector<IterationTimes>& times) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const IterationTimes& t : times) {
+    out.push_back({{"start", t.start},
+                   {"compute_end", t.compute_end},
+                   {"update_start", t.update_start},
+                   {"end", t.end}});
+  }
+  return out;
+}
+
 }  // namespace
 
-double TrainingSummary::stall_seconds() const { return committed_median(*this, &CheckpointRecord::stall_seconds); }
+double TrainingSummary::stall_seconds() const {
+  return committed_median(*this, &CheckpointRecord::stall_seconds);
+}
 double TrainingSummary::time_to_durable_seconds() const {
   return committed_median(*this, &CheckpointRecord::time_to_durable_seconds);
 }
-double TrainingSummary::snapshot_seconds() const { return committed_median(*this, &CheckpointRecord::snapshot_seconds); }
-double TrainingSummary::gather_seconds() const { return committed_median(*this, &CheckpointRecord::gather_seconds); }
-double TrainingSummary::flush_gib_s() const { return committed_median(*this, &CheckpointRecord::flush_gib_s); }
+double TrainingSummary::snapshot_seconds() const {
+  return committed_median(*this, &CheckpointRecord::snapshot_seconds);
+}
+double TrainingSummary::gather_seconds() const {
+  return committed_median(*this, &CheckpointRecord::gather_seconds);
+}
+double TrainingSummary::flush_gib_s() const {
+  return committed_median(*this, &CheckpointRecord::flush_gib_s);
+}
 
 std::optional<double> TrainingSummary::iteration_inflation() const {
   if (plain_iteration_seconds.empty() || flushing_iteration_seconds.empty()) return std::nullopt;
@@ -45,7 +76,8 @@ nlohmann::json to_json(const TrainingSummary& s) {
                            {"time_to_durable_seconds", r.time_to_durable_seconds},
                            {"flush_seconds", r.flush_seconds},
                            {"flush_gib_s", r.flush_gib_s},
-                           {"committed", r.committed}});
+                           {"committed", r.committed},
+                           {"times", times_json(r.times)}});
   }
   const std::optional<double> inflation = s.iteration_inflation();
   return {{"engine", s.engine},
@@ -59,6 +91,7 @@ nlohmann::json to_json(const TrainingSummary& s) {
           {"iteration_inflation", inflation ? nlohmann::json(*inflation) : nlohmann::json(nullptr)},
           {"plain_iteration_seconds", s.plain_iteration_seconds},
           {"flushing_iteration_seconds", s.flushing_iteration_seconds},
+          {"iteration_times", iteration_times_json(s.iteration_times)},
           {"host_pool_bytes", s.host_pool_bytes},
           {"pool_high_water_bytes", s.pool_high_water_bytes},
           {"pool_chunk_bytes", s.pool_chunk_bytes},

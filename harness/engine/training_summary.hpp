@@ -11,34 +11,69 @@
 
 namespace ckpt::harness {
 
+// An interval in seconds from the loop's start; `end` < 0: it did not happen.
+struct TimeSpan {
+  double start = -1, end = -1;
+  bool ran() const { return end >= 0; }
+};
+
+// When one iteration's parts ran, in seconds from the loop's start on this process's clock: what
+// the report's timeline of the loop draws.
+struct IterationTimes {
+  double start = 0;         // its compute begins
+  double compute_end = 0;   // the compute's share waited out
+  double update_start = 0;  // the update begins: later than compute_end by lazy's wait for a copy
+  double end = 0;           // the update's share waited out; a checkpoint due now is due here
+};
+
+// When one checkpoint's steps ran, in the same seconds. Its stall on the loop is due to resumed
+// (plus, for lazy, the next iteration's wait before its update).
+struct CheckpointTimes {
+  double due = 0;      // the loop stopped for it
+  double resumed = 0;  // the loop went on
+  TimeSpan snapshot;   // the copy into the host pool (sync: none)
+  TimeSpan flush;      // the writes
+  TimeSpan commit;     // manifest and `latest`; its end is the checkpoint's durable point
+};
+
 struct CheckpointRecord {
-  std::int64_t iteration = 0;          // the training iteration whose state it holds
-  double stall_seconds = 0;            // the loop blocked for it: snapshot, back-pressure, wait before the update; sync: gather + write + commit
-  double gather_seconds = 0;           // sync, Megatron's gathered optimizer: the DP gather before the write (inside the stall)
-  double snapshot_seconds = 0;         // the copy into the host pool (async: inside the stall; lazy: on the worker)
-  double backpressure_seconds = 0;     // waiting for the previous checkpoint's flush and commit (inside the stall)
-  double ring_wait_seconds = 0;        // ring pool: the snapshot copy waiting for free chunks (async: inside the stall)
+  std::int64_t iteration = 0;  // the training iteration whose state it holds
+  double stall_seconds = 0;    // the loop blocked for it: snapshot, back-pressure, wait before the
+                               // update; sync: gather + write + commit
+  double gather_seconds =
+      0;  // sync, Megatron's gathered optimizer: the DP gather before the write (inside the stall)
+  double snapshot_seconds =
+      0;  // the copy into the host pool (async: inside the stall; lazy: on the worker)
+  double backpressure_seconds =
+      0;  // waiting for the previous checkpoint's flush and commit (inside the stall)
+  double ring_wait_seconds =
+      0;  // ring pool: the snapshot copy waiting for free chunks (async: inside the stall)
   double time_to_durable_seconds = 0;  // due -> manifest committed
-  double flush_seconds = 0;            // the writes (background for async/lazy; sync: the timed write)
-  double flush_gib_s = 0;              // all processes' bytes / the slowest process's flush_seconds
+  double flush_seconds = 0;  // the writes (background for async/lazy; sync: the timed write)
+  double flush_gib_s = 0;    // all processes' bytes / the slowest process's flush_seconds
   bool committed = false;
+  CheckpointTimes times;
 };
 
 struct TrainingSummary {
   std::string engine;
   std::vector<CheckpointRecord> checkpoints;
-  std::vector<double> plain_iteration_seconds;     // compute + update, no checkpoint activity
-  std::vector<double> flushing_iteration_seconds;  // compute + update while a flush ran (stalls excluded)
-  std::uint64_t host_pool_bytes = 0;               // the bound (0 for sync)
-  std::uint64_t pool_high_water_bytes = 0;         // largest snapshot bytes held at once (any process)
-  std::uint64_t pool_chunk_bytes = 0;              // ring pool (smaller than a checkpoint): its chunk size; 0: whole
-  int pool_chunks = 0;                             // ring pool: its chunk count; 0: whole
-  std::uint64_t gather_bytes = 0;                  // one checkpoint's DP gather: bytes between processes (all processes)
-  std::uint64_t gather_local_bytes = 0;            // ... and copied between ranks inside a process
-  std::int64_t committed_iteration = -1;           // newest committed checkpoint's training iteration
+  std::vector<double> plain_iteration_seconds;  // compute + update, no checkpoint activity
+  std::vector<double>
+      flushing_iteration_seconds;  // compute + update while a flush ran (stalls excluded)
+  std::vector<IterationTimes> iteration_times;  // every iteration, in order
+  std::uint64_t host_pool_bytes = 0;            // the bound (0 for sync)
+  std::uint64_t pool_high_water_bytes = 0;      // largest snapshot bytes held at once (any process)
+  std::uint64_t pool_chunk_bytes =
+      0;                // ring pool (smaller than a checkpoint): its chunk size; 0: whole
+  int pool_chunks = 0;  // ring pool: its chunk count; 0: whole
+  std::uint64_t gather_bytes =
+      0;  // one checkpoint's DP gather: bytes between processes (all processes)
+  std::uint64_t gather_local_bytes = 0;   // ... and copied between ranks inside a process
+  std::int64_t committed_iteration = -1;  // newest committed checkpoint's training iteration
   std::string committed_dir;
-  double loop_seconds = 0;                         // the whole loop, drain included
-  std::string error;                               // first failure, with context ("" when none)
+  double loop_seconds = 0;  // the whole loop, drain included
+  std::string error;        // first failure, with context ("" when none)
   bool interrupted = false;
 
   // Medians over the committed checkpoints.

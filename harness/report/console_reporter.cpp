@@ -9,6 +9,8 @@
 
 #include "harness/common/elapsed.hpp"
 #include "harness/common/text_format.hpp"
+#include "harness/report/run_input.hpp"
+#include "harness/report/verdict.hpp"
 #include "harness/run/iteration.hpp"
 
 namespace ckpt::harness {
@@ -26,7 +28,8 @@ std::string flush_cell(const TrainingSummary& t, BandwidthUnit unit) {
   const int decimals = significant_decimals(median);
   const auto [low, high] = std::minmax_element(values.begin(), values.end());
   if (values.size() == 1) return fmt::format("{:.{}f}", median, decimals);
-  return fmt::format("{:.{}f} [{:.{}f}–{:.{}f}]", median, decimals, *low, decimals, *high, decimals);
+  return fmt::format("{:.{}f} [{:.{}f}–{:.{}f}]", median, decimals, *low, decimals, *high,
+                     decimals);
 }
 
 // One table row's cells, in column order; `training`: with the stall and durable columns.
@@ -35,7 +38,9 @@ std::vector<std::string> row_cells(const CaseResult& r, BandwidthUnit unit, bool
                                  swept_label(r.config.swept),
                                  format_bytes(static_cast<std::int64_t>(r.bytes_per_checkpoint)),
                                  std::to_string(r.files_per_checkpoint),
-                                 !r.training ? bandwidth_cell(r, r.write, unit) : r.stores_data ? flush_cell(*r.training, unit) : "—",
+                                 !r.training     ? bandwidth_cell(r, r.write, unit)
+                                 : r.stores_data ? flush_cell(*r.training, unit)
+                                                 : "—",
                                  bandwidth_cell(r, r.read, unit)};
   if (training) {
     const bool has = r.training && r.training->committed_iteration >= 0;
@@ -49,7 +54,9 @@ std::vector<std::string> row_cells(const CaseResult& r, BandwidthUnit unit, bool
 
 // Columns aligned right (numbers) or left (text): swept, verified and status are text; the last
 // one is not padded.
-bool right_aligned(std::size_t column, std::size_t columns) { return column != 1 && column + 2 < columns; }
+bool right_aligned(std::size_t column, std::size_t columns) {
+  return column != 1 && column + 2 < columns;
+}
 
 void print_table(std::ostream& out, const std::vector<std::vector<std::string>>& rows) {
   std::vector<std::size_t> width(rows.front().size(), 0);
@@ -62,8 +69,8 @@ void print_table(std::ostream& out, const std::vector<std::vector<std::string>>&
     for (std::size_t c = 0; c < row.size(); ++c) {
       const bool last = c + 1 == row.size();
       line += (c == 0 ? "" : "  ") + (right_aligned(c, row.size()) ? pad_left(row[c], width[c])
-                                      : last           ? row[c]
-                                                       : pad_right(row[c], width[c]));
+                                      : last                       ? row[c]
+                                                                   : pad_right(row[c], width[c]));
     }
     fmt::print(out, "{}\n", line);
   }
@@ -94,32 +101,38 @@ std::string no_data_note(const std::vector<CaseResult>& results) {
                      list);
 }
 
-// "case 2: restore TP4×PP8×DP1 from TP8×PP4×DP1, read exact: needed 1.2 GiB, read 1.2 GiB (1.00×), 96 requests
-// (per rank 12 [12–12]), per-rank read 150 MiB [150 MiB–150 MiB]".
+// "case 2: restore TP4×PP8×DP1 from TP8×PP4×DP1, read exact: needed 1.2 GiB, read 1.2 GiB (1.00×),
+// 96 requests (per rank 12 [12–12]), per-rank read 150 MiB [150 MiB–150 MiB]".
 std::string reshard_line(const CaseResult& r) {
   const ReshardSummary& s = *r.reshard;
   const auto bytes = [](double b) { return format_bytes(static_cast<std::int64_t>(b)); };
-  return fmt::format("case {}: restore {} from {}, read {}: needed {}, read {} ({:.2f}×), {} requests (per rank {} "
-                     "[{}–{}]), per-rank read {} [{}–{}]{}",
-                     r.config.index, s.to, s.from, s.read, bytes(static_cast<double>(s.bytes_needed)),
-                     bytes(static_cast<double>(s.bytes_read)), s.amplification(), s.requests, s.rank_requests.median,
-                     s.rank_requests.min, s.rank_requests.max, bytes(s.rank_bytes_read.median),
-                     bytes(s.rank_bytes_read.min), bytes(s.rank_bytes_read.max),
-                     s.padding_bytes > 0 ? ", vocabulary padding not stored " + bytes(static_cast<double>(s.padding_bytes)) : "");
+  return fmt::format(
+      "case {}: restore {} from {}, read {}: needed {}, read {} ({:.2f}×), {} requests (per rank "
+      "{} "
+      "[{}–{}]), per-rank read {} [{}–{}]{}",
+      r.config.index, s.to, s.from, s.read, bytes(static_cast<double>(s.bytes_needed)),
+      bytes(static_cast<double>(s.bytes_read)), s.amplification(), s.requests,
+      s.rank_requests.median, s.rank_requests.min, s.rank_requests.max,
+      bytes(s.rank_bytes_read.median), bytes(s.rank_bytes_read.min), bytes(s.rank_bytes_read.max),
+      s.padding_bytes > 0
+          ? ", vocabulary padding not stored " + bytes(static_cast<double>(s.padding_bytes))
+          : "");
 }
 
-// "case 3: load pipelined (4 threads, O_DIRECT) into host, TP 4 from a TP 2 checkpoint (4 ranks): 120 MiB in
-// 1,024 requests, time to loaded 0.41 s (median)".
+// "case 3: load pipelined (4 threads, O_DIRECT) into host, TP 4 from a TP 2 checkpoint (4 ranks):
+// 120 MiB in 1,024 requests, time to loaded 0.41 s (median)".
 std::string load_line(const CaseResult& r) {
   const LoadSummary& s = *r.load;
   const double loaded = s.time_to_loaded_seconds.empty() ? 0 : median(s.time_to_loaded_seconds);
-  return fmt::format("case {}: load {} ({} threads{}) into {}, TP {} from a TP {} checkpoint ({} ranks): {} in {} "
-                     "requests, time to loaded {} s (median){}",
-                     r.config.index, s.method, s.threads, s.direct ? ", O_DIRECT" : "", s.memory, s.tp, s.checkpoint_tp,
-                     s.ranks, format_bytes(static_cast<std::int64_t>(s.bytes)), s.requests, format_significant(loaded),
-                     r.config.memory_space == MemorySpaceKind::cuda && !s.h2d_seconds.empty()
-                         ? fmt::format(", h2d {} s inside it", format_significant(median(s.h2d_seconds)))
-                         : "");
+  return fmt::format(
+      "case {}: load {} ({} threads{}) into {}, TP {} from a TP {} checkpoint ({} ranks): {} in {} "
+      "requests, time to loaded {} s (median){}",
+      r.config.index, s.method, s.threads, s.direct ? ", O_DIRECT" : "", s.memory, s.tp,
+      s.checkpoint_tp, s.ranks, format_bytes(static_cast<std::int64_t>(s.bytes)), s.requests,
+      format_significant(loaded),
+      r.config.memory_space == MemorySpaceKind::cuda && !s.h2d_seconds.empty()
+          ? fmt::format(", h2d {} s inside it", format_significant(median(s.h2d_seconds)))
+          : "");
 }
 
 std::string seconds_text(double seconds) {
@@ -155,11 +168,23 @@ namespace {
 // Megatron's distributed-optimizer gather (phases.write.gather), or "" when the case has none.
 std::string gather_line(const CaseResult& r) {
   if (!r.write || r.write->iteration_gather.empty()) return "";
-  return fmt::format("case {}: gather of the DP shards onto DP rank 0 {} (median, before the write, not in its time): "
-                     "{} over MPI, {} copied inside processes",
-                     r.config.index, seconds_text(r.write->gather_seconds),
-                     format_bytes(static_cast<std::int64_t>(r.write->gather_bytes)),
-                     format_bytes(static_cast<std::int64_t>(r.write->gather_local_bytes)));
+  return fmt::format(
+      "case {}: gather of the DP shards onto DP rank 0 {} (median, before the write, not in its "
+      "time): "
+      "{} over MPI, {} copied inside processes",
+      r.config.index, seconds_text(r.write->gather_seconds),
+      format_bytes(static_cast<std::int64_t>(r.write->gather_bytes)),
+      format_bytes(static_cast<std::int64_t>(r.write->gather_local_bytes)));
+}
+
+// The report's verdict over these results, read back from their records as `ckptbench report`
+// reads results.jsonl, so that both say the same. "" when there is nothing to compare.
+std::string verdict_line(const std::vector<CaseResult>& results, BandwidthUnit unit) {
+  RunRecord run;
+  run.name = "run";
+  for (const CaseResult& r : results)
+    run.cases.push_back(parse_case(to_json(r), {"the run's results", 0, ""}));
+  return verdict(build_report({std::move(run)}, {}), unit);
 }
 
 }  // namespace
@@ -168,8 +193,10 @@ void print_summary(std::ostream& out, const std::vector<CaseResult>& results, Ba
   if (results.empty()) return;
   const std::string u = unit_label(unit);
   // [training] cases add the loop's stall and time to durable (medians over checkpoints).
-  const bool training = std::any_of(results.begin(), results.end(), [](const CaseResult& r) { return r.training; });
-  std::vector<std::string> header{"case", "swept", "checkpoint", "files", "write " + u, "read " + u};
+  const bool training =
+      std::any_of(results.begin(), results.end(), [](const CaseResult& r) { return r.training; });
+  std::vector<std::string> header{"case",  "swept",      "checkpoint",
+                                  "files", "write " + u, "read " + u};
   if (training) header.insert(header.end(), {"stall s", "durable s"});
   header.insert(header.end(), {"verified", "status"});
   std::vector<std::vector<std::string>> rows{header};
@@ -179,9 +206,12 @@ void print_summary(std::ostream& out, const std::vector<CaseResult>& results, Ba
   fmt::print(out, "\nwrite and read: median [min–max] over the timed iterations; {} = {} bytes/s\n",
              u, unit == BandwidthUnit::gib ? "2^30" : "10^9");
   if (training) {
-    fmt::print(out, "stall: the training loop blocked per checkpoint; durable: checkpoint due -> manifest committed "
-                    "(medians over checkpoints); write of a [training] case: its flush bandwidth, median [min–max] over "
-                    "checkpoints\n");
+    fmt::print(out,
+               "stall: the training loop blocked per checkpoint; durable: checkpoint due -> "
+               "manifest committed "
+               "(medians over checkpoints); write of a [training] case: its flush bandwidth, "
+               "median [min–max] over "
+               "checkpoints\n");
   }
   for (const std::string& note : {scale_note(results), no_data_note(results)}) {
     if (!note.empty()) fmt::print(out, "{}\n", note);
@@ -194,6 +224,8 @@ void print_summary(std::ostream& out, const std::vector<CaseResult>& results, Ba
     if (const std::string line = gather_line(r); !line.empty()) fmt::print(out, "{}\n", line);
   }
   for (const CaseResult& r : results) fmt::print(out, "{}\n", wall_time_line(r));
+  if (const std::string line = verdict_line(results, unit); !line.empty())
+    fmt::print(out, "summary: {}\n", line);
 }
 
 }  // namespace ckpt::harness

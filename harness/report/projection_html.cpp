@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <sstream>
 #include <vector>
 
@@ -19,74 +20,195 @@ constexpr const char* kCurveColor = "#3b6fb6";
 constexpr const char* kYoungColor = "#e08a2c";
 constexpr const char* kDalyColor = "#59a14f";
 constexpr const char* kDurableColor = "#e15759";
+constexpr const char* kPartColor = "#777";
 constexpr int kCurvePoints = 120;
 constexpr std::size_t kMaxCharts = 24;
+constexpr const char* kChartNote =
+    "<p>Checkpointing more often than τ Daly spends more time writing checkpoints (C/τ); less "
+    "often, more work "
+    "is lost and redone after each failure ((τ/2 + R)/M). Each curve ends where it passes the top "
+    "of the chart "
+    "(4× the least waste); the interval axis spans a decade beyond the outermost marked "
+    "interval.</p>";
 
-std::string num(double v) { return fmt::format("{:.1f}", v); }
+std::string num(double v) {
+  return fmt::format("{:.1f}", v);
+}
 
-// Waste (percent) against the interval on a log axis from tau_Daly / 10 to 10 × the largest
-// mark, the y axis up to 4 × the least waste, with a vertical line per marked interval.
-std::string waste_chart(const CaseProjection& p) {
-  const double lo = std::min(p.young_seconds, p.daly_seconds) / 10;
-  const double hi = std::max({p.young_seconds, p.daly_seconds, p.durable_seconds}) * 10;
-  if (!(lo > 0) || !(hi > lo)) return "<p>No interval to chart (C = 0).</p>";
-  const auto waste = [&](double tau) { return 100 * expected_waste(tau, p.checkpoint_seconds, p.restore_seconds, p.mtbf_seconds); };
-  const double least = waste(p.daly_seconds);
-  const double top = std::max(4 * least, 1e-9);
-  const double x0 = 70, w = 560, y0 = 20, h = 220;
-  const auto px = [&](double tau) { return x0 + std::log(tau / lo) / std::log(hi / lo) * w; };
-  const auto py = [&](double pct) { return y0 + h - std::min(pct, top) / top * h; };
-  std::string s = fmt::format(R"(<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}" role="img" aria-label="waste against interval: {}">)",
-                              num(x0 + w + 320), num(y0 + h + 50), html_escape(p.name));
-  s += fmt::format(R"(<rect x="{}" y="{}" width="{}" height="{}" fill="none" stroke="#999"/>)", num(x0), num(y0), num(w), num(h));
-  for (int k = 0; k <= 4; ++k) {
-    const double pct = top * k / 4;
-    s += fmt::format(R"(<line x1="{0}" y1="{1}" x2="{2}" y2="{1}" stroke="#eee"/><text x="{3}" y="{4}" font-size="11" text-anchor="end">{5}%</text>)",
-                     num(x0), num(py(pct)), num(x0 + w), num(x0 - 4), num(py(pct) + 4), html_escape(format_significant(pct)));
-  }
-  // Ticks at round durations: 1 s, 10 s, 1 min, 10 min, 1 h, 6 h, 1 day, 1 week, …
-  for (double tick : {0.001, 0.01, 0.1, 1.0, 10.0, 60.0, 600.0, 3600.0, 21600.0, 86400.0, 604800.0, 6048000.0}) {
-    if (tick < lo || tick > hi) continue;
-    s += fmt::format(R"(<line x1="{0}" y1="{1}" x2="{0}" y2="{2}" stroke="#eee"/><text x="{0}" y="{3}" font-size="11" text-anchor="middle">{4}</text>)",
-                     num(px(tick)), num(y0), num(y0 + h), num(y0 + h + 14), html_escape(format_interval(tick)));
-  }
-  s += fmt::format(R"(<text x="{}" y="{}" font-size="12" text-anchor="middle">checkpoint interval τ (log scale)</text>)", num(x0 + w / 2), num(y0 + h + 34));
-  s += fmt::format(R"svg(<text x="14" y="{0}" font-size="12" transform="rotate(-90 14 {0})" text-anchor="middle">waste (% of training time)</text>)svg", num(y0 + h / 2));
-  std::string path;
-  for (int i = 0; i <= kCurvePoints; ++i) {
-    const double tau = lo * std::pow(hi / lo, static_cast<double>(i) / kCurvePoints);
-    path += fmt::format("{}{},{} ", path.empty() ? "M" : "L", num(px(tau)), num(py(waste(tau))));
-  }
-  s += fmt::format(R"(<path d="{}" fill="none" stroke="{}" stroke-width="2"/>)", path, kCurveColor);
-  struct Mark {
-    const char* label;
-    double tau;
-    const char* color;
+// The plot's geometry: tau from lo to hi on a log axis, waste (percent) from 0 to top.
+struct WastePlot {
+  double lo, hi, top;
+  double x0 = 70, w = 560, y0 = 20, h = 220;
+  double px(double tau) const { return x0 + std::log(tau / lo) / std::log(hi / lo) * w; }
+  double py(double pct) const { return y0 + h - pct / top * h; }
+};
+
+// The part of curve `pct(tau)` inside the plot as an SVG path: it stops where the curve leaves
+// through the top (found by bisection) instead of running along it.
+template <typename Curve>
+std::string curve_path(const WastePlot& p, Curve pct) {
+  const auto tau_at = [&](int i) {
+    return p.lo * std::pow(p.hi / p.lo, static_cast<double>(i) / kCurvePoints);
   };
-  std::vector<Mark> marks{{"τ Young", p.young_seconds, kYoungColor}, {"τ Daly", p.daly_seconds, kDalyColor}};
-  if (p.durable_seconds > p.checkpoint_seconds) marks.push_back({"time to durable", p.durable_seconds, kDurableColor});
-  double ly = y0 + 10;
+  const auto crossing = [&](double a, double b) {  // pct(a) and pct(b) on either side of top
+    const bool a_in = pct(a) <= p.top;
+    for (int k = 0; k < 40; ++k) {
+      const double mid = std::sqrt(a * b);
+      ((pct(mid) <= p.top) == a_in ? a : b) = mid;
+    }
+    return a_in ? a : b;
+  };
+  std::string path;
+  bool inside = false;
+  for (int i = 0; i <= kCurvePoints; ++i) {
+    const double tau = tau_at(i);
+    const bool in = pct(tau) <= p.top;
+    if (in != inside && i > 0) {
+      const double edge = crossing(tau_at(i - 1), tau);
+      path += fmt::format("{}{},{} ", in ? "M" : "L", num(p.px(edge)), num(p.py(p.top)));
+    }
+    if (in)
+      path += fmt::format("{}{},{} ", in && !inside && i == 0 ? "M" : "L", num(p.px(tau)),
+                          num(p.py(pct(tau))));
+    inside = in;
+  }
+  return path;
+}
+
+// The plot's frame, grid, ticks at round durations (1 s, 10 s, 1 min, …, 1 week) and axis titles.
+std::string waste_axes(const WastePlot& p) {
+  std::string s =
+      fmt::format(R"(<rect x="{}" y="{}" width="{}" height="{}" fill="none" stroke="#999"/>)",
+                  num(p.x0), num(p.y0), num(p.w), num(p.h));
+  for (int k = 0; k <= 4; ++k) {
+    const double pct = p.top * k / 4;
+    s += fmt::format(
+        R"(<line x1="{0}" y1="{1}" x2="{2}" y2="{1}" stroke="#eee"/><text x="{3}" y="{4}" font-size="11" text-anchor="end">{5}%</text>)",
+        num(p.x0), num(p.py(pct)), num(p.x0 + p.w), num(p.x0 - 4), num(p.py(pct) + 4),
+        html_escape(format_significant(pct)));
+  }
+  for (double tick : {0.001, 0.01, 0.1, 1.0, 10.0, 60.0, 600.0, 3600.0, 21600.0, 86400.0, 604800.0,
+                      6048000.0, 31557600.0}) {
+    if (tick < p.lo || tick > p.hi) continue;
+    s += fmt::format(
+        R"(<line x1="{0}" y1="{1}" x2="{0}" y2="{2}" stroke="#eee"/><text x="{0}" y="{3}" font-size="11" text-anchor="middle">{4}</text>)",
+        num(p.px(tick)), num(p.y0), num(p.y0 + p.h), num(p.y0 + p.h + 14),
+        html_escape(format_interval(tick)));
+  }
+  s += fmt::format(
+      R"(<text x="{}" y="{}" font-size="12" text-anchor="middle">checkpoint interval τ (log scale)</text>)",
+      num(p.x0 + p.w / 2), num(p.y0 + p.h + 34));
+  return s +
+         fmt::format(
+             R"svg(<text x="14" y="{0}" font-size="12" transform="rotate(-90 14 {0})" text-anchor="middle">waste (% of training time)</text>)svg",
+             num(p.y0 + p.h / 2));
+}
+
+// The two regions either side of tau Daly, named inside the plot by what dominates the waste there.
+std::string waste_regions(const WastePlot& p, double daly) {
+  const double split = p.px(daly);
+  return fmt::format(
+             R"(<text x="{}" y="{}" font-size="11" fill="#555">← too often: C/τ dominates</text>)",
+             num(p.x0 + 6), num(p.y0 + p.h - 8)) +
+         fmt::format(
+             R"(<text x="{}" y="{}" font-size="11" fill="#555" text-anchor="end">too rarely: (τ/2 + R)/M dominates →</text>)",
+             num(p.x0 + p.w - 6), num(p.y0 + p.h - 8)) +
+         fmt::format(R"(<line x1="{0}" y1="{1}" x2="{0}" y2="{2}" stroke="#ccc"/>)", num(split),
+                     num(p.y0 + p.h - 20), num(p.y0 + p.h));
+}
+
+struct Mark {
+  const char* label;
+  double tau;
+  const char* color;
+};
+
+// A dashed vertical line per marked interval with its legend entry (interval and waste there).
+std::string waste_marks(const WastePlot& p, const std::vector<Mark>& marks, double legend_y,
+                        const std::function<double(double)>& waste) {
+  std::string s;
+  double ly = legend_y;
   for (const Mark& mark : marks) {
-    const std::string title = fmt::format("{} = {}: waste {}", mark.label, format_interval(mark.tau), format_waste(waste(mark.tau) / 100));
-    s += fmt::format(R"(<line x1="{0}" y1="{1}" x2="{0}" y2="{2}" stroke="{3}" stroke-width="2" stroke-dasharray="5 3"><title>{4}</title></line>)",
-                     num(px(mark.tau)), num(y0), num(y0 + h), mark.color, html_escape(title));
-    s += fmt::format(R"(<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{}" stroke-width="2" stroke-dasharray="5 3"/><text x="{}" y="{}" font-size="11">{}</text>)",
-                     num(x0 + w + 8), num(ly - 4), num(x0 + w + 26), num(ly - 4), mark.color, num(x0 + w + 30), num(ly), html_escape(title));
+    const std::string title =
+        fmt::format("{} = {}: waste {}", mark.label, format_interval(mark.tau),
+                    format_waste(waste(mark.tau) / 100));
+    s += fmt::format(
+        R"(<line x1="{0}" y1="{1}" x2="{0}" y2="{2}" stroke="{3}" stroke-width="2" stroke-dasharray="5 3"><title>{4}</title></line>)",
+        num(p.px(mark.tau)), num(p.y0), num(p.y0 + p.h), mark.color, html_escape(title));
+    s += fmt::format(
+        R"(<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{}" stroke-width="2" stroke-dasharray="5 3"/><text x="{}" y="{}" font-size="11">{}</text>)",
+        num(p.x0 + p.w + 8), num(ly - 4), num(p.x0 + p.w + 26), num(ly - 4), mark.color,
+        num(p.x0 + p.w + 30), num(ly), html_escape(title));
     ly += 16;
   }
-  return s + "</svg>";
+  return s;
+}
+
+// A solid line's legend entry right of the plot.
+std::string curve_legend(const WastePlot& p, double y, const char* color, const char* dash,
+                         const std::string& name) {
+  return fmt::format(
+      R"(<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{}" stroke-width="2"{}/><text x="{}" y="{}" font-size="11">{}</text>)",
+      num(p.x0 + p.w + 8), num(y - 4), num(p.x0 + p.w + 26), num(y - 4), color, dash,
+      num(p.x0 + p.w + 30), num(y), html_escape(name));
+}
+
+// Waste (percent) against the interval on a log axis wide enough for every marked interval (a
+// decade beyond the outermost), the y axis up to 4 × the least waste: the total and its two
+// parts, each ending where it leaves the plot, the regions either side of tau Daly named, and a
+// vertical line per marked interval (tau Young, tau Daly, the time to durable).
+std::string waste_chart(const CaseProjection& p) {
+  std::vector<Mark> marks{{"τ Young", p.young_seconds, kYoungColor},
+                          {"τ Daly", p.daly_seconds, kDalyColor}};
+  if (p.durable_seconds > p.checkpoint_seconds)
+    marks.push_back({"time to durable", p.durable_seconds, kDurableColor});
+  double lo = 1e300, hi = 0;
+  for (const Mark& m : marks) lo = std::min(lo, m.tau / 10), hi = std::max(hi, m.tau * 10);
+  if (!(lo > 0) || !(hi > lo) || !std::isfinite(hi)) return "<p>No interval to chart (C = 0).</p>";
+  const std::function<double(double)> waste = [&](double tau) {
+    return 100 * expected_waste(tau, p.checkpoint_seconds, p.restore_seconds, p.mtbf_seconds);
+  };
+  const WastePlot plot{lo, hi, std::max(4 * waste(p.daly_seconds), 1e-9)};
+  std::string s = fmt::format(
+      R"(<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}" role="img" aria-label="waste against interval: {}">)",
+      num(plot.x0 + plot.w + 320), num(plot.y0 + plot.h + 50), html_escape(p.name));
+  s += waste_axes(plot) + waste_regions(plot, p.daly_seconds);
+  const auto writing = [&](double tau) { return 100 * p.checkpoint_seconds / tau; };
+  const auto losing = [&](double tau) {
+    return 100 * (tau / 2 + p.restore_seconds) / p.mtbf_seconds;
+  };
+  s += fmt::format(
+      R"(<path d="{}" fill="none" stroke="{}" stroke-width="1" stroke-dasharray="3 3"/>)",
+      curve_path(plot, writing), kPartColor);
+  s += fmt::format(
+      R"(<path d="{}" fill="none" stroke="{}" stroke-width="1" stroke-dasharray="1 3"/>)",
+      curve_path(plot, losing), kPartColor);
+  s += fmt::format(R"(<path d="{}" fill="none" stroke="{}" stroke-width="2"/>)",
+                   curve_path(plot, waste), kCurveColor);
+  s += curve_legend(plot, plot.y0 + 10, kCurveColor, "", "waste = C/τ + (τ/2 + R)/M");
+  s += curve_legend(plot, plot.y0 + 26, kPartColor, R"( stroke-width="1" stroke-dasharray="3 3")",
+                    "C/τ: time spent checkpointing");
+  s += curve_legend(plot, plot.y0 + 42, kPartColor, R"( stroke-width="1" stroke-dasharray="1 3")",
+                    "(τ/2 + R)/M: work lost to failures");
+  return s + waste_marks(plot, marks, plot.y0 + 62, waste) + "</svg>";
 }
 
 std::string table_html(const ProjectionModel& m) {
-  std::string s = "<table><tr><th>case</th><th>engine</th><th>full-scale</th><th>GPUs</th><th>nodes</th><th>C</th><th>durable</th>"
-                  "<th>R</th><th>MTBF</th><th>τ Young</th><th>τ Daly</th><th>interval</th><th>waste</th></tr>";
+  std::string s =
+      "<table><tr><th>case</th><th>engine</th><th>full-scale</th><th>GPUs</th><th>nodes</th><th>C</"
+      "th><th>durable</th>"
+      "<th>R</th><th>MTBF</th><th>τ Young</th><th>τ Daly</th><th>interval</th><th>waste</th></tr>";
   for (const CaseProjection& p : m.cases) {
     s += fmt::format("<tr><td>{}</td><td>{}</td>", html_escape(p.name), html_escape(p.engine));
-    for (const std::string& cell : std::vector<std::string>{format_bytes(static_cast<std::int64_t>(p.full_bytes)), std::to_string(p.gpus), std::to_string(p.nodes),
-          format_interval(p.checkpoint_seconds) + (p.write_capped ? "*" : ""), format_interval(p.durable_seconds),
-          format_interval(p.restore_seconds) + (p.read_capped ? "*" : ""), format_interval(p.mtbf_seconds),
-          format_interval(p.young_seconds), format_interval(p.daly_seconds), format_interval(p.interval_seconds),
-          format_waste(p.waste)}) {
+    for (const std::string& cell : std::vector<std::string>{
+             format_bytes(static_cast<std::int64_t>(p.full_bytes)), std::to_string(p.gpus),
+             std::to_string(p.nodes),
+             format_interval(p.checkpoint_seconds) + (p.write_capped ? "*" : ""),
+             format_interval(p.durable_seconds),
+             format_interval(p.restore_seconds) + (p.read_capped ? "*" : ""),
+             format_interval(p.mtbf_seconds), format_interval(p.young_seconds),
+             format_interval(p.daly_seconds), format_interval(p.interval_seconds),
+             format_waste(p.waste)}) {
       s += "<td class=n>" + html_escape(cell) + "</td>";
     }
     s += "</tr>";
@@ -96,8 +218,11 @@ std::string table_html(const ProjectionModel& m) {
 
 }  // namespace
 
-std::string projection_section_html(const ProjectionModel& m, const std::string& heading, const std::string& subheading) {
-  const auto titled = [](const std::string& tag, const std::string& text) { return "<" + tag + ">" + text + "</" + tag + ">"; };
+std::string projection_section_html(const ProjectionModel& m, const std::string& heading,
+                                    const std::string& subheading) {
+  const auto titled = [](const std::string& tag, const std::string& text) {
+    return "<" + tag + ">" + text + "</" + tag + ">";
+  };
   std::string s = titled(heading, "Full-scale checkpoint cost") + table_html(m);
   std::ostringstream rules;
   print_projection(m, false, rules);  // the same rules as the text, after its table
@@ -111,6 +236,7 @@ std::string projection_section_html(const ProjectionModel& m, const std::string&
       break;
     }
     s += titled(subheading, "Waste against interval: " + html_escape(p.name)) + waste_chart(p);
+    if (charted == 1) s += kChartNote;
   }
   return s;
 }
@@ -118,8 +244,9 @@ std::string projection_section_html(const ProjectionModel& m, const std::string&
 std::string projection_html(const ProjectionModel& m) {
   std::string title = "ckptbench projection";
   for (const RunRecord& run : m.runs) title += " · " + run.name;
-  std::string s = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" + html_escape(title) +
-                  "</title><style>" + html_style() + "</style></head><body><h1>" + html_escape(title) + "</h1>";
+  std::string s = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" +
+                  html_escape(title) + "</title><style>" + html_style() +
+                  "</style></head><body><h1>" + html_escape(title) + "</h1>";
   return s + projection_section_html(m, "h2", "h2") + "</body></html>\n";
 }
 

@@ -1,7 +1,5 @@
 #include "harness/report/report_model.hpp"
 
-#include "harness/report/latency_table.hpp"
-
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
@@ -11,8 +9,10 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "harness/report/latency_table.hpp"
 #include "harness/report/report_format.hpp"
 #include "harness/report/report_table.hpp"
+#include "harness/report/verdict.hpp"
 
 namespace ckpt::harness {
 namespace {
@@ -26,7 +26,8 @@ Pairs parse_baseline(const std::string& text) {
     const std::size_t comma = std::min(text.find(',', start), text.size());
     const std::string part = text.substr(start, comma - start);
     const std::size_t eq = part.find('=');
-    if (eq == std::string::npos || eq == 0) throw std::runtime_error("--baseline: `" + part + "` is not KEY=VALUE");
+    if (eq == std::string::npos || eq == 0)
+      throw std::runtime_error("--baseline: `" + part + "` is not KEY=VALUE");
     pairs.emplace_back(part.substr(0, eq), part.substr(eq + 1));
     start = comma + 1;
   }
@@ -34,7 +35,8 @@ Pairs parse_baseline(const std::string& text) {
 }
 
 bool matches(const CaseRecord& c, const Pairs& pairs) {
-  return std::all_of(pairs.begin(), pairs.end(), [&](const auto& p) { return c.value_of(p.first) == p.second; });
+  return std::all_of(pairs.begin(), pairs.end(),
+                     [&](const auto& p) { return c.value_of(p.first) == p.second; });
 }
 
 std::string values_of(const std::vector<ReportRow>& rows, const std::string& key) {
@@ -45,7 +47,8 @@ std::string values_of(const std::vector<ReportRow>& rows, const std::string& key
 
 // The baseline of a row: a matching case of the same group and run, else of the same group,
 // else of the same run, else the first.
-const CaseRecord* pick_baseline(const ReportRow& row, const std::vector<ReportRow>& rows, const Pairs& pairs) {
+const CaseRecord* pick_baseline(const ReportRow& row, const std::vector<ReportRow>& rows,
+                                const Pairs& pairs) {
   const ReportRow* best = nullptr;
   int best_score = -1;
   for (const ReportRow& r : rows) {
@@ -64,7 +67,8 @@ std::optional<double> ratio(const SampleStats& a, const SampleStats& b) {
   return a.median / b.median;
 }
 
-std::vector<std::string> ordered_phases(const std::set<std::string>& present, std::vector<std::string> order) {
+std::vector<std::string> ordered_phases(const std::set<std::string>& present,
+                                        std::vector<std::string> order) {
   std::vector<std::string> out;
   for (const std::string& p : order) {
     if (present.count(p)) out.push_back(p);
@@ -76,7 +80,8 @@ std::vector<std::string> ordered_phases(const std::set<std::string>& present, st
 }
 
 // Every leaf of a configuration as "a.b.c" -> its JSON text.
-void flatten(const nlohmann::json& j, const std::string& prefix, std::map<std::string, std::string>& out) {
+void flatten(const nlohmann::json& j, const std::string& prefix,
+             std::map<std::string, std::string>& out) {
   for (const auto& [key, value] : j.items()) {
     const std::string name = prefix.empty() ? key : prefix + "." + key;
     if (value.is_object()) {
@@ -109,14 +114,17 @@ std::vector<std::pair<std::string, std::string>> config_differences(const Report
   }
   for (auto& [key, per_run] : values) {
     per_run.resize(m.runs.size());
-    const auto& first = per_run.front();  // a plain reference: clang 14 cannot capture a structured binding
+    const auto& first =
+        per_run.front();  // a plain reference: clang 14 cannot capture a structured binding
     if (swept.count(key) || key == "campaign.target" ||
-        std::all_of(per_run.begin(), per_run.end(), [&first](const auto& v) { return v == first; })) {
+        std::all_of(per_run.begin(), per_run.end(),
+                    [&first](const auto& v) { return v == first; })) {
       continue;
     }
     std::string text;
     for (std::size_t i = 0; i < per_run.size(); ++i) {
-      const std::string shown = per_run[i].empty() ? "(none)" : fmt::format("{}", fmt::join(per_run[i], " / "));
+      const std::string shown =
+          per_run[i].empty() ? "(none)" : fmt::format("{}", fmt::join(per_run[i], " / "));
       text += (i ? ", " : "") + shown + " (" + m.runs[i].name + ")";
     }
     out.emplace_back(key, text);
@@ -125,6 +133,24 @@ std::vector<std::pair<std::string, std::string>> config_differences(const Report
 }
 
 namespace {
+
+// Spread of `values` whose median is the one the record states (the console's and the phase
+// table's figure), where it states one.
+SampleStats recorded_stats(const std::vector<double>& values, std::optional<double> median) {
+  SampleStats s = sample_stats(values);
+  if (s.n > 0 && median) s.median = *median;
+  return s;
+}
+
+// A [training] case: the flush bandwidth as its write, its stall and time to durable.
+void training_stats(const CaseRecord& c, ReportRow& row) {
+  const TrainingRecord& t = *c.training;
+  if (!c.write.ran() && c.stores_data)
+    row.write = recorded_stats(t.committed(&LoopCheckpoint::flush_gib_s), t.flush_gib_s);
+  row.stall = recorded_stats(t.committed(&LoopCheckpoint::stall_seconds), c.stall_seconds);
+  row.durable = recorded_stats(t.committed(&LoopCheckpoint::time_to_durable_seconds),
+                               c.time_to_durable_seconds);
+}
 
 // A case's row: its names, its group and its bandwidth spreads.
 ReportRow make_row(const CaseRecord& c, const ReportOptions& options, bool several) {
@@ -139,11 +165,15 @@ ReportRow make_row(const CaseRecord& c, const ReportOptions& options, bool sever
   if (c.stores_data) {
     row.write = sample_stats(bandwidth_samples(c, c.write));
     row.read = sample_stats(bandwidth_samples(c, c.read));
+    row.read_seconds = sample_stats(c.read.seconds);
   }
+  if (c.training) training_stats(c, row);
   return row;
 }
 
-std::string seconds_text(double s) { return format_significant(s); }
+std::string seconds_text(double s) {
+  return format_significant(s);
+}
 
 }  // namespace
 
@@ -154,7 +184,9 @@ std::string spread_text(const SampleStats& s) {
   return fmt::format("{:.{}f} [{:.{}f}–{:.{}f}]", s.median, d, s.min, d, s.max, d);
 }
 
-std::string speedup_text(const std::optional<double>& s) { return s ? fmt::format("{:.2f}×", *s) : ""; }
+std::string speedup_text(const std::optional<double>& s) {
+  return s ? fmt::format("{:.2f}×", *s) : "";
+}
 
 ReportModel build_report(std::vector<RunRecord> runs, const ReportOptions& options) {
   ReportModel m;
@@ -171,14 +203,19 @@ ReportModel build_report(std::vector<RunRecord> runs, const ReportOptions& optio
       for (const auto& [name, seconds] : c.read.phases) read_phases.insert(name);
       m.has_stall = m.has_stall || c.stall_seconds.has_value();
       m.has_durable = m.has_durable || c.time_to_durable_seconds.has_value();
+      m.has_timeline = m.has_timeline || (c.training && c.training->has_timeline());
       for (const auto& [key, value] : c.swept.items()) {
-        if (value.is_number()) numeric[key].insert(value.get<double>());
-        else not_numeric.insert(key);
+        if (value.is_number())
+          numeric[key].insert(value.get<double>());
+        else
+          not_numeric.insert(key);
       }
       m.rows.push_back(std::move(row));
     }
   }
-  if (!options.by.empty() && std::none_of(m.rows.begin(), m.rows.end(), [&](const ReportRow& r) { return r.c->value_of(options.by); })) {
+  if (!options.by.empty() && std::none_of(m.rows.begin(), m.rows.end(), [&](const ReportRow& r) {
+        return r.c->value_of(options.by);
+      })) {
     throw std::runtime_error("--by " + options.by + ": no case has this key");
   }
   std::stable_sort(m.rows.begin(), m.rows.end(), [&](const ReportRow& a, const ReportRow& b) {
@@ -191,18 +228,23 @@ ReportModel build_report(std::vector<RunRecord> runs, const ReportOptions& optio
   });
   if (!options.baseline.empty()) {
     const Pairs pairs = parse_baseline(options.baseline);
-    if (std::none_of(m.rows.begin(), m.rows.end(), [&](const ReportRow& r) { return matches(*r.c, pairs); })) {
-      throw std::runtime_error("--baseline " + options.baseline + " matches no case (" + pairs.front().first + ": " +
-                               values_of(m.rows, pairs.front().first) + ")");
+    if (std::none_of(m.rows.begin(), m.rows.end(),
+                     [&](const ReportRow& r) { return matches(*r.c, pairs); })) {
+      throw std::runtime_error("--baseline " + options.baseline + " matches no case (" +
+                               pairs.front().first + ": " + values_of(m.rows, pairs.front().first) +
+                               ")");
     }
     for (ReportRow& row : m.rows) {
       row.baseline = pick_baseline(row, m.rows, pairs);
-      const auto it = std::find_if(m.rows.begin(), m.rows.end(), [&](const ReportRow& r) { return r.c == row.baseline; });
+      const auto it = std::find_if(m.rows.begin(), m.rows.end(),
+                                   [&](const ReportRow& r) { return r.c == row.baseline; });
       row.write_speedup = ratio(row.write, it->write);
       row.read_speedup = ratio(row.read, it->read);
     }
   }
-  m.write_phases = ordered_phases(write_phases, {"mkdir", "open", "transfer", "sync", "close", "d2h", "gather", "metadata", "manifest", "retire"});
+  m.write_phases =
+      ordered_phases(write_phases, {"mkdir", "open", "transfer", "sync", "close", "d2h", "gather",
+                                    "metadata", "manifest", "retire"});
   m.read_phases = ordered_phases(read_phases, {"open", "transfer", "sync", "close", "h2d"});
   for (const auto& [key, values] : numeric) {
     if (values.size() >= 2 && !not_numeric.count(key)) m.numeric_keys.push_back(key);
@@ -211,8 +253,9 @@ ReportModel build_report(std::vector<RunRecord> runs, const ReportOptions& optio
 }
 
 std::vector<std::pair<std::string, std::string>> environment_summary(const ReportModel& model) {
-  static const char* keys[] = {"host",    "kernel",   "machine",    "cores",       "processes",  "file_system", "target",
-                               "comm",    "compiler", "build_type", "git_revision", "cache_policy", "time_utc"};
+  static const char* keys[] = {"host",         "kernel",       "machine", "cores",    "processes",
+                               "file_system",  "target",       "comm",    "compiler", "build_type",
+                               "git_revision", "cache_policy", "time_utc"};
   std::vector<std::pair<std::string, std::string>> out;
   for (const char* key : keys) {
     std::vector<std::string> values;
@@ -235,8 +278,12 @@ std::vector<std::pair<std::string, std::string>> environment_summary(const Repor
 
 void print_report(const ReportModel& m, bool markdown, std::ostream& out) {
   const std::string h2 = markdown ? "## " : "";
+  if (const std::string answer = verdict(m); !answer.empty())
+    fmt::print(out, "{}Summary\n\n{}\n\n", h2, answer);
   fmt::print(out, "{}Runs\n\n", h2);
-  for (const RunRecord& run : m.runs) fmt::print(out, "{}{}: {} cases ({})\n", markdown ? "- " : "  ", run.name, run.cases.size(), run.file.string());
+  for (const RunRecord& run : m.runs)
+    fmt::print(out, "{}{}: {} cases ({})\n", markdown ? "- " : "  ", run.name, run.cases.size(),
+               run.file.string());
   const auto differences = config_differences(m);
   if (!differences.empty()) {
     fmt::print(out, "\n{}Configuration differences between the runs\n\n", h2);
@@ -253,19 +300,33 @@ void print_report(const ReportModel& m, bool markdown, std::ostream& out) {
   fmt::print(out, "\n{}Bandwidth (GiB/s, median [min–max] over the timed iterations)\n\n", h2);
   std::vector<std::string> header{"case", "status", "write GiB/s", "read GiB/s"};
   std::vector<bool> right{false, false, true, true};
-  if (speedups) header.insert(header.end(), {"write ×", "read ×"}), right.insert(right.end(), {true, true});
+  if (speedups)
+    header.insert(header.end(), {"write ×", "read ×"}), right.insert(right.end(), {true, true});
   Table bw(header, right);
   std::string group = "\x01";
   for (const ReportRow& r : m.rows) {
-    if (!m.options.by.empty() && r.group != group) bw.add_heading(m.options.by + " = " + (group = r.group));
+    if (!m.options.by.empty() && r.group != group)
+      bw.add_heading(m.options.by + " = " + (group = r.group));
     std::vector<std::string> row{r.name, r.c->status, r.c->stores_data ? spread_text(r.write) : "—",
                                  r.c->stores_data ? spread_text(r.read) : "—"};
-    if (speedups) row.insert(row.end(), {speedup_text(r.write_speedup), speedup_text(r.read_speedup)});
+    if (speedups)
+      row.insert(row.end(), {speedup_text(r.write_speedup), speedup_text(r.read_speedup)});
     bw.add(std::move(row));
   }
   bw.print(out, markdown);
-  if (speedups) fmt::print(out, "\n×: median bandwidth / the baseline's ({}; of the same group and run where there is one)\n", m.options.baseline);
-  if (std::any_of(m.rows.begin(), m.rows.end(), [](const ReportRow& r) { return !r.c->stores_data; })) {
+  if (speedups)
+    fmt::print(out,
+               "\n×: median bandwidth / the baseline's ({}; of the same group and run where there "
+               "is one)\n",
+               m.options.baseline);
+  if (std::any_of(m.rows.begin(), m.rows.end(),
+                  [](const ReportRow& r) { return r.c->training && !r.c->write.ran(); })) {
+    fmt::print(out,
+               "write of a [training] case: its flush bandwidth, median [min–max] over the "
+               "committed checkpoints\n");
+  }
+  if (std::any_of(m.rows.begin(), m.rows.end(),
+                  [](const ReportRow& r) { return !r.c->stores_data; })) {
     fmt::print(out, "—: a backend that stores nothing (its rate is the harness's own overhead)\n");
   }
 
@@ -280,16 +341,22 @@ void print_report(const ReportModel& m, bool markdown, std::ostream& out) {
   Table phases(ph, numbers);
   group = "\x01";
   for (const ReportRow& r : m.rows) {
-    if (!m.options.by.empty() && r.group != group) phases.add_heading(m.options.by + " = " + (group = r.group));
+    if (!m.options.by.empty() && r.group != group)
+      phases.add_heading(m.options.by + " = " + (group = r.group));
     std::vector<std::string> row{r.name};
-    for (const std::string& p : m.write_phases) row.push_back(r.c->write.phases.count(p) ? seconds_text(r.c->write.phases.at(p)) : "-");
-    for (const std::string& p : m.read_phases) row.push_back(r.c->read.phases.count(p) ? seconds_text(r.c->read.phases.at(p)) : "-");
+    for (const std::string& p : m.write_phases)
+      row.push_back(r.c->write.phases.count(p) ? seconds_text(r.c->write.phases.at(p)) : "-");
+    for (const std::string& p : m.read_phases)
+      row.push_back(r.c->read.phases.count(p) ? seconds_text(r.c->read.phases.at(p)) : "-");
     if (m.has_stall) row.push_back(r.c->stall_seconds ? seconds_text(*r.c->stall_seconds) : "-");
-    if (m.has_durable) row.push_back(r.c->time_to_durable_seconds ? seconds_text(*r.c->time_to_durable_seconds) : "-");
+    if (m.has_durable)
+      row.push_back(r.c->time_to_durable_seconds ? seconds_text(*r.c->time_to_durable_seconds)
+                                                 : "-");
     phases.add(std::move(row));
   }
   phases.print(out, markdown);
-  fmt::print(out, "\nw.: checkpoint (write) phases, r.: restore (read) phases, of the slowest process\n");
+  fmt::print(
+      out, "\nw.: checkpoint (write) phases, r.: restore (read) phases, of the slowest process\n");
   print_latency_table(m, markdown, out);
 }
 

@@ -21,8 +21,15 @@ struct ReportRow {
   const CaseRecord* c = nullptr;
   std::string name;       // "label" or, with several runs, "run: label"; without the --by key
   std::string full_name;  // the same with every swept key (the charts' case names)
-  std::string group;  // the --by value ("" without --by)
+  std::string group;      // the --by value ("" without --by)
+  // write: the timed iterations' bandwidth; a [training] case's flush bandwidth over its committed
+  // checkpoints (median: training.flush_gib_s), as the console shows it. read: the restore's or
+  // the load's bandwidth.
   SampleStats write, read;
+  SampleStats read_seconds;  // the restore's (load's) time per timed iteration
+  // [training]: over the committed checkpoints, medians as training.stall_seconds and
+  // training.time_to_durable_seconds record them (n = 0 without a committed checkpoint).
+  SampleStats stall, durable;
   std::optional<double> write_speedup, read_speedup;
   const CaseRecord* baseline = nullptr;
 };
@@ -33,6 +40,7 @@ struct ReportModel {
   ReportOptions options;
   std::vector<std::string> write_phases, read_phases;  // phases any case has, in pipeline order
   bool has_stall = false, has_durable = false;
+  bool has_timeline = false;              // a [training] case recorded its loop's timestamps
   std::vector<std::string> numeric_keys;  // swept keys with numeric values, at least two distinct
 };
 

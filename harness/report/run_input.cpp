@@ -14,7 +14,9 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-std::string text_of(const json& value) { return value.is_string() ? value.get<std::string>() : value.dump(); }
+std::string text_of(const json& value) {
+  return value.is_string() ? value.get<std::string>() : value.dump();
+}
 
 // A results file is read whole into cases; a line is one case's object. Both are far larger than
 // anything ckptbench writes, and small enough that a hostile file cannot exhaust memory.
@@ -33,7 +35,8 @@ std::vector<double> seconds_list(const JsonField& samples, const char* key) {
 }
 
 // {"open": 0.5, ...} of `parent`.<direction> (empty when absent).
-std::map<std::string, double> number_map(const std::optional<JsonField>& parent, const char* direction) {
+std::map<std::string, double> number_map(const std::optional<JsonField>& parent,
+                                         const char* direction) {
   std::map<std::string, double> out;
   if (!parent) return out;
   const std::optional<JsonField> map = parent->find(direction);
@@ -54,7 +57,8 @@ json optional_object(const JsonField& j, const char* key, json otherwise) {
   return field ? field->object() : otherwise;
 }
 
-// The value of a dotted campaign key in the swept keys, else in `config` (null when neither has it).
+// The value of a dotted campaign key in the swept keys, else in `config` (null when neither has
+// it).
 const json& lookup(const CaseRecord& c, const std::string& key) {
   static const json none;
   if (c.swept.contains(key)) return c.swept[key];
@@ -72,7 +76,9 @@ const json& lookup(const CaseRecord& c, const std::string& key) {
 
 }  // namespace
 
-std::string CaseRecord::label() const { return swept_label(swept); }
+std::string CaseRecord::label() const {
+  return swept_label(swept);
+}
 
 std::optional<std::string> CaseRecord::value_of(const std::string& key) const {
   if (key == "run") return run;  // --by run: one group per run
@@ -115,31 +121,39 @@ CaseRecord parse_case(const json& record, const JsonSource& source) {
     c.stall_seconds = optional_seconds(*t, "stall_seconds");
     c.time_to_durable_seconds = optional_seconds(*t, "time_to_durable_seconds");
     if (const auto engine = t->find("engine")) c.engine = engine->string();
+    c.training = parse_training(*t);
   }
   if (const auto f = j.find("world_size")) c.world_size = f->integer();
   if (const auto f = j.find("full_scale_bytes_per_checkpoint")) c.full_scale_bytes = f->count();
   if (const std::optional<JsonField> latency = j.find("latency")) {
-    for (const char* direction : {"write", "read"}) c.latency.emplace(direction, number_map(latency, direction));
+    for (const char* direction : {"write", "read"})
+      c.latency.emplace(direction, number_map(latency, direction));
     std::erase_if(c.latency, [](const auto& entry) { return entry.second.empty(); });
   }
   if (!c.stall_seconds) c.stall_seconds = optional_seconds(j, "stall_seconds");
-  if (!c.time_to_durable_seconds) c.time_to_durable_seconds = optional_seconds(j, "time_to_durable_seconds");
+  if (!c.time_to_durable_seconds)
+    c.time_to_durable_seconds = optional_seconds(j, "time_to_durable_seconds");
   return c;
 }
 
 RunRecord load_run(const fs::path& path) {
   std::error_code ec;
-  if (!fs::exists(path, ec)) throw std::runtime_error(path.string() + ": no such run directory or results file");
+  if (!fs::exists(path, ec))
+    throw std::runtime_error(path.string() + ": no such run directory or results file");
   RunRecord run;
   run.file = fs::is_directory(path, ec) ? path / "results.jsonl" : path;
-  if (!fs::is_regular_file(run.file, ec)) throw std::runtime_error(path.string() + ": holds no results.jsonl");
+  if (!fs::is_regular_file(run.file, ec))
+    throw std::runtime_error(path.string() + ": holds no results.jsonl");
   const fs::path dir = run.file.parent_path();
-  run.name = fs::is_directory(path, ec) ? fs::absolute(path).lexically_normal().filename().string()
-                                        : (run.file.filename() == "results.jsonl" && !dir.empty() ? fs::absolute(dir).lexically_normal().filename().string()
-                                                                                                  : run.file.stem().string());
+  run.name = fs::is_directory(path, ec)
+                 ? fs::absolute(path).lexically_normal().filename().string()
+                 : (run.file.filename() == "results.jsonl" && !dir.empty()
+                        ? fs::absolute(dir).lexically_normal().filename().string()
+                        : run.file.stem().string());
   if (run.name.empty()) run.name = run.file.string();
   if (fs::file_size(run.file, ec) > kResultsFileBytes && !ec) {
-    throw std::runtime_error(run.file.string() + ": larger than the " + std::to_string(kResultsFileBytes >> 30) +
+    throw std::runtime_error(run.file.string() + ": larger than the " +
+                             std::to_string(kResultsFileBytes >> 30) +
                              " GiB a results file may be — " + kResultsFix);
   }
   std::ifstream in(run.file);
@@ -148,7 +162,8 @@ RunRecord load_run(const fs::path& path) {
   for (std::size_t line = 1; std::getline(in, text); ++line) {
     if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
     const JsonSource source{run.file.string(), static_cast<std::int64_t>(line), kResultsFix};
-    CaseRecord c = parse_case(parse_untrusted_json(text, source, {.max_bytes = kResultsLineBytes}), source);
+    CaseRecord c =
+        parse_case(parse_untrusted_json(text, source, {.max_bytes = kResultsLineBytes}), source);
     c.run = run.name;
     c.file = run.file;
     c.line = line;

@@ -10,22 +10,23 @@
 #include <vector>
 
 #include "harness/common/json_input.hpp"
+#include "harness/report/training_record.hpp"
 
 namespace ckpt::harness {
 
 // One direction (write = checkpoint, read = restore) of a case as results.jsonl records it.
 struct DirectionRecord {
-  std::vector<double> seconds;            // samples: aggregate time of every timed iteration
-  std::map<std::string, double> phases;   // phases.<write|read>: median seconds per phase
+  std::vector<double> seconds;           // samples: aggregate time of every timed iteration
+  std::map<std::string, double> phases;  // phases.<write|read>: median seconds per phase
   bool ran() const { return !seconds.empty(); }
 };
 
 // One line of a results.jsonl (results/SCHEMA.md), with what report and compare read of it.
 struct CaseRecord {
-  std::string run;                  // the run it came from (its directory's name)
-  std::string campaign;             // campaign.name ("" in results that lack it)
-  std::filesystem::path file;       // the results.jsonl
-  std::size_t line = 0;             // 1-based line in it
+  std::string run;             // the run it came from (its directory's name)
+  std::string campaign;        // campaign.name ("" in results that lack it)
+  std::filesystem::path file;  // the results.jsonl
+  std::size_t line = 0;        // 1-based line in it
   std::int64_t case_index = 0;
   nlohmann::json swept = nlohmann::json::object();  // `case`: swept keys and values
   nlohmann::json config = nlohmann::json::object();
@@ -33,14 +34,15 @@ struct CaseRecord {
   std::string status;
   std::string backend;
   std::string config_hash;
-  std::uint64_t bytes = 0;          // bytes_per_checkpoint
+  std::uint64_t bytes = 0;  // bytes_per_checkpoint
   bool stores_data = true;
   DirectionRecord write;
   DirectionRecord read;
   std::optional<double> stall_seconds;            // async engines: training.stall_seconds
   std::optional<double> time_to_durable_seconds;  // training.time_to_durable_seconds
   std::string engine;                             // training.engine ("" without one)
-  nlohmann::json calibration;                     // measure.calibration's record (null without one): ckptbench gate
+  std::optional<TrainingRecord> training;         // the loop's checkpoints and timestamps
+  nlohmann::json calibration;  // measure.calibration's record (null without one): ckptbench gate
   // For `project` (absent in results that lack them): world_size, full_scale_bytes_per_checkpoint.
   std::optional<std::int64_t> world_size;
   std::optional<std::uint64_t> full_scale_bytes;
@@ -57,8 +59,8 @@ struct CaseRecord {
 };
 
 struct RunRecord {
-  std::string name;                 // the run directory's name (or the file's stem)
-  std::filesystem::path file;       // its results.jsonl
+  std::string name;            // the run directory's name (or the file's stem)
+  std::filesystem::path file;  // its results.jsonl
   std::vector<CaseRecord> cases;
 };
 

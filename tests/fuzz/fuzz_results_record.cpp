@@ -1,6 +1,7 @@
 // One results.jsonl line, as report, compare, gate and project read it: bounded parsing, the
 // typed fields, then the report and comparison built and printed from the case (their labels,
-// flattened configurations and tables recurse into what the line holds).
+// flattened configurations and tables recurse into what the line holds), and the HTML page with its
+// charts and the loop's timeline.
 #include <cstddef>
 #include <cstdint>
 #include <sstream>
@@ -8,6 +9,7 @@
 
 #include "harness/common/json_input.hpp"
 #include "harness/report/compare.hpp"
+#include "harness/report/html_report.hpp"
 #include "harness/report/report_model.hpp"
 #include "harness/report/run_input.hpp"
 #include "tests/fuzz/fuzz_entry.hpp"
@@ -22,6 +24,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         parse_untrusted_json(text, source, {.max_bytes = std::uint64_t{1} << 20}), source));
     std::ostringstream out;
     print_report(build_report({run}, {}), true, out);
+    out << html_report(build_report({run}, {}));
     const Comparison c = compare_runs(run, run, 0.05);
     print_comparison(c, run, run, 0.05, false, out);
     workload_difference(c, run, run);

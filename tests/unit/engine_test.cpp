@@ -48,7 +48,8 @@ class SlowBackend final : public backends::Backend {
     if (write == throw_at) throw std::bad_alloc();
     return std::make_unique<OpenFiles>();
   }
-  void transfer(OpenFiles& /*f*/, const IoPlan& plan, backends::MemoryView memory, Direction d) override {
+  void transfer(OpenFiles& /*f*/, const IoPlan& plan, backends::MemoryView memory,
+                Direction d) override {
     if (d == Direction::write) std::this_thread::sleep_for(std::chrono::duration<double>(delay_));
     const std::lock_guard lock(mutex_);
     memory_test::move_extents(files, plan, memory, d == Direction::write);
@@ -88,7 +89,9 @@ std::vector<RankPlan> small_plans(const fs::path& dir, std::uint64_t bytes_per_r
 
 struct Rig {
   explicit Rig(double delay, std::uint64_t bytes_per_rank = 1 << 20)
-      : backend(delay), plans(small_plans("/ckpt/step", bytes_per_rank)), space(make_host_space()),
+      : backend(delay),
+        plans(small_plans("/ckpt/step", bytes_per_rank)),
+        space(make_host_space()),
         state(plans, *space) {
     fill_plans(plans, state, DataPattern::random);
   }
@@ -100,19 +103,22 @@ struct Rig {
                   .planned_dir = "/ckpt/step",
                   .state = state,
                   .pattern = DataPattern::random,
-                  .claim_dir = [](std::int64_t i, fs::path& dir) {
-                    dir = fs::path("/ckpt") / ("iter" + std::to_string(i));
-                    return std::string();
-                  },
-                  .commit = [this](const fs::path& dir, std::int64_t i, const Checksums& /*sums*/) {
-                    if (i == throw_at_commit) throw 42;  // not even a std::exception
-                    committed.emplace_back(dir, i);
-                    return std::string();
-                  },
-                  .discard = [this](const fs::path& dir) {
-                    discarded.push_back(dir);
-                    return "removed " + dir.string();
-                  },
+                  .claim_dir =
+                      [](std::int64_t i, fs::path& dir) {
+                        dir = fs::path("/ckpt") / ("iter" + std::to_string(i));
+                        return std::string();
+                      },
+                  .commit =
+                      [this](const fs::path& dir, std::int64_t i, const Checksums& /*sums*/) {
+                        if (i == throw_at_commit) throw 42;  // not even a std::exception
+                        committed.emplace_back(dir, i);
+                        return std::string();
+                      },
+                  .discard =
+                      [this](const fs::path& dir) {
+                        discarded.push_back(dir);
+                        return "removed " + dir.string();
+                      },
                   .interrupted = nullptr};
     return run_training(t, e, io, hooks);
   }
@@ -120,7 +126,8 @@ struct Rig {
   // Reads checkpoint `dir` back from the backend into a fresh buffer and verifies it against
   // training iteration `iteration`.
   std::string verify(const fs::path& dir, std::int64_t iteration) {
-    std::vector<RankPlan> read = plans_at_iteration(small_plans(dir, plans[0].buffer_bytes), iteration);
+    std::vector<RankPlan> read =
+        plans_at_iteration(small_plans(dir, plans[0].buffer_bytes), iteration);
     ProcessBuffer into(read, *space);
     for (std::size_t r = 0; r < read.size(); ++r) {
       const backends::IoOutcome io = backend.read(read[r].io, into.rank_view(r));
@@ -140,7 +147,10 @@ struct Rig {
 };
 
 TrainingSpec training(int iterations, double seconds, int every) {
-  return {.iterations = iterations, .iteration_seconds = seconds, .update_fraction = 0.2, .checkpoint_every = every};
+  return {.iterations = iterations,
+          .iteration_seconds = seconds,
+          .update_fraction = 0.2,
+          .checkpoint_every = every};
 }
 
 TEST(EngineStall, SyncStallIsTheWholeSlowWrite) {
@@ -162,7 +172,8 @@ TEST(EngineStall, SyncStallIsTheWholeSlowWrite) {
 // async: the stall is the snapshot copy (2 MiB memcpy, no write); lazy: not even that (the
 // copy runs during 0.4 s of compute). Either way durable waits for the 0.3 s flush.
 TEST(EngineStall, BackgroundEnginesStallLittleAndDurableWaitsForTheFlush) {
-  for (const auto& [kind, max_stall] : {std::pair{EngineKind::async, 0.05}, std::pair{EngineKind::lazy, 0.02}}) {
+  for (const auto& [kind, max_stall] :
+       {std::pair{EngineKind::async, 0.05}, std::pair{EngineKind::lazy, 0.02}}) {
     SCOPED_TRACE(std::string(engine_name(kind)));
     Rig rig(0.15);
     const TrainingSummary s = rig.run(training(6, 0.5, 3), {.kind = kind});
@@ -203,7 +214,8 @@ TEST(EnginePool, HighWaterNeverExceedsTheBound) {
   Rig rig(0.05);
   const std::uint64_t state = rig.state.memory().size();
   for (EngineKind kind : {EngineKind::async, EngineKind::lazy}) {
-    const TrainingSummary s = rig.run(training(4, 0.05, 1), {.kind = kind, .host_pool_bytes = state + 4096});
+    const TrainingSummary s =
+        rig.run(training(4, 0.05, 1), {.kind = kind, .host_pool_bytes = state + 4096});
     ASSERT_EQ(s.error, "");
     EXPECT_EQ(s.host_pool_bytes, state + 4096);
     EXPECT_EQ(s.pool_high_water_bytes, state) << "one snapshot at a time";
@@ -218,19 +230,22 @@ TEST(EnginePool, HighWaterNeverExceedsTheBound) {
 // 20 ms, so the 8 chunks of a checkpoint cannot all be copied before 6 were written. async: the
 // loop waits for ring space (stall); lazy: the copy waits during the next iteration's compute.
 TEST(EnginePool, ARingOfAQuarterCheckpointKeepsTheBoundAndRestores) {
-  for (const auto& [kind, every] : {std::pair{EngineKind::async, 1}, std::pair{EngineKind::lazy, 2}}) {
+  for (const auto& [kind, every] :
+       {std::pair{EngineKind::async, 1}, std::pair{EngineKind::lazy, 2}}) {
     SCOPED_TRACE(std::string(engine_name(kind)));
     Rig rig(0.02);
     const std::uint64_t state = rig.state.memory().size();
     ASSERT_EQ(state, 2u << 20);
-    const TrainingSummary s = rig.run(training(4, 0.3, every), {.kind = kind, .host_pool_bytes = state / 4});
+    const TrainingSummary s =
+        rig.run(training(4, 0.3, every), {.kind = kind, .host_pool_bytes = state / 4});
     ASSERT_EQ(s.error, "");
     EXPECT_EQ(s.pool_chunks, 2);
     EXPECT_EQ(s.pool_chunk_bytes, 256u << 10);
     EXPECT_EQ(s.pool_high_water_bytes, state / 4) << "the ring fills up, never past its bound";
     for (const CheckpointRecord& r : s.checkpoints) {
       EXPECT_TRUE(r.committed);
-      EXPECT_GE(r.ring_wait_seconds, 0.09) << "6 chunk writes of 20 ms freed the space for the last 6 copies";
+      EXPECT_GE(r.ring_wait_seconds, 0.09)
+          << "6 chunk writes of 20 ms freed the space for the last 6 copies";
       EXPECT_GE(r.flush_seconds, 0.16);
       if (kind == EngineKind::async) {
         EXPECT_GE(r.stall_seconds, r.ring_wait_seconds);
@@ -239,7 +254,8 @@ TEST(EnginePool, ARingOfAQuarterCheckpointKeepsTheBoundAndRestores) {
         EXPECT_LT(r.stall_seconds, 0.05) << "the copy finished during compute";
       }
     }
-    EXPECT_EQ(rig.backend.writes.load(), 2 * static_cast<int>(s.checkpoints.size())) << "one stream per rank";
+    EXPECT_EQ(rig.backend.writes.load(), 2 * static_cast<int>(s.checkpoints.size()))
+        << "one stream per rank";
     EXPECT_EQ(rig.verify(s.committed_dir, s.committed_iteration), "");
   }
 }
@@ -248,9 +264,12 @@ TEST(EngineErrors, AFailedRingFlushReleasesTheCopyAndIsNeverCommitted) {
   for (EngineKind kind : {EngineKind::async, EngineKind::lazy}) {
     SCOPED_TRACE(std::string(engine_name(kind)));
     Rig rig(0.005);
-    rig.backend.fail_at = 2;  // the second checkpoint's first rank: the copy is waiting for ring space
-    const TrainingSummary s = rig.run(training(4, 0.05, 1), {.kind = kind, .host_pool_bytes = 64 << 10});
-    EXPECT_NE(s.error.find("checkpoint of iteration 1 (/ckpt/iter1): rank 0:"), std::string::npos) << s.error;
+    rig.backend.fail_at =
+        2;  // the second checkpoint's first rank: the copy is waiting for ring space
+    const TrainingSummary s =
+        rig.run(training(4, 0.05, 1), {.kind = kind, .host_pool_bytes = 64 << 10});
+    EXPECT_NE(s.error.find("checkpoint of iteration 1 (/ckpt/iter1): rank 0:"), std::string::npos)
+        << s.error;
     EXPECT_EQ(rig.committed.size(), 1u);
     EXPECT_EQ(s.committed_iteration, 0);
     EXPECT_LE(s.pool_high_water_bytes, 64u << 10);
@@ -269,29 +288,34 @@ TEST(EngineVerify, TheCheckpointHoldsExactlyItsIteration) {
 
 TEST(EngineVerify, ATornSnapshotFailsVerification) {
   Rig rig(0);
-  const TrainingSummary s = rig.run(training(2, 0.02, 2), {.kind = EngineKind::async}, {.tear_snapshot = true});
+  const TrainingSummary s =
+      rig.run(training(2, 0.02, 2), {.kind = EngineKind::async}, {.tear_snapshot = true});
   ASSERT_EQ(s.error, "") << "the engine itself does not notice";
   ASSERT_EQ(s.committed_iteration, 1);
   const std::string problem = rig.verify(s.committed_dir, 1);
-  EXPECT_NE(problem.find("verification failed: tensor t0 (weight, rank 1)"), std::string::npos) << problem;
+  EXPECT_NE(problem.find("verification failed: tensor t0 (weight, rank 1)"), std::string::npos)
+      << problem;
 }
 
 TEST(EngineVerify, ATornRingSnapshotFailsVerification) {
   Rig rig(0);
   const std::uint64_t pool = rig.state.memory().size() / 4;
   const TrainingSummary s =
-      rig.run(training(2, 0.02, 2), {.kind = EngineKind::async, .host_pool_bytes = pool}, {.tear_snapshot = true});
+      rig.run(training(2, 0.02, 2), {.kind = EngineKind::async, .host_pool_bytes = pool},
+              {.tear_snapshot = true});
   ASSERT_EQ(s.error, "") << "the engine itself does not notice";
   ASSERT_EQ(s.committed_iteration, 1);
   const std::string problem = rig.verify(s.committed_dir, 1);
-  EXPECT_NE(problem.find("verification failed: tensor t0 (weight, rank 1)"), std::string::npos) << problem;
+  EXPECT_NE(problem.find("verification failed: tensor t0 (weight, rank 1)"), std::string::npos)
+      << problem;
 }
 
 TEST(EngineErrors, AFlushErrorComesBackWithItsCheckpoint) {
   Rig rig(0);
   rig.backend.fail_at = 3;  // the second checkpoint's second rank
   const TrainingSummary s = rig.run(training(4, 0.02, 1), {.kind = EngineKind::async});
-  EXPECT_NE(s.error.find("checkpoint of iteration 1 (/ckpt/iter1): rank 1:"), std::string::npos) << s.error;
+  EXPECT_NE(s.error.find("checkpoint of iteration 1 (/ckpt/iter1): rank 1:"), std::string::npos)
+      << s.error;
   EXPECT_EQ(rig.committed.size(), 1u) << "the failed checkpoint is never committed";
   EXPECT_EQ(s.committed_iteration, 0);
   EXPECT_EQ(rig.backend.writes.load(), 4) << "nothing written after the failure";
@@ -306,18 +330,23 @@ TEST(EngineErrors, BadAllocInAFlushFailsThatCheckpointAndDiscardsItsDirectory) {
     EngineKind kind;
     std::uint64_t pool;
   };
-  for (const Engine e : {Engine{EngineKind::sync, 0}, Engine{EngineKind::async, 0}, Engine{EngineKind::lazy, 0},
-                         Engine{EngineKind::async, 64 << 10}, Engine{EngineKind::lazy, 64 << 10}}) {
+  for (const Engine e :
+       {Engine{EngineKind::sync, 0}, Engine{EngineKind::async, 0}, Engine{EngineKind::lazy, 0},
+        Engine{EngineKind::async, 64 << 10}, Engine{EngineKind::lazy, 64 << 10}}) {
     SCOPED_TRACE(std::string(engine_name(e.kind)) + (e.pool > 0 ? " ring" : ""));
     Rig rig(0.002);
     rig.backend.throw_at = 2;  // the second checkpoint's first rank
-    const TrainingSummary s = rig.run(training(4, 0.03, 1), {.kind = e.kind, .host_pool_bytes = e.pool});
-    // sync writes on the loop's thread (the exception reaches the loop), the others on the flush thread.
-    EXPECT_TRUE(s.error.starts_with(e.kind == EngineKind::sync
-                                        ? "checkpoint /ckpt/iter1 failed: out of memory (std::bad_alloc)"
-                                        : "checkpoint of iteration 1 (/ckpt/iter1): rank 0: std::bad_alloc"))
+    const TrainingSummary s =
+        rig.run(training(4, 0.03, 1), {.kind = e.kind, .host_pool_bytes = e.pool});
+    // sync writes on the loop's thread (the exception reaches the loop), the others on the flush
+    // thread.
+    EXPECT_TRUE(s.error.starts_with(
+        e.kind == EngineKind::sync
+            ? "checkpoint /ckpt/iter1 failed: out of memory (std::bad_alloc)"
+            : "checkpoint of iteration 1 (/ckpt/iter1): rank 0: std::bad_alloc"))
         << s.error;
-    EXPECT_NE(s.error.find(" — removed /ckpt/iter1; earlier complete checkpoints are untouched"), std::string::npos)
+    EXPECT_NE(s.error.find(" — removed /ckpt/iter1; earlier complete checkpoints are untouched"),
+              std::string::npos)
         << s.error;
     EXPECT_EQ(rig.discarded, std::vector<fs::path>{"/ckpt/iter1"});
     ASSERT_EQ(rig.committed.size(), 1u);
@@ -355,10 +384,13 @@ TEST(EngineErrors, ACommitThatThrowsOnTheFlushThreadFailsThatCheckpoint) {
     rig.throw_at_commit = 1;
     const TrainingSummary s = rig.run(training(3, 0.02, 1), {.kind = kind});
     // sync commits on the loop's thread, async and lazy on the flush thread.
-    EXPECT_EQ(s.error, std::string(kind == EngineKind::sync ? "checkpoint /ckpt/iter1 failed"
-                                                            : "checkpoint of iteration 1 (/ckpt/iter1): commit failed") +
-                           ": an exception that is not a std::exception — removed /ckpt/iter1; earlier complete "
-                           "checkpoints are untouched");
+    EXPECT_EQ(
+        s.error,
+        std::string(kind == EngineKind::sync
+                        ? "checkpoint /ckpt/iter1 failed"
+                        : "checkpoint of iteration 1 (/ckpt/iter1): commit failed") +
+            ": an exception that is not a std::exception — removed /ckpt/iter1; earlier complete "
+            "checkpoints are untouched");
     EXPECT_EQ(rig.discarded, std::vector<fs::path>{"/ckpt/iter1"});
     EXPECT_EQ(s.committed_iteration, 0);
     ASSERT_EQ(s.checkpoints.size(), 2u) << "the loop stops at the failed checkpoint";
@@ -397,6 +429,56 @@ TEST(EngineInflation, IterationsWithAndWithoutAFlushAreSeparated) {
   EXPECT_LT(*s.iteration_inflation(), 0.5);
 }
 
+// The timestamps the report's timeline draws come in the order the steps ran: iterations one
+// after another (compute, lazy's wait, update), each checkpoint due at its iteration's end and the
+// loop resumed after its stall; sync's flush and commit inside the stall, async's copy inside it
+// and lazy's on the flush thread; a background commit ending exactly at the time to durable.
+TEST(EngineTimeline, StepsAreRecordedInTheOrderTheyRan) {
+  for (const EngineKind kind : {EngineKind::sync, EngineKind::async, EngineKind::lazy}) {
+    SCOPED_TRACE(std::string(engine_name(kind)));
+    Rig rig(0.01);
+    const TrainingSummary s = rig.run(training(4, 0.05, 2), {.kind = kind});
+    ASSERT_EQ(s.error, "");
+    ASSERT_EQ(s.iteration_times.size(), 4u);
+    double previous_end = 0;
+    for (const IterationTimes& t : s.iteration_times) {
+      EXPECT_GE(t.start, previous_end);
+      EXPECT_LE(t.start, t.compute_end);
+      EXPECT_LE(t.compute_end, t.update_start);
+      EXPECT_LE(t.update_start, t.end);
+      previous_end = t.end;
+    }
+    EXPECT_LE(previous_end, s.loop_seconds);
+    ASSERT_EQ(s.checkpoints.size(), 2u);
+    for (const CheckpointRecord& r : s.checkpoints) {
+      const CheckpointTimes& t = r.times;
+      const std::size_t i = static_cast<std::size_t>(r.iteration);
+      EXPECT_GE(t.due, s.iteration_times[i].end);
+      if (i + 1 < s.iteration_times.size()) {
+        EXPECT_LE(t.resumed, s.iteration_times[i + 1].start);
+      }
+      ASSERT_TRUE(t.flush.ran() && t.commit.ran());
+      EXPECT_GE(t.flush.start, t.due);
+      EXPECT_LE(t.flush.end, t.commit.start);
+      EXPECT_LE(t.commit.start, t.commit.end);
+      if (kind == EngineKind::sync) {
+        EXPECT_FALSE(t.snapshot.ran());
+        EXPECT_GE(t.resumed - t.due, r.stall_seconds - 1e-9);
+        EXPECT_LE(t.commit.end, t.resumed);
+        EXPECT_GE(t.commit.end, t.due + r.time_to_durable_seconds - 1e-9);
+        continue;
+      }
+      ASSERT_TRUE(t.snapshot.ran());
+      EXPECT_LE(t.snapshot.end, t.flush.start) << "a whole pool is copied before its flush";
+      EXPECT_GE(t.snapshot.start, t.due);
+      if (kind == EngineKind::async) {
+        EXPECT_LE(t.snapshot.end, t.resumed) << "async copies inside the stall";
+      }
+      EXPECT_NEAR(t.commit.end, t.due + r.time_to_durable_seconds, 1e-9);
+    }
+  }
+}
+
 Case training_case(EngineKind kind, const std::string& backend) {
   Case c;
   c.backend = backend;
@@ -412,37 +494,48 @@ TEST(EngineChecks, CollectiveBackendsNeedMpiThreadMultipleFromTheFlushThread) {
   EXPECT_FALSE(needs_mpi_thread_multiple(training_case(EngineKind::sync, "mpiio"), mpiio));
   EXPECT_FALSE(needs_mpi_thread_multiple(c, backends::Capabilities{}));
   EXPECT_EQ(engine_problem(c, mpiio, 1 << 20, std::string("MPI_THREAD_MULTIPLE")), std::nullopt);
-  EXPECT_EQ(engine_problem(c, mpiio, 1 << 20, std::nullopt), std::nullopt) << "a dry run: MPI not started";
+  EXPECT_EQ(engine_problem(c, mpiio, 1 << 20, std::nullopt), std::nullopt)
+      << "a dry run: MPI not started";
   EXPECT_EQ(engine_problem(c, mpiio, 1 << 20, std::string("MPI_THREAD_FUNNELED")).value_or(""),
-            "engine.name = \"async\" with backend.name = \"mpiio\": the collective backend makes MPI calls from the "
-            "engine's flush thread while the loop makes its own, which needs MPI_THREAD_MULTIPLE; this MPI granted "
-            "MPI_THREAD_FUNNELED; use engine.name = \"sync\", a backend that is not collective (posix, uring), or an MPI "
+            "engine.name = \"async\" with backend.name = \"mpiio\": the collective backend makes "
+            "MPI calls from the "
+            "engine's flush thread while the loop makes its own, which needs MPI_THREAD_MULTIPLE; "
+            "this MPI granted "
+            "MPI_THREAD_FUNNELED; use engine.name = \"sync\", a backend that is not collective "
+            "(posix, uring), or an MPI "
             "built with thread support");
   backends::Capabilities hdf5 = mpiio;
   hdf5.background_thread = false;
   hdf5.advice["background_thread"] = "its library is not thread-safe";
-  EXPECT_EQ(engine_problem(training_case(EngineKind::lazy, "hdf5"), hdf5, 1 << 20, std::string("MPI_THREAD_MULTIPLE"))
+  EXPECT_EQ(engine_problem(training_case(EngineKind::lazy, "hdf5"), hdf5, 1 << 20,
+                           std::string("MPI_THREAD_MULTIPLE"))
                 .value_or(""),
-            "engine.name = \"lazy\" with backend.name = \"hdf5\": the engine's flush thread would call the backend, and "
-            "its library is not thread-safe; use engine.name = \"sync\" or another backend (posix, uring, mpiio)");
+            "engine.name = \"lazy\" with backend.name = \"hdf5\": the engine's flush thread would "
+            "call the backend, and "
+            "its library is not thread-safe; use engine.name = \"sync\" or another backend (posix, "
+            "uring, mpiio)");
 }
 
 TEST(EngineChecks, ARingPoolNeedsTwoPagesAndAStreamingBackend) {
   Case c = training_case(EngineKind::async, "posix");
   c.engine.host_pool_bytes = 4096;
   EXPECT_EQ(engine_problem(c, {}, 1 << 20, std::nullopt).value_or(""),
-            "engine.host_pool_bytes = 4096 with engine.name = \"async\": a pool smaller than one process's checkpoint "
-            "(1048576 bytes) is a ring of chunks and needs at least 8192 bytes; raise engine.host_pool_bytes (0: one "
+            "engine.host_pool_bytes = 4096 with engine.name = \"async\": a pool smaller than one "
+            "process's checkpoint "
+            "(1048576 bytes) is a ring of chunks and needs at least 8192 bytes; raise "
+            "engine.host_pool_bytes (0: one "
             "checkpoint)");
   c.engine.host_pool_bytes = 1 << 18;
   EXPECT_EQ(engine_problem(c, {}, 1 << 20, std::nullopt), std::nullopt);
   EXPECT_EQ(host_pool_allocation(c, 1 << 20), std::uint64_t{1} << 18) << "two chunks of 128 KiB";
   c.engine.host_pool_bytes = (1 << 18) + 5000;
-  EXPECT_EQ(host_pool_allocation(c, 1 << 20), std::uint64_t{1} << 18) << "two chunks of whole pages, within the bound";
+  EXPECT_EQ(host_pool_allocation(c, 1 << 20), std::uint64_t{1} << 18)
+      << "two chunks of whole pages, within the bound";
   c.backend = "mpiio";
   EXPECT_NE(engine_problem(c, {.collective = true}, 1 << 20, std::string("MPI_THREAD_MULTIPLE"))
                 .value_or("")
-                .find("flushes chunk by chunk, and a collective backend takes a process's whole plan in one call"),
+                .find("flushes chunk by chunk, and a collective backend takes a process's whole "
+                      "plan in one call"),
             std::string::npos);
 }
 
@@ -458,7 +551,8 @@ TEST(EngineGpu, ComputeGpuNeedsACudaDeviceAndRunsForItsTime) {
       make_gpu_load();
       ADD_FAILURE() << "make_gpu_load without a device";
     } catch (const std::runtime_error& e) {
-      EXPECT_EQ(std::string(e.what()), "training.compute = \"gpu\" needs a CUDA device; none found: " + *why);
+      EXPECT_EQ(std::string(e.what()),
+                "training.compute = \"gpu\" needs a CUDA device; none found: " + *why);
     }
     GTEST_SKIP() << "the GPU load itself needs a CUDA device: " << *why;
   }
@@ -468,7 +562,8 @@ TEST(EngineGpu, ComputeGpuNeedsACudaDeviceAndRunsForItsTime) {
   EXPECT_LT(load->kernel_seconds(), 0.05);
   const auto start = std::chrono::steady_clock::now();
   load->run_for(0.2);
-  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_GE(took, 0.2);
   EXPECT_LT(took, 0.2 + 0.05 + 2 * load->kernel_seconds());
 }

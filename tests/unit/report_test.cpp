@@ -1,5 +1,6 @@
 // Reporters on constructed results: the summary table's exact text (median [min–max], GiB/s and
-// GB/s, the dash for a backend that stores nothing, the model.scale note, the wall-time lines),
+// GB/s, the dash for a backend that stores nothing, the model.scale note, the wall-time lines, the
+// verdict line),
 // the CSV columns, the run directory that appears only with the first result, and the
 // provenance helpers (shell quoting, config_hash without the target).
 #include <gtest/gtest.h>
@@ -98,7 +99,10 @@ TEST(SummaryTable, MedianAndRangeInGibPerSecond) {
       "4.50 s, "
       "retire 1.50 s, restore 1.00 s)\n"
       "case 1: phases cover 30.0% of the 2.00 s wall time (setup 0.500 s, checkpoint 0.100 s)\n"
-      "case 2: phases cover 100.0% of the 0.500 s wall time (setup 0.500 s)\n");
+      "case 2: phases cover 100.0% of the 0.500 s wall time (setup 0.500 s)\n"
+      "summary: strategy.mapping=file_per_tensor writes 1.00 GiB/s and reads 4.00 GiB/s (medians). "
+      "1 "
+      "of 3 cases failed (see the status column).\n");
 }
 
 // 2^30 bytes per second is 1.073741824 GB/s: 1.07, 0.54 and 2.15 for the write; 4.29 and 2.15 for
@@ -124,7 +128,10 @@ TEST(SummaryTable, DecimalGigabytesPerSecond) {
       "4.50 s, "
       "retire 1.50 s, restore 1.00 s)\n"
       "case 1: phases cover 30.0% of the 2.00 s wall time (setup 0.500 s, checkpoint 0.100 s)\n"
-      "case 2: phases cover 100.0% of the 0.500 s wall time (setup 0.500 s)\n");
+      "case 2: phases cover 100.0% of the 0.500 s wall time (setup 0.500 s)\n"
+      "summary: strategy.mapping=file_per_tensor writes 1.07 GB/s and reads 4.29 GB/s (medians). 1 "
+      "of "
+      "3 cases failed (see the status column).\n");
 }
 
 // A [training] case has no timed write iterations: its write column is the flush bandwidth,
@@ -134,17 +141,21 @@ TEST(SummaryTable, TrainingCasesShowTheirFlushBandwidth) {
   t.config.scale = 1;
   t.verified = true;
   TrainingSummary s;
-  for (const auto& [gib_s, committed] : {std::pair{1.0, true}, std::pair{4.0, true}, std::pair{2.0, true},
-                                         std::pair{9.0, false}}) {
-    s.checkpoints.push_back({.stall_seconds = 0.5, .time_to_durable_seconds = 2, .flush_gib_s = gib_s,
+  for (const auto& [gib_s, committed] :
+       {std::pair{1.0, true}, std::pair{4.0, true}, std::pair{2.0, true}, std::pair{9.0, false}}) {
+    s.checkpoints.push_back({.stall_seconds = 0.5,
+                             .time_to_durable_seconds = 2,
+                             .flush_gib_s = gib_s,
                              .committed = committed});
   }
   s.committed_iteration = 5;
   t.training = s;
   const std::string table = summary({t}, BandwidthUnit::gib);
-  EXPECT_NE(table.find("      8  2.00 [1.00–4.00]           -    0.500       2.00  yes       ok\n"), std::string::npos)
+  EXPECT_NE(table.find("      8  2.00 [1.00–4.00]           -    0.500       2.00  yes       ok\n"),
+            std::string::npos)
       << table;
-  EXPECT_NE(table.find("write of a [training] case: its flush bandwidth"), std::string::npos) << table;
+  EXPECT_NE(table.find("write of a [training] case: its flush bandwidth"), std::string::npos)
+      << table;
 }
 
 TEST(SummaryTable, ScalesThatDifferAreListed) {
@@ -207,7 +218,8 @@ TEST(CsvReporter, ColumnsAndOneRow) {
       "checkpoint,"
       "files_per_checkpoint,write_gib_per_s,read_gib_per_s,write_seconds,read_seconds,verified,"
       "cache_policy,"
-      "memory_space,d2h_seconds,h2d_seconds,load_method,load_tp,load_requests,scale,iterations,host,time_utc,"
+      "memory_space,d2h_seconds,h2d_seconds,load_method,load_tp,load_requests,scale,iterations,"
+      "host,time_utc,"
       "config_hash,error");
   CaseResult r = three_cases()[1];
   r.config.model.name = "llama3-8b";
@@ -253,8 +265,9 @@ TEST(RunDirectory, ANonDirectoryOutputIsRefusedAtBegin) {
   const fs::path file = tmp.write("plain", "x");
   auto dir = std::make_shared<RunDirectory>(file / "runs", "camp");
   JsonlReporter jsonl(dir);
-  EXPECT_EQ(dir->problem(), "--output: cannot make the results directory under " + (file / "runs").string() + ": " +
-                                file.string() + " is not a writable directory");
+  EXPECT_EQ(dir->problem(), "--output: cannot make the results directory under " +
+                                (file / "runs").string() + ": " + file.string() +
+                                " is not a writable directory");
   EXPECT_THROW(jsonl.begin({"camp", "c.toml", 1, 1}), std::runtime_error);
   EXPECT_EQ(RunDirectory(tmp.path() / "a" / "b", "camp").problem(), "");
 }
