@@ -9,7 +9,7 @@
 
 #include "harness/common/elapsed.hpp"
 #include "harness/common/text_format.hpp"
-#include "harness/run/iteration.hpp"
+#include "harness/exec/iteration.hpp"
 
 namespace ckpt::harness {
 namespace {
