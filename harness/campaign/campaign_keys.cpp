@@ -11,7 +11,7 @@
 #include "backends/registry.hpp"
 #include "harness/campaign/campaign_schema.hpp"
 #include "harness/spec/case.hpp"
-#include "harness/load/weight_loader.hpp"
+#include "harness/spec/load_settings.hpp"
 #include "workloads/limits.hpp"
 
 namespace ckpt::harness::schema {

@@ -344,14 +344,6 @@ std::vector<RankPlan> plans_from_manifest(const nlohmann::json& manifest, const 
   return plans;
 }
 
-// Where the checkpoints go (campaign.target) is not part of what is measured: the same case
-// run against another directory keeps its hash, so results compare across targets.
-std::string config_hash(const Case& c) {
-  nlohmann::json hashed = c.config;
-  if (hashed.contains("campaign") && hashed["campaign"].is_object()) hashed["campaign"].erase("target");
-  return checksum_hex(checksum64(hashed.dump()));
-}
-
 namespace {
 
 // Only what decides the checkpoint's bytes and where they go, from a case's `config`: restoring

@@ -49,8 +49,6 @@ std::vector<RankPlan> plans_from_manifest(const nlohmann::json& manifest, const 
                                           const std::vector<std::int64_t>& ranks,
                                           const std::filesystem::path& dir);
 
-// XXH3_64 hex digest of a case's expanded configuration, without campaign.target.
-std::string config_hash(const Case& c);
 // XXH3_64 hex digest of what decides a checkpoint's bytes and placement (model, parallelism, state,
 // ranks, strategy, data pattern and seed, O_DIRECT alignment): a restore needs the same.
 std::string checkpoint_hash(const Case& c);

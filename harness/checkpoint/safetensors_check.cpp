@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "harness/formats/safetensors_header.hpp"
+#include "harness/checkpoint/safetensors_index.hpp"
 #include "harness/plan/safetensors_plan.hpp"
 #include "harness/checkpoint/manifest.hpp"
 

@@ -37,21 +37,7 @@ bool holds_checkpoint(const fs::path& dir) {
   return found;
 }
 
-bool writable_directory(const fs::path& dir) {
-  std::error_code ec;
-  return fs::is_directory(dir, ec) && ::access(dir.c_str(), W_OK | X_OK) == 0;
-}
-
 }  // namespace
-
-std::optional<fs::path> uncreatable_directory(const fs::path& dir) {
-  std::error_code ec;
-  fs::path existing = dir;
-  while (!existing.empty() && !fs::exists(existing, ec)) existing = existing.parent_path();
-  if (existing.empty()) existing = ".";
-  if (writable_directory(existing)) return std::nullopt;
-  return existing;
-}
 
 std::optional<std::string> target_problem(const Case& c) {
   std::error_code ec;

@@ -8,16 +8,13 @@
 #include <string>
 #include <string_view>
 
+#include "harness/common/directories.hpp"
 #include "harness/spec/case.hpp"
 
 namespace ckpt::harness {
 
 // The directory a case's checkpoints go to: <target>/<campaign>/case-<index>.
 std::filesystem::path case_directory(const Case& c);
-
-// Where making directory `dir` would fail: `dir` itself, or its nearest existing ancestor, when
-// that is not a writable directory; nullopt when `dir` is a writable directory or can be made.
-std::optional<std::filesystem::path> uncreatable_directory(const std::filesystem::path& dir);
 
 // Why a case cannot write its checkpoints under campaign.target (missing without
 // campaign.create_target, not a writable directory, an older checkpoint of this case there

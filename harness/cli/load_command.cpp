@@ -14,6 +14,7 @@
 #include "backends/registry.hpp"
 #include "harness/plan/training_state.hpp"
 #include "harness/checkpoint/safetensors_check.hpp"
+#include "harness/exec/planned_load.hpp"
 #include "harness/loadplan/load_plan.hpp"
 #include "harness/memory/data_pattern.hpp"
 #include "harness/memory/memory_spaces.hpp"

@@ -15,6 +15,7 @@
 #include "harness/loadplan/reshard_restore.hpp"
 #include "harness/exec/process_buffer.hpp"
 #include "harness/exec/process_plans.hpp"
+#include "harness/run/process_memory.hpp"
 #include "harness/checkpoint/target_check.hpp"
 
 namespace ckpt::harness {

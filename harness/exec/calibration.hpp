@@ -14,11 +14,6 @@
 
 namespace ckpt::harness {
 
-// What the calibration does, as results.jsonl records it (calibration.method).
-inline constexpr const char* kCalibrationMethod =
-    "one file per process: write(2) of the process's bytes, then the case's backend.sync, close; the case's cache "
-    "policy; read(2) of the file";
-
 // Aggregate seconds of one calibration sample (IOR's method: barrier, then the slowest process).
 struct CalibrationSample {
   double write_seconds = 0;

@@ -24,19 +24,6 @@ void add_phases(backends::PhaseTimes& sum, const backends::PhaseTimes& more) {
 
 }  // namespace
 
-Spread spread(const std::vector<double>& values) {
-  if (values.empty()) return {};
-  return {*std::min_element(values.begin(), values.end()), median(values),
-          *std::max_element(values.begin(), values.end())};
-}
-
-double median(std::vector<double> values) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
-
 std::string create_parent_directories(const std::vector<RankPlan>& plans) {
   std::set<std::filesystem::path> dirs;
   for (const RankPlan& p : plans) {

@@ -11,6 +11,7 @@
 #include "harness/plan/checkpoint_plan.hpp"
 #include "harness/results/case_result.hpp"
 #include "harness/exec/process_buffer.hpp"
+#include "harness/results/stats.hpp"
 
 namespace ckpt::harness {
 
@@ -93,10 +94,5 @@ std::vector<std::vector<std::uint64_t>> fill_plans(const std::vector<RankPlan>& 
 std::string create_parent_directories(const std::vector<RankPlan>& plans);
 // Points every file of `plans` from directory `from` into directory `to` (case_steps.cpp).
 void retarget(std::vector<RankPlan>& plans, const std::filesystem::path& from, const std::filesystem::path& to);
-
-// Median of a list (0 when empty): the mean of the two middle values for an even count.
-double median(std::vector<double> values);
-// Min, median and max of a list (zeros when empty).
-Spread spread(const std::vector<double>& values);
 
 }  // namespace ckpt::harness

@@ -5,7 +5,6 @@
 #include <algorithm>
 
 #include "harness/common/text_format.hpp"
-#include "harness/engine/engine_checks.hpp"
 #include "harness/loadplan/load_plan.hpp"
 #include "harness/exec/dp_gather.hpp"
 #include "harness/checkpoint/manifest.hpp"
@@ -40,10 +39,6 @@ std::vector<std::int64_t> shifted_share(const std::vector<std::int64_t>& selecte
 
 std::uint64_t ProcessPlans::buffer_bytes() const {
   return ProcessBuffer::bytes_for(write) + ProcessBuffer::bytes_for(read);
-}
-
-std::uint64_t process_memory_bytes(const Case& c, const ProcessPlans& plans, const DpGather& gather) {
-  return plans.buffer_bytes() + gather.source_bytes() + host_pool_allocation(c, ProcessBuffer::bytes_for(plans.write));
 }
 
 ProcessPlans plan_process(const workloads::Layout& layout, const Case& c, PhaseSelection phase,

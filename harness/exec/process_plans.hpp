@@ -49,11 +49,6 @@ ProcessPlans plan_process(const workloads::Layout& layout, const Case& c, PhaseS
                           const std::filesystem::path& dir,
                           const nlohmann::json* manifest = nullptr);
 
-// What a process allocates for a case with these plans: their buffers, the sources of Megatron's
-// DP gather (harness/exec/dp_gather.hpp; none without one) and the engine's host pool. The run's
-// memory check and --dry-run's figure are this one sum.
-std::uint64_t process_memory_bytes(const Case& c, const ProcessPlans& plans, const DpGather& gather);
-
 // Why `need` bytes of buffers per process break campaign.memory_budget (naming what to lower),
 // or nullopt when they fit or there is no budget.
 std::optional<std::string> memory_budget_problem(const Case& c, std::uint64_t need,

@@ -9,10 +9,8 @@
 #include <stdexcept>
 #include <string_view>
 
-#include "harness/common/elapsed.hpp"
 #include "harness/models/model_zoo.hpp"
 #include "harness/plan/file_naming.hpp"
-#include "harness/exec/iteration.hpp"
 #include "workloads/layout.hpp"
 
 namespace ckpt::harness {
@@ -76,28 +74,6 @@ workloads::ModelSpec recorded_model(const nlohmann::json& config) {
 }
 
 }  // namespace
-
-Case load_source(const Case& c) {
-  Case source = c;
-  source.index = c.load.source_index;
-  return source;
-}
-
-RestoreSpec inference_layout(const workloads::ModelSpec& model, const workloads::ParallelSpec& writer,
-                             const workloads::StateSpec& state, std::int64_t tp, std::uint64_t gap_bytes) {
-  RestoreSpec r;
-  r.reshard = true;
-  r.read = ReshardRead::exact;
-  r.gap_bytes = gap_bytes;
-  r.parallel.tp = tp;
-  r.parallel.vocab_divisor = writer.vocab_divisor;
-  r.state = state;
-  r.state.naming = state.effective_naming();  // the checkpoint's tensor names
-  r.state.scope = workloads::StateScope::weights;
-  r.ranks = RankSelection{};  // every inference rank
-  const workloads::Layout layout(model, r.parallel, r.state);  // throws SpecError when tp does not suit
-  return r;
-}
 
 ReshardSpec load_spec(const Case& c) {
   ReshardSpec spec = reshard_spec(c);
@@ -168,26 +144,6 @@ LoadCounts load_counts(const std::vector<RankPlan>& plans) {
   // bridged gaps.
   counts.bridged_bytes = counts.bytes_read - counts.bytes_needed;
   return counts;
-}
-
-std::vector<LoadFile> prepare_planned_load(const std::vector<RankPlan>& plans, ProcessBuffer& buffer,
-                                           DataPattern pattern) {
-  buffer.zero();
-  const std::vector<std::uint64_t> offsets = buffer_offsets(plans, buffer);
-  fill_reshard_padding(plans, offsets, buffer.memory(), pattern);
-  return load_ranges(plans, offsets);
-}
-
-LoadTiming load_planned(const std::vector<RankPlan>& plans, const std::vector<LoadFile>& ranges,
-                        ProcessBuffer& buffer, const LoadSettings& settings, MemorySpace& pool_space) {
-  // The loader's own clock: from its first open to the last byte in place (its chunk pool is
-  // allocated and touched before it), then the scatter of strided rows.
-  LoadTiming timing;
-  if (!ranges.empty()) timing = load_files(ranges, buffer.memory(), settings, pool_space);
-  const auto scatter = Clock::now();
-  apply_reshard_copies(plans, buffer_offsets(plans, buffer), buffer.memory());
-  timing.seconds += seconds_since(scatter);
-  return timing;
 }
 
 }  // namespace ckpt::harness

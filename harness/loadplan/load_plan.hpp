@@ -16,20 +16,8 @@
 #include "harness/load/weight_loader.hpp"
 #include "harness/plan/checkpoint_plan.hpp"
 #include "harness/loadplan/reshard_restore.hpp"
-#include "harness/exec/process_buffer.hpp"
 
 namespace ckpt::harness {
-
-// The case as it wrote the checkpoint the load phase reads: its index is load.source_index (the
-// first case that differs in [load] keys only), so its case directory holds that checkpoint.
-Case load_source(const Case& c);
-
-// The inference layout of TP `tp` over a checkpoint of `model` written with `writer` and `state`:
-// PP 1, DP 1, the writer's vocab_divisor, weights only under the checkpoint's tensor names, every
-// rank, exact ranges bridging file gaps up to `gap_bytes` (load.gap_bytes, --gap-bytes). Throws
-// workloads::SpecError (key "tp") when `tp` does not suit the model.
-RestoreSpec inference_layout(const workloads::ModelSpec& model, const workloads::ParallelSpec& writer,
-                             const workloads::StateSpec& state, std::int64_t tp, std::uint64_t gap_bytes);
 
 // The planner's input for the load phase of `c`: its [load] layout; load.direct (not
 // backend.direct) says how the loader opens the files, and the loader aligns its O_DIRECT reads
@@ -63,15 +51,5 @@ struct LoadCounts {
   std::uint64_t requests = 0;       // planned ranges after coalescing
 };
 LoadCounts load_counts(const std::vector<RankPlan>& plans);
-
-// Before a timed load: `buffer` zeroed and the padding runs written with the pattern (as a server
-// pads the vocabulary); returns the loader's ranges into it.
-std::vector<LoadFile> prepare_planned_load(const std::vector<RankPlan>& plans, ProcessBuffer& buffer,
-                                           DataPattern pattern);
-
-// The timed load: the loader's reads of `ranges` (prepare_planned_load's) into `buffer`, then
-// the scatter of strided rows out of scratch; `seconds` includes the scatter. Throws what load_files throws.
-LoadTiming load_planned(const std::vector<RankPlan>& plans, const std::vector<LoadFile>& ranges,
-                        ProcessBuffer& buffer, const LoadSettings& settings, MemorySpace& pool_space);
 
 }  // namespace ckpt::harness

@@ -5,7 +5,6 @@
 
 #include "harness/formats/safetensors_header.hpp"
 #include "harness/plan/extent_builder.hpp"
-#include "harness/checkpoint/manifest.hpp"
 
 namespace ckpt::harness {
 namespace {
@@ -148,16 +147,6 @@ void plan_safetensors_rank(const SafetensorsFiles& files, const Case& c, std::in
     plan.headers.push_back({group.first, memory_base, std::move(header)});
     plan.buffer_bytes = memory_base + header_bytes + data;
   }
-}
-
-nlohmann::json safetensors_index(const nlohmann::json& manifest_tensors, bool weights_only) {
-  nlohmann::json weight_map = nlohmann::json::object();
-  std::uint64_t total = 0;
-  for (const nlohmann::json& t : manifest_tensors) {
-    weight_map[safetensors_name(shard_from_json(t), weights_only)] = t.at("file").get<std::string>();
-    total += t.at("bytes").get<std::uint64_t>();
-  }
-  return {{"metadata", {{"total_size", total}}}, {"weight_map", std::move(weight_map)}};
 }
 
 }  // namespace ckpt::harness

@@ -55,7 +55,4 @@ class SafetensorsFiles {
 void plan_safetensors_rank(const SafetensorsFiles& files, const Case& c, std::int64_t rank,
                            const std::filesystem::path& checkpoint_dir, RankPlan& plan);
 
-// model.safetensors.index.json of the manifest's tensors (manifest_tensors' entries).
-nlohmann::json safetensors_index(const nlohmann::json& manifest_tensors, bool weights_only);
-
 }  // namespace ckpt::harness

@@ -9,7 +9,7 @@
 
 #include "harness/common/elapsed.hpp"
 #include "harness/common/text_format.hpp"
-#include "harness/exec/iteration.hpp"
+#include "harness/results/stats.hpp"
 
 namespace ckpt::harness {
 namespace {

@@ -1,6 +1,6 @@
 #include "harness/report/results_files.hpp"
 
-#include "harness/checkpoint/target_check.hpp"
+#include "harness/common/directories.hpp"
 
 #include <fmt/format.h>
 #include <unistd.h>

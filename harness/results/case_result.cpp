@@ -3,9 +3,7 @@
 #include <algorithm>
 
 #include "harness/common/elapsed.hpp"
-#include "harness/exec/calibration.hpp"
-#include "harness/exec/iteration.hpp"
-#include "harness/checkpoint/manifest.hpp"
+#include "harness/results/stats.hpp"
 
 namespace ckpt::harness {
 namespace {

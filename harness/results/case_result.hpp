@@ -100,6 +100,11 @@ struct LoadSummary {
   std::vector<double> h2d_seconds;             // per timed iteration: host -> device copies inside it (device memory)
 };
 
+// What the calibration does, as results.jsonl records it (calibration.method).
+inline constexpr const char* kCalibrationMethod =
+    "one file per process: write(2) of the process's bytes, then the case's backend.sync, close; the case's cache "
+    "policy; read(2) of the file";
+
 // measure.calibration: the plain write and read of the case's bytes (harness/exec/calibration.hpp)
 // taken just before each timed iteration and once after the last: sample i precedes timed
 // iteration i, so iteration i lies between samples i and i + 1 (timed iterations + 1 samples).

@@ -94,4 +94,17 @@ double smallest_p_value(std::size_t nx, std::size_t ny) {
   return std::min(1.0, 2 / combinations);
 }
 
+Spread spread(const std::vector<double>& values) {
+  if (values.empty()) return {};
+  return {*std::min_element(values.begin(), values.end()), median(values),
+          *std::max_element(values.begin(), values.end())};
+}
+
+double median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
 }  // namespace ckpt::harness

@@ -30,4 +30,9 @@ inline constexpr std::size_t kExactLimit = 20;
 // distinct, every x above every y): 2 / C(nx + ny, nx). 3 vs 3: 0.1; 4 vs 4: 0.0286.
 double smallest_p_value(std::size_t nx, std::size_t ny);
 
+// Median of a list (0 when empty): the mean of the two middle values for an even count.
+double median(std::vector<double> values);
+// Min, median and max of a list (zeros when empty).
+Spread spread(const std::vector<double>& values);
+
 }  // namespace ckpt::harness

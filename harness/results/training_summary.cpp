@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <functional>
 
-#include "harness/exec/iteration.hpp"
+#include "harness/results/stats.hpp"
 
 namespace ckpt::harness {
 namespace {

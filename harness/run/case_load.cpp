@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "harness/common/elapsed.hpp"
+#include "harness/exec/planned_load.hpp"
 #include "harness/loadplan/load_plan.hpp"
 #include "harness/loadplan/reshard_restore.hpp"
 #include "harness/exec/cache_policy.hpp"

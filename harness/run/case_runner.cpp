@@ -16,6 +16,7 @@
 #include "harness/checkpoint/manifest_checks.hpp"
 #include "harness/loadplan/reshard_restore.hpp"
 #include "harness/exec/process_plans.hpp"
+#include "harness/run/process_memory.hpp"
 #include "harness/checkpoint/target_check.hpp"
 #include "harness/common/text_format.hpp"
 

@@ -8,6 +8,7 @@
 #include "harness/run/case_execution.hpp"
 #include "harness/run/case_runner.hpp"
 #include "harness/checkpoint/dcp_metadata.hpp"
+#include "harness/checkpoint/safetensors_index.hpp"
 #include "harness/plan/safetensors_plan.hpp"
 #include "harness/checkpoint/manifest.hpp"
 #include "harness/loadplan/reshard_restore.hpp"

@@ -13,6 +13,7 @@
 #include "harness/engine/flush_worker.hpp"
 #include "harness/engine/training_loop.hpp"
 #include "harness/plan/training_state.hpp"
+#include "harness/checkpoint/safetensors_index.hpp"
 #include "harness/plan/safetensors_plan.hpp"
 #include "harness/run/case_execution.hpp"
 #include "harness/run/case_runner.hpp"

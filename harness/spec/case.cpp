@@ -1,5 +1,8 @@
 #include "harness/spec/case.hpp"
 
+#include "harness/memory/checksum.hpp"
+#include "workloads/layout.hpp"
+
 namespace ckpt::harness {
 
 // These strings are the values a campaign file accepts; the parser matches against them.
@@ -90,6 +93,50 @@ std::string_view rank_select_name(RankSelect select) {
       return "node";
   }
   return "all";
+}
+
+// Where the checkpoints go (campaign.target) is not part of what is measured: the same case
+// run against another directory keeps its hash, so results compare across targets.
+std::string config_hash(const Case& c) {
+  nlohmann::json hashed = c.config;
+  if (hashed.contains("campaign") && hashed["campaign"].is_object())
+    hashed["campaign"].erase("target");
+  return checksum_hex(checksum64(hashed.dump()));
+}
+
+Case load_source(const Case& c) {
+  Case source = c;
+  source.index = c.load.source_index;
+  return source;
+}
+
+RestoreSpec inference_layout(const workloads::ModelSpec& model,
+                             const workloads::ParallelSpec& writer,
+                             const workloads::StateSpec& state, std::int64_t tp,
+                             std::uint64_t gap_bytes) {
+  RestoreSpec r;
+  r.reshard = true;
+  r.read = ReshardRead::exact;
+  r.gap_bytes = gap_bytes;
+  r.parallel.tp = tp;
+  r.parallel.vocab_divisor = writer.vocab_divisor;
+  r.state = state;
+  r.state.naming = state.effective_naming();  // the checkpoint's tensor names
+  r.state.scope = workloads::StateScope::weights;
+  r.ranks = RankSelection{};  // every inference rank
+  const workloads::Layout layout(model, r.parallel,
+                                 r.state);  // throws SpecError when tp does not suit
+  return r;
+}
+
+std::string deepspeed_pipeline_refusal(std::int64_t zero_stage, const std::string& zero_key,
+                                       const std::string& pp_key) {
+  return "\"deepspeed\" with " + pp_key + " > 1 cannot use " + zero_key + " = " +
+         std::to_string(zero_stage) +
+         ": DeepSpeed's PipelineEngine refuses it (\"ZeRO-2 and ZeRO-3 are incompatible with "
+         "pipeline "
+         "parallelism\", deepspeed/runtime/pipe/engine.py) — set " +
+         zero_key + " = 0 or 1, or " + pp_key + " = 1";
 }
 
 }  // namespace ckpt::harness

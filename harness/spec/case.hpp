@@ -9,7 +9,7 @@
 #include "backends/backend.hpp"
 #include "harness/comm/mpi_io_choice.hpp"
 #include "harness/spec/engine_spec.hpp"
-#include "harness/load/weight_loader.hpp"
+#include "harness/spec/load_settings.hpp"
 #include "harness/memory/data_pattern_kind.hpp"
 #include "harness/memory/memory_space.hpp"
 #include "harness/memory/staging.hpp"
@@ -137,5 +137,24 @@ std::string_view data_pattern_name(DataPattern pattern);
 std::string_view cache_policy_name(CachePolicy policy);
 std::string_view phase_name(PhaseSelection phase);
 std::string_view rank_select_name(RankSelect select);
+
+// XXH3_64 hex digest of a case's expanded configuration, without campaign.target.
+std::string config_hash(const Case& c);
+
+// The case as it wrote the checkpoint the load phase reads: its index is load.source_index (the
+// first case that differs in [load] keys only), so its case directory holds that checkpoint.
+Case load_source(const Case& c);
+
+// The inference layout of TP `tp` over a checkpoint of `model` written with `writer` and `state`:
+// PP 1, DP 1, the writer's vocab_divisor, weights only under the checkpoint's tensor names, every
+// rank, exact ranges bridging file gaps up to `gap_bytes` (load.gap_bytes, --gap-bytes). Throws
+// workloads::SpecError (key "tp") when `tp` does not suit the model.
+RestoreSpec inference_layout(const workloads::ModelSpec& model, const workloads::ParallelSpec& writer,
+                             const workloads::StateSpec& state, std::int64_t tp, std::uint64_t gap_bytes);
+
+// Why the deepspeed layout refuses ZeRO-2/3 with pipeline parallelism (DeepSpeed's own reason),
+// naming the keys to change.
+std::string deepspeed_pipeline_refusal(std::int64_t zero_stage, const std::string& zero_key = "parallel.zero",
+                                       const std::string& pp_key = "parallel.pp");
 
 }  // namespace ckpt::harness
