@@ -8,7 +8,7 @@
 #include <array>
 #include <string>
 
-#include "harness/campaign/case.hpp"
+#include "harness/spec/case.hpp"
 #include "harness/models/model_zoo.hpp"
 #include "harness/plan/checkpoint_plan.hpp"
 #include "workloads/layout.hpp"

@@ -5,7 +5,7 @@
 #include <string_view>
 #include <vector>
 
-#include "harness/campaign/case.hpp"
+#include "harness/spec/case.hpp"
 
 namespace ckpt::harness {
 

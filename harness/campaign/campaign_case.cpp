@@ -10,9 +10,7 @@
 #include <stdexcept>
 
 #include "harness/common/config_error.hpp"
-#include "harness/load/load_plan.hpp"
 #include "harness/models/model_zoo.hpp"
-#include "harness/plan/framework_shards.hpp"
 #include "workloads/layout.hpp"
 #include "workloads/spec_error.hpp"
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "harness/campaign/campaign_settings.hpp"
-#include "harness/campaign/case.hpp"
+#include "harness/spec/case.hpp"
 
 namespace ckpt::harness::schema {
 

@@ -10,8 +10,8 @@
 
 #include "backends/registry.hpp"
 #include "harness/campaign/campaign_schema.hpp"
-#include "harness/campaign/case.hpp"
-#include "harness/load/weight_loader.hpp"
+#include "harness/spec/case.hpp"
+#include "harness/spec/load_settings.hpp"
 #include "workloads/limits.hpp"
 
 namespace ckpt::harness::schema {
@@ -386,7 +386,7 @@ std::vector<KeySpec> training_keys() {
 // Reading back and what is measured: [restore], [load] and [measure].
 std::vector<KeySpec> read_keys() {
   return {
-      // [restore] (harness/reshard): 0, -1 or no value keep the writer's parallel.*, state.scope
+      // [restore] (harness/loadplan): 0, -1 or no value keep the writer's parallel.*, state.scope
       // and ranks.* — a plain restore of the writer's layout.
       int_key("restore", "tp",
               "--phase restore into another tensor parallelism (resharding); 0: the writer's", 0,

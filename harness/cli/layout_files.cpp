@@ -8,8 +8,8 @@
 #include "harness/common/text_format.hpp"
 #include "harness/plan/checkpoint_plan.hpp"
 #include "harness/plan/framework_shards.hpp"
-#include "harness/run/dcp_metadata.hpp"
-#include "harness/run/target_check.hpp"
+#include "harness/checkpoint/dcp_metadata.hpp"
+#include "harness/checkpoint/target_check.hpp"
 
 namespace ckpt::harness {
 namespace {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/campaign/case.hpp"
+#include "harness/spec/case.hpp"
 #include "workloads/layout.hpp"
 
 namespace ckpt::harness {

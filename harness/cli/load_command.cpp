@@ -12,18 +12,19 @@
 #include <vector>
 
 #include "backends/registry.hpp"
-#include "harness/engine/training_state.hpp"
-#include "harness/formats/safetensors_check.hpp"
-#include "harness/load/load_plan.hpp"
+#include "harness/plan/training_state.hpp"
+#include "harness/checkpoint/safetensors_check.hpp"
+#include "harness/exec/planned_load.hpp"
+#include "harness/loadplan/load_plan.hpp"
 #include "harness/memory/data_pattern.hpp"
 #include "harness/memory/memory_spaces.hpp"
 #include "harness/plan/checkpoint_plan.hpp"
 #include "harness/plan/shard_geometry.hpp"
-#include "harness/run/cache_policy.hpp"
-#include "harness/run/iteration.hpp"
-#include "harness/run/manifest.hpp"
-#include "harness/run/manifest_checks.hpp"
-#include "harness/run/process_buffer.hpp"
+#include "harness/exec/cache_policy.hpp"
+#include "harness/exec/iteration.hpp"
+#include "harness/checkpoint/manifest.hpp"
+#include "harness/checkpoint/manifest_checks.hpp"
+#include "harness/exec/process_buffer.hpp"
 #include "workloads/spec_error.hpp"
 
 namespace ckpt::harness {
@@ -275,7 +276,7 @@ void print_plan(std::ostream& out, const LoadCommandOptions& o, const ReshardSpe
 }
 
 // With --tp: the inference ranks' TP slices, planned from the manifest as --phase load plans them
-// (harness/load/load_plan.hpp), loaded and verified the same way.
+// (harness/loadplan/load_plan.hpp), loaded and verified the same way.
 int load_planned_slices(const LoadCommandOptions& o, const fs::path& dir, const Manifest& manifest,
                         std::ostream& out) {
   const ReshardSpec spec = planned_spec(o, dir, manifest);

@@ -5,7 +5,7 @@
 #include <ostream>
 #include <string>
 
-#include "harness/campaign/case.hpp"
+#include "harness/spec/case.hpp"
 #include "harness/load/weight_loader.hpp"
 
 namespace ckpt::harness {

@@ -8,14 +8,15 @@
 
 #include "backends/registry.hpp"
 #include "harness/engine/engine_checks.hpp"
-#include "harness/load/load_plan.hpp"
-#include "harness/run/dp_gather.hpp"
-#include "harness/run/manifest.hpp"
-#include "harness/run/manifest_checks.hpp"
-#include "harness/reshard/reshard_restore.hpp"
-#include "harness/run/process_buffer.hpp"
-#include "harness/run/process_plans.hpp"
-#include "harness/run/target_check.hpp"
+#include "harness/loadplan/load_plan.hpp"
+#include "harness/exec/dp_gather.hpp"
+#include "harness/checkpoint/manifest.hpp"
+#include "harness/checkpoint/manifest_checks.hpp"
+#include "harness/loadplan/reshard_restore.hpp"
+#include "harness/exec/process_buffer.hpp"
+#include "harness/exec/process_plans.hpp"
+#include "harness/run/process_memory.hpp"
+#include "harness/checkpoint/target_check.hpp"
 
 namespace ckpt::harness {
 namespace {

@@ -23,7 +23,7 @@
 #include "harness/report/results_files.hpp"
 #include "harness/run/case_runner.hpp"
 #include "harness/run/signal_guard.hpp"
-#include "harness/run/target_check.hpp"
+#include "harness/checkpoint/target_check.hpp"
 
 namespace ckpt::harness {
 namespace {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/campaign/case.hpp"
+#include "harness/spec/case.hpp"
 #include "harness/run/run_context.hpp"
 
 namespace ckpt::harness {

@@ -10,7 +10,7 @@
 #include "harness/comm/comm.hpp"
 #include "harness/memory/memory_spaces.hpp"
 
-// CKPT_GIT_REVISION and CKPT_BUILD_TYPE are compile definitions of ckpt_harness, CKPT_VERSION
+// CKPT_GIT_REVISION and CKPT_BUILD_TYPE are compile definitions of ckpt_cli, CKPT_VERSION
 // (and the library versions) of this file.
 
 namespace ckpt::harness {

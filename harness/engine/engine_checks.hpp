@@ -8,7 +8,7 @@
 #include <string>
 
 #include "backends/backend.hpp"
-#include "harness/campaign/case.hpp"
+#include "harness/spec/case.hpp"
 
 namespace ckpt::harness {
 

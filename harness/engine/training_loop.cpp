@@ -15,9 +15,9 @@
 #include "harness/engine/flush_worker.hpp"
 #include "harness/engine/host_pool.hpp"
 #include "harness/engine/memory_reserve.hpp"
-#include "harness/engine/training_state.hpp"
 #include "harness/memory/staging.hpp"
-#include "harness/run/iteration.hpp"
+#include "harness/plan/training_state.hpp"
+#include "harness/exec/iteration.hpp"
 
 namespace ckpt::harness {
 namespace {
@@ -356,7 +356,7 @@ void TrainingRun::checkpoint_sync(std::int64_t iteration, Clock::time_point due)
   record.time_to_durable_seconds -= bookkeeping;
 }
 
-// Megatron's DP gather onto DP rank 0 (harness/run/dp_gather.hpp), timed from a barrier to the
+// Megatron's DP gather onto DP rank 0 (harness/exec/dp_gather.hpp), timed from a barrier to the
 // slowest process's end, inside the checkpoint's stall. Returns the seconds of the checksums taken
 // after it: the harness's bookkeeping (without a gather they are taken in the update), kept out
 // of the stall.

@@ -18,13 +18,13 @@
 
 #include "backends/backend.hpp"
 #include "harness/comm/comm.hpp"
-#include "harness/engine/engine_spec.hpp"
-#include "harness/engine/training_summary.hpp"
+#include "harness/spec/engine_spec.hpp"
+#include "harness/results/training_summary.hpp"
 #include "harness/memory/data_pattern_kind.hpp"
 #include "harness/memory/gpu_load.hpp"
 #include "harness/plan/checkpoint_plan.hpp"
-#include "harness/run/dp_gather.hpp"
-#include "harness/run/process_buffer.hpp"
+#include "harness/exec/dp_gather.hpp"
+#include "harness/exec/process_buffer.hpp"
 
 namespace ckpt::harness {
 

@@ -111,22 +111,6 @@ void check_settings(const LoadSettings& s) {
 
 }  // namespace
 
-std::string_view load_method_name(LoadMethod method) {
-  switch (method) {
-    case LoadMethod::mmap: return "mmap";
-    case LoadMethod::read: return "read";
-    case LoadMethod::pipelined: break;
-  }
-  return "pipelined";
-}
-
-std::optional<LoadMethod> parse_load_method(std::string_view name) {
-  for (LoadMethod m : {LoadMethod::pipelined, LoadMethod::mmap, LoadMethod::read}) {
-    if (load_method_name(m) == name) return m;
-  }
-  return std::nullopt;
-}
-
 std::vector<LoadFile> place_files(const std::vector<std::pair<std::string, std::uint64_t>>& paths_and_sizes) {
   std::vector<LoadFile> files;
   std::uint64_t next = 0;

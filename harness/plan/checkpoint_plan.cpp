@@ -6,7 +6,7 @@
 #include <optional>
 #include <string_view>
 
-#include "harness/formats/safetensors_plan.hpp"
+#include "harness/plan/safetensors_plan.hpp"
 #include "harness/memory/checksum.hpp"
 #include "harness/plan/extent_builder.hpp"
 #include "harness/plan/file_naming.hpp"

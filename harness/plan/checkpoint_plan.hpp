@@ -8,9 +8,9 @@
 
 #include "backends/backend.hpp"
 #include "harness/memory/memory_space.hpp"
-#include "harness/campaign/case.hpp"
+#include "harness/spec/case.hpp"
 #include "harness/plan/shard_geometry.hpp"
-#include "harness/reshard/reshard_plan.hpp"
+#include "harness/plan/reshard_plan.hpp"
 #include "workloads/layout.hpp"
 
 namespace ckpt::harness {
@@ -21,7 +21,7 @@ struct PlacedShard {
   workloads::Shard shard;       // as the layout gives it (unscaled)
   std::int64_t rank = 0;        // modeled rank that writes it
   std::int64_t holder = -1;     // the DP rank Megatron's distributed optimizer gathers it from
-                                // (harness/run/dp_gather.hpp); -1 or `rank`: `rank` holds it
+                                // (harness/exec/dp_gather.hpp); -1 or `rank`: `rank` holds it
   std::string file;             // path relative to the checkpoint directory
   std::uint64_t file_offset = 0;
   std::uint64_t memory_offset = 0;

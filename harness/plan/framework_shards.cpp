@@ -104,12 +104,6 @@ std::vector<workloads::Shard> spread_replicas(const workloads::Layout& layout, s
 
 }  // namespace
 
-std::string deepspeed_pipeline_refusal(std::int64_t zero_stage, const std::string& zero_key, const std::string& pp_key) {
-  return "\"deepspeed\" with " + pp_key + " > 1 cannot use " + zero_key + " = " + std::to_string(zero_stage) +
-         ": DeepSpeed's PipelineEngine refuses it (\"ZeRO-2 and ZeRO-3 are incompatible with pipeline "
-         "parallelism\", deepspeed/runtime/pipe/engine.py) — set " + zero_key + " = 0 or 1, or " + pp_key + " = 1";
-}
-
 bool replicates_across_tp(const Case& c) {
   return c.directory_layout == DirectoryLayout::megatron || c.directory_layout == DirectoryLayout::deepspeed;
 }

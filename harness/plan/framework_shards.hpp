@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/campaign/case.hpp"
+#include "harness/spec/case.hpp"
 #include "workloads/layout.hpp"
 
 namespace ckpt::harness {
@@ -30,11 +30,6 @@ bool gathers_distributed_optimizer(const Case& c, const workloads::Layout& layou
 
 // The DP rank 0 (root) that gathers `rank`'s shards, or `rank` itself when it gathers none.
 std::int64_t gather_root(const workloads::Layout& layout, const Case& c, std::int64_t rank);
-
-// Why the deepspeed layout refuses ZeRO-2/3 with pipeline parallelism (DeepSpeed's own reason),
-// naming the keys to change.
-std::string deepspeed_pipeline_refusal(std::int64_t zero_stage, const std::string& zero_key = "parallel.zero",
-                                       const std::string& pp_key = "parallel.pp");
 
 // Whether the case's layout writes TP-replicated tensors on every TP rank.
 bool replicates_across_tp(const Case& c);

@@ -1,7 +1,7 @@
 #pragma once
 
 // Where a shard's elements lie in its tensor, after model.scale: the coordinates the
-// deterministic contents (data_pattern.hpp) and the resharding planner (harness/reshard) use.
+// deterministic contents (data_pattern.hpp) and the resharding planner (harness/loadplan) use.
 //
 // model.scale = s shrinks a tensor by dividing its leading dimension by s. Where that is exact —
 // s divides the leading dimension of the global shape and of the shard's slice offset and extent

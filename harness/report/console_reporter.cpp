@@ -11,7 +11,7 @@
 #include "harness/common/text_format.hpp"
 #include "harness/report/run_input.hpp"
 #include "harness/report/verdict.hpp"
-#include "harness/run/iteration.hpp"
+#include "harness/results/stats.hpp"
 
 namespace ckpt::harness {
 namespace {

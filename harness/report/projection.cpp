@@ -13,7 +13,7 @@
 #include "harness/report/projection_formulas.hpp"
 #include "harness/report/report_format.hpp"
 #include "harness/report/report_table.hpp"
-#include "harness/report/stats.hpp"
+#include "harness/results/stats.hpp"
 
 namespace ckpt::harness {
 namespace {

@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "harness/run/case_result.hpp"
+#include "harness/results/case_result.hpp"
 
 namespace ckpt::harness {
 

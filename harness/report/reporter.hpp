@@ -3,7 +3,7 @@
 #include <cstddef>
 #include <string>
 
-#include "harness/run/case_result.hpp"
+#include "harness/results/case_result.hpp"
 
 namespace ckpt::harness {
 

@@ -1,6 +1,6 @@
 #include "harness/report/results_files.hpp"
 
-#include "harness/run/target_check.hpp"
+#include "harness/common/directories.hpp"
 
 #include <fmt/format.h>
 #include <unistd.h>

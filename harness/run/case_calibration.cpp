@@ -3,10 +3,10 @@
 #include <chrono>
 #include <fmt/format.h>
 
-#include "harness/run/calibration.hpp"
+#include "harness/exec/calibration.hpp"
 #include "harness/run/case_execution.hpp"
 #include "harness/run/case_runner.hpp"
-#include "harness/run/target_check.hpp"
+#include "harness/checkpoint/target_check.hpp"
 
 namespace ckpt::harness {
 

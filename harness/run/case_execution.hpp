@@ -11,13 +11,13 @@
 
 #include "backends/backend.hpp"
 #include "harness/plan/checkpoint_plan.hpp"
-#include "harness/run/calibration.hpp"
-#include "harness/run/case_result.hpp"
-#include "harness/run/dp_gather.hpp"
-#include "harness/run/iteration.hpp"
-#include "harness/run/process_buffer.hpp"
+#include "harness/exec/calibration.hpp"
+#include "harness/results/case_result.hpp"
+#include "harness/exec/dp_gather.hpp"
+#include "harness/exec/iteration.hpp"
+#include "harness/exec/process_buffer.hpp"
 #include "harness/run/run_context.hpp"
-#include "harness/run/target_check.hpp"
+#include "harness/checkpoint/target_check.hpp"
 #include "workloads/layout.hpp"
 
 namespace ckpt::harness {
@@ -34,7 +34,7 @@ class CaseExecution {
  private:
   void prepare_write();
   void prepare_restore();
-  // The checks of every read path (harness/run/manifest_checks.hpp) of the checkpoint `writer`
+  // The checks of every read path (harness/checkpoint/manifest_checks.hpp) of the checkpoint `writer`
   // wrote in `dir`: before planning, what makes it unreadable ("" when nothing: collective use
   // through agree); after, damage, which fails the case (false).
   std::string unreadable_checkpoint(const Case& writer, const std::filesystem::path& dir, const Manifest& manifest);
@@ -51,9 +51,9 @@ class CaseExecution {
                    std::vector<IterationTiming>* timings);
   void record_load(const std::vector<IterationTiming>& loads);
   void check_memory(std::uint64_t mine);
-  void reuse_buffers(MemorySpace& space, bool write);  // memory.reuse_bytes (harness/run/process_buffer.hpp)
+  void reuse_buffers(MemorySpace& space, bool write);  // memory.reuse_bytes (harness/exec/process_buffer.hpp)
   void record_sizes(const std::vector<RankPlan>& plans);
-  void record_reshard(const std::vector<RankPlan>& plans);  // harness/reshard/reshard_result.cpp
+  void record_reshard(const std::vector<RankPlan>& plans);  // harness/run/reshard_result.cpp
   std::unique_ptr<backends::Backend> make_backend_everywhere();
   MemorySpace& memory_space();
   void prepare_staging();
@@ -74,7 +74,7 @@ class CaseExecution {
   void add_notes(const IterationTiming& timing);
   // Adds the time since `start` to `part` of the case's wall time ("warm-up" in a warm-up iteration).
   void charge(const char* part, std::chrono::steady_clock::time_point start);
-  // [training] cases (defined in harness/engine/case_training.cpp): the loop and its engine
+  // [training] cases (defined in harness/run/case_training.cpp): the loop and its engine
   // instead of the write iterations, then one timed restore of the newest committed checkpoint.
   void train(std::vector<IterationTiming>& reads);
   // After the loop: the plans and directory of its newest committed checkpoint (`trained`: the
@@ -112,7 +112,7 @@ class CaseExecution {
   std::set<std::filesystem::path> previous_dirs_;
   CaseLock lock_;  // held by process 0 for the whole case: a keeping run's, or a restore's (shared)
   std::vector<double> manifest_s_, metadata_s_, retire_s_, verify_s_, gather_s_;  // per timed iteration
-  // Megatron's gathered distributed optimizer (harness/run/dp_gather.hpp): the DP shards reach
+  // Megatron's gathered distributed optimizer (harness/exec/dp_gather.hpp): the DP shards reach
   // DP rank 0's buffer only through the gather before each checkpoint (write iterations and the
   // sync [training] loop alike).
   bool gathers_ = false;

@@ -1,19 +1,20 @@
 // The load phase (--phase load, campaign.phase = "load"): an inference server's weight loading of
 // an existing checkpoint. Each process loads its share of the inference ranks' TP slices, planned
-// from the manifest (harness/load/load_plan.hpp), with the loader of load.method
+// from the manifest (harness/loadplan/load_plan.hpp), with the loader of load.method
 // (harness/load/weight_loader.hpp) into memory.space, and verifies every tensor.
 #include <chrono>
 #include <fmt/format.h>
 
 #include "harness/common/elapsed.hpp"
-#include "harness/load/load_plan.hpp"
-#include "harness/reshard/reshard_restore.hpp"
-#include "harness/run/cache_policy.hpp"
+#include "harness/exec/planned_load.hpp"
+#include "harness/loadplan/load_plan.hpp"
+#include "harness/loadplan/reshard_restore.hpp"
+#include "harness/exec/cache_policy.hpp"
 #include "harness/run/case_execution.hpp"
 #include "harness/run/case_runner.hpp"
-#include "harness/run/manifest.hpp"
-#include "harness/run/process_plans.hpp"
-#include "harness/run/target_check.hpp"
+#include "harness/checkpoint/manifest.hpp"
+#include "harness/exec/process_plans.hpp"
+#include "harness/checkpoint/target_check.hpp"
 
 namespace ckpt::harness {
 namespace {

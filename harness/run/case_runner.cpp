@@ -10,13 +10,14 @@
 #include "harness/run/case_execution.hpp"
 #include "harness/comm/mpi_io_choice.hpp"
 #include "harness/engine/engine_checks.hpp"
-#include "harness/engine/training_state.hpp"
-#include "harness/run/environment.hpp"
-#include "harness/run/manifest.hpp"
-#include "harness/run/manifest_checks.hpp"
-#include "harness/reshard/reshard_restore.hpp"
-#include "harness/run/process_plans.hpp"
-#include "harness/run/target_check.hpp"
+#include "harness/plan/training_state.hpp"
+#include "harness/results/environment.hpp"
+#include "harness/checkpoint/manifest.hpp"
+#include "harness/checkpoint/manifest_checks.hpp"
+#include "harness/loadplan/reshard_restore.hpp"
+#include "harness/exec/process_plans.hpp"
+#include "harness/run/process_memory.hpp"
+#include "harness/checkpoint/target_check.hpp"
 #include "harness/common/text_format.hpp"
 
 namespace ckpt::harness {
@@ -303,7 +304,7 @@ CaseResult CaseExecution::run() {
   const int total = c_.warmup + c_.iterations;
   const auto start = Clock::now();
   const bool training = write && c_.training.enabled();
-  if (training) train(reads);  // [training]: harness/engine/case_training.cpp
+  if (training) train(reads);  // [training]: harness/run/case_training.cpp
   if (c_.calibrate) start_calibration();
   for (int i = 0; i < total && result_.status == "ok" && !training; ++i) {
     const bool timed = i >= c_.warmup;

@@ -3,8 +3,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "harness/campaign/case.hpp"
-#include "harness/run/case_result.hpp"
+#include "harness/spec/case.hpp"
+#include "harness/results/case_result.hpp"
 #include "harness/run/run_context.hpp"
 
 namespace ckpt::harness {

@@ -4,14 +4,14 @@
 #include <fmt/format.h>
 
 #include "harness/common/elapsed.hpp"
-#include "harness/run/cache_policy.hpp"
+#include "harness/exec/cache_policy.hpp"
 #include "harness/run/case_execution.hpp"
 #include "harness/run/case_runner.hpp"
-#include "harness/run/checkpoint_commit.hpp"
-#include "harness/run/dcp_metadata.hpp"
-#include "harness/run/manifest.hpp"
-#include "harness/reshard/reshard_restore.hpp"
-#include "harness/run/target_check.hpp"
+#include "harness/checkpoint/checkpoint_commit.hpp"
+#include "harness/checkpoint/dcp_metadata.hpp"
+#include "harness/checkpoint/manifest.hpp"
+#include "harness/loadplan/reshard_restore.hpp"
+#include "harness/checkpoint/target_check.hpp"
 
 namespace ckpt::harness {
 namespace {

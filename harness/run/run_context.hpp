@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/campaign/case.hpp"
+#include "harness/spec/case.hpp"
 #include "harness/comm/comm.hpp"
 #include "harness/memory/memory_spaces.hpp"
 

@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <string_view>
 
-#include "harness/run/manifest.hpp"
+#include "harness/checkpoint/manifest.hpp"
 #include "tests/fuzz/fuzz_entry.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -11,11 +11,11 @@
 #include <filesystem>
 #include <stdexcept>
 
-#include "harness/campaign/case.hpp"
+#include "harness/spec/case.hpp"
 #include "harness/memory/data_pattern.hpp"
 #include "harness/plan/checkpoint_plan.hpp"
 #include "harness/plan/shard_geometry.hpp"
-#include "harness/run/manifest.hpp"
+#include "harness/checkpoint/manifest.hpp"
 
 namespace {
 

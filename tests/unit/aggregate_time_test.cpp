@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "harness/comm/single_comm.hpp"
-#include "harness/run/iteration.hpp"
+#include "harness/exec/iteration.hpp"
 
 namespace ckpt::harness {
 namespace {

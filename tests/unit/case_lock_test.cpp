@@ -13,8 +13,8 @@
 #include <fstream>
 #include <string>
 
-#include "harness/run/environment.hpp"
-#include "harness/run/target_check.hpp"
+#include "harness/results/environment.hpp"
+#include "harness/checkpoint/target_check.hpp"
 #include "tests/unit/temp_dir.hpp"
 
 namespace ckpt::harness {

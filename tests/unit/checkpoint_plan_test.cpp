@@ -11,10 +11,10 @@
 #include "harness/plan/checkpoint_plan.hpp"
 #include "harness/plan/extent_builder.hpp"
 #include "harness/plan/file_naming.hpp"
-#include "harness/run/manifest.hpp"
-#include "harness/run/manifest_checks.hpp"
+#include "harness/checkpoint/manifest.hpp"
+#include "harness/checkpoint/manifest_checks.hpp"
 #include "harness/memory/host_space.hpp"
-#include "harness/run/process_buffer.hpp"
+#include "harness/exec/process_buffer.hpp"
 #include "tests/unit/temp_dir.hpp"
 
 namespace ckpt::harness {

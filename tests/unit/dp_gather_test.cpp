@@ -8,8 +8,8 @@
 #include "harness/memory/host_space.hpp"
 #include "harness/models/model_zoo.hpp"
 #include "harness/plan/checkpoint_plan.hpp"
-#include "harness/run/dp_gather.hpp"
-#include "harness/run/iteration.hpp"
+#include "harness/exec/dp_gather.hpp"
+#include "harness/exec/iteration.hpp"
 #include "workloads/layout.hpp"
 
 namespace ckpt::harness {

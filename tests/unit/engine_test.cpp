@@ -14,10 +14,10 @@
 #include "harness/engine/engine_checks.hpp"
 #include "harness/engine/memory_reserve.hpp"
 #include "harness/engine/training_loop.hpp"
-#include "harness/engine/training_state.hpp"
+#include "harness/plan/training_state.hpp"
 #include "harness/memory/host_space.hpp"
-#include "harness/run/iteration.hpp"
-#include "harness/run/process_buffer.hpp"
+#include "harness/exec/iteration.hpp"
+#include "harness/exec/process_buffer.hpp"
 #include "tests/unit/memory_test_support.hpp"
 
 namespace ckpt::harness {

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "harness/report/compare.hpp"
-#include "harness/report/stats.hpp"
+#include "harness/results/stats.hpp"
 
 namespace ckpt::harness {
 namespace {

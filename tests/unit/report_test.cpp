@@ -17,8 +17,8 @@
 #include "harness/report/console_reporter.hpp"
 #include "harness/report/report_format.hpp"
 #include "harness/report/results_files.hpp"
-#include "harness/run/environment.hpp"
-#include "harness/run/manifest.hpp"
+#include "harness/results/environment.hpp"
+#include "harness/checkpoint/manifest.hpp"
 #include "tests/unit/temp_dir.hpp"
 
 namespace ckpt::harness {

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/reshard/reshard_plan.hpp"
+#include "harness/plan/reshard_plan.hpp"
 #include "workloads/layout.hpp"
 
 namespace ckpt::harness {

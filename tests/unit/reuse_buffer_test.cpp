@@ -19,8 +19,8 @@
 #include "harness/common/config_error.hpp"
 #include "harness/memory/host_space.hpp"
 #include "harness/plan/checkpoint_plan.hpp"
-#include "harness/run/iteration.hpp"
-#include "harness/run/process_buffer.hpp"
+#include "harness/exec/iteration.hpp"
+#include "harness/exec/process_buffer.hpp"
 #include "tests/unit/temp_dir.hpp"
 
 namespace ckpt::harness {

@@ -1,0 +1,106 @@
+#include "harness/checkpoint/checkpoint_commit.hpp"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <iterator>
+#include <new>
+
+#include "harness/common/elapsed.hpp"
+#include "harness/checkpoint/safetensors_index.hpp"
+#include "harness/plan/safetensors_plan.hpp"
+#include "harness/checkpoint/dcp_metadata.hpp"
+#include "harness/checkpoint/manifest.hpp"
+#include "harness/checkpoint/target_check.hpp"
+
+namespace ckpt::harness {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::optional<std::string> text_of(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+void put_back(const fs::path& path, const std::optional<std::string>& text) noexcept {
+  try {
+    if (text) {
+      write_file_atomically(path, *text);
+    } else {
+      std::error_code ec;
+      fs::remove(path, ec);
+    }
+  } catch (...) {  // best effort: the failure itself is what the run reports
+  }
+}
+
+// Names `dir` (checkpoint number `step`) `latest`; on failure the earlier pointers are put back:
+// `latest` must never name a checkpoint that is then removed.
+void record_latest_or_put_back(const Case& c, const fs::path& dir, std::int64_t step) {
+  const fs::path latest = case_directory(c) / "latest";
+  const fs::path iteration = case_directory(c) / "latest_checkpointed_iteration.txt";
+  const std::optional<std::string> latest_before = text_of(latest),
+                                   iteration_before = text_of(iteration);
+  try {
+    record_latest_checkpoint(c, dir, step);
+  } catch (...) {
+    put_back(latest, latest_before);
+    put_back(iteration, iteration_before);
+    throw;
+  }
+}
+
+// Process 0's part, once every process's entries arrived.
+void commit_files(const Case& c, const fs::path& dir, const CommitRequest& request,
+                  const std::vector<std::string>& pieces, CommitTimes& times) {
+  std::vector<ManifestTensor> tensors;
+  for (const std::string& piece : pieces) {
+    std::vector<ManifestTensor> entries = parse_manifest_tensors(piece);
+    tensors.insert(tensors.end(), std::make_move_iterator(entries.begin()),
+                   std::make_move_iterator(entries.end()));
+  }
+  // DCP's coordinator writes .metadata only once every rank's data files are written, before
+  // ckptbench's own manifest marks the checkpoint complete.
+  times.metadata_seconds = commit_coordinator_files(c, dir, tensors);
+  const auto start = Clock::now();
+  // Hugging Face loaders find a sharded checkpoint's files through its index.
+  if (c.format == CheckpointFormat::safetensors) {
+    const bool weights_only = c.state.scope == workloads::StateScope::weights;
+    write_file_atomically(dir / kSafetensorsIndexName,
+                          safetensors_index(tensors, weights_only).dump(2));
+  }
+  commit_manifest(dir, make_manifest(c, request.world_size, *request.ranks, std::move(tensors),
+                                     request.step, request.training_iteration));
+  // A kept run names it `latest` at once, so a process killed later leaves it restorable.
+  if (request.name_latest) record_latest_or_put_back(c, dir, request.step);
+  times.manifest_seconds = seconds_since(start);
+}
+
+}  // namespace
+
+std::string commit_checkpoint(Comm& comm, const Case& c, const fs::path& dir,
+                              const CommitRequest& request, const std::vector<RankPlan>& plans,
+                              const std::vector<std::vector<std::uint64_t>>& checksums,
+                              CommitTimes* times) {
+  const std::vector<std::string> pieces =
+      comm.gather(manifest_tensors_json(manifest_tensors(plans, checksums)).dump());
+  std::string problem;
+  if (comm.rank() == 0) {
+    CommitTimes mine;
+    try {
+      commit_files(c, dir, request, pieces, mine);
+    } catch (const std::bad_alloc&) {
+      problem = "out of memory (std::bad_alloc)";
+    } catch (const std::exception& e) {
+      problem = e.what();
+    }
+    if (!problem.empty())
+      problem = fmt::format("checkpoint {}: manifest commit failed: {}", dir.string(), problem);
+    if (times != nullptr) *times = mine;
+  }
+  return comm.broadcast(problem);
+}
+
+}  // namespace ckpt::harness

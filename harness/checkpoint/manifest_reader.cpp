@@ -1,0 +1,340 @@
+// The one reader of ckptbench-manifest.json (manifest.hpp): untrusted JSON, bounded before it is
+// parsed, every field typed and bounded through JsonField, so that the paths that read a Manifest
+// never meet a wrong type, an absurd size or a tensor outside its file.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <map>
+#include <stdexcept>
+
+#include "harness/common/json_input.hpp"
+#include "harness/memory/checksum.hpp"
+#include "harness/checkpoint/manifest.hpp"
+
+namespace ckpt::harness {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A manifest is bounded like any untrusted JSON, with room for a very large job's tensor list.
+constexpr JsonLimits kManifestLimits{.max_bytes = std::uint64_t{1} << 30,
+                                     .max_elements = std::size_t{1} << 24};
+// No byte count, offset or element count of a checkpoint reaches 2^50 (1 PiB): a larger one is a
+// damaged or hostile manifest, refused before anything is planned or allocated from it.
+constexpr std::uint64_t kMaxManifestBytes = std::uint64_t{1} << 50;
+constexpr std::size_t kMaxDims = 8;
+constexpr std::int64_t kMaxWorldSize = std::int64_t{1} << 24;
+
+// The enumerator of `all` whose name `field` holds.
+template <typename E, std::size_t N>
+E choice(const JsonField& field, const std::array<E, N>& all, std::string_view (*name)(E)) {
+  const std::string value = field.string();
+  for (const E e : all) {
+    if (name(e) == value) return e;
+  }
+  std::string names;
+  for (const E e : all) names += (names.empty() ? "\"" : ", \"") + std::string(name(e)) + "\"";
+  field.fail(fmt::format("\"{}\" is unknown to this ckptbench (it knows {})", value, names));
+}
+
+workloads::Dtype dtype_of(const JsonField& field) {
+  try {
+    return workloads::parse_dtype(field.string());
+  } catch (const std::invalid_argument& e) {
+    field.fail(e.what());
+  }
+}
+
+// The element counts of one shape field: each at most kMaxManifestBytes, as is their product.
+std::vector<std::int64_t> shape_of(const JsonField& field) {
+  std::vector<std::int64_t> dims;
+  std::uint64_t product = 1;
+  for (const JsonField& d : field.elements(kMaxDims)) {
+    const std::uint64_t dim = d.count(kMaxManifestBytes);
+    // Both factors are at most 2^50: the bound is checked by division, before the product could
+    // wrap.
+    if (dim != 0 && product > kMaxManifestBytes / dim) {
+      field.fail(fmt::format("holds more than {} elements in all", kMaxManifestBytes));
+    }
+    product *= dim;
+    dims.push_back(static_cast<std::int64_t>(dim));
+  }
+  return dims;
+}
+
+workloads::Shard shard_of(const JsonField& t) {
+  workloads::Shard s;
+  s.name = t.at("name").string();
+  s.state = choice(t.at("state"),
+                   std::array{workloads::StateKind::weight, workloads::StateKind::master,
+                              workloads::StateKind::exp_avg, workloads::StateKind::exp_avg_sq},
+                   workloads::state_kind_name);
+  s.dtype = dtype_of(t.at("dtype"));
+  s.global_shape = shape_of(t.at("global_shape"));
+  s.offset = shape_of(t.at("offset"));
+  s.extent = shape_of(t.at("extent"));
+  if (s.offset.size() != s.global_shape.size() || s.extent.size() != s.global_shape.size()) {
+    t.fail("global_shape, offset and extent have different numbers of dimensions");
+  }
+  std::uint64_t elements = 1;
+  for (std::size_t d = 0; d < s.global_shape.size(); ++d) {
+    if (s.offset[d] + s.extent[d] > s.global_shape[d]) {
+      t.at("extent").fail(fmt::format("dimension {} reaches past global_shape", d));
+    }
+    elements *= static_cast<std::uint64_t>(s.extent[d]);
+  }
+  s.flat_begin = static_cast<std::int64_t>(t.at("flat_begin").count(elements));
+  s.flat_end = static_cast<std::int64_t>(t.at("flat_end").count(elements));
+  if (s.flat_end < s.flat_begin)
+    t.at("flat_end").fail(fmt::format("is below flat_begin ({})", s.flat_begin));
+  s.bytes = s.elements() * workloads::dtype_bytes(s.dtype);
+  return s;
+}
+
+// One tensors entry; `files`: the manifest's files and their sizes.
+ManifestTensor tensor_of(const JsonField& t, std::int64_t world_size,
+                         const std::map<std::string, std::uint64_t>* files) {
+  ManifestTensor m;
+  m.shard = shard_of(t);
+  m.rank = t.at("rank").integer(0, world_size - 1);
+  if (const auto holder = t.find("holder")) m.holder = holder->integer(0, world_size - 1);
+  const JsonField file = t.at("file");
+  m.file = file.string();
+  m.bytes = t.at("bytes").count(kMaxManifestBytes);
+  // At most the shard's elements (fewer when model.scale divides them).
+  const auto shard_bytes = static_cast<std::uint64_t>(m.shard.bytes);
+  if (m.bytes > shard_bytes) {
+    t.at("bytes").fail(
+        fmt::format("must be at most (flat_end - flat_begin) × {} bytes = {}, found {}",
+                    workloads::dtype_bytes(m.shard.dtype), shard_bytes, m.bytes));
+  }
+  m.file_offset = t.at("file_offset").count(kMaxManifestBytes);
+  m.memory_offset = t.at("memory_offset").count(kMaxManifestBytes - m.bytes);
+  m.data_key = t.at("data_key").count();
+  m.checksum = t.at("checksum").string();
+  // A file outside the checkpoint is refused by the read paths, naming the tensor.
+  if (files == nullptr || !inside_checkpoint(m.file)) return m;
+  const auto listed = files->find(m.file);
+  if (listed == files->end()) file.fail("names a file the manifest's `files` does not list");
+  if (m.file_offset + m.bytes > listed->second) {
+    t.at("file_offset")
+        .fail(fmt::format("+ bytes reaches past the file's min_size ({})", listed->second));
+  }
+  return m;
+}
+
+DataPattern pattern_of(const JsonField& field) {
+  return choice(field, std::array{DataPattern::random, DataPattern::zeros, DataPattern::bf16},
+                data_pattern_name);
+}
+
+workloads::ParallelSpec parallel_of(const JsonField& p) {
+  workloads::ParallelSpec s;
+  s.tp = p.at("tp").integer(1, kMaxWorldSize);
+  s.pp = p.at("pp").integer(1, kMaxWorldSize);
+  s.dp = p.at("dp").integer(1, kMaxWorldSize);
+  s.ep = p.at("ep").integer(1, kMaxWorldSize);
+  s.zero_stage = static_cast<int>(p.at("zero").integer(0, 3));
+  s.vocab_divisor = p.at("vocab_divisor").integer(1, kMaxWorldSize);
+  s.pp_first_stage_layers = p.at("pp_first_stage_layers").integer(0, kMaxWorldSize);
+  s.pp_last_stage_layers = p.at("pp_last_stage_layers").integer(0, kMaxWorldSize);
+  return s;
+}
+
+workloads::StateSpec state_of(const JsonField& config) {
+  using workloads::Naming;
+  using workloads::Sizing;
+  using workloads::StateScope;
+  const JsonField state = config.at("state");
+  workloads::StateSpec s;
+  s.scope = choice(state.at("scope"), std::array{StateScope::weights, StateScope::full},
+                   workloads::state_scope_name);
+  if (const auto naming = state.find("naming")) {
+    s.naming = choice(*naming, std::array{Naming::megatron, Naming::hf}, workloads::naming_name);
+  }
+  s.weight_dtype = dtype_of(state.at("weight_dtype"));
+  const JsonField master = state.at("master_dtype");
+  s.master_dtype = master.string() == "none" ? std::nullopt : std::optional(dtype_of(master));
+  s.optimizer_dtype = dtype_of(state.at("optimizer_dtype"));
+  s.sizing = choice(config.at("model").at("sizing"), std::array{Sizing::exact, Sizing::dlio},
+                    workloads::sizing_name);
+  return s;
+}
+
+// The configuration's parts that read paths plan from.
+ManifestWriter writer_of(const JsonField& config) {
+  ManifestWriter w;
+  w.backend = config.at("backend").at("name").string();
+  w.model = config.at("model").at("name").string();
+  w.parallel = parallel_of(config.at("parallel"));
+  w.state = state_of(config);
+  const JsonField strategy = config.at("strategy");
+  w.format = choice(strategy.at("format"),
+                    std::array{CheckpointFormat::raw, CheckpointFormat::safetensors},
+                    checkpoint_format_name);
+  w.alignment = strategy.at("alignment").count(kMaxManifestBytes);
+  w.chunk_bytes = strategy.at("chunk_bytes").count(kMaxManifestBytes);
+  w.scale = config.at("model").at("scale").integer(1, static_cast<std::int64_t>(kMaxManifestBytes));
+  w.pattern = pattern_of(config.at("data").at("pattern"));
+  w.seed = config.at("data").at("seed").count();
+  return w;
+}
+
+ManifestLayout layout_of(const JsonField& m) {
+  ManifestLayout l;
+  l.world_size = m.at("world_size").integer(1, kMaxWorldSize);
+  for (const JsonField& rank : m.at("ranks").elements())
+    l.ranks.push_back(rank.integer(0, l.world_size - 1));
+  l.scale = m.at("scale").integer(1, static_cast<std::int64_t>(kMaxManifestBytes));
+  l.mapping = choice(m.at("mapping"),
+                     std::array{Mapping::file_per_tensor, Mapping::file_per_rank,
+                                Mapping::file_per_node, Mapping::shared_file},
+                     mapping_name);
+  l.directory_layout =
+      choice(m.at("directory_layout"),
+             std::array{DirectoryLayout::dcp, DirectoryLayout::megatron, DirectoryLayout::deepspeed,
+                        DirectoryLayout::megatron_dist},
+             directory_layout_name);
+  return l;
+}
+
+// Every field, after the format and version were checked.
+Manifest fields_of(const JsonField& m) {
+  Manifest out;
+  out.version = static_cast<int>(m.at("version").integer());
+  out.campaign = m.at("campaign").string();
+  out.case_index = m.at("case_index").integer(0);
+  if (const auto step = m.find("step")) out.step = step->integer(0);
+  if (const auto iteration = m.find("training_iteration"))
+    out.training_iteration = iteration->integer(0);
+  out.config_hash = m.at("config_hash").string();
+  out.checkpoint_hash = m.at("checkpoint_hash").string();
+  out.config = m.at("config").object();
+  out.writer = writer_of(m.at("config"));
+  out.layout = layout_of(m);
+  out.pattern = pattern_of(m.at("data").at("pattern"));
+  out.seed = m.at("data").at("seed").count();
+  std::map<std::string, std::uint64_t> files;
+  for (const JsonField& f : m.at("files").elements()) {
+    const JsonField file = f.at("path");
+    if (!inside_checkpoint(file.string())) {
+      file.fail(
+          fmt::format("names file \"{}\", which is not a file inside the checkpoint's directory",
+                      file.string()));
+    }
+    out.files.push_back({file.string(), f.at("min_size").count(kMaxManifestBytes)});
+    files[out.files.back().path] = out.files.back().min_size;
+  }
+  for (const JsonField& t : m.at("tensors").elements())
+    out.tensors.push_back(tensor_of(t, out.layout.world_size, &files));
+  return out;
+}
+
+std::string shown(const nlohmann::json& value) {
+  std::string text = value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return text.size() > 80 ? text.substr(0, 77) + "..." : text;
+}
+
+// What this version cannot check, by name rather than as damage: another format, a version before
+// this one (its checkpoint_hash covers less: the checkpoint must be written again), a newer one,
+// another checksum algorithm.
+void check_kind(const nlohmann::json& manifest, const fs::path& path) {
+  const auto format = manifest.is_object() ? manifest.find("format") : manifest.end();
+  if (!manifest.is_object() || format == manifest.end() || *format != kManifestFormat) {
+    throw std::runtime_error(fmt::format("{}: not a ckptbench manifest", path.string()));
+  }
+  const auto version = manifest.find("version");
+  const bool integer = version != manifest.end() && version->is_number_integer();
+  const auto algorithm = manifest.find("checksum_algorithm");
+  if (algorithm == manifest.end()) {
+    throw std::runtime_error(fmt::format(
+        "{}: manifest version {} has no `checksum_algorithm`: it was written by an older "
+        "ckptbench, whose checksums "
+        "and checkpoint_hash are not {}; this version cannot check it — write the checkpoint again",
+        path.string(), version == manifest.end() ? "(missing)" : shown(*version),
+        kChecksumAlgorithm));
+  }
+  if (integer && version->get<std::int64_t>() < kManifestVersion) {
+    throw std::runtime_error(
+        fmt::format("{}: manifest version {} was written by an older ckptbench, whose "
+                    "checkpoint_hash does not cover what "
+                    "version {} checks (the tensor list and the training iteration), so this "
+                    "ckptbench cannot tell whether the "
+                    "checkpoint was changed — write the checkpoint again with this ckptbench",
+                    path.string(), shown(*version), kManifestVersion));
+  }
+  if (!integer || version->get<std::int64_t>() != kManifestVersion) {
+    throw std::runtime_error(
+        fmt::format("{}: manifest version {} is not one this ckptbench reads (it reads version "
+                    "{}): written by a newer "
+                    "ckptbench, or damaged",
+                    path.string(), version == manifest.end() ? "(missing)" : shown(*version),
+                    kManifestVersion));
+  }
+  if (!algorithm->is_string() || algorithm->get<std::string>() != kChecksumAlgorithm) {
+    throw std::runtime_error(
+        fmt::format("{}: checksum_algorithm {} is not supported (this ckptbench reads and "
+                    "writes {})",
+                    path.string(), shown(*algorithm), kChecksumAlgorithm));
+  }
+}
+
+// An error of untrusted JSON without the path it begins with: the messages here put what the
+// file is between the two.
+std::string after_path(const ConfigError& e, const fs::path& path) {
+  return std::string(e.what()).substr(path.string().size() + 2);
+}
+
+Manifest manifest_of(const nlohmann::json& manifest, const fs::path& path) {
+  check_kind(manifest, path);
+  try {
+    return fields_of(JsonField(manifest, {.file = path.string()}));
+  } catch (const ConfigError& e) {
+    throw std::runtime_error(
+        fmt::format("{}: damaged manifest: {}", path.string(), after_path(e, path)));
+  }
+}
+
+}  // namespace
+
+Manifest read_manifest(const fs::path& dir) {
+  const fs::path path = dir / kManifestName;
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) {
+    throw std::runtime_error(
+        fmt::format("{}: no manifest — the checkpoint in {} is incomplete (its writer failed or "
+                    "was interrupted) and cannot be restored",
+                    path.string(), dir.string()));
+  }
+  nlohmann::json manifest;
+  try {
+    manifest = read_untrusted_json_file(path, {.file = path.string()}, kManifestLimits);
+  } catch (const ConfigError& e) {
+    throw std::runtime_error(
+        fmt::format("{}: not a ckptbench manifest ({})", path.string(), after_path(e, path)));
+  }
+  return manifest_of(manifest, path);
+}
+
+Manifest parse_manifest(std::string_view text, const fs::path& path) {
+  nlohmann::json manifest;
+  try {
+    manifest = parse_untrusted_json(text, {.file = path.string()}, kManifestLimits);
+  } catch (const ConfigError& e) {
+    throw std::runtime_error(
+        fmt::format("{}: not a ckptbench manifest ({})", path.string(), after_path(e, path)));
+  }
+  return manifest_of(manifest, path);
+}
+
+std::vector<ManifestTensor> parse_manifest_tensors(std::string_view text) {
+  const JsonSource source{.file = "(tensor entries of another process)"};
+  const nlohmann::json entries = parse_untrusted_json(text, source, kManifestLimits);
+  std::vector<ManifestTensor> tensors;
+  for (const JsonField& t : JsonField(entries, source).elements())
+    tensors.push_back(tensor_of(t, kMaxWorldSize, nullptr));
+  return tensors;
+}
+
+}  // namespace ckpt::harness

@@ -1,0 +1,26 @@
+#pragma once
+
+// The load phase's timed load of planned ranges (harness/loadplan/load_plan.hpp) into a process
+// buffer: the campaign's --phase load and `ckptbench load --tp` both run it.
+
+#include <vector>
+
+#include "harness/exec/process_buffer.hpp"
+#include "harness/load/weight_loader.hpp"
+#include "harness/plan/checkpoint_plan.hpp"
+
+namespace ckpt::harness {
+
+// Before a timed load: `buffer` zeroed and the padding runs written with the pattern (as a server
+// pads the vocabulary); returns the loader's ranges into it.
+std::vector<LoadFile> prepare_planned_load(const std::vector<RankPlan>& plans,
+                                           ProcessBuffer& buffer, DataPattern pattern);
+
+// The timed load: the loader's reads of `ranges` (prepare_planned_load's) into `buffer`, then
+// the scatter of strided rows out of scratch; `seconds` includes the scatter. Throws what
+// load_files throws.
+LoadTiming load_planned(const std::vector<RankPlan>& plans, const std::vector<LoadFile>& ranges,
+                        ProcessBuffer& buffer, const LoadSettings& settings,
+                        MemorySpace& pool_space);
+
+}  // namespace ckpt::harness

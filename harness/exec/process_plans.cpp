@@ -1,0 +1,93 @@
+#include "harness/exec/process_plans.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "harness/common/text_format.hpp"
+#include "harness/loadplan/load_plan.hpp"
+#include "harness/exec/dp_gather.hpp"
+#include "harness/checkpoint/manifest.hpp"
+#include "harness/exec/process_buffer.hpp"
+#include "harness/loadplan/reshard_restore.hpp"
+
+namespace ckpt::harness {
+
+std::vector<std::int64_t> process_share(const std::vector<std::int64_t>& selected, int process,
+                                        int processes) {
+  const std::size_t n = selected.size();
+  const auto p = static_cast<std::size_t>(process);
+  const auto procs = static_cast<std::size_t>(processes);
+  return {selected.begin() + static_cast<std::ptrdiff_t>(n * p / procs),
+          selected.begin() + static_cast<std::ptrdiff_t>(n * (p + 1) / procs)};
+}
+
+std::vector<std::int64_t> shifted_share(const std::vector<std::int64_t>& selected,
+                                        const std::vector<std::int64_t>& mine,
+                                        std::int64_t gpus_per_node, int processes) {
+  const auto n = static_cast<std::int64_t>(selected.size());
+  const std::int64_t block = (n + processes - 1) / processes;
+  const std::int64_t shift =
+      std::max<std::int64_t>({n > gpus_per_node ? gpus_per_node : 1, processes > 1 ? block : 1});
+  std::vector<std::int64_t> out;
+  for (std::int64_t r : mine) {
+    const auto index = std::lower_bound(selected.begin(), selected.end(), r) - selected.begin();
+    out.push_back(selected[static_cast<std::size_t>((index + shift) % n)]);
+  }
+  return out;
+}
+
+std::uint64_t ProcessPlans::buffer_bytes() const {
+  return ProcessBuffer::bytes_for(write) + ProcessBuffer::bytes_for(read);
+}
+
+ProcessPlans plan_process(const workloads::Layout& layout, const Case& c, PhaseSelection phase,
+                          const std::vector<std::int64_t>& selected, int process, int processes,
+                          const std::filesystem::path& dir, const Manifest* manifest) {
+  const std::vector<std::int64_t> mine = process_share(selected, process, processes);
+  const bool shift = c.cache == CachePolicy::read_shift;
+  const auto read_ranks = [&] {
+    return shift ? shifted_share(selected, mine, c.ranks.gpus_per_node, processes) : mine;
+  };
+  ProcessPlans plans;
+  if (phase == PhaseSelection::load) {  // the inference ranks' slices; nothing to plan without the checkpoint
+    if (manifest != nullptr) {
+      plans.read = load_plans(*manifest, load_spec(c), process_share(inference_ranks(c.load.inference), process, processes),
+                              dir);
+    }
+    return plans;
+  }
+  if (c.restore.reshard && phase == PhaseSelection::restore && manifest != nullptr) {
+    plans.read =
+        reshard_plans(*manifest, reshard_spec(c), process_share(restore_selected_ranks(c), process, processes), dir);
+    return plans;
+  }
+  if (phase == PhaseSelection::restore) {
+    if (manifest == nullptr) {
+      plans.read = plan_ranks(layout, c, read_ranks(), dir);
+    } else {
+      plans.read = plans_from_manifest(*manifest, c, read_ranks(), dir);
+      for (RankPlan& plan : plans.read) plan.io.attributes = checkpoint_attributes(layout, c);
+    }
+    return plans;
+  }
+  plans.write = plan_ranks(layout, c, mine, dir);
+  if (shift && phase != PhaseSelection::checkpoint)
+    plans.read = plan_ranks(layout, c, read_ranks(), dir);
+  return plans;
+}
+
+std::optional<std::string> memory_budget_problem(const Case& c, std::uint64_t need,
+                                                 std::size_t modeled_ranks, int processes) {
+  if (c.memory_budget == 0 || need <= c.memory_budget) return std::nullopt;
+  return fmt::format(
+      "campaign.memory_budget: the case needs {} of buffers per process ({} modeled ranks over {} "
+      "processes) but the "
+      "budget is {}; raise model.scale (now {}), select fewer ranks (ranks.select), run more "
+      "processes, or raise "
+      "campaign.memory_budget",
+      format_bytes(static_cast<std::int64_t>(need)), modeled_ranks, processes,
+      format_bytes(static_cast<std::int64_t>(c.memory_budget)), c.scale);
+}
+
+}  // namespace ckpt::harness

@@ -1,0 +1,58 @@
+#pragma once
+
+// Which modeled ranks each process of a run writes and reads, their plans, and the buffer memory
+// they take. The run and `ckptbench run --dry-run` both use these, so the memory a dry run
+// reports is what the run allocates.
+#include <cstdint>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/spec/case.hpp"
+#include "harness/plan/checkpoint_plan.hpp"
+#include "harness/checkpoint/manifest.hpp"
+#include "workloads/layout.hpp"
+
+namespace ckpt::harness {
+
+class DpGather;
+
+// The contiguous block of the selected modeled ranks that process `process` of `processes`
+// emulates.
+std::vector<std::int64_t> process_share(const std::vector<std::int64_t>& selected, int process,
+                                        int processes);
+
+// read_shift: each reader takes the ranks one node further on, and at least one process's
+// block further on, so that no process reads what it wrote (one rank further when alone).
+std::vector<std::int64_t> shifted_share(const std::vector<std::int64_t>& selected,
+                                        const std::vector<std::int64_t>& mine,
+                                        std::int64_t gpus_per_node, int processes);
+
+// The plans of one process in one case, each set in a buffer of its own: what it writes (none in
+// the restore phase), and what it reads when that is not what it wrote (read_shift, or the
+// restore phase).
+struct ProcessPlans {
+  std::vector<RankPlan> write;
+  std::vector<RankPlan> read;
+  // Bytes the process allocates for them: one ProcessBuffer each.
+  std::uint64_t buffer_bytes() const;
+};
+
+// Plans process `process` of `processes` for a checkpoint in `dir`. In the load phase the read
+// plans are the process's share of the inference ranks (harness/loadplan/load_plan.hpp), none
+// without a manifest. In the restore phase the
+// read plans come from the checkpoint's `manifest` when one is given (throws what
+// plans_from_manifest throws), else from the case as it would write them.
+ProcessPlans plan_process(const workloads::Layout& layout, const Case& c, PhaseSelection phase,
+                          const std::vector<std::int64_t>& selected, int process, int processes,
+                          const std::filesystem::path& dir,
+                          const Manifest* manifest = nullptr);
+
+// Why `need` bytes of buffers per process break campaign.memory_budget (naming what to lower),
+// or nullopt when they fit or there is no budget.
+std::optional<std::string> memory_budget_problem(const Case& c, std::uint64_t need,
+                                                 std::size_t modeled_ranks, int processes);
+
+}  // namespace ckpt::harness

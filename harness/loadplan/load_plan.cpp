@@ -1,0 +1,91 @@
+#include "harness/loadplan/load_plan.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <numeric>
+#include <optional>
+#include <stdexcept>
+#include <string_view>
+
+#include "harness/models/model_zoo.hpp"
+#include "harness/plan/file_naming.hpp"
+#include "workloads/layout.hpp"
+
+namespace ckpt::harness {
+namespace {
+
+workloads::ModelSpec recorded_model(const std::string& name) {
+  try {
+    return load_model_argument(name);
+  } catch (const std::exception& e) {
+    throw std::runtime_error(fmt::format("model.name = \"{}\" (the writer's, in the manifest's config) cannot be "
+                                         "loaded: {} — a relative model file resolves against the working directory, "
+                                         "so run from where the checkpoint was written",
+                                         name, e.what()));
+  }
+}
+
+}  // namespace
+
+ReshardSpec load_spec(const Case& c) {
+  ReshardSpec spec = reshard_spec(c);
+  spec.reader = c.load.inference;
+  spec.direct_alignment = 0;
+  return spec;
+}
+
+ReshardSpec load_spec(const Manifest& manifest, std::int64_t tp, std::uint64_t gap_bytes) {
+  const ManifestWriter& writer = manifest.writer;
+  ReshardSpec spec;
+  spec.writer = writer.parallel;
+  spec.scale = manifest.layout.scale;  // as the stored pieces are scaled
+  spec.seed = manifest.seed;
+  spec.alignment = writer.alignment;
+  spec.chunk_bytes = writer.chunk_bytes;
+  spec.shared_files = mapping_shares_files(manifest.layout.mapping);
+  spec.backend = writer.backend;
+  spec.model = recorded_model(writer.model);
+  spec.reader = inference_layout(spec.model, spec.writer, writer.state, tp, gap_bytes);
+  return spec;
+}
+
+std::vector<std::int64_t> inference_ranks(const RestoreSpec& layout) {
+  std::vector<std::int64_t> ranks(static_cast<std::size_t>(layout.parallel.world_size()));
+  std::iota(ranks.begin(), ranks.end(), std::int64_t{0});
+  return ranks;
+}
+
+std::vector<RankPlan> load_plans(const Manifest& manifest, const ReshardSpec& spec,
+                                 const std::vector<std::int64_t>& ranks, const std::filesystem::path& dir) {
+  return reshard_plans(manifest, spec, ranks, dir);
+}
+
+std::vector<LoadFile> load_ranges(const std::vector<RankPlan>& plans, const std::vector<std::uint64_t>& offsets) {
+  std::vector<LoadFile> ranges;
+  for (std::size_t p = 0; p < plans.size(); ++p) {
+    for (const ReadRequest& r : plans[p].reshard.requests) {
+      ranges.push_back({.path = plans[p].io.files[r.file].path,
+                        .size = r.length,
+                        .destination_offset = offsets[p] + r.memory_offset,
+                        .file_offset = r.file_offset});
+    }
+  }
+  return ranges;
+}
+
+LoadCounts load_counts(const std::vector<RankPlan>& plans) {
+  LoadCounts counts;
+  for (const RankPlan& p : plans) {
+    counts.bytes_needed += p.reshard.bytes_needed;
+    counts.bytes_read += p.reshard.bytes_read;
+    counts.padding_bytes += p.reshard.padding_bytes;
+    counts.requests += p.reshard.requests.size();
+  }
+  // The plans are exact and unaligned (load_spec): what they read beyond the needed bytes is the
+  // bridged gaps.
+  counts.bridged_bytes = counts.bytes_read - counts.bytes_needed;
+  return counts;
+}
+
+}  // namespace ckpt::harness

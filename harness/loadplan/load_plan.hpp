@@ -1,0 +1,54 @@
+#pragma once
+
+// The load phase's read plans: an inference server's ranks (TP N, PP 1, DP 1, weights only)
+// planned from the checkpoint's manifest by the resharding planner
+// (harness/plan/reshard_plan.hpp): exact byte ranges of every stored piece a rank's TP slice
+// overlaps, coalesced, for raw and safetensors checkpoints alike (the manifest records where each
+// tensor's bytes lie in its file; in a safetensors file, after the header as its data_offsets say).
+// The campaign's --phase load (harness/run/case_load.cpp) and `ckptbench load --tp`
+// (harness/cli/load_command.cpp) both plan, load and count through these.
+
+#include <filesystem>
+#include <vector>
+
+#include "harness/spec/case.hpp"
+#include "harness/load/weight_loader.hpp"
+#include "harness/plan/checkpoint_plan.hpp"
+#include "harness/loadplan/reshard_restore.hpp"
+
+namespace ckpt::harness {
+
+// The planner's input for the load phase of `c`: its [load] layout; load.direct (not
+// backend.direct) says how the loader opens the files, and the loader aligns its O_DIRECT reads
+// itself, so the plan is unaligned.
+ReshardSpec load_spec(const Case& c);
+
+// The same for a checkpoint alone (`ckptbench load --tp`): the model, the writer's parallelism,
+// state, seed and placement from its manifest (the model by the manifest's model.name, a zoo name
+// or a file). Throws std::runtime_error naming the manifest key that is missing or unusable, and
+// workloads::SpecError (key "tp") when `tp` does not suit the model.
+ReshardSpec load_spec(const Manifest& manifest, std::int64_t tp, std::uint64_t gap_bytes);
+
+// Every rank of an inference layout: 0 .. world size - 1.
+std::vector<std::int64_t> inference_ranks(const RestoreSpec& layout);
+
+// The plans of `ranks` of spec.reader's layout. Throws ReshardError (naming the tensor, the
+// global element and the fix) when the checkpoint does not store what a rank needs.
+std::vector<RankPlan> load_plans(const Manifest& manifest, const ReshardSpec& spec,
+                                 const std::vector<std::int64_t>& ranks, const std::filesystem::path& dir);
+
+// The byte ranges of `plans` for the loader, each at its place in a buffer whose plan p starts at
+// offsets[p], in plan order (each plan's ranges grouped by file, in file-offset order).
+std::vector<LoadFile> load_ranges(const std::vector<RankPlan>& plans, const std::vector<std::uint64_t>& offsets);
+
+// What a set of plans moves, summed over its ranks.
+struct LoadCounts {
+  std::uint64_t bytes_needed = 0;   // bytes of the ranks' weights the checkpoint stores
+  std::uint64_t bytes_read = 0;     // bytes the planned ranges cover: bytes_needed + bridged_bytes
+  std::uint64_t bridged_bytes = 0;  // file gaps (up to gap_bytes) read into scratch and dropped
+  std::uint64_t padding_bytes = 0;  // vocabulary padding of another TP: stored nowhere, not read
+  std::uint64_t requests = 0;       // planned ranges after coalescing
+};
+LoadCounts load_counts(const std::vector<RankPlan>& plans);
+
+}  // namespace ckpt::harness

@@ -1,0 +1,19 @@
+#include "harness/plan/training_state.hpp"
+
+#include "harness/memory/pattern_words.hpp"
+
+namespace ckpt::harness {
+
+std::uint64_t training_key(std::uint64_t data_key, std::int64_t iteration) {
+  if (iteration < 0) return data_key;
+  return pattern::splitmix64(data_key ^ pattern::splitmix64(0x7261696e696e67ULL + static_cast<std::uint64_t>(iteration)));
+}
+
+std::vector<RankPlan> plans_at_iteration(std::vector<RankPlan> plans, std::int64_t iteration) {
+  for (RankPlan& plan : plans) {
+    for (PlacedShard& shard : plan.shards) shard.data_key = training_key(shard.data_key, iteration);
+  }
+  return plans;
+}
+
+}  // namespace ckpt::harness

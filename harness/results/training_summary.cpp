@@ -1,0 +1,106 @@
+#include "harness/results/training_summary.hpp"
+
+#include <algorithm>
+#include <functional>
+
+#include "harness/results/stats.hpp"
+
+namespace ckpt::harness {
+namespace {
+
+double committed_median(const TrainingSummary& s, double CheckpointRecord::*field) {
+  std::vector<double> values;
+  for (const CheckpointRecord& r : s.checkpoints) {
+    if (r.committed) values.push_back(r.*field);
+  }
+  return median(values);
+}
+
+nlohmann::json span_json(const TimeSpan& s) {
+  return s.ran() ? nlohmann::json::array({s.start, s.end}) : nlohmann::json(nullptr);
+}
+
+nlohmann::json times_json(const CheckpointTimes& t) {
+  return {{"due", t.due},
+          {"resumed", t.resumed},
+          {"snapshot", span_json(t.snapshot)},
+          {"flush", span_json(t.flush)},
+          {"commit", span_json(t.commit)}};
+}
+
+nlohmann::json iteration_times_json(const std::vector<IterationTimes>& times) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const IterationTimes& t : times) {
+    out.push_back({{"start", t.start},
+                   {"compute_end", t.compute_end},
+                   {"update_start", t.update_start},
+                   {"end", t.end}});
+  }
+  return out;
+}
+
+}  // namespace
+
+double TrainingSummary::stall_seconds() const {
+  return committed_median(*this, &CheckpointRecord::stall_seconds);
+}
+double TrainingSummary::time_to_durable_seconds() const {
+  return committed_median(*this, &CheckpointRecord::time_to_durable_seconds);
+}
+double TrainingSummary::snapshot_seconds() const {
+  return committed_median(*this, &CheckpointRecord::snapshot_seconds);
+}
+double TrainingSummary::gather_seconds() const {
+  return committed_median(*this, &CheckpointRecord::gather_seconds);
+}
+double TrainingSummary::flush_gib_s() const {
+  return committed_median(*this, &CheckpointRecord::flush_gib_s);
+}
+
+std::optional<double> TrainingSummary::iteration_inflation() const {
+  if (plain_iteration_seconds.empty() || flushing_iteration_seconds.empty()) return std::nullopt;
+  const double plain = median(plain_iteration_seconds);
+  if (plain <= 0) return std::nullopt;
+  return median(flushing_iteration_seconds) / plain - 1;
+}
+
+nlohmann::json to_json(const TrainingSummary& s) {
+  nlohmann::json checkpoints = nlohmann::json::array();
+  for (const CheckpointRecord& r : s.checkpoints) {
+    checkpoints.push_back({{"iteration", r.iteration},
+                           {"stall_seconds", r.stall_seconds},
+                           {"gather_seconds", r.gather_seconds},
+                           {"snapshot_seconds", r.snapshot_seconds},
+                           {"backpressure_seconds", r.backpressure_seconds},
+                           {"ring_wait_seconds", r.ring_wait_seconds},
+                           {"time_to_durable_seconds", r.time_to_durable_seconds},
+                           {"flush_seconds", r.flush_seconds},
+                           {"flush_gib_s", r.flush_gib_s},
+                           {"committed", r.committed},
+                           {"times", times_json(r.times)}});
+  }
+  const std::optional<double> inflation = s.iteration_inflation();
+  return {{"engine", s.engine},
+          {"stall_seconds", s.stall_seconds()},
+          {"time_to_durable_seconds", s.time_to_durable_seconds()},
+          {"snapshot_seconds", s.snapshot_seconds()},
+          {"gather_seconds", s.gather_seconds()},
+          {"gather_bytes", s.gather_bytes},
+          {"gather_local_bytes", s.gather_local_bytes},
+          {"flush_gib_s", s.flush_gib_s()},
+          {"iteration_inflation", inflation ? nlohmann::json(*inflation) : nlohmann::json(nullptr)},
+          {"plain_iteration_seconds", s.plain_iteration_seconds},
+          {"flushing_iteration_seconds", s.flushing_iteration_seconds},
+          {"iteration_times", iteration_times_json(s.iteration_times)},
+          {"host_pool_bytes", s.host_pool_bytes},
+          {"pool_high_water_bytes", s.pool_high_water_bytes},
+          {"pool_chunk_bytes", s.pool_chunk_bytes},
+          {"pool_chunks", s.pool_chunks},
+          {"committed_iteration", s.committed_iteration},
+          {"committed_dir", s.committed_dir},
+          {"loop_seconds", s.loop_seconds},
+          {"interrupted", s.interrupted},
+          {"checkpoints", checkpoints}};
+}
+
+}  // namespace ckpt::harness

@@ -1,0 +1,142 @@
+#include "harness/spec/case.hpp"
+
+#include "harness/memory/checksum.hpp"
+#include "workloads/layout.hpp"
+
+namespace ckpt::harness {
+
+// These strings are the values a campaign file accepts; the parser matches against them.
+
+std::string_view mapping_name(Mapping mapping) {
+  switch (mapping) {
+    case Mapping::file_per_tensor:
+      return "file_per_tensor";
+    case Mapping::file_per_rank:
+      return "file_per_rank";
+    case Mapping::file_per_node:
+      return "file_per_node";
+    case Mapping::shared_file:
+      return "shared_file";
+  }
+  return "file_per_rank";
+}
+
+std::string_view directory_layout_name(DirectoryLayout layout) {
+  switch (layout) {
+    case DirectoryLayout::dcp:
+      return "dcp";
+    case DirectoryLayout::megatron:
+      return "megatron";
+    case DirectoryLayout::deepspeed:
+      return "deepspeed";
+    case DirectoryLayout::megatron_dist:
+      return "megatron_dist";
+  }
+  return "dcp";
+}
+
+std::string_view megatron_optimizer_name(MegatronOptimizer format) {
+  return format == MegatronOptimizer::per_dp ? "per_dp" : "gathered";
+}
+
+std::string_view checkpoint_format_name(CheckpointFormat format) {
+  return format == CheckpointFormat::safetensors ? "safetensors" : "raw";
+}
+
+std::string_view data_pattern_name(DataPattern pattern) {
+  switch (pattern) {
+    case DataPattern::random:
+      return "random";
+    case DataPattern::zeros:
+      return "zeros";
+    case DataPattern::bf16:
+      return "bf16";
+  }
+  return "random";
+}
+
+std::string_view cache_policy_name(CachePolicy policy) {
+  switch (policy) {
+    case CachePolicy::none:
+      return "none";
+    case CachePolicy::drop:
+      return "drop";
+    case CachePolicy::fadvise:
+      return "fadvise";
+    case CachePolicy::read_shift:
+      return "read_shift";
+  }
+  return "drop";
+}
+
+std::string_view phase_name(PhaseSelection phase) {
+  switch (phase) {
+    case PhaseSelection::checkpoint:
+      return "checkpoint";
+    case PhaseSelection::restore:
+      return "restore";
+    case PhaseSelection::both:
+      return "both";
+    case PhaseSelection::load:
+      return "load";
+  }
+  return "both";
+}
+
+std::string_view rank_select_name(RankSelect select) {
+  switch (select) {
+    case RankSelect::all:
+      return "all";
+    case RankSelect::list:
+      return "list";
+    case RankSelect::node:
+      return "node";
+  }
+  return "all";
+}
+
+// Where the checkpoints go (campaign.target) is not part of what is measured: the same case
+// run against another directory keeps its hash, so results compare across targets.
+std::string config_hash(const Case& c) {
+  nlohmann::json hashed = c.config;
+  if (hashed.contains("campaign") && hashed["campaign"].is_object())
+    hashed["campaign"].erase("target");
+  return checksum_hex(checksum64(hashed.dump()));
+}
+
+Case load_source(const Case& c) {
+  Case source = c;
+  source.index = c.load.source_index;
+  return source;
+}
+
+RestoreSpec inference_layout(const workloads::ModelSpec& model,
+                             const workloads::ParallelSpec& writer,
+                             const workloads::StateSpec& state, std::int64_t tp,
+                             std::uint64_t gap_bytes) {
+  RestoreSpec r;
+  r.reshard = true;
+  r.read = ReshardRead::exact;
+  r.gap_bytes = gap_bytes;
+  r.parallel.tp = tp;
+  r.parallel.vocab_divisor = writer.vocab_divisor;
+  r.state = state;
+  r.state.naming = state.effective_naming();  // the checkpoint's tensor names
+  r.state.scope = workloads::StateScope::weights;
+  r.ranks = RankSelection{};  // every inference rank
+  const workloads::Layout layout(model, r.parallel,
+                                 r.state);  // throws SpecError when tp does not suit
+  return r;
+}
+
+std::string deepspeed_pipeline_refusal(std::int64_t zero_stage, const std::string& zero_key,
+                                       const std::string& pp_key) {
+  return "\"deepspeed\" with " + pp_key + " > 1 cannot use " + zero_key + " = " +
+         std::to_string(zero_stage) +
+         ": DeepSpeed's PipelineEngine refuses it (\"ZeRO-2 and ZeRO-3 are incompatible with "
+         "pipeline "
+         "parallelism\", deepspeed/runtime/pipe/engine.py) — set " +
+         zero_key + " = 0 or 1, or " + pp_key + " = 1";
+}
+
+}  // namespace ckpt::harness
