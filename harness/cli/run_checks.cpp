@@ -9,6 +9,7 @@
 #include "backends/registry.hpp"
 #include "harness/engine/engine_checks.hpp"
 #include "harness/load/load_plan.hpp"
+#include "harness/load/load_storage.hpp"
 #include "harness/run/dp_gather.hpp"
 #include "harness/run/manifest.hpp"
 #include "harness/run/manifest_checks.hpp"
@@ -40,6 +41,14 @@ std::optional<std::string> backend_problem(const Case& c) {
     return fmt::format("backend.name = \"{}\": {}", c.backend, e.what());
   }
   return std::nullopt;
+}
+
+// A backend the loader cannot read through as load.* asks (harness/load/load_storage.hpp).
+std::optional<std::string> load_storage_problem(const Case& c) {
+  for (const backends::BackendInfo& b : backends::list_backends()) {
+    if (b.name == c.backend) return load_backend_problem(c.backend, b.capabilities, c.load.settings);
+  }
+  return std::nullopt;  // backend_problem names it
 }
 
 // [training]/[engine] combinations that cannot work (harness/engine/engine_checks.hpp).
@@ -83,6 +92,7 @@ CaseCheck check_case(const Case& c, PhaseSelection phase, int processes,
     if (problem) check.problems.push_back(std::move(*problem));
   };
   note(backend_problem(c));
+  if (phase == PhaseSelection::load) note(load_storage_problem(c));
   note(memory_space_problem(c, spaces));
   std::filesystem::path dir = case_directory(c) / "dry-run";
   nlohmann::json manifest;
