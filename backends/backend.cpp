@@ -123,6 +123,17 @@ IoOutcome Backend::run(const IoPlan& plan, MemoryView memory, Direction directio
   return outcome;
 }
 
+std::unique_ptr<MappedFile> Backend::map(const std::string& path) {
+  if (!capabilities().mmap) {
+    throw std::invalid_argument(std::string(name()) + ": cannot map files (capabilities: mmap = false)");
+  }
+  return map_file(path);
+}
+
+std::unique_ptr<MappedFile> Backend::map_file(const std::string& path) {
+  throw IoError(std::string(name()) + ": map " + path + ": this backend maps no files");
+}
+
 std::unique_ptr<Backend::Stream> Backend::begin(const IoPlan& plan, bool write) {
   if (capabilities().collective) {
     throw std::invalid_argument(std::string(name()) +

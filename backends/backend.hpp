@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -61,6 +62,12 @@ struct FilePlan {
   std::uint64_t reserve_offset = 0;  // a shared file's writer reserves its own region only
   bool shared = false;          // other processes write other extents of this file
   std::vector<DatasetPiece> datasets;  // the same bytes as tensor pieces (filled in by the harness)
+  // Read with IoSettings::direct only: the file's size, when the last extent's length is rounded
+  // up to the alignment past the end of the file (a loader reading a file of any size in whole
+  // blocks). The read there comes back short, as O_DIRECT's does at the end of a file, and is
+  // whole once it reaches this byte; a file ending before it is still an IoError. 0: every byte
+  // of every extent is in the file. Backends with direct_io honour it.
+  std::uint64_t data_end = 0;
 };
 
 // What one process writes or reads for one checkpoint.
@@ -134,6 +141,7 @@ struct Capabilities {
   // with MPI_THREAD_MULTIPLE for collective backends); false: advice["background_thread"] says why.
   bool background_thread = true;
   bool request_latency = false;  // times each request it issues (measure.latency)
+  bool mmap = false;             // maps a whole file read-only (Backend::map): load.method = "mmap"
   // Why a setting the backend lacks is absent and what to do instead, by setting name
   // ("threads", "direct", ...), appended to the refusal.
   std::map<std::string, std::string> advice;
@@ -153,6 +161,14 @@ class IoError : public std::runtime_error {
 
  private:
   int errno_ = 0;
+};
+
+// A whole file mapped read-only into this process's memory (Backend::map), unmapped on destruction.
+// Reading bytes() faults the file's pages in: the copy out of it is the I/O.
+class MappedFile {
+ public:
+  virtual ~MappedFile() = default;
+  virtual std::span<const std::byte> bytes() const = 0;
 };
 
 // A storage backend. The public entry points check the plan against the memory view, time
@@ -182,6 +198,10 @@ class Backend {
   class Stream;
   std::unique_ptr<Stream> begin(const IoPlan& plan, bool write);
 
+  // The whole file at `path`, mapped read-only. Throws std::invalid_argument when
+  // capabilities().mmap is false (naming the backend) and IoError when it cannot open or map.
+  std::unique_ptr<MappedFile> map(const std::string& path);
+
  protected:
   enum class Direction { write, read };
 
@@ -200,6 +220,8 @@ class Backend {
   virtual void sync(OpenFiles& files, Direction direction) = 0;
   // Closes every file. Throws IoError.
   virtual void close(OpenFiles& files) = 0;
+  // Maps one file (called only when capabilities().mmap). Throws IoError. Default: refuses.
+  virtual std::unique_ptr<MappedFile> map_file(const std::string& path);
 
   // With IoSettings::request_latency, transfer() adds the latencies of the requests it issued
   // here (after joining its workers, from the calling thread); the entry points start each

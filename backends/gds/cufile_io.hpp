@@ -25,6 +25,7 @@ struct Request {
   std::uint64_t file_offset = 0;
   std::uint64_t memory_offset = 0;
   std::uint64_t length = 0;
+  std::uint64_t data_end = 0;  // FilePlan::data_end: a read reaching this file offset is whole
 };
 
 // Appends `length` bytes at the given offsets as requests of at most kMaxRequest bytes.

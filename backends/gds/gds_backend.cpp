@@ -193,8 +193,8 @@ void GdsBackend::transfer(OpenFiles& open_files, const IoPlan& plan, MemoryView 
     std::vector<Request> requests;
     for (const file_common::Piece& piece : lists[k]) {
       const Files::Entry& entry = files.entries[piece.file];
-      append_requests(requests, Request{entry.file.handle(), &entry.path, piece.file_offset,
-                                        piece.memory_offset, piece.length});
+      append_requests(requests, Request{entry.file.handle(), &entry.path, piece.file_offset, piece.memory_offset,
+                                        piece.length, plan.files[piece.file].data_end});
     }
     move_requests(requests, memory.data, writing, stop);
   };

@@ -68,8 +68,10 @@ void read_run(const ByteRun& run, std::uint64_t direct_alignment, std::stop_toke
     });
     if (moved < 0 && errno == EINTR) continue;
     if (moved < 0) throw IoError("posix", "read", *run.path, errno, run.file_offset, run.length);
-    if (moved == 0) throw_end_of_file(run, run.file_offset + done);
+    const bool whole = run.data_end != 0 && run.file_offset + done + static_cast<std::uint64_t>(moved) >= run.data_end;
+    if (moved == 0 && !whole) throw_end_of_file(run, run.file_offset + done);
     done += static_cast<std::uint64_t>(moved);
+    if (whole && static_cast<std::size_t>(moved) < request) return;  // the file's end, as FilePlan::data_end says
     // With O_DIRECT the next request would start unaligned (EINVAL); the short count can only
     // be the end of the file.
     if (direct_alignment != 0 && static_cast<std::size_t>(moved) < request &&

@@ -18,7 +18,8 @@ struct ByteRun {
   std::uint64_t file_offset = 0;
   std::byte* memory = nullptr;
   std::uint64_t length = 0;
-  Throttle throttle;  // applied to every pwrite/pread call
+  std::uint64_t data_end = 0;  // FilePlan::data_end: a read reaching this file offset is whole
+  Throttle throttle;           // applied to every pwrite/pread call
 };
 
 // Writes the whole run with pwrite, continuing after short writes and EINTR. Returns early,
@@ -27,8 +28,9 @@ struct ByteRun {
 void write_run(const ByteRun& run, std::stop_token stop, LatencyHistogram* latency = nullptr);
 
 // Reads the whole run with pread, like write_run. End of file before the run is complete is
-// an IoError ("file shorter than the plan"). `direct_alignment` is the O_DIRECT alignment, or
-// 0 for buffered reads: an O_DIRECT read that stops at an unaligned count has met end of file.
+// an IoError ("file shorter than the plan"), unless the run has reached `data_end`.
+// `direct_alignment` is the O_DIRECT alignment, or 0 for buffered reads: an O_DIRECT read that
+// stops at an unaligned count has met end of file.
 void read_run(const ByteRun& run, std::uint64_t direct_alignment, std::stop_token stop,
               LatencyHistogram* latency = nullptr);
 

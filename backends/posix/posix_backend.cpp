@@ -15,6 +15,7 @@
 
 #include "backends/posix/extent_io.hpp"
 #include "backends/posix/posix_declaration.hpp"
+#include "backends/file_common/mapped_file.hpp"
 #include "backends/file_common/open_limit.hpp"
 #include "backends/file_common/posix_file.hpp"
 #include "backends/file_common/work_split.hpp"
@@ -140,8 +141,8 @@ void PosixBackend::move_pieces(Files& files, const std::vector<std::size_t>& ent
     for (const Piece& piece : lists[k]) {
       if (stop.stop_requested()) return;
       Files::Entry& entry = files.entries[entry_of[piece.file]];
-      const ByteRun run{entry.file.fd(), &entry.path, piece.file_offset,
-                        memory.data + piece.memory_offset, piece.length, throttle_};
+      const ByteRun run{entry.file.fd(), &entry.path, piece.file_offset, memory.data + piece.memory_offset,
+                        piece.length, plan.files[piece.file].data_end, throttle_};
       if (direction == Direction::write) {
         write_run(run, stop, latency);
       } else {
@@ -166,6 +167,10 @@ void PosixBackend::sync(OpenFiles& open_files, Direction direction) {
 
 void PosixBackend::close(OpenFiles& open_files) {
   close_all("posix", static_cast<Files&>(open_files).entries);
+}
+
+std::unique_ptr<MappedFile> PosixBackend::map_file(const std::string& path) {
+  return file_common::map_whole_file("posix", path);
 }
 
 }  // namespace ckpt::backends::posix

@@ -51,6 +51,7 @@ class PosixBackend final : public Backend {
   void sync(OpenFiles& files, Direction direction) override;
   // Closes every file, then throws IoError for the first close() that failed.
   void close(OpenFiles& files) override;
+  std::unique_ptr<MappedFile> map_file(const std::string& path) override;
 
  private:
   class Files;

@@ -23,6 +23,7 @@ inline Capabilities declared_capabilities(const OptionValues&) {
       .threads = true,
       .fallocate = true,
       .request_latency = true,
+      .mmap = true,
       .advice = {{"queue_depth", "posix issues one request at a time per thread; use `threads`, or the uring "
                                  "backend for deeper queues"},
                  {"sqpoll", "it needs a submission ring; use the uring backend"}}};

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/file_common/mapped_file.hpp"
 #include "backends/file_common/posix_file.hpp"
 
 namespace ckpt::backends::skeleton {
@@ -64,6 +65,10 @@ void SkeletonBackend::sync(OpenFiles& open_files, Direction direction) {
 
 void SkeletonBackend::close(OpenFiles& open_files) {
   file_common::close_all("skeleton", static_cast<Files&>(open_files).entries);
+}
+
+std::unique_ptr<MappedFile> SkeletonBackend::map_file(const std::string& path) {
+  return file_common::map_whole_file("skeleton", path);
 }
 
 }  // namespace ckpt::backends::skeleton

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <string_view>
 
 #include "backends/backend.hpp"
@@ -27,6 +28,7 @@ class SkeletonBackend final : public Backend {
   void transfer(OpenFiles& files, const IoPlan& plan, MemoryView memory, Direction direction) override;
   void sync(OpenFiles& files, Direction direction) override;
   void close(OpenFiles& files) override;
+  std::unique_ptr<MappedFile> map_file(const std::string& path) override;
 
  private:
   class Files;

@@ -20,6 +20,7 @@ OptionTable option_table() {
 
 Capabilities declared_capabilities(const OptionValues&) {
   return Capabilities{.shared_file = true,
+                      .mmap = true,
                       .advice = {{"threads", "the skeleton moves extents one at a time; use posix for threads"}}};
 }
 

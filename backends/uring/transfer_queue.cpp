@@ -107,6 +107,12 @@ void TransferQueue::fail_end_of_file(const Slot& slot) {
                  std::to_string(offset + slot.done) + ")");
 }
 
+bool TransferQueue::reached_data_end(const Slot& slot) const {
+  const file_common::Piece& piece = (*job_.pieces)[slot.piece];
+  const std::uint64_t data_end = (*job_.files)[piece.file].data_end;
+  return data_end != 0 && piece.file_offset + slot.start + slot.done >= data_end;
+}
+
 void TransferQueue::complete(unsigned s, int result) {
   Slot& slot = slots_[s];
   if (result == -EINTR || result == -EAGAIN) {
@@ -120,12 +126,12 @@ void TransferQueue::complete(unsigned s, int result) {
     // would spin, so it counts as a short transfer. A read of 0 bytes is the end of the file.
     if (job_.write) {
       fail(slot, 0);
-    } else {
+    } else if (!reached_data_end(slot)) {
       fail_end_of_file(slot);
     }
   } else {
     slot.done += static_cast<std::uint64_t>(result);
-    if (slot.done < slot.length) {
+    if (slot.done < slot.length && (job_.write || !reached_data_end(slot))) {
       // An O_DIRECT read that stops at an unaligned count has met the end of the file (the
       // remainder would start unaligned and fail with EINVAL).
       const std::uint64_t reached = (*job_.pieces)[slot.piece].file_offset + slot.start + slot.done;

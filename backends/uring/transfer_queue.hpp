@@ -24,6 +24,7 @@ struct FileTarget {
   int fd = -1;
   int fixed = -1;  // index in the ring's registered files, or -1: use fd
   const std::string* path = nullptr;
+  std::uint64_t data_end = 0;  // FilePlan::data_end: a read reaching this file offset is whole
 };
 
 // Memory registered as fixed buffers on one ring: buffer i covers the part of the registered
@@ -58,7 +59,8 @@ struct TransferJob {
 // slot; the slot index travels in user_data, completions may arrive in any order, and freed
 // slots are recycled from a free list. Short transfers are resubmitted for the remainder.
 // The first error (res < 0: path, offset, length and errno text; a read meeting end of file:
-// "file shorter than the plan"), or a stop request from another worker, stops submission;
+// "file shorter than the plan", unless it reached the file's data_end), or a stop request from
+// another worker, stops submission;
 // requests still in flight are reaped before run() returns or throws IoError, so no request
 // outlives the call. With a latency histogram, every completion records the time from the
 // io_uring_submit() that handed its SQE to the kernel to the reaping of its CQE.
@@ -81,6 +83,7 @@ class TransferQueue {
   void complete(unsigned slot, int result);
   void fail(const Slot& slot, int error);
   void fail_end_of_file(const Slot& slot);
+  bool reached_data_end(const Slot& slot) const;  // a read at or past its file's data_end
 
   Ring& ring_;
   const TransferJob& job_;

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "backends/file_common/mapped_file.hpp"
 #include "backends/file_common/open_limit.hpp"
 #include "backends/file_common/posix_file.hpp"
 #include "backends/file_common/work_split.hpp"
@@ -259,7 +260,7 @@ void UringBackend::move_pieces(Files& files, const IoPlan& plan, const std::vect
   for (const std::size_t i : entry_of) {
     const Files::Entry& entry = files.entries[i];
     fds.push_back(entry.file.fd());
-    plain.push_back(FileTarget{entry.file.fd(), -1, &entry.path});
+    plain.push_back(FileTarget{entry.file.fd(), -1, &entry.path, plan.files[plain.size()].data_end});
   }
 
   // Every worker's ring is made here, before the workers start, and goes after they are joined.
@@ -335,6 +336,10 @@ void UringBackend::sync_entries(Files& files, const std::vector<std::size_t>& wh
 
 void UringBackend::close(OpenFiles& open_files) {
   file_common::close_all("uring", static_cast<Files&>(open_files).entries);
+}
+
+std::unique_ptr<MappedFile> UringBackend::map_file(const std::string& path) {
+  return file_common::map_whole_file("uring", path);
 }
 
 }  // namespace ckpt::backends::uring

@@ -68,6 +68,7 @@ class UringBackend final : public Backend {
   // them and closes them again; transfer opens, moves, syncs and closes them a batch at a time.
   // Closes every file, then throws IoError for the first close() that failed.
   void close(OpenFiles& files) override;
+  std::unique_ptr<MappedFile> map_file(const std::string& path) override;
 
  private:
   class Files;

@@ -17,7 +17,8 @@ inline Capabilities declared_capabilities(const OptionValues&) {
                       .fallocate = true,
                       .sqpoll = true,
                       .max_queue_depth = kMaxQueueDepth,
-                      .request_latency = true};
+                      .request_latency = true,
+                      .mmap = true};
 }
 
 }  // namespace ckpt::backends::uring

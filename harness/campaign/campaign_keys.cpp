@@ -419,9 +419,9 @@ std::vector<KeySpec> read_keys() {
       // [load] (the load phase, harness/run/case_load.cpp): defaults from LoadSettings and
       // kLoadGapBytes, as `ckptbench load`'s; load.tp = 0 loads into the checkpoint's parallel.tp.
       choice_key("load", "method",
-                 "how the weights are loaded: pipelined (reader threads into a bounded chunk pool, "
-                 "copies overlapping reads), mmap (mapped and copied, page faults included) or "
-                 "read (buffered pread)",
+                 "how the weights are loaded through backend.name's backend: pipelined (reader "
+                 "threads into a bounded chunk pool, copies overlapping reads), mmap (mapped and "
+                 "copied, page faults included; backends that map files) or read (buffered reads)",
                  load_method_name(LoadSettings{}.method).data(),
                  {load_method_name(LoadMethod::pipelined), load_method_name(LoadMethod::mmap),
                   load_method_name(LoadMethod::read)}),

@@ -18,7 +18,8 @@ nlohmann::json capabilities_json(const backends::Capabilities& c) {
   return {{"direct_io", c.direct_io},     {"device_memory", c.device_memory}, {"shared_file", c.shared_file},
           {"collective", c.collective},   {"threads", c.threads},             {"fallocate", c.fallocate},
           {"sqpoll", c.sqpoll},           {"max_queue_depth", c.max_queue_depth},
-          {"stores_data", c.stores_data}, {"raw_layout", c.raw_layout},       {"background_thread", c.background_thread}};
+          {"stores_data", c.stores_data}, {"raw_layout", c.raw_layout},       {"background_thread", c.background_thread},
+          {"mmap", c.mmap}};
 }
 
 bool has_range(const OptionSpec& o) { return o.type == OptionType::integer || o.type == OptionType::size; }

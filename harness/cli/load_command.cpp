@@ -16,6 +16,7 @@
 #include "harness/checkpoint/safetensors_check.hpp"
 #include "harness/exec/planned_load.hpp"
 #include "harness/loadplan/load_plan.hpp"
+#include "harness/load/load_storage.hpp"
 #include "harness/memory/data_pattern.hpp"
 #include "harness/memory/memory_spaces.hpp"
 #include "harness/plan/checkpoint_plan.hpp"
@@ -162,6 +163,29 @@ LoadSettings settings_of(const LoadCommandOptions& o) {
   return settings;
 }
 
+LoadStorage storage_of(const LoadCommandOptions& o) { return {.backend = o.backend}; }
+
+// Before any I/O: --backend names a backend this build runs that can serve --method as asked.
+void check_load_backend(const LoadCommandOptions& o) {
+  const std::vector<backends::BackendInfo> infos = backends::list_backends();
+  const auto info =
+      std::find_if(infos.begin(), infos.end(), [&](const backends::BackendInfo& b) { return b.name == o.backend; });
+  if (info == infos.end()) {
+    backends::validate_backend(o.backend, {});  // throws, suggesting the closest name
+  } else if (!info->available) {
+    throw std::runtime_error(fmt::format("--backend {} is unavailable here: {} (CMake option {}; `ckptbench backends` "
+                                         "lists what this build can run)",
+                                         o.backend, info->reason, info->cmake_option));
+  } else if (auto problem = load_backend_problem(o.backend, info->capabilities, settings_of(o), kLoadCommandNames)) {
+    throw std::runtime_error(*problem);
+  } else if (!info->capabilities.stores_data && o.verify) {
+    throw std::runtime_error(fmt::format("--backend {} reads nothing back (capabilities: stores_data = false), so the "
+                                         "loaded bytes cannot be verified: add --no-verify to time the loader's own "
+                                         "overhead, or load through a backend that reads the files",
+                                         o.backend));
+  }
+}
+
 MemorySpaceKind memory_of(const LoadCommandOptions& o) {
   return parse_memory_space(o.memory).value_or(MemorySpaceKind::host);
 }
@@ -172,15 +196,15 @@ MemorySpace& pool_space_of(MemorySpaces& spaces, MemorySpaceKind kind) {
 }
 
 // One load's line: "load pipelined into host (4 threads, 33554432 B chunks, 3 in the pool, 3 reads):
-// <moved> in 0.0123 s = 1.234 GiB/s, cache drop_caches, verified", GiB/s of `bytes`.
+// <moved> in 0.0123 s = 1.234 GiB/s, cache drop_caches, backend posix, verified", GiB/s of `bytes`.
 void print_load(std::ostream& out, const LoadCommandOptions& o, const LoadSettings& settings, const LoadTiming& t,
                 const std::string& moved, std::uint64_t bytes, const std::string& cache, const std::string& problem) {
   const std::string h2d = memory_of(o) == MemorySpaceKind::cuda ? fmt::format(" (h2d {:.4f} s)", t.copy_seconds) : "";
   fmt::print(out, "load {} into {} ({} threads, {} B chunks, {} in the pool, {} reads{}): {} in {:.4f} s{} = {:.3f} GiB/s, "
-                  "cache {}, {}\n",
+                  "cache {}, backend {}, {}\n",
              o.method, o.memory, settings.threads, settings.chunk_bytes, t.pool_chunks, t.reads,
              settings.direct ? ", O_DIRECT" : "",
-             moved, t.seconds, h2d, static_cast<double>(bytes) / t.seconds / (1u << 30), cache,
+             moved, t.seconds, h2d, static_cast<double>(bytes) / t.seconds / (1u << 30), cache, o.backend,
              !o.verify ? "not verified" : problem.empty() ? "verified" : problem);
 }
 
@@ -206,7 +230,7 @@ int load_whole_files(const LoadCommandOptions& o, const fs::path& dir, const Man
   for (int i = 0; i < o.repeat; ++i) {
     const std::string cache = o.drop_caches ? apply_cache_policy(CachePolicy::drop, {plan}) : "none";
     memory->zero();
-    const LoadTiming t = load_files(files, *memory, settings, pool_space);
+    const LoadTiming t = load_files(files, *memory, settings, pool_space, storage_of(o));
     seconds.push_back(t.seconds);
     const std::string problem = o.verify ? verify_loaded(manifest, files, dir, *memory) : "";
     if (!problem.empty()) status = 1;
@@ -300,7 +324,7 @@ int load_planned_slices(const LoadCommandOptions& o, const fs::path& dir, const 
   for (int i = 0; i < o.repeat; ++i) {
     const std::string cache = o.drop_caches ? apply_cache_policy(CachePolicy::drop, io) : "none";
     const std::vector<LoadFile> ranges = prepare_planned_load(plans, buffer, pattern);
-    const LoadTiming t = load_planned(plans, ranges, buffer, settings, pool_space);
+    const LoadTiming t = load_planned(plans, ranges, buffer, settings, pool_space, storage_of(o));
     seconds.push_back(t.seconds);
     const std::string problem = o.verify ? verify_plans(plans, buffer, pattern) : "";
     if (!problem.empty()) status = 1;
@@ -341,6 +365,10 @@ CLI::App* add_load_command(CLI::App& app, LoadCommandOptions& o) {
                              std::string(load_method_name(LoadMethod::mmap)),
                              std::string(load_method_name(LoadMethod::read))}))
       ->capture_default_str();
+  cmd->add_option("--backend", o.backend,
+                  "Storage backend the loader reads through, with its option defaults (`ckptbench backends` lists "
+                  "them; mmap needs one that maps files)")
+      ->capture_default_str();
   cmd->add_option("--memory", o.memory, "Where the weights go: host, pinned or cuda (chunks then go through pinned memory)")
       ->check(CLI::IsMember({"host", "pinned", "cuda"}))
       ->capture_default_str();
@@ -360,6 +388,7 @@ int run_load(const LoadCommandOptions& o, std::ostream& out, std::ostream& err) 
   check_checkpoint_directory(dir);
   const Manifest manifest = read_manifest(dir);
   check_stored_bytes(dir, manifest);
+  check_load_backend(o);
   try {
     check_manifest(dir, manifest);
     return o.tp > 0 ? load_planned_slices(o, dir, manifest, out) : load_whole_files(o, dir, manifest, out);

@@ -14,7 +14,8 @@ struct LoadCommandOptions {
   std::string checkpoint;  // a checkpoint directory (holding ckptbench-manifest.json)
   LoadSettings settings;   // the defaults of the options, shared with the campaign's load.* keys
   std::string method = std::string(load_method_name(settings.method));
-  std::string memory = "host";   // host, pinned or cuda: where the weights go
+  std::string memory = "host";                  // host, pinned or cuda: where the weights go
+  std::string backend = LoadStorage{}.backend;  // --backend: the storage backend the loader reads through
   int repeat = 1;
   bool drop_caches = true;
   bool verify = true;
@@ -25,7 +26,8 @@ struct LoadCommandOptions {
 
 // `ckptbench load CHECKPOINT`: loads a checkpoint's weights (raw or safetensors) into host,
 // pinned or device memory as an inference server does, verifies the bytes, prints time and GiB/s
-// (and the host -> device copy time for device memory). Without --tp it reads a weights-only
+// (and the host -> device copy time for device memory), reading through the storage backend
+// --backend names (default posix) with its option defaults. Without --tp it reads a weights-only
 // checkpoint's files whole; with --tp N it loads the TP slices of inference TP N (PP 1, DP 1)
 // planned from the manifest by the resharding planner, as --phase load does, from weights-only
 // and full-state checkpoints alike, and prints the plan's counts.

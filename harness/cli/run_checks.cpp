@@ -17,6 +17,7 @@
 #include "harness/exec/process_plans.hpp"
 #include "harness/run/process_memory.hpp"
 #include "harness/checkpoint/target_check.hpp"
+#include "harness/load/load_storage.hpp"
 
 namespace ckpt::harness {
 namespace {
@@ -41,6 +42,14 @@ std::optional<std::string> backend_problem(const Case& c) {
     return fmt::format("backend.name = \"{}\": {}", c.backend, e.what());
   }
   return std::nullopt;
+}
+
+// A backend the loader cannot read through as load.* asks (harness/load/load_storage.hpp).
+std::optional<std::string> load_storage_problem(const Case& c) {
+  for (const backends::BackendInfo& b : backends::list_backends()) {
+    if (b.name == c.backend) return load_backend_problem(c.backend, b.capabilities, c.load.settings);
+  }
+  return std::nullopt;  // backend_problem names it
 }
 
 // [training]/[engine] combinations that cannot work (harness/engine/engine_checks.hpp).
@@ -103,6 +112,7 @@ CaseCheck check_case(const Case& c, PhaseSelection phase, int processes, const M
     if (problem) check.problems.push_back(std::move(*problem));
   };
   note(backend_problem(c));
+  if (phase == PhaseSelection::load) note(load_storage_problem(c));
   note(memory_space_problem(c, spaces));
   std::filesystem::path dir = case_directory(c) / "dry-run";
   Manifest manifest;

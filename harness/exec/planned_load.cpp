@@ -16,11 +16,11 @@ std::vector<LoadFile> prepare_planned_load(const std::vector<RankPlan>& plans,
 
 LoadTiming load_planned(const std::vector<RankPlan>& plans, const std::vector<LoadFile>& ranges,
                         ProcessBuffer& buffer, const LoadSettings& settings,
-                        MemorySpace& pool_space) {
+                        MemorySpace& pool_space, const LoadStorage& storage) {
   // The loader's own clock: from its first open to the last byte in place (its chunk pool is
   // allocated and touched before it), then the scatter of strided rows.
   LoadTiming timing;
-  if (!ranges.empty()) timing = load_files(ranges, buffer.memory(), settings, pool_space);
+  if (!ranges.empty()) timing = load_files(ranges, buffer.memory(), settings, pool_space, storage);
   const auto scatter = Clock::now();
   apply_reshard_copies(plans, buffer_offsets(plans, buffer), buffer.memory());
   timing.seconds += seconds_since(scatter);

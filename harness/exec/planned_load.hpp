@@ -16,11 +16,11 @@ namespace ckpt::harness {
 std::vector<LoadFile> prepare_planned_load(const std::vector<RankPlan>& plans,
                                            ProcessBuffer& buffer, DataPattern pattern);
 
-// The timed load: the loader's reads of `ranges` (prepare_planned_load's) into `buffer`, then
-// the scatter of strided rows out of scratch; `seconds` includes the scatter. Throws what
-// load_files throws.
+// The timed load: the loader's reads of `ranges` (prepare_planned_load's) into `buffer` through
+// `storage`, then the scatter of strided rows out of scratch; `seconds` includes the scatter.
+// Throws what load_files throws.
 LoadTiming load_planned(const std::vector<RankPlan>& plans, const std::vector<LoadFile>& ranges,
                         ProcessBuffer& buffer, const LoadSettings& settings,
-                        MemorySpace& pool_space);
+                        MemorySpace& pool_space, const LoadStorage& storage);
 
 }  // namespace ckpt::harness

@@ -1,7 +1,6 @@
 #include "harness/load/chunk_pipeline.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <atomic>
@@ -10,42 +9,20 @@
 #include <condition_variable>
 #include <cstring>
 #include <deque>
-#include <fmt/format.h>
-#include <map>
+#include <filesystem>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
+#include <unordered_map>
 
 #include "harness/common/elapsed.hpp"
 #include "harness/load/chunk_packing.hpp"
+#include "harness/load/load_storage.hpp"
 
 namespace ckpt::harness {
 
-PosixFd::PosixFd(const std::string& path, int flags) {
-  do {
-    fd_ = ::open(path.c_str(), flags | O_CLOEXEC);
-  } while (fd_ < 0 && errno == EINTR);
-  if (fd_ < 0) load_io_error((flags & O_DIRECT) != 0 ? "open (O_DIRECT)" : "open", path, 0, errno);
-}
-
-PosixFd::~PosixFd() {
-  if (fd_ >= 0) ::close(fd_);
-}
-
 void load_io_error(std::string_view operation, const std::string& path, std::uint64_t offset, int error) {
   throw std::runtime_error(fmt::format("load: {} {} at offset {}: {}", operation, path, offset, std::strerror(error)));
-}
-
-std::uint64_t read_fully(int fd, const std::string& path, std::byte* into, std::uint64_t offset, std::uint64_t length) {
-  std::uint64_t done = 0;
-  while (done < length) {
-    const ssize_t n = ::pread(fd, into + done, length - done, static_cast<off_t>(offset + done));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) load_io_error("pread", path, offset + done, errno);
-    if (n == 0) break;
-    done += static_cast<std::uint64_t>(n);
-  }
-  return done;
 }
 
 namespace {
@@ -128,36 +105,61 @@ class ChunkPool {
 struct ReaderContext {
   const std::vector<LoadFile>& files;
   const ChunkPlan& plan;
-  const std::vector<std::unique_ptr<PosixFd>>& fds;
-  const std::vector<std::size_t>& fd_of;  // per range: its file's descriptor in fds
+  // Under O_DIRECT, each file's size: a chunk's last block may reach past it (FilePlan::data_end).
+  const std::unordered_map<std::string, std::uint64_t>& sizes;
   std::byte* pool;
-  std::uint64_t stride;                   // bytes between slots
+  std::uint64_t stride;  // bytes between slots
+  backends::MemoryKind kind;
   std::atomic<std::size_t>& next;
   ChunkPool& slots;
 };
 
-// One reader thread: takes the next chunk, waits for a free slot, issues the chunk's reads into it
-// (under O_DIRECT whole blocks, the file's end reading short) and hands it to the copier.
-void read_chunks(const ReaderContext& ctx) {
+// A chunk's reads as one part of its file, into its slot (memory offsets within the slot).
+backends::FilePlan chunk_part(const ReaderContext& ctx, const PackedChunk& c) {
+  backends::FilePlan part{.path = ctx.files[c.range].path};
+  const auto size = ctx.sizes.find(part.path);
+  for (std::size_t r = c.first_read; r < c.first_read + c.read_count; ++r) {
+    const ChunkRead& read = ctx.plan.reads[r];
+    part.extents.push_back({read.file_offset, read.slot_offset, read.length});
+    if (size == ctx.sizes.end()) continue;  // buffered: every byte read is needed
+    if (read.file_offset + read.needed > size->second) {
+      load_io_error("read (file shorter than planned)", part.path, read.file_offset, EIO);
+    }
+    if (read.file_offset + read.length > size->second) part.data_end = size->second;
+  }
+  return part;
+}
+
+// One reader thread: takes the next chunk, waits for a free slot, reads the chunk into it through
+// its backend (under O_DIRECT whole blocks, the file's end reading short) and hands it to the
+// copier.
+void read_chunks(const ReaderContext& ctx, backends::Backend& backend) {
   try {
+    RangeReader reader(backend);
     for (std::size_t w = ctx.next.fetch_add(1); w < ctx.plan.chunks.size(); w = ctx.next.fetch_add(1)) {
       const int slot = ctx.slots.take_free();
       if (slot < 0) return;
-      const PackedChunk& c = ctx.plan.chunks[w];
-      const std::string& path = ctx.files[c.range].path;
-      const int fd = ctx.fds[ctx.fd_of[c.range]]->get();
-      std::byte* into = ctx.pool + static_cast<std::uint64_t>(slot) * ctx.stride;
-      for (std::size_t r = c.first_read; r < c.first_read + c.read_count; ++r) {
-        const ChunkRead& read = ctx.plan.reads[r];
-        if (read_fully(fd, path, into + read.slot_offset, read.file_offset, read.length) < read.needed) {
-          load_io_error("pread (file shorter than planned)", path, read.file_offset, EIO);
-        }
-      }
+      const backends::MemoryView memory{ctx.pool + static_cast<std::uint64_t>(slot) * ctx.stride, ctx.stride, ctx.kind};
+      reader.read(chunk_part(ctx, ctx.plan.chunks[w]), memory);
       ctx.slots.filled({w, slot});
     }
+    reader.finish();
   } catch (const std::exception& e) {
     ctx.slots.fail(e.what());
   }
+}
+
+// Each file's size, for O_DIRECT reads whose last block may reach past it.
+std::unordered_map<std::string, std::uint64_t> file_sizes(const std::vector<LoadFile>& files) {
+  std::unordered_map<std::string, std::uint64_t> sizes;
+  for (const LoadFile& f : files) {
+    if (sizes.contains(f.path)) continue;
+    std::error_code ec;
+    const std::uint64_t size = std::filesystem::file_size(f.path, ec);
+    if (ec) load_io_error("stat", f.path, 0, ec.value());
+    sizes.emplace(f.path, size);
+  }
+  return sizes;
 }
 
 // Puts a filled chunk's ranges in place; returns the seconds it took.
@@ -193,26 +195,19 @@ std::unique_ptr<Buffer> make_chunk_pool(const std::vector<LoadFile>& files, cons
 }
 
 void load_pipelined(const std::vector<LoadFile>& files, Buffer& destination, const LoadSettings& settings,
-                    const Buffer& pool, LoadTiming& timing) {
+                    const Buffer& pool, const std::vector<std::unique_ptr<backends::Backend>>& backends,
+                    LoadTiming& timing) {
   const std::uint64_t slot = slot_bytes(files, settings);
   const ChunkPlan plan = pack_chunks(files, slot, settings.direct);
   const std::uint64_t stride = slot_stride(slot, settings.direct);
   const int slots = static_cast<int>(pool.size() / stride);
   std::byte* const chunks_memory = pool.view().data;
-  // One descriptor per file, however many of its ranges are loaded.
-  std::vector<std::unique_ptr<PosixFd>> fds;
-  std::vector<std::size_t> fd_of;
-  std::map<std::string, std::size_t> fd_by_path;
-  for (const LoadFile& f : files) {
-    const auto [it, added] = fd_by_path.try_emplace(f.path, fds.size());
-    if (added) fds.push_back(std::make_unique<PosixFd>(f.path, O_RDONLY | (settings.direct ? O_DIRECT : 0)));
-    fd_of.push_back(it->second);
-  }
+  const auto sizes = settings.direct ? file_sizes(files) : std::unordered_map<std::string, std::uint64_t>();
   ChunkPool pool_slots(slots);
   std::atomic<std::size_t> next{0};
-  const ReaderContext ctx{files, plan, fds, fd_of, chunks_memory, stride, next, pool_slots};
+  const ReaderContext ctx{files, plan, sizes, chunks_memory, stride, pool.view().kind, next, pool_slots};
   std::vector<std::jthread> readers;
-  for (int t = 0; t < settings.threads; ++t) readers.emplace_back(read_chunks, std::cref(ctx));
+  for (auto& backend : backends) readers.emplace_back(read_chunks, std::cref(ctx), std::ref(*backend));
   Filled f;
   for (std::size_t copied = 0; copied < plan.chunks.size() && pool_slots.take_filled(f); ++copied) {
     timing.copy_seconds += copy_chunk(files, plan, plan.chunks[f.work],

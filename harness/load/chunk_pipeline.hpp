@@ -1,7 +1,7 @@
 #pragma once
 
-// The pieces of weight_loader.cpp: an owned descriptor, reads with their errors, and the
-// pipelined loader's reader threads and chunk pool.
+// The pieces of weight_loader.cpp: the loader's I/O errors, and the pipelined loader's reader
+// threads and chunk pool.
 
 #include <cstddef>
 #include <cstdint>
@@ -10,27 +10,13 @@
 #include <string_view>
 #include <vector>
 
+#include "backends/backend.hpp"
 #include "harness/load/weight_loader.hpp"
 
 namespace ckpt::harness {
 
-// An open file, closed on destruction. Throws std::runtime_error naming the path when it cannot open.
-class PosixFd {
- public:
-  PosixFd(const std::string& path, int flags);
-  ~PosixFd();
-  PosixFd(const PosixFd&) = delete;
-  PosixFd& operator=(const PosixFd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_ = -1;
-};
-
+// Throws std::runtime_error: "load: <operation> <path> at offset <offset>: <errno text>".
 [[noreturn]] void load_io_error(std::string_view operation, const std::string& path, std::uint64_t offset, int error);
-
-// pread of [offset, offset + length), retried until done or end of file; returns bytes read.
-std::uint64_t read_fully(int fd, const std::string& path, std::byte* into, std::uint64_t offset, std::uint64_t length);
 
 // Bytes of one chunk: chunk_bytes, or when smaller the bytes of the largest run of consecutive
 // ranges of one file (a whole file for `ckptbench load`), rounded up to 4096.
@@ -40,9 +26,11 @@ std::uint64_t slot_bytes(const std::vector<LoadFile>& files, const LoadSettings&
 std::unique_ptr<Buffer> make_chunk_pool(const std::vector<LoadFile>& files, const LoadSettings& settings,
                                         MemorySpace& space);
 // The pipelined method (settings checked by the caller) through `pool` (host-addressable), its
-// ranges packed into chunks (harness/load/chunk_packing.hpp); sets timing's pool_chunks and reads
-// and adds the time of the copies into `destination` to its copy_seconds.
+// ranges packed into chunks (harness/load/chunk_packing.hpp), one reader thread a backend of
+// `backends` (made with load.direct); sets timing's pool_chunks and reads and adds the time of
+// the copies into `destination` to its copy_seconds.
 void load_pipelined(const std::vector<LoadFile>& files, Buffer& destination, const LoadSettings& settings,
-                    const Buffer& pool, LoadTiming& timing);
+                    const Buffer& pool, const std::vector<std::unique_ptr<backends::Backend>>& backends,
+                    LoadTiming& timing);
 
 }  // namespace ckpt::harness

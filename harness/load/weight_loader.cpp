@@ -1,9 +1,5 @@
 #include "harness/load/weight_loader.hpp"
 
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <memory>
@@ -16,6 +12,7 @@
 
 #include "harness/common/elapsed.hpp"
 #include "harness/load/chunk_pipeline.hpp"
+#include "harness/load/load_storage.hpp"
 
 namespace ckpt::harness {
 namespace {
@@ -24,76 +21,65 @@ constexpr std::uint64_t kPage = 4096;
 
 std::uint64_t align_up(std::uint64_t v, std::uint64_t a) { return (v + a - 1) / a * a; }
 
-// Host destinations take the reads directly; device ones through `bounce` (host memory), a chunk at a time.
-// Ranges of one file follow each other (a plan groups them by file): one descriptor for each run.
-void load_by_read(const std::vector<LoadFile>& files, Buffer& destination, const Buffer* bounce, LoadTiming& timing) {
-  const bool device = bounce != nullptr;
-  std::unique_ptr<PosixFd> fd;
-  const std::string* open_path = nullptr;
-  for (const LoadFile& f : files) {
-    if (open_path == nullptr || *open_path != f.path) {
-      fd.reset();
-      fd = std::make_unique<PosixFd>(f.path, O_RDONLY);
-      open_path = &f.path;
-    }
-    const std::uint64_t step = device ? bounce->size() : std::max<std::uint64_t>(f.size, 1);
-    for (std::uint64_t at = 0; at < f.size; at += step) {
-      const std::uint64_t length = std::min(step, f.size - at);
-      std::byte* into = device ? bounce->view().data : destination.view().data + f.destination_offset + at;
-      ++timing.reads;
-      if (read_fully(fd->get(), f.path, into, f.file_offset + at, length) != length) {
-        load_io_error("read (file shorter than planned)", f.path, f.file_offset + at, EIO);
-      }
-      if (!device) continue;
-      const auto copy_start = Clock::now();
-      destination.copy_from_host(f.destination_offset + at, {into, length});
-      timing.copy_seconds += seconds_since(copy_start);
-    }
-  }
+// One part of a file: `extent` of `path`.
+backends::FilePlan file_part(const std::string& path, const backends::Extent& extent) {
+  return {.path = path, .extents = {extent}};
 }
 
-// A whole file mapped read-only, unmapped on destruction.
-class FileMapping {
- public:
-  explicit FileMapping(const std::string& path) : path_(path) {
-    const PosixFd fd(path, O_RDONLY);
-    const off_t end = ::lseek(fd.get(), 0, SEEK_END);
-    if (end < 0) load_io_error("lseek", path, 0, errno);
-    size_ = static_cast<std::uint64_t>(end);
-    if (size_ == 0) return;
-    map_ = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd.get(), 0);
-    if (map_ == MAP_FAILED) load_io_error("mmap", path, 0, errno);
+// Host destinations take each run of ranges of one file in one transfer, straight into place;
+// device ones go through `bounce` (host memory), a bounce buffer at a time. Ranges of one file
+// follow each other (a plan groups them by file): the reader keeps the file open across them.
+void load_by_read(const std::vector<LoadFile>& files, Buffer& destination, const Buffer* bounce,
+                  backends::Backend& backend, LoadTiming& timing) {
+  RangeReader reader(backend);
+  for (std::size_t i = 0; i < files.size();) {
+    const LoadFile& f = files[i];
+    if (bounce == nullptr) {
+      backends::FilePlan run{.path = f.path};
+      for (; i < files.size() && files[i].path == f.path; ++i) {
+        if (files[i].size == 0) continue;
+        run.extents.push_back({files[i].file_offset, files[i].destination_offset, files[i].size});
+      }
+      timing.reads += run.extents.size();
+      if (!run.extents.empty()) reader.read(run, destination.view());
+      continue;
+    }
+    for (std::uint64_t at = 0; at < f.size; at += bounce->size()) {
+      const std::uint64_t length = std::min(bounce->size(), f.size - at);
+      ++timing.reads;
+      reader.read(file_part(f.path, {f.file_offset + at, 0, length}), bounce->view());
+      const auto copy_start = Clock::now();
+      destination.copy_from_host(f.destination_offset + at, {bounce->view().data, length});
+      timing.copy_seconds += seconds_since(copy_start);
+    }
+    ++i;
   }
-  ~FileMapping() {
-    if (map_ != MAP_FAILED && size_ > 0) ::munmap(map_, size_);
-  }
-  FileMapping(const FileMapping&) = delete;
-  FileMapping& operator=(const FileMapping&) = delete;
-  const std::string& path() const { return path_; }
-  std::span<const std::byte> bytes(std::uint64_t offset, std::uint64_t length) const {
-    if (offset + length > size_) load_io_error("mmap (file shorter than planned)", path_, offset, EIO);
-    return {static_cast<const std::byte*>(map_) + offset, length};
-  }
+  reader.finish();
+}
 
- private:
-  std::string path_;
-  std::uint64_t size_ = 0;
-  void* map_ = MAP_FAILED;
-};
-
-// Each file mapped once for the ranges that follow each other in it; the pages fault in during
-// the copy, as safetensors' loader's do.
-void load_by_mmap(const std::vector<LoadFile>& files, Buffer& destination, double& copy_seconds) {
-  std::unique_ptr<FileMapping> mapping;
+// Each file mapped once by the backend for the ranges that follow each other in it; the pages
+// fault in during the copy, as safetensors' loader's do.
+void load_by_mmap(const std::vector<LoadFile>& files, Buffer& destination, backends::Backend& backend,
+                  double& copy_seconds) {
+  std::unique_ptr<backends::MappedFile> mapping;
+  const std::string* mapped = nullptr;
   for (const LoadFile& f : files) {
     if (f.size == 0) continue;
-    if (!mapping || mapping->path() != f.path) {
+    if (mapped == nullptr || *mapped != f.path) {
       mapping.reset();
-      mapping = std::make_unique<FileMapping>(f.path);
+      try {
+        mapping = backend.map(f.path);
+      } catch (const backends::IoError& e) {
+        throw std::runtime_error(std::string("load: ") + e.what());
+      }
+      mapped = &f.path;
     }
-    const std::span<const std::byte> bytes = mapping->bytes(f.file_offset, f.size);
+    const std::span<const std::byte> whole = mapping->bytes();
+    if (f.file_offset + f.size > whole.size()) {
+      load_io_error("mmap (file shorter than planned)", f.path, f.file_offset, EIO);
+    }
     const auto copy_start = Clock::now();
-    destination.copy_from_host(f.destination_offset, bytes);
+    destination.copy_from_host(f.destination_offset, whole.subspan(f.file_offset, f.size));
     copy_seconds += seconds_since(copy_start);
   }
 }
@@ -128,7 +114,7 @@ std::uint64_t destination_bytes(const std::vector<LoadFile>& files) {
 }
 
 LoadTiming load_files(const std::vector<LoadFile>& files, Buffer& destination, const LoadSettings& settings,
-                      MemorySpace& pool_space) {
+                      MemorySpace& pool_space, const LoadStorage& storage) {
   check_settings(settings);
   LoadTiming timing;
   for (const LoadFile& f : files) timing.bytes += f.size;
@@ -140,11 +126,18 @@ LoadTiming load_files(const std::vector<LoadFile>& files, Buffer& destination, c
   std::unique_ptr<Buffer> pool;
   if (settings.method == LoadMethod::pipelined) pool = make_chunk_pool(files, settings, pool_space);
   if (settings.method == LoadMethod::read && device) pool = pool_space.allocate(slot_bytes(files, settings));
+  // One backend a reader thread (a backend is driven by one thread at a time); read and mmap read
+  // from the calling thread. O_DIRECT is the pipelined method's only.
+  const bool pipelined = settings.method == LoadMethod::pipelined;
+  std::vector<std::unique_ptr<backends::Backend>> backends;
+  for (int t = 0; t < (pipelined ? settings.threads : 1); ++t) {
+    backends.push_back(make_load_backend(storage, pipelined && settings.direct));
+  }
   const auto start = Clock::now();
   switch (settings.method) {
-    case LoadMethod::read: load_by_read(files, destination, pool.get(), timing); break;
-    case LoadMethod::mmap: load_by_mmap(files, destination, timing.copy_seconds); break;
-    case LoadMethod::pipelined: load_pipelined(files, destination, settings, *pool, timing); break;
+    case LoadMethod::read: load_by_read(files, destination, pool.get(), *backends.front(), timing); break;
+    case LoadMethod::mmap: load_by_mmap(files, destination, *backends.front(), timing.copy_seconds); break;
+    case LoadMethod::pipelined: load_pipelined(files, destination, settings, *pool, backends, timing); break;
   }
   timing.seconds = seconds_since(start);
   return timing;

@@ -3,13 +3,16 @@
 // Inference-style weight loading: byte ranges of checkpoint files (whole files for `ckptbench
 // load`, the planned ranges of an inference rank's TP slices for `--phase load`) into one buffer
 // of any memory space (host, pinned, cuda: the space's copy_from_host moves the bytes), as a
-// server loads weights (harness/cli/load_command.cpp, harness/run/case_load.cpp). Methods:
-//   pipelined  `threads` readers (O_DIRECT when `direct`) fill chunks of a bounded pool of
-//              `pool_bytes`, while the calling thread copies each filled chunk's ranges to their
-//              places in the destination, overlapping the next reads (ServerlessLLM's loader);
-//              small ranges of one file share a chunk (harness/load/chunk_packing.hpp);
-//   mmap       each file mapped and copied out, page faults and all (safetensors' default loader);
-//   read       plain buffered read(2) of each file into place.
+// server loads weights (harness/cli/load_command.cpp, harness/run/case_load.cpp), through the
+// storage backend LoadStorage names (harness/load/load_storage.hpp). Methods:
+//   pipelined  `threads` readers, each with its own backend instance (O_DIRECT when `direct`),
+//              fill chunks of a bounded pool of `pool_bytes`, while the calling thread copies
+//              each filled chunk's ranges to their places in the destination, overlapping the
+//              next reads (ServerlessLLM's loader); small ranges of one file share a chunk
+//              (harness/load/chunk_packing.hpp);
+//   mmap       each file mapped by the backend (Backend::map) and copied out, page faults and
+//              all (safetensors' default loader);
+//   read       one buffered read of each range into place, file by file.
 
 #include <cstddef>
 #include <cstdint>
@@ -18,10 +21,20 @@
 #include <string_view>
 #include <vector>
 
+#include "backends/backend.hpp"
 #include "harness/memory/memory_space.hpp"
 #include "harness/spec/load_settings.hpp"
 
 namespace ckpt::harness {
+
+// The backend the loader reads through (make_load_backend, harness/load/load_storage.hpp).
+struct LoadStorage {
+  std::string backend = "posix";     // backend.name, --backend
+  backends::BackendOptions options;  // the backend's [backend.<name>] table
+  // backend.* settings the loader passes on (queue_depth, sqpoll); it sets one thread a reader,
+  // load.direct, no sync and no fallocate itself.
+  backends::IoSettings io;
+};
 
 // Bytes [file_offset, file_offset + size) of one file and where they go in the destination.
 struct LoadFile {
@@ -44,12 +57,13 @@ std::vector<LoadFile> place_files(const std::vector<std::pair<std::string, std::
 // Bytes a destination for `files` needs (the end of the furthest one, rounded up to 4096).
 std::uint64_t destination_bytes(const std::vector<LoadFile>& files);
 
-// Loads every file into `destination` (destination_bytes(files) long); the chunk pool (and, for
-// read into device memory, its bounce buffer) comes from `pool_space` (host, or pinned for device
-// destinations), allocated before the clock starts. Throws std::invalid_argument for settings out
-// of range (naming the option) and std::runtime_error for an I/O error (operation, path, offset,
-// errno text).
+// Loads every file into `destination` (destination_bytes(files) long) through `storage`'s backend
+// (made, one instance a reader, before the clock starts; load_backend_problem has accepted it);
+// the chunk pool (and, for read into device memory, its bounce buffer) comes from `pool_space`
+// (host, or pinned for device destinations), allocated before the clock starts. Throws
+// std::invalid_argument for settings out of range (naming the option) and std::runtime_error
+// for an I/O error (backend, operation, path, offset, errno text).
 LoadTiming load_files(const std::vector<LoadFile>& files, Buffer& destination, const LoadSettings& settings,
-                      MemorySpace& pool_space);
+                      MemorySpace& pool_space, const LoadStorage& storage = {});
 
 }  // namespace ckpt::harness

@@ -1,7 +1,8 @@
 // The load phase (--phase load, campaign.phase = "load"): an inference server's weight loading of
 // an existing checkpoint. Each process loads its share of the inference ranks' TP slices, planned
 // from the manifest (harness/loadplan/load_plan.hpp), with the loader of load.method
-// (harness/load/weight_loader.hpp) into memory.space, and verifies every tensor.
+// (harness/load/weight_loader.hpp) through backend.name's backend into memory.space, and
+// verifies every tensor.
 #include <chrono>
 #include <fmt/format.h>
 
@@ -73,7 +74,8 @@ bool CaseExecution::load_iteration(int, std::vector<IterationTiming>* timings) {
   start = Clock::now();
   ProcessSample sample;
   try {
-    const LoadTiming t = load_planned(read_plans_, ranges, read_buffer_, c_.load.settings, pool_space);
+    const LoadStorage storage{.backend = c_.backend, .options = c_.backend_options, .io = c_.io};
+    const LoadTiming t = load_planned(read_plans_, ranges, read_buffer_, c_.load.settings, pool_space, storage);
     if (!ranges.empty()) load_pool_chunks_ = t.pool_chunks;
     load_reads_ = t.reads;
     sample.copy_seconds = t.copy_seconds;

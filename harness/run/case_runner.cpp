@@ -278,7 +278,7 @@ void CaseExecution::prepare_staging() {
 }
 
 CaseResult CaseExecution::run() {
-  const bool loading = phase_ == PhaseSelection::load;  // the loader reads; no backend (harness/run/case_load.cpp)
+  const bool loading = phase_ == PhaseSelection::load;  // the loader makes its own backends (harness/run/case_load.cpp)
   const bool write = phase_ != PhaseSelection::restore && !loading;
   if (loading) {
     prepare_load();

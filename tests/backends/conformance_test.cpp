@@ -373,6 +373,60 @@ TEST_P(BackendContract, MisalignedDirectRequestsAreRejected) {
   EXPECT_FALSE(fs::exists(dir_.file("file_offset.bin"))) << "checked before the file is created";
 }
 
+// FilePlan::data_end: an O_DIRECT read whose last block runs past the end of the file (a loader
+// reading a 10000-byte file in whole blocks) comes back short there and is whole; a file ending
+// before data_end, or a plan without it, is still "shorter than the plan".
+TEST_P(BackendContract, DirectReadPastTheEndIsWholeAtDataEnd) {
+  if (!moves_data(backend())) return note_skipped(backend(), "data_end check");
+  if (!declared(backend()).direct_io) GTEST_SKIP() << backend() << " has no direct I/O";
+  const std::string path = dir_.file("tail.bin");
+  Buffer bytes(10000);
+  bytes.fill(7);
+  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), 10000);
+  const auto direct = make(IoSettings{.direct = true, .direct_alignment = kBlock});
+  const auto read = [&](std::uint64_t data_end, const Buffer& memory) {
+    FilePlan file = file_plan(path, {{0, 0, kBlock}, {2 * kBlock, kBlock, kBlock}});
+    file.data_end = data_end;
+    return direct->read(IoPlan{{file}}, memory.view());
+  };
+  const Buffer memory(2 * kBlock);
+  const IoOutcome whole = read(10000, memory);
+  ASSERT_TRUE(whole.ok()) << *whole.error;
+  EXPECT_EQ(std::memcmp(memory.data(), bytes.data(), kBlock), 0);
+  EXPECT_EQ(std::memcmp(memory.data() + kBlock, bytes.data() + 2 * kBlock, 10000 - 2 * kBlock), 0);
+  for (const std::uint64_t beyond : {std::uint64_t{10001}, std::uint64_t{0}}) {
+    const IoOutcome shorter = read(beyond, Buffer(2 * kBlock));
+    ASSERT_FALSE(shorter.ok()) << "data_end " << beyond;
+    EXPECT_TRUE(contains(*shorter.error, path)) << *shorter.error;
+  }
+}
+
+// Backend::map maps a whole file exactly when the backend declares Capabilities::mmap.
+TEST_P(BackendContract, MapServesWholeFilesExactlyWhenDeclared) {
+  const std::string path = dir_.file("mapped.bin");
+  std::ofstream(path, std::ios::binary) << "0123456789";
+  const auto instance = make();
+  if (!declared(backend()).mmap) {
+    try {
+      instance->map(path);
+      ADD_FAILURE() << backend() << " mapped a file without declaring mmap";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_EQ(std::string(e.what()), backend() + ": cannot map files (capabilities: mmap = false)");
+    }
+    return;
+  }
+  const auto mapped = instance->map(path);
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(mapped->bytes().data()), mapped->bytes().size()), "0123456789");
+  std::ofstream(dir_.file("empty.bin"), std::ios::binary).flush();
+  EXPECT_EQ(instance->map(dir_.file("empty.bin"))->bytes().size(), 0u);
+  try {
+    instance->map(dir_.file("gone.bin"));
+    ADD_FAILURE() << "mapped a missing file";
+  } catch (const IoError& e) {
+    EXPECT_TRUE(contains(e.what(), dir_.file("gone.bin"))) << e.what();
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Available, BackendContract, testing::ValuesIn(available_backends()),
                          [](const auto& p) { return p.param; });
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(BackendContract);

@@ -10,10 +10,12 @@
 
 #include <cstdint>
 #include <fstream>
+#include <iostream>
 #include <regex>
 #include <string>
 #include <vector>
 
+#include "backends/registry.hpp"
 #include "tests/integration/integration_support.hpp"
 
 namespace ckpt::integration {
@@ -214,6 +216,74 @@ TEST_F(LoadCli, OneRankLoadsAloneAndAFlippedByteIsNamedByTensorAndRank) {
   EXPECT_TRUE(contains(other.out, "inference rank 1 (1 of 4)")) << other.out;
   EXPECT_EQ(plan_of(other.out).padding, 0u) << other.out;
   EXPECT_TRUE(contains(other.out, ", verified\n")) << other.out;
+}
+
+bool backend_available(const std::string& name) {
+  for (const backends::BackendInfo& b : backends::list_backends()) {
+    if (b.name == name) return b.available;
+  }
+  return false;
+}
+
+// The loader reads through the backend the case (backend.name) or --backend names: a checkpoint
+// written with uring (where this build runs it) and with skeleton, the template for new backends,
+// is loaded by --phase load through the same backend by every method, and by `ckptbench load
+// --backend`, every tensor verified.
+TEST_F(LoadCli, PhaseLoadAndLoadCommandReadThroughTheNamedBackend) {
+  for (const std::string backend : {"uring", "skeleton"}) {
+    SCOPED_TRACE(backend);
+    if (!backend_available(backend)) {
+      std::cout << "[   NOTE   ] backend " << backend << " is unavailable in this build or on this machine: skipped\n";
+      continue;
+    }
+    const std::string table = "[backend]\nname = \"" + backend + "\"\n";
+    const fs::path checkpoint = write("weights", "safetensors", table);
+    const std::string methods = "[load]\ntp = 4\nmethod = [\"pipelined\", \"mmap\", \"read\"]\n";
+    const Outcome phase = ckptbench({"run", campaign("weights", "safetensors", table + methods).string(), "--output",
+                                     (dir_ / "p").string(), "--phase", "load", "-q"});
+    ASSERT_EQ(phase.exit_code, 0) << phase.describe();
+    const std::vector<nlohmann::json> results = read_results(dir_ / "p");
+    ASSERT_EQ(results.size(), 3u);
+    for (const nlohmann::json& r : results) {
+      EXPECT_EQ(r.at("status"), "ok") << r.at("error");
+      EXPECT_EQ(r.at("verified"), true);
+      EXPECT_EQ(r.at("config").at("backend").at("name"), backend);
+      EXPECT_EQ(r.at("load").at("bytes").get<std::uint64_t>(), kWeights);
+    }
+    fs::remove_all(dir_ / "p");
+    const Outcome cli = load(checkpoint, {"--backend", backend, "--tp", "2", "--method", "read"});
+    ASSERT_EQ(cli.exit_code, 0) << cli.describe();
+    EXPECT_TRUE(contains(cli.out, ", backend " + backend + ", verified\n")) << cli.out;
+  }
+}
+
+// A backend that cannot serve the method is one error naming both, exit 2, before any I/O.
+TEST_F(LoadCli, ABackendThatCannotServeTheMethodIsRefusedBeforeAnyRead) {
+  const std::string skeleton = "[backend]\nname = \"skeleton\"\n";
+  const fs::path checkpoint = write("weights", "raw", skeleton);
+  const Outcome direct =
+      ckptbench({"run", campaign("weights", "raw", skeleton + "[load]\ntp = 2\ndirect = true\n").string(), "--output",
+                 (dir_ / "d").string(), "--phase", "load"});
+  EXPECT_EQ(direct.exit_code, 2) << direct.describe();
+  EXPECT_TRUE(contains(direct.err,
+                       "backend.name = \"skeleton\" cannot serve load.method = \"pipelined\" with "
+                       "load.direct = true: it has no O_DIRECT (capabilities: direct_io = false)"))
+      << direct.err;
+  EXPECT_FALSE(fs::exists(dir_ / "d"));
+  const Outcome mmap = load(checkpoint, {"--backend", "null", "--method", "mmap", "--tp", "2"});
+  EXPECT_EQ(mmap.exit_code, 2) << mmap.describe();
+  EXPECT_TRUE(contains(mmap.err,
+                       "--backend null cannot serve --method mmap: it maps no files (capabilities: mmap = "
+                       "false); choose --method pipelined or --method read"))
+      << mmap.err;
+  EXPECT_EQ(mmap.out, "");
+  const Outcome unverifiable = load(checkpoint, {"--backend", "null", "--tp", "2"});
+  EXPECT_EQ(unverifiable.exit_code, 2) << unverifiable.describe();
+  EXPECT_TRUE(contains(unverifiable.err, "--backend null reads nothing back")) << unverifiable.err;
+  // Without verification, null times the loader's own work: the same plan, no bytes read.
+  const Outcome overhead = load(checkpoint, {"--backend", "null", "--tp", "2", "--no-verify"});
+  ASSERT_EQ(overhead.exit_code, 0) << overhead.describe();
+  EXPECT_TRUE(contains(overhead.out, ", backend null, not verified\n")) << overhead.out;
 }
 
 TEST_F(LoadCli, WeightsOfAFullStateCheckpointLoadWithTpAndWholeFilesAreRefused) {

@@ -1,0 +1,53 @@
+#pragma once
+
+// Where the weight loader's bytes come from: a backend of the registry (backends/backend.hpp),
+// so that `--phase load` and `ckptbench load` measure whatever storage backend.name (--backend)
+// names. The load methods are read strategies over the one contract: pipelined and read move
+// their byte ranges through Backend streams, file by file; mmap maps each file through
+// Backend::map, which file backends declare (Capabilities::mmap).
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "backends/backend.hpp"
+#include "harness/load/weight_loader.hpp"
+
+namespace ckpt::harness {
+
+// How the problem names its settings: the campaign's keys, or `ckptbench load`'s options.
+struct LoadSettingNames {
+  std::string_view backend = "backend.name";
+  std::string_view method = "load.method";
+  std::string_view direct = "load.direct";
+};
+inline constexpr LoadSettingNames kLoadCommandNames{"--backend", "--method", "--direct"};
+
+// Why a backend with `capabilities` cannot serve `settings` (collective: it reads whole plans,
+// not streamed ranges; mmap without Capabilities::mmap; load.direct without direct_io), naming
+// both settings and the backends that can, or nullopt.
+std::optional<std::string> load_backend_problem(std::string_view backend, const backends::Capabilities& capabilities,
+                                                const LoadSettings& settings, const LoadSettingNames& names = {});
+
+// One backend instance for one reader. Throws std::invalid_argument as backends::make_backend does.
+std::unique_ptr<backends::Backend> make_load_backend(const LoadStorage& storage, bool direct);
+
+// One reader's reads through a backend's streams: the file it reads stays open until it reads
+// another file or finishes, so the ranges of one file share one open.
+class RangeReader {
+ public:
+  explicit RangeReader(backends::Backend& backend) : backend_(backend) {}
+  // Reads `part`'s extents (memory offsets relative to `memory`, host-addressable). Throws
+  // std::runtime_error with the backend's error (operation, path, offset, errno text).
+  void read(const backends::FilePlan& part, backends::MemoryView memory);
+  // Closes the open file. Throws std::runtime_error as read() does.
+  void finish();
+
+ private:
+  backends::Backend& backend_;
+  std::string path_;
+  std::unique_ptr<backends::Backend::Stream> stream_;
+};
+
+}  // namespace ckpt::harness
