@@ -58,8 +58,14 @@ ModelSpec map_gpt2(const HfConfig& config, bool gptj) {
 }
 
 // BloomConfig: fused query_key_value, ALiBi, a LayerNorm after the word embedding, 4h MLP, tied.
+// BLOOM-176B's config.json spells the width n_embed; BloomConfig also takes the common names.
 ModelSpec map_bloom(const HfConfig& config) {
-  ModelSpec spec = gpt_style(config, "hidden_size", "n_layer", "n_head");
+  const auto either = [&](std::string_view key, std::string_view other) {
+    return config.has(key) || !config.has(other) ? key : other;
+  };
+  ModelSpec spec =
+      gpt_style(config, either("hidden_size", "n_embed"), either("n_layer", "num_hidden_layers"),
+                either("n_head", "num_attention_heads"));
   spec.hf_names = workloads::HfNames::bloom;
   spec.intermediate_size = 4 * spec.hidden_size;
   spec.fused_qkv = true;

@@ -86,7 +86,7 @@ constexpr std::string_view kStarcoder2Keys[] = {"use_bias"};
 constexpr std::string_view kCohereKeys[] = {"use_qk_norm"};
 // clang-format off
 constexpr std::string_view kGpt2Keys[] = {"n_embd", "n_layer", "n_head", "n_positions", "n_inner", "add_cross_attention"};
-constexpr std::string_view kBloomKeys[] = {"n_layer", "n_head"};
+constexpr std::string_view kBloomKeys[] = {"n_layer", "n_head", "n_embed"};
 constexpr std::string_view kOptKeys[] = {
     "ffn_dim", "enable_bias", "layer_norm_elementwise_affine", "do_layer_norm_before", "word_embed_proj_dim",
     "_remove_final_layer_norm",
