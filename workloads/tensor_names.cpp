@@ -107,7 +107,7 @@ NameScheme llama_names(const ModelSpec& m) {
   return n;
 }
 
-// GPT-2's and GPT-J's "transformer." prefix, shared by BLOOM.
+// GPT-2's and GPT-J's "transformer." names.
 void transformer_h(NameScheme& n, std::vector<std::string> norms) {
   n.layer = "transformer.h.{layer}.";
   n.layer_norms = std::move(norms);
@@ -133,16 +133,6 @@ NameScheme older_hf_names(const ModelSpec& m, NameScheme n) {
       n.o = "out_proj";
       n.up = "fc_in";
       n.down = "fc_out";
-      break;
-    case HfNames::bloom:
-      transformer_h(n, {"input_layernorm", "post_attention_layernorm"});
-      n.attention = "self_attention.";
-      n.qkv = "query_key_value";
-      n.o = "dense";
-      n.up = "dense_h_to_4h";
-      n.down = "dense_4h_to_h";
-      n.embedding_weight = "transformer.word_embeddings.weight";
-      n.embedding_norm = "transformer.word_embeddings_layernorm";
       break;
     case HfNames::opt:
       n.layer = "model.decoder.layers.{layer}.";
@@ -200,6 +190,8 @@ NameScheme hf_names(const ModelSpec& m) {
       n.shared_expert_gate_weight = "mlp.shared_expert_gate.weight";
       break;
     case HfNames::falcon:
+    case HfNames::bloom:  // Falcon's names, and a LayerNorm after the word embedding
+      n.embedding_norm = "transformer.word_embeddings_layernorm";
       n.layer = "transformer.h.{layer}.";
       n.attention = "self_attention.";
       n.qkv = "query_key_value";
