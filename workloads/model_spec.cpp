@@ -221,6 +221,8 @@ std::string_view hf_names_name(HfNames names) {
       return "granitemoe";
     case HfNames::mamba:
       return "mamba";
+    case HfNames::dbrx:
+      return "dbrx";
   }
   return "llama";
 }

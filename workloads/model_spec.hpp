@@ -32,7 +32,8 @@ enum class HfNames {
   gpt_oss,
   llama4,
   granitemoe,
-  mamba
+  mamba,
+  dbrx
 };
 // The shape of the per-head q/k norms: one vector over all heads (OLMo 2), one row per head
 // (Cohere), or one head_dim vector shared by the heads (Qwen3, Gemma 3).
@@ -43,7 +44,8 @@ enum class PositionEmbedding { rope, learned, alibi };   // learned: max_positio
 // expert, or one 3-D tensor per matrix kind with the experts in dim 0 — fused_gate_up:
 // gate_up_proj [E, h, 2f] and down_proj [E, f, h] (gpt-oss, Llama 4); fused_in_out:
 // input_linear [E, 2f, h] and output_linear [E, h, f] (GraniteMoE).
-enum class ExpertStorage { per_expert, fused_gate_up, fused_in_out };
+// fused_rows: w1, v1 and w2 each [E·f, h], the experts' rows one after another (DBRX).
+enum class ExpertStorage { per_expert, fused_gate_up, fused_in_out, fused_rows };
 // What mixes tokens in a layer: attention followed by the MLP, or a state-space mixer alone
 // (Mamba: A_log [d_inner, N]; Mamba-2: one A_log per head, grouped B/C).
 enum class Mixer { attention, mamba, mamba2 };

@@ -130,6 +130,12 @@ class CatalogBuilder {
     const auto fused = [&](std::string name, Shape shape, TpSplit split) {
       out.push_back(TensorDef{std::move(name), std::move(shape), split, true});
     };
+    if (m_.expert_storage == ExpertStorage::fused_rows) {
+      // TP cannot cut f inside each expert's block of rows as one box; it cuts h instead,
+      // which gives every rank the same bytes.
+      for (const char* name : {"w1", "v1", "w2"}) fused(p + name, {e * f, h}, TpSplit::dim1);
+      return;
+    }
     if (m_.expert_storage == ExpertStorage::fused_in_out) {
       fused(p + "input_linear.weight", {e, 2 * f, h}, TpSplit::dim1);
       fused(p + "output_linear.weight", {e, h, f}, TpSplit::dim2);

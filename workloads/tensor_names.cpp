@@ -159,6 +159,17 @@ NameScheme older_hf_names(const ModelSpec& m, NameScheme n) {
       n.fused_experts = "block_sparse_moe.";
       n.router_weight = "block_sparse_moe.router.layer.weight";
       break;
+    case HfNames::dbrx:
+      n.layer = "transformer.blocks.{layer}.";
+      n.layer_norms = {"norm_attn_norm.norm_1", "norm_attn_norm.norm_2"};
+      n.attention = "norm_attn_norm.attn.";
+      n.qkv = "Wqkv";
+      n.o = "out_proj";
+      n.router_weight = "ffn.router.layer.weight";
+      n.fused_experts = "ffn.experts.mlp.";
+      n.embedding_weight = "transformer.wte.weight";
+      n.final_norm = "transformer.norm_f";
+      break;
     case HfNames::mamba:
       n.layer = "backbone.layers.{layer}.";
       n.layer_norms = {"norm"};

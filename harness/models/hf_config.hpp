@@ -85,6 +85,16 @@ class HfConfig {
 
   const Locator& at() const { return at_; }
 
+  // A nested config object (DBRX's attn_config, ffn_config) read with its own consumed keys;
+  // absent or null reads as an empty object, where every key takes its default.
+  HfConfig sub(std::string_view key, std::vector<std::string_view> consumed) const {
+    static const Json kEmpty = Json::object();
+    const Json* value = find(key);
+    if (value == nullptr || value->is_null()) return HfConfig(kEmpty, at_, std::move(consumed));
+    if (!value->is_object()) wrong_type(*value, key, "an object");
+    return HfConfig(*value, at_, std::move(consumed));
+  }
+
   // Absent and null both read as "not given".
   std::optional<std::int64_t> size(std::string_view key) const {
     const Json* value = find(key);

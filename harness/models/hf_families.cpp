@@ -137,7 +137,32 @@ ModelSpec map_mamba(const HfConfig& config, bool v2) {
 
 }  // namespace
 
+// DbrxConfig: sizes in d_model / n_heads / n_layers and two nested objects: attn_config
+// (kv_n_heads) and ffn_config (ffn_hidden_size, moe_num_experts, moe_top_k). Fused Wqkv, bias-free
+// LayerNorms (one weight each), every layer MoE with w1 / v1 / w2 of [E·f, h], untied.
+ModelSpec map_dbrx(const HfConfig& config) {
+  ModelSpec spec;
+  spec.hf_names = workloads::HfNames::dbrx;
+  spec.hidden_size = config.size_or("d_model", 2048);
+  spec.num_hidden_layers = config.size_or("n_layers", 24);
+  spec.num_attention_heads = config.size_or("n_heads", 16);
+  spec.vocab_size = config.size_or("vocab_size", 32000);
+  spec.max_position_embeddings = config.size_or("max_seq_len", 2048);
+  spec.tie_word_embeddings = config.flag_or("tie_word_embeddings", false);
+  const HfConfig attn = config.sub("attn_config", {"kv_n_heads"});
+  spec.num_key_value_heads = attn.size_or("kv_n_heads", 1);
+  spec.fused_qkv = true;
+  const HfConfig ffn =
+      config.sub("ffn_config", {"ffn_hidden_size", "moe_num_experts", "moe_top_k"});
+  spec.intermediate_size = ffn.size_or("ffn_hidden_size", 3584);
+  spec.num_local_experts = ffn.size_or("moe_num_experts", 4);
+  spec.num_experts_per_tok = ffn.size_or("moe_top_k", 1);
+  spec.expert_storage = workloads::ExpertStorage::fused_rows;
+  return spec;
+}
+
 ModelSpec map_own_keys_family(std::string_view model_type, const HfConfig& config) {
+  if (model_type == "dbrx") return map_dbrx(config);
   if (model_type == "gpt2" || model_type == "gptj") return map_gpt2(config, model_type == "gptj");
   if (model_type == "bloom") return map_bloom(config);
   if (model_type == "opt") return map_opt(config);
@@ -153,7 +178,10 @@ std::string own_keys_family_key(std::string_view model_type, const std::string& 
       {"gpt2 gptj", "hidden_size", "n_embd"}, {"gpt2 gptj bloom", "num_hidden_layers", "n_layer"},
       {"gpt2 gptj bloom", "num_attention_heads", "n_head"}, {"gpt2 gptj", "intermediate_size", "n_inner"},
       {"gpt2 gptj", "max_position_embeddings", "n_positions"}, {"opt", "intermediate_size", "ffn_dim"},
-      {"mamba2", "num_attention_heads", "num_heads"},
+      {"mamba2", "num_attention_heads", "num_heads"}, {"dbrx", "hidden_size", "d_model"},
+      {"dbrx", "num_hidden_layers", "n_layers"}, {"dbrx", "num_attention_heads", "n_heads"},
+      {"dbrx", "num_key_value_heads", "attn_config"}, {"dbrx", "intermediate_size", "ffn_config"},
+      {"dbrx", "num_local_experts", "ffn_config"}, {"dbrx", "num_experts_per_tok", "ffn_config"},
   };
   // clang-format on
   for (const Alias& alias : kAliases) {

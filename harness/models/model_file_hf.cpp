@@ -94,6 +94,7 @@ constexpr std::string_view kOptKeys[] = {
 constexpr std::string_view kMambaKeys[] = {
     "state_size", "expand", "conv_kernel", "time_step_rank", "use_bias", "use_conv_bias", "num_heads", "n_groups",
 };
+constexpr std::string_view kDbrxKeys[] = {"d_model", "n_heads", "n_layers", "max_seq_len", "attn_config", "ffn_config"};
 constexpr std::string_view kFusedMoeKeys[] = {
     "num_local_experts", "num_experts_per_tok", "intermediate_size_mlp", "interleave_moe_layer_step", "moe_layers",
     "use_qk_norm",
@@ -223,6 +224,7 @@ constexpr std::array kArchNames{
     ArchName{HfArch::own_keys, "bloom", "BloomForCausalLM", kBloomKeys, false, {}},
     ArchName{HfArch::own_keys, "opt", "OPTForCausalLM", kOptKeys, false, {}},
     ArchName{HfArch::own_keys, "mamba", "MambaForCausalLM", kMambaKeys, false, {}},
+    ArchName{HfArch::own_keys, "dbrx", "DbrxForCausalLM", kDbrxKeys, false, {}},
     ArchName{HfArch::own_keys, "mamba2", "Mamba2ForCausalLM", kMambaKeys, false, {}},
     ArchName{HfArch::fused_moe, "gpt_oss", "GptOssForCausalLM", kFusedMoeKeys, true,
              {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .qkv_bias = true, .o_bias = true}},
@@ -269,7 +271,7 @@ constexpr std::string_view kIgnoredKeys[] = {
     "time_step_max", "time_step_min", "time_step_scale", "time_step_limit", "use_associative_scan",
     "use_mambapy", "chunk_size", "rms_norm", "norm_before_gate", "scale_attn_weights",
     "scale_attn_by_inverse_layer_idx", "reorder_and_upcast_attn", "summary_activation", "summary_first_dropout",
-    "summary_proj_to_labels", "summary_type", "summary_use_proj",
+    "summary_proj_to_labels", "summary_type", "summary_use_proj", "emb_pdrop",
 };
 // clang-format on
 

@@ -162,6 +162,21 @@ TEST(HfFixtures, FusedExpertsSplitAlongTheExpertDimUnderEp) {
   EXPECT_EQ(layout.checkpoint_bytes(), (4'066'064 + 2 * 24 * 256) * 2);
 }
 
+// DBRX stacks the experts' rows in 2-D tensors [E·f, h]: EP takes a block of whole experts'
+// rows; TP cuts h, as f inside each expert's block is no single box.
+TEST(HfFixtures, DbrxExpertRowsSplitByExpertsThenByHidden) {
+  ParallelSpec parallel;
+  parallel.tp = 2;
+  parallel.dp = 2;
+  parallel.ep = 2;
+  const Layout layout = hf_weights(fixtures_dir() / "small-dbrx/config.json", parallel);
+  const Shard w2 = shard_of(layout, 3, "transformer.blocks.0.ffn.experts.mlp.w2");
+  EXPECT_EQ(w2.global_shape, (Dims{1536, 256}));
+  EXPECT_EQ(w2.offset, (Dims{768, 128}));
+  EXPECT_EQ(w2.extent, (Dims{768, 128}));
+  EXPECT_EQ(bytes_of_every_rank(layout), (3'267'840 + 2 * 24 * 256) * 2);
+}
+
 // GPT-2's Conv1D stores [in, out]: column-parallel c_attn and c_fc split dim 1, row-parallel
 // c_proj splits dim 0; the biases of column-parallel layers split with them.
 TEST(HfFixtures, Conv1dWeightsSplitAlongTheOutputAxis) {
