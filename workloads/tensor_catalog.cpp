@@ -64,8 +64,8 @@ class CatalogBuilder {
       return out;
     }
     // mlp_bias stops at the routed experts (transformers' DeepSeek-V2 experts have none).
-    mlp(out, names_.layer + names_.expert, m_.expert_intermediate_size(), names_.expert_gate, names_.expert_up,
-        names_.expert_down, m_.linear_bias);
+    mlp(out, names_.layer + names_.expert, m_.expert_intermediate_size(), names_.expert_gate,
+        names_.expert_up, names_.expert_down, m_.linear_bias || m_.expert_bias);
     return out;
   }
 

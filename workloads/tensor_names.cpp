@@ -58,6 +58,7 @@ NameScheme megatron_names(const ModelSpec& m) {
   n.router_weight = "mlp.router.weight";
   n.router_bias_weight = "mlp.router.expert_bias";
   n.ssm = "mixer.";
+  n.sinks_weight = "core_attention.softmax_offset";
   n.embedding_weight = "embedding.word_embeddings.weight";
   n.position_embedding_weight = "embedding.position_embeddings.weight";
   n.embedding_norm = "embedding.word_embeddings_layernorm";

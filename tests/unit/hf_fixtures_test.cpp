@@ -211,6 +211,24 @@ TEST(HfFixtures, Mamba2MixerSplitsByInnerSizeAndHeads) {
   EXPECT_EQ(bytes_of_every_rank(layout), (1'375'024 + 2 * 24 * 256) * 2);
 }
 
+// Megatron names lay the same tensors out per expert, unfused and untransposed: the same bytes.
+TEST(HfFixtures, MegatronNamesCountTheSameBytesForTheNewLayouts) {
+  for (const char* fixture :
+       {"small-gpt2", "small-gptj", "small-bloom", "small-opt", "small-gpt-oss",
+        "small-llama4-text", "small-granitemoe", "small-dbrx", "small-mamba", "small-mamba2"}) {
+    SCOPED_TRACE(fixture);
+    const fs::path config = fixtures_dir() / fixture / "config.json";
+    StateSpec state;
+    state.scope = StateScope::weights;
+    state.naming = Naming::megatron;
+    ParallelSpec parallel;
+    parallel.vocab_divisor = 1;  // the unpadded vocabulary of the HF layout
+    const Layout megatron(harness::load_model_hf_json(config), parallel, state);
+    EXPECT_EQ(megatron.checkpoint_bytes(), hf_weights(config).checkpoint_bytes());
+    EXPECT_EQ(megatron.checkpoint_bytes(), 2 * megatron.parameters());
+  }
+}
+
 TEST(HfFixtures, DigestMatchesTheGeneratorsOnAKnownList) {
   // make_fixtures.digest({"a.weight": [2, 3], "b": [4]}) in Python.
   EXPECT_EQ(digest({{"a.weight", {2, 3}}, {"b", {4}}}), "ac354de3043f077d");
