@@ -47,6 +47,15 @@ Layout hf_weights(const fs::path& config, const ParallelSpec& parallel = {}) {
   return Layout(harness::load_model_hf_json(config), parallel, state);
 }
 
+// A fixture's HF weights at TP × DP with EP dividing DP.
+Layout fixture_at(const std::string& fixture, std::int64_t tp, std::int64_t dp, std::int64_t ep) {
+  ParallelSpec parallel;
+  parallel.tp = tp;
+  parallel.dp = dp;
+  parallel.ep = ep;
+  return hf_weights(fixtures_dir() / fixture / "config.json", parallel);
+}
+
 // The shard of `name` that `rank` writes; fails when the rank writes none.
 Shard shard_of(const Layout& layout, std::int64_t rank, const std::string& name) {
   for (const Shard& s : layout.shards(rank)) {
@@ -138,11 +147,7 @@ TEST(HfFixtures, OnlyDeepSeekStyleRoutersAreKeptInAnotherDtype) {
 // gpt-oss keeps each layer's experts in one tensor per matrix: EP hands each rank its block of
 // experts along dim 0, TP cuts the expert width (gate_up's last dim, down's middle dim).
 TEST(HfFixtures, FusedExpertsSplitAlongTheExpertDimUnderEp) {
-  ParallelSpec parallel;
-  parallel.tp = 2;
-  parallel.dp = 2;
-  parallel.ep = 2;
-  const Layout layout = hf_weights(fixtures_dir() / "small-gpt-oss/config.json", parallel);
+  const Layout layout = fixture_at("small-gpt-oss", 2, 2, 2);
   const std::string experts = "model.layers.1.mlp.experts.";
   // Rank 3: tp 1, dp 1, so ep 1: experts 2 and 3, the second half of the width.
   const Shard gate_up = shard_of(layout, 3, experts + "gate_up_proj");
@@ -165,11 +170,7 @@ TEST(HfFixtures, FusedExpertsSplitAlongTheExpertDimUnderEp) {
 // DBRX stacks the experts' rows in 2-D tensors [E·f, h]: EP takes a block of whole experts'
 // rows; TP cuts h, as f inside each expert's block is no single box.
 TEST(HfFixtures, DbrxExpertRowsSplitByExpertsThenByHidden) {
-  ParallelSpec parallel;
-  parallel.tp = 2;
-  parallel.dp = 2;
-  parallel.ep = 2;
-  const Layout layout = hf_weights(fixtures_dir() / "small-dbrx/config.json", parallel);
+  const Layout layout = fixture_at("small-dbrx", 2, 2, 2);
   const Shard w2 = shard_of(layout, 3, "transformer.blocks.0.ffn.experts.mlp.w2");
   EXPECT_EQ(w2.global_shape, (Dims{1536, 256}));
   EXPECT_EQ(w2.offset, (Dims{768, 128}));
@@ -180,9 +181,7 @@ TEST(HfFixtures, DbrxExpertRowsSplitByExpertsThenByHidden) {
 // GPT-2's Conv1D stores [in, out]: column-parallel c_attn and c_fc split dim 1, row-parallel
 // c_proj splits dim 0; the biases of column-parallel layers split with them.
 TEST(HfFixtures, Conv1dWeightsSplitAlongTheOutputAxis) {
-  ParallelSpec parallel;
-  parallel.tp = 2;
-  const Layout layout = hf_weights(fixtures_dir() / "small-gpt2/config.json", parallel);
+  const Layout layout = fixture_at("small-gpt2", 2, 1, 1);
   const Shard qkv = shard_of(layout, 1, "transformer.h.0.attn.c_attn.weight");
   EXPECT_EQ(qkv.global_shape, (Dims{256, 768}));
   EXPECT_EQ(qkv.offset, (Dims{0, 384}));
@@ -199,9 +198,7 @@ TEST(HfFixtures, Conv1dWeightsSplitAlongTheOutputAxis) {
 
 // Mamba-2 at TP 2: what d_inner, the heads or the groups size is split; the norms are not.
 TEST(HfFixtures, Mamba2MixerSplitsByInnerSizeAndHeads) {
-  ParallelSpec parallel;
-  parallel.tp = 2;
-  const Layout layout = hf_weights(fixtures_dir() / "small-mamba2/config.json", parallel);
+  const Layout layout = fixture_at("small-mamba2", 2, 1, 1);
   const std::string mixer = "backbone.layers.0.mixer.";
   EXPECT_EQ(shard_of(layout, 1, mixer + "in_proj.weight").extent, (Dims{580, 256}));
   EXPECT_EQ(shard_of(layout, 1, mixer + "conv1d.weight").extent, (Dims{320, 1, 4}));
