@@ -4,14 +4,15 @@
 
 namespace ckpt::workloads {
 
-OwnedList OwnedList::build(const std::vector<TensorDef>& defs, std::int64_t tp, bool owns_replicated) {
+OwnedList OwnedList::build(const std::vector<TensorDef>& defs, std::int64_t tp, std::int64_t ep,
+                           bool owns_replicated) {
   OwnedList list;
   for (const TensorDef& def : defs) {
     const bool split = def.split != TpSplit::replicated;
     if (!split && !owns_replicated) continue;
     list.defs.push_back(&def);
     list.begin.push_back(list.total);
-    const std::int64_t local = split ? def.numel() / tp : def.numel();
+    const std::int64_t local = (split ? def.numel() / tp : def.numel()) / (def.expert_dim ? ep : 1);
     list.local_numel.push_back(local);
     list.total += local;
   }
@@ -23,12 +24,15 @@ std::size_t OwnedList::find(std::int64_t offset) const {
   return static_cast<std::size_t>(it - begin.begin()) - 1;
 }
 
-OwnedCatalog OwnedCatalog::build(const TensorCatalog& catalog, std::int64_t tp, bool owns_replicated) {
-  return OwnedCatalog{OwnedList::build(catalog.first_stage, tp, owns_replicated),
-                      OwnedList::build(catalog.dense_layer, tp, owns_replicated),
-                      OwnedList::build(catalog.moe_layer, tp, owns_replicated),
-                      OwnedList::build(catalog.expert, tp, owns_replicated),
-                      OwnedList::build(catalog.last_stage, tp, owns_replicated)};
+OwnedCatalog OwnedCatalog::build(const TensorCatalog& catalog, const ParallelSpec& parallel,
+                                 bool owns_replicated) {
+  const std::int64_t tp = parallel.tp;
+  const std::int64_t ep = parallel.ep;
+  return OwnedCatalog{OwnedList::build(catalog.first_stage, tp, ep, owns_replicated),
+                      OwnedList::build(catalog.dense_layer, tp, ep, owns_replicated),
+                      OwnedList::build(catalog.moe_layer, tp, ep, owns_replicated),
+                      OwnedList::build(catalog.expert, tp, ep, owns_replicated),
+                      OwnedList::build(catalog.last_stage, tp, ep, owns_replicated)};
 }
 
 void FlatBuffer::append(const Segment& segment) {

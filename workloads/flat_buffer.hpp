@@ -17,7 +17,9 @@ struct OwnedList {
   std::vector<std::int64_t> begin;
   std::int64_t total = 0;
 
-  static OwnedList build(const std::vector<TensorDef>& defs, std::int64_t tp, bool owns_replicated);
+  // Local counts divide TP-split dims by tp and fused expert dims by ep.
+  static OwnedList build(const std::vector<TensorDef>& defs, std::int64_t tp, std::int64_t ep,
+                         bool owns_replicated);
   std::size_t find(std::int64_t offset) const;  // index of the def holding local element `offset`
   std::size_t size() const { return defs.size(); }
 };
@@ -26,7 +28,8 @@ struct OwnedList {
 struct OwnedCatalog {
   OwnedList first_stage, dense_layer, moe_layer, expert, last_stage;
 
-  static OwnedCatalog build(const TensorCatalog& catalog, std::int64_t tp, bool owns_replicated);
+  static OwnedCatalog build(const TensorCatalog& catalog, const ParallelSpec& parallel,
+                            bool owns_replicated);
 };
 
 // `copies` consecutive repetitions of a list: a run of identical layers, or of a layer's

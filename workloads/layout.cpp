@@ -34,15 +34,19 @@ std::vector<StateKind> kinds_for(const StateSpec& state) {
   return kinds;
 }
 
-// The TP slice of a tensor held by TP rank `t`.
-void set_slice(Shard& shard, const TensorDef& def, std::int64_t t, std::int64_t tp) {
+// The slice of a tensor held by TP rank `c.tp` (and, for a fused expert tensor, EP rank `c.ep`).
+void set_slice(Shard& shard, const TensorDef& def, const RankCoord& c, const ParallelSpec& p) {
   shard.global_shape = def.shape;
   shard.offset.assign(def.shape.size(), 0);
   shard.extent = def.shape;
+  if (def.expert_dim) {
+    shard.extent[0] = def.shape[0] / p.ep;
+    shard.offset[0] = c.ep * shard.extent[0];
+  }
   if (def.split == TpSplit::replicated) return;
-  const std::size_t dim = def.split == TpSplit::dim0 ? 0 : 1;
-  shard.extent[dim] = def.shape[dim] / tp;
-  shard.offset[dim] = t * shard.extent[dim];
+  const std::size_t dim = split_dim(def.split);
+  shard.extent[dim] = def.shape[dim] / p.tp;
+  shard.offset[dim] = c.tp * shard.extent[dim];
 }
 
 // Exact arithmetic for the size checks below: every factor is bounded (limits.hpp), so the
@@ -67,7 +71,7 @@ void check_model_size(const TensorCatalog& cat, const ModelSpec& m, std::int64_t
   const std::int64_t layers = m.num_hidden_layers;
   const std::int64_t dense_layers = m.is_moe() ? m.first_k_dense_replace : layers;
   const std::int64_t moe_layers = layers - dense_layers;
-  const std::int64_t experts = m.num_local_experts;
+  const std::int64_t experts = cat.fused_experts ? 1 : m.num_local_experts;
   const auto count = [](const std::vector<TensorDef>& defs) { return static_cast<Wide>(defs.size()); };
   struct Part { Wide fixed, dense, moe, expert; };  // fixed + dense × dense_layers + moe_layers × (moe + experts × expert)
   const Part tensors{count(cat.first_stage) + count(cat.last_stage), count(cat.dense_layer), count(cat.moe_layer),
@@ -128,8 +132,8 @@ Layout::Layout(const ModelSpec& model, const ParallelSpec& parallel, const State
                    std::accumulate(kinds_.begin(), kinds_.end(), std::int64_t{0},
                                    [&](std::int64_t sum, StateKind kind) { return sum + dtype_bytes(dtype_of(kind)); }));
   parameters_ = build_tensor_catalog(model_, Naming::hf, model_.vocab_size).parameter_count(model_);
-  owned_[0] = OwnedCatalog::build(*catalog_, parallel_.tp, true);
-  owned_[1] = OwnedCatalog::build(*catalog_, parallel_.tp, false);
+  owned_[0] = OwnedCatalog::build(*catalog_, parallel_, true);
+  owned_[1] = OwnedCatalog::build(*catalog_, parallel_, false);
 }
 
 RankCoord Layout::coord(std::int64_t rank) const {
@@ -178,6 +182,10 @@ FlatBuffer Layout::expert_buffer(const RankCoord& c) const {
   const OwnedCatalog& owned = owned_[c.tp == 0 ? 0 : 1];
   const auto [first, last] = pipeline_.layers_of(c.pp);
   const std::int64_t moe_begin = std::max(first, model_.first_k_dense_replace);
+  if (catalog_->fused_experts) {  // one copy per layer, each holding this rank's experts
+    buffer.append({&owned.expert, last - moe_begin, moe_begin});
+    return buffer;
+  }
   const std::int64_t local_experts = model_.num_local_experts / parallel_.ep;
   buffer.append({&owned.expert, (last - moe_begin) * local_experts, moe_begin, local_experts,
                  c.ep * local_experts});
@@ -218,7 +226,7 @@ std::vector<Shard> Layout::shards(std::int64_t rank) const {
                                       piece.segment->expert_of(piece.copy));
       shard.state = kind;
       shard.dtype = dtype;
-      set_slice(shard, def, c.tp, parallel_.tp);
+      set_slice(shard, def, c, parallel_);
       shard.flat_begin = piece.lo;
       shard.flat_end = piece.hi;
       shard.bytes = (piece.hi - piece.lo) * dtype_bytes(dtype);

@@ -32,12 +32,20 @@ void require_bounded(const ModelSpec& m) {
       {m.num_local_experts, {l::kExperts, "num_local_experts"}},
       {m.moe_intermediate_size, {l::kIntermediateSize, "moe_intermediate_size"}},
       {m.n_shared_experts, {l::kSharedExperts, "n_shared_experts"}},
-      {m.shared_expert_intermediate_size, {l::kIntermediateSize, "shared_expert_intermediate_size"}},
+      {m.shared_expert_intermediate_size,
+       {l::kIntermediateSize, "shared_expert_intermediate_size"}},
       {m.q_lora_rank, {l::kHeadDim, "q_lora_rank"}},
       {m.kv_lora_rank, {l::kHeadDim, "kv_lora_rank"}},
       {m.qk_nope_head_dim, {l::kHeadDim, "qk_nope_head_dim"}},
       {m.qk_rope_head_dim, {l::kHeadDim, "qk_rope_head_dim"}},
       {m.v_head_dim, {l::kHeadDim, "v_head_dim"}},
+      {m.position_offset, {l::kMaxPositionEmbeddings, "max_position_embeddings"}},
+      {m.ssm_inner_size, {l::kIntermediateSize, "intermediate_size"}},
+      {m.ssm_state_size, {l::kHeadDim, "state_size"}},
+      {m.ssm_conv_kernel, {l::kHeadDim, "conv_kernel"}},
+      {m.ssm_dt_rank, {l::kHiddenSize, "time_step_rank"}},
+      {m.ssm_heads, {l::kHeads, "num_heads"}},
+      {m.ssm_groups, {l::kHeads, "n_groups"}},
   };
   for (const auto& [value, bound] : bounds) require_at_most(value, bound.first, bound.second);
 }
@@ -103,6 +111,25 @@ void validate_mla(const ModelSpec& m) {
   require_positive(m.v_head_dim, "v_head_dim");
 }
 
+// A state-space mixer needs its sizes; Mamba-2's heads and groups must tile d_inner.
+void validate_ssm(const ModelSpec& m) {
+  if (m.mixer == Mixer::attention) return;
+  require_positive(m.ssm_inner_size, "intermediate_size");
+  require_positive(m.ssm_state_size, "state_size");
+  require_positive(m.ssm_conv_kernel, "conv_kernel");
+  if (m.mixer == Mixer::mamba) {
+    require_positive(m.ssm_dt_rank, "time_step_rank");
+    return;
+  }
+  require_positive(m.ssm_heads, "num_heads");
+  require_positive(m.ssm_groups, "n_groups");
+  if (m.ssm_heads % m.ssm_groups != 0) {
+    throw SpecError("n_groups", "num_heads (" + std::to_string(m.ssm_heads) +
+                                    ") is not a multiple of n_groups (" +
+                                    std::to_string(m.ssm_groups) + ")");
+  }
+}
+
 }  // namespace
 
 ModelSpec ModelSpec::resolved() const {
@@ -143,6 +170,7 @@ void ModelSpec::validate() const {
   }
   validate_moe(*this);
   validate_mla(*this);
+  validate_ssm(*this);
 }
 
 std::string_view norm_name(NormKind kind) {
@@ -177,6 +205,24 @@ std::string_view hf_names_name(HfNames names) {
     case HfNames::glm4: return "glm4";
     case HfNames::deepseek: return "deepseek";
     case HfNames::vaultgemma: return "vaultgemma";
+    case HfNames::gpt2:
+      return "gpt2";
+    case HfNames::gptj:
+      return "gptj";
+    case HfNames::bloom:
+      return "bloom";
+    case HfNames::opt:
+      return "opt";
+    case HfNames::gpt_oss:
+      return "gpt_oss";
+    case HfNames::llama4:
+      return "llama4";
+    case HfNames::granitemoe:
+      return "granitemoe";
+    case HfNames::mamba:
+      return "mamba";
+    case HfNames::dbrx:
+      return "dbrx";
   }
   return "llama";
 }

@@ -13,12 +13,42 @@ enum class NormKind { rmsnorm, layernorm, none };        // layernorm carries a 
 // and MLP (Falcon's new_decoder_architecture).
 enum class NormPlacement { pre, parallel, sandwich, post, parallel_pair };
 // Hugging Face tensor-name family (Naming::hf): which checkpoint spells the tensors how.
-enum class HfNames { llama, qwen2_moe, falcon, gpt_neox, phi, starcoder2, cohere, glm4, deepseek, vaultgemma };
+// The last group is read from config.json only (a TOML model file cannot express their layouts).
+enum class HfNames {
+  llama,
+  qwen2_moe,
+  falcon,
+  gpt_neox,
+  phi,
+  starcoder2,
+  cohere,
+  glm4,
+  deepseek,
+  vaultgemma,
+  gpt2,
+  gptj,
+  bloom,
+  opt,
+  gpt_oss,
+  llama4,
+  granitemoe,
+  mamba,
+  dbrx
+};
 // The shape of the per-head q/k norms: one vector over all heads (OLMo 2), one row per head
 // (Cohere), or one head_dim vector shared by the heads (Qwen3, Gemma 3).
 enum class QkNormShape { all_heads, per_head, head_dim };
 enum class MlpKind { gated, plain };                     // gated: three matrices; plain: two
 enum class PositionEmbedding { rope, learned, alibi };   // learned: max_position × hidden table
+// How a Hugging Face checkpoint stores the routed experts of a layer: one set of matrices per
+// expert, or one 3-D tensor per matrix kind with the experts in dim 0 — fused_gate_up:
+// gate_up_proj [E, h, 2f] and down_proj [E, f, h] (gpt-oss, Llama 4); fused_in_out:
+// input_linear [E, 2f, h] and output_linear [E, h, f] (GraniteMoE).
+// fused_rows: w1, v1 and w2 each [E·f, h], the experts' rows one after another (DBRX).
+enum class ExpertStorage { per_expert, fused_gate_up, fused_in_out, fused_rows };
+// What mixes tokens in a layer: attention followed by the MLP, or a state-space mixer alone
+// (Mamba: A_log [d_inner, N]; Mamba-2: one A_log per head, grouped B/C).
+enum class Mixer { attention, mamba, mamba2 };
 
 // The architecture of a decoder-only transformer, in Hugging Face vocabulary where one
 // exists. Zero means "not set" for the optional sizes; `resolved()` applies the HF defaults.
@@ -52,6 +82,11 @@ struct ModelSpec {
   bool fused_qkv = false;
   bool fused_gate_up = false;
   HfNames hf_names = HfNames::llama;
+  // HF names only: GPT-2's Conv1D stores each linear transposed, [in, out].
+  bool conv1d_weights = false;
+  // Rows of the learned position table beyond max_position_embeddings (OPT: 2).
+  std::int64_t position_offset = 0;
+  bool attention_sinks = false;  // one learned logit per head, [heads] (gpt-oss)
 
   // Mixture of experts: num_local_experts > 0 turns layers >= first_k_dense_replace into MoE.
   std::int64_t num_local_experts = 0;
@@ -64,6 +99,18 @@ struct ModelSpec {
   std::int64_t shared_expert_intermediate_size = 0;
   bool shared_expert_gate = false;
   bool moe_router_bias = false;           // per-expert routing bias (DeepSeek-V3's e_score_correction_bias)
+  ExpertStorage expert_storage = ExpertStorage::per_expert;  // HF names only
+  bool expert_bias = false;  // biases on the fused expert matrices (gpt-oss)
+
+  // State-space mixers (mixer != attention): no attention and no MLP in a layer.
+  Mixer mixer = Mixer::attention;
+  std::int64_t ssm_inner_size = 0;  // d_inner (expand × hidden)
+  std::int64_t ssm_state_size = 0;  // N
+  std::int64_t ssm_conv_kernel = 0;
+  std::int64_t ssm_dt_rank = 0;                // Mamba: width of the time-step projection
+  std::int64_t ssm_heads = 0, ssm_groups = 0;  // Mamba-2
+  bool ssm_proj_bias = false;                  // bias on in_proj / out_proj
+  bool ssm_conv_bias = true;
 
   // Multi-head latent attention (DeepSeek-V2/V3): on when kv_lora_rank > 0.
   std::int64_t q_lora_rank = 0;           // 0: queries are not compressed
@@ -74,6 +121,7 @@ struct ModelSpec {
 
   bool is_moe() const { return num_local_experts > 0; }
   bool uses_mla() const { return kv_lora_rank > 0; }
+  bool fused_experts() const { return is_moe() && expert_storage != ExpertStorage::per_expert; }
   bool layer_is_moe(std::int64_t layer) const {
     return is_moe() && layer >= first_k_dense_replace;
   }

@@ -13,6 +13,7 @@ namespace {
 // Sizes that tensor parallelism divides.
 std::vector<std::pair<const char*, std::int64_t>> tp_divided_sizes(const ModelSpec& m) {
   std::vector<std::pair<const char*, std::int64_t>> sizes{{"num_attention_heads", m.num_attention_heads}};
+  if (m.mixer == Mixer::mamba2) sizes.emplace_back("n_groups", m.ssm_groups);
   if (!m.uses_mla()) sizes.emplace_back("num_key_value_heads", m.num_key_value_heads);
   const bool has_dense_layers = !m.is_moe() || m.first_k_dense_replace > 0;
   if (has_dense_layers) sizes.emplace_back("intermediate_size", m.intermediate_size);
@@ -106,7 +107,7 @@ void validate_tp_splits(const TensorCatalog& catalog, std::int64_t tp) {
                            &catalog.expert, &catalog.last_stage}) {
     for (const TensorDef& def : *part) {
       if (def.split == TpSplit::replicated) continue;
-      const std::size_t dim = def.split == TpSplit::dim0 ? 0 : 1;
+      const std::size_t dim = split_dim(def.split);
       if (def.shape.at(dim) % tp != 0) {
         throw SpecError("tp", "tensor " + def.pattern + " has dimension " + std::to_string(dim) +
                                   " of size " + std::to_string(def.shape[dim]) +

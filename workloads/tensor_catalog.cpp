@@ -23,6 +23,11 @@ class CatalogBuilder {
     const auto norms_from = [&](std::size_t first, std::size_t count) {
       for (std::size_t i = first; i < first + count && i < norms.size(); ++i) norm(out, names_.layer + norms[i]);
     };
+    if (m_.mixer != Mixer::attention) {
+      norms_from(0, 1);
+      state_space_mixer(out);
+      return out;
+    }
     switch (m_.norm_placement) {
       case NormPlacement::pre: norms_from(0, 1); break;
       case NormPlacement::parallel: norms_from(0, 1); break;
@@ -54,9 +59,13 @@ class CatalogBuilder {
 
   std::vector<TensorDef> expert() const {
     std::vector<TensorDef> out;
+    if (m_.fused_experts() && !megatron_) {
+      fused_experts(out);
+      return out;
+    }
     // mlp_bias stops at the routed experts (transformers' DeepSeek-V2 experts have none).
-    mlp(out, names_.layer + names_.expert, m_.expert_intermediate_size(), names_.expert_gate, names_.expert_up,
-        names_.expert_down, m_.linear_bias);
+    mlp(out, names_.layer + names_.expert, m_.expert_intermediate_size(), names_.expert_gate,
+        names_.expert_up, names_.expert_down, m_.linear_bias || m_.expert_bias);
     return out;
   }
 
@@ -64,8 +73,8 @@ class CatalogBuilder {
     std::vector<TensorDef> out;
     add(out, names_.embedding_weight, {padded_vocab, m_.hidden_size}, TpSplit::dim0);
     if (m_.position_embedding == PositionEmbedding::learned) {
-      add(out, names_.position_embedding_weight, {m_.max_position_embeddings, m_.hidden_size},
-          TpSplit::replicated);
+      add(out, names_.position_embedding_weight,
+          {m_.max_position_embeddings + m_.position_offset, m_.hidden_size}, TpSplit::replicated);
     }
     if (m_.embedding_norm) layer_norm_with_bias(out, names_.embedding_norm);
     return out;
@@ -96,11 +105,78 @@ class CatalogBuilder {
   }
 
   // A linear layer [rows, cols]; column-parallel layers split rows and their bias, row-parallel
-  // layers split columns and replicate their bias.
+  // layers split columns and replicate their bias. GPT-2's Conv1D stores the weight as
+  // [cols, rows], so the same cuts fall on the other dimension.
   void linear(std::vector<TensorDef>& out, const std::string& prefix, std::int64_t rows,
               std::int64_t cols, TpSplit split, bool bias) const {
-    add(out, prefix + ".weight", {rows, cols}, split);
+    if (m_.conv1d_weights && !megatron_) {
+      const TpSplit swapped = split == TpSplit::dim0   ? TpSplit::dim1
+                              : split == TpSplit::dim1 ? TpSplit::dim0
+                                                       : split;
+      add(out, prefix + ".weight", {cols, rows}, swapped);
+    } else {
+      add(out, prefix + ".weight", {rows, cols}, split);
+    }
     if (bias) add(out, prefix + ".bias", {rows}, split == TpSplit::dim0 ? TpSplit::dim0 : TpSplit::replicated);
+  }
+
+  // All experts of a layer in one tensor per matrix kind, the experts in dim 0 (EP cuts it);
+  // TP cuts the expert width f as it does in a per-expert gate/up (column) or down (row).
+  void fused_experts(std::vector<TensorDef>& out) const {
+    const std::string p = names_.layer + names_.fused_experts;
+    const std::int64_t e = m_.num_local_experts;
+    const std::int64_t h = m_.hidden_size;
+    const std::int64_t f = m_.expert_intermediate_size();
+    const auto fused = [&](std::string name, Shape shape, TpSplit split) {
+      out.push_back(TensorDef{std::move(name), std::move(shape), split, true});
+    };
+    if (m_.expert_storage == ExpertStorage::fused_rows) {
+      // TP cannot cut f inside each expert's block of rows as one box; it cuts h instead,
+      // which gives every rank the same bytes.
+      for (const char* name : {"w1", "v1", "w2"}) fused(p + name, {e * f, h}, TpSplit::dim1);
+      return;
+    }
+    if (m_.expert_storage == ExpertStorage::fused_in_out) {
+      fused(p + "input_linear.weight", {e, 2 * f, h}, TpSplit::dim1);
+      fused(p + "output_linear.weight", {e, h, f}, TpSplit::dim2);
+      return;
+    }
+    fused(p + "gate_up_proj", {e, h, 2 * f}, TpSplit::dim2);
+    if (m_.expert_bias) fused(p + "gate_up_proj_bias", {e, 2 * f}, TpSplit::dim1);
+    fused(p + "down_proj", {e, f, h}, TpSplit::dim1);
+    if (m_.expert_bias) fused(p + "down_proj_bias", {e, h}, TpSplit::replicated);
+  }
+
+  // Mamba: in_proj makes x and z (2·d_inner), a depthwise conv over x, x_proj the time step
+  // (dt_rank) and B, C (N each), dt_proj back to d_inner, A [d_inner, N] and D per channel.
+  // Mamba-2: in_proj makes z, x, B, C (groups × N each) and one dt per head; the conv runs over
+  // x, B and C; A, D and the dt bias are per head; a gated RMSNorm over d_inner. Everything
+  // sized by d_inner, heads or groups is split by TP (as Megatron-core's Mamba mixer does).
+  void state_space_mixer(std::vector<TensorDef>& out) const {
+    const std::string p = names_.layer + names_.ssm;
+    const std::int64_t d = m_.ssm_inner_size;
+    const std::int64_t n = m_.ssm_state_size;
+    const bool v2 = m_.mixer == Mixer::mamba2;
+    const std::int64_t conv = v2 ? d + 2 * m_.ssm_groups * n : d;
+    if (v2) {
+      add(out, p + "dt_bias", {m_.ssm_heads}, TpSplit::dim0);
+      add(out, p + "A_log", {m_.ssm_heads}, TpSplit::dim0);
+      add(out, p + "D", {m_.ssm_heads}, TpSplit::dim0);
+    } else {
+      add(out, p + "A_log", {d, n}, TpSplit::dim0);
+      add(out, p + "D", {d}, TpSplit::dim0);
+    }
+    add(out, p + "conv1d.weight", {conv, 1, m_.ssm_conv_kernel}, TpSplit::dim0);
+    if (m_.ssm_conv_bias) add(out, p + "conv1d.bias", {conv}, TpSplit::dim0);
+    linear(out, p + "in_proj", v2 ? conv + d + m_.ssm_heads : 2 * d, m_.hidden_size, TpSplit::dim0,
+           m_.ssm_proj_bias);
+    if (v2) {
+      add(out, p + "norm.weight", {d}, TpSplit::dim0);
+    } else {
+      linear(out, p + "x_proj", m_.ssm_dt_rank + 2 * n, d, TpSplit::dim1, false);
+      linear(out, p + "dt_proj", d, m_.ssm_dt_rank, TpSplit::dim0, true);
+    }
+    linear(out, p + "out_proj", m_.hidden_size, d, TpSplit::dim1, m_.ssm_proj_bias);
   }
 
   // Fused q/k/v (Megatron, and HF where fused_qkv) is one column-parallel matrix split along
@@ -133,6 +209,8 @@ class CatalogBuilder {
       add(out, p + names_.k_norm + ".weight", norm_shape(m_.num_key_value_heads), split);
     }
     linear(out, p + names_.o, m_.hidden_size, q, TpSplit::dim1, m_.o_bias || m_.linear_bias);
+    if (m_.attention_sinks)
+      add(out, p + names_.sinks_weight, {m_.num_attention_heads}, TpSplit::dim0);
   }
 
   // Multi-head latent attention: the down-projections are small and replicated across TP
@@ -222,6 +300,19 @@ void replace_all(std::string& text, std::string_view token, std::int64_t value) 
 
 }  // namespace
 
+std::size_t split_dim(TpSplit split) {
+  switch (split) {
+    case TpSplit::dim1:
+      return 1;
+    case TpSplit::dim2:
+      return 2;
+    case TpSplit::replicated:
+    case TpSplit::dim0:
+      break;
+  }
+  return 0;
+}
+
 std::int64_t TensorDef::numel() const {
   return std::accumulate(shape.begin(), shape.end(), std::int64_t{1}, [](std::int64_t acc, std::int64_t d) {
     return checked_mul(acc, d, "hidden_size", "a tensor's element count");
@@ -233,7 +324,8 @@ std::int64_t TensorCatalog::parameter_count(const ModelSpec& model) const {
       model.is_moe() ? model.num_hidden_layers - model.first_k_dense_replace : 0;
   const std::int64_t dense_layers = model.num_hidden_layers - moe_layers;
   const char* what = "the parameter count";
-  const std::int64_t experts = checked_mul(model.num_local_experts, sum_numel(expert), "num_local_experts", what);
+  const std::int64_t copies = fused_experts ? 1 : model.num_local_experts;
+  const std::int64_t experts = checked_mul(copies, sum_numel(expert), "num_local_experts", what);
   const std::int64_t moe = checked_mul(moe_layers, checked_add(sum_numel(moe_layer), experts, "num_local_experts", what),
                                        "num_hidden_layers", what);
   const std::int64_t dense = checked_mul(dense_layers, sum_numel(dense_layer), "num_hidden_layers", what);
@@ -250,6 +342,7 @@ TensorCatalog build_tensor_catalog(const ModelSpec& model, Naming naming, std::i
   if (model.is_moe()) {
     catalog.moe_layer = builder.layer(true);
     catalog.expert = builder.expert();
+    catalog.fused_experts = model.fused_experts() && naming == Naming::hf;
   }
   catalog.last_stage = builder.last_stage(padded_vocab);
   return catalog;

@@ -11,13 +11,20 @@
 namespace ckpt::workloads {
 
 // How tensor parallelism cuts a tensor: not at all (every TP rank holds a copy), along
-// dim 0 (column-parallel, vocab-parallel) or along dim 1 (row-parallel).
-enum class TpSplit { replicated, dim0, dim1 };
+// dim 0 (column-parallel, vocab-parallel), dim 1 (row-parallel; column-parallel for a
+// transposed Conv1D weight or a fused expert tensor [E, out, in]) or dim 2 (a fused expert
+// tensor [E, in, out]).
+enum class TpSplit { replicated, dim0, dim1, dim2 };
+
+std::size_t split_dim(TpSplit split);  // the dimension a non-replicated split cuts
 
 struct TensorDef {
   std::string pattern;              // name with "{layer}" / "{expert}" placeholders
   std::vector<std::int64_t> shape;  // global shape
   TpSplit split = TpSplit::replicated;
+  // Dim 0 holds every expert of the layer (fused expert tensors): expert parallelism gives
+  // each EP rank its contiguous block of experts along it.
+  bool expert_dim = false;
 
   std::int64_t numel() const;
 };
@@ -28,7 +35,8 @@ struct TensorCatalog {
   std::vector<TensorDef> first_stage;  // embeddings: pipeline stage 0
   std::vector<TensorDef> dense_layer;  // one dense transformer layer
   std::vector<TensorDef> moe_layer;    // an MoE layer's non-expert tensors (attention, router, shared)
-  std::vector<TensorDef> expert;       // one routed expert of an MoE layer
+  std::vector<TensorDef> expert;       // one routed expert of an MoE layer, or all of them (fused)
+  bool fused_experts = false;  // `expert` holds each layer's experts in dim 0, once per layer
   std::vector<TensorDef> last_stage;   // final norm and untied output layer: last stage
 
   // Unique parameters of the whole model (tied embeddings counted once).

@@ -1,5 +1,7 @@
 #include "workloads/tensor_names.hpp"
 
+#include <utility>
+
 namespace ckpt::workloads {
 namespace {
 
@@ -55,6 +57,8 @@ NameScheme megatron_names(const ModelSpec& m) {
   n.shared_expert_gate_weight = "mlp.shared_experts.gate_weight";
   n.router_weight = "mlp.router.weight";
   n.router_bias_weight = "mlp.router.expert_bias";
+  n.ssm = "mixer.";
+  n.sinks_weight = "core_attention.softmax_offset";
   n.embedding_weight = "embedding.word_embeddings.weight";
   n.position_embedding_weight = "embedding.position_embeddings.weight";
   n.embedding_norm = "embedding.word_embeddings_layernorm";
@@ -93,11 +97,89 @@ NameScheme llama_names(const ModelSpec& m) {
   n.shared_experts = "mlp.shared_experts.";
   n.router_weight = moe + "gate.weight";
   n.router_bias_weight = moe + "gate.e_score_correction_bias";
+  n.fused_experts = "mlp.experts.";
+  n.sinks_weight = "sinks";
+  n.ssm = "mixer.";
   n.embedding_weight = "model.embed_tokens.weight";
   n.position_embedding_weight = "model.embed_positions.weight";
   n.embedding_norm = "model.embed_layernorm";
   n.final_norm = "model.norm";
   n.output = "lm_head";
+  return n;
+}
+
+// GPT-2's and GPT-J's "transformer." names.
+void transformer_h(NameScheme& n, std::vector<std::string> norms) {
+  n.layer = "transformer.h.{layer}.";
+  n.layer_norms = std::move(norms);
+  n.embedding_weight = "transformer.wte.weight";
+  n.position_embedding_weight = "transformer.wpe.weight";
+  n.final_norm = "transformer.ln_f";
+}
+
+// The families whose names share little with Llama's (older layouts, fused experts, Mamba).
+NameScheme older_hf_names(const ModelSpec& m, NameScheme n) {
+  switch (m.hf_names) {
+    case HfNames::gpt2:
+      transformer_h(n, {"ln_1", "ln_2"});
+      n.attention = "attn.";
+      n.qkv = "c_attn";
+      n.o = "c_proj";
+      n.up = "c_fc";
+      n.down = "c_proj";
+      break;
+    case HfNames::gptj:
+      transformer_h(n, {"ln_1"});
+      n.attention = "attn.";
+      n.o = "out_proj";
+      n.up = "fc_in";
+      n.down = "fc_out";
+      break;
+    case HfNames::opt:
+      n.layer = "model.decoder.layers.{layer}.";
+      n.layer_norms = {"self_attn_layer_norm", "final_layer_norm"};
+      n.o = "out_proj";
+      n.mlp = "";
+      n.up = "fc1";
+      n.down = "fc2";
+      n.embedding_weight = "model.decoder.embed_tokens.weight";
+      n.position_embedding_weight = "model.decoder.embed_positions.weight";
+      n.final_norm = "model.decoder.final_layer_norm";
+      break;
+    case HfNames::gpt_oss:
+      n.router_weight = "mlp.router.weight";
+      n.router_bias_weight = "mlp.router.bias";
+      break;
+    case HfNames::llama4:
+      n.mlp = "feed_forward.";
+      n.fused_experts = "feed_forward.experts.";
+      n.router_weight = "feed_forward.router.weight";
+      n.shared_experts = "feed_forward.shared_expert.";
+      break;
+    case HfNames::granitemoe:
+      n.fused_experts = "block_sparse_moe.";
+      n.router_weight = "block_sparse_moe.router.layer.weight";
+      break;
+    case HfNames::dbrx:
+      n.layer = "transformer.blocks.{layer}.";
+      n.layer_norms = {"norm_attn_norm.norm_1", "norm_attn_norm.norm_2"};
+      n.attention = "norm_attn_norm.attn.";
+      n.qkv = "Wqkv";
+      n.o = "out_proj";
+      n.router_weight = "ffn.router.layer.weight";
+      n.fused_experts = "ffn.experts.mlp.";
+      n.embedding_weight = "transformer.wte.weight";
+      n.final_norm = "transformer.norm_f";
+      break;
+    case HfNames::mamba:
+      n.layer = "backbone.layers.{layer}.";
+      n.layer_norms = {"norm"};
+      n.embedding_weight = "backbone.embeddings.weight";
+      n.final_norm = "backbone.norm_f";
+      break;
+    default:
+      break;
+  }
   return n;
 }
 
@@ -120,6 +202,8 @@ NameScheme hf_names(const ModelSpec& m) {
       n.shared_expert_gate_weight = "mlp.shared_expert_gate.weight";
       break;
     case HfNames::falcon:
+    case HfNames::bloom:  // Falcon's names, and a LayerNorm after the word embedding
+      n.embedding_norm = "transformer.word_embeddings_layernorm";
       n.layer = "transformer.h.{layer}.";
       n.attention = "self_attention.";
       n.qkv = "query_key_value";
@@ -152,6 +236,8 @@ NameScheme hf_names(const ModelSpec& m) {
       n.up = "c_fc";
       n.down = "c_proj";
       break;
+    default:
+      return older_hf_names(m, std::move(n));
   }
   return n;
 }

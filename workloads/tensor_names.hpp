@@ -22,6 +22,9 @@ struct NameScheme {
   std::string expert_gate, expert_up, expert_down;
   std::string shared_experts, shared_expert_gate_weight;
   std::string router_weight, router_bias_weight;
+  std::string fused_experts;  // prefix of a layer's fused expert tensors
+  std::string sinks_weight;   // attention sinks, after the attention prefix
+  std::string ssm;            // prefix of a state-space mixer
   std::string embedding_weight, position_embedding_weight, embedding_norm, final_norm, output;
 };
 

@@ -18,18 +18,37 @@
 
 #include "harness/common/config_error.hpp"
 #include "harness/common/suggest.hpp"
+#include "harness/models/hf_config.hpp"
+#include "harness/models/hf_families.hpp"
 #include "harness/models/model_file.hpp"
 #include "workloads/spec_error.hpp"
 
 namespace ckpt::harness {
 namespace {
 
-using Json = nlohmann::json;
+using hf::describe;
+using hf::HfConfig;
+using hf::Json;
+using hf::line_at;
+using hf::Locator;
 using workloads::ModelSpec;
 
 // How a config is mapped: `dense` is Llama's layout varied by the row's Traits (most
 // families); the others have keys or blocks of their own.
-enum class HfArch { dense, mixtral, deepseek, sparse_moe, falcon, gpt_neox, phi, starcoder2 };
+// own_keys: the family names the common sizes its own way (hf_families.hpp maps it whole);
+// fused_moe: experts stored as 3-D tensors.
+enum class HfArch {
+  dense,
+  mixtral,
+  deepseek,
+  sparse_moe,
+  falcon,
+  gpt_neox,
+  phi,
+  starcoder2,
+  own_keys,
+  fused_moe
+};
 
 // The keys each architecture reads beyond kCommonKeys. A key outside these that is within edit
 // distance 2 of one of them is taken for a misspelling.
@@ -65,6 +84,22 @@ constexpr std::string_view kNeoxKeys[] = {"attention_bias"};
 constexpr std::string_view kPhiKeys[] = {"qk_layernorm"};
 constexpr std::string_view kStarcoder2Keys[] = {"use_bias"};
 constexpr std::string_view kCohereKeys[] = {"use_qk_norm"};
+// clang-format off
+constexpr std::string_view kGpt2Keys[] = {"n_embd", "n_layer", "n_head", "n_positions", "n_inner", "add_cross_attention"};
+constexpr std::string_view kBloomKeys[] = {"n_layer", "n_head", "n_embed"};
+constexpr std::string_view kOptKeys[] = {
+    "ffn_dim", "enable_bias", "layer_norm_elementwise_affine", "do_layer_norm_before", "word_embed_proj_dim",
+    "_remove_final_layer_norm",
+};
+constexpr std::string_view kMambaKeys[] = {
+    "state_size", "expand", "conv_kernel", "time_step_rank", "use_bias", "use_conv_bias", "num_heads", "n_groups",
+};
+constexpr std::string_view kDbrxKeys[] = {"d_model", "n_heads", "n_layers", "max_seq_len", "attn_config", "ffn_config"};
+constexpr std::string_view kFusedMoeKeys[] = {
+    "num_local_experts", "num_experts_per_tok", "intermediate_size_mlp", "interleave_moe_layer_step", "moe_layers",
+    "use_qk_norm",
+};
+// clang-format on
 
 // Everything that sets one family apart from Llama: a row of data, not code.
 struct Traits {
@@ -184,6 +219,19 @@ constexpr std::array kArchNames{
     ArchName{HfArch::gpt_neox, "gpt_neox", "GPTNeoXForCausalLM", kNeoxKeys, false, {}},
     ArchName{HfArch::phi, "phi", "PhiForCausalLM", kPhiKeys, false, {}},
     ArchName{HfArch::starcoder2, "starcoder2", "Starcoder2ForCausalLM", kStarcoder2Keys, false, {}},
+    ArchName{HfArch::own_keys, "gpt2", "GPT2LMHeadModel", kGpt2Keys, false, {}},
+    ArchName{HfArch::own_keys, "gptj", "GPTJForCausalLM", kGpt2Keys, false, {}},
+    ArchName{HfArch::own_keys, "bloom", "BloomForCausalLM", kBloomKeys, false, {}},
+    ArchName{HfArch::own_keys, "opt", "OPTForCausalLM", kOptKeys, false, {}},
+    ArchName{HfArch::own_keys, "mamba", "MambaForCausalLM", kMambaKeys, false, {}},
+    ArchName{HfArch::own_keys, "dbrx", "DbrxForCausalLM", kDbrxKeys, false, {}},
+    ArchName{HfArch::own_keys, "mamba2", "Mamba2ForCausalLM", kMambaKeys, false, {}},
+    ArchName{HfArch::fused_moe, "gpt_oss", "GptOssForCausalLM", kFusedMoeKeys, true,
+             {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .qkv_bias = true, .o_bias = true}},
+    ArchName{HfArch::fused_moe, "llama4_text", "Llama4ForCausalLM", kFusedMoeKeys, true,
+             {.qkv_bias_key = kAttn, .o_bias_key = kAttn}},
+    ArchName{HfArch::fused_moe, "granitemoe", "GraniteMoeForCausalLM", kFusedMoeKeys, false,
+             {.qkv_bias_key = kAttn, .o_bias_key = kAttn}},
 };
 // clang-format on
 
@@ -215,6 +263,15 @@ constexpr std::string_view kIgnoredKeys[] = {
     "cache_implementation", "original_max_position_embeddings", "embd_pdrop", "resid_pdrop", "clip_qkv",
     "rotary_pct", "rotary_emb_base", "use_parallel_residual", "classifier_dropout", "norm_epsilon",
     "residual_dropout", "embedding_dropout", "logit_scale", "layer_norm_epsilon", "rope_type",
+    "activation_function", "attn_pdrop", "rotary_dim", "apply_residual_connection_post_layernorm",
+    "slow_but_exact", "dropout", "init_std", "layerdrop", "swiglu_alpha", "swiglu_limit",
+    "attention_chunk_size", "attn_scale", "attn_temperature_tuning", "floor_scale", "no_rope_layer_interval",
+    "no_rope_layers", "attention_multiplier", "embedding_multiplier", "logits_scaling", "residual_multiplier",
+    "rescale_prenorm_residual", "residual_in_fp32", "time_step_floor", "time_step_init_scheme",
+    "time_step_max", "time_step_min", "time_step_scale", "time_step_limit", "use_associative_scan",
+    "use_mambapy", "chunk_size", "rms_norm", "norm_before_gate", "scale_attn_weights",
+    "scale_attn_by_inverse_layer_idx", "reorder_and_upcast_attn", "summary_activation", "summary_first_dropout",
+    "summary_proj_to_labels", "summary_type", "summary_use_proj", "emb_pdrop",
 };
 // clang-format on
 
@@ -237,148 +294,6 @@ bool read_by_any_arch(std::string_view key) {
     return contains(name.keys, key) || contains(trait_keys(name.traits), key);
   });
 }
-
-std::string describe(const Json& value) {
-  switch (value.type()) {
-    case Json::value_t::null:
-      return "null";
-    case Json::value_t::boolean:
-      return "a boolean";
-    case Json::value_t::number_integer:
-    case Json::value_t::number_unsigned:
-      return "an integer";
-    case Json::value_t::number_float:
-      return "a float";
-    case Json::value_t::string:
-      return "a string";
-    case Json::value_t::array:
-      return "an array";
-    case Json::value_t::object:
-      return "an object";
-    case Json::value_t::binary:
-      return "binary data";
-    case Json::value_t::discarded:
-      return "nothing";
-  }
-  return "an unknown value";
-}
-
-std::int64_t line_at(std::string_view text, std::size_t offset) {
-  offset = std::min(offset, text.size());
-  return 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(offset), '\n');
-}
-
-// Points error messages at the raw text: nlohmann::json keeps no positions, so a key's line
-// is that of the first `"key"` followed by optional whitespace and a colon.
-class Locator {
- public:
-  Locator(std::string_view text, const std::string& source) : text_(text), source_(source) {}
-
-  const std::string& source() const { return source_; }
-
-  std::int64_t line_of(std::string_view key) const {
-    const std::string needle = "\"" + std::string(key) + "\"";
-    for (std::size_t at = text_.find(needle); at != std::string_view::npos;
-         at = text_.find(needle, at + 1)) {
-      const std::size_t next = text_.find_first_not_of(" \t\r\n", at + needle.size());
-      if (next != std::string_view::npos && text_[next] == ':') return line_at(text_, at);
-    }
-    return 0;
-  }
-
-  [[noreturn]] void fail(std::string_view key, const std::string& problem) const {
-    throw ConfigError(source_, line_of(key), std::string(key), problem);
-  }
-
- private:
-  std::string_view text_;
-  const std::string& source_;
-};
-
-// Typed access to the top-level object, limited to the keys the architecture declares it
-// reads (asking for another is a bug here, not in the file).
-class HfConfig {
- public:
-  HfConfig(const Json& root, const Locator& at, std::vector<std::string_view> consumed)
-      : root_(root), at_(at), consumed_(std::move(consumed)) {}
-
-  const Locator& at() const { return at_; }
-
-  // Absent and null both read as "not given".
-  std::optional<std::int64_t> size(std::string_view key) const {
-    const Json* value = find(key);
-    if (value == nullptr || value->is_null()) return std::nullopt;
-    return as_size(*value, key);
-  }
-  std::int64_t size_or(std::string_view key, std::int64_t fallback) const {
-    return size(key).value_or(fallback);
-  }
-  std::int64_t required_size(std::string_view key) const {
-    const Json* value = find(key);
-    if (value == nullptr) at_.fail(key, "required key is missing");
-    return as_size(*value, key);
-  }
-  // An array of sizes; absent or null reads as empty.
-  std::vector<std::int64_t> sizes(std::string_view key) const {
-    const Json* value = find(key);
-    std::vector<std::int64_t> out;
-    if (value == nullptr || value->is_null()) return out;
-    if (!value->is_array()) wrong_type(*value, key, "an array of integers");
-    for (const Json& entry : *value) out.push_back(as_size(entry, key));
-    return out;
-  }
-  bool is_null(std::string_view key) const {
-    const Json* value = find(key);
-    return value != nullptr && value->is_null();
-  }
-  bool flag_or(std::string_view key, bool fallback) const {
-    const Json* value = find(key);
-    if (value == nullptr || value->is_null()) return fallback;
-    if (!value->is_boolean()) wrong_type(*value, key, "a boolean");
-    return value->get<bool>();
-  }
-  std::optional<std::string> text(std::string_view key) const {
-    const Json* value = find(key);
-    if (value == nullptr || value->is_null()) return std::nullopt;
-    if (!value->is_string()) wrong_type(*value, key, "a string");
-    return value->get<std::string>();
-  }
-
- private:
-  const Json* find(std::string_view key) const {
-    if (std::find(consumed_.begin(), consumed_.end(), key) == consumed_.end()) {
-      throw std::logic_error("model_file_hf: key `" + std::string(key) +
-                             "` is read but not declared as consumed");
-    }
-    const auto it = root_.find(key);
-    return it == root_.end() ? nullptr : &*it;
-  }
-
-  [[noreturn]] void wrong_type(const Json& value, std::string_view key,
-                               std::string_view expected) const {
-    at_.fail(key, "expected " + std::string(expected) + ", found " + describe(value));
-  }
-
-  std::int64_t as_size(const Json& value, std::string_view key) const {
-    if (value.is_number_unsigned()) {
-      const auto number = value.get<std::uint64_t>();
-      if (number > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
-        at_.fail(key, std::to_string(number) + " does not fit in a 64-bit signed integer");
-      }
-      return static_cast<std::int64_t>(number);
-    }
-    if (!value.is_number_integer()) wrong_type(value, key, "an integer");
-    const auto number = value.get<std::int64_t>();
-    if (number < 0) {
-      at_.fail(key, "expected a non-negative integer, found " + std::to_string(number));
-    }
-    return number;
-  }
-
-  const Json& root_;
-  const Locator& at_;
-  std::vector<std::string_view> consumed_;
-};
 
 std::string supported_list() {
   std::string list;
@@ -609,6 +524,7 @@ void map_gpt_variant(HfArch arch, ModelSpec& spec, const HfConfig& config) {
 }
 
 ModelSpec map_spec(const ArchName& arch, const HfConfig& config) {
+  if (arch.arch == HfArch::own_keys) return hf::map_own_keys_family(arch.model_type, config);
   ModelSpec spec;
   spec.hidden_size = config.required_size("hidden_size");
   if (arch.arch != HfArch::falcon)
@@ -642,6 +558,11 @@ ModelSpec map_spec(const ArchName& arch, const HfConfig& config) {
     case HfArch::falcon:
       map_falcon(spec, config);
       break;
+    case HfArch::fused_moe:
+      hf::map_fused_moe(spec, config, arch.model_type);
+      break;
+    case HfArch::own_keys:
+      break;
     case HfArch::gpt_neox:
     case HfArch::phi:
     case HfArch::starcoder2:
@@ -659,6 +580,7 @@ std::string hf_key(const ArchName& arch, const std::string& spec_key) {
   if (arch.arch == HfArch::sparse_moe && spec_key == "num_local_experts") return "num_experts";
   if (arch.arch == HfArch::falcon && spec_key == "num_key_value_heads") return "num_kv_heads";
   if (arch.arch == HfArch::falcon && spec_key == "intermediate_size") return "ffn_hidden_size";
+  if (arch.arch == HfArch::own_keys) return hf::own_keys_family_key(arch.model_type, spec_key);
   return spec_key;
 }
 

@@ -252,6 +252,32 @@ TEST(HfArchitectures, RefusesWhatCannotBeLaidOut) {
   EXPECT_EQ(error_key("{\"model_type\": \"gpt_neox\", \"attention_bias\": false, " + base + "}"), "accepted");
   EXPECT_EQ(error_key("{\"model_type\": \"falcon\", \"num_kv_heds\": 2, " + base + "}"), "num_kv_heds");
   EXPECT_EQ(error_key("{\"model_type\": \"qwen2_moe\", \"mlp_only_layers\": [0], " + base + "}"), "accepted");
+  const std::string gpt2 =
+      R"("model_type": "gpt2", "n_embd": 64, "n_layer": 2, "n_head": 4, "vocab_size": 100)";
+  EXPECT_EQ(error_key("{" + gpt2 + ", \"add_cross_attention\": true}"), "add_cross_attention");
+  EXPECT_EQ(error_key("{\"model_type\": \"opt\", \"do_layer_norm_before\": false, " + base + "}"),
+            "do_layer_norm_before");
+  EXPECT_EQ(error_key("{\"model_type\": \"opt\", \"word_embed_proj_dim\": 32, " + base + "}"),
+            "word_embed_proj_dim");
+  // Llama 4's MoE layers must follow its dense layers (Maverick interleaves them).
+  EXPECT_EQ(error_key("{\"model_type\": \"llama4_text\", \"moe_layers\": [0], " + base + "}"),
+            "moe_layers");
+  EXPECT_EQ(error_key("{\"model_type\": \"llama4_text\", \"interleave_moe_layer_step\": 2, " +
+                      base + "}"),
+            "accepted");
+  EXPECT_EQ(
+      error_key(R"({"model_type": "llama4_text", "interleave_moe_layer_step": 2, "hidden_size": 64,
+                         "intermediate_size": 128, "num_hidden_layers": 4, "num_attention_heads": 4,
+                         "vocab_size": 100})"),
+      "interleave_moe_layer_step");
+  EXPECT_EQ(
+      error_key("{\"model_type\": \"mamba2\", \"num_heads\": 6, \"n_groups\": 4, " + base + "}"),
+      "n_groups");
+  // BLOOM-176B's spelling of the width.
+  EXPECT_EQ(
+      error_key(R"({"model_type": "bloom", "n_embed": 64, "n_layer": 2, "num_attention_heads": 4,
+                         "vocab_size": 100})"),
+      "accepted");
 }
 
 }  // namespace

@@ -41,11 +41,39 @@ nlohmann::json read_json(const fs::path& path) {
   return nlohmann::json::parse(in);
 }
 
-Layout hf_weights(const fs::path& config) {
+Layout hf_weights(const fs::path& config, const ParallelSpec& parallel = {}) {
   StateSpec state;
   state.scope = StateScope::weights;
-  return Layout(harness::load_model_hf_json(config), ParallelSpec{}, state);
+  return Layout(harness::load_model_hf_json(config), parallel, state);
 }
+
+// A fixture's HF weights at TP × DP with EP dividing DP.
+Layout fixture_at(const std::string& fixture, std::int64_t tp, std::int64_t dp, std::int64_t ep) {
+  ParallelSpec parallel;
+  parallel.tp = tp;
+  parallel.dp = dp;
+  parallel.ep = ep;
+  return hf_weights(fixtures_dir() / fixture / "config.json", parallel);
+}
+
+// The shard of `name` that `rank` writes; fails when the rank writes none.
+Shard shard_of(const Layout& layout, std::int64_t rank, const std::string& name) {
+  for (const Shard& s : layout.shards(rank)) {
+    if (s.name == name) return s;
+  }
+  ADD_FAILURE() << "rank " << rank << " writes no " << name;
+  return {};
+}
+
+std::int64_t bytes_of_every_rank(const Layout& layout) {
+  std::int64_t bytes = 0;
+  for (std::int64_t rank = 0; rank < layout.world_size(); ++rank) {
+    for (const Shard& s : layout.shards(rank)) bytes += s.bytes;
+  }
+  return bytes;
+}
+
+using Dims = std::vector<std::int64_t>;
 
 Shapes laid_out(const Layout& layout) {
   Shapes out;
@@ -91,6 +119,110 @@ TEST(HfFixtures, EveryTensorNameAndShapeAsTransformersWritesThem) {
       }
     }
     for (const auto& [name, shape] : ours) EXPECT_TRUE(theirs.count(name)) << "extra " << name;
+  }
+}
+
+// ckptbench writes every weight in one dtype. transformers keeps the DeepSeek-style routers
+// (gate.weight, e_score_correction_bias) in float32, which docs/models.md states; any other
+// fixture with a tensor outside bfloat16 would be a silent difference.
+TEST(HfFixtures, OnlyDeepSeekStyleRoutersAreKeptInAnotherDtype) {
+  const std::vector<std::string> known{"deepseek-v3",
+                                       "glm-4.5-air",
+                                       "small-deepseek-v2",
+                                       "small-deepseek-v3",
+                                       "small-deepseek-v3-biases",
+                                       "small-glm4-moe"};
+  std::vector<std::string> found;
+  for (const fs::path& dir : fixture_dirs()) {
+    const nlohmann::json expected = read_json(dir / "expected.json");
+    if (!expected.contains("not_bfloat16")) continue;
+    found.push_back(dir.filename().string());
+    const auto example = expected.at("not_bfloat16_example").get<std::vector<std::string>>();
+    EXPECT_TRUE(example.at(0).find(".mlp.gate.") != std::string::npos) << example.at(0);
+    EXPECT_EQ(example.at(1), "float32");
+  }
+  EXPECT_EQ(found, known);
+}
+
+// gpt-oss keeps each layer's experts in one tensor per matrix: EP hands each rank its block of
+// experts along dim 0, TP cuts the expert width (gate_up's last dim, down's middle dim).
+TEST(HfFixtures, FusedExpertsSplitAlongTheExpertDimUnderEp) {
+  const Layout layout = fixture_at("small-gpt-oss", 2, 2, 2);
+  const std::string experts = "model.layers.1.mlp.experts.";
+  // Rank 3: tp 1, dp 1, so ep 1: experts 2 and 3, the second half of the width.
+  const Shard gate_up = shard_of(layout, 3, experts + "gate_up_proj");
+  EXPECT_EQ(gate_up.global_shape, (Dims{4, 256, 1024}));
+  EXPECT_EQ(gate_up.offset, (Dims{2, 0, 512}));
+  EXPECT_EQ(gate_up.extent, (Dims{2, 256, 512}));
+  EXPECT_EQ(gate_up.bytes, 2 * 256 * 512 * 2);
+  const Shard down = shard_of(layout, 3, experts + "down_proj");
+  EXPECT_EQ(down.offset, (Dims{2, 256, 0}));
+  EXPECT_EQ(down.extent, (Dims{2, 256, 256}));
+  const Shard bias = shard_of(layout, 1, experts + "gate_up_proj_bias");  // tp 1, ep 0
+  EXPECT_EQ(bias.offset, (Dims{0, 512}));
+  EXPECT_EQ(bias.extent, (Dims{2, 512}));
+  // The experts are written once over the world; the vocabulary is padded to 1024 rows at TP 2
+  // (embedding and lm_head: 2 × 24 × 256 more elements than the 4,066,064 parameters).
+  EXPECT_EQ(bytes_of_every_rank(layout), (4'066'064 + 2 * 24 * 256) * 2);
+  EXPECT_EQ(layout.checkpoint_bytes(), (4'066'064 + 2 * 24 * 256) * 2);
+}
+
+// DBRX stacks the experts' rows in 2-D tensors [E·f, h]: EP takes a block of whole experts'
+// rows; TP cuts h, as f inside each expert's block is no single box.
+TEST(HfFixtures, DbrxExpertRowsSplitByExpertsThenByHidden) {
+  const Layout layout = fixture_at("small-dbrx", 2, 2, 2);
+  const Shard w2 = shard_of(layout, 3, "transformer.blocks.0.ffn.experts.mlp.w2");
+  EXPECT_EQ(w2.global_shape, (Dims{1536, 256}));
+  EXPECT_EQ(w2.offset, (Dims{768, 128}));
+  EXPECT_EQ(w2.extent, (Dims{768, 128}));
+  EXPECT_EQ(bytes_of_every_rank(layout), (3'267'840 + 2 * 24 * 256) * 2);
+}
+
+// GPT-2's Conv1D stores [in, out]: column-parallel c_attn and c_fc split dim 1, row-parallel
+// c_proj splits dim 0; the biases of column-parallel layers split with them.
+TEST(HfFixtures, Conv1dWeightsSplitAlongTheOutputAxis) {
+  const Layout layout = fixture_at("small-gpt2", 2, 1, 1);
+  const Shard qkv = shard_of(layout, 1, "transformer.h.0.attn.c_attn.weight");
+  EXPECT_EQ(qkv.global_shape, (Dims{256, 768}));
+  EXPECT_EQ(qkv.offset, (Dims{0, 384}));
+  EXPECT_EQ(qkv.extent, (Dims{256, 384}));
+  EXPECT_EQ(shard_of(layout, 1, "transformer.h.0.attn.c_attn.bias").extent, Dims{384});
+  const Shard proj = shard_of(layout, 1, "transformer.h.1.mlp.c_proj.weight");
+  EXPECT_EQ(proj.global_shape, (Dims{1024, 256}));
+  EXPECT_EQ(proj.offset, (Dims{512, 0}));
+  EXPECT_EQ(proj.extent, (Dims{512, 256}));
+  EXPECT_EQ(shard_of(layout, 0, "transformer.h.1.mlp.c_fc.weight").extent, (Dims{256, 512}));
+  // Tied: one padded table (1000 → 1024 rows) over the 1,967,104 parameters.
+  EXPECT_EQ(bytes_of_every_rank(layout), (1'967'104 + 24 * 256) * 2);
+}
+
+// Mamba-2 at TP 2: what d_inner, the heads or the groups size is split; the norms are not.
+TEST(HfFixtures, Mamba2MixerSplitsByInnerSizeAndHeads) {
+  const Layout layout = fixture_at("small-mamba2", 2, 1, 1);
+  const std::string mixer = "backbone.layers.0.mixer.";
+  EXPECT_EQ(shard_of(layout, 1, mixer + "in_proj.weight").extent, (Dims{580, 256}));
+  EXPECT_EQ(shard_of(layout, 1, mixer + "conv1d.weight").extent, (Dims{320, 1, 4}));
+  EXPECT_EQ(shard_of(layout, 1, mixer + "A_log").offset, Dims{4});
+  EXPECT_EQ(shard_of(layout, 1, mixer + "out_proj.weight").extent, (Dims{256, 256}));
+  EXPECT_EQ(shard_of(layout, 0, "backbone.layers.0.norm.weight").extent, Dims{256});
+  EXPECT_EQ(bytes_of_every_rank(layout), (1'375'024 + 2 * 24 * 256) * 2);
+}
+
+// Megatron names lay the same tensors out per expert, unfused and untransposed: the same bytes.
+TEST(HfFixtures, MegatronNamesCountTheSameBytesForTheNewLayouts) {
+  for (const char* fixture :
+       {"small-gpt2", "small-gptj", "small-bloom", "small-opt", "small-gpt-oss",
+        "small-llama4-text", "small-granitemoe", "small-dbrx", "small-mamba", "small-mamba2"}) {
+    SCOPED_TRACE(fixture);
+    const fs::path config = fixtures_dir() / fixture / "config.json";
+    StateSpec state;
+    state.scope = StateScope::weights;
+    state.naming = Naming::megatron;
+    ParallelSpec parallel;
+    parallel.vocab_divisor = 1;  // the unpadded vocabulary of the HF layout
+    const Layout megatron(harness::load_model_hf_json(config), parallel, state);
+    EXPECT_EQ(megatron.checkpoint_bytes(), hf_weights(config).checkpoint_bytes());
+    EXPECT_EQ(megatron.checkpoint_bytes(), 2 * megatron.parameters());
   }
 }
 

@@ -608,12 +608,12 @@ TEST(ModelHfJson, RealButUnneededKeysAreAcceptedSilently) {
 
 TEST(ModelHfJsonErrors, UnsupportedArchitectureListsTheSupportedOnes) {
   const ConfigError e = json_error(R"({
-  "architectures": ["GPT2LMHeadModel"],
-  "model_type": "gpt2",
-  "n_embd": 768
+  "architectures": ["JambaForCausalLM"],
+  "model_type": "jamba",
+  "hidden_size": 4096
 })");
   const std::string what = e.what();
-  EXPECT_EQ(what.rfind("cfg.json:3: `model_type`: unsupported architecture \"gpt2\" (GPT2LMHeadModel) — "
+  EXPECT_EQ(what.rfind("cfg.json:3: `model_type`: unsupported architecture \"jamba\" (JambaForCausalLM) — "
                        "supported: llama (LlamaForCausalLM), mistral (MistralForCausalLM), ministral "
                        "(MinistralForCausalLM), ministral3 (Ministral3ForCausalLM), qwen2 (Qwen2ForCausalLM), "
                        "qwen3 (Qwen3ForCausalLM), ",
@@ -631,11 +631,11 @@ TEST(ModelHfJsonErrors, UnsupportedArchitectureListsTheSupportedOnes) {
 }
 
 TEST(ModelHfJsonErrors, UnsupportedClassNameWithoutModelType) {
-  const ConfigError e = json_error("{\"architectures\": [\"BloomForCausalLM\"]}");
+  const ConfigError e = json_error("{\"architectures\": [\"JambaForCausalLM\"]}");
   EXPECT_EQ(e.key(), "architectures");
   EXPECT_EQ(e.line(), 1);
   EXPECT_EQ(std::string(e.what()).rfind(
-                "cfg.json:1: `architectures`: unsupported architecture (BloomForCausalLM) — "
+                "cfg.json:1: `architectures`: unsupported architecture (JambaForCausalLM) — "
                 "supported: llama",
                 0),
             0u)

@@ -66,6 +66,33 @@ FIXTURES = {
     "small-nemotron": ("nemotron", small(head_dim=64, partial_rotary_factor=0.5)),
     "small-ministral": ("ministral", small(head_dim=64, rope_parameters={"rope_type": "default", "rope_theta": 1e6})),
     "small-gpt-neox-no-attention-bias": ("gpt_neox", small(num_key_value_heads=None, attention_bias=False)),
+    # Older layouts: GPT-2's Conv1D ([in, out]) weights, GPT-J's parallel block, BLOOM's fused
+    # query_key_value and embedding LayerNorm, OPT's offset position table.
+    "small-gpt2": ("gpt2", dict(n_embd=256, n_layer=2, n_head=4, n_positions=512, vocab_size=1000)),
+    "small-gpt2-n-inner-untied": ("gpt2", dict(n_embd=256, n_layer=2, n_head=4, n_positions=512, vocab_size=1000,
+                                               n_inner=640, tie_word_embeddings=False)),
+    "small-gptj": ("gptj", dict(n_embd=256, n_layer=2, n_head=4, n_positions=512, vocab_size=1000, rotary_dim=32)),
+    "small-bloom": ("bloom", dict(hidden_size=256, n_layer=2, n_head=4, vocab_size=1000)),
+    "small-opt": ("opt", dict(hidden_size=256, ffn_dim=512, num_hidden_layers=2, num_attention_heads=4,
+                              vocab_size=1000, max_position_embeddings=512, word_embed_proj_dim=256)),
+    "small-opt-no-bias-no-affine": ("opt", dict(hidden_size=256, ffn_dim=512, num_hidden_layers=2,
+                                                num_attention_heads=4, vocab_size=1000, max_position_embeddings=512,
+                                                word_embed_proj_dim=256, enable_bias=False,
+                                                layer_norm_elementwise_affine=False)),
+    # Experts fused into 3-D tensors.
+    "small-gpt-oss": ("gpt_oss", dict(SMALL, num_local_experts=4, num_experts_per_tok=2, head_dim=64,
+                                      layer_types=None)),
+    "small-llama4-text": ("llama4_text", dict(SMALL_MOE, num_local_experts=4, intermediate_size_mlp=768,
+                                              head_dim=64, layer_types=None, moe_layers=[1, 2])),
+    "small-granitemoe": ("granitemoe", dict(SMALL, num_local_experts=4, attention_bias=True)),
+    "small-dbrx": ("dbrx", dict(d_model=256, n_heads=4, n_layers=2, vocab_size=1000, max_seq_len=512,
+                                attn_config=dict(kv_n_heads=2),
+                                ffn_config=dict(ffn_hidden_size=384, moe_num_experts=4, moe_top_k=2))),
+    # State-space models.
+    "small-mamba": ("mamba", dict(hidden_size=256, num_hidden_layers=2, vocab_size=1000, state_size=8,
+                                  time_step_rank=24, use_bias=True)),
+    "small-mamba2": ("mamba2", dict(hidden_size=256, num_hidden_layers=2, vocab_size=1000, num_heads=8,
+                                    head_dim=64, n_groups=2, state_size=32, use_conv_bias=False)),
     # Published configs.
     "qwen3-8b": ("qwen3", dict(hidden_size=4096, intermediate_size=12288, num_hidden_layers=36,
                                num_attention_heads=32, num_key_value_heads=8, head_dim=128, vocab_size=151936,
@@ -96,6 +123,18 @@ FIXTURES = {
     "granite-3.0-8b": ("granite", dict(hidden_size=4096, intermediate_size=12800, num_hidden_layers=40,
                                        num_attention_heads=32, num_key_value_heads=8, vocab_size=49155,
                                        tie_word_embeddings=True, max_position_embeddings=4096)),
+    "gpt2": ("gpt2", {}),
+    "gpt-j-6b": ("gptj", {}),
+    "bloom-560m": ("bloom", dict(hidden_size=1024, n_layer=24, n_head=16, vocab_size=250880)),
+    "opt-125m": ("opt", {}),
+    "gpt-oss-20b": ("gpt_oss", dict(num_hidden_layers=24, num_local_experts=32, layer_types=None)),
+    "llama-4-scout-17b-16e-text": ("llama4_text", {}),
+    "dbrx-132b": ("dbrx", dict(d_model=6144, n_heads=48, n_layers=40, vocab_size=100352, max_seq_len=32768,
+                               attn_config=dict(kv_n_heads=8),
+                               ffn_config=dict(ffn_hidden_size=10752, moe_num_experts=16, moe_top_k=4))),
+    "mamba-130m": ("mamba", dict(hidden_size=768, num_hidden_layers=24, vocab_size=50280)),
+    "mamba2-2.7b": ("mamba2", dict(hidden_size=2560, num_hidden_layers=64, vocab_size=50288, num_heads=80,
+                                   head_dim=64, n_groups=1, tie_word_embeddings=True)),
 }
 
 # Fixtures that keep every tensor; the others keep the count and digest only.

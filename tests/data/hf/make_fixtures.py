@@ -12,7 +12,10 @@ CI does not run this script: it runs the C++ tests against the fixtures it wrote
 Each model is built on the meta device (no memory for weights). The expected tensors are the
 names and shapes `save_pretrained` writes: tied copies dropped, and transformers' fused
 in-memory forms (e.g. MoE experts as one 3-D parameter) turned back into the checkpoint's
-per-expert tensors by the same reverse conversion save_pretrained applies.
+per-expert tensors by the same reverse conversion save_pretrained applies (families whose
+checkpoints hold the experts fused, such as gpt-oss, Llama 4 and GraniteMoE, keep them fused).
+Each model is built in bfloat16; ckptbench writes one weight dtype, so a fixture records how
+many tensors transformers keeps in another dtype (not_bfloat16) and one of them.
 """
 import json
 import os
@@ -36,16 +39,28 @@ HERE = Path(__file__).resolve().parent
 def saved_tensors(config):
     """name -> shape as save_pretrained writes them, and the elements they hold."""
     with torch.device("meta"):
-        model = AutoModelForCausalLM.from_config(config)
+        model = AutoModelForCausalLM.from_config(config, dtype=torch.bfloat16)
     unique = dict(model.named_parameters())
     every = dict(model.named_parameters(remove_duplicate=False))
     state = {k: v for k, v in model.state_dict().items() if not (k in every and k not in unique)}
     ignored = getattr(model, "_keys_to_ignore_on_save", None) or []
     state = {k: v for k, v in state.items() if k not in ignored}
     state = revert_weight_conversion(model, state)
+    # ckptbench writes every weight in one dtype; tensors a model keeps in another (DeepSeek-V3's
+    # router in float32) are recorded so the tests and docs can name them.
+    other = {k: str(v.dtype).removeprefix("torch.") for k, v in state.items() if v.dtype != torch.bfloat16}
     # The count is of what the checkpoint holds: parameters and persistent buffers such as
     # DeepSeek-V3's e_score_correction_bias, as ckptbench counts them.
-    return {k: list(v.shape) for k, v in state.items()}, sum(v.numel() for v in state.values())
+    return {k: list(v.shape) for k, v in state.items()}, sum(v.numel() for v in state.values()), other
+
+
+def build_config(model_type, keys):
+    config = AutoConfig.for_model(model_type, **keys)
+    if model_type == "dbrx":
+        # transformers 5.24's DbrxAttentionConfig drops rope_theta, which DbrxAttention reads, so
+        # no DBRX model builds from a config; the value sizes no tensor.
+        config.attn_config.rope_theta = 10000.0
+    return config
 
 
 def digest(tensors):
@@ -64,13 +79,16 @@ def config_json(config):
 def write_fixtures():
     root = HERE / "fixtures"
     for name, (model_type, keys) in sorted(FIXTURES.items()):
-        config = AutoConfig.for_model(model_type, **keys)
-        tensors, parameters = saved_tensors(config)
+        config = build_config(model_type, keys)
+        tensors, parameters, other_dtypes = saved_tensors(config)
         out = root / name
         out.mkdir(parents=True, exist_ok=True)
         (out / "config.json").write_text(json.dumps(config_json(config), indent=1, sort_keys=True) + "\n")
         expected = {"transformers": transformers.__version__, "parameters": parameters,
                     "tensor_count": len(tensors), "digest": digest(tensors)}
+        if other_dtypes:
+            expected["not_bfloat16"] = len(other_dtypes)
+            expected["not_bfloat16_example"] = min(other_dtypes.items())
         if name in FULL_LIST:
             expected["tensors"] = {k: tensors[k] for k in sorted(tensors)}
         (out / "expected.json").write_text(json.dumps(expected, indent=0, sort_keys=True) + "\n")
@@ -81,7 +99,7 @@ def decoder_only_types():
     """model_type of every causal LM whose config is one plain decoder (no encoder, no sub-configs)."""
     for model_type in sorted(MODEL_FOR_CAUSAL_LM_MAPPING_NAMES):
         try:
-            config = AutoConfig.for_model(model_type)
+            config = build_config(model_type, {})
         except Exception:  # noqa: BLE001 - a type whose default config does not build is skipped
             continue
         if getattr(config, "is_encoder_decoder", False) or getattr(config, "sub_configs", {}):
@@ -137,7 +155,7 @@ def variations(ckptbench, model_type, config, directory, counts):
         if getattr(changed, key, None) != (not value):
             continue  # the config class derives this key itself
         try:
-            theirs = saved_tensors(changed)
+            theirs = saved_tensors(changed)[:2]
         except Exception:  # noqa: BLE001 - transformers itself rejects the variation
             continue
         ours, why = layout(ckptbench, path)
@@ -158,7 +176,7 @@ def measure(ckptbench, only=None):
             path.parent.mkdir()
             path.write_text(json.dumps(config_json(config)))
             try:
-                theirs = saved_tensors(config)
+                theirs = saved_tensors(config)[:2]
             except Exception as e:  # noqa: BLE001
                 counts["no model"] += 1
                 print(f"{model_type:24} no model: {type(e).__name__}: {str(e)[:100]}")

@@ -1,0 +1,241 @@
+// Mappers of the Hugging Face families that share little with Llama: the older GPT-style
+// layouts, the state-space models and the MoE families with fused expert tensors.
+#include "harness/models/hf_families.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ckpt::harness::hf {
+namespace {
+
+using workloads::ModelSpec;
+using workloads::NormKind;
+
+// LayerNorm with bias, a plain two-matrix MLP and, unless the family says otherwise, biases on
+// every linear layer: what GPT-2, GPT-J, BLOOM and OPT share.
+ModelSpec gpt_style(const HfConfig& config, std::string_view hidden, std::string_view layers,
+                    std::string_view heads) {
+  ModelSpec spec;
+  spec.hidden_size = config.required_size(hidden);
+  spec.num_hidden_layers = config.required_size(layers);
+  spec.num_attention_heads = config.required_size(heads);
+  spec.vocab_size = config.required_size("vocab_size");
+  spec.norm = NormKind::layernorm;
+  spec.mlp = workloads::MlpKind::plain;
+  spec.linear_bias = true;
+  return spec;
+}
+
+// GPT2Config / GPTJConfig: n_inner null means 4 × n_embd. GPT-2 stores its linears as Conv1D
+// ([in, out]) with one fused c_attn and learned positions; GPT-J has a parallel block, bias-free
+// attention, rotary positions and an untied lm_head with a bias.
+ModelSpec map_gpt2(const HfConfig& config, bool gptj) {
+  ModelSpec spec = gpt_style(config, "n_embd", "n_layer", "n_head");
+  spec.intermediate_size = config.size_or("n_inner", 4 * spec.hidden_size);
+  if (gptj) {
+    spec.hf_names = workloads::HfNames::gptj;
+    spec.norm_placement = workloads::NormPlacement::parallel;
+    spec.linear_bias = false;
+    spec.mlp_bias = true;
+    spec.lm_head_bias = true;
+    spec.tie_word_embeddings = config.flag_or("tie_word_embeddings", false);
+    return spec;
+  }
+  if (config.flag_or("add_cross_attention", false)) {
+    config.at().fail(
+        "add_cross_attention",
+        "add_cross_attention = true adds cross-attention tensors ckptbench does not lay out; "
+        "describe the model in a TOML model file instead");
+  }
+  spec.hf_names = workloads::HfNames::gpt2;
+  spec.conv1d_weights = true;
+  spec.fused_qkv = true;
+  spec.position_embedding = workloads::PositionEmbedding::learned;
+  spec.max_position_embeddings = config.size_or("n_positions", 1024);
+  spec.tie_word_embeddings = config.flag_or("tie_word_embeddings", true);
+  return spec;
+}
+
+// BloomConfig: fused query_key_value, ALiBi, a LayerNorm after the word embedding, 4h MLP, tied.
+// BLOOM-176B's config.json spells the width n_embed; BloomConfig also takes the common names.
+ModelSpec map_bloom(const HfConfig& config) {
+  const auto either = [&](std::string_view key, std::string_view other) {
+    return config.has(key) || !config.has(other) ? key : other;
+  };
+  ModelSpec spec =
+      gpt_style(config, either("hidden_size", "n_embed"), either("n_layer", "num_hidden_layers"),
+                either("n_head", "num_attention_heads"));
+  spec.hf_names = workloads::HfNames::bloom;
+  spec.intermediate_size = 4 * spec.hidden_size;
+  spec.fused_qkv = true;
+  spec.position_embedding = workloads::PositionEmbedding::alibi;
+  spec.embedding_norm = true;
+  spec.tie_word_embeddings = config.flag_or("tie_word_embeddings", true);
+  return spec;
+}
+
+// OPTConfig: learned positions with two extra rows (OPT's offset), fc1/fc2 of ffn_dim, tied.
+// The keys that add or drop tensors beyond these are refused by name.
+ModelSpec map_opt(const HfConfig& config) {
+  ModelSpec spec = gpt_style(config, "hidden_size", "num_hidden_layers", "num_attention_heads");
+  spec.hf_names = workloads::HfNames::opt;
+  spec.intermediate_size = config.size_or("ffn_dim", 3072);
+  spec.max_position_embeddings = config.size_or("max_position_embeddings", 2048);
+  spec.position_embedding = workloads::PositionEmbedding::learned;
+  spec.position_offset = 2;
+  spec.linear_bias = config.flag_or("enable_bias", true);
+  if (!config.flag_or("layer_norm_elementwise_affine", true)) spec.norm = NormKind::none;
+  spec.tie_word_embeddings = config.flag_or("tie_word_embeddings", true);
+  const auto refuse = [&](std::string_view key, const std::string& what) {
+    config.at().fail(
+        key, what + " ckptbench does not lay out; describe the model in a TOML model file instead");
+  };
+  if (!config.flag_or("do_layer_norm_before", true))
+    refuse("do_layer_norm_before", "false drops the final norm, which");
+  if (config.flag_or("_remove_final_layer_norm", false))
+    refuse("_remove_final_layer_norm", "true drops the final norm, which");
+  if (config.size_or("word_embed_proj_dim", spec.hidden_size) != spec.hidden_size) {
+    refuse("word_embed_proj_dim",
+           "a width other than hidden_size adds project_in / project_out, which");
+  }
+  return spec;
+}
+
+// MambaConfig (d_inner = intermediate_size, time_step_rank "auto" = ceil(h / 16), tied) and
+// Mamba2Config (d_inner = expand × h, heads and groups, untied). There are no attention heads:
+// num_attention_heads is 1 for Mamba (laid out at TP 1 only) and the SSM heads for Mamba-2.
+ModelSpec map_mamba(const HfConfig& config, bool v2) {
+  ModelSpec spec;
+  spec.hf_names = workloads::HfNames::mamba;
+  spec.mixer = v2 ? workloads::Mixer::mamba2 : workloads::Mixer::mamba;
+  spec.hidden_size = config.required_size("hidden_size");
+  spec.num_hidden_layers = config.required_size("num_hidden_layers");
+  spec.vocab_size = config.required_size("vocab_size");
+  const std::int64_t expand = config.size_or("expand", 2);
+  spec.ssm_inner_size = v2 ? expand * spec.hidden_size
+                           : config.size_or("intermediate_size", expand * spec.hidden_size);
+  spec.intermediate_size = spec.ssm_inner_size;
+  spec.ssm_state_size = config.size_or("state_size", v2 ? 128 : 16);
+  spec.ssm_conv_kernel = config.size_or("conv_kernel", 4);
+  spec.ssm_proj_bias = config.flag_or("use_bias", false);
+  spec.ssm_conv_bias = config.flag_or("use_conv_bias", true);
+  spec.tie_word_embeddings = config.flag_or("tie_word_embeddings", !v2);
+  if (v2) {
+    spec.ssm_heads = config.size_or("num_heads", 128);
+    spec.ssm_groups = config.size_or("n_groups", 8);
+    spec.num_attention_heads = spec.ssm_heads;
+  } else {
+    const bool auto_rank = config.text_if_string("time_step_rank") == "auto";
+    spec.ssm_dt_rank = auto_rank ? (spec.hidden_size + 15) / 16
+                                 : config.size_or("time_step_rank", (spec.hidden_size + 15) / 16);
+    spec.num_attention_heads = 1;
+  }
+  spec.num_key_value_heads = spec.num_attention_heads;
+  return spec;
+}
+
+}  // namespace
+
+// DbrxConfig: sizes in d_model / n_heads / n_layers and two nested objects: attn_config
+// (kv_n_heads) and ffn_config (ffn_hidden_size, moe_num_experts, moe_top_k). Fused Wqkv, bias-free
+// LayerNorms (one weight each), every layer MoE with w1 / v1 / w2 of [E·f, h], untied.
+ModelSpec map_dbrx(const HfConfig& config) {
+  ModelSpec spec;
+  spec.hf_names = workloads::HfNames::dbrx;
+  spec.hidden_size = config.size_or("d_model", 2048);
+  spec.num_hidden_layers = config.size_or("n_layers", 24);
+  spec.num_attention_heads = config.size_or("n_heads", 16);
+  spec.vocab_size = config.size_or("vocab_size", 32000);
+  spec.max_position_embeddings = config.size_or("max_seq_len", 2048);
+  spec.tie_word_embeddings = config.flag_or("tie_word_embeddings", false);
+  const HfConfig attn = config.sub("attn_config", {"kv_n_heads"});
+  spec.num_key_value_heads = attn.size_or("kv_n_heads", 1);
+  spec.fused_qkv = true;
+  const HfConfig ffn =
+      config.sub("ffn_config", {"ffn_hidden_size", "moe_num_experts", "moe_top_k"});
+  spec.intermediate_size = ffn.size_or("ffn_hidden_size", 3584);
+  spec.num_local_experts = ffn.size_or("moe_num_experts", 4);
+  spec.num_experts_per_tok = ffn.size_or("moe_top_k", 1);
+  spec.expert_storage = workloads::ExpertStorage::fused_rows;
+  return spec;
+}
+
+ModelSpec map_own_keys_family(std::string_view model_type, const HfConfig& config) {
+  if (model_type == "dbrx") return map_dbrx(config);
+  if (model_type == "gpt2" || model_type == "gptj") return map_gpt2(config, model_type == "gptj");
+  if (model_type == "bloom") return map_bloom(config);
+  if (model_type == "opt") return map_opt(config);
+  return map_mamba(config, model_type == "mamba2");
+}
+
+std::string own_keys_family_key(std::string_view model_type, const std::string& spec_key) {
+  struct Alias {
+    std::string_view types, spec_key, hf_key;
+  };
+  // clang-format off
+  static constexpr Alias kAliases[] = {
+      {"gpt2 gptj", "hidden_size", "n_embd"}, {"gpt2 gptj bloom", "num_hidden_layers", "n_layer"},
+      {"gpt2 gptj bloom", "num_attention_heads", "n_head"}, {"gpt2 gptj", "intermediate_size", "n_inner"},
+      {"gpt2 gptj", "max_position_embeddings", "n_positions"}, {"opt", "intermediate_size", "ffn_dim"},
+      {"mamba2", "num_attention_heads", "num_heads"}, {"dbrx", "hidden_size", "d_model"},
+      {"dbrx", "num_hidden_layers", "n_layers"}, {"dbrx", "num_attention_heads", "n_heads"},
+      {"dbrx", "num_key_value_heads", "attn_config"}, {"dbrx", "intermediate_size", "ffn_config"},
+      {"dbrx", "num_local_experts", "ffn_config"}, {"dbrx", "num_experts_per_tok", "ffn_config"},
+  };
+  // clang-format on
+  for (const Alias& alias : kAliases) {
+    const std::string types = " " + std::string(alias.types) + " ";
+    if (alias.spec_key == spec_key &&
+        types.find(" " + std::string(model_type) + " ") != std::string::npos) {
+      return std::string(alias.hf_key);
+    }
+  }
+  return spec_key;
+}
+
+// GptOssConfig: every layer MoE, q/k/v/o biases by default, attention sinks, a router bias,
+// biases on the fused experts. Llama4TextConfig: MoE layers from moe_layers (or every
+// interleave_moe_layer_step-th), experts and the shared expert of intermediate_size, dense layers
+// of intermediate_size_mlp; its q/k norm has no weights. GraniteMoeConfig: every layer MoE.
+void map_fused_moe(ModelSpec& spec, const HfConfig& config, std::string_view model_type) {
+  const bool oss = model_type == "gpt_oss";
+  const bool llama4 = model_type == "llama4_text";
+  spec.num_local_experts = config.size_or("num_local_experts", oss ? 128 : llama4 ? 16 : 8);
+  spec.num_experts_per_tok = config.size_or("num_experts_per_tok", oss ? 4 : llama4 ? 1 : 2);
+  if (oss) {
+    spec.hf_names = workloads::HfNames::gpt_oss;
+    spec.expert_storage = workloads::ExpertStorage::fused_gate_up;
+    spec.attention_sinks = spec.moe_router_bias = spec.expert_bias = true;
+    return;
+  }
+  if (!llama4) {
+    spec.hf_names = workloads::HfNames::granitemoe;
+    spec.expert_storage = workloads::ExpertStorage::fused_in_out;
+    return;
+  }
+  spec.hf_names = workloads::HfNames::llama4;
+  spec.expert_storage = workloads::ExpertStorage::fused_gate_up;
+  spec.moe_intermediate_size = spec.intermediate_size;
+  spec.shared_expert_intermediate_size = spec.intermediate_size;
+  spec.intermediate_size = config.size_or("intermediate_size_mlp", 16384);
+  std::vector<std::int64_t> moe = config.sizes("moe_layers");
+  if (moe.empty()) {
+    const std::int64_t step = config.size_or("interleave_moe_layer_step", 1);
+    for (std::int64_t layer = step - 1; step > 0 && layer < spec.num_hidden_layers; layer += step)
+      moe.push_back(layer);
+  }
+  // ModelSpec's dense layers lead: the MoE layers must be the last ones, consecutive.
+  const std::int64_t first = spec.num_hidden_layers - static_cast<std::int64_t>(moe.size());
+  for (std::size_t i = 0; i < moe.size(); ++i) {
+    if (moe[i] != first + static_cast<std::int64_t>(i)) {
+      config.at().fail(
+          config.has("moe_layers") ? "moe_layers" : "interleave_moe_layer_step",
+          "only MoE layers that follow all dense layers ([k, ..., num_hidden_layers - 1]) can be "
+          "laid out; describe the model in a TOML model file instead");
+    }
+  }
+  spec.first_k_dense_replace = first;
+}
+
+}  // namespace ckpt::harness::hf
