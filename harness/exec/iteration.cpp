@@ -284,4 +284,11 @@ std::vector<std::vector<std::uint64_t>> shard_checksums(const std::vector<RankPl
   return checksums;
 }
 
+void retarget(std::vector<RankPlan>& plans, const std::filesystem::path& from, const std::filesystem::path& to) {
+  if (from == to) return;
+  for (RankPlan& p : plans) {
+    for (auto& f : p.io.files) f.path = (to / std::filesystem::path(f.path).lexically_relative(from)).string();
+  }
+}
+
 }  // namespace ckpt::harness

@@ -44,13 +44,6 @@ std::string remove_failed_step(const fs::path& dir, Comm& comm) {
   return comm.broadcast(outcome);
 }
 
-void retarget(std::vector<RankPlan>& plans, const fs::path& from, const fs::path& to) {
-  if (from == to) return;
-  for (RankPlan& p : plans) {
-    for (auto& f : p.io.files) f.path = (to / fs::path(f.path).lexically_relative(from)).string();
-  }
-}
-
 void CaseExecution::add_notes(const IterationTiming& timing) { add_notes(timing.notes); }
 
 void CaseExecution::add_notes(const std::vector<std::string>& notes) {
