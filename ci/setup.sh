@@ -14,7 +14,7 @@ packages=(
   fio
   python3-venv
   help2man
-  clang libclang-rt-14-dev lld
+  clang clang-format libclang-rt-14-dev lld
   chromium
 )
 
