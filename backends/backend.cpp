@@ -29,35 +29,44 @@ void check_plan(const IoPlan& plan, const MemoryView& memory) {
 // Device memory only for backends that address it.
 void check_memory_kind(const Backend& backend, const MemoryView& memory) {
   if (memory.kind == MemoryKind::device && !backend.capabilities().device_memory) {
-    throw std::invalid_argument(std::string(backend.name()) +
-                                ": cannot transfer device memory (capabilities: device_memory = false); stage it "
-                                "through host memory");
+    throw std::invalid_argument(
+        std::string(backend.name()) +
+        ": cannot transfer device memory (capabilities: device_memory = false); stage it "
+        "through host memory");
   }
 }
 
 }  // namespace
 
-void check_settings(std::string_view backend, const Capabilities& caps, const IoSettings& settings) {
+void check_settings(std::string_view backend, const Capabilities& caps,
+                    const IoSettings& settings) {
   const auto refuse = [&](const std::string& setting, const std::string& problem) {
     std::string message = std::string(backend) + ": `backend." + setting + "` " + problem;
-    if (const auto advice = caps.advice.find(setting); advice != caps.advice.end()) message += ": " + advice->second;
+    if (const auto advice = caps.advice.find(setting); advice != caps.advice.end())
+      message += ": " + advice->second;
     throw std::invalid_argument(message);
   };
-  if (settings.threads < 1) refuse("threads", "must be at least 1 (got " + std::to_string(settings.threads) + ")");
+  if (settings.threads < 1)
+    refuse("threads", "must be at least 1 (got " + std::to_string(settings.threads) + ")");
   if (settings.threads > 1 && !caps.threads) {
-    refuse("threads", "must be 1 (got " + std::to_string(settings.threads) + "; capabilities: threads = false)");
+    refuse("threads", "must be 1 (got " + std::to_string(settings.threads) +
+                          "; capabilities: threads = false)");
   }
   if (settings.queue_depth < 1 || settings.queue_depth > caps.max_queue_depth) {
     refuse("queue_depth", "must be from 1 to " + std::to_string(caps.max_queue_depth) + " (got " +
                               std::to_string(settings.queue_depth) + ")");
   }
-  if (settings.direct && !caps.direct_io) refuse("direct", "is not supported (capabilities: direct_io = false)");
-  if (settings.fallocate && !caps.fallocate) refuse("fallocate", "is not supported (capabilities: fallocate = false)");
-  if (settings.sqpoll && !caps.sqpoll) refuse("sqpoll", "is not supported (capabilities: sqpoll = false)");
+  if (settings.direct && !caps.direct_io)
+    refuse("direct", "is not supported (capabilities: direct_io = false)");
+  if (settings.fallocate && !caps.fallocate)
+    refuse("fallocate", "is not supported (capabilities: fallocate = false)");
+  if (settings.sqpoll && !caps.sqpoll)
+    refuse("sqpoll", "is not supported (capabilities: sqpoll = false)");
   if (settings.request_latency && !caps.request_latency) {
-    throw std::invalid_argument(std::string(backend) +
-                                ": `measure.latency = true` is not supported (capabilities: request_latency = false): "
-                                "only backends that issue requests themselves (posix, uring) time them; set it to false");
+    throw std::invalid_argument(
+        std::string(backend) +
+        ": `measure.latency = true` is not supported (capabilities: request_latency = false): "
+        "only backends that issue requests themselves (posix, uring) time them; set it to false");
   }
 }
 
@@ -85,15 +94,21 @@ std::uint64_t IoPlan::extents() const {
 
 IoError::IoError(std::string_view backend, std::string_view operation, const std::string& path,
                  int error_number, std::uint64_t offset, std::uint64_t length)
-    : std::runtime_error(std::string(backend) + ": " + std::string(operation) + " " + path +
-                         (length > 0 ? " at offset " + std::to_string(offset) + ", length " + std::to_string(length)
-                                     : std::string()) +
-                         ": " + (error_number != 0 ? std::strerror(error_number) : "short transfer")),
+    : std::runtime_error(
+          std::string(backend) + ": " + std::string(operation) + " " + path +
+          (length > 0
+               ? " at offset " + std::to_string(offset) + ", length " + std::to_string(length)
+               : std::string()) +
+          ": " + (error_number != 0 ? std::strerror(error_number) : "short transfer")),
       errno_(error_number) {}
 
-IoOutcome Backend::write(const IoPlan& plan, MemoryView memory) { return run(plan, memory, Direction::write); }
+IoOutcome Backend::write(const IoPlan& plan, MemoryView memory) {
+  return run(plan, memory, Direction::write);
+}
 
-IoOutcome Backend::read(const IoPlan& plan, MemoryView memory) { return run(plan, memory, Direction::read); }
+IoOutcome Backend::read(const IoPlan& plan, MemoryView memory) {
+  return run(plan, memory, Direction::read);
+}
 
 IoOutcome Backend::run(const IoPlan& plan, MemoryView memory, Direction direction) {
   check_plan(plan, memory);
@@ -125,7 +140,8 @@ IoOutcome Backend::run(const IoPlan& plan, MemoryView memory, Direction directio
 
 std::unique_ptr<MappedFile> Backend::map(const std::string& path) {
   if (!capabilities().mmap) {
-    throw std::invalid_argument(std::string(name()) + ": cannot map files (capabilities: mmap = false)");
+    throw std::invalid_argument(std::string(name()) +
+                                ": cannot map files (capabilities: mmap = false)");
   }
   return map_file(path);
 }
@@ -136,10 +152,12 @@ std::unique_ptr<MappedFile> Backend::map_file(const std::string& path) {
 
 std::unique_ptr<Backend::Stream> Backend::begin(const IoPlan& plan, bool write) {
   if (capabilities().collective) {
-    throw std::invalid_argument(std::string(name()) +
-                                ": a collective backend cannot stream a plan in parts; hand it the whole plan");
+    throw std::invalid_argument(
+        std::string(name()) +
+        ": a collective backend cannot stream a plan in parts; hand it the whole plan");
   }
-  return std::unique_ptr<Stream>(new Stream(*this, plan, write ? Direction::write : Direction::read));
+  return std::unique_ptr<Stream>(
+      new Stream(*this, plan, write ? Direction::write : Direction::read));
 }
 
 Backend::Stream::Stream(Backend& backend, const IoPlan& plan, Direction direction)

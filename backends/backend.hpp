@@ -40,7 +40,8 @@ struct Extent {
 // whole slice unless ZeRO partitions it, or model.scale shortens it); its
 // (flat_end - flat_begin) x element_bytes bytes lie contiguously at memory_offset.
 struct DatasetPiece {
-  std::string name;   // dataset path inside the file: "<state>/<tensor name>", e.g. "weight/model.norm.weight"
+  std::string name;   // dataset path inside the file: "<state>/<tensor name>", e.g.
+                      // "weight/model.norm.weight"
   std::string dtype;  // "fp8", "bf16", "fp16", "fp32" or "fp64"
   std::uint32_t element_bytes = 2;
   std::vector<std::uint64_t> global_shape;
@@ -58,9 +59,10 @@ struct DatasetPiece {
 struct FilePlan {
   std::string path;
   std::vector<Extent> extents;  // non-overlapping in the file and in memory, in submission order
-  std::uint64_t file_size = 0;  // end of what this plan reserves with fallocate: [reserve_offset, file_size)
-  std::uint64_t reserve_offset = 0;  // a shared file's writer reserves its own region only
-  bool shared = false;          // other processes write other extents of this file
+  std::uint64_t file_size =
+      0;  // end of what this plan reserves with fallocate: [reserve_offset, file_size)
+  std::uint64_t reserve_offset = 0;    // a shared file's writer reserves its own region only
+  bool shared = false;                 // other processes write other extents of this file
   std::vector<DatasetPiece> datasets;  // the same bytes as tensor pieces (filled in by the harness)
   // Read with IoSettings::direct only: the file's size, when the last extent's length is rounded
   // up to the alignment past the end of the file (a loader reading a file of any size in whole
@@ -93,7 +95,8 @@ struct IoSettings {
   int threads = 1;                        // worker threads for the transfer
   int queue_depth = 1;                    // requests in flight per thread (async backends)
   bool sqpoll = false;                    // kernel submission polling (uring); others reject it
-  bool request_latency = false;           // measure.latency: time every request (capabilities: request_latency)
+  bool request_latency =
+      false;  // measure.latency: time every request (capabilities: request_latency)
 };
 
 // Seconds spent in each phase of one write or read, measured by Backend's entry points.
@@ -111,7 +114,8 @@ struct IoOutcome {
   std::uint64_t bytes = 0;           // bytes moved; the plan's bytes when ok()
   std::optional<std::string> error;  // the first I/O error, with context
   std::vector<std::string> notes;    // conditions the results should record (e.g. a fallback)
-  std::optional<LatencyHistogram> latency;  // IoSettings::request_latency: every request of the call
+  std::optional<LatencyHistogram>
+      latency;  // IoSettings::request_latency: every request of the call
   bool ok() const { return !error; }
 };
 
@@ -120,7 +124,8 @@ struct IoOutcome {
 struct ProcessGroup {
   int rank = 0;
   int size = 1;
-  std::optional<int> mpi_comm;  // MPI_Comm_c2f() of the communicator (no MPI header here); empty: no MPI
+  std::optional<int>
+      mpi_comm;  // MPI_Comm_c2f() of the communicator (no MPI header here); empty: no MPI
 };
 
 // What a backend can do. The registry checks a case's IoSettings against the capabilities a
@@ -130,13 +135,15 @@ struct Capabilities {
   bool direct_io = false;      // O_DIRECT (backend.direct)
   bool device_memory = false;  // transfers device memory itself (else the harness stages it)
   bool shared_file = false;    // several processes write disjoint extents of one file
-  bool collective = false;     // needs one write/read call per process with the whole process's plan
-  bool threads = false;        // several worker threads per process (backend.threads > 1)
-  bool fallocate = false;      // reserves file space first (backend.fallocate)
-  bool sqpoll = false;         // kernel submission polling (backend.sqpoll)
-  int max_queue_depth = 1;     // requests in flight per thread (backend.queue_depth)
-  bool stores_data = true;     // false for null: a restore reads nothing back, so nothing can be verified
-  bool raw_layout = true;      // each extent's bytes at its file offset (false: a self-describing format)
+  bool collective = false;  // needs one write/read call per process with the whole process's plan
+  bool threads = false;     // several worker threads per process (backend.threads > 1)
+  bool fallocate = false;   // reserves file space first (backend.fallocate)
+  bool sqpoll = false;      // kernel submission polling (backend.sqpoll)
+  int max_queue_depth = 1;  // requests in flight per thread (backend.queue_depth)
+  bool stores_data =
+      true;  // false for null: a restore reads nothing back, so nothing can be verified
+  bool raw_layout =
+      true;  // each extent's bytes at its file offset (false: a self-describing format)
   // May be driven from a thread other than the one that started MPI (an engine's flush thread,
   // with MPI_THREAD_MULTIPLE for collective backends); false: advice["background_thread"] says why.
   bool background_thread = true;
@@ -149,13 +156,15 @@ struct Capabilities {
 
 // Throws std::invalid_argument naming `backend.<setting>` when `settings` asks for something
 // `capabilities` lacks, or is out of range (threads or queue_depth below 1).
-void check_settings(std::string_view backend, const Capabilities& capabilities, const IoSettings& settings);
+void check_settings(std::string_view backend, const Capabilities& capabilities,
+                    const IoSettings& settings);
 
-// An I/O failure with its context: "<backend>: <operation> <path> at offset O, length L: <errno text>".
+// An I/O failure with its context: "<backend>: <operation> <path> at offset O, length L: <errno
+// text>".
 class IoError : public std::runtime_error {
  public:
-  IoError(std::string_view backend, std::string_view operation, const std::string& path, int error_number,
-          std::uint64_t offset = 0, std::uint64_t length = 0);
+  IoError(std::string_view backend, std::string_view operation, const std::string& path,
+          int error_number, std::uint64_t offset = 0, std::uint64_t length = 0);
   explicit IoError(const std::string& message) : std::runtime_error(message) {}
   int error_number() const noexcept { return errno_; }
 
@@ -215,7 +224,8 @@ class Backend {
   // Opens (write: creates) every file of the plan. Throws IoError.
   virtual std::unique_ptr<OpenFiles> open(const IoPlan& plan, Direction direction) = 0;
   // Moves every extent. Throws IoError on the first failure or short transfer.
-  virtual void transfer(OpenFiles& files, const IoPlan& plan, MemoryView memory, Direction direction) = 0;
+  virtual void transfer(OpenFiles& files, const IoPlan& plan, MemoryView memory,
+                        Direction direction) = 0;
   // Write: applies the sync policy to every file. Read: nothing. Throws IoError.
   virtual void sync(OpenFiles& files, Direction direction) = 0;
   // Closes every file. Throws IoError.

@@ -30,7 +30,8 @@ std::uint64_t LatencyHistogram::bucket_high(std::size_t bucket) noexcept {
 std::uint64_t LatencyHistogram::percentile(double q) const noexcept {
   if (count_ == 0) return 0;
   const double clamped = std::clamp(q, 0.0, 1.0);
-  const auto wanted = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::ceil(clamped * static_cast<double>(count_))));
+  const auto wanted = std::max<std::uint64_t>(
+      1, static_cast<std::uint64_t>(std::ceil(clamped * static_cast<double>(count_))));
   std::uint64_t seen = 0;
   for (std::size_t i = 0; i < kBuckets; ++i) {
     seen += counts_[i];
@@ -49,7 +50,9 @@ std::string LatencyHistogram::serialize() const {
 }
 
 LatencyHistogram LatencyHistogram::parse(const std::string& text) {
-  const auto bad = [&] { return std::invalid_argument("latency histogram: cannot parse \"" + text.substr(0, 80) + "\""); };
+  const auto bad = [&] {
+    return std::invalid_argument("latency histogram: cannot parse \"" + text.substr(0, 80) + "\"");
+  };
   std::istringstream in(text);
   LatencyHistogram h;
   std::uint64_t min = 0;

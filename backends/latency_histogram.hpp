@@ -31,7 +31,9 @@ class LatencyHistogram {
   std::uint64_t count() const noexcept { return count_; }
   std::uint64_t max() const noexcept { return count_ ? max_ : 0; }
   std::uint64_t min() const noexcept { return count_ ? min_ : 0; }
-  double mean() const noexcept { return count_ ? static_cast<double>(sum_) / static_cast<double>(count_) : 0; }
+  double mean() const noexcept {
+    return count_ ? static_cast<double>(sum_) / static_cast<double>(count_) : 0;
+  }
   // The value at quantile q in [0, 1]: the highest value of the bucket that holds the
   // ceil(q × count)-th smallest request (at least the first), never above max(): at most 1.6 %
   // above the true value, never below it. 0 when empty.

@@ -24,7 +24,8 @@ std::string expected(const OptionSpec& spec) {
     case OptionType::size: {
       std::string what = spec.type == OptionType::size ? "a byte count" : "an integer";
       what += " from " + std::to_string(spec.min);
-      if (spec.max != std::numeric_limits<std::int64_t>::max()) what += " to " + std::to_string(spec.max);
+      if (spec.max != std::numeric_limits<std::int64_t>::max())
+        what += " to " + std::to_string(spec.max);
       return what;
     }
     case OptionType::choice:
@@ -67,8 +68,8 @@ bool valid(const OptionSpec& spec, const std::string& value) {
 const OptionSpec* owner(const OptionTable& table, std::string_view key) {
   for (const OptionSpec& spec : table) {
     if (spec.name == key && spec.type != OptionType::string_map) return &spec;
-    if (spec.type == OptionType::string_map && key.size() > spec.name.size() + 1 && key.starts_with(spec.name) &&
-        key[spec.name.size()] == '.') {
+    if (spec.type == OptionType::string_map && key.size() > spec.name.size() + 1 &&
+        key.starts_with(spec.name) && key[spec.name.size()] == '.') {
       return &spec;
     }
   }
@@ -95,7 +96,8 @@ std::string_view option_type_name(OptionType type) {
   return "?";
 }
 
-OptionValues::OptionValues(std::string_view backend, const OptionTable& table, const BackendOptions& given)
+OptionValues::OptionValues(std::string_view backend, const OptionTable& table,
+                           const BackendOptions& given)
     : backend_(backend), table_(table) {
   std::vector<std::string> names;
   for (const OptionSpec& spec : table_) {
@@ -105,21 +107,26 @@ OptionValues::OptionValues(std::string_view backend, const OptionTable& table, c
   for (const auto& [key, value] : given) {
     const OptionSpec* spec = owner(table_, key);
     const std::string dotted = "backend." + backend_ + "." + key;
-    const auto is_table = [&name = key](const OptionSpec& o) {  // clang < 16 cannot capture a binding
+    const auto is_table = [&name =
+                               key](const OptionSpec& o) {  // clang < 16 cannot capture a binding
       return o.type == OptionType::string_map && o.name == name;
     };
     if (spec == nullptr && std::any_of(table_.begin(), table_.end(), is_table)) {
-      throw std::invalid_argument(backend_ + ": `" + dotted + "` is a table: give its entries as `" + dotted +
+      throw std::invalid_argument(backend_ + ": `" + dotted +
+                                  "` is a table: give its entries as `" + dotted +
                                   ".<name>` = value");
     }
     if (spec == nullptr) {
-      std::string message = backend_ + ": unknown option `" + dotted + "`" + did_you_mean(key, names);
-      message += names.empty() ? " (it takes no options)" : " (options: " + joined(names, " ") + ")";
+      std::string message =
+          backend_ + ": unknown option `" + dotted + "`" + did_you_mean(key, names);
+      message +=
+          names.empty() ? " (it takes no options)" : " (options: " + joined(names, " ") + ")";
       throw std::invalid_argument(message);
     }
     if (!valid(*spec, value)) {
-      throw std::invalid_argument(backend_ + ": `" + dotted + "` = \"" + value + "\": expected " + expected(*spec) +
-                                  (spec->type == OptionType::choice ? did_you_mean(value, spec->choices) : ""));
+      throw std::invalid_argument(
+          backend_ + ": `" + dotted + "` = \"" + value + "\": expected " + expected(*spec) +
+          (spec->type == OptionType::choice ? did_you_mean(value, spec->choices) : ""));
     }
     values_[key] = value;
   }
@@ -127,12 +134,13 @@ OptionValues::OptionValues(std::string_view backend, const OptionTable& table, c
 
 const OptionSpec& OptionValues::spec(std::string_view name, OptionType expected_type) const {
   for (const OptionSpec& s : table_) {
-    const bool same_kind = s.type == expected_type || (expected_type == OptionType::integer && s.type == OptionType::size) ||
+    const bool same_kind = s.type == expected_type ||
+                           (expected_type == OptionType::integer && s.type == OptionType::size) ||
                            (expected_type == OptionType::text && s.type == OptionType::choice);
     if (s.name == name && same_kind) return s;
   }
-  throw std::logic_error(backend_ + ": no " + std::string(option_type_name(expected_type)) + " option `" +
-                         std::string(name) + "` in its option table");
+  throw std::logic_error(backend_ + ": no " + std::string(option_type_name(expected_type)) +
+                         " option `" + std::string(name) + "` in its option table");
 }
 
 bool OptionValues::boolean(std::string_view name) const {

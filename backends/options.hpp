@@ -46,7 +46,7 @@ class OptionValues {
   OptionValues(std::string_view backend, const OptionTable& table, const BackendOptions& given);
 
   bool boolean(std::string_view name) const;
-  std::int64_t integer(std::string_view name) const;  // integer and size options
+  std::int64_t integer(std::string_view name) const;     // integer and size options
   const std::string& text(std::string_view name) const;  // text and choice options
   // The sub-keys of a string_map option without its prefix: "hints" -> {"cb_nodes": "4"}.
   std::map<std::string, std::string> sub_keys(std::string_view name) const;

@@ -15,7 +15,8 @@ namespace ckpt::backends {
 // way. The registry calls every registration from one generated list (backends/CMakeLists.txt:
 // CKPT_BACKENDS); nothing registers itself through static initialisers.
 struct BackendRegistration {
-  using Factory = std::unique_ptr<Backend> (*)(const IoSettings&, const BackendOptions&, const ProcessGroup&);
+  using Factory = std::unique_ptr<Backend> (*)(const IoSettings&, const BackendOptions&,
+                                               const ProcessGroup&);
   using Declared = Capabilities (*)(const OptionValues&);
   // Extra checks of options that need the backend's own code (e.g. MPI info hints): "" when fine.
   using Check = std::string (*)(const BackendOptions&);
@@ -26,8 +27,8 @@ struct BackendRegistration {
   std::string description;
   OptionTable options;
   Declared capabilities = nullptr;  // required
-  bool needs_mpi = false;           // needs MPI initialised (collective backends), even in one process
-  Factory make = nullptr;           // null when not compiled in
+  bool needs_mpi = false;  // needs MPI initialised (collective backends), even in one process
+  Factory make = nullptr;  // null when not compiled in
   Check check = nullptr;
   Probe probe = nullptr;
 };

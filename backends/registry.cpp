@@ -15,33 +15,39 @@ std::string unavailable_reason(const RegisteredBackend& backend, const BackendOp
   return "";
 }
 
-[[noreturn]] void throw_unknown(std::string_view name, const std::vector<RegisteredBackend>& backends) {
+[[noreturn]] void throw_unknown(std::string_view name,
+                                const std::vector<RegisteredBackend>& backends) {
   std::vector<std::string> names;
   for (const RegisteredBackend& b : backends) names.push_back(b.registration.name);
-  std::string message = "unknown backend `" + std::string(name) + "`" + did_you_mean(name, names) + " (backends:";
+  std::string message =
+      "unknown backend `" + std::string(name) + "`" + did_you_mean(name, names) + " (backends:";
   for (const std::string& n : names) message += " " + n;
   throw std::invalid_argument(message + ")");
 }
 
 // The backend `name`, checked as make_backend promises; throws std::invalid_argument.
-RegisteredBackend checked(std::string_view name, const IoSettings& settings, const BackendOptions& options) {
+RegisteredBackend checked(std::string_view name, const IoSettings& settings,
+                          const BackendOptions& options) {
   std::vector<RegisteredBackend> backends = registered_backends();
-  const auto found = std::find_if(backends.begin(), backends.end(),
-                                  [&](const RegisteredBackend& b) { return b.registration.name == name; });
+  const auto found =
+      std::find_if(backends.begin(), backends.end(),
+                   [&](const RegisteredBackend& b) { return b.registration.name == name; });
   if (found == backends.end()) throw_unknown(name, backends);
   const BackendRegistration& r = found->registration;
   if (r.make == nullptr) {
-    throw std::invalid_argument("backend `" + r.name + "` is not available in this build: " + found->not_built +
-                                " (CMake option " + found->cmake_option + ")");
+    throw std::invalid_argument("backend `" + r.name + "` is not available in this build: " +
+                                found->not_built + " (CMake option " + found->cmake_option + ")");
   }
   const OptionValues values(r.name, r.options, options);
   check_settings(r.name, r.capabilities(values), settings);
   if (r.check != nullptr) {
-    if (const std::string problem = r.check(options); !problem.empty()) throw std::invalid_argument(problem);
+    if (const std::string problem = r.check(options); !problem.empty())
+      throw std::invalid_argument(problem);
   }
   if (const std::string reason = unavailable_reason(*found, options); !reason.empty()) {
-    throw std::invalid_argument("backend `" + r.name + "` is not available on this machine: " + reason +
-                                " (compiled in with " + found->cmake_option + ", but it cannot run here)");
+    throw std::invalid_argument(
+        "backend `" + r.name + "` is not available on this machine: " + reason +
+        " (compiled in with " + found->cmake_option + ", but it cannot run here)");
   }
   return std::move(*found);
 }
@@ -70,7 +76,8 @@ std::unique_ptr<Backend> make_backend(std::string_view name, const IoSettings& s
   return checked(name, settings, options).registration.make(settings, options, group);
 }
 
-void validate_backend(std::string_view name, const IoSettings& settings, const BackendOptions& options) {
+void validate_backend(std::string_view name, const IoSettings& settings,
+                      const BackendOptions& options) {
   checked(name, settings, options);
 }
 

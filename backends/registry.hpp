@@ -12,7 +12,7 @@ namespace ckpt::backends {
 
 // A backend the build knows about: compiled in and usable, or why not and how to enable it.
 struct BackendInfo {
-  std::string name;          // registry key = folder name = config value
+  std::string name;  // registry key = folder name = config value
   bool available = false;
   std::string reason;        // empty when available
   std::string cmake_option;  // CKPT_BACKEND_<NAME>
@@ -31,10 +31,12 @@ std::vector<BackendInfo> list_backends();
 // `backend.<setting>`). `group` is the set of processes that call write/read together
 // (collective backends need its MPI communicator).
 std::unique_ptr<Backend> make_backend(std::string_view name, const IoSettings& settings,
-                                      const BackendOptions& options = {}, const ProcessGroup& group = {});
+                                      const BackendOptions& options = {},
+                                      const ProcessGroup& group = {});
 
 // Everything make_backend checks, without constructing the backend or touching MPI or storage.
 // Throws std::invalid_argument like make_backend. For `--dry-run`.
-void validate_backend(std::string_view name, const IoSettings& settings, const BackendOptions& options = {});
+void validate_backend(std::string_view name, const IoSettings& settings,
+                      const BackendOptions& options = {});
 
 }  // namespace ckpt::backends

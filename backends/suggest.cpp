@@ -23,7 +23,8 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
   return row[b.size()];
 }
 
-std::optional<std::string> closest_match(std::string_view word, std::span<const std::string_view> candidates) {
+std::optional<std::string> closest_match(std::string_view word,
+                                         std::span<const std::string_view> candidates) {
   const std::size_t limit = std::max<std::size_t>(2, word.size() / 3);
   std::optional<std::string_view> best;
   std::size_t best_distance = limit + 1;
@@ -38,7 +39,8 @@ std::optional<std::string> closest_match(std::string_view word, std::span<const 
   return std::string(*best);
 }
 
-std::optional<std::string> closest_match(std::string_view word, const std::vector<std::string>& candidates) {
+std::optional<std::string> closest_match(std::string_view word,
+                                         const std::vector<std::string>& candidates) {
   const std::vector<std::string_view> views(candidates.begin(), candidates.end());
   return closest_match(word, std::span<const std::string_view>(views));
 }

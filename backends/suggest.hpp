@@ -17,8 +17,10 @@ std::size_t edit_distance(std::string_view a, std::string_view b);
 
 // The candidate closest to `word` when it is plausibly a misspelling of it (distance at most
 // max(2, word.size() / 3)); ties keep the earlier candidate; nullopt otherwise.
-std::optional<std::string> closest_match(std::string_view word, std::span<const std::string_view> candidates);
-std::optional<std::string> closest_match(std::string_view word, const std::vector<std::string>& candidates);
+std::optional<std::string> closest_match(std::string_view word,
+                                         std::span<const std::string_view> candidates);
+std::optional<std::string> closest_match(std::string_view word,
+                                         const std::vector<std::string>& candidates);
 
 // " — did you mean `x`?" or "" — for appending to error messages.
 std::string did_you_mean(std::string_view word, std::span<const std::string_view> candidates);

@@ -53,7 +53,8 @@ void BM_TimedRequest(benchmark::State& state) {
   LatencyHistogram h;
   for (auto _ : state) {
     const auto start = Clock::now();
-    h.record(static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count()));
+    h.record(static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count()));
   }
   benchmark::DoNotOptimize(h.count());
   state.SetItemsProcessed(state.iterations());

@@ -50,8 +50,8 @@ BENCHMARK(BM_Layout1TOneRankShards)
 
 // 131,072 ranks: TP8 × PP64 × DP256.
 void BM_Layout1TWorldSummary128kRanks(benchmark::State& state) {
-  const Layout layout(ckpt::harness::zoo_model("mlperf-1t"), {.tp = 8, .pp = 64, .dp = 256, .zero_stage = 1},
-                      StateSpec{});
+  const Layout layout(ckpt::harness::zoo_model("mlperf-1t"),
+                      {.tp = 8, .pp = 64, .dp = 256, .zero_stage = 1}, StateSpec{});
   for (auto _ : state) benchmark::DoNotOptimize(summarize(layout));
   state.counters["ranks"] = static_cast<double>(layout.world_size());
 }

@@ -14,22 +14,36 @@ namespace {
 // DLIO's transformer has exactly these tensors; a model with others cannot be sized its way.
 void require_dlio_model(const ModelSpec& m) {
   std::string unlike;
-  if (m.is_moe()) unlike = "it is a mixture of experts";
-  else if (m.uses_mla()) unlike = "it uses multi-head latent attention";
-  else if (m.norm != NormKind::rmsnorm) unlike = "its norms are not RMSNorm";
-  else if (m.norm_placement != NormPlacement::pre) unlike = "its layers do not have exactly two norms";
-  else if (m.qk_norm) unlike = "it normalises queries and keys";
-  else if (m.lm_head_bias) unlike = "its output layer has a bias";
-  else if (m.mlp != MlpKind::gated) unlike = "its MLP is not gated";
-  else if (m.linear_bias || m.qkv_bias) unlike = "its linear layers have biases";
-  else if (m.tie_word_embeddings) unlike = "its embeddings are tied";
-  else if (m.position_embedding == PositionEmbedding::learned) unlike = "it has learned position embeddings";
-  else if (m.embedding_norm) unlike = "it has a norm after the embedding";
-  else if (m.head_dim != m.hidden_size / m.num_attention_heads) unlike = "its head_dim is not hidden_size / num_attention_heads";
+  if (m.is_moe())
+    unlike = "it is a mixture of experts";
+  else if (m.uses_mla())
+    unlike = "it uses multi-head latent attention";
+  else if (m.norm != NormKind::rmsnorm)
+    unlike = "its norms are not RMSNorm";
+  else if (m.norm_placement != NormPlacement::pre)
+    unlike = "its layers do not have exactly two norms";
+  else if (m.qk_norm)
+    unlike = "it normalises queries and keys";
+  else if (m.lm_head_bias)
+    unlike = "its output layer has a bias";
+  else if (m.mlp != MlpKind::gated)
+    unlike = "its MLP is not gated";
+  else if (m.linear_bias || m.qkv_bias)
+    unlike = "its linear layers have biases";
+  else if (m.tie_word_embeddings)
+    unlike = "its embeddings are tied";
+  else if (m.position_embedding == PositionEmbedding::learned)
+    unlike = "it has learned position embeddings";
+  else if (m.embedding_norm)
+    unlike = "it has a norm after the embedding";
+  else if (m.head_dim != m.hidden_size / m.num_attention_heads)
+    unlike = "its head_dim is not hidden_size / num_attention_heads";
   if (unlike.empty()) return;
-  throw SpecError("sizing", "sizing = \"dlio\" describes DLIO's dense Llama-style transformer only (RMSNorm, "
-                            "gated MLP, no biases, untied embeddings, head_dim = hidden / heads), but model " +
-                                m.name + " does not fit: " + unlike + "; use sizing = \"exact\"");
+  throw SpecError(
+      "sizing",
+      "sizing = \"dlio\" describes DLIO's dense Llama-style transformer only (RMSNorm, "
+      "gated MLP, no biases, untied embeddings, head_dim = hidden / heads), but model " +
+          m.name + " does not fit: " + unlike + "; use sizing = \"exact\"");
 }
 
 void require_dlio_parallelism(const ModelSpec& m, const ParallelSpec& p) {
@@ -43,13 +57,15 @@ void require_dlio_parallelism(const ModelSpec& m, const ParallelSpec& p) {
   }
   if (p.ep != 1) throw SpecError("ep", "sizing = \"dlio\" has no expert parallelism: set ep = 1");
   if (p.pp_first_stage_layers != 0 || p.pp_last_stage_layers != 0) {
-    throw SpecError(p.pp_first_stage_layers != 0 ? "pp_first_stage_layers" : "pp_last_stage_layers",
-                    "sizing = \"dlio\" splits layers its own way (the first layers % pp stages hold one "
-                    "more): leave pp_first_stage_layers and pp_last_stage_layers at 0");
+    throw SpecError(
+        p.pp_first_stage_layers != 0 ? "pp_first_stage_layers" : "pp_last_stage_layers",
+        "sizing = \"dlio\" splits layers its own way (the first layers % pp stages hold one "
+        "more): leave pp_first_stage_layers and pp_last_stage_layers at 0");
   }
   if (p.pp > m.num_hidden_layers) {
     throw SpecError("pp", "pp (" + std::to_string(p.pp) + ") exceeds num_hidden_layers (" +
-                              std::to_string(m.num_hidden_layers) + "): every pipeline stage needs a layer");
+                              std::to_string(m.num_hidden_layers) +
+                              "): every pipeline stage needs a layer");
   }
 }
 
@@ -64,10 +80,14 @@ std::vector<StateKind> optimizer_kinds(const StateSpec& state) {
 
 std::string_view optimizer_prefix(StateKind kind) {
   switch (kind) {
-    case StateKind::master: return "optimizer.state.fp32_param.";
-    case StateKind::exp_avg: return "optimizer.state.exp_avg.";
-    case StateKind::exp_avg_sq: return "optimizer.state.exp_avg_sq.";
-    case StateKind::weight: break;
+    case StateKind::master:
+      return "optimizer.state.fp32_param.";
+    case StateKind::exp_avg:
+      return "optimizer.state.exp_avg.";
+    case StateKind::exp_avg_sq:
+      return "optimizer.state.exp_avg_sq.";
+    case StateKind::weight:
+      break;
   }
   return "";
 }
@@ -78,9 +98,12 @@ struct LayerTensor {
   bool tp_split;
 };
 constexpr LayerTensor kLayerTensors[] = {
-    {"input_layernorm.weight", false},         {"self_attention.linear_qkv.weight", true},
-    {"self_attention.linear_proj.weight", true}, {"pre_mlp_layernorm.weight", false},
-    {"mlp.linear_fc1.weight", true},           {"mlp.linear_fc2.weight", true},
+    {"input_layernorm.weight", false},
+    {"self_attention.linear_qkv.weight", true},
+    {"self_attention.linear_proj.weight", true},
+    {"pre_mlp_layernorm.weight", false},
+    {"mlp.linear_fc1.weight", true},
+    {"mlp.linear_fc2.weight", true},
 };
 
 }  // namespace
@@ -95,7 +118,8 @@ struct DlioSizing::Piece {
   std::int64_t begin, end;
 };
 
-DlioSizing::DlioSizing(const ModelSpec& resolved_model, const ParallelSpec& parallel, const StateSpec& state)
+DlioSizing::DlioSizing(const ModelSpec& resolved_model, const ParallelSpec& parallel,
+                       const StateSpec& state)
     : model_(resolved_model), parallel_(parallel), state_(state), kinds_(optimizer_kinds(state)) {
   require_dlio_model(model_);
   require_dlio_parallelism(model_, parallel_);
@@ -104,12 +128,14 @@ DlioSizing::DlioSizing(const ModelSpec& resolved_model, const ParallelSpec& para
   const char* what = "DLIO's parameter count";
   const std::int64_t h = model_.hidden_size;
   const std::int64_t kv = model_.head_dim * model_.num_key_value_heads;
-  const std::int64_t layer = checked_add(checked_mul(h, 2 * h + 2 * kv, "hidden_size", what),
-                                         checked_mul(3 * h, model_.intermediate_size, "intermediate_size", what) + 2 * h,
-                                         "hidden_size", what);
+  const std::int64_t layer =
+      checked_add(checked_mul(h, 2 * h + 2 * kv, "hidden_size", what),
+                  checked_mul(3 * h, model_.intermediate_size, "intermediate_size", what) + 2 * h,
+                  "hidden_size", what);
   const std::int64_t table = checked_mul(model_.vocab_size, h, "vocab_size", what);
-  parameters_ = checked_add(checked_mul(layer, model_.num_hidden_layers, "num_hidden_layers", what),
-                            checked_add(2 * table, h, "vocab_size", what), "num_hidden_layers", what);
+  parameters_ =
+      checked_add(checked_mul(layer, model_.num_hidden_layers, "num_hidden_layers", what),
+                  checked_add(2 * table, h, "vocab_size", what), "num_hidden_layers", what);
   // Every state kind at 8 bytes per element must still fit (weights + three optimizer kinds).
   checked_mul(parameters_, 32, "num_hidden_layers", "the checkpoint's size in bytes");
 }
@@ -146,8 +172,15 @@ void DlioSizing::for_each_piece(const RankCoord& c, Visit&& visit) const {
     const std::int64_t mine = part / shard;
     if (mine == 0) return;  // DLIO skips empty tensors
     const std::int64_t begin = zero3 ? c.dp * mine : 0;
-    visit(Piece{StateKind::weight, prefix, layer, suffix, {tp_split ? part * p.tp : part},
-                {tp_split ? c.tp * part : 0}, {part}, begin, begin + mine});
+    visit(Piece{StateKind::weight,
+                prefix,
+                layer,
+                suffix,
+                {tp_split ? part * p.tp : part},
+                {tp_split ? c.tp * part : 0},
+                {part},
+                begin,
+                begin + mine});
   };
   if (zero3 || c.dp == 0) {
     const std::int64_t kv = model_.head_dim * model_.num_key_value_heads;
@@ -158,7 +191,8 @@ void DlioSizing::for_each_piece(const RankCoord& c, Visit&& visit) const {
     const auto [first, last] = pipeline_.layers_of(c.pp);
     for (std::int64_t layer = first; layer < last; ++layer) {
       for (std::size_t i = 0; i < std::size(kLayerTensors); ++i) {
-        weight("decoder.layers.", layer, kLayerTensors[i].name, layer_elements[i], kLayerTensors[i].tp_split);
+        weight("decoder.layers.", layer, kLayerTensors[i].name, layer_elements[i],
+               kLayerTensors[i].tp_split);
       }
     }
     if (c.pp == p.pp - 1) {
@@ -174,10 +208,24 @@ void DlioSizing::for_each_piece(const RankCoord& c, Visit&& visit) const {
   if (mine == 0) return;  // DLIO then writes no optimizer state at all
   const std::int64_t extra = 5 * h;
   for (const StateKind kind : kinds_) {
-    visit(Piece{kind, optimizer_prefix(kind), -1, "params", {mine * holders}, {0}, {mine * holders},
-                index * mine, (index + 1) * mine});
-    visit(Piece{kind, optimizer_prefix(kind), -1, "extra", {extra * holders}, {0}, {extra * holders},
-                index * extra, (index + 1) * extra});
+    visit(Piece{kind,
+                optimizer_prefix(kind),
+                -1,
+                "params",
+                {mine * holders},
+                {0},
+                {mine * holders},
+                index * mine,
+                (index + 1) * mine});
+    visit(Piece{kind,
+                optimizer_prefix(kind),
+                -1,
+                "extra",
+                {extra * holders},
+                {0},
+                {extra * holders},
+                index * extra,
+                (index + 1) * extra});
   }
 }
 
@@ -186,7 +234,8 @@ std::vector<Shard> DlioSizing::shards(std::int64_t rank) const {
   const RankCoord c = coord(rank);
   for_each_piece(c, [&](Piece&& piece) {
     Shard& s = out.emplace_back();
-    s.name = std::string(piece.prefix) + (piece.layer >= 0 ? std::to_string(piece.layer) + "." : "") +
+    s.name = std::string(piece.prefix) +
+             (piece.layer >= 0 ? std::to_string(piece.layer) + "." : "") +
              std::string(piece.suffix);
     s.state = piece.kind;
     s.dtype = dtype_of(piece.kind);
@@ -209,9 +258,11 @@ RankTotals DlioSizing::totals(std::int64_t rank) const {
   return totals;
 }
 
-void DlioSizing::for_each_shard_size(std::int64_t rank, const std::function<void(std::int64_t)>& visit) const {
-  for_each_piece(coord(rank),
-                 [&](Piece&& piece) { visit((piece.end - piece.begin) * dtype_bytes(dtype_of(piece.kind))); });
+void DlioSizing::for_each_shard_size(std::int64_t rank,
+                                     const std::function<void(std::int64_t)>& visit) const {
+  for_each_piece(coord(rank), [&](Piece&& piece) {
+    visit((piece.end - piece.begin) * dtype_bytes(dtype_of(piece.kind)));
+  });
 }
 
 // Every TP rank of a (stage, DP rank) writes the same bytes, and so does every DP rank but
@@ -223,8 +274,9 @@ std::int64_t DlioSizing::checkpoint_bytes() const {
     for (std::int64_t d = 0; d < std::min<std::int64_t>(p.dp, 2); ++d) {
       const std::int64_t alike = p.tp * (d == 0 ? 1 : p.dp - 1);
       const std::int64_t rank = p.tp * (stage + p.pp * d);
-      total = checked_add(total, checked_mul(totals(rank).bytes, alike, "dp", "the checkpoint's size in bytes"), "dp",
-                          "the checkpoint's size in bytes");
+      total = checked_add(
+          total, checked_mul(totals(rank).bytes, alike, "dp", "the checkpoint's size in bytes"),
+          "dp", "the checkpoint's size in bytes");
     }
   }
   return total;

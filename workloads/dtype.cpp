@@ -19,11 +19,15 @@ constexpr std::array<std::pair<Dtype, std::string_view>, 5> kNames{{
 
 std::int64_t dtype_bytes(Dtype dtype) {
   switch (dtype) {
-    case Dtype::fp8: return 1;
+    case Dtype::fp8:
+      return 1;
     case Dtype::bf16:
-    case Dtype::fp16: return 2;
-    case Dtype::fp32: return 4;
-    case Dtype::fp64: return 8;
+    case Dtype::fp16:
+      return 2;
+    case Dtype::fp32:
+      return 4;
+    case Dtype::fp64:
+      return 8;
   }
   throw std::logic_error("dtype_bytes: unknown dtype");
 }

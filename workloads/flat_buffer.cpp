@@ -40,11 +40,14 @@ void FlatBuffer::append(const Segment& segment) {
   segments_.push_back(segment);
   // Layout's size checks keep these within int64; checked all the same, as they come from input.
   const char* what = "a rank's flat buffer";
-  elements_ = checked_add(elements_, checked_mul(segment.copies, segment.list->total, "num_hidden_layers", what),
-                          "num_hidden_layers", what);
-  tensors_ = checked_add(tensors_, checked_mul(segment.copies, static_cast<std::int64_t>(segment.list->size()),
-                                               "num_hidden_layers", what),
-                         "num_hidden_layers", what);
+  elements_ = checked_add(
+      elements_, checked_mul(segment.copies, segment.list->total, "num_hidden_layers", what),
+      "num_hidden_layers", what);
+  tensors_ =
+      checked_add(tensors_,
+                  checked_mul(segment.copies, static_cast<std::int64_t>(segment.list->size()),
+                              "num_hidden_layers", what),
+                  "num_hidden_layers", what);
 }
 
 std::int64_t FlatBuffer::tensor_index(std::int64_t offset) const {

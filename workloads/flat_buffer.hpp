@@ -33,7 +33,8 @@ struct OwnedCatalog {
 };
 
 // `copies` consecutive repetitions of a list: a run of identical layers, or of a layer's
-// local experts (copy c is expert c % experts_per_layer of layer first_layer + c / experts_per_layer).
+// local experts (copy c is expert c % experts_per_layer of layer first_layer + c /
+// experts_per_layer).
 struct Segment {
   const OwnedList* list = nullptr;
   std::int64_t copies = 0;
@@ -79,7 +80,8 @@ class FlatBuffer {
     for (const Segment& seg : segments_) {
       const std::int64_t seg_end = base + seg.elements();
       if (end <= base) break;
-      if (begin < seg_end) walk_segment(seg, std::max(begin, base) - base, std::min(end, seg_end) - base, visit);
+      if (begin < seg_end)
+        walk_segment(seg, std::max(begin, base) - base, std::min(end, seg_end) - base, visit);
       base = seg_end;
     }
   }

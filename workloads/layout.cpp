@@ -17,10 +17,14 @@ std::int64_t round_up(std::int64_t value, std::int64_t multiple) {
 
 std::string_view state_prefix(StateKind kind) {
   switch (kind) {
-    case StateKind::weight: return "";
-    case StateKind::master: return "optimizer.state.fp32_param.";
-    case StateKind::exp_avg: return "optimizer.state.exp_avg.";
-    case StateKind::exp_avg_sq: return "optimizer.state.exp_avg_sq.";
+    case StateKind::weight:
+      return "";
+    case StateKind::master:
+      return "optimizer.state.fp32_param.";
+    case StateKind::exp_avg:
+      return "optimizer.state.exp_avg.";
+    case StateKind::exp_avg_sq:
+      return "optimizer.state.exp_avg_sq.";
   }
   return "";
 }
@@ -67,19 +71,26 @@ Wide wide_numel(const std::vector<TensorDef>& defs) {
 // (every state kind, `bytes_per_element` bytes per parameter) fits in signed 64 bits, so that
 // no count, size or offset derived from them can overflow. The error names the key to lower
 // (layers, or experts for an MoE model) and the largest value of it that fits.
-void check_model_size(const TensorCatalog& cat, const ModelSpec& m, std::int64_t bytes_per_element) {
+void check_model_size(const TensorCatalog& cat, const ModelSpec& m,
+                      std::int64_t bytes_per_element) {
   const std::int64_t layers = m.num_hidden_layers;
   const std::int64_t dense_layers = m.is_moe() ? m.first_k_dense_replace : layers;
   const std::int64_t moe_layers = layers - dense_layers;
   const std::int64_t experts = cat.fused_experts ? 1 : m.num_local_experts;
-  const auto count = [](const std::vector<TensorDef>& defs) { return static_cast<Wide>(defs.size()); };
-  struct Part { Wide fixed, dense, moe, expert; };  // fixed + dense × dense_layers + moe_layers × (moe + experts × expert)
-  const Part tensors{count(cat.first_stage) + count(cat.last_stage), count(cat.dense_layer), count(cat.moe_layer),
-                     count(cat.expert)};
-  const Part elements{wide_numel(cat.first_stage) + wide_numel(cat.last_stage), wide_numel(cat.dense_layer),
-                      wide_numel(cat.moe_layer), wide_numel(cat.expert)};
+  const auto count = [](const std::vector<TensorDef>& defs) {
+    return static_cast<Wide>(defs.size());
+  };
+  struct Part {
+    Wide fixed, dense, moe, expert;
+  };  // fixed + dense × dense_layers + moe_layers × (moe + experts × expert)
+  const Part tensors{count(cat.first_stage) + count(cat.last_stage), count(cat.dense_layer),
+                     count(cat.moe_layer), count(cat.expert)};
+  const Part elements{wide_numel(cat.first_stage) + wide_numel(cat.last_stage),
+                      wide_numel(cat.dense_layer), wide_numel(cat.moe_layer),
+                      wide_numel(cat.expert)};
   const auto check = [&](const Part& part, Wide limit, const std::string& what) {
-    const Wide total = part.fixed + part.dense * dense_layers + moe_layers * (part.moe + experts * part.expert);
+    const Wide total =
+        part.fixed + part.dense * dense_layers + moe_layers * (part.moe + experts * part.expert);
     if (total <= limit) return;
     const Wide room = limit - part.fixed - part.dense * dense_layers;
     std::string key = "num_hidden_layers";
@@ -122,7 +133,8 @@ Layout::Layout(const ModelSpec& model, const ParallelSpec& parallel, const State
   // Megatron pads the vocabulary to make-vocab-size-divisible-by × tp; a Hugging Face file
   // holds the tables unpadded, so only a TP split (which must divide the rows) pads them.
   const bool hf_unsplit = state_.effective_naming() == Naming::hf && parallel_.tp == 1;
-  padded_vocab_ = hf_unsplit ? model_.vocab_size : round_up(model_.vocab_size, parallel_.vocab_divisor * parallel_.tp);
+  padded_vocab_ = hf_unsplit ? model_.vocab_size
+                             : round_up(model_.vocab_size, parallel_.vocab_divisor * parallel_.tp);
   pipeline_ = PipelineSplit(model_.num_hidden_layers, parallel_);
   catalog_ = std::make_shared<const TensorCatalog>(
       build_tensor_catalog(model_, state_.effective_naming(), padded_vocab_));
@@ -130,7 +142,9 @@ Layout::Layout(const ModelSpec& model, const ParallelSpec& parallel, const State
   kinds_ = kinds_for(state_);
   check_model_size(*catalog_, model_,
                    std::accumulate(kinds_.begin(), kinds_.end(), std::int64_t{0},
-                                   [&](std::int64_t sum, StateKind kind) { return sum + dtype_bytes(dtype_of(kind)); }));
+                                   [&](std::int64_t sum, StateKind kind) {
+                                     return sum + dtype_bytes(dtype_of(kind));
+                                   }));
   parameters_ = build_tensor_catalog(model_, Naming::hf, model_.vocab_size).parameter_count(model_);
   owned_[0] = OwnedCatalog::build(*catalog_, parallel_, true);
   owned_[1] = OwnedCatalog::build(*catalog_, parallel_, false);
@@ -165,7 +179,8 @@ bool Layout::partitioned(StateKind kind) const {
 FlatBuffer Layout::dense_buffer(const RankCoord& c) const {
   const OwnedCatalog& owned = owned_[c.tp == 0 ? 0 : 1];
   const auto [first, last] = pipeline_.layers_of(c.pp);
-  const std::int64_t moe_from = model_.is_moe() ? model_.first_k_dense_replace : model_.num_hidden_layers;
+  const std::int64_t moe_from =
+      model_.is_moe() ? model_.first_k_dense_replace : model_.num_hidden_layers;
   FlatBuffer buffer;
   if (c.pp == 0) buffer.append({&owned.first_stage, 1});
   const std::int64_t dense_end = std::min(last, moe_from);
@@ -216,22 +231,23 @@ std::vector<Shard> Layout::shards(std::int64_t rank) const {
   if (dlio_) return dlio_->shards(rank);
   const RankCoord c = coord(rank);
   std::vector<Shard> out;
-  for_each_range(c, [&](StateKind kind, const FlatBuffer& buffer, std::int64_t begin, std::int64_t end) {
-    const Dtype dtype = dtype_of(kind);
-    buffer.walk(begin, end, [&](const PieceRef& piece) {
-      Shard& shard = out.emplace_back();
-      const TensorDef& def = piece.tensor();
-      shard.name = std::string(state_prefix(kind)) +
-                   format_tensor_name(def.pattern, piece.segment->layer_of(piece.copy),
-                                      piece.segment->expert_of(piece.copy));
-      shard.state = kind;
-      shard.dtype = dtype;
-      set_slice(shard, def, c, parallel_);
-      shard.flat_begin = piece.lo;
-      shard.flat_end = piece.hi;
-      shard.bytes = (piece.hi - piece.lo) * dtype_bytes(dtype);
-    });
-  });
+  for_each_range(
+      c, [&](StateKind kind, const FlatBuffer& buffer, std::int64_t begin, std::int64_t end) {
+        const Dtype dtype = dtype_of(kind);
+        buffer.walk(begin, end, [&](const PieceRef& piece) {
+          Shard& shard = out.emplace_back();
+          const TensorDef& def = piece.tensor();
+          shard.name = std::string(state_prefix(kind)) +
+                       format_tensor_name(def.pattern, piece.segment->layer_of(piece.copy),
+                                          piece.segment->expert_of(piece.copy));
+          shard.state = kind;
+          shard.dtype = dtype;
+          set_slice(shard, def, c, parallel_);
+          shard.flat_begin = piece.lo;
+          shard.flat_end = piece.hi;
+          shard.bytes = (piece.hi - piece.lo) * dtype_bytes(dtype);
+        });
+      });
   return out;
 }
 
@@ -240,8 +256,9 @@ RankTotals Layout::totals(std::int64_t rank) const {
   RankTotals totals;
   for_each_range(coord(rank), [&](StateKind kind, const FlatBuffer& buffer, std::int64_t begin,
                                   std::int64_t end) {
-    totals.bytes = checked_add(totals.bytes, checked_mul(end - begin, dtype_bytes(dtype_of(kind)), "num_hidden_layers",
-                                                         "a rank's size in bytes"),
+    totals.bytes = checked_add(totals.bytes,
+                               checked_mul(end - begin, dtype_bytes(dtype_of(kind)),
+                                           "num_hidden_layers", "a rank's size in bytes"),
                                "num_hidden_layers", "a rank's size in bytes");
     totals.tensors += buffer.count_tensors(begin, end);
   });
@@ -267,10 +284,12 @@ std::int64_t Layout::checkpoint_bytes() const {
     for (std::int64_t t = 0; t < std::min<std::int64_t>(parallel_.tp, 2); ++t) {
       const RankCoord c{t, stage, 0, 0, 0};
       const std::int64_t ranks_alike = t == 0 ? 1 : parallel_.tp - 1;
-      elements += ranks_alike * (dense_buffer(c).elements() + parallel_.ep * expert_buffer(c).elements());
+      elements +=
+          ranks_alike * (dense_buffer(c).elements() + parallel_.ep * expert_buffer(c).elements());
     }
   }
-  return checked_mul(elements, bytes_per_element, "num_hidden_layers", "the checkpoint's size in bytes");
+  return checked_mul(elements, bytes_per_element, "num_hidden_layers",
+                     "the checkpoint's size in bytes");
 }
 
 }  // namespace ckpt::workloads

@@ -12,8 +12,8 @@ namespace {
 
 void require_not_negative(std::int64_t value, const char* key) {
   if (value < 0) {
-    throw SpecError(key, std::string(key) + " must not be negative (got " +
-                             std::to_string(value) + ")");
+    throw SpecError(key,
+                    std::string(key) + " must not be negative (got " + std::to_string(value) + ")");
   }
 }
 
@@ -58,14 +58,16 @@ void validate_moe(const ModelSpec& m) {
   require_not_negative(m.first_k_dense_replace, "first_k_dense_replace");
   require_not_negative(m.shared_expert_intermediate_size, "shared_expert_intermediate_size");
   if (m.shared_expert_intermediate_size > 0 && m.n_shared_experts > 0) {
-    throw SpecError("shared_expert_intermediate_size",
-                    "set either shared_expert_intermediate_size (one shared expert of that width) or "
-                    "n_shared_experts (that many of moe_intermediate_size), not both");
+    throw SpecError(
+        "shared_expert_intermediate_size",
+        "set either shared_expert_intermediate_size (one shared expert of that width) or "
+        "n_shared_experts (that many of moe_intermediate_size), not both");
   }
   if (m.shared_expert_gate && m.shared_intermediate_size() == 0) {
-    throw SpecError("shared_expert_gate",
-                    "shared_expert_gate needs a shared expert: set shared_expert_intermediate_size or "
-                    "n_shared_experts");
+    throw SpecError(
+        "shared_expert_gate",
+        "shared_expert_gate needs a shared expert: set shared_expert_intermediate_size or "
+        "n_shared_experts");
   }
   if (!m.is_moe()) {
     if (m.n_shared_experts > 0 || m.num_experts_per_tok > 0 || m.moe_router_bias ||
@@ -78,15 +80,16 @@ void validate_moe(const ModelSpec& m) {
   }
   require_positive(m.num_experts_per_tok, "num_experts_per_tok");
   if (m.num_experts_per_tok > m.num_local_experts) {
-    throw SpecError("num_experts_per_tok",
-                    "num_experts_per_tok (" + std::to_string(m.num_experts_per_tok) +
-                        ") exceeds num_local_experts (" + std::to_string(m.num_local_experts) + ")");
+    throw SpecError("num_experts_per_tok", "num_experts_per_tok (" +
+                                               std::to_string(m.num_experts_per_tok) +
+                                               ") exceeds num_local_experts (" +
+                                               std::to_string(m.num_local_experts) + ")");
   }
   if (m.first_k_dense_replace >= m.num_hidden_layers) {
-    throw SpecError("first_k_dense_replace",
-                    "first_k_dense_replace (" + std::to_string(m.first_k_dense_replace) +
-                        ") leaves no MoE layer among " + std::to_string(m.num_hidden_layers) +
-                        " layers");
+    throw SpecError("first_k_dense_replace", "first_k_dense_replace (" +
+                                                 std::to_string(m.first_k_dense_replace) +
+                                                 ") leaves no MoE layer among " +
+                                                 std::to_string(m.num_hidden_layers) + " layers");
   }
 }
 
@@ -94,8 +97,7 @@ void validate_mla(const ModelSpec& m) {
   require_not_negative(m.q_lora_rank, "q_lora_rank");
   require_not_negative(m.kv_lora_rank, "kv_lora_rank");
   if (!m.uses_mla()) {
-    if (m.q_lora_rank > 0 || m.qk_nope_head_dim > 0 || m.qk_rope_head_dim > 0 ||
-        m.v_head_dim > 0) {
+    if (m.q_lora_rank > 0 || m.qk_nope_head_dim > 0 || m.qk_rope_head_dim > 0 || m.v_head_dim > 0) {
       throw SpecError("kv_lora_rank",
                       "multi-head latent attention keys are set but kv_lora_rank is 0; set "
                       "kv_lora_rank to enable MLA");
@@ -103,8 +105,9 @@ void validate_mla(const ModelSpec& m) {
     return;
   }
   if (m.qk_norm) {
-    throw SpecError("qk_norm", "qk_norm does not apply to multi-head latent attention (it has its own "
-                               "kv_a_layernorm / q_a_layernorm)");
+    throw SpecError("qk_norm",
+                    "qk_norm does not apply to multi-head latent attention (it has its own "
+                    "kv_a_layernorm / q_a_layernorm)");
   }
   require_positive(m.qk_nope_head_dim, "qk_nope_head_dim");
   require_positive(m.qk_rope_head_dim, "qk_rope_head_dim");
@@ -158,10 +161,10 @@ void ModelSpec::validate() const {
   if (!uses_mla()) {
     require_positive(full.head_dim, "head_dim");
     if (full.num_attention_heads % full.num_key_value_heads != 0) {
-      throw SpecError("num_key_value_heads",
-                      "num_attention_heads (" + std::to_string(num_attention_heads) +
-                          ") is not a multiple of num_key_value_heads (" +
-                          std::to_string(full.num_key_value_heads) + ")");
+      throw SpecError("num_key_value_heads", "num_attention_heads (" +
+                                                 std::to_string(num_attention_heads) +
+                                                 ") is not a multiple of num_key_value_heads (" +
+                                                 std::to_string(full.num_key_value_heads) + ")");
     }
   }
   if (position_embedding == PositionEmbedding::learned && max_position_embeddings <= 0) {
@@ -175,36 +178,54 @@ void ModelSpec::validate() const {
 
 std::string_view norm_name(NormKind kind) {
   switch (kind) {
-    case NormKind::rmsnorm: return "rmsnorm";
-    case NormKind::layernorm: return "layernorm";
-    case NormKind::none: return "none";
+    case NormKind::rmsnorm:
+      return "rmsnorm";
+    case NormKind::layernorm:
+      return "layernorm";
+    case NormKind::none:
+      return "none";
   }
   return "rmsnorm";
 }
 
 std::string_view norm_placement_name(NormPlacement placement) {
   switch (placement) {
-    case NormPlacement::pre: return "pre";
-    case NormPlacement::parallel: return "parallel";
-    case NormPlacement::sandwich: return "sandwich";
-    case NormPlacement::post: return "post";
-    case NormPlacement::parallel_pair: return "parallel_pair";
+    case NormPlacement::pre:
+      return "pre";
+    case NormPlacement::parallel:
+      return "parallel";
+    case NormPlacement::sandwich:
+      return "sandwich";
+    case NormPlacement::post:
+      return "post";
+    case NormPlacement::parallel_pair:
+      return "parallel_pair";
   }
   return "pre";
 }
 
 std::string_view hf_names_name(HfNames names) {
   switch (names) {
-    case HfNames::llama: return "llama";
-    case HfNames::qwen2_moe: return "qwen2_moe";
-    case HfNames::falcon: return "falcon";
-    case HfNames::gpt_neox: return "gpt_neox";
-    case HfNames::phi: return "phi";
-    case HfNames::starcoder2: return "starcoder2";
-    case HfNames::cohere: return "cohere";
-    case HfNames::glm4: return "glm4";
-    case HfNames::deepseek: return "deepseek";
-    case HfNames::vaultgemma: return "vaultgemma";
+    case HfNames::llama:
+      return "llama";
+    case HfNames::qwen2_moe:
+      return "qwen2_moe";
+    case HfNames::falcon:
+      return "falcon";
+    case HfNames::gpt_neox:
+      return "gpt_neox";
+    case HfNames::phi:
+      return "phi";
+    case HfNames::starcoder2:
+      return "starcoder2";
+    case HfNames::cohere:
+      return "cohere";
+    case HfNames::glm4:
+      return "glm4";
+    case HfNames::deepseek:
+      return "deepseek";
+    case HfNames::vaultgemma:
+      return "vaultgemma";
     case HfNames::gpt2:
       return "gpt2";
     case HfNames::gptj:
@@ -229,20 +250,28 @@ std::string_view hf_names_name(HfNames names) {
 
 std::string_view qk_norm_shape_name(QkNormShape shape) {
   switch (shape) {
-    case QkNormShape::all_heads: return "all_heads";
-    case QkNormShape::per_head: return "per_head";
-    case QkNormShape::head_dim: return "head_dim";
+    case QkNormShape::all_heads:
+      return "all_heads";
+    case QkNormShape::per_head:
+      return "per_head";
+    case QkNormShape::head_dim:
+      return "head_dim";
   }
   return "all_heads";
 }
 
-std::string_view mlp_name(MlpKind kind) { return kind == MlpKind::gated ? "gated" : "plain"; }
+std::string_view mlp_name(MlpKind kind) {
+  return kind == MlpKind::gated ? "gated" : "plain";
+}
 
 std::string_view position_embedding_name(PositionEmbedding kind) {
   switch (kind) {
-    case PositionEmbedding::rope: return "rope";
-    case PositionEmbedding::learned: return "learned";
-    case PositionEmbedding::alibi: return "alibi";
+    case PositionEmbedding::rope:
+      return "rope";
+    case PositionEmbedding::learned:
+      return "learned";
+    case PositionEmbedding::alibi:
+      return "alibi";
   }
   return "rope";
 }

@@ -6,7 +6,11 @@
 
 namespace ckpt::workloads {
 
-enum class NormKind { rmsnorm, layernorm, none };        // layernorm carries a bias; none: non-parametric (OLMo)
+enum class NormKind {
+  rmsnorm,
+  layernorm,
+  none
+};  // layernorm carries a bias; none: non-parametric (OLMo)
 // Norms of one layer: pre: before attention and before the MLP (Llama); parallel: one before
 // the parallel attention + MLP (GPT-J style: Phi, Cohere, Falcon-7B); sandwich: before and after
 // each (Gemma 2); post: after each (OLMo 2); parallel_pair: one each for the parallel attention
@@ -38,8 +42,8 @@ enum class HfNames {
 // The shape of the per-head q/k norms: one vector over all heads (OLMo 2), one row per head
 // (Cohere), or one head_dim vector shared by the heads (Qwen3, Gemma 3).
 enum class QkNormShape { all_heads, per_head, head_dim };
-enum class MlpKind { gated, plain };                     // gated: three matrices; plain: two
-enum class PositionEmbedding { rope, learned, alibi };   // learned: max_position × hidden table
+enum class MlpKind { gated, plain };                    // gated: three matrices; plain: two
+enum class PositionEmbedding { rope, learned, alibi };  // learned: max_position × hidden table
 // How a Hugging Face checkpoint stores the routed experts of a layer: one set of matrices per
 // expert, or one 3-D tensor per matrix kind with the experts in dim 0 — fused_gate_up:
 // gate_up_proj [E, h, 2f] and down_proj [E, f, h] (gpt-oss, Llama 4); fused_in_out:
@@ -59,24 +63,24 @@ struct ModelSpec {
   std::int64_t intermediate_size = 0;
   std::int64_t num_hidden_layers = 0;
   std::int64_t num_attention_heads = 0;
-  std::int64_t num_key_value_heads = 0;   // default: num_attention_heads (MHA)
-  std::int64_t head_dim = 0;              // default: hidden_size / num_attention_heads
+  std::int64_t num_key_value_heads = 0;  // default: num_attention_heads (MHA)
+  std::int64_t head_dim = 0;             // default: hidden_size / num_attention_heads
   std::int64_t vocab_size = 0;
   bool tie_word_embeddings = false;
   std::int64_t max_position_embeddings = 0;
 
   NormKind norm = NormKind::rmsnorm;
-  bool linear_bias = false;               // bias on every linear layer (GPT-3, BLOOM, OPT)
-  bool qkv_bias = false;                  // bias on q/k/v only (Qwen2)
-  bool o_bias = false;                    // bias on the attention output (Llama's attention_bias)
-  bool mlp_bias = false;                  // bias on every MLP matrix (Llama's mlp_bias)
+  bool linear_bias = false;  // bias on every linear layer (GPT-3, BLOOM, OPT)
+  bool qkv_bias = false;     // bias on q/k/v only (Qwen2)
+  bool o_bias = false;       // bias on the attention output (Llama's attention_bias)
+  bool mlp_bias = false;     // bias on every MLP matrix (Llama's mlp_bias)
   MlpKind mlp = MlpKind::gated;
   PositionEmbedding position_embedding = PositionEmbedding::rope;
-  bool embedding_norm = false;            // LayerNorm right after the word embedding (BLOOM)
+  bool embedding_norm = false;  // LayerNorm right after the word embedding (BLOOM)
   NormPlacement norm_placement = NormPlacement::pre;
-  bool qk_norm = false;                   // q_norm [heads × head_dim], k_norm [kv heads × head_dim]
+  bool qk_norm = false;  // q_norm [heads × head_dim], k_norm [kv heads × head_dim]
   QkNormShape qk_norm_shape = QkNormShape::all_heads;  // HF names only
-  bool lm_head_bias = false;              // bias on the output layer (Phi)
+  bool lm_head_bias = false;                           // bias on the output layer (Phi)
   // HF names only (Megatron always fuses): one qkv matrix [(heads + 2 kv) × head_dim, hidden],
   // one gate_up matrix [2 × ffn, hidden] (Phi-3, Falcon, GPT-NeoX).
   bool fused_qkv = false;
@@ -91,14 +95,14 @@ struct ModelSpec {
   // Mixture of experts: num_local_experts > 0 turns layers >= first_k_dense_replace into MoE.
   std::int64_t num_local_experts = 0;
   std::int64_t num_experts_per_tok = 0;
-  std::int64_t moe_intermediate_size = 0; // default: intermediate_size
-  std::int64_t n_shared_experts = 0;      // one shared MLP of n × moe_intermediate_size
+  std::int64_t moe_intermediate_size = 0;  // default: intermediate_size
+  std::int64_t n_shared_experts = 0;       // one shared MLP of n × moe_intermediate_size
   std::int64_t first_k_dense_replace = 0;
   // Qwen2-MoE: one shared expert of this size (instead of n_shared_experts), optionally scaled
   // by a sigmoid gate [1, hidden].
   std::int64_t shared_expert_intermediate_size = 0;
   bool shared_expert_gate = false;
-  bool moe_router_bias = false;           // per-expert routing bias (DeepSeek-V3's e_score_correction_bias)
+  bool moe_router_bias = false;  // per-expert routing bias (DeepSeek-V3's e_score_correction_bias)
   ExpertStorage expert_storage = ExpertStorage::per_expert;  // HF names only
   bool expert_bias = false;  // biases on the fused expert matrices (gpt-oss)
 
@@ -113,7 +117,7 @@ struct ModelSpec {
   bool ssm_conv_bias = true;
 
   // Multi-head latent attention (DeepSeek-V2/V3): on when kv_lora_rank > 0.
-  std::int64_t q_lora_rank = 0;           // 0: queries are not compressed
+  std::int64_t q_lora_rank = 0;  // 0: queries are not compressed
   std::int64_t kv_lora_rank = 0;
   std::int64_t qk_nope_head_dim = 0;
   std::int64_t qk_rope_head_dim = 0;
@@ -122,9 +126,7 @@ struct ModelSpec {
   bool is_moe() const { return num_local_experts > 0; }
   bool uses_mla() const { return kv_lora_rank > 0; }
   bool fused_experts() const { return is_moe() && expert_storage != ExpertStorage::per_expert; }
-  bool layer_is_moe(std::int64_t layer) const {
-    return is_moe() && layer >= first_k_dense_replace;
-  }
+  bool layer_is_moe(std::int64_t layer) const { return is_moe() && layer >= first_k_dense_replace; }
   std::int64_t expert_intermediate_size() const {
     return moe_intermediate_size > 0 ? moe_intermediate_size : intermediate_size;
   }

@@ -4,10 +4,14 @@ namespace ckpt::workloads {
 
 std::string_view state_kind_name(StateKind kind) {
   switch (kind) {
-    case StateKind::weight: return "weight";
-    case StateKind::master: return "master";
-    case StateKind::exp_avg: return "exp_avg";
-    case StateKind::exp_avg_sq: return "exp_avg_sq";
+    case StateKind::weight:
+      return "weight";
+    case StateKind::master:
+      return "master";
+    case StateKind::exp_avg:
+      return "exp_avg";
+    case StateKind::exp_avg_sq:
+      return "exp_avg_sq";
   }
   return "weight";
 }
@@ -16,16 +20,23 @@ std::string_view state_scope_name(StateScope scope) {
   return scope == StateScope::weights ? "weights" : "full";
 }
 
-std::string_view naming_name(Naming naming) { return naming == Naming::hf ? "hf" : "megatron"; }
+std::string_view naming_name(Naming naming) {
+  return naming == Naming::hf ? "hf" : "megatron";
+}
 
-std::string_view sizing_name(Sizing sizing) { return sizing == Sizing::dlio ? "dlio" : "exact"; }
+std::string_view sizing_name(Sizing sizing) {
+  return sizing == Sizing::dlio ? "dlio" : "exact";
+}
 
 Dtype StateSpec::dtype_of(StateKind kind) const {
   switch (kind) {
-    case StateKind::weight: return weight_dtype;
-    case StateKind::master: return master_dtype.value_or(Dtype::fp32);
+    case StateKind::weight:
+      return weight_dtype;
+    case StateKind::master:
+      return master_dtype.value_or(Dtype::fp32);
     case StateKind::exp_avg:
-    case StateKind::exp_avg_sq: return optimizer_dtype;
+    case StateKind::exp_avg_sq:
+      return optimizer_dtype;
   }
   return weight_dtype;
 }

@@ -15,9 +15,9 @@ struct ParallelSpec {
   std::int64_t tp = 1;
   std::int64_t pp = 1;
   std::int64_t dp = 1;
-  std::int64_t ep = 1;                 // divides dp; expert data-parallel size is dp / ep
-  int zero_stage = 0;                  // 0..3; Megatron's distributed optimizer ~ ZeRO-1
-  std::int64_t vocab_divisor = 128;    // Megatron: vocab padded to a multiple of divisor × tp
+  std::int64_t ep = 1;                     // divides dp; expert data-parallel size is dp / ep
+  int zero_stage = 0;                      // 0..3; Megatron's distributed optimizer ~ ZeRO-1
+  std::int64_t vocab_divisor = 128;        // Megatron: vocab padded to a multiple of divisor × tp
   std::int64_t pp_first_stage_layers = 0;  // 0: even split
   std::int64_t pp_last_stage_layers = 0;   // 0: even split
 

@@ -12,7 +12,8 @@ namespace {
 
 // Sizes that tensor parallelism divides.
 std::vector<std::pair<const char*, std::int64_t>> tp_divided_sizes(const ModelSpec& m) {
-  std::vector<std::pair<const char*, std::int64_t>> sizes{{"num_attention_heads", m.num_attention_heads}};
+  std::vector<std::pair<const char*, std::int64_t>> sizes{
+      {"num_attention_heads", m.num_attention_heads}};
   if (m.mixer == Mixer::mamba2) sizes.emplace_back("n_groups", m.ssm_groups);
   if (!m.uses_mla()) sizes.emplace_back("num_key_value_heads", m.num_key_value_heads);
   const bool has_dense_layers = !m.is_moe() || m.first_k_dense_replace > 0;
@@ -38,13 +39,13 @@ std::string valid_tp_values(const ModelSpec& m) {
 void validate_tp(const ModelSpec& m, std::int64_t tp) {
   for (const auto& [key, size] : tp_divided_sizes(m)) {
     if (size % tp == 0) continue;
-    std::string why = std::string(key) + " (" + std::to_string(size) + ") is not divisible by tp (" +
-                      std::to_string(tp) + ")";
+    std::string why = std::string(key) + " (" + std::to_string(size) +
+                      ") is not divisible by tp (" + std::to_string(tp) + ")";
     if (std::string(key) == "num_key_value_heads") {
       why += ": Megatron-core gives every TP rank whole KV heads and does not replicate them";
     }
-    throw SpecError("tp", why + "; valid tp for " + (m.name.empty() ? "this model" : m.name) + ": " +
-                              valid_tp_values(m));
+    throw SpecError("tp", why + "; valid tp for " + (m.name.empty() ? "this model" : m.name) +
+                              ": " + valid_tp_values(m));
   }
 }
 
@@ -52,7 +53,8 @@ void validate_ep(const ModelSpec& m, const ParallelSpec& p) {
   if (p.ep == 1) return;
   if (!m.is_moe()) {
     throw SpecError("ep", "ep = " + std::to_string(p.ep) + " needs an MoE model, but " +
-                              (m.name.empty() ? "this model" : m.name) + " has no experts; use ep = 1");
+                              (m.name.empty() ? "this model" : m.name) +
+                              " has no experts; use ep = 1");
   }
   if (m.num_local_experts % p.ep != 0) {
     throw SpecError("ep", "num_local_experts (" + std::to_string(m.num_local_experts) +
@@ -77,9 +79,10 @@ void validate_world(const ModelSpec& m, const ParallelSpec& p) {
   require_at_most(p.pp_last_stage_layers, m.num_hidden_layers, "pp_last_stage_layers");
   const std::int64_t world = p.tp * p.pp * p.dp;  // < 2^48 after the bounds above
   if (world > limits::kWorldSize) {
-    throw SpecError("dp", "the world of tp × pp × dp = " + std::to_string(p.tp) + " × " + std::to_string(p.pp) +
-                              " × " + std::to_string(p.dp) + " = " + std::to_string(world) +
-                              " ranks exceeds the largest allowed, " + std::to_string(limits::kWorldSize) +
+    throw SpecError("dp", "the world of tp × pp × dp = " + std::to_string(p.tp) + " × " +
+                              std::to_string(p.pp) + " × " + std::to_string(p.dp) + " = " +
+                              std::to_string(world) + " ranks exceeds the largest allowed, " +
+                              std::to_string(limits::kWorldSize) +
                               " ranks; the largest dp allowed with tp = " + std::to_string(p.tp) +
                               " and pp = " + std::to_string(p.pp) + " is " +
                               std::to_string(limits::kWorldSize / (p.tp * p.pp)));
@@ -95,7 +98,8 @@ void validate_parallelism(const ModelSpec& model, const ParallelSpec& parallel) 
   require_positive(parallel.ep, "ep");
   require_positive(parallel.vocab_divisor, "vocab_divisor");
   if (parallel.zero_stage < 0 || parallel.zero_stage > 3) {
-    throw SpecError("zero", "zero must be 0, 1, 2 or 3 (got " + std::to_string(parallel.zero_stage) + ")");
+    throw SpecError("zero",
+                    "zero must be 0, 1, 2 or 3 (got " + std::to_string(parallel.zero_stage) + ")");
   }
   validate_world(model, parallel);
   validate_tp(model, parallel.tp);

@@ -35,10 +35,14 @@ std::string uneven_hint(std::int64_t layers, std::int64_t stages) {
 }  // namespace
 
 PipelineSplit::PipelineSplit(std::int64_t layers, const ParallelSpec& parallel)
-    : layers_(layers), stages_(parallel.pp), first_(parallel.pp_first_stage_layers),
+    : layers_(layers),
+      stages_(parallel.pp),
+      first_(parallel.pp_first_stage_layers),
       last_(parallel.pp_last_stage_layers) {
-  if (first_ < 0) throw SpecError("pp_first_stage_layers", "pp_first_stage_layers must not be negative");
-  if (last_ < 0) throw SpecError("pp_last_stage_layers", "pp_last_stage_layers must not be negative");
+  if (first_ < 0)
+    throw SpecError("pp_first_stage_layers", "pp_first_stage_layers must not be negative");
+  if (last_ < 0)
+    throw SpecError("pp_last_stage_layers", "pp_last_stage_layers must not be negative");
   const std::int64_t fixed_stages = (first_ > 0 ? 1 : 0) + (last_ > 0 ? 1 : 0);
   if (fixed_stages > 0 && stages_ == 1) {
     throw SpecError(first_ > 0 ? "pp_first_stage_layers" : "pp_last_stage_layers",
@@ -48,9 +52,9 @@ PipelineSplit::PipelineSplit(std::int64_t layers, const ParallelSpec& parallel)
   const std::int64_t middle_layers = layers - first_ - last_;
   const std::string sizes = std::to_string(layers) + " layers over pp = " + std::to_string(stages_);
   if (middle_layers < 0 || (middle_stages == 0 && middle_layers != 0)) {
-    throw SpecError("pp_first_stage_layers",
-                    "pp_first_stage_layers + pp_last_stage_layers (" + std::to_string(first_ + last_) +
-                        ") do not add up with " + sizes);
+    throw SpecError("pp_first_stage_layers", "pp_first_stage_layers + pp_last_stage_layers (" +
+                                                 std::to_string(first_ + last_) +
+                                                 ") do not add up with " + sizes);
   }
   if (middle_stages == 0) return;
   if (middle_layers < middle_stages) {
@@ -64,10 +68,11 @@ PipelineSplit::PipelineSplit(std::int64_t layers, const ParallelSpec& parallel)
                                 ") is not divisible by pp (" + std::to_string(stages_) + "); " +
                                 uneven_hint(layers, stages_));
     }
-    throw SpecError("pp_first_stage_layers",
-                    "the " + std::to_string(middle_layers) + " layers left after the first/last "
-                        "stages do not split evenly over the other " +
-                        std::to_string(middle_stages) + " stages; " + uneven_hint(layers, stages_));
+    throw SpecError("pp_first_stage_layers", "the " + std::to_string(middle_layers) +
+                                                 " layers left after the first/last "
+                                                 "stages do not split evenly over the other " +
+                                                 std::to_string(middle_stages) + " stages; " +
+                                                 uneven_hint(layers, stages_));
   }
   per_stage_ = middle_layers / middle_stages;
 }

@@ -22,7 +22,8 @@ class SpecError : public std::invalid_argument {
 // Throws SpecError(key) unless value >= 1.
 inline void require_positive(std::int64_t value, const char* key) {
   if (value < 1) {
-    throw SpecError(key, std::string(key) + " must be a positive integer (got " + std::to_string(value) + ")");
+    throw SpecError(
+        key, std::string(key) + " must be a positive integer (got " + std::to_string(value) + ")");
   }
 }
 

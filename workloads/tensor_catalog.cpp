@@ -21,7 +21,8 @@ class CatalogBuilder {
     std::vector<TensorDef> out;
     const std::vector<std::string>& norms = names_.layer_norms;
     const auto norms_from = [&](std::size_t first, std::size_t count) {
-      for (std::size_t i = first; i < first + count && i < norms.size(); ++i) norm(out, names_.layer + norms[i]);
+      for (std::size_t i = first; i < first + count && i < norms.size(); ++i)
+        norm(out, names_.layer + norms[i]);
     };
     if (m_.mixer != Mixer::attention) {
       norms_from(0, 1);
@@ -29,11 +30,20 @@ class CatalogBuilder {
       return out;
     }
     switch (m_.norm_placement) {
-      case NormPlacement::pre: norms_from(0, 1); break;
-      case NormPlacement::parallel: norms_from(0, 1); break;
-      case NormPlacement::parallel_pair: norms_from(0, 2); break;
-      case NormPlacement::sandwich: norms_from(0, 1); break;
-      case NormPlacement::post: break;
+      case NormPlacement::pre:
+        norms_from(0, 1);
+        break;
+      case NormPlacement::parallel:
+        norms_from(0, 1);
+        break;
+      case NormPlacement::parallel_pair:
+        norms_from(0, 2);
+        break;
+      case NormPlacement::sandwich:
+        norms_from(0, 1);
+        break;
+      case NormPlacement::post:
+        break;
     }
     if (m_.uses_mla()) {
       latent_attention(out);
@@ -41,16 +51,24 @@ class CatalogBuilder {
       attention(out);
     }
     switch (m_.norm_placement) {
-      case NormPlacement::pre: norms_from(1, 1); break;
-      case NormPlacement::sandwich: norms_from(1, 2); break;
-      case NormPlacement::post: norms_from(0, 1); break;
+      case NormPlacement::pre:
+        norms_from(1, 1);
+        break;
+      case NormPlacement::sandwich:
+        norms_from(1, 2);
+        break;
+      case NormPlacement::post:
+        norms_from(0, 1);
+        break;
       case NormPlacement::parallel:
-      case NormPlacement::parallel_pair: break;
+      case NormPlacement::parallel_pair:
+        break;
     }
     if (moe) {
       moe_block(out);
     } else {
-      mlp(out, names_.layer + names_.mlp, m_.intermediate_size, names_.gate, names_.up, names_.down);
+      mlp(out, names_.layer + names_.mlp, m_.intermediate_size, names_.gate, names_.up,
+          names_.down);
     }
     if (m_.norm_placement == NormPlacement::sandwich) norms_from(3, 1);
     if (m_.norm_placement == NormPlacement::post) norms_from(1, 1);
@@ -83,7 +101,8 @@ class CatalogBuilder {
   std::vector<TensorDef> last_stage(std::int64_t padded_vocab) const {
     std::vector<TensorDef> out;
     norm(out, names_.final_norm);
-    if (!m_.tie_word_embeddings) add(out, names_.output + ".weight", {padded_vocab, m_.hidden_size}, TpSplit::dim0);
+    if (!m_.tie_word_embeddings)
+      add(out, names_.output + ".weight", {padded_vocab, m_.hidden_size}, TpSplit::dim0);
     if (m_.lm_head_bias) add(out, names_.output + ".bias", {padded_vocab}, TpSplit::dim0);
     return out;
   }
@@ -96,7 +115,8 @@ class CatalogBuilder {
   void norm(std::vector<TensorDef>& out, const std::string& prefix) const {
     if (m_.norm == NormKind::none) return;
     add(out, prefix + ".weight", {m_.hidden_size}, TpSplit::replicated);
-    if (m_.norm == NormKind::layernorm) add(out, prefix + ".bias", {m_.hidden_size}, TpSplit::replicated);
+    if (m_.norm == NormKind::layernorm)
+      add(out, prefix + ".bias", {m_.hidden_size}, TpSplit::replicated);
   }
 
   void layer_norm_with_bias(std::vector<TensorDef>& out, const std::string& prefix) const {
@@ -117,7 +137,9 @@ class CatalogBuilder {
     } else {
       add(out, prefix + ".weight", {rows, cols}, split);
     }
-    if (bias) add(out, prefix + ".bias", {rows}, split == TpSplit::dim0 ? TpSplit::dim0 : TpSplit::replicated);
+    if (bias)
+      add(out, prefix + ".bias", {rows},
+          split == TpSplit::dim0 ? TpSplit::dim0 : TpSplit::replicated);
   }
 
   // All experts of a layer in one tensor per matrix kind, the experts in dim 0 (EP cuts it);
@@ -198,9 +220,12 @@ class CatalogBuilder {
       const QkNormShape shape = megatron_ ? QkNormShape::all_heads : m_.qk_norm_shape;
       const auto norm_shape = [&](std::int64_t heads) {
         switch (shape) {
-          case QkNormShape::per_head: return Shape{heads, m_.head_dim};
-          case QkNormShape::head_dim: return Shape{m_.head_dim};
-          case QkNormShape::all_heads: break;
+          case QkNormShape::per_head:
+            return Shape{heads, m_.head_dim};
+          case QkNormShape::head_dim:
+            return Shape{m_.head_dim};
+          case QkNormShape::all_heads:
+            break;
         }
         return Shape{heads * m_.head_dim};
       };
@@ -223,45 +248,53 @@ class CatalogBuilder {
     const std::int64_t heads = m_.num_attention_heads;
     const std::int64_t q_head = m_.qk_nope_head_dim + m_.qk_rope_head_dim;
     if (m_.q_lora_rank > 0) {
-      linear(out, p + (hf ? "q_a_proj" : "linear_q_down_proj"), m_.q_lora_rank, h, TpSplit::replicated, m_.qkv_bias);
-      add(out, p + (hf ? "q_a_layernorm.weight" : "linear_q_up_proj.layer_norm_weight"), {m_.q_lora_rank},
-          TpSplit::replicated);
-      linear(out, p + (hf ? "q_b_proj" : "linear_q_up_proj"), heads * q_head, m_.q_lora_rank, TpSplit::dim0, false);
+      linear(out, p + (hf ? "q_a_proj" : "linear_q_down_proj"), m_.q_lora_rank, h,
+             TpSplit::replicated, m_.qkv_bias);
+      add(out, p + (hf ? "q_a_layernorm.weight" : "linear_q_up_proj.layer_norm_weight"),
+          {m_.q_lora_rank}, TpSplit::replicated);
+      linear(out, p + (hf ? "q_b_proj" : "linear_q_up_proj"), heads * q_head, m_.q_lora_rank,
+             TpSplit::dim0, false);
     } else {
       linear(out, p + (hf ? "q_proj" : "linear_q_proj"), heads * q_head, h, TpSplit::dim0, false);
     }
-    linear(out, p + (hf ? "kv_a_proj_with_mqa" : "linear_kv_down_proj"), m_.kv_lora_rank + m_.qk_rope_head_dim, h,
-           TpSplit::replicated, m_.qkv_bias);
-    add(out, p + (hf ? "kv_a_layernorm.weight" : "linear_kv_up_proj.layer_norm_weight"), {m_.kv_lora_rank},
-        TpSplit::replicated);
-    linear(out, p + (hf ? "kv_b_proj" : "linear_kv_up_proj"), heads * (m_.qk_nope_head_dim + m_.v_head_dim),
-           m_.kv_lora_rank, TpSplit::dim0, false);
-    linear(out, p + (hf ? "o_proj" : "linear_proj"), h, heads * m_.v_head_dim, TpSplit::dim1, m_.o_bias);
+    linear(out, p + (hf ? "kv_a_proj_with_mqa" : "linear_kv_down_proj"),
+           m_.kv_lora_rank + m_.qk_rope_head_dim, h, TpSplit::replicated, m_.qkv_bias);
+    add(out, p + (hf ? "kv_a_layernorm.weight" : "linear_kv_up_proj.layer_norm_weight"),
+        {m_.kv_lora_rank}, TpSplit::replicated);
+    linear(out, p + (hf ? "kv_b_proj" : "linear_kv_up_proj"),
+           heads * (m_.qk_nope_head_dim + m_.v_head_dim), m_.kv_lora_rank, TpSplit::dim0, false);
+    linear(out, p + (hf ? "o_proj" : "linear_proj"), h, heads * m_.v_head_dim, TpSplit::dim1,
+           m_.o_bias);
   }
 
-  // Router, optional routing bias, shared expert(s) and their gate; the routed experts are expert().
+  // Router, optional routing bias, shared expert(s) and their gate; the routed experts are
+  // expert().
   void moe_block(std::vector<TensorDef>& out) const {
-    add(out, names_.layer + names_.router_weight, {m_.num_local_experts, m_.hidden_size}, TpSplit::replicated);
+    add(out, names_.layer + names_.router_weight, {m_.num_local_experts, m_.hidden_size},
+        TpSplit::replicated);
     if (m_.moe_router_bias) {
-      add(out, names_.layer + names_.router_bias_weight, {m_.num_local_experts}, TpSplit::replicated);
+      add(out, names_.layer + names_.router_bias_weight, {m_.num_local_experts},
+          TpSplit::replicated);
     }
     if (m_.shared_intermediate_size() > 0) {
-      mlp(out, names_.layer + names_.shared_experts, m_.shared_intermediate_size(), names_.gate, names_.up,
-          names_.down);
+      mlp(out, names_.layer + names_.shared_experts, m_.shared_intermediate_size(), names_.gate,
+          names_.up, names_.down);
     }
     if (m_.shared_expert_gate) {
-      add(out, names_.layer + names_.shared_expert_gate_weight, {1, m_.hidden_size}, TpSplit::replicated);
+      add(out, names_.layer + names_.shared_expert_gate_weight, {1, m_.hidden_size},
+          TpSplit::replicated);
     }
   }
 
   // Gated: gate and up column-parallel (fused into one matrix by Megatron, and by HF where
   // fused_gate_up, split along its rows), down row-parallel. Plain: up and down.
-  void mlp(std::vector<TensorDef>& out, const std::string& p, std::int64_t ffn, const std::string& gate,
-           const std::string& up, const std::string& down) const {
+  void mlp(std::vector<TensorDef>& out, const std::string& p, std::int64_t ffn,
+           const std::string& gate, const std::string& up, const std::string& down) const {
     mlp(out, p, ffn, gate, up, down, m_.linear_bias || m_.mlp_bias);
   }
-  void mlp(std::vector<TensorDef>& out, const std::string& p, std::int64_t ffn, const std::string& gate,
-           const std::string& up, const std::string& down, bool bias) const {
+  void mlp(std::vector<TensorDef>& out, const std::string& p, std::int64_t ffn,
+           const std::string& gate, const std::string& up, const std::string& down,
+           bool bias) const {
     const std::int64_t h = m_.hidden_size;
     const bool gated = m_.mlp == MlpKind::gated;
     if (megatron_) {
@@ -284,10 +317,10 @@ class CatalogBuilder {
 };
 
 std::int64_t sum_numel(const std::vector<TensorDef>& defs) {
-  return std::accumulate(defs.begin(), defs.end(), std::int64_t{0},
-                         [](std::int64_t acc, const TensorDef& d) {
-                           return checked_add(acc, d.numel(), "hidden_size", "a layer's element count");
-                         });
+  return std::accumulate(
+      defs.begin(), defs.end(), std::int64_t{0}, [](std::int64_t acc, const TensorDef& d) {
+        return checked_add(acc, d.numel(), "hidden_size", "a layer's element count");
+      });
 }
 
 void replace_all(std::string& text, std::string_view token, std::int64_t value) {
@@ -314,9 +347,10 @@ std::size_t split_dim(TpSplit split) {
 }
 
 std::int64_t TensorDef::numel() const {
-  return std::accumulate(shape.begin(), shape.end(), std::int64_t{1}, [](std::int64_t acc, std::int64_t d) {
-    return checked_mul(acc, d, "hidden_size", "a tensor's element count");
-  });
+  return std::accumulate(shape.begin(), shape.end(), std::int64_t{1},
+                         [](std::int64_t acc, std::int64_t d) {
+                           return checked_mul(acc, d, "hidden_size", "a tensor's element count");
+                         });
 }
 
 std::int64_t TensorCatalog::parameter_count(const ModelSpec& model) const {
@@ -326,15 +360,19 @@ std::int64_t TensorCatalog::parameter_count(const ModelSpec& model) const {
   const char* what = "the parameter count";
   const std::int64_t copies = fused_experts ? 1 : model.num_local_experts;
   const std::int64_t experts = checked_mul(copies, sum_numel(expert), "num_local_experts", what);
-  const std::int64_t moe = checked_mul(moe_layers, checked_add(sum_numel(moe_layer), experts, "num_local_experts", what),
-                                       "num_hidden_layers", what);
-  const std::int64_t dense = checked_mul(dense_layers, sum_numel(dense_layer), "num_hidden_layers", what);
-  return checked_add(checked_add(checked_add(sum_numel(first_stage), dense, "num_hidden_layers", what), moe,
-                                 "num_hidden_layers", what),
-                     sum_numel(last_stage), "num_hidden_layers", what);
+  const std::int64_t moe =
+      checked_mul(moe_layers, checked_add(sum_numel(moe_layer), experts, "num_local_experts", what),
+                  "num_hidden_layers", what);
+  const std::int64_t dense =
+      checked_mul(dense_layers, sum_numel(dense_layer), "num_hidden_layers", what);
+  return checked_add(
+      checked_add(checked_add(sum_numel(first_stage), dense, "num_hidden_layers", what), moe,
+                  "num_hidden_layers", what),
+      sum_numel(last_stage), "num_hidden_layers", what);
 }
 
-TensorCatalog build_tensor_catalog(const ModelSpec& model, Naming naming, std::int64_t padded_vocab) {
+TensorCatalog build_tensor_catalog(const ModelSpec& model, Naming naming,
+                                   std::int64_t padded_vocab) {
   const CatalogBuilder builder(model, naming);
   TensorCatalog catalog;
   catalog.first_stage = builder.first_stage(padded_vocab);

@@ -34,10 +34,11 @@ struct TensorDef {
 struct TensorCatalog {
   std::vector<TensorDef> first_stage;  // embeddings: pipeline stage 0
   std::vector<TensorDef> dense_layer;  // one dense transformer layer
-  std::vector<TensorDef> moe_layer;    // an MoE layer's non-expert tensors (attention, router, shared)
-  std::vector<TensorDef> expert;       // one routed expert of an MoE layer, or all of them (fused)
-  bool fused_experts = false;  // `expert` holds each layer's experts in dim 0, once per layer
-  std::vector<TensorDef> last_stage;   // final norm and untied output layer: last stage
+  std::vector<TensorDef>
+      moe_layer;                  // an MoE layer's non-expert tensors (attention, router, shared)
+  std::vector<TensorDef> expert;  // one routed expert of an MoE layer, or all of them (fused)
+  bool fused_experts = false;     // `expert` holds each layer's experts in dim 0, once per layer
+  std::vector<TensorDef> last_stage;  // final norm and untied output layer: last stage
 
   // Unique parameters of the whole model (tied embeddings counted once).
   std::int64_t parameter_count(const ModelSpec& model) const;

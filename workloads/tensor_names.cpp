@@ -10,11 +10,15 @@ std::vector<std::string> norm_names(NormPlacement placement, bool megatron, HfNa
   if (megatron) {
     switch (placement) {
       case NormPlacement::pre:
-      case NormPlacement::parallel_pair: return {"input_layernorm", "pre_mlp_layernorm"};
-      case NormPlacement::parallel: return {"input_layernorm"};
+      case NormPlacement::parallel_pair:
+        return {"input_layernorm", "pre_mlp_layernorm"};
+      case NormPlacement::parallel:
+        return {"input_layernorm"};
       case NormPlacement::sandwich:
-        return {"input_layernorm", "post_self_attn_layernorm", "pre_mlp_layernorm", "post_mlp_layernorm"};
-      case NormPlacement::post: return {"post_self_attn_layernorm", "post_mlp_layernorm"};
+        return {"input_layernorm", "post_self_attn_layernorm", "pre_mlp_layernorm",
+                "post_mlp_layernorm"};
+      case NormPlacement::post:
+        return {"post_self_attn_layernorm", "post_mlp_layernorm"};
     }
   }
   switch (placement) {
@@ -24,14 +28,17 @@ std::vector<std::string> norm_names(NormPlacement placement, bool megatron, HfNa
     case NormPlacement::parallel_pair:
       if (family == HfNames::falcon) return {"ln_attn", "ln_mlp"};
       return {"input_layernorm", "post_attention_layernorm"};
-    case NormPlacement::parallel: return {"input_layernorm"};
+    case NormPlacement::parallel:
+      return {"input_layernorm"};
     case NormPlacement::sandwich:
       if (family == HfNames::glm4) {
-        return {"input_layernorm", "post_self_attn_layernorm", "post_attention_layernorm", "post_mlp_layernorm"};
+        return {"input_layernorm", "post_self_attn_layernorm", "post_attention_layernorm",
+                "post_mlp_layernorm"};
       }
       return {"input_layernorm", "post_attention_layernorm", "pre_feedforward_layernorm",
               "post_feedforward_layernorm"};
-    case NormPlacement::post: return {"post_attention_layernorm", "post_feedforward_layernorm"};
+    case NormPlacement::post:
+      return {"post_attention_layernorm", "post_feedforward_layernorm"};
   }
   return {};
 }

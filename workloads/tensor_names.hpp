@@ -11,10 +11,10 @@ namespace ckpt::workloads {
 // Tensor names of one framework and model family. Patterns hold "{layer}" / "{expert}" and end
 // before ".weight" / ".bias" unless they name a whole tensor (the *_weight members).
 struct NameScheme {
-  std::string layer;                    // prefix of every layer tensor
+  std::string layer;                     // prefix of every layer tensor
   std::vector<std::string> layer_norms;  // in the layer's order, per the model's norm placement
-  std::string attention;                // prefix of the attention tensors
-  std::string q, k, v, qkv, o;          // qkv: the fused matrix (Megatron; HF where fused_qkv)
+  std::string attention;                 // prefix of the attention tensors
+  std::string q, k, v, qkv, o;           // qkv: the fused matrix (Megatron; HF where fused_qkv)
   std::string q_norm, k_norm;
   std::string mlp;                      // prefix of the dense MLP
   std::string gate, up, down, gate_up;  // gate_up: the fused matrix

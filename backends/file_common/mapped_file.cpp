@@ -20,7 +20,9 @@ class Mapping final : public MappedFile {
   }
   Mapping(const Mapping&) = delete;
   Mapping& operator=(const Mapping&) = delete;
-  std::span<const std::byte> bytes() const override { return {static_cast<const std::byte*>(data_), size_}; }
+  std::span<const std::byte> bytes() const override {
+    return {static_cast<const std::byte*>(data_), size_};
+  }
 
  private:
   void* data_;

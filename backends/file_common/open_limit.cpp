@@ -16,7 +16,8 @@ std::vector<std::vector<std::size_t>> busy_file_batches(const IoPlan& plan, std:
   std::vector<std::vector<std::size_t>> batches;
   for (std::size_t i = 0; i < plan.files.size(); ++i) {
     if (plan.files[i].extents.empty()) continue;
-    if (batches.empty() || batches.back().size() >= std::max<std::size_t>(1, batch)) batches.emplace_back();
+    if (batches.empty() || batches.back().size() >= std::max<std::size_t>(1, batch))
+      batches.emplace_back();
     batches.back().push_back(i);
   }
   return batches;

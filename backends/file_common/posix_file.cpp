@@ -42,8 +42,8 @@ PosixFile open_file(const std::string& path, int flags) {
   throw IoError("posix", operation, path, error);
 }
 
-void reserve(const PosixFile& file, const std::string& path, std::uint64_t offset, std::uint64_t end,
-             std::string_view backend) {
+void reserve(const PosixFile& file, const std::string& path, std::uint64_t offset,
+             std::uint64_t end, std::string_view backend) {
   if (end <= offset) return;
   const std::uint64_t size = end - offset;
   int result = 0;

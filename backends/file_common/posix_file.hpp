@@ -3,8 +3,8 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <vector>
 #include <utility>
+#include <vector>
 
 #include "backends/backend.hpp"
 
@@ -44,8 +44,8 @@ PosixFile open_file(const std::string& path, int flags);
 // already written, extends the size to `size` when smaller). Nothing for size 0. Throws IoError;
 // a file system without fallocate says to set `fallocate = false`.
 // `backend` names the backend in errors (gds reuses this).
-void reserve(const PosixFile& file, const std::string& path, std::uint64_t offset, std::uint64_t end,
-             std::string_view backend = "posix");
+void reserve(const PosixFile& file, const std::string& path, std::uint64_t offset,
+             std::uint64_t end, std::string_view backend = "posix");
 
 // Closes the file of every entry (members `path` and `file`), all of them even after a
 // failure, then throws IoError for the first close that failed (close errors matter on NFS).

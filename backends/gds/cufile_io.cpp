@@ -52,7 +52,8 @@ void RequestMover::move(const Request& request) const {
   const char* operation = writing_ ? "cuFileWrite" : "cuFileRead";
   std::uint64_t done = 0;
   while (done < request.length) {
-    if (!writing_ && request.data_end != 0 && request.file_offset + done >= request.data_end) return;
+    if (!writing_ && request.data_end != 0 && request.file_offset + done >= request.data_end)
+      return;
     const auto size = static_cast<std::size_t>(request.length - done);
     const auto file_offset = static_cast<off_t>(request.file_offset + done);
     const auto memory_offset = static_cast<off_t>(request.memory_offset + done);

@@ -7,15 +7,14 @@
 #include <stdexcept>
 #include <utility>
 
-#include "backends/gds/gds_file.hpp"
 #include "backends/file_common/direct_checks.hpp"
 #include "backends/file_common/posix_file.hpp"
 #include "backends/file_common/work_split.hpp"
 #include "backends/file_common/workers.hpp"
+#include "backends/gds/gds_file.hpp"
 
 namespace ckpt::backends::gds {
 namespace {
-
 
 // The checks that need no library, before any is loaded.
 IoSettings validated(const IoSettings& settings) {
@@ -93,7 +92,8 @@ unsigned GdsBackend::max_batch() const {
 }
 
 Capabilities GdsBackend::capabilities() const {
-  Capabilities caps = declared_capabilities({"gds", option_table(), {{"batch", options_.batch ? "true" : "false"}}});
+  Capabilities caps = declared_capabilities(
+      {"gds", option_table(), {{"batch", options_.batch ? "true" : "false"}}});
   caps.max_queue_depth = batch_ ? static_cast<int>(max_batch()) : 1;
   return caps;
 }
@@ -193,8 +193,9 @@ void GdsBackend::transfer(OpenFiles& open_files, const IoPlan& plan, MemoryView 
     std::vector<Request> requests;
     for (const file_common::Piece& piece : lists[k]) {
       const Files::Entry& entry = files.entries[piece.file];
-      append_requests(requests, Request{entry.file.handle(), &entry.path, piece.file_offset, piece.memory_offset,
-                                        piece.length, plan.files[piece.file].data_end});
+      append_requests(requests,
+                      Request{entry.file.handle(), &entry.path, piece.file_offset,
+                              piece.memory_offset, piece.length, plan.files[piece.file].data_end});
     }
     move_requests(requests, memory.data, writing, stop);
   };

@@ -11,19 +11,20 @@ inline constexpr const char* kDefaultLibrary = "libcufile.so.0";
 inline constexpr int kDefaultMaxBatch = 128;
 
 inline OptionTable option_table() {
-  return {{.name = "library",
-           .type = OptionType::text,
-           .default_value = kDefaultLibrary,
-           .help = "libcufile to load: a path, or a name the dynamic loader finds; at this default, "
-                   "$CKPT_CUFILE_LIBRARY wins when set"},
-          {.name = "register_buffers",
-           .type = OptionType::boolean,
-           .default_value = "true",
-           .help = "register device memory with cuFileBufRegister for each write or read"},
-          {.name = "batch",
-           .type = OptionType::boolean,
-           .default_value = "false",
-           .help = "submit queue_depth requests at a time through the cuFile batch API"}};
+  return {
+      {.name = "library",
+       .type = OptionType::text,
+       .default_value = kDefaultLibrary,
+       .help = "libcufile to load: a path, or a name the dynamic loader finds; at this default, "
+               "$CKPT_CUFILE_LIBRARY wins when set"},
+      {.name = "register_buffers",
+       .type = OptionType::boolean,
+       .default_value = "true",
+       .help = "register device memory with cuFileBufRegister for each write or read"},
+      {.name = "batch",
+       .type = OptionType::boolean,
+       .default_value = "false",
+       .help = "submit queue_depth requests at a time through the cuFile batch API"}};
 }
 
 inline Capabilities declared_capabilities(const OptionValues& options) {
@@ -34,9 +35,11 @@ inline Capabilities declared_capabilities(const OptionValues& options) {
       .threads = true,
       .fallocate = true,
       .max_queue_depth = options.boolean("batch") ? kDefaultMaxBatch : 1,
-      .advice = {{"queue_depth", "without backend.gds.batch = true cuFileRead/cuFileWrite move one request at a time; "
-                                 "use `threads`, or the batch API"},
-                 {"sqpoll", "it needs a submission ring; set sqpoll = false"}}};
+      .advice = {
+          {"queue_depth",
+           "without backend.gds.batch = true cuFileRead/cuFileWrite move one request at a time; "
+           "use `threads`, or the batch API"},
+          {"sqpoll", "it needs a submission ring; set sqpoll = false"}}};
 }
 
 }  // namespace ckpt::backends::gds

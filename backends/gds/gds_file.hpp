@@ -6,8 +6,8 @@
 #include <string>
 #include <utility>
 
-#include "backends/gds/cufile_api.hpp"
 #include "backends/file_common/posix_file.hpp"
+#include "backends/gds/cufile_api.hpp"
 
 namespace ckpt::backends::gds {
 
@@ -33,7 +33,8 @@ class GdsFile {
 
  private:
   friend GdsFile open_gds_file(const CufileApi& api, const std::string& path, int flags);
-  friend void reserve(const GdsFile& file, const std::string& path, std::uint64_t offset, std::uint64_t end);
+  friend void reserve(const GdsFile& file, const std::string& path, std::uint64_t offset,
+                      std::uint64_t end);
 
   file_common::PosixFile file_;
   const CufileApi* api_ = nullptr;

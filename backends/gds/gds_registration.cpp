@@ -8,10 +8,11 @@
 namespace ckpt::backends::gds {
 
 BackendRegistration registration() {
-  BackendRegistration r{.name = "gds",
-                        .description = "NVIDIA GPUDirect Storage (cuFile, loaded at run time): device memory to file",
-                        .options = option_table(),
-                        .capabilities = &declared_capabilities};
+  BackendRegistration r{
+      .name = "gds",
+      .description = "NVIDIA GPUDirect Storage (cuFile, loaded at run time): device memory to file",
+      .options = option_table(),
+      .capabilities = &declared_capabilities};
 #if CKPT_HAVE_BACKEND_GDS
   r.make = [](const IoSettings& settings, const BackendOptions& options,
               const ProcessGroup&) -> std::unique_ptr<Backend> {

@@ -10,10 +10,10 @@
 
 #include "backends/hdf5/agreement.hpp"
 #include "backends/hdf5/catalog.hpp"
+#include "backends/hdf5/hdf5_declaration.hpp"
 #include "backends/hdf5/hdf5_error.hpp"
 #include "backends/hdf5/hdf5_file.hpp"
 #include "backends/hdf5/local_shapes.hpp"
-#include "backends/hdf5/hdf5_declaration.hpp"
 #include "backends/hdf5/piece_transfer.hpp"
 #include "backends/hdf5/scaled_shapes.hpp"
 #include "backends/mpi_common/file_comms.hpp"
@@ -115,9 +115,11 @@ Capabilities library_capabilities(const OptionValues& values) {
   c.advice.erase("background_thread");
 #else
   c.background_thread = false;
-  c.advice["background_thread"] = "the HDF5 library of this build (" H5_VERS_INFO ") is not thread-safe (built without "
-                                  "--enable-threadsafe, as Debian's libhdf5-openmpi: H5is_library_threadsafe() is "
-                                  "false), so no thread but the main one may call it";
+  c.advice["background_thread"] =
+      "the HDF5 library of this build (" H5_VERS_INFO
+      ") is not thread-safe (built without "
+      "--enable-threadsafe, as Debian's libhdf5-openmpi: H5is_library_threadsafe() is "
+      "false), so no thread but the main one may call it";
 #endif
   return c;
 }
@@ -128,8 +130,10 @@ Capabilities Hdf5Backend::capabilities() const {
   hbool_t threadsafe = 0;
   if (c.background_thread && H5is_library_threadsafe(&threadsafe) >= 0 && threadsafe == 0) {
     c.background_thread = false;
-    c.advice["background_thread"] = "the HDF5 library of this build (" H5_VERS_INFO ") is not thread-safe "
-                                    "(H5is_library_threadsafe() is false), so no thread but the main one may call it";
+    c.advice["background_thread"] =
+        "the HDF5 library of this build (" H5_VERS_INFO
+        ") is not thread-safe "
+        "(H5is_library_threadsafe() is false), so no thread but the main one may call it";
   }
   return c;
 }
@@ -173,7 +177,8 @@ void Hdf5Backend::transfer(OpenFiles& open_files, const IoPlan& plan, MemoryView
   } else if (problem) {
     throw std::invalid_argument(*problem);
   }
-  const TransferMode mode{direction == Direction::write, options_.collective, options_.individual_io};
+  const TransferMode mode{direction == Direction::write, options_.collective,
+                          options_.individual_io};
   for (std::size_t i = 0; i < files.open.size(); ++i) {
     move_pieces(files.open[i], files.entries[i].pieces, memory, mode, notes_);
   }

@@ -81,7 +81,8 @@ void write_string_attribute(hid_t location, const std::string& name, const std::
 }
 
 // The variable-length string attribute `name` of `location`, or nothing when it has none.
-std::optional<std::string> read_string_attribute(hid_t location, const std::string& name, const Where& where) {
+std::optional<std::string> read_string_attribute(hid_t location, const std::string& name,
+                                                 const Where& where) {
   const htri_t exists = H5Aexists(location, name.c_str());
   if (exists < 0) fail(where);
   if (exists == 0) return std::nullopt;
@@ -130,11 +131,14 @@ DatasetId create_dataset(hid_t file, const DatasetDef& def, hid_t type, const Wh
                           where));
   write_string_attribute(dataset.get(), "dtype", def.dtype, where);
   // A scaled-down checkpoint's dataset: the global leading dimension is this one times `scale`.
-  if (def.shrink > 1) write_string_attribute(dataset.get(), "scale", std::to_string(def.shrink), where);
+  if (def.shrink > 1)
+    write_string_attribute(dataset.get(), "scale", std::to_string(def.shrink), where);
   // A slice of the tensor (serial files): its global shape and where the slice starts.
   if (!def.global_shape.empty()) {
-    write_string_attribute(dataset.get(), "global_shape", shape_text(dims_of(def.global_shape)), where);
-    write_string_attribute(dataset.get(), "slice_offset", shape_text(dims_of(def.slice_offset)), where);
+    write_string_attribute(dataset.get(), "global_shape", shape_text(dims_of(def.global_shape)),
+                           where);
+    write_string_attribute(dataset.get(), "slice_offset", shape_text(dims_of(def.slice_offset)),
+                           where);
   }
   return dataset;
 }
@@ -162,7 +166,8 @@ void check_existing(hid_t dataset, const DatasetDef& def, hid_t type, const Wher
     const std::string planned = shape_text(dims_of(def.global_shape));
     const auto tensor = read_string_attribute(dataset, "global_shape", where);
     if (tensor && *tensor != planned) {
-      fail(where, "it is a slice of a tensor of shape " + *tensor + ", the plan's tensor has " + planned);
+      fail(where,
+           "it is a slice of a tensor of shape " + *tensor + ", the plan's tensor has " + planned);
     }
   }
   if (!fits) {

@@ -2,15 +2,17 @@
 #include "backends/registration.hpp"
 
 #if CKPT_HAVE_BACKEND_HDF5
-#include "backends/mpi_common/info_hints.hpp"
 #include "backends/hdf5/hdf5_backend.hpp"
+#include "backends/mpi_common/info_hints.hpp"
 #endif
 
 namespace ckpt::backends::hdf5 {
 
 BackendRegistration registration() {
   BackendRegistration r{.name = "hdf5",
-                        .description = "HDF5 datasets of the tensors' shapes: parallel HDF5 (MPI-IO) for shared files, serial per rank",
+                        .description =
+                            "HDF5 datasets of the tensors' shapes: parallel HDF5 (MPI-IO) for "
+                            "shared files, serial per rank",
                         .options = option_table(),
                         .capabilities = &declared_capabilities,
                         .needs_mpi = true};

@@ -6,7 +6,7 @@ namespace ckpt::backends::hdf5 {
 
 std::map<std::string, SliceOrigin> localize(std::vector<DatasetPiece>& pieces) {
   std::map<std::string, const DatasetPiece*> first;  // the first piece of each dataset
-  std::set<std::string> keep;                         // datasets that keep their shapes
+  std::set<std::string> keep;                        // datasets that keep their shapes
   for (const DatasetPiece& piece : pieces) {
     if (piece.name == kBytesDataset || piece.global_shape.empty()) keep.insert(piece.name);
     const auto [it, inserted] = first.try_emplace(piece.name, &piece);
@@ -18,7 +18,8 @@ std::map<std::string, SliceOrigin> localize(std::vector<DatasetPiece>& pieces) {
   }
   std::map<std::string, SliceOrigin> origins;
   for (const auto& [name, piece] : first) {
-    if (!keep.contains(name)) origins.emplace(name, SliceOrigin{piece->global_shape, piece->offset});
+    if (!keep.contains(name))
+      origins.emplace(name, SliceOrigin{piece->global_shape, piece->offset});
   }
   for (DatasetPiece& piece : pieces) {
     if (!origins.contains(piece.name)) continue;

@@ -1,11 +1,11 @@
 #include "backends/mpi_common/hint_catalog.hpp"
 
-#include "backends/suggest.hpp"
-
 #include <algorithm>
 #include <charconv>
 #include <climits>
 #include <numeric>
+
+#include "backends/suggest.hpp"
 
 namespace ckpt::backends::mpi {
 namespace {

@@ -1,15 +1,13 @@
 #include "backends/mpiio/mpiio_backend.hpp"
 
-#include "backends/mpiio/mpiio_declaration.hpp"
-
 #include <algorithm>
-
 #include <map>
 #include <stdexcept>
 #include <utility>
 
 #include "backends/mpi_common/file_comms.hpp"
 #include "backends/mpi_common/mpi_error.hpp"
+#include "backends/mpiio/mpiio_declaration.hpp"
 #include "backends/mpiio/phase_errors.hpp"
 #include "backends/mpiio/transfer.hpp"
 
@@ -73,7 +71,9 @@ MpiioBackend::MpiioBackend(const IoSettings& settings, const BackendOptions& opt
       group_(kName, group),
       hints_(kName, options) {}
 
-Capabilities MpiioBackend::capabilities() const { return declared_capabilities({kName, option_table(), {}}); }
+Capabilities MpiioBackend::capabilities() const {
+  return declared_capabilities({kName, option_table(), {}});
+}
 
 std::unique_ptr<Backend::OpenFiles> MpiioBackend::open(const IoPlan& plan, Direction direction) {
   notes_.clear();
@@ -137,7 +137,9 @@ void MpiioBackend::transfer(OpenFiles& open_files, const IoPlan&, MemoryView mem
       errors.capture([&] { transfer_independent(entry, context); });
     }
     if (options_.collective && openers == 1) {
-      add_note("files only one process opens take independent transfers (collective applies to shared files)");
+      add_note(
+          "files only one process opens take independent transfers (collective applies to shared "
+          "files)");
     }
   }
   errors.finish(group_.get(), kName, context.writing ? "write" : "read");
@@ -160,8 +162,7 @@ void MpiioBackend::add_note(const std::string& note) {
 void MpiioBackend::note_hints(MPI_File file) {
   MPI_Info used = MPI_INFO_NULL;
   if (MPI_File_get_info(file, &used) != MPI_SUCCESS || used == MPI_INFO_NULL) {
-    if (!hints_.hints().empty())
-      add_note("MPI_File_get_info reported no hints");
+    if (!hints_.hints().empty()) add_note("MPI_File_get_info reported no hints");
     return;
   }
   std::string in_effect;
@@ -183,8 +184,10 @@ void MpiioBackend::note_hints(MPI_File file) {
   // One note per distinct set, not per file: results list notes once per case.
   if (!in_effect.empty()) add_note("MPI-IO hints in effect:" + in_effect);
   if (!ignored.empty()) {
-    add_note("MPI-IO hints not reported back by MPI_File_get_info (this MPI-IO implementation may ignore them):" +
-             ignored);
+    add_note(
+        "MPI-IO hints not reported back by MPI_File_get_info (this MPI-IO implementation may "
+        "ignore them):" +
+        ignored);
   }
 }
 

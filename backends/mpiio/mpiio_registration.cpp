@@ -9,11 +9,12 @@
 namespace ckpt::backends::mpiio {
 
 BackendRegistration registration() {
-  BackendRegistration r{.name = "mpiio",
-                        .description = "MPI-IO (ROMIO or OMPIO): independent or collective, shared files",
-                        .options = option_table(),
-                        .capabilities = &declared_capabilities,
-                        .needs_mpi = true};
+  BackendRegistration r{
+      .name = "mpiio",
+      .description = "MPI-IO (ROMIO or OMPIO): independent or collective, shared files",
+      .options = option_table(),
+      .capabilities = &declared_capabilities,
+      .needs_mpi = true};
 #if CKPT_HAVE_BACKEND_MPIIO
   r.make = [](const IoSettings& settings, const BackendOptions& options,
               const ProcessGroup& group) -> std::unique_ptr<Backend> {

@@ -53,9 +53,9 @@ void transfer_independent(const OpenedFile& file, const TransferContext& context
 
 // What transfer_collective did: the collective calls every process made, and this process's limit.
 struct CollectiveRounds {
-  int rounds = 0;               // the largest round_count over the file's communicator
-  std::uint64_t limit = 0;      // the largest round_limit over the file's communicator
-  bool contiguous = false;      // every round one piece per process: explicit offsets, no file view
+  int rounds = 0;           // the largest round_count over the file's communicator
+  std::uint64_t limit = 0;  // the largest round_limit over the file's communicator
+  bool contiguous = false;  // every round one piece per process: explicit offsets, no file view
 };
 
 // MPI_File_write_at_all / MPI_File_read_at_all: the file's extents in file order, in rounds of at

@@ -1,16 +1,18 @@
 #include "backends/null/null_backend.hpp"
 
-#include "backends/null/null_declaration.hpp"
-
 #include <limits>
 #include <stdexcept>
 #include <string>
+
+#include "backends/null/null_declaration.hpp"
 
 namespace ckpt::backends::null {
 
 NullBackend::NullBackend(const IoSettings&) {}
 
-Capabilities NullBackend::capabilities() const { return declared_capabilities({"null", option_table(), {}}); }
+Capabilities NullBackend::capabilities() const {
+  return declared_capabilities({"null", option_table(), {}});
+}
 
 std::unique_ptr<Backend::OpenFiles> NullBackend::open(const IoPlan& /*plan*/,
                                                       Direction /*direction*/) {

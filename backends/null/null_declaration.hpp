@@ -7,7 +7,9 @@
 
 namespace ckpt::backends::null {
 
-inline OptionTable option_table() { return {}; }
+inline OptionTable option_table() {
+  return {};
+}
 
 inline Capabilities declared_capabilities(const OptionValues&) {
   return Capabilities{.direct_io = true,

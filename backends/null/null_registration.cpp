@@ -13,7 +13,8 @@ BackendRegistration registration() {
                         .options = option_table(),
                         .capabilities = &declared_capabilities};
 #if CKPT_HAVE_BACKEND_NULL
-  r.make = [](const IoSettings& settings, const BackendOptions&, const ProcessGroup&) -> std::unique_ptr<Backend> {
+  r.make = [](const IoSettings& settings, const BackendOptions&,
+              const ProcessGroup&) -> std::unique_ptr<Backend> {
     return std::make_unique<NullBackend>(settings);
   };
 #endif

@@ -34,7 +34,8 @@ ssize_t timed(LatencyHistogram* latency, Call&& call) {
   if (latency == nullptr) return call();
   const auto start = Clock::now();
   const ssize_t moved = call();
-  latency->record(static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count()));
+  latency->record(static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count()));
   return moved;
 }
 
@@ -45,7 +46,8 @@ void write_run(const ByteRun& run, std::stop_token stop, LatencyHistogram* laten
   while (done < run.length && !stop.stop_requested()) {
     const ssize_t moved = run.throttle([&] {
       return timed(latency, [&] {
-        return ::pwrite(run.fd, run.memory + done, next_request(run.length - done), static_cast<off_t>(run.file_offset + done));
+        return ::pwrite(run.fd, run.memory + done, next_request(run.length - done),
+                        static_cast<off_t>(run.file_offset + done));
       });
     });
     if (moved < 0 && errno == EINTR) continue;
@@ -57,21 +59,25 @@ void write_run(const ByteRun& run, std::stop_token stop, LatencyHistogram* laten
   }
 }
 
-void read_run(const ByteRun& run, std::uint64_t direct_alignment, std::stop_token stop, LatencyHistogram* latency) {
+void read_run(const ByteRun& run, std::uint64_t direct_alignment, std::stop_token stop,
+              LatencyHistogram* latency) {
   std::uint64_t done = 0;
   while (done < run.length && !stop.stop_requested()) {
     const std::size_t request = next_request(run.length - done);
     const ssize_t moved = run.throttle([&] {
       return timed(latency, [&] {
-        return ::pread(run.fd, run.memory + done, request, static_cast<off_t>(run.file_offset + done));
+        return ::pread(run.fd, run.memory + done, request,
+                       static_cast<off_t>(run.file_offset + done));
       });
     });
     if (moved < 0 && errno == EINTR) continue;
     if (moved < 0) throw IoError("posix", "read", *run.path, errno, run.file_offset, run.length);
-    const bool whole = run.data_end != 0 && run.file_offset + done + static_cast<std::uint64_t>(moved) >= run.data_end;
+    const bool whole = run.data_end != 0 &&
+                       run.file_offset + done + static_cast<std::uint64_t>(moved) >= run.data_end;
     if (moved == 0 && !whole) throw_end_of_file(run, run.file_offset + done);
     done += static_cast<std::uint64_t>(moved);
-    if (whole && static_cast<std::size_t>(moved) < request) return;  // the file's end, as FilePlan::data_end says
+    if (whole && static_cast<std::size_t>(moved) < request)
+      return;  // the file's end, as FilePlan::data_end says
     // With O_DIRECT the next request would start unaligned (EINVAL); the short count can only
     // be the end of the file.
     if (direct_alignment != 0 && static_cast<std::size_t>(moved) < request &&

@@ -1,7 +1,5 @@
 #include "backends/posix/posix_backend.hpp"
 
-#include "backends/file_common/direct_checks.hpp"
-
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -13,13 +11,14 @@
 #include <string>
 #include <vector>
 
-#include "backends/posix/extent_io.hpp"
-#include "backends/posix/posix_declaration.hpp"
+#include "backends/file_common/direct_checks.hpp"
 #include "backends/file_common/mapped_file.hpp"
 #include "backends/file_common/open_limit.hpp"
 #include "backends/file_common/posix_file.hpp"
 #include "backends/file_common/work_split.hpp"
 #include "backends/file_common/workers.hpp"
+#include "backends/posix/extent_io.hpp"
+#include "backends/posix/posix_declaration.hpp"
 
 namespace ckpt::backends::posix {
 namespace {
@@ -55,11 +54,14 @@ class PosixBackend::Files final : public Backend::OpenFiles {
 
 PosixBackend::PosixBackend(const IoSettings& settings, const BackendOptions& options)
     : settings_(settings),
-      throttle_(static_cast<int>(OptionValues("posix", option_table(), options).integer("throttle_percent"))) {
+      throttle_(static_cast<int>(
+          OptionValues("posix", option_table(), options).integer("throttle_percent"))) {
   validate_direct_alignment("posix", settings_);
 }
 
-Capabilities PosixBackend::capabilities() const { return declared_capabilities({"posix", option_table(), {}}); }
+Capabilities PosixBackend::capabilities() const {
+  return declared_capabilities({"posix", option_table(), {}});
+}
 
 std::vector<std::string> PosixBackend::notes() const {
   if (batch_note_.empty()) return {};
@@ -77,18 +79,22 @@ std::unique_ptr<Backend::OpenFiles> PosixBackend::open(const IoPlan& plan, Direc
   files->batch = open_file_budget();
   files->batched = plan.files.size() > files->batch;
   const std::string batch = std::to_string(files->batch);
-  batch_note_ = files->batched ? "posix: " + std::to_string(plan.files.size()) + " files per plan, more than the " +
-                                     batch + " it keeps open at once (half the soft RLIMIT_NOFILE): opened, moved, " +
-                                     "synced and closed in batches of " + batch +
-                                     " in plan order, so open/sync/close time is partly in transfer"
-                               : std::string();
+  batch_note_ = files->batched
+                    ? "posix: " + std::to_string(plan.files.size()) +
+                          " files per plan, more than the " + batch +
+                          " it keeps open at once (half the soft RLIMIT_NOFILE): opened, moved, " +
+                          "synced and closed in batches of " + batch +
+                          " in plan order, so open/sync/close time is partly in transfer"
+                    : std::string();
   files->entries.reserve(plan.files.size());
   for (const FilePlan& file : plan.files) {
     PosixFile handle = open_file(file.path, flags);
-    if (writing && settings_.fallocate) reserve(handle, file.path, file.reserve_offset, file.file_size);
+    if (writing && settings_.fallocate)
+      reserve(handle, file.path, file.reserve_offset, file.file_size);
     // Batched: created (or found) and reserved now, reopened by its batch in transfer.
     if (files->batched) {
-      if (const int error = handle.close(); error != 0) throw IoError("posix", "close", file.path, error);
+      if (const int error = handle.close(); error != 0)
+        throw IoError("posix", "close", file.path, error);
     }
     files->entries.push_back(Files::Entry{file.path, std::move(handle)});
   }
@@ -109,7 +115,8 @@ void PosixBackend::transfer(OpenFiles& open_files, const IoPlan& plan, MemoryVie
 }
 
 // The files of `plan` (or a streamed part) that move bytes, `files.batch` at a time.
-void PosixBackend::transfer_batched(Files& files, const IoPlan& plan, MemoryView memory, Direction direction) {
+void PosixBackend::transfer_batched(Files& files, const IoPlan& plan, MemoryView memory,
+                                    Direction direction) {
   for (const std::vector<std::size_t>& batch : file_common::busy_file_batches(plan, files.batch)) {
     IoPlan part;
     for (const std::size_t i : batch) {
@@ -120,16 +127,20 @@ void PosixBackend::transfer_batched(Files& files, const IoPlan& plan, MemoryView
     for (const std::size_t i : batch) {
       Files::Entry& entry = files.entries[i];
       if (direction == Direction::write) {
-        throttle_([&] { sync_descriptor(entry.file.fd(), "posix", entry.path, settings_.sync); return 0; });
+        throttle_([&] {
+          sync_descriptor(entry.file.fd(), "posix", entry.path, settings_.sync);
+          return 0;
+        });
       }
-      if (const int error = entry.file.close(); error != 0) throw IoError("posix", "close", entry.path, error);
+      if (const int error = entry.file.close(); error != 0)
+        throw IoError("posix", "close", entry.path, error);
     }
   }
 }
 
 // Moves the extents of `plan`, whose file k is files.entries[entry_of[k]] (open).
-void PosixBackend::move_pieces(Files& files, const std::vector<std::size_t>& entry_of, const IoPlan& plan,
-                               MemoryView memory, Direction direction) {
+void PosixBackend::move_pieces(Files& files, const std::vector<std::size_t>& entry_of,
+                               const IoPlan& plan, MemoryView memory, Direction direction) {
   const std::uint64_t alignment = settings_.direct ? settings_.direct_alignment : 0;
   const std::uint64_t granule = settings_.direct ? alignment : kPage;
   const auto lists = split_by_bytes(plan, static_cast<std::size_t>(settings_.threads), granule);
@@ -141,8 +152,10 @@ void PosixBackend::move_pieces(Files& files, const std::vector<std::size_t>& ent
     for (const Piece& piece : lists[k]) {
       if (stop.stop_requested()) return;
       Files::Entry& entry = files.entries[entry_of[piece.file]];
-      const ByteRun run{entry.file.fd(), &entry.path, piece.file_offset, memory.data + piece.memory_offset,
-                        piece.length, plan.files[piece.file].data_end, throttle_};
+      const ByteRun run{entry.file.fd(),   &entry.path,
+                        piece.file_offset, memory.data + piece.memory_offset,
+                        piece.length,      plan.files[piece.file].data_end,
+                        throttle_};
       if (direction == Direction::write) {
         write_run(run, stop, latency);
       } else {
@@ -162,7 +175,10 @@ void PosixBackend::sync(OpenFiles& open_files, Direction direction) {
   if (direction != Direction::write || settings_.sync == SyncPolicy::none) return;
   auto& files = static_cast<Files&>(open_files);
   if (files.batched) return;  // each batch was synced in transfer
-  throttle_([&] { sync_all("posix", files.entries, settings_.sync); return 0; });
+  throttle_([&] {
+    sync_all("posix", files.entries, settings_.sync);
+    return 0;
+  });
 }
 
 void PosixBackend::close(OpenFiles& open_files) {

@@ -33,7 +33,8 @@ class PosixBackend final : public Backend {
 
   std::string_view name() const override { return "posix"; }
   Capabilities capabilities() const override;
-  // Says when the last plan had more files than may be open at once (file_common::open_file_budget).
+  // Says when the last plan had more files than may be open at once
+  // (file_common::open_file_budget).
   std::vector<std::string> notes() const override;
 
  protected:
@@ -56,7 +57,8 @@ class PosixBackend final : public Backend {
  private:
   class Files;
   void transfer_batched(Files& files, const IoPlan& plan, MemoryView memory, Direction direction);
-  void move_pieces(Files& files, const std::vector<std::size_t>& entry_of, const IoPlan& plan, MemoryView memory, Direction direction);
+  void move_pieces(Files& files, const std::vector<std::size_t>& entry_of, const IoPlan& plan,
+                   MemoryView memory, Direction direction);
 
   IoSettings settings_;
   Throttle throttle_;

@@ -7,13 +7,15 @@
 namespace ckpt::backends::posix {
 
 inline OptionTable option_table() {
-  return {{.name = "throttle_percent",
-           .type = OptionType::integer,
-           .default_value = "0",
-           .help = "a deliberate slowdown for proving regression gates: after each request (pwrite, pread, "
-                   "fsync/fdatasync) sleep this percent of its time (benchmarks/gate_proof.sh); 0: off",
-           .min = 0,
-           .max = 1000}};
+  return {
+      {.name = "throttle_percent",
+       .type = OptionType::integer,
+       .default_value = "0",
+       .help =
+           "a deliberate slowdown for proving regression gates: after each request (pwrite, pread, "
+           "fsync/fdatasync) sleep this percent of its time (benchmarks/gate_proof.sh); 0: off",
+       .min = 0,
+       .max = 1000}};
 }
 
 inline Capabilities declared_capabilities(const OptionValues&) {
@@ -24,8 +26,9 @@ inline Capabilities declared_capabilities(const OptionValues&) {
       .fallocate = true,
       .request_latency = true,
       .mmap = true,
-      .advice = {{"queue_depth", "posix issues one request at a time per thread; use `threads`, or the uring "
-                                 "backend for deeper queues"},
+      .advice = {{"queue_depth",
+                  "posix issues one request at a time per thread; use `threads`, or the uring "
+                  "backend for deeper queues"},
                  {"sqpoll", "it needs a submission ring; use the uring backend"}}};
 }
 

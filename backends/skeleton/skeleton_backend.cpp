@@ -25,7 +25,9 @@ class SkeletonBackend::Files final : public Backend::OpenFiles {
 SkeletonBackend::SkeletonBackend(const IoSettings& settings, std::uint64_t block_bytes)
     : settings_(settings), block_bytes_(block_bytes) {}
 
-Capabilities SkeletonBackend::capabilities() const { return declared_capabilities({"skeleton", option_table(), {}}); }
+Capabilities SkeletonBackend::capabilities() const {
+  return declared_capabilities({"skeleton", option_table(), {}});
+}
 
 std::unique_ptr<Backend::OpenFiles> SkeletonBackend::open(const IoPlan& plan, Direction direction) {
   const int flags = O_CLOEXEC | (direction == Direction::write ? O_WRONLY | O_CREAT : O_RDONLY);
@@ -36,7 +38,8 @@ std::unique_ptr<Backend::OpenFiles> SkeletonBackend::open(const IoPlan& plan, Di
   return files;
 }
 
-void SkeletonBackend::transfer(OpenFiles& open_files, const IoPlan& plan, MemoryView memory, Direction direction) {
+void SkeletonBackend::transfer(OpenFiles& open_files, const IoPlan& plan, MemoryView memory,
+                               Direction direction) {
   auto& files = static_cast<Files&>(open_files);
   const bool writing = direction == Direction::write;
   for (std::size_t i = 0; i < plan.files.size(); ++i) {
@@ -60,7 +63,8 @@ void SkeletonBackend::transfer(OpenFiles& open_files, const IoPlan& plan, Memory
 }
 
 void SkeletonBackend::sync(OpenFiles& open_files, Direction direction) {
-  if (direction == Direction::write) file_common::sync_all("skeleton", static_cast<Files&>(open_files).entries, settings_.sync);
+  if (direction == Direction::write)
+    file_common::sync_all("skeleton", static_cast<Files&>(open_files).entries, settings_.sync);
 }
 
 void SkeletonBackend::close(OpenFiles& open_files) {

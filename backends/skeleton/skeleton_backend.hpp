@@ -25,7 +25,8 @@ class SkeletonBackend final : public Backend {
 
  protected:
   std::unique_ptr<OpenFiles> open(const IoPlan& plan, Direction direction) override;
-  void transfer(OpenFiles& files, const IoPlan& plan, MemoryView memory, Direction direction) override;
+  void transfer(OpenFiles& files, const IoPlan& plan, MemoryView memory,
+                Direction direction) override;
   void sync(OpenFiles& files, Direction direction) override;
   void close(OpenFiles& files) override;
   std::unique_ptr<MappedFile> map_file(const std::string& path) override;

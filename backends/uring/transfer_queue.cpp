@@ -182,7 +182,8 @@ void TransferQueue::run(std::stop_token stop) {
       const auto now = std::chrono::steady_clock::now();
       for (unsigned c = 0; c < ready; ++c) {
         const auto waited = now - slots_[static_cast<unsigned>(cqes[c]->user_data)].submitted;
-        job_.latency->record(static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(waited).count()));
+        job_.latency->record(static_cast<std::uint64_t>(
+            std::chrono::duration_cast<std::chrono::nanoseconds>(waited).count()));
       }
     }
     for (unsigned c = 0; c < ready; ++c) {

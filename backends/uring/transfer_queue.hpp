@@ -1,7 +1,7 @@
 #pragma once
 
-#include <cstddef>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <stop_token>
@@ -72,9 +72,9 @@ class TransferQueue {
  private:
   struct Slot {
     std::size_t piece = 0;
-    std::uint64_t start = 0;   // request's first byte within the piece
-    std::uint64_t length = 0;  // request's bytes
-    std::uint64_t done = 0;    // bytes already moved (short transfers)
+    std::uint64_t start = 0;                            // request's first byte within the piece
+    std::uint64_t length = 0;                           // request's bytes
+    std::uint64_t done = 0;                             // bytes already moved (short transfers)
     std::chrono::steady_clock::time_point submitted{};  // with a latency histogram
   };
 

@@ -1,7 +1,5 @@
 #include "backends/uring/uring_backend.hpp"
 
-#include "backends/file_common/direct_checks.hpp"
-
 #include <fcntl.h>
 
 #include <algorithm>
@@ -14,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "backends/file_common/direct_checks.hpp"
 #include "backends/file_common/mapped_file.hpp"
 #include "backends/file_common/open_limit.hpp"
 #include "backends/file_common/posix_file.hpp"
@@ -26,7 +25,9 @@
 namespace ckpt::backends::uring {
 namespace {
 
-void validate(const IoSettings& settings) { file_common::validate_direct_alignment("uring", settings); }
+void validate(const IoSettings& settings) {
+  file_common::validate_direct_alignment("uring", settings);
+}
 
 IoError open_error(const std::string& path, int flags, int error) {
   const char* operation = (flags & O_ACCMODE) == O_RDONLY ? "open for reading" : "open for writing";
@@ -119,7 +120,9 @@ UringBackend::UringBackend(const IoSettings& settings, UringOptions options)
   }
 }
 
-Capabilities UringBackend::capabilities() const { return declared_capabilities({"uring", option_table(), {}}); }
+Capabilities UringBackend::capabilities() const {
+  return declared_capabilities({"uring", option_table(), {}});
+}
 
 bool UringBackend::buffers_registered() const {
   const std::scoped_lock lock(mutex_);
@@ -164,13 +167,17 @@ std::unique_ptr<Backend::OpenFiles> UringBackend::open(const IoPlan& plan, Direc
     return files;
   }
   const std::string batch = std::to_string(files->batch);
-  record(false, {"uring: " + std::to_string(plan.files.size()) + " files per plan, more than the " + batch +
-                 " it keeps open at once (half the soft RLIMIT_NOFILE): opened, moved, synced and closed in batches "
-                 "of " + batch + " in plan order, so open/sync/close time is partly in transfer"});
+  record(false, {"uring: " + std::to_string(plan.files.size()) + " files per plan, more than the " +
+                 batch +
+                 " it keeps open at once (half the soft RLIMIT_NOFILE): opened, moved, synced and "
+                 "closed in batches "
+                 "of " +
+                 batch + " in plan order, so open/sync/close time is partly in transfer"});
   // Created (or found) and reserved now, a batch at a time; reopened by their batch in transfer.
   for (std::size_t begin = 0; begin < plan.files.size(); begin += files->batch) {
     std::vector<std::size_t> which;
-    for (std::size_t i = begin; i < std::min(plan.files.size(), begin + files->batch); ++i) which.push_back(i);
+    for (std::size_t i = begin; i < std::min(plan.files.size(), begin + files->batch); ++i)
+      which.push_back(i);
     open_entries(*files, plan, which);
     if (writing && settings_.fallocate) reserve_all(*files, plan, which);
     close_entries(files->entries, which);
@@ -178,7 +185,8 @@ std::unique_ptr<Backend::OpenFiles> UringBackend::open(const IoPlan& plan, Direc
   return files;
 }
 
-void UringBackend::open_entries(Files& files, const IoPlan& plan, const std::vector<std::size_t>& which) {
+void UringBackend::open_entries(Files& files, const IoPlan& plan,
+                                const std::vector<std::size_t>& which) {
   std::optional<IoError> error;
   run_batch(
       files.ring, which.size(), depth_,
@@ -198,7 +206,8 @@ void UringBackend::open_entries(Files& files, const IoPlan& plan, const std::vec
 
 // fallocate mode 0 only fills holes and never changes bytes another writer has written, so
 // every writer of a shared file may reserve it. A file_size of 0 reserves nothing.
-void UringBackend::reserve_all(Files& files, const IoPlan& plan, const std::vector<std::size_t>& which) {
+void UringBackend::reserve_all(Files& files, const IoPlan& plan,
+                               const std::vector<std::size_t>& which) {
   std::vector<std::size_t> sized;
   for (const std::size_t i : which) {
     if (plan.files[i].file_size > plan.files[i].reserve_offset) sized.push_back(i);
@@ -209,7 +218,8 @@ void UringBackend::reserve_all(Files& files, const IoPlan& plan, const std::vect
       [&](io_uring_sqe* sqe, std::size_t k) {
         const std::size_t i = sized[k];
         const FilePlan& f = plan.files[i];
-        io_uring_prep_fallocate(sqe, files.entries[i].file.fd(), 0, static_cast<off_t>(f.reserve_offset),
+        io_uring_prep_fallocate(sqe, files.entries[i].file.fd(), 0,
+                                static_cast<off_t>(f.reserve_offset),
                                 static_cast<off_t>(f.file_size - f.reserve_offset));
       },
       [&](std::size_t k, int result) {
@@ -236,7 +246,8 @@ void UringBackend::transfer(OpenFiles& open_files, const IoPlan& plan, MemoryVie
     open_entries(files, plan, batch);
     try {
       move_pieces(files, part, batch, memory, direction);
-      if (direction == Direction::write && settings_.sync != SyncPolicy::none) sync_entries(files, batch);
+      if (direction == Direction::write && settings_.sync != SyncPolicy::none)
+        sync_entries(files, batch);
     } catch (...) {
       for (const std::size_t i : batch) files.entries[i].file.close();
       throw;
@@ -245,8 +256,9 @@ void UringBackend::transfer(OpenFiles& open_files, const IoPlan& plan, MemoryVie
   }
 }
 
-void UringBackend::move_pieces(Files& files, const IoPlan& plan, const std::vector<std::size_t>& entry_of,
-                               MemoryView memory, Direction direction) {
+void UringBackend::move_pieces(Files& files, const IoPlan& plan,
+                               const std::vector<std::size_t>& entry_of, MemoryView memory,
+                               Direction direction) {
   const std::uint64_t alignment = settings_.direct ? settings_.direct_alignment : 0;
   const std::uint64_t granule = settings_.direct ? alignment : file_common::kPage;
   const auto lists =
@@ -260,7 +272,8 @@ void UringBackend::move_pieces(Files& files, const IoPlan& plan, const std::vect
   for (const std::size_t i : entry_of) {
     const Files::Entry& entry = files.entries[i];
     fds.push_back(entry.file.fd());
-    plain.push_back(FileTarget{entry.file.fd(), -1, &entry.path, plan.files[plain.size()].data_end});
+    plain.push_back(
+        FileTarget{entry.file.fd(), -1, &entry.path, plan.files[plain.size()].data_end});
   }
 
   // Every worker's ring is made here, before the workers start, and goes after they are joined.
@@ -323,11 +336,13 @@ void UringBackend::sync_entries(Files& files, const std::vector<std::size_t>& wh
   run_batch(
       files.ring, which.size(), depth_,
       [&](io_uring_sqe* sqe, std::size_t k) {
-        io_uring_prep_fsync(sqe, files.entries[which[k]].file.fd(), data_only ? IORING_FSYNC_DATASYNC : 0);
+        io_uring_prep_fsync(sqe, files.entries[which[k]].file.fd(),
+                            data_only ? IORING_FSYNC_DATASYNC : 0);
       },
       [&](std::size_t k, int result) {
         if (result < 0 && !error) {
-          error = IoError("uring", data_only ? "fdatasync" : "fsync", files.entries[which[k]].path, -result);
+          error = IoError("uring", data_only ? "fdatasync" : "fsync", files.entries[which[k]].path,
+                          -result);
         }
         return !error;
       });

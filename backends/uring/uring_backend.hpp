@@ -78,8 +78,8 @@ class UringBackend final : public Backend {
   void reserve_all(Files& files, const IoPlan& plan, const std::vector<std::size_t>& which);
   void sync_entries(Files& files, const std::vector<std::size_t>& which);
   // Moves the extents of `part`, whose file k is files.entries[entry_of[k]] (open).
-  void move_pieces(Files& files, const IoPlan& part, const std::vector<std::size_t>& entry_of, MemoryView memory,
-                   Direction direction);
+  void move_pieces(Files& files, const IoPlan& part, const std::vector<std::size_t>& entry_of,
+                   MemoryView memory, Direction direction);
   void record(bool registered, std::vector<std::string> notes);
 
   IoSettings settings_;

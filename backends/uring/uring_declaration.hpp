@@ -8,7 +8,9 @@ namespace ckpt::backends::uring {
 // Requests in flight per ring (one ring per worker thread).
 inline constexpr int kMaxQueueDepth = 4096;
 
-inline OptionTable option_table() { return {}; }
+inline OptionTable option_table() {
+  return {};
+}
 
 inline Capabilities declared_capabilities(const OptionValues&) {
   return Capabilities{.direct_io = true,

@@ -8,12 +8,15 @@
 namespace ckpt::backends::uring {
 
 BackendRegistration registration() {
-  BackendRegistration r{.name = "uring",
-                        .description = "Linux io_uring (liburing): queued asynchronous I/O; O_DIRECT, registered buffers",
-                        .options = option_table(),
-                        .capabilities = &declared_capabilities};
+  BackendRegistration r{
+      .name = "uring",
+      .description =
+          "Linux io_uring (liburing): queued asynchronous I/O; O_DIRECT, registered buffers",
+      .options = option_table(),
+      .capabilities = &declared_capabilities};
 #if CKPT_HAVE_BACKEND_URING
-  r.make = [](const IoSettings& settings, const BackendOptions&, const ProcessGroup&) -> std::unique_ptr<Backend> {
+  r.make = [](const IoSettings& settings, const BackendOptions&,
+              const ProcessGroup&) -> std::unique_ptr<Backend> {
     return std::make_unique<UringBackend>(settings, UringOptions{.sqpoll = settings.sqpoll});
   };
 #endif

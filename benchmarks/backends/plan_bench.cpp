@@ -8,9 +8,9 @@
 #include <array>
 #include <string>
 
-#include "harness/spec/case.hpp"
 #include "harness/models/model_zoo.hpp"
 #include "harness/plan/checkpoint_plan.hpp"
+#include "harness/spec/case.hpp"
 #include "workloads/layout.hpp"
 
 namespace {

@@ -1,6 +1,7 @@
 // Memory spaces and device staging:
-//   staging/{d2h,h2d}/plain            one cudaMemcpyAsync of the whole buffer to/from pinned memory
-//   staging/{d2h,h2d}/pipeline/<chunk>  the staging pipeline (memory.staging_bytes chunks, two
+//   staging/{d2h,h2d}/plain            one cudaMemcpyAsync of the whole buffer to/from pinned
+//   memory staging/{d2h,h2d}/pipeline/<chunk>  the staging pipeline (memory.staging_bytes chunks,
+//   two
 //                                      pinned buffers) feeding the null backend: copy speed alone
 //   staging/split/...                  cutting a 2000-file plan into chunks (CPU only)
 //   space/<host|kokkos|pinned|cuda>/{fill,verify,checkpoint}   checkpoint = posix write of the
@@ -41,7 +42,8 @@ std::uint64_t buffer_bytes() {
 
 std::vector<PatternRange> shards(std::uint64_t bytes) {
   std::vector<PatternRange> ranges;
-  for (std::uint64_t at = 0; at < bytes; at += kShard) ranges.push_back({at, std::min(kShard, bytes - at), at + 1});
+  for (std::uint64_t at = 0; at < bytes; at += kShard)
+    ranges.push_back({at, std::min(kShard, bytes - at), at + 1});
   return ranges;
 }
 
@@ -52,9 +54,11 @@ IoPlan one_file(const std::string& path, std::uint64_t bytes) {
 }
 
 // A filled buffer of `kind`, or nullptr after skipping with the reason.
-std::unique_ptr<Buffer> filled(benchmark::State& state, MemorySpaces& spaces, MemorySpaceKind kind) {
+std::unique_ptr<Buffer> filled(benchmark::State& state, MemorySpaces& spaces,
+                               MemorySpaceKind kind) {
   if (const auto why = spaces.unavailable(kind)) {
-    state.SkipWithError(("memory.space = \"" + std::string(memory_space_name(kind)) + "\": " + *why).c_str());
+    state.SkipWithError(
+        ("memory.space = \"" + std::string(memory_space_name(kind)) + "\": " + *why).c_str());
     return nullptr;
   }
   auto buffer = spaces.get(kind).allocate(buffer_bytes());
@@ -72,8 +76,9 @@ void plain_copy(benchmark::State& state, MemorySpaces& spaces, bool to_host) {
     copy_seconds += copier->wait(0);
   }
   state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(buffer->size()));
-  state.counters["copy_GiB/s"] = benchmark::Counter(
-      static_cast<double>(state.iterations()) * static_cast<double>(buffer->size()) / copy_seconds / (1 << 30));
+  state.counters["copy_GiB/s"] =
+      benchmark::Counter(static_cast<double>(state.iterations()) *
+                         static_cast<double>(buffer->size()) / copy_seconds / (1 << 30));
 }
 
 void pipeline(benchmark::State& state, MemorySpaces& spaces, bool to_host, std::uint64_t chunk) {
@@ -92,8 +97,9 @@ void pipeline(benchmark::State& state, MemorySpaces& spaces, bool to_host, std::
     copy_seconds += out.copy_seconds;
   }
   state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(buffer->size()));
-  state.counters["copy_GiB/s"] = benchmark::Counter(
-      static_cast<double>(state.iterations()) * static_cast<double>(buffer->size()) / copy_seconds / (1 << 30));
+  state.counters["copy_GiB/s"] =
+      benchmark::Counter(static_cast<double>(state.iterations()) *
+                         static_cast<double>(buffer->size()) / copy_seconds / (1 << 30));
 }
 
 // Cutting a plan into staging chunks happens inside the timed checkpoint: its cost for a
@@ -121,21 +127,26 @@ void verify(benchmark::State& state, MemorySpaces& spaces, MemorySpaceKind kind)
   if (!buffer) return;
   const auto ranges = shards(buffer->size());
   for (auto _ : state) {
-    if (buffer->first_mismatch(ranges, DataPattern::random)) state.SkipWithError("verification failed");
+    if (buffer->first_mismatch(ranges, DataPattern::random))
+      state.SkipWithError("verification failed");
   }
   state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(buffer->size()));
 }
 
-void checkpoint(benchmark::State& state, MemorySpaces& spaces, MemorySpaceKind kind, const std::string& dir) {
+void checkpoint(benchmark::State& state, MemorySpaces& spaces, MemorySpaceKind kind,
+                const std::string& dir) {
   const auto buffer = filled(state, spaces, kind);
   if (!buffer) return;
   const auto posix = ckpt::backends::make_backend("posix", ckpt::backends::IoSettings{});
-  const IoPlan plan = one_file(dir + "/checkpoint-" + std::string(memory_space_name(kind)), buffer->size());
+  const IoPlan plan =
+      one_file(dir + "/checkpoint-" + std::string(memory_space_name(kind)), buffer->size());
   // Device memory goes through the staging pipeline with the default chunks, as in a campaign.
   std::optional<Stager> stager;
-  if (buffer->view().kind == ckpt::backends::MemoryKind::device) stager.emplace(make_stager(*buffer, {}, false));
+  if (buffer->view().kind == ckpt::backends::MemoryKind::device)
+    stager.emplace(make_stager(*buffer, {}, false));
   for (auto _ : state) {
-    const auto out = stager ? stager->write(*posix, plan, 0).io : posix->write(plan, buffer->view());
+    const auto out =
+        stager ? stager->write(*posix, plan, 0).io : posix->write(plan, buffer->view());
     if (!out.ok()) state.SkipWithError(out.error->c_str());
   }
   state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(buffer->size()));
@@ -154,27 +165,37 @@ int main(int argc, char** argv) {
   const auto time_unit = benchmark::kMillisecond;
   for (const bool to_host : {true, false}) {
     const std::string dir = to_host ? "d2h" : "h2d";
-    benchmark::RegisterBenchmark(("staging/" + dir + "/plain").c_str(), plain_copy, std::ref(spaces), to_host)
-        ->Unit(time_unit)->UseRealTime();
+    benchmark::RegisterBenchmark(("staging/" + dir + "/plain").c_str(), plain_copy,
+                                 std::ref(spaces), to_host)
+        ->Unit(time_unit)
+        ->UseRealTime();
     for (const std::uint64_t chunk : {4 * kMiB, 16 * kMiB, 64 * kMiB}) {
-      benchmark::RegisterBenchmark(("staging/" + dir + "/pipeline/" + std::to_string(chunk / kMiB) + "MiB").c_str(),
-                                   pipeline, std::ref(spaces), to_host, chunk)
-          ->Unit(time_unit)->UseRealTime();
+      benchmark::RegisterBenchmark(
+          ("staging/" + dir + "/pipeline/" + std::to_string(chunk / kMiB) + "MiB").c_str(),
+          pipeline, std::ref(spaces), to_host, chunk)
+          ->Unit(time_unit)
+          ->UseRealTime();
     }
   }
   for (const std::uint64_t chunk : {4 * kMiB, 64 * kMiB}) {
-    benchmark::RegisterBenchmark(("staging/split/2000files/" + std::to_string(chunk / kMiB) + "MiB").c_str(), split,
-                                 std::uint64_t{2000}, chunk)
+    benchmark::RegisterBenchmark(
+        ("staging/split/2000files/" + std::to_string(chunk / kMiB) + "MiB").c_str(), split,
+        std::uint64_t{2000}, chunk)
         ->Unit(benchmark::kMicrosecond);
   }
-  for (const MemorySpaceKind kind :
-       {MemorySpaceKind::host, MemorySpaceKind::kokkos, MemorySpaceKind::pinned, MemorySpaceKind::cuda}) {
+  for (const MemorySpaceKind kind : {MemorySpaceKind::host, MemorySpaceKind::kokkos,
+                                     MemorySpaceKind::pinned, MemorySpaceKind::cuda}) {
     const std::string name = "space/" + std::string(memory_space_name(kind));
-    benchmark::RegisterBenchmark((name + "/fill").c_str(), fill, std::ref(spaces), kind)->Unit(time_unit)->UseRealTime();
-    benchmark::RegisterBenchmark((name + "/verify").c_str(), verify, std::ref(spaces), kind)->Unit(time_unit)->UseRealTime();
+    benchmark::RegisterBenchmark((name + "/fill").c_str(), fill, std::ref(spaces), kind)
+        ->Unit(time_unit)
+        ->UseRealTime();
+    benchmark::RegisterBenchmark((name + "/verify").c_str(), verify, std::ref(spaces), kind)
+        ->Unit(time_unit)
+        ->UseRealTime();
     benchmark::RegisterBenchmark((name + "/checkpoint").c_str(), checkpoint, std::ref(spaces), kind,
                                  scratch.path().string())
-        ->Unit(time_unit)->UseRealTime();
+        ->Unit(time_unit)
+        ->UseRealTime();
   }
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

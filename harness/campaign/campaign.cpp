@@ -82,7 +82,8 @@ Campaign expand(const schema::Settings& settings, const std::string& source) {
 }
 
 // A note for every backend table given while no case uses that backend: its options change nothing.
-std::vector<std::string> unused_backend_tables(const schema::Settings& settings, const Campaign& campaign) {
+std::vector<std::string> unused_backend_tables(const schema::Settings& settings,
+                                               const Campaign& campaign) {
   std::vector<std::string> notes;
   std::set<std::string> noted;
   for (const schema::Setting& s : settings.given) {
@@ -93,8 +94,8 @@ std::vector<std::string> unused_backend_tables(const schema::Settings& settings,
                                   [&](const Case& c) { return c.backend == backend; });
     if (used) continue;
     noted.insert(table);
-    notes.push_back(s.source + (s.line > 0 ? ":" + std::to_string(s.line) : std::string()) + ": [" + table +
-                    "] is ignored: no case uses backend.name = \"" + backend + "\"");
+    notes.push_back(s.source + (s.line > 0 ? ":" + std::to_string(s.line) : std::string()) + ": [" +
+                    table + "] is ignored: no case uses backend.name = \"" + backend + "\"");
   }
   return notes;
 }
@@ -114,7 +115,9 @@ Campaign parse_campaign(std::string_view text, const std::string& source,
 
 Campaign load_campaign(const std::filesystem::path& path,
                        const std::vector<std::string>& overrides) {
-  return parse_campaign(read_config_file(path, "campaign file does not exist", "campaign file cannot be read: "), path.string(), overrides);
+  return parse_campaign(
+      read_config_file(path, "campaign file does not exist", "campaign file cannot be read: "),
+      path.string(), overrides);
 }
 
 }  // namespace ckpt::harness

@@ -20,7 +20,8 @@ struct Campaign {
 // Reads a campaign TOML file, applies `overrides` ("dotted.key=value", the same keys as the
 // file; the value is a TOML value, or a bare string), expands sweeps into cases and validates
 // each (model, parallelism, option values). Throws ConfigError naming file, line and key.
-Campaign load_campaign(const std::filesystem::path& path, const std::vector<std::string>& overrides);
+Campaign load_campaign(const std::filesystem::path& path,
+                       const std::vector<std::string>& overrides);
 Campaign parse_campaign(std::string_view text, const std::string& source,
                         const std::vector<std::string>& overrides);
 

@@ -47,8 +47,8 @@ Enum enum_named(const std::string& name, const std::array<Enum, N>& all,
 constexpr std::array kMappings{Mapping::file_per_tensor, Mapping::file_per_rank,
                                Mapping::file_per_node, Mapping::shared_file};
 constexpr std::array kFormats{CheckpointFormat::raw, CheckpointFormat::safetensors};
-constexpr std::array kLayouts{DirectoryLayout::dcp, DirectoryLayout::megatron, DirectoryLayout::deepspeed,
-                              DirectoryLayout::megatron_dist};
+constexpr std::array kLayouts{DirectoryLayout::dcp, DirectoryLayout::megatron,
+                              DirectoryLayout::deepspeed, DirectoryLayout::megatron_dist};
 constexpr std::array kMegatronOptimizers{MegatronOptimizer::gathered, MegatronOptimizer::per_dp};
 constexpr std::array kPatterns{DataPattern::random, DataPattern::zeros, DataPattern::bf16};
 constexpr std::array kPolicies{CachePolicy::none, CachePolicy::drop, CachePolicy::fadvise,
@@ -56,7 +56,8 @@ constexpr std::array kPolicies{CachePolicy::none, CachePolicy::drop, CachePolicy
 constexpr std::array kPhases{PhaseSelection::checkpoint, PhaseSelection::restore,
                              PhaseSelection::both, PhaseSelection::load};
 constexpr std::array kLoadMethods{LoadMethod::pipelined, LoadMethod::mmap, LoadMethod::read};
-constexpr std::array kMpiIoChoices{MpiIoChoice::library_default, MpiIoChoice::romio, MpiIoChoice::ompio};
+constexpr std::array kMpiIoChoices{MpiIoChoice::library_default, MpiIoChoice::romio,
+                                   MpiIoChoice::ompio};
 constexpr std::array kSelects{RankSelect::all, RankSelect::list, RankSelect::node};
 constexpr std::array kSyncs{SyncPolicy::none, SyncPolicy::fsync, SyncPolicy::fdatasync};
 constexpr std::array kScopes{StateScope::weights, StateScope::full};
@@ -95,16 +96,14 @@ std::string world_of(const workloads::ParallelSpec& p) {
 void check_rank_list(const std::vector<std::int64_t>& list, const workloads::ParallelSpec& p,
                      const CaseValues& v, const std::string& table = "ranks") {
   const std::string key = table + ".list";
-  if (list.empty())
-    v.fail(key, "select = \"list\" needs at least one rank, e.g. list = [0]");
+  if (list.empty()) v.fail(key, "select = \"list\" needs at least one rank, e.g. list = [0]");
   std::set<std::int64_t> seen;
   for (const std::int64_t rank : list) {
     if (rank < 0 || rank >= p.world_size()) {
       v.fail(key, "rank " + std::to_string(rank) + " is outside " + world_of(p) +
                       ": ranks are 0.." + std::to_string(p.world_size() - 1));
     }
-    if (!seen.insert(rank).second)
-      v.fail(key, "rank " + std::to_string(rank) + " is listed twice");
+    if (!seen.insert(rank).second) v.fail(key, "rank " + std::to_string(rank) + " is listed twice");
   }
 }
 
@@ -114,8 +113,8 @@ void check_node(const RankSelection& r, const workloads::ParallelSpec& p, const 
   const std::int64_t nodes = (p.world_size() + r.gpus_per_node - 1) / r.gpus_per_node;
   if (r.node < nodes) return;
   v.fail(table + ".node", "node " + std::to_string(r.node) + " lies outside " + world_of(p) +
-                           ": with gpus_per_node = " + std::to_string(r.gpus_per_node) +
-                           " the nodes are 0.." + std::to_string(nodes - 1));
+                              ": with gpus_per_node = " + std::to_string(r.gpus_per_node) +
+                              " the nodes are 0.." + std::to_string(nodes - 1));
 }
 
 RankSelection ranks_of(const CaseValues& v, const workloads::ParallelSpec& p) {
@@ -142,17 +141,22 @@ RestoreSpec restore_of(const CaseValues& v, const Case& c) {
   take("restore.pp", r.parallel.pp);
   take("restore.dp", r.parallel.dp);
   take("restore.ep", r.parallel.ep);
-  if (const std::int64_t zero = v.integer("restore.zero"); zero >= 0) r.parallel.zero_stage = static_cast<int>(zero);
-  r.parallel.pp_first_stage_layers = r.parallel.pp == c.parallel.pp ? c.parallel.pp_first_stage_layers : 0;
-  r.parallel.pp_last_stage_layers = r.parallel.pp == c.parallel.pp ? c.parallel.pp_last_stage_layers : 0;
+  if (const std::int64_t zero = v.integer("restore.zero"); zero >= 0)
+    r.parallel.zero_stage = static_cast<int>(zero);
+  r.parallel.pp_first_stage_layers =
+      r.parallel.pp == c.parallel.pp ? c.parallel.pp_first_stage_layers : 0;
+  r.parallel.pp_last_stage_layers =
+      r.parallel.pp == c.parallel.pp ? c.parallel.pp_last_stage_layers : 0;
   r.state = c.state;
   r.state.naming = c.state.effective_naming();  // the checkpoint's tensor names
   if (const auto* scope = std::get_if<std::string>(&v.value("restore.state"))) {
     r.state.scope = enum_named(*scope, kScopes, workloads::state_scope_name);
-    if (r.state.scope == workloads::StateScope::full && c.state.scope == workloads::StateScope::weights) {
-      v.fail("restore.state", "restore.state = \"full\" asks for optimizer state (master, exp_avg, exp_avg_sq) that "
-                              "a checkpoint of state.scope = \"weights\" never holds; restore its weights "
-                              "(restore.state = \"weights\") or write it with state.scope = \"full\"");
+    if (r.state.scope == workloads::StateScope::full &&
+        c.state.scope == workloads::StateScope::weights) {
+      v.fail("restore.state",
+             "restore.state = \"full\" asks for optimizer state (master, exp_avg, exp_avg_sq) that "
+             "a checkpoint of state.scope = \"weights\" never holds; restore its weights "
+             "(restore.state = \"weights\") or write it with state.scope = \"full\"");
     }
   }
   r.ranks = c.ranks;
@@ -166,8 +170,9 @@ RestoreSpec restore_of(const CaseValues& v, const Case& c) {
   r.gap_bytes = static_cast<std::uint64_t>(v.integer("restore.gap_bytes"));
   const workloads::ParallelSpec& p = c.parallel;
   const workloads::ParallelSpec& q = r.parallel;
-  r.reshard = q.tp != p.tp || q.pp != p.pp || q.dp != p.dp || q.ep != p.ep || q.zero_stage != p.zero_stage ||
-              r.state.scope != c.state.scope || select != nullptr || r.read == ReshardRead::whole_items;
+  r.reshard = q.tp != p.tp || q.pp != p.pp || q.dp != p.dp || q.ep != p.ep ||
+              q.zero_stage != p.zero_stage || r.state.scope != c.state.scope || select != nullptr ||
+              r.read == ReshardRead::whole_items;
   if (!r.reshard) return r;
   try {
     const workloads::Layout layout(c.model, r.parallel, r.state);
@@ -191,18 +196,21 @@ LoadSpec load_of(const CaseValues& v, const Case& c) {
   l.settings.chunk_bytes = static_cast<std::uint64_t>(v.integer("load.chunk_bytes"));
   l.settings.pool_bytes = static_cast<std::uint64_t>(v.integer("load.pool_bytes"));
   if (l.settings.chunk_bytes % 4096 != 0) {
-    v.fail("load.chunk_bytes", fmt::format("load.chunk_bytes = {} must be a multiple of 4096 (O_DIRECT reads whole "
-                                           "blocks); round it, e.g. to {}",
-                                           l.settings.chunk_bytes, (l.settings.chunk_bytes / 4096 + 1) * 4096));
+    v.fail("load.chunk_bytes",
+           fmt::format("load.chunk_bytes = {} must be a multiple of 4096 (O_DIRECT reads whole "
+                       "blocks); round it, e.g. to {}",
+                       l.settings.chunk_bytes, (l.settings.chunk_bytes / 4096 + 1) * 4096));
   }
   if (l.settings.pool_bytes < l.settings.chunk_bytes) {
-    v.fail("load.pool_bytes", fmt::format("load.pool_bytes = {} must hold at least one chunk (load.chunk_bytes = {}); "
-                                          "raise load.pool_bytes or lower load.chunk_bytes",
-                                          l.settings.pool_bytes, l.settings.chunk_bytes));
+    v.fail("load.pool_bytes",
+           fmt::format("load.pool_bytes = {} must hold at least one chunk (load.chunk_bytes = {}); "
+                       "raise load.pool_bytes or lower load.chunk_bytes",
+                       l.settings.pool_bytes, l.settings.chunk_bytes));
   }
   const std::int64_t tp = v.integer("load.tp") > 0 ? v.integer("load.tp") : c.parallel.tp;
   try {
-    l.inference = inference_layout(c.model, c.parallel, c.state, tp, static_cast<std::uint64_t>(v.integer("load.gap_bytes")));
+    l.inference = inference_layout(c.model, c.parallel, c.state, tp,
+                                   static_cast<std::uint64_t>(v.integer("load.gap_bytes")));
   } catch (const workloads::SpecError& e) {
     v.fail("load.tp", fmt::format("load.tp = {}: {}", tp, e.what()));
   }
@@ -260,15 +268,17 @@ void check_campaign_name(const std::string& name, const CaseValues& v) {
   } else if (name == "." || name == "..") {
     why = "is \".\" or \"..\"";
   } else if (name.size() > kMaxCampaignNameBytes) {
-    v.fail("campaign.name", fmt::format("is {} bytes long; at most {} bytes are allowed (it names a directory "
-                                        "under campaign.target and --output)",
-                                        name.size(), kMaxCampaignNameBytes));
+    v.fail("campaign.name",
+           fmt::format("is {} bytes long; at most {} bytes are allowed (it names a directory "
+                       "under campaign.target and --output)",
+                       name.size(), kMaxCampaignNameBytes));
   }
   if (why != nullptr) {
-    v.fail("campaign.name", fmt::format("\"{}\" {}: it must be one path component (no '/', not \".\" or \"..\", no "
-                                        "NUL, not empty, at most {} bytes) because it names a directory under "
-                                        "campaign.target and --output",
-                                        printable(name), why, kMaxCampaignNameBytes));
+    v.fail("campaign.name",
+           fmt::format("\"{}\" {}: it must be one path component (no '/', not \".\" or \"..\", no "
+                       "NUL, not empty, at most {} bytes) because it names a directory under "
+                       "campaign.target and --output",
+                       printable(name), why, kMaxCampaignNameBytes));
   }
 }
 
@@ -316,7 +326,8 @@ backends::BackendOptions backend_options_of(const std::string& backend, const Ca
     if (spec.table != table) continue;
     const nlohmann::json value = to_json(v.value(spec.dotted()));
     if (spec.kind == Kind::string_map) {
-      for (const auto& [key, text] : value.items()) options[std::string(spec.key) + "." + key] = text.get<std::string>();
+      for (const auto& [key, text] : value.items())
+        options[std::string(spec.key) + "." + key] = text.get<std::string>();
     } else if (value.is_string()) {
       options[std::string(spec.key)] = value.get<std::string>();
     } else if (!value.is_null()) {
@@ -332,10 +343,12 @@ void check_format(const Case& c, const CaseValues& v) {
   if (c.format != CheckpointFormat::safetensors) return;
   const std::string why = " with strategy.format = \"safetensors\"";
   if (c.mapping != Mapping::file_per_rank) {
-    v.fail("strategy.mapping", "\"" + std::string(mapping_name(c.mapping)) + "\" cannot be used" + why +
-                                   ", which names its own files: remove strategy.mapping");
+    v.fail("strategy.mapping", "\"" + std::string(mapping_name(c.mapping)) + "\" cannot be used" +
+                                   why + ", which names its own files: remove strategy.mapping");
   }
-  if (c.io.direct) v.fail("backend.direct", "true cannot be used" + why + " (its tensors are not aligned): set it to false");
+  if (c.io.direct)
+    v.fail("backend.direct",
+           "true cannot be used" + why + " (its tensors are not aligned): set it to false");
   if (c.alignment != 0) {
     v.fail("strategy.alignment", std::to_string(c.alignment) + " cannot be used" + why +
                                      " (tensors are back to back): remove it");
@@ -345,10 +358,11 @@ void check_format(const Case& c, const CaseValues& v) {
 void fill_io(Case& c, const CaseValues& v) {
   c.mapping = enum_named(v.text("strategy.mapping"), kMappings, mapping_name);
   c.directory_layout = enum_named(v.text("strategy.layout"), kLayouts, directory_layout_name);
-  c.megatron_optimizer =
-      enum_named(v.text("strategy.megatron_optimizer"), kMegatronOptimizers, megatron_optimizer_name);
+  c.megatron_optimizer = enum_named(v.text("strategy.megatron_optimizer"), kMegatronOptimizers,
+                                    megatron_optimizer_name);
   c.writer_threads = static_cast<int>(v.integer("strategy.writer_threads"));
-  if (c.directory_layout == DirectoryLayout::deepspeed && c.parallel.pp > 1 && c.parallel.zero_stage >= 2) {
+  if (c.directory_layout == DirectoryLayout::deepspeed && c.parallel.pp > 1 &&
+      c.parallel.zero_stage >= 2) {
     v.fail("strategy.layout", deepspeed_pipeline_refusal(c.parallel.zero_stage));
   }
   c.alignment = static_cast<std::uint64_t>(v.integer("strategy.alignment"));
@@ -381,11 +395,12 @@ void fill_memory(Case& c, const CaseValues& v) {
   c.staging.chunk_bytes = static_cast<std::uint64_t>(v.integer("memory.staging_bytes"));
   c.staging.buffers = static_cast<int>(v.integer("memory.staging_buffers"));  // capped at 64
   c.reuse_bytes = static_cast<std::uint64_t>(v.integer("memory.reuse_bytes"));
-  const std::uint64_t unit = c.io.direct ? std::max<std::uint64_t>(4096, c.io.direct_alignment) : 4096;
+  const std::uint64_t unit =
+      c.io.direct ? std::max<std::uint64_t>(4096, c.io.direct_alignment) : 4096;
   if (c.staging.chunk_bytes % unit != 0) {
-    v.fail("memory.staging_bytes", std::to_string(c.staging.chunk_bytes) + " is not a multiple of " +
-                                       std::to_string(unit) +
-                                       (c.io.direct ? " (4096 and backend.direct_alignment)" : " (a page)"));
+    v.fail("memory.staging_bytes",
+           std::to_string(c.staging.chunk_bytes) + " is not a multiple of " + std::to_string(unit) +
+               (c.io.direct ? " (4096 and backend.direct_alignment)" : " (a page)"));
   }
 }
 
@@ -396,24 +411,35 @@ void fill_memory(Case& c, const CaseValues& v) {
 void check_reuse(const Case& c, const CaseValues& v) {
   if (c.reuse_bytes == 0) return;
   const std::string is = "memory.reuse_bytes = " + std::to_string(c.reuse_bytes);
-  const std::uint64_t unit = c.io.direct ? std::max<std::uint64_t>(4096, c.io.direct_alignment) : 4096;
+  const std::uint64_t unit =
+      c.io.direct ? std::max<std::uint64_t>(4096, c.io.direct_alignment) : 4096;
   if (c.reuse_bytes % unit != 0) {
-    v.fail("memory.reuse_bytes", is + " is not a multiple of " + std::to_string(unit) +
-                                     (c.io.direct ? " (4096 and backend.direct_alignment)" : " (a page)"));
+    v.fail("memory.reuse_bytes",
+           is + " is not a multiple of " + std::to_string(unit) +
+               (c.io.direct ? " (4096 and backend.direct_alignment)" : " (a page)"));
   }
   const auto refuse = [&](const std::string& why, const std::string& fix) {
     v.fail("memory.reuse_bytes", is + " " + why + ": " + fix + ", or set memory.reuse_bytes = 0");
   };
-  if (c.verify) refuse("leaves no checkpoint data to verify (one buffer serves every request)", "set data.verify = false");
-  if (c.memory_space != MemorySpaceKind::host) refuse("needs memory.space = \"host\"", "set memory.space = \"host\"");
-  if (c.format != CheckpointFormat::raw) refuse("cannot hold the files' headers", "set strategy.format = \"raw\"");
-  if (c.backend == "hdf5") refuse("cannot serve the hdf5 backend's datasets", "use posix, uring or mpiio");
-  if (c.phase == PhaseSelection::load) refuse("applies to the checkpoint and restore phases", "set campaign.phase");
+  if (c.verify)
+    refuse("leaves no checkpoint data to verify (one buffer serves every request)",
+           "set data.verify = false");
+  if (c.memory_space != MemorySpaceKind::host)
+    refuse("needs memory.space = \"host\"", "set memory.space = \"host\"");
+  if (c.format != CheckpointFormat::raw)
+    refuse("cannot hold the files' headers", "set strategy.format = \"raw\"");
+  if (c.backend == "hdf5")
+    refuse("cannot serve the hdf5 backend's datasets", "use posix, uring or mpiio");
+  if (c.phase == PhaseSelection::load)
+    refuse("applies to the checkpoint and restore phases", "set campaign.phase");
   if (c.restore.reshard) refuse("cannot apply a reshard's copies", "restore the writer's layout");
-  if (c.training.enabled()) refuse("cannot hold the training loop's state", "set training.iterations = 0");
+  if (c.training.enabled())
+    refuse("cannot hold the training loop's state", "set training.iterations = 0");
 }
 
-double number(const CaseValues& v, std::string_view dotted) { return std::get<double>(v.value(dotted)); }
+double number(const CaseValues& v, std::string_view dotted) {
+  return std::get<double>(v.value(dotted));
+}
 
 void fill_training(Case& c, const CaseValues& v) {
   c.training.iterations = static_cast<int>(v.integer("training.iterations"));
@@ -424,28 +450,34 @@ void fill_training(Case& c, const CaseValues& v) {
   c.engine.kind = parse_engine(v.text("engine.name")).value_or(EngineKind::sync);
   c.engine.host_pool_bytes = static_cast<std::uint64_t>(v.integer("engine.host_pool_bytes"));
   if (c.training.enabled() && c.training.checkpoint_every > c.training.iterations) {
-    v.fail("training.checkpoint_every", std::to_string(c.training.checkpoint_every) +
-                                            " is more than training.iterations = " +
-                                            std::to_string(c.training.iterations) + ": no checkpoint would be taken");
+    v.fail("training.checkpoint_every",
+           std::to_string(c.training.checkpoint_every) + " is more than training.iterations = " +
+               std::to_string(c.training.iterations) + ": no checkpoint would be taken");
   }
   c.calibrate = v.boolean("measure.calibration");
   if (c.training.enabled() && c.calibrate) {
-    v.fail("measure.calibration", "calibrates the plain checkpoint iterations, not a [training] loop: set it to false "
-                                  "or training.iterations = 0");
+    v.fail("measure.calibration",
+           "calibrates the plain checkpoint iterations, not a [training] loop: set it to false "
+           "or training.iterations = 0");
   }
   // Where the gather happens (harness/plan/framework_shards.cpp, gathers_distributed_optimizer
   // with the gathered optimizer): the sync loop gathers before each write; Megatron has no
   // background save of this format.
   const bool gathered = c.directory_layout == DirectoryLayout::megatron &&
-                        c.megatron_optimizer == MegatronOptimizer::gathered && c.parallel.zero_stage >= 1 &&
-                        c.parallel.dp > 1;
+                        c.megatron_optimizer == MegatronOptimizer::gathered &&
+                        c.parallel.zero_stage >= 1 && c.parallel.dp > 1;
   if (c.training.enabled() && c.engine.kind != EngineKind::sync && gathered) {
-    v.fail("engine.name", "\"" + std::string(engine_name(c.engine.kind)) +
-                              "\" with strategy.layout = \"megatron\" and strategy.megatron_optimizer = \"gathered\": "
-                              "Megatron-LM's asynchronous save (--async-save) works only with the torch_dist checkpoint "
-                              "format, not with the gathered distrib_optim.pt; use strategy.layout = \"megatron_dist\" "
-                              "(torch_dist), strategy.megatron_optimizer = \"per_dp\" (no gather) or engine.name = "
-                              "\"sync\"");
+    v.fail(
+        "engine.name",
+        "\"" + std::string(engine_name(c.engine.kind)) +
+            "\" with strategy.layout = \"megatron\" and strategy.megatron_optimizer = "
+            "\"gathered\": "
+            "Megatron-LM's asynchronous save (--async-save) works only with the torch_dist "
+            "checkpoint "
+            "format, not with the gathered distrib_optim.pt; use strategy.layout = "
+            "\"megatron_dist\" "
+            "(torch_dist), strategy.megatron_optimizer = \"per_dp\" (no gather) or engine.name = "
+            "\"sync\"");
   }
   if (!c.training.enabled() && c.engine.kind != EngineKind::sync) {
     v.fail("engine.name", "\"" + std::string(engine_name(c.engine.kind)) +
@@ -475,8 +507,8 @@ CaseValues::CaseValues(const Settings& settings, const std::vector<std::size_t>&
         (swept_text.empty() ? "" : ", ") + s.spec->dotted() + " = " + to_json(*values_[i]).dump();
   }
   if (!swept_text.empty()) {
-    context_ = " (case " + std::to_string(index) + " (" + std::to_string(index + 1) + " of " + std::to_string(cases) +
-               "): " + swept_text + ")";
+    context_ = " (case " + std::to_string(index) + " (" + std::to_string(index + 1) + " of " +
+               std::to_string(cases) + "): " + swept_text + ")";
   }
 }
 
@@ -539,8 +571,9 @@ const workloads::ModelSpec& CaseBuilder::model(const CaseValues& values) {
 
 std::int64_t CaseBuilder::validated_world_size(const Case& c, const CaseValues& values) {
   const nlohmann::json config = values.config();
-  const std::string key =
-      nlohmann::json::array({c.model_argument, config["model"], config["parallel"], config["state"]}).dump();
+  const std::string key = nlohmann::json::array({c.model_argument, config["model"],
+                                                 config["parallel"], config["state"]})
+                              .dump();
   if (const auto it = world_sizes_.find(key); it != world_sizes_.end()) return it->second;
   try {
     const workloads::Layout layout(c.model, c.parallel, c.state);

@@ -67,8 +67,8 @@ Value convert_rank_list(const KeySpec& spec, const toml::node& node, const Where
   for (const toml::node& element : *node.as_array()) {
     if (!element.is_integer()) {
       where.fail(
-          "expected " + expected(spec) + ", found " + describe_toml_type(element.type()) + " at position " +
-          std::to_string(ranks.size() + 1) +
+          "expected " + expected(spec) + ", found " + describe_toml_type(element.type()) +
+          " at position " + std::to_string(ranks.size() + 1) +
           (element.is_array() ? " (ranks.list is one list of ranks and cannot be swept)" : ""));
     }
     ranks.push_back(element.as_integer()->get());
@@ -76,7 +76,8 @@ Value convert_rank_list(const KeySpec& spec, const toml::node& node, const Where
   // More entries than the largest world cannot all be distinct ranks of it.
   if (static_cast<std::int64_t>(ranks.size()) > workloads::limits::kWorldSize) {
     where.fail(std::to_string(ranks.size()) + " ranks listed; at most " +
-               std::to_string(workloads::limits::kWorldSize) + " (the largest world, tp × pp × dp)");
+               std::to_string(workloads::limits::kWorldSize) +
+               " (the largest world, tp × pp × dp)");
   }
   return ranks;
 }
@@ -97,8 +98,8 @@ Value convert_number(const KeySpec& spec, const toml::node& node, const Where& w
     wrong_type(spec, node, where);
   }
   if (!(value >= static_cast<double>(spec.min)) || value > static_cast<double>(spec.max)) {
-    where.fail("must be in [" + std::to_string(spec.min) + ", " + std::to_string(spec.max) + "] (got " +
-               shortest(value) + ")");
+    where.fail("must be in [" + std::to_string(spec.min) + ", " + std::to_string(spec.max) +
+               "] (got " + shortest(value) + ")");
   }
   return value;
 }
@@ -112,8 +113,8 @@ Value convert_string_map(const KeySpec& spec, const toml::node& node, const Wher
     } else if (value.is_integer()) {
       map[std::string(key.str())] = std::to_string(value.as_integer()->get());
     } else {
-      where.fail("value of `" + std::string(key.str()) + "`: expected a string or an integer, found " +
-                 describe_toml_type(value.type()));
+      where.fail("value of `" + std::string(key.str()) +
+                 "`: expected a string or an integer, found " + describe_toml_type(value.type()));
     }
   }
   return map;
@@ -170,7 +171,8 @@ std::int64_t power_of_ten(std::size_t digits) {
 
 bool is_table(std::string_view table) {
   return std::find(tables().begin(), tables().end(), table) != tables().end() ||
-         std::find(backend_tables().begin(), backend_tables().end(), table) != backend_tables().end();
+         std::find(backend_tables().begin(), backend_tables().end(), table) !=
+             backend_tables().end();
 }
 
 const KeySpec* find(std::string_view table, std::string_view key) {

@@ -161,7 +161,8 @@ std::optional<toml::table> override_value(const std::string& text, const KeySpec
 toml::table override_document(const std::string& text, const KeySpec& spec) {
   if (auto document = override_value(text, spec)) return std::move(*document);
   toml::table document;
-  if (text.size() >= 2 && text.front() == '[' && text.back() == ']' && spec.kind != Kind::rank_list) {
+  if (text.size() >= 2 && text.front() == '[' && text.back() == ']' &&
+      spec.kind != Kind::rank_list) {
     toml::array list;
     const std::string_view inner = std::string_view(text).substr(1, text.size() - 2);
     for (std::size_t begin = 0; begin < inner.size();) {
@@ -188,13 +189,17 @@ bool is_top_table(std::string_view name) {
 // [backend.<name>] holds backend <name>'s own options.
 [[noreturn]] void fail_unknown_backend_table(const Found& f, const std::string& source) {
   std::vector<std::string_view> names;
-  for (const std::string_view table : backend_tables()) names.push_back(table.substr(table.find('.') + 1));
+  for (const std::string_view table : backend_tables())
+    names.push_back(table.substr(table.find('.') + 1));
   std::string hint = did_you_mean(f.key, names);
-  if (hint.empty()) hint = " (backends with options: " + joined(names) + "; the others take only [backend] keys)";
-  throw ConfigError(source, f.line, "backend." + std::string(f.key), "unknown backend table" + hint);
+  if (hint.empty())
+    hint = " (backends with options: " + joined(names) + "; the others take only [backend] keys)";
+  throw ConfigError(source, f.line, "backend." + std::string(f.key),
+                    "unknown backend table" + hint);
 }
 
-// The entries of [backend], with those of its sub-tables [backend.<name>] under their own table names.
+// The entries of [backend], with those of its sub-tables [backend.<name>] under their own table
+// names.
 std::vector<Found> backend_entries(const toml::table& table, const std::string& source) {
   std::vector<Found> out;
   for (const Found& f : entries_in_order(table, "backend")) {
@@ -219,13 +224,14 @@ Settings read_settings(const toml::table& document, const std::string& source) {
   for (const Found& top : entries_in_order(document, "")) {
     if (!is_top_table(top.key)) fail_unknown_table(top, source);
     if (!top.node->is_table()) {
-      throw ConfigError(
-          source, top.line, std::string(top.key),
-          "expected a table ([" + std::string(top.key) + "]), found " + describe_toml_type(top.node->type()));
+      throw ConfigError(source, top.line, std::string(top.key),
+                        "expected a table ([" + std::string(top.key) + "]), found " +
+                            describe_toml_type(top.node->type()));
     }
     settings.table_lines[std::string(top.key)] = top.line;
-    const std::vector<Found> inner = top.key == "backend" ? backend_entries(*top.node->as_table(), source)
-                                                          : entries_in_order(*top.node->as_table(), top.key);
+    const std::vector<Found> inner = top.key == "backend"
+                                         ? backend_entries(*top.node->as_table(), source)
+                                         : entries_in_order(*top.node->as_table(), top.key);
     found.insert(found.end(), inner.begin(), inner.end());
   }
   // Sweeps expand in file order, and the first problem reported is the first in the file.

@@ -6,12 +6,12 @@
 #include <iterator>
 #include <new>
 
-#include "harness/common/elapsed.hpp"
-#include "harness/checkpoint/safetensors_index.hpp"
-#include "harness/plan/safetensors_plan.hpp"
 #include "harness/checkpoint/dcp_metadata.hpp"
 #include "harness/checkpoint/manifest.hpp"
+#include "harness/checkpoint/safetensors_index.hpp"
 #include "harness/checkpoint/target_check.hpp"
+#include "harness/common/elapsed.hpp"
+#include "harness/plan/safetensors_plan.hpp"
 
 namespace ckpt::harness {
 namespace {

@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "harness/spec/case.hpp"
 #include "harness/comm/comm.hpp"
 #include "harness/plan/checkpoint_plan.hpp"
+#include "harness/spec/case.hpp"
 
 namespace ckpt::harness {
 

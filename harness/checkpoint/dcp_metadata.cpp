@@ -3,13 +3,14 @@
 #include <chrono>
 #include <set>
 
-#include "harness/common/elapsed.hpp"
 #include "harness/checkpoint/manifest.hpp"
+#include "harness/common/elapsed.hpp"
 
 namespace ckpt::harness {
 
 bool writes_dcp_metadata(const Case& c) {
-  return (c.directory_layout == DirectoryLayout::dcp || c.directory_layout == DirectoryLayout::megatron_dist) &&
+  return (c.directory_layout == DirectoryLayout::dcp ||
+          c.directory_layout == DirectoryLayout::megatron_dist) &&
          c.mapping == Mapping::file_per_rank;
 }
 
@@ -17,7 +18,8 @@ std::uint64_t dcp_metadata_bytes(const std::vector<ManifestTensor>& items) {
   std::uint64_t bytes = 400;
   std::set<std::string> tensors;
   for (const ManifestTensor& item : items) {
-    const std::string fqn = std::string(workloads::state_kind_name(item.shard.state)) + "/" + item.shard.name;
+    const std::string fqn =
+        std::string(workloads::state_kind_name(item.shard.state)) + "/" + item.shard.name;
     const std::uint64_t ndim = item.shard.global_shape.size();
     if (tensors.insert(fqn).second) bytes += fqn.size() + 130 + 3 * ndim;
     bytes += fqn.size() + item.file.size() + 150 + 6 * ndim;
@@ -29,25 +31,31 @@ namespace {
 
 std::string stand_in(std::uint64_t bytes, const std::string& head) {
   std::string text(bytes, '\0');
-  for (std::size_t i = 0; i < text.size(); ++i) text[i] = i < head.size() ? head[i] : static_cast<char>('a' + i % 26);
+  for (std::size_t i = 0; i < text.size(); ++i)
+    text[i] = i < head.size() ? head[i] : static_cast<char>('a' + i % 26);
   return text;
 }
 
 }  // namespace
 
-std::vector<CoordinatorFile> coordinator_files(const Case& c, const std::vector<ManifestTensor>& items) {
+std::vector<CoordinatorFile> coordinator_files(const Case& c,
+                                               const std::vector<ManifestTensor>& items) {
   std::vector<CoordinatorFile> files;
   if (!writes_dcp_metadata(c)) return files;
-  files.push_back({kDcpMetadataName, stand_in(dcp_metadata_bytes(items), "ckptbench stand-in for DCP's pickled Metadata: " +
-                                                                          std::to_string(items.size()) + " chunks\n")});
+  files.push_back({kDcpMetadataName, stand_in(dcp_metadata_bytes(items),
+                                              "ckptbench stand-in for DCP's pickled Metadata: " +
+                                                  std::to_string(items.size()) + " chunks\n")});
   if (c.directory_layout == DirectoryLayout::megatron_dist) {
-    files.push_back({"common.pt", stand_in(kCommonPtBytes, "ckptbench stand-in for Megatron's common.pt\n")});
-    files.push_back({"metadata.json", R"({"sharded_backend": "torch_dist", "sharded_backend_version": 1})"});
+    files.push_back(
+        {"common.pt", stand_in(kCommonPtBytes, "ckptbench stand-in for Megatron's common.pt\n")});
+    files.push_back(
+        {"metadata.json", R"({"sharded_backend": "torch_dist", "sharded_backend_version": 1})"});
   }
   return files;
 }
 
-void write_coordinator_files(const std::filesystem::path& dir, const std::vector<CoordinatorFile>& files) {
+void write_coordinator_files(const std::filesystem::path& dir,
+                             const std::vector<CoordinatorFile>& files) {
   for (const CoordinatorFile& f : files) write_file_atomically(dir / f.name, f.text);
 }
 

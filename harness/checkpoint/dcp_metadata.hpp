@@ -22,26 +22,29 @@ bool writes_dcp_metadata(const Case& c);
 
 // A file process 0 writes once every process's data files are written.
 struct CoordinatorFile {
-  std::string name;   // in the checkpoint directory
-  std::string text;   // its bytes
+  std::string name;  // in the checkpoint directory
+  std::string text;  // its bytes
 };
 
 // The coordinator's files of the case's layout for these manifest items: `.metadata` (dcp,
 // megatron_dist) and Megatron's `metadata.json` ({"sharded_backend": "torch_dist", ...},
 // dist_checkpointing/core.py: save_config) and `common.pt` (the non-sharded state: a stand-in
 // of kCommonPtBytes); none for the other layouts.
-std::vector<CoordinatorFile> coordinator_files(const Case& c, const std::vector<ManifestTensor>& items);
+std::vector<CoordinatorFile> coordinator_files(const Case& c,
+                                               const std::vector<ManifestTensor>& items);
 inline constexpr std::uint64_t kCommonPtBytes = 8192;
 
 // Writes them under `dir`, each to a temp name, fsynced, renamed (then the directory fsynced).
-void write_coordinator_files(const std::filesystem::path& dir, const std::vector<CoordinatorFile>& files);
+void write_coordinator_files(const std::filesystem::path& dir,
+                             const std::vector<CoordinatorFile>& files);
 
 // Process 0, once every process's data files of the checkpoint in `dir` are written and before
 // ckptbench's manifest commits it: the case's coordinator files for these manifest items
 // (coordinator_files, written by write_coordinator_files). Returns the seconds they took (0
 // when the layout has none). The harness's write iterations and the [training] engines' commit
 // both call it.
-double commit_coordinator_files(const Case& c, const std::filesystem::path& dir, const std::vector<ManifestTensor>& items);
+double commit_coordinator_files(const Case& c, const std::filesystem::path& dir,
+                                const std::vector<ManifestTensor>& items);
 
 // Estimated size of the pickled Metadata for these manifest items (one per written shard:
 // its "name", "state", "file", "global_shape"), from the objects DCP pickles, with
@@ -54,6 +57,5 @@ double commit_coordinator_files(const Case& c, const std::filesystem::path& dir,
 // An estimate from the pickled objects' fields (protocol-2 framing, small ints), not measured
 // against torch (none on the build machine); exact is the count of tensors and chunks.
 std::uint64_t dcp_metadata_bytes(const std::vector<ManifestTensor>& items);
-
 
 }  // namespace ckpt::harness

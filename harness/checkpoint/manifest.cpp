@@ -1,35 +1,35 @@
 #include "harness/checkpoint/manifest.hpp"
 
-#include "harness/plan/file_naming.hpp"
-
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fmt/format.h>
 #include <fstream>
-#include <algorithm>
 #include <map>
 #include <set>
 #include <stdexcept>
 
+#include "harness/checkpoint/manifest_checks.hpp"
 #include "harness/memory/checksum.hpp"
 #include "harness/plan/extent_builder.hpp"
-#include "harness/checkpoint/manifest_checks.hpp"
+#include "harness/plan/file_naming.hpp"
 
 namespace ckpt::harness {
 namespace {
 
 void fsync_path(const std::filesystem::path& path, int flags) {
   const int fd = ::open(path.c_str(), flags | O_CLOEXEC);
-  if (fd < 0) throw std::runtime_error(fmt::format("open {}: {}", path.string(), std::strerror(errno)));
+  if (fd < 0)
+    throw std::runtime_error(fmt::format("open {}: {}", path.string(), std::strerror(errno)));
   const int rc = ::fsync(fd);
   const int saved = errno;
   ::close(fd);
-  if (rc != 0) throw std::runtime_error(fmt::format("fsync {}: {}", path.string(), std::strerror(saved)));
+  if (rc != 0)
+    throw std::runtime_error(fmt::format("fsync {}: {}", path.string(), std::strerror(saved)));
 }
-
 
 }  // namespace
 
@@ -37,29 +37,45 @@ nlohmann::json manifest_tensors_json(const std::vector<ManifestTensor>& tensors)
   nlohmann::json out = nlohmann::json::array();
   for (const ManifestTensor& t : tensors) {
     const workloads::Shard& s = t.shard;
-    out.push_back({{"name", s.name}, {"state", workloads::state_kind_name(s.state)},
-                   {"dtype", workloads::dtype_name(s.dtype)}, {"global_shape", s.global_shape},
-                   {"offset", s.offset}, {"extent", s.extent}, {"flat_begin", s.flat_begin},
-                   {"flat_end", s.flat_end}, {"rank", t.rank}, {"file", t.file},
-                   {"file_offset", t.file_offset}, {"memory_offset", t.memory_offset},
-                   {"bytes", t.bytes}, {"data_key", t.data_key}, {"checksum", t.checksum}});
+    out.push_back({{"name", s.name},
+                   {"state", workloads::state_kind_name(s.state)},
+                   {"dtype", workloads::dtype_name(s.dtype)},
+                   {"global_shape", s.global_shape},
+                   {"offset", s.offset},
+                   {"extent", s.extent},
+                   {"flat_begin", s.flat_begin},
+                   {"flat_end", s.flat_end},
+                   {"rank", t.rank},
+                   {"file", t.file},
+                   {"file_offset", t.file_offset},
+                   {"memory_offset", t.memory_offset},
+                   {"bytes", t.bytes},
+                   {"data_key", t.data_key},
+                   {"checksum", t.checksum}});
     if (t.holder >= 0) out.back()["holder"] = t.holder;
   }
   return out;
 }
 
-std::vector<ManifestTensor> manifest_tensors(const std::vector<RankPlan>& plans,
-                                             const std::vector<std::vector<std::uint64_t>>& checksums) {
+std::vector<ManifestTensor> manifest_tensors(
+    const std::vector<RankPlan>& plans, const std::vector<std::vector<std::uint64_t>>& checksums) {
   std::vector<ManifestTensor> tensors;
   for (std::size_t p = 0; p < plans.size(); ++p) {
     for (std::size_t i = 0; i < plans[p].shards.size(); ++i) {
       const PlacedShard& ps = plans[p].shards[i];
       // Megatron's distributed optimizer: the DP rank the gather brought it from.
       const std::int64_t holder = ps.holder >= 0 && ps.holder != ps.rank ? ps.holder : -1;
-      tensors.push_back({.shard = ps.shard, .rank = ps.rank, .holder = holder, .file = ps.file,
-                         .file_offset = ps.file_offset, .memory_offset = ps.memory_offset, .bytes = ps.bytes,
-                         .data_key = ps.data_key, .checksum = checksum_hex(checksums.at(p).at(i))});
-      tensors.back().shard.bytes = (ps.shard.flat_end - ps.shard.flat_begin) * workloads::dtype_bytes(ps.shard.dtype);
+      tensors.push_back({.shard = ps.shard,
+                         .rank = ps.rank,
+                         .holder = holder,
+                         .file = ps.file,
+                         .file_offset = ps.file_offset,
+                         .memory_offset = ps.memory_offset,
+                         .bytes = ps.bytes,
+                         .data_key = ps.data_key,
+                         .checksum = checksum_hex(checksums.at(p).at(i))});
+      tensors.back().shard.bytes =
+          (ps.shard.flat_end - ps.shard.flat_begin) * workloads::dtype_bytes(ps.shard.dtype);
     }
   }
   return tensors;
@@ -69,16 +85,23 @@ namespace {
 
 // The typed parts of a case's configuration that read paths plan from (ManifestWriter).
 ManifestWriter writer_of(const Case& c) {
-  return {.backend = c.backend, .model = c.model_argument, .parallel = c.parallel, .state = c.state,
-          .format = c.format, .alignment = c.alignment, .chunk_bytes = c.chunk_bytes, .scale = c.scale,
-          .pattern = c.data, .seed = c.seed};
+  return {.backend = c.backend,
+          .model = c.model_argument,
+          .parallel = c.parallel,
+          .state = c.state,
+          .format = c.format,
+          .alignment = c.alignment,
+          .chunk_bytes = c.chunk_bytes,
+          .scale = c.scale,
+          .pattern = c.data,
+          .seed = c.seed};
 }
 
 }  // namespace
 
-Manifest make_manifest(const Case& c, std::int64_t world_size, const std::vector<std::int64_t>& ranks,
-                       std::vector<ManifestTensor> tensors, std::int64_t step,
-                       std::optional<std::int64_t> training_iteration) {
+Manifest make_manifest(const Case& c, std::int64_t world_size,
+                       const std::vector<std::int64_t>& ranks, std::vector<ManifestTensor> tensors,
+                       std::int64_t step, std::optional<std::int64_t> training_iteration) {
   std::map<std::string, std::uint64_t> file_sizes;
   for (const ManifestTensor& t : tensors) {
     auto& size = file_sizes[t.file];
@@ -93,7 +116,10 @@ Manifest make_manifest(const Case& c, std::int64_t world_size, const std::vector
   m.checkpoint_hash = manifest_hash(checkpoint_hash(c), training_iteration, tensors);
   m.config = c.config;
   m.writer = writer_of(c);
-  m.layout = {.world_size = world_size, .ranks = ranks, .scale = c.scale, .mapping = c.mapping,
+  m.layout = {.world_size = world_size,
+              .ranks = ranks,
+              .scale = c.scale,
+              .mapping = c.mapping,
               .directory_layout = c.directory_layout};
   m.pattern = c.data;
   m.seed = c.seed;
@@ -104,15 +130,25 @@ Manifest make_manifest(const Case& c, std::int64_t world_size, const std::vector
 
 nlohmann::json manifest_json(const Manifest& m) {
   nlohmann::json files = nlohmann::json::array();
-  for (const ManifestFile& f : m.files) files.push_back({{"path", f.path}, {"min_size", f.min_size}});
-  nlohmann::json j = {{"format", kManifestFormat}, {"version", m.version}, {"campaign", m.campaign},
-                      {"case_index", m.case_index}, {"step", m.step}, {"checksum_algorithm", kChecksumAlgorithm},
-                      {"config_hash", m.config_hash}, {"checkpoint_hash", m.checkpoint_hash}, {"config", m.config},
-                      {"world_size", m.layout.world_size}, {"ranks", m.layout.ranks}, {"scale", m.layout.scale},
+  for (const ManifestFile& f : m.files)
+    files.push_back({{"path", f.path}, {"min_size", f.min_size}});
+  nlohmann::json j = {{"format", kManifestFormat},
+                      {"version", m.version},
+                      {"campaign", m.campaign},
+                      {"case_index", m.case_index},
+                      {"step", m.step},
+                      {"checksum_algorithm", kChecksumAlgorithm},
+                      {"config_hash", m.config_hash},
+                      {"checkpoint_hash", m.checkpoint_hash},
+                      {"config", m.config},
+                      {"world_size", m.layout.world_size},
+                      {"ranks", m.layout.ranks},
+                      {"scale", m.layout.scale},
                       {"mapping", mapping_name(m.layout.mapping)},
                       {"directory_layout", directory_layout_name(m.layout.directory_layout)},
                       {"data", {{"pattern", data_pattern_name(m.pattern)}, {"seed", m.seed}}},
-                      {"files", std::move(files)}, {"tensors", manifest_tensors_json(m.tensors)}};
+                      {"files", std::move(files)},
+                      {"tensors", manifest_tensors_json(m.tensors)}};
   if (m.training_iteration) j["training_iteration"] = *m.training_iteration;
   return j;
 }
@@ -123,12 +159,15 @@ void write_file_atomically(const std::filesystem::path& path, const std::string&
     std::ofstream out(temp, std::ios::binary | std::ios::trunc);
     out << text;
     out.flush();
-    if (!out) throw std::runtime_error(fmt::format("write {}: {}", temp.string(), std::strerror(errno)));
+    if (!out)
+      throw std::runtime_error(fmt::format("write {}: {}", temp.string(), std::strerror(errno)));
   }
   fsync_path(temp, O_RDONLY);
   std::error_code ec;
   std::filesystem::rename(temp, path, ec);
-  if (ec) throw std::runtime_error(fmt::format("rename {} -> {}: {}", temp.string(), path.string(), ec.message()));
+  if (ec)
+    throw std::runtime_error(
+        fmt::format("rename {} -> {}: {}", temp.string(), path.string(), ec.message()));
   fsync_path(path.parent_path(), O_RDONLY | O_DIRECTORY);
 }
 
@@ -151,12 +190,19 @@ std::vector<RankPlan> plans_from_manifest(const Manifest& manifest, const Case& 
     const auto it = by_rank.find(t.rank);
     if (it == by_rank.end()) continue;
     if (!inside_checkpoint(t.file)) {
-      throw std::runtime_error(fmt::format("tensor {} names file \"{}\", which is not a file inside {}",
-                                           t.shard.name, t.file, dir.string()));
+      throw std::runtime_error(
+          fmt::format("tensor {} names file \"{}\", which is not a file inside {}", t.shard.name,
+                      t.file, dir.string()));
     }
-    PlacedShard ps{.shard = t.shard, .rank = it->first, .holder = -1, .file = t.file,
-                   .file_offset = t.file_offset, .memory_offset = t.memory_offset, .bytes = t.bytes,
-                   .data_key = t.data_key, .geometry = shard_geometry(t.shard, manifest.layout.scale)};
+    PlacedShard ps{.shard = t.shard,
+                   .rank = it->first,
+                   .holder = -1,
+                   .file = t.file,
+                   .file_offset = t.file_offset,
+                   .memory_offset = t.memory_offset,
+                   .bytes = t.bytes,
+                   .data_key = t.data_key,
+                   .geometry = shard_geometry(t.shard, manifest.layout.scale)};
     it->second.shards.push_back(std::move(ps));
   }
   const std::uint64_t align = std::max<std::uint64_t>(1, c.alignment);
@@ -171,12 +217,14 @@ std::vector<RankPlan> plans_from_manifest(const Manifest& manifest, const Case& 
       per_file[ps.file].push_back({ps.file_offset, ps.memory_offset, length});
       pieces[ps.file].push_back(dataset_piece(ps));
       plan.payload_bytes += ps.bytes;
-      plan.buffer_bytes = std::max(plan.buffer_bytes, (ps.memory_offset + ps.bytes + align - 1) / align * align);
+      plan.buffer_bytes =
+          std::max(plan.buffer_bytes, (ps.memory_offset + ps.bytes + align - 1) / align * align);
     }
     for (const std::string& file : order) {
       backends::FilePlan fp;
       fp.path = (dir / file).string();
-      fp.extents = build_extents(std::move(per_file[file]), c.coalesce_bytes, c.chunk_bytes, c.io.direct ? align : 1);
+      fp.extents = build_extents(std::move(per_file[file]), c.coalesce_bytes, c.chunk_bytes,
+                                 c.io.direct ? align : 1);
       fp.shared = mapping_shares_files(c.mapping);
       fp.datasets = std::move(pieces[file]);
       plan.io.files.push_back(std::move(fp));
@@ -196,17 +244,19 @@ nlohmann::json checkpoint_identity(const nlohmann::json& config) {
     if (config.contains(table)) identity[table] = config[table];
   }
   if (config.contains("data")) {
-    identity["data"] = {{"pattern", config["data"].value("pattern", "")}, {"seed", config["data"].value("seed", 0)}};
+    identity["data"] = {{"pattern", config["data"].value("pattern", "")},
+                        {"seed", config["data"].value("seed", 0)}};
   }
   // hdf5 stores datasets, the other backends raw bytes at the plan's offsets; a scaled-down hdf5
   // checkpoint has the datasets' leading dimensions divided by the scale unless shapes = "global".
   using Pointer = nlohmann::json::json_pointer;
   const bool hdf5 = config.value(Pointer("/backend/name"), "posix") == "hdf5";
   const bool scaled = config.value(Pointer("/model/scale"), 1) > 1;
-  identity["format"] = !hdf5 ? "raw"
-                       : scaled && config.value(Pointer("/backend/hdf5/shapes"), "scaled") == "global"
-                           ? "hdf5-global-shapes"
-                           : "hdf5";
+  identity["format"] =
+      !hdf5 ? "raw"
+      : scaled && config.value(Pointer("/backend/hdf5/shapes"), "scaled") == "global"
+          ? "hdf5-global-shapes"
+          : "hdf5";
   if (config.contains("backend")) {
     identity["direct"] = config["backend"].value("direct", false);
     identity["direct_alignment"] = config["backend"].value("direct_alignment", 0);
@@ -215,17 +265,20 @@ nlohmann::json checkpoint_identity(const nlohmann::json& config) {
 }
 
 // {"parallel": {"tp": 8}} -> {"parallel.tp": 8}
-void flatten(const nlohmann::json& value, const std::string& prefix, std::map<std::string, nlohmann::json>& out) {
+void flatten(const nlohmann::json& value, const std::string& prefix,
+             std::map<std::string, nlohmann::json>& out) {
   if (!value.is_object() || value.empty()) {
     out[prefix] = value;
     return;
   }
-  for (const auto& [key, inner] : value.items()) flatten(inner, prefix.empty() ? key : prefix + "." + key, out);
+  for (const auto& [key, inner] : value.items())
+    flatten(inner, prefix.empty() ? key : prefix + "." + key, out);
 }
 
 // The identity with campaign keys for names: `direct` is backend.direct, and the derived
 // `format` becomes the keys it comes from when `format_keys` (else it is left out).
-std::map<std::string, nlohmann::json> identity_keys(const nlohmann::json& config, bool format_keys) {
+std::map<std::string, nlohmann::json> identity_keys(const nlohmann::json& config,
+                                                    bool format_keys) {
   std::map<std::string, nlohmann::json> keys;
   flatten(checkpoint_identity(config), "", keys);
   keys.erase("format");
@@ -244,7 +297,9 @@ std::map<std::string, nlohmann::json> identity_keys(const nlohmann::json& config
 
 }  // namespace
 
-std::string checkpoint_hash(const Case& c) { return checkpoint_hash(c.config); }
+std::string checkpoint_hash(const Case& c) {
+  return checkpoint_hash(c.config);
+}
 
 std::string checkpoint_hash(const nlohmann::json& config) {
   return checksum_hex(checksum64(checkpoint_identity(config).dump()));
@@ -268,12 +323,14 @@ std::string checkpoint_difference(const nlohmann::json& recorded_config, const C
   for (const std::string& key : all) {
     const std::string was = text(recorded, key), is = text(wanted, key);
     if (was == is) continue;
-    differences.push_back(differences.empty() ? fmt::format("{} = {}, this campaign has {} = {}", key, was, key, is)
-                                              : fmt::format("{}: {} vs {}", key, was, is));
+    differences.push_back(differences.empty()
+                              ? fmt::format("{} = {}, this campaign has {} = {}", key, was, key, is)
+                              : fmt::format("{}: {} vs {}", key, was, is));
   }
   if (differences.empty()) return "another file format";
   std::string joined = differences.front();
-  for (std::size_t i = 1; i < differences.size(); ++i) joined += (i == 1 ? " (and " : ", ") + differences[i];
+  for (std::size_t i = 1; i < differences.size(); ++i)
+    joined += (i == 1 ? " (and " : ", ") + differences[i];
   return differences.size() > 1 ? joined + ")" : joined;
 }
 

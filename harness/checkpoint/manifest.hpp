@@ -11,8 +11,8 @@
 #include <string_view>
 #include <vector>
 
-#include "harness/spec/case.hpp"
 #include "harness/plan/checkpoint_plan.hpp"
+#include "harness/spec/case.hpp"
 
 namespace ckpt::harness {
 

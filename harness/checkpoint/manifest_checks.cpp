@@ -7,9 +7,9 @@
 #include <set>
 #include <tuple>
 
+#include "harness/checkpoint/manifest.hpp"
 #include "harness/checkpoint/safetensors_check.hpp"
 #include "harness/memory/checksum.hpp"
-#include "harness/checkpoint/manifest.hpp"
 
 namespace ckpt::harness {
 namespace {

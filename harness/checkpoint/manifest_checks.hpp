@@ -14,8 +14,8 @@
 #include <string_view>
 #include <vector>
 
-#include "harness/plan/checkpoint_plan.hpp"
 #include "harness/checkpoint/manifest.hpp"
+#include "harness/plan/checkpoint_plan.hpp"
 
 namespace ckpt::harness {
 

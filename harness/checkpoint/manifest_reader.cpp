@@ -8,9 +8,9 @@
 #include <map>
 #include <stdexcept>
 
+#include "harness/checkpoint/manifest.hpp"
 #include "harness/common/json_input.hpp"
 #include "harness/memory/checksum.hpp"
-#include "harness/checkpoint/manifest.hpp"
 
 namespace ckpt::harness {
 namespace {

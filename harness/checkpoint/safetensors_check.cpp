@@ -8,17 +8,19 @@
 #include <sstream>
 #include <vector>
 
-#include "harness/formats/safetensors_header.hpp"
-#include "harness/checkpoint/safetensors_index.hpp"
-#include "harness/plan/safetensors_plan.hpp"
 #include "harness/checkpoint/manifest.hpp"
+#include "harness/checkpoint/safetensors_index.hpp"
+#include "harness/formats/safetensors_header.hpp"
+#include "harness/plan/safetensors_plan.hpp"
 
 namespace ckpt::harness {
 namespace {
 
 namespace fs = std::filesystem;
 
-bool weights_only(const Manifest& manifest) { return manifest.writer.state.scope == workloads::StateScope::weights; }
+bool weights_only(const Manifest& manifest) {
+  return manifest.writer.state.scope == workloads::StateScope::weights;
+}
 
 // What the manifest says of one tensor in its file, as a reader sees it in the header.
 struct Expected {
@@ -29,15 +31,16 @@ struct Expected {
 };
 
 // The manifest's entries by file, keyed by their safetensors names.
-std::map<std::string, std::map<std::string, Expected>> expected_files(const std::vector<ManifestTensor>& tensors,
-                                                                      bool weights) {
+std::map<std::string, std::map<std::string, Expected>> expected_files(
+    const std::vector<ManifestTensor>& tensors, bool weights) {
   std::map<std::string, std::map<std::string, Expected>> files;
   for (const ManifestTensor& t : tensors) {
     Expected e;
     e.dtype = std::string(safetensors_dtype(t.shard.dtype));
     e.file_offset = t.file_offset;
     e.bytes = t.bytes;
-    e.shape = safetensors_shape(t.shard, e.bytes / static_cast<std::uint64_t>(workloads::dtype_bytes(t.shard.dtype)));
+    e.shape = safetensors_shape(
+        t.shard, e.bytes / static_cast<std::uint64_t>(workloads::dtype_bytes(t.shard.dtype)));
     files[t.file][safetensors_name(t.shard, weights)] = std::move(e);
   }
   return files;
@@ -88,8 +91,9 @@ std::optional<std::string> header_problem(const fs::path& path,
   return std::nullopt;
 }
 
-std::optional<std::string> index_problem(const fs::path& dir, const std::vector<ManifestTensor>& tensors,
-                                         bool weights, std::size_t files) {
+std::optional<std::string> index_problem(const fs::path& dir,
+                                         const std::vector<ManifestTensor>& tensors, bool weights,
+                                         std::size_t files) {
   const fs::path path = dir / kSafetensorsIndexName;
   std::ifstream in(path, std::ios::binary);
   if (!in) {
@@ -135,11 +139,12 @@ std::optional<std::string> index_problem(const fs::path& dir, const std::vector<
 }  // namespace
 
 std::optional<std::string> safetensors_checkpoint_problem(const fs::path& dir,
-                                                          const Manifest& manifest,
-                                                          int process, int processes) {
+                                                          const Manifest& manifest, int process,
+                                                          int processes) {
   const bool weights = weights_only(manifest);
   const std::vector<ManifestTensor>& tensors = manifest.tensors;
-  const std::map<std::string, std::map<std::string, Expected>> files = expected_files(tensors, weights);
+  const std::map<std::string, std::map<std::string, Expected>> files =
+      expected_files(tensors, weights);
   if (process == 0) {
     if (auto problem = index_problem(dir, tensors, weights, files.size())) return problem;
   }

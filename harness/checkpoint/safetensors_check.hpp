@@ -20,7 +20,7 @@ namespace ckpt::harness {
 // together they check each file once. The index is required when the checkpoint has more than
 // one file (a loader finds the files through it) and checked when present.
 std::optional<std::string> safetensors_checkpoint_problem(const std::filesystem::path& dir,
-                                                          const Manifest& manifest,
-                                                          int process = 0, int processes = 1);
+                                                          const Manifest& manifest, int process = 0,
+                                                          int processes = 1);
 
 }  // namespace ckpt::harness

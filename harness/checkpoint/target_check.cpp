@@ -1,30 +1,31 @@
 #include "harness/checkpoint/target_check.hpp"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
-
-#include <fmt/format.h>
-#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
 #include <utility>
 #include <vector>
 
-#include "harness/plan/checkpoint_plan.hpp"
-#include "harness/results/environment.hpp"
 #include "harness/checkpoint/manifest.hpp"
 #include "harness/checkpoint/manifest_checks.hpp"
+#include "harness/plan/checkpoint_plan.hpp"
+#include "harness/results/environment.hpp"
 
 namespace ckpt::harness {
 namespace fs = std::filesystem;
 
-fs::path case_directory(const Case& c) { return c.target / c.campaign / fmt::format("case-{:04d}", c.index); }
+fs::path case_directory(const Case& c) {
+  return c.target / c.campaign / fmt::format("case-{:04d}", c.index);
+}
 
 namespace {
 
@@ -33,7 +34,8 @@ namespace {
 bool holds_checkpoint(const fs::path& dir) {
   std::error_code ec;
   bool found = fs::exists(dir / "latest", ec);
-  for (const auto& entry : fs::directory_iterator(dir, ec)) found = found || fs::exists(entry.path() / kManifestName, ec);
+  for (const auto& entry : fs::directory_iterator(dir, ec))
+    found = found || fs::exists(entry.path() / kManifestName, ec);
   return found;
 }
 
@@ -43,25 +45,31 @@ std::optional<std::string> target_problem(const Case& c) {
   std::error_code ec;
   if (!fs::exists(c.target, ec)) {
     if (!c.create_target) {
-      return fmt::format("campaign.target: directory {} does not exist — create it, or set campaign.create_target = true",
-                         c.target.string());
+      return fmt::format(
+          "campaign.target: directory {} does not exist — create it, or set campaign.create_target "
+          "= true",
+          c.target.string());
     }
     if (const auto blocking = uncreatable_directory(c.target)) {
-      return fmt::format("campaign.target: cannot create {}: {} is not a writable directory", c.target.string(),
-                         blocking->string());
+      return fmt::format("campaign.target: cannot create {}: {} is not a writable directory",
+                         c.target.string(), blocking->string());
     }
     return std::nullopt;
   }
-  if (!fs::is_directory(c.target, ec)) return fmt::format("campaign.target: {} is not a directory", c.target.string());
+  if (!fs::is_directory(c.target, ec))
+    return fmt::format("campaign.target: {} is not a directory", c.target.string());
   if (!writable_directory(c.target)) {
-    return fmt::format("campaign.target: {} is not writable by this user — choose another directory",
-                       c.target.string());
+    return fmt::format(
+        "campaign.target: {} is not writable by this user — choose another directory",
+        c.target.string());
   }
   const fs::path dir = case_directory(c);
   if (fs::exists(dir, ec) && holds_checkpoint(dir) && !c.overwrite) {
-    return fmt::format("campaign.target: {} holds an older checkpoint of this case — set campaign.overwrite = true "
-                       "(or --set campaign.overwrite=true) to replace it, or choose another target",
-                       dir.string());
+    return fmt::format(
+        "campaign.target: {} holds an older checkpoint of this case — set campaign.overwrite = "
+        "true "
+        "(or --set campaign.overwrite=true) to replace it, or choose another target",
+        dir.string());
   }
   return std::nullopt;
 }
@@ -71,7 +79,8 @@ std::optional<std::string> prepare_target_for_checkpoint(const Case& c) {
   std::error_code ec;
   if (!fs::exists(c.target, ec)) {
     fs::create_directories(c.target, ec);
-    if (ec) return fmt::format("campaign.target: cannot create {}: {}", c.target.string(), ec.message());
+    if (ec)
+      return fmt::format("campaign.target: cannot create {}: {}", c.target.string(), ec.message());
   }
   // An older complete checkpoint stays until this run's first checkpoint is complete (the
   // runner retires it then). Nothing else is removed: a directory without a manifest may be
@@ -87,9 +96,10 @@ std::optional<std::string> find_latest_checkpoint(const Case& c, fs::path& dir) 
   std::ifstream in(latest);
   std::string name;
   if (!in || !(in >> name)) {
-    return fmt::format("no complete checkpoint to restore: {} is missing — run with --phase checkpoint first "
-                       "(with the same campaign and target)",
-                       latest.string());
+    return fmt::format(
+        "no complete checkpoint to restore: {} is missing — run with --phase checkpoint first "
+        "(with the same campaign and target)",
+        latest.string());
   }
   // The pointer names one directory inside the case directory, and resolves there.
   const fs::path relative(name);
@@ -97,30 +107,36 @@ std::optional<std::string> find_latest_checkpoint(const Case& c, fs::path& dir) 
   std::error_code ec;
   const fs::path resolved = fs::weakly_canonical(case_dir / relative, ec);
   const fs::path inside = fs::weakly_canonical(case_dir, ec);
-  if (name == "." || name == ".." || relative.has_root_path() || ++relative.begin() != relative.end() ||
-      resolved.parent_path() != inside) {
-    return fmt::format("{} points to \"{}\", which is not a checkpoint directory inside {} — a `latest` pointer must "
-                       "name one directory of the case directory (no '/', not \".\" or \"..\", no symlink out of it)",
-                       latest.string(), name, case_dir.string());
+  if (name == "." || name == ".." || relative.has_root_path() ||
+      ++relative.begin() != relative.end() || resolved.parent_path() != inside) {
+    return fmt::format(
+        "{} points to \"{}\", which is not a checkpoint directory inside {} — a `latest` pointer "
+        "must "
+        "name one directory of the case directory (no '/', not \".\" or \"..\", no symlink out of "
+        "it)",
+        latest.string(), name, case_dir.string());
   }
   dir = case_dir / name;
   return std::nullopt;
 }
 
-std::optional<std::string> find_restorable_checkpoint(const Case& c, fs::path& dir, Manifest& manifest) {
+std::optional<std::string> find_restorable_checkpoint(const Case& c, fs::path& dir,
+                                                      Manifest& manifest) {
   if (auto problem = find_latest_checkpoint(c, dir)) return problem;
   try {
     manifest = read_manifest(dir);
   } catch (const std::exception& e) {
     return fmt::format("{} — {}", e.what(), damaged_checkpoint_advice(c, dir));
   }
-  const std::string hash = manifest_hash(checkpoint_hash(c), manifest.training_iteration, manifest.tensors);
+  const std::string hash =
+      manifest_hash(checkpoint_hash(c), manifest.training_iteration, manifest.tensors);
   if (manifest.checkpoint_hash == hash) return std::nullopt;
   const std::string difference = checkpoint_difference(manifest.config, c);
   if (!difference.empty()) {
-    return fmt::format("checkpoint at {} was written with {}; restore with the keys it was written with (its "
-                       "manifest's `config` lists them)",
-                       dir.string(), difference);
+    return fmt::format(
+        "checkpoint at {} was written with {}; restore with the keys it was written with (its "
+        "manifest's `config` lists them)",
+        dir.string(), difference);
   }
   // The same configuration: the tensor list, the training iteration or the hash changed after the
   // write. The read path's checks (manifest_checks.hpp) name which, and the tensor.
@@ -137,16 +153,19 @@ std::string damaged_checkpoint_advice(const Case& c, const fs::path& dir) {
     }
   }
   if (complete.empty()) {
-    return fmt::format("ckptbench does not fall back to another checkpoint, and {} holds no other complete one: "
-                       "write a new one with --phase checkpoint (campaign.overwrite = true replaces this one)",
-                       case_dir.string());
+    return fmt::format(
+        "ckptbench does not fall back to another checkpoint, and {} holds no other complete one: "
+        "write a new one with --phase checkpoint (campaign.overwrite = true replaces this one)",
+        case_dir.string());
   }
   std::sort(complete.rbegin(), complete.rend());
   std::string names = complete.front();
   for (std::size_t i = 1; i < complete.size(); ++i) names += ", " + complete[i];
-  return fmt::format("ckptbench does not fall back to another checkpoint on its own; other complete checkpoints in {}: "
-                     "{} — to restore one, write its name into {}",
-                     case_dir.string(), names, (case_dir / "latest").string());
+  return fmt::format(
+      "ckptbench does not fall back to another checkpoint on its own; other complete checkpoints "
+      "in {}: "
+      "{} — to restore one, write its name into {}",
+      case_dir.string(), names, (case_dir / "latest").string());
 }
 
 CaseLock::CaseLock(CaseLock&& other) noexcept
@@ -194,8 +213,9 @@ std::vector<std::string> live_restores(const fs::path& case_dir) {
     } else {
       const std::string who = name.substr(std::string(kRestorePrefix).size());
       const auto dot = who.rfind('.');
-      live.push_back(dot == std::string::npos ? who
-                                              : fmt::format("host {}, pid {}", who.substr(0, dot), who.substr(dot + 1)));
+      live.push_back(dot == std::string::npos
+                         ? who
+                         : fmt::format("host {}, pid {}", who.substr(0, dot), who.substr(dot + 1)));
     }
     ::close(fd);
   }
@@ -211,17 +231,20 @@ std::string held_by_other(int fd, const fs::path& case_dir) {
   holder.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
   while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) holder.pop_back();
   const auto space = holder.find(' ');
-  std::string who = space == std::string::npos
-                        ? std::string("another ckptbench run (it has not written its host and pid yet)")
-                        : fmt::format("another ckptbench run (host {}, pid {})", holder.substr(0, space),
-                                      holder.substr(space + 1));
+  std::string who =
+      space == std::string::npos
+          ? std::string("another ckptbench run (it has not written its host and pid yet)")
+          : fmt::format("another ckptbench run (host {}, pid {})", holder.substr(0, space),
+                        holder.substr(space + 1));
   if (const std::vector<std::string> restores = live_restores(case_dir); !restores.empty()) {
     who = fmt::format("a ckptbench restore ({})", restores.front());
-    for (std::size_t i = 1; i < restores.size(); ++i) who += fmt::format(" and another ({})", restores[i]);
+    for (std::size_t i = 1; i < restores.size(); ++i)
+      who += fmt::format(" and another ({})", restores[i]);
   }
-  return fmt::format("campaign.target: {} is in use by {}, which holds {} — wait for it to finish, or choose "
-                     "another campaign.name or campaign.target",
-                     case_dir.string(), who, (case_dir / kLockName).string());
+  return fmt::format(
+      "campaign.target: {} is in use by {}, which holds {} — wait for it to finish, or choose "
+      "another campaign.name or campaign.target",
+      case_dir.string(), who, (case_dir / kLockName).string());
 }
 
 // Whether the run named in lock file `fd` ("<host> <pid>") runs on this host and is ending: its
@@ -239,8 +262,9 @@ bool holder_ending(int fd) {
   std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
   std::string text;
   if (!std::getline(stat, text)) return false;  // gone: someone else holds the lock
-  const auto paren = text.rfind(')');           // the state follows the command, which may hold spaces
-  return paren != std::string::npos && paren + 2 < text.size() && (text[paren + 2] == 'Z' || text[paren + 2] == 'X');
+  const auto paren = text.rfind(')');  // the state follows the command, which may hold spaces
+  return paren != std::string::npos && paren + 2 < text.size() &&
+         (text[paren + 2] == 'Z' || text[paren + 2] == 'X');
 }
 
 // flock(fd, operation | LOCK_NB), tried again while the holder is ending (holder_ending), for at
@@ -249,7 +273,8 @@ constexpr int kEndingHolderSeconds = 30;
 int lock_unless_held(int fd, int operation) {
   int result = ::flock(fd, operation | LOCK_NB);
   int error = errno;
-  for (int waited = 0; result != 0 && error == EWOULDBLOCK && waited < kEndingHolderSeconds * 50 && holder_ending(fd);
+  for (int waited = 0; result != 0 && error == EWOULDBLOCK && waited < kEndingHolderSeconds * 50 &&
+                       holder_ending(fd);
        ++waited) {
     ::usleep(20000);
     result = ::flock(fd, operation | LOCK_NB);
@@ -266,16 +291,19 @@ CaseLock CaseLock::acquire(const fs::path& case_dir, std::string& problem, std::
   CaseLock lock;
   lock.fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (lock.fd_ < 0) {
-    problem = fmt::format("campaign.target: cannot open the lock file {}: {}", path.string(), std::strerror(errno));
+    problem = fmt::format("campaign.target: cannot open the lock file {}: {}", path.string(),
+                          std::strerror(errno));
     return lock;
   }
   // A few tries: another run's up-front check holds a shared lock for a moment (lock_problem).
   int result = -1;
-  for (int attempt = 0; attempt < 5 && (result = ::flock(lock.fd_, LOCK_EX | LOCK_NB)) != 0 && errno == EWOULDBLOCK;
+  for (int attempt = 0;
+       attempt < 5 && (result = ::flock(lock.fd_, LOCK_EX | LOCK_NB)) != 0 && errno == EWOULDBLOCK;
        ++attempt) {
     ::usleep(20000);
   }
-  if (result != 0 && errno == EWOULDBLOCK) {  // the file then names a keeping run unless restores hold it
+  if (result != 0 &&
+      errno == EWOULDBLOCK) {  // the file then names a keeping run unless restores hold it
     if (live_restores(case_dir).empty()) {
       result = lock_unless_held(lock.fd_, LOCK_EX);
     } else {
@@ -287,28 +315,34 @@ CaseLock CaseLock::acquire(const fs::path& case_dir, std::string& problem, std::
     if (error == EWOULDBLOCK) {
       problem = held_by_other(lock.fd_, case_dir);
     } else {
-      note = fmt::format("campaign.target: cannot lock {} ({}): this file system does not support flock here (Lustre "
-                         "needs the `flock` mount option), so a second run on this case is not kept out",
-                         path.string(), std::strerror(error));
+      note = fmt::format(
+          "campaign.target: cannot lock {} ({}): this file system does not support flock here "
+          "(Lustre "
+          "needs the `flock` mount option), so a second run on this case is not kept out",
+          path.string(), std::strerror(error));
     }
     ::close(std::exchange(lock.fd_, -1));
     return lock;
   }
   const std::string holder = fmt::format("{} {}\n", host_name(), ::getpid());
   if (::ftruncate(lock.fd_, 0) != 0 || ::pwrite(lock.fd_, holder.data(), holder.size(), 0) < 0) {
-    note = fmt::format("campaign.target: cannot write host and pid to {}: {}", path.string(), std::strerror(errno));
+    note = fmt::format("campaign.target: cannot write host and pid to {}: {}", path.string(),
+                       std::strerror(errno));
   }
   return lock;
 }
 
-CaseLock CaseLock::acquire_shared(const fs::path& case_dir, std::string& problem, std::string& note) {
+CaseLock CaseLock::acquire_shared(const fs::path& case_dir, std::string& problem,
+                                  std::string& note) {
   const fs::path path = case_dir / kLockName;
   CaseLock lock;
   lock.fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (lock.fd_ < 0) {
-    note = fmt::format("campaign.target: cannot open the lock file {}: {} — a keeping run on this case is not kept "
-                       "out while this restore runs",
-                       path.string(), std::strerror(errno));
+    note = fmt::format(
+        "campaign.target: cannot open the lock file {}: {} — a keeping run on this case is not "
+        "kept "
+        "out while this restore runs",
+        path.string(), std::strerror(errno));
     return lock;
   }
   if (lock_unless_held(lock.fd_, LOCK_SH) != 0) {
@@ -316,9 +350,11 @@ CaseLock CaseLock::acquire_shared(const fs::path& case_dir, std::string& problem
     if (error == EWOULDBLOCK) {
       problem = held_by_other(lock.fd_, case_dir);
     } else {
-      note = fmt::format("campaign.target: cannot lock {} ({}): a keeping run on this case is not kept out while this "
-                         "restore runs",
-                         path.string(), std::strerror(error));
+      note = fmt::format(
+          "campaign.target: cannot lock {} ({}): a keeping run on this case is not kept out while "
+          "this "
+          "restore runs",
+          path.string(), std::strerror(error));
     }
     ::close(std::exchange(lock.fd_, -1));
     return lock;
@@ -326,9 +362,10 @@ CaseLock CaseLock::acquire_shared(const fs::path& case_dir, std::string& problem
   lock.reader_path_ = case_dir / fmt::format("{}{}.{}", kRestorePrefix, host_name(), ::getpid());
   lock.reader_fd_ = ::open(lock.reader_path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (lock.reader_fd_ < 0 || ::flock(lock.reader_fd_, LOCK_EX | LOCK_NB) != 0) {
-    note = fmt::format("campaign.target: cannot hold {}: {} (a keeping run that finds this case busy cannot name "
-                       "this restore)",
-                       lock.reader_path_.string(), std::strerror(errno));
+    note = fmt::format(
+        "campaign.target: cannot hold {}: {} (a keeping run that finds this case busy cannot name "
+        "this restore)",
+        lock.reader_path_.string(), std::strerror(errno));
   }
   return lock;
 }
@@ -339,7 +376,8 @@ std::optional<std::string> lock_problem(const Case& c) {
   if (fd < 0) return std::nullopt;  // no lock file: no run has held this case
   std::optional<std::string> problem;
   // Shared: the processes of one run may check at once without seeing each other.
-  if (lock_unless_held(fd, LOCK_SH) != 0 && errno == EWOULDBLOCK) problem = held_by_other(fd, case_directory(c));
+  if (lock_unless_held(fd, LOCK_SH) != 0 && errno == EWOULDBLOCK)
+    problem = held_by_other(fd, case_directory(c));
   ::close(fd);
   return problem;
 }
@@ -358,12 +396,14 @@ std::int64_t next_step_number(const Case& c) {
   return highest + 1;
 }
 
-std::int64_t create_step_directory(std::int64_t step, const std::function<fs::path(std::int64_t)>& name_of) {
+std::int64_t create_step_directory(std::int64_t step,
+                                   const std::function<fs::path(std::int64_t)>& name_of) {
   for (;; ++step) {
     const fs::path dir = name_of(step);
     if (::mkdir(dir.c_str(), 0755) == 0) return step;
     if (errno != EEXIST) {
-      throw std::runtime_error(fmt::format("cannot create checkpoint directory {}: {}", dir.string(), std::strerror(errno)));
+      throw std::runtime_error(fmt::format("cannot create checkpoint directory {}: {}",
+                                           dir.string(), std::strerror(errno)));
     }
   }
 }
@@ -371,9 +411,12 @@ std::int64_t create_step_directory(std::int64_t step, const std::function<fs::pa
 void record_latest_checkpoint(const Case& c, const fs::path& dir, std::int64_t step) {
   // `latest` holds the directory name, as DeepSpeed's does; Megatron keeps the number apart.
   const bool deepspeed = c.directory_layout == DirectoryLayout::deepspeed;
-  write_file_atomically(case_directory(c) / "latest", dir.filename().string() + (deepspeed ? "" : "\n"));
-  if (c.directory_layout == DirectoryLayout::megatron || c.directory_layout == DirectoryLayout::megatron_dist) {
-    write_file_atomically(case_directory(c) / "latest_checkpointed_iteration.txt", std::to_string(step) + "\n");
+  write_file_atomically(case_directory(c) / "latest",
+                        dir.filename().string() + (deepspeed ? "" : "\n"));
+  if (c.directory_layout == DirectoryLayout::megatron ||
+      c.directory_layout == DirectoryLayout::megatron_dist) {
+    write_file_atomically(case_directory(c) / "latest_checkpointed_iteration.txt",
+                          std::to_string(step) + "\n");
   }
 }
 

@@ -60,14 +60,16 @@ class CaseLock {
 
   // Takes the lock of `case_dir` (which exists). Sets `problem` when another run holds it (naming
   // its host and pid) and `note` when the file system cannot lock (the run goes on unprotected).
-  static CaseLock acquire(const std::filesystem::path& case_dir, std::string& problem, std::string& note);
+  static CaseLock acquire(const std::filesystem::path& case_dir, std::string& problem,
+                          std::string& note);
 
   // A restore's lock: a shared flock on the same file, so restores run side by side but no
   // keeping run can retire the checkpoint being read (it refuses, naming the restore). The
   // restore is named by a file of its own, case-dir/.ckptbench.restore.<host>.<pid>, which it
   // holds with an exclusive flock and removes at the end (a killed one's is stale: unlocked).
   // `problem` as for acquire() when a keeping run holds the case.
-  static CaseLock acquire_shared(const std::filesystem::path& case_dir, std::string& problem, std::string& note);
+  static CaseLock acquire_shared(const std::filesystem::path& case_dir, std::string& problem,
+                                 std::string& note);
 
  private:
   int fd_ = -1;
@@ -86,13 +88,15 @@ std::int64_t next_step_number(const Case& c);
 
 // Makes checkpoint directory `dir` (number `step`, named by `name_of`) with an exclusive mkdir,
 // trying the next numbers while one exists; returns the number made, or throws naming the path.
-std::int64_t create_step_directory(std::int64_t step, const std::function<std::filesystem::path(std::int64_t)>& name_of);
+std::int64_t create_step_directory(
+    std::int64_t step, const std::function<std::filesystem::path(std::int64_t)>& name_of);
 
 // Records `dir` (checkpoint number `step`) as the case's newest complete checkpoint: atomic
 // writes of case-dir/latest and, for the megatron layout, latest_checkpointed_iteration.txt.
 // For deepspeed, `latest` is DeepSpeed's own: the tag ("global_stepN") without a newline,
 // as save_checkpoint writes it on rank 0 after the checkpoint (engine.py, save_latest = True).
-inline constexpr std::string_view kLatestName = "../latest";  // from inside the checkpoint directory
+inline constexpr std::string_view kLatestName =
+    "../latest";  // from inside the checkpoint directory
 void record_latest_checkpoint(const Case& c, const std::filesystem::path& dir, std::int64_t step);
 
 }  // namespace ckpt::harness

@@ -2,9 +2,9 @@
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>
-#include <nlohmann/json.hpp>
 
 #include <limits>
+#include <nlohmann/json.hpp>
 
 #include "backends/registry.hpp"
 
@@ -15,17 +15,27 @@ using backends::OptionSpec;
 using backends::OptionType;
 
 nlohmann::json capabilities_json(const backends::Capabilities& c) {
-  return {{"direct_io", c.direct_io},     {"device_memory", c.device_memory}, {"shared_file", c.shared_file},
-          {"collective", c.collective},   {"threads", c.threads},             {"fallocate", c.fallocate},
-          {"sqpoll", c.sqpoll},           {"max_queue_depth", c.max_queue_depth},
-          {"stores_data", c.stores_data}, {"raw_layout", c.raw_layout},       {"background_thread", c.background_thread},
+  return {{"direct_io", c.direct_io},
+          {"device_memory", c.device_memory},
+          {"shared_file", c.shared_file},
+          {"collective", c.collective},
+          {"threads", c.threads},
+          {"fallocate", c.fallocate},
+          {"sqpoll", c.sqpoll},
+          {"max_queue_depth", c.max_queue_depth},
+          {"stores_data", c.stores_data},
+          {"raw_layout", c.raw_layout},
+          {"background_thread", c.background_thread},
           {"mmap", c.mmap}};
 }
 
-bool has_range(const OptionSpec& o) { return o.type == OptionType::integer || o.type == OptionType::size; }
+bool has_range(const OptionSpec& o) {
+  return o.type == OptionType::integer || o.type == OptionType::size;
+}
 
 nlohmann::json option_json(const OptionSpec& o) {
-  nlohmann::json j{{"name", o.name}, {"type", backends::option_type_name(o.type)}, {"help", o.help}};
+  nlohmann::json j{
+      {"name", o.name}, {"type", backends::option_type_name(o.type)}, {"help", o.help}};
   if (o.type != OptionType::string_map) j["default"] = o.default_value;
   if (!o.choices.empty()) j["choices"] = o.choices;
   if (has_range(o)) {
@@ -40,7 +50,8 @@ std::string accepts(const OptionSpec& o) {
   if (!o.choices.empty()) return fmt::format("{}", fmt::join(o.choices, ", "));
   if (has_range(o)) {
     const std::string unit = o.type == OptionType::size ? " bytes" : "";
-    if (o.max == std::numeric_limits<std::int64_t>::max()) return fmt::format("≥ {}{}", o.min, unit);
+    if (o.max == std::numeric_limits<std::int64_t>::max())
+      return fmt::format("≥ {}{}", o.min, unit);
     return fmt::format("{}–{}{}", o.min, o.max, unit);
   }
   return std::string(backends::option_type_name(o.type));
@@ -51,7 +62,8 @@ void print_markdown(const std::vector<backends::BackendInfo>& list, std::ostream
   for (const backends::BackendInfo& b : list) {
     for (const OptionSpec& o : b.options) {
       const std::string shown = o.type == OptionType::string_map ? "{}" : o.default_value;
-      fmt::print(out, "| `backend.{}.{}` | {} | {} | {} |\n", b.name, o.name, shown, accepts(o), o.help);
+      fmt::print(out, "| `backend.{}.{}` | {} | {} | {} |\n", b.name, o.name, shown, accepts(o),
+                 o.help);
     }
   }
 }
@@ -59,10 +71,14 @@ void print_markdown(const std::vector<backends::BackendInfo>& list, std::ostream
 }  // namespace
 
 CLI::App* add_backends_command(CLI::App& app, BackendsOptions& o) {
-  CLI::App* cmd = app.add_subcommand("backends", "List the storage backends, their options and capabilities");
-  CLI::Option* json =
-      cmd->add_flag("--json", o.json, "Print a JSON array (options with type, default, range or choices; capabilities)");
-  cmd->add_flag("--markdown", o.markdown, "Print every backend option as the README's markdown table")->excludes(json);
+  CLI::App* cmd =
+      app.add_subcommand("backends", "List the storage backends, their options and capabilities");
+  CLI::Option* json = cmd->add_flag(
+      "--json", o.json,
+      "Print a JSON array (options with type, default, range or choices; capabilities)");
+  cmd->add_flag("--markdown", o.markdown,
+                "Print every backend option as the README's markdown table")
+      ->excludes(json);
   return cmd;
 }
 
@@ -72,7 +88,8 @@ void run_backends(const BackendsOptions& o, std::ostream& out) {
   if (o.json) {
     nlohmann::json j = nlohmann::json::array();
     for (const auto& b : list) {
-      nlohmann::json entry{{"name", b.name}, {"available", b.available}, {"description", b.description}};
+      nlohmann::json entry{
+          {"name", b.name}, {"available", b.available}, {"description", b.description}};
       if (!b.available) entry["reason"] = b.reason;
       entry["cmake_option"] = b.cmake_option;
       entry["needs_mpi"] = b.needs_mpi;

@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "harness/cli/backends_command.hpp"
-#include "harness/cli/keys_command.hpp"
 #include "harness/cli/compare_command.hpp"
 #include "harness/cli/gate_command.hpp"
+#include "harness/cli/keys_command.hpp"
 #include "harness/cli/layout_command.hpp"
 #include "harness/cli/load_command.hpp"
 #include "harness/cli/models_command.hpp"
@@ -25,8 +25,10 @@ namespace ckpt::harness {
 namespace {
 
 constexpr const char* kExitStatus =
-    "Exit status: 0 every case ok (and verified where it could be); 1 a case failed or did not verify; 2 bad "
-    "input: a command-line error, a campaign or model file error, or a case that cannot start; 130 interrupted "
+    "Exit status: 0 every case ok (and verified where it could be); 1 a case failed or did not "
+    "verify; 2 bad "
+    "input: a command-line error, a campaign or model file error, or a case that cannot start; 130 "
+    "interrupted "
     "(SIGINT or SIGTERM).";
 
 // The first word of the command line that is no option: the subcommand the user meant. The
@@ -40,7 +42,8 @@ std::optional<std::string> first_word(int argc, char** argv) {
 }
 
 // A command-line error: one "ckptbench: error: …" line and where to find the options; exit 2.
-int command_line_error(const CLI::App& app, const CLI::ParseError& e, int argc, char** argv, std::ostream& err) {
+int command_line_error(const CLI::App& app, const CLI::ParseError& e, int argc, char** argv,
+                       std::ostream& err) {
   std::vector<std::string> names;
   std::string list;
   std::string help = "ckptbench --help";
@@ -56,8 +59,10 @@ int command_line_error(const CLI::App& app, const CLI::ParseError& e, int argc, 
   } else if (std::find(names.begin(), names.end(), *word) == names.end()) {
     message = "unknown subcommand `" + *word + "`";
     std::string hint = did_you_mean(*word, names);
-    const auto starting = std::count_if(names.begin(), names.end(), [&](const std::string& n) { return n.starts_with(*word); });
-    const auto prefixed = std::find_if(names.begin(), names.end(), [&](const std::string& n) { return n.starts_with(*word); });
+    const auto starting = std::count_if(names.begin(), names.end(),
+                                        [&](const std::string& n) { return n.starts_with(*word); });
+    const auto prefixed = std::find_if(names.begin(), names.end(),
+                                       [&](const std::string& n) { return n.starts_with(*word); });
     if (hint.empty() && starting == 1) hint = " — did you mean `" + *prefixed + "`?";
     message += hint.empty() ? " (subcommands: " + list + ")" : hint;
   }
@@ -68,15 +73,19 @@ int command_line_error(const CLI::App& app, const CLI::ParseError& e, int argc, 
 }  // namespace
 
 int run_cli(int argc, char** argv, std::ostream& out, std::ostream& err) {
-  CLI::App app{"ckptbench — checkpoint I/O benchmark and workload generator for large transformer models"};
+  CLI::App app{
+      "ckptbench — checkpoint I/O benchmark and workload generator for large transformer models"};
   app.require_subcommand(1);
   app.fallthrough();  // -q and -v may also follow the subcommand
-  app.set_version_flag("--version", [] { return version_text(); },
-                       "Print the version, the backends and memory spaces this build has, and library versions");
+  app.set_version_flag(
+      "--version", [] { return version_text(); },
+      "Print the version, the backends and memory spaces this build has, and library versions");
   bool quiet = false;
   bool verbose = false;
-  CLI::Option* quiet_flag = app.add_flag("-q,--quiet", quiet, "Print only errors and the result table (no progress)");
-  app.add_flag("-v,--verbose", verbose, "Also print each iteration's write, read and verify times")->excludes(quiet_flag);
+  CLI::Option* quiet_flag =
+      app.add_flag("-q,--quiet", quiet, "Print only errors and the result table (no progress)");
+  app.add_flag("-v,--verbose", verbose, "Also print each iteration's write, read and verify times")
+      ->excludes(quiet_flag);
   LayoutOptions layout_options;
   ModelsOptions models_options;
   CLI::App* layout_cmd = add_layout_command(app, layout_options);
@@ -99,7 +108,8 @@ int run_cli(int argc, char** argv, std::ostream& out, std::ostream& err) {
   CLI::App* load_cmd = add_load_command(app, load_options);
   app.footer(kExitStatus);
   for (CLI::App* sub : app.get_subcommands({})) {
-    if (sub->get_footer().empty()) sub->footer(kExitStatus);  // report, compare and gate state their own
+    if (sub->get_footer().empty())
+      sub->footer(kExitStatus);  // report, compare and gate state their own
   }
   try {
     app.parse(argc, argv);
@@ -107,7 +117,9 @@ int run_cli(int argc, char** argv, std::ostream& out, std::ostream& err) {
     if (e.get_exit_code() == 0) return app.exit(e, out, err);  // --help, --version
     return command_line_error(app, e, argc, argv, err);
   }
-  run_options.verbosity = quiet ? Verbosity::quiet : verbose ? Verbosity::verbose : Verbosity::normal;
+  run_options.verbosity = quiet     ? Verbosity::quiet
+                          : verbose ? Verbosity::verbose
+                                    : Verbosity::normal;
   try {
     if (layout_cmd->parsed()) run_layout(layout_options, out);
     if (models_cmd->parsed()) run_models(models_options, out);

@@ -3,9 +3,9 @@
 #include <map>
 
 #include "harness/cli/choice_validator.hpp"
-#include "harness/common/config_error.hpp"
 #include "harness/cli/layout_files.hpp"
 #include "harness/cli/layout_report.hpp"
+#include "harness/common/config_error.hpp"
 #include "harness/models/model_zoo.hpp"
 #include "workloads/layout.hpp"
 #include "workloads/layout_summary.hpp"
@@ -16,9 +16,15 @@ namespace {
 
 const std::map<std::string, std::string>& option_of_key() {
   static const std::map<std::string, std::string> kOptions{
-      {"tp", "--tp"}, {"pp", "--pp"}, {"dp", "--dp"}, {"ep", "--ep"}, {"zero", "--zero"},
-      {"vocab_divisor", "--vocab-divisor"}, {"pp_first_stage_layers", "--pp-first-stage-layers"},
-      {"pp_last_stage_layers", "--pp-last-stage-layers"}, {"rank", "--rank"},
+      {"tp", "--tp"},
+      {"pp", "--pp"},
+      {"dp", "--dp"},
+      {"ep", "--ep"},
+      {"zero", "--zero"},
+      {"vocab_divisor", "--vocab-divisor"},
+      {"pp_first_stage_layers", "--pp-first-stage-layers"},
+      {"pp_last_stage_layers", "--pp-last-stage-layers"},
+      {"rank", "--rank"},
       {"sizing", "--sizing"}};
   return kOptions;
 }
@@ -30,7 +36,8 @@ workloads::StateSpec state_spec(const LayoutOptions& o) {
   s.master_dtype = o.master_dtype == "none" ? std::nullopt
                                             : std::optional(workloads::parse_dtype(o.master_dtype));
   s.optimizer_dtype = workloads::parse_dtype(o.optimizer_dtype);
-  if (!o.names.empty()) s.naming = o.names == "hf" ? workloads::Naming::hf : workloads::Naming::megatron;
+  if (!o.names.empty())
+    s.naming = o.names == "hf" ? workloads::Naming::hf : workloads::Naming::megatron;
   s.sizing = o.sizing == "dlio" ? workloads::Sizing::dlio : workloads::Sizing::exact;
   return s;
 }
@@ -51,46 +58,64 @@ workloads::Layout make_layout(const LayoutOptions& o) {
 }  // namespace
 
 CLI::App* add_layout_command(CLI::App& app, LayoutOptions& o) {
-  CLI::App* cmd = app.add_subcommand("layout", "Show which tensor shards every rank of a training job writes");
+  CLI::App* cmd =
+      app.add_subcommand("layout", "Show which tensor shards every rank of a training job writes");
   const auto dtypes = one_of({"fp8", "bf16", "fp16", "fp32", "fp64"});
-  cmd->add_option("--model", o.model, "Zoo name (see `ckptbench models`), model .toml, or HF config.json / directory")
+  cmd->add_option("--model", o.model,
+                  "Zoo name (see `ckptbench models`), model .toml, or HF config.json / directory")
       ->required();
   cmd->add_option("--tp", o.parallel.tp, "Tensor-parallel size")->capture_default_str();
   cmd->add_option("--pp", o.parallel.pp, "Pipeline-parallel stages")->capture_default_str();
   cmd->add_option("--dp", o.parallel.dp, "Data-parallel size")->capture_default_str();
-  cmd->add_option("--ep", o.parallel.ep, "Expert-parallel size (divides --dp)")->capture_default_str();
-  cmd->add_option("--zero", o.parallel.zero_stage, "ZeRO stage 0-3 (Megatron distributed optimizer ~ 1)")
+  cmd->add_option("--ep", o.parallel.ep, "Expert-parallel size (divides --dp)")
+      ->capture_default_str();
+  cmd->add_option("--zero", o.parallel.zero_stage,
+                  "ZeRO stage 0-3 (Megatron distributed optimizer ~ 1)")
       ->capture_default_str();
   cmd->add_option("--state", o.state, "What a checkpoint holds")
-      ->check(one_of({"weights", "full"}))->capture_default_str();
+      ->check(one_of({"weights", "full"}))
+      ->capture_default_str();
   cmd->add_option("--names", o.names, "Tensor names (default: hf for weights, megatron for full)")
       ->check(one_of({"megatron", "hf"}));
-  cmd->add_option("--weight-dtype", o.weight_dtype, "Weights dtype")->check(dtypes)->capture_default_str();
+  cmd->add_option("--weight-dtype", o.weight_dtype, "Weights dtype")
+      ->check(dtypes)
+      ->capture_default_str();
   cmd->add_option("--master-dtype", o.master_dtype, "Master weights dtype, or none")
-      ->check(one_of({"fp8", "bf16", "fp16", "fp32", "fp64", "none"}))->capture_default_str();
+      ->check(one_of({"fp8", "bf16", "fp16", "fp32", "fp64", "none"}))
+      ->capture_default_str();
   cmd->add_option("--optimizer-dtype", o.optimizer_dtype, "Adam exp_avg / exp_avg_sq dtype")
-      ->check(dtypes)->capture_default_str();
-  cmd->add_option("--vocab-divisor", o.parallel.vocab_divisor,
-                  "Pad the vocabulary to a multiple of this × tp (Megatron's make-vocab-size-divisible-by)")
+      ->check(dtypes)
+      ->capture_default_str();
+  cmd->add_option(
+         "--vocab-divisor", o.parallel.vocab_divisor,
+         "Pad the vocabulary to a multiple of this × tp (Megatron's make-vocab-size-divisible-by)")
       ->capture_default_str();
   cmd->add_option("--pp-first-stage-layers", o.parallel.pp_first_stage_layers,
                   "Layers on the first pipeline stage (uneven split; 0 = even)");
   cmd->add_option("--pp-last-stage-layers", o.parallel.pp_last_stage_layers,
                   "Layers on the last pipeline stage (uneven split; 0 = even)");
   cmd->add_option("--sizing", o.sizing,
-                  "Byte counts: exact (what the framework saves) or dlio (DLIO's / MLPerf Storage's formula)")
-      ->check(one_of({"exact", "dlio"}))->capture_default_str();
+                  "Byte counts: exact (what the framework saves) or dlio (DLIO's / MLPerf "
+                  "Storage's formula)")
+      ->check(one_of({"exact", "dlio"}))
+      ->capture_default_str();
   cmd->add_option("--rank", o.rank, "Show only this rank, with its shards");
   cmd->add_flag("--json", o.json, "Print one JSON object");
-  cmd->add_flag("--files", o.files, "List the files each rank writes for one checkpoint, with their sizes (no I/O)");
-  cmd->add_option("--layout", o.directory_layout, "With --files: the directory layout (strategy.layout)")
-      ->check(one_of({"dcp", "megatron", "deepspeed", "megatron_dist"}))->capture_default_str();
+  cmd->add_flag("--files", o.files,
+                "List the files each rank writes for one checkpoint, with their sizes (no I/O)");
+  cmd->add_option("--layout", o.directory_layout,
+                  "With --files: the directory layout (strategy.layout)")
+      ->check(one_of({"dcp", "megatron", "deepspeed", "megatron_dist"}))
+      ->capture_default_str();
   cmd->add_option("--megatron-optimizer", o.megatron_optimizer,
-                  "With --files --layout megatron: distributed-optimizer files (strategy.megatron_optimizer)")
-      ->check(one_of({"gathered", "per_dp"}))->capture_default_str();
+                  "With --files --layout megatron: distributed-optimizer files "
+                  "(strategy.megatron_optimizer)")
+      ->check(one_of({"gathered", "per_dp"}))
+      ->capture_default_str();
   cmd->add_option("--writer-threads", o.writer_threads,
                   "With --files --layout megatron_dist: files per rank (strategy.writer_threads)")
-      ->check(CLI::Range(1, 64))->capture_default_str();
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
   return cmd;
 }
 
@@ -104,8 +129,8 @@ void run_layout(const LayoutOptions& o, std::ostream& out) {
   }
   if (o.files) {
     FilesRequest request;
-    for (const DirectoryLayout d : {DirectoryLayout::dcp, DirectoryLayout::megatron, DirectoryLayout::deepspeed,
-                                    DirectoryLayout::megatron_dist}) {
+    for (const DirectoryLayout d : {DirectoryLayout::dcp, DirectoryLayout::megatron,
+                                    DirectoryLayout::deepspeed, DirectoryLayout::megatron_dist}) {
       if (directory_layout_name(d) == o.directory_layout) request.directory_layout = d;
     }
     request.megatron_optimizer =

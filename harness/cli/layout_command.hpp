@@ -21,10 +21,10 @@ struct LayoutOptions {
   std::string sizing = "exact";  // or "dlio"
   std::optional<std::int64_t> rank;
   bool json = false;
-  bool files = false;                          // list the files of a checkpoint directory
-  std::string directory_layout = "dcp";        // with files: strategy.layout's values
+  bool files = false;                           // list the files of a checkpoint directory
+  std::string directory_layout = "dcp";         // with files: strategy.layout's values
   std::string megatron_optimizer = "gathered";  // with files: strategy.megatron_optimizer's values
-  int writer_threads = 2;                      // with files: strategy.writer_threads
+  int writer_threads = 2;                       // with files: strategy.writer_threads
 };
 
 // Registers `ckptbench layout` on `app`, filling `options` when parsed.

@@ -14,10 +14,10 @@ namespace ckpt::harness {
 
 // One file of a checkpoint directory as the layout's ranks write it (no I/O).
 struct ListedFile {
-  std::string path;              // relative to the checkpoint directory
-  std::int64_t rank = 0;         // the modeled rank that writes it
-  std::uint64_t bytes = 0;       // tensor bytes (no serialisation overhead)
-  std::int64_t tensors = 0;      // shards in it
+  std::string path;          // relative to the checkpoint directory
+  std::int64_t rank = 0;     // the modeled rank that writes it
+  std::uint64_t bytes = 0;   // tensor bytes (no serialisation overhead)
+  std::int64_t tensors = 0;  // shards in it
 };
 
 // The files every rank (or only `rank`) writes for one checkpoint in `directory_layout`,
@@ -31,9 +31,11 @@ struct FilesRequest {
   int writer_threads = 2;
   std::optional<std::int64_t> rank;  // only this rank's files
 };
-std::vector<ListedFile> list_checkpoint_files(const workloads::Layout& layout, const FilesRequest& request);
+std::vector<ListedFile> list_checkpoint_files(const workloads::Layout& layout,
+                                              const FilesRequest& request);
 
-void print_files_text(std::ostream& out, DirectoryLayout directory_layout, const std::vector<ListedFile>& files);
+void print_files_text(std::ostream& out, DirectoryLayout directory_layout,
+                      const std::vector<ListedFile>& files);
 nlohmann::json files_json(DirectoryLayout directory_layout, const std::vector<ListedFile>& files);
 
 }  // namespace ckpt::harness

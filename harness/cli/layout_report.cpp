@@ -1,8 +1,9 @@
 #include "harness/cli/layout_report.hpp"
 
-#include <algorithm>
 #include <fmt/format.h>
 #include <fmt/ostream.h>
+
+#include <algorithm>
 #include <string>
 
 #include "harness/common/text_format.hpp"
@@ -16,9 +17,11 @@ using workloads::WorldSummary;
 std::string state_line(const workloads::StateSpec& s) {
   const std::string naming(workloads::naming_name(s.effective_naming()));
   if (s.scope == workloads::StateScope::weights) {
-    return fmt::format("weights only, {} ({} names)", workloads::dtype_name(s.weight_dtype), naming);
+    return fmt::format("weights only, {} ({} names)", workloads::dtype_name(s.weight_dtype),
+                       naming);
   }
-  const std::string master = s.master_dtype ? std::string(workloads::dtype_name(*s.master_dtype)) : "none";
+  const std::string master =
+      s.master_dtype ? std::string(workloads::dtype_name(*s.master_dtype)) : "none";
   return fmt::format("full: weights {}, master {}, exp_avg/exp_avg_sq {} ({} names)",
                      workloads::dtype_name(s.weight_dtype), master,
                      workloads::dtype_name(s.optimizer_dtype), naming);
@@ -26,8 +29,10 @@ std::string state_line(const workloads::StateSpec& s) {
 
 std::string sizing_line(const workloads::StateSpec& s) {
   if (s.sizing == workloads::Sizing::exact) return "exact (the tensors the framework saves)";
-  return "dlio (DLIO's / MLPerf Storage v2.0's formula: rank order tp, pp, dp; no vocab padding; norms on "
-         "every TP rank; optimizer groups of parameters / ranks + 5 × hidden; Q and O by hidden × hidden)";
+  return "dlio (DLIO's / MLPerf Storage v2.0's formula: rank order tp, pp, dp; no vocab padding; "
+         "norms on "
+         "every TP rank; optimizer groups of parameters / ranks + 5 × hidden; Q and O by hidden × "
+         "hidden)";
 }
 
 std::string parallel_line(const Layout& layout) {
@@ -39,7 +44,8 @@ std::string parallel_line(const Layout& layout) {
   if (p.pp > 1) {
     const auto [first_begin, first_end] = layout.pipeline().layers_of(0);
     const auto [last_begin, last_end] = layout.pipeline().layers_of(p.pp - 1);
-    line += fmt::format(", layers per stage {} … {}", first_end - first_begin, last_end - last_begin);
+    line +=
+        fmt::format(", layers per stage {} … {}", first_end - first_begin, last_end - last_begin);
   }
   return line;
 }
@@ -49,8 +55,9 @@ void print_histogram(std::ostream& out, const WorldSummary& summary) {
   for (const auto& b : summary.histogram) widest = std::max(widest, b.shards);
   fmt::print(out, "\nshard sizes (all ranks)      shards            bytes\n");
   for (const auto& b : summary.histogram) {
-    const std::string range = b.lower == 0 ? "empty" : fmt::format("[{}, {})", format_size_label(b.lower),
-                                                                   format_size_label(2 * b.lower));
+    const std::string range = b.lower == 0 ? "empty"
+                                           : fmt::format("[{}, {})", format_size_label(b.lower),
+                                                         format_size_label(2 * b.lower));
     const auto bar = static_cast<std::size_t>((b.shards * 30 + widest - 1) / widest);
     fmt::print(out, "  {:<24} {:>10} {:>16}  {}\n", range, group_digits(b.shards),
                format_bytes(b.bytes), std::string(bar, '#'));
@@ -62,21 +69,22 @@ void print_rank_shards(std::ostream& out, const Layout& layout, std::int64_t ran
   const auto shards = layout.shards(rank);
   std::int64_t bytes = 0;
   for (const auto& s : shards) bytes += s.bytes;
-  fmt::print(out, "\nrank {} (tp {}, pp {}, dp {}, ep {}): {} shards, {} ({} B)\n", rank, c.tp, c.pp,
-             c.dp, c.ep, shards.size(), format_bytes(bytes), group_digits(bytes));
+  fmt::print(out, "\nrank {} (tp {}, pp {}, dp {}, ep {}): {} shards, {} ({} B)\n", rank, c.tp,
+             c.pp, c.dp, c.ep, shards.size(), format_bytes(bytes), group_digits(bytes));
   std::vector<std::string> slices;
   std::size_t width = 16;
   for (const auto& s : shards) {
-    slices.push_back(format_slice(s.offset, s.extent) + fmt::format(" [{}:{})", s.flat_begin, s.flat_end));
+    slices.push_back(format_slice(s.offset, s.extent) +
+                     fmt::format(" [{}:{})", s.flat_begin, s.flat_end));
     width = std::max(width, slices.back().size());
   }
-  fmt::print(out, "  {:<10} {:<5} {:>13}  {:<16} {:<{}} {}\n", "state", "dtype", "bytes", "global shape",
-             "slice [elements)", width, "name");
+  fmt::print(out, "  {:<10} {:<5} {:>13}  {:<16} {:<{}} {}\n", "state", "dtype", "bytes",
+             "global shape", "slice [elements)", width, "name");
   for (std::size_t i = 0; i < shards.size(); ++i) {
     const auto& s = shards[i];
-    fmt::print(out, "  {:<10} {:<5} {:>13}  {:<16} {:<{}} {}\n", workloads::state_kind_name(s.state),
-               workloads::dtype_name(s.dtype), group_digits(s.bytes), format_shape(s.global_shape),
-               slices[i], width, s.name);
+    fmt::print(out, "  {:<10} {:<5} {:>13}  {:<16} {:<{}} {}\n",
+               workloads::state_kind_name(s.state), workloads::dtype_name(s.dtype),
+               group_digits(s.bytes), format_shape(s.global_shape), slices[i], width, s.name);
   }
 }
 
@@ -111,8 +119,13 @@ nlohmann::json inputs_json(const Layout& layout) {
   const auto& p = layout.parallel();
   const auto& s = layout.state();
   return {{"parallelism",
-           {{"tp", p.tp}, {"pp", p.pp}, {"dp", p.dp}, {"ep", p.ep}, {"zero", p.zero_stage},
-            {"vocab_divisor", p.vocab_divisor}, {"padded_vocab", layout.padded_vocab()},
+           {{"tp", p.tp},
+            {"pp", p.pp},
+            {"dp", p.dp},
+            {"ep", p.ep},
+            {"zero", p.zero_stage},
+            {"vocab_divisor", p.vocab_divisor},
+            {"padded_vocab", layout.padded_vocab()},
             {"pp_first_stage_layers", p.pp_first_stage_layers},
             {"pp_last_stage_layers", p.pp_last_stage_layers}}},
           {"state",
@@ -150,12 +163,10 @@ void print_layout_text(std::ostream& out, const Layout& layout, const WorldSumma
 
 nlohmann::json layout_json(const Layout& layout, const WorldSummary& summary,
                            std::optional<std::int64_t> rank) {
-  nlohmann::json j{{"model", layout.model().name},
-                   {"parameters", summary.parameters},
-                   {"world_size", summary.world_size},
-                   {"checkpoint_bytes", summary.checkpoint_bytes},
-                   {"shards", summary.shards},
-                   {"writing_ranks", summary.writing_ranks}};
+  nlohmann::json j{
+      {"model", layout.model().name},     {"parameters", summary.parameters},
+      {"world_size", summary.world_size}, {"checkpoint_bytes", summary.checkpoint_bytes},
+      {"shards", summary.shards},         {"writing_ranks", summary.writing_ranks}};
   j.update(inputs_json(layout));
   j["rank_summary"] = {{"bytes", distribution_json(summary.rank_bytes)},
                        {"tensors", distribution_json(summary.rank_shards)}};
@@ -163,7 +174,8 @@ nlohmann::json layout_json(const Layout& layout, const WorldSummary& summary,
     j["ranks"] = nlohmann::json::array({rank_json(layout, *rank, true)});
   } else if (summary.world_size <= kMaxListedRanks) {
     j["ranks"] = nlohmann::json::array();
-    for (std::int64_t r = 0; r < summary.world_size; ++r) j["ranks"].push_back(rank_json(layout, r, false));
+    for (std::int64_t r = 0; r < summary.world_size; ++r)
+      j["ranks"].push_back(rank_json(layout, r, false));
   }
   j["histogram"] = nlohmann::json::array();
   for (const auto& b : summary.histogram) {

@@ -5,8 +5,8 @@
 #include <ostream>
 #include <string>
 
-#include "harness/spec/case.hpp"
 #include "harness/load/weight_loader.hpp"
+#include "harness/spec/case.hpp"
 
 namespace ckpt::harness {
 
@@ -14,14 +14,16 @@ struct LoadCommandOptions {
   std::string checkpoint;  // a checkpoint directory (holding ckptbench-manifest.json)
   LoadSettings settings;   // the defaults of the options, shared with the campaign's load.* keys
   std::string method = std::string(load_method_name(settings.method));
-  std::string memory = "host";                  // host, pinned or cuda: where the weights go
-  std::string backend = LoadStorage{}.backend;  // --backend: the storage backend the loader reads through
+  std::string memory = "host";  // host, pinned or cuda: where the weights go
+  std::string backend =
+      LoadStorage{}.backend;  // --backend: the storage backend the loader reads through
   int repeat = 1;
   bool drop_caches = true;
   bool verify = true;
-  std::int64_t tp = 0;    // --tp: the inference TP (0: the files whole)
+  std::int64_t tp = 0;     // --tp: the inference TP (0: the files whole)
   std::int64_t rank = -1;  // --rank: one inference rank of --tp (-1: every rank, one after another)
-  std::uint64_t gap_bytes = kLoadGapBytes;  // --gap-bytes: with --tp, file gaps the reads bridge (as load.gap_bytes)
+  std::uint64_t gap_bytes =
+      kLoadGapBytes;  // --gap-bytes: with --tp, file gaps the reads bridge (as load.gap_bytes)
 };
 
 // `ckptbench load CHECKPOINT`: loads a checkpoint's weights (raw or safetensors) into host,

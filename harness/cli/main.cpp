@@ -2,4 +2,6 @@
 
 #include "harness/cli/cli.hpp"
 
-int main(int argc, char** argv) { return ckpt::harness::run_cli(argc, argv, std::cout, std::cerr); }
+int main(int argc, char** argv) {
+  return ckpt::harness::run_cli(argc, argv, std::cout, std::cerr);
+}

@@ -12,17 +12,23 @@
 namespace ckpt::harness {
 
 CLI::App* add_project_command(CLI::App& app, ProjectCommandOptions& o) {
-  CLI::App* cmd = app.add_subcommand(
-      "project", "Project each case's measured node share to the full training job: checkpoint and restore time, optimal "
-                 "interval (Young, Daly) and the share of training time lost");
-  cmd->add_option("RUN", o.runs, "Run directories (holding results.jsonl) or results.jsonl files")->required();
+  CLI::App* cmd = app.add_subcommand("project",
+                                     "Project each case's measured node share to the full training "
+                                     "job: checkpoint and restore time, optimal "
+                                     "interval (Young, Daly) and the share of training time lost");
+  cmd->add_option("RUN", o.runs, "Run directories (holding results.jsonl) or results.jsonl files")
+      ->required();
   add_projection_options(cmd, o.projection);
   cmd->add_flag("--markdown", o.markdown, "Print a Markdown table");
-  cmd->add_option("--html", o.html, "Also write one self-contained HTML file: the table and waste-against-interval charts")
+  cmd->add_option(
+         "--html", o.html,
+         "Also write one self-contained HTML file: the table and waste-against-interval charts")
       ->option_text("FILE");
   cmd->footer(
-      "Exit status: 0 projected; 2 bad input: a command-line error, a run that is missing or does not parse, a case without "
-      "what a projection needs (field and fix named), MTBF or bandwidth not positive, no MTBF given.");
+      "Exit status: 0 projected; 2 bad input: a command-line error, a run that is missing or does "
+      "not parse, a case without "
+      "what a projection needs (field and fix named), MTBF or bandwidth not positive, no MTBF "
+      "given.");
   return cmd;
 }
 

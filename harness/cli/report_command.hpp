@@ -14,7 +14,7 @@ struct ReportCommandOptions {
   std::string by;
   std::string baseline;
   bool markdown = false;
-  std::string html;  // --html FILE ("" none)
+  std::string html;              // --html FILE ("" none)
   ProjectionOptions projection;  // any given: the report adds `project`'s section
 };
 

@@ -7,17 +7,17 @@
 #include <set>
 
 #include "backends/registry.hpp"
-#include "harness/engine/engine_checks.hpp"
-#include "harness/loadplan/load_plan.hpp"
-#include "harness/exec/dp_gather.hpp"
 #include "harness/checkpoint/manifest.hpp"
 #include "harness/checkpoint/manifest_checks.hpp"
-#include "harness/loadplan/reshard_restore.hpp"
+#include "harness/checkpoint/target_check.hpp"
+#include "harness/engine/engine_checks.hpp"
+#include "harness/exec/dp_gather.hpp"
 #include "harness/exec/process_buffer.hpp"
 #include "harness/exec/process_plans.hpp"
-#include "harness/run/process_memory.hpp"
-#include "harness/checkpoint/target_check.hpp"
 #include "harness/load/load_storage.hpp"
+#include "harness/loadplan/load_plan.hpp"
+#include "harness/loadplan/reshard_restore.hpp"
+#include "harness/run/process_memory.hpp"
 
 namespace ckpt::harness {
 namespace {
@@ -47,7 +47,8 @@ std::optional<std::string> backend_problem(const Case& c) {
 // A backend the loader cannot read through as load.* asks (harness/load/load_storage.hpp).
 std::optional<std::string> load_storage_problem(const Case& c) {
   for (const backends::BackendInfo& b : backends::list_backends()) {
-    if (b.name == c.backend) return load_backend_problem(c.backend, b.capabilities, c.load.settings);
+    if (b.name == c.backend)
+      return load_backend_problem(c.backend, b.capabilities, c.load.settings);
   }
   return std::nullopt;  // backend_problem names it
 }
@@ -98,7 +99,8 @@ std::optional<std::string> checkpoint_read_problem(const Case& writer, const Man
   if (selected.size() > kDryRunRanks) return std::nullopt;  // dry_run_ranks_problem names it
   const std::vector<RankPlan> planned = plan_ranks(layout, writer, selected, dir);
   if (auto problem = damaged_checkpoint_problem(manifest, dir, planned, &selected, 0, 1)) {
-    return fmt::format("damaged checkpoint: {} — {}", *problem, damaged_checkpoint_advice(writer, dir));
+    return fmt::format("damaged checkpoint: {} — {}", *problem,
+                       damaged_checkpoint_advice(writer, dir));
   }
   return std::nullopt;
 }
@@ -133,11 +135,15 @@ CaseCheck check_case(const Case& c, PhaseSelection phase, int processes, const M
     note(lock_problem(c));  // a keeping run on this case, which may retire what would be restored
   } else {
     note(target_problem(c));
-    if (c.keep || phase == PhaseSelection::checkpoint) note(lock_problem(c));  // another keeping run on this case
+    if (c.keep || phase == PhaseSelection::checkpoint)
+      note(lock_problem(c));  // another keeping run on this case
   }
   if (c.restore.reshard && phase != PhaseSelection::restore && phase != PhaseSelection::load) {
-    note("restore.*: a restore into another layout reads a checkpoint written by an earlier run; run it with --phase "
-         "restore (campaign.phase = \"restore\") after writing the checkpoint with --phase checkpoint");
+    note(
+        "restore.*: a restore into another layout reads a checkpoint written by an earlier run; "
+        "run it with --phase "
+        "restore (campaign.phase = \"restore\") after writing the checkpoint with --phase "
+        "checkpoint");
   }
   const workloads::Layout layout(c.model, c.parallel, c.state);
   const std::vector<std::int64_t> selected = selected_ranks(c, layout.world_size());
@@ -163,7 +169,8 @@ CaseCheck check_case(const Case& c, PhaseSelection phase, int processes, const M
     }
     // The DP gather's sources are left out here: planning them for every process of a large job
     // costs more than the dry run's bound (known gap: the run's own check counts them).
-    check.memory_per_process = std::max(check.memory_per_process, process_memory_bytes(c, plans, DpGather()));
+    check.memory_per_process =
+        std::max(check.memory_per_process, process_memory_bytes(c, plans, DpGather()));
     state_bytes = std::max(state_bytes, ProcessBuffer::bytes_for(plans.write));
     for (const RankPlan& plan : plans.write.empty() ? plans.read : plans.write) {
       check.bytes += plan.payload_bytes;
@@ -172,7 +179,8 @@ CaseCheck check_case(const Case& c, PhaseSelection phase, int processes, const M
     }
   }
   check.files = files.size();
-  if (phase != PhaseSelection::restore && phase != PhaseSelection::load) note(training_problem(c, state_bytes, mpi_thread_level));
+  if (phase != PhaseSelection::restore && phase != PhaseSelection::load)
+    note(training_problem(c, state_bytes, mpi_thread_level));
   note(memory_budget_problem(c, check.memory_per_process, selected.size(), processes));
   return check;
 }

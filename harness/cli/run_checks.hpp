@@ -30,7 +30,8 @@ struct CaseCheck {
 // changed tensor list, checkpoint_hash or safetensors file, which a run reports as its case's
 // failure (exit 1) instead.
 CaseCheck check_case(const Case& c, PhaseSelection phase, int processes, const MemorySpaces& spaces,
-                     const std::optional<std::string>& mpi_thread_level = std::nullopt, bool read_checks = false);
+                     const std::optional<std::string>& mpi_thread_level = std::nullopt,
+                     bool read_checks = false);
 
 // Every case's problems as lines "case 0: …"; a problem several cases share is one line
 // ("cases 0, 1, 2: …").

@@ -1,29 +1,30 @@
 #include "harness/cli/run_command.hpp"
-#include "harness/cli/file_limit.hpp"
 
-#include <algorithm>
 #include <fmt/format.h>
 #include <fmt/ostream.h>
+
+#include <algorithm>
 #include <map>
 #include <set>
 #include <sstream>
 
 #include "backends/registry.hpp"
 #include "harness/campaign/campaign.hpp"
+#include "harness/checkpoint/target_check.hpp"
 #include "harness/cli/choice_validator.hpp"
+#include "harness/cli/file_limit.hpp"
 #include "harness/cli/run_checks.hpp"
 #include "harness/comm/comm.hpp"
 #include "harness/comm/mpi_io_choice.hpp"
-#include "harness/engine/engine_checks.hpp"
 #include "harness/common/config_error.hpp"
 #include "harness/common/text_format.hpp"
+#include "harness/engine/engine_checks.hpp"
 #include "harness/memory/memory_spaces.hpp"
 #include "harness/plan/checkpoint_plan.hpp"
 #include "harness/report/console_reporter.hpp"
 #include "harness/report/results_files.hpp"
 #include "harness/run/case_runner.hpp"
 #include "harness/run/signal_guard.hpp"
-#include "harness/checkpoint/target_check.hpp"
 
 namespace ckpt::harness {
 namespace {
@@ -37,11 +38,12 @@ std::optional<PhaseSelection> parse_phase(const std::string& phase) {
 }
 
 // --dry-run: what each case would write and need.
-void describe_cases(const Campaign& campaign, const std::vector<CaseCheck>& checks, int processes, std::ostream& out) {
+void describe_cases(const Campaign& campaign, const std::vector<CaseCheck>& checks, int processes,
+                    std::ostream& out) {
   fmt::print(out, "campaign {} ({}): {} cases, {} process(es)\n\n", campaign.name, campaign.source,
              campaign.cases.size(), processes);
-  fmt::print(out, "{:>4}  {:>6} {:>12} {:>9} {:>9} {:>14}  {}\n", "case", "ranks", "checkpoint", "files", "extents",
-             "memory/process", "swept");
+  fmt::print(out, "{:>4}  {:>6} {:>12} {:>9} {:>9} {:>14}  {}\n", "case", "ranks", "checkpoint",
+             "files", "extents", "memory/process", "swept");
   for (std::size_t i = 0; i < checks.size(); ++i) {
     const Case& c = campaign.cases[i];
     const CaseCheck& k = checks[i];
@@ -80,37 +82,44 @@ BeforeMpi before_mpi(const RunOptions& o) {
     settings.need_mpi = !o.dry_run && !launched_by_mpi() &&
                         std::any_of(campaign.cases.begin(), campaign.cases.end(),
                                     [&](const Case& c) { return needing.contains(c.backend); });
-    settings.thread_multiple = !o.dry_run && std::any_of(campaign.cases.begin(), campaign.cases.end(), [&](const Case& c) {
-      const auto it = capabilities.find(c.backend);
-      return it != capabilities.end() && needs_mpi_thread_multiple(c, it->second);
-    });
+    settings.thread_multiple =
+        !o.dry_run && std::any_of(campaign.cases.begin(), campaign.cases.end(), [&](const Case& c) {
+          const auto it = capabilities.find(c.backend);
+          return it != capabilities.end() && needs_mpi_thread_multiple(c, it->second);
+        });
     if (!campaign.cases.empty()) settings.mpi_io = campaign.cases.front().mpi_io;
   } catch (const std::exception&) {
   }
   return settings;
 }
 
-int run_cases(const RunOptions& o, Comm& comm, const std::optional<std::string>& mpi_io_problem, std::ostream& out,
-              std::ostream& err);
+int run_cases(const RunOptions& o, Comm& comm, const std::optional<std::string>& mpi_io_problem,
+              std::ostream& out, std::ostream& err);
 
 }  // namespace
 
 CLI::App* add_run_command(CLI::App& app, RunOptions& o) {
-  CLI::App* cmd = app.add_subcommand("run", "Run a TOML campaign: timed checkpoints and restores, verified");
+  CLI::App* cmd =
+      app.add_subcommand("run", "Run a TOML campaign: timed checkpoints and restores, verified");
   cmd->add_option("campaign", o.campaign, "Campaign TOML file (see configs/)")->required();
   cmd->add_option("--set", o.overrides, "Override a campaign key: dotted.key=value (repeatable)");
-  cmd->add_option("--output", o.output, "Directory that receives the run's result directory")->capture_default_str();
+  cmd->add_option("--output", o.output, "Directory that receives the run's result directory")
+      ->capture_default_str();
   CLI::Option* dry_run = cmd->add_flag(
-      "--dry-run", o.dry_run, "Print the cases, bytes, files and memory each needs, and check what the run checks; no I/O");
+      "--dry-run", o.dry_run,
+      "Print the cases, bytes, files and memory each needs, and check what the run checks; no I/O");
   cmd->add_option("--processes", o.processes,
-                  "With --dry-run: plan for this many processes, as under mpirun -np N (default: this run's)")
+                  "With --dry-run: plan for this many processes, as under mpirun -np N (default: "
+                  "this run's)")
       ->check(CLI::PositiveNumber)
       ->needs(dry_run);
   cmd->add_option("--phase", o.phase,
-                  "checkpoint: write and keep; restore: read an existing checkpoint; both; load: load an existing "
+                  "checkpoint: write and keep; restore: read an existing checkpoint; both; load: "
+                  "load an existing "
                   "checkpoint's weights as an inference server does ([load])")
       ->check(one_of({"checkpoint", "restore", "both", "load"}));
-  cmd->add_option("--units", o.units, "Bandwidths in the summary table: GiB (GiB/s, 2^30 B/s) or GB (GB/s, 10^9 B/s)")
+  cmd->add_option("--units", o.units,
+                  "Bandwidths in the summary table: GiB (GiB/s, 2^30 B/s) or GB (GB/s, 10^9 B/s)")
       ->check(one_of({"GiB", "GB"}))
       ->capture_default_str();
   return cmd;
@@ -141,8 +150,8 @@ int run_campaign(const RunOptions& o, std::ostream& out, std::ostream& err) {
 
 namespace {
 
-int run_cases(const RunOptions& o, Comm& comm, const std::optional<std::string>& mpi_io_problem, std::ostream& out,
-              std::ostream& err) {
+int run_cases(const RunOptions& o, Comm& comm, const std::optional<std::string>& mpi_io_problem,
+              std::ostream& out, std::ostream& err) {
   const bool root = comm.rank() == 0;
   // Every process reads the campaign; they agree before going on, so that a file missing on
   // one node ends the run with its message instead of leaving the others waiting.
@@ -153,7 +162,8 @@ int run_cases(const RunOptions& o, Comm& comm, const std::optional<std::string>&
   } catch (const std::exception& e) {
     problem = e.what();
   }
-  if (const std::string first = comm.first_problem(problem); !first.empty()) throw SetupError(first);
+  if (const std::string first = comm.first_problem(problem); !first.empty())
+    throw SetupError(first);
   const Campaign& campaign = *loaded;
   const std::optional<PhaseSelection> phase = parse_phase(o.phase);
   if (root && o.verbosity != Verbosity::quiet) {
@@ -165,9 +175,11 @@ int run_cases(const RunOptions& o, Comm& comm, const std::optional<std::string>&
   MemorySpaces spaces;  // outlives every case's buffers
   const int processes = o.processes > 0 ? o.processes : comm.size();
   std::vector<CaseCheck> checks;
-  const std::optional<std::string> thread_level = o.dry_run ? std::nullopt : std::optional(comm.thread_level());
+  const std::optional<std::string> thread_level =
+      o.dry_run ? std::nullopt : std::optional(comm.thread_level());
   for (const Case& c : campaign.cases) {
-    checks.push_back(check_case(c, phase.value_or(c.phase), processes, spaces, thread_level, o.dry_run));
+    checks.push_back(
+        check_case(c, phase.value_or(c.phase), processes, spaces, thread_level, o.dry_run));
   }
   std::vector<std::string> problems = problem_lines(campaign, checks);
   if (mpi_io_problem) problems.insert(problems.begin(), *mpi_io_problem);
@@ -192,9 +204,11 @@ int run_cases(const RunOptions& o, Comm& comm, const std::optional<std::string>&
   if (root) {
     reporters.push_back(std::make_unique<JsonlReporter>(results_dir));
     reporters.push_back(std::make_unique<CsvReporter>(results_dir));
-    reporters.push_back(std::make_unique<ConsoleReporter>(out, parse_bandwidth_unit(o.units).value_or(BandwidthUnit::gib)));
+    reporters.push_back(std::make_unique<ConsoleReporter>(
+        out, parse_bandwidth_unit(o.units).value_or(BandwidthUnit::gib)));
   }
-  for (const auto& r : reporters) r->begin({campaign.name, campaign.source, campaign.cases.size(), comm.size()});
+  for (const auto& r : reporters)
+    r->begin({campaign.name, campaign.source, campaign.cases.size(), comm.size()});
   RunProgress progress(err, root ? o.verbosity : Verbosity::quiet, campaign.cases.size());
   RunContext ctx{comm, phase, signals.flag(), spaces,
                  [&](const Case& c, const IterationReport& r) { progress.iteration_done(c, r); }};
@@ -204,16 +218,20 @@ int run_cases(const RunOptions& o, Comm& comm, const std::optional<std::string>&
     progress.case_started(c);
     const CaseResult result = run_case(c, ctx);
     progress.case_done();
-    if (result.status == "interrupted") status = 130;
-    else if (result.status != "ok") status = std::max(status, 1);
+    if (result.status == "interrupted")
+      status = 130;
+    else if (result.status != "ok")
+      status = std::max(status, 1);
     if (root) {
       for (const auto& r : reporters) r->add(result);
-      if (result.status != "ok") fmt::print(err, "ckptbench: case {} {}: {}\n", c.index, result.status, result.error);
+      if (result.status != "ok")
+        fmt::print(err, "ckptbench: case {} {}: {}\n", c.index, result.status, result.error);
     }
     if (status == 130) break;
   }
   for (const auto& r : reporters) r->end();
-  if (results_dir->created()) fmt::print(out, "\nresults: {}\n", (results_dir->path() / "results.jsonl").string());
+  if (results_dir->created())
+    fmt::print(out, "\nresults: {}\n", (results_dir->path() / "results.jsonl").string());
   return status;
 }
 

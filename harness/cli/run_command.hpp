@@ -15,9 +15,9 @@ struct RunOptions {
   std::vector<std::string> overrides;  // --set KEY=VALUE
   std::string output = "results/runs";
   bool dry_run = false;
-  std::string phase;  // "" = campaign.phase
+  std::string phase;          // "" = campaign.phase
   std::string units = "GiB";  // bandwidths in the summary table: GiB (2^30 B/s) or GB (10^9 B/s)
-  int processes = 0;  // --dry-run --processes: plan for this many processes (0: this run's)
+  int processes = 0;          // --dry-run --processes: plan for this many processes (0: this run's)
   Verbosity verbosity = Verbosity::normal;
 };
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "harness/spec/case.hpp"
 #include "harness/run/run_context.hpp"
+#include "harness/spec/case.hpp"
 
 namespace ckpt::harness {
 

@@ -14,7 +14,8 @@ std::string Comm::first_problem(const std::string& mine) {
 }
 
 void Comm::send(int to, std::span<const std::byte>) {
-  throw std::logic_error("Comm::send to process " + std::to_string(to) + ": a " + kind() + " run has no other process");
+  throw std::logic_error("Comm::send to process " + std::to_string(to) + ": a " + kind() +
+                         " run has no other process");
 }
 
 void Comm::receive(int from, std::span<std::byte>) {

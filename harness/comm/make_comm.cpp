@@ -21,7 +21,9 @@ bool launched_by_mpi() {
   return false;
 }
 
-bool built_with_mpi() { return CKPT_HAVE_MPI != 0; }
+bool built_with_mpi() {
+  return CKPT_HAVE_MPI != 0;
+}
 
 std::string mpi_library_version() {
 #if CKPT_HAVE_MPI
@@ -30,7 +32,8 @@ std::string mpi_library_version() {
   if (MPI_Get_library_version(text.data(), &length) != MPI_SUCCESS) length = 0;
   text.resize(static_cast<std::size_t>(length));
   text = text.substr(0, std::min(text.find(','), text.find('\n')));
-  return text + " (MPI " + std::to_string(MPI_VERSION) + "." + std::to_string(MPI_SUBVERSION) + " headers)";
+  return text + " (MPI " + std::to_string(MPI_VERSION) + "." + std::to_string(MPI_SUBVERSION) +
+         " headers)";
 #else
   return "";
 #endif
@@ -46,9 +49,11 @@ std::unique_ptr<Comm> make_comm(bool need_mpi, bool thread_multiple) {
   const char* size = std::getenv("OMPI_COMM_WORLD_SIZE");
   if (size == nullptr) size = std::getenv("PMI_SIZE");
   if (launched_by_mpi() && size != nullptr && std::atoi(size) > 1) {
-    throw std::runtime_error("this ckptbench was built without MPI (CKPT_WITH_MPI=OFF or MPI not found at configure "
-                             "time) but was started by an MPI launcher with " + std::string(size) +
-                             " processes; rebuild with MPI (libopenmpi-dev) or run it without mpirun");
+    throw std::runtime_error(
+        "this ckptbench was built without MPI (CKPT_WITH_MPI=OFF or MPI not found at configure "
+        "time) but was started by an MPI launcher with " +
+        std::string(size) +
+        " processes; rebuild with MPI (libopenmpi-dev) or run it without mpirun");
   }
 #endif
   return std::make_unique<SingleComm>();

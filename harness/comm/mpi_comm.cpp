@@ -1,20 +1,20 @@
 #include "harness/comm/mpi_comm.hpp"
 
-#include <limits>
-#include <stdexcept>
-
 #include <mpi.h>
 
 #include <cstdlib>
+#include <limits>
 #include <numeric>
+#include <stdexcept>
 
 namespace ckpt::harness {
 
 MpiComm::MpiComm(bool thread_multiple) {
   int provided = 0;
-  MPI_Init_thread(nullptr, nullptr, thread_multiple ? MPI_THREAD_MULTIPLE : MPI_THREAD_FUNNELED, &provided);
+  MPI_Init_thread(nullptr, nullptr, thread_multiple ? MPI_THREAD_MULTIPLE : MPI_THREAD_FUNNELED,
+                  &provided);
   MPI_Query_thread(&provided);  // what the library grants, whatever Init_thread said
-  thread_level_ = provided >= MPI_THREAD_MULTIPLE   ? "MPI_THREAD_MULTIPLE"
+  thread_level_ = provided >= MPI_THREAD_MULTIPLE     ? "MPI_THREAD_MULTIPLE"
                   : provided >= MPI_THREAD_SERIALIZED ? "MPI_THREAD_SERIALIZED"
                   : provided >= MPI_THREAD_FUNNELED   ? "MPI_THREAD_FUNNELED"
                                                       : "MPI_THREAD_SINGLE";
@@ -22,11 +22,17 @@ MpiComm::MpiComm(bool thread_multiple) {
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
 }
 
-MpiComm::~MpiComm() { MPI_Finalize(); }
+MpiComm::~MpiComm() {
+  MPI_Finalize();
+}
 
-std::optional<int> MpiComm::mpi_handle() const { return MPI_Comm_c2f(MPI_COMM_WORLD); }
+std::optional<int> MpiComm::mpi_handle() const {
+  return MPI_Comm_c2f(MPI_COMM_WORLD);
+}
 
-void MpiComm::barrier() { MPI_Barrier(MPI_COMM_WORLD); }
+void MpiComm::barrier() {
+  MPI_Barrier(MPI_COMM_WORLD);
+}
 
 double MpiComm::max(double value) {
   double out = 0;
@@ -59,12 +65,15 @@ std::vector<std::string> MpiComm::gather(const std::string& mine) {
   MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
   std::vector<int> displacements(lengths.size());
   if (rank_ == 0) std::exclusive_scan(lengths.begin(), lengths.end(), displacements.begin(), 0);
-  std::string all(rank_ == 0 ? static_cast<std::size_t>(std::accumulate(lengths.begin(), lengths.end(), 0)) : 0, '\0');
-  MPI_Gatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(), displacements.data(), MPI_CHAR, 0,
-              MPI_COMM_WORLD);
+  std::string all(
+      rank_ == 0 ? static_cast<std::size_t>(std::accumulate(lengths.begin(), lengths.end(), 0)) : 0,
+      '\0');
+  MPI_Gatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(), displacements.data(),
+              MPI_CHAR, 0, MPI_COMM_WORLD);
   std::vector<std::string> out;
   for (std::size_t i = 0; i < lengths.size(); ++i) {
-    out.push_back(all.substr(static_cast<std::size_t>(displacements[i]), static_cast<std::size_t>(lengths[i])));
+    out.push_back(all.substr(static_cast<std::size_t>(displacements[i]),
+                             static_cast<std::size_t>(lengths[i])));
   }
   return out;
 }
@@ -92,12 +101,13 @@ constexpr int kPointToPointTag = 16;
 }  // namespace
 
 void MpiComm::send(int to, std::span<const std::byte> bytes) {
-  MPI_Send(bytes.data(), message_count(bytes.size(), "send"), MPI_BYTE, to, kPointToPointTag, MPI_COMM_WORLD);
+  MPI_Send(bytes.data(), message_count(bytes.size(), "send"), MPI_BYTE, to, kPointToPointTag,
+           MPI_COMM_WORLD);
 }
 
 void MpiComm::receive(int from, std::span<std::byte> bytes) {
-  MPI_Recv(bytes.data(), message_count(bytes.size(), "receive"), MPI_BYTE, from, kPointToPointTag, MPI_COMM_WORLD,
-           MPI_STATUS_IGNORE);
+  MPI_Recv(bytes.data(), message_count(bytes.size(), "receive"), MPI_BYTE, from, kPointToPointTag,
+           MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 }
 
 void MpiComm::abort(int status) {

@@ -28,14 +28,16 @@ bool selection_agrees(const std::string& value, MpiIoChoice choice) {
   const bool excludes = value.starts_with("^");
   const bool names_ompio = value.find("ompio") != std::string::npos;
   const bool names_romio = value.find("romio") != std::string::npos;
-  if (choice == MpiIoChoice::romio) return excludes ? names_ompio && !names_romio : names_romio && !names_ompio;
+  if (choice == MpiIoChoice::romio)
+    return excludes ? names_ompio && !names_romio : names_romio && !names_ompio;
   return excludes ? names_romio && !names_ompio : names_ompio && !names_romio;
 }
 
 }  // namespace
 
 std::optional<MpiIoChoice> mpi_io_choice_named(std::string_view name) {
-  for (const MpiIoChoice choice : {MpiIoChoice::library_default, MpiIoChoice::romio, MpiIoChoice::ompio}) {
+  for (const MpiIoChoice choice :
+       {MpiIoChoice::library_default, MpiIoChoice::romio, MpiIoChoice::ompio}) {
     if (mpi_io_choice_name(choice) == name) return choice;
   }
   return std::nullopt;
@@ -43,9 +45,12 @@ std::optional<MpiIoChoice> mpi_io_choice_named(std::string_view name) {
 
 std::string_view mpi_io_choice_name(MpiIoChoice choice) {
   switch (choice) {
-    case MpiIoChoice::library_default: return "default";
-    case MpiIoChoice::romio: return "romio";
-    case MpiIoChoice::ompio: return "ompio";
+    case MpiIoChoice::library_default:
+      return "default";
+    case MpiIoChoice::romio:
+      return "romio";
+    case MpiIoChoice::ompio:
+      return "ompio";
   }
   return "default";
 }
@@ -54,15 +59,17 @@ std::optional<std::string> request_mpi_io(MpiIoChoice choice) {
   if (choice == MpiIoChoice::library_default) return std::nullopt;
   const std::string name(mpi_io_choice_name(choice));
   if (!built_with_open_mpi()) {
-    if (choice == MpiIoChoice::romio) return std::nullopt;  // MPICH and its kin: ROMIO is all there is
-    return "campaign.mpi_io = \"ompio\" needs Open MPI, and this ckptbench was built with another MPI (whose "
+    if (choice == MpiIoChoice::romio)
+      return std::nullopt;  // MPICH and its kin: ROMIO is all there is
+    return "campaign.mpi_io = \"ompio\" needs Open MPI, and this ckptbench was built with another "
+           "MPI (whose "
            "MPI-IO is ROMIO); set campaign.mpi_io = \"default\" or \"romio\"";
   }
   const std::string variable(kSelectionVariable);
   if (const char* set = std::getenv(variable.c_str()); set != nullptr) {
     if (selection_agrees(set, choice)) return std::nullopt;
-    return "campaign.mpi_io = \"" + name + "\" but the environment selects " + variable + "=" + set +
-           " (mpirun --mca io " + set + "); drop one of them, or make them agree";
+    return "campaign.mpi_io = \"" + name + "\" but the environment selects " + variable + "=" +
+           set + " (mpirun --mca io " + set + "); drop one of them, or make them agree";
   }
   ::setenv(variable.c_str(), choice == MpiIoChoice::romio ? "^ompio" : "ompio", 1);
   return std::nullopt;

@@ -1,9 +1,10 @@
 #pragma once
 
+#include <toml++/toml.h>
+
 #include <filesystem>
 #include <string>
 #include <string_view>
-#include <toml++/toml.h>
 
 namespace ckpt::harness {
 

@@ -1,7 +1,8 @@
 #include "harness/common/text_format.hpp"
 
-#include <array>
 #include <fmt/format.h>
+
+#include <array>
 
 namespace ckpt::harness {
 namespace {

@@ -1,9 +1,10 @@
 #include "harness/engine/chunk_ring.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstring>
-#include <fmt/format.h>
 #include <stdexcept>
 
 #include "harness/common/elapsed.hpp"
@@ -17,15 +18,17 @@ constexpr std::uint64_t kMaxChunkBytes = std::uint64_t{64} << 20;
 
 RingGeometry ring_geometry(std::uint64_t capacity) {
   const std::uint64_t align = HostBuffer::kAlignment;
-  const std::uint64_t chunk = std::max(align, std::min(kMaxChunkBytes, capacity / 2 / align * align));
+  const std::uint64_t chunk =
+      std::max(align, std::min(kMaxChunkBytes, capacity / 2 / align * align));
   return {static_cast<int>(std::max<std::uint64_t>(2, capacity / chunk)), chunk};
 }
 
 ChunkRing::ChunkRing(const Buffer& state, std::uint64_t capacity) : state_(state) {
   if (capacity < kMinRingBytes) {
-    throw std::invalid_argument(fmt::format("engine.host_pool_bytes = {}: a pool smaller than one process's "
-                                            "checkpoint is a ring of chunks and needs at least {} bytes",
-                                            capacity, kMinRingBytes));
+    throw std::invalid_argument(
+        fmt::format("engine.host_pool_bytes = {}: a pool smaller than one process's "
+                    "checkpoint is a ring of chunks and needs at least {} bytes",
+                    capacity, kMinRingBytes));
   }
   geometry_ = ring_geometry(capacity);
   held_.assign(static_cast<std::size_t>(geometry_.slots), 0);
@@ -38,8 +41,8 @@ ChunkRing::ChunkRing(const Buffer& state, std::uint64_t capacity) : state_(state
 
 backends::MemoryView ChunkRing::chunk(int slot) const {
   if (copier_) return copier_->slot(slot);
-  return {host_.data() + static_cast<std::uint64_t>(slot) * geometry_.chunk_bytes, geometry_.chunk_bytes,
-          backends::MemoryKind::host};
+  return {host_.data() + static_cast<std::uint64_t>(slot) * geometry_.chunk_bytes,
+          geometry_.chunk_bytes, backends::MemoryKind::host};
 }
 
 std::uint64_t ChunkRing::high_water() const {
@@ -53,7 +56,8 @@ double ChunkRing::copy_wait_seconds() const {
 }
 
 bool ChunkRing::push(std::uint64_t offset, std::uint64_t bytes) {
-  if (bytes > geometry_.chunk_bytes) throw std::logic_error("ChunkRing::push: more bytes than a chunk holds");
+  if (bytes > geometry_.chunk_bytes)
+    throw std::logic_error("ChunkRing::push: more bytes than a chunk holds");
   const auto slots = static_cast<std::uint64_t>(geometry_.slots);
   int slot = 0;
   {
@@ -95,7 +99,8 @@ std::optional<backends::MemoryView> ChunkRing::front() {
 void ChunkRing::pop() {
   {
     const std::lock_guard lock(mutex_);
-    const auto slot = static_cast<std::size_t>(popped_ % static_cast<std::uint64_t>(geometry_.slots));
+    const auto slot =
+        static_cast<std::size_t>(popped_ % static_cast<std::uint64_t>(geometry_.slots));
     in_use_ -= held_[slot];
     held_[slot] = 0;
     ++popped_;

@@ -41,12 +41,14 @@ class ChunkRing {
   ChunkRing& operator=(const ChunkRing&) = delete;
 
   const RingGeometry& geometry() const { return geometry_; }
-  std::uint64_t high_water() const;      // most bytes held at once; thread-safe
-  double copy_wait_seconds() const;      // the copy side's waits for a free chunk since reset(); thread-safe
+  std::uint64_t high_water() const;  // most bytes held at once; thread-safe
+  double copy_wait_seconds()
+      const;  // the copy side's waits for a free chunk since reset(); thread-safe
 
   // Copy side (one thread): waits for the next chunk in ring order to be free, copies state bytes
   // [offset, offset + bytes) into it (bytes <= chunk_bytes) and hands it to the flush side.
-  // false: the ring was closed (nothing copied). Throws std::runtime_error for a failed device copy.
+  // false: the ring was closed (nothing copied). Throws std::runtime_error for a failed device
+  // copy.
   bool push(std::uint64_t offset, std::uint64_t bytes);
   // Flush side (one thread): waits for the oldest filled chunk and returns its memory; nullopt
   // once the ring was closed.
@@ -67,7 +69,7 @@ class ChunkRing {
   std::unique_ptr<DeviceCopier> copier_;  // device state: one pinned slot per chunk
   mutable std::mutex mutex_;
   std::condition_variable changed_;
-  std::vector<std::uint64_t> held_;  // bytes in each slot
+  std::vector<std::uint64_t> held_;        // bytes in each slot
   std::uint64_t pushed_ = 0, popped_ = 0;  // chunks handed over and freed since reset()
   std::uint64_t in_use_ = 0, high_water_ = 0;
   double copy_wait_seconds_ = 0;

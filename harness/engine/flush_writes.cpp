@@ -1,7 +1,8 @@
 #include "harness/engine/flush_writes.hpp"
 
-#include <exception>
 #include <fmt/format.h>
+
+#include <exception>
 
 namespace ckpt::harness {
 
@@ -11,7 +12,8 @@ FlushWrites write_whole(backends::Backend& backend, const FlushTarget& target) {
     try {
       const backends::IoOutcome io = backend.write(target.plans[i], target.memory[i]);
       out.bytes += io.bytes;
-      if (!io.ok()) out.error = fmt::format("{}: rank {}: {}", target.what, target.ranks[i], *io.error);
+      if (!io.ok())
+        out.error = fmt::format("{}: rank {}: {}", target.what, target.ranks[i], *io.error);
     } catch (const std::exception& e) {
       out.error = fmt::format("{}: rank {}: {}", target.what, target.ranks[i], e.what());
     }
@@ -28,7 +30,8 @@ std::string stream_plan(backends::Backend& backend, ChunkRing& ring, const backe
   const std::unique_ptr<backends::Backend::Stream> stream = backend.begin(plan, true);
   for (std::size_t k = 0; k < parts.size() && stream->ok(); ++k) {
     const std::optional<backends::MemoryView> chunk = ring.front();
-    if (!chunk) return fmt::format("the snapshot copy stopped before chunk {} of {}", k + 1, parts.size());
+    if (!chunk)
+      return fmt::format("the snapshot copy stopped before chunk {} of {}", k + 1, parts.size());
     stream->transfer(part_plan(plan, parts[k]), *chunk);
     ring.pop();
   }
@@ -39,7 +42,8 @@ std::string stream_plan(backends::Backend& backend, ChunkRing& ring, const backe
 
 }  // namespace
 
-FlushWrites write_through_ring(backends::Backend& backend, ChunkRing& ring, const FlushTarget& target) {
+FlushWrites write_through_ring(backends::Backend& backend, ChunkRing& ring,
+                               const FlushTarget& target) {
   FlushWrites out;
   for (std::size_t i = 0; i < target.plans.size() && out.error.empty(); ++i) {
     std::string problem;
@@ -48,7 +52,8 @@ FlushWrites write_through_ring(backends::Backend& backend, ChunkRing& ring, cons
     } catch (const std::exception& e) {
       problem = e.what();
     }
-    if (!problem.empty()) out.error = fmt::format("{}: rank {}: {}", target.what, target.ranks[i], problem);
+    if (!problem.empty())
+      out.error = fmt::format("{}: rank {}: {}", target.what, target.ranks[i], problem);
   }
   if (!out.error.empty()) ring.close();
   return out;

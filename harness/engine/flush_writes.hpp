@@ -26,14 +26,15 @@ struct FlushTarget {
   std::string what;  // "checkpoint of iteration 7 (<dir>)", for errors
   std::vector<backends::IoPlan> plans;
   std::vector<std::int64_t> ranks;
-  std::vector<backends::MemoryView> memory;         // whole pool: each plan's bytes in it
-  std::vector<std::vector<StagedPart>> parts;       // ring: each plan cut into chunks (split_plan)
+  std::vector<backends::MemoryView> memory;    // whole pool: each plan's bytes in it
+  std::vector<std::vector<StagedPart>> parts;  // ring: each plan cut into chunks (split_plan)
 };
 
 FlushWrites write_whole(backends::Backend& backend, const FlushTarget& target);
 
 // Writes the chunks as the ring hands them over; an error closes the ring (the copy side stops).
-FlushWrites write_through_ring(backends::Backend& backend, ChunkRing& ring, const FlushTarget& target);
+FlushWrites write_through_ring(backends::Backend& backend, ChunkRing& ring,
+                               const FlushTarget& target);
 
 // The copy side: pushes every plan's chunks, plan by plan, from state offsets bases[r] + part
 // offset. `midway` (may be empty) runs once after half of the chunks (a test hook). false when

@@ -25,7 +25,9 @@ std::uint64_t HostPool::allocation(std::uint64_t capacity, std::uint64_t state_b
   return capacity < kMinRingBytes ? 0 : ring_geometry(capacity).bytes();
 }
 
-std::uint64_t HostPool::high_water() const { return ring_ ? ring_->high_water() : high_water_; }
+std::uint64_t HostPool::high_water() const {
+  return ring_ ? ring_->high_water() : high_water_;
+}
 
 backends::MemoryView HostPool::view() const {
   if (ring_) throw std::logic_error("HostPool::view: a ring has no whole snapshot");
@@ -46,7 +48,8 @@ void HostPool::copy_in(std::uint64_t offset, std::uint64_t bytes) const {
   if (bytes == 0) return;
   if (ring_) throw std::logic_error("HostPool::copy_in: a ring is filled chunk by chunk");
   if (copier_) {
-    if (offset != 0 || bytes != state_.size()) throw std::logic_error("HostPool: device state copies whole buffers");
+    if (offset != 0 || bytes != state_.size())
+      throw std::logic_error("HostPool: device state copies whole buffers");
     copier_->start(0, 0, bytes, true);
     copier_->wait(0);
     return;

@@ -26,7 +26,8 @@ class HostPool {
 
   std::uint64_t capacity() const { return capacity_; }
   std::uint64_t high_water() const;
-  // Bytes the pool allocates for a state of `state_bytes` under the bound `capacity` (0: the state's).
+  // Bytes the pool allocates for a state of `state_bytes` under the bound `capacity` (0: the
+  // state's).
   static std::uint64_t allocation(std::uint64_t capacity, std::uint64_t state_bytes);
 
   // The ring when the pool is smaller than the state; nullptr when it holds a whole snapshot.
@@ -48,7 +49,7 @@ class HostPool {
   const Buffer& state_;
   std::uint64_t capacity_ = 0;
   std::uint64_t in_use_ = 0, high_water_ = 0;
-  HostBuffer host_;                        // host state
+  HostBuffer host_;                       // host state
   std::unique_ptr<DeviceCopier> copier_;  // device state: one pinned slot
   std::unique_ptr<ChunkRing> ring_;
 };

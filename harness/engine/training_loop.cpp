@@ -15,9 +15,9 @@
 #include "harness/engine/flush_worker.hpp"
 #include "harness/engine/host_pool.hpp"
 #include "harness/engine/memory_reserve.hpp"
+#include "harness/exec/iteration.hpp"
 #include "harness/memory/staging.hpp"
 #include "harness/plan/training_state.hpp"
-#include "harness/exec/iteration.hpp"
 
 namespace ckpt::harness {
 namespace {
@@ -220,7 +220,8 @@ void TrainingRun::guard(const std::function<void()>& local) noexcept {
     if (local_problem_.empty()) {
       try {
         const std::string what = describe_exception(std::current_exception());
-        local_problem_ = io_.comm.size() > 1 ? fmt::format("process {}: {}", io_.comm.rank(), what) : what;
+        local_problem_ =
+            io_.comm.size() > 1 ? fmt::format("process {}: {}", io_.comm.rank(), what) : what;
       } catch (...) {
         local_problem_ = "out of memory";  // even the message could not be made
       }
@@ -237,8 +238,9 @@ bool TrainingRun::agree_local() {
     // any other failure.
     fail(fmt::format("training loop: {}", problem));
   } else {
-    fail_checkpoint(pending_dir_ ? fmt::format("checkpoint {} failed: {}", pending_dir_->string(), problem)
-                                 : fmt::format("training loop: {}", problem));
+    fail_checkpoint(pending_dir_
+                        ? fmt::format("checkpoint {} failed: {}", pending_dir_->string(), problem)
+                        : fmt::format("training loop: {}", problem));
   }
   return false;
 }
@@ -373,7 +375,8 @@ double TrainingRun::gather(std::int64_t iteration, CheckpointRecord& record) {
 }
 
 void TrainingRun::prepare_checkpoint(std::int64_t iteration, const fs::path& dir) {
-  if (iteration == hooks_.throw_after_claim && io_.comm.rank() == hooks_.throw_process) throw std::bad_alloc();
+  if (iteration == hooks_.throw_after_claim && io_.comm.rank() == hooks_.throw_process)
+    throw std::bad_alloc();
   retarget(io_.plans, io_.planned_dir, dir);
   io_.planned_dir = dir;
 }

@@ -18,13 +18,13 @@
 
 #include "backends/backend.hpp"
 #include "harness/comm/comm.hpp"
-#include "harness/spec/engine_spec.hpp"
-#include "harness/results/training_summary.hpp"
+#include "harness/exec/dp_gather.hpp"
+#include "harness/exec/process_buffer.hpp"
 #include "harness/memory/data_pattern_kind.hpp"
 #include "harness/memory/gpu_load.hpp"
 #include "harness/plan/checkpoint_plan.hpp"
-#include "harness/exec/dp_gather.hpp"
-#include "harness/exec/process_buffer.hpp"
+#include "harness/results/training_summary.hpp"
+#include "harness/spec/engine_spec.hpp"
 
 namespace ckpt::harness {
 
@@ -33,22 +33,25 @@ using Checksums = std::vector<std::vector<std::uint64_t>>;  // per rank plan, pe
 struct TrainingIo {
   Comm& comm;
   backends::Backend& backend;
-  std::vector<RankPlan> plans;           // the process's ranks; paths under `planned_dir`
+  std::vector<RankPlan> plans;  // the process's ranks; paths under `planned_dir`
   std::filesystem::path planned_dir;
-  ProcessBuffer& state;                  // filled (iteration -1) and pre-touched
+  ProcessBuffer& state;  // filled (iteration -1) and pre-touched
   DataPattern pattern = DataPattern::random;
   // Collective: claims the directory of the checkpoint of `iteration` (made exclusively, as every
   // checkpoint's step directory) into `dir`; returns the same problem everywhere, or "".
   std::function<std::string(std::int64_t iteration, std::filesystem::path& dir)> claim_dir;
   // Collective: records the checkpoint of `iteration` in `dir` as complete (manifest with its
   // checksums and training iteration); returns the same problem everywhere, or "".
-  std::function<std::string(const std::filesystem::path& dir, std::int64_t iteration, const Checksums& sums)> commit;
+  std::function<std::string(const std::filesystem::path& dir, std::int64_t iteration,
+                            const Checksums& sums)>
+      commit;
   // Collective: removes directory `dir` of a checkpoint that failed after claim_dir (never
   // committed; no process writes into it any more) and says what became of it, for the error.
   // Empty: the directory stays.
   std::function<std::string(const std::filesystem::path& dir)> discard;
-  const std::atomic<bool>* interrupted = nullptr;  // SIGINT/SIGTERM: finish the in-flight flush, stop
-  GpuLoad* gpu_load = nullptr;                     // training.compute = "gpu": the kernel compute runs (required then)
+  const std::atomic<bool>* interrupted =
+      nullptr;                  // SIGINT/SIGTERM: finish the in-flight flush, stop
+  GpuLoad* gpu_load = nullptr;  // training.compute = "gpu": the kernel compute runs (required then)
   // Megatron's gathered distributed optimizer (engine sync only; case checks refuse async/lazy):
   // each update fills only the shards this process's ranks hold plus the gather's sources, and
   // every checkpoint gathers the other DP ranks' shards into `state` before its write.

@@ -35,9 +35,14 @@ bool drop_caches() {
 
 std::string apply_cache_policy(CachePolicy policy, const std::vector<backends::IoPlan>& plans) {
   switch (policy) {
-    case CachePolicy::none: return "none";
-    case CachePolicy::fadvise: fadvise_files(plans); return "fadvise";
-    case CachePolicy::read_shift: fadvise_files(plans); return "read_shift+fadvise";
+    case CachePolicy::none:
+      return "none";
+    case CachePolicy::fadvise:
+      fadvise_files(plans);
+      return "fadvise";
+    case CachePolicy::read_shift:
+      fadvise_files(plans);
+      return "read_shift+fadvise";
     case CachePolicy::drop:
       if (drop_caches()) return "drop_caches";
       fadvise_files(plans);

@@ -8,9 +8,9 @@
 #include <string>
 
 #include "backends/backend.hpp"
-#include "harness/spec/case.hpp"
 #include "harness/comm/comm.hpp"
 #include "harness/memory/host_buffer.hpp"
+#include "harness/spec/case.hpp"
 
 namespace ckpt::harness {
 
@@ -27,7 +27,8 @@ class Calibration {
   // `source`: host memory of at least `bytes` to write from and read back into (the bytes read
   // are the bytes written, so the case's data stays intact); empty or device memory: the
   // calibration allocates its own pre-touched host buffer.
-  Calibration(std::filesystem::path directory, std::uint64_t bytes, backends::MemoryView source, Comm& comm);
+  Calibration(std::filesystem::path directory, std::uint64_t bytes, backends::MemoryView source,
+              Comm& comm);
   ~Calibration();  // removes this process's file if finish() did not run (never collective)
   Calibration(const Calibration&) = delete;
   Calibration& operator=(const Calibration&) = delete;

@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <span>
 
-#include "harness/plan/training_state.hpp"
-#include "harness/plan/framework_shards.hpp"
 #include "harness/exec/iteration.hpp"
 #include "harness/exec/process_plans.hpp"
+#include "harness/plan/framework_shards.hpp"
+#include "harness/plan/training_state.hpp"
 
 namespace ckpt::harness {
 namespace {
@@ -15,7 +15,8 @@ constexpr std::uint64_t kSourceAlignment = 64;
 
 // Which process emulates each selected rank (process_share's blocks).
 int process_of(const std::vector<std::int64_t>& selected, int processes, std::int64_t rank) {
-  const auto index = static_cast<std::size_t>(std::lower_bound(selected.begin(), selected.end(), rank) - selected.begin());
+  const auto index = static_cast<std::size_t>(
+      std::lower_bound(selected.begin(), selected.end(), rank) - selected.begin());
   const std::size_t n = selected.size();
   for (int p = 0; p < processes; ++p) {
     if (index < n * static_cast<std::size_t>(p + 1) / static_cast<std::size_t>(processes)) return p;
@@ -34,7 +35,8 @@ RankPlan source_plan(const RankPlan& root_plan, std::int64_t holder) {
   for (const PlacedShard& ps : root_plan.shards) {
     if (ps.holder != holder) continue;
     PlacedShard& placed = source.shards.emplace_back(ps);
-    placed.memory_offset = (source.buffer_bytes + kSourceAlignment - 1) / kSourceAlignment * kSourceAlignment;
+    placed.memory_offset =
+        (source.buffer_bytes + kSourceAlignment - 1) / kSourceAlignment * kSourceAlignment;
     source.buffer_bytes = placed.memory_offset + placed.bytes;
     source.payload_bytes += placed.bytes;
   }
@@ -43,8 +45,8 @@ RankPlan source_plan(const RankPlan& root_plan, std::int64_t holder) {
 
 // Copies bytes [pos, pos + stage.size()) of the stream the pieces make, between `stage` and
 // their places in `buffer` (part `plan` of it at buffer.offset(plan)).
-void move_stream(const std::vector<DpGatherPiece>& pieces, const ProcessBuffer& buffer, std::uint64_t pos,
-                 std::span<std::byte> stage, bool into_stage) {
+void move_stream(const std::vector<DpGatherPiece>& pieces, const ProcessBuffer& buffer,
+                 std::uint64_t pos, std::span<std::byte> stage, bool into_stage) {
   std::uint64_t start = 0;
   for (const DpGatherPiece& piece : pieces) {
     const std::uint64_t end = start + piece.bytes;
@@ -66,9 +68,9 @@ void move_stream(const std::vector<DpGatherPiece>& pieces, const ProcessBuffer& 
 
 }  // namespace
 
-DpGather::DpGather(const workloads::Layout& layout, const Case& c, const std::vector<std::int64_t>& selected,
-                   int process, int processes, const std::vector<RankPlan>& write_plans,
-                   const std::filesystem::path& dir)
+DpGather::DpGather(const workloads::Layout& layout, const Case& c,
+                   const std::vector<std::int64_t>& selected, int process, int processes,
+                   const std::vector<RankPlan>& write_plans, const std::filesystem::path& dir)
     : selected_(selected) {
   std::sort(selected_.begin(), selected_.end());
   if (!gathers_distributed_optimizer(c, layout)) return;
@@ -81,8 +83,14 @@ DpGather::DpGather(const workloads::Layout& layout, const Case& c, const std::ve
         return x.root == plan.rank && x.holder == ps.holder;
       });
       if (t == transfers_.end()) {
-        t = transfers_.insert(transfers_.end(), Transfer{plan.rank, ps.holder, process_of(selected_, processes, ps.holder),
-                                                         process, {}, {}, 0});
+        t = transfers_.insert(transfers_.end(),
+                              Transfer{plan.rank,
+                                       ps.holder,
+                                       process_of(selected_, processes, ps.holder),
+                                       process,
+                                       {},
+                                       {},
+                                       0});
       }
       t->target.push_back({p, ps.memory_offset, ps.bytes});
       t->bytes += ps.bytes;
@@ -93,18 +101,24 @@ DpGather::DpGather(const workloads::Layout& layout, const Case& c, const std::ve
     const std::int64_t root = gather_root(layout, c, holder);
     if (root == holder || !is_selected(selected_, root)) continue;
     const int to = process_of(selected_, processes, root);
-    const auto local = std::find_if(write_plans.begin(), write_plans.end(), [&](const RankPlan& p) { return p.rank == root; });
-    RankPlan source = local != write_plans.end() ? source_plan(*local, holder)
-                                                 : source_plan(plan_ranks(layout, c, {root}, dir).front(), holder);
+    const auto local = std::find_if(write_plans.begin(), write_plans.end(),
+                                    [&](const RankPlan& p) { return p.rank == root; });
+    RankPlan source = local != write_plans.end()
+                          ? source_plan(*local, holder)
+                          : source_plan(plan_ranks(layout, c, {root}, dir).front(), holder);
     if (source.shards.empty()) continue;
     auto t = std::find_if(transfers_.begin(), transfers_.end(),
                           [&](const Transfer& x) { return x.root == root && x.holder == holder; });
-    if (t == transfers_.end()) t = transfers_.insert(transfers_.end(), Transfer{root, holder, process, to, {}, {}, source.payload_bytes});
-    for (const PlacedShard& ps : source.shards) t->source.push_back({sources_.size(), ps.memory_offset, ps.bytes});
+    if (t == transfers_.end())
+      t = transfers_.insert(transfers_.end(),
+                            Transfer{root, holder, process, to, {}, {}, source.payload_bytes});
+    for (const PlacedShard& ps : source.shards)
+      t->source.push_back({sources_.size(), ps.memory_offset, ps.bytes});
     sources_.push_back(std::move(source));
   }
-  std::sort(transfers_.begin(), transfers_.end(),
-            [](const Transfer& a, const Transfer& b) { return std::pair(a.root, a.holder) < std::pair(b.root, b.holder); });
+  std::sort(transfers_.begin(), transfers_.end(), [](const Transfer& a, const Transfer& b) {
+    return std::pair(a.root, a.holder) < std::pair(b.root, b.holder);
+  });
 }
 
 void DpGather::prepare(MemorySpace& space, DataPattern pattern) {
@@ -117,7 +131,8 @@ void DpGather::prepare(MemorySpace& space, DataPattern pattern) {
 }
 
 void DpGather::fill_sources(DataPattern pattern, std::int64_t iteration) {
-  if (!sources_.empty()) fill_plans(plans_at_iteration(sources_, iteration), source_buffer_, pattern);
+  if (!sources_.empty())
+    fill_plans(plans_at_iteration(sources_, iteration), source_buffer_, pattern);
 }
 
 std::vector<RankPlan> DpGather::fill_held_only(const std::vector<RankPlan>& write_plans) const {

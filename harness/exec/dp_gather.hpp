@@ -18,9 +18,9 @@
 #include <vector>
 
 #include "harness/comm/comm.hpp"
+#include "harness/exec/process_buffer.hpp"
 #include "harness/memory/memory_space.hpp"
 #include "harness/plan/checkpoint_plan.hpp"
-#include "harness/exec/process_buffer.hpp"
 #include "workloads/layout.hpp"
 
 namespace ckpt::harness {
@@ -47,16 +47,17 @@ class DpGather {
   // `write_plans` are this process's (plan_ranks of `mine`); `selected` every selected modeled
   // rank, `process` of `processes` as process_share splits them. Holders that are not selected
   // send nothing: their shards stay filled by the root itself (fill_held_only leaves them in).
-  DpGather(const workloads::Layout& layout, const Case& c, const std::vector<std::int64_t>& selected, int process,
-           int processes, const std::vector<RankPlan>& write_plans, const std::filesystem::path& dir);
+  DpGather(const workloads::Layout& layout, const Case& c,
+           const std::vector<std::int64_t>& selected, int process, int processes,
+           const std::vector<RankPlan>& write_plans, const std::filesystem::path& dir);
 
   // Whether any transfer involves this process.
   bool active() const { return !transfers_.empty(); }
   // Bytes of the sources this process's held shards need (for the memory budget).
   std::uint64_t source_bytes() const { return ProcessBuffer::bytes_for(sources_); }
 
-  // Allocates the sources in `space` and the host staging buffer, and fills the sources with their deterministic bytes: what each
-  // DP rank generated before the checkpoint.
+  // Allocates the sources in `space` and the host staging buffer, and fills the sources with their
+  // deterministic bytes: what each DP rank generated before the checkpoint.
   void prepare(MemorySpace& space, DataPattern pattern);
   // The sources refilled with their bytes at training iteration `iteration` (the [training]
   // loop's update: each DP rank's shards change every iteration, harness/plan/training_state.hpp).
@@ -71,7 +72,7 @@ class DpGather {
  private:
   struct Transfer {
     std::int64_t root = 0, holder = 0;
-    int from = 0, to = 0;         // processes
+    int from = 0, to = 0;               // processes
     std::vector<DpGatherPiece> source;  // in the source buffer (from == this process)
     std::vector<DpGatherPiece> target;  // in the write buffer (to == this process)
     std::uint64_t bytes = 0;

@@ -1,10 +1,11 @@
 #include "harness/exec/iteration.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <chrono>
 #include <filesystem>
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <span>
@@ -39,7 +40,8 @@ std::string create_parent_directories(const std::vector<RankPlan>& plans) {
 
 namespace {
 
-void add_latency(std::optional<backends::LatencyHistogram>& sum, const backends::LatencyHistogram& more) {
+void add_latency(std::optional<backends::LatencyHistogram>& sum,
+                 const backends::LatencyHistogram& more) {
   if (sum) {
     sum->merge(more);
   } else {
@@ -51,7 +53,8 @@ void add_outcome(ProcessSample& sample, const backends::IoOutcome& outcome) {
   add_phases(sample.phases, outcome.phases);
   if (outcome.latency) add_latency(sample.latency, *outcome.latency);
   for (const std::string& note : outcome.notes) {
-    if (std::find(sample.notes.begin(), sample.notes.end(), note) == sample.notes.end()) sample.notes.push_back(note);
+    if (std::find(sample.notes.begin(), sample.notes.end(), note) == sample.notes.end())
+      sample.notes.push_back(note);
   }
 }
 
@@ -63,10 +66,12 @@ struct Moved {
   double copy_seconds = 0;
 };
 
-Moved move_plan(backends::Backend& backend, const backends::IoPlan& plan, const ProcessBuffer& buffer,
-                std::uint64_t base, backends::MemoryView view, bool write) {
+Moved move_plan(backends::Backend& backend, const backends::IoPlan& plan,
+                const ProcessBuffer& buffer, std::uint64_t base, backends::MemoryView view,
+                bool write) {
   if (Stager* stager = buffer.stager()) {
-    StagedOutcome out = write ? stager->write(backend, plan, base) : stager->read(backend, plan, base);
+    StagedOutcome out =
+        write ? stager->write(backend, plan, base) : stager->read(backend, plan, base);
     return {std::move(out.io), out.seconds, out.copy_seconds};
   }
   backends::IoOutcome io = write ? backend.write(plan, view) : backend.read(plan, view);
@@ -76,10 +81,12 @@ Moved move_plan(backends::Backend& backend, const backends::IoPlan& plan, const 
 
 // A collective backend, or a read in file order: one call with the whole process's share, made
 // even with no ranks.
-void transfer_process(backends::Backend& backend, const std::vector<RankPlan>& plans, const ProcessBuffer& buffer,
-                      bool write, TransferOrder order, ProcessSample& sample) {
-  const backends::IoPlan plan =
-      order == TransferOrder::by_file ? process_plan_in_file_order(plans, buffer) : process_plan(plans, buffer);
+void transfer_process(backends::Backend& backend, const std::vector<RankPlan>& plans,
+                      const ProcessBuffer& buffer, bool write, TransferOrder order,
+                      ProcessSample& sample) {
+  const backends::IoPlan plan = order == TransferOrder::by_file
+                                    ? process_plan_in_file_order(plans, buffer)
+                                    : process_plan(plans, buffer);
   const Moved moved = move_plan(backend, plan, buffer, 0, buffer.view(), write);
   const backends::IoOutcome& outcome = moved.io;
   add_outcome(sample, outcome);
@@ -87,19 +94,22 @@ void transfer_process(backends::Backend& backend, const std::vector<RankPlan>& p
   sample.rank_seconds.assign(plans.size(), moved.seconds);
   if (!outcome.ok()) {
     sample.error = plans.empty() ? *outcome.error
-                                 : fmt::format("ranks {}-{}: {}", plans.front().rank, plans.back().rank, *outcome.error);
+                                 : fmt::format("ranks {}-{}: {}", plans.front().rank,
+                                               plans.back().rank, *outcome.error);
   }
 }
 
 }  // namespace
 
 ProcessSample timed_transfer(backends::Backend& backend, const std::vector<RankPlan>& plans,
-                             const ProcessBuffer& buffer, bool write, Comm& comm, TransferOrder order) {
+                             const ProcessBuffer& buffer, bool write, Comm& comm,
+                             TransferOrder order) {
   ProcessSample sample;
   const bool collective = backend.capabilities().collective;
   comm.barrier();
   const auto start = Clock::now();
-  sample.start_wall = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  sample.start_wall =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   if (write) {
     sample.error = comm.first_problem(create_parent_directories(plans));
     sample.mkdir_seconds = seconds_since(start);
@@ -112,7 +122,8 @@ ProcessSample timed_transfer(backends::Backend& backend, const std::vector<RankP
     transfer_process(backend, plans, buffer, write, order, sample);
   } else {
     for (std::size_t i = 0; i < plans.size(); ++i) {
-      const Moved moved = move_plan(backend, plans[i].io, buffer, buffer.offset(i), buffer.rank_view(i), write);
+      const Moved moved =
+          move_plan(backend, plans[i].io, buffer, buffer.offset(i), buffer.rank_view(i), write);
       add_outcome(sample, moved.io);
       sample.copy_seconds += moved.copy_seconds;
       sample.rank_seconds.push_back(moved.seconds);
@@ -129,18 +140,24 @@ ProcessSample timed_transfer(backends::Backend& backend, const std::vector<RankP
 namespace {
 
 // The phases a straggler is named for, as gather_timing sends them.
-constexpr std::array<std::pair<const char*, const char*>, 6> kStragglerPhases{
-    {{"mkdir", "m"}, {"open", "o"}, {"transfer", "t"}, {"sync", "y"}, {"close", "c"}, {"total", "s"}}};
+constexpr std::array<std::pair<const char*, const char*>, 6> kStragglerPhases{{{"mkdir", "m"},
+                                                                               {"open", "o"},
+                                                                               {"transfer", "t"},
+                                                                               {"sync", "y"},
+                                                                               {"close", "c"},
+                                                                               {"total", "s"}}};
 
 // Keeps, per phase, the first process with the longest time.
 void note_stragglers(IterationTiming& timing, const nlohmann::json& sample, int process) {
   if (timing.stragglers.empty()) {
-    for (const auto& [phase, key] : kStragglerPhases) timing.stragglers.push_back({phase, process, sample.at(key)});
+    for (const auto& [phase, key] : kStragglerPhases)
+      timing.stragglers.push_back({phase, process, sample.at(key)});
     return;
   }
   for (std::size_t i = 0; i < kStragglerPhases.size(); ++i) {
     const double seconds = sample.at(kStragglerPhases[i].second).get<double>();
-    if (seconds > timing.stragglers[i].seconds) timing.stragglers[i] = {kStragglerPhases[i].first, process, seconds};
+    if (seconds > timing.stragglers[i].seconds)
+      timing.stragglers[i] = {kStragglerPhases[i].first, process, seconds};
   }
 }
 
@@ -149,24 +166,34 @@ void note_stragglers(IterationTiming& timing, const nlohmann::json& sample, int 
 double aggregate_seconds(const std::vector<ProcessWindow>& windows) {
   double slowest = 0;
   for (const ProcessWindow& w : windows) slowest = std::max(slowest, w.seconds);
-  const bool all_started = !windows.empty() && std::all_of(windows.begin(), windows.end(), [](const ProcessWindow& w) {
-    return w.start_wall > 0;
-  });
+  const bool all_started =
+      !windows.empty() && std::all_of(windows.begin(), windows.end(),
+                                      [](const ProcessWindow& w) { return w.start_wall > 0; });
   if (!all_started) return slowest;
   double first_start = windows.front().start_wall;
   for (const ProcessWindow& w : windows) first_start = std::min(first_start, w.start_wall);
   // Offsets from the earliest start, so that one process (or processes that start together)
   // gives exactly its own duration: no rounding through the epoch's magnitude.
   double span = 0;
-  for (const ProcessWindow& w : windows) span = std::max(span, (w.start_wall - first_start) + w.seconds);
+  for (const ProcessWindow& w : windows)
+    span = std::max(span, (w.start_wall - first_start) + w.seconds);
   return std::max(slowest, span);
 }
 
 IterationTiming gather_timing(const ProcessSample& mine, Comm& comm) {
-  const nlohmann::json j{{"s", mine.seconds}, {"w", mine.start_wall}, {"m", mine.mkdir_seconds}, {"o", mine.phases.open},
-                         {"t", mine.phases.transfer}, {"y", mine.phases.sync}, {"c", mine.phases.close},
-                         {"e", mine.error}, {"r", mine.rank_seconds}, {"n", mine.notes}, {"d", mine.copy_seconds},
-                         {"l", mine.latency ? nlohmann::json(mine.latency->serialize()) : nlohmann::json(nullptr)}};
+  const nlohmann::json j{
+      {"s", mine.seconds},
+      {"w", mine.start_wall},
+      {"m", mine.mkdir_seconds},
+      {"o", mine.phases.open},
+      {"t", mine.phases.transfer},
+      {"y", mine.phases.sync},
+      {"c", mine.phases.close},
+      {"e", mine.error},
+      {"r", mine.rank_seconds},
+      {"n", mine.notes},
+      {"d", mine.copy_seconds},
+      {"l", mine.latency ? nlohmann::json(mine.latency->serialize()) : nlohmann::json(nullptr)}};
   IterationTiming timing;
   std::vector<double> seconds;
   std::vector<ProcessWindow> windows;
@@ -179,7 +206,8 @@ IterationTiming gather_timing(const ProcessSample& mine, Comm& comm) {
     for (double r : p.at("r")) ranks.push_back(r);
     for (const auto& n : p.at("n")) {
       const auto note = n.get<std::string>();
-      if (std::find(timing.notes.begin(), timing.notes.end(), note) == timing.notes.end()) timing.notes.push_back(note);
+      if (std::find(timing.notes.begin(), timing.notes.end(), note) == timing.notes.end())
+        timing.notes.push_back(note);
     }
     const double s = p.at("s").get<double>();
     seconds.push_back(s);
@@ -192,7 +220,8 @@ IterationTiming gather_timing(const ProcessSample& mine, Comm& comm) {
       timing.mkdir_seconds = p.at("m").get<double>();
     }
     if (timing.first_error.empty()) timing.first_error = p.at("e").get<std::string>();
-    if (p.at("l").is_string()) add_latency(timing.latency, backends::LatencyHistogram::parse(p.at("l").get<std::string>()));
+    if (p.at("l").is_string())
+      add_latency(timing.latency, backends::LatencyHistogram::parse(p.at("l").get<std::string>()));
   }
   timing.seconds = aggregate_seconds(windows);
   timing.process_seconds = spread(seconds);
@@ -200,7 +229,8 @@ IterationTiming gather_timing(const ProcessSample& mine, Comm& comm) {
   return timing;
 }
 
-std::vector<std::uint64_t> buffer_offsets(const std::vector<RankPlan>& plans, const ProcessBuffer& buffer) {
+std::vector<std::uint64_t> buffer_offsets(const std::vector<RankPlan>& plans,
+                                          const ProcessBuffer& buffer) {
   std::vector<std::uint64_t> offsets;
   for (std::size_t p = 0; p < plans.size(); ++p) offsets.push_back(buffer.offset(p));
   return offsets;
@@ -213,12 +243,15 @@ std::string header_problem(const std::vector<RankPlan>& plans, const ProcessBuff
   for (std::size_t p = 0; p < plans.size(); ++p) {
     for (const FileHeader& h : plans[p].headers) {
       std::string found(h.bytes.size(), '\0');
-      buffer.memory().copy_to_host(buffer.offset(p) + h.memory_offset, std::as_writable_bytes(std::span(found)));
+      buffer.memory().copy_to_host(buffer.offset(p) + h.memory_offset,
+                                   std::as_writable_bytes(std::span(found)));
       const auto diff = std::mismatch(h.bytes.begin(), h.bytes.end(), found.begin());
       if (diff.first == h.bytes.end()) continue;
-      return fmt::format("verification failed: header of file {} (rank {}) at byte {}: expected 0x{:02x}, found 0x{:02x}",
-                         h.file, plans[p].rank, diff.first - h.bytes.begin(), static_cast<unsigned char>(*diff.first),
-                         static_cast<unsigned char>(*diff.second));
+      return fmt::format(
+          "verification failed: header of file {} (rank {}) at byte {}: expected 0x{:02x}, found "
+          "0x{:02x}",
+          h.file, plans[p].rank, diff.first - h.bytes.begin(),
+          static_cast<unsigned char>(*diff.first), static_cast<unsigned char>(*diff.second));
     }
   }
   return "";
@@ -228,50 +261,61 @@ std::string header_problem(const std::vector<RankPlan>& plans, const ProcessBuff
 
 // Verification runs in the buffer's memory space (device kernels for cuda, Kokkos kernels for
 // kokkos); only the first wrong byte comes back.
-std::string verify_plans(const std::vector<RankPlan>& plans, const ProcessBuffer& buffer, DataPattern pattern) {
+std::string verify_plans(const std::vector<RankPlan>& plans, const ProcessBuffer& buffer,
+                         DataPattern pattern) {
   std::vector<std::pair<std::size_t, std::size_t>> owner;
-  const std::vector<PatternRange> ranges = shard_pattern_ranges(plans, buffer_offsets(plans, buffer), &owner);
+  const std::vector<PatternRange> ranges =
+      shard_pattern_ranges(plans, buffer_offsets(plans, buffer), &owner);
   if (ranges.empty()) return "";
   const std::optional<Mismatch> bad = buffer.memory().first_mismatch(ranges, pattern);
   if (!bad) return header_problem(plans, buffer);
   const PatternRange& run = ranges[bad->range];
   const PlacedShard& ps = plans[owner[bad->range].first].shards[owner[bad->range].second];
   const std::uint64_t global_byte = run.global_offset + bad->offset;
-  const auto element = static_cast<std::int64_t>(global_byte / static_cast<std::uint64_t>(ps.geometry.element_bytes));
-  const std::uint64_t shard_byte = run.offset - buffer_offsets(plans, buffer)[owner[bad->range].first] -
+  const auto element = static_cast<std::int64_t>(
+      global_byte / static_cast<std::uint64_t>(ps.geometry.element_bytes));
+  const std::uint64_t shard_byte = run.offset -
+                                   buffer_offsets(plans, buffer)[owner[bad->range].first] -
                                    ps.memory_offset + bad->offset;
   // A resharded shard comes from several stored pieces: no one file to name.
   const std::string where =
-      ps.file.empty() ? "" : fmt::format(" (file {} offset {})", ps.file, ps.file_offset + shard_byte);
-  return fmt::format("verification failed: tensor {} ({}, rank {}) at global element {} (flat {}, shape {}), byte {} "
-                     "of the shard{}: expected 0x{:02x}, found 0x{:02x}",
-                     ps.shard.name, workloads::state_kind_name(ps.shard.state), ps.rank,
-                     global_index_text(ps.geometry.global_shape, element), element,
-                     fmt::format("[{}]", fmt::join(ps.geometry.global_shape, ", ")), shard_byte, where,
-                     expected_byte(pattern, ps.data_key, global_byte), static_cast<unsigned>(bad->found));
+      ps.file.empty() ? ""
+                      : fmt::format(" (file {} offset {})", ps.file, ps.file_offset + shard_byte);
+  return fmt::format(
+      "verification failed: tensor {} ({}, rank {}) at global element {} (flat {}, shape {}), byte "
+      "{} "
+      "of the shard{}: expected 0x{:02x}, found 0x{:02x}",
+      ps.shard.name, workloads::state_kind_name(ps.shard.state), ps.rank,
+      global_index_text(ps.geometry.global_shape, element), element,
+      fmt::format("[{}]", fmt::join(ps.geometry.global_shape, ", ")), shard_byte, where,
+      expected_byte(pattern, ps.data_key, global_byte), static_cast<unsigned>(bad->found));
 }
 
-std::vector<std::vector<std::uint64_t>> fill_plans(const std::vector<RankPlan>& plans, ProcessBuffer& buffer,
-                                                   DataPattern pattern) {
+std::vector<std::vector<std::uint64_t>> fill_plans(const std::vector<RankPlan>& plans,
+                                                   ProcessBuffer& buffer, DataPattern pattern) {
   std::vector<std::vector<std::uint64_t>> checksums(plans.size());
-  const std::vector<PatternRange> ranges = shard_pattern_ranges(plans, buffer_offsets(plans, buffer));
+  const std::vector<PatternRange> ranges =
+      shard_pattern_ranges(plans, buffer_offsets(plans, buffer));
   if (ranges.empty()) return checksums;
   buffer.memory().fill(ranges, pattern);
   for (std::size_t p = 0; p < plans.size(); ++p) {
     for (const FileHeader& h : plans[p].headers) {
-      buffer.memory().copy_from_host(buffer.offset(p) + h.memory_offset, std::as_bytes(std::span(h.bytes)));
+      buffer.memory().copy_from_host(buffer.offset(p) + h.memory_offset,
+                                     std::as_bytes(std::span(h.bytes)));
     }
   }
   return shard_checksums(plans, buffer);
 }
 
-std::vector<std::vector<std::uint64_t>> shard_checksums(const std::vector<RankPlan>& plans, const ProcessBuffer& buffer) {
+std::vector<std::vector<std::uint64_t>> shard_checksums(const std::vector<RankPlan>& plans,
+                                                        const ProcessBuffer& buffer) {
   std::vector<std::vector<std::uint64_t>> checksums(plans.size());
   // The manifest's checksums are of whole shards (a dim-1 slice is several pattern runs).
   std::vector<PatternRange> whole;
   const std::vector<std::uint64_t> offsets = buffer_offsets(plans, buffer);
   for (std::size_t p = 0; p < plans.size(); ++p) {
-    for (const PlacedShard& ps : plans[p].shards) whole.push_back({offsets[p] + ps.memory_offset, ps.bytes, ps.data_key});
+    for (const PlacedShard& ps : plans[p].shards)
+      whole.push_back({offsets[p] + ps.memory_offset, ps.bytes, ps.data_key});
   }
   if (whole.empty()) return checksums;
   const std::vector<std::uint64_t> sums = buffer.memory().checksums(whole);
@@ -284,10 +328,12 @@ std::vector<std::vector<std::uint64_t>> shard_checksums(const std::vector<RankPl
   return checksums;
 }
 
-void retarget(std::vector<RankPlan>& plans, const std::filesystem::path& from, const std::filesystem::path& to) {
+void retarget(std::vector<RankPlan>& plans, const std::filesystem::path& from,
+              const std::filesystem::path& to) {
   if (from == to) return;
   for (RankPlan& p : plans) {
-    for (auto& f : p.io.files) f.path = (to / std::filesystem::path(f.path).lexically_relative(from)).string();
+    for (auto& f : p.io.files)
+      f.path = (to / std::filesystem::path(f.path).lexically_relative(from)).string();
   }
 }
 

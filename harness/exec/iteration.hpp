@@ -8,24 +8,27 @@
 
 #include "backends/backend.hpp"
 #include "harness/comm/comm.hpp"
+#include "harness/exec/process_buffer.hpp"
 #include "harness/plan/checkpoint_plan.hpp"
 #include "harness/results/case_result.hpp"
-#include "harness/exec/process_buffer.hpp"
 #include "harness/results/stats.hpp"
 
 namespace ckpt::harness {
 
 // One process's timing of one write or read of its ranks' plans.
 struct ProcessSample {
-  double seconds = 0;                // from the barrier: mkdir (write) and every backend call
-  double start_wall = 0;             // when `seconds` began: system_clock seconds since the epoch (0: unknown)
-  double mkdir_seconds = 0;          // write: creating the files' directories, until every process has its own
+  double seconds = 0;     // from the barrier: mkdir (write) and every backend call
+  double start_wall = 0;  // when `seconds` began: system_clock seconds since the epoch (0: unknown)
+  double mkdir_seconds =
+      0;  // write: creating the files' directories, until every process has its own
   std::vector<double> rank_seconds;  // each modeled rank's plan, as the backend timed it
   backends::PhaseTimes phases;
   std::string error;
-  std::vector<std::string> notes;    // the backend's notes (fallbacks), without repeats
-  double copy_seconds = 0;           // device staging: device -> host (write) or host -> device (read) copies
-  std::optional<backends::LatencyHistogram> latency;  // measure.latency: every request of every plan
+  std::vector<std::string> notes;  // the backend's notes (fallbacks), without repeats
+  double copy_seconds =
+      0;  // device staging: device -> host (write) or host -> device (read) copies
+  std::optional<backends::LatencyHistogram>
+      latency;  // measure.latency: every request of every plan
 };
 
 // Times one write (or read) of every plan into/from its part of `buffer`, starting after a
@@ -66,33 +69,39 @@ struct IterationTiming {
   Spread process_seconds;
   Spread rank_seconds;
   backends::PhaseTimes phases;
-  double mkdir_seconds = 0;         // the slowest process's
-  std::vector<Straggler> stragglers;  // per phase, in the order of Straggler::phase (mkdir only for writes)
+  double mkdir_seconds = 0;  // the slowest process's
+  std::vector<Straggler>
+      stragglers;  // per phase, in the order of Straggler::phase (mkdir only for writes)
   std::string first_error;
   std::vector<std::string> notes;  // every process's notes, without repeats
   double copy_seconds = 0;         // the slowest process's staging copies
-  std::optional<backends::LatencyHistogram> latency;  // measure.latency: every process's requests merged
+  std::optional<backends::LatencyHistogram>
+      latency;  // measure.latency: every process's requests merged
 };
 IterationTiming gather_timing(const ProcessSample& mine, Comm& comm);
 
 // Checks every shard of `plans` against its deterministic contents. Returns the first
 // problem ("tensor <name> (<state>, rank R) at byte B: expected 0x.., found 0x..") or "".
-std::string verify_plans(const std::vector<RankPlan>& plans, const ProcessBuffer& buffer, DataPattern pattern);
+std::string verify_plans(const std::vector<RankPlan>& plans, const ProcessBuffer& buffer,
+                         DataPattern pattern);
 
 // Where each plan's part of `buffer` starts.
-std::vector<std::uint64_t> buffer_offsets(const std::vector<RankPlan>& plans, const ProcessBuffer& buffer);
+std::vector<std::uint64_t> buffer_offsets(const std::vector<RankPlan>& plans,
+                                          const ProcessBuffer& buffer);
 
 // Per-shard checksums of `plans` as `buffer` holds them (the manifest's).
-std::vector<std::vector<std::uint64_t>> shard_checksums(const std::vector<RankPlan>& plans, const ProcessBuffer& buffer);
+std::vector<std::vector<std::uint64_t>> shard_checksums(const std::vector<RankPlan>& plans,
+                                                        const ProcessBuffer& buffer);
 
 // Fills every shard of `plans` with its deterministic contents; returns per-shard checksums.
-std::vector<std::vector<std::uint64_t>> fill_plans(const std::vector<RankPlan>& plans, ProcessBuffer& buffer,
-                                                   DataPattern pattern);
+std::vector<std::vector<std::uint64_t>> fill_plans(const std::vector<RankPlan>& plans,
+                                                   ProcessBuffer& buffer, DataPattern pattern);
 
 // engines (harness/engine) share these with the iterations of harness/run:
 // The directories of every file of `plans`, created. Returns the first problem, or "".
 std::string create_parent_directories(const std::vector<RankPlan>& plans);
 // Points every file of `plans` from directory `from` into directory `to` (case_steps.cpp).
-void retarget(std::vector<RankPlan>& plans, const std::filesystem::path& from, const std::filesystem::path& to);
+void retarget(std::vector<RankPlan>& plans, const std::filesystem::path& from,
+              const std::filesystem::path& to);
 
 }  // namespace ckpt::harness

@@ -31,14 +31,16 @@ ProcessBuffer::ProcessBuffer(const std::vector<RankPlan>& plans, MemorySpace& sp
   }
 }
 
-ProcessBuffer ProcessBuffer::reused(const std::vector<RankPlan>& plans, MemorySpace& space, std::uint64_t reuse_bytes,
-                                    DataPattern pattern) {
+ProcessBuffer ProcessBuffer::reused(const std::vector<RankPlan>& plans, MemorySpace& space,
+                                    std::uint64_t reuse_bytes, DataPattern pattern) {
   ProcessBuffer buffer;
   buffer.memory_ = space.allocate(reuse_bytes);
   buffer.offsets_.assign(plans.size(), 0);
   buffer.sizes_.assign(plans.size(), reuse_bytes);
-  // Data the files receive (not the checkpoint's): touched before any clock, as fio fills its buffer.
-  const std::array<PatternRange, 1> whole{PatternRange{.offset = 0, .bytes = reuse_bytes, .key = 0, .global_offset = 0}};
+  // Data the files receive (not the checkpoint's): touched before any clock, as fio fills its
+  // buffer.
+  const std::array<PatternRange, 1> whole{
+      PatternRange{.offset = 0, .bytes = reuse_bytes, .key = 0, .global_offset = 0}};
   buffer.memory_->fill(whole, pattern);
   return buffer;
 }
@@ -48,8 +50,9 @@ std::string reuse_buffer(std::vector<RankPlan>& plans, std::uint64_t reuse_bytes
     for (backends::FilePlan& file : plan.io.files) {
       for (backends::Extent& e : file.extents) {
         if (e.length > reuse_bytes) {
-          return "memory.reuse_bytes = " + std::to_string(reuse_bytes) + " is smaller than a request of " +
-                 std::to_string(e.length) + " bytes (" + file.path + "): set it to at least the largest request " +
+          return "memory.reuse_bytes = " + std::to_string(reuse_bytes) +
+                 " is smaller than a request of " + std::to_string(e.length) + " bytes (" +
+                 file.path + "): set it to at least the largest request " +
                  "(strategy.chunk_bytes when set)";
         }
         const std::uint64_t at = e.memory_offset % reuse_bytes;
@@ -102,11 +105,14 @@ backends::IoPlan process_plan(const std::vector<RankPlan>& plans, const ProcessB
   return merged;
 }
 
-backends::IoPlan process_plan_in_file_order(const std::vector<RankPlan>& plans, const ProcessBuffer& buffer) {
+backends::IoPlan process_plan_in_file_order(const std::vector<RankPlan>& plans,
+                                            const ProcessBuffer& buffer) {
   backends::IoPlan merged = process_plan(plans, buffer);
   for (backends::FilePlan& file : merged.files) {
     std::stable_sort(file.extents.begin(), file.extents.end(),
-                     [](const backends::Extent& a, const backends::Extent& b) { return a.file_offset < b.file_offset; });
+                     [](const backends::Extent& a, const backends::Extent& b) {
+                       return a.file_offset < b.file_offset;
+                     });
   }
   return merged;
 }

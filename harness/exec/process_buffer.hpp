@@ -27,8 +27,8 @@ class ProcessBuffer {
 
   // memory.reuse_bytes: one buffer of `reuse_bytes` for all the ranks (offset 0 each), filled
   // once with `pattern`; the plans' requests must already point into it (reuse_buffer).
-  static ProcessBuffer reused(const std::vector<RankPlan>& plans, MemorySpace& space, std::uint64_t reuse_bytes,
-                              DataPattern pattern);
+  static ProcessBuffer reused(const std::vector<RankPlan>& plans, MemorySpace& space,
+                              std::uint64_t reuse_bytes, DataPattern pattern);
 
   // Bytes a ProcessBuffer of `plans` allocates.
   static std::uint64_t bytes_for(const std::vector<RankPlan>& plans);
@@ -68,6 +68,7 @@ backends::IoPlan process_plan(const std::vector<RankPlan>& plans, const ProcessB
 
 // process_plan with each file's extents in file-offset order (stable: equal offsets keep rank
 // order), files in the order the ranks first use them.
-backends::IoPlan process_plan_in_file_order(const std::vector<RankPlan>& plans, const ProcessBuffer& buffer);
+backends::IoPlan process_plan_in_file_order(const std::vector<RankPlan>& plans,
+                                            const ProcessBuffer& buffer);
 
 }  // namespace ckpt::harness

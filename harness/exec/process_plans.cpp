@@ -4,11 +4,11 @@
 
 #include <algorithm>
 
-#include "harness/common/text_format.hpp"
-#include "harness/loadplan/load_plan.hpp"
-#include "harness/exec/dp_gather.hpp"
 #include "harness/checkpoint/manifest.hpp"
+#include "harness/common/text_format.hpp"
+#include "harness/exec/dp_gather.hpp"
 #include "harness/exec/process_buffer.hpp"
+#include "harness/loadplan/load_plan.hpp"
 #include "harness/loadplan/reshard_restore.hpp"
 
 namespace ckpt::harness {
@@ -50,16 +50,18 @@ ProcessPlans plan_process(const workloads::Layout& layout, const Case& c, PhaseS
     return shift ? shifted_share(selected, mine, c.ranks.gpus_per_node, processes) : mine;
   };
   ProcessPlans plans;
-  if (phase == PhaseSelection::load) {  // the inference ranks' slices; nothing to plan without the checkpoint
+  if (phase == PhaseSelection::load) {  // the inference ranks' slices; nothing to plan without the
+                                        // checkpoint
     if (manifest != nullptr) {
-      plans.read = load_plans(*manifest, load_spec(c), process_share(inference_ranks(c.load.inference), process, processes),
-                              dir);
+      plans.read =
+          load_plans(*manifest, load_spec(c),
+                     process_share(inference_ranks(c.load.inference), process, processes), dir);
     }
     return plans;
   }
   if (c.restore.reshard && phase == PhaseSelection::restore && manifest != nullptr) {
-    plans.read =
-        reshard_plans(*manifest, reshard_spec(c), process_share(restore_selected_ranks(c), process, processes), dir);
+    plans.read = reshard_plans(*manifest, reshard_spec(c),
+                               process_share(restore_selected_ranks(c), process, processes), dir);
     return plans;
   }
   if (phase == PhaseSelection::restore) {

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "harness/spec/case.hpp"
-#include "harness/plan/checkpoint_plan.hpp"
 #include "harness/checkpoint/manifest.hpp"
+#include "harness/plan/checkpoint_plan.hpp"
+#include "harness/spec/case.hpp"
 #include "workloads/layout.hpp"
 
 namespace ckpt::harness {
@@ -47,8 +47,7 @@ struct ProcessPlans {
 // plans_from_manifest throws), else from the case as it would write them.
 ProcessPlans plan_process(const workloads::Layout& layout, const Case& c, PhaseSelection phase,
                           const std::vector<std::int64_t>& selected, int process, int processes,
-                          const std::filesystem::path& dir,
-                          const Manifest* manifest = nullptr);
+                          const std::filesystem::path& dir, const Manifest* manifest = nullptr);
 
 // Why `need` bytes of buffers per process break campaign.memory_budget (naming what to lower),
 // or nullopt when they fit or there is no budget.

@@ -31,14 +31,14 @@ class SafetensorsError : public std::runtime_error {
 
 struct SafetensorsTensor {
   std::string name;
-  std::string dtype;                 // "BF16", "F32", ...
+  std::string dtype;  // "BF16", "F32", ...
   std::vector<std::uint64_t> shape;
-  std::uint64_t begin = 0;           // data_offsets, relative to the end of the header
+  std::uint64_t begin = 0;  // data_offsets, relative to the end of the header
   std::uint64_t end = 0;
 };
 
 struct SafetensorsHeader {
-  std::uint64_t header_bytes = 0;  // 8 + N: where the data starts in the file
+  std::uint64_t header_bytes = 0;          // 8 + N: where the data starts in the file
   std::vector<SafetensorsTensor> tensors;  // by begin offset
   std::map<std::string, std::string> metadata;
 };
@@ -58,8 +58,8 @@ std::string encode_safetensors_header(const std::vector<SafetensorsTensor>& tens
 // truncated header, a header length beyond the file or over kSafetensorsMaxHeaderBytes, bad JSON,
 // a missing or mistyped field, an unknown dtype, offsets out of range, overlapping, leaving gaps
 // or not matching dtype x shape.
-SafetensorsHeader parse_safetensors_header(std::span<const std::byte> bytes, std::uint64_t file_size,
-                                           std::string_view file);
+SafetensorsHeader parse_safetensors_header(std::span<const std::byte> bytes,
+                                           std::uint64_t file_size, std::string_view file);
 
 // Reads and parses the header of the file at `path`. Throws SafetensorsError (also when the
 // file cannot be opened or read).

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cerrno>
+#include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
@@ -21,8 +21,10 @@
 
 namespace ckpt::harness {
 
-void load_io_error(std::string_view operation, const std::string& path, std::uint64_t offset, int error) {
-  throw std::runtime_error(fmt::format("load: {} {} at offset {}: {}", operation, path, offset, std::strerror(error)));
+void load_io_error(std::string_view operation, const std::string& path, std::uint64_t offset,
+                   int error) {
+  throw std::runtime_error(
+      fmt::format("load: {} {} at offset {}: {}", operation, path, offset, std::strerror(error)));
 }
 
 namespace {
@@ -136,10 +138,12 @@ backends::FilePlan chunk_part(const ReaderContext& ctx, const PackedChunk& c) {
 void read_chunks(const ReaderContext& ctx, backends::Backend& backend) {
   try {
     RangeReader reader(backend);
-    for (std::size_t w = ctx.next.fetch_add(1); w < ctx.plan.chunks.size(); w = ctx.next.fetch_add(1)) {
+    for (std::size_t w = ctx.next.fetch_add(1); w < ctx.plan.chunks.size();
+         w = ctx.next.fetch_add(1)) {
       const int slot = ctx.slots.take_free();
       if (slot < 0) return;
-      const backends::MemoryView memory{ctx.pool + static_cast<std::uint64_t>(slot) * ctx.stride, ctx.stride, ctx.kind};
+      const backends::MemoryView memory{ctx.pool + static_cast<std::uint64_t>(slot) * ctx.stride,
+                                        ctx.stride, ctx.kind};
       reader.read(chunk_part(ctx, ctx.plan.chunks[w]), memory);
       ctx.slots.filled({w, slot});
     }
@@ -182,36 +186,44 @@ std::uint64_t slot_bytes(const std::vector<LoadFile>& files, const LoadSettings&
     run = (i > 0 && files[i].path == files[i - 1].path ? run : 0) + files[i].size;
     largest = std::max(largest, run);
   }
-  return std::max<std::uint64_t>(kLoadBlock, std::min(settings.chunk_bytes, (largest + kLoadBlock - 1) / kLoadBlock * kLoadBlock));
+  return std::max<std::uint64_t>(
+      kLoadBlock,
+      std::min(settings.chunk_bytes, (largest + kLoadBlock - 1) / kLoadBlock * kLoadBlock));
 }
 
-std::unique_ptr<Buffer> make_chunk_pool(const std::vector<LoadFile>& files, const LoadSettings& settings,
-                                        MemorySpace& space) {
+std::unique_ptr<Buffer> make_chunk_pool(const std::vector<LoadFile>& files,
+                                        const LoadSettings& settings, MemorySpace& space) {
   const std::uint64_t slot = slot_bytes(files, settings);
   const std::uint64_t chunks = pack_chunks(files, slot, settings.direct).chunks.size();
   const std::uint64_t stride = slot_stride(slot, settings.direct);
-  const std::uint64_t slots = std::max<std::uint64_t>(1, std::min(settings.pool_bytes / stride, chunks));
+  const std::uint64_t slots =
+      std::max<std::uint64_t>(1, std::min(settings.pool_bytes / stride, chunks));
   return space.allocate(slots * stride);
 }
 
-void load_pipelined(const std::vector<LoadFile>& files, Buffer& destination, const LoadSettings& settings,
-                    const Buffer& pool, const std::vector<std::unique_ptr<backends::Backend>>& backends,
+void load_pipelined(const std::vector<LoadFile>& files, Buffer& destination,
+                    const LoadSettings& settings, const Buffer& pool,
+                    const std::vector<std::unique_ptr<backends::Backend>>& backends,
                     LoadTiming& timing) {
   const std::uint64_t slot = slot_bytes(files, settings);
   const ChunkPlan plan = pack_chunks(files, slot, settings.direct);
   const std::uint64_t stride = slot_stride(slot, settings.direct);
   const int slots = static_cast<int>(pool.size() / stride);
   std::byte* const chunks_memory = pool.view().data;
-  const auto sizes = settings.direct ? file_sizes(files) : std::unordered_map<std::string, std::uint64_t>();
+  const auto sizes =
+      settings.direct ? file_sizes(files) : std::unordered_map<std::string, std::uint64_t>();
   ChunkPool pool_slots(slots);
   std::atomic<std::size_t> next{0};
-  const ReaderContext ctx{files, plan, sizes, chunks_memory, stride, pool.view().kind, next, pool_slots};
+  const ReaderContext ctx{files, plan,      sizes, chunks_memory, stride, pool.view().kind,
+                          next,  pool_slots};
   std::vector<std::jthread> readers;
-  for (auto& backend : backends) readers.emplace_back(read_chunks, std::cref(ctx), std::ref(*backend));
+  for (auto& backend : backends)
+    readers.emplace_back(read_chunks, std::cref(ctx), std::ref(*backend));
   Filled f;
   for (std::size_t copied = 0; copied < plan.chunks.size() && pool_slots.take_filled(f); ++copied) {
-    timing.copy_seconds += copy_chunk(files, plan, plan.chunks[f.work],
-                                      chunks_memory + static_cast<std::uint64_t>(f.slot) * stride, destination);
+    timing.copy_seconds +=
+        copy_chunk(files, plan, plan.chunks[f.work],
+                   chunks_memory + static_cast<std::uint64_t>(f.slot) * stride, destination);
     pool_slots.give_back(f.slot);
   }
   pool_slots.stop();

@@ -23,7 +23,8 @@ template <typename Wanted>
 std::string able_backends(Wanted wanted) {
   std::vector<std::string> names;
   for (const backends::BackendInfo& b : backends::list_backends()) {
-    if (b.available && !b.capabilities.collective && b.capabilities.stores_data && wanted(b.capabilities)) {
+    if (b.available && !b.capabilities.collective && b.capabilities.stores_data &&
+        wanted(b.capabilities)) {
       names.push_back(b.name);
     }
   }
@@ -32,8 +33,10 @@ std::string able_backends(Wanted wanted) {
 
 }  // namespace
 
-std::optional<std::string> load_backend_problem(std::string_view backend, const backends::Capabilities& caps,
-                                                const LoadSettings& settings, const LoadSettingNames& names) {
+std::optional<std::string> load_backend_problem(std::string_view backend,
+                                                const backends::Capabilities& caps,
+                                                const LoadSettings& settings,
+                                                const LoadSettingNames& names) {
   const std::string method = setting(names.method, load_method_name(settings.method));
   const std::string chosen = setting(names.backend, backend);
   if (caps.collective) {
@@ -54,7 +57,8 @@ std::optional<std::string> load_backend_problem(std::string_view backend, const 
         "{} cannot serve {} with {}: it has no O_DIRECT (capabilities: direct_io = false); leave "
         "O_DIRECT off, or choose a backend that has it: {}",
         chosen, method,
-        names.direct.starts_with("--") ? std::string(names.direct) : fmt::format("{} = true", names.direct),
+        names.direct.starts_with("--") ? std::string(names.direct)
+                                       : fmt::format("{} = true", names.direct),
         able_backends([](const backends::Capabilities& c) { return c.direct_io; }));
   }
   return std::nullopt;

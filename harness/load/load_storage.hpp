@@ -27,8 +27,10 @@ inline constexpr LoadSettingNames kLoadCommandNames{"--backend", "--method", "--
 // Why a backend with `capabilities` cannot serve `settings` (collective: it reads whole plans,
 // not streamed ranges; mmap without Capabilities::mmap; load.direct without direct_io), naming
 // both settings and the backends that can, or nullopt.
-std::optional<std::string> load_backend_problem(std::string_view backend, const backends::Capabilities& capabilities,
-                                                const LoadSettings& settings, const LoadSettingNames& names = {});
+std::optional<std::string> load_backend_problem(std::string_view backend,
+                                                const backends::Capabilities& capabilities,
+                                                const LoadSettings& settings,
+                                                const LoadSettingNames& names = {});
 
 // One backend instance for one reader. Throws std::invalid_argument as backends::make_backend does.
 std::unique_ptr<backends::Backend> make_load_backend(const LoadStorage& storage, bool direct);

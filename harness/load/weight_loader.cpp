@@ -1,12 +1,13 @@
 #include "harness/load/weight_loader.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cerrno>
-#include <memory>
-#include <span>
 #include <chrono>
 #include <cstring>
-#include <fmt/format.h>
+#include <memory>
+#include <span>
 #include <stdexcept>
 #include <utility>
 
@@ -19,7 +20,9 @@ namespace {
 
 constexpr std::uint64_t kPage = 4096;
 
-std::uint64_t align_up(std::uint64_t v, std::uint64_t a) { return (v + a - 1) / a * a; }
+std::uint64_t align_up(std::uint64_t v, std::uint64_t a) {
+  return (v + a - 1) / a * a;
+}
 
 // One part of a file: `extent` of `path`.
 backends::FilePlan file_part(const std::string& path, const backends::Extent& extent) {
@@ -59,8 +62,8 @@ void load_by_read(const std::vector<LoadFile>& files, Buffer& destination, const
 
 // Each file mapped once by the backend for the ranges that follow each other in it; the pages
 // fault in during the copy, as safetensors' loader's do.
-void load_by_mmap(const std::vector<LoadFile>& files, Buffer& destination, backends::Backend& backend,
-                  double& copy_seconds) {
+void load_by_mmap(const std::vector<LoadFile>& files, Buffer& destination,
+                  backends::Backend& backend, double& copy_seconds) {
   std::unique_ptr<backends::MappedFile> mapping;
   const std::string* mapped = nullptr;
   for (const LoadFile& f : files) {
@@ -87,17 +90,20 @@ void load_by_mmap(const std::vector<LoadFile>& files, Buffer& destination, backe
 void check_settings(const LoadSettings& s) {
   if (s.threads < 1) throw std::invalid_argument("load.threads must be at least 1");
   if (s.chunk_bytes == 0 || s.chunk_bytes % kPage != 0) {
-    throw std::invalid_argument(fmt::format("load.chunk_bytes = {} must be a positive multiple of 4096", s.chunk_bytes));
+    throw std::invalid_argument(
+        fmt::format("load.chunk_bytes = {} must be a positive multiple of 4096", s.chunk_bytes));
   }
   if (s.pool_bytes < s.chunk_bytes) {
-    throw std::invalid_argument(fmt::format("load.pool_bytes = {} must hold at least one chunk (load.chunk_bytes = {})",
-                                            s.pool_bytes, s.chunk_bytes));
+    throw std::invalid_argument(
+        fmt::format("load.pool_bytes = {} must hold at least one chunk (load.chunk_bytes = {})",
+                    s.pool_bytes, s.chunk_bytes));
   }
 }
 
 }  // namespace
 
-std::vector<LoadFile> place_files(const std::vector<std::pair<std::string, std::uint64_t>>& paths_and_sizes) {
+std::vector<LoadFile> place_files(
+    const std::vector<std::pair<std::string, std::uint64_t>>& paths_and_sizes) {
   std::vector<LoadFile> files;
   std::uint64_t next = 0;
   for (const auto& entry : paths_and_sizes) {
@@ -113,19 +119,22 @@ std::uint64_t destination_bytes(const std::vector<LoadFile>& files) {
   return align_up(end, kPage);
 }
 
-LoadTiming load_files(const std::vector<LoadFile>& files, Buffer& destination, const LoadSettings& settings,
-                      MemorySpace& pool_space, const LoadStorage& storage) {
+LoadTiming load_files(const std::vector<LoadFile>& files, Buffer& destination,
+                      const LoadSettings& settings, MemorySpace& pool_space,
+                      const LoadStorage& storage) {
   check_settings(settings);
   LoadTiming timing;
   for (const LoadFile& f : files) timing.bytes += f.size;
   if (destination.size() < destination_bytes(files)) {
-    throw std::invalid_argument(fmt::format("load: the destination holds {} bytes, the files need {}", destination.size(),
-                                            destination_bytes(files)));
+    throw std::invalid_argument(
+        fmt::format("load: the destination holds {} bytes, the files need {}", destination.size(),
+                    destination_bytes(files)));
   }
   const bool device = destination.view().kind == backends::MemoryKind::device;
   std::unique_ptr<Buffer> pool;
   if (settings.method == LoadMethod::pipelined) pool = make_chunk_pool(files, settings, pool_space);
-  if (settings.method == LoadMethod::read && device) pool = pool_space.allocate(slot_bytes(files, settings));
+  if (settings.method == LoadMethod::read && device)
+    pool = pool_space.allocate(slot_bytes(files, settings));
   // One backend a reader thread (a backend is driven by one thread at a time); read and mmap read
   // from the calling thread. O_DIRECT is the pipelined method's only.
   const bool pipelined = settings.method == LoadMethod::pipelined;
@@ -135,9 +144,15 @@ LoadTiming load_files(const std::vector<LoadFile>& files, Buffer& destination, c
   }
   const auto start = Clock::now();
   switch (settings.method) {
-    case LoadMethod::read: load_by_read(files, destination, pool.get(), *backends.front(), timing); break;
-    case LoadMethod::mmap: load_by_mmap(files, destination, *backends.front(), timing.copy_seconds); break;
-    case LoadMethod::pipelined: load_pipelined(files, destination, settings, *pool, backends, timing); break;
+    case LoadMethod::read:
+      load_by_read(files, destination, pool.get(), *backends.front(), timing);
+      break;
+    case LoadMethod::mmap:
+      load_by_mmap(files, destination, *backends.front(), timing.copy_seconds);
+      break;
+    case LoadMethod::pipelined:
+      load_pipelined(files, destination, settings, *pool, backends, timing);
+      break;
   }
   timing.seconds = seconds_since(start);
   return timing;

@@ -45,15 +45,18 @@ struct LoadFile {
 };
 
 struct LoadTiming {
-  double seconds = 0;      // from the first open to the last byte in place
+  double seconds = 0;  // from the first open to the last byte in place
   std::uint64_t bytes = 0;
-  int pool_chunks = 0;     // pipelined: chunks in the pool
-  std::uint64_t reads = 0; // pread requests issued (pipelined: one per read of a chunk, file-adjacent ranges share one; mmap: 0)
-  double copy_seconds = 0; // inside `seconds`: copies into the destination (host -> device for cuda)
+  int pool_chunks = 0;      // pipelined: chunks in the pool
+  std::uint64_t reads = 0;  // pread requests issued (pipelined: one per read of a chunk,
+                            // file-adjacent ranges share one; mmap: 0)
+  double copy_seconds =
+      0;  // inside `seconds`: copies into the destination (host -> device for cuda)
 };
 
 // Files laid out one after another in a destination, each at a multiple of 4096.
-std::vector<LoadFile> place_files(const std::vector<std::pair<std::string, std::uint64_t>>& paths_and_sizes);
+std::vector<LoadFile> place_files(
+    const std::vector<std::pair<std::string, std::uint64_t>>& paths_and_sizes);
 // Bytes a destination for `files` needs (the end of the furthest one, rounded up to 4096).
 std::uint64_t destination_bytes(const std::vector<LoadFile>& files);
 
@@ -63,7 +66,8 @@ std::uint64_t destination_bytes(const std::vector<LoadFile>& files);
 // (host, or pinned for device destinations), allocated before the clock starts. Throws
 // std::invalid_argument for settings out of range (naming the option) and std::runtime_error
 // for an I/O error (backend, operation, path, offset, errno text).
-LoadTiming load_files(const std::vector<LoadFile>& files, Buffer& destination, const LoadSettings& settings,
-                      MemorySpace& pool_space, const LoadStorage& storage = {});
+LoadTiming load_files(const std::vector<LoadFile>& files, Buffer& destination,
+                      const LoadSettings& settings, MemorySpace& pool_space,
+                      const LoadStorage& storage = {});
 
 }  // namespace ckpt::harness

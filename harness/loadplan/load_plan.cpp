@@ -19,10 +19,11 @@ workloads::ModelSpec recorded_model(const std::string& name) {
   try {
     return load_model_argument(name);
   } catch (const std::exception& e) {
-    throw std::runtime_error(fmt::format("model.name = \"{}\" (the writer's, in the manifest's config) cannot be "
-                                         "loaded: {} — a relative model file resolves against the working directory, "
-                                         "so run from where the checkpoint was written",
-                                         name, e.what()));
+    throw std::runtime_error(
+        fmt::format("model.name = \"{}\" (the writer's, in the manifest's config) cannot be "
+                    "loaded: {} — a relative model file resolves against the working directory, "
+                    "so run from where the checkpoint was written",
+                    name, e.what()));
   }
 }
 
@@ -57,11 +58,13 @@ std::vector<std::int64_t> inference_ranks(const RestoreSpec& layout) {
 }
 
 std::vector<RankPlan> load_plans(const Manifest& manifest, const ReshardSpec& spec,
-                                 const std::vector<std::int64_t>& ranks, const std::filesystem::path& dir) {
+                                 const std::vector<std::int64_t>& ranks,
+                                 const std::filesystem::path& dir) {
   return reshard_plans(manifest, spec, ranks, dir);
 }
 
-std::vector<LoadFile> load_ranges(const std::vector<RankPlan>& plans, const std::vector<std::uint64_t>& offsets) {
+std::vector<LoadFile> load_ranges(const std::vector<RankPlan>& plans,
+                                  const std::vector<std::uint64_t>& offsets) {
   std::vector<LoadFile> ranges;
   for (std::size_t p = 0; p < plans.size(); ++p) {
     for (const ReadRequest& r : plans[p].reshard.requests) {

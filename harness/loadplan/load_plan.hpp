@@ -11,10 +11,10 @@
 #include <filesystem>
 #include <vector>
 
-#include "harness/spec/case.hpp"
 #include "harness/load/weight_loader.hpp"
-#include "harness/plan/checkpoint_plan.hpp"
 #include "harness/loadplan/reshard_restore.hpp"
+#include "harness/plan/checkpoint_plan.hpp"
+#include "harness/spec/case.hpp"
 
 namespace ckpt::harness {
 
@@ -35,11 +35,13 @@ std::vector<std::int64_t> inference_ranks(const RestoreSpec& layout);
 // The plans of `ranks` of spec.reader's layout. Throws ReshardError (naming the tensor, the
 // global element and the fix) when the checkpoint does not store what a rank needs.
 std::vector<RankPlan> load_plans(const Manifest& manifest, const ReshardSpec& spec,
-                                 const std::vector<std::int64_t>& ranks, const std::filesystem::path& dir);
+                                 const std::vector<std::int64_t>& ranks,
+                                 const std::filesystem::path& dir);
 
 // The byte ranges of `plans` for the loader, each at its place in a buffer whose plan p starts at
 // offsets[p], in plan order (each plan's ranges grouped by file, in file-offset order).
-std::vector<LoadFile> load_ranges(const std::vector<RankPlan>& plans, const std::vector<std::uint64_t>& offsets);
+std::vector<LoadFile> load_ranges(const std::vector<RankPlan>& plans,
+                                  const std::vector<std::uint64_t>& offsets);
 
 // What a set of plans moves, summed over its ranks.
 struct LoadCounts {

@@ -1,16 +1,17 @@
 #include "harness/loadplan/reshard_restore.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstring>
-#include <fmt/format.h>
 #include <map>
 #include <stdexcept>
 
+#include "harness/checkpoint/manifest.hpp"
+#include "harness/checkpoint/manifest_checks.hpp"
 #include "harness/plan/extent_builder.hpp"
 #include "harness/plan/file_naming.hpp"
 #include "harness/plan/training_state.hpp"
-#include "harness/checkpoint/manifest.hpp"
-#include "harness/checkpoint/manifest_checks.hpp"
 
 namespace ckpt::harness {
 namespace {
@@ -22,13 +23,16 @@ std::uint64_t align_up(std::uint64_t value, std::uint64_t alignment) {
 void check_reshardable(const ReshardSpec& spec) {
   if (spec.backend == "hdf5") {
     throw ReshardError(
-        "restore.*: a resharding restore reads byte ranges of the stored pieces, and backend.name = \"hdf5\" reads "
-        "datasets; restore with the writer's layout, or write with a raw-bytes backend (posix, uring, mpiio)");
+        "restore.*: a resharding restore reads byte ranges of the stored pieces, and backend.name "
+        "= \"hdf5\" reads "
+        "datasets; restore with the writer's layout, or write with a raw-bytes backend (posix, "
+        "uring, mpiio)");
   }
 }
 
 // backend.direct reads whole aligned blocks: the last block of a stored file must be whole.
-void check_direct_file_sizes(const ReshardSpec& spec, const RankPlan& plan, const std::filesystem::path& dir) {
+void check_direct_file_sizes(const ReshardSpec& spec, const RankPlan& plan,
+                             const std::filesystem::path& dir) {
   if (spec.direct_alignment == 0) return;
   const std::uint64_t alignment = spec.direct_alignment;
   std::map<std::size_t, std::uint64_t> end_of;  // file -> end of its last aligned request
@@ -41,9 +45,11 @@ void check_direct_file_sizes(const ReshardSpec& spec, const RankPlan& plan, cons
     const std::uintmax_t size = std::filesystem::file_size(path, error);
     if (error || size >= end) continue;  // a missing file is the read's error, with its path
     throw ReshardError(fmt::format(
-        "restore.*: {} is {} bytes, not a multiple of backend.direct_alignment = {}, and a resharding read with "
+        "restore.*: {} is {} bytes, not a multiple of backend.direct_alignment = {}, and a "
+        "resharding read with "
         "backend.direct = true reads its last block whole (to byte {}); write the checkpoint with "
-        "backend.direct = true or strategy.alignment = {} (files then end on a whole block), or restore with "
+        "backend.direct = true or strategy.alignment = {} (files then end on a whole block), or "
+        "restore with "
         "backend.direct = false",
         path.string(), size, alignment, end, alignment));
   }
@@ -61,7 +67,8 @@ StoredPieces stored_pieces(const Manifest& manifest) {
 // `iteration`: the training iteration whose state the checkpoint holds (Manifest::iteration), which
 // seeds the bytes verified and the padding rows written alike.
 RankPlan plan_rank(const workloads::Layout& layout, const ReshardSpec& spec, std::int64_t rank,
-                   const StoredPieces& stored, const std::filesystem::path& dir, std::int64_t iteration) {
+                   const StoredPieces& stored, const std::filesystem::path& dir,
+                   std::int64_t iteration) {
   const std::uint64_t direct_alignment = spec.direct_alignment;
   const std::uint64_t align = std::max<std::uint64_t>({64, spec.alignment, direct_alignment});
   RankPlan plan;
@@ -82,19 +89,21 @@ RankPlan plan_rank(const workloads::Layout& layout, const ReshardSpec& spec, std
     placed.shard = std::move(s);
     pos += placed.bytes;
   }
-  plan.reshard =
-      plan_rank_reads(needed, stored, spec.reader.read, pos, align, {spec.reader.gap_bytes, direct_alignment});
+  plan.reshard = plan_rank_reads(needed, stored, spec.reader.read, pos, align,
+                                 {spec.reader.gap_bytes, direct_alignment});
   check_direct_file_sizes(spec, plan, dir);
   for (PaddingRun& p : plan.reshard.padding) p.key = plan.shards[p.shard].data_key;
-  plan.payload_bytes = plan.reshard.bytes_needed;  // what the restore moves from storage; padding is not read
+  plan.payload_bytes =
+      plan.reshard.bytes_needed;  // what the restore moves from storage; padding is not read
   plan.buffer_bytes = plan.reshard.buffer_bytes;
   std::vector<std::vector<backends::Extent>> per_file(plan.reshard.files.size());
-  for (const ReadRequest& r : plan.reshard.requests) per_file[r.file].push_back({r.file_offset, r.memory_offset, r.length});
+  for (const ReadRequest& r : plan.reshard.requests)
+    per_file[r.file].push_back({r.file_offset, r.memory_offset, r.length});
   for (std::size_t f = 0; f < per_file.size(); ++f) {
     backends::FilePlan file;
     file.path = (dir / plan.reshard.files[f]).string();
-    file.extents =
-        build_extents(std::move(per_file[f]), 0, spec.chunk_bytes, std::max<std::uint64_t>(1, direct_alignment));
+    file.extents = build_extents(std::move(per_file[f]), 0, spec.chunk_bytes,
+                                 std::max<std::uint64_t>(1, direct_alignment));
     file.shared = spec.shared_files;
     plan.io.files.push_back(std::move(file));
   }
@@ -123,7 +132,8 @@ ReshardSpec reshard_spec(const Case& c) {
 }
 
 std::vector<RankPlan> reshard_plans(const Manifest& manifest, const ReshardSpec& spec,
-                                    const std::vector<std::int64_t>& ranks, const std::filesystem::path& dir) {
+                                    const std::vector<std::int64_t>& ranks,
+                                    const std::filesystem::path& dir) {
   check_reshardable(spec);
   const workloads::Layout layout(spec.model, spec.reader.parallel, spec.reader.state);
   // A damaged or hostile manifest must not make a read open files outside its checkpoint.
@@ -132,27 +142,33 @@ std::vector<RankPlan> reshard_plans(const Manifest& manifest, const ReshardSpec&
   const std::int64_t iteration = manifest.iteration();
   std::vector<RankPlan> plans;
   try {
-    for (const std::int64_t rank : ranks) plans.push_back(plan_rank(layout, spec, rank, stored, dir, iteration));
+    for (const std::int64_t rank : ranks)
+      plans.push_back(plan_rank(layout, spec, rank, stored, dir, iteration));
     // One process moves its ranks one after the other. Ranks that read parts of the same stored
     // files go back to back (TP8×PP4 -> TP4×PP8: new ranks (t', 0) and (t', 1) read the two
     // halves of the layers of old files 2t' and 2t'+1), so the second reads while the first's
     // readahead is fresh instead of after every other file: closer to the concurrent reads of a
     // real restart, and measured 1.4× faster on this machine.
-    const auto first_file = [](const RankPlan& p) { return p.reshard.files.empty() ? std::string() : p.reshard.files.front(); };
-    std::stable_sort(plans.begin(), plans.end(),
-                     [&](const RankPlan& a, const RankPlan& b) { return first_file(a) < first_file(b); });
+    const auto first_file = [](const RankPlan& p) {
+      return p.reshard.files.empty() ? std::string() : p.reshard.files.front();
+    };
+    std::stable_sort(plans.begin(), plans.end(), [&](const RankPlan& a, const RankPlan& b) {
+      return first_file(a) < first_file(b);
+    });
   } catch (const ReshardError&) {
     throw;
   } catch (const std::runtime_error& e) {
-    throw ReshardError(fmt::format("restore (TP {} × PP {} × DP {}) of a checkpoint written with TP {} × PP {} × DP {}: {}",
-                                   spec.reader.parallel.tp, spec.reader.parallel.pp, spec.reader.parallel.dp,
-                                   spec.writer.tp, spec.writer.pp, spec.writer.dp, e.what()));
+    throw ReshardError(fmt::format(
+        "restore (TP {} × PP {} × DP {}) of a checkpoint written with TP {} × PP {} × DP {}: {}",
+        spec.reader.parallel.tp, spec.reader.parallel.pp, spec.reader.parallel.dp, spec.writer.tp,
+        spec.writer.pp, spec.writer.dp, e.what()));
   }
   return plans;
 }
 
-void fill_reshard_padding(const std::vector<RankPlan>& plans, const std::vector<std::uint64_t>& offsets,
-                          Buffer& buffer, DataPattern pattern) {
+void fill_reshard_padding(const std::vector<RankPlan>& plans,
+                          const std::vector<std::uint64_t>& offsets, Buffer& buffer,
+                          DataPattern pattern) {
   std::vector<PatternRange> ranges;
   for (std::size_t p = 0; p < plans.size(); ++p) {
     for (const PaddingRun& run : plans[p].reshard.padding) {
@@ -162,14 +178,15 @@ void fill_reshard_padding(const std::vector<RankPlan>& plans, const std::vector<
   if (!ranges.empty()) buffer.fill(ranges, pattern);
 }
 
-void apply_reshard_copies(const std::vector<RankPlan>& plans, const std::vector<std::uint64_t>& offsets,
-                          Buffer& buffer) {
+void apply_reshard_copies(const std::vector<RankPlan>& plans,
+                          const std::vector<std::uint64_t>& offsets, Buffer& buffer) {
   const backends::MemoryView view = buffer.view();
   std::vector<std::byte> bounce;
   for (std::size_t p = 0; p < plans.size(); ++p) {
     for (const NarrowCopy& copy : plans[p].reshard.copies) {
       if (view.kind != backends::MemoryKind::device) {
-        std::memcpy(view.data + offsets[p] + copy.to, view.data + offsets[p] + copy.from, copy.length);
+        std::memcpy(view.data + offsets[p] + copy.to, view.data + offsets[p] + copy.from,
+                    copy.length);
       } else {  // device memory: through the host (a benchmark of reads, not of device copies)
         bounce.resize(copy.length);
         buffer.copy_to_host(offsets[p] + copy.from, bounce);

@@ -8,9 +8,9 @@
 #include <stdexcept>
 #include <vector>
 
-#include "harness/spec/case.hpp"
-#include "harness/plan/checkpoint_plan.hpp"
 #include "harness/checkpoint/manifest.hpp"
+#include "harness/plan/checkpoint_plan.hpp"
+#include "harness/spec/case.hpp"
 
 namespace ckpt::harness {
 
@@ -25,18 +25,19 @@ std::vector<std::int64_t> restore_selected_ranks(const Case& c);
 
 // What the planner needs besides the manifest: the model and the layout read into, how the
 // rank buffers are laid out, and what wrote the checkpoint. A campaign case gives one
-// (reshard_spec); `ckptbench load` builds one from the manifest alone (harness/loadplan/load_plan.hpp).
+// (reshard_spec); `ckptbench load` builds one from the manifest alone
+// (harness/loadplan/load_plan.hpp).
 struct ReshardSpec {
   workloads::ModelSpec model;
-  std::int64_t scale = 1;                // model.scale
-  std::uint64_t seed = 1;                // data.seed: the tensors' data keys
-  workloads::ParallelSpec writer;        // the checkpoint's parallel.* (for messages)
-  RestoreSpec reader;                    // the layout, state and read mode read into
-  std::uint64_t alignment = 0;           // strategy.alignment: shards placed at multiples of it
-  std::uint64_t direct_alignment = 0;    // backend.direct_alignment under backend.direct, else 0
-  std::uint64_t chunk_bytes = 0;         // strategy.chunk_bytes: the IoPlans' extents
-  bool shared_files = false;             // strategy.mapping shares files between ranks
-  std::string backend = "posix";         // backend.name (hdf5 stores datasets, not byte ranges to plan)
+  std::int64_t scale = 1;              // model.scale
+  std::uint64_t seed = 1;              // data.seed: the tensors' data keys
+  workloads::ParallelSpec writer;      // the checkpoint's parallel.* (for messages)
+  RestoreSpec reader;                  // the layout, state and read mode read into
+  std::uint64_t alignment = 0;         // strategy.alignment: shards placed at multiples of it
+  std::uint64_t direct_alignment = 0;  // backend.direct_alignment under backend.direct, else 0
+  std::uint64_t chunk_bytes = 0;       // strategy.chunk_bytes: the IoPlans' extents
+  bool shared_files = false;           // strategy.mapping shares files between ranks
+  std::string backend = "posix";  // backend.name (hdf5 stores datasets, not byte ranges to plan)
 };
 
 // A case's resharding restore ([restore] into parallel.*'s checkpoint, backend.* as set).
@@ -49,15 +50,18 @@ ReshardSpec reshard_spec(const Case& c);
 // backend.direct) or what plan_rank_reads refuses; std::runtime_error for a manifest that names
 // a file outside `dir`.
 std::vector<RankPlan> reshard_plans(const Manifest& manifest, const ReshardSpec& spec,
-                                    const std::vector<std::int64_t>& ranks, const std::filesystem::path& dir);
+                                    const std::vector<std::int64_t>& ranks,
+                                    const std::filesystem::path& dir);
 
 // Before the timed read: writes the padding runs (data_pattern) of every plan into the buffer
 // whose plan p starts at offsets[p].
-void fill_reshard_padding(const std::vector<RankPlan>& plans, const std::vector<std::uint64_t>& offsets,
-                          Buffer& buffer, DataPattern pattern);
+void fill_reshard_padding(const std::vector<RankPlan>& plans,
+                          const std::vector<std::uint64_t>& offsets, Buffer& buffer,
+                          DataPattern pattern);
 
-// After the read: the copies of every plan, scratch to shards (whole_items narrowing, exact scatter).
-void apply_reshard_copies(const std::vector<RankPlan>& plans, const std::vector<std::uint64_t>& offsets,
-                          Buffer& buffer);
+// After the read: the copies of every plan, scratch to shards (whole_items narrowing, exact
+// scatter).
+void apply_reshard_copies(const std::vector<RankPlan>& plans,
+                          const std::vector<std::uint64_t>& offsets, Buffer& buffer);
 
 }  // namespace ckpt::harness

@@ -16,7 +16,8 @@ class CudaCopier final : public DeviceCopier {
   CudaCopier(std::byte* device, std::uint64_t size, std::uint64_t slot_bytes, int slots)
       : device_(device), size_(size), slot_bytes_(slot_bytes) {
     slots_.reserve(static_cast<std::size_t>(slots));
-    for (int i = 0; i < slots; ++i) slots_.push_back(Slot{PinnedMemory(slot_bytes), Event(), Event(), false});
+    for (int i = 0; i < slots; ++i)
+      slots_.push_back(Slot{PinnedMemory(slot_bytes), Event(), Event(), false});
   }
 
   ~CudaCopier() override {
@@ -36,15 +37,17 @@ class CudaCopier final : public DeviceCopier {
     Slot& s = slots_.at(static_cast<std::size_t>(index));
     if (s.pending) throw std::logic_error("CudaCopier: slot reused before wait()");
     if (bytes > slot_bytes_ || offset > size_ || bytes > size_ - offset) {
-      throw std::out_of_range(fmt::format("CudaCopier: copy of [{}, {}) exceeds the {}-byte buffer or the {}-byte slot",
-                                          offset, offset + bytes, size_, slot_bytes_));
+      throw std::out_of_range(
+          fmt::format("CudaCopier: copy of [{}, {}) exceeds the {}-byte buffer or the {}-byte slot",
+                      offset, offset + bytes, size_, slot_bytes_));
     }
     check(cudaEventRecord(s.begin.get(), stream_.get()), "cudaEventRecord");
-    const cudaError_t copied =
-        to_host ? cudaMemcpyAsync(s.memory.data(), device_ + offset, bytes, cudaMemcpyDeviceToHost, stream_.get())
-                : cudaMemcpyAsync(device_ + offset, s.memory.data(), bytes, cudaMemcpyHostToDevice, stream_.get());
-    check(copied, fmt::format("cudaMemcpyAsync {} of {} bytes at device offset {}", to_host ? "device -> host" : "host -> device",
-                              bytes, offset));
+    const cudaError_t copied = to_host ? cudaMemcpyAsync(s.memory.data(), device_ + offset, bytes,
+                                                         cudaMemcpyDeviceToHost, stream_.get())
+                                       : cudaMemcpyAsync(device_ + offset, s.memory.data(), bytes,
+                                                         cudaMemcpyHostToDevice, stream_.get());
+    check(copied, fmt::format("cudaMemcpyAsync {} of {} bytes at device offset {}",
+                              to_host ? "device -> host" : "host -> device", bytes, offset));
     check(cudaEventRecord(s.end.get(), stream_.get()), "cudaEventRecord");
     s.pending = true;
   }
@@ -75,7 +78,8 @@ class CudaCopier final : public DeviceCopier {
 
 }  // namespace
 
-std::unique_ptr<DeviceCopier> make_copier(std::byte* device, std::uint64_t size, std::uint64_t slot_bytes, int slots) {
+std::unique_ptr<DeviceCopier> make_copier(std::byte* device, std::uint64_t size,
+                                          std::uint64_t slot_bytes, int slots) {
   return std::make_unique<CudaCopier>(device, size, slot_bytes, slots);
 }
 

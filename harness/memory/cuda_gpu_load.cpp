@@ -34,14 +34,17 @@ class CudaGpuLoad final : public GpuLoad {
     std::size_t free_bytes = 0, total_bytes = 0;
     cuda::check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
     // Several times the L2 cache, so that every pass streams from HBM; at most 1/8 of free memory.
-    const std::uint64_t want = std::max<std::uint64_t>(kMinBufferBytes, std::uint64_t{8} * static_cast<std::uint64_t>(prop.l2CacheSize));
-    const std::uint64_t bytes = std::max<std::uint64_t>(std::min<std::uint64_t>(want, free_bytes / 8), 1 << 20);
+    const std::uint64_t want = std::max<std::uint64_t>(
+        kMinBufferBytes, std::uint64_t{8} * static_cast<std::uint64_t>(prop.l2CacheSize));
+    const std::uint64_t bytes =
+        std::max<std::uint64_t>(std::min<std::uint64_t>(want, free_bytes / 8), 1 << 20);
     elements_ = bytes / sizeof(float);
     void* raw = nullptr;
     cuda::check(cudaMalloc(&raw, elements_ * sizeof(float)), "cudaMalloc (GPU load buffer)");
     float* p = static_cast<float*>(raw);
     buffer_.reset(p);
-    cuda::check(cudaMemsetAsync(p, 0, elements_ * sizeof(float), stream_.get()), "cudaMemsetAsync (GPU load buffer)");
+    cuda::check(cudaMemsetAsync(p, 0, elements_ * sizeof(float), stream_.get()),
+                "cudaMemsetAsync (GPU load buffer)");
     launch();  // warm-up
     cuda::check(cudaStreamSynchronize(stream_.get()), "cudaStreamSynchronize (GPU load)");
     const cuda::Event start, end;
@@ -57,10 +60,12 @@ class CudaGpuLoad final : public GpuLoad {
   double kernel_seconds() const override { return kernel_seconds_; }
 
   void run_for(double seconds) override {
-    const auto end = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+    const auto end = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                        std::chrono::duration<double>(seconds));
     while (Clock::now() < end) {
       const double remaining = std::chrono::duration<double>(end - Clock::now()).count();
-      const auto launches = std::clamp<std::int64_t>(static_cast<std::int64_t>(remaining / kernel_seconds_), 1, 256);
+      const auto launches =
+          std::clamp<std::int64_t>(static_cast<std::int64_t>(remaining / kernel_seconds_), 1, 256);
       for (std::int64_t k = 0; k < launches; ++k) launch();
       cuda::check(cudaStreamSynchronize(stream_.get()), "cudaStreamSynchronize (GPU load)");
     }
@@ -68,7 +73,8 @@ class CudaGpuLoad final : public GpuLoad {
 
  private:
   void launch() {
-    cuda::check(cuda::launch_busy(buffer_.get(), elements_, blocks_, kFmaRounds, stream_.get()), "GPU load kernel launch");
+    cuda::check(cuda::launch_busy(buffer_.get(), elements_, blocks_, kFmaRounds, stream_.get()),
+                "GPU load kernel launch");
   }
 
   cuda::Stream stream_;  // non-blocking: the copier's streams run beside it
@@ -80,6 +86,8 @@ class CudaGpuLoad final : public GpuLoad {
 
 }  // namespace
 
-std::unique_ptr<GpuLoad> make_cuda_gpu_load() { return std::make_unique<CudaGpuLoad>(); }
+std::unique_ptr<GpuLoad> make_cuda_gpu_load() {
+  return std::make_unique<CudaGpuLoad>();
+}
 
 }  // namespace ckpt::harness

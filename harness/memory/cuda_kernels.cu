@@ -1,7 +1,6 @@
-#include "harness/memory/cuda_kernels.hpp"
-
 #include <cstdint>
 
+#include "harness/memory/cuda_kernels.hpp"
 #include "harness/memory/pattern_words.hpp"
 
 namespace ckpt::harness::cuda {
@@ -15,11 +14,15 @@ unsigned blocks_for(std::uint64_t words) {
   return static_cast<unsigned>(blocks < 1 ? 1 : (blocks > kMaxBlocks ? kMaxBlocks : blocks));
 }
 
-__device__ std::uint64_t first_index() { return std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x; }
-__device__ std::uint64_t stride() { return std::uint64_t{gridDim.x} * blockDim.x; }
+__device__ std::uint64_t first_index() {
+  return std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
+}
+__device__ std::uint64_t stride() {
+  return std::uint64_t{gridDim.x} * blockDim.x;
+}
 
-__global__ void fill_kernel(unsigned char* data, std::uint64_t bytes, DataPattern pattern, std::uint64_t key,
-                            std::uint64_t global) {
+__global__ void fill_kernel(unsigned char* data, std::uint64_t bytes, DataPattern pattern,
+                            std::uint64_t key, std::uint64_t global) {
   const std::uint64_t words = (bytes + 7) / 8;
   const bool aligned = reinterpret_cast<std::uintptr_t>(data) % 8 == 0;
   for (std::uint64_t i = first_index(); i < words; i += stride()) {
@@ -28,13 +31,15 @@ __global__ void fill_kernel(unsigned char* data, std::uint64_t bytes, DataPatter
     if (aligned && n == 8) {
       reinterpret_cast<std::uint64_t*>(data)[i] = w;
     } else {
-      for (std::uint64_t b = 0; b < n; ++b) data[8 * i + b] = static_cast<unsigned char>(w >> (8 * b));
+      for (std::uint64_t b = 0; b < n; ++b)
+        data[8 * i + b] = static_cast<unsigned char>(w >> (8 * b));
     }
   }
 }
 
 __global__ void mismatch_kernel(const unsigned char* data, std::uint64_t bytes, DataPattern pattern,
-                                std::uint64_t key, std::uint64_t global, unsigned long long* first_bad) {
+                                std::uint64_t key, std::uint64_t global,
+                                unsigned long long* first_bad) {
   const std::uint64_t words = (bytes + 7) / 8;
   const bool aligned = reinterpret_cast<std::uintptr_t>(data) % 8 == 0;
   for (std::uint64_t i = first_index(); i < words; i += stride()) {
@@ -53,17 +58,17 @@ __global__ void mismatch_kernel(const unsigned char* data, std::uint64_t bytes, 
 
 }  // namespace
 
-cudaError_t launch_fill(std::byte* data, std::uint64_t bytes, DataPattern pattern, std::uint64_t key,
-                        std::uint64_t global, cudaStream_t stream) {
+cudaError_t launch_fill(std::byte* data, std::uint64_t bytes, DataPattern pattern,
+                        std::uint64_t key, std::uint64_t global, cudaStream_t stream) {
   if (bytes == 0) return cudaSuccess;
-  fill_kernel<<<blocks_for((bytes + 7) / 8), kThreads, 0, stream>>>(reinterpret_cast<unsigned char*>(data), bytes,
-                                                                    pattern, key, global);
+  fill_kernel<<<blocks_for((bytes + 7) / 8), kThreads, 0, stream>>>(
+      reinterpret_cast<unsigned char*>(data), bytes, pattern, key, global);
   return cudaGetLastError();
 }
 
 cudaError_t launch_first_mismatch(const std::byte* data, std::uint64_t bytes, DataPattern pattern,
-                                  std::uint64_t key, std::uint64_t global, unsigned long long* first_bad,
-                                  cudaStream_t stream) {
+                                  std::uint64_t key, std::uint64_t global,
+                                  unsigned long long* first_bad, cudaStream_t stream) {
   if (bytes == 0) return cudaSuccess;
   mismatch_kernel<<<blocks_for((bytes + 7) / 8), kThreads, 0, stream>>>(
       reinterpret_cast<const unsigned char*>(data), bytes, pattern, key, global, first_bad);
@@ -78,7 +83,8 @@ __global__ void busy_kernel(float* data, std::uint64_t elements, int fma_rounds)
   }
 }
 
-cudaError_t launch_busy(float* data, std::uint64_t elements, unsigned blocks, int fma_rounds, cudaStream_t stream) {
+cudaError_t launch_busy(float* data, std::uint64_t elements, unsigned blocks, int fma_rounds,
+                        cudaStream_t stream) {
   busy_kernel<<<blocks, kThreads, 0, stream>>>(data, elements, fma_rounds);
   return cudaGetLastError();
 }

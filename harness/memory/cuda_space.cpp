@@ -1,26 +1,29 @@
 #include "harness/memory/cuda_space.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdlib>
-#include <fmt/format.h>
 #include <limits>
 #include <stdexcept>
 #include <vector>
 
+#include "harness/memory/checksum.hpp"
 #include "harness/memory/cuda_kernels.hpp"
 #include "harness/memory/cuda_support.hpp"
-#include "harness/memory/checksum.hpp"
 #include "harness/memory/data_pattern.hpp"
 #include "harness/memory/host_space.hpp"
 
 namespace ckpt::harness {
 namespace {
 
-constexpr std::uint64_t kReadBackChunk = std::uint64_t{16} << 20;  // checksums read device memory in these
+constexpr std::uint64_t kReadBackChunk = std::uint64_t{16}
+                                         << 20;  // checksums read device memory in these
 
 // This process's place among the processes of its node, from the launcher's environment.
 int local_rank() {
-  for (const char* name : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID", "LOCAL_RANK"}) {
+  for (const char* name :
+       {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID", "LOCAL_RANK"}) {
     if (const char* value = std::getenv(name)) return std::max(0, std::atoi(value));
   }
   return 0;
@@ -38,7 +41,9 @@ class DeviceBuffer final : public Buffer {
   }
   ~DeviceBuffer() override { cudaFree(data_); }
 
-  backends::MemoryView view() const override { return {data_, size_, backends::MemoryKind::device}; }
+  backends::MemoryView view() const override {
+    return {data_, size_, backends::MemoryKind::device};
+  }
 
   void zero() override {
     cuda::check(cudaMemsetAsync(data_, 0, size_, stream_.get()), "cudaMemsetAsync");
@@ -48,24 +53,29 @@ class DeviceBuffer final : public Buffer {
   void fill(std::span<const PatternRange> ranges, DataPattern pattern) override {
     check_ranges(ranges, size_);
     for (const PatternRange& r : ranges) {
-      cuda::check(cuda::launch_fill(data_ + r.offset, r.bytes, pattern, r.key, r.global_offset, stream_.get()), "fill kernel launch");
+      cuda::check(cuda::launch_fill(data_ + r.offset, r.bytes, pattern, r.key, r.global_offset,
+                                    stream_.get()),
+                  "fill kernel launch");
     }
     synchronize("fill kernel");
   }
 
-  std::optional<Mismatch> first_mismatch(std::span<const PatternRange> ranges, DataPattern pattern) const override {
+  std::optional<Mismatch> first_mismatch(std::span<const PatternRange> ranges,
+                                         DataPattern pattern) const override {
     check_ranges(ranges, size_);
     if (ranges.empty()) return std::nullopt;
     void* p = nullptr;
-    cuda::check(cudaMalloc(&p, ranges.size() * sizeof(unsigned long long)), "cudaMalloc (verification results)");
+    cuda::check(cudaMalloc(&p, ranges.size() * sizeof(unsigned long long)),
+                "cudaMalloc (verification results)");
     const std::unique_ptr<void, decltype(&cudaFree)> results(p, &cudaFree);
     auto* first_bad = static_cast<unsigned long long*>(p);
-    cuda::check(cudaMemsetAsync(first_bad, 0xff, ranges.size() * sizeof(unsigned long long), stream_.get()),
-                "cudaMemsetAsync");
+    cuda::check(
+        cudaMemsetAsync(first_bad, 0xff, ranges.size() * sizeof(unsigned long long), stream_.get()),
+        "cudaMemsetAsync");
     for (std::size_t i = 0; i < ranges.size(); ++i) {
       const PatternRange& r = ranges[i];
-      cuda::check(cuda::launch_first_mismatch(data_ + r.offset, r.bytes, pattern, r.key, r.global_offset, first_bad + i,
-                                                    stream_.get()),
+      cuda::check(cuda::launch_first_mismatch(data_ + r.offset, r.bytes, pattern, r.key,
+                                              r.global_offset, first_bad + i, stream_.get()),
                   "verify kernel launch");
     }
     std::vector<unsigned long long> found(ranges.size());
@@ -101,12 +111,14 @@ class DeviceBuffer final : public Buffer {
 
   void copy_to_host(std::uint64_t offset, std::span<std::byte> out) const override {
     check_span(offset, out.size());
-    cuda::check(cudaMemcpy(out.data(), data_ + offset, out.size(), cudaMemcpyDeviceToHost), "cudaMemcpy device -> host");
+    cuda::check(cudaMemcpy(out.data(), data_ + offset, out.size(), cudaMemcpyDeviceToHost),
+                "cudaMemcpy device -> host");
   }
 
   void copy_from_host(std::uint64_t offset, std::span<const std::byte> in) override {
     check_span(offset, in.size());
-    cuda::check(cudaMemcpy(data_ + offset, in.data(), in.size(), cudaMemcpyHostToDevice), "cudaMemcpy host -> device");
+    cuda::check(cudaMemcpy(data_ + offset, in.data(), in.size(), cudaMemcpyHostToDevice),
+                "cudaMemcpy host -> device");
   }
 
   std::unique_ptr<DeviceCopier> copier(std::uint64_t slot_bytes, int slots) const override {
@@ -119,8 +131,8 @@ class DeviceBuffer final : public Buffer {
   }
   void check_span(std::uint64_t offset, std::uint64_t bytes) const {
     if (offset > size_ || bytes > size_ - offset) {
-      throw std::out_of_range(fmt::format("bytes [{}, {}) lie outside the {}-byte device buffer", offset,
-                                          offset + bytes, size_));
+      throw std::out_of_range(fmt::format("bytes [{}, {}) lie outside the {}-byte device buffer",
+                                          offset, offset + bytes, size_));
     }
   }
 
@@ -135,7 +147,8 @@ class CudaSpace final : public MemorySpace {
     int count = 0;
     cuda::check(cudaGetDeviceCount(&count), "memory.space = \"cuda\": cudaGetDeviceCount");
     device_ = local_rank() % std::max(count, 1);
-    cuda::check(cudaSetDevice(device_), fmt::format("memory.space = \"cuda\": cudaSetDevice({})", device_));
+    cuda::check(cudaSetDevice(device_),
+                fmt::format("memory.space = \"cuda\": cudaSetDevice({})", device_));
     cudaDeviceProp prop{};
     cuda::check(cudaGetDeviceProperties(&prop, device_), "cudaGetDeviceProperties");
     note_ = fmt::format("memory.space = \"cuda\": device {} of {} ({})", device_, count, prop.name);
@@ -155,7 +168,8 @@ class CudaSpace final : public MemorySpace {
 class CudaPinnedBuffer final : public HostAddressableBuffer {
  public:
   explicit CudaPinnedBuffer(cuda::PinnedMemory memory)
-      : HostAddressableBuffer({memory.data(), memory.size(), backends::MemoryKind::pinned}), memory_(std::move(memory)) {}
+      : HostAddressableBuffer({memory.data(), memory.size(), backends::MemoryKind::pinned}),
+        memory_(std::move(memory)) {}
 
  private:
   cuda::PinnedMemory memory_;
@@ -174,13 +188,18 @@ class CudaPinnedSpace final : public MemorySpace {
 std::optional<std::string> cuda_unavailable() {
   int count = 0;
   const cudaError_t error = cudaGetDeviceCount(&count);
-  if (error != cudaSuccess) return fmt::format("no CUDA device (cudaGetDeviceCount: {})", cuda::describe(error));
+  if (error != cudaSuccess)
+    return fmt::format("no CUDA device (cudaGetDeviceCount: {})", cuda::describe(error));
   if (count == 0) return std::string("no CUDA device (cudaGetDeviceCount: 0 devices)");
   return std::nullopt;
 }
 
-std::unique_ptr<MemorySpace> make_cuda_space() { return std::make_unique<CudaSpace>(); }
+std::unique_ptr<MemorySpace> make_cuda_space() {
+  return std::make_unique<CudaSpace>();
+}
 
-std::unique_ptr<MemorySpace> make_cuda_pinned_space() { return std::make_unique<CudaPinnedSpace>(); }
+std::unique_ptr<MemorySpace> make_cuda_pinned_space() {
+  return std::make_unique<CudaPinnedSpace>();
+}
 
 }  // namespace ckpt::harness

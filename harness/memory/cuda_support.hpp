@@ -47,7 +47,9 @@ class PinnedMemory {
  public:
   explicit PinnedMemory(std::uint64_t bytes);
   ~PinnedMemory();
-  PinnedMemory(PinnedMemory&& other) noexcept : data_(other.data_), size_(other.size_) { other.data_ = nullptr; }
+  PinnedMemory(PinnedMemory&& other) noexcept : data_(other.data_), size_(other.size_) {
+    other.data_ = nullptr;
+  }
   PinnedMemory& operator=(PinnedMemory&&) = delete;
   std::byte* data() const { return data_; }
   std::uint64_t size() const { return size_; }
@@ -67,6 +69,7 @@ namespace ckpt::harness::cuda {
 
 // Staging slots for device memory [device, device + size): `slots` cudaMallocHost buffers of
 // `slot_bytes`, one stream and one pair of timing events each.
-std::unique_ptr<DeviceCopier> make_copier(std::byte* device, std::uint64_t size, std::uint64_t slot_bytes, int slots);
+std::unique_ptr<DeviceCopier> make_copier(std::byte* device, std::uint64_t size,
+                                          std::uint64_t slot_bytes, int slots);
 
 }  // namespace ckpt::harness::cuda

@@ -19,7 +19,10 @@ template <DataPattern P, bool Aligned>
 class RunWords {
  public:
   RunWords(std::uint64_t key, std::uint64_t global)
-      : key_(key), index_(global / 8), shift_(8 * (global % 8)), low_(pattern::pattern_word(P, key, index_)) {}
+      : key_(key),
+        index_(global / 8),
+        shift_(8 * (global % 8)),
+        low_(pattern::pattern_word(P, key, index_)) {}
 
   std::uint64_t next() {
     if constexpr (Aligned) {
@@ -54,8 +57,8 @@ void fill_words(std::byte* data, std::uint64_t bytes, std::uint64_t key, std::ui
 }
 
 template <DataPattern P, bool Aligned>
-std::optional<std::uint64_t> mismatch_in(const std::byte* data, std::uint64_t bytes, std::uint64_t key,
-                                         std::uint64_t global) {
+std::optional<std::uint64_t> mismatch_in(const std::byte* data, std::uint64_t bytes,
+                                         std::uint64_t key, std::uint64_t global) {
   RunWords<P, Aligned> run(key, global);
   const std::uint64_t words = (bytes + 7) / 8;
   for (std::uint64_t i = 0; i < words; ++i) {
@@ -78,15 +81,18 @@ std::optional<std::uint64_t> mismatch_in(const std::byte* data, std::uint64_t by
 void fill_pattern(std::byte* data, std::uint64_t bytes, DataPattern pattern, std::uint64_t key,
                   std::uint64_t global_offset) {
   return with_pattern(pattern, [&](auto p) {
-    if (global_offset % 8 == 0) return fill_words<decltype(p)::value, true>(data, bytes, key, global_offset);
+    if (global_offset % 8 == 0)
+      return fill_words<decltype(p)::value, true>(data, bytes, key, global_offset);
     return fill_words<decltype(p)::value, false>(data, bytes, key, global_offset);
   });
 }
 
-std::optional<std::uint64_t> first_mismatch(const std::byte* data, std::uint64_t bytes, DataPattern pattern,
-                                            std::uint64_t key, std::uint64_t global_offset) {
+std::optional<std::uint64_t> first_mismatch(const std::byte* data, std::uint64_t bytes,
+                                            DataPattern pattern, std::uint64_t key,
+                                            std::uint64_t global_offset) {
   return with_pattern(pattern, [&](auto p) {
-    if (global_offset % 8 == 0) return mismatch_in<decltype(p)::value, true>(data, bytes, key, global_offset);
+    if (global_offset % 8 == 0)
+      return mismatch_in<decltype(p)::value, true>(data, bytes, key, global_offset);
     return mismatch_in<decltype(p)::value, false>(data, bytes, key, global_offset);
   });
 }

@@ -21,8 +21,9 @@ void fill_pattern(std::byte* data, std::uint64_t bytes, DataPattern pattern, std
                   std::uint64_t global_offset = 0);
 
 // Offset (from `data`) of the first byte that differs from what fill_pattern writes, or nullopt.
-std::optional<std::uint64_t> first_mismatch(const std::byte* data, std::uint64_t bytes, DataPattern pattern,
-                                            std::uint64_t key, std::uint64_t global_offset = 0);
+std::optional<std::uint64_t> first_mismatch(const std::byte* data, std::uint64_t bytes,
+                                            DataPattern pattern, std::uint64_t key,
+                                            std::uint64_t global_offset = 0);
 
 // The byte fill_pattern writes at global byte `offset` of the tensor (for error messages).
 std::uint8_t expected_byte(DataPattern pattern, std::uint64_t key, std::uint64_t offset);

@@ -13,7 +13,9 @@ std::optional<std::string> gpu_load_unavailable() {
 #if CKPT_HAVE_CUDA
   return cuda_unavailable();
 #else
-  return std::string("this build has no CUDA (configure with -DCKPT_WITH_CUDA=ON where the CUDA toolkit is installed)");
+  return std::string(
+      "this build has no CUDA (configure with -DCKPT_WITH_CUDA=ON where the CUDA toolkit is "
+      "installed)");
 #endif
 }
 

@@ -1,5 +1,6 @@
 #include "harness/memory/host_space.hpp"
 
+#include <fmt/format.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 
@@ -7,7 +8,6 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <fmt/format.h>
 #include <stdexcept>
 
 #include "harness/memory/checksum.hpp"
@@ -45,7 +45,9 @@ std::string memlock_limit() {
 class LockedBuffer final : public HostAddressableBuffer {
  public:
   LockedBuffer(std::byte* data, std::uint64_t bytes, bool locked)
-      : HostAddressableBuffer({data, bytes, backends::MemoryKind::pinned}), data_(data), locked_(locked) {}
+      : HostAddressableBuffer({data, bytes, backends::MemoryKind::pinned}),
+        data_(data),
+        locked_(locked) {}
   ~LockedBuffer() override {
     if (locked_) ::munlock(data_, size());
     std::free(data_);
@@ -67,23 +69,28 @@ class LockedHostSpace final : public MemorySpace {
     const std::uint64_t rounded = (std::max<std::uint64_t>(bytes, 1) + a - 1) / a * a;
     auto* data = static_cast<std::byte*>(std::aligned_alloc(a, rounded));
     if (data == nullptr) {
-      throw std::runtime_error(fmt::format("memory.space = \"pinned\": cannot allocate {} bytes", bytes));
+      throw std::runtime_error(
+          fmt::format("memory.space = \"pinned\": cannot allocate {} bytes", bytes));
     }
     std::memset(data, 0, rounded);  // pre-touch every page
     const bool locked = ::mlock(data, rounded) == 0;
-    add_note(fmt::format("memory.space = \"pinned\": {}; page-locked host memory from mlock instead of cudaMallocHost",
-                         why_));
+    add_note(
+        fmt::format("memory.space = \"pinned\": {}; page-locked host memory from mlock instead of "
+                    "cudaMallocHost",
+                    why_));
     if (!locked) {
-      add_note(fmt::format("memory.space = \"pinned\": mlock of {} bytes failed ({}; RLIMIT_MEMLOCK {}): the memory "
-                           "is not page-locked",
-                           rounded, std::strerror(errno), memlock_limit()));
+      add_note(fmt::format(
+          "memory.space = \"pinned\": mlock of {} bytes failed ({}; RLIMIT_MEMLOCK {}): the memory "
+          "is not page-locked",
+          rounded, std::strerror(errno), memlock_limit()));
     }
     return std::make_unique<LockedBuffer>(data, bytes, locked);
   }
 
  private:
   void add_note(std::string note) {
-    if (std::find(notes_.begin(), notes_.end(), note) == notes_.end()) notes_.push_back(std::move(note));
+    if (std::find(notes_.begin(), notes_.end(), note) == notes_.end())
+      notes_.push_back(std::move(note));
   }
 
   std::string why_;
@@ -94,8 +101,8 @@ class LockedHostSpace final : public MemorySpace {
 
 void HostAddressableBuffer::check_span(std::uint64_t offset, std::uint64_t bytes) const {
   if (offset > view_.size || bytes > view_.size - offset) {
-    throw std::out_of_range(fmt::format("bytes [{}, {}) lie outside the {}-byte buffer", offset, offset + bytes,
-                                        view_.size));
+    throw std::out_of_range(fmt::format("bytes [{}, {}) lie outside the {}-byte buffer", offset,
+                                        offset + bytes, view_.size));
   }
 }
 
@@ -105,7 +112,8 @@ void HostAddressableBuffer::zero() {
 
 void HostAddressableBuffer::fill(std::span<const PatternRange> ranges, DataPattern pattern) {
   check_ranges(ranges, view_.size);
-  for (const PatternRange& r : ranges) fill_pattern(view_.data + r.offset, r.bytes, pattern, r.key, r.global_offset);
+  for (const PatternRange& r : ranges)
+    fill_pattern(view_.data + r.offset, r.bytes, pattern, r.key, r.global_offset);
 }
 
 std::optional<Mismatch> HostAddressableBuffer::first_mismatch(std::span<const PatternRange> ranges,
@@ -113,14 +121,16 @@ std::optional<Mismatch> HostAddressableBuffer::first_mismatch(std::span<const Pa
   check_ranges(ranges, view_.size);
   for (std::size_t i = 0; i < ranges.size(); ++i) {
     const std::byte* data = view_.data + ranges[i].offset;
-    if (const auto bad = harness::first_mismatch(data, ranges[i].bytes, pattern, ranges[i].key, ranges[i].global_offset)) {
+    if (const auto bad = harness::first_mismatch(data, ranges[i].bytes, pattern, ranges[i].key,
+                                                 ranges[i].global_offset)) {
       return Mismatch{i, *bad, static_cast<std::uint8_t>(data[*bad])};
     }
   }
   return std::nullopt;
 }
 
-std::vector<std::uint64_t> HostAddressableBuffer::checksums(std::span<const PatternRange> ranges) const {
+std::vector<std::uint64_t> HostAddressableBuffer::checksums(
+    std::span<const PatternRange> ranges) const {
   check_ranges(ranges, view_.size);
   std::vector<std::uint64_t> out;
   out.reserve(ranges.size());
@@ -138,7 +148,9 @@ void HostAddressableBuffer::copy_from_host(std::uint64_t offset, std::span<const
   if (!in.empty()) std::memcpy(view_.data + offset, in.data(), in.size());
 }
 
-std::unique_ptr<MemorySpace> make_host_space() { return std::make_unique<HostSpace>(); }
+std::unique_ptr<MemorySpace> make_host_space() {
+  return std::make_unique<HostSpace>();
+}
 
 std::unique_ptr<MemorySpace> make_locked_host_space(std::string why) {
   return std::make_unique<LockedHostSpace>(std::move(why));

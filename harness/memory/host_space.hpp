@@ -16,7 +16,8 @@ class HostAddressableBuffer : public Buffer {
   backends::MemoryView view() const override { return view_; }
   void zero() override;
   void fill(std::span<const PatternRange> ranges, DataPattern pattern) override;
-  std::optional<Mismatch> first_mismatch(std::span<const PatternRange> ranges, DataPattern pattern) const override;
+  std::optional<Mismatch> first_mismatch(std::span<const PatternRange> ranges,
+                                         DataPattern pattern) const override;
   std::vector<std::uint64_t> checksums(std::span<const PatternRange> ranges) const override;
   void copy_to_host(std::uint64_t offset, std::span<std::byte> out) const override;
   void copy_from_host(std::uint64_t offset, std::span<const std::byte> in) override;

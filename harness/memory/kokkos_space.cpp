@@ -1,10 +1,10 @@
 #include "harness/memory/kokkos_space.hpp"
 
-#include <Kokkos_Core.hpp>
+#include <fmt/format.h>
 
+#include <Kokkos_Core.hpp>
 #include <atomic>
 #include <cstring>
-#include <fmt/format.h>
 #include <limits>
 #include <stdexcept>
 
@@ -34,8 +34,10 @@ class KokkosRuntime {
     if (Kokkos::is_initialized()) return;
     if (finalized_once().load()) {
       throw std::runtime_error(
-          "memory.space = \"kokkos\": Kokkos was finalised earlier in this process and cannot start again; run one "
-          "campaign per process, or keep a MemorySpaces with Kokkos started for the life of the process");
+          "memory.space = \"kokkos\": Kokkos was finalised earlier in this process and cannot "
+          "start again; run one "
+          "campaign per process, or keep a MemorySpaces with Kokkos started for the life of the "
+          "process");
     }
 #if KOKKOS_VERSION >= 40000
     Kokkos::initialize(Kokkos::InitializationSettings().set_disable_warnings(true));
@@ -58,7 +60,9 @@ class KokkosRuntime {
   bool owned_ = false;
 };
 
-std::int64_t words_of(std::uint64_t bytes) { return static_cast<std::int64_t>((bytes + 7) / 8); }
+std::int64_t words_of(std::uint64_t bytes) {
+  return static_cast<std::int64_t>((bytes + 7) / 8);
+}
 
 // Byte `b` of the range's word `i` goes to data[8i + b] for b < n (n = 8 but for the last word).
 KOKKOS_INLINE_FUNCTION std::uint64_t valid_bytes(std::uint64_t bytes, std::int64_t i) {
@@ -92,23 +96,25 @@ template <DataPattern P>
 void fill_range(unsigned char* data, std::uint64_t bytes, std::uint64_t key, std::uint64_t global) {
   Kokkos::parallel_for(
       "ckptbench::fill", Words(0, words_of(bytes)), KOKKOS_LAMBDA(const std::int64_t i) {
-        const std::uint64_t w = pattern::pattern_word_at(P, key, global + 8 * static_cast<std::uint64_t>(i));
+        const std::uint64_t w =
+            pattern::pattern_word_at(P, key, global + 8 * static_cast<std::uint64_t>(i));
         store_word(data + 8 * i, w, valid_bytes(bytes, i));
       });
 }
 
 template <DataPattern P>
-std::uint64_t mismatch_in(const unsigned char* data, std::uint64_t bytes, std::uint64_t key, std::uint64_t global) {
+std::uint64_t mismatch_in(const unsigned char* data, std::uint64_t bytes, std::uint64_t key,
+                          std::uint64_t global) {
   std::uint64_t first = std::numeric_limits<std::uint64_t>::max();
   Kokkos::parallel_reduce(
       "ckptbench::verify", Words(0, words_of(bytes)),
       KOKKOS_LAMBDA(const std::int64_t i, std::uint64_t& lowest) {
         const std::uint64_t n = valid_bytes(bytes, i);
         const std::uint64_t found = load_word(data + 8 * i, n);
-        const std::uint64_t b =
-            pattern::first_differing_byte(
+        const std::uint64_t b = pattern::first_differing_byte(
             found, pattern::pattern_word_at(P, key, global + 8 * static_cast<std::uint64_t>(i)), n);
-        if (b < 8 && 8 * static_cast<std::uint64_t>(i) + b < lowest) lowest = 8 * static_cast<std::uint64_t>(i) + b;
+        if (b < 8 && 8 * static_cast<std::uint64_t>(i) + b < lowest)
+          lowest = 8 * static_cast<std::uint64_t>(i) + b;
       },
       Kokkos::Min<std::uint64_t>(first));
   return first;
@@ -130,7 +136,8 @@ std::uint64_t mismatch_in(const unsigned char* data, const PatternRange& r, Data
 // so copies and checksums are HostAddressableBuffer's.
 class KokkosBuffer final : public HostAddressableBuffer {
  public:
-  KokkosBuffer(std::shared_ptr<KokkosRuntime> runtime, Kokkos::View<unsigned char*> storage, std::uint64_t bytes)
+  KokkosBuffer(std::shared_ptr<KokkosRuntime> runtime, Kokkos::View<unsigned char*> storage,
+               std::uint64_t bytes)
       : HostAddressableBuffer({aligned(storage), bytes, backends::MemoryKind::host}),
         runtime_(std::move(runtime)),
         storage_(std::move(storage)) {}
@@ -152,12 +159,14 @@ class KokkosBuffer final : public HostAddressableBuffer {
     Kokkos::fence();
   }
 
-  std::optional<Mismatch> first_mismatch(std::span<const PatternRange> ranges, DataPattern pattern) const override {
+  std::optional<Mismatch> first_mismatch(std::span<const PatternRange> ranges,
+                                         DataPattern pattern) const override {
     check_ranges(ranges, size());
     const auto* data = reinterpret_cast<const unsigned char*>(view().data);
     for (std::size_t i = 0; i < ranges.size(); ++i) {
       const std::uint64_t bad = mismatch_in(data, ranges[i], pattern);
-      if (bad != std::numeric_limits<std::uint64_t>::max()) return Mismatch{i, bad, data[ranges[i].offset + bad]};
+      if (bad != std::numeric_limits<std::uint64_t>::max())
+        return Mismatch{i, bad, data[ranges[i].offset + bad]};
     }
     return std::nullopt;
   }
@@ -168,7 +177,8 @@ class KokkosBuffer final : public HostAddressableBuffer {
     return reinterpret_cast<std::byte*>((address + kAlignment - 1) / kAlignment * kAlignment);
   }
 
-  std::shared_ptr<KokkosRuntime> runtime_;  // outlives storage_: members are destroyed in reverse order
+  std::shared_ptr<KokkosRuntime>
+      runtime_;  // outlives storage_: members are destroyed in reverse order
   Kokkos::View<unsigned char*> storage_;
 };
 
@@ -176,16 +186,18 @@ class KokkosSpace final : public MemorySpace {
  public:
   KokkosSpace() : runtime_(std::make_shared<KokkosRuntime>()) {
     if (!Kokkos::SpaceAccessibility<Kokkos::HostSpace, Execution::memory_space>::accessible) {
-      throw std::runtime_error(fmt::format(
-          "memory.space = \"kokkos\": this Kokkos build's default memory space ({}) is not host-accessible; ckptbench "
-          "stages device memory only for memory.space = \"cuda\"",
-          Execution::memory_space::name()));
+      throw std::runtime_error(
+          fmt::format("memory.space = \"kokkos\": this Kokkos build's default memory space ({}) is "
+                      "not host-accessible; ckptbench "
+                      "stages device memory only for memory.space = \"cuda\"",
+                      Execution::memory_space::name()));
     }
   }
   MemorySpaceKind kind() const override { return MemorySpaceKind::kokkos; }
   std::vector<std::string> notes() const override {
-    return {fmt::format("memory.space = \"kokkos\": Kokkos {}.{}.{}, execution space {}", KOKKOS_VERSION / 10000,
-                        KOKKOS_VERSION / 100 % 100, KOKKOS_VERSION % 100, Execution::name())};
+    return {fmt::format("memory.space = \"kokkos\": Kokkos {}.{}.{}, execution space {}",
+                        KOKKOS_VERSION / 10000, KOKKOS_VERSION / 100 % 100, KOKKOS_VERSION % 100,
+                        Execution::name())};
   }
   std::unique_ptr<Buffer> allocate(std::uint64_t bytes) override {
     // The View's own initialisation zeroes (and so pre-touches) every page.
@@ -194,7 +206,8 @@ class KokkosSpace final : public MemorySpace {
       storage = Kokkos::View<unsigned char*>("ckptbench buffer", bytes + kAlignment);
       Kokkos::fence();
     } catch (const std::exception& e) {
-      throw std::runtime_error(fmt::format("memory.space = \"kokkos\": cannot allocate {} bytes: {}", bytes, e.what()));
+      throw std::runtime_error(
+          fmt::format("memory.space = \"kokkos\": cannot allocate {} bytes: {}", bytes, e.what()));
     }
     return std::make_unique<KokkosBuffer>(runtime_, std::move(storage), bytes);
   }
@@ -205,6 +218,8 @@ class KokkosSpace final : public MemorySpace {
 
 }  // namespace
 
-std::unique_ptr<MemorySpace> make_kokkos_space() { return std::make_unique<KokkosSpace>(); }
+std::unique_ptr<MemorySpace> make_kokkos_space() {
+  return std::make_unique<KokkosSpace>();
+}
 
 }  // namespace ckpt::harness

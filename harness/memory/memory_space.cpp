@@ -1,7 +1,8 @@
 #include "harness/memory/memory_space.hpp"
 
-#include <array>
 #include <fmt/format.h>
+
+#include <array>
 #include <stdexcept>
 
 namespace ckpt::harness {
@@ -29,13 +30,15 @@ std::optional<MemorySpaceKind> parse_memory_space(std::string_view name) {
   return std::nullopt;
 }
 
-std::unique_ptr<DeviceCopier> Buffer::copier(std::uint64_t /*slot_bytes*/, int /*slots*/) const { return nullptr; }
+std::unique_ptr<DeviceCopier> Buffer::copier(std::uint64_t /*slot_bytes*/, int /*slots*/) const {
+  return nullptr;
+}
 
 void check_ranges(std::span<const PatternRange> ranges, std::uint64_t size) {
   for (const PatternRange& r : ranges) {
     if (r.offset > size || r.bytes > size - r.offset) {
-      throw std::out_of_range(fmt::format("pattern range [{}, {}) lies outside the {}-byte buffer", r.offset,
-                                          r.offset + r.bytes, size));
+      throw std::out_of_range(fmt::format("pattern range [{}, {}) lies outside the {}-byte buffer",
+                                          r.offset, r.offset + r.bytes, size));
     }
   }
 }

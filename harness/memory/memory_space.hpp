@@ -75,7 +75,8 @@ class Buffer {
   // Writes each range's pattern, in this buffer's space.
   virtual void fill(std::span<const PatternRange> ranges, DataPattern pattern) = 0;
   // The first range (in order) holding a wrong byte, and that byte's offset in the range.
-  virtual std::optional<Mismatch> first_mismatch(std::span<const PatternRange> ranges, DataPattern pattern) const = 0;
+  virtual std::optional<Mismatch> first_mismatch(std::span<const PatternRange> ranges,
+                                                 DataPattern pattern) const = 0;
   // checksum64 (XXH3_64) of each range: the manifest's checksums.
   virtual std::vector<std::uint64_t> checksums(std::span<const PatternRange> ranges) const = 0;
   // Plain copies to and from host memory (tests, error reports).

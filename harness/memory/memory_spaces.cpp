@@ -1,6 +1,7 @@
 #include "harness/memory/memory_spaces.hpp"
 
 #include <fmt/format.h>
+
 #include <stdexcept>
 
 #include "harness/memory/host_space.hpp"
@@ -60,15 +61,18 @@ std::optional<std::string> MemorySpaces::unavailable(MemorySpaceKind kind) const
 #if CKPT_HAVE_CUDA
       return cuda_unavailable();
 #else
-      return std::string("this build has no CUDA (configure with -DCKPT_WITH_CUDA=ON where the CUDA toolkit is "
-                         "installed)");
+      return std::string(
+          "this build has no CUDA (configure with -DCKPT_WITH_CUDA=ON where the CUDA toolkit is "
+          "installed)");
 #endif
     case MemorySpaceKind::kokkos:
 #if CKPT_HAVE_KOKKOS
       return std::nullopt;
 #else
-      return std::string("this build has no Kokkos (configure with -DCKPT_WITH_KOKKOS=ON where Kokkos is installed, "
-                         "e.g. Debian's libtrilinos-kokkos-dev)");
+      return std::string(
+          "this build has no Kokkos (configure with -DCKPT_WITH_KOKKOS=ON where Kokkos is "
+          "installed, "
+          "e.g. Debian's libtrilinos-kokkos-dev)");
 #endif
   }
   return std::nullopt;
@@ -78,7 +82,8 @@ MemorySpace& MemorySpaces::get(MemorySpaceKind kind) {
   auto& space = spaces_[static_cast<std::size_t>(kind)];
   if (space) return *space;
   if (const auto why = unavailable(kind)) {
-    throw std::runtime_error(fmt::format("memory.space = \"{}\": {}", memory_space_name(kind), *why));
+    throw std::runtime_error(
+        fmt::format("memory.space = \"{}\": {}", memory_space_name(kind), *why));
   }
   space = make_space(kind);
   return *space;
@@ -94,7 +99,8 @@ std::string memory_build_cuda() {
 
 std::string memory_build_kokkos() {
 #if CKPT_HAVE_KOKKOS
-  return fmt::format("{}.{}.{}", KOKKOS_VERSION / 10000, KOKKOS_VERSION / 100 % 100, KOKKOS_VERSION % 100);
+  return fmt::format("{}.{}.{}", KOKKOS_VERSION / 10000, KOKKOS_VERSION / 100 % 100,
+                     KOKKOS_VERSION % 100);
 #else
   return "off";
 #endif

@@ -29,7 +29,8 @@ class MemorySpaces {
   std::array<std::unique_ptr<MemorySpace>, 4> spaces_;
 };
 
-// What this build has, for the environment record: {"cuda": "13.0" or "off", "kokkos": "3.4.1" or "off"}.
+// What this build has, for the environment record: {"cuda": "13.0" or "off", "kokkos": "3.4.1" or
+// "off"}.
 std::string memory_build_cuda();
 std::string memory_build_kokkos();
 

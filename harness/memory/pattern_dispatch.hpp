@@ -11,9 +11,12 @@ namespace ckpt::harness {
 template <typename Body>
 decltype(auto) with_pattern(DataPattern pattern, Body&& body) {
   switch (pattern) {
-    case DataPattern::bf16: return body(std::integral_constant<DataPattern, DataPattern::bf16>{});
-    case DataPattern::zeros: return body(std::integral_constant<DataPattern, DataPattern::zeros>{});
-    case DataPattern::random: break;
+    case DataPattern::bf16:
+      return body(std::integral_constant<DataPattern, DataPattern::bf16>{});
+    case DataPattern::zeros:
+      return body(std::integral_constant<DataPattern, DataPattern::zeros>{});
+    case DataPattern::random:
+      break;
   }
   return body(std::integral_constant<DataPattern, DataPattern::random>{});
 }

@@ -49,7 +49,8 @@ CKPT_HOST_DEVICE inline std::uint64_t bf16_word(std::uint64_t random) {
 }
 
 // Word `index` (global bytes 8 × index .. 8 × index + 7) of the tensor with seed `key`.
-CKPT_HOST_DEVICE inline std::uint64_t pattern_word(DataPattern pattern, std::uint64_t key, std::uint64_t index) {
+CKPT_HOST_DEVICE inline std::uint64_t pattern_word(DataPattern pattern, std::uint64_t key,
+                                                   std::uint64_t index) {
   switch (pattern) {
     case DataPattern::zeros:
       return 0;
@@ -62,13 +63,15 @@ CKPT_HOST_DEVICE inline std::uint64_t pattern_word(DataPattern pattern, std::uin
 }
 
 // Global byte `offset` of the tensor with seed `key`.
-CKPT_HOST_DEVICE inline std::uint8_t pattern_byte(DataPattern pattern, std::uint64_t key, std::uint64_t offset) {
+CKPT_HOST_DEVICE inline std::uint8_t pattern_byte(DataPattern pattern, std::uint64_t key,
+                                                  std::uint64_t offset) {
   return static_cast<std::uint8_t>(pattern_word(pattern, key, offset / 8) >> (8 * (offset % 8)));
 }
 
 // The 8 bytes at global byte `offset` (any alignment), little-endian: two words shifted
 // together when `offset` is not a multiple of 8.
-CKPT_HOST_DEVICE inline std::uint64_t pattern_word_at(DataPattern pattern, std::uint64_t key, std::uint64_t offset) {
+CKPT_HOST_DEVICE inline std::uint64_t pattern_word_at(DataPattern pattern, std::uint64_t key,
+                                                      std::uint64_t offset) {
   const std::uint64_t shift = 8 * (offset % 8);
   const std::uint64_t low = pattern_word(pattern, key, offset / 8);
   if (shift == 0) return low;
@@ -77,7 +80,8 @@ CKPT_HOST_DEVICE inline std::uint64_t pattern_word_at(DataPattern pattern, std::
 
 // Offset within the word of the first byte where `found` differs from `expected` (they differ),
 // looking only at the first `valid` bytes (8 for a whole word); 8 when those bytes agree.
-CKPT_HOST_DEVICE inline std::uint64_t first_differing_byte(std::uint64_t found, std::uint64_t expected,
+CKPT_HOST_DEVICE inline std::uint64_t first_differing_byte(std::uint64_t found,
+                                                           std::uint64_t expected,
                                                            std::uint64_t valid) {
   const std::uint64_t mask = valid >= 8 ? ~std::uint64_t{0} : (std::uint64_t{1} << (8 * valid)) - 1;
   const std::uint64_t diff = (found ^ expected) & mask;

@@ -25,22 +25,26 @@ std::vector<Item> memory_order(const backends::IoPlan& plan, bool datasets) {
     const backends::FilePlan& file = plan.files[f];
     const std::size_t n = datasets ? file.datasets.size() : file.extents.size();
     for (std::size_t i = 0; i < n; ++i) {
-      const std::uint64_t begin = datasets ? file.datasets[i].memory_offset : file.extents[i].memory_offset;
+      const std::uint64_t begin =
+          datasets ? file.datasets[i].memory_offset : file.extents[i].memory_offset;
       const std::uint64_t bytes = datasets ? file.datasets[i].bytes() : file.extents[i].length;
       if (bytes > 0) items.push_back({f, i, begin, begin + bytes});
     }
   }
-  std::sort(items.begin(), items.end(), [](const Item& a, const Item& b) { return a.begin < b.begin; });
+  std::sort(items.begin(), items.end(),
+            [](const Item& a, const Item& b) { return a.begin < b.begin; });
   return items;
 }
 
 // Moves a chunk end that falls inside a dataset element back to that element's start.
-std::uint64_t element_boundary(const backends::IoPlan& plan, const std::vector<Item>& datasets, std::size_t first,
-                               std::uint64_t end) {
+std::uint64_t element_boundary(const backends::IoPlan& plan, const std::vector<Item>& datasets,
+                               std::size_t first, std::uint64_t end) {
   for (std::size_t k = first; k < datasets.size() && datasets[k].begin < end; ++k) {
     if (datasets[k].end <= end) continue;
-    const std::uint64_t element = plan.files[datasets[k].file].datasets[datasets[k].index].element_bytes;
-    return datasets[k].begin + (end - datasets[k].begin) / std::max<std::uint64_t>(element, 1) * element;
+    const std::uint64_t element =
+        plan.files[datasets[k].file].datasets[datasets[k].index].element_bytes;
+    return datasets[k].begin +
+           (end - datasets[k].begin) / std::max<std::uint64_t>(element, 1) * element;
   }
   return end;
 }
@@ -64,20 +68,26 @@ backends::IoPlan empty_like(const backends::IoPlan& plan) {
 StagedPart::File& file_of(StagedPart& part, std::size_t index) {
   auto it = std::lower_bound(part.files.begin(), part.files.end(), index,
                              [](const StagedPart::File& f, std::size_t i) { return f.index < i; });
-  if (it == part.files.end() || it->index != index) it = part.files.insert(it, StagedPart::File{index, {}, {}});
+  if (it == part.files.end() || it->index != index)
+    it = part.files.insert(it, StagedPart::File{index, {}, {}});
   return *it;
 }
 
 // Items [first, ...) that start before the part's end, in (file, plan index) order.
-std::vector<Item> touching(const std::vector<Item>& items, std::size_t first, const StagedPart& part) {
+std::vector<Item> touching(const std::vector<Item>& items, std::size_t first,
+                           const StagedPart& part) {
   std::vector<Item> in;
-  for (std::size_t k = first; k < items.size() && items[k].begin < part.offset + part.bytes; ++k) in.push_back(items[k]);
-  std::sort(in.begin(), in.end(), [](const Item& a, const Item& b) { return std::tie(a.file, a.index) < std::tie(b.file, b.index); });
+  for (std::size_t k = first; k < items.size() && items[k].begin < part.offset + part.bytes; ++k)
+    in.push_back(items[k]);
+  std::sort(in.begin(), in.end(), [](const Item& a, const Item& b) {
+    return std::tie(a.file, a.index) < std::tie(b.file, b.index);
+  });
   return in;
 }
 
 // The extents in the part's range, clipped to it.
-void add_extents(const backends::IoPlan& plan, const std::vector<Item>& items, std::size_t first, StagedPart& part) {
+void add_extents(const backends::IoPlan& plan, const std::vector<Item>& items, std::size_t first,
+                 StagedPart& part) {
   const std::uint64_t begin = part.offset, end = part.offset + part.bytes;
   for (const Item& it : touching(items, first, part)) {
     const backends::Extent& e = plan.files[it.file].extents[it.index];
@@ -87,13 +97,15 @@ void add_extents(const backends::IoPlan& plan, const std::vector<Item>& items, s
 }
 
 // The dataset pieces in the part's range, cut to the elements inside it.
-void add_datasets(const backends::IoPlan& plan, const std::vector<Item>& items, std::size_t first, StagedPart& part) {
+void add_datasets(const backends::IoPlan& plan, const std::vector<Item>& items, std::size_t first,
+                  StagedPart& part) {
   const std::uint64_t begin = part.offset, end = part.offset + part.bytes;
   for (const Item& it : touching(items, first, part)) {
     backends::DatasetPiece piece = plan.files[it.file].datasets[it.index];
     const std::uint64_t element = std::max<std::uint64_t>(piece.element_bytes, 1);
     const std::uint64_t b = std::max(begin, it.begin), e = std::min(end, it.end);
-    const std::uint64_t first_element = (b - it.begin) / element, last_element = (e - it.begin + element - 1) / element;
+    const std::uint64_t first_element = (b - it.begin) / element,
+                        last_element = (e - it.begin + element - 1) / element;
     if (last_element <= first_element) continue;
     piece.flat_end = piece.flat_begin + last_element;
     piece.flat_begin += first_element;
@@ -164,15 +176,19 @@ backends::IoPlan part_plan(const backends::IoPlan& plan, const StagedPart& part)
   return out;
 }
 
-Stager::Stager(std::unique_ptr<DeviceCopier> copier, bool whole) : copier_(std::move(copier)), whole_(whole) {
-  if (!copier_ || copier_->slots() < 1) throw std::invalid_argument("Stager: needs a copier with at least one slot");
+Stager::Stager(std::unique_ptr<DeviceCopier> copier, bool whole)
+    : copier_(std::move(copier)), whole_(whole) {
+  if (!copier_ || copier_->slots() < 1)
+    throw std::invalid_argument("Stager: needs a copier with at least one slot");
 }
 
-StagedOutcome Stager::write(backends::Backend& backend, const backends::IoPlan& plan, std::uint64_t base) {
+StagedOutcome Stager::write(backends::Backend& backend, const backends::IoPlan& plan,
+                            std::uint64_t base) {
   return whole_ ? whole(backend, plan, base, true) : pipelined(backend, plan, base, true);
 }
 
-StagedOutcome Stager::read(backends::Backend& backend, const backends::IoPlan& plan, std::uint64_t base) {
+StagedOutcome Stager::read(backends::Backend& backend, const backends::IoPlan& plan,
+                           std::uint64_t base) {
   return whole_ ? whole(backend, plan, base, false) : pipelined(backend, plan, base, false);
 }
 
@@ -189,8 +205,8 @@ void Stager::drain(StagedOutcome& out) {
 // Write: chunk i is written from slot i % n while chunks i+1 .. i+n-1 are being copied to the
 // host; a slot's next copy starts once its write is done. Read: chunk i is read into slot i % n
 // while the copies to the device of the chunks before it run.
-StagedOutcome Stager::pipelined(backends::Backend& backend, const backends::IoPlan& plan, std::uint64_t base,
-                                bool write) {
+StagedOutcome Stager::pipelined(backends::Backend& backend, const backends::IoPlan& plan,
+                                std::uint64_t base, bool write) {
   const std::vector<StagedPart> parts = split_plan(plan, copier_->slot_bytes());
   backends::IoPlan scratch = empty_like(plan);
   const auto n = static_cast<std::size_t>(copier_->slots());
@@ -220,7 +236,8 @@ StagedOutcome Stager::pipelined(backends::Backend& backend, const backends::IoPl
       }
     }
   } catch (const std::runtime_error& e) {
-    out.io.error = std::string(write ? "staging device -> host: " : "staging host -> device: ") + e.what();
+    out.io.error =
+        std::string(write ? "staging device -> host: " : "staging host -> device: ") + e.what();
   }
   drain(out);
   if (stream) {
@@ -232,14 +249,16 @@ StagedOutcome Stager::pipelined(backends::Backend& backend, const backends::IoPl
   return out;
 }
 
-StagedOutcome Stager::whole(backends::Backend& backend, const backends::IoPlan& plan, std::uint64_t base, bool write) {
+StagedOutcome Stager::whole(backends::Backend& backend, const backends::IoPlan& plan,
+                            std::uint64_t base, bool write) {
   std::uint64_t span = 0;
   for (const backends::FilePlan& f : plan.files) {
     for (const backends::Extent& e : f.extents) span = std::max(span, e.memory_offset + e.length);
   }
   if (span > copier_->slot_bytes()) {
-    throw std::invalid_argument("Stager: the plan's memory (" + std::to_string(span) + " bytes) exceeds the " +
-                                std::to_string(copier_->slot_bytes()) + "-byte staging buffer");
+    throw std::invalid_argument("Stager: the plan's memory (" + std::to_string(span) +
+                                " bytes) exceeds the " + std::to_string(copier_->slot_bytes()) +
+                                "-byte staging buffer");
   }
   StagedOutcome out;
   out.chunks = 1;
@@ -257,7 +276,9 @@ StagedOutcome Stager::whole(backends::Backend& backend, const backends::IoPlan& 
       }
     }
   } catch (const std::runtime_error& e) {
-    if (out.io.ok()) out.io.error = std::string(write ? "staging device -> host: " : "staging host -> device: ") + e.what();
+    if (out.io.ok())
+      out.io.error =
+          std::string(write ? "staging device -> host: " : "staging host -> device: ") + e.what();
   }
   drain(out);
   out.seconds = seconds_since(start);
@@ -265,10 +286,13 @@ StagedOutcome Stager::whole(backends::Backend& backend, const backends::IoPlan& 
 }
 
 Stager make_stager(const Buffer& buffer, const StagingSettings& settings, bool whole) {
-  if (settings.buffers < 1) throw std::invalid_argument("memory.staging_buffers must be at least 1");
+  if (settings.buffers < 1)
+    throw std::invalid_argument("memory.staging_buffers must be at least 1");
   std::unique_ptr<DeviceCopier> copier =
-      whole ? buffer.copier(std::max<std::uint64_t>(buffer.size(), 1), 1) : buffer.copier(settings.chunk_bytes, settings.buffers);
-  if (!copier) throw std::invalid_argument("staging: the buffer is host memory; backends address it directly");
+      whole ? buffer.copier(std::max<std::uint64_t>(buffer.size(), 1), 1)
+            : buffer.copier(settings.chunk_bytes, settings.buffers);
+  if (!copier)
+    throw std::invalid_argument("staging: the buffer is host memory; backends address it directly");
   return Stager(std::move(copier), whole);
 }
 

@@ -17,7 +17,7 @@ namespace ckpt::harness {
 
 struct StagingSettings {
   std::uint64_t chunk_bytes = std::uint64_t{64} << 20;  // memory.staging_bytes
-  int buffers = 2;                                       // memory.staging_buffers
+  int buffers = 2;                                      // memory.staging_buffers
 };
 
 // What one chunk carries: buffer bytes [offset, offset + bytes) of the plan's memory, and the
@@ -63,8 +63,10 @@ class Stager {
   StagedOutcome read(backends::Backend& backend, const backends::IoPlan& plan, std::uint64_t base);
 
  private:
-  StagedOutcome pipelined(backends::Backend& backend, const backends::IoPlan& plan, std::uint64_t base, bool write);
-  StagedOutcome whole(backends::Backend& backend, const backends::IoPlan& plan, std::uint64_t base, bool write);
+  StagedOutcome pipelined(backends::Backend& backend, const backends::IoPlan& plan,
+                          std::uint64_t base, bool write);
+  StagedOutcome whole(backends::Backend& backend, const backends::IoPlan& plan, std::uint64_t base,
+                      bool write);
   void drain(StagedOutcome& out);
 
   std::unique_ptr<DeviceCopier> copier_;

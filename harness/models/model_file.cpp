@@ -25,9 +25,9 @@
 namespace ckpt::harness {
 namespace {
 
+using workloads::HfNames;
 using workloads::MlpKind;
 using workloads::ModelSpec;
-using workloads::HfNames;
 using workloads::NormKind;
 using workloads::NormPlacement;
 using workloads::PositionEmbedding;
@@ -91,15 +91,21 @@ constexpr std::array kNormChoices{Choice<NormKind>{"rmsnorm", NormKind::rmsnorm}
                                   Choice<NormKind>{"layernorm", NormKind::layernorm},
                                   Choice<NormKind>{"none", NormKind::none}};
 constexpr std::array kPlacementChoices{
-    Choice<NormPlacement>{"pre", NormPlacement::pre}, Choice<NormPlacement>{"parallel", NormPlacement::parallel},
+    Choice<NormPlacement>{"pre", NormPlacement::pre},
+    Choice<NormPlacement>{"parallel", NormPlacement::parallel},
     Choice<NormPlacement>{"parallel_pair", NormPlacement::parallel_pair},
-    Choice<NormPlacement>{"sandwich", NormPlacement::sandwich}, Choice<NormPlacement>{"post", NormPlacement::post}};
-constexpr std::array kHfNamesChoices{
-    Choice<HfNames>{"llama", HfNames::llama},           Choice<HfNames>{"qwen2_moe", HfNames::qwen2_moe},
-    Choice<HfNames>{"falcon", HfNames::falcon},         Choice<HfNames>{"gpt_neox", HfNames::gpt_neox},
-    Choice<HfNames>{"phi", HfNames::phi},               Choice<HfNames>{"starcoder2", HfNames::starcoder2},
-    Choice<HfNames>{"cohere", HfNames::cohere},         Choice<HfNames>{"glm4", HfNames::glm4},
-    Choice<HfNames>{"deepseek", HfNames::deepseek},     Choice<HfNames>{"vaultgemma", HfNames::vaultgemma}};
+    Choice<NormPlacement>{"sandwich", NormPlacement::sandwich},
+    Choice<NormPlacement>{"post", NormPlacement::post}};
+constexpr std::array kHfNamesChoices{Choice<HfNames>{"llama", HfNames::llama},
+                                     Choice<HfNames>{"qwen2_moe", HfNames::qwen2_moe},
+                                     Choice<HfNames>{"falcon", HfNames::falcon},
+                                     Choice<HfNames>{"gpt_neox", HfNames::gpt_neox},
+                                     Choice<HfNames>{"phi", HfNames::phi},
+                                     Choice<HfNames>{"starcoder2", HfNames::starcoder2},
+                                     Choice<HfNames>{"cohere", HfNames::cohere},
+                                     Choice<HfNames>{"glm4", HfNames::glm4},
+                                     Choice<HfNames>{"deepseek", HfNames::deepseek},
+                                     Choice<HfNames>{"vaultgemma", HfNames::vaultgemma}};
 constexpr std::array kQkNormShapeChoices{Choice<QkNormShape>{"all_heads", QkNormShape::all_heads},
                                          Choice<QkNormShape>{"per_head", QkNormShape::per_head},
                                          Choice<QkNormShape>{"head_dim", QkNormShape::head_dim}};
@@ -114,8 +120,8 @@ constexpr std::array kPositionChoices{
 constexpr std::array<std::string_view, 2> kTextKeys{"description", "source"};
 
 std::vector<std::string_view> known_keys() {
-  std::vector<std::string_view> keys{"name",          "norm", "norm_placement", "hf_names",
-                                    "qk_norm_shape", "mlp",  "position_embedding"};
+  std::vector<std::string_view> keys{"name",          "norm", "norm_placement",    "hf_names",
+                                     "qk_norm_shape", "mlp",  "position_embedding"};
   for (const IntKey& k : kIntKeys) keys.push_back(k.key);
   for (const BoolKey& k : kBoolKeys) keys.push_back(k.key);
   keys.insert(keys.end(), kTextKeys.begin(), kTextKeys.end());
@@ -268,11 +274,13 @@ workloads::ModelSpec parse_model_toml(std::string_view text, const std::string& 
 }
 
 workloads::ModelSpec load_model_toml(const std::filesystem::path& path) {
-  return parse_model_toml(read_config_file(path, "file does not exist", "cannot be read: "), path.string());
+  return parse_model_toml(read_config_file(path, "file does not exist", "cannot be read: "),
+                          path.string());
 }
 
 workloads::ModelSpec load_model_hf_json(const std::filesystem::path& path) {
-  return parse_model_hf_json(read_config_file(path, "file does not exist", "cannot be read: "), path.string());
+  return parse_model_hf_json(read_config_file(path, "file does not exist", "cannot be read: "),
+                             path.string());
 }
 
 }  // namespace ckpt::harness

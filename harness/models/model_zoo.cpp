@@ -4,8 +4,8 @@
 #include <filesystem>
 
 #include "harness/common/config_error.hpp"
-#include "harness/models/model_file.hpp"
 #include "harness/common/suggest.hpp"
+#include "harness/models/model_file.hpp"
 
 namespace ckpt::harness {
 
@@ -31,14 +31,17 @@ workloads::ModelSpec load_model_argument(const std::string& argument) {
   if (fs::is_directory(path, ec)) return load_model_hf_json(path / "config.json");
   // A file that is there but has another ending is not a zoo name gone wrong: say what it is.
   const auto zoo = zoo_entries();
-  const bool zoo_name = std::any_of(zoo.begin(), zoo.end(), [&](const ZooEntry& e) { return e.name == argument; });
+  const bool zoo_name =
+      std::any_of(zoo.begin(), zoo.end(), [&](const ZooEntry& e) { return e.name == argument; });
   if (!zoo_name && fs::exists(path, ec)) {
-    const std::string ending = path.extension().empty() ? "no extension" : "extension " + path.extension().string();
-    throw ConfigError("--model", 0, argument,
-                      "the file exists but has " + ending +
-                          ": a model file must end in .toml (ckptbench model file) or .json (Hugging Face "
-                          "config.json), or be a directory with config.json; rename it, e.g. to " +
-                          path.stem().string() + ".toml");
+    const std::string ending =
+        path.extension().empty() ? "no extension" : "extension " + path.extension().string();
+    throw ConfigError(
+        "--model", 0, argument,
+        "the file exists but has " + ending +
+            ": a model file must end in .toml (ckptbench model file) or .json (Hugging Face "
+            "config.json), or be a directory with config.json; rename it, e.g. to " +
+            path.stem().string() + ".toml");
   }
   return zoo_model(argument);
 }

@@ -1,16 +1,17 @@
 #include "harness/plan/checkpoint_plan.hpp"
 
-#include <algorithm>
 #include <fmt/format.h>
+
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <string_view>
 
-#include "harness/plan/safetensors_plan.hpp"
 #include "harness/memory/checksum.hpp"
 #include "harness/plan/extent_builder.hpp"
 #include "harness/plan/file_naming.hpp"
 #include "harness/plan/framework_shards.hpp"
+#include "harness/plan/safetensors_plan.hpp"
 
 namespace ckpt::harness {
 namespace {
@@ -19,7 +20,9 @@ std::uint64_t align_up(std::uint64_t value, std::uint64_t alignment) {
   return (value + alignment - 1) / alignment * alignment;
 }
 
-std::uint64_t alignment_of(const Case& c) { return std::max<std::uint64_t>(1, c.alignment); }
+std::uint64_t alignment_of(const Case& c) {
+  return std::max<std::uint64_t>(1, c.alignment);
+}
 
 // Bytes one rank's region of a shared file occupies: shards placed back to back at aligned
 // offsets, the end rounded up for direct I/O. Must match plan_file() below.
@@ -39,7 +42,8 @@ struct SharedFiles {
   std::map<std::int64_t, std::uint64_t> file_size;      // group -> bytes
 };
 
-std::pair<std::int64_t, std::int64_t> group_ranks(const Case& c, std::int64_t world, std::int64_t rank) {
+std::pair<std::int64_t, std::int64_t> group_ranks(const Case& c, std::int64_t world,
+                                                  std::int64_t rank) {
   if (c.mapping == Mapping::shared_file) return {0, world};
   const std::int64_t node = rank / c.ranks.gpus_per_node;
   return {node * c.ranks.gpus_per_node, std::min(world, (node + 1) * c.ranks.gpus_per_node)};
@@ -72,7 +76,8 @@ struct FileGroup {
 // buckets); larger tensors keep a file of their own.
 class TensorPacker {
  public:
-  explicit TensorPacker(const Case& c) : limit_(c.mapping == Mapping::file_per_tensor ? c.coalesce_bytes : 0) {}
+  explicit TensorPacker(const Case& c)
+      : limit_(c.mapping == Mapping::file_per_tensor ? c.coalesce_bytes : 0) {}
 
   std::optional<std::string> pack(std::int64_t rank, std::uint64_t bytes) {
     if (limit_ == 0 || bytes >= limit_) return std::nullopt;
@@ -92,13 +97,15 @@ class TensorPacker {
 
 // A file of no tensors (DeepSpeed's engine state): its stand-in bytes are a FileHeader, which
 // fill_plans writes into the buffer and verify_plans checks.
-void add_engine_state_file(const EngineStateFile& engine, const Case& c, const std::filesystem::path& dir,
-                           RankPlan& plan) {
+void add_engine_state_file(const EngineStateFile& engine, const Case& c,
+                           const std::filesystem::path& dir, RankPlan& plan) {
   const std::uint64_t align = alignment_of(c);
   const std::uint64_t memory_base = align_up(plan.buffer_bytes, align);
   std::string text(engine.bytes, '\0');
-  const std::string head = "ckptbench stand-in for DeepSpeed's engine state (" + engine.file + ")\n";
-  for (std::size_t i = 0; i < text.size(); ++i) text[i] = i < head.size() ? head[i] : static_cast<char>('a' + i % 26);
+  const std::string head =
+      "ckptbench stand-in for DeepSpeed's engine state (" + engine.file + ")\n";
+  for (std::size_t i = 0; i < text.size(); ++i)
+    text[i] = i < head.size() ? head[i] : static_cast<char>('a' + i % 26);
   const std::uint64_t region = align_up(engine.bytes, align);
   backends::FilePlan file;
   file.path = (dir / engine.file).string();
@@ -110,7 +117,8 @@ void add_engine_state_file(const EngineStateFile& engine, const Case& c, const s
   plan.payload_bytes += engine.bytes;
 }
 
-std::vector<FileGroup> group_by_file(const workloads::Layout& layout, const Case& c, std::int64_t rank) {
+std::vector<FileGroup> group_by_file(const workloads::Layout& layout, const Case& c,
+                                     std::int64_t rank) {
   std::vector<FileGroup> groups;
   std::map<std::string, std::size_t> index;
   TensorPacker packer(c);
@@ -137,7 +145,8 @@ backends::DatasetPiece dataset_piece(const PlacedShard& placed) {
   piece.name = std::string(workloads::state_kind_name(s.state)) + "/" + s.name;
   piece.dtype = std::string(workloads::dtype_name(s.dtype));
   piece.element_bytes = static_cast<std::uint32_t>(workloads::dtype_bytes(s.dtype));
-  for (const std::int64_t d : s.global_shape) piece.global_shape.push_back(static_cast<std::uint64_t>(d));
+  for (const std::int64_t d : s.global_shape)
+    piece.global_shape.push_back(static_cast<std::uint64_t>(d));
   for (const std::int64_t d : s.offset) piece.offset.push_back(static_cast<std::uint64_t>(d));
   for (const std::int64_t d : s.extent) piece.extent.push_back(static_cast<std::uint64_t>(d));
   piece.flat_begin = static_cast<std::uint64_t>(s.flat_begin);
@@ -146,7 +155,8 @@ backends::DatasetPiece dataset_piece(const PlacedShard& placed) {
   return piece;
 }
 
-std::map<std::string, std::string> checkpoint_attributes(const workloads::Layout& layout, const Case& c) {
+std::map<std::string, std::string> checkpoint_attributes(const workloads::Layout& layout,
+                                                         const Case& c) {
   const workloads::ParallelSpec& p = layout.parallel();
   std::map<std::string, std::string> a;
   a["model"] = c.model_argument;
@@ -160,7 +170,8 @@ std::map<std::string, std::string> checkpoint_attributes(const workloads::Layout
   const workloads::StateSpec& state = layout.state();
   a["state"] = state.scope == workloads::StateScope::weights ? "weights" : "full";
   a["weight_dtype"] = std::string(workloads::dtype_name(state.weight_dtype));
-  a["master_dtype"] = state.master_dtype ? std::string(workloads::dtype_name(*state.master_dtype)) : "none";
+  a["master_dtype"] =
+      state.master_dtype ? std::string(workloads::dtype_name(*state.master_dtype)) : "none";
   a["optimizer_dtype"] = std::string(workloads::dtype_name(state.optimizer_dtype));
   a["scale"] = std::to_string(c.scale);
   a["mapping"] = std::string(mapping_name(c.mapping));
@@ -172,23 +183,25 @@ std::uint64_t scaled_bytes(const workloads::Shard& shard, std::int64_t scale) {
   return shard_geometry(shard, scale).bytes();
 }
 
-std::vector<PatternRange> shard_pattern_ranges(const std::vector<RankPlan>& plans,
-                                               const std::vector<std::uint64_t>& plan_offsets,
-                                               std::vector<std::pair<std::size_t, std::size_t>>* owner) {
+std::vector<PatternRange> shard_pattern_ranges(
+    const std::vector<RankPlan>& plans, const std::vector<std::uint64_t>& plan_offsets,
+    std::vector<std::pair<std::size_t, std::size_t>>* owner) {
   std::vector<PatternRange> ranges;
   for (std::size_t p = 0; p < plans.size(); ++p) {
     for (std::size_t i = 0; i < plans[p].shards.size(); ++i) {
       const PlacedShard& ps = plans[p].shards[i];
-      if (ps.geometry.global_shape.empty()) {  // a shard without a place in a tensor: its bytes from 0
+      if (ps.geometry.global_shape
+              .empty()) {  // a shard without a place in a tensor: its bytes from 0
         ranges.push_back({plan_offsets[p] + ps.memory_offset, ps.bytes, ps.data_key, 0});
         if (owner != nullptr) owner->emplace_back(p, i);
         continue;
       }
       const auto eb = static_cast<std::uint64_t>(ps.geometry.element_bytes);
       for (const GlobalRun& run : global_runs(ps.geometry)) {
-        ranges.push_back({plan_offsets[p] + ps.memory_offset + static_cast<std::uint64_t>(run.local) * eb,
-                          static_cast<std::uint64_t>(run.elements) * eb, ps.data_key,
-                          static_cast<std::uint64_t>(run.global) * eb});
+        ranges.push_back(
+            {plan_offsets[p] + ps.memory_offset + static_cast<std::uint64_t>(run.local) * eb,
+             static_cast<std::uint64_t>(run.elements) * eb, ps.data_key,
+             static_cast<std::uint64_t>(run.global) * eb});
         if (owner != nullptr) owner->emplace_back(p, i);
       }
     }
@@ -202,10 +215,13 @@ std::vector<std::int64_t> selected_ranks(const Case& c, std::int64_t world_size)
     case RankSelect::all:
       for (std::int64_t r = 0; r < world_size; ++r) ranks.push_back(r);
       break;
-    case RankSelect::list: ranks = c.ranks.list; break;
+    case RankSelect::list:
+      ranks = c.ranks.list;
+      break;
     case RankSelect::node: {
       const std::int64_t first = c.ranks.node * c.ranks.gpus_per_node;
-      for (std::int64_t r = first; r < std::min(world_size, first + c.ranks.gpus_per_node); ++r) ranks.push_back(r);
+      for (std::int64_t r = first; r < std::min(world_size, first + c.ranks.gpus_per_node); ++r)
+        ranks.push_back(r);
       break;
     }
   }
@@ -265,7 +281,8 @@ std::vector<RankPlan> plan_ranks(const workloads::Layout& layout, const Case& c,
       plan.buffer_bytes = memory_base + region;
       backends::FilePlan file;
       file.path = (checkpoint_dir / group.file).string();
-      file.extents = build_extents(std::move(shard_extents), c.coalesce_bytes, c.chunk_bytes, c.io.direct ? align : 1);
+      file.extents = build_extents(std::move(shard_extents), c.coalesce_bytes, c.chunk_bytes,
+                                   c.io.direct ? align : 1);
       file.shared = shared;
       file.datasets = std::move(file_pieces);
       // A shared file's writer reserves its own region: the world's regions may be far larger
@@ -284,9 +301,12 @@ std::vector<RankPlan> plan_ranks(const workloads::Layout& layout, const Case& c,
 std::string checkpoint_dir_name(DirectoryLayout layout, std::int64_t step) {
   switch (layout) {
     case DirectoryLayout::megatron:
-    case DirectoryLayout::megatron_dist: return fmt::format("iter_{:07d}", step);
-    case DirectoryLayout::deepspeed: return fmt::format("global_step{}", step);
-    case DirectoryLayout::dcp: break;
+    case DirectoryLayout::megatron_dist:
+      return fmt::format("iter_{:07d}", step);
+    case DirectoryLayout::deepspeed:
+      return fmt::format("global_step{}", step);
+    case DirectoryLayout::dcp:
+      break;
   }
   return fmt::format("step_{:07d}", step);
 }

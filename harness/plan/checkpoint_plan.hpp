@@ -8,9 +8,9 @@
 
 #include "backends/backend.hpp"
 #include "harness/memory/memory_space.hpp"
-#include "harness/spec/case.hpp"
-#include "harness/plan/shard_geometry.hpp"
 #include "harness/plan/reshard_plan.hpp"
+#include "harness/plan/shard_geometry.hpp"
+#include "harness/spec/case.hpp"
 #include "workloads/layout.hpp"
 
 namespace ckpt::harness {
@@ -18,16 +18,16 @@ namespace ckpt::harness {
 // One shard placed in the checkpoint: its file and offset, its place in the rank's buffer, and
 // the identity its deterministic data is derived from.
 struct PlacedShard {
-  workloads::Shard shard;       // as the layout gives it (unscaled)
-  std::int64_t rank = 0;        // modeled rank that writes it
-  std::int64_t holder = -1;     // the DP rank Megatron's distributed optimizer gathers it from
-                                // (harness/exec/dp_gather.hpp); -1 or `rank`: `rank` holds it
-  std::string file;             // path relative to the checkpoint directory
+  workloads::Shard shard;    // as the layout gives it (unscaled)
+  std::int64_t rank = 0;     // modeled rank that writes it
+  std::int64_t holder = -1;  // the DP rank Megatron's distributed optimizer gathers it from
+                             // (harness/exec/dp_gather.hpp); -1 or `rank`: `rank` holds it
+  std::string file;          // path relative to the checkpoint directory
   std::uint64_t file_offset = 0;
   std::uint64_t memory_offset = 0;
-  std::uint64_t bytes = 0;      // bytes written: shard bytes divided by the case's scale
-  std::uint64_t data_key = 0;   // seeds the deterministic bytes of the shard's tensor
-  ShardGeometry geometry;       // where its bytes lie in the (scaled) tensor
+  std::uint64_t bytes = 0;     // bytes written: shard bytes divided by the case's scale
+  std::uint64_t data_key = 0;  // seeds the deterministic bytes of the shard's tensor
+  ShardGeometry geometry;      // where its bytes lie in the (scaled) tensor
 };
 
 // Bytes a file holds besides its shards (a safetensors header), at `memory_offset` of the rank's
@@ -47,7 +47,7 @@ struct RankPlan {
   std::uint64_t payload_bytes = 0;  // sum of shard bytes
   std::vector<FileHeader> headers;  // strategy.format = "safetensors": one per file
   backends::IoPlan io;              // paths absolute (under the checkpoint directory)
-  RankReadPlan reshard;             // resharding restore only: its reads (as io), copies, padding, counts
+  RankReadPlan reshard;  // resharding restore only: its reads (as io), copies, padding, counts
 };
 
 // The shard as a tensor piece (hdf5 datasets "<state>/<tensor>"): its flat range shortened to
@@ -55,7 +55,8 @@ struct RankPlan {
 backends::DatasetPiece dataset_piece(const PlacedShard& placed);
 
 // Facts about the checkpoint that self-describing formats record (IoPlan::attributes).
-std::map<std::string, std::string> checkpoint_attributes(const workloads::Layout& layout, const Case& c);
+std::map<std::string, std::string> checkpoint_attributes(const workloads::Layout& layout,
+                                                         const Case& c);
 
 // Shard bytes after scaling (shard_geometry.hpp): whole elements; 0 for a ZeRO piece too small to
 // keep an element of the scaled tensor (such shards are not placed).
@@ -64,9 +65,9 @@ std::uint64_t scaled_bytes(const workloads::Shard& shard, std::int64_t scale);
 // Every shard of `plans` as pattern runs of a buffer whose plan p starts at plan_offsets[p]:
 // one run per GlobalRun of each shard, in plan and shard order; `owner` (when given) receives
 // each run's (plan, shard) index.
-std::vector<PatternRange> shard_pattern_ranges(const std::vector<RankPlan>& plans,
-                                               const std::vector<std::uint64_t>& plan_offsets,
-                                               std::vector<std::pair<std::size_t, std::size_t>>* owner = nullptr);
+std::vector<PatternRange> shard_pattern_ranges(
+    const std::vector<RankPlan>& plans, const std::vector<std::uint64_t>& plan_offsets,
+    std::vector<std::pair<std::size_t, std::size_t>>* owner = nullptr);
 
 // The modeled ranks a case emulates (all, a list, or one node's share), sorted.
 std::vector<std::int64_t> selected_ranks(const Case& c, std::int64_t world_size);

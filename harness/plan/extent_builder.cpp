@@ -5,7 +5,8 @@
 namespace ckpt::harness {
 namespace {
 
-std::vector<backends::Extent> coalesce(const std::vector<backends::Extent>& in, std::uint64_t limit) {
+std::vector<backends::Extent> coalesce(const std::vector<backends::Extent>& in,
+                                       std::uint64_t limit) {
   std::vector<backends::Extent> out;
   for (const backends::Extent& e : in) {
     if (!out.empty()) {
@@ -26,7 +27,8 @@ std::vector<backends::Extent> split(const std::vector<backends::Extent>& in, std
   std::vector<backends::Extent> out;
   for (const backends::Extent& e : in) {
     for (std::uint64_t done = 0; done < e.length; done += chunk) {
-      out.push_back({e.file_offset + done, e.memory_offset + done, std::min(chunk, e.length - done)});
+      out.push_back(
+          {e.file_offset + done, e.memory_offset + done, std::min(chunk, e.length - done)});
     }
   }
   return out;
@@ -34,8 +36,9 @@ std::vector<backends::Extent> split(const std::vector<backends::Extent>& in, std
 
 }  // namespace
 
-std::vector<backends::Extent> build_extents(std::vector<backends::Extent> shards, std::uint64_t coalesce_bytes,
-                                            std::uint64_t chunk_bytes, std::uint64_t granule) {
+std::vector<backends::Extent> build_extents(std::vector<backends::Extent> shards,
+                                            std::uint64_t coalesce_bytes, std::uint64_t chunk_bytes,
+                                            std::uint64_t granule) {
   if (coalesce_bytes > 0) shards = coalesce(shards, coalesce_bytes);
   if (chunk_bytes > 0) {
     const std::uint64_t unit = std::max<std::uint64_t>(1, granule);

@@ -1,8 +1,9 @@
 #include "harness/plan/file_naming.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
-#include <fmt/format.h>
 #include <string_view>
 
 namespace ckpt::harness {
@@ -23,8 +24,10 @@ std::string megatron_file(const Case& c, const workloads::Layout& layout, std::i
   const auto& p = layout.parallel();
   const workloads::RankCoord coord = layout.coord(rank);
   const std::string dir = megatron_dir(p, coord);
-  if (kind == workloads::StateKind::weight || p.zero_stage == 0 || p.dp == 1) return dir + "/model_optim_rng.pt";
-  if (c.megatron_optimizer == MegatronOptimizer::per_dp) return dir + fmt::format("_{:03d}/optim.pt", coord.dp);
+  if (kind == workloads::StateKind::weight || p.zero_stage == 0 || p.dp == 1)
+    return dir + "/model_optim_rng.pt";
+  if (c.megatron_optimizer == MegatronOptimizer::per_dp)
+    return dir + fmt::format("_{:03d}/optim.pt", coord.dp);
   return dir + "/distrib_optim.pt";
 }
 
@@ -36,7 +39,8 @@ std::optional<std::int64_t> layer_of(std::string_view name) {
   std::int64_t layer = 0;
   std::size_t i = at + marker.size();
   if (i >= name.size() || !std::isdigit(static_cast<unsigned char>(name[i]))) return std::nullopt;
-  for (; i < name.size() && std::isdigit(static_cast<unsigned char>(name[i])); ++i) layer = layer * 10 + (name[i] - '0');
+  for (; i < name.size() && std::isdigit(static_cast<unsigned char>(name[i])); ++i)
+    layer = layer * 10 + (name[i] - '0');
   return layer;
 }
 
@@ -52,7 +56,9 @@ std::int64_t deepspeed_layer_index(const workloads::Layout& layout, const worklo
   return shard.name.find("norm") != std::string::npos ? layers + 1 : layers + 2;
 }
 
-std::string deepspeed_model_states(std::int64_t mp) { return fmt::format("mp_rank_{:02d}_model_states.pt", mp); }
+std::string deepspeed_model_states(std::int64_t mp) {
+  return fmt::format("mp_rank_{:02d}_model_states.pt", mp);
+}
 
 std::string deepspeed_file(const workloads::Layout& layout, const workloads::RankCoord& c,
                            const workloads::Shard& shard) {
@@ -62,17 +68,21 @@ std::string deepspeed_file(const workloads::Layout& layout, const workloads::Ran
     return fmt::format("bf16_zero_pp_rank_{}_mp_rank_{:02d}_optim_states.pt", c.dp, mp);
   }
   if (p.pp > 1) {
-    return fmt::format("layer_{:02d}-model_{:02d}-model_states.pt", deepspeed_layer_index(layout, shard, c), c.tp);
+    return fmt::format("layer_{:02d}-model_{:02d}-model_states.pt",
+                       deepspeed_layer_index(layout, shard, c), c.tp);
   }
-  if (p.zero_stage >= 3 || p.ep > 1) return fmt::format("zero_pp_rank_{}_mp_rank_{:02d}_model_states.pt", c.dp, mp);
+  if (p.zero_stage >= 3 || p.ep > 1)
+    return fmt::format("zero_pp_rank_{}_mp_rank_{:02d}_model_states.pt", c.dp, mp);
   return deepspeed_model_states(mp);
 }
 
-std::vector<std::string> writer_thread_files(std::int64_t rank, int threads, const std::vector<workloads::Shard>& shards) {
+std::vector<std::string> writer_thread_files(std::int64_t rank, int threads,
+                                             const std::vector<workloads::Shard>& shards) {
   std::vector<std::size_t> order(shards.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(),
-                   [&shards](std::size_t a, std::size_t b) { return shards[a].bytes > shards[b].bytes; });
+  std::stable_sort(order.begin(), order.end(), [&shards](std::size_t a, std::size_t b) {
+    return shards[a].bytes > shards[b].bytes;
+  });
   std::vector<std::int64_t> bin_bytes(static_cast<std::size_t>(std::max(1, threads)), 0);
   std::vector<std::string> files(shards.size());
   for (const std::size_t i : order) {
@@ -85,7 +95,8 @@ std::vector<std::string> writer_thread_files(std::int64_t rank, int threads, con
 
 }  // namespace
 
-std::vector<std::string> shard_files(const Case& c, const workloads::Layout& layout, std::int64_t rank,
+std::vector<std::string> shard_files(const Case& c, const workloads::Layout& layout,
+                                     std::int64_t rank,
                                      const std::vector<workloads::Shard>& shards) {
   if (c.mapping == Mapping::file_per_rank && c.directory_layout == DirectoryLayout::megatron_dist) {
     return writer_thread_files(rank, c.writer_threads, shards);
@@ -96,17 +107,19 @@ std::vector<std::string> shard_files(const Case& c, const workloads::Layout& lay
   return files;
 }
 
-std::optional<EngineStateFile> deepspeed_engine_state_file(const Case& c, const workloads::Layout& layout,
+std::optional<EngineStateFile> deepspeed_engine_state_file(const Case& c,
+                                                           const workloads::Layout& layout,
                                                            std::int64_t rank) {
   const auto& p = layout.parallel();
   const workloads::RankCoord coord = layout.coord(rank);
-  if (c.directory_layout != DirectoryLayout::deepspeed || c.mapping != Mapping::file_per_rank || p.pp == 1 ||
-      coord.dp != 0) {
+  if (c.directory_layout != DirectoryLayout::deepspeed || c.mapping != Mapping::file_per_rank ||
+      p.pp == 1 || coord.dp != 0) {
     return std::nullopt;
   }
   EngineStateFile f{deepspeed_model_states(coord.pp * p.tp + coord.tp), kEngineStateBaseBytes};
   for (const workloads::Shard& s : layout.shards(rank)) {
-    if (s.state == workloads::StateKind::weight) f.bytes += s.name.size() + 32 + 4 * s.global_shape.size();
+    if (s.state == workloads::StateKind::weight)
+      f.bytes += s.name.size() + 32 + 4 * s.global_shape.size();
   }
   return f;
 }
@@ -118,16 +131,23 @@ bool mapping_shares_files(Mapping mapping) {
 std::string shard_file(const Case& c, const workloads::Layout& layout, std::int64_t rank,
                        const workloads::Shard& shard) {
   switch (c.mapping) {
-    case Mapping::file_per_tensor: return fmt::format("r{:05d}/{}.bin", rank, shard.name);
-    case Mapping::file_per_node: return fmt::format("node_{:04d}.bin", rank / c.ranks.gpus_per_node);
-    case Mapping::shared_file: return "checkpoint.bin";
-    case Mapping::file_per_rank: break;
+    case Mapping::file_per_tensor:
+      return fmt::format("r{:05d}/{}.bin", rank, shard.name);
+    case Mapping::file_per_node:
+      return fmt::format("node_{:04d}.bin", rank / c.ranks.gpus_per_node);
+    case Mapping::shared_file:
+      return "checkpoint.bin";
+    case Mapping::file_per_rank:
+      break;
   }
   switch (c.directory_layout) {
-    case DirectoryLayout::megatron: return megatron_file(c, layout, rank, shard.state);
-    case DirectoryLayout::deepspeed: return deepspeed_file(layout, layout.coord(rank), shard);
+    case DirectoryLayout::megatron:
+      return megatron_file(c, layout, rank, shard.state);
+    case DirectoryLayout::deepspeed:
+      return deepspeed_file(layout, layout.coord(rank), shard);
     case DirectoryLayout::megatron_dist:  // shard_files() picks the writer thread's file
-    case DirectoryLayout::dcp: break;
+    case DirectoryLayout::dcp:
+      break;
   }
   return fmt::format("__{}_0.distcp", rank);
 }

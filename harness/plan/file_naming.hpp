@@ -31,7 +31,8 @@ std::string shard_file(const Case& c, const workloads::Layout& layout, std::int6
 // (file_per_rank) splits them over c.writer_threads files __{rank}_{n}.distcp as Megatron's
 // writer does (filesystem_async.py: _split_by_size_and_type: largest first, each into the
 // bin with the fewest bytes, lowest bin on ties).
-std::vector<std::string> shard_files(const Case& c, const workloads::Layout& layout, std::int64_t rank,
+std::vector<std::string> shard_files(const Case& c, const workloads::Layout& layout,
+                                     std::int64_t rank,
                                      const std::vector<workloads::Shard>& shards);
 
 // DeepSpeed under PP > 1 (strategy.layout = "deepspeed", file_per_rank): beside the layer files,
@@ -42,10 +43,11 @@ std::vector<std::string> shard_files(const Case& c, const workloads::Layout& lay
 // scheduler and counters, plus per weight tensor of the rank len(name) + 32 + 4 · ndim for
 // its entry in param_shapes (name → torch.Size) and buffer_names.
 struct EngineStateFile {
-  std::string file;      // relative to the checkpoint directory
+  std::string file;  // relative to the checkpoint directory
   std::uint64_t bytes = 0;
 };
-std::optional<EngineStateFile> deepspeed_engine_state_file(const Case& c, const workloads::Layout& layout,
+std::optional<EngineStateFile> deepspeed_engine_state_file(const Case& c,
+                                                           const workloads::Layout& layout,
                                                            std::int64_t rank);
 inline constexpr std::uint64_t kEngineStateBaseBytes = 4096;
 

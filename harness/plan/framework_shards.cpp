@@ -10,14 +10,19 @@ std::int64_t rank_of(const workloads::ParallelSpec& p, const workloads::RankCoor
   return (c.pp * p.dp + c.dp) * p.tp + c.tp;  // Layout::coord's order: tp, dp, pp
 }
 
-bool is_optimizer_state(workloads::StateKind kind) { return kind != workloads::StateKind::weight; }
+bool is_optimizer_state(workloads::StateKind kind) {
+  return kind != workloads::StateKind::weight;
+}
 
 // A shard of a TP-replicated tensor: with tp > 1 every split tensor is cut along one dim.
-bool tp_replicated(const workloads::Shard& s) { return s.extent == s.global_shape; }
+bool tp_replicated(const workloads::Shard& s) {
+  return s.extent == s.global_shape;
+}
 
 // What `rank` holds before any gather: its own shards, plus TP rank 0's copies of replicated
 // tensors where the format writes them on every TP rank.
-std::vector<workloads::Shard> held_shards(const workloads::Layout& layout, const Case& c, std::int64_t rank) {
+std::vector<workloads::Shard> held_shards(const workloads::Layout& layout, const Case& c,
+                                          std::int64_t rank) {
   std::vector<workloads::Shard> shards = layout.shards(rank);
   const workloads::RankCoord coord = layout.coord(rank);
   if (!replicates_across_tp(c) || layout.parallel().tp == 1 || coord.tp == 0) return shards;
@@ -29,11 +34,11 @@ std::vector<workloads::Shard> held_shards(const workloads::Layout& layout, const
   return shards;
 }
 
-
 // Megatron's gathered format: the first DP rank of each (tp, pp, ep) group writes the group's
 // shards (ep groups: DP ranks with the same ep coordinate, whose first has expert_dp = 0).
-std::vector<workloads::Shard> gathered_shards(const workloads::Layout& layout, const Case& c, std::int64_t rank,
-                                             std::vector<std::int64_t>* holders) {
+std::vector<workloads::Shard> gathered_shards(const workloads::Layout& layout, const Case& c,
+                                              std::int64_t rank,
+                                              std::vector<std::int64_t>* holders) {
   const workloads::ParallelSpec& p = layout.parallel();
   const workloads::RankCoord coord = layout.coord(rank);
   const bool per_dp = c.megatron_optimizer == MegatronOptimizer::per_dp;
@@ -88,8 +93,9 @@ std::vector<workloads::Shard> spread_replicas(const workloads::Layout& layout, s
     load.front().first -= s.bytes;
     replicas.push_back(std::move(s));
   }
-  std::stable_sort(replicas.begin(), replicas.end(),
-                   [](const workloads::Shard& a, const workloads::Shard& b) { return a.bytes > b.bytes; });
+  std::stable_sort(
+      replicas.begin(), replicas.end(),
+      [](const workloads::Shard& a, const workloads::Shard& b) { return a.bytes > b.bytes; });
   std::vector<workloads::Shard> out;
   for (workloads::Shard& s : own) {
     if (coord.expert_dp != 0 || !dp_replicated(p, s.state)) out.push_back(std::move(s));
@@ -105,7 +111,8 @@ std::vector<workloads::Shard> spread_replicas(const workloads::Layout& layout, s
 }  // namespace
 
 bool replicates_across_tp(const Case& c) {
-  return c.directory_layout == DirectoryLayout::megatron || c.directory_layout == DirectoryLayout::deepspeed;
+  return c.directory_layout == DirectoryLayout::megatron ||
+         c.directory_layout == DirectoryLayout::deepspeed;
 }
 
 bool gathers_distributed_optimizer(const Case& c, const workloads::Layout& layout) {
@@ -121,11 +128,13 @@ std::int64_t gather_root(const workloads::Layout& layout, const Case& c, std::in
   return rank_of(layout.parallel(), root);
 }
 
-std::vector<workloads::Shard> written_shards(const workloads::Layout& layout, const Case& c, std::int64_t rank,
+std::vector<workloads::Shard> written_shards(const workloads::Layout& layout, const Case& c,
+                                             std::int64_t rank,
                                              std::vector<std::int64_t>* holders) {
   if (gathers_distributed_optimizer(c, layout)) return gathered_shards(layout, c, rank, holders);
-  std::vector<workloads::Shard> out =
-      c.directory_layout == DirectoryLayout::megatron_dist ? spread_replicas(layout, rank) : held_shards(layout, c, rank);
+  std::vector<workloads::Shard> out = c.directory_layout == DirectoryLayout::megatron_dist
+                                          ? spread_replicas(layout, rank)
+                                          : held_shards(layout, c, rank);
   if (holders != nullptr) holders->assign(out.size(), rank);
   return out;
 }

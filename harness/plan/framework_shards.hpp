@@ -21,7 +21,8 @@ namespace ckpt::harness {
 //    DP group by size, each written once.
 // `holders` (when given) receives, per written shard, the modeled rank that holds it in memory
 // before the checkpoint: `rank` itself, or for a gathered shard the DP rank it comes from.
-std::vector<workloads::Shard> written_shards(const workloads::Layout& layout, const Case& c, std::int64_t rank,
+std::vector<workloads::Shard> written_shards(const workloads::Layout& layout, const Case& c,
+                                             std::int64_t rank,
                                              std::vector<std::int64_t>* holders = nullptr);
 
 // Whether the case gathers the distributed optimizer onto DP rank 0 of each (tp, pp, ep) group

@@ -1,7 +1,8 @@
 #include "harness/plan/reshard_plan.hpp"
 
-#include <algorithm>
 #include <fmt/format.h>
+
+#include <algorithm>
 #include <set>
 #include <stdexcept>
 
@@ -12,14 +13,17 @@ std::uint64_t align_up(std::uint64_t value, std::uint64_t alignment) {
   return (value + alignment - 1) / alignment * alignment;
 }
 
-std::string shape_text(const std::vector<std::int64_t>& shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
+std::string shape_text(const std::vector<std::int64_t>& shape) {
+  return fmt::format("[{}]", fmt::join(shape, ", "));
+}
 
 std::string tensor_text(const NeededShard& s) {
   return fmt::format("tensor {} ({})", s.name, workloads::state_kind_name(s.state));
 }
 
 bool same_trailing_shape(const ShardGeometry& a, const ShardGeometry& b) {
-  if (a.global_shape.size() != b.global_shape.size() || a.element_bytes != b.element_bytes) return false;
+  if (a.global_shape.size() != b.global_shape.size() || a.element_bytes != b.element_bytes)
+    return false;
   return std::equal(a.global_shape.begin() + (a.global_shape.empty() ? 0 : 1), a.global_shape.end(),
                     b.global_shape.begin() + (b.global_shape.empty() ? 0 : 1));
 }
@@ -33,16 +37,21 @@ std::int64_t elements_of(const std::vector<std::int64_t>& shape) {
 void check_compatible(const NeededShard& need, const StoredPiece& piece) {
   if (!piece.geometry.exact || !need.geometry.exact) {
     throw std::runtime_error(fmt::format(
-        "{}: model.scale does not shrink it exactly (leading dimension {} of shape {}, slice offset {} extent {}), so "
-        "its scaled pieces cannot be resharded; choose a model.scale that divides the leading dimensions of every "
+        "{}: model.scale does not shrink it exactly (leading dimension {} of shape {}, slice "
+        "offset {} extent {}), so "
+        "its scaled pieces cannot be resharded; choose a model.scale that divides the leading "
+        "dimensions of every "
         "tensor slice (a power of two such as 16 or 64), or restore with the writer's layout",
         tensor_text(need), piece.geometry.global_shape.empty() ? 0 : piece.geometry.global_shape[0],
-        shape_text(piece.geometry.global_shape), shape_text(piece.geometry.offset), shape_text(piece.geometry.extent)));
+        shape_text(piece.geometry.global_shape), shape_text(piece.geometry.offset),
+        shape_text(piece.geometry.extent)));
   }
   if (!same_trailing_shape(need.geometry, piece.geometry)) {
     throw std::runtime_error(fmt::format(
-        "{}: the checkpoint stores shape {} ({} bytes an element), this layout needs {} ({} bytes an element); only the "
-        "leading dimension may differ — restore the model and state dtypes the checkpoint was written with",
+        "{}: the checkpoint stores shape {} ({} bytes an element), this layout needs {} ({} bytes "
+        "an element); only the "
+        "leading dimension may differ — restore the model and state dtypes the checkpoint was "
+        "written with",
         tensor_text(need), shape_text(piece.geometry.global_shape), piece.geometry.element_bytes,
         shape_text(need.geometry.global_shape), need.geometry.element_bytes));
   }
@@ -50,9 +59,10 @@ void check_compatible(const NeededShard& need, const StoredPiece& piece) {
 
 // The first needed element no stored piece covers (`covered`: global intervals), or -1. Gaps at
 // or beyond `stored_elements` are padding, appended to `padding` in buffer bytes.
-std::int64_t first_uncovered(const std::vector<GlobalRun>& runs, std::vector<std::pair<std::int64_t, std::int64_t>> covered,
-                             std::int64_t stored_elements, const NeededShard& need, std::size_t index,
-                             std::vector<PaddingRun>& padding) {
+std::int64_t first_uncovered(const std::vector<GlobalRun>& runs,
+                             std::vector<std::pair<std::int64_t, std::int64_t>> covered,
+                             std::int64_t stored_elements, const NeededShard& need,
+                             std::size_t index, std::vector<PaddingRun>& padding) {
   std::sort(covered.begin(), covered.end());
   const auto eb = static_cast<std::uint64_t>(need.geometry.element_bytes);
   std::size_t c = 0;
@@ -67,8 +77,10 @@ std::int64_t first_uncovered(const std::vector<GlobalRun>& runs, std::vector<std
       }
       const std::int64_t gap_end = c < covered.size() ? std::min(end, covered[c].first) : end;
       if (at < stored_elements) return at;
-      padding.push_back({need.memory_offset + static_cast<std::uint64_t>(run.local + (at - run.global)) * eb,
-                         static_cast<std::uint64_t>(gap_end - at) * eb, static_cast<std::uint64_t>(at) * eb, 0, index});
+      padding.push_back(
+          {need.memory_offset + static_cast<std::uint64_t>(run.local + (at - run.global)) * eb,
+           static_cast<std::uint64_t>(gap_end - at) * eb, static_cast<std::uint64_t>(at) * eb, 0,
+           index});
       at = gap_end;
     }
   }
@@ -77,13 +89,15 @@ std::int64_t first_uncovered(const std::vector<GlobalRun>& runs, std::vector<std
 
 // Runs [first, last) of consecutive overlaps (in file order: intersect's order) whose gap in the
 // stored piece is at most `gap_bytes`.
-std::vector<std::pair<std::size_t, std::size_t>> gap_groups(const std::vector<Overlap>& overlaps, std::uint64_t eb,
+std::vector<std::pair<std::size_t, std::size_t>> gap_groups(const std::vector<Overlap>& overlaps,
+                                                            std::uint64_t eb,
                                                             std::uint64_t gap_bytes) {
   std::vector<std::pair<std::size_t, std::size_t>> groups;
   std::size_t first = 0;
   for (std::size_t k = 1; k <= overlaps.size(); ++k) {
     if (k < overlaps.size()) {
-      const auto gap = static_cast<std::uint64_t>(overlaps[k].stored - overlaps[k - 1].stored - overlaps[k - 1].elements);
+      const auto gap = static_cast<std::uint64_t>(overlaps[k].stored - overlaps[k - 1].stored -
+                                                  overlaps[k - 1].elements);
       if (gap * eb <= gap_bytes) continue;
     }
     groups.emplace_back(first, k);
@@ -112,8 +126,9 @@ class Scratch {
 // scratch, scattered by copies (the rows of a row-parallel half: one request instead of one per
 // row); a lone overlap is read in place. gap_bytes = 0 and overlaps that do not all follow each
 // other in the file: a request per overlap.
-void plan_exact(const std::vector<Overlap>& overlaps, const StoredPiece& piece, const NeededShard& need,
-                std::size_t file, std::uint64_t gap_bytes, Scratch& scratch, std::vector<ReadRequest>& requests,
+void plan_exact(const std::vector<Overlap>& overlaps, const StoredPiece& piece,
+                const NeededShard& need, std::size_t file, std::uint64_t gap_bytes,
+                Scratch& scratch, std::vector<ReadRequest>& requests,
                 std::vector<NarrowCopy>& copies) {
   const auto eb = static_cast<std::uint64_t>(need.geometry.element_bytes);
   const auto groups = gap_groups(overlaps, eb, gap_bytes);
@@ -140,7 +155,8 @@ void plan_exact(const std::vector<Overlap>& overlaps, const StoredPiece& piece, 
                         need.memory_offset + static_cast<std::uint64_t>(overlaps[k].needed) * eb,
                         static_cast<std::uint64_t>(overlaps[k].elements) * eb});
     }
-    requests.push_back({file, piece.file_offset + static_cast<std::uint64_t>(head.stored) * eb, at, length});
+    requests.push_back(
+        {file, piece.file_offset + static_cast<std::uint64_t>(head.stored) * eb, at, length});
   }
 }
 
@@ -148,9 +164,12 @@ void plan_exact(const std::vector<Overlap>& overlaps, const StoredPiece& piece, 
 // offset is read aligned outward into scratch. Its bytes reach their place by a copy (shard
 // destination) or by moving the copies that read the scratch region it replaces.
 void align_requests(RankReadPlan& plan, std::uint64_t alignment, Scratch& scratch) {
-  std::map<std::uint64_t, std::pair<std::uint64_t, std::uint64_t>> moved;  // old start -> (length, new start)
+  std::map<std::uint64_t, std::pair<std::uint64_t, std::uint64_t>>
+      moved;  // old start -> (length, new start)
   for (ReadRequest& r : plan.requests) {
-    if (r.file_offset % alignment == 0 && r.length % alignment == 0 && r.memory_offset % alignment == 0) continue;
+    if (r.file_offset % alignment == 0 && r.length % alignment == 0 &&
+        r.memory_offset % alignment == 0)
+      continue;
     const std::uint64_t lo = r.file_offset / alignment * alignment;
     const std::uint64_t length = align_up(r.file_offset + r.length, alignment) - lo;
     const std::uint64_t at = scratch.place(length);
@@ -178,7 +197,8 @@ std::vector<ReadRequest> coalesce(std::vector<ReadRequest> requests) {
   });
   std::vector<ReadRequest> out;
   for (const ReadRequest& r : requests) {
-    if (!out.empty() && out.back().file == r.file && out.back().file_offset + out.back().length == r.file_offset &&
+    if (!out.empty() && out.back().file == r.file &&
+        out.back().file_offset + out.back().length == r.file_offset &&
         out.back().memory_offset + out.back().length == r.memory_offset) {
       out.back().length += r.length;
     } else {
@@ -216,8 +236,9 @@ std::vector<Overlap> intersect(const ShardGeometry& needed, const ShardGeometry&
   return out;
 }
 
-RankReadPlan plan_rank_reads(const std::vector<NeededShard>& needed, const StoredPieces& stored, ReshardRead mode,
-                             std::uint64_t shards_bytes, std::uint64_t alignment, const ReadShaping& shaping) {
+RankReadPlan plan_rank_reads(const std::vector<NeededShard>& needed, const StoredPieces& stored,
+                             ReshardRead mode, std::uint64_t shards_bytes, std::uint64_t alignment,
+                             const ReadShaping& shaping) {
   const std::uint64_t align = std::max<std::uint64_t>({1, alignment, shaping.direct_alignment});
   RankReadPlan plan;
   std::map<std::string, std::size_t> file_index;
@@ -228,16 +249,18 @@ RankReadPlan plan_rank_reads(const std::vector<NeededShard>& needed, const Store
   };
   plan.scratch_offset = align_up(shards_bytes, align);
   Scratch scratch(plan.scratch_offset, align);
-  std::map<const StoredPiece*, std::uint64_t> scratch_of;  // whole_items: each stored piece read once
+  std::map<const StoredPiece*, std::uint64_t>
+      scratch_of;  // whole_items: each stored piece read once
   std::vector<ReadRequest> requests;
   for (std::size_t index = 0; index < needed.size(); ++index) {
     const NeededShard& need = needed[index];
     const auto found = stored.find({need.state, need.name});
     if (found == stored.end()) {
-      throw std::runtime_error(fmt::format(
-          "{}: the checkpoint stores no piece of it — restore.* asks for state the checkpoint was not written with "
-          "(see its manifest), or the writer's ranks selection left this tensor out",
-          tensor_text(need)));
+      throw std::runtime_error(
+          fmt::format("{}: the checkpoint stores no piece of it — restore.* asks for state the "
+                      "checkpoint was not written with "
+                      "(see its manifest), or the writer's ranks selection left this tensor out",
+                      tensor_text(need)));
     }
     const auto eb = static_cast<std::uint64_t>(need.geometry.element_bytes);
     std::vector<std::pair<std::int64_t, std::int64_t>> covered;
@@ -252,7 +275,8 @@ RankReadPlan plan_rank_reads(const std::vector<NeededShard>& needed, const Store
         for (const Overlap& o : overlaps) {
           const std::int64_t lo = std::max(o.stored, run.local);
           const std::int64_t hi = std::min(o.stored + o.elements, run.local + run.elements);
-          if (lo < hi) covered.emplace_back(run.global + (lo - run.local), run.global + (hi - run.local));
+          if (lo < hi)
+            covered.emplace_back(run.global + (lo - run.local), run.global + (hi - run.local));
         }
       }
       const std::size_t file = file_of(piece.file);
@@ -272,26 +296,30 @@ RankReadPlan plan_rank_reads(const std::vector<NeededShard>& needed, const Store
       }
     }
     const std::size_t padding_before = plan.padding.size();
-    const std::int64_t missing =
-        first_uncovered(global_runs(need.geometry), covered, stored_elements, need, index, plan.padding);
+    const std::int64_t missing = first_uncovered(global_runs(need.geometry), covered,
+                                                 stored_elements, need, index, plan.padding);
     if (missing >= 0) {
       throw std::runtime_error(fmt::format(
-          "{}: global element {} (flat {}) is stored in no piece of the checkpoint — its writer's ranks selection "
-          "(ranks.*) did not write every rank this restore's ranks (restore.ranks.*) need; write the whole job or "
+          "{}: global element {} (flat {}) is stored in no piece of the checkpoint — its writer's "
+          "ranks selection "
+          "(ranks.*) did not write every rank this restore's ranks (restore.ranks.*) need; write "
+          "the whole job or "
           "select restore ranks whose shards the written ranks hold",
           tensor_text(need), global_index_text(need.geometry.global_shape, missing), missing));
     }
     std::uint64_t padding = 0;
-    for (std::size_t p = padding_before; p < plan.padding.size(); ++p) padding += plan.padding[p].bytes;
+    for (std::size_t p = padding_before; p < plan.padding.size(); ++p)
+      padding += plan.padding[p].bytes;
     plan.padding_bytes += padding;
     plan.bytes_needed += need.geometry.bytes() - padding;
   }
   plan.requests = coalesce(std::move(requests));
   if (shaping.direct_alignment > 1) {
     align_requests(plan, shaping.direct_alignment, scratch);
-    std::stable_sort(plan.requests.begin(), plan.requests.end(), [](const ReadRequest& a, const ReadRequest& b) {
-      return std::tie(a.file, a.file_offset) < std::tie(b.file, b.file_offset);
-    });
+    std::stable_sort(plan.requests.begin(), plan.requests.end(),
+                     [](const ReadRequest& a, const ReadRequest& b) {
+                       return std::tie(a.file, a.file_offset) < std::tie(b.file, b.file_offset);
+                     });
   }
   for (const ReadRequest& r : plan.requests) plan.bytes_read += r.length;
   plan.buffer_bytes = align_up(scratch.end(), align);

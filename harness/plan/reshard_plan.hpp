@@ -77,19 +77,20 @@ struct PaddingRun {
 };
 
 struct RankReadPlan {
-  std::vector<std::string> files;      // relative paths, in first-use order
-  std::vector<ReadRequest> requests;   // coalesced, grouped by file in file-offset order
-  std::vector<NarrowCopy> copies;      // after every read
+  std::vector<std::string> files;     // relative paths, in first-use order
+  std::vector<ReadRequest> requests;  // coalesced, grouped by file in file-offset order
+  std::vector<NarrowCopy> copies;     // after every read
   std::vector<PaddingRun> padding;
-  std::uint64_t bytes_needed = 0;      // bytes of the needed shards that the checkpoint stores
-  std::uint64_t bytes_read = 0;        // bytes the requests read
-  std::uint64_t padding_bytes = 0;     // needed bytes beyond a stored tensor's leading dimension
-  std::uint64_t scratch_offset = 0;    // where the scratch region starts in the buffer
-  std::uint64_t buffer_bytes = 0;      // shards and scratch
+  std::uint64_t bytes_needed = 0;    // bytes of the needed shards that the checkpoint stores
+  std::uint64_t bytes_read = 0;      // bytes the requests read
+  std::uint64_t padding_bytes = 0;   // needed bytes beyond a stored tensor's leading dimension
+  std::uint64_t scratch_offset = 0;  // where the scratch region starts in the buffer
+  std::uint64_t buffer_bytes = 0;    // shards and scratch
 };
 
 // The stored pieces of a checkpoint, by (state, tensor name).
-using StoredPieces = std::map<std::pair<workloads::StateKind, std::string>, std::vector<StoredPiece>>;
+using StoredPieces =
+    std::map<std::pair<workloads::StateKind, std::string>, std::vector<StoredPiece>>;
 
 // How the exact reads are shaped (additive to plan_rank_reads; the defaults plan as before).
 struct ReadShaping {

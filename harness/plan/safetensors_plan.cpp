@@ -1,6 +1,7 @@
 #include "harness/plan/safetensors_plan.hpp"
 
 #include <fmt/format.h>
+
 #include <numeric>
 
 #include "harness/formats/safetensors_header.hpp"
@@ -21,7 +22,8 @@ std::int64_t slice_elements(const workloads::Shard& s) {
 }
 
 std::uint64_t scaled_size(std::int64_t bytes, std::int64_t element_bytes, std::int64_t scale) {
-  const std::int64_t elements = std::max<std::int64_t>(1, bytes / element_bytes / std::max<std::int64_t>(1, scale));
+  const std::int64_t elements =
+      std::max<std::int64_t>(1, bytes / element_bytes / std::max<std::int64_t>(1, scale));
   return static_cast<std::uint64_t>(elements * element_bytes);
 }
 
@@ -47,11 +49,14 @@ class FilePacker {
 }  // namespace
 
 std::string safetensors_name(const workloads::Shard& shard, bool weights_only) {
-  std::string name = weights_only ? shard.name : fmt::format("{}/{}", workloads::state_kind_name(shard.state), shard.name);
+  std::string name =
+      weights_only ? shard.name
+                   : fmt::format("{}/{}", workloads::state_kind_name(shard.state), shard.name);
   if (!whole_slice(shard)) {
     std::string slice;
     for (std::size_t d = 0; d < shard.offset.size(); ++d) {
-      slice += fmt::format("{}{}:{}", d == 0 ? "" : ",", shard.offset[d], shard.offset[d] + shard.extent[d]);
+      slice += fmt::format("{}{}:{}", d == 0 ? "" : ",", shard.offset[d],
+                           shard.offset[d] + shard.extent[d]);
     }
     name += "[" + slice + "]";
   }
@@ -61,18 +66,22 @@ std::string safetensors_name(const workloads::Shard& shard, bool weights_only) {
   return name;
 }
 
-std::vector<std::uint64_t> safetensors_shape(const workloads::Shard& shard, std::uint64_t elements) {
+std::vector<std::uint64_t> safetensors_shape(const workloads::Shard& shard,
+                                             std::uint64_t elements) {
   const bool whole_range = shard.flat_begin == 0 && shard.flat_end == slice_elements(shard);
   if (!whole_range || shard.extent.empty()) return {elements};
   std::vector<std::uint64_t> shape(shard.extent.begin(), shard.extent.end());
-  const std::uint64_t row = std::accumulate(shape.begin() + 1, shape.end(), std::uint64_t{1}, std::multiplies<>());
+  const std::uint64_t row =
+      std::accumulate(shape.begin() + 1, shape.end(), std::uint64_t{1}, std::multiplies<>());
   if (elements % row != 0) return {elements};
   shape[0] = elements / row;
   return shape;
 }
 
 SafetensorsFiles::SafetensorsFiles(const workloads::Layout& layout, const Case& c)
-    : layout_(layout), c_(c), weights_only_(layout.state().scope == workloads::StateScope::weights) {
+    : layout_(layout),
+      c_(c),
+      weights_only_(layout.state().scope == workloads::StateScope::weights) {
   if (!weights_only_) {
     files_ = layout.world_size();
     return;
@@ -88,18 +97,22 @@ SafetensorsFiles::SafetensorsFiles(const workloads::Layout& layout, const Case& 
   }
 }
 
-std::vector<std::pair<std::string, std::vector<workloads::Shard>>> SafetensorsFiles::group(std::int64_t rank) const {
+std::vector<std::pair<std::string, std::vector<workloads::Shard>>> SafetensorsFiles::group(
+    std::int64_t rank) const {
   std::vector<std::pair<std::string, std::vector<workloads::Shard>>> groups;
   std::vector<workloads::Shard> shards = layout_.shards(rank);
   if (!weights_only_) {
-    if (!shards.empty()) groups.emplace_back(fmt::format("rank-{:05d}-of-{:05d}.safetensors", rank, files_), std::move(shards));
+    if (!shards.empty())
+      groups.emplace_back(fmt::format("rank-{:05d}-of-{:05d}.safetensors", rank, files_),
+                          std::move(shards));
     return groups;
   }
   FilePacker packer(c_.max_shard_bytes);
   std::int64_t index = first_file_.at(static_cast<std::size_t>(rank));
   for (workloads::Shard& s : shards) {
     if (packer.add(scaled_bytes(s, c_.scale))) {
-      groups.emplace_back(fmt::format("model-{:05d}-of-{:05d}.safetensors", ++index, files_), std::vector<workloads::Shard>{});
+      groups.emplace_back(fmt::format("model-{:05d}-of-{:05d}.safetensors", ++index, files_),
+                          std::vector<workloads::Shard>{});
     }
     groups.back().second.push_back(std::move(s));
   }

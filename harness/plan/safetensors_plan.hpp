@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
-#include "harness/spec/case.hpp"
 #include "harness/plan/checkpoint_plan.hpp"
+#include "harness/spec/case.hpp"
 #include "workloads/layout.hpp"
 
 namespace ckpt::harness {

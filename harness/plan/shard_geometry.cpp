@@ -1,7 +1,8 @@
 #include "harness/plan/shard_geometry.hpp"
 
-#include <algorithm>
 #include <fmt/format.h>
+
+#include <algorithm>
 #include <string>
 
 #include "harness/memory/checksum.hpp"
@@ -77,7 +78,8 @@ std::string global_index_text(const std::vector<std::int64_t>& shape, std::int64
   return fmt::format("[{}]", fmt::join(index, ", "));
 }
 
-std::uint64_t tensor_data_key(std::string_view name, workloads::StateKind state, std::uint64_t seed) {
+std::uint64_t tensor_data_key(std::string_view name, workloads::StateKind state,
+                              std::uint64_t seed) {
   std::string identity(name);
   identity.push_back('\0');
   auto add = [&identity](std::uint64_t v) {

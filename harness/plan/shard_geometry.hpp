@@ -54,6 +54,7 @@ std::string global_index_text(const std::vector<std::int64_t>& shape, std::int64
 
 // Seed of a tensor's deterministic contents: XXH3_64 of the name, a NUL, the seed and the state.
 // One key per tensor and state, whatever the parallelism.
-std::uint64_t tensor_data_key(std::string_view name, workloads::StateKind state, std::uint64_t seed);
+std::uint64_t tensor_data_key(std::string_view name, workloads::StateKind state,
+                              std::uint64_t seed);
 
 }  // namespace ckpt::harness

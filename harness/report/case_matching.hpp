@@ -26,7 +26,9 @@ std::vector<std::size_t> match_cases(const std::vector<Base>& base, const std::v
       }
     }
   };
-  match([](const Base& b, const Next& n) { return !n.config_hash.empty() && b.config_hash == n.config_hash; });
+  match([](const Base& b, const Next& n) {
+    return !n.config_hash.empty() && b.config_hash == n.config_hash;
+  });
   match([](const Base& b, const Next& n) { return b.swept == n.swept; });
   return partner;
 }

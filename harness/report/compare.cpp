@@ -15,8 +15,9 @@
 namespace ckpt::harness {
 namespace {
 
-DirectionComparison compare_direction(const char* name, const CaseRecord& base, const DirectionRecord& b,
-                                      const CaseRecord& next, const DirectionRecord& n, double alpha) {
+DirectionComparison compare_direction(const char* name, const CaseRecord& base,
+                                      const DirectionRecord& b, const CaseRecord& next,
+                                      const DirectionRecord& n, double alpha) {
   DirectionComparison d;
   d.direction = name;
   const std::vector<double> bs = bandwidth_samples(base, b);
@@ -25,19 +26,22 @@ DirectionComparison compare_direction(const char* name, const CaseRecord& base, 
   d.next = sample_stats(ns);
   d.ratio = d.base.median > 0 ? d.next.median / d.base.median : 0;
   d.test = mann_whitney_u(ns, bs);
-  d.verdict = base.stores_data && next.stores_data ? decide(d.base, d.next, d.test, alpha) : Verdict::too_few;
+  d.verdict = base.stores_data && next.stores_data ? decide(d.base, d.next, d.test, alpha)
+                                                   : Verdict::too_few;
   return d;
 }
 
 std::string spread_cell(const SampleStats& s) {
   if (s.n == 0) return "-";
   const int decimals = significant_decimals(s.median);
-  return fmt::format("{:.{}f} [{:.{}f}–{:.{}f}] n={}", s.median, decimals, s.min, decimals, s.max, decimals, s.n);
+  return fmt::format("{:.{}f} [{:.{}f}–{:.{}f}] n={}", s.median, decimals, s.min, decimals, s.max,
+                     decimals, s.n);
 }
 
 // Every leaf of a configuration as "a.b.c" -> its JSON text (objects are nested a bounded depth:
 // results are read as untrusted JSON).
-void flatten(const nlohmann::json& j, const std::string& prefix, std::map<std::string, std::string>& out) {
+void flatten(const nlohmann::json& j, const std::string& prefix,
+             std::map<std::string, std::string>& out) {
   for (const auto& [key, value] : j.items()) {
     const std::string name = prefix.empty() ? key : prefix + "." + key;
     if (value.is_object()) {
@@ -68,19 +72,24 @@ std::string workload_keys_differing(const CaseRecord& b, const CaseRecord& n) {
   for (const auto& entry : base) keys.insert(entry.first);
   for (const auto& entry : next) keys.insert(entry.first);
   std::vector<std::string> out;
-  if (b.bytes != n.bytes) out.push_back(fmt::format("bytes_per_checkpoint = {} in BASE, {} in NEW", b.bytes, n.bytes));
+  if (b.bytes != n.bytes)
+    out.push_back(fmt::format("bytes_per_checkpoint = {} in BASE, {} in NEW", b.bytes, n.bytes));
   constexpr std::size_t kShown = 3;
   std::size_t more = 0;
   for (const std::string& key : keys) {
     if (!workload_key(key)) continue;
     const auto x = base.find(key), y = next.find(key);
-    const std::string was = x == base.end() ? "(none)" : x->second, is = y == next.end() ? "(none)" : y->second;
+    const std::string was = x == base.end() ? "(none)" : x->second,
+                      is = y == next.end() ? "(none)" : y->second;
     if (was == is) continue;
-    if (out.size() < kShown) out.push_back(fmt::format("{} = {} in BASE, {} in NEW", key, was, is));
-    else ++more;
+    if (out.size() < kShown)
+      out.push_back(fmt::format("{} = {} in BASE, {} in NEW", key, was, is));
+    else
+      ++more;
   }
   if (out.empty()) return "";
-  return fmt::format("{}{}", fmt::join(out, "; "), more ? fmt::format(" (and {} more keys)", more) : "");
+  return fmt::format("{}{}", fmt::join(out, "; "),
+                     more ? fmt::format(" (and {} more keys)", more) : "");
 }
 
 std::set<std::string> campaigns_of(const RunRecord& run) {
@@ -94,29 +103,37 @@ std::set<std::string> campaigns_of(const RunRecord& run) {
 std::string workload_difference(const Comparison& c, const RunRecord& base, const RunRecord& next) {
   const std::set<std::string> a = campaigns_of(base), b = campaigns_of(next);
   if (a != b) {
-    return fmt::format("BASE {} holds campaign {} and NEW {} campaign {}: different campaigns measure different "
-                       "workloads",
-                       base.name, fmt::join(a, ", "), next.name, fmt::join(b, ", "));
+    return fmt::format(
+        "BASE {} holds campaign {} and NEW {} campaign {}: different campaigns measure different "
+        "workloads",
+        base.name, fmt::join(a, ", "), next.name, fmt::join(b, ", "));
   }
   for (const CaseComparison& cc : c.cases) {
     if (cc.workload_difference.empty()) continue;
-    return fmt::format("case {} checkpoints another workload in NEW than in BASE ({})", cc.label, cc.workload_difference);
+    return fmt::format("case {} checkpoints another workload in NEW than in BASE ({})", cc.label,
+                       cc.workload_difference);
   }
   return "";
 }
 
 std::string verdict_text(Verdict v) {
   switch (v) {
-    case Verdict::faster: return "faster";
-    case Verdict::slower: return "slower";
-    case Verdict::no_change: return "no significant change";
-    case Verdict::too_few: return "too few samples";
+    case Verdict::faster:
+      return "faster";
+    case Verdict::slower:
+      return "slower";
+    case Verdict::no_change:
+      return "no significant change";
+    case Verdict::too_few:
+      return "too few samples";
   }
   return "";
 }
 
-Verdict decide(const SampleStats& base, const SampleStats& next, const MannWhitney& test, double alpha) {
-  if (base.n < kMinSamples || next.n < kMinSamples || smallest_p_value(base.n, next.n) >= alpha) return Verdict::too_few;
+Verdict decide(const SampleStats& base, const SampleStats& next, const MannWhitney& test,
+               double alpha) {
+  if (base.n < kMinSamples || next.n < kMinSamples || smallest_p_value(base.n, next.n) >= alpha)
+    return Verdict::too_few;
   if (test.p_value >= alpha || next.median == base.median) return Verdict::no_change;
   return next.median > base.median ? Verdict::faster : Verdict::slower;
 }
@@ -142,8 +159,10 @@ Comparison compare_runs(const RunRecord& base, const RunRecord& next, double alp
     const CaseRecord& b = base.cases[partner[i]];
     CaseComparison c{n.label(), b.config_hash == n.config_hash, {}, {}};
     if (!c.same_config) c.workload_difference = workload_keys_differing(b, n);
-    if (b.write.ran() || n.write.ran()) c.directions.push_back(compare_direction("write", b, b.write, n, n.write, alpha));
-    if (b.read.ran() || n.read.ran()) c.directions.push_back(compare_direction("read", b, b.read, n, n.read, alpha));
+    if (b.write.ran() || n.write.ran())
+      c.directions.push_back(compare_direction("write", b, b.write, n, n.write, alpha));
+    if (b.read.ran() || n.read.ran())
+      c.directions.push_back(compare_direction("read", b, b.read, n, n.read, alpha));
     out.cases.push_back(std::move(c));
   }
   for (std::size_t j = 0; j < base.cases.size(); ++j) {
@@ -152,25 +171,32 @@ Comparison compare_runs(const RunRecord& base, const RunRecord& next, double alp
   return out;
 }
 
-void print_comparison(const Comparison& c, const RunRecord& base, const RunRecord& next, double alpha, bool markdown,
-                      std::ostream& out) {
-  fmt::print(out, "BASE {} ({})\nNEW  {} ({})\n\n", base.name, base.file.string(), next.name, next.file.string());
-  Table table({"case", "phase", "BASE GiB/s", "NEW GiB/s", "NEW/BASE", "p", "verdict"}, {false, false, true, true, true, true, false});
+void print_comparison(const Comparison& c, const RunRecord& base, const RunRecord& next,
+                      double alpha, bool markdown, std::ostream& out) {
+  fmt::print(out, "BASE {} ({})\nNEW  {} ({})\n\n", base.name, base.file.string(), next.name,
+             next.file.string());
+  Table table({"case", "phase", "BASE GiB/s", "NEW GiB/s", "NEW/BASE", "p", "verdict"},
+              {false, false, true, true, true, true, false});
   for (const CaseComparison& cc : c.cases) {
     for (const DirectionComparison& d : cc.directions) {
-      const std::string p = d.test.p_value >= 0.001 ? fmt::format("{:.3f}", d.test.p_value) : fmt::format("{:.1e}", d.test.p_value);
-      table.add({cc.label + (cc.same_config ? "" : " *"), d.direction, spread_cell(d.base), spread_cell(d.next),
-                 d.ratio > 0 ? fmt::format("{:.3f}", d.ratio) : "-", p + (d.test.exact ? "" : " ~"), verdict_text(d.verdict)});
+      const std::string p = d.test.p_value >= 0.001 ? fmt::format("{:.3f}", d.test.p_value)
+                                                    : fmt::format("{:.1e}", d.test.p_value);
+      table.add({cc.label + (cc.same_config ? "" : " *"), d.direction, spread_cell(d.base),
+                 spread_cell(d.next), d.ratio > 0 ? fmt::format("{:.3f}", d.ratio) : "-",
+                 p + (d.test.exact ? "" : " ~"), verdict_text(d.verdict)});
     }
   }
   table.print(out, markdown);
   fmt::print(out,
-             "\nGiB/s: median [min–max] over the timed iterations (bytes_per_checkpoint / iteration seconds); p: two-sided "
+             "\nGiB/s: median [min–max] over the timed iterations (bytes_per_checkpoint / "
+             "iteration seconds); p: two-sided "
              "Mann–Whitney U over those samples (exact; ~ normal approximation), alpha {}.\n"
-             "A verdict needs at least {} samples per side and sizes that can reach p < alpha (alpha 0.05: at least 4 per "
+             "A verdict needs at least {} samples per side and sizes that can reach p < alpha "
+             "(alpha 0.05: at least 4 per "
              "side; 3 vs 3 reaches only p = 0.1).\n",
              alpha, kMinSamples);
-  if (std::any_of(c.cases.begin(), c.cases.end(), [](const CaseComparison& cc) { return !cc.same_config; })) {
+  if (std::any_of(c.cases.begin(), c.cases.end(),
+                  [](const CaseComparison& cc) { return !cc.same_config; })) {
     fmt::print(out, "*: matched by swept keys; the configurations differ (config_hash)\n");
   }
   for (const std::string& label : c.only_base) fmt::print(out, "only in BASE: {}\n", label);

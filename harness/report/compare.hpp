@@ -23,18 +23,20 @@ inline constexpr std::size_t kMinSamples = 3;
 // samples against BASE's and the verdict at `alpha`.
 struct DirectionComparison {
   std::string direction;   // "write" or "read"
-  SampleStats base, next;       // GiB/s
+  SampleStats base, next;  // GiB/s
   double ratio = 0;        // next.median / base.median
   MannWhitney test;
   Verdict verdict = Verdict::too_few;
 };
-Verdict decide(const SampleStats& base, const SampleStats& next, const MannWhitney& test, double alpha);
+Verdict decide(const SampleStats& base, const SampleStats& next, const MannWhitney& test,
+               double alpha);
 
 struct CaseComparison {
-  std::string label;            // the swept keys
-  bool same_config = false;     // config_hash identical
+  std::string label;         // the swept keys
+  bool same_config = false;  // config_hash identical
   std::vector<DirectionComparison> directions;
-  std::string workload_difference;  // the model, parallel, state, ranks or data keys (or bytes) that differ
+  std::string
+      workload_difference;  // the model, parallel, state, ranks or data keys (or bytes) that differ
 };
 
 struct Comparison {
@@ -56,7 +58,7 @@ Comparison compare_runs(const RunRecord& base, const RunRecord& next, double alp
 // runs unless told to compare them anyway.
 std::string workload_difference(const Comparison& c, const RunRecord& base, const RunRecord& next);
 
-void print_comparison(const Comparison& c, const RunRecord& base, const RunRecord& next, double alpha,
-                      bool markdown, std::ostream& out);
+void print_comparison(const Comparison& c, const RunRecord& base, const RunRecord& next,
+                      double alpha, bool markdown, std::ostream& out);
 
 }  // namespace ckpt::harness

@@ -148,8 +148,9 @@ GateResult gate_run(const std::vector<CaseRatios>& run, const Baseline& baseline
 // Throws std::runtime_error naming the baseline file, case and direction when no row of a case
 // can detect `tolerance` (every row's baseline_smallest is larger), with the fixes. Returns one
 // note for each row too spread to see `tolerance` in a case that another row still gates.
-std::vector<std::string> refuse_blind_baseline(const GateResult& result, const std::filesystem::path& baseline_file,
-                           double tolerance, double spread_factor);
+std::vector<std::string> refuse_blind_baseline(const GateResult& result,
+                                               const std::filesystem::path& baseline_file,
+                                               double tolerance, double spread_factor);
 // What a run is about to do with a baseline file: gate against it, pool into it (--pool), or
 // replace its matching cases (--update-baseline).
 enum class BaselineUse { gate, pool, replace };

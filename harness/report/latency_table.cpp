@@ -14,10 +14,12 @@
 namespace ckpt::harness {
 namespace {
 
-constexpr std::array<const char*, 4> kColumns{"p50_seconds", "p99_seconds", "p999_seconds", "max_seconds"};
+constexpr std::array<const char*, 4> kColumns{"p50_seconds", "p99_seconds", "p999_seconds",
+                                              "max_seconds"};
 
 bool any_latency(const ReportModel& m) {
-  return std::any_of(m.rows.begin(), m.rows.end(), [](const ReportRow& r) { return !r.c->latency.empty(); });
+  return std::any_of(m.rows.begin(), m.rows.end(),
+                     [](const ReportRow& r) { return !r.c->latency.empty(); });
 }
 
 // Per row with latencies and per direction: case, direction, requests, p50, p99, p99.9, max.
@@ -29,8 +31,10 @@ std::vector<std::vector<std::string>> latency_rows(const ReportModel& m) {
       if (it == r.c->latency.end()) continue;
       const auto& fields = it->second;
       const auto requests = fields.count("requests") ? fields.at("requests") : 0.0;
-      std::vector<std::string> row{r.name, direction, fmt::format("{}", static_cast<long long>(requests))};
-      for (const char* column : kColumns) row.push_back(fields.count(column) ? format_latency(fields.at(column)) : "-");
+      std::vector<std::string> row{r.name, direction,
+                                   fmt::format("{}", static_cast<long long>(requests))};
+      for (const char* column : kColumns)
+        row.push_back(fields.count(column) ? format_latency(fields.at(column)) : "-");
       rows.push_back(std::move(row));
     }
   }
@@ -49,12 +53,16 @@ std::string format_latency(double seconds) {
 
 void print_latency_table(const ReportModel& m, bool markdown, std::ostream& out) {
   if (!any_latency(m)) return;
-  fmt::print(out, "\n{}Request latency (measure.latency: every request of the timed iterations, all processes)\n\n",
+  fmt::print(out,
+             "\n{}Request latency (measure.latency: every request of the timed iterations, all "
+             "processes)\n\n",
              markdown ? "## " : "");
   Table table(kHeader, {false, false, true, true, true, true, true});
   for (auto& row : latency_rows(m)) table.add(std::move(row));
   table.print(out, markdown);
-  fmt::print(out, "\npercentiles: the upper bound of a log-linear bucket, at most 1.6% above the true value\n");
+  fmt::print(
+      out,
+      "\npercentiles: the upper bound of a log-linear bucket, at most 1.6% above the true value\n");
 }
 
 std::string latency_table_html(const ReportModel& m) {
@@ -64,11 +72,14 @@ std::string latency_table_html(const ReportModel& m) {
   s += "</tr>";
   for (const auto& row : latency_rows(m)) {
     s += "<tr>";
-    for (std::size_t i = 0; i < row.size(); ++i) s += (i < 2 ? "<td>" : "<td class=n>") + html_escape(row[i]) + "</td>";
+    for (std::size_t i = 0; i < row.size(); ++i)
+      s += (i < 2 ? "<td>" : "<td class=n>") + html_escape(row[i]) + "</td>";
     s += "</tr>";
   }
-  return s + "</table><p>measure.latency: every request of the timed iterations, all processes; percentiles are the upper "
-             "bound of a log-linear bucket, at most 1.6% above the true value.</p>";
+  return s +
+         "</table><p>measure.latency: every request of the timed iterations, all processes; "
+         "percentiles are the upper "
+         "bound of a log-linear bucket, at most 1.6% above the true value.</p>";
 }
 
 }  // namespace ckpt::harness

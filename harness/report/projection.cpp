@@ -29,34 +29,43 @@ constexpr double kMinStorageGibPerS = 1e-6;
 constexpr double kMaxStorageGibPerS = 1e9;
 constexpr std::uint64_t kMaxFullScaleBytes = std::uint64_t{1} << 60;
 
-double ranged_option(const std::optional<double>& value, const char* flag, const char* unit, double min, double max) {
+double ranged_option(const std::optional<double>& value, const char* flag, const char* unit,
+                     double min, double max) {
   if (!value) return 0;
   if (!std::isfinite(*value) || *value < min || *value > max) {
-    throw std::runtime_error(fmt::format("{} must be a number of {} from {} to {} (got {})", flag, unit, min, max, *value));
+    throw std::runtime_error(fmt::format("{} must be a number of {} from {} to {} (got {})", flag,
+                                         unit, min, max, *value));
   }
   return *value;
 }
 
 void check_options(const ProjectionOptions& o) {
-  ranged_option(o.storage_gib_per_s, "--storage-gib-per-s", "GiB/s", kMinStorageGibPerS, kMaxStorageGibPerS);
+  ranged_option(o.storage_gib_per_s, "--storage-gib-per-s", "GiB/s", kMinStorageGibPerS,
+                kMaxStorageGibPerS);
   ranged_option(o.mtbf_hours, "--mtbf-hours", "hours", kMinMtbfHours, kMaxMtbfHours);
   if (o.nodes && (*o.nodes < 1 || *o.nodes > kMaxNodes)) {
-    throw std::runtime_error(fmt::format("--nodes must be from 1 to {} (got {})", group_digits(kMaxNodes), *o.nodes));
+    throw std::runtime_error(
+        fmt::format("--nodes must be from 1 to {} (got {})", group_digits(kMaxNodes), *o.nodes));
   }
   if (o.mtbf_hours && !o.mtbf_preset.empty()) {
-    throw std::runtime_error("give the mean time between failures once: --mtbf-hours or --mtbf-preset, not both");
+    throw std::runtime_error(
+        "give the mean time between failures once: --mtbf-hours or --mtbf-preset, not both");
   }
   if (!o.mtbf_hours && o.mtbf_preset.empty()) {
-    throw std::runtime_error(fmt::format("project needs the job's mean time between failures: --mtbf-hours H, or "
-                                         "--mtbf-preset {} (Llama 3's 16,384-GPU job, scaled to this job's GPUs)",
-                                         kLlama3Preset.name));
+    throw std::runtime_error(
+        fmt::format("project needs the job's mean time between failures: --mtbf-hours H, or "
+                    "--mtbf-preset {} (Llama 3's 16,384-GPU job, scaled to this job's GPUs)",
+                    kLlama3Preset.name));
   }
   if (!o.mtbf_preset.empty() && o.mtbf_preset != kLlama3Preset.name) {
-    throw std::runtime_error(fmt::format("unknown --mtbf-preset `{}` (presets: {})", o.mtbf_preset, kLlama3Preset.name));
+    throw std::runtime_error(
+        fmt::format("unknown --mtbf-preset `{}` (presets: {})", o.mtbf_preset, kLlama3Preset.name));
   }
 }
 
-double median_of(const std::vector<double>& v) { return v.empty() ? 0 : sample_stats(v).median; }
+double median_of(const std::vector<double>& v) {
+  return v.empty() ? 0 : sample_stats(v).median;
+}
 
 std::int64_t distinct_hosts(const CaseRecord& c) {
   const auto it = c.environment.find("hosts");
@@ -67,23 +76,27 @@ std::int64_t distinct_hosts(const CaseRecord& c) {
 }
 
 [[noreturn]] void missing(const CaseRecord& c, const std::string& what, const std::string& fix) {
-  throw std::runtime_error(fmt::format("{}:{}: case {} has no {}: {}", c.file.string(), c.line, c.case_index, what, fix));
+  throw std::runtime_error(fmt::format("{}:{}: case {} has no {}: {}", c.file.string(), c.line,
+                                       c.case_index, what, fix));
 }
 
 // Nodes and GPUs of the projected job.
 void size_job(const CaseRecord& c, const ProjectionOptions& o, CaseProjection& p) {
   if (!c.world_size) missing(c, "`world_size`", "is this a ckptbench results.jsonl?");
   if (*c.world_size < 1 || *c.world_size > kMaxWorldSize) {
-    throw std::runtime_error(fmt::format("{}:{}: `world_size`: must be from 1 to {}, found {} — is this a ckptbench "
-                                         "results.jsonl?",
-                                         c.file.string(), c.line, group_digits(kMaxWorldSize), *c.world_size));
+    throw std::runtime_error(
+        fmt::format("{}:{}: `world_size`: must be from 1 to {}, found {} — is this a ckptbench "
+                    "results.jsonl?",
+                    c.file.string(), c.line, group_digits(kMaxWorldSize), *c.world_size));
   }
   std::optional<double> per_node = c.number_of("ranks.gpus_per_node");
-  if (per_node && !(*per_node >= 1 && *per_node <= kMaxGpusPerNode && *per_node == std::floor(*per_node))) {
+  if (per_node &&
+      !(*per_node >= 1 && *per_node <= kMaxGpusPerNode && *per_node == std::floor(*per_node))) {
     if (!o.nodes) {
-      throw std::runtime_error(fmt::format("{}:{}: `config.ranks.gpus_per_node`: must be a whole number from 1 to {}, "
-                                           "found {} — pass --nodes N",
-                                           c.file.string(), c.line, kMaxGpusPerNode, *per_node));
+      throw std::runtime_error(
+          fmt::format("{}:{}: `config.ranks.gpus_per_node`: must be a whole number from 1 to {}, "
+                      "found {} — pass --nodes N",
+                      c.file.string(), c.line, kMaxGpusPerNode, *per_node));
     }
     per_node.reset();
   }
@@ -104,13 +117,15 @@ void project_times(const CaseRecord& c, double floor, CaseProjection& p) {
   const bool background = p.engine == "async" || p.engine == "lazy";
   if (background) {
     if (!c.stall_seconds || !c.time_to_durable_seconds) {
-      missing(c, "`training.stall_seconds` and `training.time_to_durable_seconds`", "run the case with its [training] loop");
+      missing(c, "`training.stall_seconds` and `training.time_to_durable_seconds`",
+              "run the case with its [training] loop");
     }
     p.checkpoint_seconds = *c.stall_seconds * p.node_scale;
     bool ignored = false;
     p.durable_seconds = capped(*c.time_to_durable_seconds, ignored);
   } else {
-    const double measured = c.write.ran() ? median_of(c.write.seconds) : c.stall_seconds.value_or(0);
+    const double measured =
+        c.write.ran() ? median_of(c.write.seconds) : c.stall_seconds.value_or(0);
     if (!(measured > 0)) {
       missing(c, "checkpoint time (`samples.write_seconds`, or `training.stall_seconds`)",
               "run it with campaign.phase = \"both\" (a checkpoint and a restore)");
@@ -120,7 +135,8 @@ void project_times(const CaseRecord& c, double floor, CaseProjection& p) {
     p.durable_seconds = p.checkpoint_seconds;
   }
   const double restore = median_of(c.read.seconds);
-  if (!(restore > 0)) missing(c, "restore time (`samples.read_seconds`)", "run it with campaign.phase = \"both\"");
+  if (!(restore > 0))
+    missing(c, "restore time (`samples.read_seconds`)", "run it with campaign.phase = \"both\"");
   p.node_read_gib_s = node_bytes / restore / kGiB;
   p.restore_seconds = capped(restore, p.read_capped);
 }
@@ -129,14 +145,15 @@ void project_times(const CaseRecord& c, double floor, CaseProjection& p) {
 // ratio overflows) has nothing to tell; say which input made it so.
 void check_figures(const CaseRecord& c, const CaseProjection& p) {
   const std::pair<const char*, double> figures[] = {
-      {"node_scale", p.node_scale},   {"C", p.checkpoint_seconds}, {"R", p.restore_seconds},
-      {"τ Daly", p.daly_seconds},     {"interval", p.interval_seconds}, {"waste", p.waste}};
+      {"node_scale", p.node_scale}, {"C", p.checkpoint_seconds},      {"R", p.restore_seconds},
+      {"τ Daly", p.daly_seconds},   {"interval", p.interval_seconds}, {"waste", p.waste}};
   for (const auto& [name, value] : figures) {
     if (std::isfinite(value) && value > 0) continue;
-    throw std::runtime_error(fmt::format(
-        "{}:{}: case {}: the projection's {} is {} — its bytes_per_checkpoint ({}), full_scale_bytes_per_checkpoint ({}) "
-        "and times (samples, training.stall_seconds) cannot describe a real checkpoint",
-        c.file.string(), c.line, c.case_index, name, value, c.bytes, p.full_bytes));
+    throw std::runtime_error(
+        fmt::format("{}:{}: case {}: the projection's {} is {} — its bytes_per_checkpoint ({}), "
+                    "full_scale_bytes_per_checkpoint ({}) "
+                    "and times (samples, training.stall_seconds) cannot describe a real checkpoint",
+                    c.file.string(), c.line, c.case_index, name, value, c.bytes, p.full_bytes));
   }
 }
 
@@ -146,40 +163,50 @@ CaseProjection project_case(const CaseRecord& c, const ProjectionOptions& o, boo
   p.name = (several_runs ? c.run + ": " : "") + c.label();
   p.engine = c.engine.empty() ? "sync" : c.engine;
   if (!c.full_scale_bytes) {
-    missing(c, "`full_scale_bytes_per_checkpoint`", "results of a ckptbench from before `project`; run the campaign again");
+    missing(c, "`full_scale_bytes_per_checkpoint`",
+            "results of a ckptbench from before `project`; run the campaign again");
   }
-  if (c.bytes == 0) missing(c, "bytes (bytes_per_checkpoint is 0)", "project a case that writes something");
+  if (c.bytes == 0)
+    missing(c, "bytes (bytes_per_checkpoint is 0)", "project a case that writes something");
   if (*c.full_scale_bytes > kMaxFullScaleBytes) {
-    throw std::runtime_error(fmt::format("{}:{}: `full_scale_bytes_per_checkpoint`: must be at most {} (1 EiB), found {} "
-                                         "— is this a ckptbench results.jsonl?",
-                                         c.file.string(), c.line, kMaxFullScaleBytes, *c.full_scale_bytes));
+    throw std::runtime_error(fmt::format(
+        "{}:{}: `full_scale_bytes_per_checkpoint`: must be at most {} (1 EiB), found {} "
+        "— is this a ckptbench results.jsonl?",
+        c.file.string(), c.line, kMaxFullScaleBytes, *c.full_scale_bytes));
   }
   p.full_bytes = *c.full_scale_bytes;
   size_job(c, o, p);
   p.measured_nodes = distinct_hosts(c);
   p.node_scale = (static_cast<double>(p.full_bytes) / static_cast<double>(p.nodes)) /
                  (static_cast<double>(c.bytes) / static_cast<double>(p.measured_nodes));
-  const double floor = o.storage_gib_per_s ? static_cast<double>(p.full_bytes) / (*o.storage_gib_per_s * kGiB) : 0;
+  const double floor =
+      o.storage_gib_per_s ? static_cast<double>(p.full_bytes) / (*o.storage_gib_per_s * kGiB) : 0;
   project_times(c, floor, p);
   const double hours = o.mtbf_hours ? *o.mtbf_hours : preset_mtbf_hours(kLlama3Preset, p.gpus);
   p.mtbf_seconds = hours * 3600;
   p.young_seconds = young_interval(p.checkpoint_seconds, p.mtbf_seconds);
   p.daly_seconds = daly_interval(p.checkpoint_seconds, p.mtbf_seconds);
-  // A background flush must end before the next checkpoint starts; a sync one is durable when the stall ends.
+  // A background flush must end before the next checkpoint starts; a sync one is durable when the
+  // stall ends.
   const bool background = p.engine == "async" || p.engine == "lazy";
   p.interval_seconds = background ? std::max(p.daly_seconds, p.durable_seconds) : p.daly_seconds;
-  p.waste = expected_waste(p.interval_seconds, p.checkpoint_seconds, p.restore_seconds, p.mtbf_seconds);
+  p.waste =
+      expected_waste(p.interval_seconds, p.checkpoint_seconds, p.restore_seconds, p.mtbf_seconds);
   check_figures(c, p);
   return p;
 }
 
 std::string mtbf_rule(const ProjectionOptions& o) {
-  if (o.mtbf_hours) return fmt::format("M = {} h for the whole job (--mtbf-hours)", format_significant(*o.mtbf_hours));
+  if (o.mtbf_hours)
+    return fmt::format("M = {} h for the whole job (--mtbf-hours)",
+                       format_significant(*o.mtbf_hours));
   const MtbfPreset& p = kLlama3Preset;
-  return fmt::format("M from {}: {} unexpected interruptions in {} days on {} GPUs = {} h, scaled by {} / the job's GPUs "
-                     "(failures grow with the GPU count)",
-                     p.name, p.interruptions, p.days, group_digits(p.gpus), fmt::format("{:.3f}", preset_mtbf_hours(p, p.gpus)),
-                     group_digits(p.gpus));
+  return fmt::format(
+      "M from {}: {} unexpected interruptions in {} days on {} GPUs = {} h, scaled by {} / the "
+      "job's GPUs "
+      "(failures grow with the GPU count)",
+      p.name, p.interruptions, p.days, group_digits(p.gpus),
+      fmt::format("{:.3f}", preset_mtbf_hours(p, p.gpus)), group_digits(p.gpus));
 }
 
 }  // namespace
@@ -212,41 +239,58 @@ ProjectionModel build_projection(std::vector<RunRecord> runs, const ProjectionOp
     }
   }
   if (m.cases.empty()) {
-    throw std::runtime_error(m.runs.front().file.string() +
-                             ": no case to project (each failed, or its backend stores nothing, like null)");
+    throw std::runtime_error(
+        m.runs.front().file.string() +
+        ": no case to project (each failed, or its backend stores nothing, like null)");
   }
   return m;
 }
 
 void print_projection(const ProjectionModel& m, bool markdown, std::ostream& out) {
-  Table table({"case", "engine", "full-scale", "GPUs", "nodes", "node write GiB/s", "C", "durable", "R", "MTBF",
-               "τ Young", "τ Daly", "interval", "waste"},
-              {false, false, true, true, true, true, true, true, true, true, true, true, true, true});
+  Table table(
+      {"case", "engine", "full-scale", "GPUs", "nodes", "node write GiB/s", "C", "durable", "R",
+       "MTBF", "τ Young", "τ Daly", "interval", "waste"},
+      {false, false, true, true, true, true, true, true, true, true, true, true, true, true});
   bool any_capped = false;
   for (const CaseProjection& p : m.cases) {
     any_capped = any_capped || p.write_capped || p.read_capped;
-    table.add({p.name, p.engine, format_bytes(static_cast<std::int64_t>(p.full_bytes)), group_digits(p.gpus),
-               group_digits(p.nodes), p.node_write_gib_s > 0 ? format_significant(p.node_write_gib_s) : "-",
-               format_interval(p.checkpoint_seconds) + (p.write_capped ? "*" : ""), format_interval(p.durable_seconds),
-               format_interval(p.restore_seconds) + (p.read_capped ? "*" : ""), format_interval(p.mtbf_seconds),
-               format_interval(p.young_seconds), format_interval(p.daly_seconds), format_interval(p.interval_seconds),
+    table.add({p.name, p.engine, format_bytes(static_cast<std::int64_t>(p.full_bytes)),
+               group_digits(p.gpus), group_digits(p.nodes),
+               p.node_write_gib_s > 0 ? format_significant(p.node_write_gib_s) : "-",
+               format_interval(p.checkpoint_seconds) + (p.write_capped ? "*" : ""),
+               format_interval(p.durable_seconds),
+               format_interval(p.restore_seconds) + (p.read_capped ? "*" : ""),
+               format_interval(p.mtbf_seconds), format_interval(p.young_seconds),
+               format_interval(p.daly_seconds), format_interval(p.interval_seconds),
                format_waste(p.waste)});
   }
   table.print(out, markdown);
   const std::string storage = m.options.storage_gib_per_s
-                                  ? format_significant(*m.options.storage_gib_per_s) + " GiB/s aggregate (--storage-gib-per-s)"
+                                  ? format_significant(*m.options.storage_gib_per_s) +
+                                        " GiB/s aggregate (--storage-gib-per-s)"
                                   : "uncapped (no --storage-gib-per-s)";
-  fmt::print(out, "\nfull-scale: full_scale_bytes_per_checkpoint, every rank of the job at model.scale = 1\n");
-  fmt::print(out, "nodes: {}; per-node bandwidth = the run's bytes / its median time / the hosts it ran on\n",
-             m.options.nodes ? "--nodes" : "world_size / ranks.gpus_per_node, rounded up");
-  fmt::print(out, "C (checkpoint stall), R (restore): the measured median × full-scale bytes per node / measured bytes per node, "
-                  "at least full-scale bytes / storage bandwidth: {}{}\n",
+  fmt::print(
+      out,
+      "\nfull-scale: full_scale_bytes_per_checkpoint, every rank of the job at model.scale = 1\n");
+  fmt::print(
+      out,
+      "nodes: {}; per-node bandwidth = the run's bytes / its median time / the hosts it ran on\n",
+      m.options.nodes ? "--nodes" : "world_size / ranks.gpus_per_node, rounded up");
+  fmt::print(out,
+             "C (checkpoint stall), R (restore): the measured median × full-scale bytes per node / "
+             "measured bytes per node, "
+             "at least full-scale bytes / storage bandwidth: {}{}\n",
              storage, any_capped ? "; * = bound by the storage" : "");
-  fmt::print(out, "async/lazy engines: C = the measured stall × the same factor (a copy in node memory); the interval is at "
-                  "least the time to durable\n");
+  fmt::print(out,
+             "async/lazy engines: C = the measured stall × the same factor (a copy in node "
+             "memory); the interval is at "
+             "least the time to durable\n");
   fmt::print(out, "{}\n", m.mtbf_rule);
-  fmt::print(out, "τ Young = √(2CM); τ Daly = √(2CM)·[1 + ⅓√(C/2M) + (C/2M)/9] − C (C < 2M, else M); interval = max(τ Daly, "
-                  "durable) for async/lazy, τ Daly for sync; waste = C/τ + (τ/2 + R)/M at that interval\n");
+  fmt::print(
+      out,
+      "τ Young = √(2CM); τ Daly = √(2CM)·[1 + ⅓√(C/2M) + (C/2M)/9] − C (C < 2M, else M); interval "
+      "= max(τ Daly, "
+      "durable) for async/lazy, τ Daly for sync; waste = C/τ + (τ/2 + R)/M at that interval\n");
 }
 
 }  // namespace ckpt::harness

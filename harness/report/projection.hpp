@@ -12,32 +12,33 @@ namespace ckpt::harness {
 
 // What `ckptbench project` is told about the full-scale job.
 struct ProjectionOptions {
-  std::optional<std::int64_t> nodes;         // --nodes (else world_size / ranks.gpus_per_node, rounded up)
-  std::optional<double> storage_gib_per_s;   // --storage-gib-per-s: the storage's aggregate cap (none: uncapped)
-  std::optional<double> mtbf_hours;          // --mtbf-hours: the whole job's MTBF
-  std::string mtbf_preset;                   // --mtbf-preset llama3-16k (scaled to the job's GPUs)
+  std::optional<std::int64_t> nodes;  // --nodes (else world_size / ranks.gpus_per_node, rounded up)
+  std::optional<double>
+      storage_gib_per_s;  // --storage-gib-per-s: the storage's aggregate cap (none: uncapped)
+  std::optional<double> mtbf_hours;  // --mtbf-hours: the whole job's MTBF
+  std::string mtbf_preset;           // --mtbf-preset llama3-16k (scaled to the job's GPUs)
 };
 
 // One case projected to the full training job. Times in seconds.
 struct CaseProjection {
   const CaseRecord* c = nullptr;
-  std::string name;                 // "run: label" with several runs, else the label
-  std::string engine;               // "sync", "async" or "lazy" (no [training]: sync)
-  std::uint64_t full_bytes = 0;     // full_scale_bytes_per_checkpoint
-  std::int64_t gpus = 0;            // the job's GPUs (world_size, or nodes × gpus_per_node with --nodes)
+  std::string name;              // "run: label" with several runs, else the label
+  std::string engine;            // "sync", "async" or "lazy" (no [training]: sync)
+  std::uint64_t full_bytes = 0;  // full_scale_bytes_per_checkpoint
+  std::int64_t gpus = 0;  // the job's GPUs (world_size, or nodes × gpus_per_node with --nodes)
   std::int64_t nodes = 0;
   std::int64_t measured_nodes = 1;  // distinct hosts of the run
   double node_scale = 1;            // full-scale bytes per node / measured bytes per node
   double node_write_gib_s = 0;      // measured bytes per node / measured checkpoint time
   double node_read_gib_s = 0;
-  double checkpoint_seconds = 0;    // C: the stall (sync: the whole write)
-  double durable_seconds = 0;       // the checkpoint is on storage (sync: = C)
-  double restore_seconds = 0;       // R
+  double checkpoint_seconds = 0;                   // C: the stall (sync: the whole write)
+  double durable_seconds = 0;                      // the checkpoint is on storage (sync: = C)
+  double restore_seconds = 0;                      // R
   bool write_capped = false, read_capped = false;  // the storage bandwidth bounded them
-  double mtbf_seconds = 0;          // M
+  double mtbf_seconds = 0;                         // M
   double young_seconds = 0, daly_seconds = 0;
-  double interval_seconds = 0;      // used: tau_Daly (async, lazy: at least the time to durable)
-  double waste = 0;                 // expected_waste at interval_seconds (share, 0..)
+  double interval_seconds = 0;  // used: tau_Daly (async, lazy: at least the time to durable)
+  double waste = 0;             // expected_waste at interval_seconds (share, 0..)
 };
 
 struct ProjectionModel {

@@ -4,7 +4,9 @@
 
 namespace ckpt::harness {
 
-double young_interval(double c, double m) { return std::sqrt(2 * c * m); }
+double young_interval(double c, double m) {
+  return std::sqrt(2 * c * m);
+}
 
 double daly_interval(double c, double m) {
   if (c >= 2 * m) return m;
@@ -12,10 +14,13 @@ double daly_interval(double c, double m) {
   return std::sqrt(2 * c * m) * (1 + std::sqrt(ratio) / 3 + ratio / 9) - c;
 }
 
-double expected_waste(double tau, double c, double r, double m) { return c / tau + (tau / 2 + r) / m; }
+double expected_waste(double tau, double c, double r, double m) {
+  return c / tau + (tau / 2 + r) / m;
+}
 
 double preset_mtbf_hours(const MtbfPreset& preset, std::int64_t gpus) {
-  return preset.days * 24 / preset.interruptions * static_cast<double>(preset.gpus) / static_cast<double>(gpus);
+  return preset.days * 24 / preset.interruptions * static_cast<double>(preset.gpus) /
+         static_cast<double>(gpus);
 }
 
 }  // namespace ckpt::harness

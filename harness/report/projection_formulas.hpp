@@ -14,7 +14,8 @@ double young_interval(double checkpoint_seconds, double mtbf_seconds);
 double daly_interval(double checkpoint_seconds, double mtbf_seconds);
 // Share of training time lost with checkpoints every `interval` seconds of compute:
 // C / tau (writing) + (tau / 2 + R) / M (the work lost on average per failure plus the restore).
-double expected_waste(double interval_seconds, double checkpoint_seconds, double restore_seconds, double mtbf_seconds);
+double expected_waste(double interval_seconds, double checkpoint_seconds, double restore_seconds,
+                      double mtbf_seconds);
 
 // Llama 3 (Meta, 2024): 419 unexpected interruptions in 54 days of pre-training on 16,384 GPUs.
 struct MtbfPreset {

@@ -6,7 +6,8 @@
 
 namespace ckpt::harness {
 
-Table::Table(std::vector<std::string> header, std::vector<bool> right) : header_(std::move(header)), right_(std::move(right)) {
+Table::Table(std::vector<std::string> header, std::vector<bool> right)
+    : header_(std::move(header)), right_(std::move(right)) {
   right_.resize(header_.size(), false);
 }
 
@@ -15,7 +16,9 @@ void Table::add(std::vector<std::string> row) {
   rows_.push_back(std::move(row));
 }
 
-void Table::add_heading(std::string text) { rows_.push_back({std::move(text)}); }
+void Table::add_heading(std::string text) {
+  rows_.push_back({std::move(text)});
+}
 
 void Table::print(std::ostream& out, bool markdown) const {
   if (markdown) {
@@ -39,7 +42,8 @@ void Table::print(std::ostream& out, bool markdown) const {
   for (std::size_t i = 0; i < header_.size(); ++i) width[i] = display_width(header_[i]);
   for (const auto& row : rows_) {
     if (row.size() == 1) continue;
-    for (std::size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], display_width(row[i]));
+    for (std::size_t i = 0; i < row.size(); ++i)
+      width[i] = std::max(width[i], display_width(row[i]));
   }
   const auto print_row = [&](const std::vector<std::string>& row) {
     std::string line;

@@ -1,7 +1,5 @@
 #include "harness/report/results_files.hpp"
 
-#include "harness/common/directories.hpp"
-
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -11,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "harness/common/directories.hpp"
 #include "harness/report/report_format.hpp"
 
 namespace ckpt::harness {
@@ -86,8 +85,9 @@ RunDirectory::RunDirectory(fs::path root, std::string campaign)
 std::string RunDirectory::problem() const {
   const fs::path root = root_.empty() ? fs::path(".") : root_;
   if (const auto blocking = uncreatable_directory(root)) {
-    return fmt::format("--output: cannot make the results directory under {}: {} is not a writable directory",
-                       root.string(), blocking->string());
+    return fmt::format(
+        "--output: cannot make the results directory under {}: {} is not a writable directory",
+        root.string(), blocking->string());
   }
   return "";
 }

@@ -8,10 +8,14 @@
 namespace ckpt::harness {
 namespace {
 
-nlohmann::json spread_json(const Spread& s) { return {{"min", s.min}, {"median", s.median}, {"max", s.max}}; }
+nlohmann::json spread_json(const Spread& s) {
+  return {{"min", s.min}, {"median", s.median}, {"max", s.max}};
+}
 
 nlohmann::json phases_json(const PhaseSummary& p, bool write) {
-  nlohmann::json j{{"open", p.phases.open}, {"transfer", p.phases.transfer}, {"sync", p.phases.sync},
+  nlohmann::json j{{"open", p.phases.open},
+                   {"transfer", p.phases.transfer},
+                   {"sync", p.phases.sync},
                    {"close", p.phases.close}};
   if (write) {
     j["mkdir"] = p.mkdir_seconds;
@@ -28,9 +32,10 @@ nlohmann::json stragglers_json(const PhaseSummary& p, const std::vector<std::str
   nlohmann::json j = nlohmann::json::object();
   for (const Straggler& s : p.stragglers) {
     const auto process = static_cast<std::size_t>(s.process);
-    j[s.phase] = {{"process", s.process},
-                  {"host", process < hosts.size() ? nlohmann::json(hosts[process]) : nlohmann::json(nullptr)},
-                  {"seconds", s.seconds}};
+    j[s.phase] = {
+        {"process", s.process},
+        {"host", process < hosts.size() ? nlohmann::json(hosts[process]) : nlohmann::json(nullptr)},
+        {"seconds", s.seconds}};
   }
   return j;
 }
@@ -45,7 +50,9 @@ nlohmann::json processes_per_host(const std::vector<std::string>& hosts) {
 nlohmann::json wall_json(const WallTime& w) {
   nlohmann::json parts = nlohmann::json::object();
   for (const auto& [part, seconds] : w.parts) parts[part] = seconds;
-  return {{"seconds", w.seconds}, {"covered_seconds", w.covered()}, {"covered_percent", w.covered_percent()},
+  return {{"seconds", w.seconds},
+          {"covered_seconds", w.covered()},
+          {"covered_percent", w.covered_percent()},
           {"parts", parts}};
 }
 
@@ -56,7 +63,9 @@ nlohmann::json staging_copies(const CaseResult& r, const std::optional<PhaseSumm
 
 nlohmann::json staging_json(const CaseResult& r) {
   if (r.staging.empty()) return nullptr;
-  return {{"mode", r.staging}, {"chunk_bytes", r.config.staging.chunk_bytes}, {"buffers", r.config.staging.buffers}};
+  return {{"mode", r.staging},
+          {"chunk_bytes", r.config.staging.chunk_bytes},
+          {"buffers", r.config.staging.buffers}};
 }
 
 // measure.latency: request count, mean and percentiles in seconds (results/SCHEMA.md).
@@ -95,7 +104,8 @@ nlohmann::json calibration_json(const std::optional<CalibrationRecord>& c) {
 }  // namespace
 
 void WallTime::add(const std::string& part, double part_seconds) {
-  const auto it = std::find_if(parts.begin(), parts.end(), [&](const auto& p) { return p.first == part; });
+  const auto it =
+      std::find_if(parts.begin(), parts.end(), [&](const auto& p) { return p.first == part; });
   if (it == parts.end()) {
     parts.emplace_back(part, part_seconds);
   } else {
@@ -109,7 +119,9 @@ double WallTime::covered() const {
   return sum;
 }
 
-double WallTime::covered_percent() const { return seconds > 0 ? 100 * covered() / seconds : 0; }
+double WallTime::covered_percent() const {
+  return seconds > 0 ? 100 * covered() / seconds : 0;
+}
 
 nlohmann::json to_json(const CaseResult& r) {
   const Case& c = r.config;
@@ -148,13 +160,14 @@ nlohmann::json to_json(const CaseResult& r) {
                    {"iterations", c.iterations},
                    {"warmup", c.warmup},
                    {"cache_policy", r.cache_policy_applied},
-                   {"checkpoint_dir", r.checkpoint_dir.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.checkpoint_dir)},
+                   {"checkpoint_dir", r.checkpoint_dir.empty() ? nlohmann::json(nullptr)
+                                                               : nlohmann::json(r.checkpoint_dir)},
                    {"config_hash", config_hash(c)},
                    {"config", c.config},
                    {"notes", r.notes},
                    {"wall_time", wall_json(r.wall)},
                    {"environment", r.environment}};
-  j["calibration"] = calibration_json(r.calibration);  // measure.calibration (ckptbench gate)
+  j["calibration"] = calibration_json(r.calibration);    // measure.calibration (ckptbench gate)
   if (r.training) j["training"] = to_json(*r.training);  // [training] cases (harness/engine)
   if (r.reshard) {
     const ReshardSummary& s = *r.reshard;
@@ -181,30 +194,34 @@ nlohmann::json to_json(const CaseResult& r) {
     for (const double t : s.time_to_loaded_seconds) rates.push_back(gib_per_s(t));
     const bool device = c.memory_space == MemorySpaceKind::cuda;
     const double loaded = s.time_to_loaded_seconds.empty() ? 0 : median(s.time_to_loaded_seconds);
-    j["load"] = {{"method", s.method},
-                 {"threads", s.threads},
-                 {"direct", s.direct},
-                 {"chunk_bytes", s.chunk_bytes},
-                 {"pool_bytes", s.pool_bytes},
-                 {"pool_chunks", s.pool_chunks},
-                 {"memory", s.memory},
-                 {"tp", s.tp},
-                 {"checkpoint_tp", s.checkpoint_tp},
-                 {"ranks", s.ranks},
-                 {"bytes", s.bytes},
-                 {"bytes_read", s.bytes_read},
-                 {"gap_bytes", s.gap_bytes},
-                 {"bridged_bytes", s.bridged_bytes},
-                 {"padding_bytes", s.padding_bytes},
-                 {"requests", s.requests},
-                 {"reads", s.reads},
-                 {"time_to_loaded_seconds", s.time_to_loaded_seconds.empty() ? nlohmann::json(nullptr) : nlohmann::json(loaded)},
-                 {"gib_per_s", s.time_to_loaded_seconds.empty() ? nlohmann::json(nullptr) : nlohmann::json(gib_per_s(loaded))},
-                 {"h2d_seconds", device && !s.h2d_seconds.empty() ? nlohmann::json(median(s.h2d_seconds)) : nlohmann::json(nullptr)},
-                 {"samples",
-                  {{"time_to_loaded_seconds", s.time_to_loaded_seconds},
-                   {"gib_per_s", rates},
-                   {"h2d_seconds", device ? nlohmann::json(s.h2d_seconds) : nlohmann::json(nullptr)}}}};
+    j["load"] = {
+        {"method", s.method},
+        {"threads", s.threads},
+        {"direct", s.direct},
+        {"chunk_bytes", s.chunk_bytes},
+        {"pool_bytes", s.pool_bytes},
+        {"pool_chunks", s.pool_chunks},
+        {"memory", s.memory},
+        {"tp", s.tp},
+        {"checkpoint_tp", s.checkpoint_tp},
+        {"ranks", s.ranks},
+        {"bytes", s.bytes},
+        {"bytes_read", s.bytes_read},
+        {"gap_bytes", s.gap_bytes},
+        {"bridged_bytes", s.bridged_bytes},
+        {"padding_bytes", s.padding_bytes},
+        {"requests", s.requests},
+        {"reads", s.reads},
+        {"time_to_loaded_seconds",
+         s.time_to_loaded_seconds.empty() ? nlohmann::json(nullptr) : nlohmann::json(loaded)},
+        {"gib_per_s", s.time_to_loaded_seconds.empty() ? nlohmann::json(nullptr)
+                                                       : nlohmann::json(gib_per_s(loaded))},
+        {"h2d_seconds", device && !s.h2d_seconds.empty() ? nlohmann::json(median(s.h2d_seconds))
+                                                         : nlohmann::json(nullptr)},
+        {"samples",
+         {{"time_to_loaded_seconds", s.time_to_loaded_seconds},
+          {"gib_per_s", rates},
+          {"h2d_seconds", device ? nlohmann::json(s.h2d_seconds) : nlohmann::json(nullptr)}}}};
   }
   j["environment"]["config_hash"] = j["config_hash"];
   j["environment"]["cache_policy"] = r.cache_policy_applied;

@@ -1,7 +1,6 @@
 #include "harness/results/environment.hpp"
 
-#include <cstdlib>
-
+#include <fmt/format.h>
 #include <sys/statfs.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -9,11 +8,11 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
-#include <cstring>
-#include <fstream>
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
 #include <ctime>
-#include <fmt/format.h>
+#include <fstream>
 #include <utility>
 
 #include "harness/memory/memory_spaces.hpp"
@@ -31,11 +30,21 @@ std::string file_system_type(const std::filesystem::path& path) {
   struct statfs info {};
   std::filesystem::path probe = path;
   while (!probe.empty() && ::statfs(probe.c_str(), &info) != 0) probe = probe.parent_path();
-  static constexpr std::array<std::pair<unsigned long, const char*>, 14> kTypes{{
-      {0xEF53, "ext4"}, {0x58465342, "xfs"}, {0x01021994, "tmpfs"}, {0x6969, "nfs"},
-      {0x0BD00BD0, "lustre"}, {0x47504653, "gpfs"}, {0x19830326, "beegfs"}, {0x9123683E, "btrfs"},
-      {0x2FC12FC1, "zfs"}, {0x794C7630, "overlayfs"}, {0x65735546, "fuse"}, {0xFF534D42, "cifs"},
-      {0x00C36400, "ceph"}, {0x5346414F, "afs"}}};
+  static constexpr std::array<std::pair<unsigned long, const char*>, 14> kTypes{
+      {{0xEF53, "ext4"},
+       {0x58465342, "xfs"},
+       {0x01021994, "tmpfs"},
+       {0x6969, "nfs"},
+       {0x0BD00BD0, "lustre"},
+       {0x47504653, "gpfs"},
+       {0x19830326, "beegfs"},
+       {0x9123683E, "btrfs"},
+       {0x2FC12FC1, "zfs"},
+       {0x794C7630, "overlayfs"},
+       {0x65735546, "fuse"},
+       {0xFF534D42, "cifs"},
+       {0x00C36400, "ceph"},
+       {0x5346414F, "afs"}}};
   const auto type = static_cast<unsigned long>(info.f_type);
   for (const auto& [magic, name] : kTypes) {
     if (magic == type) return name;
@@ -50,7 +59,9 @@ std::string host_name() {
 }
 
 std::string shell_quote(const std::string& word) {
-  const auto safe = [](unsigned char ch) { return std::isalnum(ch) != 0 || std::strchr("@%+=:,./-_", ch) != nullptr; };
+  const auto safe = [](unsigned char ch) {
+    return std::isalnum(ch) != 0 || std::strchr("@%+=:,./-_", ch) != nullptr;
+  };
   if (!word.empty() && std::all_of(word.begin(), word.end(), safe)) return word;
   std::string quoted = "'";
   for (char ch : word) quoted += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
@@ -60,7 +71,8 @@ std::string shell_quote(const std::string& word) {
 std::string command_line() {
   std::ifstream in("/proc/self/cmdline", std::ios::binary);
   std::string line;
-  for (std::string arg; std::getline(in, arg, '\0');) line += (line.empty() ? "" : " ") + shell_quote(arg);
+  for (std::string arg; std::getline(in, arg, '\0');)
+    line += (line.empty() ? "" : " ") + shell_quote(arg);
   return line;
 }
 
@@ -82,12 +94,15 @@ std::string cpu_model() {
 std::uint64_t memory_bytes() {
   const long pages = ::sysconf(_SC_PHYS_PAGES);
   const long page = ::sysconf(_SC_PAGESIZE);
-  return pages > 0 && page > 0 ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page) : 0;
+  return pages > 0 && page > 0
+             ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page)
+             : 0;
 }
 
 }  // namespace
 
-nlohmann::json environment_record(const std::filesystem::path& target, const std::string& comm_kind, int processes) {
+nlohmann::json environment_record(const std::filesystem::path& target, const std::string& comm_kind,
+                                  int processes) {
   struct utsname uts {};
   ::uname(&uts);
   const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
@@ -95,26 +110,28 @@ nlohmann::json environment_record(const std::filesystem::path& target, const std
   ::gmtime_r(&now, &utc);
   std::array<char, 32> stamp{};
   std::strftime(stamp.data(), stamp.size(), "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return {{"host", host_name()},
-          {"kernel", fmt::format("{} {}", uts.sysname, uts.release)},
-          {"machine", uts.machine},
-          {"target", target.string()},
-          {"file_system", file_system_type(target)},
-          {"git_revision", CKPT_GIT_REVISION},
-          {"build_type", CKPT_BUILD_TYPE},
-          {"compiler", fmt::format("g++ {}.{}", __GNUC__, __GNUC_MINOR__)},
-          {"comm", comm_kind},
-          // Open MPI's MPI-IO selection (campaign.mpi_io, or mpirun --mca io …): HDF5 runs far better
-          // on ROMIO. The case adds mpi_io_modules, the modules its I/O loaded.
-          {"mpi_io_component", std::getenv("OMPI_MCA_io") != nullptr ? std::getenv("OMPI_MCA_io") : "default"},
-          {"processes", processes},
-          {"cores", ::sysconf(_SC_NPROCESSORS_ONLN)},
-          {"cpu_model", cpu_model()},          // with cores, memory and file_system: the gate's machine class
-          {"memory_bytes", memory_bytes()},
-          {"time_utc", stamp.data()},
-          {"command_line", command_line()},
-          {"cuda", memory_build_cuda()},
-          {"kokkos", memory_build_kokkos()}};
+  return {
+      {"host", host_name()},
+      {"kernel", fmt::format("{} {}", uts.sysname, uts.release)},
+      {"machine", uts.machine},
+      {"target", target.string()},
+      {"file_system", file_system_type(target)},
+      {"git_revision", CKPT_GIT_REVISION},
+      {"build_type", CKPT_BUILD_TYPE},
+      {"compiler", fmt::format("g++ {}.{}", __GNUC__, __GNUC_MINOR__)},
+      {"comm", comm_kind},
+      // Open MPI's MPI-IO selection (campaign.mpi_io, or mpirun --mca io …): HDF5 runs far better
+      // on ROMIO. The case adds mpi_io_modules, the modules its I/O loaded.
+      {"mpi_io_component",
+       std::getenv("OMPI_MCA_io") != nullptr ? std::getenv("OMPI_MCA_io") : "default"},
+      {"processes", processes},
+      {"cores", ::sysconf(_SC_NPROCESSORS_ONLN)},
+      {"cpu_model", cpu_model()},  // with cores, memory and file_system: the gate's machine class
+      {"memory_bytes", memory_bytes()},
+      {"time_utc", stamp.data()},
+      {"command_line", command_line()},
+      {"cuda", memory_build_cuda()},
+      {"kokkos", memory_build_kokkos()}};
 }
 
 }  // namespace ckpt::harness

@@ -8,7 +8,8 @@ namespace ckpt::harness {
 
 // Where and how a result was measured: host, kernel, file system type of `target`, git
 // revision and build of ckptbench, MPI processes, time (UTC), this process's command line.
-nlohmann::json environment_record(const std::filesystem::path& target, const std::string& comm_kind, int processes);
+nlohmann::json environment_record(const std::filesystem::path& target, const std::string& comm_kind,
+                                  int processes);
 
 // This machine's host name (gethostname).
 std::string host_name();

@@ -8,12 +8,14 @@ namespace ckpt::harness {
 namespace {
 
 // Doubled midranks of the pooled samples (integers even with ties), x's first.
-std::vector<long> doubled_ranks(const std::vector<double>& x, const std::vector<double>& y, double& tie_term) {
+std::vector<long> doubled_ranks(const std::vector<double>& x, const std::vector<double>& y,
+                                double& tie_term) {
   std::vector<double> pooled(x);
   pooled.insert(pooled.end(), y.begin(), y.end());
   std::vector<std::size_t> order(pooled.size());
   std::iota(order.begin(), order.end(), std::size_t{0});
-  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return pooled[a] < pooled[b]; });
+  std::sort(order.begin(), order.end(),
+            [&](std::size_t a, std::size_t b) { return pooled[a] < pooled[b]; });
   std::vector<long> ranks(pooled.size());
   tie_term = 0;
   for (std::size_t i = 0; i < order.size();) {
@@ -29,14 +31,17 @@ std::vector<long> doubled_ranks(const std::vector<double>& x, const std::vector<
 }
 
 // P(doubled rank sum of x ≤ s) and P(≥ s) over every choice of nx of the pooled ranks.
-std::pair<double, double> exact_tails(const std::vector<long>& ranks, std::size_t nx, long observed) {
+std::pair<double, double> exact_tails(const std::vector<long>& ranks, std::size_t nx,
+                                      long observed) {
   const long total = std::accumulate(ranks.begin(), ranks.end(), 0L);
   // ways[k][s]: subsets of k of the ranks seen so far with doubled sum s.
-  std::vector<std::vector<double>> ways(nx + 1, std::vector<double>(static_cast<std::size_t>(total) + 1, 0.0));
+  std::vector<std::vector<double>> ways(
+      nx + 1, std::vector<double>(static_cast<std::size_t>(total) + 1, 0.0));
   ways[0][0] = 1;
   for (long r : ranks) {
     for (std::size_t k = nx; k >= 1; --k) {
-      for (long s = total; s >= r; --s) ways[k][static_cast<std::size_t>(s)] += ways[k - 1][static_cast<std::size_t>(s - r)];
+      for (long s = total; s >= r; --s)
+        ways[k][static_cast<std::size_t>(s)] += ways[k - 1][static_cast<std::size_t>(s - r)];
     }
   }
   double all = 0, low = 0, high = 0;
@@ -70,7 +75,8 @@ MannWhitney mann_whitney_u(const std::vector<double>& x, const std::vector<doubl
   const double ny = static_cast<double>(y.size());
   double tie_term = 0;
   const std::vector<long> ranks = doubled_ranks(x, y, tie_term);
-  const long rank_sum_x2 = std::accumulate(ranks.begin(), ranks.begin() + static_cast<long>(x.size()), 0L);
+  const long rank_sum_x2 =
+      std::accumulate(ranks.begin(), ranks.begin() + static_cast<long>(x.size()), 0L);
   result.u = static_cast<double>(rank_sum_x2) / 2 - nx * (nx + 1) / 2;
   if (x.size() <= kExactLimit && y.size() <= kExactLimit) {
     const auto [low, high] = exact_tails(ranks, x.size(), rank_sum_x2);
@@ -90,7 +96,8 @@ MannWhitney mann_whitney_u(const std::vector<double>& x, const std::vector<doubl
 double smallest_p_value(std::size_t nx, std::size_t ny) {
   if (nx == 0 || ny == 0) return 1;
   double combinations = 1;  // C(nx + ny, nx)
-  for (std::size_t i = 1; i <= nx; ++i) combinations = combinations * static_cast<double>(ny + i) / static_cast<double>(i);
+  for (std::size_t i = 1; i <= nx; ++i)
+    combinations = combinations * static_cast<double>(ny + i) / static_cast<double>(i);
   return std::min(1.0, 2 / combinations);
 }
 

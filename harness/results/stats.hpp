@@ -15,9 +15,9 @@ SampleStats sample_stats(std::vector<double> samples);
 
 // A two-sided Mann–Whitney U test of x against y.
 struct MannWhitney {
-  double u = 0;           // U of x: pairs (x_i, y_j) with x_i > y_j, ties counted one half
-  double p_value = 1;     // two-sided
-  bool exact = false;     // from the exact permutation distribution (else the normal approximation)
+  double u = 0;        // U of x: pairs (x_i, y_j) with x_i > y_j, ties counted one half
+  double p_value = 1;  // two-sided
+  bool exact = false;  // from the exact permutation distribution (else the normal approximation)
 };
 // Exact when both samples have at most kExactLimit values: the permutation distribution of the
 // rank sum with midranks for ties, counted by dynamic programming; p = 2·min(P(U ≤ u), P(U ≥ u)),

@@ -1,12 +1,13 @@
 // measure.calibration inside a case: a Calibration of the case's bytes, one sample before each
 // iteration (so calibration and case alternate and see the same noise), recorded per timed one.
-#include <chrono>
 #include <fmt/format.h>
 
+#include <chrono>
+
+#include "harness/checkpoint/target_check.hpp"
 #include "harness/exec/calibration.hpp"
 #include "harness/run/case_execution.hpp"
 #include "harness/run/case_runner.hpp"
-#include "harness/checkpoint/target_check.hpp"
 
 namespace ckpt::harness {
 
@@ -18,7 +19,8 @@ void CaseExecution::start_calibration() {
   for (const RankPlan& p : plans) mine += p.payload_bytes;
   std::string problem;
   try {
-    calibration_ = std::make_unique<Calibration>(case_directory(c_) / "calibration", mine, buffer.view(), comm_);
+    calibration_ = std::make_unique<Calibration>(case_directory(c_) / "calibration", mine,
+                                                 buffer.view(), comm_);
   } catch (const std::exception& e) {
     problem = e.what();
   }
@@ -40,7 +42,8 @@ bool CaseExecution::calibrate(bool timed) {
   charge("calibration", start);
   if (timed) {
     result_.calibration->write_seconds.push_back(sample.write_seconds);
-    if (phase_ != PhaseSelection::checkpoint) result_.calibration->read_seconds.push_back(sample.read_seconds);
+    if (phase_ != PhaseSelection::checkpoint)
+      result_.calibration->read_seconds.push_back(sample.read_seconds);
   }
   return true;
 }

@@ -3,19 +3,20 @@
 // from the manifest (harness/loadplan/load_plan.hpp), with the loader of load.method
 // (harness/load/weight_loader.hpp) through backend.name's backend into memory.space, and
 // verifies every tensor.
-#include <chrono>
 #include <fmt/format.h>
 
+#include <chrono>
+
+#include "harness/checkpoint/manifest.hpp"
+#include "harness/checkpoint/target_check.hpp"
 #include "harness/common/elapsed.hpp"
+#include "harness/exec/cache_policy.hpp"
 #include "harness/exec/planned_load.hpp"
+#include "harness/exec/process_plans.hpp"
 #include "harness/loadplan/load_plan.hpp"
 #include "harness/loadplan/reshard_restore.hpp"
-#include "harness/exec/cache_policy.hpp"
 #include "harness/run/case_execution.hpp"
 #include "harness/run/case_runner.hpp"
-#include "harness/checkpoint/manifest.hpp"
-#include "harness/exec/process_plans.hpp"
-#include "harness/checkpoint/target_check.hpp"
 
 namespace ckpt::harness {
 namespace {
@@ -28,23 +29,27 @@ void CaseExecution::prepare_load() {
   lock_case();
   fs::path dir;
   Manifest manifest;
-  const Case source = load_source(c_);  // a sweep over load.* loads the first such case's checkpoint
+  const Case source =
+      load_source(c_);  // a sweep over load.* loads the first such case's checkpoint
   std::string problem = find_restorable_checkpoint(source, dir, manifest).value_or("");
   if (const auto& p = comm_.first_problem(problem); !p.empty()) throw SetupError(p);
-  if (const auto& p = comm_.first_problem(unreadable_checkpoint(source, dir, manifest)); !p.empty()) throw SetupError(p);
+  if (const auto& p = comm_.first_problem(unreadable_checkpoint(source, dir, manifest)); !p.empty())
+    throw SetupError(p);
   planned_dir_ = dir;
   result_.checkpoint_dir = dir.string();
   if (!written_as_planned(source, dir, manifest)) return;
   ProcessPlans plans;
   try {
-    plans = plan_process(layout_, c_, phase_, selected_, comm_.rank(), comm_.size(), dir, &manifest);
+    plans =
+        plan_process(layout_, c_, phase_, selected_, comm_.rank(), comm_.size(), dir, &manifest);
   } catch (const ReshardError& e) {
     problem = fmt::format("load.tp = {}: {}", c_.load.inference.parallel.tp, e.what());
   } catch (const std::exception& e) {
     problem = fmt::format("{}: damaged manifest: {} — {}", (dir / kManifestName).string(), e.what(),
                           damaged_checkpoint_advice(source, dir));
   }
-  if (const std::string first = comm_.first_problem(problem); !first.empty()) throw SetupError(first);
+  if (const std::string first = comm_.first_problem(problem); !first.empty())
+    throw SetupError(first);
   check_memory(plans.buffer_bytes());
   read_plans_ = std::move(plans.read);
   MemorySpace& space = memory_space();
@@ -69,13 +74,15 @@ bool CaseExecution::load_iteration(int, std::vector<IterationTiming>* timings) {
   const std::vector<LoadFile> ranges = prepare_planned_load(read_plans_, read_buffer_, c_.data);
   charge("zero buffers", start);
   const bool device = read_buffer_.view().kind == backends::MemoryKind::device;
-  MemorySpace& pool_space = ctx_.memory.get(device ? MemorySpaceKind::pinned : MemorySpaceKind::host);
+  MemorySpace& pool_space =
+      ctx_.memory.get(device ? MemorySpaceKind::pinned : MemorySpaceKind::host);
   comm_.barrier();
   start = Clock::now();
   ProcessSample sample;
   try {
     const LoadStorage storage{.backend = c_.backend, .options = c_.backend_options, .io = c_.io};
-    const LoadTiming t = load_planned(read_plans_, ranges, read_buffer_, c_.load.settings, pool_space, storage);
+    const LoadTiming t =
+        load_planned(read_plans_, ranges, read_buffer_, c_.load.settings, pool_space, storage);
     if (!ranges.empty()) load_pool_chunks_ = t.pool_chunks;
     load_reads_ = t.reads;
     sample.copy_seconds = t.copy_seconds;

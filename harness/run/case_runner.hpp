@@ -3,9 +3,9 @@
 #include <stdexcept>
 #include <string>
 
-#include "harness/spec/case.hpp"
 #include "harness/results/case_result.hpp"
 #include "harness/run/run_context.hpp"
+#include "harness/spec/case.hpp"
 
 namespace ckpt::harness {
 

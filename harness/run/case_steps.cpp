@@ -1,17 +1,18 @@
 // The iterations of a case: timed checkpoint, manifest commit, cache policy, timed restore,
 // verification, and retiring checkpoints that are not kept.
-#include <chrono>
 #include <fmt/format.h>
 
-#include "harness/common/elapsed.hpp"
-#include "harness/exec/cache_policy.hpp"
-#include "harness/run/case_execution.hpp"
-#include "harness/run/case_runner.hpp"
+#include <chrono>
+
 #include "harness/checkpoint/checkpoint_commit.hpp"
 #include "harness/checkpoint/dcp_metadata.hpp"
 #include "harness/checkpoint/manifest.hpp"
-#include "harness/loadplan/reshard_restore.hpp"
 #include "harness/checkpoint/target_check.hpp"
+#include "harness/common/elapsed.hpp"
+#include "harness/exec/cache_policy.hpp"
+#include "harness/loadplan/reshard_restore.hpp"
+#include "harness/run/case_execution.hpp"
+#include "harness/run/case_runner.hpp"
 
 namespace ckpt::harness {
 namespace {
@@ -36,25 +37,32 @@ std::string remove_failed_step(const fs::path& dir, Comm& comm) {
     std::error_code ec;
     fs::remove(dir / kManifestName, ec);
     if (!ec) fs::remove_all(dir, ec);
-    outcome = ec ? fmt::format("this run could not remove its incomplete directory {}: {} (it has no manifest, so "
-                               "restore refuses it)",
-                               dir.string(), ec.message())
+    outcome = ec ? fmt::format(
+                       "this run could not remove its incomplete directory {}: {} (it has no "
+                       "manifest, so "
+                       "restore refuses it)",
+                       dir.string(), ec.message())
                  : fmt::format("this run removed its incomplete directory {}", dir.string());
   }
   return comm.broadcast(outcome);
 }
 
-void CaseExecution::add_notes(const IterationTiming& timing) { add_notes(timing.notes); }
+void CaseExecution::add_notes(const IterationTiming& timing) {
+  add_notes(timing.notes);
+}
 
 void CaseExecution::add_notes(const std::vector<std::string>& notes) {
   for (const std::string& note : notes) {
-    if (std::find(result_.notes.begin(), result_.notes.end(), note) == result_.notes.end()) result_.notes.push_back(note);
+    if (std::find(result_.notes.begin(), result_.notes.end(), note) == result_.notes.end())
+      result_.notes.push_back(note);
   }
 }
 
 // Keeping runs (campaign.keep, --phase checkpoint) leave their newest complete checkpoint on
 // disk after every iteration, so an interruption or failure never leaves the case without one.
-bool CaseExecution::keeping() const { return c_.keep || phase_ == PhaseSelection::checkpoint; }
+bool CaseExecution::keeping() const {
+  return c_.keep || phase_ == PhaseSelection::checkpoint;
+}
 
 // Records `dir` as the newest complete checkpoint, after its restore verified.
 void CaseExecution::name_latest(const fs::path& dir, std::int64_t step) {
@@ -68,7 +76,8 @@ void CaseExecution::name_latest(const fs::path& dir, std::int64_t step) {
   }
   problem = comm_.broadcast(problem);
   if (!problem.empty()) {
-    fail(fmt::format("checkpoint {}: recording it as the latest failed: {}", dir.string(), problem));
+    fail(
+        fmt::format("checkpoint {}: recording it as the latest failed: {}", dir.string(), problem));
     return;
   }
   result_.checkpoint_dir = dir.string();
@@ -99,7 +108,8 @@ void CaseExecution::lock_case() {
     std::error_code ec;
     if (!restoring) {
       lock_ = CaseLock::acquire(dir, problem, note);
-    } else if (fs::is_directory(dir, ec)) {  // else there is nothing to restore, which prepare_restore says
+    } else if (fs::is_directory(
+                   dir, ec)) {  // else there is nothing to restore, which prepare_restore says
       lock_ = CaseLock::acquire_shared(dir, problem, note);
     }
   }
@@ -115,9 +125,12 @@ bool CaseExecution::claim_step_dir(int iteration, fs::path& dir) {
   std::string problem;
   if (comm_.rank() == 0) {
     try {
-      first_step_ = create_step_directory(first_step_ + iteration, [&](std::int64_t step) {
-        return case_directory(c_) / checkpoint_dir_name(c_.directory_layout, step);
-      }) - iteration;
+      first_step_ = create_step_directory(first_step_ + iteration,
+                                          [&](std::int64_t step) {
+                                            return case_directory(c_) /
+                                                   checkpoint_dir_name(c_.directory_layout, step);
+                                          }) -
+                    iteration;
     } catch (const std::exception& e) {
       problem = e.what();
     }
@@ -161,19 +174,21 @@ bool CaseExecution::write_iteration(int iteration, std::vector<IterationTiming>*
   add_notes(timing);
   if (!comm_.all(sample.error.empty())) {
     const std::string error = comm_.broadcast(timing.first_error);
-    return fail(fmt::format("checkpoint {} failed: {} — {}; earlier complete checkpoints are untouched", dir.string(),
-                            error, remove_failed_step(dir, comm_)));
+    return fail(
+        fmt::format("checkpoint {} failed: {} — {}; earlier complete checkpoints are untouched",
+                    dir.string(), error, remove_failed_step(dir, comm_)));
   }
   start = Clock::now();
   // A --phase checkpoint run names each timed checkpoint `latest` as it commits it; --phase both
   // only once its restore verified (read_iteration).
   const bool name_latest = phase_ == PhaseSelection::checkpoint && timings != nullptr;
   CommitTimes commit;
-  const std::string problem =
-      commit_checkpoint(comm_, c_, dir,
-                        {.world_size = layout_.world_size(), .ranks = &selected_, .step = first_step_ + iteration,
-                         .name_latest = name_latest},
-                        write_plans_, checksums_, &commit);
+  const std::string problem = commit_checkpoint(comm_, c_, dir,
+                                                {.world_size = layout_.world_size(),
+                                                 .ranks = &selected_,
+                                                 .step = first_step_ + iteration,
+                                                 .name_latest = name_latest},
+                                                write_plans_, checksums_, &commit);
   if (!problem.empty()) {
     charge("commit", start);
     return fail(fmt::format("{} — {}; earlier complete checkpoints are untouched", problem,
@@ -193,12 +208,13 @@ bool CaseExecution::write_iteration(int iteration, std::vector<IterationTiming>*
   return true;
 }
 
-bool CaseExecution::finish_read(const char* what, const ProcessSample& sample, const IterationTiming& timing,
-                                const std::vector<RankPlan>& plans, const ProcessBuffer& buffer, bool verify,
+bool CaseExecution::finish_read(const char* what, const ProcessSample& sample,
+                                const IterationTiming& timing, const std::vector<RankPlan>& plans,
+                                const ProcessBuffer& buffer, bool verify,
                                 std::vector<IterationTiming>* timings) {
   if (!comm_.all(sample.error.empty())) {
-    return fail(fmt::format("{} of {} failed: {}{}", what, planned_dir_.string(), comm_.broadcast(timing.first_error),
-                            damage_advice()));
+    return fail(fmt::format("{} of {} failed: {}{}", what, planned_dir_.string(),
+                            comm_.broadcast(timing.first_error), damage_advice()));
   }
   if (verify) {
     const auto start = Clock::now();
@@ -206,7 +222,8 @@ bool CaseExecution::finish_read(const char* what, const ProcessSample& sample, c
     const double seconds = comm_.max(seconds_since(start));
     const std::string problem = comm_.first_problem(mine);
     charge("verify", start);
-    if (!problem.empty()) return fail(fmt::format("{}: {}{}", planned_dir_.string(), problem, damage_advice()));
+    if (!problem.empty())
+      return fail(fmt::format("{}: {}{}", planned_dir_.string(), problem, damage_advice()));
     if (timings != nullptr) verify_s_.push_back(seconds);
     report_.verify_seconds = seconds;
   }
@@ -227,11 +244,13 @@ bool CaseExecution::read_iteration(int iteration, std::vector<IterationTiming>* 
   charge("cache drop", start);
   start = Clock::now();
   buffer.zero();
-  if (c_.restore.reshard) fill_reshard_padding(plans, buffer_offsets(plans, buffer), buffer.memory(), c_.data);
+  if (c_.restore.reshard)
+    fill_reshard_padding(plans, buffer_offsets(plans, buffer), buffer.memory(), c_.data);
   charge("zero buffers", start);
   start = Clock::now();
-  ProcessSample sample = timed_transfer(*backend_, plans, buffer, false, comm_,
-                                        c_.restore.reshard ? TransferOrder::by_file : TransferOrder::by_rank);
+  ProcessSample sample =
+      timed_transfer(*backend_, plans, buffer, false, comm_,
+                     c_.restore.reshard ? TransferOrder::by_file : TransferOrder::by_rank);
   if (c_.restore.reshard && sample.error.empty()) {
     // Copies out of scratch (whole_items: narrowing, as in DCP's reader; exact: strided rows)
     // are part of the restore.
@@ -242,8 +261,8 @@ bool CaseExecution::read_iteration(int iteration, std::vector<IterationTiming>* 
   const IterationTiming timing = gather_timing(sample, comm_);
   charge("restore", start);
   add_notes(timing);
-  if (!finish_read("restore", sample, timing, plans, buffer, c_.verify && backend_->capabilities().stores_data,
-                   timings)) {
+  if (!finish_read("restore", sample, timing, plans, buffer,
+                   c_.verify && backend_->capabilities().stores_data, timings)) {
     return false;
   }
   if (phase_ == PhaseSelection::both) {
@@ -287,7 +306,8 @@ void CaseExecution::progress(int i, int total, double elapsed_seconds) {
   if (comm_.rank() == 0 && ctx_.on_iteration) ctx_.on_iteration(c_, report_);
 }
 
-std::optional<PhaseSummary> CaseExecution::summarize(const std::vector<IterationTiming>& timings, bool write) const {
+std::optional<PhaseSummary> CaseExecution::summarize(const std::vector<IterationTiming>& timings,
+                                                     bool write) const {
   if (timings.empty()) return std::nullopt;
   PhaseSummary s;
   std::vector<double> open, transfer, sync, close, copies, mkdir;
@@ -305,10 +325,12 @@ std::optional<PhaseSummary> CaseExecution::summarize(const std::vector<Iteration
     mkdir.push_back(t.mkdir_seconds);
   }
   s.seconds = median(s.iteration_seconds);
-  s.gib_per_s = s.seconds > 0 ? static_cast<double>(result_.bytes_per_checkpoint) / s.seconds / kGiB : 0;
-  const auto closest = std::min_element(timings.begin(), timings.end(), [&](const auto& a, const auto& b) {
-    return std::abs(a.seconds - s.seconds) < std::abs(b.seconds - s.seconds);
-  });
+  s.gib_per_s =
+      s.seconds > 0 ? static_cast<double>(result_.bytes_per_checkpoint) / s.seconds / kGiB : 0;
+  const auto closest =
+      std::min_element(timings.begin(), timings.end(), [&](const auto& a, const auto& b) {
+        return std::abs(a.seconds - s.seconds) < std::abs(b.seconds - s.seconds);
+      });
   s.process_seconds = closest->process_seconds;
   s.rank_seconds = closest->rank_seconds;
   s.stragglers = closest->stragglers;
@@ -333,7 +355,8 @@ std::optional<PhaseSummary> CaseExecution::summarize(const std::vector<Iteration
   // Process 0 alone commits the manifest.
   const auto at = static_cast<std::size_t>(closest - timings.begin());
   if (at < manifest_s_.size()) s.stragglers.push_back({"manifest", 0, manifest_s_[at]});
-  if (writes_dcp_metadata(c_) && at < metadata_s_.size()) s.stragglers.push_back({"metadata", 0, metadata_s_[at]});
+  if (writes_dcp_metadata(c_) && at < metadata_s_.size())
+    s.stragglers.push_back({"metadata", 0, metadata_s_[at]});
   return s;
 }
 

@@ -1,19 +1,20 @@
 // The [training] part of CaseExecution (harness/run/case_execution.hpp): the training loop with
 // its engine replaces the harness's write iterations; the newest committed checkpoint is then
 // restored once, timed, and verified against the training iteration its manifest names.
-#include <chrono>
 #include <fmt/format.h>
+
+#include <chrono>
 #include <stdexcept>
 #include <thread>
 
+#include "harness/checkpoint/checkpoint_commit.hpp"
+#include "harness/checkpoint/target_check.hpp"
 #include "harness/engine/engine_checks.hpp"
 #include "harness/engine/flush_worker.hpp"
 #include "harness/engine/training_loop.hpp"
 #include "harness/plan/training_state.hpp"
 #include "harness/run/case_execution.hpp"
 #include "harness/run/case_runner.hpp"
-#include "harness/checkpoint/checkpoint_commit.hpp"
-#include "harness/checkpoint/target_check.hpp"
 
 namespace ckpt::harness {
 
@@ -38,9 +39,11 @@ void retire_superseded(std::jthread& retire, fs::path& old) noexcept {
 
 }  // namespace
 
-std::string CaseExecution::commit_training_checkpoint(const fs::path& dir, std::int64_t iteration,
-                                                      const std::vector<std::vector<std::uint64_t>>& sums) {
-  fs::path superseded = dir;  // allocated before the commit: once `latest` names dir, nothing may throw
+std::string CaseExecution::commit_training_checkpoint(
+    const fs::path& dir, std::int64_t iteration,
+    const std::vector<std::vector<std::uint64_t>>& sums) {
+  fs::path superseded =
+      dir;  // allocated before the commit: once `latest` names dir, nothing may throw
   CommitTimes times;
   // A kept run names it `latest` at once, so a process killed later leaves it restorable; only
   // then does the newest committed checkpoint replace the loop's previous one.
@@ -62,8 +65,10 @@ std::string CaseExecution::commit_training_checkpoint(const fs::path& dir, std::
 }
 
 void CaseExecution::train(std::vector<IterationTiming>& reads) {
-  const auto state_bytes = static_cast<std::uint64_t>(comm_.max(static_cast<double>(write_buffer_.memory().size())));
-  const auto problem = engine_problem(c_, backend_->capabilities(), state_bytes, comm_.thread_level()).value_or("");
+  const auto state_bytes =
+      static_cast<std::uint64_t>(comm_.max(static_cast<double>(write_buffer_.memory().size())));
+  const auto problem =
+      engine_problem(c_, backend_->capabilities(), state_bytes, comm_.thread_level()).value_or("");
   if (const std::string first = comm_.first_problem(problem); !first.empty()) {
     throw SetupError(fmt::format("case {}: {}", c_.index, first));
   }
@@ -85,17 +90,22 @@ void CaseExecution::train(std::vector<IterationTiming>& reads) {
                 .planned_dir = planned_dir_,
                 .state = write_buffer_,
                 .pattern = c_.data,
-                .claim_dir = [this](std::int64_t iteration, fs::path& dir) {
-                  return claim_step_dir(static_cast<int>(iteration), dir) ? std::string() : result_.error;
-                },
-                .commit = [this](const fs::path& dir, std::int64_t iteration,
-                                 const std::vector<std::vector<std::uint64_t>>& sums) {
-                  return commit_training_checkpoint(dir, iteration, sums);
-                },
+                .claim_dir =
+                    [this](std::int64_t iteration, fs::path& dir) {
+                      return claim_step_dir(static_cast<int>(iteration), dir) ? std::string()
+                                                                              : result_.error;
+                    },
+                .commit =
+                    [this](const fs::path& dir, std::int64_t iteration,
+                           const std::vector<std::vector<std::uint64_t>>& sums) {
+                      return commit_training_checkpoint(dir, iteration, sums);
+                    },
                 .discard = [this](const fs::path& dir) { return remove_failed_step(dir, comm_); },
                 .interrupted = &ctx_.interrupted,
                 .gpu_load = gpu_load.get(),
-                .gather = gathers_ && c_.engine.kind == EngineKind::sync ? &gather_ : nullptr};  // per_dp: nothing to gather
+                .gather = gathers_ && c_.engine.kind == EngineKind::sync
+                              ? &gather_
+                              : nullptr};  // per_dp: nothing to gather
   const auto start = std::chrono::steady_clock::now();
   try {
     result_.training = run_training(c_.training, c_.engine, io);
@@ -120,7 +130,8 @@ void CaseExecution::train(std::vector<IterationTiming>& reads) {
   if (t.committed_iteration >= 0) after_training(io.plans, io.planned_dir, reads);
 }
 
-void CaseExecution::after_training(const std::vector<RankPlan>& trained, const fs::path& trained_dir,
+void CaseExecution::after_training(const std::vector<RankPlan>& trained,
+                                   const fs::path& trained_dir,
                                    std::vector<IterationTiming>& reads) {
   const TrainingSummary& t = *result_.training;
   const fs::path dir = t.committed_dir;

@@ -3,14 +3,15 @@
 
 #include <nlohmann/json.hpp>
 
-#include "harness/run/case_execution.hpp"
 #include "harness/exec/iteration.hpp"
+#include "harness/run/case_execution.hpp"
 
 namespace ckpt::harness {
 namespace {
 
 std::string layout_text(const workloads::ParallelSpec& p) {
-  return fmt::format("TP{}×PP{}×DP{}{}{}", p.tp, p.pp, p.dp, p.ep > 1 ? fmt::format("×EP{}", p.ep) : "",
+  return fmt::format("TP{}×PP{}×DP{}{}{}", p.tp, p.pp, p.dp,
+                     p.ep > 1 ? fmt::format("×EP{}", p.ep) : "",
                      p.zero_stage > 0 ? fmt::format(" ZeRO-{}", p.zero_stage) : "");
 }
 
@@ -21,12 +22,13 @@ void CaseExecution::record_reshard(const std::vector<RankPlan>& plans) {
   for (const RankPlan& p : plans) {
     std::uint64_t copied = 0;
     for (const NarrowCopy& copy : p.reshard.copies) copied += copy.length;
-    mine.push_back(
-        {p.reshard.bytes_needed, p.reshard.bytes_read, p.reshard.padding_bytes, p.reshard.requests.size(), copied});
+    mine.push_back({p.reshard.bytes_needed, p.reshard.bytes_read, p.reshard.padding_bytes,
+                    p.reshard.requests.size(), copied});
   }
   ReshardSummary s;
   s.from = layout_text(c_.parallel);
-  s.to = layout_text(c_.restore.parallel) + (c_.restore.state.scope != c_.state.scope ? " (weights)" : "");
+  s.to = layout_text(c_.restore.parallel) +
+         (c_.restore.state.scope != c_.state.scope ? " (weights)" : "");
   s.read = c_.restore.read == ReshardRead::whole_items ? "whole_items" : "exact";
   s.gap_bytes = c_.restore.gap_bytes;
   s.direct_alignment = c_.io.direct ? c_.io.direct_alignment : 0;

@@ -30,6 +30,8 @@ SignalGuard::~SignalGuard() {
   sigaction(SIGTERM, &old_term_, nullptr);
 }
 
-const std::atomic<bool>& SignalGuard::flag() const { return interrupted(); }
+const std::atomic<bool>& SignalGuard::flag() const {
+  return interrupted();
+}
 
 }  // namespace ckpt::harness

@@ -8,11 +8,11 @@
 
 #include "backends/backend.hpp"
 #include "harness/comm/mpi_io_choice.hpp"
-#include "harness/spec/engine_spec.hpp"
-#include "harness/spec/load_settings.hpp"
 #include "harness/memory/data_pattern_kind.hpp"
 #include "harness/memory/memory_space.hpp"
 #include "harness/memory/staging.hpp"
+#include "harness/spec/engine_spec.hpp"
+#include "harness/spec/load_settings.hpp"
 #include "harness/spec/reshard_read.hpp"
 #include "workloads/model_spec.hpp"
 #include "workloads/parallel_spec.hpp"
@@ -31,16 +31,17 @@ enum class MegatronOptimizer { gathered, per_dp };
 enum class CheckpointFormat { raw, safetensors };
 // What happens between checkpoint and restore so that restore does not read the page cache.
 enum class CachePolicy { none, drop, fadvise, read_shift };
-// load: an inference server's weight loading of an existing checkpoint ([load], harness/run/case_load.cpp).
+// load: an inference server's weight loading of an existing checkpoint ([load],
+// harness/run/case_load.cpp).
 enum class PhaseSelection { checkpoint, restore, both, load };
 enum class RankSelect { all, list, node };
 
 // Which modeled ranks of the training job this run emulates.
 struct RankSelection {
   RankSelect select = RankSelect::all;
-  std::vector<std::int64_t> list;    // select = list
-  std::int64_t node = 0;             // select = node: ranks [node × gpus_per_node, (node + 1) × gpus_per_node)
-  std::int64_t gpus_per_node = 8;    // also defines nodes for file_per_node and read_shift
+  std::vector<std::int64_t> list;  // select = list
+  std::int64_t node = 0;  // select = node: ranks [node × gpus_per_node, (node + 1) × gpus_per_node)
+  std::int64_t gpus_per_node = 8;  // also defines nodes for file_per_node and read_shift
 };
 
 // [restore]: the parallelism, state and ranks a restore reads the checkpoint into, when they
@@ -52,7 +53,8 @@ struct RestoreSpec {
   workloads::StateSpec state;
   RankSelection ranks;
   ReshardRead read = ReshardRead::exact;
-  std::uint64_t gap_bytes = 0;  // restore.gap_bytes: exact reads bridge file gaps up to this (read and dropped)
+  std::uint64_t gap_bytes =
+      0;  // restore.gap_bytes: exact reads bridge file gaps up to this (read and dropped)
 };
 
 // load.gap_bytes's and `ckptbench load --gap-bytes`'s default: an inference load's exact reads
@@ -67,7 +69,8 @@ inline constexpr std::uint64_t kLoadGapBytes = std::uint64_t{64} << 10;
 // weights only, every rank, exact ranges bridging gaps up to load.gap_bytes — planned by the
 // resharding planner like a restore.
 struct LoadSpec {
-  LoadSettings settings;  // load.method, threads, direct, chunk_bytes, pool_bytes (defaults: LoadSettings)
+  LoadSettings
+      settings;  // load.method, threads, direct, chunk_bytes, pool_bytes (defaults: LoadSettings)
   RestoreSpec inference;
   // The case whose directory holds the checkpoint to load: the first case of the campaign that
   // differs from this one in [load] keys only, so that a sweep over load.* loads one checkpoint.
@@ -77,33 +80,34 @@ struct LoadSpec {
 // One fully resolved case of a campaign: every value final, validated, immutable once built.
 struct Case {
   std::string campaign;
-  std::string source;                                // campaign file (or "<text>")
-  std::int64_t index = 0;                            // position in the campaign's expansion
-  nlohmann::json swept = nlohmann::json::object();   // dotted key -> value, list-valued keys only
-  nlohmann::json config = nlohmann::json::object();  // every key of this case with defaults, nested tables
+  std::string source;                               // campaign file (or "<text>")
+  std::int64_t index = 0;                           // position in the campaign's expansion
+  nlohmann::json swept = nlohmann::json::object();  // dotted key -> value, list-valued keys only
+  nlohmann::json config =
+      nlohmann::json::object();  // every key of this case with defaults, nested tables
 
-  std::string model_argument;                        // model.name as written
+  std::string model_argument;  // model.name as written
   workloads::ModelSpec model;
   workloads::ParallelSpec parallel;
   workloads::StateSpec state;
-  std::int64_t scale = 1;                            // model.scale: tensor sizes divided by this
+  std::int64_t scale = 1;  // model.scale: tensor sizes divided by this
   RankSelection ranks;
-  RestoreSpec restore;                               // [restore] (harness/loadplan)
-  LoadSpec load;                                     // [load] (the load phase)
+  RestoreSpec restore;  // [restore] (harness/loadplan)
+  LoadSpec load;        // [load] (the load phase)
 
   Mapping mapping = Mapping::file_per_rank;
   DirectoryLayout directory_layout = DirectoryLayout::dcp;
   MegatronOptimizer megatron_optimizer = MegatronOptimizer::gathered;
-  int writer_threads = 2;                            // megatron_dist: files per rank (__{rank}_{n}.distcp)
+  int writer_threads = 2;  // megatron_dist: files per rank (__{rank}_{n}.distcp)
   CheckpointFormat format = CheckpointFormat::raw;  // strategy.format
-  std::uint64_t max_shard_bytes = 0;                 // strategy.max_shard_bytes: safetensors weights files
-  std::uint64_t alignment = 0;                       // 0: none
-  std::uint64_t chunk_bytes = 0;                     // 0: do not split
-  std::uint64_t coalesce_bytes = 0;                  // 0: do not coalesce
+  std::uint64_t max_shard_bytes = 0;  // strategy.max_shard_bytes: safetensors weights files
+  std::uint64_t alignment = 0;        // 0: none
+  std::uint64_t chunk_bytes = 0;      // 0: do not split
+  std::uint64_t coalesce_bytes = 0;   // 0: do not coalesce
 
   std::string backend = "posix";
   backends::IoSettings io;
-  backends::BackendOptions backend_options;          // the chosen backend's [backend.<name>] table, as text
+  backends::BackendOptions backend_options;  // the chosen backend's [backend.<name>] table, as text
 
   DataPattern data = DataPattern::random;
   std::uint64_t seed = 1;
@@ -111,22 +115,22 @@ struct Case {
   CachePolicy cache = CachePolicy::drop;
 
   MemorySpaceKind memory_space = MemorySpaceKind::host;  // where the shards live
-  StagingSettings staging;                           // device memory for backends that cannot address it
-  std::uint64_t reuse_bytes = 0;                     // memory.reuse_bytes: > 0, one small buffer every request reuses
+  StagingSettings staging;        // device memory for backends that cannot address it
+  std::uint64_t reuse_bytes = 0;  // memory.reuse_bytes: > 0, one small buffer every request reuses
 
   int iterations = 3;
   int warmup = 1;
   PhaseSelection phase = PhaseSelection::both;
-  std::filesystem::path target;                      // directory the checkpoints go under
+  std::filesystem::path target;  // directory the checkpoints go under
   bool create_target = false;
-  bool overwrite = false;                            // allow a target holding an older checkpoint
-  bool keep = false;                                 // keep the last checkpoint after the case
-  std::uint64_t memory_budget = 0;                   // bytes per process; 0: no limit
+  bool overwrite = false;                             // allow a target holding an older checkpoint
+  bool keep = false;                                  // keep the last checkpoint after the case
+  std::uint64_t memory_budget = 0;                    // bytes per process; 0: no limit
   MpiIoChoice mpi_io = MpiIoChoice::library_default;  // set before MPI starts (run_command)
 
-  bool calibrate = false;                            // measure.calibration (harness/exec/calibration.hpp)
-  TrainingSpec training;                             // [training]: off unless training.iterations > 0
-  EngineSpec engine;                                 // [engine]: which checkpoint engine runs in the loop
+  bool calibrate = false;  // measure.calibration (harness/exec/calibration.hpp)
+  TrainingSpec training;   // [training]: off unless training.iterations > 0
+  EngineSpec engine;       // [engine]: which checkpoint engine runs in the loop
 };
 
 std::string_view mapping_name(Mapping mapping);
@@ -149,12 +153,15 @@ Case load_source(const Case& c);
 // PP 1, DP 1, the writer's vocab_divisor, weights only under the checkpoint's tensor names, every
 // rank, exact ranges bridging file gaps up to `gap_bytes` (load.gap_bytes, --gap-bytes). Throws
 // workloads::SpecError (key "tp") when `tp` does not suit the model.
-RestoreSpec inference_layout(const workloads::ModelSpec& model, const workloads::ParallelSpec& writer,
-                             const workloads::StateSpec& state, std::int64_t tp, std::uint64_t gap_bytes);
+RestoreSpec inference_layout(const workloads::ModelSpec& model,
+                             const workloads::ParallelSpec& writer,
+                             const workloads::StateSpec& state, std::int64_t tp,
+                             std::uint64_t gap_bytes);
 
 // Why the deepspeed layout refuses ZeRO-2/3 with pipeline parallelism (DeepSpeed's own reason),
 // naming the keys to change.
-std::string deepspeed_pipeline_refusal(std::int64_t zero_stage, const std::string& zero_key = "parallel.zero",
+std::string deepspeed_pipeline_refusal(std::int64_t zero_stage,
+                                       const std::string& zero_key = "parallel.zero",
                                        const std::string& pp_key = "parallel.pp");
 
 }  // namespace ckpt::harness

@@ -20,7 +20,8 @@ std::string_view name_of(const std::array<std::pair<E, std::string_view>, N>& ta
 }
 
 template <typename E, std::size_t N>
-std::optional<E> parse_of(const std::array<std::pair<E, std::string_view>, N>& table, std::string_view name) {
+std::optional<E> parse_of(const std::array<std::pair<E, std::string_view>, N>& table,
+                          std::string_view name) {
   for (const auto& [k, n] : table) {
     if (n == name) return k;
   }
@@ -29,9 +30,17 @@ std::optional<E> parse_of(const std::array<std::pair<E, std::string_view>, N>& t
 
 }  // namespace
 
-std::string_view engine_name(EngineKind kind) { return name_of(kEngines, kind); }
-std::optional<EngineKind> parse_engine(std::string_view name) { return parse_of(kEngines, name); }
-std::string_view compute_name(ComputeKind kind) { return name_of(kComputes, kind); }
-std::optional<ComputeKind> parse_compute(std::string_view name) { return parse_of(kComputes, name); }
+std::string_view engine_name(EngineKind kind) {
+  return name_of(kEngines, kind);
+}
+std::optional<EngineKind> parse_engine(std::string_view name) {
+  return parse_of(kEngines, name);
+}
+std::string_view compute_name(ComputeKind kind) {
+  return name_of(kComputes, kind);
+}
+std::optional<ComputeKind> parse_compute(std::string_view name) {
+  return parse_of(kComputes, name);
+}
 
 }  // namespace ckpt::harness

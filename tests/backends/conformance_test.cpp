@@ -48,12 +48,16 @@ Capabilities declared(const std::string& backend) {
   throw std::logic_error("no backend " + backend);
 }
 
-bool moves_data(const std::string& backend) { return declared(backend).stores_data; }
+bool moves_data(const std::string& backend) {
+  return declared(backend).stores_data;
+}
 
 // Whether the backend stores each extent's bytes at its file offset (raw files), so that the
 // files can be checked without it. A self-describing format (hdf5's datasets) is checked by
 // reading the files back (and by the backend's own tests, with h5dump and h5py).
-bool raw_layout(const std::string& backend) { return declared(backend).raw_layout; }
+bool raw_layout(const std::string& backend) {
+  return declared(backend).raw_layout;
+}
 
 void note_skipped(const std::string& backend, const char* what) {
   std::cout << "[   NOTE   ] " << backend << ": " << what
@@ -106,9 +110,12 @@ class BackendRoundTrip : public testing::TestWithParam<std::tuple<std::string, M
   // fallocate it cannot do.
   void SetUp() override {
     const Capabilities caps = declared(backend());
-    if (mode().direct && !caps.direct_io) GTEST_SKIP() << backend() << " has no direct I/O (capabilities: direct_io = false)";
-    if (mode().threads > 1 && !caps.threads) GTEST_SKIP() << backend() << " runs no worker threads (capabilities: threads = false)";
-    if (mode().fallocate && !caps.fallocate) GTEST_SKIP() << backend() << " cannot fallocate (capabilities: fallocate = false)";
+    if (mode().direct && !caps.direct_io)
+      GTEST_SKIP() << backend() << " has no direct I/O (capabilities: direct_io = false)";
+    if (mode().threads > 1 && !caps.threads)
+      GTEST_SKIP() << backend() << " runs no worker threads (capabilities: threads = false)";
+    if (mode().fallocate && !caps.fallocate)
+      GTEST_SKIP() << backend() << " cannot fallocate (capabilities: fallocate = false)";
   }
   const std::string& backend() const { return std::get<0>(GetParam()); }
   const Mode& mode() const { return std::get<1>(GetParam()); }
@@ -338,7 +345,8 @@ TEST_P(BackendContract, ReadingAFileShorterThanThePlanIsAnError) {
 
 TEST_P(BackendContract, FailureInOneWorkerFailsTheTransfer) {
   if (!moves_data(backend())) return note_skipped(backend(), "short-file check");
-  if (!declared(backend()).threads) GTEST_SKIP() << backend() << " runs no worker threads (capabilities: threads = false)";
+  if (!declared(backend()).threads)
+    GTEST_SKIP() << backend() << " runs no worker threads (capabilities: threads = false)";
   IoPlan plan;
   for (std::uint64_t i = 0; i < 8; ++i) {
     plan.files.push_back(
@@ -411,12 +419,15 @@ TEST_P(BackendContract, MapServesWholeFilesExactlyWhenDeclared) {
       instance->map(path);
       ADD_FAILURE() << backend() << " mapped a file without declaring mmap";
     } catch (const std::invalid_argument& e) {
-      EXPECT_EQ(std::string(e.what()), backend() + ": cannot map files (capabilities: mmap = false)");
+      EXPECT_EQ(std::string(e.what()),
+                backend() + ": cannot map files (capabilities: mmap = false)");
     }
     return;
   }
   const auto mapped = instance->map(path);
-  EXPECT_EQ(std::string(reinterpret_cast<const char*>(mapped->bytes().data()), mapped->bytes().size()), "0123456789");
+  EXPECT_EQ(
+      std::string(reinterpret_cast<const char*>(mapped->bytes().data()), mapped->bytes().size()),
+      "0123456789");
   std::ofstream(dir_.file("empty.bin"), std::ios::binary).flush();
   EXPECT_EQ(instance->map(dir_.file("empty.bin"))->bytes().size(), 0u);
   try {

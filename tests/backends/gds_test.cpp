@@ -130,7 +130,8 @@ TEST(GdsRegistry, ALibraryWithoutCufileIsRefused) {
 
 TEST(GdsRegistry, AMisspelledOptionSuggestsTheKey) {
   const std::string message = make_error({{"batchh", "true"}});
-  EXPECT_TRUE(contains(message, "gds: unknown option `backend.gds.batchh` — did you mean `batch`?")) << message;
+  EXPECT_TRUE(contains(message, "gds: unknown option `backend.gds.batchh` — did you mean `batch`?"))
+      << message;
 }
 
 TEST(GdsOptions, ParsesTheThreeKeys) {
@@ -151,7 +152,8 @@ TEST(GdsOptions, RejectsBadValuesNamingTheKey) {
         try {
           parse_options({{"batch", "yes"}});
         } catch (const std::invalid_argument& e) {
-          EXPECT_EQ(std::string(e.what()), "gds: `backend.gds.batch` = \"yes\": expected true or false");
+          EXPECT_EQ(std::string(e.what()),
+                    "gds: `backend.gds.batch` = \"yes\": expected true or false");
           throw;
         }
       },
@@ -182,15 +184,19 @@ std::string construction_error(const IoSettings& settings, const GdsOptions& opt
 
 TEST(GdsSettings, RefusedBeforeAnyLibraryIsLoaded) {
   const ScopedEnv missing_library(kLibraryVariable, "/nonexistent/ckpt/libcufile.so.0");
-  EXPECT_EQ(validation_error(IoSettings{.queue_depth = 4}),
-            "gds: `backend.queue_depth` must be from 1 to 1 (got 4): without backend.gds.batch = true "
-            "cuFileRead/cuFileWrite move one request at a time; use `threads`, or the batch API");
-  EXPECT_EQ(validation_error(IoSettings{.threads = 0}), "gds: `backend.threads` must be at least 1 (got 0)");
-  EXPECT_TRUE(contains(validation_error(IoSettings{.sqpoll = true}), "gds: `backend.sqpoll` is not supported"));
+  EXPECT_EQ(
+      validation_error(IoSettings{.queue_depth = 4}),
+      "gds: `backend.queue_depth` must be from 1 to 1 (got 4): without backend.gds.batch = true "
+      "cuFileRead/cuFileWrite move one request at a time; use `threads`, or the batch API");
+  EXPECT_EQ(validation_error(IoSettings{.threads = 0}),
+            "gds: `backend.threads` must be at least 1 (got 0)");
+  EXPECT_TRUE(contains(validation_error(IoSettings{.sqpoll = true}),
+                       "gds: `backend.sqpoll` is not supported"));
   EXPECT_TRUE(contains(validation_error(IoSettings{.queue_depth = 129}, {{"batch", "true"}}),
                        "must be from 1 to 128 (got 129)"));
-  EXPECT_TRUE(contains(construction_error(IoSettings{.direct = true, .direct_alignment = 3000}, parse_options({})),
-                       "`direct_alignment`"));
+  EXPECT_TRUE(contains(
+      construction_error(IoSettings{.direct = true, .direct_alignment = 3000}, parse_options({})),
+      "`direct_alignment`"));
   // With batch, a deeper queue passes these checks and meets the library's (here: its absence).
   const ScopedEnv missing(kLibraryVariable, "/nonexistent/ckpt/libcufile.so.0");
   const std::string message =

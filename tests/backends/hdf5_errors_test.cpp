@@ -5,8 +5,8 @@
 #include <mpi.h>
 
 #include <filesystem>
-#include <map>
 #include <fstream>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -80,10 +80,14 @@ TEST(Hdf5Options, DefaultsAreTheListedDefaults) {
 
 TEST_F(Hdf5Errors, BadOptionValuesNameTheirKey) {
   const std::vector<std::pair<std::string, std::string>> bad = {
-      {"collective", "yes"},        {"layout", "striped"},
-      {"alignment", "1M"},          {"alignment_threshold", "-5"},
-      {"collective_metadata", "1"}, {"hints.romio_cb_write", "sometimes"},
-      {"collective_opt", "two_phase"}, {"shapes", "local"}};
+      {"collective", "yes"},
+      {"layout", "striped"},
+      {"alignment", "1M"},
+      {"alignment_threshold", "-5"},
+      {"collective_metadata", "1"},
+      {"hints.romio_cb_write", "sometimes"},
+      {"collective_opt", "two_phase"},
+      {"shapes", "local"}};
   for (const auto& [key, value] : bad) {
     const std::string message = construction_error({{key, value}});
     EXPECT_TRUE(contains(message, "backend.hdf5." + key))
@@ -104,9 +108,11 @@ TEST_F(Hdf5Errors, BadOptionValuesNameTheirKey) {
 
 TEST_F(Hdf5Errors, SettingsBeyondWhatHdf5DoesAreRejectedByName) {
   EXPECT_TRUE(contains(construction_error({}, IoSettings{.threads = 2}), "`backend.threads`"));
-  EXPECT_TRUE(contains(construction_error({}, IoSettings{.queue_depth = 4}), "`backend.queue_depth`"));
+  EXPECT_TRUE(
+      contains(construction_error({}, IoSettings{.queue_depth = 4}), "`backend.queue_depth`"));
   EXPECT_TRUE(contains(construction_error({}, IoSettings{.direct = true}), "`backend.direct`"));
-  EXPECT_TRUE(contains(construction_error({}, IoSettings{.fallocate = true}), "`backend.fallocate`"));
+  EXPECT_TRUE(
+      contains(construction_error({}, IoSettings{.fallocate = true}), "`backend.fallocate`"));
   EXPECT_TRUE(contains(construction_error({}, IoSettings{.sqpoll = true}), "`backend.sqpoll`"));
 }
 

@@ -15,18 +15,18 @@ namespace {
 
 using Dims = std::vector<std::uint64_t>;
 
-DatasetPiece piece(const std::string& name, Dims shape, Dims offset, Dims extent, std::uint64_t begin,
-                   std::uint64_t end) {
-  return DatasetPiece{name, "fp32", 4, std::move(shape), std::move(offset), std::move(extent), begin, end, 0};
+DatasetPiece piece(const std::string& name, Dims shape, Dims offset, Dims extent,
+                   std::uint64_t begin, std::uint64_t end) {
+  return DatasetPiece{name,  "fp32", 4, std::move(shape), std::move(offset), std::move(extent),
+                      begin, end,    0};
 }
 
 TEST(Hdf5LocalShapes, OneSlicePerDatasetBecomesTheDataset) {
   std::vector<DatasetPiece> pieces{
-      piece("proj", {6, 8}, {0, 4}, {6, 4}, 0, 10),   // two ZeRO ranges of one TP slice
+      piece("proj", {6, 8}, {0, 4}, {6, 4}, 0, 10),  // two ZeRO ranges of one TP slice
       piece("proj", {6, 8}, {0, 4}, {6, 4}, 10, 24),
-      piece("qkv", {8, 6}, {0, 0}, {2, 6}, 0, 12),    // two TP slices in one file
-      piece("qkv", {8, 6}, {2, 0}, {2, 6}, 0, 12),
-      piece("step", {}, {}, {}, 0, 1)};               // a scalar
+      piece("qkv", {8, 6}, {0, 0}, {2, 6}, 0, 12),  // two TP slices in one file
+      piece("qkv", {8, 6}, {2, 0}, {2, 6}, 0, 12), piece("step", {}, {}, {}, 0, 1)};  // a scalar
   const auto origins = localize(pieces);
   ASSERT_EQ(origins.size(), 1u);
   EXPECT_EQ(origins.at("proj").global_shape, (Dims{6, 8}));

@@ -16,9 +16,11 @@ namespace {
 using Dims = std::vector<std::uint64_t>;
 
 // A bf16 piece of dataset `name`: elements [begin, end) of the slice [offset, offset + extent).
-DatasetPiece piece(const std::string& name, Dims shape, Dims offset, Dims extent, std::uint64_t begin,
-                   std::uint64_t end, std::uint64_t memory_offset = 0) {
-  return DatasetPiece{name, "bf16", 2, std::move(shape), std::move(offset), std::move(extent), begin, end, memory_offset};
+DatasetPiece piece(const std::string& name, Dims shape, Dims offset, Dims extent,
+                   std::uint64_t begin, std::uint64_t end, std::uint64_t memory_offset = 0) {
+  return DatasetPiece{
+      name, "bf16",       2, std::move(shape), std::move(offset), std::move(extent), begin,
+      end,  memory_offset};
 }
 
 // The contents of `pieces` marked for `scale`, then shrunk; `pieces` shrink with them.
@@ -90,10 +92,10 @@ TEST(Hdf5ScaledShapes, ZeroRangesStayDisjointInsideTheSmallerSlice) {
 
 TEST(Hdf5ScaledShapes, InexactDatasetsKeepTheirGlobalShapes) {
   std::vector<DatasetPiece> pieces{
-      piece("odd_rows", {6, 4}, {0, 0}, {6, 4}, 0, 6),    // 6 rows do not divide by 4
-      piece("odd_slice", {8, 4}, {0, 0}, {2, 4}, 0, 2),   // the slice's 2 rows do not
-      piece("tiny", {8, 4}, {0, 0}, {8, 4}, 0, 1),        // 1 element may stand for fewer than 4
-      piece("tiny", {8, 4}, {0, 0}, {8, 4}, 1, 9),        // ... so its exact partner stays too
+      piece("odd_rows", {6, 4}, {0, 0}, {6, 4}, 0, 6),   // 6 rows do not divide by 4
+      piece("odd_slice", {8, 4}, {0, 0}, {2, 4}, 0, 2),  // the slice's 2 rows do not
+      piece("tiny", {8, 4}, {0, 0}, {8, 4}, 0, 1),       // 1 element may stand for fewer than 4
+      piece("tiny", {8, 4}, {0, 0}, {8, 4}, 1, 9),       // ... so its exact partner stays too
       piece("fine", {8, 4}, {0, 0}, {8, 4}, 0, 8)};
   const std::vector<DatasetPiece> before = pieces;
   const FileContents contents = shrunk_contents(pieces, 4);
@@ -121,7 +123,13 @@ TEST(Hdf5ScaledShapes, ScaleOneAndRawBytesNeverShrink) {
 }
 
 TEST(Hdf5ScaledShapes, ProcessesAgreeOnTheSmallestShrink) {
-  FileContents exact{{DatasetDef{.name = "w", .dtype = "bf16", .element_bytes = 2, .shape = {8, 6}, .slice = {4, 6}, .shrink = 4}}, {}};
+  FileContents exact{{DatasetDef{.name = "w",
+                                 .dtype = "bf16",
+                                 .element_bytes = 2,
+                                 .shape = {8, 6},
+                                 .slice = {4, 6},
+                                 .shrink = 4}},
+                     {}};
   FileContents inexact = exact;
   inexact.datasets[0].shrink = 1;
   EXPECT_EQ(merge("f.h5", {exact, exact}).datasets[0].shrink, 4u);

@@ -125,7 +125,8 @@ TEST_P(SharedFile, OneProcessRestoresEverything) {
 INSTANTIATE_TEST_SUITE_P(Hdf5, SharedFile,
                          testing::Values(Variant{"collective_contiguous", true, "contiguous"},
                                          Variant{"collective_chunked", true, "chunked"},
-                                         Variant{"collective_individual_io", true, "contiguous", "individual_io"},
+                                         Variant{"collective_individual_io", true, "contiguous",
+                                                 "individual_io"},
                                          Variant{"independent_contiguous", false, "contiguous"},
                                          Variant{"independent_chunked", false, "chunked"}),
                          [](const auto& p) { return std::string(p.param.name); });
@@ -158,7 +159,8 @@ TEST(Hdf5PerRankFiles, EachProcessWritesItsOwnSerialFile) {
     EXPECT_TRUE(contains(attributes, "ATTRIBUTE \"slice_offset\"")) << attributes;
     EXPECT_TRUE(contains(attributes, "\"[0, 0]\"")) << attributes;
     // Rank 0 holds two TP slices of linear_qkv: its file keeps the global shape for them.
-    EXPECT_TRUE(contains(run_command("h5ls -r " + file_of(0)), "/weight/linear_qkv       Dataset {8, 6}"));
+    EXPECT_TRUE(
+        contains(run_command("h5ls -r " + file_of(0)), "/weight/linear_qkv       Dataset {8, 6}"));
     // The same slice shape of a tensor of another shape is not this checkpoint.
     std::vector<Tensor> wider = tensors();
     wider[1].shape = {6, 12};
@@ -166,8 +168,9 @@ TEST(Hdf5PerRankFiles, EachProcessWritesItsOwnSerialFile) {
     std::vector<std::byte> memory(other.memory.size());
     const IoOutcome refused = make_hdf5({}, MPI_COMM_SELF)->read(other.plan, view_of(memory));
     ASSERT_FALSE(refused.ok());
-    EXPECT_TRUE(contains(*refused.error, "dataset weight/linear_proj: it is a slice of a tensor of shape [6, 8], "
-                                         "the plan's tensor has [6, 12]"))
+    EXPECT_TRUE(contains(*refused.error,
+                         "dataset weight/linear_proj: it is a slice of a tensor of shape [6, 8], "
+                         "the plan's tensor has [6, 12]"))
         << *refused.error;
     EXPECT_FALSE(contains(listing, "/optimizer/step")) << "rank 1 holds no piece of it:\n"
                                                        << listing;

@@ -19,7 +19,8 @@ constexpr std::uint64_t kExtents = 64;
 
 bool available(const std::string& name) {
   const auto all = list_backends();
-  return std::any_of(all.begin(), all.end(), [&](const BackendInfo& b) { return b.name == name && b.available; });
+  return std::any_of(all.begin(), all.end(),
+                     [&](const BackendInfo& b) { return b.name == name && b.available; });
 }
 
 // 64 extents of one block with a block-sized hole between them: split over 4 workers by bytes,
@@ -27,13 +28,15 @@ bool available(const std::string& name) {
 IoPlan holed_plan(const TempDir& dir) {
   IoPlan plan;
   std::vector<Extent> extents;
-  for (std::uint64_t i = 0; i < kExtents; ++i) extents.push_back({2 * i * kBlock, i * kBlock, kBlock});
+  for (std::uint64_t i = 0; i < kExtents; ++i)
+    extents.push_back({2 * i * kBlock, i * kBlock, kBlock});
   plan.files.push_back(file_plan(dir.file("holed.bin"), extents));
   return plan;
 }
 
 void expect_every_request_timed(const std::string& backend, IoSettings settings) {
-  if (!available(backend)) GTEST_SKIP() << backend << " is not available in this build or on this machine";
+  if (!available(backend))
+    GTEST_SKIP() << backend << " is not available in this build or on this machine";
   TempDir dir;
   const IoPlan plan = holed_plan(dir);
   Buffer source(kExtents * kBlock);
@@ -51,7 +54,8 @@ void expect_every_request_timed(const std::string& backend, IoSettings settings)
   const IoOutcome read = b->read(plan, back.view());
   ASSERT_TRUE(read.ok()) << *read.error;
   ASSERT_TRUE(read.latency.has_value());
-  EXPECT_EQ(read.latency->count(), kExtents);  // the read's own requests: the write's were handed over
+  EXPECT_EQ(read.latency->count(),
+            kExtents);  // the read's own requests: the write's were handed over
   expect_same_bytes(back.data(), source.data(), source.size(), backend + " read back");
 
   settings.request_latency = false;
@@ -64,7 +68,8 @@ TEST(PosixLatency, FourWorkersTimeEveryRequestOnce) {
 }
 
 TEST(UringLatency, TwoWorkersWithQueuesTimeEverySubmissionToItsCompletion) {
-  expect_every_request_timed("uring", IoSettings{.sync = SyncPolicy::fsync, .threads = 2, .queue_depth = 8});
+  expect_every_request_timed("uring",
+                             IoSettings{.sync = SyncPolicy::fsync, .threads = 2, .queue_depth = 8});
 }
 
 }  // namespace

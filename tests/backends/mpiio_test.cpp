@@ -2,11 +2,10 @@
 // under mpirun -np 4 (mpi_test_main.cpp makes a failure on any rank fail the run). Every test is
 // collective: each rank makes the same backend calls, and checks never skip a collective call.
 #include <gtest/gtest.h>
-
-#include <algorithm>
 #include <mpi.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -294,16 +293,16 @@ TEST(Mpiio, CollectiveUnevenProcessesMakeTheLargestRoundCountAndRoundTrip) {
   const std::uint64_t offset[] = {0, bytes[0], bytes[0] + bytes[1], 0};
   const std::uint64_t mine = bytes[me];
   IoPlan plan;
-  if (rank != 3)
-    plan.files.push_back(FilePlan{path, chunked(offset[me], mine, kMiB), 0, 0, true});
+  if (rank != 3) plan.files.push_back(FilePlan{path, chunked(offset[me], mine, kMiB), 0, 0, true});
   Buffer source(mine);
   source.fill(static_cast<std::uint64_t>(40 + rank));
   const auto backend = make_mpiio(true, IoSettings{.sync = SyncPolicy::fsync});
   const IoOutcome written = backend->write(plan, source.view());
   ASSERT_TRUE(all_ranks(written.ok())) << written.error.value_or("");
   EXPECT_EQ(written.bytes, mine);
-  const std::string rounds = " rounds on 3 processes, at most 1048576 bytes per process each (the plan's largest "
-                             "request), one piece per process a round at an explicit offset";
+  const std::string rounds =
+      " rounds on 3 processes, at most 1048576 bytes per process each (the plan's largest "
+      "request), one piece per process a round at an explicit offset";
   if (rank != 3) {
     const std::string note = "collective: 4 MPI_File_write_at_all" + rounds;
     EXPECT_TRUE(has_note(backend->notes(), note)) << note;
@@ -350,7 +349,9 @@ TEST(Mpiio, CollectiveRoundsOfSeveralPiecesGoThroughAFileViewOnEveryProcess) {
                                    {base + 5 * kMiB / 4, 3 * kMiB / 4 + kMiB, kMiB / 4},
                                    {base + 6 * kMiB / 4, 2 * kMiB / 4 + kMiB, kMiB / 4},
                                    {base + 7 * kMiB / 4, kMiB / 4 + kMiB, kMiB / 4}},
-                                  0, 0, true});
+                                  0,
+                                  0,
+                                  true});
   } else {
     plan.files.push_back(FilePlan{path, chunked(base, 2 * kMiB, kMiB), 0, 0, true});
   }
@@ -359,13 +360,15 @@ TEST(Mpiio, CollectiveRoundsOfSeveralPiecesGoThroughAFileViewOnEveryProcess) {
   const auto backend = make_mpiio(true, IoSettings{.sync = SyncPolicy::none});
   const IoOutcome written = backend->write(plan, source.view());
   ASSERT_TRUE(all_ranks(written.ok())) << written.error.value_or("");
-  const std::string note = "collective: 2 MPI_File_write_at_all rounds on 4 processes, at most 1048576 bytes per "
-                           "process each (the plan's largest request), through an hindexed file view per round";
+  const std::string note =
+      "collective: 2 MPI_File_write_at_all rounds on 4 processes, at most 1048576 bytes per "
+      "process each (the plan's largest request), through an hindexed file view per round";
   EXPECT_TRUE(has_note(backend->notes(), note)) << note;
   Buffer back(2 * kMiB);
   const IoOutcome read = backend->read(plan, back.view());
   ASSERT_TRUE(all_ranks(read.ok())) << read.error.value_or("");
-  expect_same_bytes(back.data(), source.data(), 2 * kMiB, "read back on rank " + std::to_string(rank));
+  expect_same_bytes(back.data(), source.data(), 2 * kMiB,
+                    "read back on rank " + std::to_string(rank));
 }
 
 TEST(Mpiio, FilePerProcessManyFilesCollective) {
@@ -392,14 +395,19 @@ TEST(Mpiio, FilePerProcessManyFilesCollective) {
   // Files only this process opens take independent transfers, and the outcome says so.
   const auto independent_noted = [](const IoOutcome& outcome) {
     return std::any_of(outcome.notes.begin(), outcome.notes.end(), [](const std::string& note) {
-      return note == "files only one process opens take independent transfers (collective applies to shared files)";
+      return note ==
+             "files only one process opens take independent transfers (collective applies to "
+             "shared files)";
     });
   };
   EXPECT_TRUE(independent_noted(written));
   test_support::expect_read_back(*backend, plan, source);
   // A shared file keeps its collective calls: no such note.
-  const IoPlan shared{{FilePlan{dir.file("shared.bin"), {{static_cast<std::uint64_t>(world_rank()) * 100, 0, 100}},
-                                0, 0, true}}};
+  const IoPlan shared{{FilePlan{dir.file("shared.bin"),
+                                {{static_cast<std::uint64_t>(world_rank()) * 100, 0, 100}},
+                                0,
+                                0,
+                                true}}};
   Buffer piece(100);
   piece.fill(3);
   const IoOutcome shared_written = backend->write(shared, piece.view());
@@ -458,7 +466,8 @@ TEST(Mpiio, DefaultsAreTheListedDefaults) {
   for (const BackendInfo& info : list_backends()) {
     if (info.name != "mpiio") continue;
     EXPECT_EQ(info.options.at(0).name, "collective");
-    EXPECT_EQ(mpiio::parse_mpiio_options({}).collective, info.options.at(0).default_value == "true");
+    EXPECT_EQ(mpiio::parse_mpiio_options({}).collective,
+              info.options.at(0).default_value == "true");
   }
 }
 
@@ -494,14 +503,19 @@ TEST(Mpiio, BadOptionsAreRejectedByKeyWithTheFix) {
 
 TEST(Mpiio, SettingsMpiioCannotHonourAreRejectedByName) {
   EXPECT_TRUE(contains(option_error({}, IoSettings{.direct = true}),
-                       "mpiio: `backend.direct` is not supported (capabilities: direct_io = false): MPI-IO has no O_DIRECT"));
+                       "mpiio: `backend.direct` is not supported (capabilities: direct_io = "
+                       "false): MPI-IO has no O_DIRECT"));
   EXPECT_EQ(option_error({}, IoSettings{.threads = 2}),
-            "mpiio: `backend.threads` must be 1 (got 2; capabilities: threads = false): each process makes one "
+            "mpiio: `backend.threads` must be 1 (got 2; capabilities: threads = false): each "
+            "process makes one "
             "MPI-IO call sequence; run more processes instead");
-  EXPECT_TRUE(contains(option_error({}, IoSettings{.queue_depth = 4}), "`backend.queue_depth` must be from 1 to 1"));
-  EXPECT_TRUE(contains(option_error({}, IoSettings{.sqpoll = true}), "`backend.sqpoll` is not supported"));
+  EXPECT_TRUE(contains(option_error({}, IoSettings{.queue_depth = 4}),
+                       "`backend.queue_depth` must be from 1 to 1"));
+  EXPECT_TRUE(
+      contains(option_error({}, IoSettings{.sqpoll = true}), "`backend.sqpoll` is not supported"));
   EXPECT_TRUE(contains(option_error({}, IoSettings{.fallocate = true}),
-                       "`backend.fallocate` is not supported (capabilities: fallocate = false): MPI_File_preallocate"));
+                       "`backend.fallocate` is not supported (capabilities: fallocate = false): "
+                       "MPI_File_preallocate"));
   const Capabilities caps = make_mpiio(false)->capabilities();
   EXPECT_TRUE(caps.collective);
   EXPECT_TRUE(caps.shared_file);

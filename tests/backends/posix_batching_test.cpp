@@ -19,7 +19,8 @@ class LowOpenFileLimit : public ::testing::Test {
  protected:
   void SetUp() override {
     const auto all = list_backends();
-    if (std::none_of(all.begin(), all.end(), [](const BackendInfo& b) { return b.name == "posix" && b.available; })) {
+    if (std::none_of(all.begin(), all.end(),
+                     [](const BackendInfo& b) { return b.name == "posix" && b.available; })) {
       GTEST_SKIP() << "posix is not compiled in";
     }
     ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &saved_), 0);
@@ -37,7 +38,8 @@ class LowOpenFileLimit : public ::testing::Test {
     IoPlan p;
     for (std::uint64_t i = 0; i < kFiles; ++i) {
       std::vector<Extent> extents;
-      if (i % 10 != 9) extents = {{0, i * 2 * kBlock, kBlock}, {kBlock, (i * 2 + 1) * kBlock, kBlock}};
+      if (i % 10 != 9)
+        extents = {{0, i * 2 * kBlock, kBlock}, {kBlock, (i * 2 + 1) * kBlock, kBlock}};
       p.files.push_back(file_plan(dir_.file("f" + std::to_string(i) + ".bin"), extents));
     }
     return p;
@@ -58,9 +60,11 @@ TEST_F(LowOpenFileLimit, PosixWritesAndReadsInBatchesAndSaysSo) {
   const IoOutcome written = backend->write(p, source.view());
   expect_ok(written, p);
   ASSERT_EQ(written.notes.size(), 1u);
-  EXPECT_TRUE(contains(written.notes[0], "posix: 100 files per plan, more than the 24 it keeps open at once"))
+  EXPECT_TRUE(contains(written.notes[0],
+                       "posix: 100 files per plan, more than the 24 it keeps open at once"))
       << written.notes[0];
-  for (const FilePlan& f : p.files) ASSERT_TRUE(fs::exists(f.path)) << "empty files are created too: " << f.path;
+  for (const FilePlan& f : p.files)
+    ASSERT_TRUE(fs::exists(f.path)) << "empty files are created too: " << f.path;
   expect_files_hold(p, source);
   expect_read_back(*backend, p, source);
 }

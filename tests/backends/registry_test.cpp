@@ -37,7 +37,8 @@ bool contains(const std::string& text, const std::string& part) {
 TEST(Registry, ListsEveryBackendInAFixedOrder) {
   std::vector<std::string> names;
   for (const BackendInfo& b : list_backends()) names.push_back(b.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"posix", "uring", "mpiio", "hdf5", "gds", "null", "skeleton"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"posix", "uring", "mpiio", "hdf5", "gds", "null",
+                                             "skeleton"}));
 }
 
 TEST(Registry, EveryEntryNamesItsOptionAndDescription) {
@@ -63,14 +64,15 @@ TEST(Registry, Hdf5FollowsItsOptionAndListsItsOptions) {
   const BackendInfo hdf5 = find("hdf5");
   EXPECT_EQ(hdf5.available, bool{CKPT_EXPECT_BACKEND_HDF5});
   if (!hdf5.available) {
-    EXPECT_TRUE(contains(hdf5.reason, "CKPT_BACKEND_HDF5=OFF") || contains(hdf5.reason, "libhdf5-openmpi-dev") ||
-                contains(hdf5.reason, "MPI"))
+    EXPECT_TRUE(contains(hdf5.reason, "CKPT_BACKEND_HDF5=OFF") ||
+                contains(hdf5.reason, "libhdf5-openmpi-dev") || contains(hdf5.reason, "MPI"))
         << hdf5.reason;
   }
   EXPECT_TRUE(hdf5.needs_mpi);
   std::vector<std::string> keys;
   for (const OptionSpec& option : hdf5.options) keys.push_back(option.name);
-  EXPECT_EQ(keys, (std::vector<std::string>{"collective", "collective_opt", "layout", "shapes", "alignment", "alignment_threshold",
+  EXPECT_EQ(keys, (std::vector<std::string>{"collective", "collective_opt", "layout", "shapes",
+                                            "alignment", "alignment_threshold",
                                             "collective_metadata", "hints"}));
   EXPECT_EQ(hdf5.options[0].default_value, "true");
   EXPECT_EQ(hdf5.options[1].default_value, "collective_io");
@@ -138,9 +140,11 @@ TEST(Registry, UnbuiltBackendExplainsWhyAndHow) {
 
 TEST(Registry, BadSettingsAreRejectedByTheBackend) {
   if (!CKPT_EXPECT_BACKEND_POSIX) GTEST_SKIP() << "posix is not compiled in";
-  EXPECT_EQ(make_error("posix", IoSettings{.threads = 0}), "posix: `backend.threads` must be at least 1 (got 0)");
+  EXPECT_EQ(make_error("posix", IoSettings{.threads = 0}),
+            "posix: `backend.threads` must be at least 1 (got 0)");
   EXPECT_EQ(make_error("posix", IoSettings{.queue_depth = 8}),
-            "posix: `backend.queue_depth` must be from 1 to 1 (got 8): posix issues one request at a time per "
+            "posix: `backend.queue_depth` must be from 1 to 1 (got 8): posix issues one request at "
+            "a time per "
             "thread; use `threads`, or the uring backend for deeper queues");
   EXPECT_TRUE(contains(make_error("posix", IoSettings{.direct = true, .direct_alignment = 3000}),
                        "`direct_alignment`"));

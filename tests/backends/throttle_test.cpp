@@ -1,6 +1,8 @@
 // backend.posix.throttle_percent, the deliberate slowdown benchmarks/gate_proof.sh proves the
 // gate with: each request is followed by a sleep of that share of its time, the bytes are the
 // same, and a value out of range is refused naming the key.
+#include "backends/posix/throttle.hpp"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -8,7 +10,6 @@
 #include <string>
 #include <thread>
 
-#include "backends/posix/throttle.hpp"
 #include "backends/registry.hpp"
 #include "tests/backends/backend_test_support.hpp"
 
@@ -38,7 +39,8 @@ TEST(PosixThrottle, ThrottledBackendMovesTheSameBytes) {
   plan.files.push_back(file_plan(dir.file("t.bin"), {{0, 0, kBlock}, {kBlock, kBlock, kBlock}}));
   Buffer source(2 * kBlock);
   source.fill(3);
-  const auto b = make_backend("posix", IoSettings{.sync = SyncPolicy::fsync}, {{"throttle_percent", "100"}});
+  const auto b =
+      make_backend("posix", IoSettings{.sync = SyncPolicy::fsync}, {{"throttle_percent", "100"}});
   const IoOutcome written = b->write(plan, source.view());
   ASSERT_TRUE(written.ok()) << *written.error;
   Buffer back(2 * kBlock);
@@ -52,7 +54,8 @@ TEST(PosixThrottle, OutOfRangeIsRefusedNamingTheKey) {
     make_backend("posix", {}, {{"throttle_percent", "-5"}});
     FAIL() << "no error";
   } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("backend.posix.throttle_percent"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("backend.posix.throttle_percent"), std::string::npos)
+        << e.what();
   }
 }
 

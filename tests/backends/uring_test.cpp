@@ -24,9 +24,9 @@
 #include <string>
 #include <vector>
 
+#include "backends/registry.hpp"
 #include "backends/uring/ring.hpp"
 #include "backends/uring/transfer_queue.hpp"
-#include "backends/registry.hpp"
 #include "backends/uring/uring_backend.hpp"
 #include "tests/backends/backend_test_support.hpp"
 
@@ -348,7 +348,8 @@ TEST(UringBackend, QueueDepthBeyondTheMaximumNamesTheSetting) {
     make_backend("uring", IoSettings{.queue_depth = UringBackend::kMaxQueueDepth + 1});
     ADD_FAILURE() << "accepted queue_depth beyond the maximum";
   } catch (const std::invalid_argument& e) {
-    EXPECT_EQ(std::string(e.what()), "uring: `backend.queue_depth` must be from 1 to 4096 (got 4097)");
+    EXPECT_EQ(std::string(e.what()),
+              "uring: `backend.queue_depth` must be from 1 to 4096 (got 4097)");
   }
   EXPECT_NO_THROW(make_backend("uring", IoSettings{.queue_depth = UringBackend::kMaxQueueDepth}));
 }

@@ -23,7 +23,9 @@ Outcome ckptbench(const std::string& args) {
 TEST(CliBounds, LayoutRefusesAHugeDpAtOnce) {
   const Outcome r = ckptbench("layout --model llama3-8b --dp 1099511627776");
   EXPECT_EQ(r.status, 2) << r.out;
-  EXPECT_EQ(r.out, "ckptbench: error: command line: `--dp`: dp = 1099511627776 exceeds the largest value allowed, 1048576\n");
+  EXPECT_EQ(r.out,
+            "ckptbench: error: command line: `--dp`: dp = 1099511627776 exceeds the largest value "
+            "allowed, 1048576\n");
   EXPECT_LT(r.seconds, 5);
 }
 
@@ -32,7 +34,8 @@ TEST(CliBounds, DryRunRefusesAHugeDpAtOnce) {
                               "/configs/quickstart.toml --dry-run --set parallel.dp=1099511627776");
   EXPECT_EQ(r.status, 2) << r.out;
   EXPECT_EQ(r.out,
-            "ckptbench: error: --set: `parallel.dp`: dp = 1099511627776 exceeds the largest value allowed, 1048576 "
+            "ckptbench: error: --set: `parallel.dp`: dp = 1099511627776 exceeds the largest value "
+            "allowed, 1048576 "
             "(case 0 (1 of 3): strategy.mapping = \"file_per_tensor\")\n");
   EXPECT_LT(r.seconds, 5);
 }
@@ -46,24 +49,29 @@ void expect_run(const std::string& args, int status, const std::string& fragment
 }
 
 TEST(CliBounds, DryRunOfTheLargestWorldFinishesInSeconds) {
-  expect_run(std::string("run ") + CKPT_SOURCE_DIR +
-                 "/configs/quickstart.toml --dry-run --set parallel.dp=1048576 --set parallel.zero=3 "
-                 "--set state.scope=full --set strategy.mapping=file_per_rank",
-             2,
-             "would fail: case 0: ranks.select: a dry run plans at most 16384 ranks, and this case selects "
-             "1048576 of its 1048576 ranks; select a node (ranks.select = \"node\") or a list of ranks "
-             "(ranks.select = \"list\")",
-             10);
+  expect_run(
+      std::string("run ") + CKPT_SOURCE_DIR +
+          "/configs/quickstart.toml --dry-run --set parallel.dp=1048576 --set parallel.zero=3 "
+          "--set state.scope=full --set strategy.mapping=file_per_rank",
+      2,
+      "would fail: case 0: ranks.select: a dry run plans at most 16384 ranks, and this case "
+      "selects "
+      "1048576 of its 1048576 ranks; select a node (ranks.select = \"node\") or a list of ranks "
+      "(ranks.select = \"list\")",
+      10);
 }
 
 TEST(CliBounds, Llama405bOn16kGpusLayoutStillWorks) {
-  expect_run("layout --model llama3.1-405b --tp 8 --pp 16 --dp 128 --pp-first-stage-layers 7 --pp-last-stage-layers 7",
-             0, "world size   16,384 ranks (128 write)", 10);
+  expect_run(
+      "layout --model llama3.1-405b --tp 8 --pp 16 --dp 128 --pp-first-stage-layers 7 "
+      "--pp-last-stage-layers 7",
+      0, "world size   16,384 ranks (128 write)", 10);
 }
 
 TEST(CliBounds, ClusterCampaignDryRunStillWorks) {
   expect_run(std::string("run ") + CKPT_SOURCE_DIR +
-                 "/configs/cluster/llama3-405b-multinode.toml --dry-run --processes 4 --set parallel.dp=128 "
+                 "/configs/cluster/llama3-405b-multinode.toml --dry-run --processes 4 --set "
+                 "parallel.dp=128 "
                  "--set backend.name=null",
              0, "   0      32     6.75 GiB        40       440       6.22 GiB", 30);
 }

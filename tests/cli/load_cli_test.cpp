@@ -1,8 +1,8 @@
 // `ckptbench load --tp N [--rank R]`: an inference TP planned from the manifest, as --phase load
 // plans it. A TP 2 checkpoint (raw and safetensors, written by one process) loaded at TP 4, 1 and
-// 2 by each method, exact ranges and gap bridging (--gap-bytes, load.gap_bytes; also with O_DIRECT):
-// exact bytes needed, read, bridged and padding, the requests the campaign phase counts for the
-// same checkpoint, every tensor verified; a flipped byte named by tensor and inference
+// 2 by each method, exact ranges and gap bridging (--gap-bytes, load.gap_bytes; also with
+// O_DIRECT): exact bytes needed, read, bridged and padding, the requests the campaign phase counts
+// for the same checkpoint, every tensor verified; a flipped byte named by tensor and inference
 // rank; full training state's weights; and the bad inputs (a TP the model's heads refuse, a rank
 // out of range, --rank without --tp, a --gap-bytes that is no byte count, checkpoints that hold no
 // loadable weights: a writer's ranks selection, the null backend, hdf5).
@@ -63,22 +63,29 @@ Plan plan_of(const std::string& out) {
 class LoadCli : public ::testing::Test {
  protected:
   // The TP 2 campaign writing `scope` state as `format` with `more` TOML at the end.
-  fs::path campaign(const std::string& scope, const std::string& format, const std::string& more = "") {
-    return dir_.write("c.toml", campaign_toml("lc", dir_ / "target",
-                                              "overwrite = true\n" + tp2_checkpoint_toml(model_, scope, format) + more));
+  fs::path campaign(const std::string& scope, const std::string& format,
+                    const std::string& more = "") {
+    return dir_.write(
+        "c.toml",
+        campaign_toml("lc", dir_ / "target",
+                      "overwrite = true\n" + tp2_checkpoint_toml(model_, scope, format) + more));
   }
   // Writes the checkpoint; returns its directory.
-  fs::path write(const std::string& scope, const std::string& format, const std::string& more = "") {
-    const Outcome out = ckptbench({"run", campaign(scope, format, more).string(), "--output", (dir_ / "w").string(), "-q"});
+  fs::path write(const std::string& scope, const std::string& format,
+                 const std::string& more = "") {
+    const Outcome out = ckptbench(
+        {"run", campaign(scope, format, more).string(), "--output", (dir_ / "w").string(), "-q"});
     EXPECT_EQ(out.exit_code, 0) << out.describe();
     fs::remove_all(dir_ / "w");
     return latest_checkpoint(dir_ / "target" / "lc" / "case-0000");
   }
   // The campaign phase's load object of each case of load.tp = [4, 1] on the same checkpoint, with
   // load.gap_bytes = `gap`.
-  std::vector<nlohmann::json> phase_loads(const std::string& scope, const std::string& format, const std::string& gap) {
-    const Outcome out = ckptbench({"run", campaign(scope, format, "[load]\ntp = [4, 1]\ngap_bytes = " + gap + "\n").string(),
-                                   "--output", (dir_ / "p").string(), "--phase", "load", "-q"});
+  std::vector<nlohmann::json> phase_loads(const std::string& scope, const std::string& format,
+                                          const std::string& gap) {
+    const Outcome out = ckptbench(
+        {"run", campaign(scope, format, "[load]\ntp = [4, 1]\ngap_bytes = " + gap + "\n").string(),
+         "--output", (dir_ / "p").string(), "--phase", "load", "-q"});
     EXPECT_EQ(out.exit_code, 0) << out.describe();
     std::vector<nlohmann::json> loads;
     for (const nlohmann::json& r : read_results(dir_ / "p")) loads.push_back(r.at("load"));
@@ -117,12 +124,14 @@ TEST_F(LoadCli, Tp2CheckpointLoadsAtTp4AndTp1ByEachMethodWithThePhasesCountsVeri
       std::string tp, gap;
       Plan plan;
     };
-    const std::vector<Expected> expected{{"4", "0", {kWeights, kWeights, pad4, 542, 2, 0, 0}},
-                                         {"1", "0", {tp1, tp1, 0, 18, 2, 0, 0}},
-                                         {"4", "65536", {kWeights, kWeights + kTp4Bridged, pad4, 38, 2, kTp4Bridged, 65536}},
-                                         {"1", "65536", {tp1, tp1, 0, 18, 2, 0, 65536}}};
+    const std::vector<Expected> expected{
+        {"4", "0", {kWeights, kWeights, pad4, 542, 2, 0, 0}},
+        {"1", "0", {tp1, tp1, 0, 18, 2, 0, 0}},
+        {"4", "65536", {kWeights, kWeights + kTp4Bridged, pad4, 38, 2, kTp4Bridged, 65536}},
+        {"1", "65536", {tp1, tp1, 0, 18, 2, 0, 65536}}};
     std::vector<nlohmann::json> phase = phase_loads("weights", format, "0");
-    for (nlohmann::json& l : phase_loads("weights", format, "\"64 KiB\"")) phase.push_back(std::move(l));
+    for (nlohmann::json& l : phase_loads("weights", format, "\"64 KiB\""))
+      phase.push_back(std::move(l));
     ASSERT_EQ(phase.size(), 4u);
     for (std::size_t i = 0; i < expected.size(); ++i) {
       const auto& [tp, gap, want] = expected[i];
@@ -136,11 +145,14 @@ TEST_F(LoadCli, Tp2CheckpointLoadsAtTp4AndTp1ByEachMethodWithThePhasesCountsVeri
       EXPECT_EQ(phase[i].at("requests").get<std::uint64_t>(), want.requests);
       // Each method, and the pipelined loader's O_DIRECT reads (it aligns them itself, outward
       // into its chunk slots, and copies out the planned bytes: the bridged requests as any).
-      const std::vector<std::vector<std::string>> runs{
-          {"--method", "pipelined"}, {"--method", "mmap"}, {"--method", "read"}, {"--method", "pipelined", "--direct"}};
+      const std::vector<std::vector<std::string>> runs{{"--method", "pipelined"},
+                                                       {"--method", "mmap"},
+                                                       {"--method", "read"},
+                                                       {"--method", "pipelined", "--direct"}};
       for (const std::vector<std::string>& run : runs) {
-        std::vector<std::string> args{"--tp", tp, "--gap-bytes", gap, "--chunk-bytes", "65536", "--pool-bytes",
-                                      "262144", "--threads", "3"};
+        std::vector<std::string> args{"--tp",          tp,      "--gap-bytes",  gap,
+                                      "--chunk-bytes", "65536", "--pool-bytes", "262144",
+                                      "--threads",     "3"};
         args.insert(args.end(), run.begin(), run.end());
         const Outcome out = load(checkpoint, args);
         ASSERT_EQ(out.exit_code, 0) << out.describe();
@@ -152,13 +164,17 @@ TEST_F(LoadCli, Tp2CheckpointLoadsAtTp4AndTp1ByEachMethodWithThePhasesCountsVeri
         EXPECT_EQ(got.files, want.files);
         EXPECT_EQ(got.bridged, want.bridged);
         EXPECT_EQ(got.gap, want.gap);
-        EXPECT_TRUE(contains(out.out, "plan: --tp " + tp + " (PP 1, DP 1, weights) of a TP 2 × PP 1 × DP 1 checkpoint, "
-                                      "inference " + (tp == "4" ? "ranks 0-3 (4 of 4)" : "rank 0 (1 of 1)")))
+        EXPECT_TRUE(
+            contains(out.out, "plan: --tp " + tp +
+                                  " (PP 1, DP 1, weights) of a TP 2 × PP 1 × DP 1 checkpoint, "
+                                  "inference " +
+                                  (tp == "4" ? "ranks 0-3 (4 of 4)" : "rank 0 (1 of 1)")))
             << out.out;
-        EXPECT_TRUE(contains(out.out, "load " + run[1] + " into host (3 threads, 65536 B chunks")) << out.out;
+        EXPECT_TRUE(contains(out.out, "load " + run[1] + " into host (3 threads, 65536 B chunks"))
+            << out.out;
         EXPECT_EQ(contains(out.out, ", O_DIRECT)"), run.size() == 3) << out.out;
-        EXPECT_TRUE(contains(out.out, std::to_string(want.read) + " bytes in " + std::to_string(want.requests) +
-                                          " requests from "))
+        EXPECT_TRUE(contains(out.out, std::to_string(want.read) + " bytes in " +
+                                          std::to_string(want.requests) + " requests from "))
             << out.out;
         EXPECT_TRUE(contains(out.out, ", verified\n")) << out.out;
         EXPECT_TRUE(contains(out.out, "median " + run[1] + " over 1 loads")) << out.out;
@@ -190,9 +206,11 @@ TEST_F(LoadCli, OneRankLoadsAloneAndAFlippedByteIsNamedByTensorAndRank) {
     if (t.at("name") == "model.layers.0.self_attn.q_proj.weight" && t.at("rank") == 1) q = t;
   }
   ASSERT_FALSE(q.is_null());
-  ASSERT_EQ(q.at("offset").get<std::vector<int>>(), (std::vector<int>{128, 0}));  // unscaled rows 128..255
+  ASSERT_EQ(q.at("offset").get<std::vector<int>>(),
+            (std::vector<int>{128, 0}));  // unscaled rows 128..255
   {
-    std::fstream f(checkpoint / q.at("file").get<std::string>(), std::ios::in | std::ios::out | std::ios::binary);
+    std::fstream f(checkpoint / q.at("file").get<std::string>(),
+                   std::ios::in | std::ios::out | std::ios::binary);
     ASSERT_TRUE(f);
     const auto at = static_cast<std::streamoff>(q.at("file_offset").get<std::uint64_t>() + 7);
     f.seekg(at);
@@ -202,13 +220,16 @@ TEST_F(LoadCli, OneRankLoadsAloneAndAFlippedByteIsNamedByTensorAndRank) {
   }
   const Outcome bad = load(checkpoint, {"--tp", "4"});
   EXPECT_EQ(bad.exit_code, 1) << bad.describe();
-  EXPECT_TRUE(contains(bad.out, "verification failed: tensor model.layers.0.self_attn.q_proj.weight (weight, rank 2) at "
-                                "global element [32, 3]"))
+  EXPECT_TRUE(contains(
+      bad.out,
+      "verification failed: tensor model.layers.0.self_attn.q_proj.weight (weight, rank 2) at "
+      "global element [32, 3]"))
       << bad.out;
   const Outcome alone = load(checkpoint, {"--tp", "4", "--rank", "2", "--method", "read"});
   EXPECT_EQ(alone.exit_code, 1) << alone.describe();
   EXPECT_TRUE(contains(alone.out, "inference rank 2 (1 of 4)")) << alone.out;
-  EXPECT_TRUE(contains(alone.out, "tensor model.layers.0.self_attn.q_proj.weight (weight, rank 2)")) << alone.out;
+  EXPECT_TRUE(contains(alone.out, "tensor model.layers.0.self_attn.q_proj.weight (weight, rank 2)"))
+      << alone.out;
   // Rank 1 does not load the flipped byte: it verifies, and needs a quarter of the stored rows
   // of everything split by TP (padding none: rows 384..767 / 4 are all stored).
   const Outcome other = load(checkpoint, {"--tp", "4", "--rank", "1"});
@@ -233,14 +254,16 @@ TEST_F(LoadCli, PhaseLoadAndLoadCommandReadThroughTheNamedBackend) {
   for (const std::string backend : {"uring", "skeleton"}) {
     SCOPED_TRACE(backend);
     if (!backend_available(backend)) {
-      std::cout << "[   NOTE   ] backend " << backend << " is unavailable in this build or on this machine: skipped\n";
+      std::cout << "[   NOTE   ] backend " << backend
+                << " is unavailable in this build or on this machine: skipped\n";
       continue;
     }
     const std::string table = "[backend]\nname = \"" + backend + "\"\n";
     const fs::path checkpoint = write("weights", "safetensors", table);
     const std::string methods = "[load]\ntp = 4\nmethod = [\"pipelined\", \"mmap\", \"read\"]\n";
-    const Outcome phase = ckptbench({"run", campaign("weights", "safetensors", table + methods).string(), "--output",
-                                     (dir_ / "p").string(), "--phase", "load", "-q"});
+    const Outcome phase =
+        ckptbench({"run", campaign("weights", "safetensors", table + methods).string(), "--output",
+                   (dir_ / "p").string(), "--phase", "load", "-q"});
     ASSERT_EQ(phase.exit_code, 0) << phase.describe();
     const std::vector<nlohmann::json> results = read_results(dir_ / "p");
     ASSERT_EQ(results.size(), 3u);
@@ -261,9 +284,9 @@ TEST_F(LoadCli, PhaseLoadAndLoadCommandReadThroughTheNamedBackend) {
 TEST_F(LoadCli, ABackendThatCannotServeTheMethodIsRefusedBeforeAnyRead) {
   const std::string skeleton = "[backend]\nname = \"skeleton\"\n";
   const fs::path checkpoint = write("weights", "raw", skeleton);
-  const Outcome direct =
-      ckptbench({"run", campaign("weights", "raw", skeleton + "[load]\ntp = 2\ndirect = true\n").string(), "--output",
-                 (dir_ / "d").string(), "--phase", "load"});
+  const Outcome direct = ckptbench(
+      {"run", campaign("weights", "raw", skeleton + "[load]\ntp = 2\ndirect = true\n").string(),
+       "--output", (dir_ / "d").string(), "--phase", "load"});
   EXPECT_EQ(direct.exit_code, 2) << direct.describe();
   EXPECT_TRUE(contains(direct.err,
                        "backend.name = \"skeleton\" cannot serve load.method = \"pipelined\" with "
@@ -272,9 +295,10 @@ TEST_F(LoadCli, ABackendThatCannotServeTheMethodIsRefusedBeforeAnyRead) {
   EXPECT_FALSE(fs::exists(dir_ / "d"));
   const Outcome mmap = load(checkpoint, {"--backend", "null", "--method", "mmap", "--tp", "2"});
   EXPECT_EQ(mmap.exit_code, 2) << mmap.describe();
-  EXPECT_TRUE(contains(mmap.err,
-                       "--backend null cannot serve --method mmap: it maps no files (capabilities: mmap = "
-                       "false); choose --method pipelined or --method read"))
+  EXPECT_TRUE(
+      contains(mmap.err,
+               "--backend null cannot serve --method mmap: it maps no files (capabilities: mmap = "
+               "false); choose --method pipelined or --method read"))
       << mmap.err;
   EXPECT_EQ(mmap.out, "");
   const Outcome unverifiable = load(checkpoint, {"--backend", "null", "--tp", "2"});
@@ -304,20 +328,26 @@ TEST_F(LoadCli, BadInputsAreOneClearErrorEach) {
   const fs::path checkpoint = write("weights", "safetensors");
   const Outcome three = load(checkpoint, {"--tp", "3"});
   EXPECT_EQ(three.exit_code, 2) << three.describe();
-  EXPECT_TRUE(contains(three.err, "--tp 3: num_attention_heads (32) is not divisible by tp (3); valid tp for load-cli: "
-                                  "1, 2, 4, 8"))
+  EXPECT_TRUE(contains(
+      three.err,
+      "--tp 3: num_attention_heads (32) is not divisible by tp (3); valid tp for load-cli: "
+      "1, 2, 4, 8"))
       << three.err;
   const Outcome rank = load(checkpoint, {"--tp", "4", "--rank", "4"});
   EXPECT_EQ(rank.exit_code, 2) << rank.describe();
-  EXPECT_TRUE(contains(rank.err, "--rank 4 is out of range: --tp 4 has inference ranks 0 to 3")) << rank.err;
+  EXPECT_TRUE(contains(rank.err, "--rank 4 is out of range: --tp 4 has inference ranks 0 to 3"))
+      << rank.err;
   const Outcome lone = load(checkpoint, {"--rank", "1"});
   EXPECT_EQ(lone.exit_code, 2) << lone.describe();
   EXPECT_TRUE(contains(lone.err, "--rank requires --tp")) << lone.err;
   for (const std::string gap : {"-1", "64k", "many"}) {
     const Outcome bad = load(checkpoint, {"--tp", "4", "--gap-bytes", gap});
     EXPECT_EQ(bad.exit_code, 2) << bad.describe();
-    EXPECT_TRUE(contains(bad.err, "--gap-bytes: give a number of bytes, 0 or more (e.g. 65536; 0 reads the exact "
-                                  "ranges only), not \"" + gap + "\""))
+    EXPECT_TRUE(
+        contains(bad.err,
+                 "--gap-bytes: give a number of bytes, 0 or more (e.g. 65536; 0 reads the exact "
+                 "ranges only), not \"" +
+                     gap + "\""))
         << bad.err;
   }
   const Outcome whole = load(checkpoint, {"--gap-bytes", "0"});
@@ -329,19 +359,24 @@ TEST_F(LoadCli, BadInputsAreOneClearErrorEach) {
   const Outcome half = load(partial, {"--tp", "1"});
   EXPECT_EQ(half.exit_code, 2) << half.describe();
   EXPECT_TRUE(contains(half.err, "--tp 1: ")) << half.err;
-  EXPECT_TRUE(contains(half.err, "tensor model.embed_tokens.weight (weight): global element [160, 0] (flat 40960) is "
-                                 "stored in no piece of the checkpoint"))
+  EXPECT_TRUE(
+      contains(half.err,
+               "tensor model.embed_tokens.weight (weight): global element [160, 0] (flat 40960) is "
+               "stored in no piece of the checkpoint"))
       << half.err;
-  EXPECT_TRUE(contains(half.err, "this checkpoint holds writer ranks [0] of 2; with --rank")) << half.err;
+  EXPECT_TRUE(contains(half.err, "this checkpoint holds writer ranks [0] of 2; with --rank"))
+      << half.err;
   // Inference rank 0 of TP 2 needs writer rank 0's slices only.
   EXPECT_EQ(load(partial, {"--tp", "2", "--rank", "0"}).exit_code, 0);
 
   // The null backend stores nothing: its manifest lists weights its files do not hold.
   const fs::path nothing = write("weights", "raw", "[backend]\nname = \"null\"\n");
-  for (const std::vector<std::string>& args : {std::vector<std::string>{"--tp", "2"}, std::vector<std::string>{}}) {
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"--tp", "2"}, std::vector<std::string>{}}) {
     const Outcome none = load(nothing, args);
     EXPECT_EQ(none.exit_code, 2) << none.describe();
-    EXPECT_TRUE(contains(none.err, "written with backend.name = \"null\", which stores no data")) << none.err;
+    EXPECT_TRUE(contains(none.err, "written with backend.name = \"null\", which stores no data"))
+        << none.err;
   }
 
   // hdf5 stores datasets, not bytes at the manifest's offsets (where this build has it).
@@ -349,7 +384,9 @@ TEST_F(LoadCli, BadInputsAreOneClearErrorEach) {
   const fs::path datasets = write("weights", "raw", "[backend]\nname = \"hdf5\"\n");
   const Outcome hdf5 = load(datasets, {"--tp", "2"});
   EXPECT_EQ(hdf5.exit_code, 2) << hdf5.describe();
-  EXPECT_TRUE(contains(hdf5.err, "written with backend.name = \"hdf5\", which stores its own self-describing format"))
+  EXPECT_TRUE(
+      contains(hdf5.err,
+               "written with backend.name = \"hdf5\", which stores its own self-describing format"))
       << hdf5.err;
 }
 

@@ -4,9 +4,9 @@
 // the report's latency table.
 #include <gtest/gtest.h>
 
-#include <nlohmann/json.hpp>
 #include <cctype>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <string>
 #include <vector>
@@ -21,15 +21,18 @@ namespace {
 // posix with fsync, one timed iteration; `rest` adds keys.
 std::string tiny_campaign(const fs::path& target, const std::string& rest) {
   return campaign_toml("tiny-8b", target,
-                       "create_target = true\niterations = 1\nwarmup = 0\n[model]\nname = \"llama3-8b\"\nscale = 1024\n"
-                       "[state]\nscope = \"weights\"\n[backend]\nname = \"posix\"\n" + rest);
+                       "create_target = true\niterations = 1\nwarmup = 0\n[model]\nname = "
+                       "\"llama3-8b\"\nscale = 1024\n"
+                       "[state]\nscope = \"weights\"\n[backend]\nname = \"posix\"\n" +
+                           rest);
 }
 
 class ProjectCli : public ::testing::Test {
  protected:
   void SetUp() override {
     const fs::path campaign = dir_.write("tiny.toml", tiny_campaign(dir_ / "target", ""));
-    const Outcome o = ckptbench({"-q", "run", campaign.string(), "--output", (dir_ / "out").string()});
+    const Outcome o =
+        ckptbench({"-q", "run", campaign.string(), "--output", (dir_ / "out").string()});
     ASSERT_EQ(o.exit_code, 0) << o.describe();
     run_ = run_directory(dir_ / "out");
   }
@@ -48,7 +51,8 @@ TEST_F(ProjectCli, RealRunProjectedWithTheStorageAsTheBound) {
   // Daly = 6563.36 × (1 + 0.0759660 + 0.0057707) − 1495.75 = 5604.07 s = 93.4 min;
   // waste = 1495.75/5604.07 + (2802.03 + 1495.75)/14400 = 0.266904 + 0.298457 = 56.54%.
   const fs::path html = dir_ / "projection.html";
-  const Outcome o = ckptbench({"project", run_.string(), "--mtbf-hours", "4", "--storage-gib-per-s", "0.01", "--html", html.string()});
+  const Outcome o = ckptbench({"project", run_.string(), "--mtbf-hours", "4", "--storage-gib-per-s",
+                               "0.01", "--html", html.string()});
   ASSERT_EQ(o.exit_code, 0) << o.describe();
   EXPECT_TRUE(contains(o.out, "14.96 GiB")) << o.out;
   EXPECT_TRUE(contains(o.out, "24.9 min*")) << o.out;
@@ -66,10 +70,15 @@ TEST_F(ProjectCli, RealRunProjectedWithTheStorageAsTheBound) {
 TEST_F(ProjectCli, NonsensicalOptionsExitTwoWithTheFix) {
   Outcome o = ckptbench({"project", run_.string(), "--mtbf-hours", "0"});
   EXPECT_EQ(o.exit_code, 2) << o.describe();
-  EXPECT_TRUE(contains(o.err, "ckptbench: error: --mtbf-hours must be a number of hours from 0.01 to 1000000 (got 0)")) << o.err;
+  EXPECT_TRUE(contains(
+      o.err,
+      "ckptbench: error: --mtbf-hours must be a number of hours from 0.01 to 1000000 (got 0)"))
+      << o.err;
   o = ckptbench({"project", run_.string(), "--mtbf-hours", "3", "--storage-gib-per-s", "-2"});
   EXPECT_EQ(o.exit_code, 2) << o.describe();
-  EXPECT_TRUE(contains(o.err, "--storage-gib-per-s must be a number of GiB/s from 1e-06 to 1000000000 (got -2)")) << o.err;
+  EXPECT_TRUE(contains(
+      o.err, "--storage-gib-per-s must be a number of GiB/s from 1e-06 to 1000000000 (got -2)"))
+      << o.err;
   o = ckptbench({"project", run_.string()});
   EXPECT_EQ(o.exit_code, 2) << o.describe();
   EXPECT_TRUE(contains(o.err, "--mtbf-hours H, or --mtbf-preset llama3-16k")) << o.err;
@@ -79,14 +88,16 @@ TEST_F(ProjectCli, NonsensicalOptionsExitTwoWithTheFix) {
   const fs::path old = dir_.write("old/results.jsonl", line.dump() + "\n");
   o = ckptbench({"project", old.string(), "--mtbf-preset", "llama3-16k"});
   EXPECT_EQ(o.exit_code, 2) << o.describe();
-  EXPECT_TRUE(contains(o.err, old.string() + ":1: case 0 has no `full_scale_bytes_per_checkpoint`")) << o.err;
+  EXPECT_TRUE(contains(o.err, old.string() + ":1: case 0 has no `full_scale_bytes_per_checkpoint`"))
+      << o.err;
 }
 
 // The values of RealRunProjectedWithTheStorageAsTheBound, now in `report`'s text and in its HTML
 // page as a real browser renders it.
 TEST_F(ProjectCli, ReportWithProjectionOptionsAddsTheTableAndTheChart) {
   const fs::path html = dir_ / "report.html";
-  const Outcome o = ckptbench({"report", run_.string(), "--mtbf-hours", "4", "--storage-gib-per-s", "0.01", "--html", html.string()});
+  const Outcome o = ckptbench({"report", run_.string(), "--mtbf-hours", "4", "--storage-gib-per-s",
+                               "0.01", "--html", html.string()});
   ASSERT_EQ(o.exit_code, 0) << o.describe();
   EXPECT_TRUE(contains(o.out, "Projection to the full training job")) << o.out;
   for (const char* value : {"14.96 GiB", "24.9 min*", "109 min", "93.4 min", "56.54%"}) {
@@ -95,7 +106,8 @@ TEST_F(ProjectCli, ReportWithProjectionOptionsAddsTheTableAndTheChart) {
   const Outcome plain = ckptbench({"report", run_.string(), "--markdown"});
   ASSERT_EQ(plain.exit_code, 0) << plain.describe();
   EXPECT_FALSE(contains(plain.out, "Projection")) << "no projection options, no projection";
-  const Outcome md = ckptbench({"report", run_.string(), "--markdown", "--mtbf-preset", "llama3-16k"});
+  const Outcome md =
+      ckptbench({"report", run_.string(), "--markdown", "--mtbf-preset", "llama3-16k"});
   ASSERT_EQ(md.exit_code, 0) << md.describe();
   EXPECT_TRUE(contains(md.out, "## Projection to the full training job")) << md.out;
   const Outcome bad = ckptbench({"report", run_.string(), "--nodes", "4"});
@@ -103,13 +115,15 @@ TEST_F(ProjectCli, ReportWithProjectionOptionsAddsTheTableAndTheChart) {
   EXPECT_TRUE(contains(bad.err, "--mtbf-hours H, or --mtbf-preset llama3-16k")) << bad.err;
 
   const std::string browser = chromium();
-  if (browser.empty()) GTEST_SKIP() << "chromium is not installed (apt-get install chromium; ci/setup.sh lists it)";
+  if (browser.empty())
+    GTEST_SKIP() << "chromium is not installed (apt-get install chromium; ci/setup.sh lists it)";
   const Outcome dom = render_page(browser, dir_ / "profile", html, "--dump-dom");
   ASSERT_EQ(dom.exit_code, 0) << dom.describe();
   for (const std::string& expected :
-       {std::string("Bandwidth per case"), std::string("Full-scale checkpoint cost"), std::string("<td class=\"n\">24.9 min*</td>"),
-        std::string("<td class=\"n\">93.4 min</td>"), std::string("<td class=\"n\">56.54%</td>"),
-        std::string("Waste against interval: -"), std::string("aria-label=\"waste against interval: -\""),
+       {std::string("Bandwidth per case"), std::string("Full-scale checkpoint cost"),
+        std::string("<td class=\"n\">24.9 min*</td>"), std::string("<td class=\"n\">93.4 min</td>"),
+        std::string("<td class=\"n\">56.54%</td>"), std::string("Waste against interval: -"),
+        std::string("aria-label=\"waste against interval: -\""),
         std::string("τ Daly = 93.4 min: waste 56.54%"), std::string("τ Young = 109 min")}) {
     EXPECT_TRUE(contains(dom.out, expected)) << "the rendered DOM lacks " << expected;
   }
@@ -135,8 +149,11 @@ TEST(ProjectBounds, WorldSizeBelowOneIsRefusedNamingFileAndLine) {
     const fs::path file = dir.write("w/results.jsonl", projected_line(world).dump() + "\n");
     const Outcome o = ckptbench({"project", file.string(), "--mtbf-hours", "4"});
     EXPECT_EQ(o.exit_code, 2) << o.describe();
-    EXPECT_TRUE(contains(o.err, "ckptbench: error: " + file.string() + ":1: `world_size`: must be from 1 to 1,073,741,824, "
-                                "found " + std::to_string(world) + " — is this a ckptbench results.jsonl?"))
+    EXPECT_TRUE(contains(o.err, "ckptbench: error: " + file.string() +
+                                    ":1: `world_size`: must be from 1 to 1,073,741,824, "
+                                    "found " +
+                                    std::to_string(world) +
+                                    " — is this a ckptbench results.jsonl?"))
         << o.describe();
   }
 }
@@ -145,10 +162,14 @@ TEST(ProjectBounds, ExtremeOptionsAreRefusedByName) {
   Scratch dir;
   const fs::path file = dir.write("w/results.jsonl", projected_line(8).dump() + "\n");
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases{
-      {{"--nodes", "1000000000000", "--mtbf-hours", "4"}, "--nodes must be from 1 to 1,000,000 (got 1000000000000)"},
-      {{"--mtbf-hours", "1e-300"}, "--mtbf-hours must be a number of hours from 0.01 to 1000000 (got 1e-300)"},
-      {{"--mtbf-hours", "nan"}, "--mtbf-hours must be a number of hours from 0.01 to 1000000 (got nan)"},
-      {{"--mtbf-hours", "1e300"}, "--mtbf-hours must be a number of hours from 0.01 to 1000000 (got 1e+300)"},
+      {{"--nodes", "1000000000000", "--mtbf-hours", "4"},
+       "--nodes must be from 1 to 1,000,000 (got 1000000000000)"},
+      {{"--mtbf-hours", "1e-300"},
+       "--mtbf-hours must be a number of hours from 0.01 to 1000000 (got 1e-300)"},
+      {{"--mtbf-hours", "nan"},
+       "--mtbf-hours must be a number of hours from 0.01 to 1000000 (got nan)"},
+      {{"--mtbf-hours", "1e300"},
+       "--mtbf-hours must be a number of hours from 0.01 to 1000000 (got 1e+300)"},
       {{"--mtbf-hours", "4", "--storage-gib-per-s", "inf"},
        "--storage-gib-per-s must be a number of GiB/s from 1e-06 to 1000000000 (got inf)"}};
   for (const auto& [options, message] : cases) {
@@ -169,13 +190,15 @@ TEST(ProjectBounds, TheWidestInputsPrintFiniteReadableFigures) {
   fs::path file = dir.write("w/results.jsonl", line.dump() + "\n");
   const Outcome refused = ckptbench({"project", file.string(), "--mtbf-hours", "4"});
   EXPECT_EQ(refused.exit_code, 2) << refused.describe();
-  EXPECT_TRUE(contains(refused.err, file.string() + ":1: `full_scale_bytes_per_checkpoint`: must be at most "
-                                    "1152921504606846976 (1 EiB), found 18446744073709551615"))
+  EXPECT_TRUE(contains(refused.err, file.string() +
+                                        ":1: `full_scale_bytes_per_checkpoint`: must be at most "
+                                        "1152921504606846976 (1 EiB), found 18446744073709551615"))
       << refused.describe();
   line["full_scale_bytes_per_checkpoint"] = std::uint64_t{1} << 60;
   file = dir.write("w/results.jsonl", line.dump() + "\n");
   for (const std::vector<std::string>& options :
-       {std::vector<std::string>{"--nodes", "1", "--mtbf-hours", "0.01", "--storage-gib-per-s", "1e-6"},
+       {std::vector<std::string>{"--nodes", "1", "--mtbf-hours", "0.01", "--storage-gib-per-s",
+                                 "1e-6"},
         {"--nodes", "1000000", "--mtbf-hours", "1000000"}}) {
     std::vector<std::string> args{"project", file.string()};
     args.insert(args.end(), options.begin(), options.end());
@@ -185,14 +208,16 @@ TEST(ProjectBounds, TheWidestInputsPrintFiniteReadableFigures) {
     EXPECT_FALSE(contains(o.out, "inf")) << o.out;
     EXPECT_FALSE(std::regex_search(o.out, std::regex(R"((^|\s)-\d)"))) << o.out;
     std::size_t longest = 0, run = 0;
-    for (char ch : o.out) longest = std::max(longest, run = std::isdigit(static_cast<unsigned char>(ch)) ? run + 1 : 0);
+    for (char ch : o.out)
+      longest = std::max(longest, run = std::isdigit(static_cast<unsigned char>(ch)) ? run + 1 : 0);
     EXPECT_LE(longest, 20u) << o.out;
   }
 }
 
 TEST(LatencyCli, RecordedOnlyWhenOnAndShownInTheReport) {
   Scratch dir;
-  const fs::path campaign = dir.write("lat.toml", tiny_campaign(dir / "target", "[measure]\nlatency = [false, true]\n"));
+  const fs::path campaign =
+      dir.write("lat.toml", tiny_campaign(dir / "target", "[measure]\nlatency = [false, true]\n"));
   const Outcome o = ckptbench({"-q", "run", campaign.string(), "--output", (dir / "out").string()});
   ASSERT_EQ(o.exit_code, 0) << o.describe();
   const auto results = read_results(dir / "out");
@@ -202,7 +227,9 @@ TEST(LatencyCli, RecordedOnlyWhenOnAndShownInTheReport) {
   for (const char* direction : {"write", "read"}) {
     const auto& l = results[1].at("latency").at(direction);
     // file_per_rank, one rank: every extent is at least one request.
-    EXPECT_GE(l.at("requests").get<std::uint64_t>(), results[1].at("extents_per_checkpoint").get<std::uint64_t>()) << l;
+    EXPECT_GE(l.at("requests").get<std::uint64_t>(),
+              results[1].at("extents_per_checkpoint").get<std::uint64_t>())
+        << l;
     EXPECT_GT(l.at("p50_seconds").get<double>(), 0) << l;
     EXPECT_LE(l.at("p50_seconds").get<double>(), l.at("p99_seconds").get<double>()) << l;
     EXPECT_LE(l.at("p99_seconds").get<double>(), l.at("p999_seconds").get<double>()) << l;
@@ -219,7 +246,8 @@ TEST(LatencyCli, BackendsThatCannotTimeRequestsAreRefusedBeforeTheRun) {
   Scratch dir;
   const fs::path campaign =
       dir.write("lat.toml", tiny_campaign(dir / "target", "[measure]\nlatency = true\n") + "");
-  const Outcome o = ckptbench({"run", campaign.string(), "--set", "backend.name=null", "--output", (dir / "out").string()});
+  const Outcome o = ckptbench(
+      {"run", campaign.string(), "--set", "backend.name=null", "--output", (dir / "out").string()});
   EXPECT_EQ(o.exit_code, 2) << o.describe();
   EXPECT_TRUE(contains(o.err, "null: `measure.latency = true` is not supported")) << o.err;
   EXPECT_FALSE(fs::exists(dir / "out") && !fs::is_empty(dir / "out"));

@@ -339,8 +339,7 @@ TEST_F(ReadChecks, LoadRefusesManifestPathsOutOfTheCheckpointAndANonIteration) {
         EXPECT_EQ(o.exit_code, 2) << path << "\n" << o.describe();
         // A `files` path outside is refused when the manifest is read (naming the field), or
         // by the read paths' own check (naming the entry), whichever sees it first.
-        EXPECT_TRUE(contains(o.err, "damaged manifest: " +
-                                        std::string(tensor ? "tensor " : "")))
+        EXPECT_TRUE(contains(o.err, "damaged manifest: " + std::string(tensor ? "tensor " : "")))
             << o.err;
         EXPECT_TRUE(contains(o.err, "names file \"" + path + "\", which is not a file inside "))
             << o.err;

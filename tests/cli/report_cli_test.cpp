@@ -20,18 +20,19 @@ constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
 std::string result_line(int threads, const std::vector<double>& write, const std::string& hash) {
   std::vector<double> read;
   for (double s : write) read.push_back(s / 2);
-  const nlohmann::json j{{"campaign", "threads"},
-                         {"case", {{"backend.threads", threads}}},
-                         {"status", "ok"},
-                         {"backend", "posix"},
-                         {"bytes_per_checkpoint", kGiB},
-                         {"config_hash", hash},
-                         {"config", {{"backend", {{"name", "posix"}, {"threads", threads}}}}},
-                         {"samples", {{"write_seconds", write}, {"read_seconds", read}}},
-                         {"phases",
-                          {{"write", {{"open", 0.125}, {"transfer", 0.5}, {"sync", 0.25}, {"close", 0.0625}}},
-                           {"read", {{"open", 0.0625}, {"transfer", 0.25}}}}},
-                         {"environment", {{"host", "testhost"}, {"file_system", "ext4"}}}};
+  const nlohmann::json j{
+      {"campaign", "threads"},
+      {"case", {{"backend.threads", threads}}},
+      {"status", "ok"},
+      {"backend", "posix"},
+      {"bytes_per_checkpoint", kGiB},
+      {"config_hash", hash},
+      {"config", {{"backend", {{"name", "posix"}, {"threads", threads}}}}},
+      {"samples", {{"write_seconds", write}, {"read_seconds", read}}},
+      {"phases",
+       {{"write", {{"open", 0.125}, {"transfer", 0.5}, {"sync", 0.25}, {"close", 0.0625}}},
+        {"read", {{"open", 0.0625}, {"transfer", 0.25}}}}},
+      {"environment", {{"host", "testhost"}, {"file_system", "ext4"}}}};
   return j.dump() + "\n";
 }
 
@@ -56,14 +57,18 @@ class ReportCli : public ::testing::Test {
 TEST_F(ReportCli, TextTableWithSpeedups) {
   const Outcome o = ckptbench({"report", base_.string(), "--baseline", "backend.threads=1"});
   ASSERT_EQ(o.exit_code, 0) << o.describe();
-  EXPECT_TRUE(contains(o.out, "backend.threads=4  ok      4.00 [2.00–8.00]  8.00 [4.00–16.00]    4.00×   4.00×")) << o.out;
+  EXPECT_TRUE(contains(
+      o.out, "backend.threads=4  ok      4.00 [2.00–8.00]  8.00 [4.00–16.00]    4.00×   4.00×"))
+      << o.out;
   EXPECT_TRUE(contains(o.out, "testhost")) << o.out;
 }
 
 TEST_F(ReportCli, BadInputExitsTwoNamingPathAndLine) {
   Outcome o = ckptbench({"report", (dir_ / "nothing").string()});
   EXPECT_EQ(o.exit_code, 2) << o.describe();
-  EXPECT_TRUE(contains(o.err, (dir_ / "nothing").string() + ": no such run directory or results file")) << o.err;
+  EXPECT_TRUE(
+      contains(o.err, (dir_ / "nothing").string() + ": no such run directory or results file"))
+      << o.err;
   const fs::path bad = dir_.write("bad/results.jsonl", result_line(1, {1}, "h") + "{\"case\": \n");
   o = ckptbench({"compare", base_.string(), bad.parent_path().string()});
   EXPECT_EQ(o.exit_code, 2) << o.describe();
@@ -77,7 +82,9 @@ TEST_F(ReportCli, CompareVerdictsAndFailOnSlower) {
   Outcome o = ckptbench({"compare", base_.string(), slower_.string()});
   ASSERT_EQ(o.exit_code, 0) << o.describe();
   // Four times slower; only NEW's 0.5 GiB/s ties BASE's slowest sample (U = 0.5): exact p = 0.016.
-  EXPECT_TRUE(contains(o.out, "backend.threads=4  write   4.00 [2.00–8.00] n=5     1.00 [0.50–2.00] n=5     0.250  0.016  slower"))
+  EXPECT_TRUE(contains(o.out,
+                       "backend.threads=4  write   4.00 [2.00–8.00] n=5     1.00 [0.50–2.00] n=5   "
+                       "  0.250  0.016  slower"))
       << o.out;
   EXPECT_FALSE(contains(o.out, "faster")) << o.out;
   o = ckptbench({"compare", base_.string(), slower_.string(), "--fail-on", "slower"});
@@ -94,12 +101,16 @@ TEST_F(ReportCli, CompareVerdictsAndFailOnSlower) {
 
 TEST_F(ReportCli, HtmlRendersInHeadlessChromium) {
   const std::string browser = chromium();
-  if (browser.empty()) GTEST_SKIP() << "chromium is not installed (apt-get install chromium; ci/setup.sh lists it)";
+  if (browser.empty())
+    GTEST_SKIP() << "chromium is not installed (apt-get install chromium; ci/setup.sh lists it)";
   const fs::path html = dir_ / "report.html";
-  const Outcome made = ckptbench({"report", base_.string(), slower_.string(), "--baseline", "backend.threads=1", "--html", html.string()});
+  const Outcome made = ckptbench({"report", base_.string(), slower_.string(), "--baseline",
+                                  "backend.threads=1", "--html", html.string()});
   ASSERT_EQ(made.exit_code, 0) << made.describe();
   const fs::path blank = dir_.write("blank.html", "<!DOCTYPE html><html><body></body></html>");
-  const auto render = [&](const fs::path& page, const std::string& what) { return render_page(browser, dir_ / "profile", page, what); };
+  const auto render = [&](const fs::path& page, const std::string& what) {
+    return render_page(browser, dir_ / "profile", page, what);
+  };
   const Outcome shot = render(html, "--screenshot=" + (dir_ / "report.png").string());
   ASSERT_EQ(shot.exit_code, 0) << shot.describe();
   const Outcome empty = render(blank, "--screenshot=" + (dir_ / "blank.png").string());
@@ -108,13 +119,15 @@ TEST_F(ReportCli, HtmlRendersInHeadlessChromium) {
   const std::string blank_png = read_text(dir_ / "blank.png");
   EXPECT_EQ(png_size(png), (std::pair<std::uint32_t, std::uint32_t>{1200, 2000}));
   // A white page compresses to a few kilobytes; text, tables and charts do not.
-  EXPECT_GT(png.size(), 10 * blank_png.size()) << "report " << png.size() << " bytes, blank page " << blank_png.size();
+  EXPECT_GT(png.size(), 10 * blank_png.size())
+      << "report " << png.size() << " bytes, blank page " << blank_png.size();
 
   const Outcome dom = render(html, "--dump-dom");
   ASSERT_EQ(dom.exit_code, 0) << dom.describe();
   for (const std::string& expected :
-       {std::string("base-run: backend.threads=4"), std::string("slow-run: backend.threads=1"), std::string("4.00 [2.00–8.00]"),
-        std::string("0.250 [0.125–0.500]"), std::string("4.00×"), std::string("testhost"), std::string("Bandwidth against backend.threads"),
+       {std::string("base-run: backend.threads=4"), std::string("slow-run: backend.threads=1"),
+        std::string("4.00 [2.00–8.00]"), std::string("0.250 [0.125–0.500]"), std::string("4.00×"),
+        std::string("testhost"), std::string("Bandwidth against backend.threads"),
         std::string("<circle"), std::string("Checkpoint phases")}) {
     EXPECT_TRUE(contains(dom.out, expected)) << "the rendered DOM lacks " << expected;
   }

@@ -206,7 +206,8 @@ TEST(DryRunMemory, EqualsWhatTheRunAllocates) {
         << dry.describe();
 
     const fs::path output = dir / ("results-" + v.phase + std::to_string(v.set.size()));
-    std::vector<std::string> run_args{"run", campaign.string(), "--phase", v.phase, "--output", output.string()};
+    std::vector<std::string> run_args{"run",   campaign.string(), "--phase",
+                                      v.phase, "--output",        output.string()};
     run_args.insert(run_args.end(), sets.begin(), sets.end());
     const Outcome run = ckptbench(run_args);
     ASSERT_EQ(run.exit_code, 0) << run.describe();

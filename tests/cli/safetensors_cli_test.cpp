@@ -18,13 +18,19 @@ class SafetensorsRun : public ::testing::Test {
  protected:
   // Writes the tiny model's checkpoint (kept) with `more` TOML after the [strategy] table's format.
   Outcome run(const std::string& strategy, const std::vector<std::string>& extra = {},
-             const std::string& format = "safetensors") {
+              const std::string& format = "safetensors") {
     const fs::path campaign = dir_.write(
-        "c.toml", campaign_toml("st", target_,
-                                "create_target = true\noverwrite = true\nkeep = true\niterations = 1\nwarmup = 0\n"
-                                "[model]\nname = \"" + model_.string() + "\"\n[cache]\npolicy = \"none\"\n"
-                                "[strategy]\nformat = \"" + format + "\"\n" + strategy));
-    std::vector<std::string> args{"run", campaign.string(), "--output", (dir_ / "results").string()};
+        "c.toml",
+        campaign_toml(
+            "st", target_,
+            "create_target = true\noverwrite = true\nkeep = true\niterations = 1\nwarmup = 0\n"
+            "[model]\nname = \"" +
+                model_.string() +
+                "\"\n[cache]\npolicy = \"none\"\n"
+                "[strategy]\nformat = \"" +
+                format + "\"\n" + strategy));
+    std::vector<std::string> args{"run", campaign.string(), "--output",
+                                  (dir_ / "results").string()};
     args.insert(args.end(), extra.begin(), extra.end());
     return ckptbench(args);
   }
@@ -48,12 +54,14 @@ TEST_F(SafetensorsRun, WeightsSplitIntoHuggingFaceShardsWithAnIndex) {
   ASSERT_EQ(out.exit_code, 0) << out.describe();
   ASSERT_EQ(read_results(dir_ / "results").at(0).at("verified"), true);
   const std::vector<std::string> files = safetensors_files();
-  ASSERT_EQ(files, (std::vector<std::string>{"model-00001-of-00003.safetensors", "model-00002-of-00003.safetensors",
-                                              "model-00003-of-00003.safetensors"}));
+  ASSERT_EQ(files, (std::vector<std::string>{"model-00001-of-00003.safetensors",
+                                             "model-00002-of-00003.safetensors",
+                                             "model-00003-of-00003.safetensors"}));
   // The tiny model's 21 bf16 tensors (213632 bytes) packed in order while a file stays within
   // 100000 tensor bytes: embedding + layer 0 but its down_proj; the rest but lm_head; lm_head.
   const std::vector<std::uint64_t> tensor_bytes{90368, 90496, 32768};
-  const nlohmann::json index = nlohmann::json::parse(read_text(checkpoint() / "model.safetensors.index.json"));
+  const nlohmann::json index =
+      nlohmann::json::parse(read_text(checkpoint() / "model.safetensors.index.json"));
   EXPECT_EQ(index.at("metadata").at("total_size"), 213632);
   EXPECT_EQ(index.at("weight_map").size(), 21u);
   std::size_t tensors = 0;
@@ -71,7 +79,8 @@ TEST_F(SafetensorsRun, WeightsSplitIntoHuggingFaceShardsWithAnIndex) {
     }
   }
   EXPECT_EQ(tensors, 21u);
-  const harness::SafetensorsHeader first = harness::read_safetensors_header(checkpoint() / files[0]);
+  const harness::SafetensorsHeader first =
+      harness::read_safetensors_header(checkpoint() / files[0]);
   EXPECT_EQ(first.tensors[0].name, "model.embed_tokens.weight");
   EXPECT_EQ(first.tensors[0].shape, (std::vector<std::uint64_t>{256, 64}));
 }
@@ -79,18 +88,24 @@ TEST_F(SafetensorsRun, WeightsSplitIntoHuggingFaceShardsWithAnIndex) {
 TEST_F(SafetensorsRun, FullStateGoesToPerRankFilesNamedByStateAndSlice) {
   const Outcome out = run("[parallel]\ntp = 2\n[state]\nscope = \"full\"\n");
   ASSERT_EQ(out.exit_code, 0) << out.describe();
-  ASSERT_EQ(safetensors_files(),
-            (std::vector<std::string>{"rank-00000-of-00002.safetensors", "rank-00001-of-00002.safetensors"}));
-  const harness::SafetensorsHeader rank1 = harness::read_safetensors_header(checkpoint() / "rank-00001-of-00002.safetensors");
+  ASSERT_EQ(safetensors_files(), (std::vector<std::string>{"rank-00000-of-00002.safetensors",
+                                                           "rank-00001-of-00002.safetensors"}));
+  const harness::SafetensorsHeader rank1 =
+      harness::read_safetensors_header(checkpoint() / "rank-00001-of-00002.safetensors");
   std::set<std::string> names;
   for (const auto& t : rank1.tensors) names.insert(t.name);
   // Rank 1 holds the second half of the column-parallel fc1 (rows 128:256 of [256, 64]) in
   // every state; TP rank 0 alone writes the replicated norms.
   EXPECT_TRUE(names.contains("weight/decoder.layers.0.mlp.linear_fc1.weight[128:256,0:64]"));
-  EXPECT_TRUE(names.contains("exp_avg_sq/optimizer.state.exp_avg_sq.decoder.layers.0.mlp.linear_fc1.weight[128:256,0:64]"));
+  EXPECT_TRUE(names.contains(
+      "exp_avg_sq/"
+      "optimizer.state.exp_avg_sq.decoder.layers.0.mlp.linear_fc1.weight[128:256,0:64]"));
   EXPECT_FALSE(names.contains("weight/decoder.layers.0.input_layernorm.weight"));
-  const nlohmann::json index = nlohmann::json::parse(read_text(checkpoint() / "model.safetensors.index.json"));
-  EXPECT_EQ(index.at("weight_map").value("master/optimizer.state.fp32_param.decoder.final_layernorm.weight", ""), "rank-00000-of-00002.safetensors");
+  const nlohmann::json index =
+      nlohmann::json::parse(read_text(checkpoint() / "model.safetensors.index.json"));
+  EXPECT_EQ(index.at("weight_map")
+                .value("master/optimizer.state.fp32_param.decoder.final_layernorm.weight", ""),
+            "rank-00000-of-00002.safetensors");
 }
 
 TEST_F(SafetensorsRun, CorruptedTensorByteIsFoundOnRestoreAndNamed) {
@@ -110,7 +125,8 @@ TEST_F(SafetensorsRun, CorruptedTensorByteIsFoundOnRestoreAndNamed) {
     f.seekp(at);
     f.put(static_cast<char>(old ^ 0x5a));
   }
-  const Outcome restore = run("max_shard_bytes = 100000\n[state]\nscope = \"weights\"\n", {"--phase", "restore"});
+  const Outcome restore =
+      run("max_shard_bytes = 100000\n[state]\nscope = \"weights\"\n", {"--phase", "restore"});
   EXPECT_NE(restore.exit_code, 0) << restore.describe();
   const std::string all = restore.out + restore.err;
   EXPECT_TRUE(contains(all, "tensor model.layers.1.self_attn.q_proj.weight")) << all;
@@ -125,8 +141,9 @@ TEST_F(SafetensorsRun, LoadMethodsEachVerifyRawAndSafetensorsAndNameACorruptedTe
         format == "raw" ? 213632 : fs::file_size(checkpoint() / "model-00001-of-00001.safetensors");
     EXPECT_EQ(bytes > 213632u, format == "safetensors");
     for (const std::string method : {"pipelined", "mmap", "read"}) {
-      const Outcome load = ckptbench({"load", checkpoint().string(), "--method", method, "--repeat", "2", "--no-drop-caches",
-                                      "--chunk-bytes", "65536", "--pool-bytes", "131072", "--threads", "3"});
+      const Outcome load = ckptbench({"load", checkpoint().string(), "--method", method, "--repeat",
+                                      "2", "--no-drop-caches", "--chunk-bytes", "65536",
+                                      "--pool-bytes", "131072", "--threads", "3"});
       EXPECT_EQ(load.exit_code, 0) << load.describe();
       EXPECT_TRUE(contains(load.out, "load " + method + " into host (3 threads")) << load.out;
       EXPECT_TRUE(contains(load.out, std::to_string(bytes) + " bytes from 1 files")) << load.out;
@@ -135,9 +152,13 @@ TEST_F(SafetensorsRun, LoadMethodsEachVerifyRawAndSafetensorsAndNameACorruptedTe
     }
   }
   ASSERT_EQ(run("max_shard_bytes = 100000\n[state]\nscope = \"weights\"\n").exit_code, 0);
-  const Outcome pinned = ckptbench({"load", checkpoint().string(), "--memory", "pinned", "--no-drop-caches"});
+  const Outcome pinned =
+      ckptbench({"load", checkpoint().string(), "--memory", "pinned", "--no-drop-caches"});
   EXPECT_EQ(pinned.exit_code, 0) << pinned.describe();
-  EXPECT_TRUE(contains(pinned.out, "load pipelined into pinned (4 threads, 33554432 B chunks, 3 in the pool, 3 reads)")) << pinned.out;
+  EXPECT_TRUE(
+      contains(pinned.out,
+               "load pipelined into pinned (4 threads, 33554432 B chunks, 3 in the pool, 3 reads)"))
+      << pinned.out;
   const fs::path file = checkpoint() / "model-00003-of-00003.safetensors";
   const harness::SafetensorsHeader header = harness::read_safetensors_header(file);
   {
@@ -150,7 +171,10 @@ TEST_F(SafetensorsRun, LoadMethodsEachVerifyRawAndSafetensorsAndNameACorruptedTe
   }
   const Outcome load = ckptbench({"load", checkpoint().string(), "--no-drop-caches"});
   EXPECT_EQ(load.exit_code, 1) << load.describe();
-  EXPECT_TRUE(contains(load.out, "verification failed: tensor lm_head.weight at byte 100 (file model-00003-of-00003.safetensors offset")) << load.out;
+  EXPECT_TRUE(contains(load.out,
+                       "verification failed: tensor lm_head.weight at byte 100 (file "
+                       "model-00003-of-00003.safetensors offset"))
+      << load.out;
   const Outcome full = run("[state]\nscope = \"full\"\n");
   ASSERT_EQ(full.exit_code, 0) << full.describe();
   const Outcome refused = ckptbench({"load", checkpoint().string()});

@@ -1,5 +1,6 @@
 // A checkpoint's ckptbench-manifest.json, as restore and `ckptbench load` read it: bounded
-// parsing and the typed reading of every field, then the manifest written back. A manifest refused with its message (std::runtime_error) is the documented outcome.
+// parsing and the typed reading of every field, then the manifest written back. A manifest refused
+// with its message (std::runtime_error) is the documented outcome.
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>

@@ -14,11 +14,13 @@ namespace {
 // ~60 MiB): a flush is in flight nearly all the time. Runs until killed.
 // `engine`: more [engine] keys.
 std::string flushing_campaign(const fs::path& target, const std::string& engine = "") {
-  return campaign_toml("crash", target,
-                       "create_target = true\nkeep = true\n[model]\nname = \"llama3-8b\"\nscale = 256\n"
-                       "[state]\nscope = \"weights\"\n[backend]\nname = \"posix\"\nsync = \"fsync\"\n"
-                       "[cache]\npolicy = \"none\"\n[training]\niterations = 1000000\niteration_seconds = 0.02\n"
-                       "checkpoint_every = 1\n[engine]\nname = \"async\"\n" + engine);
+  return campaign_toml(
+      "crash", target,
+      "create_target = true\nkeep = true\n[model]\nname = \"llama3-8b\"\nscale = 256\n"
+      "[state]\nscope = \"weights\"\n[backend]\nname = \"posix\"\nsync = \"fsync\"\n"
+      "[cache]\npolicy = \"none\"\n[training]\niterations = 1000000\niteration_seconds = 0.02\n"
+      "checkpoint_every = 1\n[engine]\nname = \"async\"\n" +
+          engine);
 }
 
 // Waits until the case has committed `count` checkpoints (its `latest` changed that often).
@@ -52,7 +54,8 @@ bool running(pid_t pid) {
   if (paren == std::string::npos || paren + 2 >= text.size()) return false;
   if (text[paren + 2] != 'Z') return true;
   std::error_code ec;
-  const auto threads = std::distance(fs::directory_iterator(proc / "task", ec), fs::directory_iterator());
+  const auto threads =
+      std::distance(fs::directory_iterator(proc / "task", ec), fs::directory_iterator());
   return !ec && threads > 1;
 }
 
@@ -72,7 +75,8 @@ std::vector<pid_t> await_ended(const fs::path& pids_file, std::chrono::seconds t
   return pids;
 }
 
-void expect_newest_committed_restores(const fs::path& campaign, const fs::path& case_dir, const fs::path& output) {
+void expect_newest_committed_restores(const fs::path& campaign, const fs::path& case_dir,
+                                      const fs::path& output) {
   const fs::path latest = latest_checkpoint(case_dir);
   ASSERT_TRUE(fs::exists(latest / "ckptbench-manifest.json")) << latest;
   for (const auto& entry : fs::directory_iterator(case_dir)) {
@@ -80,8 +84,9 @@ void expect_newest_committed_restores(const fs::path& campaign, const fs::path& 
     // A checkpoint in flight, or the previous committed one not yet removed: never `latest`.
     EXPECT_NE(entry.path().filename(), latest.filename());
   }
-  const Outcome restore = ckptbench({"run", campaign.string(), "--phase", "restore", "--set", "campaign.iterations=1",
-                                     "--set", "campaign.warmup=0", "--output", output.string()});
+  const Outcome restore =
+      ckptbench({"run", campaign.string(), "--phase", "restore", "--set", "campaign.iterations=1",
+                 "--set", "campaign.warmup=0", "--output", output.string()});
   ASSERT_EQ(restore.exit_code, 0) << restore.describe();
   const auto results = read_results(output);
   ASSERT_FALSE(results.empty());
@@ -92,7 +97,8 @@ TEST(EngineCrash, SigkillDuringABackgroundFlushLeavesTheNewestCommittedCheckpoin
   Scratch dir;
   const fs::path campaign = dir.write("crash.toml", flushing_campaign(dir / "target"));
   const fs::path case_dir = dir / "target" / "crash" / "case-0000";
-  Process p({kBinary, "run", campaign.string(), "--phase", "checkpoint", "--output", (dir / "results").string()});
+  Process p({kBinary, "run", campaign.string(), "--phase", "checkpoint", "--output",
+             (dir / "results").string()});
   ASSERT_TRUE(await_commits(p, case_dir, 5)) << "no 5 commits in 60 s\n" << p.err_so_far();
   ASSERT_EQ(::kill(p.pid(), SIGKILL), 0) << std::strerror(errno);
   const Outcome killed = p.wait(10s);
@@ -106,7 +112,8 @@ TEST(EngineCrash, SigkillDuringARingFlushLeavesTheNewestCommittedCheckpointResto
   const fs::path campaign =
       dir.write("crash.toml", flushing_campaign(dir / "target", "host_pool_bytes = \"4 MiB\"\n"));
   const fs::path case_dir = dir / "target" / "crash" / "case-0000";
-  Process p({kBinary, "run", campaign.string(), "--phase", "checkpoint", "--output", (dir / "results").string()});
+  Process p({kBinary, "run", campaign.string(), "--phase", "checkpoint", "--output",
+             (dir / "results").string()});
   ASSERT_TRUE(await_commits(p, case_dir, 3)) << "no 3 commits in 60 s\n" << p.err_so_far();
   ASSERT_EQ(::kill(p.pid(), SIGKILL), 0) << std::strerror(errno);
   const Outcome killed = p.wait(10s);
@@ -121,7 +128,8 @@ TEST(EngineCrash, CtrlCFinishesTheInFlightFlushAndCommitsIt) {
   const fs::path campaign = dir.write("crash.toml", flushing_campaign(dir / "target"));
   const fs::path case_dir = dir / "target" / "crash" / "case-0000";
   const fs::path output = dir / "results";
-  Process p({kBinary, "run", campaign.string(), "--phase", "checkpoint", "--output", output.string()});
+  Process p(
+      {kBinary, "run", campaign.string(), "--phase", "checkpoint", "--output", output.string()});
   ASSERT_TRUE(await_commits(p, case_dir, 3)) << "no 3 commits in 60 s\n" << p.err_so_far();
   ASSERT_EQ(::kill(p.pid(), SIGINT), 0) << std::strerror(errno);
   const Outcome o = p.wait(20s);
@@ -141,7 +149,8 @@ TEST(EngineCrash, CtrlCFinishesTheInFlightFlushAndCommitsIt) {
 TEST(EngineCrash, AKilledProcessUnderMpirunLeavesTheNewestCommittedCheckpointRestorable) {
   const auto mpirun = find_mpirun();
   if (!mpirun) GTEST_SKIP() << "mpirun is not on PATH, so the multi-process run cannot be started";
-  if (!CKPT_TEST_HAVE_MPI) GTEST_SKIP() << "ckptbench was built without MPI (CKPT_WITH_MPI=OFF or MPI not found)";
+  if (!CKPT_TEST_HAVE_MPI)
+    GTEST_SKIP() << "ckptbench was built without MPI (CKPT_WITH_MPI=OFF or MPI not found)";
   Scratch dir;
   const fs::path campaign =
       dir.write("crash.toml", flushing_campaign(dir / "target") + "[parallel]\ndp = 4\nzero = 1\n");
@@ -149,22 +158,27 @@ TEST(EngineCrash, AKilledProcessUnderMpirunLeavesTheNewestCommittedCheckpointRes
   // Each rank notes its pid and becomes ckptbench (exec keeps the pid); rank 1 kills itself once
   // 5 checkpoints are committed.
   const fs::path pids = dir / "pids";
-  const fs::path wrapper = dir.write(
-      "kill-rank-1.sh", "echo $$ >> '" + pids.string() + "'\nrank=${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-0}}\n"
-                        "if [ \"$rank\" = 1 ]; then (n=0; last=; while [ $n -lt 5 ]; do l=$(cat '" +
-                            (case_dir / "latest").string() +
-                            "' 2>/dev/null); if [ -n \"$l\" ] && [ \"$l\" != \"$last\" ]; then n=$((n+1)); last=$l; fi; "
-                            "sleep 0.005; done; kill -9 $$) & fi\n"
-                            "exec \"" + kBinary + "\" \"$@\"\n");
+  const fs::path wrapper =
+      dir.write("kill-rank-1.sh",
+                "echo $$ >> '" + pids.string() +
+                    "'\nrank=${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-0}}\n"
+                    "if [ \"$rank\" = 1 ]; then (n=0; last=; while [ $n -lt 5 ]; do l=$(cat '" +
+                    (case_dir / "latest").string() +
+                    "' 2>/dev/null); if [ -n \"$l\" ] && [ \"$l\" != \"$last\" ]; then n=$((n+1)); "
+                    "last=$l; fi; "
+                    "sleep 0.005; done; kill -9 $$) & fi\n"
+                    "exec \"" +
+                    kBinary + "\" \"$@\"\n");
   std::vector<std::string> args = mpirun_args(*mpirun, 4);
-  args.insert(args.end(), {"sh", wrapper.string(), "run", campaign.string(), "--phase", "checkpoint", "--output",
-                           (dir / "results").string()});
+  args.insert(args.end(), {"sh", wrapper.string(), "run", campaign.string(), "--phase",
+                           "checkpoint", "--output", (dir / "results").string()});
   const Outcome o = run_process(args, 90s);
   EXPECT_FALSE(o.timed_out) << o.describe();
   EXPECT_FALSE(o.exited() && o.exit_code == 0) << o.describe();
   const std::vector<pid_t> left = await_ended(pids, 60s);
-  ASSERT_TRUE(left.empty()) << left.size() << " process(es) of the killed job still run 60 s after mpirun returned, "
-                            << "e.g. pid " << left.front();
+  ASSERT_TRUE(left.empty())
+      << left.size() << " process(es) of the killed job still run 60 s after mpirun returned, "
+      << "e.g. pid " << left.front();
   expect_newest_committed_restores(campaign, case_dir, dir / "restored");
 }
 
@@ -175,20 +189,27 @@ TEST(EngineCrash, AKilledProcessUnderMpirunLeavesTheNewestCommittedCheckpointRes
 TEST(EngineMpi, AsyncOverMpiioUnderMpirunCommitsAndRestores) {
   const auto mpirun = find_mpirun();
   if (!mpirun) GTEST_SKIP() << "mpirun is not on PATH, so the multi-process run cannot be started";
-  if (!CKPT_TEST_HAVE_MPI) GTEST_SKIP() << "ckptbench was built without MPI (CKPT_WITH_MPI=OFF or MPI not found)";
+  if (!CKPT_TEST_HAVE_MPI)
+    GTEST_SKIP() << "ckptbench was built without MPI (CKPT_WITH_MPI=OFF or MPI not found)";
   const auto listed = nlohmann::json::parse(ckptbench({"backends", "--json"}).out);
   for (const auto& b : listed) {
-    if (b.at("name") == "mpiio" && !b.at("available").get<bool>()) GTEST_SKIP() << "mpiio is not built";
+    if (b.at("name") == "mpiio" && !b.at("available").get<bool>())
+      GTEST_SKIP() << "mpiio is not built";
   }
   Scratch dir;
   const fs::path campaign = dir.write(
-      "mpi.toml", campaign_toml("mpi", dir / "target",
-                                "create_target = true\n[model]\nname = \"llama3-8b\"\nscale = 2048\n[parallel]\ndp = 4\n"
-                                "zero = 1\n[state]\nscope = \"full\"\n[strategy]\nmapping = [\"file_per_rank\", \"shared_file\"]\n"
-                                "[backend]\nname = \"mpiio\"\nsync = \"fsync\"\n[cache]\npolicy = \"none\"\n[training]\n"
-                                "iterations = 4\niteration_seconds = 0.1\ncheckpoint_every = 1\n[engine]\nname = \"async\"\n"));
+      "mpi.toml",
+      campaign_toml(
+          "mpi", dir / "target",
+          "create_target = true\n[model]\nname = \"llama3-8b\"\nscale = 2048\n[parallel]\ndp = 4\n"
+          "zero = 1\n[state]\nscope = \"full\"\n[strategy]\nmapping = [\"file_per_rank\", "
+          "\"shared_file\"]\n"
+          "[backend]\nname = \"mpiio\"\nsync = \"fsync\"\n[cache]\npolicy = \"none\"\n[training]\n"
+          "iterations = 4\niteration_seconds = 0.1\ncheckpoint_every = 1\n[engine]\nname = "
+          "\"async\"\n"));
   std::vector<std::string> args = mpirun_args(*mpirun, 4);
-  args.insert(args.end(), {kBinary, "run", campaign.string(), "--output", (dir / "results").string()});
+  args.insert(args.end(),
+              {kBinary, "run", campaign.string(), "--output", (dir / "results").string()});
   const Outcome o = run_process(args, 120s);
   ASSERT_EQ(o.exit_code, 0) << o.describe();
   const auto results = read_results(dir / "results");
@@ -203,17 +224,20 @@ TEST(EngineMpi, AsyncOverMpiioUnderMpirunCommitsAndRestores) {
   for (const auto& b : listed) {
     if (b.at("name") != "hdf5" || !b.at("available").get<bool>()) continue;
     std::vector<std::string> h5 = mpirun_args(*mpirun, 4);
-    h5.insert(h5.end(), {kBinary, "run", campaign.string(), "--set", "backend.name=hdf5", "--output",
-                         (dir / "h5").string()});
+    h5.insert(h5.end(), {kBinary, "run", campaign.string(), "--set", "backend.name=hdf5",
+                         "--output", (dir / "h5").string()});
     const Outcome refused = run_process(h5, 120s);
     if (b.at("capabilities").value("background_thread", false)) {
       EXPECT_EQ(refused.exit_code, 0) << refused.describe();
     } else {
       EXPECT_EQ(refused.exit_code, 2) << refused.describe();
-      EXPECT_TRUE(contains(refused.err, "engine.name = \"async\" with backend.name = \"hdf5\": the engine's flush "
-                                        "thread would call the backend, and the HDF5 library of this build"))
+      EXPECT_TRUE(
+          contains(refused.err,
+                   "engine.name = \"async\" with backend.name = \"hdf5\": the engine's flush "
+                   "thread would call the backend, and the HDF5 library of this build"))
           << refused.describe();
-      EXPECT_TRUE(contains(refused.err, "is not thread-safe (built without --enable-threadsafe")) << refused.describe();
+      EXPECT_TRUE(contains(refused.err, "is not thread-safe (built without --enable-threadsafe"))
+          << refused.describe();
     }
   }
 }
@@ -226,7 +250,8 @@ TEST(EngineMpi, AsyncOverMpiioUnderMpirunCommitsAndRestores) {
 TEST(EngineMpi, AnExceptionOnOneProcessRemovesThePartialStepEverywhere) {
   const auto mpirun = find_mpirun();
   if (!mpirun) GTEST_SKIP() << "mpirun is not on PATH, so the multi-process run cannot be started";
-  if (!CKPT_TEST_HAVE_MPI) GTEST_SKIP() << "ckptbench was built without MPI (CKPT_WITH_MPI=OFF or MPI not found)";
+  if (!CKPT_TEST_HAVE_MPI)
+    GTEST_SKIP() << "ckptbench was built without MPI (CKPT_WITH_MPI=OFF or MPI not found)";
   for (const std::string engine : {"sync", "async"}) {
     SCOPED_TRACE("engine " + engine);
     Scratch dir;
@@ -234,9 +259,10 @@ TEST(EngineMpi, AnExceptionOnOneProcessRemovesThePartialStepEverywhere) {
     args.insert(args.end(), {CKPT_TRAINING_THROW_BIN, dir.path().string(), engine});
     const Outcome o = run_process(args, 90s);
     ASSERT_EQ(o.exit_code, 0) << o.describe();
-    EXPECT_TRUE(contains(o.out, "error: checkpoint " + (dir / "step_1").string() +
-                                    " failed: process 1: out of memory (std::bad_alloc) — removed " +
-                                    (dir / "step_1").string() + "; earlier complete checkpoints are untouched\n"))
+    EXPECT_TRUE(contains(
+        o.out, "error: checkpoint " + (dir / "step_1").string() +
+                   " failed: process 1: out of memory (std::bad_alloc) — removed " +
+                   (dir / "step_1").string() + "; earlier complete checkpoints are untouched\n"))
         << o.describe();
     EXPECT_TRUE(contains(o.out, "committed 0\n")) << o.describe();
     EXPECT_TRUE(fs::exists(dir / "step_0" / "complete")) << o.describe();

@@ -8,7 +8,8 @@ namespace ckpt::integration {
 namespace {
 
 // The reference job, TP2 × PP2 × DP2 ZeRO-1 of Llama 3 8B, scaled 4096× down (~26 MiB).
-std::string reference_campaign(const std::string& name, const fs::path& target, const std::string& layout) {
+std::string reference_campaign(const std::string& name, const fs::path& target,
+                               const std::string& layout) {
   return campaign_toml(name, target, R"(create_target = true
 iterations = 1
 warmup = 0
@@ -30,10 +31,13 @@ layout = ")" + layout + "\"\n");
 // Llama 3 8B, 4096× down, TP × DP ZeRO-1 under the megatron layout.
 std::string megatron_dp_campaign(const std::string& name, const fs::path& target, int tp, int dp,
                                  const std::string& optimizer = "gathered") {
-  return campaign_toml(name, target, "create_target = true\niterations = 1\nwarmup = 0\nkeep = true\n[model]\n"
-                                     "name = \"llama3-8b\"\nscale = 4096\n[parallel]\ntp = " + std::to_string(tp) +
-                                     "\ndp = " + std::to_string(dp) + "\nzero = 1\n[cache]\npolicy = \"none\"\n"
-                                     "[strategy]\nlayout = \"megatron\"\nmegatron_optimizer = \"" + optimizer + "\"\n");
+  return campaign_toml(name, target,
+                       "create_target = true\niterations = 1\nwarmup = 0\nkeep = true\n[model]\n"
+                       "name = \"llama3-8b\"\nscale = 4096\n[parallel]\ntp = " +
+                           std::to_string(tp) + "\ndp = " + std::to_string(dp) +
+                           "\nzero = 1\n[cache]\npolicy = \"none\"\n"
+                           "[strategy]\nlayout = \"megatron\"\nmegatron_optimizer = \"" +
+                           optimizer + "\"\n");
 }
 
 // Bytes of the manifest's tensors that came to their writer by the gather ("holder" set).
@@ -50,7 +54,8 @@ std::uint64_t documented_metadata_bytes(const nlohmann::json& tensors) {
   std::uint64_t bytes = 400;
   std::set<std::string> seen;
   for (const auto& t : tensors) {
-    const std::string fqn = t.at("state").get<std::string>() + "/" + t.at("name").get<std::string>();
+    const std::string fqn =
+        t.at("state").get<std::string>() + "/" + t.at("name").get<std::string>();
     const std::uint64_t ndim = t.at("global_shape").size();
     if (seen.insert(fqn).second) bytes += fqn.size() + 130 + 3 * ndim;
     bytes += fqn.size() + t.at("file").get<std::string>().size() + 150 + 6 * ndim;
@@ -87,16 +92,21 @@ TEST(FrameworkLayoutRun, DcpMetadataIsWrittenLastAfterEveryDataFile) {
 
 TEST(FrameworkLayoutRun, MegatronDistWritesItsCoordinatorFilesAndVerifies) {
   const Scratch dir;
-  const fs::path campaign = dir.write("md.toml", reference_campaign("md", dir / "target", "megatron_dist"));
+  const fs::path campaign =
+      dir.write("md.toml", reference_campaign("md", dir / "target", "megatron_dist"));
   const Outcome o = ckptbench({"run", campaign.string(), "--output", (dir / "out").string()});
   ASSERT_EQ(o.exit_code, 0) << o.describe();
   const fs::path step = latest_checkpoint(dir / "target" / "md" / "case-0000");
   EXPECT_EQ(step.filename(), "iter_0000001");
-  EXPECT_EQ(read_text(step / "metadata.json"), R"({"sharded_backend": "torch_dist", "sharded_backend_version": 1})");
+  EXPECT_EQ(read_text(step / "metadata.json"),
+            R"({"sharded_backend": "torch_dist", "sharded_backend_version": 1})");
   EXPECT_TRUE(fs::exists(step / "common.pt"));
-  EXPECT_EQ(fs::file_size(step / ".metadata"), documented_metadata_bytes(read_manifest(step).at("tensors")));
+  EXPECT_EQ(fs::file_size(step / ".metadata"),
+            documented_metadata_bytes(read_manifest(step).at("tensors")));
   for (int r = 0; r < 8; ++r) {
-    for (int n = 0; n < 2; ++n) EXPECT_TRUE(fs::exists(step / ("__" + std::to_string(r) + "_" + std::to_string(n) + ".distcp")));
+    for (int n = 0; n < 2; ++n)
+      EXPECT_TRUE(
+          fs::exists(step / ("__" + std::to_string(r) + "_" + std::to_string(n) + ".distcp")));
   }
   const auto results = read_results(dir / "out");
   ASSERT_EQ(results.size(), 1u);
@@ -107,12 +117,15 @@ TEST(FrameworkLayoutRun, MegatronDistWritesItsCoordinatorFilesAndVerifies) {
 TEST(FrameworkLayoutRun, MegatronDistributedOptimizerUnderMpirunRestoresAndVerifies) {
   const auto mpirun = find_mpirun();
   if (!mpirun) GTEST_SKIP() << "mpirun is not on PATH, so the multi-process run cannot be started";
-  if (!CKPT_TEST_HAVE_MPI) GTEST_SKIP() << "ckptbench was built without MPI (CKPT_WITH_MPI=OFF or MPI not found)";
+  if (!CKPT_TEST_HAVE_MPI)
+    GTEST_SKIP() << "ckptbench was built without MPI (CKPT_WITH_MPI=OFF or MPI not found)";
   const Scratch dir;
-  const fs::path campaign = dir.write("meg.toml", reference_campaign("meg", dir / "target", "megatron"));
+  const fs::path campaign =
+      dir.write("meg.toml", reference_campaign("meg", dir / "target", "megatron"));
   const auto run = [&](const std::string& phase, const std::string& out) {
     std::vector<std::string> args = mpirun_args(*mpirun, 4);
-    args.insert(args.end(), {kBinary, "run", campaign.string(), "--output", (dir / out).string(), "--phase", phase});
+    args.insert(args.end(), {kBinary, "run", campaign.string(), "--output", (dir / out).string(),
+                             "--phase", phase});
     return run_process(args, std::chrono::seconds(240));
   };
   const Outcome written = run("checkpoint", "written");
@@ -123,11 +136,12 @@ TEST(FrameworkLayoutRun, MegatronDistributedOptimizerUnderMpirunRestoresAndVerif
   for (const auto& entry : fs::recursive_directory_iterator(step)) {
     if (entry.is_regular_file()) files.insert(fs::relative(entry.path(), step).string());
   }
-  EXPECT_EQ(files, (std::set<std::string>{kManifest, "mp_rank_00_000/model_optim_rng.pt",
-                                          "mp_rank_00_000/distrib_optim.pt", "mp_rank_01_000/model_optim_rng.pt",
-                                          "mp_rank_01_000/distrib_optim.pt", "mp_rank_00_001/model_optim_rng.pt",
-                                          "mp_rank_00_001/distrib_optim.pt", "mp_rank_01_001/model_optim_rng.pt",
-                                          "mp_rank_01_001/distrib_optim.pt"}));
+  EXPECT_EQ(files,
+            (std::set<std::string>{
+                kManifest, "mp_rank_00_000/model_optim_rng.pt", "mp_rank_00_000/distrib_optim.pt",
+                "mp_rank_01_000/model_optim_rng.pt", "mp_rank_01_000/distrib_optim.pt",
+                "mp_rank_00_001/model_optim_rng.pt", "mp_rank_00_001/distrib_optim.pt",
+                "mp_rank_01_001/model_optim_rng.pt", "mp_rank_01_001/distrib_optim.pt"}));
   // DP rank 0 of each (tp, pp) writes its group's shards: ranks 0, 1, 4, 5.
   std::set<std::int64_t> writers;
   const nlohmann::json manifest = read_manifest(step);
@@ -147,13 +161,16 @@ TEST(FrameworkLayoutRun, MegatronDistributedOptimizerUnderMpirunRestoresAndVerif
 TEST(FrameworkLayoutRun, MegatronGatherUnderMpirunMovesTheDpShardsToDpRank0) {
   const auto mpirun = find_mpirun();
   if (!mpirun) GTEST_SKIP() << "mpirun is not on PATH, so the multi-process run cannot be started";
-  if (!CKPT_TEST_HAVE_MPI) GTEST_SKIP() << "ckptbench was built without MPI (CKPT_WITH_MPI=OFF or MPI not found)";
+  if (!CKPT_TEST_HAVE_MPI)
+    GTEST_SKIP() << "ckptbench was built without MPI (CKPT_WITH_MPI=OFF or MPI not found)";
   for (const auto& [tp, dp] : {std::pair{1, 4}, std::pair{2, 2}}) {
     SCOPED_TRACE("TP" + std::to_string(tp) + " DP" + std::to_string(dp));
     const Scratch dir;
-    const fs::path campaign = dir.write("g.toml", megatron_dp_campaign("g", dir / "target", tp, dp));
+    const fs::path campaign =
+        dir.write("g.toml", megatron_dp_campaign("g", dir / "target", tp, dp));
     std::vector<std::string> args = mpirun_args(*mpirun, 4);
-    args.insert(args.end(), {kBinary, "run", campaign.string(), "--output", (dir / "out").string()});
+    args.insert(args.end(),
+                {kBinary, "run", campaign.string(), "--output", (dir / "out").string()});
     const Outcome o = run_process(args, std::chrono::seconds(240));
     ASSERT_EQ(o.exit_code, 0) << o.describe();
     const auto results = read_results(dir / "out");
@@ -163,7 +180,8 @@ TEST(FrameworkLayoutRun, MegatronGatherUnderMpirunMovesTheDpShardsToDpRank0) {
     const nlohmann::json& write = results[0].at("phases").at("write");
     EXPECT_GT(write.at("gather").get<double>(), 0.0);
     EXPECT_EQ(write.at("gather_local_bytes"), 0u);  // one modeled rank per process: all over MPI
-    const nlohmann::json manifest = read_manifest(latest_checkpoint(dir / "target" / "g" / "case-0000"));
+    const nlohmann::json manifest =
+        read_manifest(latest_checkpoint(dir / "target" / "g" / "case-0000"));
     std::set<std::int64_t> holders;
     for (const auto& t : manifest.at("tensors")) {
       if (t.contains("holder")) holders.insert(t.at("holder").get<std::int64_t>());
@@ -171,10 +189,13 @@ TEST(FrameworkLayoutRun, MegatronGatherUnderMpirunMovesTheDpShardsToDpRank0) {
     EXPECT_EQ(holders, (tp == 1 ? std::set<std::int64_t>{1, 2, 3} : std::set<std::int64_t>{2, 3}));
     EXPECT_EQ(write.at("gather_bytes").get<std::uint64_t>(), gathered_bytes(manifest));
 
-    const fs::path per_dp = dir.write("p.toml", megatron_dp_campaign("p", dir / "target", tp, dp, "per_dp"));
-    ASSERT_EQ(ckptbench({"run", per_dp.string(), "--output", (dir / "per_dp").string()}).exit_code, 0);
+    const fs::path per_dp =
+        dir.write("p.toml", megatron_dp_campaign("p", dir / "target", tp, dp, "per_dp"));
+    ASSERT_EQ(ckptbench({"run", per_dp.string(), "--output", (dir / "per_dp").string()}).exit_code,
+              0);
     std::uint64_t own = 0;  // what DP ranks >= 1 write themselves in mp_rank_TT_DDD/optim.pt
-    const nlohmann::json per_dp_manifest = read_manifest(latest_checkpoint(dir / "target" / "p" / "case-0000"));
+    const nlohmann::json per_dp_manifest =
+        read_manifest(latest_checkpoint(dir / "target" / "p" / "case-0000"));
     for (const auto& t : per_dp_manifest.at("tensors")) {
       if (t.at("rank").get<std::int64_t>() >= tp) own += t.at("bytes").get<std::uint64_t>();
     }
@@ -186,7 +207,8 @@ TEST(FrameworkLayoutRun, MegatronGatherUnderMpirunMovesTheDpShardsToDpRank0) {
 // Several DP ranks in one process: the gather is a copy inside it, still timed.
 TEST(FrameworkLayoutRun, OneProcessWithDp4GathersInsideTheProcess) {
   const Scratch dir;
-  const fs::path campaign = dir.write("one.toml", megatron_dp_campaign("one", dir / "target", 1, 4));
+  const fs::path campaign =
+      dir.write("one.toml", megatron_dp_campaign("one", dir / "target", 1, 4));
   const Outcome o = ckptbench({"run", campaign.string(), "--output", (dir / "out").string()});
   ASSERT_EQ(o.exit_code, 0) << o.describe();
   const auto results = read_results(dir / "out");
@@ -194,7 +216,8 @@ TEST(FrameworkLayoutRun, OneProcessWithDp4GathersInsideTheProcess) {
   EXPECT_EQ(results[0].at("verified"), true);
   const nlohmann::json& write = results[0].at("phases").at("write");
   EXPECT_EQ(write.at("gather_bytes"), 0u);
-  const nlohmann::json manifest = read_manifest(latest_checkpoint(dir / "target" / "one" / "case-0000"));
+  const nlohmann::json manifest =
+      read_manifest(latest_checkpoint(dir / "target" / "one" / "case-0000"));
   EXPECT_GT(gathered_bytes(manifest), 0u);
   EXPECT_EQ(write.at("gather_local_bytes").get<std::uint64_t>(), gathered_bytes(manifest));
   EXPECT_GT(write.at("gather").get<double>(), 0.0);
@@ -213,7 +236,8 @@ TEST(FrameworkLayoutRun, SyncTrainingLoopGathersBeforeEachCheckpoint) {
   const auto results = read_results(dir / "out");
   ASSERT_EQ(results.size(), 1u);
   EXPECT_EQ(results[0].at("verified"), true);
-  const nlohmann::json manifest = read_manifest(latest_checkpoint(dir / "target" / "loop" / "case-0000"));
+  const nlohmann::json manifest =
+      read_manifest(latest_checkpoint(dir / "target" / "loop" / "case-0000"));
   EXPECT_EQ(manifest.at("training_iteration"), 2);
   const nlohmann::json& training = results[0].at("training");
   EXPECT_EQ(training.at("gather_bytes"), 0u);
@@ -232,12 +256,14 @@ TEST(FrameworkLayoutRun, SyncTrainingLoopGathersBeforeEachCheckpoint) {
 TEST(FrameworkLayoutRun, SyncTrainingLoopGathersOverMpirun) {
   const auto mpirun = find_mpirun();
   if (!mpirun) GTEST_SKIP() << "mpirun is not on PATH, so the multi-process run cannot be started";
-  if (!CKPT_TEST_HAVE_MPI) GTEST_SKIP() << "ckptbench was built without MPI (CKPT_WITH_MPI=OFF or MPI not found)";
+  if (!CKPT_TEST_HAVE_MPI)
+    GTEST_SKIP() << "ckptbench was built without MPI (CKPT_WITH_MPI=OFF or MPI not found)";
   const Scratch dir;
   std::string toml = megatron_dp_campaign("loop", dir / "target", 1, 4);
   toml += "[training]\niterations = 2\niteration_seconds = 0.01\ncheckpoint_every = 1\n";
   std::vector<std::string> args = mpirun_args(*mpirun, 2);
-  args.insert(args.end(), {kBinary, "run", dir.write("loop.toml", toml).string(), "--output", (dir / "out").string()});
+  args.insert(args.end(), {kBinary, "run", dir.write("loop.toml", toml).string(), "--output",
+                           (dir / "out").string()});
   const Outcome o = run_process(args, std::chrono::seconds(240));
   ASSERT_EQ(o.exit_code, 0) << o.describe();
   const auto results = read_results(dir / "out");
@@ -257,9 +283,10 @@ TEST(FrameworkLayoutRun, AsyncTrainingWithTheGatheredOptimizerIsRefusedInADryRun
   toml += "[training]\niterations = 2\n[engine]\nname = \"async\"\n";
   const Outcome o = ckptbench({"run", dir.write("loop.toml", toml).string(), "--dry-run"});
   EXPECT_EQ(o.exit_code, 2) << o.describe();
-  EXPECT_NE(o.err.find("`engine.name`: \"async\" with strategy.layout = \"megatron\" and "
-                       "strategy.megatron_optimizer = \"gathered\": Megatron-LM's asynchronous save"),
-            std::string::npos)
+  EXPECT_NE(
+      o.err.find("`engine.name`: \"async\" with strategy.layout = \"megatron\" and "
+                 "strategy.megatron_optimizer = \"gathered\": Megatron-LM's asynchronous save"),
+      std::string::npos)
       << o.err;
   EXPECT_FALSE(fs::exists(dir / "target"));
 }
@@ -268,18 +295,21 @@ TEST(FrameworkLayoutRun, AsyncTrainingWithTheGatheredOptimizerIsRefusedInADryRun
 TEST(FrameworkLayoutRun, AsyncTrainingEngineWritesDcpMetadata) {
   const Scratch dir;
   const fs::path campaign = dir.write(
-      "train.toml", campaign_toml("train", dir / "target",
-                                  "create_target = true\nkeep = true\n[model]\nname = \"llama3-8b\"\nscale = 4096\n"
-                                  "[parallel]\ndp = 2\nzero = 1\n[cache]\npolicy = \"none\"\n[strategy]\nlayout = \"dcp\"\n"
-                                  "[training]\niterations = 3\niteration_seconds = 0.01\ncheckpoint_every = 1\n"
-                                  "[engine]\nname = \"async\"\n"));
+      "train.toml",
+      campaign_toml(
+          "train", dir / "target",
+          "create_target = true\nkeep = true\n[model]\nname = \"llama3-8b\"\nscale = 4096\n"
+          "[parallel]\ndp = 2\nzero = 1\n[cache]\npolicy = \"none\"\n[strategy]\nlayout = \"dcp\"\n"
+          "[training]\niterations = 3\niteration_seconds = 0.01\ncheckpoint_every = 1\n"
+          "[engine]\nname = \"async\"\n"));
   const Outcome o = ckptbench({"run", campaign.string(), "--output", (dir / "out").string()});
   ASSERT_EQ(o.exit_code, 0) << o.describe();
   const fs::path step = latest_checkpoint(dir / "target" / "train" / "case-0000");
   ASSERT_FALSE(step.empty());
   ASSERT_TRUE(fs::exists(step / ".metadata"));
   EXPECT_FALSE(fs::exists(step / ".metadata.tmp"));
-  EXPECT_EQ(fs::file_size(step / ".metadata"), documented_metadata_bytes(read_manifest(step).at("tensors")));
+  EXPECT_EQ(fs::file_size(step / ".metadata"),
+            documented_metadata_bytes(read_manifest(step).at("tensors")));
   EXPECT_LE(fs::last_write_time(step / ".metadata"), fs::last_write_time(step / kManifest));
   const auto results = read_results(dir / "out");
   ASSERT_EQ(results.size(), 1u);
@@ -288,7 +318,8 @@ TEST(FrameworkLayoutRun, AsyncTrainingEngineWritesDcpMetadata) {
 
 TEST(FrameworkLayoutRun, DeepSpeedLayerFilesRestoreAndVerify) {
   const Scratch dir;
-  const fs::path campaign = dir.write("ds.toml", reference_campaign("ds", dir / "target", "deepspeed"));
+  const fs::path campaign =
+      dir.write("ds.toml", reference_campaign("ds", dir / "target", "deepspeed"));
   const Outcome o = ckptbench({"run", campaign.string(), "--output", (dir / "out").string()});
   ASSERT_EQ(o.exit_code, 0) << o.describe();
   const fs::path step = latest_checkpoint(dir / "target" / "ds" / "case-0000");
@@ -305,7 +336,8 @@ TEST(FrameworkLayoutRun, DeepSpeedLayerFilesRestoreAndVerify) {
   for (int mp = 0; mp < 4; ++mp) {
     EXPECT_TRUE(fs::exists(step / ("mp_rank_0" + std::to_string(mp) + "_model_states.pt"))) << mp;
   }
-  EXPECT_EQ(read_text(step.parent_path() / "latest"), "global_step1");  // DeepSpeed's tag, no newline
+  EXPECT_EQ(read_text(step.parent_path() / "latest"),
+            "global_step1");  // DeepSpeed's tag, no newline
 }
 
 }  // namespace

@@ -35,7 +35,7 @@ inline const std::string kBinary = CKPTBENCH_BIN;
 
 // How a child process ended.
 struct Outcome {
-  int exit_code = -1;  // when it exited
+  int exit_code = -1;   // when it exited
   int term_signal = 0;  // when a signal ended it
   bool timed_out = false;
   double seconds = 0;
@@ -45,10 +45,11 @@ struct Outcome {
   bool exited() const { return exit_code >= 0; }
   // For assertion messages: how it ended and everything it printed.
   std::string describe() const {
-    std::string how = timed_out ? "timed out and was killed"
+    std::string how = timed_out  ? "timed out and was killed"
                       : exited() ? "exited with " + std::to_string(exit_code)
                                  : "ended by signal " + std::to_string(term_signal);
-    return how + " after " + std::to_string(seconds) + " s\n--- stdout ---\n" + out + "--- stderr ---\n" + err;
+    return how + " after " + std::to_string(seconds) + " s\n--- stdout ---\n" + out +
+           "--- stderr ---\n" + err;
   }
 };
 
@@ -57,8 +58,10 @@ struct Outcome {
 // of a child not yet waited for.
 class Process {
  public:
-  explicit Process(const std::vector<std::string>& argv) : out_(std::tmpfile()), err_(std::tmpfile()) {
-    if (out_ == nullptr || err_ == nullptr) throw std::runtime_error("tmpfile: " + std::string(std::strerror(errno)));
+  explicit Process(const std::vector<std::string>& argv)
+      : out_(std::tmpfile()), err_(std::tmpfile()) {
+    if (out_ == nullptr || err_ == nullptr)
+      throw std::runtime_error("tmpfile: " + std::string(std::strerror(errno)));
     std::vector<char*> args;
     for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
@@ -163,7 +166,8 @@ class Process {
   Clock::time_point start_;
 };
 
-inline Outcome run_process(const std::vector<std::string>& argv, std::chrono::milliseconds timeout = 120s) {
+inline Outcome run_process(const std::vector<std::string>& argv,
+                           std::chrono::milliseconds timeout = 120s) {
   Process p(argv);
   return p.wait(timeout);
 }
@@ -192,8 +196,17 @@ inline std::optional<std::string> find_mpirun() {
 // btl_vader_single_copy_mechanism none: containers often forbid the cross-memory attach
 // (ptrace) that OpenMPI's shared-memory transport uses for large messages.
 inline std::vector<std::string> mpirun_args(const std::string& mpirun, int processes) {
-  return {mpirun, "--allow-run-as-root", "--oversubscribe", "--mca", "mpi_yield_when_idle", "1",
-          "--mca", "btl_vader_single_copy_mechanism", "none", "-np", std::to_string(processes)};
+  return {mpirun,
+          "--allow-run-as-root",
+          "--oversubscribe",
+          "--mca",
+          "mpi_yield_when_idle",
+          "1",
+          "--mca",
+          "btl_vader_single_copy_mechanism",
+          "none",
+          "-np",
+          std::to_string(processes)};
 }
 
 // A fresh directory from mkdtemp, removed with everything in it at the end.
@@ -201,7 +214,8 @@ class Scratch {
  public:
   Scratch() {
     std::string pattern = (fs::temp_directory_path() / "ckpt_integration_XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp: " + std::string(std::strerror(errno)));
+    if (::mkdtemp(pattern.data()) == nullptr)
+      throw std::runtime_error("mkdtemp: " + std::string(std::strerror(errno)));
     path_ = fs::weakly_canonical(pattern);
   }
   Scratch(const Scratch&) = delete;
@@ -231,7 +245,9 @@ inline std::string read_text(const fs::path& path) {
   return text.str();
 }
 
-inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+inline bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
 
 // The one run directory `ckptbench run --output DIR` created in DIR (empty path if none).
 inline fs::path run_directory(const fs::path& output) {
@@ -276,7 +292,8 @@ inline std::size_t entries_under(const fs::path& dir) {
   std::error_code ec;
   if (!fs::exists(dir, ec)) return 0;
   std::size_t n = 0;
-  for (auto it = fs::recursive_directory_iterator(dir, ec); it != fs::recursive_directory_iterator(); it.increment(ec)) {
+  for (auto it = fs::recursive_directory_iterator(dir, ec);
+       it != fs::recursive_directory_iterator(); it.increment(ec)) {
     ++n;
   }
   return n;
@@ -294,22 +311,25 @@ vocab_size = 256
 
 // A campaign file: the [campaign] table with `name` and `target`, then `rest` (which may
 // start with more [campaign] keys).
-inline std::string campaign_toml(const std::string& name, const fs::path& target, const std::string& rest) {
+inline std::string campaign_toml(const std::string& name, const fs::path& target,
+                                 const std::string& rest) {
   return "[campaign]\nname = \"" + name + "\"\ntarget = \"" + target.string() + "\"\n" + rest;
 }
 
 // After campaign_toml's [campaign] table: a kept checkpoint of one iteration without warm-up of
 // the model file `model` at scale 4 under TP 2, `scope` state as `format`, caches left alone.
-inline std::string tp2_checkpoint_toml(const fs::path& model, const std::string& scope, const std::string& format) {
-  return "create_target = true\nkeep = true\niterations = 1\nwarmup = 0\n[model]\nname = \"" + model.string() +
-         "\"\nscale = 4\n[parallel]\ntp = 2\n[state]\nscope = \"" + scope + "\"\n[strategy]\nformat = \"" + format +
-         "\"\n[cache]\npolicy = \"none\"\n";
+inline std::string tp2_checkpoint_toml(const fs::path& model, const std::string& scope,
+                                       const std::string& format) {
+  return "create_target = true\nkeep = true\niterations = 1\nwarmup = 0\n[model]\nname = \"" +
+         model.string() + "\"\nscale = 4\n[parallel]\ntp = 2\n[state]\nscope = \"" + scope +
+         "\"\n[strategy]\nformat = \"" + format + "\"\n[cache]\npolicy = \"none\"\n";
 }
 
 // Bytes `ckptbench run` writes per checkpoint for `world` modeled ranks of the layout that
 // `layout_args` describes: every shard of every rank (from `ckptbench layout --rank R --json`)
 // scaled down as harness/plan/shard_geometry.hpp describes.
-inline std::uint64_t scaled_checkpoint_bytes(const std::vector<std::string>& layout_args, int world, std::int64_t scale) {
+inline std::uint64_t scaled_checkpoint_bytes(const std::vector<std::string>& layout_args, int world,
+                                             std::int64_t scale) {
   std::uint64_t total = 0;
   for (int rank = 0; rank < world; ++rank) {
     std::vector<std::string> args{"layout"};
@@ -319,7 +339,8 @@ inline std::uint64_t scaled_checkpoint_bytes(const std::vector<std::string>& lay
     EXPECT_EQ(o.exit_code, 0) << o.describe();
     const auto j = nlohmann::json::parse(o.out);
     for (const auto& shard : j.at("ranks").at(0).at("shards")) {
-      const auto elements = shard.at("flat_end").get<std::int64_t>() - shard.at("flat_begin").get<std::int64_t>();
+      const auto elements =
+          shard.at("flat_end").get<std::int64_t>() - shard.at("flat_begin").get<std::int64_t>();
       const auto bytes = shard.at("bytes").get<std::int64_t>();
       EXPECT_GT(elements, 0);
       EXPECT_EQ(bytes % elements, 0) << shard.dump();
@@ -331,10 +352,11 @@ inline std::uint64_t scaled_checkpoint_bytes(const std::vector<std::string>& lay
       const auto extent = shard.at("extent").get<std::vector<std::int64_t>>();
       const auto begin = shard.at("flat_begin").get<std::int64_t>();
       const auto end = shard.at("flat_end").get<std::int64_t>();
-      const bool exact = scale > 1 && !shape.empty() && shape[0] % scale == 0 && offset[0] % scale == 0 &&
-                         extent[0] % scale == 0;
-      const std::int64_t kept = scale <= 1 ? elements : exact ? end / scale - begin / scale
-                                                              : std::max<std::int64_t>(1, elements / scale);
+      const bool exact = scale > 1 && !shape.empty() && shape[0] % scale == 0 &&
+                         offset[0] % scale == 0 && extent[0] % scale == 0;
+      const std::int64_t kept = scale <= 1 ? elements
+                                : exact    ? end / scale - begin / scale
+                                           : std::max<std::int64_t>(1, elements / scale);
       total += static_cast<std::uint64_t>(kept * dtype_bytes);
     }
   }

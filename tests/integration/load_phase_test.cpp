@@ -34,25 +34,32 @@ class LoadPhase : public ::testing::Test {
   void SetUp() override {
     if (!CKPT_TEST_HAVE_MPI) GTEST_SKIP() << "ckptbench was built without MPI";
     mpirun_ = find_mpirun();
-    if (!mpirun_) GTEST_SKIP() << "mpirun is not on PATH, so the multi-process run cannot be started";
+    if (!mpirun_)
+      GTEST_SKIP() << "mpirun is not on PATH, so the multi-process run cannot be started";
     model_ = dir_.write("load-llama.toml", kModel);
   }
 
   // A TP 2 campaign writing `scope` state as `format`, then `extra` (a [load] table).
   fs::path campaign(const std::string& name, const std::string& scope, const std::string& format,
                     const std::string& extra) {
-    return dir_.write(name + ".toml", campaign_toml(name, dir_ / "target", tp2_checkpoint_toml(model_, scope, format) + extra));
+    return dir_.write(
+        name + ".toml",
+        campaign_toml(name, dir_ / "target", tp2_checkpoint_toml(model_, scope, format) + extra));
   }
 
-  Outcome run(int processes, const fs::path& file, const fs::path& output, const std::string& phase) {
+  Outcome run(int processes, const fs::path& file, const fs::path& output,
+              const std::string& phase) {
     std::vector<std::string> args = mpirun_args(*mpirun_, processes);
-    args.insert(args.end(), {kBinary, "run", file.string(), "--output", output.string(), "--phase", phase});
+    args.insert(args.end(),
+                {kBinary, "run", file.string(), "--output", output.string(), "--phase", phase});
     return run_process(args, std::chrono::seconds(240));
   }
 
   // Writes the checkpoint with 2 processes; returns its result.
-  nlohmann::json write_checkpoint(const std::string& name, const std::string& scope, const std::string& format) {
-    const Outcome written = run(2, campaign(name, scope, format, ""), dir_ / ("written-" + name), "checkpoint");
+  nlohmann::json write_checkpoint(const std::string& name, const std::string& scope,
+                                  const std::string& format) {
+    const Outcome written =
+        run(2, campaign(name, scope, format, ""), dir_ / ("written-" + name), "checkpoint");
     EXPECT_EQ(written.exit_code, 0) << written.describe();
     const auto results = read_results(dir_ / ("written-" + name));
     return results.empty() ? nlohmann::json() : results.at(0);
@@ -74,9 +81,11 @@ TEST_F(LoadPhase, Tp2SafetensorsLoadedAtTp4ByEachMethodAndAtTp1WithDirectReadsVe
   // (64 scaled rows of 256 and 512 bytes; a half row's gap is the other half): 63 gaps of 128 and
   // of 256 bytes a layer and rank, read into scratch and dropped.
   const std::uint64_t bridged = 8 * 4 * 63 * (128 + 256);
-  const Outcome four = run(2, campaign("st", "weights", "safetensors",
-                                       "[load]\ntp = 4\nmethod = [\"pipelined\", \"mmap\", \"read\"]\n"),
-                           dir_ / "four", "load");
+  const Outcome four =
+      run(2,
+          campaign("st", "weights", "safetensors",
+                   "[load]\ntp = 4\nmethod = [\"pipelined\", \"mmap\", \"read\"]\n"),
+          dir_ / "four", "load");
   ASSERT_EQ(four.exit_code, 0) << four.describe();
   const auto results = read_results(dir_ / "four");
   ASSERT_EQ(results.size(), 3u);
@@ -101,7 +110,8 @@ TEST_F(LoadPhase, Tp2SafetensorsLoadedAtTp4ByEachMethodAndAtTp1WithDirectReadsVe
     EXPECT_GT(l.at("requests").get<std::uint64_t>(), 0u);
     // read: one pread a planned range; mmap: none; pipelined: at most one a range (the default
     // 32 MiB chunks cut none of this small model's).
-    const auto reads = l.at("reads").get<std::uint64_t>(), requests = l.at("requests").get<std::uint64_t>();
+    const auto reads = l.at("reads").get<std::uint64_t>(),
+               requests = l.at("requests").get<std::uint64_t>();
     if (methods[i] == "read") {
       EXPECT_EQ(reads, requests);
     } else if (methods[i] == "mmap") {
@@ -114,13 +124,17 @@ TEST_F(LoadPhase, Tp2SafetensorsLoadedAtTp4ByEachMethodAndAtTp1WithDirectReadsVe
     EXPECT_TRUE(l.at("h2d_seconds").is_null());
     EXPECT_EQ(r.at("read_seconds").get<double>(), l.at("time_to_loaded_seconds").get<double>());
   }
-  EXPECT_TRUE(contains(four.out, "load mmap (4 threads) into host, TP 4 from a TP 2 checkpoint (4 ranks)")) << four.out;
+  EXPECT_TRUE(
+      contains(four.out, "load mmap (4 threads) into host, TP 4 from a TP 2 checkpoint (4 ranks)"))
+      << four.out;
 
   // TP 1 on one process, O_DIRECT through a pool of 64 KiB in chunks of 8 KiB: Hugging Face names
   // are not padded at TP 1, so the TP 2 padding rows 1100..1279 (/ 4) are not needed.
-  const Outcome one = run(1, campaign("st", "weights", "safetensors",
-                                      "[load]\ntp = 1\ndirect = true\nchunk_bytes = \"8 KiB\"\npool_bytes = \"64 KiB\"\n"),
-                          dir_ / "one", "load");
+  const Outcome one = run(
+      1,
+      campaign("st", "weights", "safetensors",
+               "[load]\ntp = 1\ndirect = true\nchunk_bytes = \"8 KiB\"\npool_bytes = \"64 KiB\"\n"),
+      dir_ / "one", "load");
   ASSERT_EQ(one.exit_code, 0) << one.describe();
   const auto r1 = read_results(dir_ / "one").at(0);
   EXPECT_EQ(r1.at("status"), "ok") << r1.at("error");
@@ -131,7 +145,8 @@ TEST_F(LoadPhase, Tp2SafetensorsLoadedAtTp4ByEachMethodAndAtTp1WithDirectReadsVe
   EXPECT_EQ(l1.at("bridged_bytes").get<std::uint64_t>(), 0u);  // merged slices: no gaps
   EXPECT_EQ(l1.at("padding_bytes").get<std::uint64_t>(), 0u);
   EXPECT_EQ(l1.at("direct"), true);
-  EXPECT_EQ(l1.at("pool_chunks").get<int>(), 5);  // 64 KiB / (8 KiB chunk + its O_DIRECT lead block)
+  EXPECT_EQ(l1.at("pool_chunks").get<int>(),
+            5);  // 64 KiB / (8 KiB chunk + its O_DIRECT lead block)
   // TP 1 needs every stored item of both files, file-adjacent but for file 1's unneeded padding
   // rows: packed, the reads are full 8 KiB chunks but for each file's last one and the gap
   // (unpacked, each of the ranges would end in a partial chunk and read of its own).
@@ -153,20 +168,25 @@ TEST_F(LoadPhase, WeightsOfAFullStateCheckpointLoadAndAFlippedByteIsNamedByTenso
   for (const auto& t : manifest.at("tensors")) {
     if (t.at("state") != "weight") continue;
     weights += t.at("bytes").get<std::uint64_t>();
-    if (t.at("name").get<std::string>().find("3.mlp.linear_fc2.weight") != std::string::npos) tensor = t;
+    if (t.at("name").get<std::string>().find("3.mlp.linear_fc2.weight") != std::string::npos)
+      tensor = t;
   }
   ASSERT_FALSE(tensor.is_null()) << "no slice of layer 3's linear_fc2 in the manifest";
 
-  const Outcome one = run(1, campaign("full", "full", "raw", "[load]\ntp = 1\nmethod = \"read\"\n"), dir_ / "one", "load");
+  const Outcome one = run(1, campaign("full", "full", "raw", "[load]\ntp = 1\nmethod = \"read\"\n"),
+                          dir_ / "one", "load");
   ASSERT_EQ(one.exit_code, 0) << one.describe();
   const auto r1 = read_results(dir_ / "one").at(0);
   EXPECT_EQ(r1.at("status"), "ok") << r1.at("error");
   EXPECT_EQ(r1.at("verified"), true);
-  EXPECT_EQ(r1.at("load").at("bytes").get<std::uint64_t>(), weights - (1280 - 1152) / 4 * kVocabRowBytes);
+  EXPECT_EQ(r1.at("load").at("bytes").get<std::uint64_t>(),
+            weights - (1280 - 1152) / 4 * kVocabRowBytes);
 
   {
-    const auto offset = static_cast<std::streamoff>(tensor.at("file_offset").get<std::uint64_t>() + 7);
-    std::fstream f(kept / tensor.at("file").get<std::string>(), std::ios::in | std::ios::out | std::ios::binary);
+    const auto offset =
+        static_cast<std::streamoff>(tensor.at("file_offset").get<std::uint64_t>() + 7);
+    std::fstream f(kept / tensor.at("file").get<std::string>(),
+                   std::ios::in | std::ios::out | std::ios::binary);
     ASSERT_TRUE(f);
     f.seekg(offset);
     char byte = 0;
@@ -174,9 +194,11 @@ TEST_F(LoadPhase, WeightsOfAFullStateCheckpointLoadAndAFlippedByteIsNamedByTenso
     f.seekp(offset);
     f.put(static_cast<char>(byte ^ 0x5a));
   }
-  const Outcome bad = run(2, campaign("full", "full", "raw", "[load]\ntp = 4\n"), dir_ / "bad", "load");
+  const Outcome bad =
+      run(2, campaign("full", "full", "raw", "[load]\ntp = 4\n"), dir_ / "bad", "load");
   EXPECT_EQ(bad.exit_code, 1) << bad.describe();
-  EXPECT_TRUE(contains(bad.err, "verification failed: tensor " + tensor.at("name").get<std::string>() + " (weight"))
+  EXPECT_TRUE(contains(
+      bad.err, "verification failed: tensor " + tensor.at("name").get<std::string>() + " (weight"))
       << bad.describe();
 }
 

@@ -2,7 +2,6 @@
 // directory, more files than the open-file limit, and a model file with the wrong ending, each
 // through the real binary.
 #include <gtest/gtest.h>
-
 #include <signal.h>
 #include <unistd.h>
 
@@ -15,10 +14,12 @@ namespace ckpt::integration {
 namespace {
 
 // A keeping-size campaign of the tiny model: `iterations` checkpoints of ~1 MiB.
-std::string tiny_campaign(const std::string& name, const fs::path& target, const fs::path& model, int iterations) {
-  return campaign_toml(name, target, "create_target = true\noverwrite = true\niterations = " +
-                                         std::to_string(iterations) + "\nwarmup = 0\n[model]\nname = \"" +
-                                         model.string() + "\"\n[cache]\npolicy = \"none\"\n");
+std::string tiny_campaign(const std::string& name, const fs::path& target, const fs::path& model,
+                          int iterations) {
+  return campaign_toml(
+      name, target,
+      "create_target = true\noverwrite = true\niterations = " + std::to_string(iterations) +
+          "\nwarmup = 0\n[model]\nname = \"" + model.string() + "\"\n[cache]\npolicy = \"none\"\n");
 }
 
 std::string host() {
@@ -30,7 +31,8 @@ std::string host() {
 // Waits until `p` has printed `text` on stderr (or 30 s pass).
 bool await(const Process& p, const std::string& text) {
   const auto deadline = Clock::now() + 30s;
-  while (Clock::now() < deadline && !contains(p.err_so_far(), text)) std::this_thread::sleep_for(10ms);
+  while (Clock::now() < deadline && !contains(p.err_so_far(), text))
+    std::this_thread::sleep_for(10ms);
   return contains(p.err_so_far(), text);
 }
 
@@ -38,8 +40,10 @@ bool await(const Process& p, const std::string& text) {
 // returns its case directory (empty when the run failed).
 fs::path checkpoint_once(const Scratch& dir, const std::string& name) {
   const fs::path model = dir.write("tiny.toml", kTinyModel);
-  const fs::path campaign = dir.write(name + ".toml", tiny_campaign(name, dir / "target", model, 1));
-  const Outcome made = ckptbench({"run", campaign.string(), "--phase", "checkpoint", "--output", (dir / "r0").string()});
+  const fs::path campaign =
+      dir.write(name + ".toml", tiny_campaign(name, dir / "target", model, 1));
+  const Outcome made = ckptbench(
+      {"run", campaign.string(), "--phase", "checkpoint", "--output", (dir / "r0").string()});
   EXPECT_EQ(made.exit_code, 0) << made.describe();
   if (made.exit_code != 0) return {};
   return dir / "target" / name / "case-0000";
@@ -65,8 +69,9 @@ class SecondRun : public ::testing::Test {
     const Outcome o = first.wait(interrupt ? 20s : 180s);
     EXPECT_EQ(o.exit_code, interrupt ? 130 : 0) << o.describe();
     EXPECT_FALSE(contains(o.err, "failed")) << o.describe();
-    const Outcome restore = ckptbench({"run", campaign_.string(), "--phase", "restore", "--set",
-                                       "campaign.iterations=1", "--output", (dir_ / "restored").string()});
+    const Outcome restore =
+        ckptbench({"run", campaign_.string(), "--phase", "restore", "--set",
+                   "campaign.iterations=1", "--output", (dir_ / "restored").string()});
     ASSERT_EQ(restore.exit_code, 0) << restore.describe();
     const auto r = read_results(dir_ / "restored");
     ASSERT_EQ(r.size(), 1u);
@@ -77,42 +82,49 @@ class SecondRun : public ::testing::Test {
 // Two `--phase checkpoint` runs on one case: the second refuses at once, naming the first's host
 // and pid; the first goes on, and its checkpoint restores and verifies.
 TEST_F(SecondRun, OnTheSameCaseRefusesNamingTheFirstRunsHostAndPid) {
-  Process first({kBinary, "run", campaign_.string(), "--phase", "checkpoint", "--set", "campaign.iterations=200",
-                 "--output", (dir_ / "first").string()});
+  Process first({kBinary, "run", campaign_.string(), "--phase", "checkpoint", "--set",
+                 "campaign.iterations=200", "--output", (dir_ / "first").string()});
   ASSERT_TRUE(await(first, "iteration 3/")) << first.err_so_far();
-  const Outcome second =
-      ckptbench({"run", campaign_.string(), "--phase", "checkpoint", "--output", (dir_ / "second").string()}, 30s);
+  const Outcome second = ckptbench(
+      {"run", campaign_.string(), "--phase", "checkpoint", "--output", (dir_ / "second").string()},
+      30s);
   EXPECT_EQ(second.exit_code, 2) << second.describe();
   EXPECT_TRUE(contains(second.err, in_use_by(first.pid()))) << second.describe();
   EXPECT_TRUE(contains(second.err, (case_dir_ / ".ckptbench.lock").string())) << second.describe();
   EXPECT_FALSE(fs::exists(dir_ / "second")) << "the refused run made a results directory";
   // --dry-run checks the lock as well.
-  const Outcome dry = ckptbench({"run", campaign_.string(), "--phase", "checkpoint", "--dry-run"}, 30s);
+  const Outcome dry =
+      ckptbench({"run", campaign_.string(), "--phase", "checkpoint", "--dry-run"}, 30s);
   EXPECT_EQ(dry.exit_code, 2) << dry.describe();
-  EXPECT_TRUE(contains(dry.err, "would fail: case 0: campaign.target: " + in_use_by(first.pid()))) << dry.describe();
+  EXPECT_TRUE(contains(dry.err, "would fail: case 0: campaign.target: " + in_use_by(first.pid())))
+      << dry.describe();
   // campaign.keep in the campaign (not --phase) is a keeping run too.
   const Outcome kept = ckptbench({"run", campaign_.string(), "--set", "campaign.keep=true", "--set",
-                                  "campaign.iterations=1", "--output", (dir_ / "third").string()}, 30s);
+                                  "campaign.iterations=1", "--output", (dir_ / "third").string()},
+                                 30s);
   EXPECT_EQ(kept.exit_code, 2) << kept.describe();
   EXPECT_TRUE(contains(kept.err, in_use_by(first.pid()))) << kept.describe();
-  EXPECT_FALSE(contains(first.err_so_far(), "iteration 200/")) << "the first run ended before the second started";
+  EXPECT_FALSE(contains(first.err_so_far(), "iteration 200/"))
+      << "the first run ended before the second started";
   finish_and_restore(first, false);
   const auto r = read_results(dir_ / "first");
   ASSERT_EQ(r.size(), 1u);
   EXPECT_EQ(r[0].at("status"), "ok") << r[0].dump();
   // Once the first run ended, its lock is free.
-  const Outcome after = ckptbench({"run", campaign_.string(), "--phase", "checkpoint", "--set", "campaign.iterations=2",
-                                   "--output", (dir_ / "after").string()});
+  const Outcome after = ckptbench({"run", campaign_.string(), "--phase", "checkpoint", "--set",
+                                   "campaign.iterations=2", "--output", (dir_ / "after").string()});
   EXPECT_EQ(after.exit_code, 0) << after.describe();
 }
 
 // A run that keeps nothing takes no lock, but its step directories are made exclusively: beside
 // a keeping run on the same case, both number past each other's and both verify.
 TEST_F(SecondRun, ThatKeepsNothingSharesNoStepDirectory) {
-  Process first({kBinary, "run", campaign_.string(), "--phase", "checkpoint", "--output", (dir_ / "first").string()});
+  Process first({kBinary, "run", campaign_.string(), "--phase", "checkpoint", "--output",
+                 (dir_ / "first").string()});
   ASSERT_TRUE(await(first, "iteration 3/")) << first.err_so_far();
-  const Outcome both = ckptbench({"run", campaign_.string(), "--set", "campaign.iterations=40", "--output",
-                                  (dir_ / "both").string()}, 60s);
+  const Outcome both = ckptbench({"run", campaign_.string(), "--set", "campaign.iterations=40",
+                                  "--output", (dir_ / "both").string()},
+                                 60s);
   EXPECT_EQ(both.exit_code, 0) << both.describe();
   const auto r = read_results(dir_ / "both");
   ASSERT_EQ(r.size(), 1u);
@@ -124,12 +136,14 @@ TEST_F(SecondRun, ThatKeepsNothingSharesNoStepDirectory) {
 TEST_F(SecondRun, UnderMpirunRefusesOnEveryProcess) {
   const auto mpirun = find_mpirun();
   if (!mpirun) GTEST_SKIP() << "mpirun is not on PATH, so the multi-process run cannot be started";
-  if (!CKPT_TEST_HAVE_MPI) GTEST_SKIP() << "ckptbench was built without MPI (CKPT_WITH_MPI=OFF or MPI not found)";
-  Process first({kBinary, "run", campaign_.string(), "--phase", "checkpoint", "--output", (dir_ / "first").string()});
+  if (!CKPT_TEST_HAVE_MPI)
+    GTEST_SKIP() << "ckptbench was built without MPI (CKPT_WITH_MPI=OFF or MPI not found)";
+  Process first({kBinary, "run", campaign_.string(), "--phase", "checkpoint", "--output",
+                 (dir_ / "first").string()});
   ASSERT_TRUE(await(first, "iteration 3/")) << first.err_so_far();
   std::vector<std::string> args = mpirun_args(*mpirun, 2);
-  args.insert(args.end(), {kBinary, "run", campaign_.string(), "--phase", "checkpoint", "--set", "parallel.dp=2",
-                           "--output", (dir_ / "second").string()});
+  args.insert(args.end(), {kBinary, "run", campaign_.string(), "--phase", "checkpoint", "--set",
+                           "parallel.dp=2", "--output", (dir_ / "second").string()});
   const Outcome second = run_process(args, 60s);
   EXPECT_EQ(second.exit_code, 2) << second.describe();
   EXPECT_TRUE(contains(second.err, in_use_by(first.pid()))) << second.describe();
@@ -138,10 +152,13 @@ TEST_F(SecondRun, UnderMpirunRefusesOnEveryProcess) {
 
 // A restore holds the case shared (issue 13): beside a keeping run it refuses, naming that run.
 TEST_F(SecondRun, RestoreBesideAKeepingRunRefusesNamingIt) {
-  Process first({kBinary, "run", campaign_.string(), "--phase", "checkpoint", "--output", (dir_ / "first").string()});
+  Process first({kBinary, "run", campaign_.string(), "--phase", "checkpoint", "--output",
+                 (dir_ / "first").string()});
   ASSERT_TRUE(await(first, "iteration 3/")) << first.err_so_far();
-  const Outcome restore = ckptbench({"run", campaign_.string(), "--phase", "restore", "--set", "campaign.iterations=1",
-                                     "--output", (dir_ / "restore").string()}, 30s);
+  const Outcome restore =
+      ckptbench({"run", campaign_.string(), "--phase", "restore", "--set", "campaign.iterations=1",
+                 "--output", (dir_ / "restore").string()},
+                30s);
   EXPECT_EQ(restore.exit_code, 2) << restore.describe();
   EXPECT_TRUE(contains(restore.err, in_use_by(first.pid()))) << restore.describe();
   EXPECT_FALSE(fs::exists(dir_ / "restore")) << "the refused restore made a results directory";
@@ -152,28 +169,35 @@ TEST_F(SecondRun, RestoreBesideAKeepingRunRefusesNamingIt) {
 // retire the checkpoint being read); other restores run beside it; the restore's name file goes
 // with it.
 TEST_F(SecondRun, KeepingRunBesideARestoreRefusesNamingTheRestore) {
-  const Outcome made = ckptbench({"run", campaign_.string(), "--phase", "checkpoint", "--set", "campaign.iterations=1",
-                                  "--output", (dir_ / "made").string()});
+  const Outcome made = ckptbench({"run", campaign_.string(), "--phase", "checkpoint", "--set",
+                                  "campaign.iterations=1", "--output", (dir_ / "made").string()});
   ASSERT_EQ(made.exit_code, 0) << made.describe();
-  Process restoring({kBinary, "run", campaign_.string(), "--phase", "restore", "--output", (dir_ / "long").string()});
+  Process restoring({kBinary, "run", campaign_.string(), "--phase", "restore", "--output",
+                     (dir_ / "long").string()});
   ASSERT_TRUE(await(restoring, "iteration 3/")) << restoring.err_so_far();
-  const fs::path name_file = case_dir_ / (".ckptbench.restore." + host() + "." + std::to_string(restoring.pid()));
+  const fs::path name_file =
+      case_dir_ / (".ckptbench.restore." + host() + "." + std::to_string(restoring.pid()));
   EXPECT_TRUE(fs::exists(name_file));
-  const Outcome keeping = ckptbench({"run", campaign_.string(), "--phase", "checkpoint", "--set", "campaign.iterations=1",
-                                     "--output", (dir_ / "keeping").string()}, 30s);
+  const Outcome keeping =
+      ckptbench({"run", campaign_.string(), "--phase", "checkpoint", "--set",
+                 "campaign.iterations=1", "--output", (dir_ / "keeping").string()},
+                30s);
   EXPECT_EQ(keeping.exit_code, 2) << keeping.describe();
-  EXPECT_TRUE(contains(keeping.err, case_dir_.string() + " is in use by a ckptbench restore (host " + host() +
+  EXPECT_TRUE(contains(keeping.err, case_dir_.string() +
+                                        " is in use by a ckptbench restore (host " + host() +
                                         ", pid " + std::to_string(restoring.pid()) + ")"))
       << keeping.describe();
-  const Outcome beside = ckptbench({"run", campaign_.string(), "--phase", "restore", "--set", "campaign.iterations=1",
-                                    "--output", (dir_ / "beside").string()}, 30s);
+  const Outcome beside =
+      ckptbench({"run", campaign_.string(), "--phase", "restore", "--set", "campaign.iterations=1",
+                 "--output", (dir_ / "beside").string()},
+                30s);
   EXPECT_EQ(beside.exit_code, 0) << beside.describe();
   ASSERT_EQ(::kill(restoring.pid(), SIGINT), 0);
   const Outcome o = restoring.wait(20s);
   EXPECT_EQ(o.exit_code, 130) << o.describe();
   EXPECT_FALSE(fs::exists(name_file)) << "the restore left its name file";
-  const Outcome after = ckptbench({"run", campaign_.string(), "--phase", "checkpoint", "--set", "campaign.iterations=1",
-                                   "--output", (dir_ / "after").string()});
+  const Outcome after = ckptbench({"run", campaign_.string(), "--phase", "checkpoint", "--set",
+                                   "campaign.iterations=1", "--output", (dir_ / "after").string()});
   EXPECT_EQ(after.exit_code, 0) << after.describe();
 }
 
@@ -188,15 +212,17 @@ TEST(Ownership, OverwriteRemovesOnlyWhatItSupersedes) {
   dir.write("target/own/case-0000/step_0000002/someone-elses.bin", "partial");
   dir.write("target/own/case-0000/notes/readme.txt", "mine");
   fs::copy(case_dir / "step_0000001", case_dir / "complete-but-not-latest");
-  const Outcome second = ckptbench({"run", campaign.string(), "--phase", "checkpoint", "--set", "campaign.iterations=2",
-                                    "--output", (dir / "r1").string()});
+  const Outcome second = ckptbench({"run", campaign.string(), "--phase", "checkpoint", "--set",
+                                    "campaign.iterations=2", "--output", (dir / "r1").string()});
   ASSERT_EQ(second.exit_code, 0) << second.describe();
   EXPECT_EQ(latest_checkpoint(case_dir), case_dir / "step_0000004");
-  EXPECT_FALSE(fs::exists(case_dir / "step_0000001")) << "the older complete checkpoint it replaced stays";
+  EXPECT_FALSE(fs::exists(case_dir / "step_0000001"))
+      << "the older complete checkpoint it replaced stays";
   EXPECT_FALSE(fs::exists(case_dir / "step_0000003")) << "its own superseded checkpoint stays";
   EXPECT_EQ(read_text(case_dir / "step_0000002" / "someone-elses.bin"), "partial");
   EXPECT_EQ(read_text(case_dir / "notes" / "readme.txt"), "mine");
-  EXPECT_TRUE(fs::exists(case_dir / "complete-but-not-latest" / kManifest)) << "only what `latest` named is superseded";
+  EXPECT_TRUE(fs::exists(case_dir / "complete-but-not-latest" / kManifest))
+      << "only what `latest` named is superseded";
 }
 
 // campaign.name names directories under campaign.target and --output: one path component only.
@@ -210,15 +236,17 @@ TEST(Ownership, TrainingCheckpointsSkipAStepDirectoryThatExists) {
   dir.write("target/own/case-0000/step_0000003/someone-elses.bin", "partial");
   for (const char* engine : {"sync", "async"}) {
     SCOPED_TRACE(engine);
-    const Outcome trained = ckptbench({"run", campaign.string(), "--phase", "checkpoint", "--set", "training.iterations=2",
-                                       "--set", "training.iteration_seconds=0.05", "--set", "training.checkpoint_every=1",
-                                       "--set", std::string("engine.name=") + engine, "--output",
-                                       (dir / (std::string("r-") + engine)).string()});
+    const Outcome trained =
+        ckptbench({"run", campaign.string(), "--phase", "checkpoint", "--set",
+                   "training.iterations=2", "--set", "training.iteration_seconds=0.05", "--set",
+                   "training.checkpoint_every=1", "--set", std::string("engine.name=") + engine,
+                   "--output", (dir / (std::string("r-") + engine)).string()});
     ASSERT_EQ(trained.exit_code, 0) << trained.describe();
     EXPECT_NE(latest_checkpoint(case_dir), case_dir / "step_0000003");
     EXPECT_TRUE(fs::exists(latest_checkpoint(case_dir) / kManifest));
     EXPECT_EQ(read_text(case_dir / "step_0000003" / "someone-elses.bin"), "partial");
-    EXPECT_FALSE(fs::exists(case_dir / "step_0000003" / kManifest)) << "a checkpoint was written into the leftover";
+    EXPECT_FALSE(fs::exists(case_dir / "step_0000003" / kManifest))
+        << "a checkpoint was written into the leftover";
   }
 }
 
@@ -229,12 +257,13 @@ TEST(HostileNames, CampaignNameMustBeOnePathComponentOfAtMost200Bytes) {
   fs::create_directories(target);
   const fs::path campaign = dir.write("names.toml", tiny_campaign("fine", target, model, 1));
   const std::vector<std::pair<std::string, std::string>> bad{
-      {"../../x", "contains '/'"}, {"/abs", "contains '/'"},     {"a/b", "contains '/'"},
-      {"..", "is \".\" or \"..\""}, {".", "is \".\" or \"..\""}, {std::string(300, 'n'), "is 300 bytes long; at most 200 bytes"},
+      {"../../x", "contains '/'"}, {"/abs", "contains '/'"},
+      {"a/b", "contains '/'"},     {"..", "is \".\" or \"..\""},
+      {".", "is \".\" or \"..\""}, {std::string(300, 'n'), "is 300 bytes long; at most 200 bytes"},
       {"", "must not be empty"}};
   for (const auto& [name, why] : bad) {
-    const Outcome o = ckptbench({"run", campaign.string(), "--set", "campaign.name=" + name, "--output",
-                                 (dir / "results").string()});
+    const Outcome o = ckptbench({"run", campaign.string(), "--set", "campaign.name=" + name,
+                                 "--output", (dir / "results").string()});
     EXPECT_EQ(o.exit_code, 2) << name << "\n" << o.describe();
     EXPECT_TRUE(contains(o.err, "`campaign.name`")) << o.describe();
     EXPECT_TRUE(contains(o.err, why)) << o.describe();
@@ -243,7 +272,8 @@ TEST(HostileNames, CampaignNameMustBeOnePathComponentOfAtMost200Bytes) {
     }
   }
   // The same names in the campaign file, and a NUL byte.
-  for (const std::string& name : {std::string("../../x"), std::string("/abs"), std::string("x\\u0000y")}) {
+  for (const std::string& name :
+       {std::string("../../x"), std::string("/abs"), std::string("x\\u0000y")}) {
     const fs::path file = dir.write("bad.toml", tiny_campaign(name, target, model, 1));
     const Outcome o = ckptbench({"run", file.string(), "--output", (dir / "results").string()});
     EXPECT_EQ(o.exit_code, 2) << o.describe();
@@ -258,8 +288,9 @@ TEST(HostileNames, CampaignNameMustBeOnePathComponentOfAtMost200Bytes) {
   EXPECT_FALSE(fs::exists("/abs"));
   EXPECT_FALSE(fs::exists(dir / "results"));
   // 200 bytes is allowed.
-  const Outcome longest = ckptbench({"run", campaign.string(), "--set", "campaign.name=" + std::string(200, 'n'),
-                                     "--output", (dir / "results").string()});
+  const Outcome longest =
+      ckptbench({"run", campaign.string(), "--set", "campaign.name=" + std::string(200, 'n'),
+                 "--output", (dir / "results").string()});
   EXPECT_EQ(longest.exit_code, 0) << longest.describe();
 }
 
@@ -276,18 +307,20 @@ TEST(HostileNames, LatestPointerOutsideTheCaseDirectoryIsRefused) {
   fs::create_directory_symlink(dir / "outside", case_dir / "link");
   int run = 1;
   for (const std::string& pointer :
-       {std::string("../../../outside"), (dir / "outside").string(), std::string(".."), std::string("."),
-        std::string("link"), kept.filename().string() + "/../../../../outside"}) {
+       {std::string("../../../outside"), (dir / "outside").string(), std::string(".."),
+        std::string("."), std::string("link"), kept.filename().string() + "/../../../../outside"}) {
     std::ofstream(case_dir / "latest") << pointer << "\n";
     const Outcome o = ckptbench({"run", campaign.string(), "--phase", "restore", "--output",
                                  (dir / ("r" + std::to_string(run++))).string()});
     EXPECT_EQ(o.exit_code, 2) << pointer << "\n" << o.describe();
     EXPECT_TRUE(contains(o.err, (case_dir / "latest").string() + " points to \"" + pointer +
-                                    "\", which is not a checkpoint directory inside " + case_dir.string()))
+                                    "\", which is not a checkpoint directory inside " +
+                                    case_dir.string()))
         << o.describe();
   }
   std::ofstream(case_dir / "latest") << good;
-  const Outcome o = ckptbench({"run", campaign.string(), "--phase", "restore", "--output", (dir / "r9").string()});
+  const Outcome o = ckptbench(
+      {"run", campaign.string(), "--phase", "restore", "--output", (dir / "r9").string()});
   EXPECT_EQ(o.exit_code, 0) << o.describe();
 }
 
@@ -298,7 +331,8 @@ class ManyFiles : public ::testing::TestWithParam<std::string> {};
 TEST_P(ManyFiles, FilePerTensorCheckpointBeyondTheOpenFileLimitVerifies) {
   const std::string backend = GetParam();
   Scratch dir;
-  const fs::path campaign = dir.write("files.toml", campaign_toml("files", dir / "target", R"(create_target = true
+  const fs::path campaign =
+      dir.write("files.toml", campaign_toml("files", dir / "target", R"(create_target = true
 iterations = 1
 warmup = 0
 [model]
@@ -316,16 +350,19 @@ threads = 2
 policy = "none"
 )"));
   const fs::path output = dir / "results";
-  const Outcome o = run_process({"bash", "-c", "ulimit -n 64 && exec \"$0\" run \"$1\" --output \"$2\"", kBinary,
-                                 campaign.string(), output.string()});
-  if (backend == "uring" && contains(o.err, "io_uring")) GTEST_SKIP() << "io_uring is not usable here: " << o.err;
+  const Outcome o =
+      run_process({"bash", "-c", "ulimit -n 64 && exec \"$0\" run \"$1\" --output \"$2\"", kBinary,
+                   campaign.string(), output.string()});
+  if (backend == "uring" && contains(o.err, "io_uring"))
+    GTEST_SKIP() << "io_uring is not usable here: " << o.err;
   ASSERT_EQ(o.exit_code, 0) << o.describe();
   const auto r = read_results(output);
   ASSERT_EQ(r.size(), 1u);
   EXPECT_EQ(r[0].at("status"), "ok") << r[0].dump();
   EXPECT_EQ(r[0].at("verified"), true) << r[0].dump();
   EXPECT_EQ(r[0].at("files_per_checkpoint"), 291) << r[0].dump();
-  EXPECT_TRUE(contains(r[0].at("notes").dump(), backend + ": 291 files per plan, more than the 32 it keeps open at once"))
+  EXPECT_TRUE(contains(r[0].at("notes").dump(),
+                       backend + ": 291 files per plan, more than the 32 it keeps open at once"))
       << r[0].at("notes").dump();
 }
 
@@ -340,12 +377,14 @@ TEST(OpenFileLimit, SoftOpenFileLimitIsRaisedAndNoted) {
   const Outcome hard = run_process({"bash", "-c", "ulimit -H -n"});
   const std::string limit = hard.out.substr(0, hard.out.find('\n'));
   if (limit == "unlimited" || std::stoll(limit) <= 100) GTEST_SKIP() << "hard limit " << limit;
-  const Outcome o = run_process({"bash", "-c", "ulimit -S -n 100 && exec \"$0\" run \"$1\" --output \"$2\"", kBinary,
-                                 campaign.string(), (dir / "results").string()});
+  const Outcome o =
+      run_process({"bash", "-c", "ulimit -S -n 100 && exec \"$0\" run \"$1\" --output \"$2\"",
+                   kBinary, campaign.string(), (dir / "results").string()});
   ASSERT_EQ(o.exit_code, 0) << o.describe();
   const auto r = read_results(dir / "results");
   ASSERT_EQ(r.size(), 1u);
-  EXPECT_TRUE(contains(r[0].at("notes").dump(), "open files: soft RLIMIT_NOFILE raised from 100 to the hard limit " + limit))
+  EXPECT_TRUE(contains(r[0].at("notes").dump(),
+                       "open files: soft RLIMIT_NOFILE raised from 100 to the hard limit " + limit))
       << r[0].at("notes").dump();
 }
 
@@ -367,7 +406,8 @@ TEST(ModelFiles, ExistingFileWithAnotherEndingIsReportedAsSuch) {
   EXPECT_TRUE(contains(run.err, "`model.name`")) << run.describe();
   EXPECT_TRUE(contains(run.err, "the file exists but has extension .yaml")) << run.describe();
   const Outcome missing = ckptbench({"layout", "--model", (dir / "absent.yaml").string()});
-  EXPECT_TRUE(contains(missing.err, "no such model in the zoo and no such file")) << missing.describe();
+  EXPECT_TRUE(contains(missing.err, "no such model in the zoo and no such file"))
+      << missing.describe();
 }
 
 }  // namespace

@@ -34,7 +34,8 @@ class ReshardRun : public ::testing::Test {
   void SetUp() override {
     if (!CKPT_TEST_HAVE_MPI) GTEST_SKIP() << "ckptbench was built without MPI";
     mpirun_ = find_mpirun();
-    if (!mpirun_) GTEST_SKIP() << "mpirun is not on PATH, so the multi-process run cannot be started";
+    if (!mpirun_)
+      GTEST_SKIP() << "mpirun is not on PATH, so the multi-process run cannot be started";
     model_ = dir_.write("reshard-llama.toml", kModel);
   }
 
@@ -56,9 +57,11 @@ policy = "none"
 )" + restore));
   }
 
-  Outcome run(int processes, const fs::path& file, const fs::path& output, const std::string& phase) {
+  Outcome run(int processes, const fs::path& file, const fs::path& output,
+              const std::string& phase) {
     std::vector<std::string> args = mpirun_args(*mpirun_, processes);
-    args.insert(args.end(), {kBinary, "run", file.string(), "--output", output.string(), "--phase", phase});
+    args.insert(args.end(),
+                {kBinary, "run", file.string(), "--output", output.string(), "--phase", phase});
     return run_process(args, std::chrono::seconds(240));
   }
 
@@ -83,7 +86,8 @@ TEST_F(ReshardRun, FourWritersRestoreVerifiedOnTwoAndThreeProcessesUnderOtherLay
 
   // TP 2 × PP 2 × DP 2, ZeRO-1: every byte of the checkpoint but the TP 4 padding rows
   // 1280..1535 (/ 4) is needed once and read once.
-  const Outcome two = run(2, campaign("reshard", "[restore]\ntp = 2\ndp = 2\nzero = 1\n"), dir_ / "two", "restore");
+  const Outcome two =
+      run(2, campaign("reshard", "[restore]\ntp = 2\ndp = 2\nzero = 1\n"), dir_ / "two", "restore");
   ASSERT_EQ(two.exit_code, 0) << two.describe();
   const auto r2 = read_results(dir_ / "two").at(0);
   EXPECT_EQ(r2.at("status"), "ok") << r2.at("error");
@@ -91,17 +95,20 @@ TEST_F(ReshardRun, FourWritersRestoreVerifiedOnTwoAndThreeProcessesUnderOtherLay
   EXPECT_EQ(r2.at("ranks").get<int>(), 2);
   EXPECT_EQ(r2.at("modeled_ranks").get<int>(), 8);
   const auto& s2 = r2.at("reshard");
-  EXPECT_EQ(s2.at("bytes_needed").get<std::uint64_t>(), checkpoint_bytes - (1536 - 1280) / 4 * kPaddingRowBytes);
+  EXPECT_EQ(s2.at("bytes_needed").get<std::uint64_t>(),
+            checkpoint_bytes - (1536 - 1280) / 4 * kPaddingRowBytes);
   EXPECT_EQ(s2.at("bytes_read").get<std::uint64_t>(), s2.at("bytes_needed").get<std::uint64_t>());
   EXPECT_EQ(s2.at("padding_bytes").get<std::uint64_t>(), 0u);
   EXPECT_EQ(s2.at("from"), "TP4×PP2×DP1");
   EXPECT_EQ(s2.at("to"), "TP2×PP2×DP2 ZeRO-1");
-  EXPECT_TRUE(contains(two.out, "restore TP2×PP2×DP2 ZeRO-1 from TP4×PP2×DP1, read exact")) << two.out;
+  EXPECT_TRUE(contains(two.out, "restore TP2×PP2×DP2 ZeRO-1 from TP4×PP2×DP1, read exact"))
+      << two.out;
 
   // TP 8 × PP 1 on 3 processes, whole stored items then narrowed: more read than needed; the
   // vocabulary pads further at TP 8 (1536 -> 2048 rows / 4), and those rows are not read.
-  const Outcome three = run(3, campaign("reshard", "[restore]\ntp = 8\npp = 1\nread = \"whole_items\"\n"),
-                            dir_ / "three", "restore");
+  const Outcome three =
+      run(3, campaign("reshard", "[restore]\ntp = 8\npp = 1\nread = \"whole_items\"\n"),
+          dir_ / "three", "restore");
   ASSERT_EQ(three.exit_code, 0) << three.describe();
   const auto r3 = read_results(dir_ / "three").at(0);
   EXPECT_EQ(r3.at("status"), "ok") << r3.at("error");
@@ -120,7 +127,8 @@ TEST_F(ReshardRun, DirectReadsAndGapCoalescingVerifyWithTheirBytesCounted) {
   const std::string direct = "[backend]\ndirect = true\n";
   const Outcome written = run(4, campaign("direct", direct), dir_ / "written", "checkpoint");
   ASSERT_EQ(written.exit_code, 0) << written.describe();
-  const auto plain_outcome = run(2, campaign("direct", direct + "[restore]\ntp = 8\npp = 1\n"), dir_ / "plain", "restore");
+  const auto plain_outcome =
+      run(2, campaign("direct", direct + "[restore]\ntp = 8\npp = 1\n"), dir_ / "plain", "restore");
   ASSERT_EQ(plain_outcome.exit_code, 0) << plain_outcome.describe();
   const auto plain = read_results(dir_ / "plain").at(0);
   EXPECT_EQ(plain.at("status"), "ok") << plain.at("error");
@@ -132,13 +140,15 @@ TEST_F(ReshardRun, DirectReadsAndGapCoalescingVerifyWithTheirBytesCounted) {
   EXPECT_EQ(p.at("direct_alignment").get<std::uint64_t>(), 4096u);
   EXPECT_EQ(read % 4096, 0u) << "every request is whole blocks";
   EXPECT_GE(read, needed);
-  EXPECT_LT(read, needed + requests * 2 * 4096) << "each request grows by less than a block at either end";
+  EXPECT_LT(read, needed + requests * 2 * 4096)
+      << "each request grows by less than a block at either end";
   EXPECT_GT(p.at("copied_bytes").get<std::uint64_t>(), 0u);
 
   // Bridging every gap of the strided row-parallel halves: fewer requests; under O_DIRECT also
   // fewer bytes, as each half row no longer costs its own whole blocks.
   const auto gap_outcome =
-      run(2, campaign("direct", direct + "[restore]\ntp = 8\npp = 1\ngap_bytes = \"1 MiB\"\n"), dir_ / "gap", "restore");
+      run(2, campaign("direct", direct + "[restore]\ntp = 8\npp = 1\ngap_bytes = \"1 MiB\"\n"),
+          dir_ / "gap", "restore");
   ASSERT_EQ(gap_outcome.exit_code, 0) << gap_outcome.describe();
   const auto gap = read_results(dir_ / "gap").at(0);
   EXPECT_EQ(gap.at("status"), "ok") << gap.at("error");
@@ -159,17 +169,20 @@ TEST_F(ReshardRun, FlippedByteIsNamedByTensorAndGlobalIndexAfterResharding) {
   // A row-parallel weight of the last layer (stored by TP rank 3): its byte 2 of row 1.
   nlohmann::json tensor;
   for (const auto& t : manifest.at("tensors")) {
-    if (t.at("state") == "weight" && t.at("name").get<std::string>().find("7.self_attention.linear_proj.weight") !=
-                                         std::string::npos &&
+    if (t.at("state") == "weight" &&
+        t.at("name").get<std::string>().find("7.self_attention.linear_proj.weight") !=
+            std::string::npos &&
         t.at("offset").at(1).get<int>() == 192) {
       tensor = t;
     }
   }
   ASSERT_FALSE(tensor.is_null()) << "no TP-3 slice of layer 7's linear_proj in the manifest";
   // Scaled: global shape [64, 256], TP 4 slices of 64 columns; row 1, column 192 + 1 (bf16).
-  const auto offset = static_cast<std::streamoff>(tensor.at("file_offset").get<std::uint64_t>() + 64 * 2 + 2);
+  const auto offset =
+      static_cast<std::streamoff>(tensor.at("file_offset").get<std::uint64_t>() + 64 * 2 + 2);
   {
-    std::fstream f(kept / tensor.at("file").get<std::string>(), std::ios::in | std::ios::out | std::ios::binary);
+    std::fstream f(kept / tensor.at("file").get<std::string>(),
+                   std::ios::in | std::ios::out | std::ios::binary);
     ASSERT_TRUE(f);
     f.seekg(offset);
     char byte = 0;
@@ -177,15 +190,18 @@ TEST_F(ReshardRun, FlippedByteIsNamedByTensorAndGlobalIndexAfterResharding) {
     f.seekp(offset);
     f.put(static_cast<char>(byte ^ 0x5a));
   }
-  const Outcome o = run(2, campaign("reshard", "[restore]\ntp = 2\ndp = 2\nzero = 1\n"), dir_ / "bad", "restore");
+  const Outcome o =
+      run(2, campaign("reshard", "[restore]\ntp = 2\ndp = 2\nzero = 1\n"), dir_ / "bad", "restore");
   EXPECT_EQ(o.exit_code, 1) << o.describe();
   const std::string name = tensor.at("name").get<std::string>();
   EXPECT_TRUE(contains(o.err, "verification failed: tensor " + name + " (weight")) << o.describe();
-  EXPECT_TRUE(contains(o.err, "at global element [1, 193] (flat 449, shape [64, 256])")) << o.describe();
+  EXPECT_TRUE(contains(o.err, "at global element [1, 193] (flat 449, shape [64, 256])"))
+      << o.describe();
 }
 
 TEST_F(ReshardRun, RefusesStateTheCheckpointNeverHeldAndAnotherModel) {
-  const fs::path weights = dir_.write("weights.toml", campaign_toml("weights", dir_ / "target", R"(create_target = true
+  const fs::path weights =
+      dir_.write("weights.toml", campaign_toml("weights", dir_ / "target", R"(create_target = true
 [model]
 name = ")" + model_.string() + R"("
 [state]
@@ -200,9 +216,11 @@ state = "full"
   EXPECT_TRUE(contains(full.err, "state.scope = \"weights\"")) << full.describe();
 
   ASSERT_FALSE(write_checkpoint().empty());
-  const Outcome other = run(2, campaign("reshard", "[restore]\ntp = 2\n"), dir_ / "other", "restore");
+  const Outcome other =
+      run(2, campaign("reshard", "[restore]\ntp = 2\n"), dir_ / "other", "restore");
   ASSERT_EQ(other.exit_code, 0) << other.describe();  // the same model restores
-  const fs::path changed = dir_.write("changed.toml", campaign_toml("reshard", dir_ / "target", R"(create_target = true
+  const fs::path changed =
+      dir_.write("changed.toml", campaign_toml("reshard", dir_ / "target", R"(create_target = true
 iterations = 1
 warmup = 0
 [model]

@@ -68,9 +68,9 @@ TEST(RunRecord, PhasesWallTimeAndProvenanceOfOneProcess) {
   const std::string host = this_host();
 
   // Phases: mkdir inside the checkpoint, retire beside it, per iteration and as medians.
-  EXPECT_EQ(
-      keys_of(r.at("phases").at("write")),
-      (std::set<std::string>{"mkdir", "open", "transfer", "sync", "close", "gather", "metadata", "manifest", "retire"}));
+  EXPECT_EQ(keys_of(r.at("phases").at("write")),
+            (std::set<std::string>{"mkdir", "open", "transfer", "sync", "close", "gather",
+                                   "metadata", "manifest", "retire"}));
   EXPECT_EQ(keys_of(r.at("phases").at("read")),
             (std::set<std::string>{"open", "transfer", "sync", "close"}));
   const auto& samples = r.at("samples");
@@ -164,8 +164,9 @@ TEST(RunRecord, AnOutputThatCannotHoldResultsIsRefusedBeforeTheFirstCase) {
   const fs::path file = dir.write("plain", "not a directory");
   const Outcome o = ckptbench({"run", campaign.string(), "--output", (file / "runs").string()});
   EXPECT_EQ(o.exit_code, 2) << o.describe();
-  EXPECT_TRUE(contains(o.err, "ckptbench: error: --output: cannot make the results directory under " +
-                                  (file / "runs").string() + ": " + file.string() + " is not a writable directory"))
+  EXPECT_TRUE(contains(
+      o.err, "ckptbench: error: --output: cannot make the results directory under " +
+                 (file / "runs").string() + ": " + file.string() + " is not a writable directory"))
       << o.describe();
   EXPECT_FALSE(fs::exists(dir / "target")) << "a case started: " << o.describe();
 }

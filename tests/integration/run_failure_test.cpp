@@ -1,16 +1,15 @@
 // `ckptbench run` when things go wrong: a full disk, a memory budget too small, a target that
 // is missing or holds an older checkpoint, Ctrl-C, and a rank killed under mpirun.
-#include <gtest/gtest.h>
-
 #include <fcntl.h>
-#include <fstream>
+#include <gtest/gtest.h>
 #include <signal.h>
-#include <unistd.h>
 #include <sys/mount.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -39,13 +38,14 @@ class DiskFull : public ::testing::Test {
   void SetUp() override {
     fs::create_directories(mount_point_);
     if (::mount("tmpfs", mount_point_.c_str(), "tmpfs", 0, "size=48m") != 0) {
-      GTEST_SKIP() << "cannot mount a 48 MiB tmpfs at " << mount_point_ << ": " << std::strerror(errno)
-                   << " (needs root or CAP_SYS_ADMIN)";
+      GTEST_SKIP() << "cannot mount a 48 MiB tmpfs at " << mount_point_ << ": "
+                   << std::strerror(errno) << " (needs root or CAP_SYS_ADMIN)";
     }
     mounted_ = true;
   }
   void TearDown() override {
-    if (mounted_ && ::umount2(mount_point_.c_str(), 0) != 0) ::umount2(mount_point_.c_str(), MNT_DETACH);
+    if (mounted_ && ::umount2(mount_point_.c_str(), 0) != 0)
+      ::umount2(mount_point_.c_str(), MNT_DETACH);
   }
 
   Outcome run(const std::vector<std::string>& extra) {
@@ -70,7 +70,8 @@ class DiskFull : public ::testing::Test {
   fs::path target_ = mount_point_ / "target";
   fs::path case_dir_ = target_ / "disk-full" / "case-0000";
   // Llama 3 8B weights scaled 512×: 29.92 MiB in one file.
-  fs::path campaign_ = dir_.write("full.toml", campaign_toml("disk-full", target_, R"(create_target = true
+  fs::path campaign_ =
+      dir_.write("full.toml", campaign_toml("disk-full", target_, R"(create_target = true
 iterations = 1
 warmup = 0
 [model]
@@ -105,13 +106,15 @@ TEST_F(DiskFull, OverwriteThatRunsOutOfSpaceKeepsTheEarlierCheckpoint) {
   EXPECT_TRUE(contains(second.err, case_dir_.string())) << second.describe();
   for (const auto& r : read_results(output_)) EXPECT_EQ(r.at("status"), "failed") << r.at("error");
 
-  EXPECT_EQ(latest_checkpoint(case_dir_), kept) << "`latest` must still name the earlier checkpoint";
+  EXPECT_EQ(latest_checkpoint(case_dir_), kept)
+      << "`latest` must still name the earlier checkpoint";
   ASSERT_TRUE(fs::is_regular_file(kept / kManifest)) << kept;
-  EXPECT_TRUE(read_text(kept / kManifest) == manifest_before) << "the earlier checkpoint's manifest in " << kept
-                                                             << " was replaced";
+  EXPECT_TRUE(read_text(kept / kManifest) == manifest_before)
+      << "the earlier checkpoint's manifest in " << kept << " was replaced";
   // The failed step's directory is gone (this run made it), and the error says so.
   EXPECT_EQ(step_dirs(case_dir_), std::vector<fs::path>{kept}) << second.describe();
-  EXPECT_TRUE(contains(second.err, "this run removed its incomplete directory " + (case_dir_ / "step_0000002").string()))
+  EXPECT_TRUE(contains(second.err, "this run removed its incomplete directory " +
+                                       (case_dir_ / "step_0000002").string()))
       << second.describe();
 
   const Outcome restore = run({"--phase", "restore"});
@@ -140,7 +143,8 @@ TEST_F(DiskFull, FailureMidDataLeavesNoPartialStepAndTheNextRunSucceeds) {
   const Outcome failed = run({"--phase", "checkpoint"});
   EXPECT_EQ(failed.exit_code, 1) << failed.describe();
   EXPECT_TRUE(contains(failed.err, "No space left on device")) << failed.describe();
-  EXPECT_TRUE(contains(failed.err, "this run removed its incomplete directory " + (case_dir_ / "step_0000001").string()))
+  EXPECT_TRUE(contains(failed.err, "this run removed its incomplete directory " +
+                                       (case_dir_ / "step_0000001").string()))
       << failed.describe();
   EXPECT_TRUE(step_dirs(case_dir_).empty()) << "a partial step directory stayed";
   EXPECT_FALSE(fs::exists(case_dir_ / "latest"));
@@ -162,20 +166,23 @@ TEST_F(DiskFull, FailureMidManifestRemovesTheStepAndKeepsTheEarlierCheckpoint) {
   for (const auto& entry : fs::directory_iterator(kept)) {
     if (entry.path().filename() != kManifest) data += (entry.file_size() + 4095) / 4096 * 4096;
   }
-  ASSERT_GT(fs::file_size(kept / kManifest), 3 * 4096u) << "the manifest must need more than the pages left";
+  ASSERT_GT(fs::file_size(kept / kManifest), 3 * 4096u)
+      << "the manifest must need more than the pages left";
   // Make room for this run's data and two pages more: its ~96 KiB manifest cannot follow.
   const fs::path aside = dir_ / "kept-aside";
   fs::create_directories(aside);
   fs::copy(kept, aside / kept.filename());
   fs::remove_all(kept);
   fs::create_directories(kept);
-  fs::copy(aside / kept.filename() / kManifest, kept / kManifest);  // a small stand-in keeps `latest` valid
+  fs::copy(aside / kept.filename() / kManifest,
+           kept / kManifest);  // a small stand-in keeps `latest` valid
   leave_free(mount_point_, data + 2 * 4096);
   const Outcome second = run({"--phase", "checkpoint", "--set", "campaign.overwrite=true"});
   EXPECT_EQ(second.exit_code, 1) << second.describe();
   EXPECT_TRUE(contains(second.err, "manifest commit failed")) << second.describe();
   EXPECT_TRUE(contains(second.err, "No space left on device")) << second.describe();
-  EXPECT_TRUE(contains(second.err, "this run removed its incomplete directory")) << second.describe();
+  EXPECT_TRUE(contains(second.err, "this run removed its incomplete directory"))
+      << second.describe();
   EXPECT_EQ(step_dirs(case_dir_), std::vector<fs::path>{kept}) << second.describe();
   EXPECT_EQ(latest_checkpoint(case_dir_), kept);
 
@@ -189,7 +196,8 @@ TEST_F(DiskFull, FailureMidManifestRemovesTheStepAndKeepsTheEarlierCheckpoint) {
 TEST(RunSetupErrors, MemoryBudgetTooSmallStopsBeforeAnyIo) {
   Scratch dir;
   const fs::path target = dir / "target";
-  const fs::path campaign = dir.write("budget.toml", campaign_toml("budget", target, R"(create_target = true
+  const fs::path campaign =
+      dir.write("budget.toml", campaign_toml("budget", target, R"(create_target = true
 memory_budget = "1 MiB"
 iterations = 1
 warmup = 0
@@ -210,7 +218,8 @@ policy = "none"
   std::stringstream lines(dry.out);
   for (std::string line; std::getline(lines, line);) {
     std::stringstream words(line);
-    std::vector<std::string> w{std::istream_iterator<std::string>(words), std::istream_iterator<std::string>()};
+    std::vector<std::string> w{std::istream_iterator<std::string>(words),
+                               std::istream_iterator<std::string>()};
     if (w.size() >= 8 && w[0] == "0") need = w[6] + " " + w[7];
   }
   ASSERT_FALSE(need.empty()) << dry.describe();
@@ -218,7 +227,8 @@ policy = "none"
   const Outcome o = ckptbench({"run", campaign.string(), "--output", (dir / "results").string()});
   EXPECT_EQ(o.exit_code, 2) << o.describe();
   EXPECT_TRUE(contains(o.err, "campaign.memory_budget")) << o.describe();
-  EXPECT_TRUE(contains(o.err, "needs " + need)) << "expected `needs " << need << "`\n" << o.describe();
+  EXPECT_TRUE(contains(o.err, "needs " + need)) << "expected `needs " << need << "`\n"
+                                                << o.describe();
   const fs::path case_dir = target / "budget" / "case-0000";
   EXPECT_EQ(entries_under(case_dir), 0u) << "something was written under " << case_dir;
   EXPECT_FALSE(fs::exists(dir / "results")) << "a refused run made a results directory";
@@ -227,7 +237,8 @@ policy = "none"
 TEST(RunSetupErrors, MissingTargetWithoutCreateTarget) {
   Scratch dir;
   const fs::path target = dir / "absent" / "target";
-  const fs::path campaign = dir.write("missing.toml", campaign_toml("missing", target, R"(iterations = 1
+  const fs::path campaign =
+      dir.write("missing.toml", campaign_toml("missing", target, R"(iterations = 1
 warmup = 0
 [model]
 name = "llama3-8b"
@@ -245,7 +256,8 @@ scope = "weights"
 TEST(RunSetupErrors, OlderCheckpointWithoutOverwrite) {
   Scratch dir;
   const fs::path target = dir / "target";
-  const fs::path campaign = dir.write("again.toml", campaign_toml("again", target, R"(create_target = true
+  const fs::path campaign =
+      dir.write("again.toml", campaign_toml("again", target, R"(create_target = true
 iterations = 1
 warmup = 0
 [model]
@@ -256,41 +268,48 @@ scope = "weights"
 [cache]
 policy = "none"
 )"));
-  const Outcome first =
-      ckptbench({"run", campaign.string(), "--phase", "checkpoint", "--output", (dir / "results-0").string()});
+  const Outcome first = ckptbench({"run", campaign.string(), "--phase", "checkpoint", "--output",
+                                   (dir / "results-0").string()});
   ASSERT_EQ(first.exit_code, 0) << first.describe();
   const fs::path case_dir = target / "again" / "case-0000";
   const fs::path kept = latest_checkpoint(case_dir);
   ASSERT_FALSE(kept.empty());
   const std::string manifest = read_text(kept / kManifest);
 
-  const Outcome again = ckptbench({"run", campaign.string(), "--output", (dir / "results-1").string()});
+  const Outcome again =
+      ckptbench({"run", campaign.string(), "--output", (dir / "results-1").string()});
   EXPECT_EQ(again.exit_code, 2) << again.describe();
   EXPECT_TRUE(contains(again.err, "campaign.overwrite")) << again.describe();
   EXPECT_EQ(latest_checkpoint(case_dir), kept);
-  EXPECT_TRUE(read_text(kept / kManifest) == manifest) << "the older checkpoint's manifest in " << kept << " changed";
+  EXPECT_TRUE(read_text(kept / kManifest) == manifest)
+      << "the older checkpoint's manifest in " << kept << " changed";
 }
 
 // Long enough never to finish on its own: 100,000 iterations of a ~1 MiB checkpoint.
-std::string endless_campaign(const std::string& name, const fs::path& target, const fs::path& model, int dp) {
-  return campaign_toml(name, target, "create_target = true\niterations = 100000\nwarmup = 0\n[model]\nname = \"" +
-                                         model.string() + "\"\n[parallel]\ndp = " + std::to_string(dp) +
-                                         "\nzero = 1\n[cache]\npolicy = \"none\"\n");
+std::string endless_campaign(const std::string& name, const fs::path& target, const fs::path& model,
+                             int dp) {
+  return campaign_toml(name, target,
+                       "create_target = true\niterations = 100000\nwarmup = 0\n[model]\nname = \"" +
+                           model.string() + "\"\n[parallel]\ndp = " + std::to_string(dp) +
+                           "\nzero = 1\n[cache]\npolicy = \"none\"\n");
 }
 
 TEST(RunSignals, CtrlCEndsTheRunWith130AndKeepsMeasuredIterations) {
   Scratch dir;
   const fs::path model = dir.write("tiny.toml", kTinyModel);
-  const fs::path campaign = dir.write("sigint.toml", endless_campaign("sigint", dir / "target", model, 1));
+  const fs::path campaign =
+      dir.write("sigint.toml", endless_campaign("sigint", dir / "target", model, 1));
   const fs::path output = dir / "results";
   Process p({kBinary, "run", campaign.string(), "--output", output.string()});
 
   // Interrupt after ~1 s, once the first iteration has been measured.
   const auto deadline = Clock::now() + 30s;
-  while (Clock::now() < deadline && (p.elapsed() < 1.0 || !contains(p.err_so_far(), "iteration 1/"))) {
+  while (Clock::now() < deadline &&
+         (p.elapsed() < 1.0 || !contains(p.err_so_far(), "iteration 1/"))) {
     std::this_thread::sleep_for(20ms);
   }
-  ASSERT_TRUE(contains(p.err_so_far(), "iteration 1/")) << "no iteration finished in 30 s\n" << p.err_so_far();
+  ASSERT_TRUE(contains(p.err_so_far(), "iteration 1/")) << "no iteration finished in 30 s\n"
+                                                        << p.err_so_far();
   ASSERT_EQ(::kill(p.pid(), SIGINT), 0) << std::strerror(errno);
   const auto sent = Clock::now();
   const Outcome o = p.wait(10s);
@@ -312,17 +331,22 @@ TEST(RunSignals, CtrlCEndsTheRunWith130AndKeepsMeasuredIterations) {
 TEST(RunUnderMpirun, KilledRankEndsTheJobWithoutAnOkResult) {
   const auto mpirun = find_mpirun();
   if (!mpirun) GTEST_SKIP() << "mpirun is not on PATH, so the multi-process run cannot be started";
-  if (!CKPT_TEST_HAVE_MPI) GTEST_SKIP() << "ckptbench was built without MPI (CKPT_WITH_MPI=OFF or MPI not found)";
+  if (!CKPT_TEST_HAVE_MPI)
+    GTEST_SKIP() << "ckptbench was built without MPI (CKPT_WITH_MPI=OFF or MPI not found)";
   Scratch dir;
   const fs::path model = dir.write("tiny.toml", kTinyModel);
-  const fs::path campaign = dir.write("dying.toml", endless_campaign("dying", dir / "target", model, 2));
+  const fs::path campaign =
+      dir.write("dying.toml", endless_campaign("dying", dir / "target", model, 2));
   // Rank 1 becomes ckptbench (exec keeps the pid) and is sent SIGKILL about 1 s later.
-  const fs::path wrapper = dir.write("kill-rank-1.sh", "rank=${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-0}}\n"
-                                                       "if [ \"$rank\" = 1 ]; then (sleep 1; kill -9 $$) & fi\n"
-                                                       "exec \"" + kBinary + "\" \"$@\"\n");
+  const fs::path wrapper = dir.write("kill-rank-1.sh",
+                                     "rank=${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-0}}\n"
+                                     "if [ \"$rank\" = 1 ]; then (sleep 1; kill -9 $$) & fi\n"
+                                     "exec \"" +
+                                         kBinary + "\" \"$@\"\n");
   const fs::path output = dir / "results";
   std::vector<std::string> args = mpirun_args(*mpirun, 2);
-  args.insert(args.end(), {"sh", wrapper.string(), "run", campaign.string(), "--output", output.string()});
+  args.insert(args.end(),
+              {"sh", wrapper.string(), "run", campaign.string(), "--output", output.string()});
   const Outcome o = run_process(args, 20s);
   EXPECT_FALSE(o.timed_out) << "mpirun did not end within 20 s of starting\n" << o.describe();
   EXPECT_FALSE(o.exited() && o.exit_code == 0) << o.describe();
@@ -334,12 +358,14 @@ TEST(RunUnderMpirun, KilledRankEndsTheJobWithoutAnOkResult) {
 TEST(RunSignals, InterruptedCheckpointRunKeepsItsNewestCompleteCheckpoint) {
   Scratch dir;
   const fs::path model = dir.write("tiny.toml", kTinyModel);
-  const fs::path campaign = dir.write("keep.toml", endless_campaign("keep", dir / "target", model, 1));
+  const fs::path campaign =
+      dir.write("keep.toml", endless_campaign("keep", dir / "target", model, 1));
   const fs::path output = dir / "results";
-  Process p({kBinary, "run", campaign.string(), "--phase", "checkpoint", "--set", "campaign.warmup=1", "--output",
-             output.string()});
+  Process p({kBinary, "run", campaign.string(), "--phase", "checkpoint", "--set",
+             "campaign.warmup=1", "--output", output.string()});
   const auto deadline = Clock::now() + 30s;
-  while (Clock::now() < deadline && !contains(p.err_so_far(), "iteration 4/")) std::this_thread::sleep_for(20ms);
+  while (Clock::now() < deadline && !contains(p.err_so_far(), "iteration 4/"))
+    std::this_thread::sleep_for(20ms);
   ASSERT_TRUE(contains(p.err_so_far(), "iteration 4/")) << p.err_so_far();
   ASSERT_EQ(::kill(p.pid(), SIGINT), 0) << std::strerror(errno);
   const Outcome o = p.wait(10s);
@@ -357,9 +383,9 @@ TEST(RunSignals, InterruptedCheckpointRunKeepsItsNewestCompleteCheckpoint) {
   EXPECT_NE(name, "step_0000001") << "the warm-up checkpoint is never kept";
   EXPECT_TRUE(fs::exists(case_dir / name / "ckptbench-manifest.json"));
 
-  const Outcome restore = run_process({kBinary, "run", campaign.string(), "--phase", "restore", "--set",
-                                       "campaign.iterations=1", "--set", "campaign.warmup=0", "--output",
-                                       output.string()});
+  const Outcome restore = run_process({kBinary, "run", campaign.string(), "--phase", "restore",
+                                       "--set", "campaign.iterations=1", "--set",
+                                       "campaign.warmup=0", "--output", output.string()});
   EXPECT_EQ(restore.exit_code, 0) << restore.describe();
 }
 

@@ -3,6 +3,7 @@
 // typos. Failure paths (disk full, budgets, targets, signals, dying ranks) are in
 // run_failure_test.cpp.
 #include <gtest/gtest.h>
+#include <xxhash.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -12,7 +13,6 @@
 #include <sstream>
 #include <string>
 #include <vector>
-#include <xxhash.h>
 
 #include "tests/integration/integration_support.hpp"
 
@@ -30,10 +30,13 @@ std::vector<std::string> lines_of(const std::string& text) {
 TEST(RunUnderMpirun, FourProcessesEmulateEightRanksWithEveryMapping) {
   const auto mpirun = find_mpirun();
   if (!mpirun) GTEST_SKIP() << "mpirun is not on PATH, so the multi-process run cannot be started";
-  if (!CKPT_TEST_HAVE_MPI) GTEST_SKIP() << "ckptbench was built without MPI (CKPT_WITH_MPI=OFF or MPI not found)";
+  if (!CKPT_TEST_HAVE_MPI)
+    GTEST_SKIP() << "ckptbench was built without MPI (CKPT_WITH_MPI=OFF or MPI not found)";
   Scratch dir;
-  const std::vector<std::string> mappings{"file_per_rank", "file_per_tensor", "file_per_node", "shared_file"};
-  const fs::path campaign = dir.write("mpi.toml", campaign_toml("mpi-mappings", dir / "target", R"(create_target = true
+  const std::vector<std::string> mappings{"file_per_rank", "file_per_tensor", "file_per_node",
+                                          "shared_file"};
+  const fs::path campaign =
+      dir.write("mpi.toml", campaign_toml("mpi-mappings", dir / "target", R"(create_target = true
 iterations = 1
 warmup = 0
 [model]
@@ -50,9 +53,9 @@ mapping = ["file_per_rank", "file_per_tensor", "file_per_node", "shared_file"]
 [cache]
 policy = "none"
 )"));
-  const std::uint64_t expected_bytes =
-      scaled_checkpoint_bytes({"--model", "llama3-8b", "--tp", "2", "--dp", "4", "--zero", "1", "--state", "full"}, 8,
-                              2048);
+  const std::uint64_t expected_bytes = scaled_checkpoint_bytes(
+      {"--model", "llama3-8b", "--tp", "2", "--dp", "4", "--zero", "1", "--state", "full"}, 8,
+      2048);
   ASSERT_GT(expected_bytes, 0u);
 
   const fs::path output = dir / "results";
@@ -65,7 +68,8 @@ policy = "none"
   ASSERT_EQ(results.size(), mappings.size()) << o.describe();
   for (std::size_t i = 0; i < results.size(); ++i) {
     const auto& r = results[i];
-    SCOPED_TRACE("case " + std::to_string(i) + ": status " + r.at("status").dump() + ", error " + r.at("error").dump());
+    SCOPED_TRACE("case " + std::to_string(i) + ": status " + r.at("status").dump() + ", error " +
+                 r.at("error").dump());
     EXPECT_EQ(r.at("case_index").get<std::size_t>(), i);
     EXPECT_EQ(r.at("strategy"), mappings[i]);
     EXPECT_EQ(r.at("status"), "ok");
@@ -178,7 +182,8 @@ TEST_F(KeptCheckpoint, CheckpointAndRestoreInSeparateProcesses) {
   EXPECT_TRUE(restored[0].at("write_gib_per_s").is_null());
   EXPECT_EQ(restored[0].at("checkpoint_dir"), kept.string());
   EXPECT_EQ(restored[0].at("bytes_per_checkpoint"), written[0].at("bytes_per_checkpoint"));
-  EXPECT_TRUE(fs::is_regular_file(kept / kManifest)) << "a restore must leave the checkpoint in place";
+  EXPECT_TRUE(fs::is_regular_file(kept / kManifest))
+      << "a restore must leave the checkpoint in place";
 }
 
 TEST_F(KeptCheckpoint, FlippedByteFailsVerificationNamingTheTensor) {
@@ -187,7 +192,8 @@ TEST_F(KeptCheckpoint, FlippedByteFailsVerificationNamingTheTensor) {
   const auto tensor = some_tensor(read_manifest(kept));
   ASSERT_FALSE(tensor.is_null());
   const fs::path file = kept / tensor.at("file").get<std::string>();
-  const auto offset = static_cast<std::streamoff>(tensor.at("file_offset").get<std::uint64_t>() + 1);
+  const auto offset =
+      static_cast<std::streamoff>(tensor.at("file_offset").get<std::uint64_t>() + 1);
   {
     std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
     ASSERT_TRUE(f) << file;
@@ -203,7 +209,8 @@ TEST_F(KeptCheckpoint, FlippedByteFailsVerificationNamingTheTensor) {
   EXPECT_EQ(o.exit_code, 1) << o.describe();
   const std::string name = tensor.at("name").get<std::string>();
   EXPECT_TRUE(contains(o.err, "verification failed")) << o.describe();
-  EXPECT_TRUE(contains(o.err, "tensor " + name + " ")) << "expected `tensor " << name << "`\n" << o.describe();
+  EXPECT_TRUE(contains(o.err, "tensor " + name + " ")) << "expected `tensor " << name << "`\n"
+                                                       << o.describe();
   const auto results = read_results(output_);
   ASSERT_EQ(results.size(), 1u) << o.describe();
   EXPECT_EQ(results[0].at("status"), "failed");
@@ -225,7 +232,8 @@ TEST_F(KeptCheckpoint, ShardChecksumsAreXxh3OfTheirBytesInTheFile) {
     in.seekg(static_cast<std::streamoff>(t.at("file_offset").get<std::uint64_t>()));
     ASSERT_TRUE(in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()))) << file;
     char hex[17];
-    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(XXH3_64bits(bytes.data(), bytes.size())));
+    std::snprintf(hex, sizeof hex, "%016llx",
+                  static_cast<unsigned long long>(XXH3_64bits(bytes.data(), bytes.size())));
     EXPECT_EQ(t.at("checksum").get<std::string>(), hex) << t.at("name") << " in " << file;
   }
 }
@@ -240,10 +248,12 @@ TEST_F(KeptCheckpoint, ManifestWithoutChecksumAlgorithmIsRefusedByName) {
 
   const Outcome o = run("restore");
   EXPECT_EQ(o.exit_code, 2) << o.describe();
-  EXPECT_TRUE(contains(o.err, (kept / kManifest).string() + ": manifest version 1 has no `checksum_algorithm`"))
+  EXPECT_TRUE(contains(
+      o.err, (kept / kManifest).string() + ": manifest version 1 has no `checksum_algorithm`"))
       << o.describe();
   EXPECT_TRUE(contains(o.err, "write the checkpoint again")) << o.describe();
-  EXPECT_FALSE(contains(o.err, "different model")) << "not a configuration mismatch\n" << o.describe();
+  EXPECT_FALSE(contains(o.err, "different model")) << "not a configuration mismatch\n"
+                                                   << o.describe();
 }
 
 TEST_F(KeptCheckpoint, MissingDataFileFailsTheRestoreNamingThePath) {
@@ -257,7 +267,8 @@ TEST_F(KeptCheckpoint, MissingDataFileFailsTheRestoreNamingThePath) {
   const Outcome o = run("restore");
   EXPECT_NE(o.exit_code, 0) << o.describe();
   EXPECT_TRUE(o.exited()) << o.describe();
-  EXPECT_TRUE(contains(o.err, file.string())) << "expected the missing file " << file << "\n" << o.describe();
+  EXPECT_TRUE(contains(o.err, file.string())) << "expected the missing file " << file << "\n"
+                                              << o.describe();
   for (const auto& r : read_results(output_)) EXPECT_NE(r.at("status"), "ok") << r.dump();
 }
 
@@ -276,7 +287,8 @@ TEST(RunDryRun, PrintsOneRowPerCaseAndCreatesNothing) {
   Scratch dir;
   const fs::path target = dir / "target";
   const std::vector<std::string> mappings{"file_per_rank", "file_per_tensor", "shared_file"};
-  const fs::path campaign = dir.write("dry.toml", campaign_toml("dry", target, R"(create_target = true
+  const fs::path campaign =
+      dir.write("dry.toml", campaign_toml("dry", target, R"(create_target = true
 iterations = 1
 warmup = 0
 [model]
@@ -288,7 +300,8 @@ zero = 1
 [strategy]
 mapping = ["file_per_rank", "file_per_tensor", "shared_file"]
 )"));
-  const Outcome o = ckptbench({"run", campaign.string(), "--dry-run", "--output", (dir / "results").string()});
+  const Outcome o =
+      ckptbench({"run", campaign.string(), "--dry-run", "--output", (dir / "results").string()});
   ASSERT_EQ(o.exit_code, 0) << o.describe();
 
   std::vector<std::string> rows;
@@ -296,7 +309,8 @@ mapping = ["file_per_rank", "file_per_tensor", "shared_file"]
     std::stringstream words(line);
     std::string first;
     words >> first;
-    if (!first.empty() && first.find_first_not_of("0123456789") == std::string::npos) rows.push_back(line);
+    if (!first.empty() && first.find_first_not_of("0123456789") == std::string::npos)
+      rows.push_back(line);
   }
   ASSERT_EQ(rows.size(), mappings.size()) << o.describe();
   for (std::size_t i = 0; i < rows.size(); ++i) {
@@ -327,8 +341,9 @@ thread = 4
 
   const Outcome o = ckptbench({"run", campaign.string(), "--output", (dir / "results").string()});
   EXPECT_EQ(o.exit_code, 2) << o.describe();
-  EXPECT_TRUE(contains(o.err, campaign.string() + ":" + std::to_string(line))) << "expected line " << line << "\n"
-                                                                              << o.describe();
+  EXPECT_TRUE(contains(o.err, campaign.string() + ":" + std::to_string(line)))
+      << "expected line " << line << "\n"
+      << o.describe();
   EXPECT_TRUE(contains(o.err, "backend.thread")) << o.describe();
   EXPECT_TRUE(contains(o.err, "did you mean `threads`")) << o.describe();
   EXPECT_FALSE(fs::exists(target));

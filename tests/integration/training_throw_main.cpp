@@ -14,10 +14,10 @@
 #include "backends/registry.hpp"
 #include "harness/comm/comm.hpp"
 #include "harness/engine/training_loop.hpp"
-#include "harness/plan/training_state.hpp"
-#include "harness/memory/host_space.hpp"
 #include "harness/exec/iteration.hpp"
 #include "harness/exec/process_buffer.hpp"
+#include "harness/memory/host_space.hpp"
+#include "harness/plan/training_state.hpp"
 
 namespace {
 

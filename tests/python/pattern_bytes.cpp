@@ -11,17 +11,18 @@
 #include <filesystem>
 #include <stdexcept>
 
-#include "harness/spec/case.hpp"
+#include "harness/checkpoint/manifest.hpp"
 #include "harness/memory/data_pattern.hpp"
 #include "harness/plan/checkpoint_plan.hpp"
 #include "harness/plan/shard_geometry.hpp"
-#include "harness/checkpoint/manifest.hpp"
+#include "harness/spec/case.hpp"
 
 namespace {
 
 using namespace ckpt::harness;
 
-void print_bytes(const std::vector<PatternRange>& ranges, DataPattern pattern, std::uint64_t first, std::uint64_t count) {
+void print_bytes(const std::vector<PatternRange>& ranges, DataPattern pattern, std::uint64_t first,
+                 std::uint64_t count) {
   for (std::uint64_t b = first; b < first + count; ++b) {
     for (const PatternRange& r : ranges) {
       if (b >= r.offset && b < r.offset + r.bytes) {
@@ -42,7 +43,8 @@ int main(int argc, char** argv) {
   }
   try {
     const std::filesystem::path path(argv[1]);
-    if (path.filename() != kManifestName) throw std::runtime_error(std::string("not a ") + kManifestName);
+    if (path.filename() != kManifestName)
+      throw std::runtime_error(std::string("not a ") + kManifestName);
     const Manifest manifest = read_manifest(path.parent_path());
     const ManifestTensor& t = manifest.tensors.at(std::strtoull(argv[2], nullptr, 10));
     RankPlan plan;
@@ -52,7 +54,8 @@ int main(int argc, char** argv) {
     ps.bytes = t.bytes;
     ps.data_key = t.data_key;
     const std::vector<PatternRange> ranges = shard_pattern_ranges({plan}, {0});
-    const std::uint64_t count = std::min<std::uint64_t>(std::strtoull(argv[3], nullptr, 10), ps.bytes);
+    const std::uint64_t count =
+        std::min<std::uint64_t>(std::strtoull(argv[3], nullptr, 10), ps.bytes);
     print_bytes(ranges, manifest.pattern, 0, count);
     print_bytes(ranges, manifest.pattern, ps.bytes - count, count);
   } catch (const std::exception& e) {

@@ -1,8 +1,9 @@
 // The [load] keys of a campaign (the load phase): defaults shared with `ckptbench load`
-// (LoadSettings), a sweep over load.method, the inference layout, and one clear error per bad value.
-#include "tests/unit/campaign_test_support.hpp"
-
+// (LoadSettings), a sweep over load.method, the inference layout, and one clear error per bad
+// value.
 #include <set>
+
+#include "tests/unit/campaign_test_support.hpp"
 
 namespace ckpt::harness {
 namespace {
@@ -30,9 +31,11 @@ TEST(CampaignLoad, DefaultsAreTheLoaderDefaultsAndTheCheckpointTp) {
 }
 
 TEST(CampaignLoad, KeysParseAndLoadMethodSweeps) {
-  const Campaign c = parse(kBase + "phase = \"load\"\n[load]\nmethod = [\"pipelined\", \"mmap\", \"read\"]\n"
-                                   "threads = 8\ndirect = true\nchunk_bytes = \"4 MiB\"\npool_bytes = \"64 MiB\"\ntp = 4\n"
-                                   "gap_bytes = \"4 KiB\"\n");
+  const Campaign c =
+      parse(kBase +
+            "phase = \"load\"\n[load]\nmethod = [\"pipelined\", \"mmap\", \"read\"]\n"
+            "threads = 8\ndirect = true\nchunk_bytes = \"4 MiB\"\npool_bytes = \"64 MiB\"\ntp = 4\n"
+            "gap_bytes = \"4 KiB\"\n");
   ASSERT_EQ(c.cases.size(), 3u);
   EXPECT_EQ(c.cases[0].load.settings.method, LoadMethod::pipelined);
   EXPECT_EQ(c.cases[1].load.settings.method, LoadMethod::mmap);
@@ -53,11 +56,14 @@ TEST(CampaignLoad, BadValuesNameTheirKeys) {
   const std::vector<std::pair<std::string, std::string>> cases{
       {"[load]\nthreads = 0\n", "c.toml:7: `load.threads`: must be at least 1 (got 0)"},
       {"[load]\nmethod = \"foo\"\n", "load.method"},
-      {"[load]\nchunk_bytes = 5000\n", "c.toml:7: `load.chunk_bytes`: load.chunk_bytes = 5000 must be a multiple of 4096"},
-      {"[load]\nchunk_bytes = \"8 MiB\"\npool_bytes = \"4 MiB\"\n", "`load.pool_bytes`: load.pool_bytes = 4194304 must hold"},
+      {"[load]\nchunk_bytes = 5000\n",
+       "c.toml:7: `load.chunk_bytes`: load.chunk_bytes = 5000 must be a multiple of 4096"},
+      {"[load]\nchunk_bytes = \"8 MiB\"\npool_bytes = \"4 MiB\"\n",
+       "`load.pool_bytes`: load.pool_bytes = 4194304 must hold"},
       // llama3-8b: 32 attention heads, 8 KV heads.
       {"[load]\ntp = 3\n", "`load.tp`: load.tp = 3: "},
-      {"[load]\ngap_bytes = -1\n", "c.toml:7: `load.gap_bytes`: a size must not be negative (got -1)"},
+      {"[load]\ngap_bytes = -1\n",
+       "c.toml:7: `load.gap_bytes`: a size must not be negative (got -1)"},
       {"[load]\ngap_bytes = \"many\"\n", "c.toml:7: `load.gap_bytes`: "}};
   for (const auto& [tables, expected] : cases) {
     const std::string message = message_of(kBase + tables);
@@ -78,11 +84,13 @@ using namespace campaign_test;
 
 // A sweep over load.* loads one checkpoint: the first case that differs in [load] keys only.
 TEST(CampaignLoad, CasesDifferingInLoadKeysOnlyLoadTheFirstOnesCheckpoint) {
-  const Campaign c = parse(kBase + "[strategy]\nmapping = [\"file_per_rank\", \"shared_file\"]\n"
-                                   "[load]\nmethod = [\"pipelined\", \"mmap\", \"read\"]\n");
+  const Campaign c = parse(kBase +
+                           "[strategy]\nmapping = [\"file_per_rank\", \"shared_file\"]\n"
+                           "[load]\nmethod = [\"pipelined\", \"mmap\", \"read\"]\n");
   ASSERT_EQ(c.cases.size(), 6u);
   for (const Case& k : c.cases) {
-    const auto first = std::find_if(c.cases.begin(), c.cases.end(), [&k](const Case& o) { return o.mapping == k.mapping; });
+    const auto first = std::find_if(c.cases.begin(), c.cases.end(),
+                                    [&k](const Case& o) { return o.mapping == k.mapping; });
     EXPECT_EQ(k.load.source_index, first->index) << "case " << k.index;
   }
   std::set<std::int64_t> sources;

@@ -105,15 +105,19 @@ layout = "chunked"
 alignment = "1 MiB"
 )");
   ASSERT_EQ(campaign.cases.size(), 3u);
-  const backends::BackendOptions mpiio{{"collective", "true"}, {"hints.cb_nodes", "4"},
-                                       {"hints.romio_cb_write", "enable"}};
+  const backends::BackendOptions mpiio{
+      {"collective", "true"}, {"hints.cb_nodes", "4"}, {"hints.romio_cb_write", "enable"}};
   EXPECT_EQ(campaign.cases[0].backend_options, mpiio);
-  const backends::BackendOptions hdf5{{"collective", "true"},          {"layout", "chunked"},
-                                      {"alignment", "1048576"},        {"alignment_threshold", "65536"},
-                                      {"collective_metadata", "true"}, {"shapes", "scaled"},
+  const backends::BackendOptions hdf5{{"collective", "true"},
+                                      {"layout", "chunked"},
+                                      {"alignment", "1048576"},
+                                      {"alignment_threshold", "65536"},
+                                      {"collective_metadata", "true"},
+                                      {"shapes", "scaled"},
                                       {"collective_opt", "collective_io"}};
   EXPECT_EQ(campaign.cases[1].backend_options, hdf5);
-  EXPECT_EQ(campaign.cases[2].backend_options, (backends::BackendOptions{{"throttle_percent", "0"}}));  // its default
+  EXPECT_EQ(campaign.cases[2].backend_options,
+            (backends::BackendOptions{{"throttle_percent", "0"}}));  // its default
   EXPECT_EQ(campaign.cases[0].config["backend"]["mpiio"]["hints"],
             json::parse(R"({"romio_cb_write": "enable", "cb_nodes": "4"})"));
 }
@@ -134,22 +138,29 @@ TEST(Campaign, EveryBackendOptionDefaultIsTheSameInTheListingTheCampaignAndTheBa
       ++plain;
       ASSERT_TRUE(applied.contains(option.name)) << info.name << "." << option.name;
       EXPECT_EQ(applied.at(option.name), option.default_value) << info.name << "." << option.name;
-      EXPECT_EQ(used.all().at(option.name), option.default_value) << info.name << "." << option.name;
+      EXPECT_EQ(used.all().at(option.name), option.default_value)
+          << info.name << "." << option.name;
     }
-    EXPECT_EQ(applied.size(), plain) << info.name << ": the campaign applies exactly the listed options";
+    EXPECT_EQ(applied.size(), plain)
+        << info.name << ": the campaign applies exactly the listed options";
   }
 }
 
 TEST(Campaign, ATableOfABackendNoCaseUsesIsNoted) {
-  const Campaign campaign = parse(kBase + "[backend]\nname = \"posix\"\n[backend.hdf5]\nlayout = \"chunked\"\n");
+  const Campaign campaign =
+      parse(kBase + "[backend]\nname = \"posix\"\n[backend.hdf5]\nlayout = \"chunked\"\n");
   EXPECT_EQ(campaign.notes,
-            std::vector<std::string>{"c.toml:9: [backend.hdf5] is ignored: no case uses backend.name = \"hdf5\""});
-  EXPECT_TRUE(parse(kBase + "[backend]\nname = \"hdf5\"\n[backend.hdf5]\nlayout = \"chunked\"\n").notes.empty());
+            std::vector<std::string>{
+                "c.toml:9: [backend.hdf5] is ignored: no case uses backend.name = \"hdf5\""});
+  EXPECT_TRUE(parse(kBase + "[backend]\nname = \"hdf5\"\n[backend.hdf5]\nlayout = \"chunked\"\n")
+                  .notes.empty());
 }
 
 TEST(Campaign, BackendTablesSweepAndTakeOverrides) {
-  const Campaign campaign = parse(kBase + "[backend]\nname = \"hdf5\"\n[backend.hdf5]\nlayout = [\"contiguous\", \"chunked\"]\n",
-                                  {"backend.hdf5.collective=false", "backend.mpiio.hints={ striping_factor = \"8\" }"});
+  const Campaign campaign = parse(
+      kBase +
+          "[backend]\nname = \"hdf5\"\n[backend.hdf5]\nlayout = [\"contiguous\", \"chunked\"]\n",
+      {"backend.hdf5.collective=false", "backend.mpiio.hints={ striping_factor = \"8\" }"});
   ASSERT_EQ(campaign.cases.size(), 2u);
   EXPECT_EQ(campaign.cases[1].backend_options.at("layout"), "chunked");
   EXPECT_EQ(campaign.cases[1].swept, json::parse(R"({"backend.hdf5.layout": "chunked"})"));
@@ -160,11 +171,13 @@ TEST(Campaign, BackendTablesSweepAndTakeOverrides) {
 TEST(Campaign, BackendTableErrorsNameTheKey) {
   EXPECT_EQ(message_of(kBase + "[backend.mpiio]\ncolective = true\n"),
             "c.toml:7: `backend.mpiio.colective`: unknown key — did you mean `collective`?");
-  EXPECT_EQ(message_of(kBase + "[backend.hdf5]\nlayout = \"chunky\"\n"),
-            "c.toml:7: `backend.hdf5.layout`: unknown value \"chunky\", expected one of \"contiguous\", "
-            "\"chunked\" — did you mean `chunked`?");
+  EXPECT_EQ(
+      message_of(kBase + "[backend.hdf5]\nlayout = \"chunky\"\n"),
+      "c.toml:7: `backend.hdf5.layout`: unknown value \"chunky\", expected one of \"contiguous\", "
+      "\"chunked\" — did you mean `chunked`?");
   EXPECT_EQ(message_of(kBase + "[backend.mpiio]\nhints = { cb_nodes = true }\n"),
-            "c.toml:7: `backend.mpiio.hints`: value of `cb_nodes`: expected a string or an integer, found a "
+            "c.toml:7: `backend.mpiio.hints`: value of `cb_nodes`: expected a string or an "
+            "integer, found a "
             "boolean");
   EXPECT_EQ(message_of(kBase + "[backend.mpio]\ncollective = true\n"),
             "c.toml:6: `backend.mpio`: unknown backend table — did you mean `mpiio`?");
@@ -368,7 +381,8 @@ TEST(Campaign, UnknownKeySuggestsTheClosestKeyOfItsTable) {
   EXPECT_EQ(message_of(kBase + "[cache]\nflavour = 1\n"),
             "c.toml:7: `cache.flavour`: unknown key ([cache] takes policy)");
   EXPECT_EQ(message_of(kBase + "[backend.uring]\nqdepth = 4\n"),
-            "c.toml:6: `backend.uring`: unknown backend table (backends with options: posix, mpiio, hdf5, gds, skeleton; "
+            "c.toml:6: `backend.uring`: unknown backend table (backends with options: posix, "
+            "mpiio, hdf5, gds, skeleton; "
             "the others take only [backend] keys)");
 }
 
@@ -394,7 +408,8 @@ TEST(Campaign, RankSelectionKeysAreBoundedByTheLargestWorld) {
   std::string list = "[ranks]\nselect = \"list\"\nlist = [0";
   for (int i = 1; i <= 1048576; ++i) list += ",1";
   EXPECT_EQ(message_of(kBase + list + "]\n"),
-            "c.toml:8: `ranks.list`: 1048577 ranks listed; at most 1048576 (the largest world, tp × pp × dp)");
+            "c.toml:8: `ranks.list`: 1048577 ranks listed; at most 1048576 (the largest world, tp "
+            "× pp × dp)");
   EXPECT_EQ(message_of(kBase, {"ranks.gpus_per_node=1048577"}),
             "--set: `ranks.gpus_per_node`: must be at most 1048576 (got 1048577)");
 }

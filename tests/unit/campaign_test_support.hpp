@@ -1,8 +1,6 @@
 // Helpers shared by the campaign tests: a base campaign text, parse, and the error it raises.
 #pragma once
 
-#include "harness/campaign/campaign.hpp"
-
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -17,6 +15,7 @@
 #include <vector>
 
 #include "backends/registry.hpp"
+#include "harness/campaign/campaign.hpp"
 #include "harness/common/config_error.hpp"
 #include "tests/unit/temp_dir.hpp"
 #include "workloads/layout.hpp"
@@ -56,11 +55,13 @@ inline ConfigError config_error(const std::function<void()>& load) {
   return ConfigError("", 0, "", "");
 }
 
-inline ConfigError error_of(const std::string& text, const std::vector<std::string>& overrides = {}) {
+inline ConfigError error_of(const std::string& text,
+                            const std::vector<std::string>& overrides = {}) {
   return config_error([&] { parse(text, overrides); });
 }
 
-inline std::string message_of(const std::string& text, const std::vector<std::string>& overrides = {}) {
+inline std::string message_of(const std::string& text,
+                              const std::vector<std::string>& overrides = {}) {
   return error_of(text, overrides).what();
 }
 

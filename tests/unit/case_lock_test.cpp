@@ -1,20 +1,20 @@
 // The case lock of a keeping run and the exclusive step directories (issue 13), in-process:
 // flock locks belong to an open file description, so two acquisitions in one process conflict
 // as two runs do.
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <pthread.h>
+#include <sys/file.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <sys/file.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <fstream>
 #include <string>
 
-#include "harness/results/environment.hpp"
 #include "harness/checkpoint/target_check.hpp"
+#include "harness/results/environment.hpp"
 #include "tests/unit/temp_dir.hpp"
 
 namespace ckpt::harness {
@@ -47,10 +47,11 @@ TEST(CaseLock, SecondAcquisitionRefusesNamingTheHolder) {
     EXPECT_EQ(host, host_name());
     EXPECT_EQ(pid, std::to_string(::getpid()));
 
-    const std::string expected = "campaign.target: " + case_dir.string() + " is in use by another ckptbench run (host " +
-                                 host_name() + ", pid " + std::to_string(::getpid()) + "), which holds " +
-                                 (case_dir / ".ckptbench.lock").string() +
-                                 " — wait for it to finish, or choose another campaign.name or campaign.target";
+    const std::string expected =
+        "campaign.target: " + case_dir.string() + " is in use by another ckptbench run (host " +
+        host_name() + ", pid " + std::to_string(::getpid()) + "), which holds " +
+        (case_dir / ".ckptbench.lock").string() +
+        " — wait for it to finish, or choose another campaign.name or campaign.target";
     const CaseLock second = CaseLock::acquire(case_dir, problem, note);
     EXPECT_EQ(problem, expected);
     EXPECT_EQ(lock_problem(c).value_or(""), expected);
@@ -99,12 +100,16 @@ TEST(CaseLock, ARestoreWaitsForAHolderThatIsEndingInsteadOfRefusing) {
   ASSERT_GE(child, 0);
   if (child == 0) {
     std::string problem, note;
-    new CaseLock(CaseLock::acquire(case_dir, problem, note));  // never freed: the process's end releases it
+    new CaseLock(
+        CaseLock::acquire(case_dir, problem, note));  // never freed: the process's end releases it
     pthread_t last;
-    ::pthread_create(&last, nullptr, [](void*) -> void* {
-      ::usleep(300000);
-      ::_exit(0);
-    }, nullptr);
+    ::pthread_create(
+        &last, nullptr,
+        [](void*) -> void* {
+          ::usleep(300000);
+          ::_exit(0);
+        },
+        nullptr);
     ::write(ready[1], problem.empty() ? "y" : "n", 1);
     // The main thread ends first, as a killed process's may: the raw exit of this thread alone
     // (pthread_exit would unwind into the test framework's handlers).
@@ -118,7 +123,8 @@ TEST(CaseLock, ARestoreWaitsForAHolderThatIsEndingInsteadOfRefusing) {
   std::string problem, note;
   const auto start = std::chrono::steady_clock::now();
   const CaseLock restore = CaseLock::acquire_shared(case_dir, problem, note);
-  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double waited =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_EQ(problem, "");
   EXPECT_GT(waited, 0.05) << "the child's last thread held the lock for 300 ms";
   int status = 0;
@@ -149,7 +155,9 @@ TEST(StepDirectory, NextStepNumberIsAboveTheHighestOfTheLayout) {
 
 TEST(StepDirectory, TakesTheNextFreeNumberAndNeverAnExistingOne) {
   const test_support::TempDir dir;
-  const auto name_of = [&](std::int64_t step) { return dir.path() / ("step_" + std::to_string(step)); };
+  const auto name_of = [&](std::int64_t step) {
+    return dir.path() / ("step_" + std::to_string(step));
+  };
   fs::create_directories(name_of(1));
   fs::create_directories(name_of(2));
   EXPECT_EQ(create_step_directory(1, name_of), 3);
@@ -160,7 +168,8 @@ TEST(StepDirectory, TakesTheNextFreeNumberAndNeverAnExistingOne) {
     create_step_directory(1, missing);
     FAIL() << "no error for a missing parent";
   } catch (const std::runtime_error& e) {
-    EXPECT_EQ(std::string(e.what()), "cannot create checkpoint directory " + (dir.path() / "absent" / "step").string() +
+    EXPECT_EQ(std::string(e.what()), "cannot create checkpoint directory " +
+                                         (dir.path() / "absent" / "step").string() +
                                          ": No such file or directory");
   }
 }

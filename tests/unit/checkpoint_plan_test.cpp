@@ -1,20 +1,20 @@
 // Plans: where every shard lands (files, offsets, memory), padding, coalescing and chunking,
 // file naming per framework, and manifests that rebuild the same plan in a new process.
+#include "harness/plan/checkpoint_plan.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <map>
 
+#include "harness/checkpoint/manifest.hpp"
+#include "harness/checkpoint/manifest_checks.hpp"
+#include "harness/exec/process_buffer.hpp"
 #include "harness/memory/data_pattern.hpp"
 #include "harness/memory/host_space.hpp"
 #include "harness/models/model_zoo.hpp"
-#include "harness/plan/checkpoint_plan.hpp"
 #include "harness/plan/extent_builder.hpp"
 #include "harness/plan/file_naming.hpp"
-#include "harness/checkpoint/manifest.hpp"
-#include "harness/checkpoint/manifest_checks.hpp"
-#include "harness/memory/host_space.hpp"
-#include "harness/exec/process_buffer.hpp"
 #include "tests/unit/temp_dir.hpp"
 
 namespace ckpt::harness {
@@ -48,13 +48,16 @@ void expect_no_overlap(const std::vector<RankPlan>& plans) {
         EXPECT_LE(e.memory_offset + e.length, p.buffer_bytes);
       }
     }
-    std::sort(memory.begin(), memory.end(), [](auto& a, auto& b) { return a.memory_offset < b.memory_offset; });
+    std::sort(memory.begin(), memory.end(),
+              [](auto& a, auto& b) { return a.memory_offset < b.memory_offset; });
     for (std::size_t i = 1; i < memory.size(); ++i) {
-      EXPECT_LE(memory[i - 1].memory_offset + memory[i - 1].length, memory[i].memory_offset) << "rank " << p.rank;
+      EXPECT_LE(memory[i - 1].memory_offset + memory[i - 1].length, memory[i].memory_offset)
+          << "rank " << p.rank;
     }
   }
   for (auto& [path, extents] : by_file) {
-    std::sort(extents.begin(), extents.end(), [](auto& a, auto& b) { return a.file_offset < b.file_offset; });
+    std::sort(extents.begin(), extents.end(),
+              [](auto& a, auto& b) { return a.file_offset < b.file_offset; });
     for (std::size_t i = 1; i < extents.size(); ++i) {
       EXPECT_LE(extents[i - 1].file_offset + extents[i - 1].length, extents[i].file_offset) << path;
     }
@@ -85,7 +88,8 @@ TEST(CheckpointPlan, SelectedRanksOfANode) {
 }
 
 TEST(CheckpointPlan, EveryMappingCoversEveryShardOnceWithoutOverlap) {
-  for (Mapping m : {Mapping::file_per_tensor, Mapping::file_per_rank, Mapping::file_per_node, Mapping::shared_file}) {
+  for (Mapping m : {Mapping::file_per_tensor, Mapping::file_per_rank, Mapping::file_per_node,
+                    Mapping::shared_file}) {
     SCOPED_TRACE(std::string(mapping_name(m)));
     const Case c = small_case(m);
     const auto plans = plan_all(c);
@@ -108,7 +112,8 @@ TEST(CheckpointPlan, SharedFileOffsetsDoNotDependOnWhichRanksAreBuilt) {
   const workloads::Layout layout(c.model, c.parallel, c.state);
   const auto just_five = plan_ranks(layout, c, {5}, "/ckpt");
   ASSERT_EQ(just_five.size(), 1u);
-  EXPECT_EQ(just_five[0].io.files[0].extents.front().file_offset, all[5].io.files[0].extents.front().file_offset);
+  EXPECT_EQ(just_five[0].io.files[0].extents.front().file_offset,
+            all[5].io.files[0].extents.front().file_offset);
   // fallocate reserves only the writer's own region of the shared file.
   const auto& five = just_five[0].io.files[0];
   EXPECT_EQ(five.reserve_offset, all[5].io.files[0].extents.front().file_offset);
@@ -147,7 +152,8 @@ TEST(CheckpointPlan, AlignmentPadsAndDirectRoundsLengths) {
 }
 
 TEST(CheckpointPlan, CoalescingMergesAndChunkingSplits) {
-  std::vector<backends::Extent> shards{{0, 0, 100}, {100, 100, 50}, {256, 256, 10}, {4096, 4096, 5000}};
+  std::vector<backends::Extent> shards{
+      {0, 0, 100}, {100, 100, 50}, {256, 256, 10}, {4096, 4096, 5000}};
   EXPECT_EQ(build_extents(shards, 0, 0, 1).size(), 4u);
   const auto merged = build_extents(shards, 300, 0, 1);
   ASSERT_EQ(merged.size(), 2u);
@@ -194,10 +200,12 @@ TEST(CheckpointPlan, FrameworkFileNames) {
   EXPECT_EQ(shard_file(c, layout, 7, shard), "mp_rank_01_001/distrib_optim.pt");
   c.megatron_optimizer = MegatronOptimizer::per_dp;
   EXPECT_EQ(shard_file(c, layout, 7, shard), "mp_rank_01_001_001/optim.pt");
-  EXPECT_EQ(shard_file(c, layout, 5, layout.shards(5).front()), "mp_rank_01_001/model_optim_rng.pt");
+  EXPECT_EQ(shard_file(c, layout, 5, layout.shards(5).front()),
+            "mp_rank_01_001/model_optim_rng.pt");
   c.directory_layout = DirectoryLayout::deepspeed;
   EXPECT_EQ(shard_file(c, layout, 7, shard), "bf16_zero_pp_rank_1_mp_rank_03_optim_states.pt");
-  EXPECT_EQ(shard_file(c, layout, 5, layout.shards(5).front()), "layer_17-model_01-model_states.pt");
+  EXPECT_EQ(shard_file(c, layout, 5, layout.shards(5).front()),
+            "layer_17-model_01-model_states.pt");
   c.parallel.pp = 1;
   const workloads::Layout flat(c.model, c.parallel, c.state);
   EXPECT_EQ(shard_file(c, flat, 1, flat.shards(1).front()), "mp_rank_01_model_states.pt");
@@ -213,7 +221,8 @@ TEST(CheckpointPlan, ManifestRebuildsTheSamePlan) {
   const auto plans = plan_all(c);
   std::vector<std::vector<std::uint64_t>> checksums;
   for (const auto& p : plans) checksums.emplace_back(p.shards.size(), 0);
-  const auto manifest = make_manifest(c, 8, selected_ranks(c, 8), manifest_tensors(plans, checksums), 1);
+  const auto manifest =
+      make_manifest(c, 8, selected_ranks(c, 8), manifest_tensors(plans, checksums), 1);
   const auto rebuilt = plans_from_manifest(manifest, c, {2, 6}, "/ckpt");
   ASSERT_EQ(rebuilt.size(), 2u);
   for (std::size_t i = 0; i < 2; ++i) {
@@ -221,7 +230,8 @@ TEST(CheckpointPlan, ManifestRebuildsTheSamePlan) {
     ASSERT_EQ(rebuilt[i].io.files.size(), original.io.files.size());
     EXPECT_EQ(rebuilt[i].io.files[0].path, original.io.files[0].path);
     ASSERT_EQ(rebuilt[i].io.files[0].extents.size(), original.io.files[0].extents.size());
-    EXPECT_EQ(rebuilt[i].io.files[0].extents[0].file_offset, original.io.files[0].extents[0].file_offset);
+    EXPECT_EQ(rebuilt[i].io.files[0].extents[0].file_offset,
+              original.io.files[0].extents[0].file_offset);
     EXPECT_EQ(rebuilt[i].payload_bytes, original.payload_bytes);
     EXPECT_EQ(rebuilt[i].shards.back().data_key, original.shards.back().data_key);
   }
@@ -233,10 +243,19 @@ nlohmann::json recorded_config() {
   return {{"backend", {{"name", "posix"}}},
           {"model", {{"name", "llama3-8b"}, {"sizing", "exact"}, {"scale", 1}}},
           {"parallel",
-           {{"tp", 2}, {"pp", 1}, {"dp", 4}, {"ep", 1}, {"zero", 0}, {"vocab_divisor", 128},
-            {"pp_first_stage_layers", 0}, {"pp_last_stage_layers", 0}}},
+           {{"tp", 2},
+            {"pp", 1},
+            {"dp", 4},
+            {"ep", 1},
+            {"zero", 0},
+            {"vocab_divisor", 128},
+            {"pp_first_stage_layers", 0},
+            {"pp_last_stage_layers", 0}}},
           {"state",
-           {{"scope", "full"}, {"naming", nullptr}, {"weight_dtype", "bf16"}, {"master_dtype", "fp32"},
+           {{"scope", "full"},
+            {"naming", nullptr},
+            {"weight_dtype", "bf16"},
+            {"master_dtype", "fp32"},
             {"optimizer_dtype", "fp32"}}},
           {"strategy", {{"format", "raw"}, {"alignment", 0}, {"chunk_bytes", 0}}},
           {"data", {{"pattern", "random"}, {"seed", 1}}}};
@@ -262,7 +281,8 @@ TEST(CheckpointPlan, ManifestNamesItsChecksumAlgorithmAndOlderOnesAreRefused) {
   const auto plans = plan_all(c);
   std::vector<std::vector<std::uint64_t>> checksums;
   for (const auto& p : plans) checksums.emplace_back(p.shards.size(), 0x2D06800538D394C2ULL);
-  nlohmann::json manifest = manifest_json(make_manifest(c, 8, selected_ranks(c, 8), manifest_tensors(plans, checksums), 1));
+  nlohmann::json manifest = manifest_json(
+      make_manifest(c, 8, selected_ranks(c, 8), manifest_tensors(plans, checksums), 1));
   EXPECT_EQ(manifest.at("version"), 4);
   EXPECT_EQ(manifest.at("checksum_algorithm"), "xxh3_64");
   EXPECT_EQ(manifest.at("tensors").at(0).at("checksum"), "2d06800538d394c2");
@@ -280,7 +300,8 @@ TEST(CheckpointPlan, ManifestNamesItsChecksumAlgorithmAndOlderOnesAreRefused) {
   nlohmann::json previous = manifest;
   previous["version"] = 3;
   const std::string three = refusal(dir, previous);
-  EXPECT_EQ(three.find((dir.path() / kManifestName).string() + ": manifest version 3 was written by an older "
+  EXPECT_EQ(three.find((dir.path() / kManifestName).string() +
+                       ": manifest version 3 was written by an older "
                        "ckptbench"),
             0u)
       << three;
@@ -297,7 +318,8 @@ TEST(CheckpointPlan, ManifestNamesItsChecksumAlgorithmAndOlderOnesAreRefused) {
   manifest["checksum_algorithm"] = "fnv1a";
   manifest["version"] = 4;
   const std::string other = refusal(dir, manifest);
-  EXPECT_NE(other.find("checksum_algorithm \"fnv1a\" is not supported"), std::string::npos) << other;
+  EXPECT_NE(other.find("checksum_algorithm \"fnv1a\" is not supported"), std::string::npos)
+      << other;
 }
 
 // The checkpoint_hash covers the training iteration: the same tensors at another iteration (or
@@ -310,14 +332,18 @@ TEST(CheckpointPlan, CheckpointHashCoversTheTrainingIteration) {
   for (const auto& p : plans) checksums.emplace_back(p.shards.size(), 7);
   const auto tensors = manifest_tensors(plans, checksums);
   const Manifest at_five = make_manifest(c, 8, selected_ranks(c, 8), tensors, 1, 5);
-  EXPECT_NE(at_five.checkpoint_hash, make_manifest(c, 8, selected_ranks(c, 8), tensors, 1, 6).checkpoint_hash);
-  EXPECT_NE(at_five.checkpoint_hash, make_manifest(c, 8, selected_ranks(c, 8), tensors, 1).checkpoint_hash);
+  EXPECT_NE(at_five.checkpoint_hash,
+            make_manifest(c, 8, selected_ranks(c, 8), tensors, 1, 6).checkpoint_hash);
+  EXPECT_NE(at_five.checkpoint_hash,
+            make_manifest(c, 8, selected_ranks(c, 8), tensors, 1).checkpoint_hash);
   EXPECT_EQ(manifest_hash_problem(at_five, "m.json"), std::nullopt);
   Manifest changed = at_five;
   changed.training_iteration = 4;
   const std::optional<std::string> problem = manifest_hash_problem(changed, "m.json");
   ASSERT_TRUE(problem.has_value());
-  EXPECT_EQ(problem->find("m.json: checkpoint_hash: \"" + at_five.checkpoint_hash + "\" does not match"), 0u)
+  EXPECT_EQ(
+      problem->find("m.json: checkpoint_hash: \"" + at_five.checkpoint_hash + "\" does not match"),
+      0u)
       << *problem;
 }
 
@@ -326,7 +352,8 @@ TEST(DataPattern, DeterministicAndEveryFlippedByteIsFound) {
     std::vector<std::byte> data(1001);
     fill_pattern(data.data(), data.size(), pattern, 42);
     EXPECT_FALSE(first_mismatch(data.data(), data.size(), pattern, 42));
-    EXPECT_TRUE(first_mismatch(data.data(), data.size(), pattern, 43)) << "another key gives other bytes";
+    EXPECT_TRUE(first_mismatch(data.data(), data.size(), pattern, 43))
+        << "another key gives other bytes";
     for (std::size_t at : {std::size_t{0}, std::size_t{7}, std::size_t{500}, std::size_t{1000}}) {
       data[at] ^= std::byte{0x10};
       EXPECT_EQ(first_mismatch(data.data(), data.size(), pattern, 42), at);
@@ -340,7 +367,8 @@ TEST(DataPattern, DeterministicAndEveryFlippedByteIsFound) {
 
 TEST(DataPattern, Bf16ValuesLookLikeWeights) {
   std::vector<std::uint16_t> values(4096);
-  fill_pattern(reinterpret_cast<std::byte*>(values.data()), values.size() * 2, DataPattern::bf16, 9);
+  fill_pattern(reinterpret_cast<std::byte*>(values.data()), values.size() * 2, DataPattern::bf16,
+               9);
   int negative = 0;
   for (std::uint16_t v : values) {
     const int exponent = (v >> 7) & 0xff;
@@ -384,9 +412,11 @@ TEST(CheckpointPlan, DatasetPiecesMirrorTheShards) {
       EXPECT_EQ(piece.bytes(), ps.bytes);
       EXPECT_EQ(piece.memory_offset, ps.memory_offset);
       EXPECT_EQ(piece.flat_begin, static_cast<std::uint64_t>(ps.shard.flat_begin));
-      EXPECT_EQ(piece.flat_end, static_cast<std::uint64_t>(ps.shard.flat_end));  // scale 1: whole range
+      EXPECT_EQ(piece.flat_end,
+                static_cast<std::uint64_t>(ps.shard.flat_end));  // scale 1: whole range
       EXPECT_EQ(piece.global_shape.size(), ps.shard.global_shape.size());
-      EXPECT_EQ(piece.name, std::string(workloads::state_kind_name(ps.shard.state)) + "/" + ps.shard.name);
+      EXPECT_EQ(piece.name,
+                std::string(workloads::state_kind_name(ps.shard.state)) + "/" + ps.shard.name);
     }
   }
   EXPECT_EQ(pieces, shards);

@@ -27,7 +27,8 @@ std::int64_t dlio_bytes(const std::string& model, const ParallelSpec& parallel) 
 
 std::int64_t sum_of_ranks(const Layout& layout) {
   std::int64_t total = 0;
-  for (std::int64_t rank = 0; rank < layout.world_size(); ++rank) total += layout.totals(rank).bytes;
+  for (std::int64_t rank = 0; rank < layout.world_size(); ++rank)
+    total += layout.totals(rank).bytes;
   return total;
 }
 
@@ -41,7 +42,8 @@ TEST(DlioSizing, Llama8bZero3Dp8) {
 }
 
 TEST(DlioSizing, Llama70bTp8Pp4Dp2Zero1AndTp8Dp8Zero3) {
-  EXPECT_EQ(dlio_bytes("mlperf-llama3-70b", {.tp = 8, .pp = 4, .dp = 2, .zero_stage = 1}), 978'406'572'032);
+  EXPECT_EQ(dlio_bytes("mlperf-llama3-70b", {.tp = 8, .pp = 4, .dp = 2, .zero_stage = 1}),
+            978'406'572'032);
   EXPECT_EQ(dlio_bytes("mlperf-llama3-70b", {.tp = 8, .dp = 8, .zero_stage = 3}), 978'406'572'032);
 }
 
@@ -57,11 +59,13 @@ TEST(DlioSizing, Llama1tTp8Pp64Dp2) {
   EXPECT_EQ(layout.checkpoint_bytes(), 16'564'174'094'592);
   // Q and O by hidden × hidden (25872²), not 192 heads × 134 = 25728 columns.
   const std::int64_t h = 25872, kv = 32 * (25872 / 192);
-  EXPECT_EQ(layout.parameters(), 128 * (h * (h + 2 * kv) + h * h + 3 * h * 98304 + 2 * h) + 2 * 128256 * h + h);
+  EXPECT_EQ(layout.parameters(),
+            128 * (h * (h + 2 * kv) + h * h + 3 * h * 98304 + 2 * h) + 2 * 128256 * h + h);
 }
 
 TEST(DlioSizing, RankOrderTpThenPpThenDp) {
-  const Layout layout = dlio_layout("mlperf-llama3-70b", {.tp = 8, .pp = 4, .dp = 2, .zero_stage = 1});
+  const Layout layout =
+      dlio_layout("mlperf-llama3-70b", {.tp = 8, .pp = 4, .dp = 2, .zero_stage = 1});
   const RankCoord c = layout.coord(43);  // 43 = tp 3 + 8 × (pp 1 + 4 × dp 1)
   EXPECT_EQ(c.tp, 3);
   EXPECT_EQ(c.pp, 1);
@@ -81,7 +85,8 @@ TEST(DlioSizing, UnevenSplitFrontLoadsTheRemainder) {
 
 TEST(DlioSizing, OneRankByHand) {
   // 70B, TP8 PP4 DP2 ZeRO-1, rank 1 (tp 1, stage 0, dp 0): embedding, 20 layers, optimizer.
-  const Layout layout = dlio_layout("mlperf-llama3-70b", {.tp = 8, .pp = 4, .dp = 2, .zero_stage = 1});
+  const Layout layout =
+      dlio_layout("mlperf-llama3-70b", {.tp = 8, .pp = 4, .dp = 2, .zero_stage = 1});
   const std::int64_t h = 8192, f = 28672, kv = 8 * 64, v = 128256;
   const std::int64_t layer = h + h * (h + 2 * kv) / 8 + h * h / 8 + h + 2 * f * h / 8 + f * h / 8;
   const std::int64_t weights = 2 * (h * v / 8 + 20 * layer);
@@ -117,7 +122,8 @@ TEST(DlioSizing, Zero3FloorDivisionPerTensor) {
   // llama3-8b at DP 3, ZeRO-3: each of DLIO's tensors is floor-divided by 3 on its own.
   const Layout layout = dlio_layout("llama3-8b", {.dp = 3, .zero_stage = 3});
   const std::int64_t h = 4096, f = 14336, kv = 1024, v = 128256;
-  const std::int64_t layer = 2 * (h / 3) + h * (h + 2 * kv) / 3 + h * h / 3 + 2 * f * h / 3 + f * h / 3;
+  const std::int64_t layer =
+      2 * (h / 3) + h * (h + 2 * kv) / 3 + h * h / 3 + 2 * f * h / 3 + f * h / 3;
   const std::int64_t weights = 2 * (2 * (h * v / 3) + 32 * layer + h / 3);
   const std::int64_t optimizer = 4 * 3 * (8'030'261'248 / 3 + 5 * h);
   EXPECT_EQ(layout.totals(2).bytes, weights + optimizer);
@@ -153,7 +159,9 @@ TEST(DlioSizing, RefusesWhatDlioCannotDescribe) {
     EXPECT_NE(std::string(e.what()).find("sizing = \"exact\""), std::string::npos) << e.what();
   }
   try {
-    dlio_layout("llama3.1-405b", {.tp = 8, .pp = 32, .dp = 2, .pp_first_stage_layers = 3, .pp_last_stage_layers = 3});
+    dlio_layout(
+        "llama3.1-405b",
+        {.tp = 8, .pp = 32, .dp = 2, .pp_first_stage_layers = 3, .pp_last_stage_layers = 3});
     FAIL() << "an explicit uneven split was accepted";
   } catch (const SpecError& e) {
     EXPECT_EQ(e.key(), "pp_first_stage_layers");

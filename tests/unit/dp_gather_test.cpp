@@ -1,15 +1,16 @@
 // Megatron's distributed-optimizer gather inside one process (several DP ranks in one process):
 // DP rank 0's buffer holds the other DP ranks' shards only after the gather copied them there.
+#include "harness/exec/dp_gather.hpp"
+
 #include <gtest/gtest.h>
 
 #include <set>
 
 #include "harness/comm/single_comm.hpp"
+#include "harness/exec/iteration.hpp"
 #include "harness/memory/host_space.hpp"
 #include "harness/models/model_zoo.hpp"
 #include "harness/plan/checkpoint_plan.hpp"
-#include "harness/exec/dp_gather.hpp"
-#include "harness/exec/iteration.hpp"
 #include "workloads/layout.hpp"
 
 namespace ckpt::harness {
@@ -83,7 +84,8 @@ TEST(DpGather, TensorParallelGroupsGatherApartAndPerDpGathersNothing) {
   const DpGather receiver(layout, c, ranks, 0, 2, roots, "/ckpt");
   EXPECT_TRUE(receiver.active());
   EXPECT_EQ(receiver.source_bytes(), 0u);  // DP rank 0 sends nothing
-  for (const PlacedShard& ps : roots[1].shards) EXPECT_TRUE(ps.holder == 1 || ps.holder == 3) << ps.holder;
+  for (const PlacedShard& ps : roots[1].shards)
+    EXPECT_TRUE(ps.holder == 1 || ps.holder == 3) << ps.holder;
 
   const Case per_dp = megatron_case(MegatronOptimizer::per_dp);
   const std::vector<RankPlan> all = plan_ranks(layout, per_dp, ranks, "/ckpt");

@@ -14,10 +14,10 @@
 #include "harness/engine/engine_checks.hpp"
 #include "harness/engine/memory_reserve.hpp"
 #include "harness/engine/training_loop.hpp"
-#include "harness/plan/training_state.hpp"
-#include "harness/memory/host_space.hpp"
 #include "harness/exec/iteration.hpp"
 #include "harness/exec/process_buffer.hpp"
+#include "harness/memory/host_space.hpp"
+#include "harness/plan/training_state.hpp"
 #include "tests/unit/memory_test_support.hpp"
 
 namespace ckpt::harness {
@@ -363,9 +363,12 @@ TEST(EngineErrors, AnExceptionAfterTheClaimDiscardsThatCheckpoint) {
   for (const EngineKind kind : {EngineKind::sync, EngineKind::async, EngineKind::lazy}) {
     SCOPED_TRACE(std::string(engine_name(kind)));
     Rig rig(0.002);
-    const TrainingSummary s = rig.run(training(4, 0.03, 1), {.kind = kind}, {.throw_after_claim = 1});
-    EXPECT_EQ(s.error, "checkpoint /ckpt/iter1 failed: out of memory (std::bad_alloc) — removed /ckpt/iter1; earlier "
-                       "complete checkpoints are untouched");
+    const TrainingSummary s =
+        rig.run(training(4, 0.03, 1), {.kind = kind}, {.throw_after_claim = 1});
+    EXPECT_EQ(s.error,
+              "checkpoint /ckpt/iter1 failed: out of memory (std::bad_alloc) — removed "
+              "/ckpt/iter1; earlier "
+              "complete checkpoints are untouched");
     EXPECT_EQ(rig.discarded, std::vector<fs::path>{"/ckpt/iter1"});
     ASSERT_EQ(rig.committed.size(), 1u);
     EXPECT_EQ(s.committed_dir, "/ckpt/iter0");

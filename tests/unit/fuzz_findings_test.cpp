@@ -14,7 +14,8 @@ TEST(FuzzFindings, HfNumberBeyondDoubleIsAConfigError) {
     parse_model_hf_json(R"({"hidden_size": 4096, "rope_theta": 1e5555})", "cfg.json");
     ADD_FAILURE() << "no error";
   } catch (const ConfigError& e) {
-    EXPECT_EQ(std::string(e.what()), "cfg.json: JSON number out of range: number overflow parsing '1e5555'");
+    EXPECT_EQ(std::string(e.what()),
+              "cfg.json: JSON number out of range: number overflow parsing '1e5555'");
   }
 }
 

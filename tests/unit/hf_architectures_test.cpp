@@ -16,7 +16,8 @@ namespace ckpt::workloads {
 namespace {
 
 ModelSpec fixture(const std::string& name) {
-  return harness::load_model_hf_json(std::filesystem::path(CKPT_SOURCE_DIR) / "tests/data/hf" / (name + ".json"));
+  return harness::load_model_hf_json(std::filesystem::path(CKPT_SOURCE_DIR) / "tests/data/hf" /
+                                     (name + ".json"));
 }
 
 Layout weights(const std::string& name, Naming naming = Naming::hf, std::int64_t tp = 1) {
@@ -26,7 +27,9 @@ Layout weights(const std::string& name, Naming naming = Naming::hf, std::int64_t
   return Layout(fixture(name), ParallelSpec{.tp = tp, .vocab_divisor = 1}, state);
 }
 
-std::int64_t params(const std::string& name) { return weights(name).parameters(); }
+std::int64_t params(const std::string& name) {
+  return weights(name).parameters();
+}
 
 std::set<std::string> names(const Layout& layout) {
   std::set<std::string> out;
@@ -58,9 +61,11 @@ TEST(HfArchitectures, Gemma2_9bFourNormsPerLayer) {
   const std::int64_t layer = attention + 3 * h * 14336 + 4 * h;
   EXPECT_EQ(params("gemma-2-9b"), 42 * layer + 256000 * h + h);
   EXPECT_EQ(params("gemma-2-9b"), 9'241'705'984);  // google/gemma-2-9b
-  expect_tensors("gemma-2-9b", {"model.layers.0.input_layernorm.weight", "model.layers.0.post_attention_layernorm.weight",
-                                "model.layers.0.pre_feedforward_layernorm.weight",
-                                "model.layers.0.post_feedforward_layernorm.weight", "model.norm.weight"});
+  expect_tensors(
+      "gemma-2-9b",
+      {"model.layers.0.input_layernorm.weight", "model.layers.0.post_attention_layernorm.weight",
+       "model.layers.0.pre_feedforward_layernorm.weight",
+       "model.layers.0.post_feedforward_layernorm.weight", "model.norm.weight"});
   EXPECT_EQ(weights("gemma-2-9b").totals(0).tensors, 42 * 11 + 2);
 }
 
@@ -68,7 +73,8 @@ TEST(HfArchitectures, Phi3MiniFusedQkvAndGateUp) {
   const std::int64_t h = 3072, layer = 3 * h * h + h * h + 2 * 8192 * h + 8192 * h + 2 * h;
   EXPECT_EQ(params("phi-3-mini-4k"), 32 * layer + 2 * 32064 * h + h);
   EXPECT_EQ(params("phi-3-mini-4k"), 3'821'079'552);  // microsoft/Phi-3-mini-4k-instruct
-  expect_tensors("phi-3-mini-4k", {"model.layers.0.self_attn.qkv_proj.weight", "model.layers.0.mlp.gate_up_proj.weight",
+  expect_tensors("phi-3-mini-4k", {"model.layers.0.self_attn.qkv_proj.weight",
+                                   "model.layers.0.mlp.gate_up_proj.weight",
                                    "model.layers.31.mlp.down_proj.weight", "lm_head.weight"});
   expect_no_tensor("phi-3-mini-4k", "q_proj");
   // Under TP 2 the fused matrices are split along their rows, as Megatron's linear_qkv/fc1.
@@ -84,13 +90,15 @@ TEST(HfArchitectures, Phi3MiniFusedQkvAndGateUp) {
 TEST(HfArchitectures, Qwen15MoeA27bSharedExpertAndItsGate) {
   const std::int64_t h = 2048;
   const std::int64_t attention = 4 * h * h + 3 * h;  // q/k/v biases
-  const std::int64_t moe = 60 * h + 60 * 3 * h * 1408 + 3 * h * 5632 + h;  // router, experts, shared, gate
+  const std::int64_t moe =
+      60 * h + 60 * 3 * h * 1408 + 3 * h * 5632 + h;  // router, experts, shared, gate
   EXPECT_EQ(params("qwen1.5-moe-a2.7b"), 24 * (attention + moe + 2 * h) + 2 * 151936 * h + h);
   EXPECT_EQ(params("qwen1.5-moe-a2.7b"), 14'315'784'192);  // Qwen/Qwen1.5-MoE-A2.7B
-  expect_tensors("qwen1.5-moe-a2.7b",
-                 {"model.layers.0.mlp.gate.weight", "model.layers.0.mlp.experts.59.down_proj.weight",
-                  "model.layers.0.mlp.shared_expert.gate_proj.weight", "model.layers.0.mlp.shared_expert_gate.weight",
-                  "model.layers.0.self_attn.q_proj.bias"});
+  expect_tensors(
+      "qwen1.5-moe-a2.7b",
+      {"model.layers.0.mlp.gate.weight", "model.layers.0.mlp.experts.59.down_proj.weight",
+       "model.layers.0.mlp.shared_expert.gate_proj.weight",
+       "model.layers.0.mlp.shared_expert_gate.weight", "model.layers.0.self_attn.q_proj.bias"});
 }
 
 TEST(HfArchitectures, DeepSeekV2LiteMlaWithoutQLora) {
@@ -99,20 +107,22 @@ TEST(HfArchitectures, DeepSeekV2LiteMlaWithoutQLora) {
   const std::int64_t dense = attention + 2 * h + 3 * h * 10944;
   const std::int64_t moe = attention + 2 * h + 64 * h + 64 * 3 * h * 1408 + 3 * h * 2 * 1408;
   EXPECT_EQ(params("deepseek-v2-lite"), dense + 26 * moe + 2 * 102400 * h + h);
-  EXPECT_EQ(params("deepseek-v2-lite"), 15'706'484'224);  // deepseek-ai/DeepSeek-V2-Lite
+  EXPECT_EQ(params("deepseek-v2-lite"), 15'706'484'224);            // deepseek-ai/DeepSeek-V2-Lite
   expect_no_tensor("deepseek-v2-lite", "e_score_correction_bias");  // topk_method "greedy"
   expect_no_tensor("deepseek-v2-lite", "q_a_proj");
 }
 
 TEST(HfArchitectures, DeepSeekV2WithQLora) {
   const std::int64_t h = 5120;
-  const std::int64_t attention = 1536 * h + 1536 + 128 * 192 * 1536 + 576 * h + 512 + 128 * 256 * 512 + h * 128 * 128;
+  const std::int64_t attention =
+      1536 * h + 1536 + 128 * 192 * 1536 + 576 * h + 512 + 128 * 256 * 512 + h * 128 * 128;
   const std::int64_t dense = attention + 2 * h + 3 * h * 12288;
   const std::int64_t moe = attention + 2 * h + 160 * h + 160 * 3 * h * 1536 + 3 * h * 2 * 1536;
   const std::int64_t expected = dense + 59 * moe + 2 * 102400 * h + h;
   EXPECT_EQ(params("deepseek-v2"), expected);
   EXPECT_EQ(expected, 235'741'434'880);  // published as "236B" (deepseek-ai/DeepSeek-V2)
-  expect_tensors("deepseek-v2", {"model.layers.1.self_attn.q_a_proj.weight", "model.layers.1.self_attn.q_a_layernorm.weight"});
+  expect_tensors("deepseek-v2", {"model.layers.1.self_attn.q_a_proj.weight",
+                                 "model.layers.1.self_attn.q_a_layernorm.weight"});
 }
 
 TEST(HfArchitectures, OlmoHasNoNormTensors) {
@@ -129,7 +139,8 @@ TEST(HfArchitectures, Olmo2QkNormsAndPostNorms) {
   const std::int64_t h = 4096, layer = 4 * h * h + 3 * h * 11008 + 4 * h;
   EXPECT_EQ(params("olmo-2-1124-7b"), 32 * layer + 2 * 100352 * h + h);
   EXPECT_EQ(params("olmo-2-1124-7b"), 7'298'617'344);  // "7B" (allenai/OLMo-2-1124-7B: 7.30B)
-  expect_tensors("olmo-2-1124-7b", {"model.layers.0.self_attn.q_norm.weight", "model.layers.0.self_attn.k_norm.weight",
+  expect_tensors("olmo-2-1124-7b", {"model.layers.0.self_attn.q_norm.weight",
+                                    "model.layers.0.self_attn.k_norm.weight",
                                     "model.layers.0.post_attention_layernorm.weight",
                                     "model.layers.0.post_feedforward_layernorm.weight"});
   expect_no_tensor("olmo-2-1124-7b", "input_layernorm");
@@ -140,8 +151,10 @@ TEST(HfArchitectures, Falcon7bMultiQueryParallelAttention) {
   const std::int64_t h = 4544, layer = 73 * 64 * h + h * h + 2 * 4 * h * h + 2 * h;
   EXPECT_EQ(params("falcon-7b"), 32 * layer + 65024 * h + 2 * h);
   EXPECT_EQ(params("falcon-7b"), 6'921'720'704);  // tiiuae/falcon-7b
-  expect_tensors("falcon-7b", {"transformer.word_embeddings.weight", "transformer.h.0.self_attention.query_key_value.weight",
-                               "transformer.h.0.self_attention.dense.weight", "transformer.h.0.mlp.dense_h_to_4h.weight",
+  expect_tensors("falcon-7b", {"transformer.word_embeddings.weight",
+                               "transformer.h.0.self_attention.query_key_value.weight",
+                               "transformer.h.0.self_attention.dense.weight",
+                               "transformer.h.0.mlp.dense_h_to_4h.weight",
                                "transformer.h.0.input_layernorm.bias", "transformer.ln_f.weight"});
   expect_no_tensor("falcon-7b", "lm_head");
 }
@@ -159,12 +172,14 @@ TEST(HfArchitectures, FalconNormsFollowParallelAttnAndNumLn) {
   const auto layer_tensors = [](const std::string& extra) {
     const ModelSpec m = harness::parse_model_hf_json(
         R"({"model_type": "falcon", "hidden_size": 64, "num_hidden_layers": 1, "num_attention_heads": 4,
-            "vocab_size": 100, )" + extra + "}",
+            "vocab_size": 100, )" +
+            extra + "}",
         "cfg.json");
     StateSpec state;
     state.scope = StateScope::weights;
     std::set<std::string> out;
-    for (const Shard& s : Layout(m, ParallelSpec{.vocab_divisor = 1}, state).shards(0)) out.insert(s.name);
+    for (const Shard& s : Layout(m, ParallelSpec{.vocab_divisor = 1}, state).shards(0))
+      out.insert(s.name);
     return out;
   };
   // Falcon-RW: sequential block, MHA (qkv 3h), input and post-attention LayerNorms.
@@ -172,7 +187,8 @@ TEST(HfArchitectures, FalconNormsFollowParallelAttnAndNumLn) {
   EXPECT_TRUE(rw.count("transformer.h.0.post_attention_layernorm.weight"));
   EXPECT_TRUE(rw.count("transformer.h.0.input_layernorm.bias"));
   // Falcon-11B style: new architecture with one norm in the parallel block.
-  const auto one = layer_tensors(R"("new_decoder_architecture": true, "num_kv_heads": 2, "num_ln_in_parallel_attn": 1)");
+  const auto one = layer_tensors(
+      R"("new_decoder_architecture": true, "num_kv_heads": 2, "num_ln_in_parallel_attn": 1)");
   EXPECT_TRUE(one.count("transformer.h.0.input_layernorm.weight"));
   EXPECT_FALSE(one.count("transformer.h.0.ln_attn.weight"));
   const auto two = layer_tensors(R"("new_decoder_architecture": true, "num_kv_heads": 2)");
@@ -188,10 +204,12 @@ TEST(HfArchitectures, GptNeoxBiasesAndUntiedEmbedOut) {
   EXPECT_EQ(params("pythia-1b"), 1'011'781'632);  // EleutherAI/pythia-1b (Pythia paper, Table 1)
   EXPECT_EQ(params("gpt-neox-20b"), neox(6144, 24576, 44, 50432));
   EXPECT_EQ(params("gpt-neox-20b"), 20'554'567'680);  // EleutherAI/gpt-neox-20b (paper, Table 1)
-  expect_tensors("pythia-1b", {"gpt_neox.embed_in.weight", "gpt_neox.layers.0.attention.query_key_value.bias",
-                               "gpt_neox.layers.0.attention.dense.bias", "gpt_neox.layers.0.mlp.dense_4h_to_h.bias",
-                               "gpt_neox.layers.0.post_attention_layernorm.bias", "gpt_neox.final_layer_norm.weight",
-                               "embed_out.weight"});
+  expect_tensors(
+      "pythia-1b",
+      {"gpt_neox.embed_in.weight", "gpt_neox.layers.0.attention.query_key_value.bias",
+       "gpt_neox.layers.0.attention.dense.bias", "gpt_neox.layers.0.mlp.dense_4h_to_h.bias",
+       "gpt_neox.layers.0.post_attention_layernorm.bias", "gpt_neox.final_layer_norm.weight",
+       "embed_out.weight"});
 }
 
 TEST(HfArchitectures, Phi2DenseBiasesAndLmHeadBias) {
@@ -199,7 +217,8 @@ TEST(HfArchitectures, Phi2DenseBiasesAndLmHeadBias) {
   EXPECT_EQ(params("phi-2"), 32 * layer + 2 * 51200 * h + 51200 + 2 * h);
   EXPECT_EQ(params("phi-2"), 2'779'683'840);  // microsoft/phi-2
   expect_tensors("phi-2", {"model.layers.0.self_attn.dense.bias", "model.layers.0.mlp.fc1.bias",
-                           "model.layers.0.input_layernorm.bias", "model.final_layernorm.bias", "lm_head.bias"});
+                           "model.layers.0.input_layernorm.bias", "model.final_layernorm.bias",
+                           "lm_head.bias"});
   expect_no_tensor("phi-2", "post_attention_layernorm");
 }
 
@@ -211,8 +230,9 @@ TEST(HfArchitectures, Starcoder2_7bBiasesAndLayerNorm) {
   const std::int64_t layer = 2 * h * h + 2 * 512 * h + 2 * h + 2 * 512 + 2 * h * f + f + h + 4 * h;
   EXPECT_EQ(params("starcoder2-7b"), 32 * layer + 49152 * h + 2 * h);
   EXPECT_EQ(params("starcoder2-7b"), 7'173'923'840);
-  expect_tensors("starcoder2-7b", {"model.layers.0.mlp.c_fc.bias", "model.layers.0.mlp.c_proj.weight",
-                                   "model.layers.0.self_attn.o_proj.bias", "model.norm.bias"});
+  expect_tensors("starcoder2-7b",
+                 {"model.layers.0.mlp.c_fc.bias", "model.layers.0.mlp.c_proj.weight",
+                  "model.layers.0.self_attn.o_proj.bias", "model.norm.bias"});
 }
 
 TEST(HfArchitectures, CommandRv01ParallelBlockTied) {
@@ -224,10 +244,12 @@ TEST(HfArchitectures, CommandRv01ParallelBlockTied) {
 }
 
 TEST(HfArchitectures, MegatronAndHfNamesCountTheSameBytes) {
-  for (const char* model : {"gemma-2-9b", "phi-3-mini-4k", "qwen1.5-moe-a2.7b", "deepseek-v2-lite", "olmo-7b",
-                            "olmo-2-1124-7b", "falcon-7b", "falcon-40b", "pythia-1b", "phi-2", "starcoder2-7b",
-                            "c4ai-command-r-v01"}) {
-    EXPECT_EQ(weights(model, Naming::megatron).checkpoint_bytes(), weights(model).checkpoint_bytes()) << model;
+  for (const char* model : {"gemma-2-9b", "phi-3-mini-4k", "qwen1.5-moe-a2.7b", "deepseek-v2-lite",
+                            "olmo-7b", "olmo-2-1124-7b", "falcon-7b", "falcon-40b", "pythia-1b",
+                            "phi-2", "starcoder2-7b", "c4ai-command-r-v01"}) {
+    EXPECT_EQ(weights(model, Naming::megatron).checkpoint_bytes(),
+              weights(model).checkpoint_bytes())
+        << model;
     EXPECT_EQ(weights(model).checkpoint_bytes(), 2 * params(model)) << model;
   }
 }
@@ -243,15 +265,22 @@ TEST(HfArchitectures, RefusesWhatCannotBeLaidOut) {
   };
   const std::string base = R"("hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
                               "num_attention_heads": 4, "vocab_size": 100)";
-  EXPECT_EQ(error_key("{\"model_type\": \"qwen2_moe\", \"mlp_only_layers\": [1], " + base + "}"), "mlp_only_layers");
+  EXPECT_EQ(error_key("{\"model_type\": \"qwen2_moe\", \"mlp_only_layers\": [1], " + base + "}"),
+            "mlp_only_layers");
   EXPECT_EQ(error_key("{\"model_type\": \"qwen2_moe\", \"decoder_sparse_step\": 2, " + base + "}"),
             "decoder_sparse_step");
-  EXPECT_EQ(error_key("{\"model_type\": \"phi\", \"qk_layernorm\": true, " + base + "}"), "qk_layernorm");
-  EXPECT_EQ(error_key("{\"model_type\": \"stablelm\", \"qk_layernorm\": true, " + base + "}"), "qk_layernorm");
-  EXPECT_EQ(error_key("{\"model_type\": \"deepseek_v3\", \"qk_head_dim\": 100, " + base + "}"), "qk_head_dim");
-  EXPECT_EQ(error_key("{\"model_type\": \"gpt_neox\", \"attention_bias\": false, " + base + "}"), "accepted");
-  EXPECT_EQ(error_key("{\"model_type\": \"falcon\", \"num_kv_heds\": 2, " + base + "}"), "num_kv_heds");
-  EXPECT_EQ(error_key("{\"model_type\": \"qwen2_moe\", \"mlp_only_layers\": [0], " + base + "}"), "accepted");
+  EXPECT_EQ(error_key("{\"model_type\": \"phi\", \"qk_layernorm\": true, " + base + "}"),
+            "qk_layernorm");
+  EXPECT_EQ(error_key("{\"model_type\": \"stablelm\", \"qk_layernorm\": true, " + base + "}"),
+            "qk_layernorm");
+  EXPECT_EQ(error_key("{\"model_type\": \"deepseek_v3\", \"qk_head_dim\": 100, " + base + "}"),
+            "qk_head_dim");
+  EXPECT_EQ(error_key("{\"model_type\": \"gpt_neox\", \"attention_bias\": false, " + base + "}"),
+            "accepted");
+  EXPECT_EQ(error_key("{\"model_type\": \"falcon\", \"num_kv_heds\": 2, " + base + "}"),
+            "num_kv_heds");
+  EXPECT_EQ(error_key("{\"model_type\": \"qwen2_moe\", \"mlp_only_layers\": [0], " + base + "}"),
+            "accepted");
   const std::string gpt2 =
       R"("model_type": "gpt2", "n_embd": 64, "n_layer": 2, "n_head": 4, "vocab_size": 100)";
   EXPECT_EQ(error_key("{" + gpt2 + ", \"add_cross_attention\": true}"), "add_cross_attention");

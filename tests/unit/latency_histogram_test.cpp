@@ -1,5 +1,7 @@
 // LatencyHistogram: bucket bounds, percentiles exact on known inputs, merge, the text form that
 // travels between processes, and per-thread recording merged after the join (TSan: *Worker*).
+#include "backends/latency_histogram.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -8,7 +10,6 @@
 #include <vector>
 
 #include "backends/backend.hpp"
-#include "backends/latency_histogram.hpp"
 
 namespace ckpt::backends {
 namespace {
@@ -20,10 +21,10 @@ TEST(LatencyHistogram, ValuesBelow128NanosecondsAreExact) {
   EXPECT_EQ(h.min(), 1u);
   EXPECT_EQ(h.max(), 100u);
   EXPECT_DOUBLE_EQ(h.mean(), 50.5);
-  EXPECT_EQ(h.percentile(0.50), 50u);   // the 50th smallest of 1..100
-  EXPECT_EQ(h.percentile(0.99), 99u);   // 99 ≥ 64: bucket 64 + (99 - 64) = 99, one value wide
-  EXPECT_EQ(h.percentile(0.999), 100u); // ceil(99.9) = the 100th
-  EXPECT_EQ(h.percentile(0.0), 1u);     // at least the first
+  EXPECT_EQ(h.percentile(0.50), 50u);    // the 50th smallest of 1..100
+  EXPECT_EQ(h.percentile(0.99), 99u);    // 99 ≥ 64: bucket 64 + (99 - 64) = 99, one value wide
+  EXPECT_EQ(h.percentile(0.999), 100u);  // ceil(99.9) = the 100th
+  EXPECT_EQ(h.percentile(0.0), 1u);      // at least the first
   EXPECT_EQ(h.percentile(1.0), 100u);
 }
 
@@ -70,7 +71,8 @@ TEST(LatencyHistogram, MergeEqualsRecordingEverythingInOne) {
   EXPECT_EQ(low.max(), 5'000'000u);
   EXPECT_DOUBLE_EQ(low.mean(), all.mean());
   for (double q : {0.5, 0.9, 0.99, 0.999}) EXPECT_EQ(low.percentile(q), all.percentile(q)) << q;
-  // p50 = the 2500th smallest, 2,500,000 ns: shift 15, 2500000 >> 15 = 76, bucket [2490368, 2523135].
+  // p50 = the 2500th smallest, 2,500,000 ns: shift 15, 2500000 >> 15 = 76, bucket [2490368,
+  // 2523135].
   EXPECT_EQ(all.percentile(0.5), 2523135u);
   LatencyHistogram empty;
   low.merge(empty);
@@ -87,7 +89,8 @@ TEST(LatencyHistogram, TextFormRoundTripsAndRejectsGarbage) {
   EXPECT_EQ(back.count(), 4u);
   EXPECT_EQ(back.percentile(0.75), h.percentile(0.75));
   EXPECT_EQ(LatencyHistogram::parse(LatencyHistogram().serialize()).count(), 0u);
-  EXPECT_THROW(LatencyHistogram::parse("2 10 1 9 1:1"), std::invalid_argument);  // counts do not add up
+  EXPECT_THROW(LatencyHistogram::parse("2 10 1 9 1:1"),
+               std::invalid_argument);  // counts do not add up
   EXPECT_THROW(LatencyHistogram::parse("1 1 1 1 99999:1"), std::invalid_argument);
   EXPECT_THROW(LatencyHistogram::parse("x"), std::invalid_argument);
 }
@@ -102,7 +105,8 @@ TEST(LatencyHistogramWorker, PerThreadHistogramsMergeAfterTheJoin) {
     std::vector<std::jthread> threads;
     for (int t = 0; t < kThreads; ++t) {
       threads.emplace_back([&mine, t] {
-        for (std::uint64_t i = 1; i <= kPerThread; ++i) mine[static_cast<std::size_t>(t)].record(i + static_cast<std::uint64_t>(t) * kPerThread);
+        for (std::uint64_t i = 1; i <= kPerThread; ++i)
+          mine[static_cast<std::size_t>(t)].record(i + static_cast<std::uint64_t>(t) * kPerThread);
       });
     }
   }
@@ -121,7 +125,9 @@ TEST(LatencyHistogram, BackendsThatDoNotTimeRequestsRefuseTheSetting) {
     check_settings("null", Capabilities{}, settings);
     FAIL() << "accepted";
   } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("null: `measure.latency = true` is not supported"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("null: `measure.latency = true` is not supported"),
+              std::string::npos)
+        << e.what();
   }
   EXPECT_NO_THROW(check_settings("posix", Capabilities{.request_latency = true}, settings));
 }

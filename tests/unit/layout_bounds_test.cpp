@@ -26,7 +26,9 @@ void expect_exact_error(Make make, const std::string& key, const std::string& me
   }
 }
 
-ModelSpec zoo(const char* name) { return harness::zoo_model(name); }
+ModelSpec zoo(const char* name) {
+  return harness::zoo_model(name);
+}
 
 TEST(LayoutBounds, HugeDpIsRefusedWithTheBound) {
   const auto start = std::chrono::steady_clock::now();
@@ -36,9 +38,10 @@ TEST(LayoutBounds, HugeDpIsRefusedWithTheBound) {
 }
 
 TEST(LayoutBounds, WorldSizeIsBounded) {
-  expect_exact_error([] { Layout(zoo("llama3-8b"), {.tp = 8, .pp = 32, .dp = 8192}, {}); }, "dp",
-                     "the world of tp × pp × dp = 8 × 32 × 8192 = 2097152 ranks exceeds the largest allowed, "
-                     "1048576 ranks; the largest dp allowed with tp = 8 and pp = 32 is 4096");
+  expect_exact_error(
+      [] { Layout(zoo("llama3-8b"), {.tp = 8, .pp = 32, .dp = 8192}, {}); }, "dp",
+      "the world of tp × pp × dp = 8 × 32 × 8192 = 2097152 ranks exceeds the largest allowed, "
+      "1048576 ranks; the largest dp allowed with tp = 8 and pp = 32 is 4096");
 }
 
 TEST(LayoutBounds, DegreesNearInt64MaxAreRefused) {
@@ -46,11 +49,19 @@ TEST(LayoutBounds, DegreesNearInt64MaxAreRefused) {
                      "tp = 4611686018427387904 exceeds the largest value allowed, 16384");
   expect_exact_error([] { Layout(zoo("llama3-8b"), {.pp = 9223372036854775807}, {}); }, "pp",
                      "pp = 9223372036854775807 exceeds the largest value allowed, 16384");
-  expect_exact_error([] { Layout(zoo("llama3-8b"), {.vocab_divisor = 4611686018427387904}, {}); }, "vocab_divisor",
-                     "vocab_divisor = 4611686018427387904 exceeds the largest value allowed, 65536");
   expect_exact_error(
-      [] { Layout(zoo("llama3-8b"), {.pp = 2, .pp_first_stage_layers = 4611686018427387904, .pp_last_stage_layers = 4611686018427387904}, {}); },
-      "pp_first_stage_layers", "pp_first_stage_layers = 4611686018427387904 exceeds the largest value allowed, 32");
+      [] { Layout(zoo("llama3-8b"), {.vocab_divisor = 4611686018427387904}, {}); }, "vocab_divisor",
+      "vocab_divisor = 4611686018427387904 exceeds the largest value allowed, 65536");
+  expect_exact_error(
+      [] {
+        Layout(zoo("llama3-8b"),
+               {.pp = 2,
+                .pp_first_stage_layers = 4611686018427387904,
+                .pp_last_stage_layers = 4611686018427387904},
+               {});
+      },
+      "pp_first_stage_layers",
+      "pp_first_stage_layers = 4611686018427387904 exceeds the largest value allowed, 32");
 }
 
 TEST(LayoutBounds, ModelDimensionsAreBounded) {
@@ -60,12 +71,14 @@ TEST(LayoutBounds, ModelDimensionsAreBounded) {
                      "num_hidden_layers = 1000000000000 exceeds the largest value allowed, 16384");
   m = zoo("llama3-8b");
   m.hidden_size = 4611686018427387904;
-  expect_exact_error([&] { Layout(m, {}, {}); }, "hidden_size",
-                     "hidden_size = 4611686018427387904 exceeds the largest value allowed, 1048576");
+  expect_exact_error(
+      [&] { Layout(m, {}, {}); }, "hidden_size",
+      "hidden_size = 4611686018427387904 exceeds the largest value allowed, 1048576");
   m = zoo("llama3-8b");
   m.vocab_size = 9223372036854775807;
-  expect_exact_error([&] { Layout(m, {}, {}); }, "vocab_size",
-                     "vocab_size = 9223372036854775807 exceeds the largest value allowed, 16777216");
+  expect_exact_error(
+      [&] { Layout(m, {}, {}); }, "vocab_size",
+      "vocab_size = 9223372036854775807 exceeds the largest value allowed, 16777216");
   m = zoo("llama3-8b");
   m.num_attention_heads = 1 << 20;
   expect_exact_error([&] { Layout(m, {}, {}); }, "num_attention_heads",
@@ -79,9 +92,10 @@ TEST(LayoutBounds, ModelDimensionsAreBounded) {
 TEST(LayoutBounds, TensorCountIsBounded) {
   ModelSpec m = zoo("deepseek-v3");
   m.num_local_experts = 16384;  // megatron names: two tensors an expert
-  expect_exact_error([&] { Layout(m, {}, {}); }, "num_local_experts",
-                     "num_local_experts = 16384 is too large: the model would have more than 262144 tensors; "
-                     "the largest num_local_experts allowed for this model is 2253");
+  expect_exact_error(
+      [&] { Layout(m, {}, {}); }, "num_local_experts",
+      "num_local_experts = 16384 is too large: the model would have more than 262144 tensors; "
+      "the largest num_local_experts allowed for this model is 2253");
   m = zoo("llama3-8b");
   m.num_hidden_layers = 16384;  // 9 tensors a layer: 147,459 tensors fit
   EXPECT_EQ(Layout(m, {}, {.scope = StateScope::weights}).shards(0).size(), 147459u);
@@ -94,9 +108,11 @@ TEST(LayoutBounds, CheckpointBytesBeyondInt64AreRefused) {
   m.num_key_value_heads = 16384;
   m.intermediate_size = 1 << 22;
   m.num_local_experts = 2048;  // 196,672 tensors: within the tensor bound
-  expect_exact_error([&] { Layout(m, {}, {}); }, "num_local_experts",
-                     "num_local_experts = 2048 is too large: the checkpoint's size in bytes (14 bytes per parameter) "
-                     "overflows 64-bit arithmetic; the largest num_local_experts allowed for this model is 1560");
+  expect_exact_error(
+      [&] { Layout(m, {}, {}); }, "num_local_experts",
+      "num_local_experts = 2048 is too large: the checkpoint's size in bytes (14 bytes per "
+      "parameter) "
+      "overflows 64-bit arithmetic; the largest num_local_experts allowed for this model is 1560");
   m = zoo("llama3-8b");
   m.hidden_size = 1 << 20;
   m.num_attention_heads = 16384;
@@ -104,16 +120,24 @@ TEST(LayoutBounds, CheckpointBytesBeyondInt64AreRefused) {
   m.intermediate_size = 1 << 22;
   m.vocab_size = 1 << 24;
   m.num_hidden_layers = 16384;
-  expect_exact_error([&] { Layout(m, {}, {.weight_dtype = Dtype::fp64, .master_dtype = Dtype::fp64, .optimizer_dtype = Dtype::fp64}); },
-                     "num_hidden_layers",
-                     "num_hidden_layers = 16384 is too large: the checkpoint's size in bytes (32 bytes per parameter) "
-                     "overflows 64-bit arithmetic; the largest num_hidden_layers allowed for this model is 16381");
+  expect_exact_error(
+      [&] {
+        Layout(m, {},
+               {.weight_dtype = Dtype::fp64,
+                .master_dtype = Dtype::fp64,
+                .optimizer_dtype = Dtype::fp64});
+      },
+      "num_hidden_layers",
+      "num_hidden_layers = 16384 is too large: the checkpoint's size in bytes (32 bytes per "
+      "parameter) "
+      "overflows 64-bit arithmetic; the largest num_hidden_layers allowed for this model is 16381");
 }
 
 TEST(LayoutBounds, Llama405bOn16kGpusStillLaysOutInSeconds) {
   const auto start = std::chrono::steady_clock::now();
-  const Layout layout(zoo("llama3.1-405b"),
-                      {.tp = 8, .pp = 16, .dp = 128, .pp_first_stage_layers = 7, .pp_last_stage_layers = 7}, {});
+  const Layout layout(
+      zoo("llama3.1-405b"),
+      {.tp = 8, .pp = 16, .dp = 128, .pp_first_stage_layers = 7, .pp_last_stage_layers = 7}, {});
   EXPECT_EQ(layout.world_size(), 16384);
   const WorldSummary summary = summarize(layout);
   EXPECT_EQ(summary.checkpoint_bytes, 5682299764736);
@@ -133,9 +157,11 @@ TEST(LayoutBounds, LargestWorldSummarizesInSeconds) {
 TEST(CheckedMath, OverflowNamesTheKeyAndTheLargestValue) {
   EXPECT_EQ(checked_mul(3, 4, "k", "x"), 12);
   EXPECT_EQ(checked_add(3, 4, "k", "x"), 7);
-  expect_exact_error([] { checked_mul(kInt64Max / 2 + 1, 2, "num_hidden_layers", "the size"); }, "num_hidden_layers",
-                     "num_hidden_layers = 4611686018427387904 is too large: the size overflows 64-bit arithmetic; "
-                     "the largest value allowed here is 4611686018427387903");
+  expect_exact_error(
+      [] { checked_mul(kInt64Max / 2 + 1, 2, "num_hidden_layers", "the size"); },
+      "num_hidden_layers",
+      "num_hidden_layers = 4611686018427387904 is too large: the size overflows 64-bit arithmetic; "
+      "the largest value allowed here is 4611686018427387903");
   expect_exact_error([] { checked_add(kInt64Max, 1, "dp", "the sum"); }, "dp",
                      "dp = 9223372036854775807 is too large: the sum overflows 64-bit arithmetic; "
                      "the largest value allowed here is 9223372036854775806");

@@ -14,21 +14,26 @@ namespace {
 
 // Runs `make`, expects a SpecError with `key` whose message contains every fragment.
 template <typename Make>
-void expect_spec_error(Make make, const std::string& key, std::initializer_list<std::string> fragments) {
+void expect_spec_error(Make make, const std::string& key,
+                       std::initializer_list<std::string> fragments) {
   try {
     make();
     ADD_FAILURE() << "no error; expected one for " << key;
   } catch (const SpecError& e) {
     EXPECT_EQ(e.key(), key) << e.what();
-    for (const auto& f : fragments) EXPECT_NE(std::string(e.what()).find(f), std::string::npos) << e.what();
+    for (const auto& f : fragments)
+      EXPECT_NE(std::string(e.what()).find(f), std::string::npos) << e.what();
   }
 }
 
-ModelSpec zoo(const char* name) { return harness::zoo_model(name); }
+ModelSpec zoo(const char* name) {
+  return harness::zoo_model(name);
+}
 
 TEST(LayoutErrors, HeadsNotDivisibleByTp) {
   expect_spec_error([] { Layout(zoo("llama3-8b"), {.tp = 3}, {}); }, "tp",
-                    {"num_attention_heads (32) is not divisible by tp (3)", "valid tp for llama3-8b: 1, 2, 4, 8"});
+                    {"num_attention_heads (32) is not divisible by tp (3)",
+                     "valid tp for llama3-8b: 1, 2, 4, 8"});
 }
 
 TEST(LayoutErrors, KvHeadsNotDivisibleByTp) {
@@ -50,14 +55,23 @@ TEST(LayoutErrors, LayersNotDivisibleByPpSuggestsUnevenSplit) {
 }
 
 TEST(LayoutErrors, MorePipelineStagesThanLayers) {
-  expect_spec_error([] { Layout(zoo("llama3-8b"), {.pp = 64}, {}); }, "pp", {"every pipeline stage a layer"});
+  expect_spec_error([] { Layout(zoo("llama3-8b"), {.pp = 64}, {}); }, "pp",
+                    {"every pipeline stage a layer"});
 }
 
 TEST(LayoutErrors, UnevenSplitThatDoesNotAddUp) {
-  expect_spec_error([] { Layout(zoo("llama3-8b"), {.pp = 4, .pp_first_stage_layers = 5, .pp_last_stage_layers = 4}, {}); },
-                    "pp_first_stage_layers", {"do not split evenly"});
-  expect_spec_error([] { Layout(zoo("llama3-8b"), {.pp = 2, .pp_first_stage_layers = 30, .pp_last_stage_layers = 5}, {}); },
-                    "pp_first_stage_layers", {"do not add up"});
+  expect_spec_error(
+      [] {
+        Layout(zoo("llama3-8b"), {.pp = 4, .pp_first_stage_layers = 5, .pp_last_stage_layers = 4},
+               {});
+      },
+      "pp_first_stage_layers", {"do not split evenly"});
+  expect_spec_error(
+      [] {
+        Layout(zoo("llama3-8b"), {.pp = 2, .pp_first_stage_layers = 30, .pp_last_stage_layers = 5},
+               {});
+      },
+      "pp_first_stage_layers", {"do not add up"});
   expect_spec_error([] { Layout(zoo("llama3-8b"), {.pp = 1, .pp_first_stage_layers = 4}, {}); },
                     "pp_first_stage_layers", {"needs pp > 1"});
 }
@@ -78,30 +92,37 @@ TEST(LayoutErrors, EpOnADenseModel) {
 }
 
 TEST(LayoutErrors, ZeroAndNegativeSizes) {
-  expect_spec_error([] { Layout(zoo("llama3-8b"), {.tp = 0}, {}); }, "tp", {"tp must be a positive integer (got 0)"});
-  expect_spec_error([] { Layout(zoo("llama3-8b"), {.dp = -4}, {}); }, "dp", {"dp must be a positive integer (got -4)"});
-  expect_spec_error([] { Layout(zoo("llama3-8b"), {.vocab_divisor = 0}, {}); }, "vocab_divisor", {"positive"});
+  expect_spec_error([] { Layout(zoo("llama3-8b"), {.tp = 0}, {}); }, "tp",
+                    {"tp must be a positive integer (got 0)"});
+  expect_spec_error([] { Layout(zoo("llama3-8b"), {.dp = -4}, {}); }, "dp",
+                    {"dp must be a positive integer (got -4)"});
+  expect_spec_error([] { Layout(zoo("llama3-8b"), {.vocab_divisor = 0}, {}); }, "vocab_divisor",
+                    {"positive"});
   ModelSpec m = zoo("llama3-8b");
   m.hidden_size = 0;
-  expect_spec_error([&] { Layout(m, {}, {}); }, "hidden_size", {"hidden_size must be a positive integer (got 0)"});
+  expect_spec_error([&] { Layout(m, {}, {}); }, "hidden_size",
+                    {"hidden_size must be a positive integer (got 0)"});
   m = zoo("llama3-8b");
   m.num_hidden_layers = -2;
   expect_spec_error([&] { Layout(m, {}, {}); }, "num_hidden_layers", {"got -2"});
 }
 
 TEST(LayoutErrors, ZeroStageOutOfRange) {
-  expect_spec_error([] { Layout(zoo("llama3-8b"), {.zero_stage = 4}, {}); }, "zero", {"0, 1, 2 or 3 (got 4)"});
+  expect_spec_error([] { Layout(zoo("llama3-8b"), {.zero_stage = 4}, {}); }, "zero",
+                    {"0, 1, 2 or 3 (got 4)"});
 }
 
 TEST(LayoutErrors, HeadsNotMultipleOfKvHeads) {
   ModelSpec m = zoo("llama3-8b");
   m.num_key_value_heads = 5;
-  expect_spec_error([&] { Layout(m, {}, {}); }, "num_key_value_heads", {"not a multiple of num_key_value_heads (5)"});
+  expect_spec_error([&] { Layout(m, {}, {}); }, "num_key_value_heads",
+                    {"not a multiple of num_key_value_heads (5)"});
 }
 
 TEST(LayoutErrors, RankOutsideTheWorld) {
   const Layout layout(zoo("llama3-8b"), {.tp = 2, .dp = 2}, {});
-  expect_spec_error([&] { (void)layout.shards(4); }, "rank", {"rank 4 is outside the world of 4 ranks (0..3)"});
+  expect_spec_error([&] { (void)layout.shards(4); }, "rank",
+                    {"rank 4 is outside the world of 4 ranks (0..3)"});
   expect_spec_error([&] { (void)layout.totals(-1); }, "rank", {"rank -1"});
 }
 
@@ -110,7 +131,8 @@ TEST(LayoutErrors, UnknownZooModelSuggestsTheClosest) {
     (void)harness::zoo_model("lama3-8b");
     ADD_FAILURE() << "no error";
   } catch (const harness::ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("did you mean `llama3-8b`?"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("did you mean `llama3-8b`?"), std::string::npos)
+        << e.what();
   }
   try {
     (void)harness::zoo_model("gpt-neo-x-unrelated");

@@ -14,7 +14,8 @@ namespace {
 using Shape = std::vector<std::int64_t>;
 
 const Shard* find(const std::vector<Shard>& shards, const std::string& name) {
-  const auto it = std::find_if(shards.begin(), shards.end(), [&](const Shard& s) { return s.name == name; });
+  const auto it =
+      std::find_if(shards.begin(), shards.end(), [&](const Shard& s) { return s.name == name; });
   return it == shards.end() ? nullptr : &*it;
 }
 
@@ -45,7 +46,7 @@ TEST(LayoutShards, Llama3TensorParallelSlices) {
   const Shard* fc1 = find(shards, "decoder.layers.0.mlp.linear_fc1.weight");
   ASSERT_NE(fc1, nullptr);
   EXPECT_EQ(fc1->global_shape, (Shape{2 * 14336, 4096}));
-  EXPECT_EQ(find(shards, "decoder.layers.8.mlp.linear_fc1.weight"), nullptr);  // stage 1's layer
+  EXPECT_EQ(find(shards, "decoder.layers.8.mlp.linear_fc1.weight"), nullptr);   // stage 1's layer
   EXPECT_EQ(find(shards, "decoder.layers.0.input_layernorm.weight"), nullptr);  // written by tp 0
   const auto tp0 = layout.shards(0);
   ASSERT_NE(find(tp0, "decoder.layers.0.input_layernorm.weight"), nullptr);
@@ -72,15 +73,20 @@ TEST(LayoutShards, TiedEmbeddingsWrittenOnceByTheFirstStage) {
   EXPECT_EQ(positions->global_shape, (Shape{2048, 12288}));
   EXPECT_EQ(positions->extent, (Shape{2048, 12288}));
   ASSERT_NE(find(first, "decoder.layers.0.self_attention.linear_qkv.bias"), nullptr);
-  EXPECT_EQ(find(first, "decoder.layers.0.self_attention.linear_qkv.bias")->extent, (Shape{3 * 12288 / 8}));
-  ASSERT_NE(find(first, "decoder.layers.0.mlp.linear_fc2.bias"), nullptr);  // row-parallel bias on tp 0 only
+  EXPECT_EQ(find(first, "decoder.layers.0.self_attention.linear_qkv.bias")->extent,
+            (Shape{3 * 12288 / 8}));
+  ASSERT_NE(find(first, "decoder.layers.0.mlp.linear_fc2.bias"),
+            nullptr);  // row-parallel bias on tp 0 only
   EXPECT_EQ(find(layout.shards(1), "decoder.layers.0.mlp.linear_fc2.bias"), nullptr);
 }
 
 TEST(LayoutShards, UnevenPipelineStages) {
-  const Layout layout = layout_of("llama3.1-405b",
-                                  {.tp = 8, .pp = 32, .dp = 2, .zero_stage = 1, .pp_first_stage_layers = 3,
-                                   .pp_last_stage_layers = 3});
+  const Layout layout = layout_of("llama3.1-405b", {.tp = 8,
+                                                    .pp = 32,
+                                                    .dp = 2,
+                                                    .zero_stage = 1,
+                                                    .pp_first_stage_layers = 3,
+                                                    .pp_last_stage_layers = 3});
   EXPECT_EQ(layout.pipeline().layers_of(0), (std::pair<std::int64_t, std::int64_t>{0, 3}));
   EXPECT_EQ(layout.pipeline().layers_of(1), (std::pair<std::int64_t, std::int64_t>{3, 7}));
   EXPECT_EQ(layout.pipeline().layers_of(30), (std::pair<std::int64_t, std::int64_t>{119, 123}));
@@ -100,8 +106,8 @@ TEST(LayoutShards, Zero1PartitionsOptimizerStateAcrossDp) {
   }
   // Partition 1 starts inside a tensor: its first piece is a flat range of that tensor.
   const auto shards = layout.shards(1);
-  const auto first_master = std::find_if(shards.begin(), shards.end(),
-                                         [](const Shard& s) { return s.state == StateKind::master; });
+  const auto first_master = std::find_if(
+      shards.begin(), shards.end(), [](const Shard& s) { return s.state == StateKind::master; });
   ASSERT_NE(first_master, shards.end());
   EXPECT_GT(first_master->flat_begin, 0);
 }
@@ -122,9 +128,12 @@ TEST(LayoutShards, Zero3PartitionsWeightsToo) {
 TEST(LayoutShards, ExpertParallelismAssignsWholeExperts) {
   const Layout layout = layout_of("mixtral-8x7b", {.dp = 8, .ep = 4});
   const auto shards = layout.shards(2);  // dp 2: ep rank 2, expert-dp rank 0
-  ASSERT_NE(find(shards, "decoder.layers.31.mlp.experts.local_experts.4.linear_fc1.weight"), nullptr);
-  ASSERT_NE(find(shards, "decoder.layers.0.mlp.experts.local_experts.5.linear_fc2.weight"), nullptr);
-  EXPECT_EQ(find(shards, "decoder.layers.0.mlp.experts.local_experts.6.linear_fc1.weight"), nullptr);
+  ASSERT_NE(find(shards, "decoder.layers.31.mlp.experts.local_experts.4.linear_fc1.weight"),
+            nullptr);
+  ASSERT_NE(find(shards, "decoder.layers.0.mlp.experts.local_experts.5.linear_fc2.weight"),
+            nullptr);
+  EXPECT_EQ(find(shards, "decoder.layers.0.mlp.experts.local_experts.6.linear_fc1.weight"),
+            nullptr);
   EXPECT_EQ(find(shards, "decoder.layers.0.mlp.router.weight"), nullptr);  // dense: dp 0 only
   EXPECT_EQ(layout.totals(6).bytes, 0);  // expert-dp rank 1 of ep 2: a replica
 }
@@ -136,8 +145,10 @@ TEST(LayoutShards, HuggingFaceNamesForWeightsOnly) {
   EXPECT_EQ(shards.front().name, "model.embed_tokens.weight");
   EXPECT_EQ(shards.back().name, "lm_head.weight");
   ASSERT_NE(find(shards, "model.layers.31.mlp.down_proj.weight"), nullptr);
-  EXPECT_EQ(find(shards, "model.layers.31.mlp.down_proj.weight")->global_shape, (Shape{4096, 14336}));
-  EXPECT_EQ(find(shards, "model.layers.0.self_attn.k_proj.weight")->global_shape, (Shape{1024, 4096}));
+  EXPECT_EQ(find(shards, "model.layers.31.mlp.down_proj.weight")->global_shape,
+            (Shape{4096, 14336}));
+  EXPECT_EQ(find(shards, "model.layers.0.self_attn.k_proj.weight")->global_shape,
+            (Shape{1024, 4096}));
   ASSERT_NE(find(shards, "model.norm.weight"), nullptr);
 }
 
@@ -146,10 +157,12 @@ TEST(LayoutShards, DeepSeekAndMixtralHuggingFaceNames) {
   ASSERT_NE(find(deepseek, "model.layers.3.mlp.experts.255.gate_proj.weight"), nullptr);
   ASSERT_NE(find(deepseek, "model.layers.3.mlp.gate.e_score_correction_bias"), nullptr);
   ASSERT_NE(find(deepseek, "model.layers.60.mlp.shared_experts.down_proj.weight"), nullptr);
-  EXPECT_EQ(find(deepseek, "model.layers.2.mlp.experts.0.gate_proj.weight"), nullptr);  // dense layer
+  EXPECT_EQ(find(deepseek, "model.layers.2.mlp.experts.0.gate_proj.weight"),
+            nullptr);  // dense layer
   EXPECT_EQ(find(deepseek, "model.layers.0.self_attn.kv_a_proj_with_mqa.weight")->global_shape,
             (Shape{576, 7168}));
-  EXPECT_EQ(find(deepseek, "model.layers.0.self_attn.q_b_proj.weight")->global_shape, (Shape{128 * 192, 1536}));
+  EXPECT_EQ(find(deepseek, "model.layers.0.self_attn.q_b_proj.weight")->global_shape,
+            (Shape{128 * 192, 1536}));
   const auto mixtral = layout_of("mixtral-8x7b", {}, StateScope::weights).shards(0);
   EXPECT_EQ(find(mixtral, "model.layers.0.block_sparse_moe.experts.7.w2.weight")->global_shape,
             (Shape{4096, 14336}));

@@ -44,7 +44,9 @@ void add_global_intervals(const Shard& s, std::vector<Interval>& out) {
   }
 }
 
-bool is_expert(const std::string& name) { return name.find(".experts.") != std::string::npos; }
+bool is_expert(const std::string& name) {
+  return name.find(".experts.") != std::string::npos;
+}
 
 ModelSpec random_model(std::mt19937_64& rng) {
   auto pick = [&](std::initializer_list<std::int64_t> values) {
@@ -104,7 +106,9 @@ ModelSpec random_model(std::mt19937_64& rng) {
 }
 
 ParallelSpec random_parallel(std::mt19937_64& rng, const ModelSpec& m) {
-  auto upto = [&](std::int64_t n) { return std::uniform_int_distribution<std::int64_t>(1, n)(rng); };
+  auto upto = [&](std::int64_t n) {
+    return std::uniform_int_distribution<std::int64_t>(1, n)(rng);
+  };
   ParallelSpec p;
   p.tp = std::vector<std::int64_t>{1, 2, 4}[upto(3) - 1];
   p.pp = upto(std::min<std::int64_t>(4, m.num_hidden_layers));
@@ -142,7 +146,9 @@ void check_layout(const Layout& layout) {
   std::map<std::pair<StateKind, std::string>, std::vector<Interval>> pieces;
   std::map<std::pair<StateKind, std::string>, std::int64_t> numel;
   // (kind, expert?, tp, pp, ep or -1) -> elements per DP member
-  std::map<std::tuple<StateKind, bool, std::int64_t, std::int64_t, std::int64_t>, std::vector<std::int64_t>> groups;
+  std::map<std::tuple<StateKind, bool, std::int64_t, std::int64_t, std::int64_t>,
+           std::vector<std::int64_t>>
+      groups;
   std::int64_t total_bytes = 0;
   for (std::int64_t rank = 0; rank < layout.world_size(); ++rank) {
     const RankCoord c = layout.coord(rank);
@@ -197,7 +203,8 @@ void check_layout(const Layout& layout) {
       EXPECT_LE(*hi - *lo, 1) << "ZeRO partition imbalance for " << state_kind_name(kind);
     } else {
       // Replicas are written once, by the first member of the group (DP or expert-DP rank 0).
-      const auto writers = std::count_if(members.begin(), members.end(), [](std::int64_t v) { return v > 0; });
+      const auto writers =
+          std::count_if(members.begin(), members.end(), [](std::int64_t v) { return v > 0; });
       EXPECT_LE(writers, 1) << state_kind_name(kind);
       if (writers == 1) {
         EXPECT_GT(members.front(), 0) << state_kind_name(kind);
@@ -219,9 +226,10 @@ TEST(LayoutTiling, RandomGridsTileEveryTensorExactlyOnce) {
     } catch (const SpecError&) {
       continue;  // an impossible combination; the error tests cover those
     }
-    SCOPED_TRACE("grid " + std::to_string(checked) + ": tp " + std::to_string(parallel.tp) + " pp " +
-                 std::to_string(parallel.pp) + " dp " + std::to_string(parallel.dp) + " ep " +
-                 std::to_string(parallel.ep) + " zero " + std::to_string(parallel.zero_stage));
+    SCOPED_TRACE("grid " + std::to_string(checked) + ": tp " + std::to_string(parallel.tp) +
+                 " pp " + std::to_string(parallel.pp) + " dp " + std::to_string(parallel.dp) +
+                 " ep " + std::to_string(parallel.ep) + " zero " +
+                 std::to_string(parallel.zero_stage));
     check_layout(*layout);
     if (HasFatalFailure()) return;
     ++checked;
@@ -231,9 +239,15 @@ TEST(LayoutTiling, RandomGridsTileEveryTensorExactlyOnce) {
 
 TEST(LayoutTiling, ZooModelsAtModestScaleTile) {
   // Real shapes, scaled-down worlds: every zoo-like architecture feature at once.
-  ModelSpec mixtral{.name = "mixtral-like", .hidden_size = 64, .intermediate_size = 96,
-                    .num_hidden_layers = 4, .num_attention_heads = 8, .num_key_value_heads = 2,
-                    .vocab_size = 1000, .num_local_experts = 8, .num_experts_per_tok = 2};
+  ModelSpec mixtral{.name = "mixtral-like",
+                    .hidden_size = 64,
+                    .intermediate_size = 96,
+                    .num_hidden_layers = 4,
+                    .num_attention_heads = 8,
+                    .num_key_value_heads = 2,
+                    .vocab_size = 1000,
+                    .num_local_experts = 8,
+                    .num_experts_per_tok = 2};
   check_layout(Layout(mixtral, {.tp = 2, .pp = 2, .dp = 4, .ep = 4, .zero_stage = 1}, StateSpec{}));
   check_layout(Layout(mixtral, {.tp = 2, .pp = 4, .dp = 2, .ep = 2, .zero_stage = 3}, StateSpec{}));
 }

@@ -35,23 +35,28 @@ class LoadStorageTest : public ::testing::Test {
     }
     // Unaligned ranges out of file order, two running to their file's unaligned end (under
     // O_DIRECT their last block reads short: FilePlan::data_end).
-    ranges_ = {{.path = paths_[1], .size = 70001, .destination_offset = 200000, .file_offset = 5},
-               {.path = paths_[1], .size = 1, .destination_offset = 7, .file_offset = 300000},
-               {.path = paths_[0], .size = 9999, .destination_offset = 100000, .file_offset = 1},
-               {.path = paths_[1], .size = 100000, .destination_offset = 300000, .file_offset = 100003}};
+    ranges_ = {
+        {.path = paths_[1], .size = 70001, .destination_offset = 200000, .file_offset = 5},
+        {.path = paths_[1], .size = 1, .destination_offset = 7, .file_offset = 300000},
+        {.path = paths_[0], .size = 9999, .destination_offset = 100000, .file_offset = 1},
+        {.path = paths_[1], .size = 100000, .destination_offset = 300000, .file_offset = 100003}};
   }
   // Loads ranges_ through `storage` with `settings`: every range's bytes at its place, `reads`
   // reads.
-  void expect_loaded(const LoadStorage& storage, const LoadSettings& settings, std::uint64_t reads) {
+  void expect_loaded(const LoadStorage& storage, const LoadSettings& settings,
+                     std::uint64_t reads) {
     const std::unique_ptr<Buffer> buffer = host_->allocate(destination_bytes(ranges_));
     const LoadTiming t = load_files(ranges_, *buffer, settings, *host_, storage);
-    const std::string label =
-        storage.backend + " " + std::string(load_method_name(settings.method)) + (settings.direct ? " (O_DIRECT)" : "");
+    const std::string label = storage.backend + " " +
+                              std::string(load_method_name(settings.method)) +
+                              (settings.direct ? " (O_DIRECT)" : "");
     EXPECT_EQ(t.bytes, 70001u + 1u + 9999u + 100000u) << label;
     EXPECT_EQ(t.reads, reads) << label;
     for (const LoadFile& r : ranges_) {
       const std::string& whole = r.path == paths_[0] ? contents_[0] : contents_[1];
-      EXPECT_EQ(std::memcmp(buffer->view().data + r.destination_offset, whole.data() + r.file_offset, r.size), 0)
+      EXPECT_EQ(std::memcmp(buffer->view().data + r.destination_offset,
+                            whole.data() + r.file_offset, r.size),
+                0)
           << label << ": range at file offset " << r.file_offset;
     }
   }
@@ -83,19 +88,23 @@ TEST_F(LoadStorageTest, EveryStreamingBackendServesEachMethodItCan) {
     }
   }
   // The template for new backends loads a checkpoint by implementing the one contract.
-  EXPECT_TRUE(served.contains("posix") && served.contains("skeleton")) << served.size() << " backends served";
+  EXPECT_TRUE(served.contains("posix") && served.contains("skeleton"))
+      << served.size() << " backends served";
 }
 
 TEST_F(LoadStorageTest, NullBackendReadsNothingAndCountsTheSameReads) {
   const LoadStorage null{.backend = "null"};
-  for (const LoadSettings& s : {LoadSettings{.method = LoadMethod::read},
-                                LoadSettings{.threads = 2, .chunk_bytes = 16384, .pool_bytes = 32768}}) {
+  for (const LoadSettings& s :
+       {LoadSettings{.method = LoadMethod::read},
+        LoadSettings{.threads = 2, .chunk_bytes = 16384, .pool_bytes = 32768}}) {
     const std::unique_ptr<Buffer> buffer = host_->allocate(destination_bytes(ranges_));
     buffer->zero();
     const LoadTiming t = load_files(ranges_, *buffer, s, *host_, null);
-    EXPECT_EQ(t.reads, s.method == LoadMethod::read ? 4u : pack_chunks(ranges_, 16384, false).reads.size());
+    EXPECT_EQ(t.reads,
+              s.method == LoadMethod::read ? 4u : pack_chunks(ranges_, 16384, false).reads.size());
     const std::vector<std::byte> zeros(buffer->size());
-    EXPECT_EQ(std::memcmp(buffer->view().data, zeros.data(), zeros.size()), 0) << load_method_name(s.method);
+    EXPECT_EQ(std::memcmp(buffer->view().data, zeros.data(), zeros.size()), 0)
+        << load_method_name(s.method);
   }
 }
 
@@ -104,29 +113,30 @@ TEST_F(LoadStorageTest, BackendsThatCannotServeAMethodAreRefusedByName) {
   EXPECT_FALSE(load_backend_problem("posix", file, {.method = LoadMethod::mmap}).has_value());
   EXPECT_FALSE(load_backend_problem("posix", file, {.direct = true}).has_value());
   // Without mmap, direct I/O or streaming, the campaign's keys and the command's options are named.
-  const auto problem = [](std::string_view backend, const backends::Capabilities& caps, const LoadSettings& s,
-                          const LoadSettingNames& names = {}) {
+  const auto problem = [](std::string_view backend, const backends::Capabilities& caps,
+                          const LoadSettings& s, const LoadSettingNames& names = {}) {
     const std::optional<std::string> p = load_backend_problem(backend, caps, s, names);
     return p.value_or("accepted");
   };
   const std::string mmap = problem("null", {.direct_io = true}, {.method = LoadMethod::mmap});
-  EXPECT_TRUE(
-      mmap.starts_with("backend.name = \"null\" cannot serve load.method = \"mmap\": it maps no files "
-                       "(capabilities: mmap = false); choose load.method = \"pipelined\" or load.method = "
-                       "\"read\", or a backend that maps files: posix"))
+  EXPECT_TRUE(mmap.starts_with(
+      "backend.name = \"null\" cannot serve load.method = \"mmap\": it maps no files "
+      "(capabilities: mmap = false); choose load.method = \"pipelined\" or load.method = "
+      "\"read\", or a backend that maps files: posix"))
       << mmap;
   EXPECT_EQ(mmap.find("null", 20), std::string::npos) << mmap;  // null is not among those that map
   const std::string direct = problem("skeleton", {}, {.direct = true}, kLoadCommandNames);
-  EXPECT_TRUE(
-      direct.starts_with("--backend skeleton cannot serve --method pipelined with --direct: it has no "
-                         "O_DIRECT (capabilities: direct_io = false); leave O_DIRECT off, or choose a backend "
-                         "that has it: posix"))
+  EXPECT_TRUE(direct.starts_with(
+      "--backend skeleton cannot serve --method pipelined with --direct: it has no "
+      "O_DIRECT (capabilities: direct_io = false); leave O_DIRECT off, or choose a backend "
+      "that has it: posix"))
       << direct;
-  const std::string collective = problem("mpiio", {.collective = true}, {.method = LoadMethod::read});
-  EXPECT_TRUE(
-      collective.starts_with("backend.name = \"mpiio\" cannot serve load.method = \"read\": a collective "
-                             "backend reads each process's whole plan in one call, and the loader streams "
-                             "byte ranges file by file; load with a backend that streams: posix"))
+  const std::string collective =
+      problem("mpiio", {.collective = true}, {.method = LoadMethod::read});
+  EXPECT_TRUE(collective.starts_with(
+      "backend.name = \"mpiio\" cannot serve load.method = \"read\": a collective "
+      "backend reads each process's whole plan in one call, and the loader streams "
+      "byte ranges file by file; load with a backend that streams: posix"))
       << collective;
 }
 

@@ -12,13 +12,13 @@
 
 #include "backends/registry.hpp"
 #include "harness/campaign/campaign.hpp"
+#include "harness/cli/run_command.hpp"
 #include "harness/comm/single_comm.hpp"
 #include "harness/common/config_error.hpp"
-#include "harness/memory/memory_spaces.hpp"
-#include "harness/plan/checkpoint_plan.hpp"
 #include "harness/exec/iteration.hpp"
 #include "harness/exec/process_buffer.hpp"
-#include "harness/cli/run_command.hpp"
+#include "harness/memory/memory_spaces.hpp"
+#include "harness/plan/checkpoint_plan.hpp"
 #include "tests/unit/memory_test_support.hpp"
 #include "tests/unit/temp_dir.hpp"
 
@@ -42,11 +42,15 @@ TEST(MemoryKeys, DefaultsAndValues) {
   EXPECT_EQ(plain.memory_space, MemorySpaceKind::host);
   EXPECT_EQ(plain.staging.chunk_bytes, std::uint64_t{64} << 20);
   EXPECT_EQ(plain.staging.buffers, 2);
-  EXPECT_EQ(plain.config["memory"], nlohmann::json({{"space", "host"}, {"staging_bytes", 64 << 20}, {"staging_buffers", 2},
-                                                  {"reuse_bytes", 0}}));
-  const Campaign swept = parse_campaign(
-      campaign_text("/t", "[memory]\nspace = [\"pinned\", \"cuda\", \"kokkos\"]\nstaging_bytes = \"8 MiB\"\nstaging_buffers = 3\n"),
-      "m.toml", {});
+  EXPECT_EQ(plain.config["memory"], nlohmann::json({{"space", "host"},
+                                                    {"staging_bytes", 64 << 20},
+                                                    {"staging_buffers", 2},
+                                                    {"reuse_bytes", 0}}));
+  const Campaign swept =
+      parse_campaign(campaign_text("/t",
+                                   "[memory]\nspace = [\"pinned\", \"cuda\", "
+                                   "\"kokkos\"]\nstaging_bytes = \"8 MiB\"\nstaging_buffers = 3\n"),
+                     "m.toml", {});
   ASSERT_EQ(swept.cases.size(), 3u);
   EXPECT_EQ(swept.cases[1].memory_space, MemorySpaceKind::cuda);
   EXPECT_EQ(swept.cases[2].memory_space, MemorySpaceKind::kokkos);
@@ -64,18 +68,23 @@ std::string error_of(const std::string& memory, const std::vector<std::string>& 
 }
 
 TEST(MemoryKeys, ErrorsNameTheKey) {
-  EXPECT_NE(error_of("[memory]\nspcae = \"host\"\n").find("`memory.spcae`: unknown key — did you mean `space`?"),
+  EXPECT_NE(error_of("[memory]\nspcae = \"host\"\n")
+                .find("`memory.spcae`: unknown key — did you mean `space`?"),
             std::string::npos)
       << error_of("[memory]\nspcae = \"host\"\n");
   const std::string device = error_of("[memory]\nspace = \"device\"\n");
-  EXPECT_NE(device.find("unknown value \"device\", expected one of \"host\", \"pinned\", \"cuda\", \"kokkos\""),
-            std::string::npos)
+  EXPECT_NE(
+      device.find(
+          "unknown value \"device\", expected one of \"host\", \"pinned\", \"cuda\", \"kokkos\""),
+      std::string::npos)
       << device;
   const std::string odd = error_of("[memory]\nstaging_bytes = 5000\n");
-  EXPECT_NE(odd.find("`memory.staging_bytes`: 5000 is not a multiple of 4096"), std::string::npos) << odd;
-  EXPECT_NE(error_of("", {"memory.staging_buffers=0"}).find("must be at least 1"), std::string::npos);
-  const std::string direct = error_of("[memory]\nstaging_bytes = \"12 KiB\"\n", {"backend.direct=true",
-                                                                                 "backend.direct_alignment=8192"});
+  EXPECT_NE(odd.find("`memory.staging_bytes`: 5000 is not a multiple of 4096"), std::string::npos)
+      << odd;
+  EXPECT_NE(error_of("", {"memory.staging_buffers=0"}).find("must be at least 1"),
+            std::string::npos);
+  const std::string direct = error_of("[memory]\nstaging_bytes = \"12 KiB\"\n",
+                                      {"backend.direct=true", "backend.direct_alignment=8192"});
   EXPECT_NE(direct.find("not a multiple of 8192"), std::string::npos) << direct;
 }
 
@@ -123,7 +132,9 @@ TEST(StagedRun, DeviceMemoryRoundTripsThroughPosixInChunks) {
   buffer.memory().copy_from_host(buffer.offset(2) + shard.memory_offset + 7, {&flipped, 1});
   const std::string problem = verify_plans(plans, buffer, c.data);
   EXPECT_NE(problem.find("tensor " + shard.shard.name), std::string::npos) << problem;
-  EXPECT_NE(problem.find("rank " + std::to_string(shard.rank) + ") at global element "), std::string::npos) << problem;
+  EXPECT_NE(problem.find("rank " + std::to_string(shard.rank) + ") at global element "),
+            std::string::npos)
+      << problem;
   EXPECT_NE(problem.find("byte 7 of the shard"), std::string::npos) << problem;
 }
 
@@ -133,8 +144,8 @@ struct RunOutput {
   std::vector<nlohmann::json> results;
 };
 
-RunOutput run(const fs::path& file, const fs::path& output, const std::vector<std::string>& overrides = {},
-              const std::string& phase = "") {
+RunOutput run(const fs::path& file, const fs::path& output,
+              const std::vector<std::string>& overrides = {}, const std::string& phase = "") {
   RunOptions o;
   o.campaign = file.string();
   o.overrides = overrides;
@@ -148,7 +159,8 @@ RunOutput run(const fs::path& file, const fs::path& output, const std::vector<st
   if (fs::exists(output)) {
     for (const auto& entry : fs::directory_iterator(output)) {
       std::ifstream in(entry.path() / "results.jsonl");
-      for (std::string line; std::getline(in, line);) r.results.push_back(nlohmann::json::parse(line));
+      for (std::string line; std::getline(in, line);)
+        r.results.push_back(nlohmann::json::parse(line));
     }
   }
   return r;
@@ -158,17 +170,20 @@ std::vector<std::string> spaces_here(std::initializer_list<MemorySpaceKind> want
   const MemorySpaces spaces;
   std::vector<std::string> names;
   for (MemorySpaceKind kind : wanted) {
-    if (!spaces.unavailable(kind)) names.push_back("\"" + std::string(memory_space_name(kind)) + "\"");
+    if (!spaces.unavailable(kind))
+      names.push_back("\"" + std::string(memory_space_name(kind)) + "\"");
   }
   return names;
 }
 
 TEST(MemoryCampaign, PinnedAndKokkosRoundTripAndVerifyThroughPosix) {
   const test_support::TempDir dir;
-  const std::vector<std::string> names = spaces_here({MemorySpaceKind::pinned, MemorySpaceKind::kokkos});
+  const std::vector<std::string> names =
+      spaces_here({MemorySpaceKind::pinned, MemorySpaceKind::kokkos});
   std::string list;
   for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
-  const fs::path file = dir.write("mem.toml", campaign_text(dir.path() / "target", "[memory]\nspace = [" + list + "]\n"));
+  const fs::path file = dir.write(
+      "mem.toml", campaign_text(dir.path() / "target", "[memory]\nspace = [" + list + "]\n"));
   const RunOutput r = run(file, dir.path() / "out");
   ASSERT_EQ(r.status, 0) << r.err;
   ASSERT_EQ(r.results.size(), names.size());
@@ -181,12 +196,14 @@ TEST(MemoryCampaign, PinnedAndKokkosRoundTripAndVerifyThroughPosix) {
   EXPECT_EQ(r.results[0]["memory_space"], "pinned");
   if (MemorySpaces().unavailable(MemorySpaceKind::cuda)) {
     ASSERT_FALSE(r.results[0]["notes"].empty());
-    EXPECT_NE(r.results[0]["notes"][0].get<std::string>().find("mlock instead of cudaMallocHost"), std::string::npos);
+    EXPECT_NE(r.results[0]["notes"][0].get<std::string>().find("mlock instead of cudaMallocHost"),
+              std::string::npos);
   }
   if (names.size() == 2) {
     EXPECT_EQ(r.results[1]["memory_space"], "kokkos");
   } else {
-    std::printf("kokkos not run: %s\n", MemorySpaces().unavailable(MemorySpaceKind::kokkos)->c_str());
+    std::printf("kokkos not run: %s\n",
+                MemorySpaces().unavailable(MemorySpaceKind::kokkos)->c_str());
   }
 }
 
@@ -206,25 +223,30 @@ TEST(MemoryCampaign, ACheckpointWrittenFromKokkosMemoryRestoresIntoHostMemory) {
 // On a GPU machine: device memory staged through pinned chunks to posix and restored; the same
 // checkpoint restored into host memory; and the null backend, which takes device memory as it is.
 TEST(MemoryCampaign, CudaMemoryIsStagedThroughPinnedChunksAndRestoresAnywhere) {
-  if (const auto why = MemorySpaces().unavailable(MemorySpaceKind::cuda)) GTEST_SKIP() << "memory.space = \"cuda\": " << *why;
+  if (const auto why = MemorySpaces().unavailable(MemorySpaceKind::cuda))
+    GTEST_SKIP() << "memory.space = \"cuda\": " << *why;
   const test_support::TempDir dir;
   const fs::path file = dir.write(
-      "mem.toml", campaign_text(dir.path() / "target",
-                                "[memory]\nspace = \"cuda\"\nstaging_bytes = \"64 KiB\"\nstaging_buffers = 3\n"));
+      "mem.toml",
+      campaign_text(
+          dir.path() / "target",
+          "[memory]\nspace = \"cuda\"\nstaging_bytes = \"64 KiB\"\nstaging_buffers = 3\n"));
   const RunOutput staged = run(file, dir.path() / "out1", {"campaign.keep=true"});
   ASSERT_EQ(staged.status, 0) << staged.err;
   ASSERT_EQ(staged.results.size(), 1u);
   const nlohmann::json& j = staged.results[0];
   EXPECT_TRUE(j["verified"].get<bool>()) << j.dump();
   EXPECT_EQ(j["memory_space"], "cuda");
-  EXPECT_EQ(j["staging"], nlohmann::json({{"mode", "pipelined"}, {"chunk_bytes", 65536}, {"buffers", 3}}));
+  EXPECT_EQ(j["staging"],
+            nlohmann::json({{"mode", "pipelined"}, {"chunk_bytes", 65536}, {"buffers", 3}}));
   EXPECT_GT(j["d2h_seconds"].get<double>(), 0);
   EXPECT_GT(j["h2d_seconds"].get<double>(), 0);
   EXPECT_LE(j["d2h_seconds"].get<double>(), j["write_seconds"].get<double>());
   const RunOutput into_host = run(file, dir.path() / "out2", {"memory.space=host"}, "restore");
   ASSERT_EQ(into_host.status, 0) << into_host.err;
   EXPECT_TRUE(into_host.results.at(0)["verified"].get<bool>());
-  const RunOutput direct = run(file, dir.path() / "out3", {"backend.name=null", "campaign.overwrite=true"});
+  const RunOutput direct =
+      run(file, dir.path() / "out3", {"backend.name=null", "campaign.overwrite=true"});
   ASSERT_EQ(direct.status, 0) << direct.err;
   EXPECT_TRUE(direct.results.at(0)["staging"].is_null()) << "null addresses device memory itself";
 }
@@ -233,11 +255,12 @@ TEST(MemoryCampaign, CudaWithoutADeviceFailsUpFrontAndWritesNothing) {
   const auto why = MemorySpaces().unavailable(MemorySpaceKind::cuda);
   if (!why) GTEST_SKIP() << "a CUDA device is present";
   const test_support::TempDir dir;
-  const fs::path file =
-      dir.write("mem.toml", campaign_text(dir.path() / "target", "[memory]\nspace = [\"host\", \"cuda\"]\n"));
+  const fs::path file = dir.write(
+      "mem.toml", campaign_text(dir.path() / "target", "[memory]\nspace = [\"host\", \"cuda\"]\n"));
   const RunOutput r = run(file, dir.path() / "out");
   EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find("ckptbench: error: case 1: memory.space = \"cuda\": " + *why), std::string::npos)
+  EXPECT_NE(r.err.find("ckptbench: error: case 1: memory.space = \"cuda\": " + *why),
+            std::string::npos)
       << r.err;
   EXPECT_TRUE(r.err.find("no CUDA device (cudaGetDeviceCount: error 35") != std::string::npos ||
               r.err.find("this build has no CUDA") != std::string::npos)

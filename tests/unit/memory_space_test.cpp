@@ -30,7 +30,8 @@ class KokkosForTheProgram : public ::testing::Environment {
   std::unique_ptr<MemorySpaces> spaces_;
 };
 
-[[maybe_unused]] ::testing::Environment* const kKokkos = ::testing::AddGlobalTestEnvironment(new KokkosForTheProgram);
+[[maybe_unused]] ::testing::Environment* const kKokkos =
+    ::testing::AddGlobalTestEnvironment(new KokkosForTheProgram);
 
 // One set of spaces for the suite.
 class MemorySpaceTest : public ::testing::TestWithParam<MemorySpaceKind> {
@@ -38,10 +39,12 @@ class MemorySpaceTest : public ::testing::TestWithParam<MemorySpaceKind> {
   static void SetUpTestSuite() { spaces_ = std::make_unique<MemorySpaces>(); }
   static void TearDownTestSuite() { spaces_.reset(); }
 
-  // Why the space under test is missing here ("memory.space = \"cuda\": no CUDA device (...)"), or "".
+  // Why the space under test is missing here ("memory.space = \"cuda\": no CUDA device (...)"), or
+  // "".
   std::string missing() const {
     const auto why = spaces_->unavailable(GetParam());
-    return why ? "memory.space = \"" + std::string(memory_space_name(GetParam())) + "\": " + *why : "";
+    return why ? "memory.space = \"" + std::string(memory_space_name(GetParam())) + "\": " + *why
+               : "";
   }
   MemorySpace& space() { return spaces_->get(GetParam()); }
 
@@ -51,12 +54,14 @@ class MemorySpaceTest : public ::testing::TestWithParam<MemorySpaceKind> {
 std::unique_ptr<MemorySpaces> MemorySpaceTest::spaces_;
 
 // Ranges at odd offsets and odd lengths (partial last words, unaligned starts), with a gap.
-const std::vector<PatternRange> kRanges{{0, 4096, 11}, {4096, 1, 12}, {4099, 1021, 13}, {6000, 70001, 14}};
+const std::vector<PatternRange> kRanges{
+    {0, 4096, 11}, {4096, 1, 12}, {4099, 1021, 13}, {6000, 70001, 14}};
 constexpr std::uint64_t kBufferBytes = 80000;
 
 std::vector<std::byte> host_expected(DataPattern pattern) {
   std::vector<std::byte> expected(kBufferBytes);
-  for (const PatternRange& r : kRanges) fill_pattern(expected.data() + r.offset, r.bytes, pattern, r.key);
+  for (const PatternRange& r : kRanges)
+    fill_pattern(expected.data() + r.offset, r.bytes, pattern, r.key);
   return expected;
 }
 
@@ -126,7 +131,8 @@ TEST_P(MemorySpaceTest, ChecksumsMatchTheHostChecksum) {
   const std::vector<std::uint64_t> sums = buffer->checksums(kRanges);
   ASSERT_EQ(sums.size(), kRanges.size());
   for (std::size_t i = 0; i < kRanges.size(); ++i) {
-    EXPECT_EQ(sums[i], checksum64(expected.data() + kRanges[i].offset, kRanges[i].bytes)) << "range " << i;
+    EXPECT_EQ(sums[i], checksum64(expected.data() + kRanges[i].offset, kRanges[i].bytes))
+        << "range " << i;
   }
 }
 
@@ -136,7 +142,8 @@ TEST_P(MemorySpaceTest, ViewKindAndAlignment) {
   const auto buffer = s->allocate(12345);
   const backends::MemoryView view = buffer->view();
   EXPECT_EQ(view.size, 12345u);
-  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(view.data) % 4096, 0u) << "O_DIRECT needs page-aligned memory";
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(view.data) % 4096, 0u)
+      << "O_DIRECT needs page-aligned memory";
   switch (GetParam()) {
     case MemorySpaceKind::host:
     case MemorySpaceKind::kokkos:
@@ -164,13 +171,15 @@ TEST_P(MemorySpaceTest, RangesOutsideTheBufferAreRejected) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Spaces, MemorySpaceTest,
-                         ::testing::Values(MemorySpaceKind::host, MemorySpaceKind::pinned, MemorySpaceKind::kokkos,
-                                           MemorySpaceKind::cuda),
-                         [](const auto& param_info) { return std::string(memory_space_name(param_info.param)); });
+                         ::testing::Values(MemorySpaceKind::host, MemorySpaceKind::pinned,
+                                           MemorySpaceKind::kokkos, MemorySpaceKind::cuda),
+                         [](const auto& param_info) {
+                           return std::string(memory_space_name(param_info.param));
+                         });
 
 TEST(MemorySpaceNames, RoundTrip) {
-  for (MemorySpaceKind kind : {MemorySpaceKind::host, MemorySpaceKind::pinned, MemorySpaceKind::cuda,
-                               MemorySpaceKind::kokkos}) {
+  for (MemorySpaceKind kind : {MemorySpaceKind::host, MemorySpaceKind::pinned,
+                               MemorySpaceKind::cuda, MemorySpaceKind::kokkos}) {
     EXPECT_EQ(parse_memory_space(memory_space_name(kind)), kind);
   }
   EXPECT_FALSE(parse_memory_space("device").has_value());
@@ -202,7 +211,8 @@ long locked_kib() {
 
 TEST(PinnedMemory, WithoutAGpuFallsBackToMlockAndSaysSo) {
   MemorySpaces spaces;
-  if (!spaces.unavailable(MemorySpaceKind::cuda)) GTEST_SKIP() << "a CUDA device is present: pinned uses cudaMallocHost";
+  if (!spaces.unavailable(MemorySpaceKind::cuda))
+    GTEST_SKIP() << "a CUDA device is present: pinned uses cudaMallocHost";
   MemorySpace& pinned = spaces.get(MemorySpaceKind::pinned);
   const long before = locked_kib();
   const auto buffer = pinned.allocate(std::uint64_t{8} << 20);

@@ -29,7 +29,8 @@ using memory_test::HostCopier;
 // Stores files in memory and logs each transfer's first memory offset; optionally collective.
 class MemoryBackend final : public backends::Backend {
  public:
-  MemoryBackend(std::vector<std::string>& log, bool collective) : log_(log), collective_(collective) {}
+  MemoryBackend(std::vector<std::string>& log, bool collective)
+      : log_(log), collective_(collective) {}
   std::string_view name() const override { return "memory"; }
   backends::Capabilities capabilities() const override {
     backends::Capabilities c;
@@ -43,7 +44,8 @@ class MemoryBackend final : public backends::Backend {
     log_.push_back("open");
     return std::make_unique<OpenFiles>();
   }
-  void transfer(OpenFiles& /*f*/, const IoPlan& plan, backends::MemoryView memory, Direction d) override {
+  void transfer(OpenFiles& /*f*/, const IoPlan& plan, backends::MemoryView memory,
+                Direction d) override {
     log_.push_back("transfer");
     memory_test::move_extents(files, plan, memory, d == Direction::write);
   }
@@ -59,8 +61,10 @@ class MemoryBackend final : public backends::Backend {
 // [17000, 20000)), a partial word, one extent spanning many chunks. Memory bytes [0, 75003).
 IoPlan three_files(const std::filesystem::path& dir) {
   IoPlan plan;
-  plan.files.push_back(FilePlan{.path = (dir / "a").string(), .extents = {{0, 0, 10000}, {10000, 10000, 3}}});
-  plan.files.push_back(FilePlan{.path = (dir / "b").string(), .extents = {{8192, 25003, 50000}, {0, 20000, 5003}}});
+  plan.files.push_back(
+      FilePlan{.path = (dir / "a").string(), .extents = {{0, 0, 10000}, {10000, 10000, 3}}});
+  plan.files.push_back(
+      FilePlan{.path = (dir / "b").string(), .extents = {{8192, 25003, 50000}, {0, 20000, 5003}}});
   plan.files.push_back(FilePlan{.path = (dir / "c").string(), .extents = {{4096, 12000, 5000}}});
   return plan;
 }
@@ -80,7 +84,8 @@ TEST(SplitPlan, EveryExtentByteLandsInExactlyOneChunkAtTheRightPlace) {
     for (const StagedPart& sparse : parts) {
       const StagedPart& part = sparse;
       EXPECT_LE(part.bytes, chunk);
-      for (std::size_t k = 1; k < sparse.files.size(); ++k) EXPECT_LT(sparse.files[k - 1].index, sparse.files[k].index);
+      for (std::size_t k = 1; k < sparse.files.size(); ++k)
+        EXPECT_LT(sparse.files[k - 1].index, sparse.files[k].index);
       const IoPlan io = part_plan(plan, sparse);
       EXPECT_GE(part.offset, previous_end) << "chunks are in memory order and do not overlap";
       previous_end = part.offset + part.bytes;
@@ -117,8 +122,13 @@ TEST(SplitPlan, EveryExtentByteLandsInExactlyOneChunkAtTheRightPlace) {
 TEST(SplitPlan, ChunkEndsFallOnDatasetElementBoundaries) {
   IoPlan plan;
   FilePlan f{.path = "/x/a", .extents = {{0, 0, 16001}}};
-  f.datasets.push_back({.name = "weight/a", .dtype = "fp8", .element_bytes = 1, .flat_begin = 0, .flat_end = 4001});
-  f.datasets.push_back({.name = "weight/b", .dtype = "fp32", .element_bytes = 4, .flat_begin = 100, .flat_end = 3100,
+  f.datasets.push_back(
+      {.name = "weight/a", .dtype = "fp8", .element_bytes = 1, .flat_begin = 0, .flat_end = 4001});
+  f.datasets.push_back({.name = "weight/b",
+                        .dtype = "fp32",
+                        .element_bytes = 4,
+                        .flat_begin = 100,
+                        .flat_end = 3100,
                         .memory_offset = 4001});
   plan.files.push_back(f);
   const std::vector<StagedPart> parts = split_plan(plan, 4096);
@@ -165,31 +175,38 @@ TEST(Stager, PipelinedWriteOverlapsTheNextCopyWithEachChunksWrite) {
   const IoPlan plan = three_files("/x");
   for (const FilePlan& f : plan.files) {
     for (const Extent& e : f.extents) {
-      ASSERT_EQ(std::memcmp(backend.files[f.path].data() + e.file_offset, device.data() + e.memory_offset, e.length), 0);
+      ASSERT_EQ(std::memcmp(backend.files[f.path].data() + e.file_offset,
+                            device.data() + e.memory_offset, e.length),
+                0);
     }
   }
 }
 
 TEST(Stager, RoundTripThroughPosixWithOneTwoAndThreeSlots) {
   const test_support::TempDir dir;
-  const std::unique_ptr<backends::Backend> posix = backends::make_backend("posix", backends::IoSettings{});
+  const std::unique_ptr<backends::Backend> posix =
+      backends::make_backend("posix", backends::IoSettings{});
   for (const int slots : {1, 2, 3}) {
     const IoPlan plan = three_files(dir.path() / std::to_string(slots));
     std::filesystem::create_directories(dir.path() / std::to_string(slots));
     std::vector<std::string> log;
     std::vector<std::byte> device = patterned(75003, 7 + static_cast<std::uint64_t>(slots));
     const std::vector<std::byte> written = device;
-    Stager writer(std::make_unique<HostCopier>(device.data(), device.size(), 4096, slots, log), false);
+    Stager writer(std::make_unique<HostCopier>(device.data(), device.size(), 4096, slots, log),
+                  false);
     const StagedOutcome w = writer.write(*posix, plan, 0);
     ASSERT_TRUE(w.io.ok()) << *w.io.error;
     std::vector<std::byte> restored(75003);
-    Stager reader(std::make_unique<HostCopier>(restored.data(), restored.size(), 4096, slots, log), false);
+    Stager reader(std::make_unique<HostCopier>(restored.data(), restored.size(), 4096, slots, log),
+                  false);
     const StagedOutcome r = reader.read(*posix, plan, 0);
     ASSERT_TRUE(r.io.ok()) << *r.io.error;
     EXPECT_EQ(r.chunks, 19u);
     for (const FilePlan& f : plan.files) {
       for (const Extent& e : f.extents) {
-        ASSERT_EQ(std::memcmp(restored.data() + e.memory_offset, written.data() + e.memory_offset, e.length), 0)
+        ASSERT_EQ(std::memcmp(restored.data() + e.memory_offset, written.data() + e.memory_offset,
+                              e.length),
+                  0)
             << f.path << " with " << slots << " slots";
       }
     }
@@ -204,8 +221,8 @@ TEST(Stager, PlansAtAnOffsetInTheBufferUseTheirOwnBytes) {
   ASSERT_TRUE(stager.write(backend, three_files("/x"), 100000).io.ok());
   const IoPlan plan = three_files("/x");
   const Extent& e = plan.files[1].extents[0];
-  EXPECT_EQ(std::memcmp(backend.files["/x/b"].data() + e.file_offset, device.data() + 100000 + e.memory_offset,
-                        e.length),
+  EXPECT_EQ(std::memcmp(backend.files["/x/b"].data() + e.file_offset,
+                        device.data() + 100000 + e.memory_offset, e.length),
             0);
 }
 
@@ -217,12 +234,15 @@ TEST(Stager, CollectiveBackendsGetTheWholeBufferStagedFirst) {
   Stager stager(std::make_unique<HostCopier>(device.data(), device.size(), 75003, 1, log), true);
   const StagedOutcome w = stager.write(backend, three_files("/x"), 0);
   ASSERT_TRUE(w.io.ok()) << *w.io.error;
-  EXPECT_EQ(log, (std::vector<std::string>{"start 0 0", "wait 0", "open", "transfer", "sync", "close"}));
+  EXPECT_EQ(log,
+            (std::vector<std::string>{"start 0 0", "wait 0", "open", "transfer", "sync", "close"}));
   std::vector<std::byte> restored(75003);
   log.clear();
-  Stager reader(std::make_unique<HostCopier>(restored.data(), restored.size(), 75003, 1, log), true);
+  Stager reader(std::make_unique<HostCopier>(restored.data(), restored.size(), 75003, 1, log),
+                true);
   ASSERT_TRUE(reader.read(backend, three_files("/x"), 0).io.ok());
-  EXPECT_EQ(log, (std::vector<std::string>{"open", "transfer", "sync", "close", "start 0 0", "wait 0"}));
+  EXPECT_EQ(log,
+            (std::vector<std::string>{"open", "transfer", "sync", "close", "start 0 0", "wait 0"}));
   EXPECT_EQ(std::memcmp(restored.data() + 20000, device.data() + 20000, 55003), 0);
 }
 
@@ -235,7 +255,8 @@ TEST(Stager, ACopyFailureBecomesTheOutcomesErrorAndNoSlotIsLeftPending) {
   Stager stager(std::move(copier), false);
   const StagedOutcome out = stager.write(backend, three_files("/x"), 0);
   ASSERT_FALSE(out.io.ok());
-  EXPECT_NE(out.io.error->find("staging device -> host: simulated copy failure"), std::string::npos) << *out.io.error;
+  EXPECT_NE(out.io.error->find("staging device -> host: simulated copy failure"), std::string::npos)
+      << *out.io.error;
   EXPECT_EQ(log.back(), "close") << "the files are closed after the failure";
 }
 
@@ -247,10 +268,12 @@ TEST(BackendStream, PartsMustListThePlansFilesInOrder) {
   IoPlan reordered = plan;
   std::swap(reordered.files[0], reordered.files[1]);
   std::vector<std::byte> memory(75003);
-  EXPECT_THROW(stream->transfer(reordered, {memory.data(), memory.size(), backends::MemoryKind::host}),
-               std::invalid_argument);
+  EXPECT_THROW(
+      stream->transfer(reordered, {memory.data(), memory.size(), backends::MemoryKind::host}),
+      std::invalid_argument);
   IoPlan too_big = plan;
-  EXPECT_THROW(stream->transfer(too_big, {memory.data(), 100, backends::MemoryKind::host}), std::invalid_argument);
+  EXPECT_THROW(stream->transfer(too_big, {memory.data(), 100, backends::MemoryKind::host}),
+               std::invalid_argument);
   stream->transfer(plan, {memory.data(), memory.size(), backends::MemoryKind::host});
   const backends::IoOutcome out = stream->finish();
   EXPECT_TRUE(out.ok());

@@ -22,7 +22,8 @@ namespace ckpt::harness::memory_test {
 // "wait <slot>"; wait() reports 0.25 s per copy; the start() numbered fail_at throws.
 class HostCopier final : public DeviceCopier {
  public:
-  HostCopier(std::byte* device, std::uint64_t size, std::uint64_t slot_bytes, int slots, std::vector<std::string>& log)
+  HostCopier(std::byte* device, std::uint64_t size, std::uint64_t slot_bytes, int slots,
+             std::vector<std::string>& log)
       : device_(device), size_(size), log_(log) {
     for (int i = 0; i < slots; ++i) slots_.emplace_back(slot_bytes);
     pending_.assign(static_cast<std::size_t>(slots), false);
@@ -97,8 +98,8 @@ class EmulatedDeviceSpace final : public MemorySpace {
 
 // A test backend's files kept in memory: moves every extent of `plan` between `memory` and
 // `files` (write: into the files, growing them; read: out of them).
-inline void move_extents(std::map<std::string, std::vector<std::byte>>& files, const backends::IoPlan& plan,
-                         backends::MemoryView memory, bool write) {
+inline void move_extents(std::map<std::string, std::vector<std::byte>>& files,
+                         const backends::IoPlan& plan, backends::MemoryView memory, bool write) {
   for (const backends::FilePlan& f : plan.files) {
     std::vector<std::byte>& file = files[f.path];
     for (const backends::Extent& e : f.extents) {

@@ -13,7 +13,8 @@ namespace {
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 double checkpoint_gib(const std::string& model, const ParallelSpec& parallel) {
-  return static_cast<double>(Layout(harness::zoo_model(model), parallel, StateSpec{}).checkpoint_bytes()) /
+  return static_cast<double>(
+             Layout(harness::zoo_model(model), parallel, StateSpec{}).checkpoint_bytes()) /
          kGiB;
 }
 
@@ -30,13 +31,17 @@ TEST(MlperfSizes, Llama3_8B_Tp1Dp8Zero3) {
 }
 
 TEST(MlperfSizes, Llama3_70B_Tp8Dp8Zero3) {
-  expect_within_half_percent(checkpoint_gib("mlperf-llama3-70b", {.tp = 8, .pp = 1, .dp = 8, .zero_stage = 3}),
-                             911.2);
+  expect_within_half_percent(
+      checkpoint_gib("mlperf-llama3-70b", {.tp = 8, .pp = 1, .dp = 8, .zero_stage = 3}), 911.2);
 }
 
 TEST(MlperfSizes, Llama3_405B_Tp8Pp32Dp2Zero1) {
   // 126 layers over 32 stages: 3 on the first and last stage, 4 on each of the 30 others.
-  const ParallelSpec p{.tp = 8, .pp = 32, .dp = 2, .zero_stage = 1, .pp_first_stage_layers = 3,
+  const ParallelSpec p{.tp = 8,
+                       .pp = 32,
+                       .dp = 2,
+                       .zero_stage = 1,
+                       .pp_first_stage_layers = 3,
                        .pp_last_stage_layers = 3};
   expect_within_half_percent(checkpoint_gib("llama3.1-405b", p), 5292.0);
   EXPECT_EQ(Layout(harness::zoo_model("llama3.1-405b"), p, StateSpec{}).world_size(), 512);
@@ -46,9 +51,9 @@ TEST(PublishedSizes, Bloom176BWeights) {
   // BigScience: 329 GB of bf16 weights at TP4 PP12 DP8 (70 layers: 5 + 10×6 + 5).
   StateSpec weights;
   weights.scope = StateScope::weights;
-  const Layout layout(harness::zoo_model("bloom-176b"),
-                      {.tp = 4, .pp = 12, .dp = 8, .pp_first_stage_layers = 5, .pp_last_stage_layers = 5},
-                      weights);
+  const Layout layout(
+      harness::zoo_model("bloom-176b"),
+      {.tp = 4, .pp = 12, .dp = 8, .pp_first_stage_layers = 5, .pp_last_stage_layers = 5}, weights);
   expect_within_half_percent(static_cast<double>(layout.checkpoint_bytes()) / kGiB, 329.0);
 }
 

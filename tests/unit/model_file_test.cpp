@@ -613,21 +613,26 @@ TEST(ModelHfJsonErrors, UnsupportedArchitectureListsTheSupportedOnes) {
   "hidden_size": 4096
 })");
   const std::string what = e.what();
-  EXPECT_EQ(what.rfind("cfg.json:3: `model_type`: unsupported architecture \"jamba\" (JambaForCausalLM) — "
-                       "supported: llama (LlamaForCausalLM), mistral (MistralForCausalLM), ministral "
-                       "(MinistralForCausalLM), ministral3 (Ministral3ForCausalLM), qwen2 (Qwen2ForCausalLM), "
-                       "qwen3 (Qwen3ForCausalLM), ",
-                       0),
-            0u)
+  EXPECT_EQ(
+      what.rfind(
+          "cfg.json:3: `model_type`: unsupported architecture \"jamba\" (JambaForCausalLM) — "
+          "supported: llama (LlamaForCausalLM), mistral (MistralForCausalLM), ministral "
+          "(MinistralForCausalLM), ministral3 (Ministral3ForCausalLM), qwen2 (Qwen2ForCausalLM), "
+          "qwen3 (Qwen3ForCausalLM), ",
+          0),
+      0u)
       << what;
-  for (const char* part : {"falcon (FalconForCausalLM)", "cohere (CohereForCausalLM)", "qwen3_moe (Qwen3MoeForCausalLM)",
-                           "deepseek_v3 (DeepseekV3ForCausalLM)", "gemma3_text (Gemma3ForCausalLM)", "write a TOML model file",
-                           "required keys: name, hidden_size, num_hidden_layers, num_attention_heads, vocab_size",
-                           "e.g. workloads/zoo/qwen2-7b.toml"}) {
+  for (const char* part :
+       {"falcon (FalconForCausalLM)", "cohere (CohereForCausalLM)",
+        "qwen3_moe (Qwen3MoeForCausalLM)", "deepseek_v3 (DeepseekV3ForCausalLM)",
+        "gemma3_text (Gemma3ForCausalLM)", "write a TOML model file",
+        "required keys: name, hidden_size, num_hidden_layers, num_attention_heads, vocab_size",
+        "e.g. workloads/zoo/qwen2-7b.toml"}) {
     EXPECT_NE(what.find(part), std::string::npos) << part << " missing from: " << what;
   }
   // The example the message points at exists and loads.
-  EXPECT_NO_THROW(load_model_toml(std::filesystem::path(CKPT_SOURCE_DIR) / "workloads/zoo/qwen2-7b.toml"));
+  EXPECT_NO_THROW(
+      load_model_toml(std::filesystem::path(CKPT_SOURCE_DIR) / "workloads/zoo/qwen2-7b.toml"));
 }
 
 TEST(ModelHfJsonErrors, UnsupportedClassNameWithoutModelType) {

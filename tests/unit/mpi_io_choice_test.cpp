@@ -1,13 +1,14 @@
 // campaign.mpi_io: the names, and how a choice becomes Open MPI's io selection (OMPI_MCA_io)
 // before MPI starts — set when the environment has none, kept when it agrees, refused when not.
-// (That the selection takes effect is checked end to end by CollectiveRun.MpiIoChoiceSelectsTheModule.)
+// (That the selection takes effect is checked end to end by
+// CollectiveRun.MpiIoChoiceSelectsTheModule.)
+#include "harness/comm/mpi_io_choice.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <optional>
 #include <string>
-
-#include "harness/comm/mpi_io_choice.hpp"
 
 namespace ckpt::harness {
 namespace {
@@ -86,7 +87,8 @@ TEST(MpiIoChoice, TheUsersSelectionIsKeptWhenItAgreesAndRefusedWhenNot) {
   const auto problem = request_mpi_io(MpiIoChoice::romio);
   ASSERT_TRUE(problem);
   EXPECT_EQ(*problem,
-            "campaign.mpi_io = \"romio\" but the environment selects OMPI_MCA_io=ompio (mpirun --mca io ompio); drop "
+            "campaign.mpi_io = \"romio\" but the environment selects OMPI_MCA_io=ompio (mpirun "
+            "--mca io ompio); drop "
             "one of them, or make them agree");
   EXPECT_EQ(SelectionVariable::now(), "ompio");
   const SelectionVariable romio_user("^ompio");

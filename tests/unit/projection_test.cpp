@@ -1,4 +1,6 @@
 // `project`'s arithmetic against hand-computed values, and its refusals of nonsensical input.
+#include "harness/report/projection.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -6,7 +8,6 @@
 #include <stdexcept>
 #include <string>
 
-#include "harness/report/projection.hpp"
 #include "harness/report/projection_formulas.hpp"
 
 namespace ckpt::harness {
@@ -26,7 +27,8 @@ TEST(ProjectionFormulas, YoungAndDalyByHand) {
 }
 
 TEST(ProjectionFormulas, WasteByHand) {
-  // τ = 1000 s, C = 100 s, R = 50 s, M = 10,000 s: 100/1000 + (500 + 50)/10000 = 0.1 + 0.055 = 0.155.
+  // τ = 1000 s, C = 100 s, R = 50 s, M = 10,000 s: 100/1000 + (500 + 50)/10000 = 0.1 + 0.055 =
+  // 0.155.
   EXPECT_DOUBLE_EQ(expected_waste(1000, 100, 50, 10000), 0.155);
   // Young's interval minimises C/τ + τ/2M: waste there below waste at half and double of it.
   const double tau = young_interval(100, 10000);
@@ -87,7 +89,8 @@ TEST(Projection, SyncCaseByHand) {
 TEST(Projection, StorageBandwidthBoundsTheFullScaleTimes) {
   // 8 nodes × 0.5 GiB/s = 4 GiB/s measured aggregate; storage 2 GiB/s: C = 64 GiB / 2 = 32 s.
   // Reads: 8 × 1 GiB/s = 8 GiB/s, also capped: R = 32 s.
-  const ProjectionModel m = build_projection({one_case_run()}, {.storage_gib_per_s = 2.0, .mtbf_hours = 10.0});
+  const ProjectionModel m =
+      build_projection({one_case_run()}, {.storage_gib_per_s = 2.0, .mtbf_hours = 10.0});
   EXPECT_DOUBLE_EQ(m.cases[0].checkpoint_seconds, 32);
   EXPECT_DOUBLE_EQ(m.cases[0].restore_seconds, 32);
   EXPECT_TRUE(m.cases[0].write_capped);
@@ -98,8 +101,10 @@ TEST(Projection, AsyncIntervalIsNoShorterThanTheTimeToDurable) {
   // Stall 0.01 s × 8 = 0.08 s; durable 50 s × 8 = 400 s. M = 1 h = 3600 s:
   // Young = √(2·0.08·3600) = √576 = 24 s; Daly < 24 s; the interval is the 400 s to durable.
   // Waste = 0.08/400 + (200 + 8)/3600 = 0.0002 + 0.0577778 = 0.0579778.
-  const RunRecord run = one_case_run({{"samples", {{"read_seconds", {1.0}}}},
-                                      {"training", {{"engine", "async"}, {"stall_seconds", 0.01}, {"time_to_durable_seconds", 50.0}}}});
+  const RunRecord run = one_case_run(
+      {{"samples", {{"read_seconds", {1.0}}}},
+       {"training",
+        {{"engine", "async"}, {"stall_seconds", 0.01}, {"time_to_durable_seconds", 50.0}}}});
   const ProjectionModel m = build_projection({run}, {.mtbf_hours = 1.0});
   const CaseProjection& p = m.cases[0];
   EXPECT_EQ(p.engine, "async");
@@ -112,7 +117,8 @@ TEST(Projection, AsyncIntervalIsNoShorterThanTheTimeToDurable) {
 
 TEST(Projection, PresetAndNodesOverride) {
   // --nodes 2048 × 8 GPUs per node = 16,384 GPUs: the preset's own 3.0930788 h.
-  const ProjectionModel m = build_projection({one_case_run()}, {.nodes = 2048, .mtbf_preset = "llama3-16k"});
+  const ProjectionModel m =
+      build_projection({one_case_run()}, {.nodes = 2048, .mtbf_preset = "llama3-16k"});
   EXPECT_EQ(m.cases[0].gpus, 16384);
   EXPECT_NEAR(m.cases[0].mtbf_seconds, 3.0930788 * 3600, 1e-2);
   // 64 GiB over 2048 nodes = 32 MiB per node against 1 GiB measured: ×1/32; C = 2/32 s.
@@ -130,23 +136,30 @@ std::string error_of(const std::vector<RunRecord>& runs, const ProjectionOptions
 
 TEST(Projection, NonsensicalOptionsAndMissingFieldsAreRefusedWithTheFix) {
   const RunRecord run = one_case_run();
-  EXPECT_EQ(error_of({run}, {.mtbf_hours = 0.0}), "--mtbf-hours must be a number of hours from 0.01 to 1000000 (got 0)");
+  EXPECT_EQ(error_of({run}, {.mtbf_hours = 0.0}),
+            "--mtbf-hours must be a number of hours from 0.01 to 1000000 (got 0)");
   EXPECT_EQ(error_of({run}, {.storage_gib_per_s = -1.0, .mtbf_hours = 1.0}),
             "--storage-gib-per-s must be a number of GiB/s from 1e-06 to 1000000000 (got -1)");
-  EXPECT_EQ(error_of({run}, {.nodes = 0, .mtbf_hours = 1.0}), "--nodes must be from 1 to 1,000,000 (got 0)");
-  EXPECT_NE(error_of({run}, {}).find("project needs the job's mean time between failures: --mtbf-hours H, or --mtbf-preset llama3-16k"),
+  EXPECT_EQ(error_of({run}, {.nodes = 0, .mtbf_hours = 1.0}),
+            "--nodes must be from 1 to 1,000,000 (got 0)");
+  EXPECT_NE(error_of({run}, {}).find("project needs the job's mean time between failures: "
+                                     "--mtbf-hours H, or --mtbf-preset llama3-16k"),
             std::string::npos);
-  EXPECT_NE(error_of({run}, {.mtbf_hours = 1.0, .mtbf_preset = "llama3-16k"}).find("not both"), std::string::npos);
-  EXPECT_EQ(error_of({run}, {.mtbf_preset = "llama2"}), "unknown --mtbf-preset `llama2` (presets: llama3-16k)");
+  EXPECT_NE(error_of({run}, {.mtbf_hours = 1.0, .mtbf_preset = "llama3-16k"}).find("not both"),
+            std::string::npos);
+  EXPECT_EQ(error_of({run}, {.mtbf_preset = "llama2"}),
+            "unknown --mtbf-preset `llama2` (presets: llama3-16k)");
   RunRecord old = run;
   old.cases[0].full_scale_bytes.reset();
   EXPECT_EQ(error_of({old}, {.mtbf_hours = 1.0}),
-            "r/results.jsonl:1: case 0 has no `full_scale_bytes_per_checkpoint`: results of a ckptbench from before "
+            "r/results.jsonl:1: case 0 has no `full_scale_bytes_per_checkpoint`: results of a "
+            "ckptbench from before "
             "`project`; run the campaign again");
   RunRecord unread = run;
   unread.cases[0].read.seconds.clear();
   EXPECT_EQ(error_of({unread}, {.mtbf_hours = 1.0}),
-            "r/results.jsonl:1: case 0 has no restore time (`samples.read_seconds`): run it with campaign.phase = \"both\"");
+            "r/results.jsonl:1: case 0 has no restore time (`samples.read_seconds`): run it with "
+            "campaign.phase = \"both\"");
 }
 
 }  // namespace

@@ -19,14 +19,22 @@ using nlohmann::json;
 constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
 
 // One results.jsonl line: 1 GiB per checkpoint, write seconds as given, read twice as fast.
-std::string line(const json& swept, std::vector<double> write, const std::string& hash, const std::string& backend = "posix") {
+std::string line(const json& swept, std::vector<double> write, const std::string& hash,
+                 const std::string& backend = "posix") {
   std::vector<double> read;
   for (double s : write) read.push_back(s / 2);
-  json j{{"campaign", "t"},     {"case", swept},         {"status", "ok"},
-         {"backend", backend},  {"bytes_per_checkpoint", kGiB}, {"config_hash", hash},
-         {"stores_data", true}, {"config", {{"backend", {{"name", backend}, {"threads", 1}}}}},
+  json j{{"campaign", "t"},
+         {"case", swept},
+         {"status", "ok"},
+         {"backend", backend},
+         {"bytes_per_checkpoint", kGiB},
+         {"config_hash", hash},
+         {"stores_data", true},
+         {"config", {{"backend", {{"name", backend}, {"threads", 1}}}}},
          {"samples", {{"write_seconds", write}, {"read_seconds", read}}},
-         {"phases", {{"write", {{"open", 0.25}, {"transfer", 0.5}, {"d2h", 0.125}}}, {"read", {{"open", 0.125}}}}},
+         {"phases",
+          {{"write", {{"open", 0.25}, {"transfer", 0.5}, {"d2h", 0.125}}},
+           {"read", {{"open", 0.125}}}}},
          {"environment", {{"host", "h1"}, {"kernel", "Linux 6"}}}};
   return j.dump() + "\n";
 }
@@ -70,12 +78,17 @@ std::string error_of(const std::filesystem::path& p) {
 TEST(RunInput, ErrorsNameThePathAndLine) {
   test_support::TempDir dir;
   const auto bad = dir.write("bad/results.jsonl", line({}, {1}, "a") + "{not json\n");
-  EXPECT_TRUE(error_of(dir.path() / "bad").starts_with(bad.string() + ":2: not JSON")) << error_of(dir.path() / "bad");
+  EXPECT_TRUE(error_of(dir.path() / "bad").starts_with(bad.string() + ":2: not JSON"))
+      << error_of(dir.path() / "bad");
   const auto other = dir.write("other.jsonl", "{\"x\": 1}\n");
-  EXPECT_EQ(error_of(other), other.string() + ":1: `case`: missing — is this a ckptbench results.jsonl (results/SCHEMA.md)?");
-  EXPECT_EQ(error_of(dir.path() / "missing"), (dir.path() / "missing").string() + ": no such run directory or results file");
+  EXPECT_EQ(error_of(other),
+            other.string() +
+                ":1: `case`: missing — is this a ckptbench results.jsonl (results/SCHEMA.md)?");
+  EXPECT_EQ(error_of(dir.path() / "missing"),
+            (dir.path() / "missing").string() + ": no such run directory or results file");
   std::filesystem::create_directories(dir.path() / "empty");
-  EXPECT_EQ(error_of(dir.path() / "empty"), (dir.path() / "empty").string() + ": holds no results.jsonl");
+  EXPECT_EQ(error_of(dir.path() / "empty"),
+            (dir.path() / "empty").string() + ": holds no results.jsonl");
   const auto blank = dir.write("blank.jsonl", "\n");
   EXPECT_EQ(error_of(blank), blank.string() + ": holds no cases");
 }
@@ -86,8 +99,10 @@ RunRecord run_of(const std::string& name, const std::string& text) {
 }
 
 TEST(ReportModel, GroupsBaselinesAndPhases) {
-  RunRecord a = run_of("a", line({{"backend.threads", 4}}, {0.5, 0.5, 0.5}, "1") + line({{"backend.threads", 1}}, {1, 1, 1}, "2"));
-  RunRecord b = run_of("b", line({{"backend.threads", 4}}, {0.25}, "3") + line({{"backend.threads", 1}}, {2, 1, 2}, "4"));
+  RunRecord a = run_of("a", line({{"backend.threads", 4}}, {0.5, 0.5, 0.5}, "1") +
+                                line({{"backend.threads", 1}}, {1, 1, 1}, "2"));
+  RunRecord b = run_of("b", line({{"backend.threads", 4}}, {0.25}, "3") +
+                                line({{"backend.threads", 1}}, {2, 1, 2}, "4"));
   const ReportModel m = build_report({a, b}, {"backend.threads", "backend.threads=1"});
   ASSERT_EQ(m.rows.size(), 4u);
   EXPECT_EQ(m.rows[0].name, "a: backend.threads=1");  // numeric order of the groups, then run order
@@ -102,7 +117,9 @@ TEST(ReportModel, GroupsBaselinesAndPhases) {
   std::ostringstream text;
   print_report(m, true, text);
   EXPECT_NE(text.str().find("| **backend.threads = 4** |"), std::string::npos) << text.str();
-  EXPECT_NE(text.str().find("| b: backend.threads=4 | ok | 4.00 | 8.00 | 8.00× | 8.00× |"), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find("| b: backend.threads=4 | ok | 4.00 | 8.00 | 8.00× | 8.00× |"),
+            std::string::npos)
+      << text.str();
 }
 
 TEST(ReportModel, BadBaselineOrByNamesWhatExists) {
@@ -129,15 +146,19 @@ TEST(ReportModel, ConfigDifferencesBetweenRuns) {
   const RunRecord a = run_of("a", one.dump() + "\n");
   const RunRecord b = run_of("b", other.dump() + "\n");
   const ReportModel m = build_report({a, b}, {});
-  EXPECT_EQ(config_differences(m), (std::vector<std::pair<std::string, std::string>>{{"backend.name", "posix (a), uring (b)"}}));
+  EXPECT_EQ(
+      config_differences(m),
+      (std::vector<std::pair<std::string, std::string>>{{"backend.name", "posix (a), uring (b)"}}));
   EXPECT_TRUE(config_differences(build_report({a}, {})).empty());
 }
 
 TEST(Compare, MatchesByConfigHashThenSweptKeys) {
-  const RunRecord base = run_of("base", line({{"m", "a"}}, {1, 1, 1, 1}, "h1") + line({{"m", "b"}}, {1, 1.1, 1.2, 1.3}, "h2") +
+  const RunRecord base = run_of("base", line({{"m", "a"}}, {1, 1, 1, 1}, "h1") +
+                                            line({{"m", "b"}}, {1, 1.1, 1.2, 1.3}, "h2") +
                                             line({{"m", "gone"}}, {1}, "h3"));
-  const RunRecord next = run_of("new", line({{"m", "b"}}, {2, 2.1, 2.2, 2.3}, "other") + line({{"m", "x"}}, {1}, "h1") +
-                                           line({{"m", "new"}}, {1}, "h9"));
+  const RunRecord next =
+      run_of("new", line({{"m", "b"}}, {2, 2.1, 2.2, 2.3}, "other") +
+                        line({{"m", "x"}}, {1}, "h1") + line({{"m", "new"}}, {1}, "h9"));
   const Comparison c = compare_runs(base, next, 0.05);
   ASSERT_EQ(c.cases.size(), 2u);
   EXPECT_EQ(c.cases[0].label, "m=b");

@@ -74,7 +74,9 @@ TEST(MannWhitney, NormalApproximationWithTieCorrection) {
   EXPECT_NEAR(t.p_value, 6.2427991e-6, 1e-12);
 }
 
-TEST(MannWhitney, EmptySampleGivesOne) { EXPECT_DOUBLE_EQ(mann_whitney_u({}, {1, 2}).p_value, 1.0); }
+TEST(MannWhitney, EmptySampleGivesOne) {
+  EXPECT_DOUBLE_EQ(mann_whitney_u({}, {1, 2}).p_value, 1.0);
+}
 
 TEST(MannWhitney, ExactUpToTwentyPerSide) {
   const MannWhitney t = mann_whitney_u(range(1, 20), range(21, 20));
@@ -90,14 +92,17 @@ TEST(SmallestPValue, IsTwoOverTheSplits) {
   EXPECT_DOUBLE_EQ(smallest_p_value(0, 4), 1.0);
 }
 
-SampleStats stats(std::vector<double> v) { return sample_stats(std::move(v)); }
+SampleStats stats(std::vector<double> v) {
+  return sample_stats(std::move(v));
+}
 
 TEST(Verdict, FasterSlowerNoChange) {
   const std::vector<double> slow{1, 1.1, 1.2, 1.3}, fast{2, 2.1, 2.2, 2.3};
   EXPECT_EQ(decide(stats(slow), stats(fast), mann_whitney_u(fast, slow), 0.05), Verdict::faster);
   EXPECT_EQ(decide(stats(fast), stats(slow), mann_whitney_u(slow, fast), 0.05), Verdict::slower);
   const std::vector<double> mixed{1.05, 2.05, 1.15, 2.15};
-  EXPECT_EQ(decide(stats(slow), stats(mixed), mann_whitney_u(mixed, slow), 0.05), Verdict::no_change);
+  EXPECT_EQ(decide(stats(slow), stats(mixed), mann_whitney_u(mixed, slow), 0.05),
+            Verdict::no_change);
   // p = 0.0286 is not below an alpha of 0.01.
   EXPECT_EQ(decide(stats(slow), stats(fast), mann_whitney_u(fast, slow), 0.01), Verdict::too_few);
 }
@@ -108,7 +113,8 @@ TEST(Verdict, TooFewSamples) {
   EXPECT_EQ(decide(stats(a), stats(b), mann_whitney_u(b, a), 0.05), Verdict::too_few);
   EXPECT_EQ(decide(stats(a), stats(b), mann_whitney_u(b, a), 0.15), Verdict::faster);
   const std::vector<double> two{2, 2.1};
-  EXPECT_EQ(decide(stats(a), stats(two), mann_whitney_u(two, a), 0.5), Verdict::too_few);  // below kMinSamples
+  EXPECT_EQ(decide(stats(a), stats(two), mann_whitney_u(two, a), 0.5),
+            Verdict::too_few);  // below kMinSamples
   EXPECT_EQ(verdict_text(Verdict::too_few), "too few samples");
   EXPECT_EQ(verdict_text(Verdict::no_change), "no significant change");
 }

@@ -14,11 +14,11 @@
 #include <vector>
 
 #include "harness/campaign/campaign.hpp"
+#include "harness/checkpoint/manifest.hpp"
 #include "harness/report/console_reporter.hpp"
 #include "harness/report/report_format.hpp"
 #include "harness/report/results_files.hpp"
 #include "harness/results/environment.hpp"
-#include "harness/checkpoint/manifest.hpp"
 #include "tests/unit/temp_dir.hpp"
 
 namespace ckpt::harness {

@@ -2,6 +2,8 @@
 // needed element is read exactly once, from where the writer put it, and bytes read are exactly
 // the needed bytes plus the file gaps restore.gap_bytes bridges (exact) or the whole stored pieces
 // touched (whole_items); under backend.direct every request is aligned.
+#include "harness/plan/reshard_plan.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,7 +13,6 @@
 #include <string>
 #include <vector>
 
-#include "harness/plan/reshard_plan.hpp"
 #include "workloads/layout.hpp"
 
 namespace ckpt::harness {
@@ -70,11 +71,13 @@ Stored store(const Layout& layout, std::int64_t scale) {
   for (auto& [id, list] : out.pieces) {
     for (const StoredPiece& piece : list) {
       for (std::int64_t k = 0; k < piece.geometry.elements(); ++k) {
-        const auto offset = static_cast<std::int64_t>(piece.file_offset) + k * piece.geometry.element_bytes;
-        const bool fresh = out.where[id]
-                               .emplace(global_element(piece.geometry, k),
-                                        std::make_pair(Source{out.file_ids[piece.file], offset}, &piece))
-                               .second;
+        const auto offset =
+            static_cast<std::int64_t>(piece.file_offset) + k * piece.geometry.element_bytes;
+        const bool fresh =
+            out.where[id]
+                .emplace(global_element(piece.geometry, k),
+                         std::make_pair(Source{out.file_ids[piece.file], offset}, &piece))
+                .second;
         EXPECT_TRUE(fresh) << "the writer stores element twice: " << id.second;
       }
     }
@@ -113,7 +116,8 @@ std::vector<Source> execute(const RankReadPlan& plan, const Stored& stored) {
 }
 
 // How often the requests of `plan` read each byte of each file.
-std::map<std::int64_t, std::vector<int>> file_byte_reads(const RankReadPlan& plan, const Stored& stored) {
+std::map<std::int64_t, std::vector<int>> file_byte_reads(const RankReadPlan& plan,
+                                                         const Stored& stored) {
   std::map<std::int64_t, std::vector<int>> reads;
   for (const ReadRequest& r : plan.requests) {
     std::vector<int>& counts = reads[stored.file_ids.at(plan.files.at(r.file))];
@@ -125,12 +129,13 @@ std::map<std::int64_t, std::vector<int>> file_byte_reads(const RankReadPlan& pla
 
 // The file gaps of at most `gap_bytes` between the needed elements of one shard in one stored
 // piece (`stored_elements`: their indices in the piece): what gap coalescing reads and drops.
-std::uint64_t bridged_gap_bytes(std::vector<std::int64_t> stored_elements, std::int64_t element_bytes,
-                                std::uint64_t gap_bytes) {
+std::uint64_t bridged_gap_bytes(std::vector<std::int64_t> stored_elements,
+                                std::int64_t element_bytes, std::uint64_t gap_bytes) {
   std::sort(stored_elements.begin(), stored_elements.end());
   std::uint64_t bridged = 0;
   for (std::size_t k = 1; k < stored_elements.size(); ++k) {
-    const auto gap = static_cast<std::uint64_t>((stored_elements[k] - stored_elements[k - 1] - 1) * element_bytes);
+    const auto gap = static_cast<std::uint64_t>((stored_elements[k] - stored_elements[k - 1] - 1) *
+                                                element_bytes);
     if (gap > 0 && gap <= gap_bytes) bridged += gap;
   }
   return bridged;
@@ -142,7 +147,8 @@ void check_pair(const Layout& writer, const Layout& reader, std::int64_t scale, 
   for (std::int64_t rank = 0; rank < reader.world_size(); ++rank) {
     std::uint64_t shards_bytes = 0;
     const std::vector<NeededShard> needed = needed_of(reader, rank, scale, shards_bytes);
-    const RankReadPlan plan = plan_rank_reads(needed, stored.pieces, mode, shards_bytes, 16, shaping);
+    const RankReadPlan plan =
+        plan_rank_reads(needed, stored.pieces, mode, shards_bytes, 16, shaping);
     const std::vector<Source> memory = execute(plan, stored);
     const auto reads = file_byte_reads(plan, stored);
     std::uint64_t needed_bytes = 0;
@@ -163,7 +169,8 @@ void check_pair(const Layout& writer, const Layout& reader, std::int64_t scale, 
         }
         const StoredPiece* piece = found->second.second;
         touched.insert(piece);
-        from_piece[piece].push_back((found->second.first.offset - static_cast<std::int64_t>(piece->file_offset)) / eb);
+        from_piece[piece].push_back(
+            (found->second.first.offset - static_cast<std::int64_t>(piece->file_offset)) / eb);
         needed_bytes += static_cast<std::uint64_t>(eb);
         for (std::int64_t b = 0; b < eb; ++b) {
           const Source want{found->second.first.file, found->second.first.offset + b};
@@ -171,7 +178,8 @@ void check_pair(const Layout& writer, const Layout& reader, std::int64_t scale, 
               << n.name << " element " << k << " of rank " << rank;
           if (mode == ReshardRead::exact && shaping.direct_alignment == 0) {
             ASSERT_EQ(reads.at(want.file).at(static_cast<std::size_t>(want.offset)), 1)
-                << n.name << " element " << k << " of rank " << rank << ": a needed byte read more than once";
+                << n.name << " element " << k << " of rank " << rank
+                << ": a needed byte read more than once";
           }
         }
       }
@@ -208,7 +216,8 @@ void check_pair(const Layout& writer, const Layout& reader, std::int64_t scale, 
     } else {
       std::uint64_t whole = 0;
       for (const StoredPiece* p : touched) whole += p->geometry.bytes();
-      EXPECT_EQ(plan.bytes_read, whole) << "whole_items reads every touched stored piece once, whole";
+      EXPECT_EQ(plan.bytes_read, whole)
+          << "whole_items reads every touched stored piece once, whole";
     }
   }
 }
@@ -265,9 +274,10 @@ TEST(ReshardPlan, MatchesTheBruteForceOracleOverRandomGridPairs) {
     const Layout writer(model, a, state);
     const Layout reader(model, b, state);
     SCOPED_TRACE("tp/pp/dp/ep/zero " + std::to_string(a.tp) + "/" + std::to_string(a.pp) + "/" +
-                 std::to_string(a.dp) + "/" + std::to_string(a.ep) + "/" + std::to_string(a.zero_stage) + " -> " +
-                 std::to_string(b.tp) + "/" + std::to_string(b.pp) + "/" + std::to_string(b.dp) + "/" +
-                 std::to_string(b.ep) + "/" + std::to_string(b.zero_stage));
+                 std::to_string(a.dp) + "/" + std::to_string(a.ep) + "/" +
+                 std::to_string(a.zero_stage) + " -> " + std::to_string(b.tp) + "/" +
+                 std::to_string(b.pp) + "/" + std::to_string(b.dp) + "/" + std::to_string(b.ep) +
+                 "/" + std::to_string(b.zero_stage));
     // Exact trials bridge no gap, small gaps or every gap; every third pair of trials reads
     // with O_DIRECT alignment.
     ReadShaping shaping;
@@ -276,7 +286,8 @@ TEST(ReshardPlan, MatchesTheBruteForceOracleOverRandomGridPairs) {
     if ((trial / 2) % 3 == 1) shaping.direct_alignment = 32;
     SCOPED_TRACE("gap_bytes " + std::to_string(shaping.gap_bytes) + ", direct_alignment " +
                  std::to_string(shaping.direct_alignment));
-    check_pair(writer, reader, 1, trial % 2 == 0 ? ReshardRead::exact : ReshardRead::whole_items, shaping);
+    check_pair(writer, reader, 1, trial % 2 == 0 ? ReshardRead::exact : ReshardRead::whole_items,
+               shaping);
     if (HasFatalFailure()) return;
     ++pairs;
   }
@@ -325,7 +336,8 @@ TEST(ReshardPlan, TwoTensorParallelChunksOfOneStageAreTwoWholeItemsWithoutAmplif
     std::uint64_t bytes = 0;
     const auto shards = needed_of(reader, rank, 1, bytes);
     const RankReadPlan exact = plan_rank_reads(shards, stored.pieces, ReshardRead::exact, bytes, 1);
-    const RankReadPlan whole = plan_rank_reads(shards, stored.pieces, ReshardRead::whole_items, bytes, 1);
+    const RankReadPlan whole =
+        plan_rank_reads(shards, stored.pieces, ReshardRead::whole_items, bytes, 1);
     exact_read += exact.bytes_read;
     whole_read += whole.bytes_read;
     needed += exact.bytes_needed;
@@ -340,7 +352,8 @@ TEST(ReshardPlan, TwoTensorParallelChunksOfOneStageAreTwoWholeItemsWithoutAmplif
     std::uint64_t bytes = 0;
     const auto shards = needed_of(writer, rank, 1, bytes);
     exact_back += plan_rank_reads(shards, back.pieces, ReshardRead::exact, bytes, 1).bytes_read;
-    whole_back += plan_rank_reads(shards, back.pieces, ReshardRead::whole_items, bytes, 1).bytes_read;
+    whole_back +=
+        plan_rank_reads(shards, back.pieces, ReshardRead::whole_items, bytes, 1).bytes_read;
   }
   EXPECT_GT(whole_back, exact_back);
   EXPECT_LE(whole_back, 2 * exact_back);
@@ -358,7 +371,8 @@ struct RowHalves {
     needed.push_back({"w", StateKind::weight, half, 0});
   }
   RankReadPlan plan(std::uint64_t gap_bytes, std::uint64_t direct_alignment) const {
-    return plan_rank_reads(needed, stored, ReshardRead::exact, 32, 16, {gap_bytes, direct_alignment});
+    return plan_rank_reads(needed, stored, ReshardRead::exact, 32, 16,
+                           {gap_bytes, direct_alignment});
   }
 };
 
@@ -375,13 +389,15 @@ std::vector<std::uint64_t> offsets_and_lengths(const RankReadPlan& plan) {
 TEST(ReshardPlan, GapBytesReadTheStridedHalvesOfARowParallelTensorAsOneRequest) {
   const RowHalves t;
   const RankReadPlan per_row = t.plan(0, 0);
-  EXPECT_EQ(offsets_and_lengths(per_row), (std::vector<std::uint64_t>{100, 0, 8, 116, 8, 8, 132, 16, 8, 148, 24, 8}));
+  EXPECT_EQ(offsets_and_lengths(per_row),
+            (std::vector<std::uint64_t>{100, 0, 8, 116, 8, 8, 132, 16, 8, 148, 24, 8}));
   EXPECT_EQ(per_row.bytes_read, 32u);
   EXPECT_TRUE(per_row.copies.empty());
   const RankReadPlan small_gap = t.plan(7, 0);  // the 8-byte gaps stay
   EXPECT_EQ(small_gap.requests.size(), 4u);
   const RankReadPlan bridged = t.plan(8, 0);
-  EXPECT_EQ(offsets_and_lengths(bridged), (std::vector<std::uint64_t>{100, 32, 56}));  // into scratch at 32
+  EXPECT_EQ(offsets_and_lengths(bridged),
+            (std::vector<std::uint64_t>{100, 32, 56}));  // into scratch at 32
   EXPECT_EQ(bridged.bytes_needed, 32u);
   EXPECT_EQ(bridged.bytes_read, 56u) << "3 gaps of 8 bytes read and dropped: amplification 1.75";
   ASSERT_EQ(bridged.copies.size(), 4u);
@@ -440,7 +456,8 @@ TEST(ReshardPlan, RefusesElementsNoWrittenRankStored) {
   b.tp = 2;
   Stored stored = store(Layout(model, a, StateSpec{}), 1);
   for (auto& [id, list] : stored.pieces) {
-    std::erase_if(list, [](const StoredPiece& piece) { return piece.file == "r1"; });  // rank 1 never written
+    std::erase_if(
+        list, [](const StoredPiece& piece) { return piece.file == "r1"; });  // rank 1 never written
   }
   std::uint64_t bytes = 0;
   const auto needed = needed_of(Layout(model, b, StateSpec{}), 0, 1, bytes);

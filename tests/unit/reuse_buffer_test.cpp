@@ -17,10 +17,10 @@
 #include "harness/cli/run_command.hpp"
 #include "harness/comm/single_comm.hpp"
 #include "harness/common/config_error.hpp"
-#include "harness/memory/host_space.hpp"
-#include "harness/plan/checkpoint_plan.hpp"
 #include "harness/exec/iteration.hpp"
 #include "harness/exec/process_buffer.hpp"
+#include "harness/memory/host_space.hpp"
+#include "harness/plan/checkpoint_plan.hpp"
 #include "tests/unit/temp_dir.hpp"
 
 namespace ckpt::harness {

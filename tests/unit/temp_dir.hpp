@@ -14,7 +14,8 @@ namespace ckpt::test_support {
 class TempDir {
  public:
   TempDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "ckpt_unit_test_XXXXXX").string();
+    std::string pattern =
+        (std::filesystem::temp_directory_path() / "ckpt_unit_test_XXXXXX").string();
     if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
     path_ = pattern;
   }
@@ -25,7 +26,8 @@ class TempDir {
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;
 
-  std::filesystem::path write(const std::filesystem::path& relative, std::string_view contents) const {
+  std::filesystem::path write(const std::filesystem::path& relative,
+                              std::string_view contents) const {
     const std::filesystem::path file = path_ / relative;
     std::filesystem::create_directories(file.parent_path());
     std::ofstream(file, std::ios::binary) << contents;

@@ -2,19 +2,19 @@
 // through a pool far smaller than the files, with several reader threads: run under TSan by
 // ci/sanitizers.sh, whose filter matches *Worker*), the pipelined one packs small ranges into
 // shared chunks with the reads counted exactly, and bad settings are refused by name.
-#include <gtest/gtest.h>
+#include "harness/load/weight_loader.hpp"
 
 #include <fcntl.h>
+#include <fmt/format.h>
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <array>
 #include <cstring>
-#include <fmt/format.h>
 #include <string>
 #include <vector>
 
 #include "harness/load/chunk_packing.hpp"
-#include "harness/load/weight_loader.hpp"
 #include "harness/memory/host_space.hpp"
 #include "tests/unit/temp_dir.hpp"
 
@@ -25,7 +25,8 @@ class LoadWorkers : public ::testing::Test {
  protected:
   void SetUp() override {
     std::vector<std::pair<std::string, std::uint64_t>> sized;
-    for (const std::uint64_t size : {std::uint64_t{1}, std::uint64_t{10000}, std::uint64_t{(3u << 20) + 5}, std::uint64_t{0}}) {
+    for (const std::uint64_t size : {std::uint64_t{1}, std::uint64_t{10000},
+                                     std::uint64_t{(3u << 20) + 5}, std::uint64_t{0}}) {
       std::string bytes(size, '\0');
       for (std::uint64_t i = 0; i < size; ++i) bytes[i] = static_cast<char>((i * 131 + size) % 251);
       const std::string name = "f" + std::to_string(sized.size());
@@ -42,7 +43,9 @@ class LoadWorkers : public ::testing::Test {
     EXPECT_EQ(t.bytes, 1u + 10000u + (3u << 20) + 5u);
     EXPECT_EQ(t.reads, reads) << load_method_name(settings.method);
     for (std::size_t i = 0; i < files_.size(); ++i) {
-      EXPECT_EQ(std::memcmp(memory + files_[i].destination_offset, contents_[i].data(), contents_[i].size()), 0)
+      EXPECT_EQ(std::memcmp(memory + files_[i].destination_offset, contents_[i].data(),
+                            contents_[i].size()),
+                0)
           << load_method_name(settings.method) << " file " << i;
     }
   }
@@ -76,13 +79,23 @@ TEST_F(LoadWorkers, ReadAndMmapLoadEveryByte) {
 TEST_F(LoadWorkers, PipelinedThreadsThroughASmallPoolLoadEveryByte) {
   // 64 KiB chunks, a pool of 4 of them, 3 readers: 50 chunks of the big file wait for slots.
   // Reads: 1 + 1 + 49 (3 MiB + 5 in 64 KiB chunks), then 1 + 3 + 769 in 4 KiB ones.
-  expect_loaded({.method = LoadMethod::pipelined, .threads = 3, .chunk_bytes = 64 << 10, .pool_bytes = 256 << 10}, 51);
-  expect_loaded({.method = LoadMethod::pipelined, .threads = 1, .chunk_bytes = 4096, .pool_bytes = 4096}, 773);
+  expect_loaded({.method = LoadMethod::pipelined,
+                 .threads = 3,
+                 .chunk_bytes = 64 << 10,
+                 .pool_bytes = 256 << 10},
+                51);
+  expect_loaded(
+      {.method = LoadMethod::pipelined, .threads = 1, .chunk_bytes = 4096, .pool_bytes = 4096},
+      773);
 }
 
 TEST_F(LoadWorkers, PipelinedDirectReadsLoadEveryByte) {
   if (!direct_io_works()) GTEST_SKIP() << "the temp directory's file system refuses O_DIRECT";
-  expect_loaded({.method = LoadMethod::pipelined, .threads = 4, .direct = true, .chunk_bytes = 1 << 20, .pool_bytes = 2 << 20},
+  expect_loaded({.method = LoadMethod::pipelined,
+                 .threads = 4,
+                 .direct = true,
+                 .chunk_bytes = 1 << 20,
+                 .pool_bytes = 2 << 20},
                 1 + 1 + 4);
 }
 
@@ -92,16 +105,22 @@ TEST_F(LoadWorkers, PipelinedDirectReadsLoadEveryByte) {
 TEST_F(LoadWorkers, RangesAtUnalignedOffsetsLoadExactlyByEachMethod) {
   const std::string& big = files_[2].path;
   const std::string& small = files_[1].path;
-  const std::vector<LoadFile> ranges{{.path = big, .size = 70001, .destination_offset = 300000, .file_offset = 5},
-                                     {.path = big, .size = 3, .destination_offset = 7, .file_offset = 3u << 20},
-                                     {.path = small, .size = 9999, .destination_offset = 100000, .file_offset = 1},
-                                     {.path = big, .size = 200000, .destination_offset = 500000, .file_offset = 1000003}};
+  const std::vector<LoadFile> ranges{
+      {.path = big, .size = 70001, .destination_offset = 300000, .file_offset = 5},
+      {.path = big, .size = 3, .destination_offset = 7, .file_offset = 3u << 20},
+      {.path = small, .size = 9999, .destination_offset = 100000, .file_offset = 1},
+      {.path = big, .size = 200000, .destination_offset = 500000, .file_offset = 1000003}};
   EXPECT_EQ(destination_bytes(ranges), 700416u);  // 700000 rounded up to 4096
-  std::vector<LoadSettings> settings{{.method = LoadMethod::read},
-                                     {.method = LoadMethod::mmap},
-                                     {.method = LoadMethod::pipelined, .threads = 3, .chunk_bytes = 16384, .pool_bytes = 65536}};
+  std::vector<LoadSettings> settings{
+      {.method = LoadMethod::read},
+      {.method = LoadMethod::mmap},
+      {.method = LoadMethod::pipelined, .threads = 3, .chunk_bytes = 16384, .pool_bytes = 65536}};
   if (direct_io_works()) {
-    settings.push_back({.method = LoadMethod::pipelined, .threads = 2, .direct = true, .chunk_bytes = 8192, .pool_bytes = 40960});
+    settings.push_back({.method = LoadMethod::pipelined,
+                        .threads = 2,
+                        .direct = true,
+                        .chunk_bytes = 8192,
+                        .pool_bytes = 40960});
   }
   for (const LoadSettings& s : settings) {
     const std::unique_ptr<Buffer> buffer = host_.allocate(destination_bytes(ranges));
@@ -111,11 +130,13 @@ TEST_F(LoadWorkers, RangesAtUnalignedOffsetsLoadExactlyByEachMethod) {
     for (const LoadFile& r : ranges) {
       const std::string& whole = r.path == big ? contents_[2] : contents_[1];
       EXPECT_EQ(std::memcmp(memory + r.destination_offset, whole.data() + r.file_offset, r.size), 0)
-          << load_method_name(s.method) << (s.direct ? " (O_DIRECT)" : "") << " range at file offset " << r.file_offset;
+          << load_method_name(s.method) << (s.direct ? " (O_DIRECT)" : "")
+          << " range at file offset " << r.file_offset;
     }
   }
   // A range past the end of its file is an I/O error naming the file, by every method.
-  const std::vector<LoadFile> beyond{{.path = small, .size = 10, .destination_offset = 0, .file_offset = 9995}};
+  const std::vector<LoadFile> beyond{
+      {.path = small, .size = 10, .destination_offset = 0, .file_offset = 9995}};
   for (const LoadSettings& s : settings) {
     const std::unique_ptr<Buffer> buffer = host_.allocate(4096);
     try {
@@ -131,30 +152,36 @@ TEST_F(LoadWorkers, RangesAtUnalignedOffsetsLoadExactlyByEachMethod) {
 // back starts another in the same slot, another file starts a chunk, a range larger than what is
 // left continues in the next chunk, empty ranges read nothing.
 TEST_F(LoadWorkers, PackingSharesChunksAndReadsAdjacentRangesOnce) {
-  const std::vector<LoadFile> ranges{{"a", 100, 0, 0},   {"a", 50, 0, 100},   {"a", 60, 0, 120},
-                                     {"a", 10, 0, 1000}, {"a", 10, 0, 500},   {"b", 5000, 0, 0},
-                                     {"b", 10, 0, 5000}, {"a", 0, 0, 0},      {"a", 1, 0, 10}};
+  const std::vector<LoadFile> ranges{{"a", 100, 0, 0},   {"a", 50, 0, 100}, {"a", 60, 0, 120},
+                                     {"a", 10, 0, 1000}, {"a", 10, 0, 500}, {"b", 5000, 0, 0},
+                                     {"b", 10, 0, 5000}, {"a", 0, 0, 0},    {"a", 1, 0, 10}};
   const ChunkPlan plan = pack_chunks(ranges, 4096, false);
   ASSERT_EQ(plan.chunks.size(), 4u);
-  const std::vector<std::pair<std::size_t, std::size_t>> reads_copies{{3, 5}, {1, 1}, {1, 2}, {1, 1}};
+  const std::vector<std::pair<std::size_t, std::size_t>> reads_copies{
+      {3, 5}, {1, 1}, {1, 2}, {1, 1}};
   for (std::size_t c = 0; c < plan.chunks.size(); ++c) {
     EXPECT_EQ(plan.chunks[c].read_count, reads_copies[c].first) << "chunk " << c;
     EXPECT_EQ(plan.chunks[c].copy_count, reads_copies[c].second) << "chunk " << c;
   }
-  const std::vector<std::array<std::uint64_t, 4>> reads{  // file offset, length, needed, slot offset
-      {0, 180, 180, 0}, {1000, 10, 10, 180}, {500, 10, 10, 190}, {0, 4096, 4096, 0}, {4096, 914, 914, 0}, {10, 1, 1, 0}};
+  const std::vector<std::array<std::uint64_t, 4>> reads{// file offset, length, needed, slot offset
+                                                        {0, 180, 180, 0},    {1000, 10, 10, 180},
+                                                        {500, 10, 10, 190},  {0, 4096, 4096, 0},
+                                                        {4096, 914, 914, 0}, {10, 1, 1, 0}};
   ASSERT_EQ(plan.reads.size(), reads.size());
   for (std::size_t i = 0; i < reads.size(); ++i) {
     const ChunkRead& r = plan.reads[i];
-    EXPECT_EQ((std::array{r.file_offset, r.length, r.needed, r.slot_offset}), reads[i]) << "read " << i;
+    EXPECT_EQ((std::array{r.file_offset, r.length, r.needed, r.slot_offset}), reads[i])
+        << "read " << i;
   }
-  const std::vector<std::array<std::uint64_t, 4>> copies{  // range, offset in it, length, slot offset
-      {0, 0, 100, 0}, {1, 0, 50, 100}, {2, 0, 60, 120}, {3, 0, 10, 180}, {4, 0, 10, 190},
+  const std::vector<std::array<std::uint64_t, 4>> copies{
+      // range, offset in it, length, slot offset
+      {0, 0, 100, 0},  {1, 0, 50, 100},   {2, 0, 60, 120}, {3, 0, 10, 180}, {4, 0, 10, 190},
       {5, 0, 4096, 0}, {5, 4096, 904, 0}, {6, 0, 10, 904}, {8, 0, 1, 0}};
   ASSERT_EQ(plan.copies.size(), copies.size());
   for (std::size_t i = 0; i < copies.size(); ++i) {
     const ChunkCopy& c = plan.copies[i];
-    EXPECT_EQ((std::array<std::uint64_t, 4>{c.range, c.offset, c.length, c.slot_offset}), copies[i]) << "copy " << i;
+    EXPECT_EQ((std::array<std::uint64_t, 4>{c.range, c.offset, c.length, c.slot_offset}), copies[i])
+        << "copy " << i;
   }
 }
 
@@ -162,29 +189,34 @@ TEST_F(LoadWorkers, PackingSharesChunksAndReadsAdjacentRangesOnce) {
 // blocks are one aligned read; a read that would overfill the slot starts the next chunk; a large
 // range is cut at block boundaries (no block read twice).
 TEST_F(LoadWorkers, DirectPackingReadsWholeBlocksOnceAndCutsRangesAtBlocks) {
-  const std::vector<LoadFile> ranges{{"a", 100, 0, 100},   {"a", 100, 0, 300},  {"a", 4, 0, 4196}, {"a", 10, 0, 20000},
-                                     {"a", 10, 0, 20010}, {"a", 1, 0, 30000},  {"a", 20000, 0, 40000}};
+  const std::vector<LoadFile> ranges{{"a", 100, 0, 100},    {"a", 100, 0, 300},  {"a", 4, 0, 4196},
+                                     {"a", 10, 0, 20000},   {"a", 10, 0, 20010}, {"a", 1, 0, 30000},
+                                     {"a", 20000, 0, 40000}};
   const ChunkPlan plan = pack_chunks(ranges, 8192, true);
   ASSERT_EQ(plan.chunks.size(), 4u);
-  const std::vector<std::array<std::uint64_t, 4>> reads{{0, 8192, 4200, 0},         {16384, 4096, 3636, 8192},
-                                                        {28672, 4096, 1329, 0},     {36864, 8192, 8192, 4096},
-                                                        {45056, 8192, 8192, 0},     {53248, 8192, 6752, 0}};
+  const std::vector<std::array<std::uint64_t, 4>> reads{
+      {0, 8192, 4200, 0},        {16384, 4096, 3636, 8192}, {28672, 4096, 1329, 0},
+      {36864, 8192, 8192, 4096}, {45056, 8192, 8192, 0},    {53248, 8192, 6752, 0}};
   ASSERT_EQ(plan.reads.size(), reads.size());
   for (std::size_t i = 0; i < reads.size(); ++i) {
     const ChunkRead& r = plan.reads[i];
-    EXPECT_EQ((std::array{r.file_offset, r.length, r.needed, r.slot_offset}), reads[i]) << "read " << i;
+    EXPECT_EQ((std::array{r.file_offset, r.length, r.needed, r.slot_offset}), reads[i])
+        << "read " << i;
   }
   const std::vector<std::array<std::uint64_t, 4>> copies{
-      {0, 0, 100, 100}, {1, 0, 100, 300},    {2, 0, 4, 4196},     {3, 0, 10, 11808},  {4, 0, 10, 11818},
-      {5, 0, 1, 1328},  {6, 0, 5056, 7232},  {6, 5056, 8192, 0},  {6, 13248, 6752, 0}};
+      {0, 0, 100, 100},   {1, 0, 100, 300},   {2, 0, 4, 4196},
+      {3, 0, 10, 11808},  {4, 0, 10, 11818},  {5, 0, 1, 1328},
+      {6, 0, 5056, 7232}, {6, 5056, 8192, 0}, {6, 13248, 6752, 0}};
   ASSERT_EQ(plan.copies.size(), copies.size());
   for (std::size_t i = 0; i < copies.size(); ++i) {
     const ChunkCopy& c = plan.copies[i];
-    EXPECT_EQ((std::array<std::uint64_t, 4>{c.range, c.offset, c.length, c.slot_offset}), copies[i]) << "copy " << i;
+    EXPECT_EQ((std::array<std::uint64_t, 4>{c.range, c.offset, c.length, c.slot_offset}), copies[i])
+        << "copy " << i;
   }
   for (const PackedChunk& c : plan.chunks) {
     std::uint64_t used = 0;
-    for (std::size_t r = c.first_read; r < c.first_read + c.read_count; ++r) used += plan.reads[r].length;
+    for (std::size_t r = c.first_read; r < c.first_read + c.read_count; ++r)
+      used += plan.reads[r].length;
     EXPECT_LE(used, slot_stride(8192, true));
   }
 }
@@ -196,7 +228,8 @@ TEST_F(LoadWorkers, ManySmallRangesShareChunksThroughASmallPool) {
   const auto ranges_at = [this](std::uint64_t group_stride) {
     std::vector<LoadFile> ranges;
     for (std::uint64_t k = 0; k < 1000; ++k) {
-      ranges.push_back({files_[2].path, 100, (999 - k) * 128 + 3, 7 + k / 10 * group_stride + k % 10 * 100});
+      ranges.push_back(
+          {files_[2].path, 100, (999 - k) * 128 + 3, 7 + k / 10 * group_stride + k % 10 * 100});
     }
     return ranges;
   };
@@ -209,26 +242,32 @@ TEST_F(LoadWorkers, ManySmallRangesShareChunksThroughASmallPool) {
   // Buffered, 16 KiB chunks: 7 of them (100,000 bytes), each cut inside a group: 100 + 6 reads.
   // O_DIRECT sparse: one block per group, 5 groups fill a slot of 16 + 4 KiB: 20 chunks, 100 reads.
   // One chunk of 1 MiB takes all (the slot is the run's 100,000 bytes rounded up): 100 reads.
-  std::vector<Load> loads{{1024, {.threads = 3, .chunk_bytes = 16384, .pool_bytes = 32768}, 106, 2},
-                          {8192, {.threads = 3, .chunk_bytes = 16384, .pool_bytes = 32768}, 106, 2},
-                          {1024, {.threads = 2, .chunk_bytes = 1 << 20, .pool_bytes = 4 << 20}, 100, 1}};
+  std::vector<Load> loads{
+      {1024, {.threads = 3, .chunk_bytes = 16384, .pool_bytes = 32768}, 106, 2},
+      {8192, {.threads = 3, .chunk_bytes = 16384, .pool_bytes = 32768}, 106, 2},
+      {1024, {.threads = 2, .chunk_bytes = 1 << 20, .pool_bytes = 4 << 20}, 100, 1}};
   if (direct_io_works()) {
-    loads.push_back({8192, {.threads = 3, .direct = true, .chunk_bytes = 16384, .pool_bytes = 40960}, 100, 2});
-    loads.push_back({1024, {.threads = 3, .direct = true, .chunk_bytes = 16384, .pool_bytes = 40960}, 0, 2});
+    loads.push_back(
+        {8192, {.threads = 3, .direct = true, .chunk_bytes = 16384, .pool_bytes = 40960}, 100, 2});
+    loads.push_back(
+        {1024, {.threads = 3, .direct = true, .chunk_bytes = 16384, .pool_bytes = 40960}, 0, 2});
   }
   for (const Load& l : loads) {
     const std::vector<LoadFile> ranges = ranges_at(l.group_stride);
     const std::unique_ptr<Buffer> buffer = host_.allocate(destination_bytes(ranges));
     const LoadTiming t = load_files(ranges, *buffer, l.settings, host_);
-    const std::string label = fmt::format("groups every {} bytes, {} chunks{}", l.group_stride, l.settings.chunk_bytes,
-                                          l.settings.direct ? ", O_DIRECT" : "");
+    const std::string label =
+        fmt::format("groups every {} bytes, {} chunks{}", l.group_stride, l.settings.chunk_bytes,
+                    l.settings.direct ? ", O_DIRECT" : "");
     EXPECT_EQ(t.bytes, 100000u) << label;
     const ChunkPlan plan = pack_chunks(ranges, l.settings.chunk_bytes, l.settings.direct);
     EXPECT_EQ(t.reads, l.reads > 0 ? l.reads : plan.chunks.size()) << label;
     EXPECT_EQ(t.reads, plan.reads.size()) << label;
     EXPECT_EQ(t.pool_chunks, l.pool_chunks) << label;
     for (const LoadFile& r : ranges) {
-      ASSERT_EQ(std::memcmp(buffer->view().data + r.destination_offset, contents_[2].data() + r.file_offset, r.size), 0)
+      ASSERT_EQ(std::memcmp(buffer->view().data + r.destination_offset,
+                            contents_[2].data() + r.file_offset, r.size),
+                0)
           << label << ": range at file offset " << r.file_offset;
     }
   }
@@ -238,22 +277,26 @@ TEST_F(LoadWorkers, ManySmallRangesShareChunksThroughASmallPool) {
 // and under O_DIRECT (whose last block reads short), and no reader is left waiting.
 TEST_F(LoadWorkers, PackedRangePastTheEndOfItsFileIsNamed) {
   const std::string& small = files_[1].path;
-  const std::vector<LoadFile> ranges{{.path = files_[2].path, .size = 50000, .destination_offset = 0, .file_offset = 3},
-                                     {.path = small, .size = 100, .destination_offset = 53248, .file_offset = 9000},
-                                     {.path = small, .size = 20, .destination_offset = 57344, .file_offset = 9990}};
+  const std::vector<LoadFile> ranges{
+      {.path = files_[2].path, .size = 50000, .destination_offset = 0, .file_offset = 3},
+      {.path = small, .size = 100, .destination_offset = 53248, .file_offset = 9000},
+      {.path = small, .size = 20, .destination_offset = 57344, .file_offset = 9990}};
   std::vector<LoadSettings> settings{{.threads = 2, .chunk_bytes = 8192, .pool_bytes = 16384}};
-  if (direct_io_works()) settings.push_back({.threads = 2, .direct = true, .chunk_bytes = 8192, .pool_bytes = 24576});
+  if (direct_io_works())
+    settings.push_back({.threads = 2, .direct = true, .chunk_bytes = 8192, .pool_bytes = 24576});
   for (const LoadSettings& s : settings) {
     const std::unique_ptr<Buffer> buffer = host_.allocate(destination_bytes(ranges));
     try {
       load_files(ranges, *buffer, s, host_);
       ADD_FAILURE() << "loaded a range past the end" << (s.direct ? " (O_DIRECT)" : "");
     } catch (const std::runtime_error& e) {
-      // Under O_DIRECT the loader knows the file's size before its last block reads short; buffered,
-      // the backend meets the end of the file.
-      const std::string expected = s.direct ? "load: read (file shorter than planned) " + small + " at offset 8192"
-                                            : "load: posix: read " + small + " at offset 9990, length 20: file "
-                                                                             "shorter than the plan";
+      // Under O_DIRECT the loader knows the file's size before its last block reads short;
+      // buffered, the backend meets the end of the file.
+      const std::string expected =
+          s.direct ? "load: read (file shorter than planned) " + small + " at offset 8192"
+                   : "load: posix: read " + small +
+                         " at offset 9990, length 20: file "
+                         "shorter than the plan";
       EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
     }
   }
@@ -266,13 +309,16 @@ TEST_F(LoadWorkers, RefusesBadSettingsAndNamesAMissingFile) {
     load_files(files_, *memory, {.chunk_bytes = 1000}, host_);
     FAIL();
   } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("load.chunk_bytes = 1000 must be a positive multiple of 4096"), std::string::npos);
+    EXPECT_NE(
+        std::string(e.what()).find("load.chunk_bytes = 1000 must be a positive multiple of 4096"),
+        std::string::npos);
   }
   try {
     load_files(files_, *memory, {.chunk_bytes = 8192, .pool_bytes = 4096}, host_);
     FAIL();
   } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("load.pool_bytes = 4096 must hold at least one chunk"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("load.pool_bytes = 4096 must hold at least one chunk"),
+              std::string::npos);
   }
   std::vector<LoadFile> missing{{(dir_.path() / "gone").string(), 10, 0}};
   for (LoadMethod m : {LoadMethod::pipelined, LoadMethod::mmap, LoadMethod::read}) {
@@ -280,7 +326,8 @@ TEST_F(LoadWorkers, RefusesBadSettingsAndNamesAMissingFile) {
       load_files(missing, *memory, {.method = m}, host_);
       FAIL() << load_method_name(m);
     } catch (const std::runtime_error& e) {
-      EXPECT_NE(std::string(e.what()).find("load: posix: open for reading " + missing[0].path + ": No such file"),
+      EXPECT_NE(std::string(e.what()).find("load: posix: open for reading " + missing[0].path +
+                                           ": No such file"),
                 std::string::npos)
           << e.what();
     }

@@ -15,7 +15,9 @@ Layout weights_layout(const std::string& name, Naming naming = Naming::hf) {
   return Layout(harness::zoo_model(name), ParallelSpec{.vocab_divisor = 1}, state);
 }
 
-std::int64_t params(const std::string& name) { return weights_layout(name).parameters(); }
+std::int64_t params(const std::string& name) {
+  return weights_layout(name).parameters();
+}
 
 TEST(ZooParameters, PublishedCounts) {
   EXPECT_EQ(params("llama3-8b"), 8'030'261'248);
@@ -53,13 +55,14 @@ TEST(ZooParameters, MlperfOneTrillionDerivedByHand) {
 
 TEST(ZooParameters, DeepSeekV3DerivedByHand) {
   const std::int64_t h = 7168;
-  const std::int64_t attention = 1536 * h + 1536 + 128 * 192 * 1536 + 576 * h + 512 +
-                                 128 * 256 * 512 + h * 128 * 128;
+  const std::int64_t attention =
+      1536 * h + 1536 + 128 * 192 * 1536 + 576 * h + 512 + 128 * 256 * 512 + h * 128 * 128;
   const std::int64_t norms = 2 * h;
   const std::int64_t dense_mlp = 3 * h * 18432;
-  const std::int64_t moe = 257 * 3 * h * 2048 + 256 * h + 256;  // 256 routed + 1 shared, router, bias
-  const std::int64_t expected = 3 * (attention + norms + dense_mlp) + 58 * (attention + norms + moe) +
-                                2 * 129280 * h + h;
+  const std::int64_t moe =
+      257 * 3 * h * 2048 + 256 * h + 256;  // 256 routed + 1 shared, router, bias
+  const std::int64_t expected =
+      3 * (attention + norms + dense_mlp) + 58 * (attention + norms + moe) + 2 * 129280 * h + h;
   EXPECT_EQ(params("deepseek-v3"), expected);
   EXPECT_EQ(expected, 671'026'419'200);
 }
