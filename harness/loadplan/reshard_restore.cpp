@@ -66,31 +66,56 @@ StoredPieces stored_pieces(const Manifest& manifest) {
 
 // `iteration`: the training iteration whose state the checkpoint holds (Manifest::iteration), which
 // seeds the bytes verified and the padding rows written alike.
+// Where the writer placed each of `rank`'s shards in its buffer (the manifest's memory offsets).
+using WriterPlacement = std::map<std::pair<workloads::StateKind, std::string>, std::uint64_t>;
+
+WriterPlacement writer_placement(const Manifest& manifest, std::int64_t rank) {
+  WriterPlacement placement;
+  for (const ManifestTensor& t : manifest.tensors) {
+    if (t.rank == rank) placement[{t.shard.state, t.shard.name}] = t.memory_offset;
+  }
+  return placement;
+}
+
+std::uint64_t placed_end(const WriterPlacement& placement, const StoredPieces& stored) {
+  std::uint64_t end = 0;
+  for (const auto& [key, offset] : placement) {
+    for (const StoredPiece& piece : stored.at(key))
+      end = std::max(end, offset + piece.geometry.bytes());
+  }
+  return end;
+}
+
 RankPlan plan_rank(const workloads::Layout& layout, const ReshardSpec& spec, std::int64_t rank,
                    const StoredPieces& stored, const std::filesystem::path& dir,
-                   std::int64_t iteration) {
+                   std::int64_t iteration, const WriterPlacement& placement) {
   const std::uint64_t direct_alignment = spec.direct_alignment;
   const std::uint64_t align = std::max<std::uint64_t>({64, spec.alignment, direct_alignment});
   RankPlan plan;
   plan.rank = rank;
   std::vector<NeededShard> needed;
-  std::uint64_t pos = 0;
+  std::uint64_t pos = placed_end(placement, stored);
+  std::uint64_t shards_end = 0;
   for (workloads::Shard& s : layout.shards(rank)) {
     const ShardGeometry geometry = shard_geometry(s, spec.scale);
     if (geometry.elements() <= 0) continue;
-    pos = align_up(pos, align);
+    const auto writer = placement.find({s.state, s.name});
+    const std::uint64_t at = writer != placement.end() ? writer->second : align_up(pos, align);
     PlacedShard& placed = plan.shards.emplace_back();
     placed.rank = rank;
-    placed.memory_offset = pos;
+    placed.memory_offset = at;
     placed.bytes = geometry.bytes();
     placed.data_key = training_key(tensor_data_key(s.name, s.state, spec.seed), iteration);
     placed.geometry = geometry;
-    needed.push_back({s.name, s.state, geometry, pos});
+    needed.push_back({s.name, s.state, geometry, at});
     placed.shard = std::move(s);
-    pos += placed.bytes;
+    if (writer == placement.end()) pos = at + placed.bytes;
+    shards_end = std::max(shards_end, at + placed.bytes);
   }
-  plan.reshard = plan_rank_reads(needed, stored, spec.reader.read, pos, align,
-                                 {spec.reader.gap_bytes, direct_alignment});
+  plan.reshard = plan_rank_reads(needed, stored, spec.reader.read, shards_end, align,
+                                 {.gap_bytes = spec.reader.gap_bytes,
+                                  .direct_alignment = direct_alignment,
+                                  .merge_adjacent = spec.merge_adjacent});
   check_direct_file_sizes(spec, plan, dir);
   for (PaddingRun& p : plan.reshard.padding) p.key = plan.shards[p.shard].data_key;
   plan.payload_bytes =
@@ -102,7 +127,7 @@ RankPlan plan_rank(const workloads::Layout& layout, const ReshardSpec& spec, std
   for (std::size_t f = 0; f < per_file.size(); ++f) {
     backends::FilePlan file;
     file.path = (dir / plan.reshard.files[f]).string();
-    file.extents = build_extents(std::move(per_file[f]), 0, spec.chunk_bytes,
+    file.extents = build_extents(std::move(per_file[f]), spec.coalesce_bytes, spec.chunk_bytes,
                                  std::max<std::uint64_t>(1, direct_alignment));
     file.shared = spec.shared_files;
     plan.io.files.push_back(std::move(file));
@@ -143,7 +168,9 @@ std::vector<RankPlan> reshard_plans(const Manifest& manifest, const ReshardSpec&
   std::vector<RankPlan> plans;
   try {
     for (const std::int64_t rank : ranks)
-      plans.push_back(plan_rank(layout, spec, rank, stored, dir, iteration));
+      plans.push_back(
+          plan_rank(layout, spec, rank, stored, dir, iteration,
+                    spec.writer_placement ? writer_placement(manifest, rank) : WriterPlacement{}));
     // One process moves its ranks one after the other. Ranks that read parts of the same stored
     // files go back to back (TP8×PP4 -> TP4×PP8: new ranks (t', 0) and (t', 1) read the two
     // halves of the layers of old files 2t' and 2t'+1), so the second reads while the first's

@@ -36,7 +36,16 @@ struct ReshardSpec {
   std::uint64_t alignment = 0;         // strategy.alignment: shards placed at multiples of it
   std::uint64_t direct_alignment = 0;  // backend.direct_alignment under backend.direct, else 0
   std::uint64_t chunk_bytes = 0;       // strategy.chunk_bytes: the IoPlans' extents
-  bool shared_files = false;           // strategy.mapping shares files between ranks
+  // How reads become requests: a reshard merges those that continue each other; the identity
+  // plan of a same-layout restore keeps one per stored shard and merges them as the writer did
+  // (strategy.coalesce_bytes), so that it reads exactly what the writer wrote, request by request.
+  bool merge_adjacent = true;
+  std::uint64_t coalesce_bytes = 0;
+  // The identity target also keeps the writer's buffer: each needed shard at the memory offset
+  // its manifest entry records for the same rank (one the writer did not store is placed after
+  // them). false: shards packed in layout order.
+  bool writer_placement = false;
+  bool shared_files = false;      // strategy.mapping shares files between ranks
   std::string backend = "posix";  // backend.name (hdf5 stores datasets, not byte ranges to plan)
 };
 

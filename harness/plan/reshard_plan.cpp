@@ -190,14 +190,15 @@ void align_requests(RankReadPlan& plan, std::uint64_t alignment, Scratch& scratc
   }
 }
 
-// Merges requests that continue each other in the file and in memory.
-std::vector<ReadRequest> coalesce(std::vector<ReadRequest> requests) {
+// Sorts requests into file order; with `merge`, merges those that continue each other in the
+// file and in memory.
+std::vector<ReadRequest> coalesce(std::vector<ReadRequest> requests, bool merge) {
   std::sort(requests.begin(), requests.end(), [](const ReadRequest& a, const ReadRequest& b) {
     return std::tie(a.file, a.file_offset) < std::tie(b.file, b.file_offset);
   });
   std::vector<ReadRequest> out;
   for (const ReadRequest& r : requests) {
-    if (!out.empty() && out.back().file == r.file &&
+    if (merge && !out.empty() && out.back().file == r.file &&
         out.back().file_offset + out.back().length == r.file_offset &&
         out.back().memory_offset + out.back().length == r.memory_offset) {
       out.back().length += r.length;
@@ -313,7 +314,7 @@ RankReadPlan plan_rank_reads(const std::vector<NeededShard>& needed, const Store
     plan.padding_bytes += padding;
     plan.bytes_needed += need.geometry.bytes() - padding;
   }
-  plan.requests = coalesce(std::move(requests));
+  plan.requests = coalesce(std::move(requests), shaping.merge_adjacent);
   if (shaping.direct_alignment > 1) {
     align_requests(plan, shaping.direct_alignment, scratch);
     std::stable_sort(plan.requests.begin(), plan.requests.end(),

@@ -103,6 +103,10 @@ struct ReadShaping {
   // a request that is not is read aligned outward into scratch and its bytes copied out (the
   // extra bytes count as read). 0: no alignment.
   std::uint64_t direct_alignment = 0;
+  // Requests that continue each other in the file and in memory become one. false: one request
+  // per overlap, as a same-layout restore reads one per stored shard (its extents then shaped
+  // like the writer's, by strategy.coalesce_bytes and chunk_bytes).
+  bool merge_adjacent = true;
 };
 
 // Plans the reads of `needed` (placed in a buffer of `shards_bytes`, scratch after it aligned to
