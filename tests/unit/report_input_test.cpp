@@ -10,6 +10,7 @@
 #include "harness/report/html_report.hpp"
 #include "harness/report/report_model.hpp"
 #include "harness/report/run_input.hpp"
+#include "harness/results/schema_version.hpp"
 #include "tests/unit/temp_dir.hpp"
 
 namespace ckpt::harness {
@@ -23,7 +24,8 @@ std::string line(const json& swept, std::vector<double> write, const std::string
                  const std::string& backend = "posix") {
   std::vector<double> read;
   for (double s : write) read.push_back(s / 2);
-  json j{{"campaign", "t"},
+  json j{{"schema_version", kResultsSchemaVersion},
+         {"campaign", "t"},
          {"case", swept},
          {"status", "ok"},
          {"backend", backend},
