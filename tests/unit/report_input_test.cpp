@@ -82,10 +82,14 @@ TEST(RunInput, ErrorsNameThePathAndLine) {
   const auto bad = dir.write("bad/results.jsonl", line({}, {1}, "a") + "{not json\n");
   EXPECT_TRUE(error_of(dir.path() / "bad").starts_with(bad.string() + ":2: not JSON"))
       << error_of(dir.path() / "bad");
-  const auto other = dir.write("other.jsonl", "{\"x\": 1}\n");
+  const auto other = dir.write("other.jsonl", "{\"schema_version\": 1, \"x\": 1}\n");
   EXPECT_EQ(error_of(other),
             other.string() +
                 ":1: `case`: missing — is this a ckptbench results.jsonl (results/SCHEMA.md)?");
+  const auto array = dir.write("array.jsonl", "[1]\n");
+  EXPECT_EQ(error_of(array), array.string() +
+                                 ":1: must be an object, found an array of 1 elements — is this a "
+                                 "ckptbench results.jsonl (results/SCHEMA.md)?");
   EXPECT_EQ(error_of(dir.path() / "missing"),
             (dir.path() / "missing").string() + ": no such run directory or results file");
   std::filesystem::create_directories(dir.path() / "empty");
