@@ -122,7 +122,7 @@ std::string undocumented(const std::set<Path>& paths, const std::vector<DocPath>
   return out;
 }
 
-TEST(SchemaDoc, ReadsTheConventionOfKeyPathTables) {
+TEST(DocsResultsSchema, ReadsTheConventionOfKeyPathTables) {
   const std::vector<DocPath> doc = schema_doc::doc_paths(
       "| field | type |\n|---|---|\n| `ignored` | int |\n\n"
       "| key path | type | meaning |\n|---|---|---|\n"
@@ -145,7 +145,7 @@ TEST(SchemaDoc, ReadsTheConventionOfKeyPathTables) {
   EXPECT_THROW(schema_doc::doc_paths("| key path |\n|---|\n| `a..b` |\n"), std::invalid_argument);
 }
 
-TEST(SchemaDoc, NamesEveryKeyPathOfTheRecordsOfEveryPhaseAndEngineAndNoOther) {
+TEST(DocsResultsSchema, NamesEveryKeyPathOfTheRecordsOfEveryPhaseAndEngineAndNoOther) {
   const Scratch dir;
   const std::vector<nlohmann::json> records = records_of_every_phase(dir);
   ASSERT_EQ(records.size(), 10u);
@@ -167,7 +167,7 @@ TEST(SchemaDoc, NamesEveryKeyPathOfTheRecordsOfEveryPhaseAndEngineAndNoOther) {
   }
 }
 
-TEST(SchemaDoc, DeviceStagingKeyPathsAreInARecordOfDeviceMemory) {
+TEST(DocsResultsSchema, DeviceStagingKeyPathsAreInARecordOfDeviceMemory) {
   if (const auto why = harness::MemorySpaces().unavailable(harness::MemorySpaceKind::cuda))
     GTEST_SKIP() << "memory.space = \"cuda\": " << *why;
   const Scratch dir;
