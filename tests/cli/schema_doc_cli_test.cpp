@@ -2,7 +2,7 @@
 // restore (DCP and Megatron layouts, the DP gather, calibration, request latency), a kept
 // checkpoint restored into another layout and loaded as inference weights, and the training loop
 // under each engine — and every key path of their records must be named in the doc, every key
-// path the doc names must be in one of them. The convention is in tests/cli/schema_paths.hpp.
+// path the doc names must be in one of them, in the convention schema_doc::doc_paths reads.
 #include <gtest/gtest.h>
 
 #include <algorithm>
