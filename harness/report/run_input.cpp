@@ -7,6 +7,7 @@
 #include "harness/common/elapsed.hpp"
 #include "harness/common/json_input.hpp"
 #include "harness/report/report_format.hpp"
+#include "harness/results/schema_version.hpp"
 
 namespace ckpt::harness {
 namespace {
@@ -25,6 +26,41 @@ constexpr std::uint64_t kResultsLineBytes = std::uint64_t{16} << 20;
 // Timed iterations of one case: campaign.iterations allows far fewer.
 constexpr std::size_t kMaxSamples = std::size_t{1} << 20;
 constexpr const char* kResultsFix = "is this a ckptbench results.jsonl (results/SCHEMA.md)?";
+
+[[noreturn]] void refuse_version(const JsonSource& source, const std::string& problem) {
+  throw ConfigError(source.file, source.line, "schema_version", problem);
+}
+
+// Refuses a record of any version but the one this reader knows: none is converted, so every
+// key parse_case relies on is there with the meaning results/SCHEMA.md gives it.
+void require_known_version(const json& record, const JsonSource& source) {
+  JsonField(record, source).object();
+  const std::string reads =
+      "this ckptbench reads schema_version " + std::to_string(kResultsSchemaVersion);
+  const std::string again = "run the campaign again with this ckptbench (results/SCHEMA.md)";
+  const auto it = record.find("schema_version");
+  if (it == record.end() || it->is_null()) {
+    refuse_version(
+        source, "missing — written by a ckptbench from before results carried a schema version; " +
+                    reads + " and converts no other: " + again);
+  }
+  const std::int64_t version =
+      JsonField(*it, {source.file, source.line, reads + " (results/SCHEMA.md)"}, "schema_version")
+          .integer();
+  switch (version) {
+    case kResultsSchemaVersion:
+      return;
+    default:
+      refuse_version(
+          source,
+          version < kResultsSchemaVersion
+              ? std::to_string(version) + " — " + reads + " and converts no other: " + again
+              : std::to_string(version) + " — written by a newer ckptbench; " + reads +
+                    ": read it with the ckptbench that wrote it (its environment.git_revision) "
+                    "or " +
+                    again);
+  }
+}
 
 std::vector<double> seconds_list(const JsonField& samples, const char* key) {
   std::vector<double> out;
@@ -94,8 +130,8 @@ std::optional<double> CaseRecord::number_of(const std::string& key) const {
 }
 
 CaseRecord parse_case(const json& record, const JsonSource& source) {
+  require_known_version(record, source);
   const JsonField j(record, source);
-  j.object();
   CaseRecord c;
   // `case` is null when nothing is swept.
   if (!record.contains("case")) j.at("case");
@@ -130,9 +166,6 @@ CaseRecord parse_case(const json& record, const JsonSource& source) {
       c.latency.emplace(direction, number_map(latency, direction));
     std::erase_if(c.latency, [](const auto& entry) { return entry.second.empty(); });
   }
-  if (!c.stall_seconds) c.stall_seconds = optional_seconds(j, "stall_seconds");
-  if (!c.time_to_durable_seconds)
-    c.time_to_durable_seconds = optional_seconds(j, "time_to_durable_seconds");
   return c;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "harness/common/elapsed.hpp"
+#include "harness/results/schema_version.hpp"
 #include "harness/results/stats.hpp"
 
 namespace ckpt::harness {
@@ -125,7 +126,8 @@ double WallTime::covered_percent() const {
 
 nlohmann::json to_json(const CaseResult& r) {
   const Case& c = r.config;
-  nlohmann::json j{{"campaign", c.campaign},
+  nlohmann::json j{{"schema_version", kResultsSchemaVersion},
+                   {"campaign", c.campaign},
                    {"case_index", c.index},
                    {"case", c.swept},
                    {"status", r.status},

@@ -164,7 +164,7 @@ struct CaseResult {
   nlohmann::json environment = nlohmann::json::object();
 };
 
-// One JSON object per case, the schema of results/SCHEMA.md.
+// One JSON object per case, the schema of results/SCHEMA.md, at kResultsSchemaVersion.
 nlohmann::json to_json(const CaseResult& result);
 
 }  // namespace ckpt::harness

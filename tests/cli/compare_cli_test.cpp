@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/results/schema_version.hpp"
 #include "tests/integration/integration_support.hpp"
 
 namespace ckpt::integration {
@@ -18,6 +19,7 @@ constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
 // A results line of campaign `campaign`, 1 GiB per checkpoint, five write and read samples.
 nlohmann::json record(const std::string& campaign, const std::string& hash, int threads) {
   return {
+      {"schema_version", harness::kResultsSchemaVersion},
       {"campaign", campaign},
       {"case", {{"backend.threads", 1}}},
       {"status", "ok"},

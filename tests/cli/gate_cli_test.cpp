@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/results/schema_version.hpp"
 #include "tests/integration/integration_support.hpp"
 
 namespace ckpt::integration {
@@ -21,7 +22,8 @@ std::string gate_run_line(const std::vector<double>& write, bool calibrated,
                           const std::string& cores = "2", const std::string& campaign = "ci-gate",
                           const std::string& hash = "abc") {
   std::vector<double> read(write.size(), 0.5), calibration(write.size() + 1, 1.0);
-  nlohmann::json j{{"campaign", campaign},
+  nlohmann::json j{{"schema_version", harness::kResultsSchemaVersion},
+                   {"campaign", campaign},
                    {"case", nlohmann::json::object()},
                    {"case_index", 0},
                    {"status", "ok"},

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/results/schema_version.hpp"
 #include "tests/cli/headless_browser.hpp"
 #include "tests/integration/integration_support.hpp"
 
@@ -133,7 +134,8 @@ TEST_F(ProjectCli, ReportWithProjectionOptionsAddsTheTableAndTheChart) {
 // A synthetic results line: 1 GiB a checkpoint written in 1 s and read in 0.5 s by a world of
 // `world` ranks, 8 GPUs a node, 8 GiB at full scale.
 nlohmann::json projected_line(std::int64_t world) {
-  return {{"campaign", "p"},
+  return {{"schema_version", harness::kResultsSchemaVersion},
+          {"campaign", "p"},
           {"case", nlohmann::json::object()},
           {"status", "ok"},
           {"bytes_per_checkpoint", std::uint64_t{1} << 30},

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/results/schema_version.hpp"
 #include "tests/cli/headless_browser.hpp"
 #include "tests/integration/integration_support.hpp"
 
@@ -21,6 +22,7 @@ std::string result_line(int threads, const std::vector<double>& write, const std
   std::vector<double> read;
   for (double s : write) read.push_back(s / 2);
   const nlohmann::json j{
+      {"schema_version", harness::kResultsSchemaVersion},
       {"campaign", "threads"},
       {"case", {{"backend.threads", threads}}},
       {"status", "ok"},

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/results/schema_version.hpp"
 #include "tests/cli/headless_browser.hpp"
 #include "tests/integration/integration_support.hpp"
 
@@ -227,6 +228,7 @@ TEST(BandwidthReport, VerdictNamesTheFastestWriterAndReader) {
 TEST(ProjectionChart, EveryMarkerStaysOnTheAxisAndNoCurveRunsAlongTheTop) {
   const Scratch dir;
   const json line{
+      {"schema_version", harness::kResultsSchemaVersion},
       {"case", {{"engine.name", "async"}}},
       {"status", "ok"},
       {"bytes_per_checkpoint", std::uint64_t{1} << 30},

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "harness/report/gate.hpp"
+#include "harness/results/schema_version.hpp"
 #include "tests/unit/temp_dir.hpp"
 
 namespace ckpt::harness {
@@ -27,6 +28,7 @@ RunRecord run_with(TempDir& dir, const std::string& name, const std::vector<doub
   const nlohmann::json calibration{
       {"write_gib_per_s", std::vector<double>(write_seconds.size() + 1, 1.0)}};
   const nlohmann::json j{
+      {"schema_version", kResultsSchemaVersion},
       {"campaign", campaign},
       {"case", nlohmann::json::object()},
       {"case_index", 0},

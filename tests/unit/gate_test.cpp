@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/results/schema_version.hpp"
 #include "tests/unit/temp_dir.hpp"
 
 namespace ckpt::harness {
@@ -200,7 +201,8 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 // A results.jsonl line of a 1 GiB case with these write seconds and calibration rates.
 std::string result_line(const std::vector<double>& write_seconds,
                         const nlohmann::json& calibration) {
-  const nlohmann::json j{{"campaign", "ci-gate"},
+  const nlohmann::json j{{"schema_version", kResultsSchemaVersion},
+                         {"campaign", "ci-gate"},
                          {"case", nlohmann::json::object()},
                          {"case_index", 0},
                          {"status", "ok"},

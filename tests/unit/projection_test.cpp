@@ -9,6 +9,7 @@
 #include <string>
 
 #include "harness/report/projection_formulas.hpp"
+#include "harness/results/schema_version.hpp"
 
 namespace ckpt::harness {
 namespace {
@@ -46,7 +47,8 @@ TEST(ProjectionFormulas, Llama3PresetScalesWithTheGpuCount) {
 // A run of one case: 1 GiB written in 2 s, read in 1 s (medians), one host, world of 64 ranks
 // of which it emulated some, 8 GPUs per node, 64 GiB at full scale.
 RunRecord one_case_run(const nlohmann::json& extra = nlohmann::json::object()) {
-  nlohmann::json j{{"case", nlohmann::json::object()},
+  nlohmann::json j{{"schema_version", kResultsSchemaVersion},
+                   {"case", nlohmann::json::object()},
                    {"status", "ok"},
                    {"bytes_per_checkpoint", std::uint64_t{1} << 30},
                    {"full_scale_bytes_per_checkpoint", std::uint64_t{64} << 30},

@@ -10,6 +10,7 @@
 #include "harness/report/html_report.hpp"
 #include "harness/report/report_model.hpp"
 #include "harness/report/run_input.hpp"
+#include "harness/results/schema_version.hpp"
 #include "tests/unit/temp_dir.hpp"
 
 namespace ckpt::harness {
@@ -23,7 +24,8 @@ std::string line(const json& swept, std::vector<double> write, const std::string
                  const std::string& backend = "posix") {
   std::vector<double> read;
   for (double s : write) read.push_back(s / 2);
-  json j{{"campaign", "t"},
+  json j{{"schema_version", kResultsSchemaVersion},
+         {"campaign", "t"},
          {"case", swept},
          {"status", "ok"},
          {"backend", backend},
@@ -80,10 +82,14 @@ TEST(RunInput, ErrorsNameThePathAndLine) {
   const auto bad = dir.write("bad/results.jsonl", line({}, {1}, "a") + "{not json\n");
   EXPECT_TRUE(error_of(dir.path() / "bad").starts_with(bad.string() + ":2: not JSON"))
       << error_of(dir.path() / "bad");
-  const auto other = dir.write("other.jsonl", "{\"x\": 1}\n");
+  const auto other = dir.write("other.jsonl", "{\"schema_version\": 1, \"x\": 1}\n");
   EXPECT_EQ(error_of(other),
             other.string() +
                 ":1: `case`: missing — is this a ckptbench results.jsonl (results/SCHEMA.md)?");
+  const auto array = dir.write("array.jsonl", "[1]\n");
+  EXPECT_EQ(error_of(array), array.string() +
+                                 ":1: must be an object, found an array of 1 elements — is this a "
+                                 "ckptbench results.jsonl (results/SCHEMA.md)?");
   EXPECT_EQ(error_of(dir.path() / "missing"),
             (dir.path() / "missing").string() + ": no such run directory or results file");
   std::filesystem::create_directories(dir.path() / "empty");

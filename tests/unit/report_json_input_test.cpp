@@ -6,6 +6,7 @@
 
 #include "harness/common/json_input.hpp"
 #include "harness/report/run_input.hpp"
+#include "harness/results/schema_version.hpp"
 #include "tests/unit/temp_dir.hpp"
 
 namespace ckpt::harness {
@@ -119,7 +120,8 @@ TEST(JsonInput, EachAccessorNamesFileLineKeyAndWhatItFound) {
 // follows from ConfigError being a runtime_error.
 TEST(RunInput, WrongTypesAndNegativeSamplesNameFileLineAndKey) {
   test_support::TempDir dir;
-  const json good = {{"campaign", "t"},
+  const json good = {{"schema_version", kResultsSchemaVersion},
+                     {"campaign", "t"},
                      {"case", json::object()},
                      {"status", "ok"},
                      {"bytes_per_checkpoint", 1024},
@@ -175,6 +177,50 @@ TEST(RunInput, WrongTypesAndNegativeSamplesNameFileLineAndKey) {
     EXPECT_EQ(std::string(e.what()),
               deep.string() + ":1: arrays and objects nested more than 32 deep (at byte 54)" + fix);
   }
+}
+
+// The reader switches on schema_version and converts nothing: a record without one (written
+// before records carried it), of an older or a newer version, or with a version that is not a
+// whole number is refused by file, line and key with what to do instead.
+TEST(RunInput, RecordsOfAnotherSchemaVersionAreRefusedWithTheFix) {
+  test_support::TempDir dir;
+  const json good = {{"schema_version", kResultsSchemaVersion},
+                     {"case", json::object()},
+                     {"status", "ok"},
+                     {"bytes_per_checkpoint", 1024}};
+  const auto error_of = [&dir, &good](const json& j) {
+    const auto file = dir.write("v.jsonl", good.dump() + "\n" + j.dump() + "\n");
+    try {
+      load_run(file);
+    } catch (const ConfigError& e) {
+      return std::string(e.what()).substr(file.string().size());
+    }
+    return std::string();
+  };
+  ASSERT_EQ(kResultsSchemaVersion, 1) << "the messages below name version 1";
+  EXPECT_EQ(error_of(good), "");
+  json bad = good;
+  bad.erase("schema_version");
+  EXPECT_EQ(error_of(bad),
+            ":2: `schema_version`: missing — written by a ckptbench from before results carried a "
+            "schema version; this ckptbench reads schema_version 1 and converts no other: run the "
+            "campaign again with this ckptbench (results/SCHEMA.md)");
+  bad["schema_version"] = nullptr;
+  EXPECT_EQ(error_of(bad).substr(0, 30), ":2: `schema_version`: missing ");
+  bad["schema_version"] = 0;
+  EXPECT_EQ(error_of(bad),
+            ":2: `schema_version`: 0 — this ckptbench reads schema_version 1 and converts no "
+            "other: run the campaign again with this ckptbench (results/SCHEMA.md)");
+  bad["schema_version"] = 2;
+  EXPECT_EQ(error_of(bad),
+            ":2: `schema_version`: 2 — written by a newer ckptbench; this ckptbench reads "
+            "schema_version 1: read it with the ckptbench that wrote it (its "
+            "environment.git_revision) or run the campaign again with this ckptbench "
+            "(results/SCHEMA.md)");
+  bad["schema_version"] = "1";
+  EXPECT_EQ(error_of(bad),
+            ":2: `schema_version`: must be a whole number, found a string (\"1\") — this "
+            "ckptbench reads schema_version 1 (results/SCHEMA.md)");
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "harness/report/report_model.hpp"
 #include "harness/report/run_input.hpp"
 #include "harness/report/verdict.hpp"
+#include "harness/results/schema_version.hpp"
 
 namespace ckpt::harness {
 namespace {
@@ -25,7 +26,11 @@ json bandwidth_line(const json& swept, const std::vector<double>& write,
   json samples = json::object();
   if (!write.empty()) samples["write_seconds"] = write;
   if (!read.empty()) samples["read_seconds"] = read;
-  return {{"case", swept}, {"status", "ok"}, {"bytes_per_checkpoint", kGiB}, {"samples", samples}};
+  return {{"schema_version", kResultsSchemaVersion},
+          {"case", swept},
+          {"status", "ok"},
+          {"bytes_per_checkpoint", kGiB},
+          {"samples", samples}};
 }
 
 // A [training] case of one committed checkpoint with this stall and time to durable.
@@ -35,7 +40,8 @@ json training_line(const json& swept, double stall, double durable) {
                         {"time_to_durable_seconds", durable},
                         {"flush_gib_s", 1.0},
                         {"committed", true}};
-  return {{"case", swept},
+  return {{"schema_version", kResultsSchemaVersion},
+          {"case", swept},
           {"status", "ok"},
           {"bytes_per_checkpoint", kGiB},
           {"samples", {{"read_seconds", {0.5}}}},

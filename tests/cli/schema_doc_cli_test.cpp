@@ -1,0 +1,186 @@
+// results/SCHEMA.md against real records: small campaigns run through the binary — write and
+// restore (DCP and Megatron layouts, the DP gather, calibration, request latency), a kept
+// checkpoint restored into another layout and loaded as inference weights, and the training loop
+// under each engine — and every key path of their records must be named in the doc, every key
+// path the doc names must be in one of them, in the convention schema_doc::doc_paths reads.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "harness/memory/memory_spaces.hpp"
+#include "harness/results/schema_version.hpp"
+#include "tests/cli/schema_paths.hpp"
+#include "tests/integration/integration_support.hpp"
+
+namespace ckpt::integration {
+namespace {
+
+using schema_doc::DocPath;
+using schema_doc::Path;
+
+const fs::path kSchemaDoc = fs::path(CKPT_SOURCE_DIR) / "results" / "SCHEMA.md";
+
+// Only a record of device memory staged for a backend that cannot address it has these; the
+// device test below checks them where there is a CUDA device.
+const std::set<std::string> kDeviceOnly{"staging.mode", "staging.chunk_bytes", "staging.buffers",
+                                        "phases.write.d2h", "phases.read.h2d"};
+
+std::vector<DocPath> schema_doc_paths() {
+  std::ifstream in(kSchemaDoc);
+  std::stringstream text;
+  text << in.rdbuf();
+  return schema_doc::doc_paths(text.str());
+}
+
+// The tiny model's full training state, kept, two timed iterations after a warm-up, caches left
+// alone, then `rest`.
+std::string campaign(const Scratch& dir, const std::string& name, const std::string& rest) {
+  const fs::path model = dir.write("tiny.toml", kTinyModel);
+  return campaign_toml(name, dir / "target", R"(create_target = true
+keep = true
+iterations = 2
+warmup = 1
+[model]
+name = ")" + model.string() + R"("
+[state]
+scope = "full"
+[cache]
+policy = "none"
+)" + rest);
+}
+
+// The records of `ckptbench run FILE --output OUT ARGS...`, which must succeed.
+std::vector<nlohmann::json> run_campaign(const Scratch& dir, const std::string& name,
+                                         const std::string& text,
+                                         const std::vector<std::string>& args = {}) {
+  const fs::path file = dir.write(name + ".toml", text);
+  const fs::path output = dir / ("out-" + name + std::to_string(args.size()));
+  std::vector<std::string> argv{"run", file.string(), "--output", output.string()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  const Outcome o = ckptbench(argv);
+  EXPECT_EQ(o.exit_code, 0) << o.describe();
+  const std::vector<nlohmann::json> records = read_results(output);
+  for (const nlohmann::json& r : records) {
+    EXPECT_EQ(r.at("status"), "ok") << r.dump();
+    EXPECT_EQ(r.at("schema_version"), harness::kResultsSchemaVersion);
+  }
+  return records;
+}
+
+// Every phase and engine: write + restore, resharding restore, load, training.
+std::vector<nlohmann::json> records_of_every_phase(const Scratch& dir) {
+  std::vector<nlohmann::json> all;
+  const auto add = [&all](const std::vector<nlohmann::json>& records) {
+    EXPECT_FALSE(records.empty());
+    all.insert(all.end(), records.begin(), records.end());
+  };
+  // DCP writes .metadata; Megatron's gathered optimizer moves the DP ranks' shards; calibration
+  // samples and request latencies.
+  add(run_campaign(dir, "bandwidth", campaign(dir, "bandwidth", R"([parallel]
+dp = 2
+zero = 1
+[strategy]
+layout = ["dcp", "megatron"]
+[measure]
+calibration = true
+latency = true
+)")));
+  const std::string tp2 = campaign(dir, "kept", "[parallel]\ntp = 2\n");
+  add(run_campaign(dir, "kept", tp2, {"--phase", "checkpoint"}));
+  add(run_campaign(dir, "kept", tp2, {"--phase", "restore", "--set", "restore.tp=1"}));
+  add(run_campaign(dir, "kept", tp2,
+                   {"--phase", "load", "--set", "load.tp=1", "--set",
+                    R"(load.method=["pipelined","mmap","read"])"}));
+  add(run_campaign(dir, "training", campaign(dir, "training", R"([training]
+iterations = 4
+iteration_seconds = 0.01
+checkpoint_every = 2
+[engine]
+name = ["sync", "async", "lazy"]
+)")));
+  return all;
+}
+
+std::set<Path> paths_of(const std::vector<nlohmann::json>& records) {
+  std::set<Path> paths;
+  for (const nlohmann::json& r : records) paths.merge(schema_doc::record_paths(r));
+  return paths;
+}
+
+// What a record has that the doc does not name, one per line.
+std::string undocumented(const std::set<Path>& paths, const std::vector<DocPath>& doc) {
+  std::string out;
+  for (const Path& p : paths) {
+    if (!schema_doc::documented(p, doc)) out += schema_doc::path_text(p) + "\n";
+  }
+  return out;
+}
+
+TEST(DocsResultsSchema, ReadsTheConventionOfKeyPathTables) {
+  const std::vector<DocPath> doc = schema_doc::doc_paths(
+      "| field | type |\n|---|---|\n| `ignored` | int |\n\n"
+      "| key path | type | meaning |\n|---|---|---|\n"
+      "| `a`, `b.c[].d` | int | `not.a.path` |\n"
+      "| `m.<any key>` | map | values described in words |\n"
+      "| `p.{x,y}.{s,t}` | float | four paths |\n");
+  std::vector<std::string> written;
+  for (const DocPath& d : doc) written.push_back(schema_doc::path_text(d.path));
+  EXPECT_EQ(written, (std::vector<std::string>{"a", "b.c[].d", "m.<any key>", "p.x.s", "p.x.t",
+                                               "p.y.s", "p.y.t"}));
+  const nlohmann::json record = nlohmann::json::parse(
+      R"({"a": 1, "b": {"c": [{"d": 1}, {"d": 2, "e": 3}]}, "m": {"k": {"deep": 1}},
+          "p": {"x": {"s": 1, "t": 2}, "y": {"s": 1, "t": 2}}, "q": [1, 2]})");
+  // b.c[].e and q are in the record, not in the doc.
+  EXPECT_EQ(undocumented(schema_doc::record_paths(record), doc), "b.c[].e\nq\n");
+  // A doc path no record has.
+  const std::set<Path> without_a = schema_doc::record_paths(nlohmann::json{{"b", 1}});
+  EXPECT_FALSE(schema_doc::in_some_record(doc[0], without_a));
+  EXPECT_TRUE(schema_doc::in_some_record(doc[0], schema_doc::record_paths(record)));
+  EXPECT_THROW(schema_doc::doc_paths("| key path |\n|---|\n| `a..b` |\n"), std::invalid_argument);
+}
+
+TEST(DocsResultsSchema, NamesEveryKeyPathOfTheRecordsOfEveryPhaseAndEngineAndNoOther) {
+  const Scratch dir;
+  const std::vector<nlohmann::json> records = records_of_every_phase(dir);
+  ASSERT_EQ(records.size(), 10u);
+  const std::set<Path> paths = paths_of(records);
+  const std::vector<DocPath> doc = schema_doc_paths();
+  ASSERT_GT(doc.size(), 100u) << kSchemaDoc << " has no `key path` tables";
+  EXPECT_EQ(undocumented(paths, doc), "")
+      << "key paths of real records that " << kSchemaDoc << " does not name";
+  std::string absent;
+  for (const DocPath& d : doc) {
+    if (!kDeviceOnly.contains(d.written) && !schema_doc::in_some_record(d, paths))
+      absent += d.written + "\n";
+  }
+  EXPECT_EQ(absent, "") << "key paths " << kSchemaDoc << " names that no record has";
+  for (const std::string& path : kDeviceOnly) {
+    EXPECT_TRUE(std::any_of(doc.begin(), doc.end(), [&path](const DocPath& d) {
+      return d.written == path;
+    })) << path;
+  }
+}
+
+TEST(DocsResultsSchema, DeviceStagingKeyPathsAreInARecordOfDeviceMemory) {
+  if (const auto why = harness::MemorySpaces().unavailable(harness::MemorySpaceKind::cuda))
+    GTEST_SKIP() << "memory.space = \"cuda\": " << *why;
+  const Scratch dir;
+  const std::set<Path> paths = paths_of(
+      run_campaign(dir, "device", campaign(dir, "device", "[memory]\nspace = \"cuda\"\n")));
+  const std::vector<DocPath> doc = schema_doc_paths();
+  EXPECT_EQ(undocumented(paths, doc), "");
+  for (const DocPath& d : doc) {
+    if (kDeviceOnly.contains(d.written)) {
+      EXPECT_TRUE(schema_doc::in_some_record(d, paths)) << d.written;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ckpt::integration
