@@ -6,13 +6,11 @@
 
 #include <fmt/format.h>
 
-#include "harness/checkpoint/target_check.hpp"
 #include "harness/exec/cache_policy.hpp"
 #include "harness/exec/planned_load.hpp"
 #include "harness/exec/process_plans.hpp"
 #include "harness/loadplan/load_plan.hpp"
 #include "harness/loadplan/reshard_restore.hpp"
-#include "harness/run/case_runner.hpp"
 #include "harness/run/case_setup.hpp"
 #include "harness/run/read_checks.hpp"
 
@@ -26,34 +24,16 @@ namespace fs = std::filesystem;
 LoadPhase::LoadPhase(CaseState& state) : s_(state) {}
 
 void LoadPhase::prepare() {
-  const CaseContext& context = s_.context;
-  const Case& c = context.c;
-  Comm& comm = context.comm;
-  CaseBuffers& data = s_.data;
-  s_.store.lock();
+  const Case& c = s_.context.c;
+  const Case source = load_source(c);  // a sweep over load.* loads the first such case's checkpoint
   fs::path dir;
   Manifest manifest;
-  const Case source = load_source(c);  // a sweep over load.* loads the first such case's checkpoint
-  std::string problem = find_restorable_checkpoint(source, dir, manifest).value_or("");
-  if (const auto& p = comm.first_problem(problem); !p.empty()) throw SetupError(p);
-  if (const auto& p = comm.first_problem(unreadable_checkpoint(source, dir, manifest)); !p.empty())
-    throw SetupError(p);
-  data.planned_dir = dir;
-  s_.record.result.checkpoint_dir = dir.string();
-  if (!written_as_planned(s_, source, dir, manifest)) return;
-  ProcessPlans plans;
-  try {
-    plans = plan_process(context.layout, c, context.phase, context.selected, comm.rank(),
-                         comm.size(), dir, &manifest);
-  } catch (const ReshardError& e) {
-    problem = fmt::format("load.tp = {}: {}", c.load.inference.parallel.tp, e.what());
-  } catch (const std::exception& e) {
-    problem = fmt::format("{}: damaged manifest: {} — {}", (dir / kManifestName).string(), e.what(),
-                          damaged_checkpoint_advice(source, dir));
-  }
-  if (const std::string first = comm.first_problem(problem); !first.empty())
-    throw SetupError(first);
+  if (!open_stored_checkpoint(s_, source, dir, manifest)) return;
+  ProcessPlans plans =
+      plan_stored_reads(s_, source, dir, manifest, false,
+                        fmt::format("load.tp = {}: ", c.load.inference.parallel.tp));
   check_memory(s_, plans.buffer_bytes());
+  CaseBuffers& data = s_.data;
   data.read_plans = std::move(plans.read);
   MemorySpace& space = case_memory_space(s_);
   data.read_buffer = ProcessBuffer(data.read_plans, space);

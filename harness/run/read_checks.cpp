@@ -5,6 +5,8 @@
 #include "harness/checkpoint/manifest_checks.hpp"
 #include "harness/checkpoint/target_check.hpp"
 #include "harness/exec/process_plans.hpp"
+#include "harness/loadplan/reshard_restore.hpp"
+#include "harness/plan/training_state.hpp"
 
 namespace ckpt::harness {
 namespace {
@@ -22,15 +24,12 @@ std::string damage_advice(CaseState& s) {
   return s.context.comm.broadcast(advice);
 }
 
-}  // namespace
-
 // A manifest naming files outside the checkpoint is refused like a missing one (exit 2;
 // read_manifest refused one this version cannot check).
 std::string unreadable_checkpoint(const Case& writer, const fs::path& dir,
                                   const Manifest& manifest) {
   if (auto problem = manifest_path_problem(manifest, dir)) {
-    return fmt::format("{}: damaged manifest: {} — {}", (dir / kManifestName).string(), *problem,
-                       damaged_checkpoint_advice(writer, dir));
+    return damaged_manifest(writer, dir, *problem);
   }
   return "";
 }
@@ -57,6 +56,43 @@ bool written_as_planned(CaseState& s, const Case& writer, const fs::path& dir,
     return s.record.fail(fmt::format("damaged checkpoint: {}{}", problem, damage_advice(s)));
   }
   return true;
+}
+
+}  // namespace
+
+std::string damaged_manifest(const Case& writer, const fs::path& dir, const std::string& problem) {
+  return fmt::format("{}: damaged manifest: {} — {}", (dir / kManifestName).string(), problem,
+                     damaged_checkpoint_advice(writer, dir));
+}
+
+bool open_stored_checkpoint(CaseState& s, const Case& writer, fs::path& dir, Manifest& manifest) {
+  Comm& comm = s.context.comm;
+  s.store.lock();
+  agree(comm, find_restorable_checkpoint(writer, dir, manifest).value_or(""));
+  agree(comm, unreadable_checkpoint(writer, dir, manifest));
+  s.data.planned_dir = dir;
+  s.record.result.checkpoint_dir = dir.string();
+  return written_as_planned(s, writer, dir, manifest);
+}
+ProcessPlans plan_stored_reads(CaseState& s, const Case& writer, const fs::path& dir,
+                               const Manifest& manifest, bool iteration_state,
+                               const std::string& reshard_context) {
+  const CaseContext& context = s.context;
+  Comm& comm = context.comm;
+  std::string problem;
+  ProcessPlans plans;
+  try {
+    plans = plan_process(context.layout, context.c, context.phase, context.selected, comm.rank(),
+                         comm.size(), dir, &manifest);
+    if (iteration_state)
+      plans.read = plans_at_iteration(std::move(plans.read), manifest.iteration());
+  } catch (const ReshardError& e) {
+    problem = reshard_context + e.what();
+  } catch (const std::exception& e) {
+    problem = damaged_manifest(writer, dir, e.what());
+  }
+  agree(comm, problem);
+  return plans;
 }
 
 bool finish_read(CaseState& s, const char* what, const ProcessSample& sample,

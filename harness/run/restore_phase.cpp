@@ -1,12 +1,8 @@
 #include "harness/run/restore_phase.hpp"
 
-#include <fmt/format.h>
-
-#include "harness/checkpoint/target_check.hpp"
 #include "harness/exec/cache_policy.hpp"
 #include "harness/exec/process_plans.hpp"
 #include "harness/loadplan/reshard_restore.hpp"
-#include "harness/plan/training_state.hpp"
 #include "harness/run/case_setup.hpp"
 #include "harness/run/read_checks.hpp"
 #include "harness/run/reshard_result.hpp"
@@ -27,35 +23,14 @@ std::vector<backends::IoPlan> io_of(const std::vector<RankPlan>& plans) {
 RestorePhase::RestorePhase(CaseState& state) : s_(state) {}
 
 void RestorePhase::prepare() {
-  const CaseContext& context = s_.context;
-  const Case& c = context.c;
-  Comm& comm = context.comm;
-  CaseBuffers& data = s_.data;
-  s_.store.lock();
+  const Case& c = s_.context.c;
   fs::path dir;
   Manifest manifest;
-  std::string problem = find_restorable_checkpoint(c, dir, manifest).value_or("");
-  agree(comm, problem);
-  agree(comm, unreadable_checkpoint(c, dir, manifest));
-  data.planned_dir = dir;
-  s_.record.result.checkpoint_dir = dir.string();
-  if (!written_as_planned(s_, c, dir, manifest)) return;
-  ProcessPlans plans;
-  try {
-    plans = plan_process(context.layout, c, context.phase, context.selected, comm.rank(),
-                         comm.size(), dir, &manifest);
-    // A [training] checkpoint holds the state of the training iteration its manifest names
-    // (resharding plans seed their shards and padding rows with it themselves).
-    if (!c.restore.reshard)
-      plans.read = plans_at_iteration(std::move(plans.read), manifest.iteration());
-  } catch (const ReshardError& e) {
-    problem = e.what();
-  } catch (const std::exception& e) {
-    problem = fmt::format("{}: damaged manifest: {} — {}", (dir / kManifestName).string(), e.what(),
-                          damaged_checkpoint_advice(c, dir));
-  }
-  agree(comm, problem);
+  if (!open_stored_checkpoint(s_, c, dir, manifest)) return;
+  // A [training] checkpoint holds the state of the training iteration its manifest names.
+  ProcessPlans plans = plan_stored_reads(s_, c, dir, manifest, !c.restore.reshard, "");
   check_memory(s_, plans.buffer_bytes());
+  CaseBuffers& data = s_.data;
   data.read_plans = std::move(plans.read);
   MemorySpace& space = case_memory_space(s_);
   if (c.reuse_bytes > 0) {
@@ -65,7 +40,8 @@ void RestorePhase::prepare() {
     s_.record.add_notes(space.notes());
   }
   record_sizes(s_, data.read_plans);
-  if (c.restore.reshard) s_.record.result.reshard = reshard_summary(c, comm, data.read_plans);
+  if (c.restore.reshard)
+    s_.record.result.reshard = reshard_summary(c, s_.context.comm, data.read_plans);
 }
 
 bool RestorePhase::iteration(int iteration, std::vector<IterationTiming>* timings) {
