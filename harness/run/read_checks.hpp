@@ -1,8 +1,8 @@
 #pragma once
 
-// Private to harness/run: what the restore and load phases share: the checks of a stored
-// checkpoint before it is read (harness/checkpoint/manifest_checks.hpp) and the end of a timed
-// read.
+// Private to harness/run: what the restore and load phases share: the opening of a stored
+// checkpoint (the checks of harness/checkpoint/manifest_checks.hpp before any data is read), its
+// read plans, and the end of a timed read.
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -31,7 +31,7 @@ ProcessPlans plan_stored_reads(CaseState& s, const Case& writer, const std::file
                                const Manifest& manifest, bool iteration_state,
                                const std::string& reshard_context);
 
-// "<dir>/manifest.json: damaged manifest: <problem> — <what else the case directory holds>".
+// "<manifest path>: damaged manifest: <problem> — <what else the case directory holds>".
 std::string damaged_manifest(const Case& writer, const std::filesystem::path& dir,
                              const std::string& problem);
 
