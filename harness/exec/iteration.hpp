@@ -100,7 +100,7 @@ std::vector<std::vector<std::uint64_t>> fill_plans(const std::vector<RankPlan>& 
 // engines (harness/engine) share these with the iterations of harness/run:
 // The directories of every file of `plans`, created. Returns the first problem, or "".
 std::string create_parent_directories(const std::vector<RankPlan>& plans);
-// Points every file of `plans` from directory `from` into directory `to` (case_steps.cpp).
+// Points every file of `plans` from directory `from` into directory `to`.
 void retarget(std::vector<RankPlan>& plans, const std::filesystem::path& from,
               const std::filesystem::path& to);
 

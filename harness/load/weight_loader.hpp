@@ -3,7 +3,7 @@
 // Inference-style weight loading: byte ranges of checkpoint files (whole files for `ckptbench
 // load`, the planned ranges of an inference rank's TP slices for `--phase load`) into one buffer
 // of any memory space (host, pinned, cuda: the space's copy_from_host moves the bytes), as a
-// server loads weights (harness/cli/load_command.cpp, harness/run/case_load.cpp), through the
+// server loads weights (harness/cli/load_command.cpp, harness/run/load_phase.cpp), through the
 // storage backend LoadStorage names (harness/load/load_storage.hpp). Methods:
 //   pipelined  `threads` readers, each with its own backend instance (O_DIRECT when `direct`),
 //              fill chunks of a bounded pool of `pool_bytes`, while the calling thread copies

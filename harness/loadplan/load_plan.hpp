@@ -5,7 +5,7 @@
 // (harness/plan/reshard_plan.hpp): exact byte ranges of every stored piece a rank's TP slice
 // overlaps, coalesced, for raw and safetensors checkpoints alike (the manifest records where each
 // tensor's bytes lie in its file; in a safetensors file, after the header as its data_offsets say).
-// The campaign's --phase load (harness/run/case_load.cpp) and `ckptbench load --tp`
+// The campaign's --phase load (harness/run/load_phase.cpp) and `ckptbench load --tp`
 // (harness/cli/load_command.cpp) both plan, load and count through these.
 
 #include <filesystem>

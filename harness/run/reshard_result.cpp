@@ -1,10 +1,10 @@
-// CaseExecution::record_reshard: the resharding restore's counts, over every process's ranks.
+#include "harness/run/reshard_result.hpp"
+
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
 
 #include "harness/exec/iteration.hpp"
-#include "harness/run/case_execution.hpp"
 
 namespace ckpt::harness {
 namespace {
@@ -17,7 +17,7 @@ std::string layout_text(const workloads::ParallelSpec& p) {
 
 }  // namespace
 
-void CaseExecution::record_reshard(const std::vector<RankPlan>& plans) {
+ReshardSummary reshard_summary(const Case& c, Comm& comm, const std::vector<RankPlan>& plans) {
   nlohmann::json mine = nlohmann::json::array();
   for (const RankPlan& p : plans) {
     std::uint64_t copied = 0;
@@ -26,14 +26,14 @@ void CaseExecution::record_reshard(const std::vector<RankPlan>& plans) {
                     p.reshard.requests.size(), copied});
   }
   ReshardSummary s;
-  s.from = layout_text(c_.parallel);
-  s.to = layout_text(c_.restore.parallel) +
-         (c_.restore.state.scope != c_.state.scope ? " (weights)" : "");
-  s.read = c_.restore.read == ReshardRead::whole_items ? "whole_items" : "exact";
-  s.gap_bytes = c_.restore.gap_bytes;
-  s.direct_alignment = c_.io.direct ? c_.io.direct_alignment : 0;
+  s.from = layout_text(c.parallel);
+  s.to = layout_text(c.restore.parallel) +
+         (c.restore.state.scope != c.state.scope ? " (weights)" : "");
+  s.read = c.restore.read == ReshardRead::whole_items ? "whole_items" : "exact";
+  s.gap_bytes = c.restore.gap_bytes;
+  s.direct_alignment = c.io.direct ? c.io.direct_alignment : 0;
   std::vector<double> bytes_read, requests;
-  for (const std::string& text : comm_.gather(mine.dump())) {
+  for (const std::string& text : comm.gather(mine.dump())) {
     for (const auto& rank : nlohmann::json::parse(text)) {
       s.bytes_needed += rank[0].get<std::uint64_t>();
       s.bytes_read += rank[1].get<std::uint64_t>();
@@ -46,7 +46,7 @@ void CaseExecution::record_reshard(const std::vector<RankPlan>& plans) {
   }
   s.rank_bytes_read = spread(bytes_read);
   s.rank_requests = spread(requests);
-  result_.reshard = s;
+  return s;
 }
 
 }  // namespace ckpt::harness

@@ -32,7 +32,7 @@ enum class CheckpointFormat { raw, safetensors };
 // What happens between checkpoint and restore so that restore does not read the page cache.
 enum class CachePolicy { none, drop, fadvise, read_shift };
 // load: an inference server's weight loading of an existing checkpoint ([load],
-// harness/run/case_load.cpp).
+// harness/run/load_phase.cpp).
 enum class PhaseSelection { checkpoint, restore, both, load };
 enum class RankSelect { all, list, node };
 

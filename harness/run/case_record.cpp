@@ -1,0 +1,38 @@
+#include "harness/run/case_record.hpp"
+
+#include <algorithm>
+
+#include "harness/results/environment.hpp"
+
+namespace ckpt::harness {
+
+CaseRecord::CaseRecord(const CaseContext& context) {
+  Comm& comm = context.comm;
+  result.config = context.c;
+  result.processes = comm.size();
+  result.world_size = context.layout.world_size();
+  result.full_scale_bytes = static_cast<std::uint64_t>(context.layout.checkpoint_bytes());
+  result.modeled_ranks = static_cast<std::int64_t>(context.selected.size());
+  result.environment = environment_record(context.c.target, comm.kind(), comm.size());
+  result.hosts = comm.gather(host_name());
+  add_notes(context.run.notes);  // the open-file limit raised at start
+}
+
+bool CaseRecord::fail(const std::string& error) {
+  result.status = "failed";
+  result.error = error;
+  return false;
+}
+
+void CaseRecord::add_notes(const std::vector<std::string>& notes) {
+  for (const std::string& note : notes) {
+    if (std::find(result.notes.begin(), result.notes.end(), note) == result.notes.end())
+      result.notes.push_back(note);
+  }
+}
+
+void CaseRecord::charge(const char* part, Clock::time_point start) {
+  result.wall.add(warming_up ? "warm-up" : part, seconds_since(start));
+}
+
+}  // namespace ckpt::harness

@@ -1,0 +1,119 @@
+// Each process loads its share of the inference ranks' TP slices, planned from the manifest
+// (harness/loadplan/load_plan.hpp), with the loader of load.method
+// (harness/load/weight_loader.hpp) through backend.name's backend into memory.space, and
+// verifies every tensor.
+#include "harness/run/load_phase.hpp"
+
+#include <fmt/format.h>
+
+#include "harness/exec/cache_policy.hpp"
+#include "harness/exec/planned_load.hpp"
+#include "harness/exec/process_plans.hpp"
+#include "harness/loadplan/load_plan.hpp"
+#include "harness/loadplan/reshard_restore.hpp"
+#include "harness/run/case_setup.hpp"
+#include "harness/run/read_checks.hpp"
+
+namespace ckpt::harness {
+namespace {
+
+namespace fs = std::filesystem;
+
+}  // namespace
+
+LoadPhase::LoadPhase(CaseState& state) : s_(state) {}
+
+void LoadPhase::prepare() {
+  const Case& c = s_.context.c;
+  const Case source = load_source(c);  // a sweep over load.* loads the first such case's checkpoint
+  fs::path dir;
+  Manifest manifest;
+  if (!open_stored_checkpoint(s_, source, dir, manifest)) return;
+  ProcessPlans plans =
+      plan_stored_reads(s_, source, dir, manifest, false,
+                        fmt::format("load.tp = {}: ", c.load.inference.parallel.tp));
+  check_memory(s_, plans.buffer_bytes());
+  CaseBuffers& data = s_.data;
+  data.read_plans = std::move(plans.read);
+  MemorySpace& space = case_memory_space(s_);
+  data.read_buffer = ProcessBuffer(data.read_plans, space);
+  s_.record.add_notes(space.notes());
+  record_sizes(s_, data.read_plans);
+  s_.record.result.modeled_ranks =
+      static_cast<std::int64_t>(inference_ranks(c.load.inference).size());
+}
+
+// Caches per cache.policy, the buffer zeroed (the vocabulary padding of another TP written, as a
+// server pads), then after a barrier the loader's reads and copies and the scatter of strided
+// rows (timed), then verification (not timed).
+bool LoadPhase::iteration(std::vector<IterationTiming>* timings) {
+  const CaseContext& context = s_.context;
+  const Case& c = context.c;
+  Comm& comm = context.comm;
+  CaseRecord& record = s_.record;
+  CaseBuffers& data = s_.data;
+  auto start = Clock::now();
+  record.result.cache_policy_applied = comm.broadcast(apply_cache_policy(c.cache, [&data] {
+    std::vector<backends::IoPlan> io;
+    for (const RankPlan& p : data.read_plans) io.push_back(p.io);
+    return io;
+  }()));
+  record.charge("cache drop", start);
+  start = Clock::now();
+  const std::vector<LoadFile> ranges =
+      prepare_planned_load(data.read_plans, data.read_buffer, c.data);
+  record.charge("zero buffers", start);
+  const bool device = data.read_buffer.view().kind == backends::MemoryKind::device;
+  MemorySpace& pool_space =
+      context.run.memory.get(device ? MemorySpaceKind::pinned : MemorySpaceKind::host);
+  comm.barrier();
+  start = Clock::now();
+  ProcessSample sample;
+  try {
+    const LoadStorage storage{.backend = c.backend, .options = c.backend_options, .io = c.io};
+    const LoadTiming t = load_planned(data.read_plans, ranges, data.read_buffer, c.load.settings,
+                                      pool_space, storage);
+    if (!ranges.empty()) pool_chunks_ = t.pool_chunks;
+    reads_ = t.reads;
+    sample.copy_seconds = t.copy_seconds;
+    sample.seconds = t.seconds;
+  } catch (const std::exception& e) {
+    sample.error = e.what();
+  }
+  const IterationTiming timing = gather_timing(sample, comm);
+  record.charge("load", start);
+  return finish_read(s_, "load", sample, timing, data.read_plans, data.read_buffer, c.verify,
+                     timings);
+}
+
+void LoadPhase::record(const std::vector<IterationTiming>& loads) {
+  const Case& c = s_.context.c;
+  Comm& comm = s_.context.comm;
+  LoadSummary s;
+  const LoadSettings& settings = c.load.settings;
+  s.method = std::string(load_method_name(settings.method));
+  s.threads = settings.threads;
+  s.direct = settings.direct;
+  s.chunk_bytes = settings.chunk_bytes;
+  s.pool_bytes = settings.pool_bytes;
+  s.pool_chunks = pool_chunks_;
+  s.memory = std::string(memory_space_name(c.memory_space));
+  s.tp = c.load.inference.parallel.tp;
+  s.checkpoint_tp = c.parallel.tp;
+  s.ranks = s_.record.result.modeled_ranks;
+  const LoadCounts mine = load_counts(s_.data.read_plans);
+  s.bytes = comm.sum(mine.bytes_needed);
+  s.bytes_read = comm.sum(mine.bytes_read);
+  s.gap_bytes = c.load.inference.gap_bytes;
+  s.bridged_bytes = comm.sum(mine.bridged_bytes);
+  s.padding_bytes = comm.sum(mine.padding_bytes);
+  s.requests = comm.sum(mine.requests);
+  s.reads = comm.sum(reads_);
+  for (const IterationTiming& t : loads) {
+    s.time_to_loaded_seconds.push_back(t.seconds);
+    s.h2d_seconds.push_back(t.copy_seconds);
+  }
+  s_.record.result.load = s;
+}
+
+}  // namespace ckpt::harness

@@ -1,0 +1,127 @@
+#include "harness/run/read_checks.hpp"
+
+#include <fmt/format.h>
+
+#include "harness/checkpoint/manifest_checks.hpp"
+#include "harness/checkpoint/target_check.hpp"
+#include "harness/exec/process_plans.hpp"
+#include "harness/loadplan/reshard_restore.hpp"
+#include "harness/plan/training_state.hpp"
+
+namespace ckpt::harness {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A restore of a kept checkpoint that fails (a file gone, short or changed) says what else the
+// case directory holds; a checkpoint this run just wrote (--phase both) has no other to offer.
+// Collective.
+std::string damage_advice(CaseState& s) {
+  if (!s.context.reads_stored_checkpoint()) return "";
+  std::string advice;
+  if (s.context.comm.rank() == 0)
+    advice = " — " + damaged_checkpoint_advice(s.context.c, s.data.planned_dir);
+  return s.context.comm.broadcast(advice);
+}
+
+// A manifest naming files outside the checkpoint is refused like a missing one (exit 2;
+// read_manifest refused one this version cannot check).
+std::string unreadable_checkpoint(const Case& writer, const fs::path& dir,
+                                  const Manifest& manifest) {
+  if (auto problem = manifest_path_problem(manifest, dir)) {
+    return damaged_manifest(writer, dir, *problem);
+  }
+  return "";
+}
+
+// The manifest's tensor list against the plans of the writer's ranks (each process checks its
+// share of them), its checkpoint_hash, and a safetensors checkpoint's headers and index. Damage
+// fails the case (exit 1, as a failed verification).
+bool written_as_planned(CaseState& s, const Case& writer, const fs::path& dir,
+                        const Manifest& manifest) {
+  const CaseContext& context = s.context;
+  Comm& comm = context.comm;
+  std::string mine;
+  try {
+    const std::vector<RankPlan> planned = plan_ranks(
+        context.layout, writer, process_share(context.selected, comm.rank(), comm.size()), dir);
+    mine = damaged_checkpoint_problem(manifest, dir, planned,
+                                      comm.rank() == 0 ? &context.selected : nullptr, comm.rank(),
+                                      comm.size())
+               .value_or("");
+  } catch (const std::exception& e) {
+    mine = fmt::format("{}: {}", (dir / kManifestName).string(), e.what());
+  }
+  if (const std::string problem = comm.first_problem(mine); !problem.empty()) {
+    return s.record.fail(fmt::format("damaged checkpoint: {}{}", problem, damage_advice(s)));
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string damaged_manifest(const Case& writer, const fs::path& dir, const std::string& problem) {
+  return fmt::format("{}: damaged manifest: {} — {}", (dir / kManifestName).string(), problem,
+                     damaged_checkpoint_advice(writer, dir));
+}
+
+bool open_stored_checkpoint(CaseState& s, const Case& writer, fs::path& dir, Manifest& manifest) {
+  Comm& comm = s.context.comm;
+  s.store.lock();
+  agree(comm, find_restorable_checkpoint(writer, dir, manifest).value_or(""));
+  agree(comm, unreadable_checkpoint(writer, dir, manifest));
+  s.data.planned_dir = dir;
+  s.record.result.checkpoint_dir = dir.string();
+  return written_as_planned(s, writer, dir, manifest);
+}
+ProcessPlans plan_stored_reads(CaseState& s, const Case& writer, const fs::path& dir,
+                               const Manifest& manifest, bool iteration_state,
+                               const std::string& reshard_context) {
+  const CaseContext& context = s.context;
+  Comm& comm = context.comm;
+  std::string problem;
+  ProcessPlans plans;
+  try {
+    plans = plan_process(context.layout, context.c, context.phase, context.selected, comm.rank(),
+                         comm.size(), dir, &manifest);
+    if (iteration_state)
+      plans.read = plans_at_iteration(std::move(plans.read), manifest.iteration());
+  } catch (const ReshardError& e) {
+    problem = reshard_context + e.what();
+  } catch (const std::exception& e) {
+    problem = damaged_manifest(writer, dir, e.what());
+  }
+  agree(comm, problem);
+  return plans;
+}
+
+bool finish_read(CaseState& s, const char* what, const ProcessSample& sample,
+                 const IterationTiming& timing, const std::vector<RankPlan>& plans,
+                 const ProcessBuffer& buffer, bool verify, std::vector<IterationTiming>* timings) {
+  Comm& comm = s.context.comm;
+  CaseRecord& record = s.record;
+  const std::string dir = s.data.planned_dir.string();
+  if (!comm.all(sample.error.empty())) {
+    return record.fail(fmt::format("{} of {} failed: {}{}", what, dir,
+                                   comm.broadcast(timing.first_error), damage_advice(s)));
+  }
+  if (verify) {
+    const auto start = Clock::now();
+    const std::string mine = verify_plans(plans, buffer, s.context.c.data);
+    const double seconds = comm.max(seconds_since(start));
+    const std::string problem = comm.first_problem(mine);
+    record.charge("verify", start);
+    if (!problem.empty())
+      return record.fail(fmt::format("{}: {}{}", dir, problem, damage_advice(s)));
+    if (timings != nullptr) record.timed.verify.push_back(seconds);
+    record.report.verify_seconds = seconds;
+  }
+  const auto bytes = static_cast<double>(record.result.bytes_per_checkpoint);
+  record.report.read_gib_s = bytes / timing.seconds / kGiB;
+  record.report.read_seconds = timing.seconds;
+  record.report.cache_policy = record.result.cache_policy_applied;
+  if (timings != nullptr) timings->push_back(timing);
+  return true;
+}
+
+}  // namespace ckpt::harness

@@ -1,0 +1,93 @@
+#include "harness/run/restore_phase.hpp"
+
+#include "harness/exec/cache_policy.hpp"
+#include "harness/exec/process_plans.hpp"
+#include "harness/loadplan/reshard_restore.hpp"
+#include "harness/run/case_setup.hpp"
+#include "harness/run/read_checks.hpp"
+#include "harness/run/reshard_result.hpp"
+
+namespace ckpt::harness {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::vector<backends::IoPlan> io_of(const std::vector<RankPlan>& plans) {
+  std::vector<backends::IoPlan> out;
+  for (const RankPlan& p : plans) out.push_back(p.io);
+  return out;
+}
+
+}  // namespace
+
+RestorePhase::RestorePhase(CaseState& state) : s_(state) {}
+
+void RestorePhase::prepare() {
+  const Case& c = s_.context.c;
+  fs::path dir;
+  Manifest manifest;
+  if (!open_stored_checkpoint(s_, c, dir, manifest)) return;
+  // A [training] checkpoint holds the state of the training iteration its manifest names.
+  ProcessPlans plans = plan_stored_reads(s_, c, dir, manifest, !c.restore.reshard, "");
+  check_memory(s_, plans.buffer_bytes());
+  CaseBuffers& data = s_.data;
+  data.read_plans = std::move(plans.read);
+  MemorySpace& space = case_memory_space(s_);
+  if (c.reuse_bytes > 0) {
+    reuse_buffers(s_, space, false);
+  } else {
+    data.read_buffer = ProcessBuffer(data.read_plans, space);
+    s_.record.add_notes(space.notes());
+  }
+  record_sizes(s_, data.read_plans);
+  if (c.restore.reshard)
+    s_.record.result.reshard = reshard_summary(c, s_.context.comm, data.read_plans);
+}
+
+bool RestorePhase::iteration(int iteration, std::vector<IterationTiming>* timings) {
+  const CaseContext& context = s_.context;
+  const Case& c = context.c;
+  Comm& comm = context.comm;
+  CaseRecord& record = s_.record;
+  CaseBuffers& data = s_.data;
+  const bool own_buffers = !data.read_plans.empty();
+  const std::vector<RankPlan>& plans = own_buffers ? data.read_plans : data.write_plans;
+  ProcessBuffer& buffer = own_buffers ? data.read_buffer : data.write_buffer;
+  auto start = Clock::now();
+  const std::string applied = apply_cache_policy(c.cache, io_of(plans));
+  record.result.cache_policy_applied = comm.broadcast(applied);
+  record.charge("cache drop", start);
+  start = Clock::now();
+  buffer.zero();
+  if (c.restore.reshard)
+    fill_reshard_padding(plans, buffer_offsets(plans, buffer), buffer.memory(), c.data);
+  record.charge("zero buffers", start);
+  start = Clock::now();
+  ProcessSample sample =
+      timed_transfer(*s_.backend, plans, buffer, false, comm,
+                     c.restore.reshard ? TransferOrder::by_file : TransferOrder::by_rank);
+  if (c.restore.reshard && sample.error.empty()) {
+    // Copies out of scratch (whole_items: narrowing, as in DCP's reader; exact: strided rows)
+    // are part of the restore.
+    const auto narrow = Clock::now();
+    apply_reshard_copies(plans, buffer_offsets(plans, buffer), buffer.memory());
+    sample.seconds += seconds_since(narrow);
+  }
+  const IterationTiming timing = gather_timing(sample, comm);
+  record.charge("restore", start);
+  record.add_notes(timing.notes);
+  if (!finish_read(s_, "restore", sample, timing, plans, buffer,
+                   c.verify && s_.backend->capabilities().stores_data, timings)) {
+    return false;
+  }
+  if (context.phase == PhaseSelection::both) {
+    start = Clock::now();
+    if (context.keeping() && timings != nullptr)
+      s_.store.name_latest(data.planned_dir, s_.store.step(iteration));
+    record.charge("commit", start);
+    s_.store.retire(data.planned_dir, timings != nullptr);
+  }
+  return true;
+}
+
+}  // namespace ckpt::harness

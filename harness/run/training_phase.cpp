@@ -1,0 +1,165 @@
+#include "harness/run/training_phase.hpp"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+#include "harness/checkpoint/checkpoint_commit.hpp"
+#include "harness/engine/engine_checks.hpp"
+#include "harness/engine/flush_worker.hpp"
+#include "harness/engine/training_loop.hpp"
+#include "harness/plan/training_state.hpp"
+#include "harness/run/case_runner.hpp"
+
+namespace ckpt::harness {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Removes the loop's previous checkpoint `old` on a thread of its own (deleting a large checkpoint
+// takes longer than the commit), or here when no thread can be started (memory is short). The
+// commit is complete by now: nothing here may fail it.
+void retire_superseded(std::jthread& retire, fs::path& old) noexcept {
+  try {
+    retire = std::jthread([old] {
+      std::error_code ec;
+      fs::remove_all(old, ec);
+    });  // joins the previous removal first
+  } catch (...) {
+    std::error_code ec;
+    fs::remove_all(old, ec);
+  }
+}
+
+// training.compute = "gpu": the kernel the loop's compute runs, else null.
+std::unique_ptr<GpuLoad> gpu_load_of(const Case& c, Comm& comm) {
+  std::unique_ptr<GpuLoad> gpu_load;
+  if (c.training.compute != ComputeKind::gpu) return gpu_load;
+  std::string no_load;
+  try {
+    gpu_load = make_gpu_load();
+  } catch (const std::exception& e) {
+    no_load = e.what();
+  }
+  if (const std::string first = comm.first_problem(no_load); !first.empty()) {
+    throw SetupError(fmt::format("case {}: {}", c.index, first));
+  }
+  return gpu_load;
+}
+
+}  // namespace
+
+TrainingPhase::TrainingPhase(CaseState& state, WritePhase& write, RestorePhase& restore)
+    : s_(state), write_(write), restore_(restore) {}
+
+std::string TrainingPhase::commit(const fs::path& dir, std::int64_t iteration,
+                                  const std::vector<std::vector<std::uint64_t>>& sums) {
+  const CaseContext& context = s_.context;
+  fs::path superseded =
+      dir;  // allocated before the commit: once `latest` names dir, nothing may throw
+  CommitTimes times;
+  // A kept run names it `latest` at once, so a process killed later leaves it restorable; only
+  // then does the newest committed checkpoint replace the loop's previous one.
+  const std::string problem = commit_checkpoint(context.comm, context.c, dir,
+                                                {.world_size = context.layout.world_size(),
+                                                 .ranks = &context.selected,
+                                                 .step = s_.store.step(iteration),
+                                                 .training_iteration = iteration,
+                                                 .name_latest = context.keeping()},
+                                                s_.data.write_plans, sums, &times);
+  if (context.comm.rank() == 0 && problem.empty()) {
+    // The coordinator files' seconds (inside the checkpoint's time to durable) go to
+    // phases.write.metadata's samples.
+    s_.record.timed.metadata.push_back(times.metadata_seconds);
+    committed_dir_.swap(superseded);
+    if (!superseded.empty() && superseded != dir) retire_superseded(retire_, superseded);
+  }
+  return problem;
+}
+
+void TrainingPhase::run(std::vector<IterationTiming>& reads) {
+  const Case& c = s_.context.c;
+  Comm& comm = s_.context.comm;
+  CaseRecord& record = s_.record;
+  const auto state_bytes = static_cast<std::uint64_t>(
+      comm.max(static_cast<double>(s_.data.write_buffer.memory().size())));
+  const auto problem =
+      engine_problem(c, s_.backend->capabilities(), state_bytes, comm.thread_level()).value_or("");
+  if (const std::string first = comm.first_problem(problem); !first.empty()) {
+    throw SetupError(fmt::format("case {}: {}", c.index, first));
+  }
+  const std::unique_ptr<GpuLoad> gpu_load = gpu_load_of(c, comm);
+  TrainingIo io{.comm = comm,
+                .backend = *s_.backend,
+                .plans = s_.data.write_plans,
+                .planned_dir = s_.data.planned_dir,
+                .state = s_.data.write_buffer,
+                .pattern = c.data,
+                .claim_dir =
+                    [this](std::int64_t iteration, fs::path& dir) {
+                      return s_.store.claim(static_cast<int>(iteration), dir)
+                                 ? std::string()
+                                 : s_.record.result.error;
+                    },
+                .commit =
+                    [this](const fs::path& dir, std::int64_t iteration,
+                           const std::vector<std::vector<std::uint64_t>>& sums) {
+                      return commit(dir, iteration, sums);
+                    },
+                .discard = [&comm](const fs::path& dir) { return remove_failed_step(dir, comm); },
+                .interrupted = &s_.context.run.interrupted,
+                .gpu_load = gpu_load.get(),
+                .gather = write_.sync_gather()};  // per_dp: nothing to gather
+  const auto start = Clock::now();
+  try {
+    record.result.training = run_training(c.training, c.engine, io);
+  } catch (const std::invalid_argument&) {
+    throw;  // a setup problem found before any I/O
+  } catch (...) {
+    // Memory or threads short before any checkpoint (the host pool), or with other processes
+    // (they all end: the caller).
+    retire_ = std::jthread();
+    if (comm.size() > 1) throw;
+    record.fail(fmt::format("training loop: {}", describe_exception(std::current_exception())));
+    return;
+  }
+  retire_ = std::jthread();  // the last removal done
+  record.charge("training", start);
+  const TrainingSummary& t = *record.result.training;
+  if (!t.error.empty()) record.fail(t.error);
+  if (t.interrupted && record.ok()) {
+    record.result.status = "interrupted";
+    record.result.error =
+        "interrupted by a signal; the in-flight checkpoint was finished and committed";
+  }
+  if (t.committed_iteration >= 0) after_loop(io.plans, io.planned_dir, reads);
+}
+
+void TrainingPhase::after_loop(const std::vector<RankPlan>& trained, const fs::path& trained_dir,
+                               std::vector<IterationTiming>& reads) {
+  const TrainingSummary& t = *s_.record.result.training;
+  CaseRecord& record = s_.record;
+  CaseBuffers& data = s_.data;
+  const fs::path dir = t.committed_dir;
+  data.write_plans = plans_at_iteration(trained, t.committed_iteration);
+  retarget(data.write_plans, trained_dir, dir);
+  if (!data.read_plans.empty())
+    data.read_plans = plans_at_iteration(data.read_plans, t.committed_iteration);
+  retarget(data.read_plans, data.planned_dir, dir);
+  data.planned_dir = dir;
+  record.result.checkpoint_dir = dir.string();
+  if (s_.context.phase == PhaseSelection::checkpoint) {
+    // `latest` already names it (the loop's commit); after a failure, recording it again could
+    // only replace the failure's message with its own.
+    if (record.result.status != "failed")
+      s_.store.name_latest(dir, s_.store.step(t.committed_iteration));
+    s_.store.retire(dir, true);
+  } else if (record.ok()) {
+    restore_.iteration(0, &reads);
+  } else if (t.interrupted && s_.context.keeping() && record.result.status == "interrupted") {
+    s_.store.retire(dir, true);  // as a finished run's restore would: what it superseded goes
+  }
+}
+
+}  // namespace ckpt::harness

@@ -1,0 +1,141 @@
+#include "harness/run/write_phase.hpp"
+
+#include <fmt/format.h>
+
+#include "harness/checkpoint/checkpoint_commit.hpp"
+#include "harness/checkpoint/target_check.hpp"
+#include "harness/exec/process_plans.hpp"
+#include "harness/plan/framework_shards.hpp"
+#include "harness/run/case_runner.hpp"
+#include "harness/run/case_setup.hpp"
+#include "harness/run/process_memory.hpp"
+
+namespace ckpt::harness {
+
+namespace fs = std::filesystem;
+
+WritePhase::WritePhase(CaseState& state) : s_(state) {}
+
+void WritePhase::prepare() {
+  const CaseContext& context = s_.context;
+  const Case& c = context.c;
+  Comm& comm = context.comm;
+  CaseBuffers& data = s_.data;
+  std::string problem;
+  if (comm.rank() == 0) problem = prepare_target_for_checkpoint(c).value_or("");
+  agree(comm, comm.broadcast(problem));
+  s_.store.lock();
+  s_.store.continue_numbering();
+  data.planned_dir = s_.store.step_dir(0);
+  ProcessPlans plans = plan_process(context.layout, c, context.phase, context.selected, comm.rank(),
+                                    comm.size(), data.planned_dir);
+  gathers_ = gathers_distributed_optimizer(c, context.layout);  // [training]: sync only
+  if (gathers_)
+    gather_ = DpGather(context.layout, c, context.selected, comm.rank(), comm.size(), plans.write,
+                       data.planned_dir);
+  check_memory(s_, process_memory_bytes(c, plans, gather_));
+  data.write_plans = std::move(plans.write);
+  data.read_plans = std::move(plans.read);
+  MemorySpace& space = case_memory_space(s_);
+  const auto start = Clock::now();
+  if (c.reuse_bytes > 0) {
+    if (gathers_)
+      throw SetupError(
+          fmt::format("case {}: memory.reuse_bytes cannot hold the gathered distributed "
+                      "optimizer: set strategy.megatron_optimizer = \"per_dp\"",
+                      c.index));
+    reuse_buffers(s_, space, true);
+  } else {
+    data.write_buffer = ProcessBuffer(data.write_plans, space);
+    if (!data.read_plans.empty()) data.read_buffer = ProcessBuffer(data.read_plans, space);
+    s_.record.add_notes(space.notes());
+    if (gathers_) {
+      // Each DP rank generates its own shards; DP rank 0's copies of the others' arrive by the
+      // gather.
+      gather_.prepare(space, c.data);
+      fill_plans(gather_.fill_held_only(data.write_plans), data.write_buffer, c.data);
+      checksummed_ = false;
+    } else {
+      data.checksums = fill_plans(data.write_plans, data.write_buffer, c.data);
+    }
+  }
+  s_.record.result.fill_seconds = comm.max(seconds_since(start));
+  s_.record.charge("fill", start);
+  record_sizes(s_, data.write_plans);
+}
+
+// Megatron gathers the distributed optimizer onto DP rank 0 before it saves; its own phase, timed
+// from a barrier to the slowest process's end.
+double WritePhase::gather() {
+  Comm& comm = s_.context.comm;
+  comm.barrier();
+  const auto start = Clock::now();
+  const GatherCounts counts = gather_.run(comm, s_.data.write_buffer);
+  const double seconds = comm.max(seconds_since(start));
+  s_.record.timed.gathered = {comm.sum(counts.received_bytes), comm.sum(counts.local_bytes)};
+  if (!checksummed_) {
+    s_.data.checksums = shard_checksums(s_.data.write_plans, s_.data.write_buffer);
+    checksummed_ = true;
+  }
+  return seconds;
+}
+
+DpGather* WritePhase::sync_gather() {
+  return gathers_ && s_.context.c.engine.kind == EngineKind::sync ? &gather_ : nullptr;
+}
+
+bool WritePhase::iteration(int iteration, std::vector<IterationTiming>* timings) {
+  const CaseContext& context = s_.context;
+  Comm& comm = context.comm;
+  CaseRecord& record = s_.record;
+  CaseBuffers& data = s_.data;
+  // The step directory is claimed before the clock (one mkdir by process 0); the directories
+  // below it are made inside the timed transfer. Its wall time counts as "checkpoint".
+  fs::path dir;
+  auto start = Clock::now();
+  if (!s_.store.claim(iteration, dir)) return false;
+  data.move_to(dir);
+  const double gather_seconds = gathers_ ? gather() : 0.0;
+  const ProcessSample sample =
+      timed_transfer(*s_.backend, data.write_plans, data.write_buffer, true, comm);
+  const IterationTiming timing = gather_timing(sample, comm);
+  record.charge("checkpoint", start);
+  record.add_notes(timing.notes);
+  if (!comm.all(sample.error.empty())) {
+    const std::string error = comm.broadcast(timing.first_error);
+    return record.fail(
+        fmt::format("checkpoint {} failed: {} — {}; earlier complete checkpoints are untouched",
+                    dir.string(), error, remove_failed_step(dir, comm)));
+  }
+  start = Clock::now();
+  // A --phase checkpoint run names each timed checkpoint `latest` as it commits it; --phase both
+  // only once its restore verified (RestorePhase).
+  const bool name_latest = context.phase == PhaseSelection::checkpoint && timings != nullptr;
+  CommitTimes commit;
+  const std::string problem = commit_checkpoint(comm, context.c, dir,
+                                                {.world_size = context.layout.world_size(),
+                                                 .ranks = &context.selected,
+                                                 .step = s_.store.step(iteration),
+                                                 .name_latest = name_latest},
+                                                data.write_plans, data.checksums, &commit);
+  if (!problem.empty()) {
+    record.charge("commit", start);
+    return record.fail(fmt::format("{} — {}; earlier complete checkpoints are untouched", problem,
+                                   remove_failed_step(dir, comm)));
+  }
+  const auto bytes = static_cast<double>(record.result.bytes_per_checkpoint);
+  record.report.write_gib_s = bytes / timing.seconds / kGiB;
+  record.report.write_seconds = timing.seconds;
+  if (timings != nullptr) {
+    timings->push_back(timing);
+    record.timed.manifest.push_back(commit.manifest_seconds);
+    record.timed.metadata.push_back(commit.metadata_seconds);
+    if (gathers_) record.timed.gather.push_back(gather_seconds);
+  }
+  if (name_latest) record.result.checkpoint_dir = dir.string();
+  record.charge("commit", start);
+  if (context.phase == PhaseSelection::checkpoint) s_.store.retire(dir, timings != nullptr);
+  return true;
+}
+
+}  // namespace ckpt::harness

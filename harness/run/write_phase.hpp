@@ -1,0 +1,38 @@
+#pragma once
+
+// Private to harness/run: the checkpoint (write) phase of a case.
+#include <vector>
+
+#include "harness/exec/dp_gather.hpp"
+#include "harness/exec/iteration.hpp"
+#include "harness/run/case_state.hpp"
+
+namespace ckpt::harness {
+
+class WritePhase {
+ public:
+  explicit WritePhase(CaseState& state);
+
+  // Collective, before any clock: the target and the case lock, the plans of the process's ranks
+  // (and of their restore), the buffers filled, Megatron's DP gather set up.
+  void prepare();
+  // One checkpoint: step directory claimed, DP gather, timed write, commit; for --phase
+  // checkpoint also `latest` and retiring. Keeps its timing in `timings` (timed iterations; null
+  // in warm-up). False when the case failed.
+  bool iteration(int iteration, std::vector<IterationTiming>* timings);
+  // The gather the sync training loop runs before each of its checkpoints; null when none.
+  DpGather* sync_gather();
+
+ private:
+  double gather();  // collective: the gather's seconds (slowest process)
+
+  CaseState& s_;
+  // Megatron's gathered distributed optimizer (harness/exec/dp_gather.hpp): the DP shards reach
+  // DP rank 0's buffer only through the gather before each checkpoint (write iterations and the
+  // sync [training] loop alike).
+  bool gathers_ = false;
+  DpGather gather_;
+  bool checksummed_ = true;  // the checksums hold the gathered bytes (after the first gather)
+};
+
+}  // namespace ckpt::harness
