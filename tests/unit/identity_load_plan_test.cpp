@@ -92,7 +92,7 @@ TEST(IdentityLoadPlan, EqualsTheSameLayoutRestoreForEveryMappingLayoutAndChunkSi
   expect_identity_equals_restore(R"(
 [parallel]
 tp = [1, 2]
-pp = [1, 2]
+pp = 2
 dp = [1, 2]
 zero = [0, 1]
 [state]
