@@ -47,7 +47,19 @@ Manifest manifest_of(const Case& c, const std::vector<RankPlan>& written,
 // Every case of the sweep: the identity load plans equal the same-layout restore plans, rank by
 // rank.
 void expect_identity_equals_restore(const std::string& sweep) {
-  const std::string text = campaign_test::with_model("scale = 64\n") + sweep;
+  // A model small enough for hundreds of cases a second, with tensors of 128 bytes to 64 KiB:
+  // chunks of 4 KiB cut the large ones, coalescing up to 64 KiB merges the small ones.
+  const campaign_test::TempDir models;
+  const std::filesystem::path model = models.write("tiny.toml", R"(name = "tiny"
+hidden_size = 128
+intermediate_size = 256
+num_hidden_layers = 4
+num_attention_heads = 4
+num_key_value_heads = 2
+vocab_size = 512
+)");
+  const std::string text = "[model]\nname = \"" + model.string() +
+                           "\"\n[campaign]\nname = \"t\"\ntarget = \"out\"\n" + sweep;
   const std::filesystem::path dir = "/checkpoint/step_0000001";
   for (Case c : parse(text).cases) {
     SCOPED_TRACE(c.swept.dump());
@@ -92,15 +104,15 @@ TEST(IdentityLoadPlan, EqualsTheSameLayoutRestoreForEveryMappingLayoutAndChunkSi
   expect_identity_equals_restore(R"(
 [parallel]
 tp = [1, 2]
-pp = 2
+pp = [1, 2]
 dp = [1, 2]
 zero = [0, 1]
 [state]
 scope = ["weights", "full"]
 [strategy]
 mapping = ["file_per_rank", "file_per_tensor", "file_per_node", "shared_file"]
-chunk_bytes = [0, 1048576]
-coalesce_bytes = [0, 4194304]
+chunk_bytes = [0, 4096]
+coalesce_bytes = [0, 65536]
 )");
 }
 
