@@ -37,7 +37,8 @@ cmake -S . -B "$build" -G Ninja \
   "$@" >/dev/null
 
 # The programs the device check runs; a target this tree does not define (yet) is left out.
-wanted=(ckptbench ckpt_backend_tests ckpt_unit_tests ckpt_memory_tests ckpt_bench_memory ckpt_memory_bench)
+wanted=(ckptbench ckpt_backend_tests ckpt_unit_memory_tests ckpt_unit_engine_tests ckpt_unit_cli_tests
+  ckpt_memory_tests ckpt_bench_memory ckpt_memory_bench)
 defined="$(cmake --build "$build" --target help | sed -n 's/^\([A-Za-z0-9_]*\): .*/\1/p')"
 targets=()
 for t in "${wanted[@]}"; do

@@ -64,7 +64,7 @@ def build_config(model_type, keys):
 
 
 def digest(tensors):
-    """FNV-1a 64 over "name:d0,d1\n" lines in name order (tests/unit/hf_fixtures_test.cpp computes the same)."""
+    """FNV-1a 64 over "name:d0,d1\n" lines in name order (tests/unit/models/hf_fixtures_test.cpp computes the same)."""
     h = 0xCBF29CE484222325
     for name in sorted(tensors):
         for byte in f"{name}:{','.join(str(d) for d in tensors[name])}\n".encode():
