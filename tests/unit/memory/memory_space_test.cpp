@@ -15,24 +15,6 @@
 namespace ckpt::harness {
 namespace {
 
-// Kokkos starts once per process and cannot start again after finalize: one MemorySpaces with
-// Kokkos running lives as long as the test program, so the suites and the campaign runs inside
-// tests (each with its own MemorySpaces) find it running and leave it alone.
-class KokkosForTheProgram : public ::testing::Environment {
- public:
-  void SetUp() override {
-    spaces_ = std::make_unique<MemorySpaces>();
-    if (!spaces_->unavailable(MemorySpaceKind::kokkos)) spaces_->get(MemorySpaceKind::kokkos);
-  }
-  void TearDown() override { spaces_.reset(); }
-
- private:
-  std::unique_ptr<MemorySpaces> spaces_;
-};
-
-[[maybe_unused]] ::testing::Environment* const kKokkos =
-    ::testing::AddGlobalTestEnvironment(new KokkosForTheProgram);
-
 // One set of spaces for the suite.
 class MemorySpaceTest : public ::testing::TestWithParam<MemorySpaceKind> {
  protected:
