@@ -31,7 +31,7 @@ run_asan() {
 
 # The test programs with threaded code; a program this tree does not define (yet) is left out.
 tsan_programs=(ckpt_backend_tests ckpt_unit_tests ckpt_engine_tests)
-tsan_filter='*osix*:*ring*:*Worker*:*Stag*:Engine*:*/Engine*'
+tsan_filter='*osix*:*ring*:*Slots*:*Worker*:*Stag*:Engine*:*/Engine*'
 
 run_tsan() {
   cmake --preset tsan >/dev/null
