@@ -170,12 +170,24 @@ std::vector<StagedPart> split_plan(const backends::IoPlan& plan, std::uint64_t c
 }
 
 backends::IoPlan part_plan(const backends::IoPlan& plan, const StagedPart& part) {
-  backends::IoPlan out = empty_like(plan);
-  for (const StagedPart::File& f : part.files) {
-    out.files.at(f.index).extents = f.extents;
-    out.files.at(f.index).datasets = f.datasets;
-  }
-  return out;
+  backends::IoPlan scratch = empty_like(plan);
+  const PartView view(scratch, part);
+  return view.plan();  // copied before the view empties the scratch
+}
+
+PartStream::PartStream(const backends::IoPlan& plan) : plan_(plan), scratch_(empty_like(plan)) {}
+
+void PartStream::begin(backends::Backend& backend, bool write) {
+  stream_ = backend.begin(plan_, write);
+}
+
+void PartStream::transfer(const StagedPart& part, backends::MemoryView memory) {
+  const PartView view(scratch_, part);
+  stream_->transfer(view.plan(), memory);
+}
+
+backends::IoOutcome PartStream::finish() {
+  return stream_->finish();
 }
 
 Stager::Stager(std::unique_ptr<DeviceCopier> copier, bool whole)
@@ -212,21 +224,17 @@ using PartSlots = BoundedSlots<std::size_t>;  // payload: the index of the part 
 struct Pipeline {
   DeviceCopier& copier;
   const std::vector<StagedPart>& parts;
-  std::uint64_t base;        // where the plan's memory starts in the buffer
-  backends::IoPlan scratch;  // empty_like(plan), made before the clock starts
-  std::unique_ptr<backends::Backend::Stream> stream;
+  std::uint64_t base;  // where the plan's memory starts in the buffer
+  PartStream stream;   // made before the clock starts
   double copy_seconds = 0;
 
   // Moves part `index` between `slot` and the stream.
-  void transfer(std::size_t index, int slot) {
-    const PartView view(scratch, parts[index]);
-    stream->transfer(view.plan(), copier.slot(slot));
-  }
+  void transfer(std::size_t index, int slot) { stream.transfer(parts[index], copier.slot(slot)); }
 };
 
 // Copies to the host run ahead into every free slot; the oldest filled slot is written, freed and
 // takes the next copy: chunk i is written from slot i % n while chunks i+1 .. i+n-1 are copied.
-void copy_out_and_write(backends::Backend& backend, const backends::IoPlan& plan, Pipeline& p) {
+void copy_out_and_write(backends::Backend& backend, Pipeline& p) {
   PartSlots slots(p.copier.slots());
   std::size_t next = 0;  // the next part to copy to the host
   const auto copy_ahead = [&] {
@@ -238,13 +246,13 @@ void copy_out_and_write(backends::Backend& backend, const backends::IoPlan& plan
     }
   };
   copy_ahead();
-  p.stream = backend.begin(plan, true);
-  while (p.stream->ok()) {
+  p.stream.begin(backend, true);
+  while (p.stream.ok()) {
     const std::optional<PartSlots::Filled> filled = slots.try_take();
     if (!filled) break;
     p.copy_seconds += p.copier.wait(filled->slot);
     p.transfer(filled->payload, filled->slot);
-    if (!p.stream->ok()) break;
+    if (!p.stream.ok()) break;
     slots.release(filled->slot);
     copy_ahead();
   }
@@ -252,10 +260,10 @@ void copy_out_and_write(backends::Backend& backend, const backends::IoPlan& plan
 
 // Chunk i is read into a free slot and its copy to the device started; with none free, the oldest
 // copy (chunk i - n, in slot i % n) is waited for and its slot reused.
-void read_and_copy_in(backends::Backend& backend, const backends::IoPlan& plan, Pipeline& p) {
+void read_and_copy_in(backends::Backend& backend, Pipeline& p) {
   PartSlots slots(p.copier.slots());
-  p.stream = backend.begin(plan, false);
-  for (std::size_t i = 0; i < p.parts.size() && p.stream->ok(); ++i) {
+  p.stream.begin(backend, false);
+  for (std::size_t i = 0; i < p.parts.size() && p.stream.ok(); ++i) {
     std::optional<int> slot = slots.try_acquire();
     if (!slot) {
       const std::optional<PartSlots::Filled> oldest = slots.try_take();  // every slot is filled
@@ -264,7 +272,7 @@ void read_and_copy_in(backends::Backend& backend, const backends::IoPlan& plan, 
       slot = slots.try_acquire();
     }
     p.transfer(i, slot.value());
-    if (!p.stream->ok()) break;
+    if (!p.stream.ok()) break;
     p.copier.start(*slot, p.base + p.parts[i].offset, p.parts[i].bytes, false);
     slots.fill(*slot, i);
   }
@@ -275,15 +283,15 @@ void read_and_copy_in(backends::Backend& backend, const backends::IoPlan& plan, 
 StagedOutcome Stager::pipelined(backends::Backend& backend, const backends::IoPlan& plan,
                                 std::uint64_t base, bool write) {
   const std::vector<StagedPart> parts = split_plan(plan, copier_->slot_bytes());
-  Pipeline p{*copier_, parts, base, empty_like(plan), nullptr};
+  Pipeline p{*copier_, parts, base, PartStream(plan)};
   StagedOutcome out;
   out.chunks = parts.size();
   const auto start = Clock::now();
   try {
     if (write) {
-      copy_out_and_write(backend, plan, p);
+      copy_out_and_write(backend, p);
     } else {
-      read_and_copy_in(backend, plan, p);
+      read_and_copy_in(backend, p);
     }
   } catch (const std::runtime_error& e) {
     out.io.error =
@@ -291,9 +299,9 @@ StagedOutcome Stager::pipelined(backends::Backend& backend, const backends::IoPl
   }
   out.copy_seconds = p.copy_seconds;
   drain(out);
-  if (p.stream) {
+  if (p.stream.started()) {
     const std::optional<std::string> copy_error = out.io.error;
-    out.io = p.stream->finish();
+    out.io = p.stream.finish();
     if (copy_error && out.io.ok()) out.io.error = copy_error;
   }
   out.seconds = seconds_since(start);
