@@ -3,11 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 #include <stdexcept>
-
-#include "harness/common/elapsed.hpp"
 
 namespace ckpt::harness {
 namespace {
@@ -23,15 +20,22 @@ RingGeometry ring_geometry(std::uint64_t capacity) {
   return {static_cast<int>(std::max<std::uint64_t>(2, capacity / chunk)), chunk};
 }
 
-ChunkRing::ChunkRing(const Buffer& state, std::uint64_t capacity) : state_(state) {
+namespace {
+
+RingGeometry checked_geometry(std::uint64_t capacity) {
   if (capacity < kMinRingBytes) {
     throw std::invalid_argument(
         fmt::format("engine.host_pool_bytes = {}: a pool smaller than one process's "
                     "checkpoint is a ring of chunks and needs at least {} bytes",
                     capacity, kMinRingBytes));
   }
-  geometry_ = ring_geometry(capacity);
-  held_.assign(static_cast<std::size_t>(geometry_.slots), 0);
+  return ring_geometry(capacity);
+}
+
+}  // namespace
+
+ChunkRing::ChunkRing(const Buffer& state, std::uint64_t capacity)
+    : state_(state), geometry_(checked_geometry(capacity)), slots_(geometry_.slots) {
   if (state.view().kind == backends::MemoryKind::device) {
     copier_ = state.copier(geometry_.chunk_bytes, geometry_.slots);
   } else {
@@ -46,82 +50,50 @@ backends::MemoryView ChunkRing::chunk(int slot) const {
 }
 
 std::uint64_t ChunkRing::high_water() const {
-  const std::lock_guard lock(mutex_);
-  return high_water_;
+  return slots_.high_water();
 }
 
 double ChunkRing::copy_wait_seconds() const {
-  const std::lock_guard lock(mutex_);
-  return copy_wait_seconds_;
+  return slots_.acquire_wait_seconds();
 }
 
 bool ChunkRing::push(std::uint64_t offset, std::uint64_t bytes) {
   if (bytes > geometry_.chunk_bytes)
     throw std::logic_error("ChunkRing::push: more bytes than a chunk holds");
-  const auto slots = static_cast<std::uint64_t>(geometry_.slots);
-  int slot = 0;
-  {
-    std::unique_lock lock(mutex_);
-    const auto start = Clock::now();
-    changed_.wait(lock, [&] { return closed_ || pushed_ - popped_ < slots; });
-    copy_wait_seconds_ += seconds_since(start);
-    if (closed_) return false;
-    slot = static_cast<int>(pushed_ % slots);
-    held_[static_cast<std::size_t>(slot)] = bytes;
-    in_use_ += bytes;
-    high_water_ = std::max(high_water_, in_use_);
-  }
-  // Outside the lock: the flush side writes older chunks meanwhile; this slot is not theirs.
+  const std::optional<int> slot = slots_.acquire(bytes);
+  if (!slot) return false;
+  // The flush side writes older chunks meanwhile; this slot is not theirs until fill().
   if (copier_) {
-    copier_->start(slot, offset, bytes, true);
-    copier_->wait(slot);
+    copier_->start(*slot, offset, bytes, true);
+    copier_->wait(*slot);
   } else {
-    std::memcpy(chunk(slot).data, state_.view().data + offset, bytes);
+    std::memcpy(chunk(*slot).data, state_.view().data + offset, bytes);
   }
-  {
-    const std::lock_guard lock(mutex_);
-    ++pushed_;
-  }
-  changed_.notify_all();
+  slots_.fill(*slot, bytes);
   return true;
 }
 
 std::optional<backends::MemoryView> ChunkRing::front() {
-  std::unique_lock lock(mutex_);
-  changed_.wait(lock, [&] { return closed_ || pushed_ > popped_; });
-  if (closed_) return std::nullopt;
-  const int slot = static_cast<int>(popped_ % static_cast<std::uint64_t>(geometry_.slots));
-  backends::MemoryView view = chunk(slot);
-  view.size = held_[static_cast<std::size_t>(slot)];
+  if (!front_) front_ = slots_.take();
+  if (!front_) return std::nullopt;
+  backends::MemoryView view = chunk(front_->slot);
+  view.size = front_->payload;
   return view;
 }
 
 void ChunkRing::pop() {
-  {
-    const std::lock_guard lock(mutex_);
-    const auto slot =
-        static_cast<std::size_t>(popped_ % static_cast<std::uint64_t>(geometry_.slots));
-    in_use_ -= held_[slot];
-    held_[slot] = 0;
-    ++popped_;
-  }
-  changed_.notify_all();
+  if (!front_) throw std::logic_error("ChunkRing::pop: no chunk taken by front()");
+  slots_.release(front_->slot);
+  front_.reset();
 }
 
 void ChunkRing::close() {
-  {
-    const std::lock_guard lock(mutex_);
-    closed_ = true;
-  }
-  changed_.notify_all();
+  slots_.close();
 }
 
 void ChunkRing::reset() {
-  const std::lock_guard lock(mutex_);
-  pushed_ = popped_ = in_use_ = 0;
-  std::fill(held_.begin(), held_.end(), 0);
-  copy_wait_seconds_ = 0;
-  closed_ = false;
+  slots_.reset();
+  front_.reset();
 }
 
 }  // namespace ckpt::harness

@@ -7,14 +7,12 @@
 // (the device->host copier's slots), page-aligned host memory otherwise. Bytes held at once never
 // exceed slots * chunk_bytes <= the pool's bound.
 
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
-#include <vector>
 
 #include "backends/backend.hpp"
+#include "harness/common/bounded_slots.hpp"
 #include "harness/memory/host_buffer.hpp"
 #include "harness/memory/memory_space.hpp"
 
@@ -50,10 +48,10 @@ class ChunkRing {
   // false: the ring was closed (nothing copied). Throws std::runtime_error for a failed device
   // copy.
   bool push(std::uint64_t offset, std::uint64_t bytes);
-  // Flush side (one thread): waits for the oldest filled chunk and returns its memory; nullopt
-  // once the ring was closed.
+  // Flush side (one thread): waits for the oldest filled chunk and returns its memory (the same
+  // chunk again until pop()); nullopt once the ring was closed.
   std::optional<backends::MemoryView> front();
-  // Frees the chunk front() returned.
+  // Frees the chunk front() returned. Throws std::logic_error when front() returned none.
   void pop();
   // Either side failed: wakes and ends both (push returns false, front nullopt) until reset().
   void close();
@@ -67,13 +65,9 @@ class ChunkRing {
   RingGeometry geometry_;
   HostBuffer host_;                       // host state
   std::unique_ptr<DeviceCopier> copier_;  // device state: one pinned slot per chunk
-  mutable std::mutex mutex_;
-  std::condition_variable changed_;
-  std::vector<std::uint64_t> held_;        // bytes in each slot
-  std::uint64_t pushed_ = 0, popped_ = 0;  // chunks handed over and freed since reset()
-  std::uint64_t in_use_ = 0, high_water_ = 0;
-  double copy_wait_seconds_ = 0;
-  bool closed_ = false;
+  // Held units and payloads are the bytes in each chunk.
+  BoundedSlots<std::uint64_t> slots_;
+  std::optional<BoundedSlots<std::uint64_t>::Filled> front_;  // the flush side's; pop() frees it
 };
 
 }  // namespace ckpt::harness

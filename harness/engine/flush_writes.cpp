@@ -27,15 +27,16 @@ namespace {
 // One modeled rank's plan, streamed chunk by chunk from the ring. Returns the error or "".
 std::string stream_plan(backends::Backend& backend, ChunkRing& ring, const backends::IoPlan& plan,
                         const std::vector<StagedPart>& parts, std::uint64_t& bytes) {
-  const std::unique_ptr<backends::Backend::Stream> stream = backend.begin(plan, true);
-  for (std::size_t k = 0; k < parts.size() && stream->ok(); ++k) {
+  PartStream stream(plan);
+  stream.begin(backend, true);
+  for (std::size_t k = 0; k < parts.size() && stream.ok(); ++k) {
     const std::optional<backends::MemoryView> chunk = ring.front();
     if (!chunk)
       return fmt::format("the snapshot copy stopped before chunk {} of {}", k + 1, parts.size());
-    stream->transfer(part_plan(plan, parts[k]), *chunk);
+    stream.transfer(parts[k], *chunk);
     ring.pop();
   }
-  const backends::IoOutcome io = stream->finish();
+  const backends::IoOutcome io = stream.finish();
   bytes += io.bytes;
   return io.ok() ? "" : *io.error;
 }

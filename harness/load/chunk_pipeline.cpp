@@ -6,15 +6,14 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
-#include <condition_variable>
 #include <cstring>
-#include <deque>
 #include <filesystem>
-#include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 #include <unordered_map>
 
+#include "harness/common/bounded_slots.hpp"
 #include "harness/common/elapsed.hpp"
 #include "harness/load/chunk_packing.hpp"
 #include "harness/load/load_storage.hpp"
@@ -29,80 +28,9 @@ void load_io_error(std::string_view operation, const std::string& path, std::uin
 
 namespace {
 
-struct Filled {
-  std::size_t work = 0;
-  int slot = 0;
-};
-
-// Reader threads and the copying thread meet here: free slots go to readers, filled ones to the
-// copier. The first error stops everyone.
-class ChunkPool {
- public:
-  explicit ChunkPool(int slots) {
-    for (int i = 0; i < slots; ++i) free_.push_back(i);
-  }
-  // A free slot, or -1 once stopped.
-  int take_free() {
-    std::unique_lock lock(mutex_);
-    free_ready_.wait(lock, [this] { return stopped_ || !free_.empty(); });
-    if (stopped_) return -1;
-    const int slot = free_.front();
-    free_.pop_front();
-    return slot;
-  }
-  void give_back(int slot) {
-    {
-      const std::lock_guard lock(mutex_);
-      free_.push_back(slot);
-    }
-    free_ready_.notify_one();
-  }
-  void filled(Filled f) {
-    {
-      const std::lock_guard lock(mutex_);
-      filled_.push_back(f);
-    }
-    filled_ready_.notify_one();
-  }
-  // The next filled slot; false once stopped by an error.
-  bool take_filled(Filled& out) {
-    std::unique_lock lock(mutex_);
-    filled_ready_.wait(lock, [this] { return !error_.empty() || !filled_.empty(); });
-    if (!error_.empty()) return false;
-    out = filled_.front();
-    filled_.pop_front();
-    return true;
-  }
-  void fail(const std::string& error) {
-    {
-      const std::lock_guard lock(mutex_);
-      if (error_.empty()) error_ = error;
-      stopped_ = true;
-    }
-    free_ready_.notify_all();
-    filled_ready_.notify_all();
-  }
-  void stop() { fail_quietly(); }
-  std::string error() {
-    const std::lock_guard lock(mutex_);
-    return error_;
-  }
-
- private:
-  void fail_quietly() {
-    {
-      const std::lock_guard lock(mutex_);
-      stopped_ = true;
-    }
-    free_ready_.notify_all();
-  }
-  std::mutex mutex_;
-  std::condition_variable free_ready_, filled_ready_;
-  std::deque<int> free_;
-  std::deque<Filled> filled_;
-  std::string error_;
-  bool stopped_ = false;
-};
+// Reader threads and the copying thread meet here: free slots go to readers, filled ones (with
+// the index of the chunk each holds) to the copier. The first error stops everyone.
+using ChunkPool = BoundedSlots<std::size_t>;
 
 struct ReaderContext {
   const std::vector<LoadFile>& files;
@@ -140,12 +68,12 @@ void read_chunks(const ReaderContext& ctx, backends::Backend& backend) {
     RangeReader reader(backend);
     for (std::size_t w = ctx.next.fetch_add(1); w < ctx.plan.chunks.size();
          w = ctx.next.fetch_add(1)) {
-      const int slot = ctx.slots.take_free();
-      if (slot < 0) return;
-      const backends::MemoryView memory{ctx.pool + static_cast<std::uint64_t>(slot) * ctx.stride,
+      const std::optional<int> slot = ctx.slots.acquire();
+      if (!slot) return;
+      const backends::MemoryView memory{ctx.pool + static_cast<std::uint64_t>(*slot) * ctx.stride,
                                         ctx.stride, ctx.kind};
       reader.read(chunk_part(ctx, ctx.plan.chunks[w]), memory);
-      ctx.slots.filled({w, slot});
+      ctx.slots.fill(*slot, w);
     }
     reader.finish();
   } catch (const std::exception& e) {
@@ -219,14 +147,15 @@ void load_pipelined(const std::vector<LoadFile>& files, Buffer& destination,
   std::vector<std::jthread> readers;
   for (auto& backend : backends)
     readers.emplace_back(read_chunks, std::cref(ctx), std::ref(*backend));
-  Filled f;
-  for (std::size_t copied = 0; copied < plan.chunks.size() && pool_slots.take_filled(f); ++copied) {
+  for (std::size_t copied = 0; copied < plan.chunks.size(); ++copied) {
+    const std::optional<ChunkPool::Filled> f = pool_slots.take();
+    if (!f) break;
     timing.copy_seconds +=
-        copy_chunk(files, plan, plan.chunks[f.work],
-                   chunks_memory + static_cast<std::uint64_t>(f.slot) * stride, destination);
-    pool_slots.give_back(f.slot);
+        copy_chunk(files, plan, plan.chunks[f->payload],
+                   chunks_memory + static_cast<std::uint64_t>(f->slot) * stride, destination);
+    pool_slots.release(f->slot);
   }
-  pool_slots.stop();
+  pool_slots.close();
   readers.clear();  // joins
   if (const std::string error = pool_slots.error(); !error.empty()) throw std::runtime_error(error);
   timing.pool_chunks = slots;

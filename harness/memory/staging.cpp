@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <tuple>
 
+#include "harness/common/bounded_slots.hpp"
 #include "harness/common/elapsed.hpp"
 
 namespace ckpt::harness {
@@ -168,12 +170,24 @@ std::vector<StagedPart> split_plan(const backends::IoPlan& plan, std::uint64_t c
 }
 
 backends::IoPlan part_plan(const backends::IoPlan& plan, const StagedPart& part) {
-  backends::IoPlan out = empty_like(plan);
-  for (const StagedPart::File& f : part.files) {
-    out.files.at(f.index).extents = f.extents;
-    out.files.at(f.index).datasets = f.datasets;
-  }
-  return out;
+  backends::IoPlan scratch = empty_like(plan);
+  const PartView view(scratch, part);
+  return view.plan();  // copied before the view empties the scratch
+}
+
+PartStream::PartStream(const backends::IoPlan& plan) : plan_(plan), scratch_(empty_like(plan)) {}
+
+void PartStream::begin(backends::Backend& backend, bool write) {
+  stream_ = backend.begin(plan_, write);
+}
+
+void PartStream::transfer(const StagedPart& part, backends::MemoryView memory) {
+  const PartView view(scratch_, part);
+  stream_->transfer(view.plan(), memory);
+}
+
+backends::IoOutcome PartStream::finish() {
+  return stream_->finish();
 }
 
 Stager::Stager(std::unique_ptr<DeviceCopier> copier, bool whole)
@@ -202,47 +216,92 @@ void Stager::drain(StagedOutcome& out) {
   }
 }
 
-// Write: chunk i is written from slot i % n while chunks i+1 .. i+n-1 are being copied to the
-// host; a slot's next copy starts once its write is done. Read: chunk i is read into slot i % n
-// while the copies to the device of the chunks before it run.
+namespace {
+
+using PartSlots = BoundedSlots<std::size_t>;  // payload: the index of the part a slot holds
+
+// One pipelined write or read through the copier's slots.
+struct Pipeline {
+  DeviceCopier& copier;
+  const std::vector<StagedPart>& parts;
+  std::uint64_t base;  // where the plan's memory starts in the buffer
+  PartStream stream;   // made before the clock starts
+  double copy_seconds = 0;
+
+  // Moves part `index` between `slot` and the stream.
+  void transfer(std::size_t index, int slot) { stream.transfer(parts[index], copier.slot(slot)); }
+};
+
+// Copies to the host run ahead into every free slot; the oldest filled slot is written, freed and
+// takes the next copy: chunk i is written from slot i % n while chunks i+1 .. i+n-1 are copied.
+void copy_out_and_write(backends::Backend& backend, Pipeline& p) {
+  PartSlots slots(p.copier.slots());
+  std::size_t next = 0;  // the next part to copy to the host
+  const auto copy_ahead = [&] {
+    while (next < p.parts.size()) {
+      const std::optional<int> slot = slots.try_acquire();
+      if (!slot) return;
+      p.copier.start(*slot, p.base + p.parts[next].offset, p.parts[next].bytes, true);
+      slots.fill(*slot, next++);
+    }
+  };
+  copy_ahead();
+  p.stream.begin(backend, true);
+  while (p.stream.ok()) {
+    const std::optional<PartSlots::Filled> filled = slots.try_take();
+    if (!filled) break;
+    p.copy_seconds += p.copier.wait(filled->slot);
+    p.transfer(filled->payload, filled->slot);
+    if (!p.stream.ok()) break;
+    slots.release(filled->slot);
+    copy_ahead();
+  }
+}
+
+// Chunk i is read into a free slot and its copy to the device started; with none free, the oldest
+// copy (chunk i - n, in slot i % n) is waited for and its slot reused.
+void read_and_copy_in(backends::Backend& backend, Pipeline& p) {
+  PartSlots slots(p.copier.slots());
+  p.stream.begin(backend, false);
+  for (std::size_t i = 0; i < p.parts.size() && p.stream.ok(); ++i) {
+    std::optional<int> slot = slots.try_acquire();
+    if (!slot) {
+      const std::optional<PartSlots::Filled> oldest = slots.try_take();  // every slot is filled
+      p.copy_seconds += p.copier.wait(oldest.value().slot);
+      slots.release(oldest->slot);
+      slot = slots.try_acquire();
+    }
+    p.transfer(i, slot.value());
+    if (!p.stream.ok()) break;
+    p.copier.start(*slot, p.base + p.parts[i].offset, p.parts[i].bytes, false);
+    slots.fill(*slot, i);
+  }
+}
+
+}  // namespace
+
 StagedOutcome Stager::pipelined(backends::Backend& backend, const backends::IoPlan& plan,
                                 std::uint64_t base, bool write) {
   const std::vector<StagedPart> parts = split_plan(plan, copier_->slot_bytes());
-  backends::IoPlan scratch = empty_like(plan);
-  const auto n = static_cast<std::size_t>(copier_->slots());
+  Pipeline p{*copier_, parts, base, PartStream(plan)};
   StagedOutcome out;
   out.chunks = parts.size();
   const auto start = Clock::now();
-  std::unique_ptr<backends::Backend::Stream> stream;
   try {
-    std::size_t next = 0;  // write: the next chunk to copy to the host
-    for (; write && next < parts.size() && next < n; ++next) {
-      copier_->start(static_cast<int>(next), base + parts[next].offset, parts[next].bytes, true);
-    }
-    stream = backend.begin(plan, write);
-    for (std::size_t i = 0; i < parts.size() && stream->ok(); ++i) {
-      const int slot = static_cast<int>(i % n);
-      if (write || i >= n) out.copy_seconds += copier_->wait(slot);
-      {
-        const PartView part(scratch, parts[i]);
-        stream->transfer(part.plan(), copier_->slot(slot));
-      }
-      if (!stream->ok()) break;
-      if (!write) {
-        copier_->start(slot, base + parts[i].offset, parts[i].bytes, false);
-      } else if (next < parts.size()) {
-        copier_->start(slot, base + parts[next].offset, parts[next].bytes, true);
-        ++next;
-      }
+    if (write) {
+      copy_out_and_write(backend, p);
+    } else {
+      read_and_copy_in(backend, p);
     }
   } catch (const std::runtime_error& e) {
     out.io.error =
         std::string(write ? "staging device -> host: " : "staging host -> device: ") + e.what();
   }
+  out.copy_seconds = p.copy_seconds;
   drain(out);
-  if (stream) {
+  if (p.stream.started()) {
     const std::optional<std::string> copy_error = out.io.error;
-    out.io = stream->finish();
+    out.io = p.stream.finish();
     if (copy_error && out.io.ok()) out.io.error = copy_error;
   }
   out.seconds = seconds_since(start);

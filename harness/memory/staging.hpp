@@ -43,6 +43,31 @@ std::vector<StagedPart> split_plan(const backends::IoPlan& plan, std::uint64_t c
 // part's extents and dataset pieces (none for the files it does not touch).
 backends::IoPlan part_plan(const backends::IoPlan& plan, const StagedPart& part);
 
+// One plan streamed part by part through Backend::begin: what the Stager's pipeline and the
+// engines' ring flush both run. Each part's extents and dataset pieces go through one scratch
+// copy of the plan's files, so a part costs its own extents, not the plan's file count. Used by
+// one thread.
+class PartStream {
+ public:
+  // Copies the plan's files (before any clock starts); `plan` must outlive the stream.
+  explicit PartStream(const backends::IoPlan& plan);
+  // Opens the stream: Backend::begin(plan, write), throwing what it throws.
+  void begin(backends::Backend& backend, bool write);
+  bool started() const { return stream_ != nullptr; }
+  // Whether every transfer so far succeeded. Precondition: started().
+  bool ok() const { return stream_->ok(); }
+  // Moves `part` (one of split_plan(plan)) between the backend and `memory`, which holds the
+  // part's bytes from its offset 0. Precondition: started().
+  void transfer(const StagedPart& part, backends::MemoryView memory);
+  // Syncs and closes as Stream::finish does. Precondition: started().
+  backends::IoOutcome finish();
+
+ private:
+  const backends::IoPlan& plan_;
+  backends::IoPlan scratch_;  // the plan's files, without extents or dataset pieces
+  std::unique_ptr<backends::Backend::Stream> stream_;
+};
+
 struct StagedOutcome {
   backends::IoOutcome io;   // the backend's phases: open, the chunks' transfers summed, sync, close
   double copy_seconds = 0;  // device -> host (write) or host -> device (read), summed over chunks

@@ -6,17 +6,21 @@
 #include <chrono>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <new>
+#include <optional>
 #include <thread>
 
 #include "harness/comm/single_comm.hpp"
+#include "harness/engine/chunk_ring.hpp"
 #include "harness/engine/engine_checks.hpp"
 #include "harness/engine/memory_reserve.hpp"
 #include "harness/engine/training_loop.hpp"
 #include "harness/exec/iteration.hpp"
 #include "harness/exec/process_buffer.hpp"
 #include "harness/memory/host_space.hpp"
+#include "harness/memory/memory_space.hpp"
 #include "harness/plan/training_state.hpp"
 #include "tests/unit/memory_test_support.hpp"
 
@@ -258,6 +262,47 @@ TEST(EnginePool, ARingOfAQuarterCheckpointKeepsTheBoundAndRestores) {
         << "one stream per rank";
     EXPECT_EQ(rig.verify(s.committed_dir, s.committed_iteration), "");
   }
+}
+
+// The ring alone: chunks reach the flush side in the order they were pushed, each with its state
+// bytes; a copy waits for a free chunk; close() ends the flush side and the copy side until
+// reset(). No step depends on which thread runs first.
+TEST(EngineRing, ChunksReachTheFlushSideInPushOrderAndCloseEndsBothSides) {
+  const std::unique_ptr<MemorySpace> space = make_host_space();
+  const std::unique_ptr<Buffer> state = space->allocate(3 * 4096);
+  for (std::uint64_t i = 0; i < state->size(); ++i)
+    state->view().data[i] = static_cast<std::byte>(i % 251);
+  ChunkRing ring(*state, 2 * 4096);
+  ASSERT_EQ(ring.geometry().slots, 2);
+  ASSERT_EQ(ring.geometry().chunk_bytes, 4096u);
+  ASSERT_TRUE(ring.push(0, 4096));
+  ASSERT_TRUE(ring.push(4096, 100));
+  bool third = false;
+  std::thread copy([&] { third = ring.push(8192, 4096); });  // waits until the first chunk is freed
+  const auto expect_chunk = [&](std::uint64_t offset, std::uint64_t bytes) {
+    const std::optional<backends::MemoryView> chunk = ring.front();
+    ASSERT_TRUE(chunk.has_value());
+    ASSERT_EQ(chunk->size, bytes);
+    EXPECT_EQ(std::memcmp(chunk->data, state->view().data + offset, bytes), 0) << offset;
+    ring.pop();
+  };
+  expect_chunk(0, 4096);
+  copy.join();
+  EXPECT_TRUE(third);
+  expect_chunk(4096, 100);
+  expect_chunk(8192, 4096);
+  EXPECT_EQ(ring.high_water(), 4196u) << "two chunks held at most: 4096 + 100 bytes";
+  EXPECT_THROW(ring.pop(), std::logic_error) << "no chunk taken";
+  std::optional<backends::MemoryView> after_close = backends::MemoryView{};
+  std::thread flush([&] { after_close = ring.front(); });  // nothing pushed: waits for close()
+  ring.close();
+  flush.join();
+  EXPECT_FALSE(after_close.has_value());
+  EXPECT_FALSE(ring.push(0, 10));
+  ring.reset();
+  ASSERT_TRUE(ring.push(0, 10));
+  expect_chunk(0, 10);
+  EXPECT_EQ(ring.high_water(), 4196u) << "the most over every snapshot";
 }
 
 TEST(EngineErrors, AFailedRingFlushReleasesTheCopyAndIsNeverCommitted) {

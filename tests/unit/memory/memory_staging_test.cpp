@@ -182,6 +182,34 @@ TEST(Stager, PipelinedWriteOverlapsTheNextCopyWithEachChunksWrite) {
   }
 }
 
+// The whole order of copies and transfers, write then read, through three slots: a write's slot
+// is refilled with the chunk three further on once its transfer is done; a read waits for a
+// slot's copy to the device only when it needs that slot for the chunk three further on.
+TEST(Stager, PipelinedSlotsAreReusedInRingOrder) {
+  std::vector<std::string> log;
+  std::vector<std::byte> device = patterned(75003, 5);
+  MemoryBackend backend(log, false);
+  Stager writer(std::make_unique<HostCopier>(device.data(), device.size(), 16384, 3, log), false);
+  ASSERT_TRUE(writer.write(backend, three_files("/x"), 0).io.ok());
+  std::string order;
+  for (const std::string& step : log) order += step + "; ";
+  EXPECT_EQ(order,
+            "start 0 0; start 1 16384; start 2 32768; open; wait 0; transfer; start 0 49152; "
+            "wait 1; transfer; start 1 65536; wait 2; transfer; wait 0; transfer; wait 1; "
+            "transfer; sync; close; ");
+  log.clear();
+  std::vector<std::byte> restored(75003);
+  Stager reader(std::make_unique<HostCopier>(restored.data(), restored.size(), 16384, 3, log),
+                false);
+  ASSERT_TRUE(reader.read(backend, three_files("/x"), 0).io.ok());
+  order.clear();
+  for (const std::string& step : log) order += step + "; ";
+  EXPECT_EQ(order,
+            "open; transfer; start 0 0; transfer; start 1 16384; transfer; start 2 32768; wait 0; "
+            "transfer; start 0 49152; wait 1; transfer; start 1 65536; wait 0; wait 1; wait 2; "
+            "sync; close; ");
+}
+
 TEST(Stager, RoundTripThroughPosixWithOneTwoAndThreeSlots) {
   const test_support::TempDir dir;
   const std::unique_ptr<backends::Backend> posix =
