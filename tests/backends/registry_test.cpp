@@ -37,7 +37,7 @@ bool contains(const std::string& text, const std::string& part) {
 TEST(Registry, ListsEveryBackendInAFixedOrder) {
   std::vector<std::string> names;
   for (const BackendInfo& b : list_backends()) names.push_back(b.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"posix", "uring", "mpiio", "hdf5", "gds", "null",
+  EXPECT_EQ(names, (std::vector<std::string>{"posix", "uring", "mpiio", "hdf5", "gds", "s3", "null",
                                              "skeleton"}));
 }
 
@@ -125,7 +125,7 @@ TEST(Registry, UnrelatedNameSuggestsNothingButListsTheBackends) {
   const std::string message = make_error("lustre-magic");
   EXPECT_TRUE(contains(message, "unknown backend `lustre-magic`")) << message;
   EXPECT_FALSE(contains(message, "did you mean")) << message;
-  EXPECT_TRUE(contains(message, "posix uring mpiio hdf5 gds null skeleton")) << message;
+  EXPECT_TRUE(contains(message, "posix uring mpiio hdf5 gds s3 null skeleton")) << message;
 }
 
 TEST(Registry, UnbuiltBackendExplainsWhyAndHow) {
