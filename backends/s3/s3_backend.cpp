@@ -24,8 +24,11 @@ Credentials required_credentials(const BackendOptions& options) {
 
 }  // namespace
 
-S3Backend::S3Backend(const IoSettings&, const BackendOptions& options, const ProcessGroup& group)
-    : config_(parse_config(options)), credentials_(required_credentials(options)) {
+S3Backend::S3Backend(const IoSettings& settings, const BackendOptions& options,
+                     const ProcessGroup& group)
+    : settings_(settings),
+      config_(parse_config(options)),
+      credentials_(required_credentials(options)) {
   addressing_ =
       Addressing{config_.endpoint_for(group.rank), config_.bucket, config_.virtual_addressing};
   if (static_cast<std::size_t>(group.rank) < config_.endpoints.size()) check_bucket();
@@ -151,9 +154,14 @@ std::vector<Response> S3Backend::send_all(const std::vector<Request>& requests) 
   std::atomic<bool> stop{false};
   std::string failure;
   std::mutex failure_mutex;
-  const auto work = [&](Connection& link) {
+  const std::size_t workers =
+      std::min(requests.size(), static_cast<std::size_t>(config_.concurrency));
+  // One histogram per worker, merged after the join: no sharing between requests.
+  std::vector<LatencyHistogram> latencies(settings_.request_latency ? workers : 0);
+  const auto work = [&](std::size_t w) {
+    LatencyHistogram* latency = latencies.empty() ? nullptr : &latencies[w];
     for (std::size_t k; !stop && (k = next++) < requests.size();) {
-      responses[k] = send(link, requests[k], config_, counters_, &stop);
+      responses[k] = send(*connections_[w], requests[k], config_, counters_, &stop, latency);
       const bool error_in_ok = requests[k].kind == RequestKind::multipart &&
                                responses[k].text.find("<Error>") != std::string::npos;
       if (!responses[k].ok() || error_in_ok) {
@@ -163,16 +171,14 @@ std::vector<Response> S3Backend::send_all(const std::vector<Request>& requests) 
       }
     }
   };
-  const std::size_t workers =
-      std::min(requests.size(), static_cast<std::size_t>(config_.concurrency));
   for (std::size_t w = 0; w < workers; ++w) connection(w);  // made here, not in the threads
   if (workers == 1) {
-    work(connection(0));
+    work(0);
   } else if (workers > 1) {
     std::vector<std::jthread> threads;
-    for (std::size_t w = 0; w < workers; ++w)
-      threads.emplace_back([&, w] { work(*connections_[w]); });
+    for (std::size_t w = 0; w < workers; ++w) threads.emplace_back([&work, w] { work(w); });
   }
+  for (const LatencyHistogram& latency : latencies) add_request_latency(latency);
   if (!failure.empty()) throw IoError("s3: " + failure);
   return responses;
 }

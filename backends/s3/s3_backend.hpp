@@ -67,6 +67,7 @@ class S3Backend final : public Backend {
   std::vector<Response> send_all(const std::vector<Request>& requests);
   Connection& connection(std::size_t k);
 
+  IoSettings settings_;
   S3Config config_;
   Credentials credentials_;
   Addressing addressing_;

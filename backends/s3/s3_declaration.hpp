@@ -77,6 +77,7 @@ inline OptionTable option_table() {
 
 inline Capabilities declared_capabilities(const OptionValues&) {
   return Capabilities{
+      .request_latency = true,
       .object_store = true,
       .advice = {
           {"threads", "s3 keeps backend.s3.concurrency requests in flight per process; set that"},

@@ -227,10 +227,16 @@ Response Connection::perform(const Request& request) {
 }
 
 Response send(Connection& connection, const Request& request, const S3Config& config,
-              Counters& counters, const std::atomic<bool>* stop) {
+              Counters& counters, const std::atomic<bool>* stop, LatencyHistogram* latency) {
+  using Clock = std::chrono::steady_clock;
   for (int attempt = 0;; ++attempt) {
     counters.request(request.kind);
+    const auto start = Clock::now();
     Response response = connection.perform(request);
+    if (latency != nullptr) {
+      latency->record(static_cast<std::uint64_t>(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count()));
+    }
     if (response.status == 503 || response.status == 429) counters.throttled();
     if (!retryable(response) || attempt >= config.retries) return response;
     if (stop != nullptr && stop->load()) return response;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/latency_histogram.hpp"
 #include "backends/s3/s3_config.hpp"
 #include "backends/s3/s3_counters.hpp"
 
@@ -73,9 +74,11 @@ class Connection {
 // Sends a request, retrying what may pass on a second try (transport failures, 429, 500, 502,
 // 503, 504) up to config.retries times after exponential back-off with full jitter, and counts
 // requests, retries, throttling responses and back-off time. Returns the last response; gives up
-// early once `stop` is set (another request failed).
+// early once `stop` is set (another request failed). With `latency`, each attempt's time from
+// sending to the last byte of the answer goes into it.
 Response send(Connection& connection, const Request& request, const S3Config& config,
-              Counters& counters, const std::atomic<bool>* stop = nullptr);
+              Counters& counters, const std::atomic<bool>* stop = nullptr,
+              LatencyHistogram* latency = nullptr);
 
 // "PUT s3://bucket/key: HTTP 403 AccessDenied: Access Denied", or the transport error with the
 // URL, for an IoError.

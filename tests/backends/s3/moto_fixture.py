@@ -3,9 +3,10 @@
 Usage: moto_fixture.py COMMAND [ARGS...]
 
 The server binds port 0 (the kernel picks a free port: parallel ctest runs never collide) and
-enforces authentication once the set-up requests are done: a user with an access key and an
-allow-all policy, and one bucket, are made first; every later request must carry a valid SigV4
-signature of that key, so signing errors and wrong credentials fail as on a real store. COMMAND
+enforces authentication once the set-up requests are done: a user with an access key and a policy
+that allows everything but writes under keys with a "denied" folder, and one bucket, are made
+first; every later request must carry a valid SigV4 signature of that key, so signing errors and
+wrong credentials fail as on a real store. COMMAND
 runs with CKPT_TEST_S3_ENDPOINT, CKPT_TEST_S3_BUCKET, CKPT_TEST_S3_REGION, AWS_ACCESS_KEY_ID and
 AWS_SECRET_ACCESS_KEY set; the server stops when it exits, and this script exits with its status.
 Without moto (ci/setup.sh installs it into .deps/venv) it exits 77, which ctest reports as a skip.
@@ -41,8 +42,12 @@ def set_up(endpoint):
     iam = boto3.client("iam", endpoint_url=endpoint, region_name=REGION)
     iam.create_user(UserName="ckpt")
     key = iam.create_access_key(UserName="ckpt")["AccessKey"]
+    # Writes under any ".../denied/..." key are refused (403 AccessDenied): a failure a test can
+    # place in the middle of a write.
     policy = {"Version": "2012-10-17",
-              "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]}
+              "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"},
+                            {"Effect": "Deny", "Action": "s3:PutObject",
+                             "Resource": f"arn:aws:s3:::{BUCKET}/*/denied/*"}]}
     iam.put_user_policy(UserName="ckpt", PolicyName="all", PolicyDocument=json.dumps(policy))
     boto3.client("s3", endpoint_url=endpoint, region_name=REGION).create_bucket(Bucket=BUCKET)
     return key["AccessKeyId"], key["SecretAccessKey"]

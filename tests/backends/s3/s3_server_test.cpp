@@ -208,5 +208,38 @@ TEST_F(S3Server, WrongCredentialsAreRefusedWithoutShowingThem) {
   EXPECT_FALSE(contains(message, environment("AWS_ACCESS_KEY_ID"))) << message;
 }
 
+TEST_F(S3Server, AFailedWriteAbortsItsMultipartUploadsAndLeavesNothingVisible) {
+  // The fixture's policy refuses writes under "denied/": the small object fails while the large
+  // one's multipart upload is open.
+  const std::uint64_t big = 6 * kMiB;
+  const IoPlan plan{{file_plan("/ckpt/big.bin", {{0, 0, big}}),
+                     file_plan("/ckpt/denied/small.bin", {{0, big, 100}})}};
+  Buffer source(big + 100);
+  const auto backend = make({{"part_size", std::to_string(5 * kMiB)}, {"concurrency", "1"}});
+  const IoOutcome written = backend->write(plan, source.view());
+  ASSERT_FALSE(written.ok());
+  EXPECT_TRUE(contains(*written.error, "AccessDenied")) << *written.error;
+  EXPECT_TRUE(contains(*written.error, "/ckpt/denied/small.bin")) << *written.error;
+  EXPECT_EQ(count(written, "requests.multipart"), 2u);  // created, then aborted
+  EXPECT_EQ(written.bytes, 0u);
+  const Buffer back(10);
+  const IoOutcome read =
+      backend->read(IoPlan{{file_plan("/ckpt/big.bin", {{0, 0, 10}})}}, back.view());
+  ASSERT_FALSE(read.ok());
+  EXPECT_TRUE(contains(*read.error, "HTTP 404 NoSuchKey")) << *read.error;
+}
+
+TEST_F(S3Server, RequestLatenciesAreTimedWhenAsked) {
+  const IoPlan plan{{file_plan("/ckpt/big.bin", {{0, 0, 11 * kMiB}})}};
+  Buffer source(11 * kMiB);
+  const auto backend = make_backend("s3", IoSettings{.request_latency = true},
+                                    options({{"part_size", std::to_string(5 * kMiB)}}));
+  const IoOutcome written = backend->write(plan, source.view());
+  ASSERT_TRUE(written.ok()) << *written.error;
+  ASSERT_TRUE(written.latency.has_value());
+  EXPECT_EQ(written.latency->count(), 5u);  // create, 3 parts, complete
+  EXPECT_GT(written.latency->min(), 0u);
+}
+
 }  // namespace
 }  // namespace ckpt::backends
