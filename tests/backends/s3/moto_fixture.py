@@ -6,9 +6,9 @@ The server binds port 0 (the kernel picks a free port: parallel ctest runs never
 enforces authentication once the set-up requests are done: a user with an access key and a policy
 that allows everything but writes under keys with a "denied" folder, and one bucket, are made
 first; every later request must carry a valid SigV4 signature of that key, so signing errors and
-wrong credentials fail as on a real store. COMMAND
-runs with CKPT_TEST_S3_ENDPOINT, CKPT_TEST_S3_BUCKET, CKPT_TEST_S3_REGION, AWS_ACCESS_KEY_ID and
-AWS_SECRET_ACCESS_KEY set; the server stops when it exits, and this script exits with its status.
+wrong credentials fail as on a real store. COMMAND runs with CKPT_TEST_S3_ENDPOINT,
+CKPT_TEST_S3_BUCKET, CKPT_TEST_S3_REGION, AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY set; the
+server stops when it exits, and this script exits with its status.
 Without moto (ci/setup.sh installs it into .deps/venv) it exits 77, which ctest reports as a skip.
 """
 
