@@ -139,9 +139,16 @@ void S3Backend::download(Objects& objects, const IoPlan& plan, MemoryView memory
   for (std::size_t k = 0; k < requests.size(); ++k) {
     const Request& r = requests[k];
     const std::uint64_t wanted = r.range->second - r.range->first + 1;
+    const std::string what = "s3: GET " + r.name + " bytes " + std::to_string(r.range->first) +
+                             "-" + std::to_string(r.range->second) + ": ";
+    // A whole object (200) in place of the range would have put its first bytes at the range's
+    // memory: never accepted as the range.
+    if (responses[k].status != 206) {
+      throw IoError(what + "HTTP " + std::to_string(responses[k].status) +
+                    " instead of 206: the server ignored the Range header");
+    }
     if (responses[k].received != wanted) {
-      throw IoError("s3: GET " + r.name + " bytes " + std::to_string(r.range->first) + "-" +
-                    std::to_string(r.range->second) + ": object shorter than the plan (" +
+      throw IoError(what + "object shorter than the plan (" +
                     std::to_string(responses[k].received) + " of " + std::to_string(wanted) +
                     " bytes)");
     }
