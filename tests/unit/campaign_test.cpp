@@ -382,7 +382,7 @@ TEST(Campaign, UnknownKeySuggestsTheClosestKeyOfItsTable) {
             "c.toml:7: `cache.flavour`: unknown key ([cache] takes policy)");
   EXPECT_EQ(message_of(kBase + "[backend.uring]\nqdepth = 4\n"),
             "c.toml:6: `backend.uring`: unknown backend table (backends with options: posix, "
-            "mpiio, hdf5, gds, skeleton; "
+            "mpiio, hdf5, gds, s3, skeleton; "
             "the others take only [backend] keys)");
 }
 
