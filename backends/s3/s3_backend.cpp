@@ -81,11 +81,7 @@ std::unique_ptr<Backend::OpenFiles> S3Backend::open(const IoPlan& plan, Directio
   auto objects = std::make_unique<Objects>(*this, direction);
   for (const FilePlan& file : plan.files) {
     ObjectState state;
-    try {
-      state.key = object_key(config_.prefix, file.path);
-    } catch (const std::invalid_argument& e) {
-      throw IoError(e.what());
-    }
+    state.key = key_of(file.path);
     state.size = object_size(file);
     for (const Extent& e : file.extents) state.data_bytes += e.length;
     if (direction == Direction::write && file.shared) {

@@ -4,11 +4,13 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "backends/backend.hpp"
+#include "backends/object_store.hpp"
 #include "backends/options.hpp"
 #include "backends/s3/s3_config.hpp"
 #include "backends/s3/s3_counters.hpp"
@@ -27,7 +29,7 @@ namespace ckpt::backends::s3 {
 // that several processes write (FilePlan::shared) is refused: an object is written whole, once.
 // Read: ranged GETs of the extents, adjacent extents coalesced, cut at part_size bytes.
 // Requests of one call run `concurrency` at a time, each on its own kept-alive connection.
-class S3Backend final : public Backend {
+class S3Backend final : public Backend, public ObjectStore {
  public:
   // Checks the options and the credentials (std::invalid_argument naming the key or variable),
   // then, on one process per endpoint (rank < endpoint count), that the bucket answers a HEAD:
@@ -43,6 +45,16 @@ class S3Backend final : public Backend {
   std::map<std::string, std::uint64_t> counters() const override { return counters_.snapshot(); }
   const Counters& request_counters() const { return counters_; }
   const std::string& endpoint() const { return addressing_.endpoint; }
+
+  // ObjectStore (backends/object_store.hpp), on the first connection, outside the plans'
+  // counters: GET, PUT, LIST (1000 keys a page), DeleteObjects (1000 keys a request), and
+  // ListMultipartUploads with an abort per upload.
+  std::optional<std::string> get(const std::string& path) override;
+  void put(const std::string& path, std::string_view bytes) override;
+  std::vector<StoredObject> list(const std::string& prefix) override;
+  void remove(const std::vector<std::string>& paths) override;
+  std::size_t abort_uploads(const std::string& prefix) override;
+  std::map<std::string, std::uint64_t> take_counters() override;
 
  protected:
   // Write: refuses shared files and objects that would need more than 10,000 parts. No request.
@@ -62,7 +74,12 @@ class S3Backend final : public Backend {
   void download(Objects& objects, const IoPlan& plan, MemoryView memory);
   std::string create_upload(const std::string& key);
   void complete_uploads(Objects& objects);
-  void abort_uploads(Objects& objects) noexcept;
+  void abort_open_uploads(Objects& objects) noexcept;
+  // object_key of a plan's path; IoError for a path that names no object.
+  std::string key_of(const std::string& path) const;
+  // One request of the ObjectStore calls; throws IoError unless it succeeded (or, with
+  // `missing_ok`, found nothing: 404).
+  Response store_request(const Request& request, bool missing_ok = false);
   // Sends every request, `concurrency` at a time; throws IoError for the first that failed.
   std::vector<Response> send_all(const std::vector<Request>& requests);
   Connection& connection(std::size_t k);
@@ -71,7 +88,8 @@ class S3Backend final : public Backend {
   S3Config config_;
   Credentials credentials_;
   Addressing addressing_;
-  Counters counters_;
+  Counters counters_;        // of the last write or read
+  Counters store_counters_;  // of the ObjectStore calls since take_counters()
   std::vector<std::unique_ptr<Connection>> connections_;
 };
 

@@ -10,6 +10,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "backends/s3/s3_xml.hpp"
+
 namespace ckpt::backends::s3 {
 
 // The state of one attempt, which libcurl's callbacks advance.
@@ -27,7 +29,7 @@ struct Exchange {
 
 namespace {
 
-// Response bodies kept as text (errors, XML answers) are capped: the message needs the start.
+// Error bodies are kept up to this many bytes: the message needs their start.
 constexpr std::size_t kMaxText = 1 << 20;
 constexpr long kMaxBackoffMs = 20000;
 
@@ -67,10 +69,14 @@ std::size_t write_body(char* data, std::size_t size, std::size_t count, void* us
   long status = 0;
   curl_easy_getinfo(x.curl, CURLINFO_RESPONSE_CODE, &status);
   const std::vector<Piece>& pieces = x.request->download;
-  if (pieces.empty() || status < 200 || status >= 300) {
+  if (status < 200 || status >= 300) {
     const std::size_t keep =
         std::min(total, kMaxText - std::min(kMaxText, x.response->text.size()));
     x.response->text.append(data, keep);
+    return total;
+  }
+  if (pieces.empty()) {
+    x.response->text.append(data, total);
     return total;
   }
   std::size_t used = 0;
@@ -175,6 +181,8 @@ void Connection::prepare(const Request& request, Exchange& x) {
     x.headers = curl_slist_append(x.headers,
                                   ("x-amz-security-token: " + credentials_->session_token).c_str());
   }
+  for (const std::string& header : request.headers)
+    x.headers = curl_slist_append(x.headers, header.c_str());
   if (request.range) {
     const std::string range = "Range: bytes=" + std::to_string(request.range->first) + "-" +
                               std::to_string(request.range->second);
@@ -245,15 +253,6 @@ Response send(Connection& connection, const Request& request, const S3Config& co
     counters.backoff(static_cast<std::uint64_t>(wait.count()));
     counters.retry();
   }
-}
-
-std::string xml_value(const std::string& xml, const std::string& tag) {
-  const std::string open = "<" + tag + ">";
-  const auto begin = xml.find(open);
-  if (begin == std::string::npos) return "";
-  const auto end = xml.find("</" + tag + ">", begin);
-  if (end == std::string::npos) return "";
-  return xml.substr(begin + open.size(), end - begin - open.size());
 }
 
 std::string describe_failure(const Request& request, const Response& response) {

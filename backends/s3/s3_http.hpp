@@ -29,12 +29,13 @@ struct Piece {
 
 struct Request {
   RequestKind kind = RequestKind::get;
-  std::string method = "GET";   // GET, HEAD, PUT, POST or DELETE
-  std::string url;              // canonical (s3_url.hpp)
-  std::string name;             // "s3://bucket/key", for messages
-  std::vector<Segment> upload;  // PUT body
-  std::string body;             // POST body
-  std::vector<Piece> download;  // GET: the body fills exactly these
+  std::string method = "GET";        // GET, HEAD, PUT, POST or DELETE
+  std::string url;                   // canonical (s3_url.hpp)
+  std::string name;                  // "s3://bucket/key", for messages
+  std::vector<Segment> upload;       // PUT body
+  std::vector<std::string> headers;  // more headers, "Name: value" (signed with the rest)
+  std::string body;                  // POST body
+  std::vector<Piece> download;       // GET: the body fills exactly these
   std::optional<std::pair<std::uint64_t, std::uint64_t>> range;  // bytes [first, last]
 };
 
@@ -42,7 +43,7 @@ struct Response {
   long status = 0;              // 0: no HTTP response (transport_error says why)
   std::string transport_error;  // libcurl's message
   bool retryable_transport = false;
-  std::string text;            // the body, unless it went into Request::download
+  std::string text;            // the body, unless in Request::download (of errors: the start)
   std::string etag;            // the ETag header
   std::uint64_t received = 0;  // bytes of Request::download filled
   bool overflow = false;       // the body was longer than Request::download
@@ -83,8 +84,5 @@ Response send(Connection& connection, const Request& request, const S3Config& co
 // "PUT s3://bucket/key: HTTP 403 AccessDenied: Access Denied", or the transport error with the
 // URL, for an IoError.
 std::string describe_failure(const Request& request, const Response& response);
-
-// The text of the first <tag>...</tag> in an XML body, or "".
-std::string xml_value(const std::string& xml, const std::string& tag);
 
 }  // namespace ckpt::backends::s3

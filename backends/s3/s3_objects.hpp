@@ -26,7 +26,7 @@ class S3Backend::Objects final : public Backend::OpenFiles {
  public:
   Objects(S3Backend& backend, Direction direction) : backend_(backend), direction_(direction) {}
   ~Objects() override {
-    if (direction_ == Direction::write) backend_.abort_uploads(*this);
+    if (direction_ == Direction::write) backend_.abort_open_uploads(*this);
   }
   Objects(const Objects&) = delete;
   Objects& operator=(const Objects&) = delete;

@@ -5,6 +5,7 @@
 #include "backends/s3/s3_backend.hpp"
 #include "backends/s3/s3_extents.hpp"
 #include "backends/s3/s3_objects.hpp"
+#include "backends/s3/s3_xml.hpp"
 
 namespace ckpt::backends::s3 {
 namespace {
@@ -140,7 +141,7 @@ void S3Backend::complete_uploads(Objects& objects) {
 }
 
 // Best effort: an upload left open keeps its parts stored (and billed) until aborted.
-void S3Backend::abort_uploads(Objects& objects) noexcept {
+void S3Backend::abort_open_uploads(Objects& objects) noexcept {
   for (ObjectState& object : objects.objects) {
     if (object.upload_id.empty() || object.complete) continue;
     try {

@@ -4,8 +4,8 @@ Usage: moto_fixture.py COMMAND [ARGS...]
 
 The server binds port 0 (the kernel picks a free port: parallel ctest runs never collide) and
 enforces authentication once the set-up requests are done: a user with an access key and a policy
-that allows everything but writes under keys with a "denied" folder, and one bucket, are made
-first; every later request must carry a valid SigV4 signature of that key, so signing errors and
+that allows everything but writes under keys with a "denied" folder, one bucket, and an unfinished
+multipart upload of fixture/stale/upload.bin are made first; every later request must carry a valid SigV4 signature of that key, so signing errors and
 wrong credentials fail as on a real store. COMMAND runs with CKPT_TEST_S3_ENDPOINT,
 CKPT_TEST_S3_BUCKET, CKPT_TEST_S3_REGION, AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY set; the
 server stops when it exits, and this script exits with its status.
@@ -18,8 +18,8 @@ import subprocess
 import sys
 
 # Requests made without authentication, before the server checks signatures: create the user,
-# its access key, its policy and the bucket (set_up below makes exactly these).
-SET_UP_REQUESTS = 4
+# its access key, its policy, the bucket and an abandoned upload (set_up makes exactly these).
+SET_UP_REQUESTS = 5
 os.environ["INITIAL_NO_AUTH_ACTION_COUNT"] = str(SET_UP_REQUESTS)
 # The set-up's own client signs with throwaway keys; the command gets the user's real ones.
 os.environ["AWS_ACCESS_KEY_ID"] = "set-up"
@@ -27,6 +27,7 @@ os.environ["AWS_SECRET_ACCESS_KEY"] = "set-up"
 
 REGION = "us-east-1"
 BUCKET = "ckpt-test"
+ABANDONED_UPLOAD = "fixture/stale/upload.bin"
 
 try:
     import boto3
@@ -49,7 +50,10 @@ def set_up(endpoint):
                             {"Effect": "Deny", "Action": "s3:PutObject",
                              "Resource": f"arn:aws:s3:::{BUCKET}/*/denied/*"}]}
     iam.put_user_policy(UserName="ckpt", PolicyName="all", PolicyDocument=json.dumps(policy))
-    boto3.client("s3", endpoint_url=endpoint, region_name=REGION).create_bucket(Bucket=BUCKET)
+    s3 = boto3.client("s3", endpoint_url=endpoint, region_name=REGION)
+    s3.create_bucket(Bucket=BUCKET)
+    # A multipart upload a killed writer left open, for the clean-up test to find.
+    s3.create_multipart_upload(Bucket=BUCKET, Key=ABANDONED_UPLOAD)
     return key["AccessKeyId"], key["SecretAccessKey"]
 
 

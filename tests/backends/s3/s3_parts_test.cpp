@@ -7,9 +7,11 @@
 #include <vector>
 
 #include "backends/registry.hpp"
+#include "backends/s3/s3_checksum.hpp"
 #include "backends/s3/s3_config.hpp"
 #include "backends/s3/s3_extents.hpp"
 #include "backends/s3/s3_url.hpp"
+#include "backends/s3/s3_xml.hpp"
 
 namespace ckpt::backends::s3 {
 namespace {
@@ -48,6 +50,23 @@ TEST(S3Urls, PathAndVirtualHostAddressing) {
   const Addressing host{"https://s3.us-east-1.amazonaws.com", "ckpt", true};
   EXPECT_EQ(host.bucket_url(), "https://ckpt.s3.us-east-1.amazonaws.com/");
   EXPECT_EQ(host.object_url("k"), "https://ckpt.s3.us-east-1.amazonaws.com/k");
+}
+
+TEST(S3Requests, DeleteChecksumIsTheCrc32OfTheBodyInBase64) {
+  EXPECT_EQ(crc32_base64("hello"), "NhCmhg==");  // zlib.crc32(b"hello") = 0x3610a686
+  EXPECT_EQ(crc32_base64(""), "AAAAAA==");
+}
+
+TEST(S3Requests, XmlValuesAreDecodedAndKeysEscaped) {
+  const std::string xml =
+      "<R><Contents><Key>a&amp;b&lt;c</Key><Size>7</Size></Contents><Contents><Key>d</Key>"
+      "</Contents></R>";
+  const std::vector<std::string> entries = xml_elements(xml, "Contents");
+  ASSERT_EQ(entries.size(), 2u);
+  EXPECT_EQ(xml_value(entries[0], "Key"), "a&b<c");
+  EXPECT_EQ(xml_value(entries[0], "Size"), "7");
+  EXPECT_EQ(xml_value(entries[1], "Size"), "");
+  EXPECT_EQ(xml_escape("a&b<c>\"'"), "a&amp;b&lt;c&gt;&quot;&apos;");
 }
 
 TEST(S3Extents, ObjectBytesAreTheExtentsInFileOrderWithZerosBetween) {

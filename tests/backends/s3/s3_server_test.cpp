@@ -10,9 +10,12 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "backends/object_store.hpp"
 #include "backends/registry.hpp"
 #include "tests/backends/backend_test_support.hpp"
 
@@ -239,6 +242,50 @@ TEST_F(S3Server, RequestLatenciesAreTimedWhenAsked) {
   ASSERT_TRUE(written.latency.has_value());
   EXPECT_EQ(written.latency->count(), 5u);  // create, 3 parts, complete
   EXPECT_GT(written.latency->min(), 0u);
+}
+
+TEST_F(S3Server, TheObjectStoreGetsPutsListsAndRemovesWholeObjects) {
+  const auto backend = make();
+  auto* store = dynamic_cast<ObjectStore*>(backend.get());
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(store->get("/case/latest"), std::nullopt);
+  store->put("/case/latest", "iter_0000002");
+  store->put("/case/iter_0000001/manifest.json", std::string(3000, 'm'));
+  store->put("/case/iter_0000002/manifest.json", "{}");
+  store->put("/casework/other", "x");  // shares the text of the prefix, not its folder
+  EXPECT_EQ(store->get("/case/latest"), "iter_0000002");
+  std::vector<StoredObject> listed = store->list("/case/");
+  ASSERT_EQ(listed.size(), 3u);
+  EXPECT_EQ(listed[0].path, "/case/iter_0000001/manifest.json");
+  EXPECT_EQ(listed[0].size, 3000u);
+  EXPECT_EQ(listed[1].path, "/case/iter_0000002/manifest.json");
+  EXPECT_EQ(listed[2].path, "/case/latest");
+  EXPECT_EQ(listed[2].size, 12u);
+  std::map<std::string, std::uint64_t> counts = store->take_counters();
+  EXPECT_EQ(counts["requests.put"], 4u);
+  EXPECT_EQ(counts["requests.get"], 2u);
+  EXPECT_EQ(counts["requests.list"], 1u);
+  store->remove({"/case/iter_0000001/manifest.json", "/case/latest", "/case/never-written"});
+  listed = store->list("/case/");
+  ASSERT_EQ(listed.size(), 1u);
+  EXPECT_EQ(listed[0].path, "/case/iter_0000002/manifest.json");
+  counts = store->take_counters();
+  EXPECT_EQ(counts["requests.delete"], 1u);  // one batch
+  EXPECT_EQ(counts["requests.list"], 1u);
+  EXPECT_EQ(counts["requests.put"], 0u);
+}
+
+TEST_F(S3Server, UploadsAKilledWriterLeftOpenAreAborted) {
+  // The fixture left one open under fixture/stale/.
+  const auto backend = make({{"prefix", "fixture"}});
+  auto* store = dynamic_cast<ObjectStore*>(backend.get());
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(store->abort_uploads("/elsewhere/"), 0u);
+  EXPECT_EQ(store->abort_uploads("/stale/"), 1u);
+  EXPECT_EQ(store->abort_uploads("/stale/"), 0u);
+  const std::map<std::string, std::uint64_t> counts = store->take_counters();
+  EXPECT_EQ(counts.at("requests.list"), 3u);
+  EXPECT_EQ(counts.at("requests.multipart"), 1u);
 }
 
 }  // namespace
