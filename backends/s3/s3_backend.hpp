@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "backends/backend.hpp"
@@ -80,6 +81,9 @@ class S3Backend final : public Backend, public ObjectStore {
   // One request of the ObjectStore calls; throws IoError unless it succeeded (or, with
   // `missing_ok`, found nothing: 404).
   Response store_request(const Request& request, bool missing_ok = false);
+  using Query = std::vector<std::pair<std::string, std::string>>;
+  // One page of a listing (ListObjectsV2, ListMultipartUploads): the answer's XML.
+  std::string list_page(const Query& query, const std::string& what);
   // Sends every request, `concurrency` at a time; throws IoError for the first that failed.
   std::vector<Response> send_all(const std::vector<Request>& requests);
   Connection& connection(std::size_t k);

@@ -14,15 +14,32 @@
 
 namespace ckpt::backends::s3 {
 
+// A position in a list of byte runs (Segment, Piece): run `index`, byte `offset` of it.
+struct Cursor {
+  std::size_t index = 0;
+  std::uint64_t offset = 0;
+
+  // The bytes that fit in `room` from here, inside a run of `length` bytes.
+  std::size_t take(std::size_t room, std::uint64_t length) const {
+    return static_cast<std::size_t>(std::min<std::uint64_t>(room, length - offset));
+  }
+  // Moves `n` bytes on inside a run of `length` bytes, to the next run at its end.
+  void advance(std::size_t n, std::uint64_t length) {
+    offset += n;
+    if (offset == length) {
+      ++index;
+      offset = 0;
+    }
+  }
+};
+
 // The state of one attempt, which libcurl's callbacks advance.
 struct Exchange {
   const Request* request = nullptr;
   Response* response = nullptr;
   CURL* curl = nullptr;
-  std::size_t segment = 0;  // upload cursor
-  std::uint64_t segment_offset = 0;
-  std::size_t piece = 0;  // download cursor
-  std::uint64_t piece_offset = 0;
+  Cursor upload;
+  Cursor download;
   curl_slist* headers = nullptr;
   ~Exchange() { curl_slist_free_all(headers); }
 };
@@ -43,21 +60,16 @@ std::size_t read_body(char* buffer, std::size_t size, std::size_t count, void* u
   const std::vector<Segment>& segments = x.request->upload;
   std::size_t filled = 0;
   const std::size_t room = size * count;
-  while (filled < room && x.segment < segments.size()) {
-    const Segment& s = segments[x.segment];
-    const std::size_t n = static_cast<std::size_t>(
-        std::min<std::uint64_t>(room - filled, s.length - x.segment_offset));
+  while (filled < room && x.upload.index < segments.size()) {
+    const Segment& s = segments[x.upload.index];
+    const std::size_t n = x.upload.take(room - filled, s.length);
     if (s.data == nullptr) {
       std::memset(buffer + filled, 0, n);
     } else {
-      std::memcpy(buffer + filled, s.data + x.segment_offset, n);
+      std::memcpy(buffer + filled, s.data + x.upload.offset, n);
     }
     filled += n;
-    x.segment_offset += n;
-    if (x.segment_offset == s.length) {
-      ++x.segment;
-      x.segment_offset = 0;
-    }
+    x.upload.advance(n, s.length);
   }
   return filled;
 }
@@ -81,21 +93,16 @@ std::size_t write_body(char* data, std::size_t size, std::size_t count, void* us
   }
   std::size_t used = 0;
   while (used < total) {
-    if (x.piece == pieces.size()) {
+    if (x.download.index == pieces.size()) {
       x.response->overflow = true;
       return 0;  // longer than asked for: libcurl stops with CURLE_WRITE_ERROR
     }
-    const Piece& p = pieces[x.piece];
-    const std::size_t n =
-        static_cast<std::size_t>(std::min<std::uint64_t>(total - used, p.length - x.piece_offset));
-    std::memcpy(p.data + x.piece_offset, data + used, n);
+    const Piece& p = pieces[x.download.index];
+    const std::size_t n = x.download.take(total - used, p.length);
+    std::memcpy(p.data + x.download.offset, data + used, n);
     used += n;
-    x.piece_offset += n;
     x.response->received += n;
-    if (x.piece_offset == p.length) {
-      ++x.piece;
-      x.piece_offset = 0;
-    }
+    x.download.advance(n, p.length);
   }
   return total;
 }

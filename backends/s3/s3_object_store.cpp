@@ -35,6 +35,13 @@ Response S3Backend::store_request(const Request& request, bool missing_ok) {
   return response;
 }
 
+std::string S3Backend::list_page(const Query& query, const std::string& what) {
+  return store_request({.kind = RequestKind::list,
+                        .url = addressing_.bucket_url(canonical_query(query)),
+                        .name = what})
+      .text;
+}
+
 std::optional<std::string> S3Backend::get(const std::string& path) {
   const std::string key = key_of(path);
   Response r = store_request(
@@ -59,20 +66,17 @@ std::vector<StoredObject> S3Backend::list(const std::string& prefix) {
   std::vector<StoredObject> objects;
   std::string token;
   do {
-    std::vector<std::pair<std::string, std::string>> query{{"list-type", "2"},
-                                                           {"prefix", key_prefix}};
+    Query query{{"list-type", "2"}, {"prefix", key_prefix}};
     if (!token.empty()) query.emplace_back("continuation-token", token);
-    const Response r = store_request({.kind = RequestKind::list,
-                                      .url = addressing_.bucket_url(canonical_query(query)),
-                                      .name = addressing_.name(key_prefix) + " (list)"});
-    for (const std::string& entry : xml_elements(r.text, "Contents")) {
+    const std::string page = list_page(query, addressing_.name(key_prefix) + " (list)");
+    for (const std::string& entry : xml_elements(page, "Contents")) {
       const std::string key = xml_value(entry, "Key");
       if (!key.starts_with(key_prefix)) continue;
       objects.push_back(
           {prefix + key.substr(key_prefix.size()), std::stoull("0" + xml_value(entry, "Size"))});
     }
-    token = xml_value(r.text, "IsTruncated") == "true" ? xml_value(r.text, "NextContinuationToken")
-                                                       : "";
+    token =
+        xml_value(page, "IsTruncated") == "true" ? xml_value(page, "NextContinuationToken") : "";
   } while (!token.empty());
   return objects;
 }
@@ -107,13 +111,11 @@ std::size_t S3Backend::abort_uploads(const std::string& prefix) {
   std::size_t aborted = 0;
   std::string key_marker, id_marker;
   do {
-    std::vector<std::pair<std::string, std::string>> query{{"prefix", key_prefix}, {"uploads", ""}};
+    Query query{{"prefix", key_prefix}, {"uploads", ""}};
     if (!key_marker.empty()) query.emplace_back("key-marker", key_marker);
     if (!id_marker.empty()) query.emplace_back("upload-id-marker", id_marker);
-    const Response r = store_request({.kind = RequestKind::list,
-                                      .url = addressing_.bucket_url(canonical_query(query)),
-                                      .name = addressing_.name(key_prefix) + " (list uploads)"});
-    for (const std::string& upload : xml_elements(r.text, "Upload")) {
+    const std::string page = list_page(query, addressing_.name(key_prefix) + " (list uploads)");
+    for (const std::string& upload : xml_elements(page, "Upload")) {
       const std::string key = xml_value(upload, "Key");
       store_request({.kind = RequestKind::multipart,
                      .method = "DELETE",
@@ -123,9 +125,9 @@ std::size_t S3Backend::abort_uploads(const std::string& prefix) {
                     true);
       ++aborted;
     }
-    const bool more = xml_value(r.text, "IsTruncated") == "true";
-    key_marker = more ? xml_value(r.text, "NextKeyMarker") : "";
-    id_marker = more ? xml_value(r.text, "NextUploadIdMarker") : "";
+    const bool more = xml_value(page, "IsTruncated") == "true";
+    key_marker = more ? xml_value(page, "NextKeyMarker") : "";
+    id_marker = more ? xml_value(page, "NextUploadIdMarker") : "";
   } while (!key_marker.empty());
   return aborted;
 }
