@@ -106,7 +106,8 @@ TEST(Registry, MpiioFollowsItsOptionAndListsItsOptions) {
 
 TEST(Registry, MakesTheAvailableBackends) {
   for (const BackendInfo& b : list_backends()) {
-    if (!b.available) continue;
+    // An object store needs its endpoint and a server: its own suite makes it against one.
+    if (!b.available || b.capabilities.object_store) continue;
     const auto backend = make_backend(b.name, {});
     ASSERT_NE(backend, nullptr);
     EXPECT_EQ(backend->name(), b.name);
