@@ -133,6 +133,7 @@ IoOutcome Backend::run(const IoPlan& plan, MemoryView memory, Direction directio
     outcome.error = e.what();
   }
   outcome.notes = notes();
+  outcome.counters = counters();
   outcome.latency = std::move(latency_);
   latency_.reset();
   return outcome;
@@ -213,6 +214,7 @@ IoOutcome Backend::Stream::finish() {
   }
   files_.reset();
   outcome_.notes = backend_.notes();
+  outcome_.counters = backend_.counters();
   outcome_.latency = std::move(backend_.latency_);
   backend_.latency_.reset();
   return outcome_;

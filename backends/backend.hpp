@@ -116,6 +116,7 @@ struct IoOutcome {
   std::vector<std::string> notes;    // conditions the results should record (e.g. a fallback)
   std::optional<LatencyHistogram>
       latency;  // IoSettings::request_latency: every request of the call
+  std::map<std::string, std::uint64_t> counters;  // Backend::counters() of the call
   bool ok() const { return !error; }
 };
 
@@ -149,6 +150,9 @@ struct Capabilities {
   bool background_thread = true;
   bool request_latency = false;  // times each request it issues (measure.latency)
   bool mmap = false;             // maps a whole file read-only (Backend::map): load.method = "mmap"
+  // Each FilePlan is an object named from its path in an object store (s3): no directories, no
+  // files on this machine; a file's bytes are written whole by one process.
+  bool object_store = false;
   // Why a setting the backend lacks is absent and what to do instead, by setting name
   // ("threads", "direct", ...), appended to the refusal.
   std::map<std::string, std::string> advice;
@@ -196,6 +200,10 @@ class Backend {
   // What the last write or read fell back from or worked around, one line each (e.g. "buffer
   // registration refused: RLIMIT_MEMLOCK"); copied into IoOutcome::notes. Default: none.
   virtual std::vector<std::string> notes() const { return {}; }
+  // What the last write or read counted, by name (an object store's requests by kind, retries,
+  // throttling responses, back-off time): totals of that call, which callers may sum over
+  // processes; copied into IoOutcome::counters. Default: none.
+  virtual std::map<std::string, std::uint64_t> counters() const { return {}; }
 
   IoOutcome write(const IoPlan& plan, MemoryView memory);
   IoOutcome read(const IoPlan& plan, MemoryView memory);

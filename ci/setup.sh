@@ -8,6 +8,7 @@ packages=(
   libopenmpi-dev openmpi-bin
   libhdf5-openmpi-dev hdf5-tools python3-h5py
   liburing-dev
+  libcurl4-openssl-dev
   libtomlplusplus-dev nlohmann-json3-dev libcli11-dev libfmt-dev libxxhash-dev
   libbenchmark-dev libgtest-dev
   libtrilinos-kokkos-dev
@@ -41,6 +42,18 @@ install_venv() {
     { python3 -m venv "$venv_dir" &&
         "$venv_dir/bin/pip" install --quiet --disable-pip-version-check "${venv_packages[@]}"; } ||
       echo "ci/setup.sh: warning: could not make .deps/venv; the Python safetensors check will be skipped"
+  fi
+  install_moto
+}
+
+# The s3 backend's tests run against moto's S3 server (tests/backends/s3/moto_fixture.py starts it
+# on a free port of 127.0.0.1), pinned, in the same venv. Not fatal: without it they are skipped.
+moto_package="moto[server]==5.2.5"
+install_moto() {
+  if ! "$venv_dir/bin/python" -c "import moto, boto3; assert moto.__version__ == '5.2.5'" 2>/dev/null; then
+    echo "ci/setup.sh: installing $moto_package into .deps/venv (the S3 server of the s3 backend's tests)"
+    "$venv_dir/bin/pip" install --quiet --disable-pip-version-check "$moto_package" ||
+      echo "ci/setup.sh: warning: could not install $moto_package; the s3 backend's tests will be skipped"
   fi
 }
 

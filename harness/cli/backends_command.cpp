@@ -26,7 +26,8 @@ nlohmann::json capabilities_json(const backends::Capabilities& c) {
           {"stores_data", c.stores_data},
           {"raw_layout", c.raw_layout},
           {"background_thread", c.background_thread},
-          {"mmap", c.mmap}};
+          {"mmap", c.mmap},
+          {"object_store", c.object_store}};
 }
 
 bool has_range(const OptionSpec& o) {

@@ -17,6 +17,7 @@
 #include "harness/load/load_storage.hpp"
 #include "harness/loadplan/load_plan.hpp"
 #include "harness/loadplan/reshard_restore.hpp"
+#include "harness/plan/file_naming.hpp"
 #include "harness/run/process_memory.hpp"
 
 namespace ckpt::harness {
@@ -40,6 +41,25 @@ std::optional<std::string> backend_problem(const Case& c) {
     backends::validate_backend(c.backend, c.io, c.backend_options);
   } catch (const std::exception& e) {
     return fmt::format("backend.name = \"{}\": {}", c.backend, e.what());
+  }
+  return std::nullopt;
+}
+
+// A mapping that has several processes write one file, for a backend that writes each file whole
+// from one process (an object store): its advice says why and what to choose instead.
+std::optional<std::string> shared_file_problem(const Case& c, PhaseSelection phase) {
+  if (phase == PhaseSelection::restore || phase == PhaseSelection::load ||
+      !mapping_shares_files(c.mapping)) {
+    return std::nullopt;
+  }
+  for (const backends::BackendInfo& b : backends::list_backends()) {
+    if (b.name != c.backend || b.capabilities.shared_file) continue;
+    const auto advice = b.capabilities.advice.find("shared_file");
+    return fmt::format(
+        "backend.name = \"{}\" cannot write strategy.mapping = \"{}\", whose files several "
+        "processes write (capabilities: shared_file = false){}",
+        c.backend, mapping_name(c.mapping),
+        advice == b.capabilities.advice.end() ? "" : ": " + advice->second);
   }
   return std::nullopt;
 }
@@ -114,6 +134,7 @@ CaseCheck check_case(const Case& c, PhaseSelection phase, int processes, const M
     if (problem) check.problems.push_back(std::move(*problem));
   };
   note(backend_problem(c));
+  note(shared_file_problem(c, phase));
   if (phase == PhaseSelection::load) note(load_storage_problem(c));
   note(memory_space_problem(c, spaces));
   std::filesystem::path dir = case_directory(c) / "dry-run";

@@ -2,6 +2,7 @@
 // figure against what the run allocates, no results directory for a refused run, progress lines
 // with ETAs and -q / -v, the restore refusal naming the keys that differ, --set lists.
 #include <gtest/gtest.h>
+#include <stdlib.h>
 
 #include <iterator>
 #include <sstream>
@@ -83,6 +84,30 @@ TEST_F(DryRun, UnavailableBackendWouldFail) {
       o.err, "would fail: case 0: backend.name = \"" + unavailable + "\" is unavailable here: "))
       << o.describe();
   EXPECT_TRUE(contains(o.out, "case   ranks")) << "the table is still printed\n" << o.describe();
+  expect_nothing_written();
+}
+
+// An object store writes each file whole from one process: a mapping that shares files between
+// processes is refused up front, saying why and what to choose. No request is made (no server).
+TEST_F(DryRun, AnObjectStoreRefusesSharedFilesSayingWhatToUse) {
+  const Outcome list = ckptbench({"backends", "--json"});
+  ASSERT_EQ(list.exit_code, 0) << list.describe();
+  bool s3 = false;
+  for (const auto& b : nlohmann::json::parse(list.out))
+    s3 = s3 || (b.at("name") == "s3" && b.at("available").get<bool>());
+  if (!s3) GTEST_SKIP() << "the s3 backend is not built (CKPT_BACKEND_S3)";
+  ::setenv("AWS_ACCESS_KEY_ID", "id", 0);
+  ::setenv("AWS_SECRET_ACCESS_KEY", "secret", 0);
+  const Outcome o =
+      dry_run("", {"--set", "backend.name=s3", "--set", "backend.s3.endpoint=http://127.0.0.1:1",
+                   "--set", "backend.s3.bucket=ckpt", "--set", "strategy.mapping=shared_file"});
+  EXPECT_EQ(o.exit_code, 2) << o.describe();
+  EXPECT_TRUE(contains(o.err,
+                       "would fail: case 0: backend.name = \"s3\" cannot write strategy.mapping = "
+                       "\"shared_file\", whose files several processes write (capabilities: "
+                       "shared_file = false): an object is written whole by one process"))
+      << o.describe();
+  EXPECT_TRUE(contains(o.err, "use strategy.mapping = \"file_per_rank\"")) << o.describe();
   expect_nothing_written();
 }
 

@@ -85,6 +85,9 @@ TEST(Campaign, ConfigHoldsEveryKeyAsTheUserSeesIt) {
                          "alignment": 0,
                          "alignment_threshold": 65536, "collective_metadata": true, "hints": {}},
                 "gds": {"library": "libcufile.so.0", "register_buffers": true, "batch": false},
+                "s3": {"endpoint": "", "bucket": "", "prefix": "", "region": "us-east-1",
+                       "addressing": "path", "part_size": 16777216, "concurrency": 8,
+                       "retries": 5, "backoff_ms": 100, "ca_file": ""},
                 "skeleton": {"block_bytes": 1048576}},
     "data": {"pattern": "random", "seed": 1, "verify": true},
     "cache": {"policy": "drop"}
@@ -382,7 +385,7 @@ TEST(Campaign, UnknownKeySuggestsTheClosestKeyOfItsTable) {
             "c.toml:7: `cache.flavour`: unknown key ([cache] takes policy)");
   EXPECT_EQ(message_of(kBase + "[backend.uring]\nqdepth = 4\n"),
             "c.toml:6: `backend.uring`: unknown backend table (backends with options: posix, "
-            "mpiio, hdf5, gds, skeleton; "
+            "mpiio, hdf5, gds, s3, skeleton; "
             "the others take only [backend] keys)");
 }
 

@@ -1,0 +1,38 @@
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace ckpt::backends::s3 {
+
+// The requests the backend issues, by kind. multipart: the control requests of multipart uploads
+// (create, complete, abort); part: the part uploads themselves.
+enum class RequestKind { put, part, get, ranged_get, list, del, head, multipart };
+inline constexpr std::size_t kRequestKinds = 8;
+
+// What one write or read counted; updated by every worker at once.
+class Counters {
+ public:
+  void reset();
+  void request(RequestKind kind) { requests_[static_cast<std::size_t>(kind)]++; }
+  void retry() { retries_++; }
+  void throttled() { throttled_++; }
+  void backoff(std::uint64_t microseconds) { backoff_us_ += microseconds; }
+  std::uint64_t requests(RequestKind kind) const {
+    return requests_[static_cast<std::size_t>(kind)].load();
+  }
+  // {"requests.put": n, ..., "retries": n, "throttled": n, "backoff_us": n}: every counter,
+  // zeros included, so totals over processes have the same keys.
+  std::map<std::string, std::uint64_t> snapshot() const;
+
+ private:
+  std::array<std::atomic<std::uint64_t>, kRequestKinds> requests_{};
+  std::atomic<std::uint64_t> retries_{0};
+  std::atomic<std::uint64_t> throttled_{0};
+  std::atomic<std::uint64_t> backoff_us_{0};
+};
+
+}  // namespace ckpt::backends::s3

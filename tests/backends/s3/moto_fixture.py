@@ -1,0 +1,80 @@
+"""Runs a command against a private S3 server: moto's, in this process, on 127.0.0.1.
+
+Usage: moto_fixture.py COMMAND [ARGS...]
+
+The server binds port 0 (the kernel picks a free port: parallel ctest runs never collide) and
+enforces authentication once the set-up requests are done: a user with an access key and a policy
+that allows everything but writes under keys with a "denied" folder, one bucket, and an unfinished
+multipart upload of fixture/stale/upload.bin are made first; every later request must carry a valid SigV4 signature of that key, so signing errors and
+wrong credentials fail as on a real store. COMMAND runs with CKPT_TEST_S3_ENDPOINT,
+CKPT_TEST_S3_BUCKET, CKPT_TEST_S3_REGION, AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY set; the
+server stops when it exits, and this script exits with its status.
+Without moto (ci/setup.sh installs it into .deps/venv) it exits 77, which ctest reports as a skip.
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+# Requests made without authentication, before the server checks signatures: create the user,
+# its access key, its policy, the bucket and an abandoned upload (set_up makes exactly these).
+SET_UP_REQUESTS = 5
+os.environ["INITIAL_NO_AUTH_ACTION_COUNT"] = str(SET_UP_REQUESTS)
+# The set-up's own client signs with throwaway keys; the command gets the user's real ones.
+os.environ["AWS_ACCESS_KEY_ID"] = "set-up"
+os.environ["AWS_SECRET_ACCESS_KEY"] = "set-up"
+
+REGION = "us-east-1"
+BUCKET = "ckpt-test"
+ABANDONED_UPLOAD = "fixture/stale/upload.bin"
+
+try:
+    import boto3
+    from moto.server import ThreadedMotoServer
+except ImportError as error:
+    print(f"SKIPPED: moto is not installed ({error}): run ci/setup.sh (it installs moto[server] "
+          "into .deps/venv)")
+    sys.exit(77)
+
+
+def set_up(endpoint):
+    """The user, key, policy and bucket; returns the key's id and secret."""
+    iam = boto3.client("iam", endpoint_url=endpoint, region_name=REGION)
+    iam.create_user(UserName="ckpt")
+    key = iam.create_access_key(UserName="ckpt")["AccessKey"]
+    # Writes under any ".../denied/..." key are refused (403 AccessDenied): a failure a test can
+    # place in the middle of a write.
+    policy = {"Version": "2012-10-17",
+              "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"},
+                            {"Effect": "Deny", "Action": "s3:PutObject",
+                             "Resource": f"arn:aws:s3:::{BUCKET}/*/denied/*"}]}
+    iam.put_user_policy(UserName="ckpt", PolicyName="all", PolicyDocument=json.dumps(policy))
+    s3 = boto3.client("s3", endpoint_url=endpoint, region_name=REGION)
+    s3.create_bucket(Bucket=BUCKET)
+    # A multipart upload a killed writer left open, for the clean-up test to find.
+    s3.create_multipart_upload(Bucket=BUCKET, Key=ABANDONED_UPLOAD)
+    return key["AccessKeyId"], key["SecretAccessKey"]
+
+
+def main():
+    if len(sys.argv) < 2:
+        sys.exit("usage: moto_fixture.py COMMAND [ARGS...]")
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    try:
+        host, port = server.get_host_and_port()
+        endpoint = f"http://{host}:{port}"
+        key_id, secret = set_up(endpoint)
+        env = dict(os.environ, AWS_ACCESS_KEY_ID=key_id, AWS_SECRET_ACCESS_KEY=secret,
+                   CKPT_TEST_S3_ENDPOINT=endpoint, CKPT_TEST_S3_BUCKET=BUCKET,
+                   CKPT_TEST_S3_REGION=REGION)
+        env.pop("INITIAL_NO_AUTH_ACTION_COUNT")
+        env.pop("AWS_SESSION_TOKEN", None)
+        return subprocess.run(sys.argv[1:], env=env, check=False).returncode
+    finally:
+        server.stop()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
