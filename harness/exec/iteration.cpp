@@ -51,6 +51,7 @@ void add_latency(std::optional<backends::LatencyHistogram>& sum,
 
 void add_outcome(ProcessSample& sample, const backends::IoOutcome& outcome) {
   add_phases(sample.phases, outcome.phases);
+  for (const auto& [name, count] : outcome.counters) sample.counters[name] += count;
   if (outcome.latency) add_latency(sample.latency, *outcome.latency);
   for (const std::string& note : outcome.notes) {
     if (std::find(sample.notes.begin(), sample.notes.end(), note) == sample.notes.end())
@@ -193,7 +194,8 @@ IterationTiming gather_timing(const ProcessSample& mine, Comm& comm) {
       {"r", mine.rank_seconds},
       {"n", mine.notes},
       {"d", mine.copy_seconds},
-      {"l", mine.latency ? nlohmann::json(mine.latency->serialize()) : nlohmann::json(nullptr)}};
+      {"l", mine.latency ? nlohmann::json(mine.latency->serialize()) : nlohmann::json(nullptr)},
+      {"k", mine.counters}};
   IterationTiming timing;
   std::vector<double> seconds;
   std::vector<ProcessWindow> windows;
@@ -220,6 +222,8 @@ IterationTiming gather_timing(const ProcessSample& mine, Comm& comm) {
       timing.mkdir_seconds = p.at("m").get<double>();
     }
     if (timing.first_error.empty()) timing.first_error = p.at("e").get<std::string>();
+    for (const auto& [name, count] : p.at("k").items())
+      timing.counters[name] += count.get<std::uint64_t>();
     if (p.at("l").is_string())
       add_latency(timing.latency, backends::LatencyHistogram::parse(p.at("l").get<std::string>()));
   }

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,6 +30,9 @@ struct ProcessSample {
       0;  // device staging: device -> host (write) or host -> device (read) copies
   std::optional<backends::LatencyHistogram>
       latency;  // measure.latency: every request of every plan
+  // The backend's counters (Backend::counters: an object store's requests by kind, retries,
+  // throttling), summed over every call of this process.
+  std::map<std::string, std::uint64_t> counters;
 };
 
 // Times one write (or read) of every plan into/from its part of `buffer`, starting after a
@@ -77,6 +81,7 @@ struct IterationTiming {
   double copy_seconds = 0;         // the slowest process's staging copies
   std::optional<backends::LatencyHistogram>
       latency;  // measure.latency: every process's requests merged
+  std::map<std::string, std::uint64_t> counters;  // every process's, summed
 };
 IterationTiming gather_timing(const ProcessSample& mine, Comm& comm);
 

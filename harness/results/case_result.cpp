@@ -25,6 +25,7 @@ nlohmann::json phases_json(const PhaseSummary& p, bool write) {
     j["gather"] = p.gather_seconds;
     j["retire"] = p.retire_seconds;
   }
+  if (!p.counters.empty()) j["counters"] = p.counters;
   return j;
 }
 

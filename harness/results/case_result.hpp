@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -66,6 +67,10 @@ struct PhaseSummary {
   std::vector<Straggler> stragglers;  // per phase, in the median iteration
   std::optional<backends::LatencyHistogram>
       latency;  // measure.latency: every request of the timed iterations
+  // The backend's counters (an object store's requests by kind, retries, throttling responses,
+  // back-off time), summed over the timed iterations and every process; empty for backends that
+  // count nothing.
+  std::map<std::string, std::uint64_t> counters;
 };
 
 // A resharding restore ([restore]): what its read plans needed and read, over every emulated rank.

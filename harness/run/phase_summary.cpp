@@ -15,6 +15,7 @@ PhaseSummary summarize(const std::vector<IterationTiming>& timings, std::uint64_
   PhaseSummary s;
   std::vector<double> open, transfer, sync, close, copies;
   for (const IterationTiming& t : timings) {
+    for (const auto& [name, count] : t.counters) s.counters[name] += count;
     if (t.latency) {
       if (!s.latency) s.latency.emplace();
       s.latency->merge(*t.latency);
