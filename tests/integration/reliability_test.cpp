@@ -1,4 +1,4 @@
-// Issue 13: two runs on one case, names used as paths, `latest` pointers that leave the case
+// Two runs on one case, names used as paths, `latest` pointers that leave the case
 // directory, more files than the open-file limit, and a model file with the wrong ending, each
 // through the real binary.
 #include <gtest/gtest.h>
@@ -150,7 +150,7 @@ TEST_F(SecondRun, UnderMpirunRefusesOnEveryProcess) {
   finish_and_restore(first);
 }
 
-// A restore holds the case shared (issue 13): beside a keeping run it refuses, naming that run.
+// A restore holds the case shared: beside a keeping run it refuses, naming that run.
 TEST_F(SecondRun, RestoreBesideAKeepingRunRefusesNamingIt) {
   Process first({kBinary, "run", campaign_.string(), "--phase", "checkpoint", "--output",
                  (dir_ / "first").string()});

@@ -401,7 +401,7 @@ TEST(Campaign, UnknownTableSuggestsTheClosestTable) {
             "c.toml:1: `data`: expected a table ([data]), found an integer");
 }
 
-// Issue 13: the rank selection keys are bounded by the largest world (1,048,576 ranks), so that
+// The rank selection keys are bounded by the largest world (1,048,576 ranks), so that
 // node × gpus_per_node cannot overflow and a list cannot drive unbounded work.
 TEST(Campaign, RankSelectionKeysAreBoundedByTheLargestWorld) {
   EXPECT_EQ(message_of(kBase + "[ranks]\nselect = \"node\"\ngpus_per_node = 9223372036854775807\n"),

@@ -1,4 +1,4 @@
-// The case lock of a keeping run and the exclusive step directories (issue 13), in-process:
+// The case lock of a keeping run and the exclusive step directories, in-process:
 // flock locks belong to an open file description, so two acquisitions in one process conflict
 // as two runs do.
 #include <fcntl.h>

@@ -1,4 +1,4 @@
-// IOR's aggregate time (issue 17): latest end − earliest start over the processes, not the
+// IOR's aggregate time: latest end − earliest start over the processes, not the
 // slowest process's own duration.
 #include <gtest/gtest.h>
 

@@ -315,7 +315,7 @@ TEST(ReshardPlan, ScaledTensorsReshardExactlyWhenTheScaleDividesTheLeadingDimens
 }
 
 TEST(ReshardPlan, TwoTensorParallelChunksOfOneStageAreTwoWholeItemsWithoutAmplification) {
-  // TP8×PP4 -> TP4×PP8 (issue 15): new rank (t', p') reads old chunks 2t' and 2t'+1.
+  // TP8×PP4 -> TP4×PP8: new rank (t', p') reads old chunks 2t' and 2t'+1.
   std::mt19937_64 rng(3);
   ModelSpec model = small_model(rng, false);
   model.vocab_size = 256;
