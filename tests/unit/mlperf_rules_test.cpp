@@ -179,7 +179,7 @@ TEST(WorkloadHash, SameBytesHashAlikeWhateverTheTargetAndTuning) {
   const std::string hash = workload_hash(base);
   EXPECT_EQ(hash.size(), 16u);
   for (const std::vector<std::string>& tuned :
-       {std::vector<std::string>{"backend.threads=4", "backend.direct=true"},
+       {std::vector<std::string>{"backend.threads=4", "backend.sync=fdatasync"},
         {"campaign.target=elsewhere", "strategy.chunk_bytes=1048576"},
         {"cache.policy=none", "campaign.iterations=3", "mlperf.division=open"}}) {
     const Case c = preset("llama3-70b", tuned);
