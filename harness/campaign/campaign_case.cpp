@@ -441,6 +441,15 @@ double number(const CaseValues& v, std::string_view dotted) {
   return std::get<double>(v.value(dotted));
 }
 
+std::optional<MlperfSpec> mlperf_of(const CaseValues& v) {
+  const auto* model = std::get_if<std::string>(&v.value("mlperf.model"));
+  if (model == nullptr) return std::nullopt;
+  return MlperfSpec{.model = *model,
+                    .accelerator_type = v.text("mlperf.accelerator_type"),
+                    .subset = v.boolean("mlperf.subset"),
+                    .division = v.text("mlperf.division")};
+}
+
 void fill_training(Case& c, const CaseValues& v) {
   c.training.iterations = static_cast<int>(v.integer("training.iterations"));
   c.training.iteration_seconds = number(v, "training.iteration_seconds");
@@ -530,6 +539,9 @@ nlohmann::json CaseValues::config() const {
     std::replace(pointer.begin(), pointer.end(), '.', '/');
     config[nlohmann::json::json_pointer(pointer)] = to_json(*values_[i]);
   }
+  // A case that declares no MLPerf workload keeps the config (and config_hash) it had before
+  // [mlperf] existed, so that gate baselines of such cases still match.
+  if (config["mlperf"]["model"].is_null()) config.erase("mlperf");
   return config;
 }
 
@@ -552,6 +564,7 @@ Case CaseBuilder::build(const CaseValues& values, std::int64_t index, const std:
   fill_memory(c, values);
   fill_training(c, values);
   check_reuse(c, values);
+  c.mlperf = mlperf_of(values);
   c.config = values.config();
   c.config["strategy"]["alignment"] = c.alignment;  // the alignment in effect (settle_alignment)
   return c;

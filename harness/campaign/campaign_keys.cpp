@@ -454,13 +454,37 @@ std::vector<KeySpec> read_keys() {
   };
 }
 
+// [mlperf]: the case declares an MLPerf Storage checkpointing workload (harness/results/
+// mlperf_rules.hpp checks it against the rules before any I/O and labels the result).
+std::vector<KeySpec> mlperf_keys() {
+  return {
+      fixed(choice_key("mlperf", "model",
+                       "the MLPerf Storage checkpointing workload this case runs; set, the rules "
+                       "checker refuses what the rules forbid before any I/O (also --dry-run) and "
+                       "labels the result closed, open or non-compliant; unset: no MLPerf run",
+                       nullptr, {"llama3-8b", "llama3-70b", "llama3-405b", "llama3-1t"})),
+      fixed(choice_key("mlperf", "accelerator_type",
+                       "the simulated accelerator, whose memory (b200 180 GiB, mi355 288 GiB) "
+                       "times the job's ranks must hold the whole checkpoint",
+                       "b200", {"b200", "mi355"})),
+      fixed(bool_key("mlperf", "subset",
+                     "subset mode (node-local storage): one host of 8 ranks writes its share "
+                     "(ranks.select = \"node\", gpus_per_node = 8); llama3-8b only",
+                     false)),
+      fixed(choice_key("mlperf", "division",
+                       "closed: the rules' process count; open: data parallelism may grow, the "
+                       "world in multiples of TP x PP",
+                       "closed", {"closed", "open"})),
+  };
+}
+
 // Every key but the backends' own, in documentation order. Each key has one declaration above:
 // type, default, range or choices, and help; docs/campaign-keys.md is generated from them
 // (`ckptbench keys --markdown`, ci/update-docs.sh).
 std::vector<KeySpec> general_keys() {
   std::vector<KeySpec> keys;
   for (std::vector<KeySpec> (*group)() :
-       {campaign_table_keys, model_keys, strategy_keys, training_keys, read_keys}) {
+       {campaign_table_keys, model_keys, strategy_keys, training_keys, read_keys, mlperf_keys}) {
     std::vector<KeySpec> part = group();
     keys.insert(keys.end(), std::make_move_iterator(part.begin()),
                 std::make_move_iterator(part.end()));
@@ -481,9 +505,9 @@ std::vector<KeySpec> build_keys() {
   return keys;
 }
 
-constexpr std::array<std::string_view, 15> kTables{
+constexpr std::array<std::string_view, 16> kTables{
     "campaign", "model", "parallel", "state",  "ranks",   "strategy", "backend", "data",
-    "memory",   "cache", "training", "engine", "restore", "load",     "measure"};
+    "memory",   "cache", "training", "engine", "restore", "load",     "measure", "mlperf"};
 
 }  // namespace
 

@@ -167,6 +167,12 @@ CaseCheck check_case(const Case& c, PhaseSelection phase, int processes, const M
         "checkpoint");
   }
   const workloads::Layout layout(c.model, c.parallel, c.state);
+  if (c.mlperf) {
+    MlperfVerdict verdict =
+        check_mlperf(c, *c.mlperf, static_cast<std::uint64_t>(layout.checkpoint_bytes()));
+    for (std::string& refusal : verdict.refusals) check.problems.push_back(std::move(refusal));
+    check.mlperf = std::move(verdict);
+  }
   const std::vector<std::int64_t> selected = selected_ranks(c, layout.world_size());
   check.ranks = selected.size();
   if (auto problem = dry_run_ranks_problem(selected.size(), layout.world_size())) {

@@ -3,11 +3,13 @@
 // What `ckptbench run` checks before its first I/O, and what `--dry-run` shows of each case.
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "harness/campaign/campaign.hpp"
 #include "harness/memory/memory_spaces.hpp"
+#include "harness/results/mlperf_rules.hpp"
 
 namespace ckpt::harness {
 
@@ -18,6 +20,7 @@ struct CaseCheck {
   std::uint64_t extents = 0;
   std::uint64_t memory_per_process = 0;  // the buffers the run allocates on its largest process
   std::vector<std::string> problems;     // why the case would not start; empty when it would
+  std::optional<MlperfVerdict> mlperf;   // [mlperf] cases: the rules checker's verdict
 };
 
 // Everything a run checks of a case before its I/O, with no I/O, no MPI and no allocation: the

@@ -51,6 +51,12 @@ void describe_cases(const Campaign& campaign, const std::vector<CaseCheck>& chec
                format_bytes(static_cast<std::int64_t>(k.bytes)), k.files, k.extents,
                format_bytes(static_cast<std::int64_t>(k.memory_per_process)), swept_label(c.swept));
   }
+  for (std::size_t i = 0; i < checks.size(); ++i) {
+    if (!checks[i].mlperf) continue;
+    fmt::print(out, "\ncase {}: MLPerf Storage {}: {}\n", campaign.cases[i].index,
+               campaign.cases[i].mlperf->model, checks[i].mlperf->label);
+    for (const std::string& reason : checks[i].mlperf->reasons) fmt::print(out, "  {}\n", reason);
+  }
 }
 
 // Every line of a message with the program's prefix ("ckptbench: error: …").

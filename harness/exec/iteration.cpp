@@ -212,6 +212,7 @@ IterationTiming gather_timing(const ProcessSample& mine, Comm& comm) {
         timing.notes.push_back(note);
     }
     const double s = p.at("s").get<double>();
+    if (seconds.empty()) timing.process0_seconds = s;
     seconds.push_back(s);
     windows.push_back({p.at("w").get<double>(), s});
     if (s >= slowest) {

@@ -70,6 +70,7 @@ double aggregate_seconds(const std::vector<ProcessWindow>& windows);
 // process's. Elsewhere empty.
 struct IterationTiming {
   double seconds = 0;
+  double process0_seconds = 0;  // process 0's own duration: what DLIO times a checkpoint by
   Spread process_seconds;
   Spread rank_seconds;
   backends::PhaseTimes phases;

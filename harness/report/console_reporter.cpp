@@ -11,6 +11,7 @@
 #include "harness/common/text_format.hpp"
 #include "harness/report/run_input.hpp"
 #include "harness/report/verdict.hpp"
+#include "harness/results/dlio_metrics.hpp"
 #include "harness/results/stats.hpp"
 
 namespace ckpt::harness {
@@ -177,6 +178,33 @@ std::string gather_line(const CaseResult& r) {
       format_bytes(static_cast<std::int64_t>(r.write->gather_local_bytes)));
 }
 
+// DLIO's metric (MLPerf Storage's) beside ckptbench's aggregate, one line per direction; the
+// MLPerf rules checker's label for an [mlperf] case.
+std::vector<std::string> mlperf_lines(const CaseResult& r, BandwidthUnit unit) {
+  std::vector<std::string> lines;
+  const double per_gib = unit == BandwidthUnit::gib ? 1.0 : 1.073741824;
+  const std::string u = unit_label(unit);
+  for (const auto& [name, phase] : {std::pair{"write", &r.write}, std::pair{"read", &r.read}}) {
+    if (!phase->has_value()) continue;
+    const DlioMetrics m =
+        dlio_metrics(r.bytes_per_checkpoint, (*phase)->iteration_process0_seconds);
+    if (m.gib_per_s.empty()) continue;
+    lines.push_back(fmt::format(
+        "case {}: {} DLIO/MLPerf {:.3f} +- {:.3f} {} (mean +- stdev over {} checkpoints of bytes / "
+        "process 0's time), ckptbench {:.3f} {} (median of all bytes / (latest end - earliest "
+        "start))",
+        r.config.index, name, m.mean_gib_per_s * per_gib, m.stdev_gib_per_s * per_gib, u,
+        m.gib_per_s.size(), (*phase)->gib_per_s * per_gib, u));
+  }
+  if (r.config.mlperf && r.mlperf) {
+    lines.push_back(fmt::format("case {}: MLPerf Storage {} ({} division): {}", r.config.index,
+                                r.config.mlperf->model, r.config.mlperf->division,
+                                r.mlperf->label));
+    for (const std::string& reason : r.mlperf->reasons) lines.push_back("  " + reason);
+  }
+  return lines;
+}
+
 // The report's verdict over these results, read back from their records as `ckptbench report`
 // reads results.jsonl, so that both say the same. "" when there is nothing to compare.
 std::string verdict_line(const std::vector<CaseResult>& results, BandwidthUnit unit) {
@@ -222,6 +250,9 @@ void print_summary(std::ostream& out, const std::vector<CaseResult>& results, Ba
   }
   for (const CaseResult& r : results) {
     if (const std::string line = gather_line(r); !line.empty()) fmt::print(out, "{}\n", line);
+  }
+  for (const CaseResult& r : results) {
+    for (const std::string& line : mlperf_lines(r, unit)) fmt::print(out, "{}\n", line);
   }
   for (const CaseResult& r : results) fmt::print(out, "{}\n", wall_time_line(r));
   if (const std::string line = verdict_line(results, unit); !line.empty())

@@ -3,8 +3,10 @@
 #include <algorithm>
 
 #include "harness/common/elapsed.hpp"
+#include "harness/results/dlio_metrics.hpp"
 #include "harness/results/schema_version.hpp"
 #include "harness/results/stats.hpp"
+#include "harness/results/workload_hash.hpp"
 
 namespace ckpt::harness {
 namespace {
@@ -125,6 +127,20 @@ double WallTime::covered_percent() const {
   return seconds > 0 ? 100 * covered() / seconds : 0;
 }
 
+namespace {
+
+// DLIO's per-checkpoint rates beside the aggregate (harness/results/dlio_metrics.hpp).
+nlohmann::json dlio_json(const CaseResult& r) {
+  nlohmann::json j = nlohmann::json::object();
+  if (r.write)
+    j["write"] = to_json(dlio_metrics(r.bytes_per_checkpoint, r.write->iteration_process0_seconds));
+  if (r.read)
+    j["read"] = to_json(dlio_metrics(r.bytes_per_checkpoint, r.read->iteration_process0_seconds));
+  return j;
+}
+
+}  // namespace
+
 nlohmann::json to_json(const CaseResult& r) {
   const Case& c = r.config;
   nlohmann::json j{{"schema_version", kResultsSchemaVersion},
@@ -166,12 +182,15 @@ nlohmann::json to_json(const CaseResult& r) {
                    {"checkpoint_dir", r.checkpoint_dir.empty() ? nlohmann::json(nullptr)
                                                                : nlohmann::json(r.checkpoint_dir)},
                    {"config_hash", config_hash(c)},
+                   {"workload_hash", workload_hash(c)},
                    {"config", c.config},
                    {"notes", r.notes},
                    {"wall_time", wall_json(r.wall)},
                    {"environment", r.environment}};
   j["calibration"] = calibration_json(r.calibration);    // measure.calibration (ckptbench gate)
   if (r.training) j["training"] = to_json(*r.training);  // [training] cases (harness/engine)
+  if (c.mlperf && r.mlperf) j["mlperf"] = mlperf_json(*c.mlperf, *r.mlperf);
+  j["dlio"] = dlio_json(r);
   if (r.reshard) {
     const ReshardSummary& s = *r.reshard;
     j["reshard"] = {{"from", s.from},

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "backends/backend.hpp"
+#include "harness/results/mlperf_rules.hpp"
 #include "harness/results/training_summary.hpp"
 #include "harness/spec/case.hpp"
 
@@ -43,11 +44,12 @@ struct WallTime {
 // One direction (checkpoint = write, restore = read) of a case over its timed iterations.
 struct PhaseSummary {
   std::vector<double>
-      iteration_seconds;   // aggregate time per timed iteration (IOR: latest end - earliest start)
-  double seconds = 0;      // median of iteration_seconds
-  double gib_per_s = 0;    // bytes_per_checkpoint / seconds / 2^30
-  Spread process_seconds;  // per-process durations in the median iteration
-  Spread rank_seconds;     // per modeled rank (its plan's open..close) in the median iteration
+      iteration_seconds;  // aggregate time per timed iteration (IOR: latest end - earliest start)
+  double seconds = 0;     // median of iteration_seconds
+  std::vector<double> iteration_process0_seconds;  // process 0's own duration per timed iteration
+  double gib_per_s = 0;                            // bytes_per_checkpoint / seconds / 2^30
+  Spread process_seconds;                          // per-process durations in the median iteration
+  Spread rank_seconds;          // per modeled rank (its plan's open..close) in the median iteration
   backends::PhaseTimes phases;  // medians over iterations of the slowest process's phase times
   double manifest_seconds = 0;  // write: manifest commit (median), not in `seconds`
   double metadata_seconds =
@@ -166,6 +168,7 @@ struct CaseResult {
       training;  // [training] cases: the loop's stall, time to durable, ...
   std::optional<ReshardSummary> reshard;  // [restore] into another layout
   std::optional<LoadSummary> load;        // the load phase
+  std::optional<MlperfVerdict> mlperf;    // [mlperf] cases: the rules checker's label and reasons
   nlohmann::json environment = nlohmann::json::object();
 };
 

@@ -21,6 +21,7 @@ PhaseSummary summarize(const std::vector<IterationTiming>& timings, std::uint64_
       s.latency->merge(*t.latency);
     }
     s.iteration_seconds.push_back(t.seconds);
+    s.iteration_process0_seconds.push_back(t.process0_seconds);
     copies.push_back(t.copy_seconds);
     open.push_back(t.phases.open);
     transfer.push_back(t.phases.transfer);

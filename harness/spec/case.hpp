@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "harness/memory/staging.hpp"
 #include "harness/spec/engine_spec.hpp"
 #include "harness/spec/load_settings.hpp"
+#include "harness/spec/mlperf_spec.hpp"
 #include "harness/spec/reshard_read.hpp"
 #include "workloads/model_spec.hpp"
 #include "workloads/parallel_spec.hpp"
@@ -128,9 +130,10 @@ struct Case {
   std::uint64_t memory_budget = 0;                    // bytes per process; 0: no limit
   MpiIoChoice mpi_io = MpiIoChoice::library_default;  // set before MPI starts (run_command)
 
-  bool calibrate = false;  // measure.calibration (harness/exec/calibration.hpp)
-  TrainingSpec training;   // [training]: off unless training.iterations > 0
-  EngineSpec engine;       // [engine]: which checkpoint engine runs in the loop
+  bool calibrate = false;            // measure.calibration (harness/exec/calibration.hpp)
+  TrainingSpec training;             // [training]: off unless training.iterations > 0
+  EngineSpec engine;                 // [engine]: which checkpoint engine runs in the loop
+  std::optional<MlperfSpec> mlperf;  // [mlperf]: set when mlperf.model is
 };
 
 std::string_view mapping_name(Mapping mapping);

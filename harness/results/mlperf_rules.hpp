@@ -1,0 +1,47 @@
+#pragma once
+
+// The MLPerf Storage checkpointing rules a case declaring [mlperf] is held to: what they forbid
+// is refused before any I/O (and by --dry-run), with the rule's number and text; what a run does
+// differently from a submission makes its result non-compliant, with the reasons recorded.
+// Numbers and texts are those of mlcommons/storage Submission_guidelines.md section 2.2 and its
+// Table 3; the v3.0 additions (subset mode for 8B only, accelerator types) say so.
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "harness/spec/case.hpp"
+
+namespace ckpt::harness {
+
+// One row of the rules' Table 2: the model ckptbench's zoo names it by, and its parallelism.
+struct MlperfWorkload {
+  std::string_view name;       // mlperf.model
+  std::string_view zoo_model;  // model.name
+  std::int64_t tp = 1;
+  std::int64_t pp = 1;
+  std::int64_t dp = 1;
+  std::int64_t zero = 0;
+};
+
+// The row of `name` (mlperf.model), nullptr for none.
+const MlperfWorkload* mlperf_workload(std::string_view name);
+
+// The simulated accelerator's memory in bytes (GiB as the rules' tables mean "GB"); 0: unknown.
+std::uint64_t accelerator_memory_bytes(std::string_view type);
+
+struct MlperfVerdict {
+  std::vector<std::string> refusals;  // what the rules forbid: the case must not start
+  std::vector<std::string> reasons;   // why the result is no submission (it still runs)
+  std::string label;                  // closed | open | non-compliant
+};
+
+// The verdict on case `c`, which declares `m`; `full_scale_bytes`: the whole job's checkpoint at
+// model.scale = 1 (Layout::checkpoint_bytes), which the accelerators' memory must hold.
+MlperfVerdict check_mlperf(const Case& c, const MlperfSpec& m, std::uint64_t full_scale_bytes);
+
+// The record's `mlperf` object.
+nlohmann::json mlperf_json(const MlperfSpec& m, const MlperfVerdict& v);
+
+}  // namespace ckpt::harness
