@@ -43,12 +43,11 @@ policy = "none"
 name = "s3"
 )"));
     const fs::path output = dir_ / ("out-" + name);
-    const Outcome o = ckptbench(
-        {"run", file.string(), "--output", output.string(), "-q", "--set",
-         "backend.s3.endpoint=" + environment("CKPT_TEST_S3_ENDPOINT"), "--set",
-         "backend.s3.bucket=" + environment("CKPT_TEST_S3_BUCKET"), "--set",
-         "backend.s3.region=" + environment("CKPT_TEST_S3_REGION"), "--set",
-         "backend.s3.prefix=" + name});
+    const Outcome o = ckptbench({"run", file.string(), "--output", output.string(), "-q", "--set",
+                                 "backend.s3.endpoint=" + environment("CKPT_TEST_S3_ENDPOINT"),
+                                 "--set", "backend.s3.bucket=" + environment("CKPT_TEST_S3_BUCKET"),
+                                 "--set", "backend.s3.region=" + environment("CKPT_TEST_S3_REGION"),
+                                 "--set", "backend.s3.prefix=" + name});
     EXPECT_EQ(o.exit_code, 0) << o.describe();
     return read_results(output);
   }
