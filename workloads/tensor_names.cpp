@@ -178,6 +178,17 @@ NameScheme older_hf_names(const ModelSpec& m, NameScheme n) {
       n.embedding_weight = "transformer.wte.weight";
       n.final_norm = "transformer.norm_f";
       break;
+    case HfNames::hybrid:
+      n.layer_norms = {"input_layernorm", "pre_ff_layernorm"};
+      n.ssm = "mamba.";
+      n.mlp = "feed_forward.";
+      n.expert = "feed_forward.experts.{expert}.";
+      n.expert_gate = "gate_proj";
+      n.expert_up = "up_proj";
+      n.expert_down = "down_proj";
+      n.router_weight = "feed_forward.router.weight";
+      n.final_norm = "model.final_layernorm";
+      break;
     case HfNames::mamba:
       n.layer = "backbone.layers.{layer}.";
       n.layer_norms = {"norm"};
