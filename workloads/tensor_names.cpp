@@ -166,6 +166,9 @@ NameScheme older_hf_names(const ModelSpec& m, NameScheme n) {
     case HfNames::granitemoe:
       n.fused_experts = "block_sparse_moe.";
       n.router_weight = "block_sparse_moe.router.layer.weight";
+      n.shared_experts = "shared_mlp.";  // GraniteMoeShared: fused like the experts
+      n.gate_up = "input_linear";
+      n.down = "output_linear";
       break;
     case HfNames::dbrx:
       n.layer = "transformer.blocks.{layer}.";

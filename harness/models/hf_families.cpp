@@ -301,6 +301,9 @@ void map_fused_moe(ModelSpec& spec, const HfConfig& config, std::string_view mod
   if (!llama4) {
     spec.hf_names = workloads::HfNames::granitemoe;
     spec.expert_storage = workloads::ExpertStorage::fused_in_out;
+    // GraniteMoeShared: a shared MLP of this width (0: none) beside the experts.
+    if (model_type == "granitemoeshared")
+      spec.shared_expert_intermediate_size = config.size_or("shared_intermediate_size", 0);
     return;
   }
   spec.hf_names = workloads::HfNames::llama4;

@@ -110,7 +110,7 @@ constexpr std::string_view kFalconH1Keys[] = {
 constexpr std::string_view kDbrxKeys[] = {"d_model", "n_heads", "n_layers", "max_seq_len", "attn_config", "ffn_config"};
 constexpr std::string_view kFusedMoeKeys[] = {
     "num_local_experts", "num_experts_per_tok", "intermediate_size_mlp", "interleave_moe_layer_step", "moe_layers",
-    "use_qk_norm",
+    "use_qk_norm", "shared_intermediate_size",
 };
 // clang-format on
 
@@ -252,6 +252,8 @@ constexpr std::array kArchNames{
              {.qkv_bias_key = kAttn, .o_bias_key = kAttn}},
     ArchName{HfArch::fused_moe, "granitemoe", "GraniteMoeForCausalLM", kFusedMoeKeys, false,
              {.qkv_bias_key = kAttn, .o_bias_key = kAttn}},
+    ArchName{HfArch::fused_moe, "granitemoeshared", "GraniteMoeSharedForCausalLM", kFusedMoeKeys, false,
+             {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .fused_gate_up = true}},
 };
 // clang-format on
 

@@ -247,7 +247,8 @@ TEST(HfFixtures, MegatronNamesCountTheSameBytesForTheNewLayouts) {
   for (const char* fixture :
        {"small-gpt2", "small-gptj", "small-bloom", "small-opt", "small-gpt-oss",
         "small-llama4-text", "small-granitemoe", "small-dbrx", "small-mamba", "small-mamba2",
-        "small-falcon-h1", "small-bamba", "small-jamba", "small-jamba-one-expert"}) {
+        "small-falcon-h1", "small-bamba", "small-jamba", "small-jamba-one-expert",
+        "small-granitemoeshared"}) {
     SCOPED_TRACE(fixture);
     const fs::path config = fixtures_dir() / fixture / "config.json";
     StateSpec state;

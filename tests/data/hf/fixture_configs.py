@@ -86,6 +86,8 @@ FIXTURES = {
     "small-llama4-text": ("llama4_text", dict(SMALL_MOE, num_local_experts=4, intermediate_size_mlp=768,
                                               head_dim=64, layer_types=None, moe_layers=[1, 2])),
     "small-granitemoe": ("granitemoe", dict(SMALL, num_local_experts=4, attention_bias=True)),
+    "small-granitemoeshared": ("granitemoeshared", dict(SMALL, num_local_experts=4, shared_intermediate_size=384)),
+    "small-granitemoeshared-none": ("granitemoeshared", dict(SMALL, num_local_experts=4, attention_bias=True)),
     "small-dbrx": ("dbrx", dict(d_model=256, n_heads=4, n_layers=2, vocab_size=1000, max_seq_len=512,
                                 attn_config=dict(kv_n_heads=2),
                                 ffn_config=dict(ffn_hidden_size=384, moe_num_experts=4, moe_top_k=2))),
