@@ -16,6 +16,8 @@ void require_dlio_model(const ModelSpec& m) {
   std::string unlike;
   if (m.is_moe())
     unlike = "it is a mixture of experts";
+  else if (m.mixer != Mixer::attention)
+    unlike = "it has state-space layers";
   else if (m.uses_mla())
     unlike = "it uses multi-head latent attention";
   else if (m.norm != NormKind::rmsnorm)

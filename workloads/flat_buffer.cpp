@@ -28,11 +28,13 @@ OwnedCatalog OwnedCatalog::build(const TensorCatalog& catalog, const ParallelSpe
                                  bool owns_replicated) {
   const std::int64_t tp = parallel.tp;
   const std::int64_t ep = parallel.ep;
-  return OwnedCatalog{OwnedList::build(catalog.first_stage, tp, ep, owns_replicated),
-                      OwnedList::build(catalog.dense_layer, tp, ep, owns_replicated),
-                      OwnedList::build(catalog.moe_layer, tp, ep, owns_replicated),
-                      OwnedList::build(catalog.expert, tp, ep, owns_replicated),
-                      OwnedList::build(catalog.last_stage, tp, ep, owns_replicated)};
+  OwnedCatalog owned{OwnedList::build(catalog.first_stage, tp, ep, owns_replicated),
+                     OwnedList::build(catalog.expert, tp, ep, owns_replicated),
+                     OwnedList::build(catalog.last_stage, tp, ep, owns_replicated),
+                     {}};
+  for (const LayerTemplate& t : catalog.layer_templates)
+    owned.layers.push_back(OwnedList::build(t.tensors, tp, ep, owns_replicated));
+  return owned;
 }
 
 void FlatBuffer::append(const Segment& segment) {

@@ -26,7 +26,8 @@ struct OwnedList {
 
 // Owned lists of every catalog part, for one TP ownership class.
 struct OwnedCatalog {
-  OwnedList first_stage, dense_layer, moe_layer, expert, last_stage;
+  OwnedList first_stage, expert, last_stage;
+  std::vector<OwnedList> layers;  // one per layer template
 
   static OwnedCatalog build(const TensorCatalog& catalog, const ParallelSpec& parallel,
                             bool owns_replicated);

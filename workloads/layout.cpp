@@ -74,35 +74,41 @@ Wide wide_numel(const std::vector<TensorDef>& defs) {
 void check_model_size(const TensorCatalog& cat, const ModelSpec& m,
                       std::int64_t bytes_per_element) {
   const std::int64_t layers = m.num_hidden_layers;
-  const std::int64_t dense_layers = m.is_moe() ? m.first_k_dense_replace : layers;
-  const std::int64_t moe_layers = layers - dense_layers;
+  const std::int64_t moe_layers = m.moe_layer_count();
   const std::int64_t experts = cat.fused_experts ? 1 : m.num_local_experts;
   const auto count = [](const std::vector<TensorDef>& defs) {
     return static_cast<Wide>(defs.size());
   };
+  // fixed + the layers' own tensors + moe_layers × experts × expert
   struct Part {
-    Wide fixed, dense, moe, expert;
-  };  // fixed + dense × dense_layers + moe_layers × (moe + experts × expert)
-  const Part tensors{count(cat.first_stage) + count(cat.last_stage), count(cat.dense_layer),
-                     count(cat.moe_layer), count(cat.expert)};
-  const Part elements{wide_numel(cat.first_stage) + wide_numel(cat.last_stage),
-                      wide_numel(cat.dense_layer), wide_numel(cat.moe_layer),
-                      wide_numel(cat.expert)};
+    Wide fixed = 0, expert = 0;
+    std::vector<Wide> per_template;
+  };
+  Part tensors{count(cat.first_stage) + count(cat.last_stage), count(cat.expert), {}};
+  Part elements{
+      wide_numel(cat.first_stage) + wide_numel(cat.last_stage), wide_numel(cat.expert), {}};
+  for (const LayerTemplate& t : cat.layer_templates) {
+    tensors.per_template.push_back(count(t.tensors));
+    elements.per_template.push_back(wide_numel(t.tensors));
+  }
   const auto check = [&](const Part& part, Wide limit, const std::string& what) {
-    const Wide total =
-        part.fixed + part.dense * dense_layers + moe_layers * (part.moe + experts * part.expert);
-    if (total <= limit) return;
-    const Wide room = limit - part.fixed - part.dense * dense_layers;
+    Wide own = 0;
+    for (const std::size_t index : cat.template_of_layer) own += part.per_template[index];
+    const Wide room = limit - part.fixed - own;
+    if (room >= moe_layers * experts * part.expert) return;
     std::string key = "num_hidden_layers";
     Wide largest = 0;
-    if (m.is_moe() && part.expert > 0 && room > 0 && room / moe_layers - part.moe >= part.expert) {
+    if (m.is_moe() && part.expert > 0 && room > 0 && room / moe_layers >= part.expert) {
       key = "num_local_experts";
-      largest = (room / moe_layers - part.moe) / part.expert;
-    } else if (m.is_moe()) {
-      const Wide per_moe_layer = part.moe + experts * part.expert;
-      largest = dense_layers + (room > 0 && per_moe_layer > 0 ? room / per_moe_layer : 0);
-    } else {
-      largest = part.dense > 0 ? (limit - part.fixed) / part.dense : 0;
+      largest = room / moe_layers / part.expert;
+    } else {  // the most leading layers that fit
+      Wide total = part.fixed;
+      for (std::int64_t layer = 0; layer < layers; ++layer) {
+        total += part.per_template[cat.template_of_layer[static_cast<std::size_t>(layer)]] +
+                 (m.layer_is_moe(layer) ? experts * part.expert : 0);
+        if (total > limit) break;
+        largest = layer + 1;
+      }
     }
     const std::int64_t value = key == "num_local_experts" ? experts : layers;
     throw SpecError(key, key + " = " + std::to_string(value) + " is too large: " + what +
@@ -114,6 +120,17 @@ void check_model_size(const TensorCatalog& cat, const ModelSpec& m,
   check(elements, kInt64Max / bytes_per_element,
         "the checkpoint's size in bytes (" + std::to_string(bytes_per_element) +
             " bytes per parameter) overflows 64-bit arithmetic");
+}
+
+// Runs of consecutive layers in [first, last) that share a template (`same`), in order.
+template <typename Same, typename Visit>
+void for_each_run(std::int64_t first, std::int64_t last, Same&& same, Visit&& visit) {
+  for (std::int64_t begin = first; begin < last;) {
+    std::int64_t end = begin + 1;
+    while (end < last && same(begin, end)) ++end;
+    visit(begin, end);
+    begin = end;
+  }
 }
 
 }  // namespace
@@ -179,31 +196,40 @@ bool Layout::partitioned(StateKind kind) const {
 FlatBuffer Layout::dense_buffer(const RankCoord& c) const {
   const OwnedCatalog& owned = owned_[c.tp == 0 ? 0 : 1];
   const auto [first, last] = pipeline_.layers_of(c.pp);
-  const std::int64_t moe_from =
-      model_.is_moe() ? model_.first_k_dense_replace : model_.num_hidden_layers;
+  const auto& of_layer = catalog_->template_of_layer;
+  const auto template_of = [&](std::int64_t layer) {
+    return of_layer[static_cast<std::size_t>(layer)];
+  };
   FlatBuffer buffer;
   if (c.pp == 0) buffer.append({&owned.first_stage, 1});
-  const std::int64_t dense_end = std::min(last, moe_from);
-  buffer.append({&owned.dense_layer, dense_end - first, first});
-  const std::int64_t moe_begin = std::max(first, moe_from);
-  buffer.append({&owned.moe_layer, last - moe_begin, moe_begin});
+  for_each_run(
+      first, last, [&](std::int64_t a, std::int64_t b) { return template_of(a) == template_of(b); },
+      [&](std::int64_t begin, std::int64_t end) {
+        buffer.append({&owned.layers[template_of(begin)], end - begin, begin});
+      });
   if (c.pp == parallel_.pp - 1) buffer.append({&owned.last_stage, 1});
   return buffer;
 }
 
+// The experts of each run of consecutive MoE layers in this stage.
 FlatBuffer Layout::expert_buffer(const RankCoord& c) const {
   FlatBuffer buffer;
   if (!model_.is_moe()) return buffer;
   const OwnedCatalog& owned = owned_[c.tp == 0 ? 0 : 1];
   const auto [first, last] = pipeline_.layers_of(c.pp);
-  const std::int64_t moe_begin = std::max(first, model_.first_k_dense_replace);
-  if (catalog_->fused_experts) {  // one copy per layer, each holding this rank's experts
-    buffer.append({&owned.expert, last - moe_begin, moe_begin});
-    return buffer;
-  }
   const std::int64_t local_experts = model_.num_local_experts / parallel_.ep;
-  buffer.append({&owned.expert, (last - moe_begin) * local_experts, moe_begin, local_experts,
-                 c.ep * local_experts});
+  const auto moe = [&](std::int64_t a, std::int64_t b) {
+    return model_.layer_is_moe(a) == model_.layer_is_moe(b);
+  };
+  for_each_run(first, last, moe, [&](std::int64_t begin, std::int64_t end) {
+    if (!model_.layer_is_moe(begin)) return;
+    if (catalog_->fused_experts) {  // one copy per layer, each holding this rank's experts
+      buffer.append({&owned.expert, end - begin, begin});
+    } else {
+      buffer.append({&owned.expert, (end - begin) * local_experts, begin, local_experts,
+                     c.ep * local_experts});
+    }
+  });
   return buffer;
 }
 

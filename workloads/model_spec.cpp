@@ -1,5 +1,6 @@
 #include "workloads/model_spec.hpp"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -85,7 +86,7 @@ void validate_moe(const ModelSpec& m) {
                                                ") exceeds num_local_experts (" +
                                                std::to_string(m.num_local_experts) + ")");
   }
-  if (m.first_k_dense_replace >= m.num_hidden_layers) {
+  if (m.moe_layers.empty() && m.first_k_dense_replace >= m.num_hidden_layers) {
     throw SpecError("first_k_dense_replace", "first_k_dense_replace (" +
                                                  std::to_string(m.first_k_dense_replace) +
                                                  ") leaves no MoE layer among " +
@@ -133,7 +134,47 @@ void validate_ssm(const ModelSpec& m) {
   }
 }
 
+// A list of layer indices: ascending, each below num_hidden_layers.
+void validate_layer_list(const ModelSpec& m, const std::vector<std::int64_t>& layers,
+                         const char* key) {
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    if (layers[i] < 0 || layers[i] >= m.num_hidden_layers ||
+        (i > 0 && layers[i] <= layers[i - 1])) {
+      throw SpecError(key, std::string(key) +
+                               " must list ascending layer indices below "
+                               "num_hidden_layers (" +
+                               std::to_string(m.num_hidden_layers) + "); entry " +
+                               std::to_string(i) + " is " + std::to_string(layers[i]));
+    }
+  }
+}
+
+bool lists(const std::vector<std::int64_t>& layers, std::int64_t layer) {
+  return std::binary_search(layers.begin(), layers.end(), layer);
+}
+
 }  // namespace
+
+bool ModelSpec::layer_is_moe(std::int64_t layer) const {
+  if (!is_moe()) return false;
+  return moe_layers.empty() ? layer >= first_k_dense_replace : lists(moe_layers, layer);
+}
+
+std::int64_t ModelSpec::moe_layer_count() const {
+  if (!is_moe()) return 0;
+  return moe_layers.empty() ? num_hidden_layers - first_k_dense_replace
+                            : static_cast<std::int64_t>(moe_layers.size());
+}
+
+LayerKind ModelSpec::layer_kind(std::int64_t layer) const {
+  LayerKind kind;
+  kind.moe = layer_is_moe(layer);
+  if (mixer == Mixer::attention) return kind;
+  if (!is_hybrid()) return LayerKind{false, true, false, false};
+  kind.attention = ssm_beside_attention || lists(attention_layers, layer);
+  kind.ssm = ssm_beside_attention || !kind.attention;
+  return kind;
+}
 
 ModelSpec ModelSpec::resolved() const {
   ModelSpec copy = *this;
@@ -151,7 +192,7 @@ void ModelSpec::validate() const {
   require_positive(num_attention_heads, "num_attention_heads");
   require_positive(vocab_size, "vocab_size");
   require_not_negative(max_position_embeddings, "max_position_embeddings");
-  const bool every_layer_moe = is_moe() && first_k_dense_replace == 0;
+  const bool every_layer_moe = is_moe() && moe_layer_count() == num_hidden_layers;
   if (!every_layer_moe || n_shared_experts > 0 || moe_intermediate_size == 0) {
     require_positive(intermediate_size, "intermediate_size");
   }
@@ -174,6 +215,8 @@ void ModelSpec::validate() const {
   validate_moe(*this);
   validate_mla(*this);
   validate_ssm(*this);
+  validate_layer_list(*this, attention_layers, "attention_layers");
+  validate_layer_list(*this, moe_layers, "moe_layers");
 }
 
 std::string_view norm_name(NormKind kind) {
@@ -244,6 +287,8 @@ std::string_view hf_names_name(HfNames names) {
       return "mamba";
     case HfNames::dbrx:
       return "dbrx";
+    case HfNames::hybrid:
+      return "hybrid";
   }
   return "llama";
 }

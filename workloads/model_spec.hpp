@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace ckpt::workloads {
 
@@ -37,7 +38,8 @@ enum class HfNames {
   llama4,
   granitemoe,
   mamba,
-  dbrx
+  dbrx,
+  hybrid
 };
 // The shape of the per-head q/k norms: one vector over all heads (OLMo 2), one row per head
 // (Cohere), or one head_dim vector shared by the heads (Qwen3, Gemma 3).
@@ -53,6 +55,15 @@ enum class ExpertStorage { per_expert, fused_gate_up, fused_in_out, fused_rows }
 // What mixes tokens in a layer: attention followed by the MLP, or a state-space mixer alone
 // (Mamba: A_log [d_inner, N]; Mamba-2: one A_log per head, grouped B/C).
 enum class Mixer { attention, mamba, mamba2 };
+// What one layer holds besides its norms: attention, the state-space mixer or both side by side,
+// then the MLP (or the MoE block) unless the layer is a plain state-space layer (Mamba).
+struct LayerKind {
+  bool attention = true;
+  bool ssm = false;
+  bool mlp = true;
+  bool moe = false;
+  bool operator==(const LayerKind&) const = default;
+};
 
 // The architecture of a decoder-only transformer, in Hugging Face vocabulary where one
 // exists. Zero means "not set" for the optional sizes; `resolved()` applies the HF defaults.
@@ -115,6 +126,19 @@ struct ModelSpec {
   std::int64_t ssm_heads = 0, ssm_groups = 0;  // Mamba-2
   bool ssm_proj_bias = false;                  // bias on in_proj / out_proj
   bool ssm_conv_bias = true;
+  bool ssm_gated_norm = true;  // Mamba-2's gated RMSNorm over d_inner (Falcon-H1: mamba_rms_norm)
+  bool ssm_out_bias = false;   // bias on out_proj alone (Falcon-H1's projectors_bias)
+  // Jamba: RMSNorms over the time step [dt_rank] and over B and C [N] inside the mixer.
+  bool ssm_inner_norms = false;
+
+  // Hybrid stacks (hf_names = hybrid: Jamba, Bamba, Falcon-H1): every layer has the MLP after
+  // its mixer, which is attention in `attention_layers` and the state-space `mixer` in the
+  // others, or both side by side in every layer (ssm_beside_attention).
+  bool ssm_beside_attention = false;
+  std::vector<std::int64_t> attention_layers;
+  // The MoE layers when they are not simply the ones from first_k_dense_replace on (Jamba's
+  // every other layer); ascending.
+  std::vector<std::int64_t> moe_layers;
 
   // Multi-head latent attention (DeepSeek-V2/V3): on when kv_lora_rank > 0.
   std::int64_t q_lora_rank = 0;  // 0: queries are not compressed
@@ -126,7 +150,10 @@ struct ModelSpec {
   bool is_moe() const { return num_local_experts > 0; }
   bool uses_mla() const { return kv_lora_rank > 0; }
   bool fused_experts() const { return is_moe() && expert_storage != ExpertStorage::per_expert; }
-  bool layer_is_moe(std::int64_t layer) const { return is_moe() && layer >= first_k_dense_replace; }
+  bool is_hybrid() const { return hf_names == HfNames::hybrid; }
+  bool layer_is_moe(std::int64_t layer) const;
+  std::int64_t moe_layer_count() const;
+  LayerKind layer_kind(std::int64_t layer) const;
   std::int64_t expert_intermediate_size() const {
     return moe_intermediate_size > 0 ? moe_intermediate_size : intermediate_size;
   }

@@ -15,8 +15,10 @@ std::vector<std::pair<const char*, std::int64_t>> tp_divided_sizes(const ModelSp
   std::vector<std::pair<const char*, std::int64_t>> sizes{
       {"num_attention_heads", m.num_attention_heads}};
   if (m.mixer == Mixer::mamba2) sizes.emplace_back("n_groups", m.ssm_groups);
+  if (m.is_hybrid() && m.mixer == Mixer::mamba2) sizes.emplace_back("num_heads", m.ssm_heads);
+  if (m.is_hybrid()) sizes.emplace_back("ssm intermediate size", m.ssm_inner_size);
   if (!m.uses_mla()) sizes.emplace_back("num_key_value_heads", m.num_key_value_heads);
-  const bool has_dense_layers = !m.is_moe() || m.first_k_dense_replace > 0;
+  const bool has_dense_layers = m.moe_layer_count() < m.num_hidden_layers;
   if (has_dense_layers) sizes.emplace_back("intermediate_size", m.intermediate_size);
   if (m.is_moe()) {
     sizes.emplace_back(m.moe_intermediate_size > 0 ? "moe_intermediate_size" : "intermediate_size",
@@ -107,8 +109,10 @@ void validate_parallelism(const ModelSpec& model, const ParallelSpec& parallel) 
 }
 
 void validate_tp_splits(const TensorCatalog& catalog, std::int64_t tp) {
-  for (const auto* part : {&catalog.first_stage, &catalog.dense_layer, &catalog.moe_layer,
-                           &catalog.expert, &catalog.last_stage}) {
+  std::vector<const std::vector<TensorDef>*> parts{&catalog.first_stage, &catalog.expert,
+                                                   &catalog.last_stage};
+  for (const LayerTemplate& t : catalog.layer_templates) parts.push_back(&t.tensors);
+  for (const auto* part : parts) {
     for (const TensorDef& def : *part) {
       if (def.split == TpSplit::replicated) continue;
       const std::size_t dim = split_dim(def.split);

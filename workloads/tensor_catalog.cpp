@@ -1,5 +1,6 @@
 #include "workloads/tensor_catalog.hpp"
 
+#include <algorithm>
 #include <functional>
 #include <numeric>
 
@@ -17,16 +18,24 @@ class CatalogBuilder {
       : m_(model), megatron_(naming == Naming::megatron), names_(tensor_names(model, naming)) {}
 
   // One layer with its norms where the model's placement puts them (NormPlacement).
-  std::vector<TensorDef> layer(bool moe) const {
+  std::vector<TensorDef> layer(const LayerKind& kind) const {
     std::vector<TensorDef> out;
     const std::vector<std::string>& norms = names_.layer_norms;
     const auto norms_from = [&](std::size_t first, std::size_t count) {
       for (std::size_t i = first; i < first + count && i < norms.size(); ++i)
         norm(out, names_.layer + norms[i]);
     };
-    if (m_.mixer != Mixer::attention) {
+    if (!kind.attention && !kind.mlp) {
       norms_from(0, 1);
       state_space_mixer(out);
+      return out;
+    }
+    if (kind.ssm) {  // hybrid: a norm, the mixer(s), a norm, the MLP
+      norms_from(0, 1);
+      state_space_mixer(out);
+      if (kind.attention) attention(out);
+      norms_from(1, 1);
+      feed_forward(out, kind.moe);
       return out;
     }
     switch (m_.norm_placement) {
@@ -64,12 +73,7 @@ class CatalogBuilder {
       case NormPlacement::parallel_pair:
         break;
     }
-    if (moe) {
-      moe_block(out);
-    } else {
-      mlp(out, names_.layer + names_.mlp, m_.intermediate_size, names_.gate, names_.up,
-          names_.down);
-    }
+    feed_forward(out, kind.moe);
     if (m_.norm_placement == NormPlacement::sandwich) norms_from(3, 1);
     if (m_.norm_placement == NormPlacement::post) norms_from(1, 1);
     return out;
@@ -193,12 +197,17 @@ class CatalogBuilder {
     linear(out, p + "in_proj", v2 ? conv + d + m_.ssm_heads : 2 * d, m_.hidden_size, TpSplit::dim0,
            m_.ssm_proj_bias);
     if (v2) {
-      add(out, p + "norm.weight", {d}, TpSplit::dim0);
+      if (m_.ssm_gated_norm) add(out, p + "norm.weight", {d}, TpSplit::dim0);
     } else {
       linear(out, p + "x_proj", m_.ssm_dt_rank + 2 * n, d, TpSplit::dim1, false);
       linear(out, p + "dt_proj", d, m_.ssm_dt_rank, TpSplit::dim0, true);
     }
-    linear(out, p + "out_proj", m_.hidden_size, d, TpSplit::dim1, m_.ssm_proj_bias);
+    if (m_.ssm_inner_norms) {
+      add(out, p + "dt_layernorm.weight", {m_.ssm_dt_rank}, TpSplit::replicated);
+      add(out, p + "b_layernorm.weight", {n}, TpSplit::replicated);
+      add(out, p + "c_layernorm.weight", {n}, TpSplit::replicated);
+    }
+    linear(out, p + "out_proj", m_.hidden_size, d, TpSplit::dim1, m_.ssm_out_bias);
   }
 
   // Fused q/k/v (Megatron, and HF where fused_qkv) is one column-parallel matrix split along
@@ -265,6 +274,15 @@ class CatalogBuilder {
            heads * (m_.qk_nope_head_dim + m_.v_head_dim), m_.kv_lora_rank, TpSplit::dim0, false);
     linear(out, p + (hf ? "o_proj" : "linear_proj"), h, heads * m_.v_head_dim, TpSplit::dim1,
            m_.o_bias);
+  }
+
+  void feed_forward(std::vector<TensorDef>& out, bool moe) const {
+    if (moe) {
+      moe_block(out);
+    } else {
+      mlp(out, names_.layer + names_.mlp, m_.intermediate_size, names_.gate, names_.up,
+          names_.down);
+    }
   }
 
   // Router, optional routing bias, shared expert(s) and their gate; the routed experts are
@@ -354,21 +372,19 @@ std::int64_t TensorDef::numel() const {
 }
 
 std::int64_t TensorCatalog::parameter_count(const ModelSpec& model) const {
-  const std::int64_t moe_layers =
-      model.is_moe() ? model.num_hidden_layers - model.first_k_dense_replace : 0;
-  const std::int64_t dense_layers = model.num_hidden_layers - moe_layers;
   const char* what = "the parameter count";
   const std::int64_t copies = fused_experts ? 1 : model.num_local_experts;
   const std::int64_t experts = checked_mul(copies, sum_numel(expert), "num_local_experts", what);
-  const std::int64_t moe =
-      checked_mul(moe_layers, checked_add(sum_numel(moe_layer), experts, "num_local_experts", what),
-                  "num_hidden_layers", what);
-  const std::int64_t dense =
-      checked_mul(dense_layers, sum_numel(dense_layer), "num_hidden_layers", what);
-  return checked_add(
-      checked_add(checked_add(sum_numel(first_stage), dense, "num_hidden_layers", what), moe,
-                  "num_hidden_layers", what),
-      sum_numel(last_stage), "num_hidden_layers", what);
+  std::int64_t total =
+      checked_add(sum_numel(first_stage), sum_numel(last_stage), "num_hidden_layers", what);
+  std::vector<std::int64_t> per_template;
+  for (const LayerTemplate& t : layer_templates) {
+    per_template.push_back(
+        checked_add(sum_numel(t.tensors), t.kind.moe ? experts : 0, "num_local_experts", what));
+  }
+  for (const std::size_t index : template_of_layer)
+    total = checked_add(total, per_template[index], "num_hidden_layers", what);
+  return total;
 }
 
 TensorCatalog build_tensor_catalog(const ModelSpec& model, Naming naming,
@@ -376,9 +392,16 @@ TensorCatalog build_tensor_catalog(const ModelSpec& model, Naming naming,
   const CatalogBuilder builder(model, naming);
   TensorCatalog catalog;
   catalog.first_stage = builder.first_stage(padded_vocab);
-  catalog.dense_layer = builder.layer(false);
+  for (std::int64_t layer = 0; layer < model.num_hidden_layers; ++layer) {
+    const LayerKind kind = model.layer_kind(layer);
+    const auto known = std::find_if(catalog.layer_templates.begin(), catalog.layer_templates.end(),
+                                    [&](const LayerTemplate& t) { return t.kind == kind; });
+    catalog.template_of_layer.push_back(
+        static_cast<std::size_t>(known - catalog.layer_templates.begin()));
+    if (known == catalog.layer_templates.end())
+      catalog.layer_templates.push_back(LayerTemplate{kind, builder.layer(kind)});
+  }
   if (model.is_moe()) {
-    catalog.moe_layer = builder.layer(true);
     catalog.expert = builder.expert();
     catalog.fused_experts = model.fused_experts() && naming == Naming::hf;
   }

@@ -29,17 +29,25 @@ struct TensorDef {
   std::int64_t numel() const;
 };
 
+// One layer's tensors; all layers of one LayerKind share them.
+struct LayerTemplate {
+  LayerKind kind;
+  std::vector<TensorDef> tensors;  // an MoE layer's non-expert tensors (attention, router, shared)
+};
+
 // Every tensor of the model, grouped by where it lives in the pipeline. Layers come as one
-// template each (dense, MoE) because all layers of a kind share shapes.
+// template per kind (dense, MoE, state-space, ...) because all layers of a kind share shapes.
 struct TensorCatalog {
   std::vector<TensorDef> first_stage;  // embeddings: pipeline stage 0
-  std::vector<TensorDef> dense_layer;  // one dense transformer layer
-  std::vector<TensorDef>
-      moe_layer;                  // an MoE layer's non-expert tensors (attention, router, shared)
+  std::vector<LayerTemplate> layer_templates;
+  std::vector<std::size_t> template_of_layer;  // index into layer_templates, one per layer
   std::vector<TensorDef> expert;  // one routed expert of an MoE layer, or all of them (fused)
   bool fused_experts = false;     // `expert` holds each layer's experts in dim 0, once per layer
   std::vector<TensorDef> last_stage;  // final norm and untied output layer: last stage
 
+  const std::vector<TensorDef>& layer(std::int64_t index) const {
+    return layer_templates[template_of_layer[static_cast<std::size_t>(index)]].tensors;
+  }
   // Unique parameters of the whole model (tied embeddings counted once).
   std::int64_t parameter_count(const ModelSpec& model) const;
 };

@@ -166,6 +166,9 @@ NameScheme older_hf_names(const ModelSpec& m, NameScheme n) {
     case HfNames::granitemoe:
       n.fused_experts = "block_sparse_moe.";
       n.router_weight = "block_sparse_moe.router.layer.weight";
+      n.shared_experts = "shared_mlp.";  // GraniteMoeShared: fused like the experts
+      n.gate_up = "input_linear";
+      n.down = "output_linear";
       break;
     case HfNames::dbrx:
       n.layer = "transformer.blocks.{layer}.";
@@ -177,6 +180,17 @@ NameScheme older_hf_names(const ModelSpec& m, NameScheme n) {
       n.fused_experts = "ffn.experts.mlp.";
       n.embedding_weight = "transformer.wte.weight";
       n.final_norm = "transformer.norm_f";
+      break;
+    case HfNames::hybrid:
+      n.layer_norms = {"input_layernorm", "pre_ff_layernorm"};
+      n.ssm = "mamba.";
+      n.mlp = "feed_forward.";
+      n.expert = "feed_forward.experts.{expert}.";
+      n.expert_gate = "gate_proj";
+      n.expert_up = "up_proj";
+      n.expert_down = "down_proj";
+      n.router_weight = "feed_forward.router.weight";
+      n.final_norm = "model.final_layernorm";
       break;
     case HfNames::mamba:
       n.layer = "backbone.layers.{layer}.";

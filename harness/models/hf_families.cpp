@@ -118,7 +118,7 @@ ModelSpec map_mamba(const HfConfig& config, bool v2) {
   spec.intermediate_size = spec.ssm_inner_size;
   spec.ssm_state_size = config.size_or("state_size", v2 ? 128 : 16);
   spec.ssm_conv_kernel = config.size_or("conv_kernel", 4);
-  spec.ssm_proj_bias = config.flag_or("use_bias", false);
+  spec.ssm_proj_bias = spec.ssm_out_bias = config.flag_or("use_bias", false);
   spec.ssm_conv_bias = config.flag_or("use_conv_bias", true);
   spec.tie_word_embeddings = config.flag_or("tie_word_embeddings", !v2);
   if (v2) {
@@ -132,6 +132,88 @@ ModelSpec map_mamba(const HfConfig& config, bool v2) {
     spec.num_attention_heads = 1;
   }
   spec.num_key_value_heads = spec.num_attention_heads;
+  return spec;
+}
+
+// The layers `period` apart from `offset` on (Jamba's attention and expert layers).
+std::vector<std::int64_t> every_nth(std::int64_t layers, std::int64_t period, std::int64_t offset) {
+  std::vector<std::int64_t> out;
+  for (std::int64_t layer = offset; period > 0 && layer < layers; layer += period)
+    out.push_back(layer);
+  return out;
+}
+
+// Jamba: Mamba mixers with RMSNorms over dt, B and C, attention every attn_layer_period-th layer
+// from attn_layer_offset, MoE every expert_layer_period-th from expert_layer_offset (a layer of
+// one expert is a plain MLP), bias-free attention.
+void map_jamba(ModelSpec& spec, const HfConfig& config) {
+  spec.mixer = workloads::Mixer::mamba;
+  spec.ssm_inner_norms = true;
+  spec.ssm_inner_size = config.size_or("mamba_expand", 2) * spec.hidden_size;
+  spec.ssm_state_size = config.size_or("mamba_d_state", 16);
+  const bool auto_rank = config.text_if_string("mamba_dt_rank") == "auto";
+  spec.ssm_dt_rank = auto_rank ? (spec.hidden_size + 15) / 16
+                               : config.size_or("mamba_dt_rank", (spec.hidden_size + 15) / 16);
+  spec.ssm_out_bias = spec.ssm_proj_bias;
+  const std::int64_t layers = spec.num_hidden_layers;
+  spec.attention_layers = every_nth(layers, config.size_or("attn_layer_period", 8),
+                                    config.size_or("attn_layer_offset", 4));
+  const std::int64_t experts =
+      config.size("num_local_experts").value_or(config.size_or("num_experts", 16));
+  if (experts > 1) {
+    spec.num_local_experts = experts;
+    spec.num_experts_per_tok = config.size_or("num_experts_per_tok", 2);
+    spec.moe_layers = every_nth(layers, config.size_or("expert_layer_period", 2),
+                                config.size_or("expert_layer_offset", 1));
+  }
+}
+
+// Mamba-2 mixers: Bamba's with d_inner = mamba_expand × h and the gated norm always;
+// Falcon-H1's of mamba_d_ssm (null: expand × h) with the norm under mamba_rms_norm and
+// out_proj's bias under projectors_bias.
+void map_hybrid_mamba2(ModelSpec& spec, const HfConfig& config, bool falcon_h1) {
+  spec.mixer = workloads::Mixer::mamba2;
+  const std::int64_t expanded = config.size_or("mamba_expand", 2) * spec.hidden_size;
+  spec.ssm_inner_size = expanded;
+  spec.ssm_state_size = config.size_or("mamba_d_state", 256);
+  spec.ssm_heads = config.size_or("mamba_n_heads", 128);
+  spec.ssm_groups = config.size_or("mamba_n_groups", 1);
+  spec.ssm_out_bias = spec.ssm_proj_bias;
+  if (!falcon_h1) {
+    spec.attention_layers = config.sizes("attn_layer_indices");
+    return;
+  }
+  spec.ssm_beside_attention = true;
+  spec.ssm_inner_size =
+      config.is_null("mamba_d_ssm") ? expanded : config.size_or("mamba_d_ssm", 1024);
+  spec.ssm_gated_norm = config.flag_or("mamba_rms_norm", false);
+  spec.ssm_out_bias = config.flag_or("projectors_bias", false);
+}
+
+// JambaConfig, BambaConfig, FalconH1Config: Llama's attention and MLP sizes, then a norm, the
+// mixer, a norm and the MLP in every layer; untied by default.
+ModelSpec map_hybrid(const HfConfig& config, std::string_view model_type) {
+  ModelSpec spec;
+  spec.hf_names = workloads::HfNames::hybrid;
+  spec.hidden_size = config.required_size("hidden_size");
+  spec.intermediate_size = config.required_size("intermediate_size");
+  spec.num_hidden_layers = config.required_size("num_hidden_layers");
+  spec.num_attention_heads = config.required_size("num_attention_heads");
+  spec.num_key_value_heads = config.size_or("num_key_value_heads", spec.num_attention_heads);
+  spec.vocab_size = config.required_size("vocab_size");
+  spec.max_position_embeddings = config.size_or("max_position_embeddings", 0);
+  spec.tie_word_embeddings = config.flag_or("tie_word_embeddings", false);
+  spec.ssm_conv_kernel = config.size_or("mamba_d_conv", 4);
+  spec.ssm_conv_bias = config.flag_or("mamba_conv_bias", true);
+  spec.ssm_proj_bias = config.flag_or("mamba_proj_bias", false);
+  if (model_type == "jamba") {
+    map_jamba(spec, config);
+    return spec;
+  }
+  spec.head_dim = config.size_or("head_dim", 0);
+  spec.qkv_bias = spec.o_bias = config.flag_or("attention_bias", false);
+  spec.mlp_bias = config.flag_or("mlp_bias", false);
+  map_hybrid_mamba2(spec, config, model_type == "falcon_h1");
   return spec;
 }
 
@@ -162,6 +244,8 @@ ModelSpec map_dbrx(const HfConfig& config) {
 }
 
 ModelSpec map_own_keys_family(std::string_view model_type, const HfConfig& config) {
+  if (model_type == "jamba" || model_type == "bamba" || model_type == "falcon_h1")
+    return map_hybrid(config, model_type);
   if (model_type == "dbrx") return map_dbrx(config);
   if (model_type == "gpt2" || model_type == "gptj") return map_gpt2(config, model_type == "gptj");
   if (model_type == "bloom") return map_bloom(config);
@@ -182,6 +266,11 @@ std::string own_keys_family_key(std::string_view model_type, const std::string& 
       {"dbrx", "num_hidden_layers", "n_layers"}, {"dbrx", "num_attention_heads", "n_heads"},
       {"dbrx", "num_key_value_heads", "attn_config"}, {"dbrx", "intermediate_size", "ffn_config"},
       {"dbrx", "num_local_experts", "ffn_config"}, {"dbrx", "num_experts_per_tok", "ffn_config"},
+      {"jamba bamba falcon_h1", "state_size", "mamba_d_state"}, {"jamba bamba falcon_h1", "conv_kernel", "mamba_d_conv"},
+      {"bamba falcon_h1", "num_heads", "mamba_n_heads"}, {"bamba falcon_h1", "n_groups", "mamba_n_groups"},
+      {"jamba", "time_step_rank", "mamba_dt_rank"}, {"jamba", "attention_layers", "attn_layer_offset"},
+      {"jamba", "moe_layers", "expert_layer_offset"}, {"jamba", "num_local_experts", "num_experts"},
+      {"bamba", "attention_layers", "attn_layer_indices"}, {"falcon_h1", "intermediate_size", "mamba_d_ssm"},
   };
   // clang-format on
   for (const Alias& alias : kAliases) {
@@ -212,6 +301,9 @@ void map_fused_moe(ModelSpec& spec, const HfConfig& config, std::string_view mod
   if (!llama4) {
     spec.hf_names = workloads::HfNames::granitemoe;
     spec.expert_storage = workloads::ExpertStorage::fused_in_out;
+    // GraniteMoeShared: a shared MLP of this width (0: none) beside the experts.
+    if (model_type == "granitemoeshared")
+      spec.shared_expert_intermediate_size = config.size_or("shared_intermediate_size", 0);
     return;
   }
   spec.hf_names = workloads::HfNames::llama4;

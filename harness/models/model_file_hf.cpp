@@ -94,10 +94,23 @@ constexpr std::string_view kOptKeys[] = {
 constexpr std::string_view kMambaKeys[] = {
     "state_size", "expand", "conv_kernel", "time_step_rank", "use_bias", "use_conv_bias", "num_heads", "n_groups",
 };
+constexpr std::string_view kJambaKeys[] = {
+    "mamba_d_state", "mamba_d_conv", "mamba_expand", "mamba_dt_rank", "mamba_conv_bias", "mamba_proj_bias",
+    "attn_layer_period", "attn_layer_offset", "expert_layer_period", "expert_layer_offset", "num_experts",
+    "num_local_experts", "num_experts_per_tok",
+};
+constexpr std::string_view kBambaKeys[] = {
+    "mamba_d_state", "mamba_d_conv", "mamba_expand", "mamba_n_heads", "mamba_n_groups", "mamba_conv_bias",
+    "mamba_proj_bias", "attn_layer_indices", "attention_bias", "mlp_bias", "head_dim",
+};
+constexpr std::string_view kFalconH1Keys[] = {
+    "mamba_d_state", "mamba_d_conv", "mamba_expand", "mamba_n_heads", "mamba_n_groups", "mamba_conv_bias",
+    "mamba_proj_bias", "mamba_d_ssm", "mamba_rms_norm", "projectors_bias", "attention_bias", "mlp_bias", "head_dim",
+};
 constexpr std::string_view kDbrxKeys[] = {"d_model", "n_heads", "n_layers", "max_seq_len", "attn_config", "ffn_config"};
 constexpr std::string_view kFusedMoeKeys[] = {
     "num_local_experts", "num_experts_per_tok", "intermediate_size_mlp", "interleave_moe_layer_step", "moe_layers",
-    "use_qk_norm",
+    "use_qk_norm", "shared_intermediate_size",
 };
 // clang-format on
 
@@ -120,6 +133,7 @@ struct Traits {
   std::int64_t experts = 0, per_token = 0, expert_width = 0, shared_width = 0;
   // A boolean key whose `true` adds tensors ckptbench does not model: refused, naming it.
   std::string_view unmodelled;
+  bool sinks = false;  // a learned attention-sink logit per head (self_attn.sinks)
 };
 
 struct ArchName {
@@ -149,6 +163,8 @@ constexpr std::array kArchNames{
     ArchName{HfArch::dense, "qwen3", "Qwen3ForCausalLM", {}, true,
              {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .qk_norm = true, .qk_norm_shape = QkNormShape::head_dim}},
     ArchName{HfArch::dense, "granite", "GraniteForCausalLM", {}, true, {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .mlp_bias_key = kMlpBias}},
+    ArchName{HfArch::dense, "granite_swa", "GraniteSWAForCausalLM", {}, true,
+             {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .mlp_bias_key = kMlpBias, .tie = true, .sinks = true}},
     ArchName{HfArch::dense, "smollm3", "SmolLM3ForCausalLM", {}, true, {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .mlp_bias_key = kMlpBias, .tie = true}},
     ArchName{HfArch::dense, "helium", "HeliumForCausalLM", {}, true, {.qkv_bias_key = kAttn, .mlp_bias_key = kMlpBias}},
     ArchName{HfArch::dense, "arcee", "ArceeForCausalLM", {}, true, {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .mlp_bias_key = kMlpBias, .mlp = MlpKind::plain}},
@@ -226,12 +242,18 @@ constexpr std::array kArchNames{
     ArchName{HfArch::own_keys, "mamba", "MambaForCausalLM", kMambaKeys, false, {}},
     ArchName{HfArch::own_keys, "dbrx", "DbrxForCausalLM", kDbrxKeys, false, {}},
     ArchName{HfArch::own_keys, "mamba2", "Mamba2ForCausalLM", kMambaKeys, false, {}},
+    ArchName{HfArch::own_keys, "falcon_mamba", "FalconMambaForCausalLM", kMambaKeys, false, {}},
+    ArchName{HfArch::own_keys, "falcon_h1", "FalconH1ForCausalLM", kFalconH1Keys, false, {}},
+    ArchName{HfArch::own_keys, "bamba", "BambaForCausalLM", kBambaKeys, false, {}},
+    ArchName{HfArch::own_keys, "jamba", "JambaForCausalLM", kJambaKeys, false, {}},
     ArchName{HfArch::fused_moe, "gpt_oss", "GptOssForCausalLM", kFusedMoeKeys, true,
              {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .qkv_bias = true, .o_bias = true}},
     ArchName{HfArch::fused_moe, "llama4_text", "Llama4ForCausalLM", kFusedMoeKeys, true,
              {.qkv_bias_key = kAttn, .o_bias_key = kAttn}},
     ArchName{HfArch::fused_moe, "granitemoe", "GraniteMoeForCausalLM", kFusedMoeKeys, false,
              {.qkv_bias_key = kAttn, .o_bias_key = kAttn}},
+    ArchName{HfArch::fused_moe, "granitemoeshared", "GraniteMoeSharedForCausalLM", kFusedMoeKeys, false,
+             {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .fused_gate_up = true}},
 };
 // clang-format on
 
@@ -272,6 +294,10 @@ constexpr std::string_view kIgnoredKeys[] = {
     "use_mambapy", "chunk_size", "rms_norm", "norm_before_gate", "scale_attn_weights",
     "scale_attn_by_inverse_layer_idx", "reorder_and_upcast_attn", "summary_activation", "summary_first_dropout",
     "summary_proj_to_labels", "summary_type", "summary_use_proj", "emb_pdrop",
+    "rope_parameters", "attention_in_multiplier", "attention_out_multiplier", "key_multiplier",
+    "lm_head_multiplier", "mlp_multipliers", "ssm_multipliers", "ssm_in_multiplier", "ssm_out_multiplier",
+    "mamba_chunk_size", "mamba_norm_before_gate", "mamba_d_head", "num_logits_to_keep", "use_mamba_kernels",
+    "z_loss_coefficient", "mixer_rms_eps", "layer_rope_theta",
 };
 // clang-format on
 
@@ -387,6 +413,7 @@ void apply_traits(ModelSpec& spec, const HfConfig& config, const Traits& t) {
   spec.mlp = t.mlp;
   spec.fused_qkv = t.fused_qkv;
   spec.fused_gate_up = t.fused_gate_up;
+  spec.attention_sinks = t.sinks;
   spec.hf_names = t.names;
   spec.qkv_bias = flag(t.qkv_bias_key, t.qkv_bias);
   spec.o_bias = flag(t.o_bias_key, t.o_bias);

@@ -208,11 +208,47 @@ TEST(HfFixtures, Mamba2MixerSplitsByInnerSizeAndHeads) {
   EXPECT_EQ(bytes_of_every_rank(layout), (1'375'024 + 2 * 24 * 256) * 2);
 }
 
+// Jamba mixes layer kinds: Mamba layers 0 and 2 are MoE, attention layers 1 and 3 dense. Over
+// TP 2 × PP 2 × DP 2 (EP 2) each stage holds one of each, every tensor is written once, and the
+// experts of a stage's MoE layer are split between the EP ranks.
+TEST(HfFixtures, HybridLayerKindsSplitOverPipelineTensorAndExpertRanks) {
+  ParallelSpec parallel;
+  parallel.tp = parallel.pp = parallel.dp = parallel.ep = 2;
+  const Layout layout = hf_weights(fixtures_dir() / "small-jamba" / "config.json", parallel);
+  // Rank 5: tp 1, dp 0, pp 1: layers 2 and 3 (without ZeRO, DP rank 0 writes the dense buffer).
+  const std::string layer2 = "model.layers.2.";
+  EXPECT_EQ(shard_of(layout, 5, layer2 + "mamba.in_proj.weight").extent, (Dims{512, 256}));
+  EXPECT_EQ(shard_of(layout, 5, layer2 + "mamba.x_proj.weight").offset, (Dims{0, 256}));
+  EXPECT_EQ(shard_of(layout, 5, "model.layers.3.self_attn.k_proj.weight").extent, (Dims{64, 256}));
+  // Rank 7: the same stage at dp 1, so ep 1: experts 2 and 3 of layer 2 and nothing else.
+  EXPECT_EQ(shard_of(layout, 7, layer2 + "feed_forward.experts.3.down_proj.weight").extent,
+            (Dims{256, 256}));
+  for (const Shard& s : layout.shards(7))
+    EXPECT_EQ(s.name.rfind(layer2 + "feed_forward.experts.", 0), 0U) << s.name;
+  EXPECT_EQ(layout.shards(7).size(), 6U);
+  // Embedding and lm_head padded from 1000 to 1024 rows at TP 2.
+  EXPECT_EQ(bytes_of_every_rank(layout), (5'695'296 + 2 * 24 * 256) * 2);
+  EXPECT_EQ(layout.checkpoint_bytes(), (5'695'296 + 2 * 24 * 256) * 2);
+}
+
+// Falcon-H1 runs attention and a Mamba-2 mixer side by side in every layer; TP splits both.
+TEST(HfFixtures, FalconH1SplitsAttentionAndMixerByHeads) {
+  const Layout layout = fixture_at("small-falcon-h1", 2, 1, 1);
+  const std::string layer = "model.layers.1.";
+  EXPECT_EQ(shard_of(layout, 1, layer + "mamba.in_proj.weight").extent, (Dims{580, 256}));
+  EXPECT_EQ(shard_of(layout, 1, layer + "mamba.norm.weight").offset, Dims{256});
+  EXPECT_EQ(shard_of(layout, 1, layer + "self_attn.o_proj.weight").extent, (Dims{256, 128}));
+  EXPECT_EQ(shard_of(layout, 0, layer + "pre_ff_layernorm.weight").extent, Dims{256});
+  EXPECT_EQ(bytes_of_every_rank(layout), (2'560'320 + 2 * 24 * 256) * 2);
+}
+
 // Megatron names lay the same tensors out per expert, unfused and untransposed: the same bytes.
 TEST(HfFixtures, MegatronNamesCountTheSameBytesForTheNewLayouts) {
   for (const char* fixture :
        {"small-gpt2", "small-gptj", "small-bloom", "small-opt", "small-gpt-oss",
-        "small-llama4-text", "small-granitemoe", "small-dbrx", "small-mamba", "small-mamba2"}) {
+        "small-llama4-text", "small-granitemoe", "small-dbrx", "small-mamba", "small-mamba2",
+        "small-falcon-h1", "small-bamba", "small-jamba", "small-jamba-one-expert",
+        "small-granitemoeshared"}) {
     SCOPED_TRACE(fixture);
     const fs::path config = fixtures_dir() / fixture / "config.json";
     StateSpec state;
