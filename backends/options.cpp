@@ -31,7 +31,7 @@ std::string expected(const OptionSpec& spec) {
     case OptionType::choice:
       return "one of " + joined(spec.choices, ", ");
     case OptionType::text:
-      return "a non-empty string";
+      return spec.default_value.empty() ? "a string" : "a non-empty string";
     case OptionType::string_map:
       return "a table of strings";
   }
@@ -58,6 +58,9 @@ bool valid(const OptionSpec& spec, const std::string& value) {
     case OptionType::choice:
       return std::find(spec.choices.begin(), spec.choices.end(), value) != spec.choices.end();
     case OptionType::text:
+      // Empty is "unset" where the declared default is empty (an optional setting, such as s3's
+      // ca_file): a campaign passes every default back explicitly.
+      return !value.empty() || spec.default_value.empty();
     case OptionType::string_map:
       return !value.empty();
   }

@@ -18,7 +18,7 @@ enum class OptionType {
   integer,     // a decimal integer in [min, max]
   size,        // bytes: a decimal integer in [min, max] (the campaign turns "4 MiB" into bytes)
   choice,      // one of `choices`
-  text,        // any non-empty string
+  text,        // any non-empty string; may be empty (unset) when its default is empty
   string_map,  // sub-keys "<name>.<anything>" with text values (MPI info hints); no default
 };
 

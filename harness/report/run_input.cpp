@@ -78,6 +78,8 @@ std::map<std::string, double> number_map(const std::optional<JsonField>& parent,
   const std::optional<JsonField> map = parent->find(direction);
   if (!map) return out;
   for (const auto& [name, value] : map->members()) {
+    // `counters` is the backend's request counts (an object), not a step's seconds.
+    if (name == "counters") continue;
     if (!value.is_null()) out[name] = value.non_negative();
   }
   return out;

@@ -33,7 +33,7 @@ void CalibrationPhase::start() {
 bool CalibrationPhase::sample(bool timed) {
   const Case& c = s_.context.c;
   const bool read = s_.context.phase != PhaseSelection::checkpoint;
-  CaseRecord& record = s_.record;
+  CaseRecorder& record = s_.record;
   const auto start = Clock::now();
   CalibrationSample sample;
   try {

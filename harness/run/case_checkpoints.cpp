@@ -10,7 +10,7 @@ namespace ckpt::harness {
 
 namespace fs = std::filesystem;
 
-CaseCheckpoints::CaseCheckpoints(const CaseContext& context, CaseRecord& record)
+CaseCheckpoints::CaseCheckpoints(const CaseContext& context, CaseRecorder& record)
     : context_(context), record_(record) {}
 
 // A keeping run owns its case directory: process 0 holds its lock, and every process stops when

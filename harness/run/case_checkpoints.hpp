@@ -9,7 +9,7 @@
 #include "harness/checkpoint/target_check.hpp"
 #include "harness/comm/comm.hpp"
 #include "harness/run/case_context.hpp"
-#include "harness/run/case_record.hpp"
+#include "harness/run/case_recorder.hpp"
 
 namespace ckpt::harness {
 
@@ -18,7 +18,7 @@ namespace ckpt::harness {
 // the directory.
 class CaseCheckpoints {
  public:
-  CaseCheckpoints(const CaseContext& context, CaseRecord& record);
+  CaseCheckpoints(const CaseContext& context, CaseRecorder& record);
 
   // A keeping run holds the case lock for the whole case, and a restore or load holds it shared
   // (so that no keeping run retires the checkpoint it reads); every process stops with a
@@ -39,7 +39,7 @@ class CaseCheckpoints {
 
  private:
   const CaseContext& context_;
-  CaseRecord& record_;
+  CaseRecorder& record_;
   std::int64_t first_step_ = 1;
   // Checkpoints to remove once a newer one is kept (process 0): the complete one `latest` named
   // at the start (campaign.overwrite), then each kept one of this run until the next is complete.

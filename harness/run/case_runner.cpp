@@ -50,7 +50,7 @@ class CaseRunner {
 CaseResult CaseRunner::run() {
   const PhaseSelection phase = s_.context.phase;
   const Case& c = s_.context.c;
-  CaseRecord& record = s_.record;
+  CaseRecorder& record = s_.record;
   const bool loading = phase == PhaseSelection::load;  // the loader makes its own backends
   const bool write = phase != PhaseSelection::restore && !loading;
   if (loading) {

@@ -13,7 +13,7 @@
 #include "harness/plan/checkpoint_plan.hpp"
 #include "harness/run/case_checkpoints.hpp"
 #include "harness/run/case_context.hpp"
-#include "harness/run/case_record.hpp"
+#include "harness/run/case_recorder.hpp"
 
 namespace ckpt::harness {
 
@@ -35,7 +35,7 @@ struct CaseState {
 
   Clock::time_point started = Clock::now();  // the case's wall clock
   CaseContext context;
-  CaseRecord record;
+  CaseRecorder record;
   CaseBuffers data;
   CaseCheckpoints store;
   std::unique_ptr<backends::Backend> backend;  // every phase's but the load's (own backends)

@@ -50,7 +50,7 @@ bool LoadPhase::iteration(std::vector<IterationTiming>* timings) {
   const CaseContext& context = s_.context;
   const Case& c = context.c;
   Comm& comm = context.comm;
-  CaseRecord& record = s_.record;
+  CaseRecorder& record = s_.record;
   CaseBuffers& data = s_.data;
   auto start = Clock::now();
   record.result.cache_policy_applied = comm.broadcast(apply_cache_policy(c.cache, [&data] {

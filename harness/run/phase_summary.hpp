@@ -7,7 +7,7 @@
 
 #include "harness/exec/iteration.hpp"
 #include "harness/results/case_result.hpp"
-#include "harness/run/case_record.hpp"
+#include "harness/run/case_recorder.hpp"
 
 namespace ckpt::harness {
 

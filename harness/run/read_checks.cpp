@@ -99,7 +99,7 @@ bool finish_read(CaseState& s, const char* what, const ProcessSample& sample,
                  const IterationTiming& timing, const std::vector<RankPlan>& plans,
                  const ProcessBuffer& buffer, bool verify, std::vector<IterationTiming>* timings) {
   Comm& comm = s.context.comm;
-  CaseRecord& record = s.record;
+  CaseRecorder& record = s.record;
   const std::string dir = s.data.planned_dir.string();
   if (!comm.all(sample.error.empty())) {
     return record.fail(fmt::format("{} of {} failed: {}{}", what, dir,

@@ -48,7 +48,7 @@ bool RestorePhase::iteration(int iteration, std::vector<IterationTiming>* timing
   const CaseContext& context = s_.context;
   const Case& c = context.c;
   Comm& comm = context.comm;
-  CaseRecord& record = s_.record;
+  CaseRecorder& record = s_.record;
   CaseBuffers& data = s_.data;
   const bool own_buffers = !data.read_plans.empty();
   const std::vector<RankPlan>& plans = own_buffers ? data.read_plans : data.write_plans;

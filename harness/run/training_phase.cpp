@@ -81,7 +81,7 @@ std::string TrainingPhase::commit(const fs::path& dir, std::int64_t iteration,
 void TrainingPhase::run(std::vector<IterationTiming>& reads) {
   const Case& c = s_.context.c;
   Comm& comm = s_.context.comm;
-  CaseRecord& record = s_.record;
+  CaseRecorder& record = s_.record;
   const auto state_bytes = static_cast<std::uint64_t>(
       comm.max(static_cast<double>(s_.data.write_buffer.memory().size())));
   const auto problem =
@@ -139,7 +139,7 @@ void TrainingPhase::run(std::vector<IterationTiming>& reads) {
 void TrainingPhase::after_loop(const std::vector<RankPlan>& trained, const fs::path& trained_dir,
                                std::vector<IterationTiming>& reads) {
   const TrainingSummary& t = *s_.record.result.training;
-  CaseRecord& record = s_.record;
+  CaseRecorder& record = s_.record;
   CaseBuffers& data = s_.data;
   const fs::path dir = t.committed_dir;
   data.write_plans = plans_at_iteration(trained, t.committed_iteration);

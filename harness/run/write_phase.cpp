@@ -87,7 +87,7 @@ DpGather* WritePhase::sync_gather() {
 bool WritePhase::iteration(int iteration, std::vector<IterationTiming>* timings) {
   const CaseContext& context = s_.context;
   Comm& comm = context.comm;
-  CaseRecord& record = s_.record;
+  CaseRecorder& record = s_.record;
   CaseBuffers& data = s_.data;
   // The step directory is claimed before the clock (one mkdir by process 0); the directories
   // below it are made inside the timed transfer. Its wall time counts as "checkpoint".

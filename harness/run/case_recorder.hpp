@@ -19,9 +19,9 @@ struct SideSeconds {
   GatherCounts gathered;  // one DP gather's counts, summed over processes
 };
 
-struct CaseRecord {
+struct CaseRecorder {
   // The case's fixed facts: its processes, layout, ranks, environment and hosts (collective).
-  explicit CaseRecord(const CaseContext& context);
+  explicit CaseRecorder(const CaseContext& context);
 
   CaseResult result;
   SideSeconds timed;

@@ -1,4 +1,4 @@
-#include "harness/run/case_record.hpp"
+#include "harness/run/case_recorder.hpp"
 
 #include <algorithm>
 
@@ -6,7 +6,7 @@
 
 namespace ckpt::harness {
 
-CaseRecord::CaseRecord(const CaseContext& context) {
+CaseRecorder::CaseRecorder(const CaseContext& context) {
   Comm& comm = context.comm;
   result.config = context.c;
   result.processes = comm.size();
@@ -20,20 +20,20 @@ CaseRecord::CaseRecord(const CaseContext& context) {
   add_notes(context.run.notes);  // the open-file limit raised at start
 }
 
-bool CaseRecord::fail(const std::string& error) {
+bool CaseRecorder::fail(const std::string& error) {
   result.status = "failed";
   result.error = error;
   return false;
 }
 
-void CaseRecord::add_notes(const std::vector<std::string>& notes) {
+void CaseRecorder::add_notes(const std::vector<std::string>& notes) {
   for (const std::string& note : notes) {
     if (std::find(result.notes.begin(), result.notes.end(), note) == result.notes.end())
       result.notes.push_back(note);
   }
 }
 
-void CaseRecord::charge(const char* part, Clock::time_point start) {
+void CaseRecorder::charge(const char* part, Clock::time_point start) {
   result.wall.add(warming_up ? "warm-up" : part, seconds_since(start));
 }
 
