@@ -27,19 +27,8 @@ class EveryPhase : public ::testing::TestWithParam<std::string> {
  protected:
   // The tiny model's full state through the backend under test, kept, caches left alone.
   std::string campaign(const std::string& name, const std::string& rest) {
-    const fs::path model = dir_.write("tiny.toml", kTinyModel);
-    return campaign_toml(name, dir_ / "target", R"(create_target = true
-keep = true
-iterations = 1
-warmup = 0
-[model]
-name = ")" + model.string() + R"("
-[state]
-scope = "full"
-[cache]
-policy = "none"
-[backend]
-name = ")" + GetParam() + "\"\n" + rest);
+    return tiny_full_state_campaign(dir_, name, 1, 0,
+                                    "[backend]\nname = \"" + GetParam() + "\"\n" + rest);
   }
 
   // Runs the campaign with `args`; every record ok, through the backend under test, and verified

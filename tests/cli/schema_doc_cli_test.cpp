@@ -46,18 +46,7 @@ std::vector<DocPath> schema_doc_paths() {
 // The tiny model's full training state, kept, two timed iterations after a warm-up, caches left
 // alone, then `rest`.
 std::string campaign(const Scratch& dir, const std::string& name, const std::string& rest) {
-  const fs::path model = dir.write("tiny.toml", kTinyModel);
-  return campaign_toml(name, dir / "target", R"(create_target = true
-keep = true
-iterations = 2
-warmup = 1
-[model]
-name = ")" + model.string() + R"("
-[state]
-scope = "full"
-[cache]
-policy = "none"
-)" + rest);
+  return tiny_full_state_campaign(dir, name, 2, 1, rest);
 }
 
 // The records of `ckptbench run FILE --output OUT ARGS...`, which must succeed.

@@ -316,6 +316,18 @@ inline std::string campaign_toml(const std::string& name, const fs::path& target
   return "[campaign]\nname = \"" + name + "\"\ntarget = \"" + target.string() + "\"\n" + rest;
 }
 
+// A kept campaign of the tiny model's full state (its model file written into `dir`):
+// `iterations` timed iterations after `warmup`, caches left alone, then `rest`.
+inline std::string tiny_full_state_campaign(const Scratch& dir, const std::string& name,
+                                            int iterations, int warmup, const std::string& rest) {
+  const fs::path model = dir.write("tiny.toml", kTinyModel);
+  return campaign_toml(
+      name, dir / "target",
+      "create_target = true\nkeep = true\niterations = " + std::to_string(iterations) +
+          "\nwarmup = " + std::to_string(warmup) + "\n[model]\nname = \"" + model.string() +
+          "\"\n[state]\nscope = \"full\"\n[cache]\npolicy = \"none\"\n" + rest);
+}
+
 // After campaign_toml's [campaign] table: a kept checkpoint of one iteration without warm-up of
 // the model file `model` at scale 4 under TP 2, `scope` state as `format`, caches left alone.
 inline std::string tp2_checkpoint_toml(const fs::path& model, const std::string& scope,
