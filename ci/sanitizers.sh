@@ -7,10 +7,10 @@
 #         (every object is also compiled with -fsanitize=fuzzer-no-link), so the sanitizer
 #         libraries are compiled once for both jobs.
 #   tsan  ThreadSanitizer (preset tsan, build-tsan/): the code with threads — the posix and uring
-#         workers (the posix/uring backend tests, by a gtest filter) and every unit test of the
-#         folders with threads: common (the bounded slots), memory (the staging pipeline), load
-#         (the pipelined loader's workers), engine (the async engines) — and a threaded
-#         ckptbench run.
+#         workers (posix/uring backend tests), the bounded slots (*Slots*), the staging pipeline
+#         (Stager*), the pipelined loader's workers (LoadWorkers*), the async engines (Engine*)
+#         — the unit programs of common, memory, load and engine with a gtest filter — and a
+#         threaded ckptbench run.
 #
 #   ci/sanitizers.sh [asan|tsan ...]     # default: both
 set -euo pipefail
@@ -31,11 +31,11 @@ run_asan() {
   ctest --preset asan
 }
 
-# The test programs with threaded code: the backends' (filtered to the threaded ones) and the unit
-# programs of the folders with threads (whole); a program this tree does not define is left out.
+# The test programs with threaded code: the backends' and the unit programs of the folders with
+# threads, each filtered to its threaded tests; a program this tree does not define is left out.
 tsan_programs=(ckpt_backend_tests ckpt_unit_common_tests ckpt_unit_memory_tests ckpt_unit_load_tests
   ckpt_unit_engine_tests)
-backend_filter='*osix*:*ring*:*Worker*:*Stag*:Engine*:*/Engine*'
+tsan_filter='*osix*:*ring*:*Slots*:*Worker*:*Stag*:Engine*:*/Engine*'
 
 run_tsan() {
   cmake --preset tsan >/dev/null
@@ -48,10 +48,8 @@ run_tsan() {
   cmake --build build-tsan -j "$jobs" --target "${targets[@]}"
   for t in "${targets[@]}"; do
     [ "$t" = ckptbench ] && continue
-    local filter='*'
-    [ "$t" = ckpt_backend_tests ] && filter="$backend_filter"
-    echo "ci/sanitizers.sh: tsan: $t --gtest_filter=$filter"
-    build-tsan/bin/"$t" --gtest_filter="$filter" --gtest_brief=1
+    echo "ci/sanitizers.sh: tsan: $t --gtest_filter=$tsan_filter"
+    build-tsan/bin/"$t" --gtest_filter="$tsan_filter" --gtest_brief=1
   done
   # A whole threaded run: four posix worker threads a rank, checkpoint and restore, verified.
   local scratch
