@@ -297,5 +297,18 @@ TEST(Provenance, ConfigHashDoesNotDependOnTheTarget) {
       << "the config itself still records the target";
 }
 
+TEST(Provenance, ConfigHashCoversOnlyTheUsedBackendsOptions) {
+  const auto hash_of = [](const std::string& backend, const std::string& extra) {
+    const std::string toml =
+        campaign_with("/mnt/a", 3) + "[backend]\nname = \"" + backend + "\"\n" + extra;
+    return config_hash(parse_campaign(toml, "h.toml", {}).cases.at(0));
+  };
+  const std::string other = "[backend.hdf5]\nalignment = 4096\n";
+  EXPECT_EQ(hash_of("posix", ""), hash_of("posix", other))
+      << "another backend's options do not change what a posix case measures";
+  EXPECT_NE(hash_of("hdf5", ""), hash_of("hdf5", other));
+  EXPECT_NE(hash_of("posix", ""), hash_of("hdf5", ""));
+}
+
 }  // namespace
 }  // namespace ckpt::harness
