@@ -179,8 +179,7 @@ void print_comparison(const Comparison& c, const RunRecord& base, const RunRecor
               {false, false, true, true, true, true, false});
   for (const CaseComparison& cc : c.cases) {
     for (const DirectionComparison& d : cc.directions) {
-      const std::string p = d.test.p_value >= 0.001 ? fmt::format("{:.3f}", d.test.p_value)
-                                                    : fmt::format("{:.1e}", d.test.p_value);
+      const std::string p = format_p_value(d.test.p_value);
       table.add({cc.label + (cc.same_config ? "" : " *"), d.direction, spread_cell(d.base),
                  spread_cell(d.next), d.ratio > 0 ? fmt::format("{:.3f}", d.ratio) : "-",
                  p + (d.test.exact ? "" : " ~"), verdict_text(d.verdict)});

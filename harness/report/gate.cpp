@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "harness/report/case_matching.hpp"
+#include "harness/report/report_format.hpp"
 #include "harness/report/report_table.hpp"
 
 namespace ckpt::harness {
@@ -620,8 +621,7 @@ Table gate_table(const GateResult& r) {
                "detectable", "tolerance", "p", "verdict"},
               {false, false, true, true, true, true, true, true, true, false});
   for (const GateRow& row : r.rows) {
-    const std::string p = row.test.p_value >= 0.001 ? fmt::format("{:.3f}", row.test.p_value)
-                                                    : fmt::format("{:.1e}", row.test.p_value);
+    const std::string p = format_p_value(row.test.p_value);
     const bool both = row.base.n > 0 && row.now.n > 0;
     const std::string spread =
         both ? fmt::format("{:.1f}{} / {:.1f} %", 100 * row.detect.base_spread,

@@ -42,6 +42,10 @@ std::string format_significant(double value) {
   return fmt::format("{:.{}f}", value, significant_decimals(value));
 }
 
+std::string format_p_value(double p) {
+  return p >= 0.001 ? fmt::format("{:.3f}", p) : fmt::format("{:.1e}", p);
+}
+
 std::size_t display_width(const std::string& text) {
   return static_cast<std::size_t>(std::count_if(text.begin(), text.end(), [](char ch) {
     return (static_cast<unsigned char>(ch) & 0xC0) != 0x80;

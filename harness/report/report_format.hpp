@@ -28,6 +28,8 @@ std::string swept_label(const nlohmann::json& swept);
 int significant_decimals(double value);
 // `value` with three significant digits: 0.1023 -> "0.102", 12.345 -> "12.3", 70901.2 -> "70901".
 std::string format_significant(double value);
+// A p-value as the tables print it: three decimals, or scientific below 0.001 ("0.031", "2.4e-05").
+std::string format_p_value(double p);
 
 // Characters as a terminal shows them: UTF-8 code points (the dashes of the table are one each).
 std::size_t display_width(const std::string& text);

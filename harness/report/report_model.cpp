@@ -145,11 +145,14 @@ SampleStats recorded_stats(const std::vector<double>& values, std::optional<doub
 // A [training] case: the flush bandwidth as its write, its stall and time to durable.
 void training_stats(const CaseRecord& c, ReportRow& row) {
   const TrainingRecord& t = *c.training;
-  if (!c.write.ran() && c.stores_data)
-    row.write = recorded_stats(t.committed(&LoopCheckpoint::flush_gib_s), t.flush_gib_s);
-  row.stall = recorded_stats(t.committed(&LoopCheckpoint::stall_seconds), c.stall_seconds);
-  row.durable = recorded_stats(t.committed(&LoopCheckpoint::time_to_durable_seconds),
-                               c.time_to_durable_seconds);
+  if (!c.write.ran() && c.stores_data) {
+    row.write_samples = t.committed(&LoopCheckpoint::flush_gib_s);
+    row.write = recorded_stats(row.write_samples, t.flush_gib_s);
+  }
+  row.stall_samples = t.committed(&LoopCheckpoint::stall_seconds);
+  row.stall = recorded_stats(row.stall_samples, c.stall_seconds);
+  row.durable_samples = t.committed(&LoopCheckpoint::time_to_durable_seconds);
+  row.durable = recorded_stats(row.durable_samples, c.time_to_durable_seconds);
 }
 
 // A case's row: its names, its group and its bandwidth spreads.
@@ -163,8 +166,10 @@ ReportRow make_row(const CaseRecord& c, const ReportOptions& options, bool sever
   row.full_name = run + c.label();
   if (!options.by.empty()) row.group = c.value_of(options.by).value_or("(none)");
   if (c.stores_data) {
-    row.write = sample_stats(bandwidth_samples(c, c.write));
-    row.read = sample_stats(bandwidth_samples(c, c.read));
+    row.write_samples = bandwidth_samples(c, c.write);
+    row.read_samples = bandwidth_samples(c, c.read);
+    row.write = sample_stats(row.write_samples);
+    row.read = sample_stats(row.read_samples);
     row.read_seconds = sample_stats(c.read.seconds);
   }
   if (c.training) training_stats(c, row);

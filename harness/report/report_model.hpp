@@ -30,6 +30,8 @@ struct ReportRow {
   // [training]: over the committed checkpoints, medians as training.stall_seconds and
   // training.time_to_durable_seconds record them (n = 0 without a committed checkpoint).
   SampleStats stall, durable;
+  // The samples each spread above was taken from (the verdict tests its differences with them).
+  std::vector<double> write_samples, read_samples, stall_samples, durable_samples;
   std::optional<double> write_speedup, read_speedup;
   const CaseRecord* baseline = nullptr;
 };

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <optional>
@@ -12,6 +13,7 @@
 
 #include "harness/report/latency_table.hpp"
 #include "harness/report/report_format.hpp"
+#include "harness/results/stats.hpp"
 
 namespace ckpt::harness {
 namespace {
@@ -19,6 +21,7 @@ namespace {
 // A measured quantity of a row and how the sentence speaks of it.
 struct Quantity {
   SampleStats ReportRow::*stats;
+  std::vector<double> ReportRow::*samples;
   bool lower_is_better;
   const char* verb;    // "stalls the loop"
   const char* better;  // "less than", "faster than"
@@ -37,12 +40,19 @@ std::string rate_shown(double gib_per_s, BandwidthUnit unit) {
          " " + unit_label(unit);
 }
 
-const Quantity kStall{&ReportRow::stall, true,         "stalls the loop", "less than",
-                      " per checkpoint", "as long as", seconds_shown};
-const Quantity kDurable{&ReportRow::durable, true, "", "", "", "", seconds_shown};
-const Quantity kWrite{&ReportRow::write, false,     "writes", "faster than", "",
-                      "as fast as",      rate_shown};
-const Quantity kRead{&ReportRow::read, false, "reads", "faster than", "", "as fast as", rate_shown};
+const Quantity kStall{&ReportRow::stall, &ReportRow::stall_samples, true,         "stalls the loop",
+                      "less than",       " per checkpoint",         "as long as", seconds_shown};
+const Quantity kDurable{&ReportRow::durable, &ReportRow::durable_samples, true, "", "", "", "",
+                        seconds_shown};
+const Quantity kWrite{
+    &ReportRow::write, &ReportRow::write_samples, false, "writes", "faster than", "", "as fast as",
+    rate_shown};
+const Quantity kRead{
+    &ReportRow::read, &ReportRow::read_samples, false, "reads", "faster than", "", "as fast as",
+    rate_shown};
+
+// The level below which the verdict calls a difference significant.
+constexpr double kVerdictAlpha = 0.05;
 
 // "" for the comparison of the cases themselves (no key to compare by).
 constexpr const char* kCases = "";
@@ -56,7 +66,33 @@ struct Comparison {
   std::size_t settings = 0;                // settings of the other keys where every value ran
   std::string others;                      // those keys: "training.checkpoint_every, run"
   std::map<std::string, double> means;     // every value's geometric mean
+  // Best against worst, setting by setting, by a two-sided Mann–Whitney U test of their samples:
+  // how many settings had at least two samples a side (tested), in how many the difference was
+  // significant in the direction of the means, and (one setting) its p-value and sample counts.
+  std::size_t tested = 0, significant = 0;
+  double p_value = 1;
+  std::size_t best_n = 0, worst_n = 0;
 };
+
+// Tests best against worst in every setting where both ran, into c's tested/significant counts.
+void test_difference(
+    Comparison& c, const Quantity& q,
+    const std::map<std::string, std::map<std::string, const ReportRow*>>& rows_by_setting) {
+  for (const auto& [setting, by_value] : rows_by_setting) {
+    const auto best = by_value.find(c.best), worst = by_value.find(c.worst);
+    if (best == by_value.end() || worst == by_value.end()) continue;
+    const std::vector<double>& x = best->second->*q.samples;
+    const std::vector<double>& y = worst->second->*q.samples;
+    if (x.size() < 2 || y.size() < 2) continue;
+    const MannWhitney test = mann_whitney_u(x, y);
+    ++c.tested;
+    // Best beats worst: lower for a time, higher for a bandwidth; U counts pairs with x > y.
+    const double half = static_cast<double>(x.size() * y.size()) / 2;
+    const bool same_way = q.lower_is_better ? test.u < half : test.u > half;
+    if (test.p_value < kVerdictAlpha && same_way) ++c.significant;
+    c.p_value = test.p_value, c.best_n = x.size(), c.worst_n = y.size();
+  }
+}
 
 // The row's value of `key` (its full name for kCases, its run for "run").
 std::optional<std::string> value_of(const ReportRow& r, const std::string& key) {
@@ -100,11 +136,13 @@ std::optional<Comparison> compare_by(const std::vector<const ReportRow*>& rows,
                                      const std::string& key, const Quantity& q) {
   std::vector<std::string> values;  // in the order the rows first show them
   std::map<std::string, std::map<std::string, double>> table;  // setting -> value -> median
+  std::map<std::string, std::map<std::string, const ReportRow*>> rows_by_setting;
   for (const ReportRow* r : rows) {
     const SampleStats& s = r->*q.stats;
     const std::optional<std::string> v = value_of(*r, key);
     if (s.n == 0 || !v) continue;
     table[setting_of(*r, key)][*v] = s.median;
+    rows_by_setting[setting_of(*r, key)][*v] = r;
     if (std::find(values.begin(), values.end(), *v) == values.end()) values.push_back(*v);
   }
   if (values.size() < 2) return std::nullopt;
@@ -126,6 +164,10 @@ std::optional<Comparison> compare_by(const std::vector<const ReportRow*>& rows,
   const double low = std::min(c.best_value, c.worst_value),
                high = std::max(c.best_value, c.worst_value);
   c.ratio = low > 0 ? high / low : std::numeric_limits<double>::infinity();
+  for (auto it = rows_by_setting.begin(); it != rows_by_setting.end();) {
+    it = it->second.size() == values.size() ? std::next(it) : rows_by_setting.erase(it);
+  }
+  test_difference(c, q, rows_by_setting);
   return c;
 }
 
@@ -158,13 +200,28 @@ std::string ratio_text(double ratio) {
 
 // "lazy stalls the loop 210× less than sync (2.50 ms against 525 ms per checkpoint)", saying
 // where the figures are geometric means over several settings of the other keys.
+// "; p = 0.008 over 5 and 5 samples", "; not significant: p = 0.31 over 3 and 3 samples", or over
+// several settings "; significant (p < 0.05) in 2 of 3 settings"; "" where no setting had two
+// samples a side to test.
+std::string significance(const Comparison& c) {
+  if (c.tested == 0) return "";
+  if (c.settings > 1 || c.tested > 1) {
+    return fmt::format("; significant (p < {}) in {} of {} tested settings", kVerdictAlpha,
+                       c.significant, c.tested);
+  }
+  return fmt::format("; {}p = {} over {} and {} samples",
+                     c.significant ? "" : "not significant: ", format_p_value(c.p_value), c.best_n,
+                     c.worst_n);
+}
+
 std::string claim(const Comparison& c, const Quantity& q, BandwidthUnit unit) {
   const std::string figures =
       fmt::format("{} against {}{}", q.shown(c.best_value, unit), q.shown(c.worst_value, unit),
                   q.per) +
       (c.settings > 1
            ? fmt::format("; geometric means over {} settings of {}", c.settings, c.others)
-           : "");
+           : "") +
+      significance(c);
   if (format_significant(c.ratio) == "1.00")
     return fmt::format("{} {} {} {} ({})", c.best, q.verb, q.alike, c.worst, figures);
   return fmt::format("{} {} {}{} {} ({})", c.best, q.verb, ratio_text(c.ratio), q.better, c.worst,

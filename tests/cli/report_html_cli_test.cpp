@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "harness/results/schema_version.hpp"
+#include "harness/results/stats.hpp"
 #include "tests/cli/headless_browser.hpp"
 #include "tests/integration/integration_support.hpp"
 
@@ -92,13 +93,38 @@ class EngineReport : public ::testing::Test {
   std::vector<json> results_;
 };
 
+// The verdict's statement on best against worst: their samples' two-sided Mann–Whitney U test,
+// where both have two samples or more.
+std::string significance(const std::vector<double>& best, const std::vector<double>& worst,
+                         bool lower_is_better) {
+  if (best.size() < 2 || worst.size() < 2) return "";
+  const harness::MannWhitney test = harness::mann_whitney_u(best, worst);
+  const double half = static_cast<double>(best.size() * worst.size()) / 2;
+  const bool significant = test.p_value < 0.05 && (lower_is_better ? test.u < half : test.u > half);
+  char p[32];  // these tests' few samples keep p far above 0.001, where the verdict would switch
+  std::snprintf(p, sizeof p, "%.3f", test.p_value);  // to scientific notation
+  return "; " + std::string(significant ? "" : "not significant: ") + "p = " + std::string(p) +
+         " over " + std::to_string(best.size()) + " and " + std::to_string(worst.size()) +
+         " samples";
+}
+
+// A committed checkpoint's field over the training record's checkpoints.
+std::vector<double> committed(const json& training, const char* field) {
+  std::vector<double> values;
+  for (const json& k : training.at("checkpoints"))
+    if (k.at("committed").get<bool>()) values.push_back(k.at(field).get<double>());
+  return values;
+}
+
 // What the verdict must say, from results.jsonl: the engine that stalls least against the one that
 // stalls most, and the same two engines' time to durable.
 std::string expected_verdict(const std::vector<json>& results) {
   std::map<std::string, std::pair<double, double>> by_engine;  // stall, durable
+  std::map<std::string, std::vector<double>> stalls;
   for (const json& r : results) {
     const json& t = r.at("training");
     by_engine[t.at("engine")] = {t.at("stall_seconds"), t.at("time_to_durable_seconds")};
+    stalls[t.at("engine")] = committed(t, "stall_seconds");
   }
   const auto by_stall = [](const auto& a, const auto& b) {
     return a.second.first < b.second.first;
@@ -110,7 +136,8 @@ std::string expected_verdict(const std::vector<json>& results) {
   return "By engine.name: " + best.first + " stalls the loop " +
          sig3(worst.second.first / best.second.first) + "× less than " + worst.first + " (" +
          duration(best.second.first) + " against " + duration(worst.second.first) +
-         " per checkpoint); its checkpoint is durable " +
+         " per checkpoint" + significance(stalls[best.first], stalls[worst.first], true) +
+         "); its checkpoint is durable " +
          (durable_ratio == "1.00" ? std::string("as soon")
                                   : durable_ratio + "× " + (mine > theirs ? "later" : "sooner")) +
          " (" + duration(mine) + " against " + duration(theirs) + ").";
@@ -188,23 +215,35 @@ TEST(BandwidthReport, VerdictNamesTheFastestWriterAndReader) {
       ckptbench({"-q", "run", campaign.string(), "--output", (dir / "out").string()});
   ASSERT_EQ(run.exit_code, 0) << run.describe();
   std::map<std::string, std::pair<double, double>> rates;  // mapping -> median write, read GiB/s
+  std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> samples;  // GiB/s
   for (const json& r : read_results(dir / "out")) {
     const double bytes = r.at("bytes_per_checkpoint").get<double>() / (1 << 30);
-    const auto median = [&](const char* key) {
-      std::vector<double> s = r.at("samples").at(key);
-      std::sort(s.begin(), s.end());
-      return bytes / s[1];
+    const auto rates_of = [&](const char* key) {
+      std::vector<double> s;
+      for (const json& seconds : r.at("samples").at(key))
+        s.push_back(bytes / seconds.get<double>());
+      return s;
     };
-    rates[r.at("case").at("strategy.mapping")] = {median("write_seconds"), median("read_seconds")};
+    const auto median = [](std::vector<double> s) {
+      std::sort(s.begin(), s.end());
+      return s[1];
+    };
+    const std::string mapping = r.at("case").at("strategy.mapping");
+    samples[mapping] = {rates_of("write_seconds"), rates_of("read_seconds")};
+    rates[mapping] = {median(samples[mapping].first), median(samples[mapping].second)};
   }
   const auto sentence = [&](bool write) {
     const auto rate = [&](const auto& e) { return write ? e.second.first : e.second.second; };
     const auto order = [&](const auto& a, const auto& b) { return rate(a) < rate(b); };
     const auto best = *std::max_element(rates.begin(), rates.end(), order);
     const auto worst = *std::min_element(rates.begin(), rates.end(), order);
+    const auto of = [&](const std::string& m) {
+      return write ? samples[m].first : samples[m].second;
+    };
     return best.first + (write ? " writes " : " reads ") + sig3(rate(best) / rate(worst)) +
            "× faster than " + worst.first + " (" + sig3(rate(best)) + " GiB/s against " +
-           sig3(rate(worst)) + " GiB/s)";
+           sig3(rate(worst)) + " GiB/s" + significance(of(best.first), of(worst.first), false) +
+           ")";
   };
   const std::string verdict =
       "By strategy.mapping: " + sentence(true) + "; " + sentence(false) + ".";
