@@ -30,8 +30,7 @@ TEST(ShippedBaselines, MatchTheirCampaignsConfigHash) {
     std::ifstream in(file);
     const nlohmann::json baseline = nlohmann::json::parse(in);
     const std::string campaign_name = baseline.at("campaign").get<std::string>();
-    const Campaign campaign =
-        load_campaign(root / "configs" / (campaign_name + ".toml"), {});
+    const Campaign campaign = load_campaign(root / "configs" / (campaign_name + ".toml"), {});
     std::vector<std::string> hashes;
     for (const Case& c : campaign.cases) hashes.push_back(config_hash(c));
     for (const nlohmann::json& c : baseline.at("cases")) {
