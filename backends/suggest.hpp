@@ -7,9 +7,9 @@
 #include <string_view>
 #include <vector>
 
-// "Did you mean" suggestions, for every error message that names an unknown word (a key, a
-// backend, a hint, a model). Here, in the backends' contract library, because backends may depend
-// on nothing else of ours; the harness uses the same functions (harness/common/suggest.hpp).
+// "Did you mean" suggestions, for every error message that names an unknown word (a key, a backend,
+// a hint, a model). Here, in the backends' contract library, because backends may depend on nothing
+// else of ours; the harness uses the same functions (using-declarations in ckpt::harness).
 namespace ckpt::backends {
 
 // Levenshtein distance (insert, delete, substitute all cost 1), case-sensitive.

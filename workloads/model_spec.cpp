@@ -18,7 +18,7 @@ void require_not_negative(std::int64_t value, const char* key) {
   }
 }
 
-// Every size that drives work or memory stays below its bound (workloads/limits.hpp).
+// Every size that drives work or memory stays below its bound (workloads::limits).
 void require_bounded(const ModelSpec& m) {
   namespace l = limits;
   const std::pair<std::int64_t, std::pair<std::int64_t, const char*>> bounds[] = {

@@ -32,7 +32,7 @@ enum class Naming { megatron, hf };
 
 // How checkpoint bytes are counted. `exact`: the tensors the framework really saves (padded
 // vocabulary, norms once). `dlio`: DLIO's size formula, which MLPerf Storage v2.0 publishes
-// (workloads/dlio_sizing.hpp): other rank order, no padding, its own optimizer groups.
+// (DlioSizing): other rank order, no padding, its own optimizer groups.
 enum class Sizing { exact, dlio };
 
 enum class StateKind { weight, master, exp_avg, exp_avg_sq };

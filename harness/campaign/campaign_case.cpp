@@ -469,9 +469,8 @@ void fill_training(Case& c, const CaseValues& v) {
            "calibrates the plain checkpoint iterations, not a [training] loop: set it to false "
            "or training.iterations = 0");
   }
-  // Where the gather happens (harness/plan/framework_shards.cpp, gathers_distributed_optimizer
-  // with the gathered optimizer): the sync loop gathers before each write; Megatron has no
-  // background save of this format.
+  // Where the gather happens (gathers_distributed_optimizer, with the gathered optimizer): the sync
+  // loop gathers before each write; Megatron has no background save of this format.
   const bool gathered = c.directory_layout == DirectoryLayout::megatron &&
                         c.megatron_optimizer == MegatronOptimizer::gathered &&
                         c.parallel.zero_stage >= 1 && c.parallel.dp > 1;

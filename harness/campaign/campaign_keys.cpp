@@ -416,8 +416,8 @@ std::vector<KeySpec> read_keys() {
           "exact reads: pieces one new shard needs from one stored piece at most this many bytes "
           "apart are one request, the gaps read and dropped (amplification); 0: exact ranges only",
           0),
-      // [load] (the load phase, harness/run/load_phase.cpp): defaults from LoadSettings and
-      // kLoadGapBytes, as `ckptbench load`'s; load.tp = 0 loads into the checkpoint's parallel.tp.
+      // [load] (the load phase, LoadPhase): defaults from LoadSettings and kLoadGapBytes, as
+      // `ckptbench load`'s; load.tp = 0 loads into the checkpoint's parallel.tp.
       choice_key("load", "method",
                  "how the weights are loaded through backend.name's backend: pipelined (reader "
                  "threads into a bounded chunk pool, copies overlapping reads), mmap (mapped and "

@@ -113,9 +113,9 @@ void commit_manifest(const std::filesystem::path& dir, const Manifest& manifest)
 
 // The reader. Reads and checks a checkpoint's manifest. Throws std::runtime_error when it is
 // missing ("incomplete checkpoint"), unreadable, not a ckptbench manifest, of another version
-// (named, with what to do), or a field is missing, mistyped or out of bounds: the text is
-// untrusted JSON (harness/common/json_input.hpp), bounded before it is parsed, and every field
-// is typed and bounded (byte counts and offsets below 2^50, each tensor inside a listed file) —
+// (named, with what to do), or a field is missing, mistyped or out of bounds: the text is untrusted
+// JSON (parse_untrusted_json), bounded before it is parsed, and every field is typed and bounded
+// (byte counts and offsets below 2^50, each tensor inside a listed file) —
 // "…: damaged manifest: `tensors[3].bytes`: …".
 Manifest read_manifest(const std::filesystem::path& dir);
 // The same for a manifest's text; `path` names it in the messages.

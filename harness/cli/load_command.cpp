@@ -347,7 +347,7 @@ void print_plan(std::ostream& out, const LoadCommandOptions& o, const ReshardSpe
 }
 
 // With --tp: the inference ranks' TP slices, planned from the manifest as --phase load plans them
-// (harness/loadplan/load_plan.hpp), loaded and verified the same way.
+// (load_spec, load_plans), loaded and verified the same way.
 int load_planned_slices(const LoadCommandOptions& o, const fs::path& dir, const Manifest& manifest,
                         std::ostream& out) {
   const ReshardSpec spec = planned_spec(o, dir, manifest);

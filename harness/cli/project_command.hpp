@@ -12,7 +12,7 @@ namespace ckpt::harness {
 
 struct ProjectCommandOptions {
   std::vector<std::string> runs;  // run directories or results.jsonl files
-  ProjectionOptions projection;   // harness/cli/projection_options.hpp declares them
+  ProjectionOptions projection;   // add_projection_options declares them
   bool markdown = false;
   std::string html;  // --html FILE ("" none)
 };

@@ -64,7 +64,7 @@ std::optional<std::string> shared_file_problem(const Case& c, PhaseSelection pha
   return std::nullopt;
 }
 
-// A backend the loader cannot read through as load.* asks (harness/load/load_storage.hpp).
+// A backend the loader cannot read through as load.* asks (load_backend_problem).
 std::optional<std::string> load_storage_problem(const Case& c) {
   for (const backends::BackendInfo& b : backends::list_backends()) {
     if (b.name == c.backend)
@@ -73,7 +73,7 @@ std::optional<std::string> load_storage_problem(const Case& c) {
   return std::nullopt;  // backend_problem names it
 }
 
-// [training]/[engine] combinations that cannot work (harness/engine/engine_checks.hpp).
+// [training]/[engine] combinations that cannot work (engine_problem).
 std::optional<std::string> training_problem(const Case& c, std::uint64_t state_bytes,
                                             const std::optional<std::string>& mpi_thread_level) {
   const std::vector<backends::BackendInfo> infos = backends::list_backends();

@@ -358,10 +358,9 @@ void TrainingRun::checkpoint_sync(std::int64_t iteration, Clock::time_point due)
   record.time_to_durable_seconds -= bookkeeping;
 }
 
-// Megatron's DP gather onto DP rank 0 (harness/exec/dp_gather.hpp), timed from a barrier to the
-// slowest process's end, inside the checkpoint's stall. Returns the seconds of the checksums taken
-// after it: the harness's bookkeeping (without a gather they are taken in the update), kept out
-// of the stall.
+// Megatron's DP gather onto DP rank 0 (DpGather), timed from a barrier to the slowest process's
+// end, inside the checkpoint's stall. Returns the seconds of the checksums taken after it: the
+// harness's bookkeeping (without a gather they are taken in the update), kept out of the stall.
 double TrainingRun::gather(std::int64_t iteration, CheckpointRecord& record) {
   io_.comm.barrier();
   const auto start = Clock::now();

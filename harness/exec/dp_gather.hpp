@@ -59,8 +59,8 @@ class DpGather {
   // Allocates the sources in `space` and the host staging buffer, and fills the sources with their
   // deterministic bytes: what each DP rank generated before the checkpoint.
   void prepare(MemorySpace& space, DataPattern pattern);
-  // The sources refilled with their bytes at training iteration `iteration` (the [training]
-  // loop's update: each DP rank's shards change every iteration, harness/plan/training_state.hpp).
+  // The sources refilled with their bytes at training iteration `iteration` (the [training] loop's
+  // update: each DP rank's shards change every iteration, training_key).
   void fill_sources(DataPattern pattern, std::int64_t iteration);
   // The plans with every shard the gather delivers removed (what the process fills itself).
   std::vector<RankPlan> fill_held_only(const std::vector<RankPlan>& write_plans) const;

@@ -1,7 +1,7 @@
 #pragma once
 
-// The load phase's timed load of planned ranges (harness/loadplan/load_plan.hpp) into a process
-// buffer: the campaign's --phase load and `ckptbench load --tp` both run it.
+// The load phase's timed load of planned ranges (load_plans, load_ranges) into a process buffer:
+// the campaign's --phase load and `ckptbench load --tp` both run it.
 
 #include <vector>
 

@@ -15,11 +15,11 @@
 
 namespace ckpt::harness {
 
-// One allocation for all the modeled ranks a process writes or reads, in the case's memory
-// space: rank plan i's buffer starts at offset(i), aligned for direct I/O. One allocation lets a
-// collective backend move a whole process's share in one call (process_plan), and a memory
-// space allocate once. Device memory (memory.space = "cuda") goes to backends that cannot
-// address it through the stager (harness/memory/staging.hpp).
+// One allocation for all the modeled ranks a process writes or reads, in the case's memory space:
+// rank plan i's buffer starts at offset(i), aligned for direct I/O. One allocation lets a
+// collective backend move a whole process's share in one call (process_plan), and a memory space
+// allocate once. Device memory (memory.space = "cuda") goes to backends that cannot address it
+// through the Stager (make_stager).
 class ProcessBuffer {
  public:
   ProcessBuffer() = default;

@@ -41,10 +41,9 @@ struct ProcessPlans {
 };
 
 // Plans process `process` of `processes` for a checkpoint in `dir`. In the load phase the read
-// plans are the process's share of the inference ranks (harness/loadplan/load_plan.hpp), none
-// without a manifest. In the restore phase the
-// read plans come from the checkpoint's `manifest` when one is given (throws what
-// plans_from_manifest throws), else from the case as it would write them.
+// plans are the process's share of the inference ranks (load_plans), none without a manifest. In
+// the restore phase the read plans come from the checkpoint's `manifest` when one is given (throws
+// what plans_from_manifest throws), else from the case as it would write them.
 ProcessPlans plan_process(const workloads::Layout& layout, const Case& c, PhaseSelection phase,
                           const std::vector<std::int64_t>& selected, int process, int processes,
                           const std::filesystem::path& dir, const Manifest* manifest = nullptr);

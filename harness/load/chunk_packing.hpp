@@ -1,11 +1,11 @@
 #pragma once
 
-// How the pipelined loader cuts its ranges into chunks (harness/load/chunk_pipeline.cpp): each
-// chunk is one slot of the pool, one hand-off from a reader thread to the copier. Consecutive
-// ranges of one file share a chunk while they fit; ranges adjacent in the file (under O_DIRECT:
-// whose 4096-byte blocks touch or overlap) are one pread of their span, the others in the chunk
-// each their own pread into the same slot; a range larger than what is left of a chunk continues
-// in the next (at a block boundary under O_DIRECT, so no block is read twice).
+// How the pipelined loader cuts its ranges into chunks (load_pipelined): each chunk is one slot of
+// the pool, one hand-off from a reader thread to the copier. Consecutive ranges of one file share a
+// chunk while they fit; ranges adjacent in the file (under O_DIRECT: whose 4096-byte blocks touch
+// or overlap) are one pread of their span, the others in the chunk each their own pread into the
+// same slot; a range larger than what is left of a chunk continues in the next (at a block boundary
+// under O_DIRECT, so no block is read twice).
 
 #include <cstddef>
 #include <cstdint>

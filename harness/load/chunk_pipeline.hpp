@@ -27,9 +27,9 @@ std::uint64_t slot_bytes(const std::vector<LoadFile>& files, const LoadSettings&
 std::unique_ptr<Buffer> make_chunk_pool(const std::vector<LoadFile>& files,
                                         const LoadSettings& settings, MemorySpace& space);
 // The pipelined method (settings checked by the caller) through `pool` (host-addressable), its
-// ranges packed into chunks (harness/load/chunk_packing.hpp), one reader thread a backend of
-// `backends` (made with load.direct); sets timing's pool_chunks and reads and adds the time of
-// the copies into `destination` to its copy_seconds.
+// ranges packed into chunks (pack_chunks), one reader thread a backend of `backends` (made with
+// load.direct); sets timing's pool_chunks and reads and adds the time of the copies into
+// `destination` to its copy_seconds.
 void load_pipelined(const std::vector<LoadFile>& files, Buffer& destination,
                     const LoadSettings& settings, const Buffer& pool,
                     const std::vector<std::unique_ptr<backends::Backend>>& backends,

@@ -1,10 +1,10 @@
 #pragma once
 
-// Where the weight loader's bytes come from: a backend of the registry (backends/backend.hpp),
-// so that `--phase load` and `ckptbench load` measure whatever storage backend.name (--backend)
-// names. The load methods are read strategies over the one contract: pipelined and read move
-// their byte ranges through Backend streams, file by file; mmap maps each file through
-// Backend::map, which file backends declare (Capabilities::mmap).
+// Where the weight loader's bytes come from: a backend of the registry (backends::make_backend), so
+// that `--phase load` and `ckptbench load` measure whatever storage backend.name (--backend) names.
+// The load methods are read strategies over the one contract: pipelined and read move their byte
+// ranges through Backend streams, file by file; mmap maps each file through Backend::map, which
+// file backends declare (Capabilities::mmap).
 
 #include <memory>
 #include <optional>

@@ -1,15 +1,15 @@
 #pragma once
 
 // Inference-style weight loading: byte ranges of checkpoint files (whole files for `ckptbench
-// load`, the planned ranges of an inference rank's TP slices for `--phase load`) into one buffer
-// of any memory space (host, pinned, cuda: the space's copy_from_host moves the bytes), as a
-// server loads weights (harness/cli/load_command.cpp, harness/run/load_phase.cpp), through the
-// storage backend LoadStorage names (harness/load/load_storage.hpp). Methods:
+// load`, the planned ranges of an inference rank's TP slices for `--phase load`) into one buffer of
+// any memory space (host, pinned, cuda: the space's copy_from_host moves the bytes), as a server
+// loads weights (run_load, LoadPhase), through the storage backend LoadStorage names
+// (make_load_backend). Methods:
 //   pipelined  `threads` readers, each with its own backend instance (O_DIRECT when `direct`),
 //              fill chunks of a bounded pool of `pool_bytes`, while the calling thread copies
 //              each filled chunk's ranges to their places in the destination, overlapping the
 //              next reads (ServerlessLLM's loader); small ranges of one file share a chunk
-//              (harness/load/chunk_packing.hpp);
+//              (pack_chunks);
 //   mmap       each file mapped by the backend (Backend::map) and copied out, page faults and
 //              all (safetensors' default loader);
 //   read       one buffered read of each range into place, file by file.
@@ -27,7 +27,7 @@
 
 namespace ckpt::harness {
 
-// The backend the loader reads through (make_load_backend, harness/load/load_storage.hpp).
+// The backend the loader reads through (make_load_backend).
 struct LoadStorage {
   std::string backend = "posix";     // backend.name, --backend
   backends::BackendOptions options;  // the backend's [backend.<name>] table

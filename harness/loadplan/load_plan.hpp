@@ -1,12 +1,11 @@
 #pragma once
 
-// The load phase's read plans: an inference server's ranks (TP N, PP 1, DP 1, weights only)
-// planned from the checkpoint's manifest by the resharding planner
-// (harness/plan/reshard_plan.hpp): exact byte ranges of every stored piece a rank's TP slice
-// overlaps, coalesced, for raw and safetensors checkpoints alike (the manifest records where each
-// tensor's bytes lie in its file; in a safetensors file, after the header as its data_offsets say).
-// The campaign's --phase load (harness/run/load_phase.cpp) and `ckptbench load --tp`
-// (harness/cli/load_command.cpp) both plan, load and count through these.
+// The load phase's read plans: an inference server's ranks (TP N, PP 1, DP 1, weights only) planned
+// from the checkpoint's manifest by the resharding planner (plan_rank_reads): exact byte ranges of
+// every stored piece a rank's TP slice overlaps, coalesced, for raw and safetensors checkpoints
+// alike (the manifest records where each tensor's bytes lie in its file; in a safetensors file,
+// after the header as its data_offsets say). The campaign's --phase load (LoadPhase) and
+// `ckptbench load --tp` (run_load) both plan, load and count through these.
 
 #include <filesystem>
 #include <vector>

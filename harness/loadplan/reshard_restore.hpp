@@ -1,8 +1,8 @@
 #pragma once
 
-// The read plans of a resharding restore ([restore], harness/plan/reshard_plan.hpp): the
-// ranks of the restore's layout, each with the shards it needs placed in its buffer and the
-// reads that fill them from the checkpoint's stored pieces (its manifest).
+// The read plans of a resharding restore ([restore], plan_rank_reads): the ranks of the restore's
+// layout, each with the shards it needs placed in its buffer and the reads that fill them from the
+// checkpoint's stored pieces (its manifest).
 
 #include <filesystem>
 #include <stdexcept>
@@ -23,10 +23,9 @@ class ReshardError : public std::runtime_error {
 // The modeled ranks of the restore's layout that the case selects (restore.select or ranks.*).
 std::vector<std::int64_t> restore_selected_ranks(const Case& c);
 
-// What the planner needs besides the manifest: the model and the layout read into, how the
-// rank buffers are laid out, and what wrote the checkpoint. A campaign case gives one
-// (reshard_spec); `ckptbench load` builds one from the manifest alone
-// (harness/loadplan/load_plan.hpp).
+// What the planner needs besides the manifest: the model and the layout read into, how the rank
+// buffers are laid out, and what wrote the checkpoint. A campaign case gives one (reshard_spec);
+// `ckptbench load` builds one from the manifest alone (load_spec).
 struct ReshardSpec {
   workloads::ModelSpec model;
   std::int64_t scale = 1;              // model.scale

@@ -8,15 +8,14 @@
 
 namespace ckpt::harness {
 
-// Deterministic tensor contents: global byte g of a tensor depends only on (pattern, key, g),
-// the key naming the tensor (seed, state, name; harness/plan/shard_geometry.hpp). A run of a
-// shard that is contiguous in the tensor's global row-major bytes starts at `global_offset`, so
-// a shard of any slicing, written under one parallelism, is regenerated and verified under
-// another. random: uniform bytes (incompressible); bf16: bf16 values spread like trained weights
-// (sign, small exponents, random mantissa), so compressing or deduplicating storage sees
-// realistic entropy; zeros: all zero. The words come from pattern_words.hpp, which device
-// kernels share. `global_offset` 0 gives the contents of a whole tensor, or of a run whose
-// place nobody else needs (tests, benchmarks).
+// Deterministic tensor contents: global byte g of a tensor depends only on (pattern, key, g), the
+// key naming the tensor (seed, state, name; tensor_data_key). A run of a shard that is contiguous
+// in the tensor's global row-major bytes starts at `global_offset`, so a shard of any slicing,
+// written under one parallelism, is regenerated and verified under another. random: uniform bytes
+// (incompressible); bf16: bf16 values spread like trained weights (sign, small exponents, random
+// mantissa), so compressing or deduplicating storage sees realistic entropy; zeros: all zero. The
+// words come from pattern_words.hpp, which device kernels share. `global_offset` 0 gives the
+// contents of a whole tensor, or of a run whose place nobody else needs (tests, benchmarks).
 void fill_pattern(std::byte* data, std::uint64_t bytes, DataPattern pattern, std::uint64_t key,
                   std::uint64_t global_offset = 0);
 

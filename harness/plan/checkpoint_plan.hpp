@@ -21,7 +21,7 @@ struct PlacedShard {
   workloads::Shard shard;    // as the layout gives it (unscaled)
   std::int64_t rank = 0;     // modeled rank that writes it
   std::int64_t holder = -1;  // the DP rank Megatron's distributed optimizer gathers it from
-                             // (harness/exec/dp_gather.hpp); -1 or `rank`: `rank` holds it
+                             // (DpGather); -1 or `rank`: `rank` holds it
   std::string file;          // path relative to the checkpoint directory
   std::uint64_t file_offset = 0;
   std::uint64_t memory_offset = 0;

@@ -129,7 +129,7 @@ double WallTime::covered_percent() const {
 
 namespace {
 
-// DLIO's per-checkpoint rates beside the aggregate (harness/results/dlio_metrics.hpp).
+// DLIO's per-checkpoint rates beside the aggregate (dlio_metrics).
 nlohmann::json dlio_json(const CaseResult& r) {
   nlohmann::json j = nlohmann::json::object();
   if (r.write)

@@ -129,9 +129,9 @@ inline constexpr const char* kCalibrationMethod =
     "the case's cache "
     "policy; read(2) of the file";
 
-// measure.calibration: the plain write and read of the case's bytes (harness/exec/calibration.hpp)
-// taken just before each timed iteration and once after the last: sample i precedes timed
-// iteration i, so iteration i lies between samples i and i + 1 (timed iterations + 1 samples).
+// measure.calibration: the plain write and read of the case's bytes (Calibration) taken just before
+// each timed iteration and once after the last: sample i precedes timed iteration i, so iteration i
+// lies between samples i and i + 1 (timed iterations + 1 samples).
 struct CalibrationRecord {
   std::uint64_t bytes = 0;            // all processes, = bytes_per_checkpoint
   std::vector<double> write_seconds;  // aggregate seconds

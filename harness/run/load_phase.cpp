@@ -1,7 +1,6 @@
 // Each process loads its share of the inference ranks' TP slices, planned from the manifest
-// (harness/loadplan/load_plan.hpp), with the loader of load.method
-// (harness/load/weight_loader.hpp) through backend.name's backend into memory.space, and
-// verifies every tensor.
+// (load_plans), with the loader of load.method (load_files) through backend.name's backend into
+// memory.space, and verifies every tensor.
 #include "harness/run/load_phase.hpp"
 
 #include <fmt/format.h>

@@ -9,9 +9,9 @@ namespace ckpt::harness {
 
 class DpGather;
 
-// What a process allocates for a case with these plans: their buffers, the sources of Megatron's
-// DP gather (harness/exec/dp_gather.hpp; none without one) and the engine's host pool. The run's
-// memory check and --dry-run's figure are this one sum.
+// What a process allocates for a case with these plans: their buffers, the sources of Megatron's DP
+// gather (DpGather; none without one) and the engine's host pool. The run's memory check and
+// --dry-run's figure are this one sum.
 std::uint64_t process_memory_bytes(const Case& c, const ProcessPlans& plans,
                                    const DpGather& gather);
 

@@ -1,7 +1,7 @@
 #pragma once
 
 // Private to harness/run: what the restore and load phases share: the opening of a stored
-// checkpoint (the checks of harness/checkpoint/manifest_checks.hpp before any data is read), its
+// checkpoint (manifest_path_problem and damaged_checkpoint_problem before any data is read), its
 // read plans, and the end of a timed read.
 #include <filesystem>
 #include <string>

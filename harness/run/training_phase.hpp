@@ -1,8 +1,8 @@
 #pragma once
 
 // Private to harness/run: the [training] phase of a case: the training loop with its engine
-// (harness/engine/training_loop.hpp) instead of the write iterations, then one timed restore of
-// the newest committed checkpoint, verified against the training iteration its manifest names.
+// (run_training) instead of the write iterations, then one timed restore of the newest committed
+// checkpoint, verified against the training iteration its manifest names.
 #include <cstdint>
 #include <filesystem>
 #include <string>

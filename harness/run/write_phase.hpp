@@ -27,9 +27,9 @@ class WritePhase {
   double gather();  // collective: the gather's seconds (slowest process)
 
   CaseState& s_;
-  // Megatron's gathered distributed optimizer (harness/exec/dp_gather.hpp): the DP shards reach
-  // DP rank 0's buffer only through the gather before each checkpoint (write iterations and the
-  // sync [training] loop alike).
+  // Megatron's gathered distributed optimizer (DpGather): the DP shards reach DP rank 0's buffer
+  // only through the gather before each checkpoint (write iterations and the sync [training] loop
+  // alike).
   bool gathers_ = false;
   DpGather gather_;
   bool checksummed_ = true;  // the checksums hold the gathered bytes (after the first gather)

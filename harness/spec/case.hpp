@@ -28,13 +28,12 @@ enum class DirectoryLayout { dcp, megatron, deepspeed, megatron_dist };
 // Megatron's distributed-optimizer files: gathered onto DP rank 0 (distrib_optim.pt, every
 // release since 2023) or one per DP rank (mp_rank_TT_PPP_DDD/optim.pt, the older format).
 enum class MegatronOptimizer { gathered, per_dp };
-// What the checkpoint files hold: the shards' bytes alone (raw), or safetensors files with a
-// header each (harness/plan/safetensors_plan.hpp names them).
+// What the checkpoint files hold: the shards' bytes alone (raw), or safetensors files with a header
+// each (SafetensorsFiles and safetensors_name name them).
 enum class CheckpointFormat { raw, safetensors };
 // What happens between checkpoint and restore so that restore does not read the page cache.
 enum class CachePolicy { none, drop, fadvise, read_shift };
-// load: an inference server's weight loading of an existing checkpoint ([load],
-// harness/run/load_phase.cpp).
+// load: an inference server's weight loading of an existing checkpoint ([load], LoadPhase).
 enum class PhaseSelection { checkpoint, restore, both, load };
 enum class RankSelect { all, list, node };
 
@@ -130,7 +129,7 @@ struct Case {
   std::uint64_t memory_budget = 0;                    // bytes per process; 0: no limit
   MpiIoChoice mpi_io = MpiIoChoice::library_default;  // set before MPI starts (run_command)
 
-  bool calibrate = false;            // measure.calibration (harness/exec/calibration.hpp)
+  bool calibrate = false;            // measure.calibration (Calibration)
   TrainingSpec training;             // [training]: off unless training.iterations > 0
   EngineSpec engine;                 // [engine]: which checkpoint engine runs in the loop
   std::optional<MlperfSpec> mlperf;  // [mlperf]: set when mlperf.model is

@@ -1,7 +1,7 @@
 #pragma once
 
 // [load]'s loader settings (load.method, threads, direct, chunk_bytes, pool_bytes) and their one
-// declaration of defaults; the loader (harness/load/weight_loader.hpp) runs them.
+// declaration of defaults; the loader (load_files) runs them.
 
 #include <cstdint>
 #include <optional>

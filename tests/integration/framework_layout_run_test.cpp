@@ -49,7 +49,7 @@ std::uint64_t gathered_bytes(const nlohmann::json& manifest) {
   return bytes;
 }
 
-// dcp_metadata_bytes() as harness/checkpoint/dcp_metadata.hpp states it.
+// dcp_metadata_bytes() as its declaration states it.
 std::uint64_t documented_metadata_bytes(const nlohmann::json& tensors) {
   std::uint64_t bytes = 400;
   std::set<std::string> seen;

@@ -339,7 +339,7 @@ inline std::string tp2_checkpoint_toml(const fs::path& model, const std::string&
 
 // Bytes `ckptbench run` writes per checkpoint for `world` modeled ranks of the layout that
 // `layout_args` describes: every shard of every rank (from `ckptbench layout --rank R --json`)
-// scaled down as harness/plan/shard_geometry.hpp describes.
+// scaled down as shard_geometry describes.
 inline std::uint64_t scaled_checkpoint_bytes(const std::vector<std::string>& layout_args, int world,
                                              std::int64_t scale) {
   std::uint64_t total = 0;
@@ -357,8 +357,8 @@ inline std::uint64_t scaled_checkpoint_bytes(const std::vector<std::string>& lay
       EXPECT_GT(elements, 0);
       EXPECT_EQ(bytes % elements, 0) << shard.dump();
       const std::int64_t dtype_bytes = bytes / elements;
-      // harness/plan/shard_geometry.hpp: exact where the scale divides the leading dimension of
-      // the shape and of the slice (flat ranges [b / s, e / s)), else max(1, elements / s).
+      // As shard_geometry scales: exact where the scale divides the leading dimension of the shape
+      // and of the slice (flat ranges [b / s, e / s)), else max(1, elements / s).
       const auto shape = shard.at("global_shape").get<std::vector<std::int64_t>>();
       const auto offset = shard.at("offset").get<std::vector<std::int64_t>>();
       const auto extent = shard.at("extent").get<std::vector<std::int64_t>>();

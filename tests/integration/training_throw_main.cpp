@@ -1,10 +1,9 @@
-// ckpt_training_throw DIR ENGINE: the training loop (harness/engine/training_loop.hpp) of two
-// small ranks per process over the posix backend, run under mpirun, where process 1 throws
-// std::bad_alloc right after the directory of the checkpoint of iteration 1 was claimed
-// (EngineHooks::throw_after_claim). Checkpoint directories are DIR/step_N; a committed one holds
-// the file `complete`. Process 0 prints the loop's error and "committed N" for the newest
-// committed iteration, and every process exits 0 when the loop returned (no process left waiting
-// in a collective).
+// ckpt_training_throw DIR ENGINE: the training loop (run_training) of two small ranks per process
+// over the posix backend, run under mpirun, where process 1 throws std::bad_alloc right after the
+// directory of the checkpoint of iteration 1 was claimed (EngineHooks::throw_after_claim).
+// Checkpoint directories are DIR/step_N; a committed one holds the file `complete`. Process 0
+// prints the loop's error and "committed N" for the newest committed iteration, and every process
+// exits 0 when the loop returned (no process left waiting in a collective).
 #include <cstdio>
 #include <exception>
 #include <filesystem>

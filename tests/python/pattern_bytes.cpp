@@ -2,9 +2,9 @@
 // (safetensors_check.py):
 //   ckpt_pattern_bytes MANIFEST INDEX COUNT   ->  two lines of hex: the tensor's first and last
 //                                                COUNT bytes (fewer when it is smaller)
-// MANIFEST is a checkpoint's ckptbench-manifest.json, INDEX a position in its `tensors`. The
-// bytes come from the shard's pattern runs (a tensor's bytes are a function of its global byte
-// index, harness/plan/shard_geometry.hpp), as fill and restore make them.
+// MANIFEST is a checkpoint's ckptbench-manifest.json, INDEX a position in its `tensors`. The bytes
+// come from the shard's pattern runs (a tensor's bytes are a function of its global byte index,
+// global_runs), as fill and restore make them.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>

@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
-"""Comments say why, for a reader of today's tree: no internal task numbers ("issue 13") and no
-source path that does not exist (a file moved or renamed leaves its old name in comments).
+"""Comments say why, for a reader of today's tree: no internal task numbers ("issue 13"), no C++
+or CUDA source named by its path under harness/, backends/ or workloads/ (files move; the type or
+function a comment means is what a reader searches for), and no other path that does not exist
+(a file moved or renamed leaves its old name in comments). Paths of what a reader opens rather
+than searches (a config, a script, a doc page, a test fixture) stay allowed while they exist.
 
     check_comments.py ROOT     exit 0 when clean; else one line per problem, exit 1
 """
@@ -11,15 +14,44 @@ import sys
 SOURCES = ("harness", "backends", "workloads", "tests", "benchmarks", "tools")
 SUFFIXES = {".cpp", ".hpp", ".h", ".cu", ".cuh"}
 TASK_NUMBER = re.compile(r"\b(issue|task|ticket)\s+#?\d+", re.IGNORECASE)
-SOURCE_PATH = re.compile(r"\b((?:harness|backends|workloads|tests|benchmarks|ci)/[\w./-]+\.(?:cpp|hpp|h|cu|py|sh|toml|md))")
+NAMED_PATH = re.compile(r"\b((?:harness|backends|workloads|tests|benchmarks|ci)/[\w./-]+"
+                        r"\.(?:cpp|hpp|h|cuh|cu|py|sh|toml|md))(?!\w)")
+CODE_PATH = re.compile(r"(?:harness|backends|workloads)/.+\.(?:cpp|hpp|h|cuh|cu)")
+# The tokens that can hold "//" or "/*" without starting a comment (string, character and raw
+# string literals), the words and numbers that tell a character literal from a digit separator
+# (u8'a' against 1'000), and the two kinds of comment.
+TOKEN = re.compile(r"""
+    (?P<raw>(?:u8|[uUL])?R"(?P<delim>[^()\\\s"]{0,16})\((?s:.*?)\)(?P=delim)")
+  | (?P<word>[A-Za-z_]\w*)
+  | (?P<number>\.?\d(?:[eEpP][+-]|[\w.'])*)
+  | (?P<string>"(?:\\.|[^"\\\n])*")
+  | (?P<char>'(?:\\.|[^'\\\n])*')
+  | (?P<line>//[^\n]*)
+  | (?P<block>/\*(?s:.*?)\*/)
+""", re.VERBOSE)
 
 
 def comments(text):
-    """Yield (line number, comment text) of every // comment."""
-    for number, line in enumerate(text.splitlines(), 1):
-        at = line.find("//")
-        if at >= 0 and line[:at].count('"') % 2 == 0:
-            yield number, line[at + 2:]
+    """Yield (line number, text) of every line of every // and /* */ comment; literals and
+    #include lines are code."""
+    line, at = 1, 0
+    for token in TOKEN.finditer(text):
+        line += text.count("\n", at, token.start())
+        at = token.start()
+        if token.lastgroup == "line":
+            yield line, token.group()[2:]
+        elif token.lastgroup == "block":
+            for offset, part in enumerate(token.group()[2:-2].split("\n")):
+                yield line + offset, part
+
+
+def path_problem(relative, number, named, root):
+    if CODE_PATH.fullmatch(named):
+        return (f"{relative}:{number}: the comment names the source file {named}: "
+                "name the type or function it means instead")
+    if not (root / named).exists():
+        return f"{relative}:{number}: the comment names {named}, which does not exist"
+    return None
 
 
 def problems(root):
@@ -34,9 +66,10 @@ def problems(root):
             for number, comment in comments(path.read_text(errors="replace")):
                 if TASK_NUMBER.search(comment):
                     yield f"{relative}:{number}: an internal task number in a comment: say why instead"
-                for named in SOURCE_PATH.findall(comment):
-                    if not (root / named.rstrip(".")).exists():
-                        yield f"{relative}:{number}: the comment names {named}, which does not exist"
+                for named in NAMED_PATH.findall(comment):
+                    problem = path_problem(relative, number, named, root)
+                    if problem:
+                        yield problem
 
 
 def main():

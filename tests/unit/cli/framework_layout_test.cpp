@@ -136,7 +136,7 @@ TEST(FrameworkLayout, DeepSpeedWritesOneFilePerLayerAndTpRankUnderPipelineParall
   EXPECT_EQ(optimizer(1), 12u * kStage0);
   EXPECT_EQ(optimizer(3), 12u * kStage1);
   // The engine state of each model-parallel rank, from its DP rank 0: 4096 B plus, per weight
-  // tensor, its name + 32 + 4 per dimension (an estimate; harness/plan/file_naming.hpp).
+  // tensor, its name + 32 + 4 per dimension (an estimate; deepspeed_engine_state_file).
   std::uint64_t engine_bytes = 0;
   const workloads::Layout job = reference_job();
   for (const auto& [mp, rank] :

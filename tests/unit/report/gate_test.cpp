@@ -1,7 +1,7 @@
-// The gate's verdicts (harness/report/gate.hpp) on hand-made ratios and results files: exact
-// verdicts for unchanged, regressed beyond tolerance, a drop within noise, a drop within
-// tolerance, too few samples; the calibration pairing (geometric mean of the samples around an
-// iteration), a run without calibration, the baseline file round trip and the machine class.
+// The gate's verdicts (gate_decide, GateVerdict) on hand-made ratios and results files: exact
+// verdicts for unchanged, regressed beyond tolerance, a drop within noise, a drop within tolerance,
+// too few samples; the calibration pairing (geometric mean of the samples around an iteration), a
+// run without calibration, the baseline file round trip and the machine class.
 #include "harness/report/gate.hpp"
 
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
-// Untrusted JSON (harness/common/json_input.hpp): the limits hold before parsing, and every
-// typed accessor names the file, the line and the key with what it found.
+// Untrusted JSON (parse_untrusted_json, JsonField): the limits hold before parsing, and every typed
+// accessor names the file, the line and the key with what it found.
 #include <gtest/gtest.h>
 
 #include <string>

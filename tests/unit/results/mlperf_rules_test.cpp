@@ -15,7 +15,7 @@ namespace ckpt::harness {
 namespace {
 
 constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
-// DLIO's bytes of the whole job at full size (tests/unit/workloads/dlio_sizing_test.cpp).
+// DLIO's bytes of the whole job at full size (DlioSizing.Llama8bZero3Dp8).
 constexpr std::uint64_t k8bBytes = 112'425'623'552;
 
 Case preset(const std::string& name, const std::vector<std::string>& overrides = {}) {

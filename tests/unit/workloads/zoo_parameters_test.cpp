@@ -30,8 +30,7 @@ TEST(ZooParameters, PublishedCounts) {
   EXPECT_EQ(params("llama2-70b"), 68'976'648'192);
   EXPECT_EQ(params("qwen2-7b"), 7'615'616'512);
   EXPECT_EQ(params("bloom-176b"), 176'247'271'424);  // bigscience/bloom model card
-  // The same figures as their config.json (tests/unit/models/hf_architectures_test.cpp derives
-  // them).
+  // The same figures as their config.json (the HfArchitectures tests derive them).
   EXPECT_EQ(params("gemma-2-9b"), 9'241'705'984);
   EXPECT_EQ(params("phi-3-mini"), 3'821'079'552);
   EXPECT_EQ(params("qwen1.5-moe-a2.7b"), 14'315'784'192);
