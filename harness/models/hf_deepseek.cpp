@@ -85,19 +85,19 @@ void moe_layers_from_types(workloads::ModelSpec& spec, const HfConfig& config,
 }
 
 void map_moe(workloads::ModelSpec& spec, const HfConfig& config, const DeepseekDefaults& d) {
-  // n_routed_experts null: a dense model.
   const auto either = [&](std::string_view alias, std::string_view key) {
     return !alias.empty() && config.has(alias) ? alias : key;
   };
+  // n_routed_experts null: a dense model. 0 is no dense model in transformers (an MoE block
+  // without experts), so it stays MoE and validation refuses it, naming the key.
   const std::string_view key = either(d.experts_alias, d.experts_key);
-  spec.num_local_experts = config.is_null(key) ? 0 : config.size_or(key, d.experts);
+  if (config.is_null(key)) return;
+  spec.num_local_experts = config.size_or(key, d.experts);
   if (d.dense_key == kFirstDense)
     spec.first_k_dense_replace = config.size_or(kFirstDense, d.first_dense);
-  if (d.dense_key == kMlpTypes && spec.num_local_experts > 0)
+  if (d.dense_key == kMlpTypes) {
     moe_layers_from_types(spec, config, d);
-  if (spec.num_local_experts == 0) {
-    spec.first_k_dense_replace = 0;
-    return;
+    if (spec.moe_layers.empty()) return;  // every layer dense
   }
   spec.num_experts_per_tok = config.size_or("num_experts_per_tok", d.per_token);
   spec.moe_intermediate_size = config.size_or("moe_intermediate_size", d.expert_width);
