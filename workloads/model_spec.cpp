@@ -118,6 +118,10 @@ void validate_mla(const ModelSpec& m) {
 // A state-space mixer needs its sizes; Mamba-2's heads and groups must tile d_inner.
 void validate_ssm(const ModelSpec& m) {
   if (m.mixer == Mixer::attention) return;
+  if (m.mixer == Mixer::short_conv) {  // sized by hidden_size alone
+    require_positive(m.ssm_conv_kernel, "conv_kernel");
+    return;
+  }
   require_positive(m.ssm_inner_size, "intermediate_size");
   require_positive(m.ssm_state_size, "state_size");
   require_positive(m.ssm_conv_kernel, "conv_kernel");
@@ -127,6 +131,14 @@ void validate_ssm(const ModelSpec& m) {
   }
   require_positive(m.ssm_heads, "num_heads");
   require_positive(m.ssm_groups, "n_groups");
+  if (m.mixer == Mixer::gated_delta_net) {
+    if (m.ssm_inner_size % m.ssm_heads != 0) {
+      throw SpecError("num_heads", "the value width (" + std::to_string(m.ssm_inner_size) +
+                                       ") is not a multiple of the value heads (" +
+                                       std::to_string(m.ssm_heads) + ")");
+    }
+    return;
+  }
   if (m.ssm_heads % m.ssm_groups != 0) {
     throw SpecError("n_groups", "num_heads (" + std::to_string(m.ssm_heads) +
                                     ") is not a multiple of n_groups (" +
@@ -153,6 +165,22 @@ bool lists(const std::vector<std::int64_t>& layers, std::int64_t layer) {
   return std::binary_search(layers.begin(), layers.end(), layer);
 }
 
+// Spelled-out kinds: one per layer, each MoE exactly where moe_layers says.
+void validate_layer_kinds(const ModelSpec& m) {
+  if (m.layer_kinds.empty()) return;
+  if (static_cast<std::int64_t>(m.layer_kinds.size()) != m.num_hidden_layers) {
+    throw SpecError("num_hidden_layers",
+                    "the layer pattern has " + std::to_string(m.layer_kinds.size()) +
+                        " layers, num_hidden_layers says " + std::to_string(m.num_hidden_layers));
+  }
+  for (std::int64_t layer = 0; layer < m.num_hidden_layers; ++layer) {
+    if (m.layer_kinds[static_cast<std::size_t>(layer)].moe != m.layer_is_moe(layer)) {
+      throw SpecError("moe_layers", "layer " + std::to_string(layer) +
+                                        " is MoE in one of the layer pattern and moe_layers only");
+    }
+  }
+}
+
 }  // namespace
 
 bool ModelSpec::layer_is_moe(std::int64_t layer) const {
@@ -167,6 +195,7 @@ std::int64_t ModelSpec::moe_layer_count() const {
 }
 
 LayerKind ModelSpec::layer_kind(std::int64_t layer) const {
+  if (!layer_kinds.empty()) return layer_kinds[static_cast<std::size_t>(layer)];
   LayerKind kind;
   kind.moe = layer_is_moe(layer);
   if (mixer == Mixer::attention) return kind;
@@ -193,7 +222,7 @@ void ModelSpec::validate() const {
   require_positive(vocab_size, "vocab_size");
   require_not_negative(max_position_embeddings, "max_position_embeddings");
   const bool every_layer_moe = is_moe() && moe_layer_count() == num_hidden_layers;
-  if (!every_layer_moe || n_shared_experts > 0 || moe_intermediate_size == 0) {
+  if (!every_layer_moe || moe_intermediate_size == 0) {
     require_positive(intermediate_size, "intermediate_size");
   }
   require_not_negative(num_key_value_heads, "num_key_value_heads");
@@ -217,6 +246,7 @@ void ModelSpec::validate() const {
   validate_ssm(*this);
   validate_layer_list(*this, attention_layers, "attention_layers");
   validate_layer_list(*this, moe_layers, "moe_layers");
+  validate_layer_kinds(*this);
 }
 
 std::string_view norm_name(NormKind kind) {
@@ -289,6 +319,30 @@ std::string_view hf_names_name(HfNames names) {
       return "dbrx";
     case HfNames::hybrid:
       return "hybrid";
+    case HfNames::nemotron_h:
+      return "nemotron_h";
+    case HfNames::hunyuan:
+      return "hunyuan";
+    case HfNames::nanochat:
+      return "nanochat";
+    case HfNames::persimmon:
+      return "persimmon";
+    case HfNames::gpt_neo:
+      return "gpt_neo";
+    case HfNames::xglm:
+      return "xglm";
+    case HfNames::openai_gpt:
+      return "openai_gpt";
+    case HfNames::exaone:
+      return "exaone";
+    case HfNames::granitemoe_swa:
+      return "granitemoe_swa";
+    case HfNames::sarvam_moe:
+      return "sarvam_moe";
+    case HfNames::exaone_moe:
+      return "exaone_moe";
+    case HfNames::lfm2:
+      return "lfm2";
   }
   return "llama";
 }

@@ -39,7 +39,19 @@ enum class HfNames {
   granitemoe,
   mamba,
   dbrx,
-  hybrid
+  hybrid,
+  nemotron_h,
+  hunyuan,
+  nanochat,
+  persimmon,
+  gpt_neo,
+  xglm,
+  openai_gpt,
+  exaone,
+  granitemoe_swa,
+  sarvam_moe,
+  exaone_moe,
+  lfm2
 };
 // The shape of the per-head q/k norms: one vector over all heads (OLMo 2), one row per head
 // (Cohere), or one head_dim vector shared by the heads (Qwen3, Gemma 3).
@@ -53,10 +65,13 @@ enum class PositionEmbedding { rope, learned, alibi };  // learned: max_position
 // fused_rows: w1, v1 and w2 each [E·f, h], the experts' rows one after another (DBRX).
 enum class ExpertStorage { per_expert, fused_gate_up, fused_in_out, fused_rows };
 // What mixes tokens in a layer: attention followed by the MLP, or a state-space mixer alone
-// (Mamba: A_log [d_inner, N]; Mamba-2: one A_log per head, grouped B/C).
-enum class Mixer { attention, mamba, mamba2 };
+// (Mamba: A_log [d_inner, N]; Mamba-2: one A_log per head, grouped B/C; the gated delta rule
+// of Qwen3-Next's linear attention: per-head A_log and dt_bias, grouped keys like Mamba-2's B/C;
+// LFM2's short convolution: in_proj [3h, h], a depthwise conv over h, out_proj).
+enum class Mixer { attention, mamba, mamba2, gated_delta_net, short_conv };
 // What one layer holds besides its norms: attention, the state-space mixer or both side by side,
-// then the MLP (or the MoE block) unless the layer is a plain state-space layer (Mamba).
+// then the MLP (or the MoE block). A layer of exactly one of the three holds one norm and that
+// block (Mamba's layers; NemotronH's attention, Mamba, MLP or MoE layers).
 struct LayerKind {
   bool attention = true;
   bool ssm = false;
@@ -88,6 +103,7 @@ struct ModelSpec {
   MlpKind mlp = MlpKind::gated;
   PositionEmbedding position_embedding = PositionEmbedding::rope;
   bool embedding_norm = false;  // LayerNorm right after the word embedding (BLOOM)
+  bool final_norm = true;       // false: no norm after the last layer (GPT-1, some OPT)
   NormPlacement norm_placement = NormPlacement::pre;
   bool qk_norm = false;  // q_norm [heads × head_dim], k_norm [kv heads × head_dim]
   QkNormShape qk_norm_shape = QkNormShape::all_heads;  // HF names only
@@ -102,6 +118,15 @@ struct ModelSpec {
   // Rows of the learned position table beyond max_position_embeddings (OPT: 2).
   std::int64_t position_offset = 0;
   bool attention_sinks = false;  // one learned logit per head, [heads] (gpt-oss)
+  // Differential attention (DiffLlama): four learned vectors [head_dim] per layer that weigh the
+  // two softmax maps (lambda_q1, lambda_k1, lambda_q2, lambda_k2).
+  bool attention_lambdas = false;
+  // BitNet: RMSNorms inside the attention [hidden] and the dense MLP [intermediate], before
+  // their output projections (attn_sub_norm, ffn_sub_norm).
+  bool sub_norms = false;
+  // q_proj also yields a sigmoid gate on the attention output: [2 × heads × head_dim, h]
+  // (Qwen3-Next).
+  bool attention_gate = false;
 
   // Mixture of experts: num_local_experts > 0 turns layers >= first_k_dense_replace into MoE.
   std::int64_t num_local_experts = 0;
@@ -118,12 +143,14 @@ struct ModelSpec {
   bool expert_bias = false;  // biases on the fused expert matrices (gpt-oss)
 
   // State-space mixers (mixer != attention): no attention and no MLP in a layer.
+  // The gated delta rule reuses the Mamba-2 sizes: heads = value heads, groups = key heads,
+  // N = key head width, d_inner = value heads × value head width.
   Mixer mixer = Mixer::attention;
   std::int64_t ssm_inner_size = 0;  // d_inner (expand × hidden)
   std::int64_t ssm_state_size = 0;  // N
   std::int64_t ssm_conv_kernel = 0;
   std::int64_t ssm_dt_rank = 0;                // Mamba: width of the time-step projection
-  std::int64_t ssm_heads = 0, ssm_groups = 0;  // Mamba-2
+  std::int64_t ssm_heads = 0, ssm_groups = 0;  // Mamba-2, gated delta rule
   bool ssm_proj_bias = false;                  // bias on in_proj / out_proj
   bool ssm_conv_bias = true;
   bool ssm_gated_norm = true;  // Mamba-2's gated RMSNorm over d_inner (Falcon-H1: mamba_rms_norm)
@@ -131,14 +158,19 @@ struct ModelSpec {
   // Jamba: RMSNorms over the time step [dt_rank] and over B and C [N] inside the mixer.
   bool ssm_inner_norms = false;
 
-  // Hybrid stacks (hf_names = hybrid: Jamba, Bamba, Falcon-H1): every layer has the MLP after
-  // its mixer, which is attention in `attention_layers` and the state-space `mixer` in the
-  // others, or both side by side in every layer (ssm_beside_attention).
+  // Hybrid stacks (Jamba, Bamba, Falcon-H1, GraniteMoeHybrid, Qwen3-Next): every layer has the
+  // MLP after its mixer, which is attention in `attention_layers` and the state-space `mixer` in
+  // the others, or both side by side in every layer (ssm_beside_attention).
+  bool hybrid = false;
   bool ssm_beside_attention = false;
   std::vector<std::int64_t> attention_layers;
   // The MoE layers when they are not simply the ones from first_k_dense_replace on (Jamba's
   // every other layer); ascending.
   std::vector<std::int64_t> moe_layers;
+  // Each layer's kind spelled out, one per layer, when every layer is one block (NemotronH's
+  // attention, Mamba, MLP and MoE layers in its own order); empty: derived from the above. Its
+  // MoE layers are also listed in moe_layers.
+  std::vector<LayerKind> layer_kinds;
 
   // Multi-head latent attention (DeepSeek-V2/V3): on when kv_lora_rank > 0.
   std::int64_t q_lora_rank = 0;  // 0: queries are not compressed
@@ -150,7 +182,7 @@ struct ModelSpec {
   bool is_moe() const { return num_local_experts > 0; }
   bool uses_mla() const { return kv_lora_rank > 0; }
   bool fused_experts() const { return is_moe() && expert_storage != ExpertStorage::per_expert; }
-  bool is_hybrid() const { return hf_names == HfNames::hybrid; }
+  bool is_hybrid() const { return hybrid; }
   bool layer_is_moe(std::int64_t layer) const;
   std::int64_t moe_layer_count() const;
   LayerKind layer_kind(std::int64_t layer) const;

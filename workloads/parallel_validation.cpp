@@ -14,9 +14,12 @@ namespace {
 std::vector<std::pair<const char*, std::int64_t>> tp_divided_sizes(const ModelSpec& m) {
   std::vector<std::pair<const char*, std::int64_t>> sizes{
       {"num_attention_heads", m.num_attention_heads}};
-  if (m.mixer == Mixer::mamba2) sizes.emplace_back("n_groups", m.ssm_groups);
-  if (m.is_hybrid() && m.mixer == Mixer::mamba2) sizes.emplace_back("num_heads", m.ssm_heads);
-  if (m.is_hybrid()) sizes.emplace_back("ssm intermediate size", m.ssm_inner_size);
+  // The SSM heads are the attention heads of a plain Mamba-2 model; hybrids have both.
+  const bool ssm_heads = m.mixer == Mixer::mamba2 || m.mixer == Mixer::gated_delta_net;
+  const bool beside_attention = m.is_hybrid() || !m.layer_kinds.empty();
+  if (ssm_heads) sizes.emplace_back("n_groups", m.ssm_groups);
+  if (beside_attention && ssm_heads) sizes.emplace_back("num_heads", m.ssm_heads);
+  if (beside_attention) sizes.emplace_back("ssm intermediate size", m.ssm_inner_size);
   if (!m.uses_mla()) sizes.emplace_back("num_key_value_heads", m.num_key_value_heads);
   const bool has_dense_layers = m.moe_layer_count() < m.num_hidden_layers;
   if (has_dense_layers) sizes.emplace_back("intermediate_size", m.intermediate_size);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 #include <numeric>
+#include <utility>
 
 #include "workloads/checked_math.hpp"
 #include "workloads/tensor_names.hpp"
@@ -25,14 +26,16 @@ class CatalogBuilder {
       for (std::size_t i = first; i < first + count && i < norms.size(); ++i)
         norm(out, names_.layer + norms[i]);
     };
-    if (!kind.attention && !kind.mlp) {
+    if (kind.attention + kind.ssm + kind.mlp == 1) {  // one block: a norm and the block
       norms_from(0, 1);
-      state_space_mixer(out);
+      if (kind.ssm) state_space_mixer(out);
+      if (kind.attention) attention(out);
+      if (kind.mlp) feed_forward(out, kind.moe);
       return out;
     }
-    if (kind.ssm) {  // hybrid: a norm, the mixer(s), a norm, the MLP
+    if (kind.ssm || m_.is_hybrid()) {  // hybrid: a norm, the mixer(s), a norm, the MLP
       norms_from(0, 1);
-      state_space_mixer(out);
+      if (kind.ssm) state_space_mixer(out);
       if (kind.attention) attention(out);
       norms_from(1, 1);
       feed_forward(out, kind.moe);
@@ -104,7 +107,7 @@ class CatalogBuilder {
 
   std::vector<TensorDef> last_stage(std::int64_t padded_vocab) const {
     std::vector<TensorDef> out;
-    norm(out, names_.final_norm);
+    if (m_.final_norm) norm(out, names_.final_norm);
     if (!m_.tie_word_embeddings)
       add(out, names_.output + ".weight", {padded_vocab, m_.hidden_size}, TpSplit::dim0);
     if (m_.lm_head_bias) add(out, names_.output + ".bias", {padded_vocab}, TpSplit::dim0);
@@ -163,8 +166,8 @@ class CatalogBuilder {
       return;
     }
     if (m_.expert_storage == ExpertStorage::fused_in_out) {
-      fused(p + "input_linear.weight", {e, 2 * f, h}, TpSplit::dim1);
-      fused(p + "output_linear.weight", {e, h, f}, TpSplit::dim2);
+      fused(p + names_.fused_in, {e, 2 * f, h}, TpSplit::dim1);
+      fused(p + names_.fused_out, {e, h, f}, TpSplit::dim2);
       return;
     }
     fused(p + "gate_up_proj", {e, h, 2 * f}, TpSplit::dim2);
@@ -179,6 +182,14 @@ class CatalogBuilder {
   // x, B and C; A, D and the dt bias are per head; a gated RMSNorm over d_inner. Everything
   // sized by d_inner, heads or groups is split by TP (as Megatron-core's Mamba mixer does).
   void state_space_mixer(std::vector<TensorDef>& out) const {
+    if (m_.mixer == Mixer::gated_delta_net) {
+      gated_delta_net(out);
+      return;
+    }
+    if (m_.mixer == Mixer::short_conv) {
+      short_conv(out);
+      return;
+    }
     const std::string p = names_.layer + names_.ssm;
     const std::int64_t d = m_.ssm_inner_size;
     const std::int64_t n = m_.ssm_state_size;
@@ -210,17 +221,46 @@ class CatalogBuilder {
     linear(out, p + "out_proj", m_.hidden_size, d, TpSplit::dim1, m_.ssm_out_bias);
   }
 
+  // The gated delta rule (Qwen3-Next's linear attention): in_proj_qkvz makes the keys and
+  // queries (groups × N each), the values and the output gate (d_inner each), in_proj_ba one
+  // beta and one alpha per value head; a bias-free depthwise conv over q, k and v; per-head
+  // A_log and dt_bias; a gated RMSNorm of one value head's width that every head shares.
+  void gated_delta_net(std::vector<TensorDef>& out) const {
+    const std::string p = names_.layer + names_.ssm;
+    const std::int64_t d = m_.ssm_inner_size;
+    const std::int64_t conv = 2 * m_.ssm_groups * m_.ssm_state_size + d;
+    add(out, p + "dt_bias", {m_.ssm_heads}, TpSplit::dim0);
+    add(out, p + "A_log", {m_.ssm_heads}, TpSplit::dim0);
+    add(out, p + "conv1d.weight", {conv, 1, m_.ssm_conv_kernel}, TpSplit::dim0);
+    linear(out, p + "in_proj_qkvz", conv + d, m_.hidden_size, TpSplit::dim0, false);
+    linear(out, p + "in_proj_ba", 2 * m_.ssm_heads, m_.hidden_size, TpSplit::dim0, false);
+    add(out, p + "norm.weight", {d / m_.ssm_heads}, TpSplit::replicated);
+    linear(out, p + "out_proj", m_.hidden_size, d, TpSplit::dim1, false);
+  }
+
+  // LFM2's short convolution: in_proj makes three gates of h, a depthwise conv over h, out_proj;
+  // conv_bias puts a bias on all three.
+  void short_conv(std::vector<TensorDef>& out) const {
+    const std::string p = names_.layer + names_.ssm;
+    const std::int64_t h = m_.hidden_size;
+    add(out, p + "conv.weight", {h, 1, m_.ssm_conv_kernel}, TpSplit::dim0);
+    if (m_.ssm_conv_bias) add(out, p + "conv.bias", {h}, TpSplit::dim0);
+    linear(out, p + "in_proj", 3 * h, h, TpSplit::dim0, m_.ssm_conv_bias);
+    linear(out, p + "out_proj", h, h, TpSplit::dim1, m_.ssm_conv_bias);
+  }
+
   // Fused q/k/v (Megatron, and HF where fused_qkv) is one column-parallel matrix split along
   // its rows, like Megatron's linear_qkv.
   void attention(std::vector<TensorDef>& out) const {
     const std::string p = names_.layer + names_.attention;
     const std::int64_t q = m_.num_attention_heads * m_.head_dim;
     const std::int64_t kv = m_.num_key_value_heads * m_.head_dim;
+    const std::int64_t q_rows = m_.attention_gate ? 2 * q : q;
     const bool qkv_bias = m_.qkv_bias || m_.linear_bias;
     if (megatron_ || m_.fused_qkv) {
-      linear(out, p + names_.qkv, q + 2 * kv, m_.hidden_size, TpSplit::dim0, qkv_bias);
+      linear(out, p + names_.qkv, q_rows + 2 * kv, m_.hidden_size, TpSplit::dim0, qkv_bias);
     } else {
-      linear(out, p + names_.q, q, m_.hidden_size, TpSplit::dim0, qkv_bias);
+      linear(out, p + names_.q, q_rows, m_.hidden_size, TpSplit::dim0, qkv_bias);
       linear(out, p + names_.k, kv, m_.hidden_size, TpSplit::dim0, qkv_bias);
       linear(out, p + names_.v, kv, m_.hidden_size, TpSplit::dim0, qkv_bias);
     }
@@ -239,10 +279,19 @@ class CatalogBuilder {
         return Shape{heads * m_.head_dim};
       };
       const TpSplit split = shape == QkNormShape::head_dim ? TpSplit::replicated : TpSplit::dim0;
-      add(out, p + names_.q_norm + ".weight", norm_shape(m_.num_attention_heads), split);
-      add(out, p + names_.k_norm + ".weight", norm_shape(m_.num_key_value_heads), split);
+      // A LayerNorm carries a bias beside its weight (Persimmon's, Phi's q/k LayerNorms).
+      for (const auto& [name, heads] : {std::pair{names_.q_norm, m_.num_attention_heads},
+                                        std::pair{names_.k_norm, m_.num_key_value_heads}}) {
+        add(out, p + name + ".weight", norm_shape(heads), split);
+        if (m_.norm == NormKind::layernorm) add(out, p + name + ".bias", norm_shape(heads), split);
+      }
     }
     linear(out, p + names_.o, m_.hidden_size, q, TpSplit::dim1, m_.o_bias || m_.linear_bias);
+    if (m_.sub_norms) add(out, p + "attn_sub_norm.weight", {m_.hidden_size}, TpSplit::replicated);
+    if (m_.attention_lambdas) {
+      for (const char* name : {"lambda_q1", "lambda_k1", "lambda_q2", "lambda_k2"})
+        add(out, p + name, {m_.head_dim}, TpSplit::replicated);
+    }
     if (m_.attention_sinks)
       add(out, p + names_.sinks_weight, {m_.num_attention_heads}, TpSplit::dim0);
   }
@@ -282,6 +331,10 @@ class CatalogBuilder {
     } else {
       mlp(out, names_.layer + names_.mlp, m_.intermediate_size, names_.gate, names_.up,
           names_.down);
+      if (m_.sub_norms) {
+        add(out, names_.layer + names_.mlp + "ffn_sub_norm.weight", {m_.intermediate_size},
+            TpSplit::replicated);
+      }
     }
   }
 

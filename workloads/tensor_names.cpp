@@ -106,7 +106,7 @@ NameScheme llama_names(const ModelSpec& m) {
   n.router_bias_weight = moe + "gate.e_score_correction_bias";
   n.fused_experts = "mlp.experts.";
   n.sinks_weight = "sinks";
-  n.ssm = "mixer.";
+  n.ssm = m.mixer == Mixer::gated_delta_net ? "linear_attn." : "mixer.";
   n.embedding_weight = "model.embed_tokens.weight";
   n.position_embedding_weight = "model.embed_positions.weight";
   n.embedding_norm = "model.embed_layernorm";
@@ -128,7 +128,12 @@ void transformer_h(NameScheme& n, std::vector<std::string> norms) {
 NameScheme older_hf_names(const ModelSpec& m, NameScheme n) {
   switch (m.hf_names) {
     case HfNames::gpt2:
+    case HfNames::openai_gpt:  // GPT-2's layer, its own embedding names
       transformer_h(n, {"ln_1", "ln_2"});
+      if (m.hf_names == HfNames::openai_gpt) {
+        n.embedding_weight = "transformer.tokens_embed.weight";
+        n.position_embedding_weight = "transformer.positions_embed.weight";
+      }
       n.attention = "attn.";
       n.qkv = "c_attn";
       n.o = "c_proj";
@@ -143,15 +148,35 @@ NameScheme older_hf_names(const ModelSpec& m, NameScheme n) {
       n.down = "fc_out";
       break;
     case HfNames::opt:
-      n.layer = "model.decoder.layers.{layer}.";
+    case HfNames::xglm:  // OPT's layer, without the decoder prefix
       n.layer_norms = {"self_attn_layer_norm", "final_layer_norm"};
       n.o = "out_proj";
       n.mlp = "";
       n.up = "fc1";
       n.down = "fc2";
+      if (m.hf_names == HfNames::xglm) {
+        n.final_norm = "model.layer_norm";
+        break;
+      }
+      n.layer = "model.decoder.layers.{layer}.";
       n.embedding_weight = "model.decoder.embed_tokens.weight";
       n.position_embedding_weight = "model.decoder.embed_positions.weight";
       n.final_norm = "model.decoder.final_layer_norm";
+      break;
+    case HfNames::exaone:  // Llama's layer under GPT-2's names
+      transformer_h(n, {"ln_1", "ln_2"});
+      n.attention = "attn.attention.";
+      n.o = "out_proj";
+      n.gate = "c_fc_0";
+      n.up = "c_fc_1";
+      n.down = "c_proj";
+      break;
+    case HfNames::gpt_neo:
+      transformer_h(n, {"ln_1", "ln_2"});
+      n.attention = "attn.attention.";
+      n.o = "out_proj";
+      n.up = "c_fc";
+      n.down = "c_proj";
       break;
     case HfNames::gpt_oss:
       n.router_weight = "mlp.router.weight";
@@ -164,11 +189,22 @@ NameScheme older_hf_names(const ModelSpec& m, NameScheme n) {
       n.shared_experts = "feed_forward.shared_expert.";
       break;
     case HfNames::granitemoe:
+    case HfNames::granitemoe_swa:  // saved with transformers' in-memory expert names
       n.fused_experts = "block_sparse_moe.";
+      n.fused_in = "input_linear.weight";
+      n.fused_out = "output_linear.weight";
       n.router_weight = "block_sparse_moe.router.layer.weight";
+      if (m.hf_names == HfNames::granitemoe_swa) {
+        n.fused_experts = "block_sparse_moe.experts.";
+        n.fused_in = "gate_up_proj";
+        n.fused_out = "down_proj";
+        n.router_weight = "block_sparse_moe.router.weight";
+      }
       n.shared_experts = "shared_mlp.";  // GraniteMoeShared: fused like the experts
+      n.mlp = "shared_mlp.";             // GraniteMoeHybrid without experts: the shared MLP alone
       n.gate_up = "input_linear";
       n.down = "output_linear";
+      n.ssm = "mamba.";
       break;
     case HfNames::dbrx:
       n.layer = "transformer.blocks.{layer}.";
@@ -191,6 +227,17 @@ NameScheme older_hf_names(const ModelSpec& m, NameScheme n) {
       n.expert_down = "down_proj";
       n.router_weight = "feed_forward.router.weight";
       n.final_norm = "model.final_layernorm";
+      break;
+    case HfNames::nemotron_h:  // every layer one block, all called the mixer
+      n.layer_norms = {"norm"};
+      n.attention = n.mlp = n.ssm = "mixer.";
+      n.expert = "mixer.experts.{expert}.";
+      n.router_weight = "mixer.gate.weight";
+      n.router_bias_weight = "mixer.gate.e_score_correction_bias";
+      n.shared_experts = "mixer.shared_experts.";
+      n.layer = "backbone.layers.{layer}.";
+      n.embedding_weight = "backbone.embeddings.weight";
+      n.final_norm = "backbone.norm_f";
       break;
     case HfNames::mamba:
       n.layer = "backbone.layers.{layer}.";
@@ -256,6 +303,47 @@ NameScheme hf_names(const ModelSpec& m) {
     case HfNames::starcoder2:
       n.up = "c_fc";
       n.down = "c_proj";
+      break;
+    case HfNames::hunyuan:
+      n.q_norm = "query_layernorm";
+      n.k_norm = "key_layernorm";
+      break;
+    case HfNames::lfm2:
+      n.layer_norms = {"operator_norm", "ffn_norm"};
+      n.ssm = "conv.";
+      n.o = "out_proj";
+      n.q_norm = "q_layernorm";
+      n.k_norm = "k_layernorm";
+      n.mlp = "feed_forward.";
+      n.gate = "w1";
+      n.up = "w3";
+      n.down = "w2";
+      n.final_norm = "model.embedding_norm";
+      break;
+    case HfNames::exaone_moe:  // DeepSeek's MoE names, the correction bias beside the router
+      n.router_bias_weight = "mlp.e_score_correction_bias";
+      break;
+    case HfNames::sarvam_moe:  // DeepSeek's MoE names, its own attention names
+      n.embedding_weight = "model.word_embeddings.weight";
+      n.attention = "attention.";
+      n.qkv = "query_key_value";
+      n.o = "dense";
+      n.q_norm = "query_layernorm";
+      n.k_norm = "key_layernorm";
+      n.router_bias_weight = "mlp.gate.expert_bias";
+      break;
+    case HfNames::nanochat:
+      n.up = "fc1";
+      n.down = "fc2";
+      break;
+    case HfNames::persimmon:
+      n.qkv = "query_key_value";
+      n.o = "dense";
+      n.q_norm = "q_layernorm";
+      n.k_norm = "k_layernorm";
+      n.up = "dense_h_to_4h";
+      n.down = "dense_4h_to_h";
+      n.final_norm = "model.final_layernorm";
       break;
     default:
       return older_hf_names(m, std::move(n));

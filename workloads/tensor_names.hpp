@@ -22,9 +22,10 @@ struct NameScheme {
   std::string expert_gate, expert_up, expert_down;
   std::string shared_experts, shared_expert_gate_weight;
   std::string router_weight, router_bias_weight;
-  std::string fused_experts;  // prefix of a layer's fused expert tensors
-  std::string sinks_weight;   // attention sinks, after the attention prefix
-  std::string ssm;            // prefix of a state-space mixer
+  std::string fused_experts;        // prefix of a layer's fused expert tensors
+  std::string fused_in, fused_out;  // their [E, 2f, h] and [E, h, f] tensors (GraniteMoE)
+  std::string sinks_weight;         // attention sinks, after the attention prefix
+  std::string ssm;                  // prefix of a state-space mixer
   std::string embedding_weight, position_embedding_weight, embedding_norm, final_norm, output;
 };
 

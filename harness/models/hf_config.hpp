@@ -118,6 +118,18 @@ class HfConfig {
     for (const Json& entry : *value) out.push_back(as_size(entry, key));
     return out;
   }
+  // An array of strings; absent or null reads as empty.
+  std::vector<std::string> texts(std::string_view key) const {
+    const Json* value = find(key);
+    std::vector<std::string> out;
+    if (value == nullptr || value->is_null()) return out;
+    if (!value->is_array()) wrong_type(*value, key, "an array of strings");
+    for (const Json& entry : *value) {
+      if (!entry.is_string()) wrong_type(entry, key, "an array of strings");
+      out.push_back(entry.get<std::string>());
+    }
+    return out;
+  }
   bool has(std::string_view key) const { return find(key) != nullptr; }
   // The value when it is a string (a size that may also be spelled "auto"), else empty.
   std::string text_if_string(std::string_view key) const {
@@ -127,6 +139,13 @@ class HfConfig {
   bool is_null(std::string_view key) const {
     const Json* value = find(key);
     return value != nullptr && value->is_null();
+  }
+  // A number, integer or not; absent or null reads as the fallback.
+  double number_or(std::string_view key, double fallback) const {
+    const Json* value = find(key);
+    if (value == nullptr || value->is_null()) return fallback;
+    if (!value->is_number()) wrong_type(*value, key, "a number");
+    return value->get<double>();
   }
   bool flag_or(std::string_view key, bool fallback) const {
     const Json* value = find(key);

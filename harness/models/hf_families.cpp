@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "harness/models/hf_hybrids.hpp"
+
 namespace ckpt::harness::hf {
 namespace {
 
@@ -27,15 +29,19 @@ ModelSpec gpt_style(const HfConfig& config, std::string_view hidden, std::string
   return spec;
 }
 
-// GPT2Config / GPTJConfig: n_inner null means 4 × n_embd. GPT-2 stores its linears as Conv1D
-// ([in, out]) with one fused c_attn and learned positions; GPT-J has a parallel block, bias-free
-// attention, rotary positions and an untied lm_head with a bias.
-ModelSpec map_gpt2(const HfConfig& config, bool gptj) {
+// GPT2Config / GPTJConfig / CodeGenConfig / GPTBigCodeConfig / OpenAIGPTConfig: n_inner null
+// means 4 × n_embd.
+// GPT-2 stores its linears as Conv1D ([in, out]) with one fused c_attn and learned positions;
+// GPT-BigCode the same as plain linears ([out, in]), its c_attn of one shared KV head under
+// multi_query. GPT-J has a parallel block, bias-free attention, rotary positions and an untied
+// lm_head with a bias; CodeGen the same with q/k/v fused into qkv_proj.
+ModelSpec map_gpt2(const HfConfig& config, std::string_view model_type) {
   ModelSpec spec = gpt_style(config, "n_embd", "n_layer", "n_head");
   spec.intermediate_size = config.size_or("n_inner", 4 * spec.hidden_size);
-  if (gptj) {
+  if (model_type == "gptj" || model_type == "codegen") {
     spec.hf_names = workloads::HfNames::gptj;
     spec.norm_placement = workloads::NormPlacement::parallel;
+    spec.fused_qkv = model_type == "codegen";
     spec.linear_bias = false;
     spec.mlp_bias = true;
     spec.lm_head_bias = true;
@@ -49,11 +55,63 @@ ModelSpec map_gpt2(const HfConfig& config, bool gptj) {
         "describe the model in a TOML model file instead");
   }
   spec.hf_names = workloads::HfNames::gpt2;
-  spec.conv1d_weights = true;
+  spec.conv1d_weights = model_type != "gpt_bigcode";
+  if (model_type == "openai-gpt") {  // GPT-1: post-norm layers of a 4h MLP, no final norm
+    spec.hf_names = workloads::HfNames::openai_gpt;
+    spec.intermediate_size = 4 * spec.hidden_size;
+    spec.final_norm = false;
+  }
+  if (model_type == "gpt_bigcode" && config.flag_or("multi_query", true))
+    spec.num_key_value_heads = 1;
   spec.fused_qkv = true;
   spec.position_embedding = workloads::PositionEmbedding::learned;
-  spec.max_position_embeddings = config.size_or("n_positions", 1024);
+  spec.max_position_embeddings =
+      config.size_or("n_positions", model_type == "openai-gpt" ? 512 : 1024);
   spec.tie_word_embeddings = config.flag_or("tie_word_embeddings", true);
+  return spec;
+}
+
+// GPTNeoConfig: GPT-2's block as plain linears, bias-free q/k/v under attn.attention with a
+// biased out_proj, learned positions, tied; intermediate_size null means 4h.
+ModelSpec map_gpt_neo(const HfConfig& config) {
+  ModelSpec spec = gpt_style(config, "hidden_size", "num_layers", "num_heads");
+  spec.hf_names = workloads::HfNames::gpt_neo;
+  spec.intermediate_size = config.size_or("intermediate_size", 4 * spec.hidden_size);
+  spec.linear_bias = false;
+  spec.o_bias = spec.mlp_bias = true;
+  spec.position_embedding = workloads::PositionEmbedding::learned;
+  spec.max_position_embeddings = config.size_or("max_position_embeddings", 2048);
+  spec.tie_word_embeddings = config.flag_or("tie_word_embeddings", true);
+  return spec;
+}
+
+// XGLMConfig: OPT's layer (biases everywhere, fc1 / fc2 of ffn_dim) under model.layers, the
+// sinusoidal positions not stored, tied.
+ModelSpec map_xglm(const HfConfig& config) {
+  ModelSpec spec = gpt_style(config, "d_model", "num_layers", "attention_heads");
+  spec.hf_names = workloads::HfNames::xglm;
+  spec.intermediate_size = config.size_or("ffn_dim", 4096);
+  spec.max_position_embeddings = config.size_or("max_position_embeddings", 2048);
+  spec.tie_word_embeddings = config.flag_or("tie_word_embeddings", true);
+  if (config.flag_or("add_cross_attention", false)) {
+    config.at().fail("add_cross_attention",
+                     "add_cross_attention = true adds cross-attention tensors ckptbench does not "
+                     "lay out; describe the model in a TOML model file instead");
+  }
+  return spec;
+}
+
+// PersimmonConfig: biased LayerNorms and linears, fused query_key_value, a plain MLP
+// (dense_h_to_4h / dense_4h_to_h) and, under qk_layernorm, LayerNorms [head_dim] on q and k.
+ModelSpec map_persimmon(const HfConfig& config) {
+  ModelSpec spec = gpt_style(config, "hidden_size", "num_hidden_layers", "num_attention_heads");
+  spec.hf_names = workloads::HfNames::persimmon;
+  spec.intermediate_size = config.size_or("intermediate_size", 16384);
+  spec.max_position_embeddings = config.size_or("max_position_embeddings", 16384);
+  spec.fused_qkv = true;
+  spec.qk_norm = config.flag_or("qk_layernorm", true);
+  spec.qk_norm_shape = workloads::QkNormShape::head_dim;
+  spec.tie_word_embeddings = config.flag_or("tie_word_embeddings", false);
   return spec;
 }
 
@@ -91,10 +149,9 @@ ModelSpec map_opt(const HfConfig& config) {
     config.at().fail(
         key, what + " ckptbench does not lay out; describe the model in a TOML model file instead");
   };
-  if (!config.flag_or("do_layer_norm_before", true))
-    refuse("do_layer_norm_before", "false drops the final norm, which");
-  if (config.flag_or("_remove_final_layer_norm", false))
-    refuse("_remove_final_layer_norm", "true drops the final norm, which");
+  // OPT-350m's post-norm layers have no final norm, nor has a config that removes it.
+  spec.final_norm = config.flag_or("do_layer_norm_before", true) &&
+                    !config.flag_or("_remove_final_layer_norm", false);
   if (config.size_or("word_embed_proj_dim", spec.hidden_size) != spec.hidden_size) {
     refuse("word_embed_proj_dim",
            "a width other than hidden_size adds project_in / project_out, which");
@@ -135,88 +192,6 @@ ModelSpec map_mamba(const HfConfig& config, bool v2) {
   return spec;
 }
 
-// The layers `period` apart from `offset` on (Jamba's attention and expert layers).
-std::vector<std::int64_t> every_nth(std::int64_t layers, std::int64_t period, std::int64_t offset) {
-  std::vector<std::int64_t> out;
-  for (std::int64_t layer = offset; period > 0 && layer < layers; layer += period)
-    out.push_back(layer);
-  return out;
-}
-
-// Jamba: Mamba mixers with RMSNorms over dt, B and C, attention every attn_layer_period-th layer
-// from attn_layer_offset, MoE every expert_layer_period-th from expert_layer_offset (a layer of
-// one expert is a plain MLP), bias-free attention.
-void map_jamba(ModelSpec& spec, const HfConfig& config) {
-  spec.mixer = workloads::Mixer::mamba;
-  spec.ssm_inner_norms = true;
-  spec.ssm_inner_size = config.size_or("mamba_expand", 2) * spec.hidden_size;
-  spec.ssm_state_size = config.size_or("mamba_d_state", 16);
-  const bool auto_rank = config.text_if_string("mamba_dt_rank") == "auto";
-  spec.ssm_dt_rank = auto_rank ? (spec.hidden_size + 15) / 16
-                               : config.size_or("mamba_dt_rank", (spec.hidden_size + 15) / 16);
-  spec.ssm_out_bias = spec.ssm_proj_bias;
-  const std::int64_t layers = spec.num_hidden_layers;
-  spec.attention_layers = every_nth(layers, config.size_or("attn_layer_period", 8),
-                                    config.size_or("attn_layer_offset", 4));
-  const std::int64_t experts =
-      config.size("num_local_experts").value_or(config.size_or("num_experts", 16));
-  if (experts > 1) {
-    spec.num_local_experts = experts;
-    spec.num_experts_per_tok = config.size_or("num_experts_per_tok", 2);
-    spec.moe_layers = every_nth(layers, config.size_or("expert_layer_period", 2),
-                                config.size_or("expert_layer_offset", 1));
-  }
-}
-
-// Mamba-2 mixers: Bamba's with d_inner = mamba_expand × h and the gated norm always;
-// Falcon-H1's of mamba_d_ssm (null: expand × h) with the norm under mamba_rms_norm and
-// out_proj's bias under projectors_bias.
-void map_hybrid_mamba2(ModelSpec& spec, const HfConfig& config, bool falcon_h1) {
-  spec.mixer = workloads::Mixer::mamba2;
-  const std::int64_t expanded = config.size_or("mamba_expand", 2) * spec.hidden_size;
-  spec.ssm_inner_size = expanded;
-  spec.ssm_state_size = config.size_or("mamba_d_state", 256);
-  spec.ssm_heads = config.size_or("mamba_n_heads", 128);
-  spec.ssm_groups = config.size_or("mamba_n_groups", 1);
-  spec.ssm_out_bias = spec.ssm_proj_bias;
-  if (!falcon_h1) {
-    spec.attention_layers = config.sizes("attn_layer_indices");
-    return;
-  }
-  spec.ssm_beside_attention = true;
-  spec.ssm_inner_size =
-      config.is_null("mamba_d_ssm") ? expanded : config.size_or("mamba_d_ssm", 1024);
-  spec.ssm_gated_norm = config.flag_or("mamba_rms_norm", false);
-  spec.ssm_out_bias = config.flag_or("projectors_bias", false);
-}
-
-// JambaConfig, BambaConfig, FalconH1Config: Llama's attention and MLP sizes, then a norm, the
-// mixer, a norm and the MLP in every layer; untied by default.
-ModelSpec map_hybrid(const HfConfig& config, std::string_view model_type) {
-  ModelSpec spec;
-  spec.hf_names = workloads::HfNames::hybrid;
-  spec.hidden_size = config.required_size("hidden_size");
-  spec.intermediate_size = config.required_size("intermediate_size");
-  spec.num_hidden_layers = config.required_size("num_hidden_layers");
-  spec.num_attention_heads = config.required_size("num_attention_heads");
-  spec.num_key_value_heads = config.size_or("num_key_value_heads", spec.num_attention_heads);
-  spec.vocab_size = config.required_size("vocab_size");
-  spec.max_position_embeddings = config.size_or("max_position_embeddings", 0);
-  spec.tie_word_embeddings = config.flag_or("tie_word_embeddings", false);
-  spec.ssm_conv_kernel = config.size_or("mamba_d_conv", 4);
-  spec.ssm_conv_bias = config.flag_or("mamba_conv_bias", true);
-  spec.ssm_proj_bias = config.flag_or("mamba_proj_bias", false);
-  if (model_type == "jamba") {
-    map_jamba(spec, config);
-    return spec;
-  }
-  spec.head_dim = config.size_or("head_dim", 0);
-  spec.qkv_bias = spec.o_bias = config.flag_or("attention_bias", false);
-  spec.mlp_bias = config.flag_or("mlp_bias", false);
-  map_hybrid_mamba2(spec, config, model_type == "falcon_h1");
-  return spec;
-}
-
 }  // namespace
 
 // DbrxConfig: sizes in d_model / n_heads / n_layers and two nested objects: attn_config
@@ -244,11 +219,15 @@ ModelSpec map_dbrx(const HfConfig& config) {
 }
 
 ModelSpec map_own_keys_family(std::string_view model_type, const HfConfig& config) {
-  if (model_type == "jamba" || model_type == "bamba" || model_type == "falcon_h1")
-    return map_hybrid(config, model_type);
+  if (is_hybrid_family(model_type)) return map_hybrid_family(model_type, config);
   if (model_type == "dbrx") return map_dbrx(config);
-  if (model_type == "gpt2" || model_type == "gptj") return map_gpt2(config, model_type == "gptj");
+  if (model_type == "gpt2" || model_type == "gptj" || model_type == "codegen" ||
+      model_type == "gpt_bigcode" || model_type == "openai-gpt")
+    return map_gpt2(config, model_type);
   if (model_type == "bloom") return map_bloom(config);
+  if (model_type == "gpt_neo") return map_gpt_neo(config);
+  if (model_type == "xglm") return map_xglm(config);
+  if (model_type == "persimmon") return map_persimmon(config);
   if (model_type == "opt") return map_opt(config);
   return map_mamba(config, model_type == "mamba2");
 }
@@ -259,15 +238,27 @@ std::string own_keys_family_key(std::string_view model_type, const std::string& 
   };
   // clang-format off
   static constexpr Alias kAliases[] = {
-      {"gpt2 gptj", "hidden_size", "n_embd"}, {"gpt2 gptj bloom", "num_hidden_layers", "n_layer"},
-      {"gpt2 gptj bloom", "num_attention_heads", "n_head"}, {"gpt2 gptj", "intermediate_size", "n_inner"},
-      {"gpt2 gptj", "max_position_embeddings", "n_positions"}, {"opt", "intermediate_size", "ffn_dim"},
+      {"gpt2 gptj codegen gpt_bigcode openai-gpt", "hidden_size", "n_embd"},
+      {"gpt2 gptj codegen gpt_bigcode openai-gpt bloom", "num_hidden_layers", "n_layer"},
+      {"gpt2 gptj codegen gpt_bigcode openai-gpt bloom", "num_attention_heads", "n_head"},
+      {"gpt2 gptj codegen gpt_bigcode", "intermediate_size", "n_inner"},
+      {"gpt2 gptj codegen gpt_bigcode openai-gpt", "max_position_embeddings", "n_positions"}, {"opt xglm", "intermediate_size", "ffn_dim"},
+      {"gpt_neo xglm", "num_hidden_layers", "num_layers"}, {"gpt_neo", "num_attention_heads", "num_heads"},
+      {"xglm", "num_attention_heads", "attention_heads"}, {"xglm", "hidden_size", "d_model"},
       {"mamba2", "num_attention_heads", "num_heads"}, {"dbrx", "hidden_size", "d_model"},
       {"dbrx", "num_hidden_layers", "n_layers"}, {"dbrx", "num_attention_heads", "n_heads"},
       {"dbrx", "num_key_value_heads", "attn_config"}, {"dbrx", "intermediate_size", "ffn_config"},
       {"dbrx", "num_local_experts", "ffn_config"}, {"dbrx", "num_experts_per_tok", "ffn_config"},
-      {"jamba bamba falcon_h1", "state_size", "mamba_d_state"}, {"jamba bamba falcon_h1", "conv_kernel", "mamba_d_conv"},
-      {"bamba falcon_h1", "num_heads", "mamba_n_heads"}, {"bamba falcon_h1", "n_groups", "mamba_n_groups"},
+      {"jamba bamba falcon_h1 granitemoehybrid", "state_size", "mamba_d_state"},
+      {"jamba bamba falcon_h1 granitemoehybrid", "conv_kernel", "mamba_d_conv"},
+      {"bamba falcon_h1 granitemoehybrid", "num_heads", "mamba_n_heads"},
+      {"bamba falcon_h1 granitemoehybrid", "n_groups", "mamba_n_groups"},
+      {"granitemoehybrid qwen3_next", "attention_layers", "layer_types"},
+      {"nemotron_h", "num_heads", "mamba_num_heads"}, {"nemotron_h", "state_size", "ssm_state_size"},
+      {"nemotron_h", "num_hidden_layers", "layers_block_type"}, {"nemotron_h", "num_local_experts", "n_routed_experts"},
+      {"qwen3_next", "num_heads", "linear_num_value_heads"}, {"qwen3_next", "n_groups", "linear_num_key_heads"},
+      {"qwen3_next", "state_size", "linear_key_head_dim"}, {"qwen3_next", "conv_kernel", "linear_conv_kernel_dim"},
+      {"qwen3_next", "num_local_experts", "num_experts"}, {"qwen3_next", "moe_layers", "mlp_only_layers"},
       {"jamba", "time_step_rank", "mamba_dt_rank"}, {"jamba", "attention_layers", "attn_layer_offset"},
       {"jamba", "moe_layers", "expert_layer_offset"}, {"jamba", "num_local_experts", "num_experts"},
       {"bamba", "attention_layers", "attn_layer_indices"}, {"falcon_h1", "intermediate_size", "mamba_d_ssm"},
@@ -299,10 +290,11 @@ void map_fused_moe(ModelSpec& spec, const HfConfig& config, std::string_view mod
     return;
   }
   if (!llama4) {
-    spec.hf_names = workloads::HfNames::granitemoe;
+    spec.hf_names = model_type == "granitemoe_swa" ? workloads::HfNames::granitemoe_swa
+                                                   : workloads::HfNames::granitemoe;
     spec.expert_storage = workloads::ExpertStorage::fused_in_out;
-    // GraniteMoeShared: a shared MLP of this width (0: none) beside the experts.
-    if (model_type == "granitemoeshared")
+    // GraniteMoeShared and GraniteMoeSWA: a shared MLP of this width (0: none) beside the experts.
+    if (model_type == "granitemoeshared" || model_type == "granitemoe_swa")
       spec.shared_expert_intermediate_size = config.size_or("shared_intermediate_size", 0);
     return;
   }

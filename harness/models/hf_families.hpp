@@ -16,6 +16,10 @@ std::string own_keys_family_key(std::string_view model_type, const std::string& 
 
 // The MoE families that store each layer's experts fused in 3-D tensors (gpt-oss, Llama 4,
 // GraniteMoE), on top of the common keys already in `spec`.
+// DeepSeek-V2/V3 and the families that share their MoE or their latent attention (GLM-4-MoE,
+// Solar Open, MiniCPM3), on top of the common keys already in `spec`.
+void map_deepseek(workloads::ModelSpec& spec, const HfConfig& config, std::string_view model_type);
+
 void map_fused_moe(workloads::ModelSpec& spec, const HfConfig& config, std::string_view model_type);
 
 }  // namespace ckpt::harness::hf

@@ -67,6 +67,24 @@ constexpr std::string_view kDeepseekKeys[] = {
     "first_k_dense_replace", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim",
     "qk_rope_head_dim", "v_head_dim", "qk_head_dim",
 };
+constexpr std::string_view kSarvamMoeKeys[] = {
+    "n_routed_experts", "num_experts", "num_experts_per_tok", "moe_intermediate_size", "n_shared_experts",
+    "num_shared_experts", "first_k_dense_replace", "use_qk_norm", "use_qkv_bias",
+};
+constexpr std::string_view kExaoneMoeKeys[] = {
+    "num_experts", "num_experts_per_tok", "moe_intermediate_size", "num_shared_experts", "first_k_dense_replace",
+    "mlp_layer_types",
+};
+constexpr std::string_view kSolarOpenKeys[] = {
+    "n_routed_experts", "num_local_experts", "num_experts_per_tok", "moe_intermediate_size", "n_shared_experts",
+};
+constexpr std::string_view kGlm4MoeLiteKeys[] = {
+    "n_routed_experts", "num_experts_per_tok", "moe_intermediate_size", "n_shared_experts", "mlp_layer_types",
+    "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "qk_head_dim",
+};
+constexpr std::string_view kMiniCpm3Keys[] = {
+    "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "qk_head_dim",
+};
 constexpr std::string_view kSparseMoeKeys[] = {
     "num_experts", "num_local_experts", "num_experts_per_tok", "moe_intermediate_size",
     "shared_expert_intermediate_size", "decoder_sparse_step", "mlp_only_layers",
@@ -86,6 +104,10 @@ constexpr std::string_view kStarcoder2Keys[] = {"use_bias"};
 constexpr std::string_view kCohereKeys[] = {"use_qk_norm"};
 // clang-format off
 constexpr std::string_view kGpt2Keys[] = {"n_embd", "n_layer", "n_head", "n_positions", "n_inner", "add_cross_attention"};
+constexpr std::string_view kGptBigCodeKeys[] = {"n_embd", "n_layer", "n_head", "n_positions", "n_inner", "add_cross_attention", "multi_query"};
+constexpr std::string_view kGptNeoKeys[] = {"num_layers", "num_heads"};
+constexpr std::string_view kXglmKeys[] = {"d_model", "num_layers", "attention_heads", "ffn_dim", "add_cross_attention"};
+constexpr std::string_view kPersimmonKeys[] = {"qk_layernorm"};
 constexpr std::string_view kBloomKeys[] = {"n_layer", "n_head", "n_embed"};
 constexpr std::string_view kOptKeys[] = {
     "ffn_dim", "enable_bias", "layer_norm_elementwise_affine", "do_layer_norm_before", "word_embed_proj_dim",
@@ -106,6 +128,27 @@ constexpr std::string_view kBambaKeys[] = {
 constexpr std::string_view kFalconH1Keys[] = {
     "mamba_d_state", "mamba_d_conv", "mamba_expand", "mamba_n_heads", "mamba_n_groups", "mamba_conv_bias",
     "mamba_proj_bias", "mamba_d_ssm", "mamba_rms_norm", "projectors_bias", "attention_bias", "mlp_bias", "head_dim",
+};
+constexpr std::string_view kGraniteMoeHybridKeys[] = {
+    "mamba_d_state", "mamba_d_conv", "mamba_expand", "mamba_n_heads", "mamba_n_groups", "mamba_conv_bias",
+    "mamba_proj_bias", "attention_bias", "head_dim", "layer_types", "layers_block_type", "num_local_experts",
+    "num_experts_per_tok", "shared_intermediate_size",
+};
+constexpr std::string_view kLfm2Keys[] = {
+    "head_dim", "conv_bias", "conv_L_cache", "block_multiple_of", "block_ffn_dim_multiplier", "block_auto_adjust_ff_dim",
+    "block_ff_dim", "full_attn_idxs", "layer_types", "tie_embedding",
+};
+constexpr std::string_view kNemotronHKeys[] = {
+    "head_dim", "mlp_bias", "use_bias", "use_conv_bias", "mamba_conv_bias", "ssm_state_size", "mamba_num_heads",
+    "mamba_head_dim", "n_groups", "mamba_n_groups", "conv_kernel", "mamba_d_conv", "layers_block_type", "layer_types",
+    "hybrid_override_pattern", "n_routed_experts", "num_local_experts", "num_experts_per_tok", "moe_intermediate_size",
+    "moe_shared_expert_intermediate_size", "moe_latent_size",
+};
+constexpr std::string_view kQwen3NextKeys[] = {
+    "head_dim", "attention_bias", "linear_num_value_heads", "linear_num_key_heads", "linear_key_head_dim",
+    "linear_value_head_dim", "linear_conv_kernel_dim", "layer_types", "full_attention_interval", "num_experts",
+    "num_local_experts", "num_experts_per_tok", "moe_intermediate_size", "shared_expert_intermediate_size",
+    "decoder_sparse_step", "mlp_only_layers",
 };
 constexpr std::string_view kDbrxKeys[] = {"d_model", "n_heads", "n_layers", "max_seq_len", "attn_config", "ffn_config"};
 constexpr std::string_view kFusedMoeKeys[] = {
@@ -133,7 +176,9 @@ struct Traits {
   std::int64_t experts = 0, per_token = 0, expert_width = 0, shared_width = 0;
   // A boolean key whose `true` adds tensors ckptbench does not model: refused, naming it.
   std::string_view unmodelled;
-  bool sinks = false;  // a learned attention-sink logit per head (self_attn.sinks)
+  bool sinks = false;      // a learned attention-sink logit per head (self_attn.sinks)
+  bool sub_norms = false;  // BitNet's attn_sub_norm and ffn_sub_norm
+  bool lambdas = false;    // DiffLlama's differential-attention vectors
 };
 
 struct ArchName {
@@ -204,6 +249,19 @@ constexpr std::array kArchNames{
              {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .mlp_bias_key = kMlpBias}},
     ArchName{HfArch::dense, "iquestcoder", "LlamaForCausalLM", {}, true,
              {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .mlp_bias_key = kMlpBias}},
+    ArchName{HfArch::dense, "hunyuan_v1_dense", "HunYuanDenseV1ForCausalLM", {}, true,
+             {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .qk_norm = true, .qk_norm_shape = QkNormShape::head_dim,
+              .names = HfNames::hunyuan}},
+    // NanoChat's norms (q/k norms included) have no weights.
+    ArchName{HfArch::dense, "nanochat", "NanoChatForCausalLM", {}, true,
+             {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .norm = NormKind::none, .mlp = MlpKind::plain,
+              .names = HfNames::nanochat}},
+    ArchName{HfArch::dense, "bitnet", "BitNetForCausalLM", {}, true,
+             {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .sub_norms = true}},
+    ArchName{HfArch::dense, "exaone", "ExaoneForCausalLM", {}, true,
+             {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .mlp_bias_key = kMlpBias, .names = HfNames::exaone}},
+    ArchName{HfArch::dense, "diffllama", "DiffLlamaForCausalLM", {}, true,
+             {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .lambdas = true}},
     ArchName{HfArch::dense, "cwm", "CwmForCausalLM", {}, true, {.mlp_bias_key = kMlpBias}},
     ArchName{HfArch::dense, "glm", "GlmForCausalLM", {}, true,
              {.qkv_bias_key = kAttn, .qkv_bias = true, .fused_gate_up = true}},
@@ -220,6 +278,18 @@ constexpr std::array kArchNames{
              {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .mlp_bias_key = kMlpBias}},
     ArchName{HfArch::deepseek, "glm4_moe", "Glm4MoeForCausalLM", kGlm4MoeKeys, true,
              {.qkv_bias_key = kAttn, .qk_norm_shape = QkNormShape::head_dim}},
+    ArchName{HfArch::deepseek, "sarvam_mla", "DeepseekV3ForCausalLM", kDeepseekKeys, false, {.qkv_bias_key = kAttn, .o_bias_key = kAttn}},
+    ArchName{HfArch::deepseek, "sarvam_moe", "SarvamMoEForCausalLM", kSarvamMoeKeys, true,
+             {.qkv_bias_key = kAttn, .qk_norm_shape = QkNormShape::head_dim, .fused_qkv = true, .names = HfNames::sarvam_moe}},
+    ArchName{HfArch::deepseek, "exaone_moe", "ExaoneMoeForCausalLM", kExaoneMoeKeys, true,
+             {.qk_norm = true, .qk_norm_shape = QkNormShape::head_dim, .names = HfNames::exaone_moe}},
+    ArchName{HfArch::deepseek, "solar_open", "SolarOpenForCausalLM", kSolarOpenKeys, true, {.qkv_bias_key = kAttn}},
+    ArchName{HfArch::deepseek, "glm4_moe_lite", "Glm4MoeLiteForCausalLM", kGlm4MoeLiteKeys, false,
+             {.qkv_bias_key = kAttn, .o_bias_key = kAttn}},
+    ArchName{HfArch::deepseek, "youtu", "YoutuForCausalLM", kMiniCpm3Keys, false,
+             {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .tie = true}},
+    ArchName{HfArch::deepseek, "minicpm3", "MiniCPM3ForCausalLM", kMiniCpm3Keys, false,
+             {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .mlp_bias_key = kMlpBias, .tie = true}},
     ArchName{HfArch::sparse_moe, "qwen2_moe", "Qwen2MoeForCausalLM", kSparseMoeKeys, true,
              {.qkv_bias_key = "qkv_bias", .qkv_bias = true, .names = HfNames::qwen2_moe, .experts = 60, .per_token = 4,
               .expert_width = 1408, .shared_width = 5632}},
@@ -231,13 +301,22 @@ constexpr std::array kArchNames{
               .names = HfNames::qwen2_moe, .experts = 64, .per_token = 8, .expert_width = 896}},
     ArchName{HfArch::sparse_moe, "olmoe", "OlmoeForCausalLM", kSparseMoeKeys, true,
              {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .qk_norm = true, .names = HfNames::qwen2_moe, .experts = 64, .per_token = 8}},
+    ArchName{HfArch::sparse_moe, "flex_olmo", "FlexOlmoForCausalLM", kSparseMoeKeys, true,
+             {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .placement = NormPlacement::post, .qk_norm = true,
+              .names = HfNames::qwen2_moe, .experts = 7, .per_token = 5}},
     ArchName{HfArch::falcon, "falcon", "FalconForCausalLM", kFalconKeys, false, {}},
     ArchName{HfArch::gpt_neox, "gpt_neox", "GPTNeoXForCausalLM", kNeoxKeys, false, {}},
     ArchName{HfArch::phi, "phi", "PhiForCausalLM", kPhiKeys, false, {}},
     ArchName{HfArch::starcoder2, "starcoder2", "Starcoder2ForCausalLM", kStarcoder2Keys, false, {}},
     ArchName{HfArch::own_keys, "gpt2", "GPT2LMHeadModel", kGpt2Keys, false, {}},
     ArchName{HfArch::own_keys, "gptj", "GPTJForCausalLM", kGpt2Keys, false, {}},
+    ArchName{HfArch::own_keys, "codegen", "CodeGenForCausalLM", kGpt2Keys, false, {}},
+    ArchName{HfArch::own_keys, "openai-gpt", "OpenAIGPTLMHeadModel", kGpt2Keys, false, {}},
+    ArchName{HfArch::own_keys, "gpt_bigcode", "GPTBigCodeForCausalLM", kGptBigCodeKeys, false, {}},
     ArchName{HfArch::own_keys, "bloom", "BloomForCausalLM", kBloomKeys, false, {}},
+    ArchName{HfArch::own_keys, "gpt_neo", "GPTNeoForCausalLM", kGptNeoKeys, false, {}},
+    ArchName{HfArch::own_keys, "xglm", "XGLMForCausalLM", kXglmKeys, false, {}},
+    ArchName{HfArch::own_keys, "persimmon", "PersimmonForCausalLM", kPersimmonKeys, false, {}},
     ArchName{HfArch::own_keys, "opt", "OPTForCausalLM", kOptKeys, false, {}},
     ArchName{HfArch::own_keys, "mamba", "MambaForCausalLM", kMambaKeys, false, {}},
     ArchName{HfArch::own_keys, "dbrx", "DbrxForCausalLM", kDbrxKeys, false, {}},
@@ -246,6 +325,10 @@ constexpr std::array kArchNames{
     ArchName{HfArch::own_keys, "falcon_h1", "FalconH1ForCausalLM", kFalconH1Keys, false, {}},
     ArchName{HfArch::own_keys, "bamba", "BambaForCausalLM", kBambaKeys, false, {}},
     ArchName{HfArch::own_keys, "jamba", "JambaForCausalLM", kJambaKeys, false, {}},
+    ArchName{HfArch::own_keys, "granitemoehybrid", "GraniteMoeHybridForCausalLM", kGraniteMoeHybridKeys, false, {}},
+    ArchName{HfArch::own_keys, "nemotron_h", "NemotronHForCausalLM", kNemotronHKeys, false, {}},
+    ArchName{HfArch::own_keys, "qwen3_next", "Qwen3NextForCausalLM", kQwen3NextKeys, false, {}},
+    ArchName{HfArch::own_keys, "lfm2", "Lfm2ForCausalLM", kLfm2Keys, false, {}},
     ArchName{HfArch::fused_moe, "gpt_oss", "GptOssForCausalLM", kFusedMoeKeys, true,
              {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .qkv_bias = true, .o_bias = true}},
     ArchName{HfArch::fused_moe, "llama4_text", "Llama4ForCausalLM", kFusedMoeKeys, true,
@@ -254,6 +337,8 @@ constexpr std::array kArchNames{
              {.qkv_bias_key = kAttn, .o_bias_key = kAttn}},
     ArchName{HfArch::fused_moe, "granitemoeshared", "GraniteMoeSharedForCausalLM", kFusedMoeKeys, false,
              {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .fused_gate_up = true}},
+    ArchName{HfArch::fused_moe, "granitemoe_swa", "GraniteMoeSWAForCausalLM", kFusedMoeKeys, false,
+             {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .fused_gate_up = true, .sinks = true}},
 };
 // clang-format on
 
@@ -297,7 +382,7 @@ constexpr std::string_view kIgnoredKeys[] = {
     "rope_parameters", "attention_in_multiplier", "attention_out_multiplier", "key_multiplier",
     "lm_head_multiplier", "mlp_multipliers", "ssm_multipliers", "ssm_in_multiplier", "ssm_out_multiplier",
     "mamba_chunk_size", "mamba_norm_before_gate", "mamba_d_head", "num_logits_to_keep", "use_mamba_kernels",
-    "z_loss_coefficient", "mixer_rms_eps", "layer_rope_theta",
+    "z_loss_coefficient", "mixer_rms_eps", "layer_rope_theta", "position_embedding_type",
 };
 // clang-format on
 
@@ -414,54 +499,12 @@ void apply_traits(ModelSpec& spec, const HfConfig& config, const Traits& t) {
   spec.fused_qkv = t.fused_qkv;
   spec.fused_gate_up = t.fused_gate_up;
   spec.attention_sinks = t.sinks;
+  spec.sub_norms = t.sub_norms;
+  spec.attention_lambdas = t.lambdas;
   spec.hf_names = t.names;
   spec.qkv_bias = flag(t.qkv_bias_key, t.qkv_bias);
   spec.o_bias = flag(t.o_bias_key, t.o_bias);
   spec.mlp_bias = flag(t.mlp_bias_key, t.mlp_bias);
-}
-
-// Defaults are transformers' DeepseekV3Config, DeepseekV2Config (64 experts; dense when
-// n_routed_experts is null) or Glm4MoeConfig (DeepSeek-V3's MoE with Llama's attention).
-void map_deepseek(ModelSpec& spec, const HfConfig& config, std::string_view type) {
-  const bool v2 = type == "deepseek_v2";
-  const bool glm = type == "glm4_moe";
-  spec.hf_names = workloads::HfNames::deepseek;
-  spec.num_local_experts = config.is_null("n_routed_experts")
-                               ? 0
-                               : config.size_or("n_routed_experts", v2    ? 64
-                                                                    : glm ? 128
-                                                                          : 256);
-  // V2 leaves num_experts_per_tok unset by default; it only steers routing, never a tensor.
-  spec.num_experts_per_tok = config.size_or("num_experts_per_tok", v2 ? 1 : 8);
-  if (spec.num_local_experts == 0) spec.num_experts_per_tok = 0;
-  spec.moe_intermediate_size = config.size_or("moe_intermediate_size", v2    ? 1407
-                                                                       : glm ? 1408
-                                                                             : 2048);
-  spec.n_shared_experts =
-      spec.num_local_experts == 0 ? 0 : config.size_or("n_shared_experts", v2 ? 2 : 1);
-  spec.first_k_dense_replace = config.size_or("first_k_dense_replace", v2 ? 0 : glm ? 1 : 3);
-  // transformers' V3 and GLM-4-MoE routers always carry e_score_correction_bias, V2's never
-  // (whatever topk_method says: it only picks the routing rule).
-  spec.moe_router_bias = !v2;
-  if (glm) {
-    spec.qk_norm = config.flag_or("use_qk_norm", false);
-    return;
-  }
-  // q_lora_rank: null means uncompressed queries (DeepSeek-V2-Lite); absent means the default.
-  spec.q_lora_rank = config.is_null("q_lora_rank") ? 0 : config.size_or("q_lora_rank", 1536);
-  spec.kv_lora_rank = config.size_or("kv_lora_rank", 512);
-  spec.qk_nope_head_dim = config.size_or("qk_nope_head_dim", 128);
-  spec.qk_rope_head_dim = config.size_or("qk_rope_head_dim", 64);
-  spec.v_head_dim = config.size_or("v_head_dim", 128);
-  // Derived by transformers 5 and written to config.json; a value that disagrees would mean
-  // another query width than the one laid out.
-  if (const auto qk = config.size("qk_head_dim");
-      qk && *qk != spec.qk_nope_head_dim + spec.qk_rope_head_dim) {
-    config.at().fail("qk_head_dim",
-                     "qk_head_dim = " + std::to_string(*qk) +
-                         " differs from qk_nope_head_dim + qk_rope_head_dim = " +
-                         std::to_string(spec.qk_nope_head_dim + spec.qk_rope_head_dim));
-  }
 }
 
 // Qwen2MoeConfig and its followers: every layer sparse unless decoder_sparse_step or
@@ -534,8 +577,9 @@ void map_gpt_variant(HfArch arch, ModelSpec& spec, const HfConfig& config) {
       spec.qkv_bias = spec.o_bias = config.flag_or("attention_bias", true);
       break;
     case HfArch::phi:
-      if (config.flag_or("qk_layernorm", false))
-        config.at().fail("qk_layernorm", "qk_layernorm = true is not supported");
+      // LayerNorms [head_dim] with biases on q and k.
+      spec.qk_norm = config.flag_or("qk_layernorm", false);
+      spec.qk_norm_shape = QkNormShape::head_dim;
       spec.hf_names = workloads::HfNames::phi;
       spec.norm_placement = NormPlacement::parallel;
       spec.lm_head_bias = true;
@@ -554,7 +598,10 @@ ModelSpec map_spec(const ArchName& arch, const HfConfig& config) {
   if (arch.arch == HfArch::own_keys) return hf::map_own_keys_family(arch.model_type, config);
   ModelSpec spec;
   spec.hidden_size = config.required_size("hidden_size");
-  if (arch.arch != HfArch::falcon)
+  // The DeepSeek-style families need it for their dense layers only (validate() checks).
+  if (arch.arch == HfArch::deepseek)
+    spec.intermediate_size = config.size_or("intermediate_size", 0);
+  else if (arch.arch != HfArch::falcon)
     spec.intermediate_size = config.required_size("intermediate_size");
   spec.num_hidden_layers = config.required_size("num_hidden_layers");
   spec.num_attention_heads = config.required_size("num_attention_heads");
@@ -577,7 +624,7 @@ ModelSpec map_spec(const ArchName& arch, const HfConfig& config) {
       }
       break;
     case HfArch::deepseek:
-      map_deepseek(spec, config, arch.model_type);
+      hf::map_deepseek(spec, config, arch.model_type);
       break;
     case HfArch::sparse_moe:
       map_sparse_moe(spec, config, arch.traits);

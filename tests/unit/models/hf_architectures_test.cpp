@@ -270,7 +270,7 @@ TEST(HfArchitectures, RefusesWhatCannotBeLaidOut) {
   EXPECT_EQ(error_key("{\"model_type\": \"qwen2_moe\", \"decoder_sparse_step\": 2, " + base + "}"),
             "decoder_sparse_step");
   EXPECT_EQ(error_key("{\"model_type\": \"phi\", \"qk_layernorm\": true, " + base + "}"),
-            "qk_layernorm");
+            "accepted");
   EXPECT_EQ(error_key("{\"model_type\": \"stablelm\", \"qk_layernorm\": true, " + base + "}"),
             "qk_layernorm");
   EXPECT_EQ(error_key("{\"model_type\": \"deepseek_v3\", \"qk_head_dim\": 100, " + base + "}"),
@@ -285,7 +285,7 @@ TEST(HfArchitectures, RefusesWhatCannotBeLaidOut) {
       R"("model_type": "gpt2", "n_embd": 64, "n_layer": 2, "n_head": 4, "vocab_size": 100)";
   EXPECT_EQ(error_key("{" + gpt2 + ", \"add_cross_attention\": true}"), "add_cross_attention");
   EXPECT_EQ(error_key("{\"model_type\": \"opt\", \"do_layer_norm_before\": false, " + base + "}"),
-            "do_layer_norm_before");
+            "accepted");
   EXPECT_EQ(error_key("{\"model_type\": \"opt\", \"word_embed_proj_dim\": 32, " + base + "}"),
             "word_embed_proj_dim");
   // Llama 4's MoE layers must follow its dense layers (Maverick interleaves them).
@@ -302,6 +302,34 @@ TEST(HfArchitectures, RefusesWhatCannotBeLaidOut) {
   EXPECT_EQ(
       error_key("{\"model_type\": \"mamba2\", \"num_heads\": 6, \"n_groups\": 4, " + base + "}"),
       "n_groups");
+  // The hybrids' layer patterns: every entry a block the family has, one per layer.
+  const std::string granite = R"("model_type": "granitemoehybrid", "mamba_n_heads": 8, )" + base;
+  EXPECT_EQ(error_key("{" + granite + R"(, "layer_types": ["mamba", "mlp"]})"), "layer_types");
+  EXPECT_EQ(error_key("{" + granite + R"(, "layer_types": ["mamba"]})"), "layer_types");
+  EXPECT_EQ(error_key("{" + granite + R"(, "layer_types": ["mamba", "attention"]})"), "accepted");
+  EXPECT_EQ(error_key("{" + granite + R"(, "shared_intermediate_size": 0})"),
+            "shared_intermediate_size");
+  const std::string nemotron = R"("model_type": "nemotron_h", "hidden_size": 64,
+      "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16, "vocab_size": 100,
+      "mamba_num_heads": 4, "mamba_head_dim": 32, "n_groups": 2)";
+  EXPECT_EQ(error_key("{" + nemotron + R"(, "hybrid_override_pattern": "M-E*"})"), "accepted");
+  EXPECT_EQ(error_key("{" + nemotron + R"(, "hybrid_override_pattern": "M-X"})"),
+            "hybrid_override_pattern");
+  EXPECT_EQ(error_key("{" + nemotron + R"(, "moe_latent_size": 32})"), "moe_latent_size");
+  EXPECT_EQ(error_key("{" + nemotron + R"(, "moe_latent_size": 32, "layers_block_type": ["mlp"]})"),
+            "accepted");
+  EXPECT_EQ(error_key("{" + nemotron + R"(, "n_routed_experts": 0})"), "n_routed_experts");
+  const std::string next =
+      R"("model_type": "qwen3_next", "head_dim": 16, "num_experts": 4, "num_experts_per_tok": 2,
+      "linear_num_value_heads": 4, "linear_num_key_heads": 2, )" +
+      base;
+  EXPECT_EQ(error_key("{" + next + R"(, "full_attention_interval": 0})"),
+            "full_attention_interval");
+  EXPECT_EQ(error_key("{" + next + R"(, "layer_types": ["sliding_attention", "full_attention"]})"),
+            "layer_types");
+  EXPECT_EQ(error_key("{" + next + R"(, "decoder_sparse_step": 0})"), "decoder_sparse_step");
+  EXPECT_EQ(error_key("{" + next + R"(, "linear_num_value_heads": 3, "linear_value_head_dim": 1})"),
+            "accepted");
   // BLOOM-176B's spelling of the width.
   EXPECT_EQ(
       error_key(R"({"model_type": "bloom", "n_embed": 64, "n_layer": 2, "num_attention_heads": 4,

@@ -123,22 +123,27 @@ TEST(HfFixtures, EveryTensorNameAndShapeAsTransformersWritesThem) {
 }
 
 // ckptbench writes every weight in one dtype. transformers keeps the DeepSeek-style routers
-// (gate.weight, e_score_correction_bias) in float32, which docs/models.md states; any other
-// fixture with a tensor outside bfloat16 would be a silent difference.
+// (gate.weight and its correction bias, under mlp. or NemotronH's mixer., EXAONE-MoE's bias
+// beside the gate) in float32, which
+// docs/models.md states; any other fixture with a tensor outside bfloat16 would be a silent
+// difference.
 TEST(HfFixtures, OnlyDeepSeekStyleRoutersAreKeptInAnotherDtype) {
-  const std::vector<std::string> known{"deepseek-v3",
-                                       "glm-4.5-air",
-                                       "small-deepseek-v2",
-                                       "small-deepseek-v3",
-                                       "small-deepseek-v3-biases",
-                                       "small-glm4-moe"};
+  const std::vector<std::string> known{
+      "deepseek-v3",       "glm-4.5-air",       "nemotron-h-default",
+      "small-deepseek-v2", "small-deepseek-v3", "small-deepseek-v3-biases",
+      "small-exaone-moe",  "small-glm4-moe",    "small-glm4-moe-lite",
+      "small-nemotron-h",  "small-sarvam-mla",  "small-sarvam-moe",
+      "small-solar-open"};
   std::vector<std::string> found;
   for (const fs::path& dir : fixture_dirs()) {
     const nlohmann::json expected = read_json(dir / "expected.json");
     if (!expected.contains("not_bfloat16")) continue;
     found.push_back(dir.filename().string());
     const auto example = expected.at("not_bfloat16_example").get<std::vector<std::string>>();
-    EXPECT_TRUE(example.at(0).find(".mlp.gate.") != std::string::npos) << example.at(0);
+    const bool router = example.at(0).find(".mlp.gate.") != std::string::npos ||
+                        example.at(0).find(".mixer.gate.") != std::string::npos ||
+                        example.at(0).find(".mlp.e_score_correction_bias") != std::string::npos;
+    EXPECT_TRUE(router) << example.at(0);
     EXPECT_EQ(example.at(1), "float32");
   }
   EXPECT_EQ(found, known);
@@ -242,13 +247,46 @@ TEST(HfFixtures, FalconH1SplitsAttentionAndMixerByHeads) {
   EXPECT_EQ(bytes_of_every_rank(layout), (2'560'320 + 2 * 24 * 256) * 2);
 }
 
+// Qwen3-Next at TP 2: the gated delta rule splits by value and key heads (conv over q, k, v:
+// 2 × 4 × 32 + 8 × 48 = 640 rows; in_proj_qkvz adds z: 1024), its norm of one value head is
+// whole (written by TP rank 0); the gated q_proj splits its doubled rows.
+TEST(HfFixtures, Qwen3NextSplitsTheDeltaRuleByHeads) {
+  const Layout layout = fixture_at("small-qwen3-next", 2, 1, 1);
+  const std::string linear = "model.layers.0.linear_attn.";
+  EXPECT_EQ(shard_of(layout, 1, linear + "in_proj_qkvz.weight").extent, (Dims{512, 256}));
+  EXPECT_EQ(shard_of(layout, 1, linear + "in_proj_ba.weight").offset, (Dims{8, 0}));
+  EXPECT_EQ(shard_of(layout, 1, linear + "conv1d.weight").extent, (Dims{320, 1, 4}));
+  EXPECT_EQ(shard_of(layout, 0, linear + "norm.weight").extent, Dims{48});
+  EXPECT_EQ(shard_of(layout, 1, linear + "out_proj.weight").extent, (Dims{256, 192}));
+  const Shard q = shard_of(layout, 1, "model.layers.3.self_attn.q_proj.weight");
+  EXPECT_EQ(q.global_shape, (Dims{512, 256}));
+  EXPECT_EQ(q.extent, (Dims{256, 256}));
+}
+
+// NemotronH's older configs spell the layer order as one string (M Mamba, - MLP, * attention):
+// the same layout as the list.
+TEST(HfFixtures, NemotronHPatternStringLaysOutAsItsLayerList) {
+  const fs::path dir = fixtures_dir() / "small-nemotron-h-no-moe";
+  nlohmann::json config = read_json(dir / "config.json");
+  EXPECT_EQ(
+      config.at("layers_block_type"),
+      nlohmann::json({"linear_attention", "mlp", "linear_attention", "full_attention", "mlp"}));
+  config.erase("layers_block_type");
+  config["hybrid_override_pattern"] = "M-M*-";
+  StateSpec state;
+  state.scope = StateScope::weights;
+  const Layout from_pattern(harness::parse_model_hf_json(config.dump(), "config.json"), {}, state);
+  EXPECT_EQ(laid_out(from_pattern), laid_out(hf_weights(dir / "config.json")));
+}
+
 // Megatron names lay the same tensors out per expert, unfused and untransposed: the same bytes.
 TEST(HfFixtures, MegatronNamesCountTheSameBytesForTheNewLayouts) {
   for (const char* fixture :
        {"small-gpt2", "small-gptj", "small-bloom", "small-opt", "small-gpt-oss",
         "small-llama4-text", "small-granitemoe", "small-dbrx", "small-mamba", "small-mamba2",
         "small-falcon-h1", "small-bamba", "small-jamba", "small-jamba-one-expert",
-        "small-granitemoeshared"}) {
+        "small-granitemoeshared", "small-granitemoehybrid", "small-granitemoehybrid-dense",
+        "small-nemotron-h"}) {
     SCOPED_TRACE(fixture);
     const fs::path config = fixtures_dir() / fixture / "config.json";
     StateSpec state;

@@ -1,0 +1,419 @@
+// Mappers of the Hugging Face hybrids: layers that mix attention with Mamba or Mamba-2 mixers
+// or with the gated delta rule, each family with its own config keys and layer order.
+#include "harness/models/hf_hybrids.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ckpt::harness::hf {
+namespace {
+
+using workloads::HfNames;
+using workloads::LayerKind;
+using workloads::Mixer;
+using workloads::ModelSpec;
+
+// a × b for a size read from `key`: refused, naming the key, where it overflows.
+std::int64_t times(const HfConfig& config, std::string_view key, std::int64_t a, std::int64_t b) {
+  std::int64_t product = 0;
+  if (__builtin_mul_overflow(a, b, &product))
+    config.at().fail(key, std::to_string(a) + " is too large: a size derived from it overflows");
+  return product;
+}
+
+// The block of one layer, as transformers' layer type names say (the old spellings "mamba" and
+// "attention" included, as its legacy remap reads them).
+enum class Block { attention, linear, mlp, moe };
+
+std::optional<Block> block_named(std::string_view name) {
+  if (name == "full_attention" || name == "attention") return Block::attention;
+  if (name == "linear_attention" || name == "mamba") return Block::linear;
+  if (name == "mlp") return Block::mlp;
+  if (name == "moe") return Block::moe;
+  return std::nullopt;
+}
+
+// The layer types listed under `key`, each one the family lays out.
+std::vector<Block> read_blocks(const HfConfig& config, std::string_view key,
+                               std::initializer_list<Block> allowed) {
+  std::vector<Block> out;
+  for (const std::string& name : config.texts(key)) {
+    const std::optional<Block> block = block_named(name);
+    if (!block || std::find(allowed.begin(), allowed.end(), *block) == allowed.end()) {
+      config.at().fail(key, "layer type \"" + name +
+                                "\" is not one this architecture has; describe the model in a "
+                                "TOML model file instead");
+    }
+    out.push_back(*block);
+  }
+  return out;
+}
+
+// A per-layer list must name every layer, as transformers indexes it by layer.
+void require_every_layer(const HfConfig& config, std::string_view key,
+                         const std::vector<Block>& blocks, std::int64_t layers) {
+  if (static_cast<std::int64_t>(blocks.size()) == layers) return;
+  config.at().fail(key, "lists " + std::to_string(blocks.size()) +
+                            " layer types for num_hidden_layers = " + std::to_string(layers));
+}
+
+std::vector<std::int64_t> layers_of(const std::vector<Block>& blocks, Block which) {
+  std::vector<std::int64_t> out;
+  for (std::size_t i = 0; i < blocks.size(); ++i)
+    if (blocks[i] == which) out.push_back(static_cast<std::int64_t>(i));
+  return out;
+}
+
+// The layers `period` apart from `offset` on (Jamba's attention and expert layers).
+std::vector<std::int64_t> every_nth(std::int64_t layers, std::int64_t period, std::int64_t offset) {
+  std::vector<std::int64_t> out;
+  for (std::int64_t layer = offset; period > 0 && layer < layers; layer += period)
+    out.push_back(layer);
+  return out;
+}
+
+// Llama's sizes under Llama's keys, in a hybrid stack; untied unless the config says otherwise.
+ModelSpec llama_sizes(const HfConfig& config) {
+  ModelSpec spec;
+  spec.hybrid = true;
+  spec.hidden_size = config.required_size("hidden_size");
+  spec.intermediate_size = config.required_size("intermediate_size");
+  spec.num_hidden_layers = config.required_size("num_hidden_layers");
+  spec.num_attention_heads = config.required_size("num_attention_heads");
+  spec.num_key_value_heads = config.size_or("num_key_value_heads", spec.num_attention_heads);
+  spec.vocab_size = config.required_size("vocab_size");
+  spec.max_position_embeddings = config.size_or("max_position_embeddings", 0);
+  spec.tie_word_embeddings = config.flag_or("tie_word_embeddings", false);
+  return spec;
+}
+
+// The mamba_* keys of Jamba, Bamba, Falcon-H1 and GraniteMoeHybrid.
+void mamba_keys(ModelSpec& spec, const HfConfig& config) {
+  spec.ssm_conv_kernel = config.size_or("mamba_d_conv", 4);
+  spec.ssm_conv_bias = config.flag_or("mamba_conv_bias", true);
+  spec.ssm_proj_bias = config.flag_or("mamba_proj_bias", false);
+  spec.ssm_out_bias = spec.ssm_proj_bias;
+  spec.ssm_inner_size =
+      times(config, "mamba_expand", config.size_or("mamba_expand", 2), spec.hidden_size);
+}
+
+// Jamba: Mamba mixers with RMSNorms over dt, B and C, attention every attn_layer_period-th layer
+// from attn_layer_offset, MoE every expert_layer_period-th from expert_layer_offset (a layer of
+// one expert is a plain MLP), bias-free attention.
+void map_jamba(ModelSpec& spec, const HfConfig& config) {
+  spec.mixer = Mixer::mamba;
+  spec.ssm_inner_norms = true;
+  spec.ssm_state_size = config.size_or("mamba_d_state", 16);
+  const bool auto_rank = config.text_if_string("mamba_dt_rank") == "auto";
+  spec.ssm_dt_rank = auto_rank ? (spec.hidden_size + 15) / 16
+                               : config.size_or("mamba_dt_rank", (spec.hidden_size + 15) / 16);
+  const std::int64_t layers = spec.num_hidden_layers;
+  spec.attention_layers = every_nth(layers, config.size_or("attn_layer_period", 8),
+                                    config.size_or("attn_layer_offset", 4));
+  const std::int64_t experts =
+      config.size("num_local_experts").value_or(config.size_or("num_experts", 16));
+  if (experts > 1) {
+    spec.num_local_experts = experts;
+    spec.num_experts_per_tok = config.size_or("num_experts_per_tok", 2);
+    spec.moe_layers = every_nth(layers, config.size_or("expert_layer_period", 2),
+                                config.size_or("expert_layer_offset", 1));
+  }
+}
+
+// Mamba-2 mixers under the mamba_* keys, d_inner = mamba_expand × h, the gated norm always.
+void mamba2_keys(ModelSpec& spec, const HfConfig& config) {
+  spec.mixer = Mixer::mamba2;
+  spec.ssm_state_size = config.size_or("mamba_d_state", 256);
+  spec.ssm_heads = config.size_or("mamba_n_heads", 128);
+  spec.ssm_groups = config.size_or("mamba_n_groups", 1);
+}
+
+// Bamba: the Mamba-2 mixer in every layer but the attn_layer_indices ones. Falcon-H1: both side
+// by side in every layer, d_inner = mamba_d_ssm (null: expand × h), the norm under
+// mamba_rms_norm and out_proj's bias under projectors_bias.
+void map_bamba_or_falcon_h1(ModelSpec& spec, const HfConfig& config, bool falcon_h1) {
+  mamba2_keys(spec, config);
+  spec.head_dim = config.size_or("head_dim", 0);
+  spec.qkv_bias = spec.o_bias = config.flag_or("attention_bias", false);
+  spec.mlp_bias = config.flag_or("mlp_bias", false);
+  if (!falcon_h1) {
+    spec.attention_layers = config.sizes("attn_layer_indices");
+    return;
+  }
+  spec.ssm_beside_attention = true;
+  if (!config.is_null("mamba_d_ssm")) spec.ssm_inner_size = config.size_or("mamba_d_ssm", 1024);
+  spec.ssm_gated_norm = config.flag_or("mamba_rms_norm", false);
+  spec.ssm_out_bias = config.flag_or("projectors_bias", false);
+}
+
+// GraniteMoeHybridConfig: Bamba's Mamba-2 mixer in the "mamba" layers and attention in the
+// "attention" ones (layer_types; every layer Mamba without it). Every layer's MLP is the shared
+// MLP (shared_mlp.input_linear / output_linear of shared_intermediate_size), beside GraniteMoE's
+// fused experts unless num_local_experts is 0.
+void map_granitemoehybrid(ModelSpec& spec, const HfConfig& config) {
+  spec.hf_names = HfNames::granitemoe;
+  spec.fused_gate_up = true;
+  spec.head_dim = config.size_or("head_dim", 0);
+  spec.qkv_bias = spec.o_bias = config.flag_or("attention_bias", false);
+  mamba2_keys(spec, config);
+  const std::string_view key = config.has("layer_types") ? "layer_types" : "layers_block_type";
+  std::vector<Block> blocks = read_blocks(config, key, {Block::attention, Block::linear});
+  if (blocks.empty())
+    blocks.assign(static_cast<std::size_t>(spec.num_hidden_layers), Block::linear);
+  require_every_layer(config, key, blocks, spec.num_hidden_layers);
+  spec.attention_layers = layers_of(blocks, Block::attention);
+  const std::int64_t shared = config.size_or("shared_intermediate_size", 1024);
+  if (shared == 0) {
+    config.at().fail("shared_intermediate_size",
+                     "0 gives every layer an empty shared MLP, which ckptbench does not lay out");
+  }
+  spec.num_local_experts = config.size_or("num_local_experts", 8);
+  if (spec.num_local_experts == 0) {
+    spec.intermediate_size = shared;
+    return;
+  }
+  spec.num_experts_per_tok = config.size_or("num_experts_per_tok", 2);
+  spec.expert_storage = workloads::ExpertStorage::fused_in_out;
+  spec.shared_expert_intermediate_size = shared;
+}
+
+// Qwen3-Next's layer kinds: layer_types, else attention in every full_attention_interval-th
+// layer; MoE unless in mlp_only_layers or (layer + 1) % decoder_sparse_step != 0.
+void qwen3_next_layers(ModelSpec& spec, const HfConfig& config) {
+  const std::int64_t layers = spec.num_hidden_layers;
+  std::vector<Block> blocks = read_blocks(config, "layer_types", {Block::attention, Block::linear});
+  if (blocks.empty()) {
+    const std::int64_t interval = config.size_or("full_attention_interval", 4);
+    if (interval == 0) config.at().fail("full_attention_interval", "must be positive");
+    for (std::int64_t layer = 0; layer < layers; ++layer)
+      blocks.push_back((layer + 1) % interval == 0 ? Block::attention : Block::linear);
+  }
+  require_every_layer(config, "layer_types", blocks, layers);
+  spec.attention_layers = layers_of(blocks, Block::attention);
+  if (spec.num_local_experts == 0) return;
+  const std::int64_t step = config.size_or("decoder_sparse_step", 1);
+  if (step == 0) config.at().fail("decoder_sparse_step", "must be positive");
+  const std::vector<std::int64_t> dense = config.sizes("mlp_only_layers");
+  for (std::int64_t layer = 0; layer < layers; ++layer) {
+    if (std::find(dense.begin(), dense.end(), layer) == dense.end() && (layer + 1) % step == 0)
+      spec.moe_layers.push_back(layer);
+  }
+  if (spec.moe_layers.empty()) spec.num_local_experts = 0;
+}
+
+// Qwen3NextConfig: attention with an output gate in q_proj and head_dim q/k norms in the
+// full-attention layers, the gated delta rule (linear_attn.*) in the others; Qwen2-MoE's
+// experts, shared expert and its gate in the MoE layers, Qwen3's MLP in the dense ones.
+void map_qwen3_next(ModelSpec& spec, const HfConfig& config) {
+  spec.hf_names = HfNames::qwen2_moe;
+  spec.head_dim = config.size_or("head_dim", 256);
+  spec.qkv_bias = spec.o_bias = config.flag_or("attention_bias", false);
+  spec.qk_norm = spec.attention_gate = true;
+  spec.qk_norm_shape = workloads::QkNormShape::head_dim;
+  spec.mixer = Mixer::gated_delta_net;
+  spec.ssm_heads = config.size_or("linear_num_value_heads", 32);
+  spec.ssm_groups = config.size_or("linear_num_key_heads", 16);
+  spec.ssm_state_size = config.size_or("linear_key_head_dim", 128);
+  spec.ssm_inner_size = times(config, "linear_value_head_dim",
+                              config.size_or("linear_value_head_dim", 128), spec.ssm_heads);
+  spec.ssm_conv_kernel = config.size_or("linear_conv_kernel_dim", 4);
+  spec.ssm_conv_bias = false;
+  spec.num_local_experts =
+      config.size("num_local_experts").value_or(config.size_or("num_experts", 512));
+  qwen3_next_layers(spec, config);
+  if (spec.num_local_experts == 0) return;
+  spec.num_experts_per_tok = config.size_or("num_experts_per_tok", 10);
+  spec.moe_intermediate_size = config.size_or("moe_intermediate_size", 512);
+  spec.shared_expert_intermediate_size = config.size_or("shared_expert_intermediate_size", 512);
+  if (spec.shared_expert_intermediate_size == 0) {
+    config.at().fail("shared_expert_intermediate_size",
+                     "0 gives every MoE layer an empty shared expert, which ckptbench does not "
+                     "lay out");
+  }
+  spec.shared_expert_gate = true;
+}
+
+// Lfm2Config's MLP width: with block_auto_adjust_ff_dim two thirds of intermediate_size (older
+// configs: block_ff_dim), then block_ffn_dim_multiplier times that rounded up to
+// block_multiple_of.
+std::int64_t lfm2_ffn(const HfConfig& config) {
+  std::int64_t ffn =
+      config.size("block_ff_dim").value_or(config.required_size("intermediate_size"));
+  if (!config.flag_or("block_auto_adjust_ff_dim", true)) return ffn;
+  ffn = times(config, "intermediate_size", 2, ffn) / 3;
+  if (config.is_null("block_ffn_dim_multiplier")) return ffn;
+  const std::string_view key = "block_ffn_dim_multiplier";
+  const double multiplier = config.number_or(key, 1.0);
+  if (!(multiplier >= 0.0 && multiplier * static_cast<double>(ffn) < 9e15))
+    config.at().fail(key, "must be a non-negative number that keeps the MLP width in range");
+  ffn = static_cast<std::int64_t>(multiplier * static_cast<double>(ffn));
+  const std::int64_t multiple = config.size_or("block_multiple_of", 256);
+  if (multiple == 0) config.at().fail("block_multiple_of", "must be positive");
+  return times(config, "block_multiple_of", multiple, (ffn + multiple - 1) / multiple);
+}
+
+// Lfm2Config: a short convolution (conv.*) in the "conv" layers and attention (q/k/v, out_proj,
+// q_layernorm / k_layernorm [head_dim]) in the "full_attention" ones (layer_types, else
+// full_attn_idxs, else every layer), operator_norm and ffn_norm, the gated MLP w1 / w3 / w2,
+// the final norm called embedding_norm; tied (older configs: tie_embedding).
+void map_lfm2(ModelSpec& spec, const HfConfig& config) {
+  spec.hf_names = HfNames::lfm2;
+  spec.head_dim = config.size_or("head_dim", 0);
+  spec.intermediate_size = lfm2_ffn(config);
+  spec.qk_norm = true;
+  spec.qk_norm_shape = workloads::QkNormShape::head_dim;
+  spec.tie_word_embeddings = config.has("tie_embedding")
+                                 ? config.flag_or("tie_embedding", true)
+                                 : config.flag_or("tie_word_embeddings", true);
+  spec.mixer = Mixer::short_conv;
+  spec.ssm_inner_size = spec.hidden_size;
+  spec.ssm_conv_kernel = config.size_or("conv_L_cache", 3);
+  spec.ssm_conv_bias = config.flag_or("conv_bias", false);
+  std::vector<Block> blocks;
+  for (const std::string& name : config.texts("layer_types")) {
+    if (name != "conv" && name != "full_attention")
+      config.at().fail("layer_types",
+                       "layer type \"" + name + "\" is neither \"conv\" nor \"full_attention\"");
+    blocks.push_back(name == "conv" ? Block::linear : Block::attention);
+  }
+  if (blocks.empty()) {
+    const std::vector<std::int64_t> attention = config.sizes("full_attn_idxs");
+    for (std::int64_t layer = 0; layer < spec.num_hidden_layers; ++layer) {
+      const bool listed = std::find(attention.begin(), attention.end(), layer) != attention.end();
+      blocks.push_back(listed || !config.has("full_attn_idxs") || config.is_null("full_attn_idxs")
+                           ? Block::attention
+                           : Block::linear);
+    }
+  }
+  require_every_layer(config, "layer_types", blocks, spec.num_hidden_layers);
+  spec.attention_layers = layers_of(blocks, Block::attention);
+}
+
+// NemotronH's layer order: layers_block_type (or layer_types), else the older
+// hybrid_override_pattern string (M Mamba, * attention, - MLP, E MoE), else its default four.
+std::vector<Block> nemotron_h_blocks(const HfConfig& config) {
+  const std::initializer_list<Block> all{Block::attention, Block::linear, Block::mlp, Block::moe};
+  for (const std::string_view key : {"layers_block_type", "layer_types"}) {
+    if (config.has(key) && !config.is_null(key)) return read_blocks(config, key, all);
+  }
+  const std::optional<std::string> pattern = config.text("hybrid_override_pattern");
+  if (!pattern) return {Block::linear, Block::moe, Block::attention, Block::mlp};
+  std::vector<Block> out;
+  for (const char c : *pattern) {
+    const std::string_view kinds = "*M-E";
+    const std::size_t at = kinds.find(c);
+    if (at == std::string_view::npos) {
+      config.at().fail("hybrid_override_pattern", std::string("unknown layer '") + c +
+                                                      "' (M: Mamba, *: attention, -: MLP, E: MoE)");
+    }
+    out.push_back(static_cast<Block>(at));
+  }
+  return out;
+}
+
+// The MoE block of NemotronH's "E" layers: a DeepSeek-style router with its correction bias,
+// plain (up / down) experts and one shared expert of moe_shared_expert_intermediate_size.
+void nemotron_h_moe(ModelSpec& spec, const HfConfig& config) {
+  spec.num_local_experts =
+      config.size("num_local_experts").value_or(config.size_or("n_routed_experts", 8));
+  if (spec.num_local_experts == 0) {
+    config.at().fail(config.has("num_local_experts") ? "num_local_experts" : "n_routed_experts",
+                     "0 experts in an MoE layer (\"moe\" / E) cannot be laid out");
+  }
+  if (config.has("moe_latent_size") && !config.is_null("moe_latent_size")) {
+    config.at().fail("moe_latent_size",
+                     "a latent MoE adds fc1_latent_proj / fc2_latent_proj and narrows the experts, "
+                     "which ckptbench does not lay out; describe the model in a TOML model file "
+                     "instead");
+  }
+  spec.num_experts_per_tok = config.size_or("num_experts_per_tok", 2);
+  spec.moe_intermediate_size = config.size_or("moe_intermediate_size", 7688);
+  spec.shared_expert_intermediate_size =
+      config.size_or("moe_shared_expert_intermediate_size", 7688);
+  if (spec.shared_expert_intermediate_size == 0) {
+    config.at().fail("moe_shared_expert_intermediate_size",
+                     "0 gives every MoE layer an empty shared expert, which ckptbench does not "
+                     "lay out");
+  }
+  spec.moe_router_bias = true;
+}
+
+// NemotronHConfig: every layer one norm and one block, all called the mixer: Mamba-2 (d_inner =
+// mamba_num_heads × mamba_head_dim, whatever expand says), bias-free attention (attention_bias
+// is not read), a plain MLP or the MoE block; the layer count is the pattern's. The older
+// mamba_* spellings of the Mamba keys win, as NemotronHConfig reads them.
+ModelSpec map_nemotron_h(const HfConfig& config) {
+  ModelSpec spec;
+  spec.hf_names = HfNames::nemotron_h;
+  spec.mlp = workloads::MlpKind::plain;
+  spec.hidden_size = config.size_or("hidden_size", 4096);
+  spec.vocab_size = config.size_or("vocab_size", 131072);
+  spec.num_attention_heads = config.size_or("num_attention_heads", 32);
+  spec.num_key_value_heads = config.size_or("num_key_value_heads", 8);
+  spec.head_dim = config.size_or("head_dim", 128);
+  spec.intermediate_size = config.size_or("intermediate_size", 21504);
+  spec.max_position_embeddings = config.size_or("max_position_embeddings", 4096);
+  // NemotronHForCausalLM ties nothing, whatever tie_word_embeddings says.
+  spec.tie_word_embeddings = false;
+  spec.mlp_bias = config.flag_or("mlp_bias", false);
+  spec.mixer = Mixer::mamba2;
+  spec.ssm_heads = config.size_or("mamba_num_heads", 128);
+  spec.ssm_inner_size =
+      times(config, "mamba_head_dim", config.size_or("mamba_head_dim", 64), spec.ssm_heads);
+  spec.ssm_state_size = config.size_or("ssm_state_size", 128);
+  spec.ssm_groups = config.size("mamba_n_groups").value_or(config.size_or("n_groups", 8));
+  spec.ssm_conv_kernel = config.size("mamba_d_conv").value_or(config.size_or("conv_kernel", 4));
+  spec.ssm_conv_bias = config.has("mamba_conv_bias") ? config.flag_or("mamba_conv_bias", true)
+                                                     : config.flag_or("use_conv_bias", true);
+  spec.ssm_proj_bias = spec.ssm_out_bias = config.flag_or("use_bias", false);
+  const std::vector<Block> blocks = nemotron_h_blocks(config);
+  spec.num_hidden_layers = static_cast<std::int64_t>(blocks.size());
+  for (std::size_t i = 0; i < blocks.size(); ++i) {
+    const Block b = blocks[i];
+    spec.layer_kinds.push_back(LayerKind{.attention = b == Block::attention,
+                                         .ssm = b == Block::linear,
+                                         .mlp = b == Block::mlp || b == Block::moe,
+                                         .moe = b == Block::moe});
+    if (b == Block::moe) spec.moe_layers.push_back(static_cast<std::int64_t>(i));
+  }
+  if (!spec.moe_layers.empty()) nemotron_h_moe(spec, config);
+  return spec;
+}
+
+}  // namespace
+
+bool is_hybrid_family(std::string_view model_type) {
+  for (const std::string_view type :
+       {"jamba", "bamba", "falcon_h1", "granitemoehybrid", "nemotron_h", "qwen3_next", "lfm2"}) {
+    if (model_type == type) return true;
+  }
+  return false;
+}
+
+// The Llama-sized hybrids put a norm, the mixer, a norm and the MLP in every layer (names:
+// model.layers.{i}.input_layernorm, mamba / self_attn, pre_ff_layernorm, feed_forward unless the
+// family keeps its own).
+ModelSpec map_hybrid_family(std::string_view model_type, const HfConfig& config) {
+  if (model_type == "nemotron_h") return map_nemotron_h(config);
+  ModelSpec spec = llama_sizes(config);
+  if (model_type == "qwen3_next" || model_type == "lfm2") {
+    (model_type == "lfm2" ? map_lfm2 : map_qwen3_next)(spec, config);
+    return spec;
+  }
+  spec.hf_names = HfNames::hybrid;
+  mamba_keys(spec, config);
+  if (model_type == "jamba") {
+    map_jamba(spec, config);
+  } else if (model_type == "granitemoehybrid") {
+    map_granitemoehybrid(spec, config);
+  } else {
+    map_bamba_or_falcon_h1(spec, config, model_type == "falcon_h1");
+  }
+  return spec;
+}
+
+}  // namespace ckpt::harness::hf
