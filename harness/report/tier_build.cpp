@@ -7,6 +7,7 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "harness/common/text_format.hpp"
 #include "harness/report/case_filter.hpp"
 #include "harness/report/projection_formulas.hpp"
 #include "harness/report/report_format.hpp"
@@ -32,18 +33,12 @@ bool is_number_key(const std::string& key) {
 
 // A number of seconds from `flag`'s `key=text`: finite, 0 to kMaxTierSeconds.
 double tier_seconds(const std::string& flag, const std::string& key, const std::string& text) {
-  double v = 0;
-  std::size_t used = 0;
-  try {
-    v = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != text.size() || text.empty() || !std::isfinite(v) || v < 0 || v > kMaxTierSeconds) {
+  const std::optional<double> v = parse_number(text);
+  if (!v || !std::isfinite(*v) || *v < 0 || *v > kMaxTierSeconds) {
     throw std::runtime_error(fmt::format("{}: {}={} must be a number of seconds from 0 to {:g}",
                                          flag, key, text, kMaxTierSeconds));
   }
-  return v;
+  return *v;
 }
 
 TierSource given_tier(const std::string& flag, const std::string& spec, const KeyValues& pairs) {
@@ -166,14 +161,8 @@ std::vector<double> read_failure_trace(const std::string& path, double job_days)
     const auto first = text.find_first_not_of(" \t\r");
     if (first == std::string::npos) continue;
     const std::string value = text.substr(first, text.find_last_not_of(" \t\r") - first + 1);
-    double hours = -1;
-    std::size_t used = 0;
-    try {
-      hours = std::stod(value, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != value.size() || !std::isfinite(hours) || hours < 0 || hours >= job_days * 24) {
+    const std::optional<double> hours = parse_number(value);
+    if (!hours || !std::isfinite(*hours) || *hours < 0 || *hours >= job_days * 24) {
       throw std::runtime_error(fmt::format(
           "{}:{}: `{}` is not a failure time: one number of hours from 0 to below the job's "
           "end ({} h, --job-days {}) per line",
@@ -181,7 +170,7 @@ std::vector<double> read_failure_trace(const std::string& path, double job_days)
     }
     if (seconds.size() == kMaxTraceFailures)
       throw std::runtime_error(fmt::format("{}: more than {} failures", path, kMaxTraceFailures));
-    seconds.push_back(hours * 3600);
+    seconds.push_back(*hours * 3600);
   }
   if (seconds.empty())
     throw std::runtime_error("--failure-trace " + path + ": no failure times in it");
