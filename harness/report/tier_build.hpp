@@ -22,8 +22,8 @@ TierSource resolve_tier(const std::string& flag, const std::string& spec,
 
 // Throws std::runtime_error with the fix for a missing tier, nonsense numbers (NaN, negative,
 // a time to durable below the stall, p outside 0..1), no step time, or a Monte Carlo too large
-// to run. `mtbf_hours`: the job's M (from --mtbf-hours or the trace), else the preset scaled to
-// the tier cases' GPUs.
+// to run. M: options.mtbf_hours (--mtbf-hours, or set from the trace by build_projection), else
+// the preset scaled to the tier cases' GPUs. `trace_seconds`: the trace's failure times (or none).
 TierProjection build_tier_projection(const std::vector<RunRecord>& runs,
                                      const ProjectionOptions& options,
                                      std::vector<double> trace_seconds);
