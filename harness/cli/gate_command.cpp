@@ -5,8 +5,10 @@
 
 #include <cmath>
 #include <filesystem>
+#include <optional>
 
 #include "harness/common/elapsed.hpp"
+#include "harness/common/text_format.hpp"
 
 namespace ckpt::harness {
 namespace {
@@ -16,14 +18,8 @@ namespace {
 CLI::Validator finite_in(double low, double high, const std::string& meaning) {
   return CLI::Validator(
       [=](std::string& text) -> std::string {
-        double v = 0;
-        std::size_t used = 0;
-        try {
-          v = std::stod(text, &used);
-        } catch (const std::exception&) {
-          used = 0;
-        }
-        if (used != text.size() || !std::isfinite(v) || v < low || v > high) {
+        const std::optional<double> v = parse_number(text);
+        if (!v || !std::isfinite(*v) || *v < low || *v > high) {
           return fmt::format("`{}` is not a number from {} to {} ({})", text, low, high, meaning);
         }
         return {};

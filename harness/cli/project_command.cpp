@@ -12,12 +12,17 @@
 namespace ckpt::harness {
 
 CLI::App* add_project_command(CLI::App& app, ProjectCommandOptions& o) {
-  CLI::App* cmd = app.add_subcommand("project",
-                                     "Project each case's measured node share to the full training "
-                                     "job: checkpoint and restore time, optimal "
-                                     "interval (Young, Daly) and the share of training time lost");
-  cmd->add_option("RUN", o.runs, "Run directories (holding results.jsonl) or results.jsonl files")
-      ->required();
+  CLI::App* cmd = app.add_subcommand(
+      "project",
+      "Project each case's measured node share to the full training "
+      "job: checkpoint and restore time, optimal "
+      "interval (Young, Daly) and the share of training time lost; with --near-tier and "
+      "--far-tier the best two-level intervals (k, K) and their "
+      "goodput, analytic and by Monte Carlo");
+  cmd->add_option(
+      "RUN", o.runs,
+      "Run directories (holding results.jsonl) or results.jsonl files (none: both tiers "
+      "given as numbers)");
   add_projection_options(cmd, o.projection);
   cmd->add_flag("--markdown", o.markdown, "Print a Markdown table");
   cmd->add_option(
@@ -28,15 +33,21 @@ CLI::App* add_project_command(CLI::App& app, ProjectCommandOptions& o) {
       "Exit status: 0 projected; 2 bad input: a command-line error, a run that is missing or does "
       "not parse, a case without "
       "what a projection needs (field and fix named), MTBF or bandwidth not positive, no MTBF "
-      "given.");
+      "given, a tier missing or nonsensical (NaN, negative, a spec matching no case).");
   return cmd;
 }
 
 int run_project(const ProjectCommandOptions& o, std::ostream& out) {
+  if (o.runs.empty() && !o.projection.tiers.requested()) {
+    throw std::runtime_error(
+        "project needs RUN (run directories or results.jsonl files), or --near-tier and "
+        "--far-tier given as numbers");
+  }
   std::vector<RunRecord> runs;
   for (const std::string& path : o.runs) runs.push_back(load_run(path));
   const ProjectionModel model = build_projection(std::move(runs), o.projection);
-  print_projection(model, o.markdown, out);
+  if (!model.cases.empty()) print_projection(model, o.markdown, out);
+  if (model.tiers) print_tier_projection(*model.tiers, o.markdown, out);
   if (!o.html.empty()) {
     std::ofstream html(o.html, std::ios::binary | std::ios::trunc);
     html << projection_html(model);

@@ -34,7 +34,8 @@ CLI::App* add_report_command(CLI::App& app, ReportCommandOptions& o) {
   cmd->footer(
       "Projection: with any of --nodes, --storage-gib-per-s, --mtbf-hours, --mtbf-preset (an MTBF "
       "is needed) the report "
-      "adds `ckptbench project`'s table and, in the HTML, its waste-against-interval charts.\n"
+      "adds `ckptbench project`'s table and, in the HTML, its waste-against-interval charts; with "
+      "--near-tier and --far-tier also the two-level intervals (best k and K, goodput).\n"
       "Exit status: 0 the report was printed (and written); 2 bad input: a command-line error, a "
       "run directory or results "
       "file that is missing or does not parse (path and line named), a --baseline or --by that "
@@ -54,6 +55,7 @@ int run_report(const ReportCommandOptions& o, std::ostream& out) {
     out << (o.markdown ? "\n## Projection to the full training job\n\n"
                        : "\nProjection to the full training job\n\n");
     print_projection(*projection, o.markdown, out);
+    if (projection->tiers) print_tier_projection(*projection->tiers, o.markdown, out);
   }
   if (!o.html.empty()) {
     std::ofstream html(o.html, std::ios::binary | std::ios::trunc);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <stdexcept>
 
 namespace ckpt::harness {
 namespace {
@@ -54,6 +55,16 @@ std::string format_slice(const std::vector<std::int64_t>& offset,
     out += fmt::format("{}{}:{}", i ? ", " : "", offset[i], offset[i] + extent[i]);
   }
   return out + "]";
+}
+
+std::optional<double> parse_number(const std::string& text) {
+  try {
+    std::size_t used = 0;
+    const double v = std::stod(text, &used);
+    if (used == text.size()) return v;
+  } catch (const std::exception&) {
+  }
+  return std::nullopt;
 }
 
 }  // namespace ckpt::harness

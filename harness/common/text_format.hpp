@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,5 +18,9 @@ std::string format_shape(const std::vector<std::int64_t>& shape);
 // offset {512, 0}, extent {512, 4096} -> "[512:1024, 0:4096]"
 std::string format_slice(const std::vector<std::int64_t>& offset,
                          const std::vector<std::int64_t>& extent);
+
+// The whole of `text` as a number ("2.5", "1e9", "nan", "inf"); nullopt for anything else
+// ("", "2s", "x"). Callers check the range (NaN compares false with every bound).
+std::optional<double> parse_number(const std::string& text);
 
 }  // namespace ckpt::harness

@@ -13,6 +13,7 @@
 #include "harness/report/projection_formulas.hpp"
 #include "harness/report/report_format.hpp"
 #include "harness/report/report_table.hpp"
+#include "harness/report/tier_build.hpp"
 #include "harness/results/stats.hpp"
 
 namespace ckpt::harness {
@@ -47,11 +48,13 @@ void check_options(const ProjectionOptions& o) {
     throw std::runtime_error(
         fmt::format("--nodes must be from 1 to {} (got {})", group_digits(kMaxNodes), *o.nodes));
   }
-  if (o.mtbf_hours && !o.mtbf_preset.empty()) {
+  const int rates = (o.mtbf_hours ? 1 : 0) + (o.mtbf_preset.empty() ? 0 : 1) +
+                    (o.tiers.failure_trace.empty() ? 0 : 1);
+  if (rates > 1) {
     throw std::runtime_error(
-        "give the mean time between failures once: --mtbf-hours or --mtbf-preset, not both");
+        "give the failure rate once: --mtbf-hours, --mtbf-preset or --failure-trace, not two");
   }
-  if (!o.mtbf_hours && o.mtbf_preset.empty()) {
+  if (rates == 0) {
     throw std::runtime_error(
         fmt::format("project needs the job's mean time between failures: --mtbf-hours H, or "
                     "--mtbf-preset {} (Llama 3's 16,384-GPU job, scaled to this job's GPUs)",
@@ -157,6 +160,8 @@ void check_figures(const CaseRecord& c, const CaseProjection& p) {
   }
 }
 
+}  // namespace
+
 CaseProjection project_case(const CaseRecord& c, const ProjectionOptions& o, bool several_runs) {
   CaseProjection p;
   p.c = &c;
@@ -196,7 +201,14 @@ CaseProjection project_case(const CaseRecord& c, const ProjectionOptions& o, boo
   return p;
 }
 
-std::string mtbf_rule(const ProjectionOptions& o) {
+namespace {
+
+std::string mtbf_rule(const ProjectionOptions& o, std::size_t trace_failures) {
+  if (trace_failures > 0) {
+    return fmt::format("M = {} days × 24 h / {} failures in {} = {} h (--failure-trace)",
+                       format_significant(o.tiers.job_days), trace_failures, o.tiers.failure_trace,
+                       format_significant(*o.mtbf_hours));
+  }
   if (o.mtbf_hours)
     return fmt::format("M = {} h for the whole job (--mtbf-hours)",
                        format_significant(*o.mtbf_hours));
@@ -231,18 +243,26 @@ ProjectionModel build_projection(std::vector<RunRecord> runs, const ProjectionOp
   ProjectionModel m;
   m.runs = std::move(runs);
   m.options = options;
-  m.mtbf_rule = mtbf_rule(options);
+  std::vector<double> trace;
+  if (!options.tiers.failure_trace.empty()) {
+    trace = read_failure_trace(options.tiers.failure_trace, options.tiers.job_days);
+    m.options.mtbf_hours = options.tiers.job_days * 24 / static_cast<double>(trace.size());
+  }
+  ranged_option(m.options.mtbf_hours, "the MTBF of --failure-trace", "hours", kMinMtbfHours,
+                kMaxMtbfHours);
+  m.mtbf_rule = mtbf_rule(m.options, trace.size());
   for (const RunRecord& run : m.runs) {
     for (const CaseRecord& c : run.cases) {
       if (c.status != "ok" || !c.stores_data) continue;
-      m.cases.push_back(project_case(c, options, m.runs.size() > 1));
+      m.cases.push_back(project_case(c, m.options, m.runs.size() > 1));
     }
   }
-  if (m.cases.empty()) {
+  if (m.cases.empty() && !m.runs.empty()) {
     throw std::runtime_error(
         m.runs.front().file.string() +
         ": no case to project (each failed, or its backend stores nothing, like null)");
   }
+  if (options.tiers.requested()) m.tiers = build_tier_projection(m.runs, m.options, trace);
   return m;
 }
 

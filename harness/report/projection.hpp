@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "harness/report/run_input.hpp"
+#include "harness/report/tier_options.hpp"
+#include "harness/report/tier_projection.hpp"
 
 namespace ckpt::harness {
 
@@ -17,6 +19,7 @@ struct ProjectionOptions {
       storage_gib_per_s;  // --storage-gib-per-s: the storage's aggregate cap (none: uncapped)
   std::optional<double> mtbf_hours;  // --mtbf-hours: the whole job's MTBF
   std::string mtbf_preset;           // --mtbf-preset llama3-16k (scaled to the job's GPUs)
+  TierOptions tiers;                 // two-level intervals; the trace also gives M
 };
 
 // One case projected to the full training job. Times in seconds.
@@ -46,12 +49,18 @@ struct ProjectionModel {
   ProjectionOptions options;
   std::string mtbf_rule;  // how M was found, one sentence
   std::vector<CaseProjection> cases;
+  std::optional<TierProjection> tiers;  // with --near-tier/--far-tier
 };
 
 // Throws std::runtime_error with the fix for nonsensical options (MTBF or bandwidth <= 0, nodes
 // < 1, neither or both MTBF options, an unknown preset) and for a case without what a projection
 // needs (naming the results file and line, the field and how to get it). Failed cases are skipped.
 ProjectionModel build_projection(std::vector<RunRecord> runs, const ProjectionOptions& options);
+
+// One case projected with `options` (which give M as mtbf_hours or the preset); throws like
+// build_projection for a case without what a projection needs.
+CaseProjection project_case(const CaseRecord& c, const ProjectionOptions& options,
+                            bool several_runs);
 
 // "42.1 s", "12.5 min" (from 2 minutes), "3.09 h" (from 2 hours), "4.50 days" (from 2 days),
 // "12.0 years" (from 2 years), "1.2e+07 years" (from a million years).

@@ -11,6 +11,7 @@
 #include "harness/report/html_report.hpp"
 #include "harness/report/projection.hpp"
 #include "harness/report/projection_formulas.hpp"
+#include "harness/report/projection_plot.hpp"
 #include "harness/report/report_format.hpp"
 
 namespace ckpt::harness {
@@ -21,7 +22,6 @@ constexpr const char* kYoungColor = "#e08a2c";
 constexpr const char* kDalyColor = "#59a14f";
 constexpr const char* kDurableColor = "#e15759";
 constexpr const char* kPartColor = "#777";
-constexpr int kCurvePoints = 120;
 constexpr std::size_t kMaxCharts = 24;
 constexpr const char* kChartNote =
     "<p>Checkpointing more often than τ Daly spends more time writing checkpoints (C/τ); less "
@@ -31,90 +31,17 @@ constexpr const char* kChartNote =
     "(4× the least waste); the interval axis spans a decade beyond the outermost marked "
     "interval.</p>";
 
-std::string num(double v) {
-  return fmt::format("{:.1f}", v);
-}
-
-// The plot's geometry: tau from lo to hi on a log axis, waste (percent) from 0 to top.
-struct WastePlot {
-  double lo, hi, top;
-  double x0 = 70, w = 560, y0 = 20, h = 220;
-  double px(double tau) const { return x0 + std::log(tau / lo) / std::log(hi / lo) * w; }
-  double py(double pct) const { return y0 + h - pct / top * h; }
-};
-
-// The part of curve `pct(tau)` inside the plot as an SVG path: it stops where the curve leaves
-// through the top (found by bisection) instead of running along it.
-template <typename Curve>
-std::string curve_path(const WastePlot& p, Curve pct) {
-  const auto tau_at = [&](int i) {
-    return p.lo * std::pow(p.hi / p.lo, static_cast<double>(i) / kCurvePoints);
-  };
-  const auto crossing = [&](double a, double b) {  // pct(a) and pct(b) on either side of top
-    const bool a_in = pct(a) <= p.top;
-    for (int k = 0; k < 40; ++k) {
-      const double mid = std::sqrt(a * b);
-      ((pct(mid) <= p.top) == a_in ? a : b) = mid;
-    }
-    return a_in ? a : b;
-  };
-  std::string path;
-  bool inside = false;
-  for (int i = 0; i <= kCurvePoints; ++i) {
-    const double tau = tau_at(i);
-    const bool in = pct(tau) <= p.top;
-    if (in != inside && i > 0) {
-      const double edge = crossing(tau_at(i - 1), tau);
-      path += fmt::format("{}{},{} ", in ? "M" : "L", num(p.px(edge)), num(p.py(p.top)));
-    }
-    if (in)
-      path += fmt::format("{}{},{} ", in && !inside && i == 0 ? "M" : "L", num(p.px(tau)),
-                          num(p.py(pct(tau))));
-    inside = in;
-  }
-  return path;
-}
-
-// The plot's frame, grid, ticks at round durations (1 s, 10 s, 1 min, …, 1 week) and axis titles.
-std::string waste_axes(const WastePlot& p) {
-  std::string s =
-      fmt::format(R"(<rect x="{}" y="{}" width="{}" height="{}" fill="none" stroke="#999"/>)",
-                  num(p.x0), num(p.y0), num(p.w), num(p.h));
-  for (int k = 0; k <= 4; ++k) {
-    const double pct = p.top * k / 4;
-    s += fmt::format(
-        R"(<line x1="{0}" y1="{1}" x2="{2}" y2="{1}" stroke="#eee"/><text x="{3}" y="{4}" font-size="11" text-anchor="end">{5}%</text>)",
-        num(p.x0), num(p.py(pct)), num(p.x0 + p.w), num(p.x0 - 4), num(p.py(pct) + 4),
-        html_escape(format_significant(pct)));
-  }
-  for (double tick : {0.001, 0.01, 0.1, 1.0, 10.0, 60.0, 600.0, 3600.0, 21600.0, 86400.0, 604800.0,
-                      6048000.0, 31557600.0}) {
-    if (tick < p.lo || tick > p.hi) continue;
-    s += fmt::format(
-        R"(<line x1="{0}" y1="{1}" x2="{0}" y2="{2}" stroke="#eee"/><text x="{0}" y="{3}" font-size="11" text-anchor="middle">{4}</text>)",
-        num(p.px(tick)), num(p.y0), num(p.y0 + p.h), num(p.y0 + p.h + 14),
-        html_escape(format_interval(tick)));
-  }
-  s += fmt::format(
-      R"(<text x="{}" y="{}" font-size="12" text-anchor="middle">checkpoint interval τ (log scale)</text>)",
-      num(p.x0 + p.w / 2), num(p.y0 + p.h + 34));
-  return s +
-         fmt::format(
-             R"svg(<text x="14" y="{0}" font-size="12" transform="rotate(-90 14 {0})" text-anchor="middle">waste (% of training time)</text>)svg",
-             num(p.y0 + p.h / 2));
-}
-
 // The two regions either side of tau Daly, named inside the plot by what dominates the waste there.
 std::string waste_regions(const WastePlot& p, double daly) {
   const double split = p.px(daly);
   return fmt::format(
              R"(<text x="{}" y="{}" font-size="11" fill="#555">← too often: C/τ dominates</text>)",
-             num(p.x0 + 6), num(p.y0 + p.h - 8)) +
+             svg_number(p.x0 + 6), svg_number(p.y0 + p.h - 8)) +
          fmt::format(
              R"(<text x="{}" y="{}" font-size="11" fill="#555" text-anchor="end">too rarely: (τ/2 + R)/M dominates →</text>)",
-             num(p.x0 + p.w - 6), num(p.y0 + p.h - 8)) +
-         fmt::format(R"(<line x1="{0}" y1="{1}" x2="{0}" y2="{2}" stroke="#ccc"/>)", num(split),
-                     num(p.y0 + p.h - 20), num(p.y0 + p.h));
+             svg_number(p.x0 + p.w - 6), svg_number(p.y0 + p.h - 8)) +
+         fmt::format(R"(<line x1="{0}" y1="{1}" x2="{0}" y2="{2}" stroke="#ccc"/>)",
+                     svg_number(split), svg_number(p.y0 + p.h - 20), svg_number(p.y0 + p.h));
 }
 
 struct Mark {
@@ -134,23 +61,16 @@ std::string waste_marks(const WastePlot& p, const std::vector<Mark>& marks, doub
                     format_waste(waste(mark.tau) / 100));
     s += fmt::format(
         R"(<line x1="{0}" y1="{1}" x2="{0}" y2="{2}" stroke="{3}" stroke-width="2" stroke-dasharray="5 3"><title>{4}</title></line>)",
-        num(p.px(mark.tau)), num(p.y0), num(p.y0 + p.h), mark.color, html_escape(title));
+        svg_number(p.px(mark.tau)), svg_number(p.y0), svg_number(p.y0 + p.h), mark.color,
+        html_escape(title));
     s += fmt::format(
         R"(<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{}" stroke-width="2" stroke-dasharray="5 3"/><text x="{}" y="{}" font-size="11">{}</text>)",
-        num(p.x0 + p.w + 8), num(ly - 4), num(p.x0 + p.w + 26), num(ly - 4), mark.color,
-        num(p.x0 + p.w + 30), num(ly), html_escape(title));
+        svg_number(p.x0 + p.w + 8), svg_number(ly - 4), svg_number(p.x0 + p.w + 26),
+        svg_number(ly - 4), mark.color, svg_number(p.x0 + p.w + 30), svg_number(ly),
+        html_escape(title));
     ly += 16;
   }
   return s;
-}
-
-// A solid line's legend entry right of the plot.
-std::string curve_legend(const WastePlot& p, double y, const char* color, const char* dash,
-                         const std::string& name) {
-  return fmt::format(
-      R"(<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{}" stroke-width="2"{}/><text x="{}" y="{}" font-size="11">{}</text>)",
-      num(p.x0 + p.w + 8), num(y - 4), num(p.x0 + p.w + 26), num(y - 4), color, dash,
-      num(p.x0 + p.w + 30), num(y), html_escape(name));
 }
 
 // Waste (percent) against the interval on a log axis wide enough for every marked interval (a
@@ -171,8 +91,8 @@ std::string waste_chart(const CaseProjection& p) {
   const WastePlot plot{lo, hi, std::max(4 * waste(p.daly_seconds), 1e-9)};
   std::string s = fmt::format(
       R"(<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}" role="img" aria-label="waste against interval: {}">)",
-      num(plot.x0 + plot.w + 320), num(plot.y0 + plot.h + 50), html_escape(p.name));
-  s += waste_axes(plot) + waste_regions(plot, p.daly_seconds);
+      svg_number(plot.x0 + plot.w + 320), svg_number(plot.y0 + plot.h + 50), html_escape(p.name));
+  s += waste_axes(plot, "checkpoint interval τ (log scale)") + waste_regions(plot, p.daly_seconds);
   const auto writing = [&](double tau) { return 100 * p.checkpoint_seconds / tau; };
   const auto losing = [&](double tau) {
     return 100 * (tau / 2 + p.restore_seconds) / p.mtbf_seconds;
@@ -223,6 +143,7 @@ std::string projection_section_html(const ProjectionModel& m, const std::string&
   const auto titled = [](const std::string& tag, const std::string& text) {
     return "<" + tag + ">" + text + "</" + tag + ">";
   };
+  if (m.cases.empty()) return m.tiers ? tier_section_html(*m.tiers, heading) : "";
   std::string s = titled(heading, "Full-scale checkpoint cost") + table_html(m);
   std::ostringstream rules;
   print_projection(m, false, rules);  // the same rules as the text, after its table
@@ -238,6 +159,7 @@ std::string projection_section_html(const ProjectionModel& m, const std::string&
     s += titled(subheading, "Waste against interval: " + html_escape(p.name)) + waste_chart(p);
     if (charted == 1) s += kChartNote;
   }
+  if (m.tiers) s += tier_section_html(*m.tiers, heading);
   return s;
 }
 

@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "harness/report/case_filter.hpp"
 #include "harness/report/latency_table.hpp"
 #include "harness/report/report_format.hpp"
 #include "harness/report/report_table.hpp"
@@ -17,27 +18,7 @@
 namespace ckpt::harness {
 namespace {
 
-using Pairs = std::vector<std::pair<std::string, std::string>>;
-
-Pairs parse_baseline(const std::string& text) {
-  Pairs pairs;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    const std::size_t comma = std::min(text.find(',', start), text.size());
-    const std::string part = text.substr(start, comma - start);
-    const std::size_t eq = part.find('=');
-    if (eq == std::string::npos || eq == 0)
-      throw std::runtime_error("--baseline: `" + part + "` is not KEY=VALUE");
-    pairs.emplace_back(part.substr(0, eq), part.substr(eq + 1));
-    start = comma + 1;
-  }
-  return pairs;
-}
-
-bool matches(const CaseRecord& c, const Pairs& pairs) {
-  return std::all_of(pairs.begin(), pairs.end(),
-                     [&](const auto& p) { return c.value_of(p.first) == p.second; });
-}
+using Pairs = KeyValues;
 
 std::string values_of(const std::vector<ReportRow>& rows, const std::string& key) {
   std::set<std::string> values;
@@ -52,7 +33,7 @@ const CaseRecord* pick_baseline(const ReportRow& row, const std::vector<ReportRo
   const ReportRow* best = nullptr;
   int best_score = -1;
   for (const ReportRow& r : rows) {
-    if (!matches(*r.c, pairs)) continue;
+    if (!case_matches(*r.c, pairs)) continue;
     const int score = (r.group == row.group ? 2 : 0) + (r.c->run == row.c->run ? 1 : 0);
     if (score > best_score) {
       best = &r;
@@ -232,9 +213,9 @@ ReportModel build_report(std::vector<RunRecord> runs, const ReportOptions& optio
     return order(a) < order(b);
   });
   if (!options.baseline.empty()) {
-    const Pairs pairs = parse_baseline(options.baseline);
+    const Pairs pairs = parse_key_values(options.baseline, "--baseline");
     if (std::none_of(m.rows.begin(), m.rows.end(),
-                     [&](const ReportRow& r) { return matches(*r.c, pairs); })) {
+                     [&](const ReportRow& r) { return case_matches(*r.c, pairs); })) {
       throw std::runtime_error("--baseline " + options.baseline + " matches no case (" +
                                pairs.front().first + ": " + values_of(m.rows, pairs.front().first) +
                                ")");

@@ -4,6 +4,7 @@
 // the report's latency table.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cctype>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -93,14 +94,72 @@ TEST_F(ProjectCli, NonsensicalOptionsExitTwoWithTheFix) {
       << o.err;
 }
 
+// tier_model_test's small job as numbers (steps of 10 s; near: 2 s stall, 30 s restore; far: 8 s
+// stall, durable after 20 s, 300 s restore; M = 10 h; 3 failures in 4 spare the near tier).
+std::vector<std::string> small_job_tiers() {
+  return {"--mtbf-hours",       "10",
+          "--near-tier",        "stall=2,restore=30",
+          "--far-tier",         "stall=8,durable=20,restore=300",
+          "--near-recoverable", "0.75",
+          "--step-seconds",     "10",
+          "--mc-trials",        "50"};
+}
+
+TEST_F(ProjectCli, TwoTiersGiveTheBestIntervalsAndRefuseNonsense) {
+  // Numbers alone need no run.
+  std::vector<std::string> args{"project"};
+  for (const std::string& a : small_job_tiers()) args.push_back(a);
+  Outcome o = ckptbench(args);
+  ASSERT_EQ(o.exit_code, 0) << o.describe();
+  EXPECT_FALSE(contains(o.out, "full-scale:")) << "no case, no per-case table\n" << o.out;
+  // The brute-force optimum (43, 3) at 97.91%; the far tier alone every 75 steps at 97.05%.
+  EXPECT_TRUE(contains(o.out, "Two-level checkpoint intervals")) << o.out;
+  EXPECT_TRUE(contains(o.out,
+                       "best: k = 43, K = 3 (near tier every 7.17 min, far tier every 21.5 "
+                       "min): goodput 97.91%, simulated "))
+      << o.out;
+  EXPECT_TRUE(contains(o.out, "75 (12.5 min)")) << o.out;
+  EXPECT_TRUE(contains(o.out, "97.05%")) << o.out;
+  EXPECT_TRUE(contains(o.out, "K* = √(p·(C3 − C1)/((1 − p)·C1)) = 3")) << o.out;
+  // The far tier from the run itself.
+  o = ckptbench({"project", run_.string(), "--mtbf-hours", "10", "--near-tier",
+                 "stall=2,restore=30", "--far-tier", "run=" + run_.filename().string(),
+                 "--near-recoverable", "0.9", "--step-seconds", "10", "--mc-trials", "10"});
+  ASSERT_EQ(o.exit_code, 0) << o.describe();
+  EXPECT_TRUE(contains(o.out, "full-scale:")) << o.out;
+  EXPECT_TRUE(contains(o.out, "far   " + run_.filename().string() + ": -")) << o.out;
+  o = ckptbench({"project", "--mtbf-hours", "10"});
+  EXPECT_EQ(o.exit_code, 2) << o.describe();
+  EXPECT_TRUE(contains(o.err, "project needs RUN")) << o.err;
+  const std::vector<std::pair<std::pair<std::string, std::string>, std::string>> refused{
+      {{"--near-tier", "stall=nan,restore=30"},
+       "ckptbench: error: --near-tier: stall=nan must be a number of seconds from 0 to 1e+09"},
+      {{"--far-tier", "stall=8,restore=-1"},
+       "ckptbench: error: --far-tier: restore=-1 must be a number of seconds from 0 to 1e+09"},
+      {{"--far-tier", ""},
+       "ckptbench: error: two-level intervals need both tiers, --far-tier is missing"}};
+  for (const auto& [change, message] : refused) {
+    std::vector<std::string> bad{"project", run_.string()};
+    for (const std::string& a : small_job_tiers()) bad.push_back(a);
+    const auto at = std::find(bad.begin(), bad.end(), change.first);
+    *(at + 1) = change.second;
+    o = ckptbench(bad);
+    EXPECT_EQ(o.exit_code, 2) << o.describe();
+    EXPECT_TRUE(contains(o.err, message)) << o.err;
+  }
+}
+
 // The values of RealRunProjectedWithTheStorageAsTheBound, now in `report`'s text and in its HTML
 // page as a real browser renders it.
 TEST_F(ProjectCli, ReportWithProjectionOptionsAddsTheTableAndTheChart) {
   const fs::path html = dir_ / "report.html";
   const Outcome o = ckptbench({"report", run_.string(), "--mtbf-hours", "4", "--storage-gib-per-s",
-                               "0.01", "--html", html.string()});
+                               "0.01", "--html", html.string(), "--near-tier", "stall=2,restore=30",
+                               "--far-tier", "stall=8,durable=20,restore=300", "--near-recoverable",
+                               "0.75", "--step-seconds", "10", "--mc-trials", "10"});
   ASSERT_EQ(o.exit_code, 0) << o.describe();
   EXPECT_TRUE(contains(o.out, "Projection to the full training job")) << o.out;
+  EXPECT_TRUE(contains(o.out, "Two-level checkpoint intervals")) << o.out;
   for (const char* value : {"14.96 GiB", "24.9 min*", "109 min", "93.4 min", "56.54%"}) {
     EXPECT_TRUE(contains(o.out, value)) << value << " missing in\n" << o.out;
   }
@@ -125,7 +184,10 @@ TEST_F(ProjectCli, ReportWithProjectionOptionsAddsTheTableAndTheChart) {
         std::string("<td class=\"n\">24.9 min*</td>"), std::string("<td class=\"n\">93.4 min</td>"),
         std::string("<td class=\"n\">56.54%</td>"), std::string("Waste against interval: -"),
         std::string("aria-label=\"waste against interval: -\""),
-        std::string("τ Daly = 93.4 min: waste 56.54%"), std::string("τ Young = 109 min")}) {
+        std::string("τ Daly = 93.4 min: waste 56.54%"), std::string("τ Young = 109 min"),
+        std::string("Two-level checkpoint intervals"),
+        std::string("aria-label=\"waste against the near interval, one curve per K\""),
+        std::string("far tier only"), std::string("K = 1")}) {
     EXPECT_TRUE(contains(dom.out, expected)) << "the rendered DOM lacks " << expected;
   }
   EXPECT_FALSE(contains(dom.out, "<script")) << "no JavaScript";

@@ -147,7 +147,8 @@ TEST(Projection, NonsensicalOptionsAndMissingFieldsAreRefusedWithTheFix) {
   EXPECT_NE(error_of({run}, {}).find("project needs the job's mean time between failures: "
                                      "--mtbf-hours H, or --mtbf-preset llama3-16k"),
             std::string::npos);
-  EXPECT_NE(error_of({run}, {.mtbf_hours = 1.0, .mtbf_preset = "llama3-16k"}).find("not both"),
+  EXPECT_NE(error_of({run}, {.mtbf_hours = 1.0, .mtbf_preset = "llama3-16k"})
+                .find("give the failure rate once: --mtbf-hours, --mtbf-preset or --failure-trace"),
             std::string::npos);
   EXPECT_EQ(error_of({run}, {.mtbf_preset = "llama2"}),
             "unknown --mtbf-preset `llama2` (presets: llama3-16k)");
