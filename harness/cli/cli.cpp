@@ -14,6 +14,7 @@
 #include "harness/cli/keys_command.hpp"
 #include "harness/cli/layout_command.hpp"
 #include "harness/cli/load_command.hpp"
+#include "harness/cli/mlperf_command.hpp"
 #include "harness/cli/models_command.hpp"
 #include "harness/cli/project_command.hpp"
 #include "harness/cli/report_command.hpp"
@@ -106,6 +107,8 @@ int run_cli(int argc, char** argv, std::ostream& out, std::ostream& err) {
   CLI::App* project_cmd = add_project_command(app, project_options);
   LoadCommandOptions load_options;
   CLI::App* load_cmd = add_load_command(app, load_options);
+  MlperfCommandOptions mlperf_options;
+  CLI::App* mlperf_cmd = add_mlperf_command(app, mlperf_options);
   app.footer(kExitStatus);
   for (CLI::App* sub : app.get_subcommands({})) {
     if (sub->get_footer().empty())
@@ -131,6 +134,7 @@ int run_cli(int argc, char** argv, std::ostream& out, std::ostream& err) {
     if (gate_cmd->parsed()) return run_gate(gate_options, out);
     if (project_cmd->parsed()) return run_project(project_options, out);
     if (load_cmd->parsed()) return run_load(load_options, out, err);
+    if (mlperf_cmd->parsed()) return run_mlperf(*mlperf_cmd, mlperf_options, out);
   } catch (const std::exception& e) {
     err << "ckptbench: error: " << e.what() << '\n';
     return 2;

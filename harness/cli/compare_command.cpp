@@ -43,6 +43,12 @@ CLI::App* add_compare_command(CLI::App& app, CompareCommandOptions& o) {
   cmd->add_option("--fail-on", o.fail_on, "Exit 1 when any case is slower")
       ->check(CLI::IsMember({"slower"}));
   cmd->add_flag("--markdown", o.markdown, "Print a Markdown table");
+  cmd->add_option("--match", o.match,
+                  "What makes two cases one: config (config_hash, the same campaign run again) "
+                  "or workload (workload_hash, the bytes written: another system, target, "
+                  "backend or tuning, as MLPerf Storage compares)")
+      ->check(CLI::IsMember({"config", "workload"}))
+      ->capture_default_str();
   cmd->add_flag(kAllowFlag, o.allow_different_workloads,
                 "Compare runs of different campaigns, or cases whose configuration (config_hash) "
                 "differs — refused "
@@ -64,7 +70,8 @@ int run_compare(const CompareCommandOptions& o, std::ostream& out) {
   }
   const RunRecord base = load_run(o.base);
   const RunRecord next = load_run(o.next);
-  const Comparison c = compare_runs(base, next, o.alpha);
+  const Comparison c = compare_runs(
+      base, next, o.alpha, o.match == "workload" ? CaseMatch::workload : CaseMatch::config);
   const std::string difference = workload_difference(c, base, next);
   if (!difference.empty() && !o.allow_different_workloads) {
     throw std::runtime_error(

@@ -13,6 +13,7 @@ struct CompareCommandOptions {
   std::string fail_on;  // "slower" or ""
   bool markdown = false;
   bool allow_different_workloads = false;  // compare runs of other campaigns or workloads
+  std::string match = "config";            // config | workload: what makes two cases one
 };
 
 // `ckptbench compare BASE NEW`: per matched case the ratio of medians, a Mann–Whitney p-value

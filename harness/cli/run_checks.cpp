@@ -18,6 +18,7 @@
 #include "harness/loadplan/load_plan.hpp"
 #include "harness/loadplan/reshard_restore.hpp"
 #include "harness/plan/file_naming.hpp"
+#include "harness/results/environment.hpp"
 #include "harness/run/process_memory.hpp"
 
 namespace ckpt::harness {
@@ -169,7 +170,10 @@ CaseCheck check_case(const Case& c, PhaseSelection phase, int processes, const M
   const workloads::Layout layout(c.model, c.parallel, c.state);
   if (c.mlperf) {
     MlperfVerdict verdict =
-        check_mlperf(c, *c.mlperf, static_cast<std::uint64_t>(layout.checkpoint_bytes()));
+        check_mlperf(c, *c.mlperf,
+                     {.phase = phase,
+                      .full_scale_bytes = static_cast<std::uint64_t>(layout.checkpoint_bytes()),
+                      .client_memory_bytes = host_memory_bytes()});
     for (std::string& refusal : verdict.refusals) check.problems.push_back(std::move(refusal));
     check.mlperf = std::move(verdict);
   }

@@ -210,6 +210,11 @@ int run_cases(const RunOptions& o, Comm& comm, const std::optional<std::string>&
   if (root) {
     reporters.push_back(std::make_unique<JsonlReporter>(results_dir));
     reporters.push_back(std::make_unique<CsvReporter>(results_dir));
+    const auto mlperf_cases =
+        static_cast<std::size_t>(std::count_if(campaign.cases.begin(), campaign.cases.end(),
+                                               [](const Case& c) { return c.mlperf.has_value(); }));
+    if (mlperf_cases > 0)
+      reporters.push_back(std::make_unique<DlioSummaryReporter>(results_dir, mlperf_cases));
     reporters.push_back(std::make_unique<ConsoleReporter>(
         out, parse_bandwidth_unit(o.units).value_or(BandwidthUnit::gib)));
   }

@@ -3,6 +3,7 @@
 // Which case of one run is which case of another, for compare and gate.
 #include <cstddef>
 #include <limits>
+#include <string>
 #include <vector>
 
 namespace ckpt::harness {
@@ -10,10 +11,12 @@ namespace ckpt::harness {
 inline constexpr std::size_t kNoPartner = std::numeric_limits<std::size_t>::max();
 
 // For each case of `next`, the index of its partner in `base` (kNoPartner when none): equal
-// config_hash first, then (among the rest) equal swept keys; each base case is used once.
-// Base and Next have members `config_hash` (text) and `swept` (JSON).
-template <typename Base, typename Next>
-std::vector<std::size_t> match_cases(const std::vector<Base>& base, const std::vector<Next>& next) {
+// `key` first (a hash, text; an empty one matches nothing), then (among the rest) equal swept
+// keys; each base case is used once. Base and Next have a member `swept` (JSON).
+template <typename Base, typename Next, typename BaseKey, typename NextKey>
+std::vector<std::size_t> match_cases_on(const std::vector<Base>& base,
+                                        const std::vector<Next>& next, BaseKey base_key,
+                                        NextKey next_key) {
   std::vector<std::size_t> partner(next.size(), kNoPartner);
   std::vector<bool> used(base.size(), false);
   const auto match = [&](auto same) {
@@ -26,11 +29,19 @@ std::vector<std::size_t> match_cases(const std::vector<Base>& base, const std::v
       }
     }
   };
-  match([](const Base& b, const Next& n) {
-    return !n.config_hash.empty() && b.config_hash == n.config_hash;
+  match([&](const Base& b, const Next& n) {
+    return !next_key(n).empty() && base_key(b) == next_key(n);
   });
   match([](const Base& b, const Next& n) { return b.swept == n.swept; });
   return partner;
+}
+
+// The same on config_hash: Base and Next have members `config_hash` (text) and `swept` (JSON).
+template <typename Base, typename Next>
+std::vector<std::size_t> match_cases(const std::vector<Base>& base, const std::vector<Next>& next) {
+  return match_cases_on(
+      base, next, [](const Base& b) -> const std::string& { return b.config_hash; },
+      [](const Next& n) -> const std::string& { return n.config_hash; });
 }
 
 }  // namespace ckpt::harness

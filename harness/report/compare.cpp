@@ -101,6 +101,16 @@ std::set<std::string> campaigns_of(const RunRecord& run) {
 }  // namespace
 
 std::string workload_difference(const Comparison& c, const RunRecord& base, const RunRecord& next) {
+  if (c.match == CaseMatch::workload) {
+    for (const CaseComparison& cc : c.cases) {
+      if (cc.same_workload) continue;
+      return fmt::format("case {} has workload_hash {} in BASE and {} in NEW: another workload{}",
+                         cc.label, cc.base_workload.empty() ? "(none)" : cc.base_workload,
+                         cc.next_workload.empty() ? "(none)" : cc.next_workload,
+                         cc.workload_difference.empty() ? "" : " (" + cc.workload_difference + ")");
+    }
+    return "";
+  }
   const std::set<std::string> a = campaigns_of(base), b = campaigns_of(next);
   if (a != b) {
     return fmt::format(
@@ -145,10 +155,15 @@ bool Comparison::any_slower() const {
   });
 }
 
-Comparison compare_runs(const RunRecord& base, const RunRecord& next, double alpha) {
-  const std::vector<std::size_t> partner = match_cases(base.cases, next.cases);
+Comparison compare_runs(const RunRecord& base, const RunRecord& next, double alpha,
+                        CaseMatch match) {
+  const auto by = [match](const CaseRecord& r) -> const std::string& {
+    return match == CaseMatch::workload ? r.workload_hash : r.config_hash;
+  };
+  const std::vector<std::size_t> partner = match_cases_on(base.cases, next.cases, by, by);
   std::vector<bool> used(base.cases.size(), false);
   Comparison out;
+  out.match = match;
   for (std::size_t i = 0; i < next.cases.size(); ++i) {
     const CaseRecord& n = next.cases[i];
     if (partner[i] == kNoPartner) {
@@ -157,7 +172,12 @@ Comparison compare_runs(const RunRecord& base, const RunRecord& next, double alp
     }
     used[partner[i]] = true;
     const CaseRecord& b = base.cases[partner[i]];
-    CaseComparison c{n.label(), b.config_hash == n.config_hash, {}, {}};
+    CaseComparison c;
+    c.label = n.label();
+    c.same_config = b.config_hash == n.config_hash;
+    c.base_workload = b.workload_hash;
+    c.next_workload = n.workload_hash;
+    c.same_workload = !b.workload_hash.empty() && b.workload_hash == n.workload_hash;
     if (!c.same_config) c.workload_difference = workload_keys_differing(b, n);
     if (b.write.ran() || n.write.ran())
       c.directions.push_back(compare_direction("write", b, b.write, n, n.write, alpha));
@@ -194,9 +214,15 @@ void print_comparison(const Comparison& c, const RunRecord& base, const RunRecor
              "(alpha 0.05: at least 4 per "
              "side; 3 vs 3 reaches only p = 0.1).\n",
              alpha, kMinSamples);
+  if (c.match == CaseMatch::workload) {
+    fmt::print(out,
+               "cases matched by workload_hash (the bytes written), not config_hash: the target, "
+               "backend, tuning and campaign may differ\n");
+  }
   if (std::any_of(c.cases.begin(), c.cases.end(),
                   [](const CaseComparison& cc) { return !cc.same_config; })) {
-    fmt::print(out, "*: matched by swept keys; the configurations differ (config_hash)\n");
+    fmt::print(out, "*: {}the configurations differ (config_hash)\n",
+               c.match == CaseMatch::config ? "matched by swept keys; " : "");
   }
   for (const std::string& label : c.only_base) fmt::print(out, "only in BASE: {}\n", label);
   for (const std::string& label : c.only_new) fmt::print(out, "only in NEW: {}\n", label);

@@ -37,25 +37,35 @@ struct CaseComparison {
   std::vector<DirectionComparison> directions;
   std::string
       workload_difference;  // the model, parallel, state, ranks or data keys (or bytes) that differ
+  std::string base_workload, next_workload;  // workload_hash of each side ("" when missing)
+  bool same_workload = false;                // workload_hash present and identical
 };
 
+// What makes two cases the same case: their whole configuration (config_hash: the same campaign
+// run again) or only the bytes they write (workload_hash: the same workload on another system,
+// target or tuning, as MLPerf Storage compares; harness/results/workload_hash.hpp).
+enum class CaseMatch { config, workload };
+
 struct Comparison {
+  CaseMatch match = CaseMatch::config;
   std::vector<CaseComparison> cases;
   std::vector<std::string> only_base;  // labels of unmatched cases
   std::vector<std::string> only_new;
   bool any_slower() const;
 };
 
-// Cases are matched by config_hash first, then (among the rest) by equal swept keys; each case
-// is used once. Failed cases and those of a backend that stores nothing take part without a
-// verdict ("too few samples" when they have no samples).
-Comparison compare_runs(const RunRecord& base, const RunRecord& next, double alpha);
+// Cases are matched by config_hash (CaseMatch::workload: workload_hash) first, then (among the
+// rest) by equal swept keys; each case is used once. Failed cases and those of a backend that
+// stores nothing take part without a verdict ("too few samples" when they have no samples).
+Comparison compare_runs(const RunRecord& base, const RunRecord& next, double alpha,
+                        CaseMatch match = CaseMatch::config);
 
 // Why BASE and NEW do not measure the same workload, or "" when they do: their cases belong to
 // different campaigns, or a matched case's config_hash differs in what is checkpointed — the
 // model, parallel, state, ranks or data keys, or bytes_per_checkpoint (naming at most a few) —
-// rather than in how (backend, strategy, cache: what compare is for). `compare` refuses such
-// runs unless told to compare them anyway.
+// rather than in how (backend, strategy, cache: what compare is for). Matched by workload_hash,
+// only a matched case whose workload_hash differs (or is missing) is another workload: the
+// campaigns may differ. `compare` refuses such runs unless told to compare them anyway.
 std::string workload_difference(const Comparison& c, const RunRecord& base, const RunRecord& next);
 
 void print_comparison(const Comparison& c, const RunRecord& base, const RunRecord& next,

@@ -11,6 +11,7 @@
 
 #include "harness/common/directories.hpp"
 #include "harness/report/report_format.hpp"
+#include "harness/results/dlio_summary.hpp"
 
 namespace ckpt::harness {
 namespace {
@@ -162,6 +163,23 @@ CsvReporter::CsvReporter(std::shared_ptr<RunDirectory> dir)
 
 std::string CsvReporter::line(const CaseResult& result) const {
   return csv_row(result);
+}
+
+std::string dlio_summary_name(std::int64_t index, std::size_t mlperf_cases) {
+  return mlperf_cases == 1 ? std::string("summary.json")
+                           : fmt::format("case{}_summary.json", index);
+}
+
+DlioSummaryReporter::DlioSummaryReporter(std::shared_ptr<RunDirectory> dir,
+                                         std::size_t mlperf_cases)
+    : dir_(std::move(dir)), mlperf_cases_(mlperf_cases) {}
+
+void DlioSummaryReporter::add(const CaseResult& result) {
+  if (!result.config.mlperf || result.status != "ok" || (!result.write && !result.read)) return;
+  const fs::path file = dir_->path() / dlio_summary_name(result.config.index, mlperf_cases_);
+  std::ofstream out(file);
+  out << dlio_summary_json(result).dump(4) << '\n';
+  if (!out) throw std::runtime_error(fmt::format("--output: cannot write {}", file.string()));
 }
 
 }  // namespace ckpt::harness

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -65,6 +67,24 @@ class CsvReporter final : public ResultsFileReporter {
  private:
   std::string line(const CaseResult& result) const override;
 };
+
+// DLIO's summary.json of each [mlperf] case that ended ok (harness/results/dlio_summary.hpp):
+// summary.json when the campaign has one such case, else case<N>_summary.json for case N (the
+// rules find a run's summary by the pattern *summary.json).
+class DlioSummaryReporter final : public Reporter {
+ public:
+  DlioSummaryReporter(std::shared_ptr<RunDirectory> dir, std::size_t mlperf_cases);
+  void begin(const RunInfo&) override {}
+  void add(const CaseResult& result) override;
+  void end() override {}
+
+ private:
+  std::shared_ptr<RunDirectory> dir_;
+  std::size_t mlperf_cases_;
+};
+
+// The summary's file name for case `index` of a campaign with `mlperf_cases` [mlperf] cases.
+std::string dlio_summary_name(std::int64_t index, std::size_t mlperf_cases);
 
 // One CSV row (no newline) of a case, in the columns of csv_header().
 std::string csv_row(const CaseResult& result);

@@ -144,6 +144,7 @@ CaseRecord parse_case(const json& record, const JsonSource& source) {
   if (const auto f = j.find("case_index")) c.case_index = f->integer(0);
   if (const auto f = j.find("backend")) c.backend = f->string();
   if (const auto f = j.find("config_hash")) c.config_hash = f->string();
+  if (const auto f = j.find("workload_hash")) c.workload_hash = f->string();
   if (const auto f = j.find("stores_data")) c.stores_data = f->boolean();
   c.config = optional_object(j, "config", json::object());
   c.environment = optional_object(j, "environment", json::object());

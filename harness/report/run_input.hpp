@@ -34,7 +34,8 @@ struct CaseRecord {
   std::string status;
   std::string backend;
   std::string config_hash;
-  std::uint64_t bytes = 0;  // bytes_per_checkpoint
+  std::string workload_hash;  // "" in results that lack it
+  std::uint64_t bytes = 0;    // bytes_per_checkpoint
   bool stores_data = true;
   DirectionRecord write;
   DirectionRecord read;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -170,6 +171,10 @@ struct CaseResult {
   std::optional<LoadSummary> load;        // the load phase
   std::optional<MlperfVerdict> mlperf;    // [mlperf] cases: the rules checker's label and reasons
   nlohmann::json environment = nlohmann::json::object();
+  // The case's wall-clock start (before its setup) and end (after its last phase): DLIO's
+  // summary.json `start` and `end`, and the ends the gap of a two-invocation run is taken from.
+  std::chrono::system_clock::time_point started_at{};
+  std::chrono::system_clock::time_point ended_at{};
 };
 
 // One JSON object per case, the schema of results/SCHEMA.md, at kResultsSchemaVersion.

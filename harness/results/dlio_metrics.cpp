@@ -13,8 +13,13 @@ DlioMetrics dlio_metrics(std::uint64_t bytes, const std::vector<double>& process
     seconds_sum += s;
     if (s > 0) m.gib_per_s.push_back(static_cast<double>(bytes) / s / kGiB);
   }
-  if (!process0_seconds.empty())
-    m.mean_seconds = seconds_sum / static_cast<double>(process0_seconds.size());
+  if (!process0_seconds.empty()) {
+    const auto n = static_cast<double>(process0_seconds.size());
+    m.mean_seconds = seconds_sum / n;
+    double squares = 0;
+    for (const double s : process0_seconds) squares += (s - m.mean_seconds) * (s - m.mean_seconds);
+    m.stdev_seconds = std::sqrt(squares / n);
+  }
   if (m.gib_per_s.empty()) return m;
   const auto n = static_cast<double>(m.gib_per_s.size());
   double sum = 0;
@@ -27,11 +32,9 @@ DlioMetrics dlio_metrics(std::uint64_t bytes, const std::vector<double>& process
 }
 
 nlohmann::json to_json(const DlioMetrics& m) {
-  return {{"process0_seconds", m.seconds},
-          {"gib_per_s", m.gib_per_s},
-          {"mean_gib_per_s", m.mean_gib_per_s},
-          {"stdev_gib_per_s", m.stdev_gib_per_s},
-          {"mean_seconds", m.mean_seconds}};
+  return {{"process0_seconds", m.seconds},      {"gib_per_s", m.gib_per_s},
+          {"mean_gib_per_s", m.mean_gib_per_s}, {"stdev_gib_per_s", m.stdev_gib_per_s},
+          {"mean_seconds", m.mean_seconds},     {"stdev_seconds", m.stdev_seconds}};
 }
 
 }  // namespace ckpt::harness

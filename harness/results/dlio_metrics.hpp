@@ -17,6 +17,7 @@ struct DlioMetrics {
   double mean_gib_per_s = 0;
   double stdev_gib_per_s = 0;  // population standard deviation (numpy's default, as DLIO's)
   double mean_seconds = 0;
+  double stdev_seconds = 0;  // population standard deviation of `seconds`
 };
 
 // The metrics of checkpoints of `bytes` each whose process 0 took `process0_seconds`; a

@@ -76,6 +76,14 @@ std::string command_line() {
   return line;
 }
 
+std::uint64_t host_memory_bytes() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES);
+  const long page = ::sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0
+             ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page)
+             : 0;
+}
+
 namespace {
 
 // /proc/cpuinfo's first "model name" (x86) or "Model"/"CPU part" line; "unknown" without one.
@@ -89,14 +97,6 @@ std::string cpu_model() {
     if (begin != std::string::npos) return line.substr(begin);
   }
   return "unknown";
-}
-
-std::uint64_t memory_bytes() {
-  const long pages = ::sysconf(_SC_PHYS_PAGES);
-  const long page = ::sysconf(_SC_PAGESIZE);
-  return pages > 0 && page > 0
-             ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page)
-             : 0;
 }
 
 }  // namespace
@@ -127,7 +127,7 @@ nlohmann::json environment_record(const std::filesystem::path& target, const std
       {"processes", processes},
       {"cores", ::sysconf(_SC_NPROCESSORS_ONLN)},
       {"cpu_model", cpu_model()},  // with cores, memory and file_system: the gate's machine class
-      {"memory_bytes", memory_bytes()},
+      {"memory_bytes", host_memory_bytes()},
       {"time_utc", stamp.data()},
       {"command_line", command_line()},
       {"cuda", memory_build_cuda()},

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -10,6 +11,9 @@ namespace ckpt::harness {
 // revision and build of ckptbench, MPI processes, time (UTC), this process's command line.
 nlohmann::json environment_record(const std::filesystem::path& target, const std::string& comm_kind,
                                   int processes);
+
+// This machine's physical memory in bytes; 0 when it cannot be told.
+std::uint64_t host_memory_bytes();
 
 // This machine's host name (gethostname).
 std::string host_name();

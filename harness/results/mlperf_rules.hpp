@@ -3,8 +3,8 @@
 // The MLPerf Storage checkpointing rules a case declaring [mlperf] is held to: what they forbid
 // is refused before any I/O (and by --dry-run), with the rule's number and text; what a run does
 // differently from a submission makes its result non-compliant, with the reasons recorded.
-// Numbers and texts are those of mlcommons/storage Submission_guidelines.md section 2.2 and its
-// Table 3; the v3.0 additions (subset mode for 8B only, accelerator types) say so.
+// Numbers and texts are those of the MLPerf Storage validation rules (mlcommons/storage Rules.md,
+// section 4, "Validating the Checkpointing Workloads"), which the v3.0 round was reviewed by.
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -37,9 +37,23 @@ struct MlperfVerdict {
   std::string label;                  // closed | open | non-compliant
 };
 
-// The verdict on case `c`, which declares `m`; `full_scale_bytes`: the whole job's checkpoint at
-// model.scale = 1 (Layout::checkpoint_bytes), which the accelerators' memory must hold.
-MlperfVerdict check_mlperf(const Case& c, const MlperfSpec& m, std::uint64_t full_scale_bytes);
+// What the verdict depends on beyond the case's keys.
+struct MlperfRunFacts {
+  PhaseSelection phase = PhaseSelection::both;  // --phase, else campaign.phase
+  // The whole job's checkpoint at model.scale = 1 (Layout::checkpoint_bytes), which the
+  // accelerators' memory must hold.
+  std::uint64_t full_scale_bytes = 0;
+  // One client host's memory (this host's: hosts are taken alike); 0 when unknown.
+  std::uint64_t client_memory_bytes = 0;
+};
+
+// The verdict on case `c`, which declares `m`.
+MlperfVerdict check_mlperf(const Case& c, const MlperfSpec& m, const MlperfRunFacts& facts);
+
+// The checkpoint bytes one client host writes: the whole job's checkpoint over its hosts of
+// ranks.gpus_per_node ranks each (the mean; hosts of a pipeline's first and last stages write a
+// little more). What rule 4.3.1 compares with 3 x the host's memory.
+std::uint64_t bytes_per_client(const Case& c, std::uint64_t full_scale_bytes);
 
 // The record's `mlperf` object.
 nlohmann::json mlperf_json(const MlperfSpec& m, const MlperfVerdict& v);

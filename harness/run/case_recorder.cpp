@@ -8,13 +8,17 @@ namespace ckpt::harness {
 
 CaseRecorder::CaseRecorder(const CaseContext& context) {
   Comm& comm = context.comm;
+  result.started_at = std::chrono::system_clock::now();
   result.config = context.c;
   result.processes = comm.size();
   result.world_size = context.layout.world_size();
   result.full_scale_bytes = static_cast<std::uint64_t>(context.layout.checkpoint_bytes());
   result.modeled_ranks = static_cast<std::int64_t>(context.selected.size());
   if (context.c.mlperf)
-    result.mlperf = check_mlperf(context.c, *context.c.mlperf, result.full_scale_bytes);
+    result.mlperf = check_mlperf(context.c, *context.c.mlperf,
+                                 {.phase = context.phase,
+                                  .full_scale_bytes = result.full_scale_bytes,
+                                  .client_memory_bytes = host_memory_bytes()});
   result.environment = environment_record(context.c.target, comm.kind(), comm.size());
   result.hosts = comm.gather(host_name());
   add_notes(context.run.notes);  // the open-file limit raised at start

@@ -1,5 +1,6 @@
 #include "harness/run/case_runner.hpp"
 
+#include <chrono>
 #include <vector>
 
 #include "harness/checkpoint/dcp_metadata.hpp"
@@ -62,6 +63,7 @@ CaseResult CaseRunner::run() {
   }
   if (!record.ok()) {  // a damaged checkpoint, refused before any read
     record.result.wall.seconds = seconds_since(s_.started);
+    record.result.ended_at = std::chrono::system_clock::now();
     return record.result;
   }
   if (!loading) prepare_backend(s_);
@@ -136,6 +138,7 @@ CaseResult CaseRunner::finish(const std::vector<IterationTiming>& writes,
                     !reads.empty() && (loading || s_.backend->capabilities().stores_data);
   result.environment["mpi_io_modules"] = loaded_mpi_io_modules();  // what this case's I/O loaded
   result.wall.seconds = seconds_since(s_.started);
+  result.ended_at = std::chrono::system_clock::now();
   return result;
 }
 

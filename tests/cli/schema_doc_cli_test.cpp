@@ -105,7 +105,7 @@ name = ["sync", "async", "lazy"]
   add(run_campaign(
       dir, "mlperf", text,
       {"--set", "campaign.target=" + (dir / "target").string(), "--set", "model.scale=4096",
-       "--set", "campaign.iterations=1", "--set", "cache.policy=none"}));
+       "--set", "campaign.iterations=1", "--set", "cache.policy=fadvise"}));
   return all;
 }
 

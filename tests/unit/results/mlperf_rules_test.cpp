@@ -26,8 +26,11 @@ Case preset(const std::string& name, const std::vector<std::string>& overrides =
   return campaign.cases.at(0);
 }
 
+// The verdict on a host of 64 GiB, in the case's own phase.
 MlperfVerdict verdict(const Case& c, std::uint64_t bytes = k8bBytes) {
-  return check_mlperf(c, *c.mlperf, bytes);
+  return check_mlperf(
+      c, *c.mlperf,
+      {.phase = c.phase, .full_scale_bytes = bytes, .client_memory_bytes = 64 * kGiB});
 }
 
 TEST(MlperfRules, PresetsDeclareTheRulesJobs) {
@@ -57,12 +60,12 @@ TEST(MlperfRules, AScaledPresetRunsLabelledNonCompliantWithItsReasons) {
   EXPECT_EQ(v.label, "non-compliant");
   EXPECT_EQ(v.reasons,
             (std::vector<std::string>{
-                "model.scale = 2048: tensors 1/2048 of the workload's -- rule 2.2.1 (Table 2): "
-                "\"Checkpoint size 105 GB, 912 GB, 5.29 TB, 18 TB (DLIO's byte counts)\"",
+                "model.scale = 2048: tensors 1/2048 of the workload's -- rule 4.3.3 (Table 2): "
+                "\"Checkpoint size: 105 GB, 912 GB, 5.29 TB, 18 TB\"",
                 "campaign.phase = \"both\" reads each checkpoint right after writing it; write 10 "
-                "with --phase checkpoint, then read with --phase restore -- rule 2.2.2: \"one must "
-                "first perform the checkpoint write, then clear the cache, and finally perform "
-                "the checkpoint read.\""}));
+                "with --phase checkpoint, then read with --phase restore -- rule 4.7.1: \"In every "
+                "submission the write phase (10 checkpoint files written) runs first, followed by "
+                "the read phase (10 checkpoint files read).\""}));
 }
 
 TEST(MlperfRules, TheWorkloadItselfIsClosedOrOpenAsDeclared) {
@@ -79,9 +82,9 @@ TEST(MlperfRules, TheWorkloadItselfIsClosedOrOpenAsDeclared) {
   EXPECT_EQ(share.label, "non-compliant");
   EXPECT_EQ(share.reasons,
             (std::vector<std::string>{
-                "ranks.select = \"node\": a share of the job's ranks -- rule 2.2.2: \"default "
-                "mode: the benchmark runs at scale to write/read the entire checkpoint "
-                "dataset.\""}));
+                "ranks.select = \"node\": a share of the job's ranks -- rule 4.6.1: \"For CLOSED "
+                "submissions, the number of MPI processes must be set to 8, 64, 512, and 1024 for "
+                "the respective models.\""}));
 }
 
 TEST(MlperfRules, RefusesAnotherParallelism) {
@@ -89,12 +92,12 @@ TEST(MlperfRules, RefusesAnotherParallelism) {
       verdict(preset("llama3-70b", {"parallel.tp=4", "parallel.dp=16"}), 0).refusals,
       (std::vector<std::string>{
           "mlperf.model = \"llama3-70b\": parallel.tp = 4, the rules' is 8; set parallel.tp "
-          "= 8 -- rule 2.2.1 (Table 2): \"Parallelism (TPxPPxDP) 1x1x8, 8x1x8, 8x32x2, "
-          "8x64x2 and ZeRO 3, 3, 1, 1 for 8B, 70B, 405B and 1T\"",
+          "= 8 -- rule 4.3.3 (Table 2): \"The benchmark must be run with one of the four model "
+          "configuration detailed below.\"",
           "mlperf.model = \"llama3-70b\": parallel.dp = 16: CLOSED runs the rules' 64 "
-          "processes at dp 8; set parallel.dp = 8 or mlperf.division = \"open\" -- rule 2.2.5: "
-          "\"For CLOSED submissions, the total number of GPUs must be fixed according to "
-          "Table 2.\""}));
+          "processes at dp 8; set parallel.dp = 8 or mlperf.division = \"open\" -- rule 4.6.1: "
+          "\"For CLOSED submissions, the number of MPI processes must be set to 8, 64, 512, and "
+          "1024 for the respective models.\""}));
 }
 
 TEST(MlperfRules, OpenMayOnlyAddDataParallelReplicas) {
@@ -104,15 +107,15 @@ TEST(MlperfRules, OpenMayOnlyAddDataParallelReplicas) {
             (std::vector<std::string>{
                 "mlperf.model = \"llama3-70b\": parallel.dp = 4 makes 32 processes, fewer than "
                 "the rules' 64; OPEN may only add data-parallel replicas: parallel.dp >= 8 -- "
-                "rule 2.2.5: \"For OPEN submissions, the total number of GPUs may be increased "
-                "in multiples of (TPxPP) to showcase the scalability of the storage "
-                "solution.\""}));
+                "rule 4.6.4: \"For OPEN submissions of this benchmark, the total number of "
+                "processes may be increased in multiples of (TPxPP) to showcase the scalability "
+                "of the storage solution.\""}));
 }
 
 TEST(MlperfRules, RefusesSubsetModeForAnyModelBut8bAndOtherProcessCounts) {
   const std::string rule =
-      " -- rule 2.2.2 (v3.0): \"subset mode, for node-local storage, simulates one host's share "
-      "of the checkpoint; v3.0 allows it only for llama3-8b, with exactly 8 processes\"";
+      " -- rule 4.3.5: \"A subset run must use the \"8B\" model and a total of exactly 8 "
+      "accelerators.\"";
   EXPECT_EQ(verdict(preset("llama3-70b", {"mlperf.subset=true"}), 0).refusals,
             (std::vector<std::string>{
                 "mlperf.subset = true with mlperf.model = \"llama3-70b\": set mlperf.subset = "
@@ -130,7 +133,8 @@ TEST(MlperfRules, RefusesFewerThanFourGpusPerHost) {
   EXPECT_EQ(verdict(preset("llama3-70b", {"ranks.gpus_per_node=2"}), 0).refusals,
             (std::vector<std::string>{
                 "mlperf.model = \"llama3-70b\": ranks.gpus_per_node = 2: set 4 or more -- rule "
-                "2.2.5 (Table 3): \"--ppn, the number of GPUs per node: minimal 4\""}));
+                "4.6.4 (Table 3): \"--ppn hostname:slotcount, Number of processes per node: "
+                "minimal 4\""}));
 }
 
 TEST(MlperfRules, RefusesAcceleratorMemoryBelowTheCheckpoint) {
@@ -140,8 +144,9 @@ TEST(MlperfRules, RefusesAcceleratorMemoryBelowTheCheckpoint) {
   EXPECT_EQ(verdict(c, held + 1).refusals,
             (std::vector<std::string>{
                 "8 ranks of b200 (180 GiB each) hold 1546188226560 bytes, the checkpoint is "
-                "1546188226561 bytes -- rule 2.2.1: \"the aggregate GPU memory across all nodes "
-                "must be sufficient to accommodate the model's checkpoint size.\""}));
+                "1546188226561 bytes -- rule 4.3.4: \"The aggregate simulated accelerator memory "
+                "across all nodes must be sufficient to accommodate the model's checkpoint "
+                "size.\""}));
   EXPECT_EQ(accelerator_memory_bytes("mi355"), 288 * kGiB);
 }
 
@@ -149,9 +154,46 @@ TEST(MlperfRules, RefusesAnotherModel) {
   EXPECT_EQ(verdict(preset("llama3-70b", {"model.name=llama3-70b"}), 0).refusals,
             (std::vector<std::string>{
                 "mlperf.model = \"llama3-70b\": model.name is llama3-70b, the workload is the "
-                "zoo's mlperf-llama3-70b; set model.name = \"mlperf-llama3-70b\" -- rule 2.2.1 "
-                "(Table 2): \"Parallelism (TPxPPxDP) 1x1x8, 8x1x8, 8x32x2, 8x64x2 and ZeRO 3, 3, "
-                "1, 1 for 8B, 70B, 405B and 1T\""}));
+                "zoo's mlperf-llama3-70b; set model.name = \"mlperf-llama3-70b\" -- rule 4.3.3 "
+                "(Table 2): \"The benchmark must be run with one of the four model configuration "
+                "detailed below.\""}));
+}
+
+TEST(MlperfRules, TheEffectivePhaseDecidesNotCampaignPhase) {
+  // The presets leave campaign.phase = "both"; the two invocations override it.
+  const Case c = preset("llama3-8b", {"model.scale=1"});
+  const auto in_phase = [&](PhaseSelection phase) {
+    return check_mlperf(
+        c, *c.mlperf,
+        {.phase = phase, .full_scale_bytes = k8bBytes, .client_memory_bytes = 64 * kGiB});
+  };
+  EXPECT_EQ(in_phase(PhaseSelection::checkpoint).label, "closed");
+  EXPECT_EQ(in_phase(PhaseSelection::restore).label, "closed");
+  EXPECT_EQ(in_phase(PhaseSelection::both).label, "non-compliant");
+}
+
+TEST(MlperfRules, ReadingWithoutClearingTheCacheNeedsMoreThanThreeTimesClientMemory) {
+  // 8B in subset mode: one host writes the whole 112,425,623,552-byte checkpoint.
+  const Case c = preset("llama3-8b", {"model.scale=1", "cache.policy=none"});
+  EXPECT_EQ(bytes_per_client(c, k8bBytes), k8bBytes);
+  EXPECT_EQ(bytes_per_client(preset("llama3-70b"), 64), 8u);  // 64 ranks on hosts of 8
+  const auto refusals = [&](PhaseSelection phase, std::uint64_t memory) {
+    return check_mlperf(
+               c, *c.mlperf,
+               {.phase = phase, .full_scale_bytes = k8bBytes, .client_memory_bytes = memory})
+        .refusals;
+  };
+  const std::uint64_t third = k8bBytes / 3;  // 37,475,207,850 bytes: 3 x that is just below
+  EXPECT_TRUE(refusals(PhaseSelection::restore, third).empty());
+  EXPECT_TRUE(refusals(PhaseSelection::checkpoint, 1024 * kGiB).empty());  // no read
+  EXPECT_EQ(refusals(PhaseSelection::restore, third + 1),
+            (std::vector<std::string>{
+                "cache.policy = \"none\": a client host of 8 ranks writes 112425623552 bytes per "
+                "checkpoint, not more than 3 x its 37475207851 bytes of memory; set cache.policy "
+                "= \"drop\" -- rule 4.3.1: \"The checkpoint data written per client node must be "
+                "more than 3x the client node's memory capacity, otherwise the filesystem cache "
+                "needs to be cleared between the write and read phases.\""}));
+  EXPECT_EQ(refusals(PhaseSelection::both, 0).size(), 1u);  // memory unknown: refused
 }
 
 TEST(DlioMetrics, MeanAndPopulationStdevOfPerCheckpointRates) {
@@ -161,6 +203,7 @@ TEST(DlioMetrics, MeanAndPopulationStdevOfPerCheckpointRates) {
   EXPECT_DOUBLE_EQ(m.mean_gib_per_s, 7.0 / 6.0);
   EXPECT_DOUBLE_EQ(m.stdev_gib_per_s, std::sqrt(7.0 / 18.0));
   EXPECT_DOUBLE_EQ(m.mean_seconds, 7.0 / 3.0);
+  EXPECT_DOUBLE_EQ(m.stdev_seconds, std::sqrt(14.0) / 3.0);
   // The aggregate of the same three checkpoints would be 6 GiB / 7 s = 0.857 GiB/s: the mean of
   // rates weighs the fast checkpoints more.
 }
