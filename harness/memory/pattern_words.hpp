@@ -10,12 +10,7 @@
 #include <cstdint>
 
 #include "harness/memory/data_pattern_kind.hpp"
-
-#if defined(__CUDACC__)
-#define CKPT_HOST_DEVICE __host__ __device__
-#else
-#define CKPT_HOST_DEVICE
-#endif
+#include "harness/memory/trained_words.hpp"  // defines CKPT_HOST_DEVICE
 
 namespace ckpt::harness::pattern {
 
@@ -56,6 +51,8 @@ CKPT_HOST_DEVICE inline std::uint64_t pattern_word(DataPattern pattern, std::uin
       return 0;
     case DataPattern::bf16:
       return bf16_word(splitmix64(key ^ (index * 0x2545f4914f6cdd1dULL)));
+    case DataPattern::trained:
+      return trained_word(key, splitmix64(key ^ (index * 0x2545f4914f6cdd1dULL)));
     case DataPattern::random:
       break;
   }
