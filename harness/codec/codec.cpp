@@ -23,16 +23,6 @@ int planes_of(const CodecSettings& s) {
   return s.codec == Codec::grouped ? s.element_bytes : 1;
 }
 
-void put64(std::byte* out, std::uint64_t v) {
-  for (int i = 0; i < 8; ++i) out[i] = static_cast<std::byte>((v >> (8 * i)) & 0xFFu);
-}
-
-std::uint64_t get64(const std::byte* in) {
-  std::uint64_t v = 0;
-  for (int i = 8; i-- > 0;) v = (v << 8) | static_cast<std::uint8_t>(in[i]);
-  return v;
-}
-
 void set(ZSTD_CCtx* context, ZSTD_cParameter parameter, int value) {
   const std::size_t r = ZSTD_CCtx_setParameter(context, parameter, value);
   if (ZSTD_isError(r))
@@ -125,7 +115,7 @@ std::size_t Encoder::encode(std::span<const std::byte> raw, std::span<std::byte>
                        planes > 1 && p == 0);
     if (ZSTD_isError(written))
       throw std::runtime_error(fmt::format("zstd compression: {}", ZSTD_getErrorName(written)));
-    put64(out.data() + kFrameHeaderBytes + 8 * static_cast<std::size_t>(p), written);
+    put_le64(out.data() + kFrameHeaderBytes + 8 * static_cast<std::size_t>(p), written);
     at += written;
     from += n;
   }
@@ -178,7 +168,7 @@ FrameHeader checked_frame(std::span<const std::byte> frame) {
   if (payload.size() < 8 * planes) throw FrameError("damaged frame: no room for its plane sizes");
   std::size_t at = 8 * planes;
   for (std::size_t p = 0; p < planes; ++p) {
-    const std::uint64_t stored = get64(payload.data() + 8 * p);
+    const std::uint64_t stored = get_le64(payload.data() + 8 * p);
     if (stored > payload.size() - at)
       throw FrameError(fmt::format("damaged frame: plane {} reaches past the payload", p));
     const unsigned long long holds = ZSTD_getFrameContentSize(payload.data() + at, stored);
@@ -224,7 +214,7 @@ void Decoder::decode(std::span<const std::byte> frame, std::span<std::byte> out)
   std::size_t at = 8 * static_cast<std::size_t>(planes);
   std::size_t to = 0;
   for (int p = 0; p < planes; ++p) {
-    const std::uint64_t stored = get64(payload.data() + 8 * static_cast<std::size_t>(p));
+    const std::uint64_t stored = get_le64(payload.data() + 8 * static_cast<std::size_t>(p));
     const std::size_t n = plane_bytes(out.size(), planes, p);
     const std::size_t got = ZSTD_decompressDCtx(state_->context.get(), target.data() + to, n,
                                                 payload.data() + at, stored);

@@ -12,17 +12,17 @@ namespace {
 constexpr std::array<std::uint8_t, 4> kMagic{'C', 'K', 'Z', 'F'};
 constexpr std::size_t kChecksummedBytes = 40;
 
-void put64(std::span<std::byte> out, std::size_t at, std::uint64_t v) {
-  for (std::size_t i = 0; i < 8; ++i) out[at + i] = static_cast<std::byte>((v >> (8 * i)) & 0xFFu);
+}  // namespace
+
+void put_le64(std::byte* out, std::uint64_t value) {
+  for (std::size_t i = 0; i < 8; ++i) out[i] = static_cast<std::byte>((value >> (8 * i)) & 0xFFu);
 }
 
-std::uint64_t get64(std::span<const std::byte> in, std::size_t at) {
+std::uint64_t get_le64(const std::byte* in) {
   std::uint64_t v = 0;
-  for (std::size_t i = 8; i-- > 0;) v = (v << 8) | static_cast<std::uint8_t>(in[at + i]);
+  for (std::size_t i = 8; i-- > 0;) v = (v << 8) | static_cast<std::uint8_t>(in[i]);
   return v;
 }
-
-}  // namespace
 
 void write_frame_header(const FrameHeader& h, std::span<std::byte> out) {
   for (std::size_t i = 0; i < kMagic.size(); ++i) out[i] = static_cast<std::byte>(kMagic[i]);
@@ -31,11 +31,11 @@ void write_frame_header(const FrameHeader& h, std::span<std::byte> out) {
   out[6] = static_cast<std::byte>(h.settings.element_bytes);
   out[7] =
       static_cast<std::byte>(static_cast<std::uint8_t>(static_cast<std::int8_t>(h.settings.level)));
-  put64(out, 8, h.raw_bytes);
-  put64(out, 16, h.payload_bytes);
-  put64(out, 24, h.raw_checksum);
-  put64(out, 32, h.payload_checksum);
-  put64(out, 40, checksum64(out.data(), kChecksummedBytes));
+  put_le64(out.data() + 8, h.raw_bytes);
+  put_le64(out.data() + 16, h.payload_bytes);
+  put_le64(out.data() + 24, h.raw_checksum);
+  put_le64(out.data() + 32, h.payload_checksum);
+  put_le64(out.data() + 40, checksum64(out.data(), kChecksummedBytes));
 }
 
 FrameHeader read_frame_header(std::span<const std::byte> frame) {
@@ -51,7 +51,7 @@ FrameHeader read_frame_header(std::span<const std::byte> frame) {
           static_cast<std::uint8_t>(frame[2]), static_cast<std::uint8_t>(frame[3])));
     }
   }
-  if (get64(frame, 40) != checksum64(frame.data(), kChecksummedBytes))
+  if (get_le64(frame.data() + 40) != checksum64(frame.data(), kChecksummedBytes))
     throw FrameError("damaged frame header: its checksum does not match its bytes");
   const auto version = static_cast<std::uint8_t>(frame[4]);
   if (version != kFrameVersion) {
@@ -65,10 +65,10 @@ FrameHeader read_frame_header(std::span<const std::byte> frame) {
   h.settings.level = static_cast<std::int8_t>(frame[7]);
   if (const std::string problem = settings_problem(h.settings); !problem.empty())
     throw FrameError("frame header names no usable codec: " + problem);
-  h.raw_bytes = get64(frame, 8);
-  h.payload_bytes = get64(frame, 16);
-  h.raw_checksum = get64(frame, 24);
-  h.payload_checksum = get64(frame, 32);
+  h.raw_bytes = get_le64(frame.data() + 8);
+  h.payload_bytes = get_le64(frame.data() + 16);
+  h.raw_checksum = get_le64(frame.data() + 24);
+  h.payload_checksum = get_le64(frame.data() + 32);
   return h;
 }
 

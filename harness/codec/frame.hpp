@@ -40,6 +40,10 @@ struct FrameHeader {
   std::uint64_t frame_bytes() const { return kFrameHeaderBytes + payload_bytes; }
 };
 
+// 8 little-endian bytes: the frame's integers.
+void put_le64(std::byte* out, std::uint64_t value);
+std::uint64_t get_le64(const std::byte* in);
+
 // The header's bytes (header checksum included) into out[0, kFrameHeaderBytes).
 void write_frame_header(const FrameHeader& header, std::span<std::byte> out);
 

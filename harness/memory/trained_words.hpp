@@ -94,42 +94,62 @@ CKPT_HOST_DEVICE inline unsigned exponent_drop(unsigned selector, const ValueMod
   return static_cast<unsigned>((reached * ones) >> 56);
 }
 
-// Four bf16 values (16 random bits each: selector bits 7-13, sign bit 15, mantissa bits 0-6).
-CKPT_HOST_DEVICE inline std::uint64_t trained_bf16_word(std::uint64_t random, const ValueModel& m) {
+// The exponent a selector picks from a model: the device's way (no table).
+struct ModelPick {
+  ValueModel m;
+  CKPT_HOST_DEVICE unsigned operator()(unsigned selector) const {
+    return m.top - exponent_drop(selector, m);
+  }
+};
+
+// Four bf16 values (16 random bits each: selector bits 7-13, sign bit 15, mantissa bits 0-6);
+// `pick` maps a selector to its biased exponent.
+template <typename Pick>
+CKPT_HOST_DEVICE inline std::uint64_t trained_bf16_word(std::uint64_t random, bool positive,
+                                                        const Pick& pick) {
   std::uint64_t out = 0;
   for (int i = 0; i < 4; ++i) {
     const auto r = static_cast<unsigned>(random >> (16 * i)) & 0xFFFFu;
-    const unsigned exponent = m.top - exponent_drop(r >> 7, m);
-    const unsigned sign = m.positive ? 0u : (r & 0x8000u);
-    out |= static_cast<std::uint64_t>(sign | (exponent << 7) | (r & 0x7Fu)) << (16 * i);
+    const unsigned sign = positive ? 0u : (r & 0x8000u);
+    out |= static_cast<std::uint64_t>(sign | (pick((r >> 7) & 0x7Fu) << 7) | (r & 0x7Fu))
+           << (16 * i);
   }
   return out;
 }
 
 // Two fp32 values (32 random bits each: selector bits 23-29, sign bit 31, mantissa bits 0-22).
-CKPT_HOST_DEVICE inline std::uint64_t trained_fp32_word(std::uint64_t random, const ValueModel& m) {
+template <typename Pick>
+CKPT_HOST_DEVICE inline std::uint64_t trained_fp32_word(std::uint64_t random, bool positive,
+                                                        const Pick& pick) {
   std::uint64_t out = 0;
   for (int i = 0; i < 2; ++i) {
     const auto r = static_cast<std::uint32_t>(random >> (32 * i));
-    const std::uint32_t exponent = m.top - exponent_drop(r >> 23, m);
-    const std::uint32_t sign = m.positive ? 0u : (r & 0x80000000u);
+    const std::uint32_t sign = positive ? 0u : (r & 0x80000000u);
+    const std::uint32_t exponent = pick((r >> 23) & 0x7Fu);
     out |= static_cast<std::uint64_t>(sign | (exponent << 23) | (r & 0x7FFFFFu)) << (32 * i);
   }
   return out;
 }
 
-// The trained word for `random` bits of the tensor whose key carries its content code.
-CKPT_HOST_DEVICE inline std::uint64_t trained_word(std::uint64_t key, std::uint64_t random) {
-  const auto state = static_cast<ContentState>(key & 3u);
+// The trained word for `random` bits of the tensor whose key carries its content code, its
+// exponents picked by `pick` (ModelPick of the key's state, or a table of the same).
+template <typename Pick>
+CKPT_HOST_DEVICE inline std::uint64_t trained_word(std::uint64_t key, std::uint64_t random,
+                                                   const Pick& pick) {
+  const bool positive = value_model(static_cast<ContentState>(key & 3u)).positive;
   switch (static_cast<ContentFormat>((key >> 2) & 3u)) {
     case ContentFormat::bf16:
-      return trained_bf16_word(random, value_model(state));
+      return trained_bf16_word(random, positive, pick);
     case ContentFormat::fp32:
-      return trained_fp32_word(random, value_model(state));
+      return trained_fp32_word(random, positive, pick);
     case ContentFormat::other:
       break;
   }
   return random;
+}
+
+CKPT_HOST_DEVICE inline std::uint64_t trained_word(std::uint64_t key, std::uint64_t random) {
+  return trained_word(key, random, ModelPick{value_model(static_cast<ContentState>(key & 3u))});
 }
 
 }  // namespace ckpt::harness::pattern
