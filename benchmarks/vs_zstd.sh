@@ -69,8 +69,8 @@ for f in "${files[@]}"; do
       "$binary" codec --file "$f" --level "$level" --chunk-bytes "$chunk_bytes" --repeat 1 --json >"$scratch/ours.json"
     }
     run_zstd() {
-      # zstd reports its result on stderr, each update ending in a carriage return.
-      zstd -b"$level" -e"$level" -i1 -T1 -B"$chunk_bytes" "$f" 2>&1 | tr '\r' '\n' | grep -E '^ *[0-9]+#' | tail -1 >"$scratch/zstd.txt"
+      # zstd reports on stderr, each update ending in a carriage return; the last with both speeds.
+      zstd -b"$level" -e"$level" -i1 -T1 -B"$chunk_bytes" "$f" 2>&1 | tr '\r' '\n' | grep -E 'MB/s,.*MB/s' | tail -1 >"$scratch/zstd.txt"
     }
     if [ $((p % 2)) -eq 0 ]; then run_ours; run_zstd; else run_zstd; run_ours; fi
     python3 - "$f" "$p" "$scratch/ours.json" "$scratch/zstd.txt" >>"$rounds" <<'PY'
