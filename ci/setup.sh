@@ -9,6 +9,7 @@ packages=(
   libhdf5-openmpi-dev hdf5-tools python3-h5py
   liburing-dev
   libcurl4-openssl-dev
+  libzstd-dev zstd
   libtomlplusplus-dev nlohmann-json3-dev libcli11-dev libfmt-dev libxxhash-dev
   libbenchmark-dev libgtest-dev
   libtrilinos-kokkos-dev

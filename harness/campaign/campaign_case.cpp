@@ -50,7 +50,8 @@ constexpr std::array kFormats{CheckpointFormat::raw, CheckpointFormat::safetenso
 constexpr std::array kLayouts{DirectoryLayout::dcp, DirectoryLayout::megatron,
                               DirectoryLayout::deepspeed, DirectoryLayout::megatron_dist};
 constexpr std::array kMegatronOptimizers{MegatronOptimizer::gathered, MegatronOptimizer::per_dp};
-constexpr std::array kPatterns{DataPattern::random, DataPattern::zeros, DataPattern::bf16};
+constexpr std::array kPatterns{DataPattern::random, DataPattern::zeros, DataPattern::bf16,
+                               DataPattern::trained};
 constexpr std::array kPolicies{CachePolicy::none, CachePolicy::drop, CachePolicy::fadvise,
                                CachePolicy::read_shift};
 constexpr std::array kPhases{PhaseSelection::checkpoint, PhaseSelection::restore,

@@ -317,10 +317,13 @@ std::vector<KeySpec> strategy_keys() {
                "uring: a kernel thread polls the submission queue (IORING_SETUP_SQPOLL)", false),
       size_key("backend", "direct_alignment",
                "the alignment O_DIRECT needs, for buffers, offsets and lengths", 4096, 1),
-      choice_key("data", "pattern",
-                 "the data written: random (incompressible), bf16 (values distributed like trained "
-                 "weights) or zeros",
-                 "random", {"random", "zeros", "bf16"}),
+      choice_key(
+          "data", "pattern",
+          "the data written: random (incompressible), bf16 (values distributed like trained "
+          "weights), trained (each tensor's bf16 or fp32 values with the exponent and "
+          "mantissa statistics of trained weights, fp32 master or Adam exp_avg / exp_avg_sq: "
+          "compresses like a real checkpoint) or zeros",
+          "random", {"random", "zeros", "bf16", "trained"}),
       int_key("data", "seed",
               "seeds the deterministic data: contents are a function of seed, state kind, tensor "
               "and element",

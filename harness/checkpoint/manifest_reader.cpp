@@ -125,8 +125,10 @@ ManifestTensor tensor_of(const JsonField& t, std::int64_t world_size,
 }
 
 DataPattern pattern_of(const JsonField& field) {
-  return choice(field, std::array{DataPattern::random, DataPattern::zeros, DataPattern::bf16},
-                data_pattern_name);
+  return choice(
+      field,
+      std::array{DataPattern::random, DataPattern::zeros, DataPattern::bf16, DataPattern::trained},
+      data_pattern_name);
 }
 
 workloads::ParallelSpec parallel_of(const JsonField& p) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "harness/cli/backends_command.hpp"
+#include "harness/cli/codec_command.hpp"
 #include "harness/cli/compare_command.hpp"
 #include "harness/cli/gate_command.hpp"
 #include "harness/cli/keys_command.hpp"
@@ -109,6 +110,8 @@ int run_cli(int argc, char** argv, std::ostream& out, std::ostream& err) {
   CLI::App* load_cmd = add_load_command(app, load_options);
   MlperfCommandOptions mlperf_options;
   CLI::App* mlperf_cmd = add_mlperf_command(app, mlperf_options);
+  CodecCommandOptions codec_options;
+  CLI::App* codec_cmd = add_codec_command(app, codec_options);
   app.footer(kExitStatus);
   for (CLI::App* sub : app.get_subcommands({})) {
     if (sub->get_footer().empty())
@@ -135,6 +138,7 @@ int run_cli(int argc, char** argv, std::ostream& out, std::ostream& err) {
     if (project_cmd->parsed()) return run_project(project_options, out);
     if (load_cmd->parsed()) return run_load(load_options, out, err);
     if (mlperf_cmd->parsed()) return run_mlperf(*mlperf_cmd, mlperf_options, out);
+    if (codec_cmd->parsed()) return run_codec(codec_options, out);
   } catch (const std::exception& e) {
     err << "ckptbench: error: " << e.what() << '\n';
     return 2;

@@ -42,6 +42,7 @@ ReshardSpec load_spec(const Manifest& manifest, std::int64_t tp, std::uint64_t g
   spec.writer = writer.parallel;
   spec.scale = manifest.layout.scale;  // as the stored pieces are scaled
   spec.seed = manifest.seed;
+  spec.pattern = manifest.pattern;
   spec.alignment = writer.alignment;
   spec.chunk_bytes = writer.chunk_bytes;
   spec.shared_files = mapping_shares_files(manifest.layout.mapping);

@@ -105,7 +105,7 @@ RankPlan plan_rank(const workloads::Layout& layout, const ReshardSpec& spec, std
     placed.rank = rank;
     placed.memory_offset = at;
     placed.bytes = geometry.bytes();
-    placed.data_key = training_key(tensor_data_key(s.name, s.state, spec.seed), iteration);
+    placed.data_key = training_key(shard_data_key(s, spec.seed, spec.pattern), iteration);
     placed.geometry = geometry;
     needed.push_back({s.name, s.state, geometry, at});
     placed.shard = std::move(s);
@@ -153,7 +153,8 @@ ReshardSpec reshard_spec(const Case& c) {
           .direct_alignment = c.io.direct ? c.io.direct_alignment : 0,
           .chunk_bytes = c.chunk_bytes,
           .shared_files = mapping_shares_files(c.mapping),
-          .backend = c.backend};
+          .backend = c.backend,
+          .pattern = c.data};
 }
 
 std::vector<RankPlan> reshard_plans(const Manifest& manifest, const ReshardSpec& spec,

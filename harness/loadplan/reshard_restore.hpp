@@ -46,6 +46,8 @@ struct ReshardSpec {
   bool writer_placement = false;
   bool shared_files = false;      // strategy.mapping shares files between ranks
   std::string backend = "posix";  // backend.name (hdf5 stores datasets, not byte ranges to plan)
+  // data.pattern: the trained pattern's keys carry each tensor's content in their low bits.
+  DataPattern pattern = DataPattern::random;
 };
 
 // A case's resharding restore ([restore] into parallel.*'s checkpoint, backend.* as set).

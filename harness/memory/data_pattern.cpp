@@ -1,6 +1,7 @@
 #include "harness/memory/data_pattern.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 
 #include "harness/memory/pattern_dispatch.hpp"
@@ -15,20 +16,34 @@ namespace {
 // output word; others shift two neighbours together, carrying one over, so that they too compute
 // one pattern word per output word. The pattern is a template argument so that the loops carry
 // no per-word switch.
+// The trained pattern's exponents as a 128-entry table of the tensor's model: the values
+// ModelPick computes, looked up instead of computed for every value (the host's fill is then
+// several times faster; device kernels compute them).
+class TablePick {
+ public:
+  explicit TablePick(std::uint64_t key) {
+    const pattern::ModelPick model{
+        pattern::value_model(static_cast<pattern::ContentState>(key & 3u))};
+    for (unsigned s = 0; s < exponent_.size(); ++s)
+      exponent_[s] = static_cast<std::uint8_t>(model(s));
+  }
+  unsigned operator()(unsigned selector) const { return exponent_[selector]; }
+
+ private:
+  std::array<std::uint8_t, 128> exponent_{};
+};
+
 template <DataPattern P, bool Aligned>
 class RunWords {
  public:
   RunWords(std::uint64_t key, std::uint64_t global)
-      : key_(key),
-        index_(global / 8),
-        shift_(8 * (global % 8)),
-        low_(pattern::pattern_word(P, key, index_)) {}
+      : key_(key), index_(global / 8), shift_(8 * (global % 8)), pick_(key), low_(word(index_)) {}
 
   std::uint64_t next() {
     if constexpr (Aligned) {
-      return pattern::pattern_word(P, key_, index_++);
+      return word(index_++);
     } else {
-      const std::uint64_t high = pattern::pattern_word(P, key_, ++index_);
+      const std::uint64_t high = word(++index_);
       const std::uint64_t w = (low_ >> shift_) | (high << (64 - shift_));
       low_ = high;
       return w;
@@ -36,9 +51,16 @@ class RunWords {
   }
 
  private:
+  std::uint64_t word(std::uint64_t index) const {
+    if constexpr (P == DataPattern::trained)
+      return pattern::trained_word(key_, pattern::word_bits(key_, index), pick_);
+    return pattern::pattern_word(P, key_, index);
+  }
+
   std::uint64_t key_;
   std::uint64_t index_;
   std::uint64_t shift_;  // 8..56 when !Aligned
+  TablePick pick_;       // the trained pattern's only
   std::uint64_t low_;
 };
 

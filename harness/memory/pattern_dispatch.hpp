@@ -15,6 +15,8 @@ decltype(auto) with_pattern(DataPattern pattern, Body&& body) {
       return body(std::integral_constant<DataPattern, DataPattern::bf16>{});
     case DataPattern::zeros:
       return body(std::integral_constant<DataPattern, DataPattern::zeros>{});
+    case DataPattern::trained:
+      return body(std::integral_constant<DataPattern, DataPattern::trained>{});
     case DataPattern::random:
       break;
   }

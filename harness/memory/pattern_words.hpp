@@ -10,12 +10,7 @@
 #include <cstdint>
 
 #include "harness/memory/data_pattern_kind.hpp"
-
-#if defined(__CUDACC__)
-#define CKPT_HOST_DEVICE __host__ __device__
-#else
-#define CKPT_HOST_DEVICE
-#endif
+#include "harness/memory/trained_words.hpp"  // defines CKPT_HOST_DEVICE
 
 namespace ckpt::harness::pattern {
 
@@ -48,6 +43,11 @@ CKPT_HOST_DEVICE inline std::uint64_t bf16_word(std::uint64_t random) {
   return out;
 }
 
+// The 64 random bits behind word `index` of the tensor with seed `key`.
+CKPT_HOST_DEVICE inline std::uint64_t word_bits(std::uint64_t key, std::uint64_t index) {
+  return splitmix64(key ^ (index * 0x2545f4914f6cdd1dULL));
+}
+
 // Word `index` (global bytes 8 × index .. 8 × index + 7) of the tensor with seed `key`.
 CKPT_HOST_DEVICE inline std::uint64_t pattern_word(DataPattern pattern, std::uint64_t key,
                                                    std::uint64_t index) {
@@ -55,11 +55,13 @@ CKPT_HOST_DEVICE inline std::uint64_t pattern_word(DataPattern pattern, std::uin
     case DataPattern::zeros:
       return 0;
     case DataPattern::bf16:
-      return bf16_word(splitmix64(key ^ (index * 0x2545f4914f6cdd1dULL)));
+      return bf16_word(word_bits(key, index));
+    case DataPattern::trained:
+      return trained_word(key, word_bits(key, index));
     case DataPattern::random:
       break;
   }
-  return splitmix64(key ^ (index * 0x2545f4914f6cdd1dULL));
+  return word_bits(key, index);
 }
 
 // Global byte `offset` of the tensor with seed `key`.

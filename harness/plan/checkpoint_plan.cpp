@@ -268,7 +268,7 @@ std::vector<RankPlan> plan_ranks(const workloads::Layout& layout, const Case& c,
         placed.file = group.file;
         placed.file_offset = file_base + pos;
         placed.memory_offset = memory_base + pos;
-        placed.data_key = tensor_data_key(s.name, s.state, c.seed);
+        placed.data_key = shard_data_key(s, c.seed, c.data);
         placed.geometry = shard_geometry(s, c.scale);
         placed.shard = std::move(s);
         file_pieces.push_back(dataset_piece(placed));

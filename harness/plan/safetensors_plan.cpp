@@ -146,7 +146,7 @@ void plan_safetensors_rank(const SafetensorsFiles& files, const Case& c, std::in
       placed.file = group.first;
       placed.file_offset = header_bytes + tensors[i].begin;
       placed.memory_offset = memory_base + placed.file_offset;
-      placed.data_key = tensor_data_key(group.second[i].name, group.second[i].state, c.seed);
+      placed.data_key = shard_data_key(group.second[i], c.seed, c.data);
       placed.geometry = shard_geometry(group.second[i], c.scale);
       placed.shard = std::move(group.second[i]);
       file.datasets.push_back(dataset_piece(placed));

@@ -6,9 +6,30 @@
 #include <string>
 
 #include "harness/memory/checksum.hpp"
+#include "harness/memory/trained_words.hpp"
 
 namespace ckpt::harness {
 namespace {
+
+pattern::ContentState content_state(workloads::StateKind state) {
+  switch (state) {
+    case workloads::StateKind::master:
+      return pattern::ContentState::master;
+    case workloads::StateKind::exp_avg:
+      return pattern::ContentState::exp_avg;
+    case workloads::StateKind::exp_avg_sq:
+      return pattern::ContentState::exp_avg_sq;
+    case workloads::StateKind::weight:
+      break;
+  }
+  return pattern::ContentState::weight;
+}
+
+pattern::ContentFormat content_format(workloads::Dtype dtype) {
+  if (dtype == workloads::Dtype::bf16) return pattern::ContentFormat::bf16;
+  if (dtype == workloads::Dtype::fp32) return pattern::ContentFormat::fp32;
+  return pattern::ContentFormat::other;
+}
 
 bool shrinks_exactly(const workloads::Shard& s, std::int64_t scale) {
   return !s.global_shape.empty() && s.global_shape[0] % scale == 0 && s.offset[0] % scale == 0 &&
@@ -88,6 +109,14 @@ std::uint64_t tensor_data_key(std::string_view name, workloads::StateKind state,
   add(seed);
   add(static_cast<std::uint64_t>(state));
   return checksum64(identity);
+}
+
+std::uint64_t shard_data_key(const workloads::Shard& shard, std::uint64_t seed,
+                             DataPattern pattern) {
+  const std::uint64_t key = tensor_data_key(shard.name, shard.state, seed);
+  if (pattern != DataPattern::trained) return key;
+  return pattern::with_content(
+      key, pattern::content_code(content_state(shard.state), content_format(shard.dtype)));
 }
 
 }  // namespace ckpt::harness

@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "harness/memory/data_pattern_kind.hpp"
 #include "workloads/dtype.hpp"
 #include "workloads/layout.hpp"
 
@@ -56,5 +57,10 @@ std::string global_index_text(const std::vector<std::int64_t>& shape, std::int64
 // One key per tensor and state, whatever the parallelism.
 std::uint64_t tensor_data_key(std::string_view name, workloads::StateKind state,
                               std::uint64_t seed);
+
+// The data key of a shard's tensor: tensor_data_key, and under data.pattern = "trained" with the
+// tensor's content code (its state and element format, trained_words.hpp) in its low bits.
+std::uint64_t shard_data_key(const workloads::Shard& shard, std::uint64_t seed,
+                             DataPattern pattern);
 
 }  // namespace ckpt::harness

@@ -12,7 +12,8 @@
 namespace ckpt::harness {
 
 // The seed of a shard's bytes at training iteration `iteration`; iteration -1 (the state before
-// any update, as fill_plans writes it) keeps `data_key`.
+// any update, as fill_plans writes it) keeps `data_key`. The key's content bits (the trained
+// pattern's state and format) are kept at every iteration.
 std::uint64_t training_key(std::uint64_t data_key, std::int64_t iteration);
 
 // `plans` with every shard's data_key replaced by its training_key at `iteration`: fill_plans

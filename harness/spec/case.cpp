@@ -51,6 +51,8 @@ std::string_view data_pattern_name(DataPattern pattern) {
       return "zeros";
     case DataPattern::bf16:
       return "bf16";
+    case DataPattern::trained:
+      return "trained";
   }
   return "random";
 }

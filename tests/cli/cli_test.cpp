@@ -254,10 +254,10 @@ TEST_F(CliExitStatus, UnknownSubcommandSuggestsTheClosest) {
   expect_error("layot --model llama3-8b", "unknown subcommand `layot` — did you mean `layout`?");
   expect_error("frobnicate",
                "unknown subcommand `frobnicate` (subcommands: layout, models, run, backends, keys, "
-               "report, compare, gate, project, load, mlperf)");
+               "report, compare, gate, project, load, mlperf, codec)");
   expect_error("",
                "a subcommand is required: layout, models, run, backends, keys, report, compare, "
-               "gate, project, load, mlperf");
+               "gate, project, load, mlperf, codec");
 }
 
 TEST_F(CliExitStatus, BadPhaseValue) {

@@ -35,9 +35,11 @@ class MemorySpaceTest : public ::testing::TestWithParam<MemorySpaceKind> {
 
 std::unique_ptr<MemorySpaces> MemorySpaceTest::spaces_;
 
-// Ranges at odd offsets and odd lengths (partial last words, unaligned starts), with a gap.
+// Ranges at odd offsets and odd lengths (partial last words, unaligned starts), with a gap. The
+// keys' low bits give the trained pattern fp32 exp_avg_sq (11), other formats (12, 13) and bf16
+// weights (4).
 const std::vector<PatternRange> kRanges{
-    {0, 4096, 11}, {4096, 1, 12}, {4099, 1021, 13}, {6000, 70001, 14}};
+    {0, 4096, 11}, {4096, 1, 12}, {4099, 1021, 13}, {6000, 70001, 4}};
 constexpr std::uint64_t kBufferBytes = 80000;
 
 std::vector<std::byte> host_expected(DataPattern pattern) {
@@ -56,7 +58,8 @@ std::vector<std::byte> contents(const Buffer& buffer) {
 TEST_P(MemorySpaceTest, FillIsByteIdenticalToTheHostPattern) {
   if (const std::string why = missing(); !why.empty()) GTEST_SKIP() << why;
   MemorySpace* s = &space();
-  for (DataPattern pattern : {DataPattern::random, DataPattern::bf16, DataPattern::zeros}) {
+  for (DataPattern pattern :
+       {DataPattern::random, DataPattern::bf16, DataPattern::zeros, DataPattern::trained}) {
     const auto buffer = s->allocate(kBufferBytes);
     ASSERT_EQ(buffer->size(), kBufferBytes);
     buffer->fill(kRanges, pattern);
