@@ -147,10 +147,14 @@ work, part, concurrency = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 s3 = boto3.client("s3", endpoint_url=os.environ["CKPT_TEST_S3_ENDPOINT"],
                   region_name=os.environ["CKPT_TEST_S3_REGION"])
 bucket = os.environ["CKPT_TEST_S3_BUCKET"]
+# The campaign's target is made absolute (beside its file): its keys are vs-s3/<that path>/...
 skip = ("ckptbench-manifest.json", "latest", ".metadata", ".ckptbench.lock")
 sizes = [o["Size"] for page in s3.get_paginator("list_objects_v2").paginate(
-             Bucket=bucket, Prefix="vs-s3/ckpt/")
-         for o in page.get("Contents", []) if not o["Key"].endswith(skip)]
+             Bucket=bucket, Prefix="vs-s3/")
+         for o in page.get("Contents", [])
+         if "/case-0000/step_" in o["Key"] and not o["Key"].endswith(skip)]
+if not sizes:
+    sys.exit("vs_s3: ckptbench left no data objects under vs-s3/ to size boto3's by")
 config = TransferConfig(multipart_threshold=part, multipart_chunksize=part,
                         max_concurrency=concurrency, use_threads=True)
 paths = []

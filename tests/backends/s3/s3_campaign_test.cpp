@@ -125,10 +125,11 @@ TEST_F(S3Campaign, WriteAndRestoreVerifyAndCountEveryRequest) {
   }
 }
 
-// A kept [training] run in the Megatron layout: each checkpoint committed (data, then manifest,
-// then latest_checkpointed_iteration.txt and `latest`) retires the one before it by batched
-// deletes, so the bucket holds exactly the newest checkpoint and its pointers, and the local
-// disk nothing (no target directory at all). A restore in a new process then finds it through
+// A kept [training] run in the Megatron layout, its checkpoints flushed in the background (the
+// async engine): each checkpoint committed (data, then manifest, then `latest` and
+// latest_checkpointed_iteration.txt) retires the one before it by batched deletes, so the bucket
+// holds exactly the newest checkpoint and its pointers, and the local disk nothing (no target
+// directory at all). A restore in a new process then finds it through
 // the pointers and verifies it. The store lists the case once for the target check and once
 // under the lock, and once per retired checkpoint; no process lists anything else.
 TEST_F(S3Campaign, KeptTrainingCheckpointsRetireTheirObjectsAndRestoreFromTheBucket) {
@@ -141,6 +142,8 @@ layout = "megatron"
 iterations = 3
 iteration_seconds = 0.01
 checkpoint_every = 1
+[engine]
+name = "async"
 )";
   const Outcome written = run_campaign("kept", keys, {"--phase", "checkpoint"});
   ASSERT_EQ(written.exit_code, 0) << written.describe();
@@ -161,7 +164,7 @@ checkpoint_every = 1
   EXPECT_EQ(store.at("requests.put"), 12);
   EXPECT_EQ(store.at("requests.get"), 7);
   EXPECT_EQ(store.at("requests.delete"), 4);
-  // The loop's writes: one PUT of the rank's file per checkpoint, nothing listed.
+  // The background flushes: one PUT of the rank's file per checkpoint, nothing listed.
   const nlohmann::json& flushed = w.at("training").at("counters");
   EXPECT_EQ(flushed.at("requests.put"), 3) << flushed.dump();
   EXPECT_EQ(flushed.at("requests.list"), 0);
