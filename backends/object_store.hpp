@@ -30,6 +30,10 @@ class ObjectStore {
   virtual std::optional<std::string> get(const std::string& path) = 0;
   // Writes `path` whole; another process sees all of it or nothing (an object store's PUT).
   virtual void put(const std::string& path, std::string_view bytes) = 0;
+  // Writes `path` only when no object is there (a conditional PUT: If-None-Match: *), atomically
+  // against other writers; false when there is one, or another conditional write of it is under
+  // way. What a lock without a lock service is made of.
+  virtual bool create(const std::string& path, std::string_view bytes) = 0;
   // Every object whose path starts with `prefix` (a folder ends in '/'), in key order.
   virtual std::vector<StoredObject> list(const std::string& prefix) = 0;
   // Deletes the objects at `paths`, many per request; paths without an object are no error.

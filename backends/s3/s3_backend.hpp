@@ -51,6 +51,7 @@ class S3Backend final : public Backend, public ObjectStore {
   // page), DeleteObjects (1000 keys a request), and ListMultipartUploads with an abort per upload.
   std::optional<std::string> get(const std::string& path) override;
   void put(const std::string& path, std::string_view bytes) override;
+  bool create(const std::string& path, std::string_view bytes) override;
   std::vector<StoredObject> list(const std::string& prefix) override;
   void remove(const std::vector<std::string>& paths) override;
   std::size_t abort_uploads(const std::string& prefix) override;

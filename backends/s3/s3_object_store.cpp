@@ -61,6 +61,23 @@ void S3Backend::put(const std::string& path, std::string_view bytes) {
        .upload = {Segment{reinterpret_cast<const std::byte*>(bytes.data()), bytes.size()}}});
 }
 
+// S3 answers 412 PreconditionFailed when the object exists, and 409 ConditionalRequestConflict
+// while another conditional write of the key is under way: either way another writer has it.
+bool S3Backend::create(const std::string& path, std::string_view bytes) {
+  const std::string key = key_of(path);
+  const Request request{
+      .kind = RequestKind::put,
+      .method = "PUT",
+      .url = addressing_.object_url(key),
+      .name = addressing_.name(key),
+      .upload = {Segment{reinterpret_cast<const std::byte*>(bytes.data()), bytes.size()}},
+      .headers = {"If-None-Match: *"}};
+  Response r = send(connection(0), request, config_, store_counters_);
+  if (r.status == 412 || r.status == 409) return false;
+  if (!r.ok()) throw IoError("s3: " + describe_failure(request, r));
+  return true;
+}
+
 std::vector<StoredObject> S3Backend::list(const std::string& prefix) {
   const std::string key_prefix = key_of(prefix);
   std::vector<StoredObject> objects;

@@ -2,10 +2,9 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
-#include <iterator>
 #include <new>
 
+#include "harness/checkpoint/checkpoint_store.hpp"
 #include "harness/checkpoint/dcp_metadata.hpp"
 #include "harness/checkpoint/manifest.hpp"
 #include "harness/checkpoint/safetensors_index.hpp"
@@ -18,19 +17,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::optional<std::string> text_of(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-void put_back(const fs::path& path, const std::optional<std::string>& text) noexcept {
+void put_back(CheckpointStore& store, const fs::path& path,
+              const std::optional<std::string>& text) noexcept {
   try {
     if (text) {
-      write_file_atomically(path, *text);
+      store.write_text(path, *text);
     } else {
-      std::error_code ec;
-      fs::remove(path, ec);
+      store.remove_text(path);
     }
   } catch (...) {  // best effort: the failure itself is what the run reports
   }
@@ -38,23 +31,25 @@ void put_back(const fs::path& path, const std::optional<std::string>& text) noex
 
 // Names `dir` (checkpoint number `step`) `latest`; on failure the earlier pointers are put back:
 // `latest` must never name a checkpoint that is then removed.
-void record_latest_or_put_back(const Case& c, const fs::path& dir, std::int64_t step) {
+void record_latest_or_put_back(CheckpointStore& store, const Case& c, const fs::path& dir,
+                               std::int64_t step) {
   const fs::path latest = case_directory(c) / "latest";
   const fs::path iteration = case_directory(c) / "latest_checkpointed_iteration.txt";
-  const std::optional<std::string> latest_before = text_of(latest),
-                                   iteration_before = text_of(iteration);
+  const std::optional<std::string> latest_before = store.read_text(latest),
+                                   iteration_before = store.read_text(iteration);
   try {
-    record_latest_checkpoint(c, dir, step);
+    record_latest_checkpoint(store, c, dir, step);
   } catch (...) {
-    put_back(latest, latest_before);
-    put_back(iteration, iteration_before);
+    put_back(store, latest, latest_before);
+    put_back(store, iteration, iteration_before);
     throw;
   }
 }
 
 // Process 0's part, once every process's entries arrived.
-void commit_files(const Case& c, const fs::path& dir, const CommitRequest& request,
-                  const std::vector<std::string>& pieces, CommitTimes& times) {
+void commit_files(CheckpointStore& store, const Case& c, const fs::path& dir,
+                  const CommitRequest& request, const std::vector<std::string>& pieces,
+                  CommitTimes& times) {
   std::vector<ManifestTensor> tensors;
   for (const std::string& piece : pieces) {
     std::vector<ManifestTensor> entries = parse_manifest_tensors(piece);
@@ -63,25 +58,28 @@ void commit_files(const Case& c, const fs::path& dir, const CommitRequest& reque
   }
   // DCP's coordinator writes .metadata only once every rank's data files are written, before
   // ckptbench's own manifest marks the checkpoint complete.
-  times.metadata_seconds = commit_coordinator_files(c, dir, tensors);
+  times.metadata_seconds = commit_coordinator_files(store, c, dir, tensors);
   const auto start = Clock::now();
   // Hugging Face loaders find a sharded checkpoint's files through its index.
   if (c.format == CheckpointFormat::safetensors) {
     const bool weights_only = c.state.scope == workloads::StateScope::weights;
-    write_file_atomically(dir / kSafetensorsIndexName,
-                          safetensors_index(tensors, weights_only).dump(2));
+    store.write_text(dir / kSafetensorsIndexName, safetensors_index(tensors, weights_only).dump(2));
   }
-  commit_manifest(dir, make_manifest(c, request.world_size, *request.ranks, std::move(tensors),
-                                     request.step, request.training_iteration));
+  store.write_text(
+      dir / kManifestName,
+      manifest_json(make_manifest(c, request.world_size, *request.ranks, std::move(tensors),
+                                  request.step, request.training_iteration))
+          .dump());
   // A kept run names it `latest` at once, so a process killed later leaves it restorable.
-  if (request.name_latest) record_latest_or_put_back(c, dir, request.step);
+  if (request.name_latest) record_latest_or_put_back(store, c, dir, request.step);
   times.manifest_seconds = seconds_since(start);
 }
 
 }  // namespace
 
-std::string commit_checkpoint(Comm& comm, const Case& c, const fs::path& dir,
-                              const CommitRequest& request, const std::vector<RankPlan>& plans,
+std::string commit_checkpoint(Comm& comm, CheckpointStore& store, const Case& c,
+                              const fs::path& dir, const CommitRequest& request,
+                              const std::vector<RankPlan>& plans,
                               const std::vector<std::vector<std::uint64_t>>& checksums,
                               CommitTimes* times) {
   const std::vector<std::string> pieces =
@@ -90,7 +88,7 @@ std::string commit_checkpoint(Comm& comm, const Case& c, const fs::path& dir,
   if (comm.rank() == 0) {
     CommitTimes mine;
     try {
-      commit_files(c, dir, request, pieces, mine);
+      commit_files(store, c, dir, request, pieces, mine);
     } catch (const std::bad_alloc&) {
       problem = "out of memory (std::bad_alloc)";
     } catch (const std::exception& e) {

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/checkpoint/checkpoint_store.hpp"
 #include "harness/comm/comm.hpp"
 #include "harness/plan/checkpoint_plan.hpp"
 #include "harness/spec/case.hpp"
@@ -37,10 +38,12 @@ struct CommitTimes {
 };
 
 // Collective: every process sends its ranks' tensor entries (`plans` with their `checksums`) to
-// process 0, which commits checkpoint `dir` as above. Returns the same problem on every process,
-// "checkpoint DIR: manifest commit failed: …", or "". `times` (process 0's) may be null.
-std::string commit_checkpoint(Comm& comm, const Case& c, const std::filesystem::path& dir,
-                              const CommitRequest& request, const std::vector<RankPlan>& plans,
+// process 0, which commits checkpoint `dir` as above into `store` (process 0's is used). Returns
+// the same problem on every process, "checkpoint DIR: manifest commit failed: …", or "". `times`
+// (process 0's) may be null.
+std::string commit_checkpoint(Comm& comm, CheckpointStore& store, const Case& c,
+                              const std::filesystem::path& dir, const CommitRequest& request,
+                              const std::vector<RankPlan>& plans,
                               const std::vector<std::vector<std::uint64_t>>& checksums,
                               CommitTimes* times = nullptr);
 

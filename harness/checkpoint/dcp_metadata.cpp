@@ -54,16 +54,13 @@ std::vector<CoordinatorFile> coordinator_files(const Case& c,
   return files;
 }
 
-void write_coordinator_files(const std::filesystem::path& dir,
-                             const std::vector<CoordinatorFile>& files) {
-  for (const CoordinatorFile& f : files) write_file_atomically(dir / f.name, f.text);
-}
-
-double commit_coordinator_files(const Case& c, const std::filesystem::path& dir,
+double commit_coordinator_files(CheckpointStore& store, const Case& c,
+                                const std::filesystem::path& dir,
                                 const std::vector<ManifestTensor>& items) {
   if (!writes_dcp_metadata(c)) return 0;
   const auto start = Clock::now();
-  write_coordinator_files(dir, coordinator_files(c, items));
+  for (const CoordinatorFile& f : coordinator_files(c, items))
+    store.write_text(dir / f.name, f.text);
   return seconds_since(start);
 }
 

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/checkpoint/checkpoint_store.hpp"
 #include "harness/checkpoint/manifest.hpp"
 #include "harness/spec/case.hpp"
 
@@ -34,16 +35,13 @@ std::vector<CoordinatorFile> coordinator_files(const Case& c,
                                                const std::vector<ManifestTensor>& items);
 inline constexpr std::uint64_t kCommonPtBytes = 8192;
 
-// Writes them under `dir`, each to a temp name, fsynced, renamed (then the directory fsynced).
-void write_coordinator_files(const std::filesystem::path& dir,
-                             const std::vector<CoordinatorFile>& files);
-
 // Process 0, once every process's data files of the checkpoint in `dir` are written and before
 // ckptbench's manifest commits it: the case's coordinator files for these manifest items
-// (coordinator_files, written by write_coordinator_files). Returns the seconds they took (0
+// (coordinator_files, each written whole into `store`). Returns the seconds they took (0
 // when the layout has none). The harness's write iterations and the [training] engines' commit
 // both call it.
-double commit_coordinator_files(const Case& c, const std::filesystem::path& dir,
+double commit_coordinator_files(CheckpointStore& store, const Case& c,
+                                const std::filesystem::path& dir,
                                 const std::vector<ManifestTensor>& items);
 
 // Estimated size of the pickled Metadata for these manifest items (one per written shard:

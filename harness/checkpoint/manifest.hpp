@@ -118,6 +118,8 @@ void commit_manifest(const std::filesystem::path& dir, const Manifest& manifest)
 // (byte counts and offsets below 2^50, each tensor inside a listed file) —
 // "…: damaged manifest: `tensors[3].bytes`: …".
 Manifest read_manifest(const std::filesystem::path& dir);
+// What read_manifest says of checkpoint `dir` without a manifest.
+std::string missing_manifest(const std::filesystem::path& dir);
 // The same for a manifest's text; `path` names it in the messages.
 Manifest parse_manifest(std::string_view text, const std::filesystem::path& path);
 // Tensor entries as manifest_tensors_json wrote them (one process's, sent to process 0).

@@ -300,15 +300,17 @@ Manifest manifest_of(const nlohmann::json& manifest, const fs::path& path) {
 
 }  // namespace
 
+std::string missing_manifest(const fs::path& dir) {
+  return fmt::format(
+      "{}: no manifest — the checkpoint in {} is incomplete (its writer failed or was "
+      "interrupted) and cannot be restored",
+      (dir / kManifestName).string(), dir.string());
+}
+
 Manifest read_manifest(const fs::path& dir) {
   const fs::path path = dir / kManifestName;
   std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) {
-    throw std::runtime_error(
-        fmt::format("{}: no manifest — the checkpoint in {} is incomplete (its writer failed or "
-                    "was interrupted) and cannot be restored",
-                    path.string(), dir.string()));
-  }
+  if (!fs::is_regular_file(path, ec)) throw std::runtime_error(missing_manifest(dir));
   nlohmann::json manifest;
   try {
     manifest = read_untrusted_json_file(path, {.file = path.string()}, kManifestLimits);

@@ -120,54 +120,6 @@ std::optional<std::string> find_latest_checkpoint(const Case& c, fs::path& dir) 
   return std::nullopt;
 }
 
-std::optional<std::string> find_restorable_checkpoint(const Case& c, fs::path& dir,
-                                                      Manifest& manifest) {
-  if (auto problem = find_latest_checkpoint(c, dir)) return problem;
-  try {
-    manifest = read_manifest(dir);
-  } catch (const std::exception& e) {
-    return fmt::format("{} — {}", e.what(), damaged_checkpoint_advice(c, dir));
-  }
-  const std::string hash =
-      manifest_hash(checkpoint_hash(c), manifest.training_iteration, manifest.tensors);
-  if (manifest.checkpoint_hash == hash) return std::nullopt;
-  const std::string difference = checkpoint_difference(manifest.config, c);
-  if (!difference.empty()) {
-    return fmt::format(
-        "checkpoint at {} was written with {}; restore with the keys it was written with (its "
-        "manifest's `config` lists them)",
-        dir.string(), difference);
-  }
-  // The same configuration: the tensor list, the training iteration or the hash changed after the
-  // write. The read path's checks (manifest_checks.hpp) name which, and the tensor.
-  return std::nullopt;
-}
-
-std::string damaged_checkpoint_advice(const Case& c, const fs::path& dir) {
-  const fs::path case_dir = case_directory(c);
-  std::vector<std::string> complete;
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(case_dir, ec)) {
-    if (entry.path() != dir && fs::is_regular_file(entry.path() / kManifestName, ec)) {
-      complete.push_back(entry.path().filename().string());
-    }
-  }
-  if (complete.empty()) {
-    return fmt::format(
-        "ckptbench does not fall back to another checkpoint, and {} holds no other complete one: "
-        "write a new one with --phase checkpoint (campaign.overwrite = true replaces this one)",
-        case_dir.string());
-  }
-  std::sort(complete.rbegin(), complete.rend());
-  std::string names = complete.front();
-  for (std::size_t i = 1; i < complete.size(); ++i) names += ", " + complete[i];
-  return fmt::format(
-      "ckptbench does not fall back to another checkpoint on its own; other complete checkpoints "
-      "in {}: "
-      "{} — to restore one, write its name into {}",
-      case_dir.string(), names, (case_dir / "latest").string());
-}
-
 CaseLock::CaseLock(CaseLock&& other) noexcept
     : fd_(std::exchange(other.fd_, -1)),
       reader_fd_(std::exchange(other.reader_fd_, -1)),
@@ -193,10 +145,6 @@ CaseLock::~CaseLock() {
 }
 
 namespace {
-
-constexpr const char* kLockName = ".ckptbench.lock";
-
-constexpr const char* kRestorePrefix = ".ckptbench.restore.";
 
 // "host H, pid P" of the restores holding `case_dir` (their files locked), oldest name first;
 // stale files of killed restores (no longer locked) are removed.
@@ -382,16 +330,21 @@ std::optional<std::string> lock_problem(const Case& c) {
   return problem;
 }
 
+std::optional<std::int64_t> step_number_of(const Case& c, const std::string& name) {
+  const auto digits = name.find_last_not_of("0123456789") + 1;  // npos + 1 == 0: all digits
+  if (digits >= name.size() || name.size() - digits > 18) return std::nullopt;
+  const std::int64_t step = std::stoll(name.substr(digits));
+  // Only this layout's own names (iter_0000007 is not step 7 of the step_ layout).
+  if (checkpoint_dir_name(c.directory_layout, step) != name) return std::nullopt;
+  return step;
+}
+
 std::int64_t next_step_number(const Case& c) {
   std::int64_t highest = 0;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(case_directory(c), ec)) {
-    const std::string name = entry.path().filename().string();
-    const auto digits = name.find_last_not_of("0123456789") + 1;  // npos + 1 == 0: all digits
-    if (digits >= name.size() || name.size() - digits > 18) continue;
-    const std::int64_t step = std::stoll(name.substr(digits));
-    // Only this layout's own names (iter_0000007 is not step 7 of the step_ layout).
-    if (checkpoint_dir_name(c.directory_layout, step) == name) highest = std::max(highest, step);
+    if (const auto step = step_number_of(c, entry.path().filename().string()))
+      highest = std::max(highest, *step);
   }
   return highest + 1;
 }
@@ -405,18 +358,6 @@ std::int64_t create_step_directory(std::int64_t step,
       throw std::runtime_error(fmt::format("cannot create checkpoint directory {}: {}",
                                            dir.string(), std::strerror(errno)));
     }
-  }
-}
-
-void record_latest_checkpoint(const Case& c, const fs::path& dir, std::int64_t step) {
-  // `latest` holds the directory name, as DeepSpeed's does; Megatron keeps the number apart.
-  const bool deepspeed = c.directory_layout == DirectoryLayout::deepspeed;
-  write_file_atomically(case_directory(c) / "latest",
-                        dir.filename().string() + (deepspeed ? "" : "\n"));
-  if (c.directory_layout == DirectoryLayout::megatron ||
-      c.directory_layout == DirectoryLayout::megatron_dist) {
-    write_file_atomically(case_directory(c) / "latest_checkpointed_iteration.txt",
-                          std::to_string(step) + "\n");
   }
 }
 

@@ -42,6 +42,11 @@ std::optional<std::string> find_restorable_checkpoint(const Case& c, std::filesy
 // to restore one (write its name into `latest`), or says there is none.
 std::string damaged_checkpoint_advice(const Case& c, const std::filesystem::path& dir);
 
+// The case lock's file (or object) in the case directory.
+inline constexpr const char* kLockName = ".ckptbench.lock";
+// A restore's own lock file (or object): this, then "<host>.<pid>".
+inline constexpr const char* kRestorePrefix = ".ckptbench.restore.";
+
 // The exclusive lock a keeping run holds on its case directory: flock(LOCK_EX | LOCK_NB) on
 // case-dir/.ckptbench.lock, which then holds "<host> <pid>". Released when the object goes (the
 // file stays: removing it would let a third run lock a fresh file while a second holds the old).
@@ -85,6 +90,9 @@ std::optional<std::string> lock_problem(const Case& c);
 // in its layout's naming (step_N, iter_N, global_stepN), complete or not, or 1. Numbers only grow,
 // so a higher number is always a newer checkpoint, even once lower ones were retired.
 std::int64_t next_step_number(const Case& c);
+// The checkpoint number a name of the case's layout carries (step_7, iter_0000007, global_step7),
+// or nullopt for any other name.
+std::optional<std::int64_t> step_number_of(const Case& c, const std::string& name);
 
 // Makes checkpoint directory `dir` (number `step`, named by `name_of`) with an exclusive mkdir,
 // trying the next numbers while one exists; returns the number made, or throws naming the path.

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "backends/registry.hpp"
+#include "harness/checkpoint/checkpoint_store.hpp"
 #include "harness/checkpoint/manifest.hpp"
 #include "harness/checkpoint/manifest_checks.hpp"
 #include "harness/checkpoint/target_check.hpp"
@@ -141,7 +142,11 @@ CaseCheck check_case(const Case& c, PhaseSelection phase, int processes, const M
   std::filesystem::path dir = case_directory(c) / "dry-run";
   Manifest manifest;
   bool have_manifest = false;
-  if (phase == PhaseSelection::restore || phase == PhaseSelection::load) {
+  // An object store's checkpoints, lock and target are checked by the run's process 0 once its
+  // store is open (before any data moves), and never by a dry run (no network).
+  const bool on_files = !stores_objects(c);
+  const bool reads = phase == PhaseSelection::restore || phase == PhaseSelection::load;
+  if (on_files && reads) {
     const Case writer = phase == PhaseSelection::load ? load_source(c) : c;
     const auto problem = find_restorable_checkpoint(writer, dir, manifest);
     note(problem);
@@ -155,7 +160,7 @@ CaseCheck check_case(const Case& c, PhaseSelection phase, int processes, const M
     if (read_checks) note(damage);
     have_manifest = !problem && !damage;
     note(lock_problem(c));  // a keeping run on this case, which may retire what would be restored
-  } else {
+  } else if (on_files) {
     note(target_problem(c));
     if (c.keep || phase == PhaseSelection::checkpoint)
       note(lock_problem(c));  // another keeping run on this case

@@ -95,6 +95,7 @@ void FlushWorker::execute(FlushJob& job, FlushResult& result) {
     if (copied && result.error.empty() && job.write) {
       FlushWrites writes = job.write();
       result.bytes = writes.bytes;
+      result.counters = std::move(writes.counters);
       result.error = std::move(writes.error);
     }
   } catch (...) {

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -39,11 +40,12 @@ struct FlushJob {
 };
 
 struct FlushResult {
-  std::string error;         // "" when every write succeeded
-  double copy_seconds = 0;   // the snapshot copy on the worker (lazy)
-  double flush_seconds = 0;  // the writes
-  std::uint64_t bytes = 0;   // bytes written
-  bool committed = false;    // FlushJob::commit ran and succeeded
+  std::string error;                              // "" when every write succeeded
+  double copy_seconds = 0;                        // the snapshot copy on the worker (lazy)
+  double flush_seconds = 0;                       // the writes
+  std::uint64_t bytes = 0;                        // bytes written
+  std::map<std::string, std::uint64_t> counters;  // the writes' backend counters
+  bool committed = false;                         // FlushJob::commit ran and succeeded
   // When the copy, the writes and the commit began (each unset when it did not run).
   std::chrono::steady_clock::time_point copy_started_at, flush_started_at, commit_started_at;
   std::chrono::steady_clock::time_point committed_at;

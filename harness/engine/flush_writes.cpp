@@ -12,6 +12,7 @@ FlushWrites write_whole(backends::Backend& backend, const FlushTarget& target) {
     try {
       const backends::IoOutcome io = backend.write(target.plans[i], target.memory[i]);
       out.bytes += io.bytes;
+      for (const auto& [name, count] : io.counters) out.counters[name] += count;
       if (!io.ok())
         out.error = fmt::format("{}: rank {}: {}", target.what, target.ranks[i], *io.error);
     } catch (const std::exception& e) {
@@ -26,7 +27,7 @@ namespace {
 
 // One modeled rank's plan, streamed chunk by chunk from the ring. Returns the error or "".
 std::string stream_plan(backends::Backend& backend, ChunkRing& ring, const backends::IoPlan& plan,
-                        const std::vector<StagedPart>& parts, std::uint64_t& bytes) {
+                        const std::vector<StagedPart>& parts, FlushWrites& out) {
   PartStream stream(plan);
   stream.begin(backend, true);
   for (std::size_t k = 0; k < parts.size() && stream.ok(); ++k) {
@@ -37,7 +38,8 @@ std::string stream_plan(backends::Backend& backend, ChunkRing& ring, const backe
     ring.pop();
   }
   const backends::IoOutcome io = stream.finish();
-  bytes += io.bytes;
+  out.bytes += io.bytes;
+  for (const auto& [name, count] : io.counters) out.counters[name] += count;
   return io.ok() ? "" : *io.error;
 }
 
@@ -49,7 +51,7 @@ FlushWrites write_through_ring(backends::Backend& backend, ChunkRing& ring,
   for (std::size_t i = 0; i < target.plans.size() && out.error.empty(); ++i) {
     std::string problem;
     try {
-      problem = stream_plan(backend, ring, target.plans[i], target.parts[i], out.bytes);
+      problem = stream_plan(backend, ring, target.plans[i], target.parts[i], out);
     } catch (const std::exception& e) {
       problem = e.what();
     }

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,7 @@ namespace ckpt::harness {
 struct FlushWrites {
   std::uint64_t bytes = 0;
   std::string error;  // "<what>: rank R: <error>", "" when every write succeeded
+  std::map<std::string, std::uint64_t> counters;  // the backend's (Backend::counters), summed
 };
 
 // What a flush writes: per modeled rank, its plan (paths in the checkpoint's directory) and

@@ -6,7 +6,9 @@
 #include <chrono>
 #include <cmath>
 #include <functional>
+#include <map>
 #include <new>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
 #include <thread>
@@ -36,6 +38,23 @@ constexpr double kPollSeconds = 0.02;
 // Room kept for failing cleanly when memory runs out (MemoryReserve): the failed checkpoint's
 // removal and message, the results record; a manifest's JSON is of this order.
 constexpr std::size_t kMemoryReserveBytes = std::size_t{8} << 20;
+
+// Collective: every process's counters summed, on every process.
+std::map<std::string, std::uint64_t> sum_counters(
+    Comm& comm, const std::map<std::string, std::uint64_t>& mine) {
+  nlohmann::json total = nlohmann::json::object();
+  if (const std::vector<std::string> all = comm.gather(nlohmann::json(mine).dump());
+      comm.rank() == 0) {
+    std::map<std::string, std::uint64_t> sum;
+    for (const std::string& text : all) {
+      const nlohmann::json counts = nlohmann::json::parse(text);
+      for (const auto& [name, count] : counts.items()) sum[name] += count.get<std::uint64_t>();
+    }
+    total = sum;
+  }
+  return nlohmann::json::parse(comm.broadcast(total.dump()))
+      .get<std::map<std::string, std::uint64_t>>();
+}
 
 // A checkpoint between its due point and its commit (async, lazy).
 struct InFlight {
@@ -133,10 +152,11 @@ class TrainingRun {
   std::string local_problem_;            // this process's, from guard; not yet agreed on
   Checksums sums_;                       // of the state as the last update left it
   bool lazy_copy_pending_ = false;       // lazy: the next update must wait for the snapshot copy
-  std::optional<std::size_t> polled_record_;     // committed by a poll during the current wait_for
-  double polled_commit_seconds_ = 0;             // how long that commit took
-  double last_commit_seconds_ = 0;               // the slowest process's time of the last commit
-  std::vector<std::uint64_t> flush_bytes_;       // per record: this process's bytes
+  std::optional<std::size_t> polled_record_;  // committed by a poll during the current wait_for
+  double polled_commit_seconds_ = 0;          // how long that commit took
+  double last_commit_seconds_ = 0;            // the slowest process's time of the last commit
+  std::vector<std::uint64_t> flush_bytes_;    // per record: this process's bytes
+  std::map<std::string, std::uint64_t> flush_counters_;  // this process's flushes' counters
   std::vector<std::vector<StagedPart>> chunks_;  // ring: each plan cut into the ring's chunks
   std::vector<std::uint64_t> chunk_bases_;       // ring: each plan's offset in the state
   Clock::time_point loop_start_ = Clock::now();
@@ -344,6 +364,7 @@ void TrainingRun::checkpoint_sync(std::int64_t iteration, Clock::time_point due)
   record.flush_seconds = sample.seconds;
   record.times.flush = {at(flush_start), at(Clock::now())};
   for (const RankPlan& p : io_.plans) flush_bytes_.back() += p.io.bytes();
+  for (const auto& [name, count] : sample.counters) flush_counters_[name] += count;
   if (const std::string problem = io_.comm.first_problem(
           sample.error.empty() ? ""
                                : fmt::format("checkpoint of iteration {} ({}): {}", iteration,
@@ -401,8 +422,10 @@ FlushTarget TrainingRun::flush_target(std::int64_t iteration, const fs::path& di
 FlushJob TrainingRun::flush_job(std::int64_t iteration, const fs::path& dir) {
   FlushJob job;
   job.what = fmt::format("checkpoint of iteration {} ({})", iteration, dir.string());
-  job.prepare = [plans = io_.plans] { return create_parent_directories(plans); };
   backends::Backend& backend = io_.backend;
+  // An object store has no directories to make.
+  if (!backend.capabilities().object_store)
+    job.prepare = [plans = io_.plans] { return create_parent_directories(plans); };
   if (ChunkRing* ring = pool_->ring()) {
     job.write = [&backend, ring, target = flush_target(iteration, dir)] {
       return write_through_ring(backend, *ring, target);
@@ -516,6 +539,7 @@ void TrainingRun::poll(bool block, bool may_commit) {
   if (e_.kind == EngineKind::lazy && pool_->ring() != nullptr)
     record.ring_wait_seconds = pool_->ring()->copy_wait_seconds();
   flush_bytes_[flight.record] = result.bytes;
+  for (const auto& [name, count] : result.counters) flush_counters_[name] += count;
   if (const std::string problem = io_.comm.first_problem(result.error); !problem.empty()) {
     return fail_checkpoint(problem);
   }
@@ -570,6 +594,7 @@ void TrainingRun::reduce_records() {
   summary_.pool_high_water_bytes =
       static_cast<std::uint64_t>(comm.max(static_cast<double>(pool_ ? pool_->high_water() : 0)));
   summary_.error = comm.first_problem(summary_.error);
+  summary_.counters = sum_counters(comm, flush_counters_);
 }
 
 }  // namespace

@@ -111,7 +111,8 @@ ProcessSample timed_transfer(backends::Backend& backend, const std::vector<RankP
   const auto start = Clock::now();
   sample.start_wall =
       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-  if (write) {
+  // An object store has no directories to make.
+  if (write && !backend.capabilities().object_store) {
     sample.error = comm.first_problem(create_parent_directories(plans));
     sample.mkdir_seconds = seconds_since(start);
     if (!sample.error.empty()) {

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <thread>
@@ -63,9 +64,10 @@ backends::FilePlan chunk_part(const ReaderContext& ctx, const PackedChunk& c) {
 // One reader thread: takes the next chunk, waits for a free slot, reads the chunk into it through
 // its backend (under O_DIRECT whole blocks, the file's end reading short) and hands it to the
 // copier.
-void read_chunks(const ReaderContext& ctx, backends::Backend& backend) {
+void read_chunks(const ReaderContext& ctx, backends::Backend& backend,
+                 std::map<std::string, std::uint64_t>& counters) {
+  RangeReader reader(backend);
   try {
-    RangeReader reader(backend);
     for (std::size_t w = ctx.next.fetch_add(1); w < ctx.plan.chunks.size();
          w = ctx.next.fetch_add(1)) {
       const std::optional<int> slot = ctx.slots.acquire();
@@ -79,6 +81,7 @@ void read_chunks(const ReaderContext& ctx, backends::Backend& backend) {
   } catch (const std::exception& e) {
     ctx.slots.fail(e.what());
   }
+  counters = reader.counters();
 }
 
 // Each file's size, for O_DIRECT reads whose last block may reach past it.
@@ -144,9 +147,11 @@ void load_pipelined(const std::vector<LoadFile>& files, Buffer& destination,
   std::atomic<std::size_t> next{0};
   const ReaderContext ctx{files, plan,      sizes, chunks_memory, stride, pool.view().kind,
                           next,  pool_slots};
+  std::vector<std::map<std::string, std::uint64_t>> counters(backends.size());
   std::vector<std::jthread> readers;
-  for (auto& backend : backends)
-    readers.emplace_back(read_chunks, std::cref(ctx), std::ref(*backend));
+  for (std::size_t r = 0; r < backends.size(); ++r)
+    readers.emplace_back(read_chunks, std::cref(ctx), std::ref(*backends[r]),
+                         std::ref(counters[r]));
   for (std::size_t copied = 0; copied < plan.chunks.size(); ++copied) {
     const std::optional<ChunkPool::Filled> f = pool_slots.take();
     if (!f) break;
@@ -157,6 +162,9 @@ void load_pipelined(const std::vector<LoadFile>& files, Buffer& destination,
   }
   pool_slots.close();
   readers.clear();  // joins
+  for (const auto& mine : counters) {
+    for (const auto& [name, count] : mine) timing.counters[name] += count;
+  }
   if (const std::string error = pool_slots.error(); !error.empty()) throw std::runtime_error(error);
   timing.pool_chunks = slots;
   timing.reads = plan.reads.size();

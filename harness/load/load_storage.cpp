@@ -93,6 +93,7 @@ void RangeReader::finish() {
   if (!stream_) return;
   const backends::IoOutcome outcome = stream_->finish();
   stream_.reset();
+  for (const auto& [name, count] : outcome.counters) counters_[name] += count;
   if (!outcome.ok()) throw std::runtime_error("load: " + *outcome.error);
 }
 

@@ -6,6 +6,8 @@
 // ranges through Backend streams, file by file; mmap maps each file through Backend::map, which
 // file backends declare (Capabilities::mmap).
 
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -45,11 +47,14 @@ class RangeReader {
   void read(const backends::FilePlan& part, backends::MemoryView memory);
   // Closes the open file. Throws std::runtime_error as read() does.
   void finish();
+  // The backend's counters (an object store's requests by kind) of every file read so far.
+  const std::map<std::string, std::uint64_t>& counters() const { return counters_; }
 
  private:
   backends::Backend& backend_;
   std::string path_;
   std::unique_ptr<backends::Backend::Stream> stream_;
+  std::map<std::string, std::uint64_t> counters_;
 };
 
 }  // namespace ckpt::harness

@@ -58,6 +58,7 @@ void load_by_read(const std::vector<LoadFile>& files, Buffer& destination, const
     ++i;
   }
   reader.finish();
+  timing.counters = reader.counters();
 }
 
 // Each file mapped once by the backend for the ranges that follow each other in it; the pages

@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -52,6 +53,8 @@ struct LoadTiming {
                             // file-adjacent ranges share one; mmap: 0)
   double copy_seconds =
       0;  // inside `seconds`: copies into the destination (host -> device for cuda)
+  // The backends' counters (an object store's requests by kind), summed over the readers.
+  std::map<std::string, std::uint64_t> counters;
 };
 
 // Files laid out one after another in a destination, each at a multiple of 4096.

@@ -160,6 +160,8 @@ struct CaseResult {
   std::string cache_policy_applied;  // what actually happened before restore
   std::string checkpoint_dir;        // kept checkpoint, if any
   std::vector<std::string> notes;    // what backends fell back from (e.g. buffer registration)
+  // An object store's checkpoint store: its own requests by kind (process 0's, the whole case).
+  std::map<std::string, std::uint64_t> store_requests;
   std::string staging;  // device staging: "" (none), "pipelined" or "whole" (collective backend)
   bool stores_data = true;  // false for a backend that keeps nothing (null): its rates are overhead
   std::vector<std::string> hosts;  // every process's host name, in rank order

@@ -80,27 +80,30 @@ nlohmann::json to_json(const TrainingSummary& s) {
                            {"times", times_json(r.times)}});
   }
   const std::optional<double> inflation = s.iteration_inflation();
-  return {{"engine", s.engine},
-          {"stall_seconds", s.stall_seconds()},
-          {"time_to_durable_seconds", s.time_to_durable_seconds()},
-          {"snapshot_seconds", s.snapshot_seconds()},
-          {"gather_seconds", s.gather_seconds()},
-          {"gather_bytes", s.gather_bytes},
-          {"gather_local_bytes", s.gather_local_bytes},
-          {"flush_gib_s", s.flush_gib_s()},
-          {"iteration_inflation", inflation ? nlohmann::json(*inflation) : nlohmann::json(nullptr)},
-          {"plain_iteration_seconds", s.plain_iteration_seconds},
-          {"flushing_iteration_seconds", s.flushing_iteration_seconds},
-          {"iteration_times", iteration_times_json(s.iteration_times)},
-          {"host_pool_bytes", s.host_pool_bytes},
-          {"pool_high_water_bytes", s.pool_high_water_bytes},
-          {"pool_chunk_bytes", s.pool_chunk_bytes},
-          {"pool_chunks", s.pool_chunks},
-          {"committed_iteration", s.committed_iteration},
-          {"committed_dir", s.committed_dir},
-          {"loop_seconds", s.loop_seconds},
-          {"interrupted", s.interrupted},
-          {"checkpoints", checkpoints}};
+  nlohmann::json j = {
+      {"engine", s.engine},
+      {"stall_seconds", s.stall_seconds()},
+      {"time_to_durable_seconds", s.time_to_durable_seconds()},
+      {"snapshot_seconds", s.snapshot_seconds()},
+      {"gather_seconds", s.gather_seconds()},
+      {"gather_bytes", s.gather_bytes},
+      {"gather_local_bytes", s.gather_local_bytes},
+      {"flush_gib_s", s.flush_gib_s()},
+      {"iteration_inflation", inflation ? nlohmann::json(*inflation) : nlohmann::json(nullptr)},
+      {"plain_iteration_seconds", s.plain_iteration_seconds},
+      {"flushing_iteration_seconds", s.flushing_iteration_seconds},
+      {"iteration_times", iteration_times_json(s.iteration_times)},
+      {"host_pool_bytes", s.host_pool_bytes},
+      {"pool_high_water_bytes", s.pool_high_water_bytes},
+      {"pool_chunk_bytes", s.pool_chunk_bytes},
+      {"pool_chunks", s.pool_chunks},
+      {"committed_iteration", s.committed_iteration},
+      {"committed_dir", s.committed_dir},
+      {"loop_seconds", s.loop_seconds},
+      {"interrupted", s.interrupted},
+      {"checkpoints", checkpoints}};
+  if (!s.counters.empty()) j["counters"] = s.counters;
+  return j;
 }
 
 }  // namespace ckpt::harness

@@ -4,6 +4,7 @@
 // "training").
 
 #include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -73,7 +74,10 @@ struct TrainingSummary {
   std::int64_t committed_iteration = -1;  // newest committed checkpoint's training iteration
   std::string committed_dir;
   double loop_seconds = 0;  // the whole loop, drain included
-  std::string error;        // first failure, with context ("" when none)
+  // The flushes' backend counters (an object store's requests by kind), summed over every
+  // checkpoint and process; empty for backends that count nothing.
+  std::map<std::string, std::uint64_t> counters;
+  std::string error;  // first failure, with context ("" when none)
   bool interrupted = false;
 
   // Medians over the committed checkpoints.

@@ -13,6 +13,31 @@ namespace fs = std::filesystem;
 CaseCheckpoints::CaseCheckpoints(const CaseContext& context, CaseRecorder& record)
     : context_(context), record_(record) {}
 
+void CaseCheckpoints::open() {
+  if (store_) return;
+  const Case& c = context_.c;
+  std::string problem;
+  try {
+    store_ = make_checkpoint_store(c, context_.comm.rank());
+  } catch (const std::exception& e) {
+    problem = fmt::format("backend.name = \"{}\": {}", c.backend, e.what());
+  }
+  agree(context_.comm, problem);
+}
+
+void CaseCheckpoints::prepare_target() {
+  Comm& comm = context_.comm;
+  std::string problem;
+  if (comm.rank() == 0) {
+    try {
+      problem = store_->prepare_target(context_.c).value_or("");
+    } catch (const std::exception& e) {
+      problem = fmt::format("campaign.target: {}", e.what());
+    }
+  }
+  agree(comm, comm.broadcast(problem));
+}
+
 // A keeping run owns its case directory: process 0 holds its lock, and every process stops when
 // another run holds it. A restore holds it shared, so that no keeping run retires the checkpoint
 // it reads.
@@ -20,18 +45,9 @@ void CaseCheckpoints::lock() {
   const Case& c = context_.c;
   Comm& comm = context_.comm;
   const bool restoring = context_.reads_stored_checkpoint();
-  if (!context_.keeping() && !restoring) return;
+  if (!context_.keeping() && !restoring && !store_->objects()) return;
   std::string problem, note;
-  if (comm.rank() == 0) {
-    const fs::path dir = case_directory(c);
-    std::error_code ec;
-    if (!restoring) {
-      lock_ = CaseLock::acquire(dir, problem, note);
-    } else if (fs::is_directory(dir, ec)) {  // else there is nothing to restore, which the
-                                             // restore's search says
-      lock_ = CaseLock::acquire_shared(dir, problem, note);
-    }
-  }
+  if (comm.rank() == 0) lock_ = store_->lock(c, restoring, problem, note);
   if (const std::string first = comm.first_problem(problem); !first.empty()) {
     throw SetupError(fmt::format("case {}: {}", c.index, first));
   }
@@ -44,12 +60,18 @@ void CaseCheckpoints::lock() {
 // step directory exclusively.
 void CaseCheckpoints::continue_numbering() {
   Comm& comm = context_.comm;
+  std::string problem;
   if (comm.rank() == 0) {
-    fs::path latest;
-    if (!find_latest_checkpoint(context_.c, latest) && fs::exists(latest / kManifestName))
-      previous_dirs_.insert(latest);
-    first_step_ = next_step_number(context_.c);
+    try {
+      fs::path latest;
+      if (!store_->find_latest(context_.c, latest) && store_->has_manifest(latest))
+        previous_dirs_.insert(latest);
+      first_step_ = store_->next_step_number(context_.c);
+    } catch (const std::exception& e) {
+      problem = fmt::format("campaign.target: {}", e.what());
+    }
   }
+  agree(comm, comm.broadcast(problem));
   first_step_ = std::stoll(comm.broadcast(std::to_string(first_step_)));
 }
 
@@ -58,20 +80,17 @@ fs::path CaseCheckpoints::step_dir(int iteration) const {
          checkpoint_dir_name(context_.c.directory_layout, first_step_ + iteration);
 }
 
-// Process 0 makes the step directory with an exclusive mkdir, moving to the next number when
-// the name exists (a run without the lock, or a leftover), so no two runs share one.
+// Process 0 claims the step directory (on a file system an exclusive mkdir, moving to the next
+// number when the name exists: a run without the lock, or a leftover), so no two runs share one.
 bool CaseCheckpoints::claim(int iteration, fs::path& dir) {
   const Case& c = context_.c;
   Comm& comm = context_.comm;
   std::string problem;
   if (comm.rank() == 0) {
     try {
-      first_step_ = create_step_directory(first_step_ + iteration,
-                                          [&](std::int64_t step) {
-                                            return case_directory(c) /
-                                                   checkpoint_dir_name(c.directory_layout, step);
-                                          }) -
-                    iteration;
+      first_step_ = store_->claim_step(first_step_ + iteration, [&](std::int64_t step) {
+        return case_directory(c) / checkpoint_dir_name(c.directory_layout, step);
+      }) - iteration;
     } catch (const std::exception& e) {
       problem = e.what();
     }
@@ -90,7 +109,7 @@ void CaseCheckpoints::name_latest(const fs::path& dir, std::int64_t step) {
   std::string problem;
   if (comm.rank() == 0) {
     try {
-      record_latest_checkpoint(context_.c, dir, step);
+      record_latest_checkpoint(*store_, context_.c, dir, step);
     } catch (const std::exception& e) {
       problem = e.what();
     }
@@ -111,41 +130,77 @@ void CaseCheckpoints::name_latest(const fs::path& dir, std::int64_t step) {
 void CaseCheckpoints::retire(const fs::path& current, bool timed) {
   const auto start = Clock::now();
   const bool keeping = context_.keeping();
+  std::vector<std::string> failures;
   if (context_.comm.rank() == 0) {
-    std::error_code ec;
     // An interrupted run's checkpoints are complete too: they supersede the older ones alike.
     const bool complete = record_.ok() || record_.result.status == "interrupted";
     if (keeping && timed && complete) {
       for (const fs::path& old : previous_dirs_) {
-        if (old != current) fs::remove_all(old, ec);
+        if (old != current) failures.push_back(store_->remove_checkpoint(old));
       }
       previous_dirs_ = {current};
     } else if (!keeping || !timed) {
-      fs::remove_all(current, ec);
+      failures.push_back(store_->remove_checkpoint(current));
     }
   }
+  std::erase(failures, std::string());
+  record_.add_notes(failures);  // process 0's; space left taken, never a checkpoint broken
   context_.comm.barrier();
   if (timed) record_.timed.retire.push_back(seconds_since(start));
   record_.charge("retire", start);
 }
 
-// A failed checkpoint's directory, made by this run (claim), goes at once so that it cannot fill
-// the disk for later runs. Process 0 removes it once every process stopped writing: its manifest
-// first, so that a removal cut short never leaves a failed checkpoint that looks complete.
-std::string remove_failed_step(const fs::path& dir, Comm& comm) {
+// A failed checkpoint, made by this run (claim), goes at once so that it cannot fill the store
+// for later runs. Process 0 removes it once every process stopped writing: its manifest first, so
+// that a removal cut short never leaves a failed checkpoint that looks complete.
+std::string CaseCheckpoints::discard(const fs::path& dir) {
+  Comm& comm = context_.comm;
   std::string outcome;
-  if (comm.rank() == 0) {
-    std::error_code ec;
-    fs::remove(dir / kManifestName, ec);
-    if (!ec) fs::remove_all(dir, ec);
-    outcome = ec ? fmt::format(
-                       "this run could not remove its incomplete directory {}: {} (it has no "
-                       "manifest, so "
-                       "restore refuses it)",
-                       dir.string(), ec.message())
-                 : fmt::format("this run removed its incomplete directory {}", dir.string());
-  }
+  if (comm.rank() == 0) outcome = store_->remove_failed(dir);
   return comm.broadcast(outcome);
+}
+
+// On a file system every process reads `latest` and the manifest itself, as before; an object
+// store is asked once, by process 0, which hands the manifest to the others.
+std::string CaseCheckpoints::find_restorable(const Case& writer, fs::path& dir,
+                                             Manifest& manifest) {
+  Comm& comm = context_.comm;
+  if (!store_->objects())
+    return find_restorable_checkpoint(*store_, writer, dir, manifest).value_or("");
+  std::string problem, text;
+  if (comm.rank() == 0) {
+    try {
+      problem = find_restorable_checkpoint(*store_, writer, dir, manifest).value_or("");
+    } catch (const std::exception& e) {
+      problem = e.what();
+    }
+    if (problem.empty()) text = manifest_json(manifest).dump();
+  }
+  problem = comm.broadcast(problem);
+  dir = comm.broadcast(dir.string());
+  text = comm.broadcast(text);
+  if (problem.empty() && comm.rank() != 0) manifest = parse_manifest(text, dir / kManifestName);
+  return problem;
+}
+
+// An object store is listed by process 0 only: the others say where to look.
+std::string CaseCheckpoints::damage_advice(const Case& c, const fs::path& dir) {
+  if (!store_->objects() || context_.comm.rank() == 0) {
+    try {
+      return damaged_checkpoint_advice(*store_, c, dir);
+    } catch (const std::exception& e) {
+      return fmt::format("listing the other checkpoints failed: {}", e.what());
+    }
+  }
+  const fs::path case_dir = case_directory(c);
+  return fmt::format(
+      "ckptbench does not fall back to another checkpoint on its own; to restore another complete "
+      "checkpoint of {}, write its name into {}",
+      case_dir.string(), (case_dir / "latest").string());
+}
+
+std::map<std::string, std::uint64_t> CaseCheckpoints::requests() {
+  return store_ ? store_->take_counters() : std::map<std::string, std::uint64_t>{};
 }
 
 }  // namespace ckpt::harness

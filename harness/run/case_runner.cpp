@@ -136,6 +136,7 @@ CaseResult CaseRunner::finish(const std::vector<IterationTiming>& writes,
   if (loading) load_.record(reads);
   result.verified = result.status == "ok" && c.verify && phase != PhaseSelection::checkpoint &&
                     !reads.empty() && (loading || s_.backend->capabilities().stores_data);
+  result.store_requests = s_.store.requests();
   result.environment["mpi_io_modules"] = loaded_mpi_io_modules();  // what this case's I/O loaded
   result.wall.seconds = seconds_since(s_.started);
   result.ended_at = std::chrono::system_clock::now();

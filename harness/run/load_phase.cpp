@@ -76,6 +76,7 @@ bool LoadPhase::iteration(std::vector<IterationTiming>* timings) {
     reads_ = t.reads;
     sample.copy_seconds = t.copy_seconds;
     sample.seconds = t.seconds;
+    sample.counters = t.counters;
   } catch (const std::exception& e) {
     sample.error = e.what();
   }

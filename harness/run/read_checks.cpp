@@ -20,16 +20,16 @@ std::string damage_advice(CaseState& s) {
   if (!s.context.reads_stored_checkpoint()) return "";
   std::string advice;
   if (s.context.comm.rank() == 0)
-    advice = " — " + damaged_checkpoint_advice(s.context.c, s.data.planned_dir);
+    advice = " — " + s.store.damage_advice(s.context.c, s.data.planned_dir);
   return s.context.comm.broadcast(advice);
 }
 
 // A manifest naming files outside the checkpoint is refused like a missing one (exit 2;
 // read_manifest refused one this version cannot check).
-std::string unreadable_checkpoint(const Case& writer, const fs::path& dir,
+std::string unreadable_checkpoint(CaseCheckpoints& store, const Case& writer, const fs::path& dir,
                                   const Manifest& manifest) {
   if (auto problem = manifest_path_problem(manifest, dir)) {
-    return damaged_manifest(writer, dir, *problem);
+    return damaged_manifest(store, writer, dir, *problem);
   }
   return "";
 }
@@ -60,16 +60,18 @@ bool written_as_planned(CaseState& s, const Case& writer, const fs::path& dir,
 
 }  // namespace
 
-std::string damaged_manifest(const Case& writer, const fs::path& dir, const std::string& problem) {
+std::string damaged_manifest(CaseCheckpoints& store, const Case& writer, const fs::path& dir,
+                             const std::string& problem) {
   return fmt::format("{}: damaged manifest: {} — {}", (dir / kManifestName).string(), problem,
-                     damaged_checkpoint_advice(writer, dir));
+                     store.damage_advice(writer, dir));
 }
 
 bool open_stored_checkpoint(CaseState& s, const Case& writer, fs::path& dir, Manifest& manifest) {
   Comm& comm = s.context.comm;
+  s.store.open();
   s.store.lock();
-  agree(comm, find_restorable_checkpoint(writer, dir, manifest).value_or(""));
-  agree(comm, unreadable_checkpoint(writer, dir, manifest));
+  agree(comm, s.store.find_restorable(writer, dir, manifest));
+  agree(comm, unreadable_checkpoint(s.store, writer, dir, manifest));
   s.data.planned_dir = dir;
   s.record.result.checkpoint_dir = dir.string();
   return written_as_planned(s, writer, dir, manifest);
@@ -89,7 +91,7 @@ ProcessPlans plan_stored_reads(CaseState& s, const Case& writer, const fs::path&
   } catch (const ReshardError& e) {
     problem = reshard_context + e.what();
   } catch (const std::exception& e) {
-    problem = damaged_manifest(writer, dir, e.what());
+    problem = damaged_manifest(s.store, writer, dir, e.what());
   }
   agree(comm, problem);
   return plans;

@@ -32,8 +32,8 @@ ProcessPlans plan_stored_reads(CaseState& s, const Case& writer, const std::file
                                const std::string& reshard_context);
 
 // "<manifest path>: damaged manifest: <problem> — <what else the case directory holds>".
-std::string damaged_manifest(const Case& writer, const std::filesystem::path& dir,
-                             const std::string& problem);
+std::string damaged_manifest(CaseCheckpoints& store, const Case& writer,
+                             const std::filesystem::path& dir, const std::string& problem);
 
 // After a timed read (`what`: "restore" or "load") of `plans` into `buffer`: the first error,
 // else verification (when `verify`), the iteration's read figures and `timing` kept (timed

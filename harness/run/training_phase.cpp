@@ -20,15 +20,19 @@ namespace {
 // Removes the loop's previous checkpoint `old` on a thread of its own (deleting a large checkpoint
 // takes longer than the commit), or here when no thread can be started (memory is short). The
 // commit is complete by now: nothing here may fail it.
-void retire_superseded(std::jthread& retire, fs::path& old) noexcept {
+void retire_superseded(std::jthread& retire, CheckpointStore& store, fs::path& old) noexcept {
   try {
-    retire = std::jthread([old] {
-      std::error_code ec;
-      fs::remove_all(old, ec);
+    retire = std::jthread([&store, old] {
+      try {
+        store.remove_checkpoint(old);
+      } catch (...) {  // a checkpoint left over takes space; the commit stands
+      }
     });  // joins the previous removal first
   } catch (...) {
-    std::error_code ec;
-    fs::remove_all(old, ec);
+    try {
+      store.remove_checkpoint(old);
+    } catch (...) {
+    }
   }
 }
 
@@ -61,7 +65,7 @@ std::string TrainingPhase::commit(const fs::path& dir, std::int64_t iteration,
   CommitTimes times;
   // A kept run names it `latest` at once, so a process killed later leaves it restorable; only
   // then does the newest committed checkpoint replace the loop's previous one.
-  const std::string problem = commit_checkpoint(context.comm, context.c, dir,
+  const std::string problem = commit_checkpoint(context.comm, s_.store.store(), context.c, dir,
                                                 {.world_size = context.layout.world_size(),
                                                  .ranks = &context.selected,
                                                  .step = s_.store.step(iteration),
@@ -73,7 +77,8 @@ std::string TrainingPhase::commit(const fs::path& dir, std::int64_t iteration,
     // phases.write.metadata's samples.
     s_.record.timed.metadata.push_back(times.metadata_seconds);
     committed_dir_.swap(superseded);
-    if (!superseded.empty() && superseded != dir) retire_superseded(retire_, superseded);
+    if (!superseded.empty() && superseded != dir)
+      retire_superseded(retire_, s_.store.store(), superseded);
   }
   return problem;
 }
@@ -107,7 +112,7 @@ void TrainingPhase::run(std::vector<IterationTiming>& reads) {
                            const std::vector<std::vector<std::uint64_t>>& sums) {
                       return commit(dir, iteration, sums);
                     },
-                .discard = [&comm](const fs::path& dir) { return remove_failed_step(dir, comm); },
+                .discard = [this](const fs::path& dir) { return s_.store.discard(dir); },
                 .interrupted = &s_.context.run.interrupted,
                 .gpu_load = gpu_load.get(),
                 .gather = write_.sync_gather()};  // per_dp: nothing to gather

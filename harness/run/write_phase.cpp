@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include "harness/checkpoint/checkpoint_commit.hpp"
-#include "harness/checkpoint/target_check.hpp"
 #include "harness/exec/process_plans.hpp"
 #include "harness/plan/framework_shards.hpp"
 #include "harness/run/case_runner.hpp"
@@ -21,9 +20,8 @@ void WritePhase::prepare() {
   const Case& c = context.c;
   Comm& comm = context.comm;
   CaseBuffers& data = s_.data;
-  std::string problem;
-  if (comm.rank() == 0) problem = prepare_target_for_checkpoint(c).value_or("");
-  agree(comm, comm.broadcast(problem));
+  s_.store.open();
+  s_.store.prepare_target();
   s_.store.lock();
   s_.store.continue_numbering();
   data.planned_dir = s_.store.step_dir(0);
@@ -105,14 +103,14 @@ bool WritePhase::iteration(int iteration, std::vector<IterationTiming>* timings)
     const std::string error = comm.broadcast(timing.first_error);
     return record.fail(
         fmt::format("checkpoint {} failed: {} — {}; earlier complete checkpoints are untouched",
-                    dir.string(), error, remove_failed_step(dir, comm)));
+                    dir.string(), error, s_.store.discard(dir)));
   }
   start = Clock::now();
   // A --phase checkpoint run names each timed checkpoint `latest` as it commits it; --phase both
   // only once its restore verified (RestorePhase).
   const bool name_latest = context.phase == PhaseSelection::checkpoint && timings != nullptr;
   CommitTimes commit;
-  const std::string problem = commit_checkpoint(comm, context.c, dir,
+  const std::string problem = commit_checkpoint(comm, s_.store.store(), context.c, dir,
                                                 {.world_size = context.layout.world_size(),
                                                  .ranks = &context.selected,
                                                  .step = s_.store.step(iteration),
@@ -121,7 +119,7 @@ bool WritePhase::iteration(int iteration, std::vector<IterationTiming>* timings)
   if (!problem.empty()) {
     record.charge("commit", start);
     return record.fail(fmt::format("{} — {}; earlier complete checkpoints are untouched", problem,
-                                   remove_failed_step(dir, comm)));
+                                   s_.store.discard(dir)));
   }
   const auto bytes = static_cast<double>(record.result.bytes_per_checkpoint);
   record.report.write_gib_s = bytes / timing.seconds / kGiB;

@@ -275,6 +275,22 @@ TEST_F(S3Server, TheObjectStoreGetsPutsListsAndRemovesWholeObjects) {
   EXPECT_EQ(counts["requests.put"], 0u);
 }
 
+// The case lock of a checkpoint store: a conditional PUT that only the first writer wins.
+TEST_F(S3Server, CreateWritesAnObjectOnlyWhenNoneIsThere) {
+  const auto backend = make();
+  auto* store = dynamic_cast<ObjectStore*>(backend.get());
+  ASSERT_NE(store, nullptr);
+  EXPECT_TRUE(store->create("/case/.lock", "first 1\n"));
+  EXPECT_FALSE(store->create("/case/.lock", "second 2\n"));
+  EXPECT_EQ(store->get("/case/.lock"), "first 1\n");
+  store->remove({"/case/.lock"});
+  EXPECT_TRUE(store->create("/case/.lock", "third 3\n"));
+  const std::map<std::string, std::uint64_t> counts = store->take_counters();
+  EXPECT_EQ(counts.at("requests.put"), 3u);
+  EXPECT_EQ(counts.at("requests.get"), 1u);
+  EXPECT_EQ(counts.at("requests.delete"), 1u);
+}
+
 TEST_F(S3Server, UploadsAKilledWriterLeftOpenAreAborted) {
   // The fixture left one open under fixture/stale/.
   const auto backend = make({{"prefix", "fixture"}});

@@ -1,0 +1,104 @@
+// FileCheckpointStore: the case directory's files, locks and renames, as target_check.hpp,
+// manifest.hpp and the commit keep them.
+#include <fmt/format.h>
+
+#include <fstream>
+#include <iterator>
+
+#include "harness/checkpoint/checkpoint_store.hpp"
+#include "harness/checkpoint/target_check.hpp"
+
+namespace ckpt::harness {
+namespace {
+
+namespace fs = std::filesystem;
+
+class FileLock final : public StoreLock {
+ public:
+  explicit FileLock(CaseLock lock) : lock_(std::move(lock)) {}
+
+ private:
+  CaseLock lock_;
+};
+
+}  // namespace
+
+std::optional<std::string> FileCheckpointStore::prepare_target(const Case& c) {
+  return prepare_target_for_checkpoint(c);
+}
+
+std::unique_ptr<StoreLock> FileCheckpointStore::lock(const Case& c, bool shared,
+                                                     std::string& problem, std::string& note) {
+  const fs::path dir = case_directory(c);
+  if (!shared) return std::make_unique<FileLock>(CaseLock::acquire(dir, problem, note));
+  std::error_code ec;
+  // Without the case directory there is nothing to restore, which the restore's search says.
+  if (!fs::is_directory(dir, ec)) return nullptr;
+  return std::make_unique<FileLock>(CaseLock::acquire_shared(dir, problem, note));
+}
+
+std::int64_t FileCheckpointStore::next_step_number(const Case& c) {
+  return harness::next_step_number(c);
+}
+
+std::int64_t FileCheckpointStore::claim_step(std::int64_t step,
+                                             const std::function<fs::path(std::int64_t)>& name_of) {
+  return create_step_directory(step, name_of);
+}
+
+std::optional<std::string> FileCheckpointStore::find_latest(const Case& c, fs::path& dir) {
+  return find_latest_checkpoint(c, dir);
+}
+
+Manifest FileCheckpointStore::read_manifest(const fs::path& dir) {
+  return harness::read_manifest(dir);
+}
+
+bool FileCheckpointStore::has_manifest(const fs::path& dir) {
+  return fs::exists(dir / kManifestName);
+}
+
+std::vector<std::string> FileCheckpointStore::complete_checkpoints(const Case& c) {
+  std::vector<std::string> complete;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(case_directory(c), ec)) {
+    if (fs::is_regular_file(entry.path() / kManifestName, ec))
+      complete.push_back(entry.path().filename().string());
+  }
+  return complete;
+}
+
+std::optional<std::string> FileCheckpointStore::read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+void FileCheckpointStore::write_text(const fs::path& path, const std::string& text) {
+  write_file_atomically(path, text);
+}
+
+void FileCheckpointStore::remove_text(const fs::path& path) noexcept {
+  std::error_code ec;
+  fs::remove(path, ec);
+}
+
+std::string FileCheckpointStore::remove_checkpoint(const fs::path& dir) {
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  return "";  // as before: a directory left behind is only space, never a complete checkpoint
+}
+
+std::string FileCheckpointStore::remove_failed(const fs::path& dir) {
+  std::error_code ec;
+  fs::remove(dir / kManifestName, ec);
+  if (!ec) fs::remove_all(dir, ec);
+  return ec ? fmt::format(
+                  "this run could not remove its incomplete directory {}: {} (it has no "
+                  "manifest, so "
+                  "restore refuses it)",
+                  dir.string(), ec.message())
+            : fmt::format("this run removed its incomplete directory {}", dir.string());
+}
+
+}  // namespace ckpt::harness
