@@ -14,8 +14,6 @@
 
 #include "harness/checkpoint/manifest_checks.hpp"
 #include "harness/memory/checksum.hpp"
-#include "harness/plan/extent_builder.hpp"
-#include "harness/plan/file_naming.hpp"
 
 namespace ckpt::harness {
 namespace {
@@ -179,59 +177,6 @@ bool inside_checkpoint(const std::string& file) {
   const std::filesystem::path path(file);
   return !file.empty() && !path.has_root_path() &&
          std::find(path.begin(), path.end(), std::filesystem::path("..")) == path.end();
-}
-
-std::vector<RankPlan> plans_from_manifest(const Manifest& manifest, const Case& c,
-                                          const std::vector<std::int64_t>& ranks,
-                                          const std::filesystem::path& dir) {
-  std::map<std::int64_t, RankPlan> by_rank;
-  for (std::int64_t r : ranks) by_rank[r].rank = r;
-  for (const ManifestTensor& t : manifest.tensors) {
-    const auto it = by_rank.find(t.rank);
-    if (it == by_rank.end()) continue;
-    if (!inside_checkpoint(t.file)) {
-      throw std::runtime_error(
-          fmt::format("tensor {} names file \"{}\", which is not a file inside {}", t.shard.name,
-                      t.file, dir.string()));
-    }
-    PlacedShard ps{.shard = t.shard,
-                   .rank = it->first,
-                   .holder = -1,
-                   .file = t.file,
-                   .file_offset = t.file_offset,
-                   .memory_offset = t.memory_offset,
-                   .bytes = t.bytes,
-                   .data_key = t.data_key,
-                   .geometry = shard_geometry(t.shard, manifest.layout.scale)};
-    it->second.shards.push_back(std::move(ps));
-  }
-  const std::uint64_t align = std::max<std::uint64_t>(1, c.alignment);
-  std::vector<RankPlan> plans;
-  for (auto& [rank, plan] : by_rank) {
-    std::map<std::string, std::vector<backends::Extent>> per_file;
-    std::map<std::string, std::vector<backends::DatasetPiece>> pieces;
-    std::vector<std::string> order;
-    for (const PlacedShard& ps : plan.shards) {
-      if (!per_file.contains(ps.file)) order.push_back(ps.file);
-      const std::uint64_t length = c.io.direct ? (ps.bytes + align - 1) / align * align : ps.bytes;
-      per_file[ps.file].push_back({ps.file_offset, ps.memory_offset, length});
-      pieces[ps.file].push_back(dataset_piece(ps));
-      plan.payload_bytes += ps.bytes;
-      plan.buffer_bytes =
-          std::max(plan.buffer_bytes, (ps.memory_offset + ps.bytes + align - 1) / align * align);
-    }
-    for (const std::string& file : order) {
-      backends::FilePlan fp;
-      fp.path = (dir / file).string();
-      fp.extents = build_extents(std::move(per_file[file]), c.coalesce_bytes, c.chunk_bytes,
-                                 c.io.direct ? align : 1);
-      fp.shared = mapping_shares_files(c.mapping);
-      fp.datasets = std::move(pieces[file]);
-      plan.io.files.push_back(std::move(fp));
-    }
-    plans.push_back(std::move(plan));
-  }
-  return plans;
 }
 
 namespace {

@@ -125,12 +125,6 @@ Manifest parse_manifest(std::string_view text, const std::filesystem::path& path
 // Tensor entries as manifest_tensors_json wrote them (one process's, sent to process 0).
 std::vector<ManifestTensor> parse_manifest_tensors(std::string_view text);
 
-// Rebuilds the plans of `ranks` from a manifest (restore in a new process), with the extents
-// the case's settings give.
-std::vector<RankPlan> plans_from_manifest(const Manifest& manifest, const Case& c,
-                                          const std::vector<std::int64_t>& ranks,
-                                          const std::filesystem::path& dir);
-
 // Whether a file name a manifest gives stays inside its checkpoint (relative, no "..").
 bool inside_checkpoint(const std::string& file);
 // XXH3_64 hex digest of what decides a checkpoint's bytes and placement (model, parallelism, state,

@@ -4,23 +4,17 @@
 
 #include <exception>
 
+#include "harness/exec/execute_plans.hpp"
+
 namespace ckpt::harness {
 
 FlushWrites write_whole(backends::Backend& backend, const FlushTarget& target) {
-  FlushWrites out;
-  for (std::size_t i = 0; i < target.plans.size(); ++i) {
-    try {
-      const backends::IoOutcome io = backend.write(target.plans[i], target.memory[i]);
-      out.bytes += io.bytes;
-      for (const auto& [name, count] : io.counters) out.counters[name] += count;
-      if (!io.ok())
-        out.error = fmt::format("{}: rank {}: {}", target.what, target.ranks[i], *io.error);
-    } catch (const std::exception& e) {
-      out.error = fmt::format("{}: rank {}: {}", target.what, target.ranks[i], e.what());
-    }
-    if (!out.error.empty()) break;
-  }
-  return out;
+  std::vector<PlanCall> calls;
+  for (std::size_t i = 0; i < target.plans.size(); ++i)
+    calls.push_back(
+        {&target.plans[i], target.memory[i], 0, fmt::format("rank {}", target.ranks[i])});
+  const Execution done = execute_plans(backend, calls, true, nullptr, OnThrow::record);
+  return {done.bytes, done.error.empty() ? "" : target.what + ": " + done.error, done.counters};
 }
 
 namespace {

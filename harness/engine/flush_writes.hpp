@@ -1,8 +1,9 @@
 #pragma once
 
 // How a flush moves a snapshot from the host pool through the backend: from a whole pool, one
-// Backend::write per modeled rank (as the sync path); through a ring, one Backend::Stream per
-// modeled rank whose parts are the ring's chunks in order. The ring's copy side is fill_ring.
+// Backend::write per modeled rank by the one executor (execute_plans, as the sync path); through a
+// ring, one Backend::Stream per modeled rank whose parts are the ring's chunks in order. The
+// ring's copy side is fill_ring.
 
 #include <cstdint>
 #include <functional>

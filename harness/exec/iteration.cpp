@@ -11,20 +11,10 @@
 #include <span>
 
 #include "harness/common/elapsed.hpp"
+#include "harness/exec/execute_plans.hpp"
 #include "harness/memory/data_pattern.hpp"
 
 namespace ckpt::harness {
-namespace {
-
-void add_phases(backends::PhaseTimes& sum, const backends::PhaseTimes& more) {
-  sum.open += more.open;
-  sum.transfer += more.transfer;
-  sum.sync += more.sync;
-  sum.close += more.close;
-}
-
-}  // namespace
-
 std::string create_parent_directories(const std::vector<RankPlan>& plans) {
   std::set<std::filesystem::path> dirs;
   for (const RankPlan& p : plans) {
@@ -40,64 +30,26 @@ std::string create_parent_directories(const std::vector<RankPlan>& plans) {
 
 namespace {
 
-void add_latency(std::optional<backends::LatencyHistogram>& sum,
-                 const backends::LatencyHistogram& more) {
-  if (sum) {
-    sum->merge(more);
-  } else {
-    sum = more;
+// The calls of one transfer: one per rank plan, or for a collective backend or a read in file
+// order one with the whole process's share (`merged`, which must outlive the calls), made even
+// with no ranks.
+std::vector<PlanCall> transfer_calls(const std::vector<RankPlan>& plans,
+                                     const ProcessBuffer& buffer, bool one_call,
+                                     TransferOrder order, backends::IoPlan& merged) {
+  std::vector<PlanCall> calls;
+  if (one_call) {
+    merged = order == TransferOrder::by_file ? process_plan_in_file_order(plans, buffer)
+                                             : process_plan(plans, buffer);
+    const std::string who =
+        plans.empty() ? "" : fmt::format("ranks {}-{}", plans.front().rank, plans.back().rank);
+    calls.push_back({&merged, buffer.view(), 0, who});
+    return calls;
   }
-}
-
-void add_outcome(ProcessSample& sample, const backends::IoOutcome& outcome) {
-  add_phases(sample.phases, outcome.phases);
-  for (const auto& [name, count] : outcome.counters) sample.counters[name] += count;
-  if (outcome.latency) add_latency(sample.latency, *outcome.latency);
-  for (const std::string& note : outcome.notes) {
-    if (std::find(sample.notes.begin(), sample.notes.end(), note) == sample.notes.end())
-      sample.notes.push_back(note);
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    calls.push_back({&plans[i].io, buffer.rank_view(i), buffer.offset(i),
+                     fmt::format("rank {}", plans[i].rank)});
   }
-}
-
-// One backend call, through the buffer's stager when it has one. `base`: where the plan's
-// memory starts in the buffer; `view`: that memory.
-struct Moved {
-  backends::IoOutcome io;
-  double seconds = 0;  // the call, staging copies included
-  double copy_seconds = 0;
-};
-
-Moved move_plan(backends::Backend& backend, const backends::IoPlan& plan,
-                const ProcessBuffer& buffer, std::uint64_t base, backends::MemoryView view,
-                bool write) {
-  if (Stager* stager = buffer.stager()) {
-    StagedOutcome out =
-        write ? stager->write(backend, plan, base) : stager->read(backend, plan, base);
-    return {std::move(out.io), out.seconds, out.copy_seconds};
-  }
-  backends::IoOutcome io = write ? backend.write(plan, view) : backend.read(plan, view);
-  const double seconds = io.phases.total();
-  return {std::move(io), seconds, 0};
-}
-
-// A collective backend, or a read in file order: one call with the whole process's share, made
-// even with no ranks.
-void transfer_process(backends::Backend& backend, const std::vector<RankPlan>& plans,
-                      const ProcessBuffer& buffer, bool write, TransferOrder order,
-                      ProcessSample& sample) {
-  const backends::IoPlan plan = order == TransferOrder::by_file
-                                    ? process_plan_in_file_order(plans, buffer)
-                                    : process_plan(plans, buffer);
-  const Moved moved = move_plan(backend, plan, buffer, 0, buffer.view(), write);
-  const backends::IoOutcome& outcome = moved.io;
-  add_outcome(sample, outcome);
-  sample.copy_seconds += moved.copy_seconds;
-  sample.rank_seconds.assign(plans.size(), moved.seconds);
-  if (!outcome.ok()) {
-    sample.error = plans.empty() ? *outcome.error
-                                 : fmt::format("ranks {}-{}: {}", plans.front().rank,
-                                               plans.back().rank, *outcome.error);
-  }
+  return calls;
 }
 
 }  // namespace
@@ -106,7 +58,7 @@ ProcessSample timed_transfer(backends::Backend& backend, const std::vector<RankP
                              const ProcessBuffer& buffer, bool write, Comm& comm,
                              TransferOrder order) {
   ProcessSample sample;
-  const bool collective = backend.capabilities().collective;
+  const bool one_call = backend.capabilities().collective || order == TransferOrder::by_file;
   comm.barrier();
   const auto start = Clock::now();
   sample.start_wall =
@@ -120,21 +72,18 @@ ProcessSample timed_transfer(backends::Backend& backend, const std::vector<RankP
       return sample;
     }
   }
-  if (collective || order == TransferOrder::by_file) {
-    transfer_process(backend, plans, buffer, write, order, sample);
-  } else {
-    for (std::size_t i = 0; i < plans.size(); ++i) {
-      const Moved moved =
-          move_plan(backend, plans[i].io, buffer, buffer.offset(i), buffer.rank_view(i), write);
-      add_outcome(sample, moved.io);
-      sample.copy_seconds += moved.copy_seconds;
-      sample.rank_seconds.push_back(moved.seconds);
-      if (!moved.io.ok()) {
-        sample.error = fmt::format("rank {}: {}", plans[i].rank, *moved.io.error);
-        break;
-      }
-    }
-  }
+  backends::IoPlan merged;
+  Execution done = execute_plans(backend, transfer_calls(plans, buffer, one_call, order, merged),
+                                 write, buffer.stager());
+  sample.phases = done.phases;
+  sample.counters = std::move(done.counters);
+  sample.latency = std::move(done.latency);
+  sample.notes = std::move(done.notes);
+  sample.copy_seconds = done.copy_seconds;
+  sample.error = std::move(done.error);
+  // One call for the process: its time counts for each of its ranks.
+  sample.rank_seconds =
+      one_call ? std::vector<double>(plans.size(), done.seconds.front()) : std::move(done.seconds);
   sample.seconds = seconds_since(start);
   return sample;
 }

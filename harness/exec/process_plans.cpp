@@ -59,18 +59,18 @@ ProcessPlans plan_process(const workloads::Layout& layout, const Case& c, PhaseS
     }
     return plans;
   }
-  if (c.restore.reshard && phase == PhaseSelection::restore && manifest != nullptr) {
+  if (phase == PhaseSelection::restore && manifest == nullptr) {
+    plans.read = plan_ranks(layout, c, read_ranks(), dir);
+    return plans;
+  }
+  if (phase == PhaseSelection::restore && c.restore.reshard) {
     plans.read = reshard_plans(*manifest, reshard_spec(c),
                                process_share(restore_selected_ranks(c), process, processes), dir);
     return plans;
   }
-  if (phase == PhaseSelection::restore) {
-    if (manifest == nullptr) {
-      plans.read = plan_ranks(layout, c, read_ranks(), dir);
-    } else {
-      plans.read = plans_from_manifest(*manifest, c, read_ranks(), dir);
-      for (RankPlan& plan : plans.read) plan.io.attributes = checkpoint_attributes(layout, c);
-    }
+  if (phase == PhaseSelection::restore) {  // the identity target: what these ranks wrote
+    plans.read = reshard_plans(*manifest, identity_spec(c), read_ranks(), dir);
+    for (RankPlan& plan : plans.read) plan.io.attributes = checkpoint_attributes(layout, c);
     return plans;
   }
   plans.write = plan_ranks(layout, c, mine, dir);

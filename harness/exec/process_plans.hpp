@@ -41,9 +41,10 @@ struct ProcessPlans {
 };
 
 // Plans process `process` of `processes` for a checkpoint in `dir`. In the load phase the read
-// plans are the process's share of the inference ranks (load_plans), none without a manifest. In
-// the restore phase the read plans come from the checkpoint's `manifest` when one is given (throws
-// what plans_from_manifest throws), else from the case as it would write them.
+// plans are the process's share of the inference ranks (load_plans), none
+// without a manifest. In the restore phase the read plans come from the checkpoint's `manifest`
+// by the load planner when one is given (reshard_plans: restore.* as the target when resharding,
+// else the identity target; throws what it throws), else from the case as it would write them.
 ProcessPlans plan_process(const workloads::Layout& layout, const Case& c, PhaseSelection phase,
                           const std::vector<std::int64_t>& selected, int process, int processes,
                           const std::filesystem::path& dir, const Manifest* manifest = nullptr);

@@ -64,55 +64,55 @@ StoredPieces stored_pieces(const Manifest& manifest) {
   return stored;
 }
 
+// The IoPlan of `plan`'s reads: one FilePlan per file in first-use order, its extents shaped as
+// the writer shapes its own (build_extents), with the hdf5 dataset pieces of the shards stored in
+// it (identity plans; a resharded shard has no one file).
+void add_file_plans(RankPlan& plan, const ReshardSpec& spec, const std::filesystem::path& dir) {
+  const std::vector<std::string>& files = plan.reshard.files;
+  std::vector<std::vector<backends::Extent>> per_file(files.size());
+  for (const ReadRequest& r : plan.reshard.requests)
+    per_file[r.file].push_back({r.file_offset, r.memory_offset, r.length});
+  std::map<std::string, std::size_t> index;
+  for (std::size_t f = 0; f < files.size(); ++f) {
+    backends::FilePlan& file = plan.io.files.emplace_back();
+    file.path = (dir / files[f]).string();
+    file.extents = build_extents(std::move(per_file[f]), spec.coalesce_bytes, spec.chunk_bytes,
+                                 std::max<std::uint64_t>(1, spec.direct_alignment));
+    file.shared = spec.shared_files;
+    index[files[f]] = f;
+  }
+  for (const PlacedShard& s : plan.shards) {
+    if (const auto it = index.find(s.file); it != index.end())
+      plan.io.files[it->second].datasets.push_back(dataset_piece(s));
+  }
+}
+
 // `iteration`: the training iteration whose state the checkpoint holds (Manifest::iteration), which
 // seeds the bytes verified and the padding rows written alike.
-// Where the writer placed each of `rank`'s shards in its buffer (the manifest's memory offsets).
-using WriterPlacement = std::map<std::pair<workloads::StateKind, std::string>, std::uint64_t>;
-
-WriterPlacement writer_placement(const Manifest& manifest, std::int64_t rank) {
-  WriterPlacement placement;
-  for (const ManifestTensor& t : manifest.tensors) {
-    if (t.rank == rank) placement[{t.shard.state, t.shard.name}] = t.memory_offset;
-  }
-  return placement;
-}
-
-std::uint64_t placed_end(const WriterPlacement& placement, const StoredPieces& stored) {
-  std::uint64_t end = 0;
-  for (const auto& [key, offset] : placement) {
-    for (const StoredPiece& piece : stored.at(key))
-      end = std::max(end, offset + piece.geometry.bytes());
-  }
-  return end;
-}
-
 RankPlan plan_rank(const workloads::Layout& layout, const ReshardSpec& spec, std::int64_t rank,
                    const StoredPieces& stored, const std::filesystem::path& dir,
-                   std::int64_t iteration, const WriterPlacement& placement) {
+                   std::int64_t iteration) {
   const std::uint64_t direct_alignment = spec.direct_alignment;
   const std::uint64_t align = std::max<std::uint64_t>({64, spec.alignment, direct_alignment});
   RankPlan plan;
   plan.rank = rank;
   std::vector<NeededShard> needed;
-  std::uint64_t pos = placed_end(placement, stored);
-  std::uint64_t shards_end = 0;
+  std::uint64_t pos = 0;
   for (workloads::Shard& s : layout.shards(rank)) {
     const ShardGeometry geometry = shard_geometry(s, spec.scale);
     if (geometry.elements() <= 0) continue;
-    const auto writer = placement.find({s.state, s.name});
-    const std::uint64_t at = writer != placement.end() ? writer->second : align_up(pos, align);
+    pos = align_up(pos, align);
     PlacedShard& placed = plan.shards.emplace_back();
     placed.rank = rank;
-    placed.memory_offset = at;
+    placed.memory_offset = pos;
     placed.bytes = geometry.bytes();
     placed.data_key = training_key(shard_data_key(s, spec.seed, spec.pattern), iteration);
     placed.geometry = geometry;
-    needed.push_back({s.name, s.state, geometry, at});
+    needed.push_back({s.name, s.state, geometry, pos});
     placed.shard = std::move(s);
-    if (writer == placement.end()) pos = at + placed.bytes;
-    shards_end = std::max(shards_end, at + placed.bytes);
+    pos += placed.bytes;
   }
-  plan.reshard = plan_rank_reads(needed, stored, spec.reader.read, shards_end, align,
+  plan.reshard = plan_rank_reads(needed, stored, spec.reader.read, pos, align,
                                  {.gap_bytes = spec.reader.gap_bytes,
                                   .direct_alignment = direct_alignment,
                                   .merge_adjacent = spec.merge_adjacent});
@@ -121,18 +121,62 @@ RankPlan plan_rank(const workloads::Layout& layout, const ReshardSpec& spec, std
   plan.payload_bytes =
       plan.reshard.bytes_needed;  // what the restore moves from storage; padding is not read
   plan.buffer_bytes = plan.reshard.buffer_bytes;
-  std::vector<std::vector<backends::Extent>> per_file(plan.reshard.files.size());
-  for (const ReadRequest& r : plan.reshard.requests)
-    per_file[r.file].push_back({r.file_offset, r.memory_offset, r.length});
-  for (std::size_t f = 0; f < per_file.size(); ++f) {
-    backends::FilePlan file;
-    file.path = (dir / plan.reshard.files[f]).string();
-    file.extents = build_extents(std::move(per_file[f]), spec.coalesce_bytes, spec.chunk_bytes,
-                                 std::max<std::uint64_t>(1, direct_alignment));
-    file.shared = spec.shared_files;
-    plan.io.files.push_back(std::move(file));
-  }
+  add_file_plans(plan, spec, dir);
   return plan;
+}
+
+// The identity target's plan of `rank`: its manifest `entries` (none for a rank that wrote
+// nothing, as Megatron's gathered DP ranks), each read whole into the place the writer's buffer
+// held it; the buffer ends where the writer's did (strategy.alignment).
+RankPlan plan_identity_rank(const Manifest& manifest, const ReshardSpec& spec, std::int64_t rank,
+                            const std::vector<const ManifestTensor*>& entries,
+                            const std::filesystem::path& dir) {
+  const std::uint64_t block = std::max<std::uint64_t>(1, spec.direct_alignment);
+  RankPlan plan;
+  plan.rank = rank;
+  std::vector<NeededShard> needed;
+  std::uint64_t shards_end = 0;
+  for (const ManifestTensor* t : entries) {
+    const ShardGeometry geometry = shard_geometry(t->shard, manifest.layout.scale);
+    plan.shards.push_back({.shard = t->shard,
+                           .rank = rank,
+                           .file = t->file,
+                           .file_offset = t->file_offset,
+                           .memory_offset = t->memory_offset,
+                           .bytes = t->bytes,
+                           .data_key = training_key(t->data_key, manifest.iteration()),
+                           .geometry = geometry});
+    needed.push_back({.name = t->shard.name,
+                      .state = t->shard.state,
+                      .geometry = geometry,
+                      .memory_offset = t->memory_offset,
+                      .stored_as = StoredPiece{t->file, t->file_offset, geometry}});
+    shards_end = std::max(shards_end, t->memory_offset + t->bytes);
+  }
+  plan.reshard =
+      plan_rank_reads(needed, {}, ReshardRead::exact, shards_end, std::max(block, spec.alignment),
+                      {.merge_adjacent = spec.merge_adjacent, .whole_piece_granule = block});
+  plan.payload_bytes = plan.reshard.bytes_needed;
+  plan.buffer_bytes = plan.reshard.buffer_bytes;
+  add_file_plans(plan, spec, dir);
+  return plan;
+}
+
+std::vector<RankPlan> identity_plans(const Manifest& manifest, const ReshardSpec& spec,
+                                     std::vector<std::int64_t> ranks,
+                                     const std::filesystem::path& dir) {
+  if (const auto outside = manifest_path_problem(manifest, dir)) throw std::runtime_error(*outside);
+  std::sort(ranks.begin(), ranks.end());
+  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+  std::map<std::int64_t, std::vector<const ManifestTensor*>> entries;
+  for (const std::int64_t rank : ranks) entries[rank];
+  for (const ManifestTensor& t : manifest.tensors) {
+    if (const auto it = entries.find(t.rank); it != entries.end()) it->second.push_back(&t);
+  }
+  std::vector<RankPlan> plans;
+  for (const auto& [rank, mine] : entries)
+    plans.push_back(plan_identity_rank(manifest, spec, rank, mine, dir));
+  return plans;
 }
 
 }  // namespace
@@ -157,9 +201,19 @@ ReshardSpec reshard_spec(const Case& c) {
           .pattern = c.data};
 }
 
+ReshardSpec identity_spec(const Case& c) {
+  ReshardSpec spec = reshard_spec(c);
+  spec.identity = true;
+  spec.direct_alignment = c.io.direct ? std::max<std::uint64_t>(1, c.alignment) : 0;
+  spec.merge_adjacent = false;
+  spec.coalesce_bytes = c.coalesce_bytes;
+  return spec;
+}
+
 std::vector<RankPlan> reshard_plans(const Manifest& manifest, const ReshardSpec& spec,
                                     const std::vector<std::int64_t>& ranks,
                                     const std::filesystem::path& dir) {
+  if (spec.identity) return identity_plans(manifest, spec, ranks, dir);
   check_reshardable(spec);
   const workloads::Layout layout(spec.model, spec.reader.parallel, spec.reader.state);
   // A damaged or hostile manifest must not make a read open files outside its checkpoint.
@@ -169,9 +223,7 @@ std::vector<RankPlan> reshard_plans(const Manifest& manifest, const ReshardSpec&
   std::vector<RankPlan> plans;
   try {
     for (const std::int64_t rank : ranks)
-      plans.push_back(
-          plan_rank(layout, spec, rank, stored, dir, iteration,
-                    spec.writer_placement ? writer_placement(manifest, rank) : WriterPlacement{}));
+      plans.push_back(plan_rank(layout, spec, rank, stored, dir, iteration));
     // One process moves its ranks one after the other. Ranks that read parts of the same stored
     // files go back to back (TP8×PP4 -> TP4×PP8: new ranks (t', 0) and (t', 1) read the two
     // halves of the layers of old files 2t' and 2t'+1), so the second reads while the first's

@@ -1,8 +1,10 @@
 #pragma once
 
-// The read plans of a resharding restore ([restore], plan_rank_reads): the ranks of the restore's
-// layout, each with the shards it needs placed in its buffer and the reads that fill them from the
-// checkpoint's stored pieces (its manifest).
+// The load planner: the read plans of the ranks of a target, each with the shards it needs placed
+// in its buffer and the reads that fill them from the checkpoint's stored pieces (its manifest),
+// by plan_rank_reads. The target is another layout (a resharding
+// restore, [restore]; an inference load, load_plans) or the writer's own (a
+// same-layout restore: the identity target).
 
 #include <filesystem>
 #include <stdexcept>
@@ -23,27 +25,30 @@ class ReshardError : public std::runtime_error {
 // The modeled ranks of the restore's layout that the case selects (restore.select or ranks.*).
 std::vector<std::int64_t> restore_selected_ranks(const Case& c);
 
-// What the planner needs besides the manifest: the model and the layout read into, how the rank
-// buffers are laid out, and what wrote the checkpoint. A campaign case gives one (reshard_spec);
-// `ckptbench load` builds one from the manifest alone (load_spec).
+// What the planner needs besides the manifest: the target, the model and the layout read into,
+// how the rank buffers are laid out, and what wrote the checkpoint. A campaign case gives one
+// (reshard_spec, identity_spec); `ckptbench load` builds one from the manifest alone
+// (load_spec).
 struct ReshardSpec {
+  // The identity target: each rank reads back the entries the manifest records for it, whole, at
+  // the memory offsets the writer's buffer held them (the model, the reader's layout and the seed
+  // are not used). false: the shards of `reader`'s layout, packed in layout order.
+  bool identity = false;
   workloads::ModelSpec model;
-  std::int64_t scale = 1;              // model.scale
-  std::uint64_t seed = 1;              // data.seed: the tensors' data keys
-  workloads::ParallelSpec writer;      // the checkpoint's parallel.* (for messages)
-  RestoreSpec reader;                  // the layout, state and read mode read into
-  std::uint64_t alignment = 0;         // strategy.alignment: shards placed at multiples of it
-  std::uint64_t direct_alignment = 0;  // backend.direct_alignment under backend.direct, else 0
-  std::uint64_t chunk_bytes = 0;       // strategy.chunk_bytes: the IoPlans' extents
+  std::int64_t scale = 1;          // model.scale
+  std::uint64_t seed = 1;          // data.seed: the tensors' data keys
+  workloads::ParallelSpec writer;  // the checkpoint's parallel.* (for messages)
+  RestoreSpec reader;              // the layout, state and read mode read into
+  std::uint64_t alignment = 0;     // strategy.alignment: shards placed at multiples of it
+  // Under backend.direct, the block every request keeps to: backend.direct_alignment (identity:
+  // strategy.alignment, the writer's blocks); else 0.
+  std::uint64_t direct_alignment = 0;
+  std::uint64_t chunk_bytes = 0;  // strategy.chunk_bytes: the IoPlans' extents
   // How reads become requests: a reshard merges those that continue each other; the identity
   // plan of a same-layout restore keeps one per stored shard and merges them as the writer did
   // (strategy.coalesce_bytes), so that it reads exactly what the writer wrote, request by request.
   bool merge_adjacent = true;
   std::uint64_t coalesce_bytes = 0;
-  // The identity target also keeps the writer's buffer: each needed shard at the memory offset
-  // its manifest entry records for the same rank (one the writer did not store is placed after
-  // them). false: shards packed in layout order.
-  bool writer_placement = false;
   bool shared_files = false;      // strategy.mapping shares files between ranks
   std::string backend = "posix";  // backend.name (hdf5 stores datasets, not byte ranges to plan)
   // data.pattern: the trained pattern's keys carry each tensor's content in their low bits.
@@ -53,12 +58,17 @@ struct ReshardSpec {
 // A case's resharding restore ([restore] into parallel.*'s checkpoint, backend.* as set).
 ReshardSpec reshard_spec(const Case& c);
 
-// Plans the resharding read of `ranks` (of spec.reader's layout) from `manifest` in `dir`. The
-// shards' bytes, padding rows included, are those of the training iteration the manifest names
-// (Manifest::iteration). Throws ReshardError naming the key when
-// it cannot reshard (backend, a stored file that does not end on a whole block under
-// backend.direct) or what plan_rank_reads refuses; std::runtime_error for a manifest that names
-// a file outside `dir`.
+// A case's same-layout restore: the identity target, its requests shaped as the case writes them
+// (strategy.coalesce_bytes, chunk_bytes, alignment; backend.direct).
+ReshardSpec identity_spec(const Case& c);
+
+// Plans the read of `ranks` (of spec.reader's layout, or the writer's for the identity target)
+// from `manifest` in `dir`. The shards' bytes, padding rows included, are those of the training
+// iteration the manifest names (Manifest::iteration). Resharding plans come in the order that
+// reads the stored files front to back; identity plans in rank order. Throws ReshardError naming
+// the key when it cannot reshard (backend, a stored file that does not end on a whole block under
+// backend.direct) or what plan_rank_reads refuses; std::runtime_error for a manifest that names a
+// file outside `dir`.
 std::vector<RankPlan> reshard_plans(const Manifest& manifest, const ReshardSpec& spec,
                                     const std::vector<std::int64_t>& ranks,
                                     const std::filesystem::path& dir);

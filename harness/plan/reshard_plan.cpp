@@ -255,6 +255,13 @@ RankReadPlan plan_rank_reads(const std::vector<NeededShard>& needed, const Store
   std::vector<ReadRequest> requests;
   for (std::size_t index = 0; index < needed.size(); ++index) {
     const NeededShard& need = needed[index];
+    if (const std::optional<StoredPiece>& piece = need.stored_as) {
+      const std::uint64_t granule = std::max<std::uint64_t>(1, shaping.whole_piece_granule);
+      requests.push_back({file_of(piece->file), piece->file_offset, need.memory_offset,
+                          align_up(need.geometry.bytes(), granule)});
+      plan.bytes_needed += need.geometry.bytes();
+      continue;
+    }
     const auto found = stored.find({need.state, need.name});
     if (found == stored.end()) {
       throw std::runtime_error(

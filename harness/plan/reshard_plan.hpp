@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -63,6 +64,11 @@ struct NeededShard {
   workloads::StateKind state = workloads::StateKind::weight;
   ShardGeometry geometry;
   std::uint64_t memory_offset = 0;
+  // The identity target (a rank reads back what it wrote): the stored piece this shard is, read
+  // whole by one request and no other piece of its tensor (a framework layout stores a
+  // TP-replicated tensor on every TP rank: each reads its own copy). Its geometry need not shrink
+  // exactly under model.scale. nullopt: every stored piece of the tensor that overlaps it.
+  std::optional<StoredPiece> stored_as;
 };
 
 // Needed bytes beyond the stored tensor's leading dimension (another TP pads the vocabulary to
@@ -107,6 +113,9 @@ struct ReadShaping {
   // per overlap, as a same-layout restore reads one per stored shard (its extents then shaped
   // like the writer's, by strategy.coalesce_bytes and chunk_bytes).
   bool merge_adjacent = true;
+  // The request of a stored_as shard ends on a multiple of this (backend.direct: the writer's
+  // regions end on strategy.alignment, and a same-layout restore reads them so). 0 or 1: its bytes.
+  std::uint64_t whole_piece_granule = 0;
 };
 
 // Plans the reads of `needed` (placed in a buffer of `shards_bytes`, scratch after it aligned to

@@ -28,9 +28,8 @@ void LoadPhase::prepare() {
   fs::path dir;
   Manifest manifest;
   if (!open_stored_checkpoint(s_, source, dir, manifest)) return;
-  ProcessPlans plans =
-      plan_stored_reads(s_, source, dir, manifest, false,
-                        fmt::format("load.tp = {}: ", c.load.inference.parallel.tp));
+  ProcessPlans plans = plan_stored_reads(
+      s_, source, dir, manifest, fmt::format("load.tp = {}: ", c.load.inference.parallel.tp));
   check_memory(s_, plans.buffer_bytes());
   CaseBuffers& data = s_.data;
   data.read_plans = std::move(plans.read);

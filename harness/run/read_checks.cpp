@@ -6,7 +6,6 @@
 #include "harness/checkpoint/target_check.hpp"
 #include "harness/exec/process_plans.hpp"
 #include "harness/loadplan/reshard_restore.hpp"
-#include "harness/plan/training_state.hpp"
 
 namespace ckpt::harness {
 namespace {
@@ -77,8 +76,7 @@ bool open_stored_checkpoint(CaseState& s, const Case& writer, fs::path& dir, Man
   return written_as_planned(s, writer, dir, manifest);
 }
 ProcessPlans plan_stored_reads(CaseState& s, const Case& writer, const fs::path& dir,
-                               const Manifest& manifest, bool iteration_state,
-                               const std::string& reshard_context) {
+                               const Manifest& manifest, const std::string& reshard_context) {
   const CaseContext& context = s.context;
   Comm& comm = context.comm;
   std::string problem;
@@ -86,8 +84,6 @@ ProcessPlans plan_stored_reads(CaseState& s, const Case& writer, const fs::path&
   try {
     plans = plan_process(context.layout, context.c, context.phase, context.selected, comm.rank(),
                          comm.size(), dir, &manifest);
-    if (iteration_state)
-      plans.read = plans_at_iteration(std::move(plans.read), manifest.iteration());
   } catch (const ReshardError& e) {
     problem = reshard_context + e.what();
   } catch (const std::exception& e) {

@@ -24,12 +24,11 @@ bool open_stored_checkpoint(CaseState& s, const Case& writer, std::filesystem::p
                             Manifest& manifest);
 
 // Collective, after open_stored_checkpoint: this process's plans of reading that checkpoint into
-// the case's layout (`iteration_state`: shards hold the state of the training iteration the
-// manifest names; resharding plans seed it themselves). SetupError on every process when they
-// cannot be planned: a resharding problem after `reshard_context`, else a damaged manifest.
+// the case's layout (their shards hold the state of the training iteration the manifest names).
+// SetupError on every process when they cannot be planned: a resharding problem after
+// `reshard_context`, else a damaged manifest.
 ProcessPlans plan_stored_reads(CaseState& s, const Case& writer, const std::filesystem::path& dir,
-                               const Manifest& manifest, bool iteration_state,
-                               const std::string& reshard_context);
+                               const Manifest& manifest, const std::string& reshard_context);
 
 // "<manifest path>: damaged manifest: <problem> — <what else the case directory holds>".
 std::string damaged_manifest(CaseCheckpoints& store, const Case& writer,

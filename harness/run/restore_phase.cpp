@@ -27,8 +27,7 @@ void RestorePhase::prepare() {
   fs::path dir;
   Manifest manifest;
   if (!open_stored_checkpoint(s_, c, dir, manifest)) return;
-  // A [training] checkpoint holds the state of the training iteration its manifest names.
-  ProcessPlans plans = plan_stored_reads(s_, c, dir, manifest, !c.restore.reshard, "");
+  ProcessPlans plans = plan_stored_reads(s_, c, dir, manifest, "");
   check_memory(s_, plans.buffer_bytes());
   CaseBuffers& data = s_.data;
   data.read_plans = std::move(plans.read);

@@ -10,6 +10,7 @@
 #include "harness/checkpoint/manifest.hpp"
 #include "harness/checkpoint/manifest_checks.hpp"
 #include "harness/exec/process_buffer.hpp"
+#include "harness/loadplan/reshard_restore.hpp"
 #include "harness/memory/data_pattern.hpp"
 #include "harness/memory/host_space.hpp"
 #include "harness/models/model_zoo.hpp"
@@ -223,7 +224,7 @@ TEST(CheckpointPlan, ManifestRebuildsTheSamePlan) {
   for (const auto& p : plans) checksums.emplace_back(p.shards.size(), 0);
   const auto manifest =
       make_manifest(c, 8, selected_ranks(c, 8), manifest_tensors(plans, checksums), 1);
-  const auto rebuilt = plans_from_manifest(manifest, c, {2, 6}, "/ckpt");
+  const auto rebuilt = reshard_plans(manifest, identity_spec(c), {2, 6}, "/ckpt");
   ASSERT_EQ(rebuilt.size(), 2u);
   for (std::size_t i = 0; i < 2; ++i) {
     const RankPlan& original = plans[i == 0 ? 2 : 6];
