@@ -1,6 +1,6 @@
 #pragma once
 
-// The checkpoints of a case as objects of an object store (backends/object_store.hpp), named by
+// The checkpoints of a case as objects of an object store (`ObjectStore`), named by
 // the plans' paths. An object store has no directories, renames or locks: a checkpoint is its
 // objects under the checkpoint's path; the manifest, `latest` (and Megatron's
 // latest_checkpointed_iteration.txt) are small objects, each PUT whole, so a reader sees the old

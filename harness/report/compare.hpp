@@ -43,7 +43,7 @@ struct CaseComparison {
 
 // What makes two cases the same case: their whole configuration (config_hash: the same campaign
 // run again) or only the bytes they write (workload_hash: the same workload on another system,
-// target or tuning, as MLPerf Storage compares; harness/results/workload_hash.hpp).
+// target or tuning, as MLPerf Storage compares; see `workload_hash`).
 enum class CaseMatch { config, workload };
 
 struct Comparison {

@@ -68,7 +68,7 @@ class CsvReporter final : public ResultsFileReporter {
   std::string line(const CaseResult& result) const override;
 };
 
-// DLIO's summary.json of each [mlperf] case that ended ok (harness/results/dlio_summary.hpp):
+// DLIO's summary.json of each [mlperf] case that ended ok (`dlio_summary_json`):
 // summary.json when the campaign has one such case, else case<N>_summary.json for case N (the
 // rules find a run's summary by the pattern *summary.json).
 class DlioSummaryReporter final : public Reporter {
