@@ -1,18 +1,20 @@
 #pragma once
 
-#include <array>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace ckpt::backends {
 
 // Per-request latencies in log-linear buckets (HDR-histogram style): values below 64 ns have
 // a bucket each; above, every power of two [2^b, 2^(b+1)) is cut into 64 equal buckets, so a
 // bucket is at most 1/64 (1.6 %) of its lower bound wide. Covers every uint64 nanosecond value
-// in 3,776 buckets (30 KiB). record() is a few instructions and never allocates or locks: each
-// worker thread records into its own histogram and the owner merges them after the join.
+// in 3,776 buckets (30 KiB, on the heap: results hold several histograms, and a 30 KiB stack
+// frame under a tight `ulimit -v` kills the process with SIGSEGV where a failed allocation is
+// a clean error). record() is a few instructions and never allocates or locks: each worker
+// thread records into its own histogram and the owner merges them after the join.
 class LatencyHistogram {
  public:
   static constexpr unsigned kSubBits = 6;
@@ -55,7 +57,7 @@ class LatencyHistogram {
   static LatencyHistogram parse(const std::string& text);
 
  private:
-  std::array<std::uint64_t, kBuckets> counts_{};
+  std::vector<std::uint64_t> counts_ = std::vector<std::uint64_t>(kBuckets);
   std::uint64_t count_ = 0;
   std::uint64_t sum_ = 0;
   std::uint64_t max_ = 0;
