@@ -28,8 +28,8 @@ with tempfile.TemporaryDirectory() as root:
         "/* a block naming backends/y/z.h\n"
         "   over two lines: workloads/m.hpp */\n"
         "void f(int /*harness/x/c.cpp*/, const char* = \"/* harness/x/d.cpp */\");\n"
-        "// see load_phase.cpp and the manifest.hpp reader, typed by <cufile.h> and <fmt/format.h>\n"
-        'const char* t = "gone.cpp";  // <a.cpp> is ours; io.cuh, k.cu and x.h are too (e.g. x.hh)\n'
+        "// see load_phase.cpp and the manifest.hpp reader, typed by <cufile.h>, <fmt/format.h>\n"
+        'const char* t = "gone.cpp";  // <a.cpp> is ours; io.cuh, k.cu, x.h are too (e.g. x.hh)\n'
         "/* <name>_registration.cpp, v1.2.h.\n"
         "   plain.cpp */\n")
     run = subprocess.run([sys.executable, str(CHECKER), root], capture_output=True, text=True)
