@@ -20,7 +20,7 @@ struct StoredObject {
 
 // An object-store backend (Capabilities::object_store) also implements this interface: a caller
 // holding its Backend reaches it with dynamic_cast<ObjectStore*>. Used by one thread at a time;
-// every call throws IoError (backend.hpp) with the object's name and the store's answer when a
+// every call throws IoError with the object's name and the store's answer when a
 // request fails after its retries.
 class ObjectStore {
  public:

@@ -10,7 +10,7 @@
 namespace ckpt::backends {
 
 // What a backend tells the registry about itself: one function in its own folder
-// (`<name>/<name>_registration.cpp`, `BackendRegistration <name>::registration()`), compiled
+// (`BackendRegistration <name>::registration()`), compiled
 // whether or not the backend itself is, so that its options and capabilities are listed either
 // way. The registry calls every registration from one generated list (backends/CMakeLists.txt:
 // CKPT_BACKENDS); nothing registers itself through static initialisers.

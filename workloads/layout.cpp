@@ -53,7 +53,7 @@ void set_slice(Shard& shard, const TensorDef& def, const RankCoord& c, const Par
   shard.offset[dim] = c.tp * shard.extent[dim];
 }
 
-// Exact arithmetic for the size checks below: every factor is bounded (limits.hpp), so the
+// Exact arithmetic for the size checks below: every factor is bounded (workloads::limits), so the
 // products fit in 128 bits.
 __extension__ using Wide = __int128;
 

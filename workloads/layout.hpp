@@ -51,7 +51,7 @@ struct RankTotals {
 // data parallelism are written by DP rank 0 (or partitioned under ZeRO), replicas across
 // tensor parallelism (norms, row-parallel biases, routers) by TP rank 0.
 // Construction validates the combination and throws SpecError naming the key to change.
-// With state.sizing = dlio every query answers with DLIO's formula instead (dlio_sizing.hpp):
+// With state.sizing = dlio every query answers with DLIO's formula instead (DlioSizing):
 // its rank order, its shards and byte counts, its parameter count.
 class Layout {
  public:

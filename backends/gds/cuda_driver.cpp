@@ -3,7 +3,7 @@
 #include <stdexcept>
 #include <utility>
 
-// The exported name of a driver function: cuda.h maps some names to versioned symbols
+// The exported name of a driver function: <cuda.h> maps some names to versioned symbols
 // (cuDevicePrimaryCtxRelease -> cuDevicePrimaryCtxRelease_v2), and the string must follow.
 #define CKPT_GDS_SYMBOL_TEXT(name) #name
 #define CKPT_GDS_SYMBOL(name) CKPT_GDS_SYMBOL_TEXT(name)

@@ -9,7 +9,7 @@
 
 namespace ckpt::backends::gds {
 
-// The CUDA driver API functions the backend uses, typed by cuda.h and resolved from
+// The CUDA driver API functions the backend uses, typed by <cuda.h> and resolved from
 // libcuda.so.1 at run time (linking libcuda would stop the binary from starting where there is
 // no NVIDIA driver). cuFile itself needs the driver; the backend needs it to find a device, to
 // check that device memory is device memory, and to make the buffer's context current on the

@@ -5,7 +5,7 @@
 #include <stdexcept>
 
 #define CKPT_GDS_SYMBOL_TEXT(name) #name
-// The exported name: cufile.h maps cuFileDriverClose to cuFileDriverClose_v2.
+// The exported name: <cufile.h> maps cuFileDriverClose to cuFileDriverClose_v2.
 #define CKPT_GDS_SYMBOL(name) CKPT_GDS_SYMBOL_TEXT(name)
 
 namespace ckpt::backends::gds {

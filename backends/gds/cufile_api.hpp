@@ -11,18 +11,18 @@
 
 namespace ckpt::backends::gds {
 
-// kDefaultLibrary (gds_declaration.hpp) is the name the dynamic loader is asked for when nothing
+// kDefaultLibrary (beside option_table()) is the name the dynamic loader is asked for when nothing
 // else is configured; "libcufile.so" is tried after it (a development install without the
 // versioned link).
 // The environment variable that names the library when backend.gds.library keeps its default.
 inline constexpr const char* kLibraryVariable = "CKPT_CUFILE_LIBRARY";
 
-// The cuFile functions the backend calls, typed by the real cufile.h and resolved from
+// The cuFile functions the backend calls, typed by the real <cufile.h> and resolved from
 // libcufile at run time. The batch functions and the parameter getters are optional: older
 // libraries lack them, and the backend then works without.
 struct CufileApi {
   decltype(&::cuFileDriverOpen) driver_open = nullptr;
-  decltype(&::cuFileDriverClose) driver_close = nullptr;  // cuFileDriverClose_v2 through cufile.h
+  decltype(&::cuFileDriverClose) driver_close = nullptr;  // cuFileDriverClose_v2 through <cufile.h>
   decltype(&::cuFileDriverGetProperties) driver_get_properties = nullptr;
   decltype(&::cuFileHandleRegister) handle_register = nullptr;
   decltype(&::cuFileHandleDeregister) handle_deregister = nullptr;

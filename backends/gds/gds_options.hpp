@@ -7,7 +7,7 @@
 
 namespace ckpt::backends::gds {
 
-// The [backend.gds] options, parsed against option_table() (gds_declaration.hpp), which holds
+// The [backend.gds] options, parsed against gds::option_table(), which holds
 // every default: parse_options({}) gives them.
 struct GdsOptions {
   // The cuFile library: a path, or a name for the dynamic loader. At the default,

@@ -31,10 +31,10 @@ struct DatasetDef {
   // existing dataset need only reach `needed` (the end of the pieces).
   bool raw_bytes = false;
   std::uint64_t needed = 0;
-  // The leading dimension's divisor for a scaled-down checkpoint (scaled_shapes.hpp): 1 keeps the
+  // The leading dimension's divisor for a scaled-down checkpoint (hdf5::shrink): 1 keeps the
   // global shape; processes agree on the smallest.
   std::uint64_t shrink = 1;
-  // A serial file's dataset of slice shape (local_shapes.hpp): the tensor's shape and where the
+  // A serial file's dataset of slice shape (hdf5::localize): the tensor's shape and where the
   // slice starts in it; empty when `shape` is the tensor's.
   std::vector<std::uint64_t> global_shape;
   std::vector<std::uint64_t> slice_offset;

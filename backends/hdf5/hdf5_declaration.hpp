@@ -57,7 +57,7 @@ inline Capabilities declared_capabilities(const OptionValues&) {
       .shared_file = true,
       .collective = true,
       .raw_layout = false,
-      // Set from H5is_library_threadsafe() where hdf5 is compiled in (hdf5_registration.cpp).
+      // Set from H5is_library_threadsafe() where hdf5 is compiled in (library_capabilities).
       .background_thread = false,
       .advice = {
           {"background_thread",

@@ -8,11 +8,11 @@
 namespace ckpt::backends::hdf5 {
 
 enum class Layout { contiguous, chunked };
-// Dataset shapes of a scaled-down checkpoint (model.scale > 1): see scaled_shapes.hpp.
+// Dataset shapes of a scaled-down checkpoint (model.scale > 1): see hdf5::shrink.
 enum class Shapes { scaled, global };
 
 // The values of [backend.hdf5], parsed and checked once at construction against the option
-// table (hdf5_declaration.hpp), which holds every default. `hints.*` are MPI info hints,
+// table (hdf5::option_table()), which holds every default. `hints.*` are MPI info hints,
 // handled by mpi::InfoHints.
 struct Hdf5Options {
   bool collective = false;     // H5FD_MPIO_COLLECTIVE transfers in shared files

@@ -16,7 +16,7 @@ struct MpiioOptions {
   bool collective = false;  // MPI_File_write_at_all / read_at_all instead of write_at / read_at
 };
 
-// Parses the options against option_table() (mpiio_declaration.hpp), defaults applied.
+// Parses the options against mpiio::option_table(), defaults applied.
 // Throws std::invalid_argument naming `backend.mpiio.collective`.
 MpiioOptions parse_mpiio_options(const BackendOptions& options);
 

@@ -13,7 +13,7 @@ namespace ckpt::backends::null {
 // honour (direct I/O, any queue depth, device memory), so any case can be rerun with it.
 class NullBackend final : public Backend {
  public:
-  // The registry has checked the settings against null_declaration.hpp.
+  // The registry has checked the settings against null::declared_capabilities.
   explicit NullBackend(const IoSettings& settings);
 
   std::string_view name() const override { return "null"; }

@@ -42,7 +42,7 @@ class S3Backend final : public Backend, public ObjectStore {
   std::string_view name() const override { return "s3"; }
   Capabilities capabilities() const override;
   // Requests by kind, retries, throttling responses (503, 429) and back-off time of the last
-  // write or read (s3_counters.hpp).
+  // write or read (s3::Counters).
   std::map<std::string, std::uint64_t> counters() const override { return counters_.snapshot(); }
   const Counters& request_counters() const { return counters_; }
   const std::string& endpoint() const { return addressing_.endpoint; }

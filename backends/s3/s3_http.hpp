@@ -30,7 +30,7 @@ struct Piece {
 struct Request {
   RequestKind kind = RequestKind::get;
   std::string method = "GET";        // GET, HEAD, PUT, POST or DELETE
-  std::string url;                   // canonical (s3_url.hpp)
+  std::string url;                   // canonical (uri_encode, canonical_query)
   std::string name;                  // "s3://bucket/key", for messages
   std::vector<Segment> upload;       // PUT body
   std::vector<std::string> headers;  // more headers, "Name: value" (signed with the rest)

@@ -9,7 +9,7 @@
 
 namespace ckpt::backends::skeleton {
 
-// Declared in skeleton_registration.cpp: the options and what the backend can do.
+// Declared beside skeleton::registration(): the options and what the backend can do.
 OptionTable option_table();
 Capabilities declared_capabilities(const OptionValues& options);
 

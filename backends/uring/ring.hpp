@@ -10,7 +10,8 @@ namespace ckpt::backends::uring {
 
 // One io_uring instance (submission and completion queues), move-only. The destructor calls
 // io_uring_queue_exit, which also drops any registered buffers and files. Callers make sure
-// no request is in flight when a Ring is destroyed (the queues in ring_io.hpp drain first).
+// no request is in flight when a Ring is destroyed (TransferQueue::run and run_batch reap every
+// request first).
 class Ring {
  public:
   // A ring with at least `entries` submission entries (the kernel rounds up to a power of

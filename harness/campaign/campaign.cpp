@@ -1,6 +1,5 @@
-// Campaign files: parse (toml++), check every key (campaign_settings.cpp against
-// campaign_schema.cpp), apply --set overrides, expand sweeps, build and validate each case
-// (campaign_case.cpp).
+// Campaign files: parse (toml++), check every key (read_settings against the KeySpec table),
+// apply --set overrides, expand sweeps, build and validate each case (CaseBuilder).
 #include "harness/campaign/campaign.hpp"
 
 #include <toml++/toml.h>

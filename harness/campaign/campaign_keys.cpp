@@ -457,8 +457,8 @@ std::vector<KeySpec> read_keys() {
   };
 }
 
-// [mlperf]: the case declares an MLPerf Storage checkpointing workload (harness/results/
-// mlperf_rules.hpp checks it against the rules before any I/O and labels the result).
+// [mlperf]: the case declares an MLPerf Storage checkpointing workload (check_mlperf checks it
+// against the rules before any I/O and labels the result).
 std::vector<KeySpec> mlperf_keys() {
   return {
       fixed(choice_key("mlperf", "model",

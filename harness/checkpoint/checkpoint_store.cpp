@@ -50,7 +50,7 @@ std::optional<std::string> find_restorable_checkpoint(CheckpointStore& store, co
         dir.string(), difference);
   }
   // The same configuration: the tensor list, the training iteration or the hash changed after the
-  // write. The read path's checks (manifest_checks.hpp) name which, and the tensor.
+  // write. The read path's checks (damaged_checkpoint_problem) name which, and the tensor.
   return std::nullopt;
 }
 

@@ -78,7 +78,8 @@ class CheckpointStore {
   virtual std::map<std::string, std::uint64_t> take_counters() { return {}; }
 };
 
-// The case directory on a file system: today's files, locks and renames (target_check.hpp).
+// The case directory on a file system: today's files, locks and renames (CaseLock,
+// create_step_directory, record_latest_checkpoint).
 class FileCheckpointStore final : public CheckpointStore {
  public:
   bool objects() const override { return false; }
@@ -110,8 +111,8 @@ bool stores_objects(const Case& c);
 // (an unreachable endpoint, a missing bucket).
 std::unique_ptr<CheckpointStore> make_checkpoint_store(const Case& c, int process);
 
-// The newest complete checkpoint of a case and its manifest, when `c` can restore it (see
-// find_restorable_checkpoint in target_check.hpp), from `store`.
+// The newest complete checkpoint of a case and its manifest, when `c` can restore it (as the
+// file system's find_restorable_checkpoint(c, dir, manifest) decides), from `store`.
 std::optional<std::string> find_restorable_checkpoint(CheckpointStore& store, const Case& c,
                                                       std::filesystem::path& dir,
                                                       Manifest& manifest);

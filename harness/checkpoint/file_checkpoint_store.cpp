@@ -1,5 +1,5 @@
-// FileCheckpointStore: the case directory's files, locks and renames, as target_check.hpp,
-// manifest.hpp and the commit keep them.
+// FileCheckpointStore: the case directory's files, locks and renames, as CaseLock,
+// create_step_directory, commit_manifest and commit_checkpoint keep them.
 #include <fmt/format.h>
 
 #include <fstream>

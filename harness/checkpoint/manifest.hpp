@@ -1,7 +1,7 @@
 #pragma once
 
 // A checkpoint's self-description, ckptbench-manifest.json: a typed Manifest with one writer
-// (manifest_json) and one reader (read_manifest, parse_manifest; manifest_reader.cpp), the only
+// (manifest_json) and one reader (read_manifest, parse_manifest), the only
 // code that knows the file's JSON. Everything else reads the struct's fields.
 
 #include <filesystem>
@@ -19,7 +19,7 @@ namespace ckpt::harness {
 inline constexpr const char* kManifestName = "ckptbench-manifest.json";
 inline constexpr const char* kManifestFormat = "ckptbench-manifest";
 // 2: checksums and hashes are XXH3_64, named by the manifest's checksum_algorithm.
-// 3: checkpoint_hash covers the tensor list as well as the configuration (manifest_checks.hpp).
+// 3: checkpoint_hash covers the tensor list as well as the configuration (manifest_hash).
 // 4: checkpoint_hash covers training_iteration too (the state the checkpoint holds).
 inline constexpr int kManifestVersion = 4;
 

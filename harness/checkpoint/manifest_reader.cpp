@@ -1,4 +1,4 @@
-// The one reader of ckptbench-manifest.json (manifest.hpp): untrusted JSON, bounded before it is
+// The one reader of ckptbench-manifest.json (Manifest): untrusted JSON, bounded before it is
 // parsed, every field typed and bounded through JsonField, so that the paths that read a Manifest
 // never meet a wrong type, an absurd size or a tensor outside its file.
 #include <fmt/format.h>

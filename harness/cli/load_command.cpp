@@ -149,7 +149,7 @@ std::vector<LoadFile> checkpoint_files(const fs::path& dir, const Manifest& mani
 std::string verify_loaded(const Manifest& manifest, const std::vector<LoadFile>& files,
                           const fs::path& dir, const Buffer& memory) {
   // The tensors as placed shards in the destination, so that their pattern runs (a tensor's
-  // bytes are a function of its global index: shard_geometry.hpp) come from the one place that
+  // bytes are a function of its global index: ShardGeometry) come from the one place that
   // makes them for fill and restore.
   RankPlan placed;
   for (const ManifestTensor& t : manifest.tensors) {

@@ -1,8 +1,8 @@
 #pragma once
 
-// Lossless codecs for checkpoint bytes, each output one self-checking frame (frame.hpp):
+// Lossless codecs for checkpoint bytes, each output one self-checking frame (FrameHeader):
 //   zstd     the bytes as they are, zstd at a level (libzstd);
-//   grouped  the bytes regrouped into planes first (byte_planes.hpp: the exponents of bf16 or
+//   grouped  the bytes regrouped into planes first (split_planes: the exponents of bf16 or
 //            fp32 elements apart from their signs and mantissas), each plane zstd-compressed on
 //            its own: ZipNN's byte grouping, with zstd as the entropy coder.
 // A caller compresses per shard or per chunk: one frame per call. Decoding checks the frame

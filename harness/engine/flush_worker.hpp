@@ -2,11 +2,11 @@
 
 // The background flush of async and lazy: one std::jthread per checkpoint, started when the
 // checkpoint is due and joined when it is collected. It writes the snapshot from the host pool
-// through the backend (flush_writes.hpp), after lazy's snapshot copy into a whole pool, or
-// alongside it when the pool is a ring (the copy then runs on a second thread, so that the writes
-// free the chunks it waits for). Errors come back as values with the checkpoint's context: no
-// exception leaves the worker's threads (one thrown there, std::bad_alloc included, is kept as it
-// is, without allocating, and described by collect() on the owner's thread).
+// through the backend (write_whole, write_through_ring), after lazy's snapshot copy into a whole
+// pool, or alongside it when the pool is a ring (the copy then runs on a second thread, so that the
+// writes free the chunks it waits for). Errors come back as values with the checkpoint's context:
+// no exception leaves the worker's threads (one thrown there, std::bad_alloc included, is kept as
+// it is, without allocating, and described by collect() on the owner's thread).
 
 #include <atomic>
 #include <chrono>

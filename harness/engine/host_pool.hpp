@@ -4,7 +4,7 @@
 // state). Holding a whole checkpoint, it is one region, pinned when the state is in device
 // memory (the device->host copier's slot), plain page-aligned host memory otherwise; at most one
 // snapshot lives in it at a time: the next checkpoint waits for the previous flush
-// (back-pressure). Smaller than a checkpoint, it is a ring of chunks (chunk_ring.hpp) that the
+// (back-pressure). Smaller than a checkpoint, it is a ring of chunks (ChunkRing) that the
 // snapshot fills while the flush writes and frees them. Either way it never holds more bytes
 // than its bound.
 

@@ -2,7 +2,7 @@
 
 // The emulated training loop and the checkpoint engines inside it. Each iteration computes
 // (sleep or spin), then updates the state (every shard rewritten as the iteration's state,
-// training_state.hpp); a checkpoint is due after every checkpoint_every-th update and holds that
+// plans_at_iteration); a checkpoint is due after every checkpoint_every-th update and holds that
 // iteration's state. The engine decides when the bytes move: sync (inline), async (snapshot into
 // the host pool, background flush) or lazy (the snapshot copy itself in the background, waited
 // for before the next update). A checkpoint exists once `commit` ran, after every process's

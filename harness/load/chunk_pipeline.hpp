@@ -1,6 +1,6 @@
 #pragma once
 
-// The pieces of weight_loader.cpp: the loader's I/O errors, and the pipelined loader's reader
+// The pieces of load_files: the loader's I/O errors, and the pipelined loader's reader
 // threads and chunk pool.
 
 #include <cstddef>

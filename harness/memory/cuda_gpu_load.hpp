@@ -1,6 +1,6 @@
 #pragma once
 
-// Private to harness/memory: the CUDA GpuLoad (gpu_load.hpp).
+// Private to harness/memory: the CUDA GpuLoad, which make_gpu_load returns on a CUDA device.
 
 #include <memory>
 

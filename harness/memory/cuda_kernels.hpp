@@ -1,6 +1,6 @@
 #pragma once
 
-// Pattern kernels for device memory (cuda_kernels.cu). Host code calls these launchers; they
+// Pattern kernels for device memory, compiled by nvcc. Host code calls these launchers; they
 // enqueue on `stream` and return the launch error (cudaSuccess when enqueued).
 
 #include <cuda_runtime_api.h>
@@ -28,7 +28,7 @@ cudaError_t launch_first_mismatch(const std::byte* data, std::uint64_t bytes, Da
 
 namespace ckpt::harness::cuda {
 
-// The GPU load's kernel (gpu_load.hpp): `blocks` blocks stream over `elements` floats of `data`,
+// The GpuLoad's kernel: `blocks` blocks stream over `elements` floats of `data`,
 // each element read, put through `fma_rounds` fused multiply-adds and written back.
 cudaError_t launch_busy(float* data, std::uint64_t elements, unsigned blocks, int fma_rounds,
                         cudaStream_t stream);

@@ -1,6 +1,6 @@
 #pragma once
 
-// CUDA memory spaces (built with CKPT_HAVE_CUDA only; memory_spaces.cpp chooses).
+// CUDA memory spaces (built with CKPT_HAVE_CUDA only; MemorySpaces chooses).
 
 #include <memory>
 #include <optional>

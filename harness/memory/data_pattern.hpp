@@ -14,7 +14,7 @@ namespace ckpt::harness {
 // written under one parallelism, is regenerated and verified under another. random: uniform bytes
 // (incompressible); bf16: bf16 values spread like trained weights (sign, small exponents, random
 // mantissa), so compressing or deduplicating storage sees realistic entropy; zeros: all zero. The
-// words come from pattern_words.hpp, which device kernels share. `global_offset` 0 gives the
+// words come from pattern::pattern_word, which device kernels share. `global_offset` 0 gives the
 // contents of a whole tensor, or of a run whose place nobody else needs (tests, benchmarks).
 void fill_pattern(std::byte* data, std::uint64_t bytes, DataPattern pattern, std::uint64_t key,
                   std::uint64_t global_offset = 0);

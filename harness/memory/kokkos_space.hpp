@@ -1,6 +1,6 @@
 #pragma once
 
-// The Kokkos memory space (built with CKPT_HAVE_KOKKOS only; memory_spaces.cpp chooses).
+// The Kokkos memory space (built with CKPT_HAVE_KOKKOS only; MemorySpaces chooses).
 
 #include <memory>
 

@@ -2,7 +2,7 @@
 
 // Where a process keeps its checkpoint data: host, pinned, CUDA device or Kokkos memory
 // (campaign key memory.space). Each space fills and verifies in its own memory — device
-// kernels for cuda, Kokkos kernels for kokkos — with the pattern of pattern_words.hpp.
+// kernels for cuda, Kokkos kernels for kokkos — with the words of pattern::pattern_word.
 
 #include <cstddef>
 #include <cstdint>
@@ -26,7 +26,7 @@ std::string_view memory_space_name(MemorySpaceKind kind);
 std::optional<MemorySpaceKind> parse_memory_space(std::string_view name);
 
 // A run of a shard in a buffer: [offset, offset + bytes) holds the pattern of tensor `key` from
-// the tensor's global byte `global_offset` on (data_pattern.hpp).
+// the tensor's global byte `global_offset` on (fill_pattern).
 struct PatternRange {
   std::uint64_t offset = 0;
   std::uint64_t bytes = 0;

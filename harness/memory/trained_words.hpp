@@ -3,7 +3,7 @@
 // The words of data.pattern = "trained": bf16 and fp32 values whose sign, exponent and mantissa
 // fields have the statistics of a trained model's checkpoint, so that a compressor sees the
 // entropy it would see on real weights and optimizer states. Inline and CKPT_HOST_DEVICE like
-// pattern_words.hpp (which includes this header): host, CUDA and Kokkos fills agree.
+// pattern::pattern_word (whose header includes this one): host, CUDA and Kokkos fills agree.
 //
 // What a tensor holds (its content code) travels in the low 4 bits of its data key: bits 0-1 the
 // state (weight, fp32 master, Adam exp_avg, Adam exp_avg_sq), bits 2-3 the element format (bf16,

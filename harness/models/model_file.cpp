@@ -1,5 +1,5 @@
-// Our model TOML format, and reading either format from disk. The Hugging Face reader is in
-// model_file_hf.cpp.
+// Our model TOML format, and reading either format from disk. The Hugging Face reader is
+// parse_model_hf_json.
 #include "harness/models/model_file.hpp"
 
 #include <toml++/toml.h>

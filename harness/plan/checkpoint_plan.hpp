@@ -58,7 +58,7 @@ backends::DatasetPiece dataset_piece(const PlacedShard& placed);
 std::map<std::string, std::string> checkpoint_attributes(const workloads::Layout& layout,
                                                          const Case& c);
 
-// Shard bytes after scaling (shard_geometry.hpp): whole elements; 0 for a ZeRO piece too small to
+// Shard bytes after scaling (ShardGeometry): whole elements; 0 for a ZeRO piece too small to
 // keep an element of the scaled tensor (such shards are not placed).
 std::uint64_t scaled_bytes(const workloads::Shard& shard, std::int64_t scale);
 

@@ -1,7 +1,7 @@
 #pragma once
 
 // Where a shard's elements lie in its tensor, after model.scale: the coordinates the
-// deterministic contents (data_pattern.hpp) and the resharding planner (harness/loadplan) use.
+// deterministic contents (fill_pattern) and the resharding planner (harness/loadplan) use.
 //
 // model.scale = s shrinks a tensor by dividing its leading dimension by s. Where that is exact —
 // s divides the leading dimension of the global shape and of the shard's slice offset and extent
@@ -59,7 +59,7 @@ std::uint64_t tensor_data_key(std::string_view name, workloads::StateKind state,
                               std::uint64_t seed);
 
 // The data key of a shard's tensor: tensor_data_key, and under data.pattern = "trained" with the
-// tensor's content code (its state and element format, trained_words.hpp) in its low bits.
+// tensor's content code (its state and element format, pattern::content_code) in its low bits.
 std::uint64_t shard_data_key(const workloads::Shard& shard, std::uint64_t seed,
                              DataPattern pattern);
 

@@ -6,7 +6,7 @@ namespace ckpt::harness {
 
 std::uint64_t training_key(std::uint64_t data_key, std::int64_t iteration) {
   if (iteration < 0) return data_key;
-  // The low bits name a trained tensor's content (trained_words.hpp): they stay.
+  // The low bits name a trained tensor's content (pattern::content_code): they stay.
   return pattern::with_content(
       pattern::splitmix64(data_key ^ pattern::splitmix64(0x7261696e696e67ULL +
                                                          static_cast<std::uint64_t>(iteration))),

@@ -1,6 +1,6 @@
 #pragma once
 
-// The two-level scheme of tier_model.hpp played out over failure times drawn at random: a
+// The two-level scheme of tier_point played out over failure times drawn at random: a
 // distribution of goodput where the analytic model gives its first-order mean.
 #include <cstdint>
 #include <vector>

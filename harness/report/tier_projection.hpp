@@ -2,7 +2,7 @@
 
 // The projection's two-level part: the near and far tiers' full-scale costs (from projected
 // cases or given as numbers), the best (k, K) by the analytic model, its goodput by a Monte
-// Carlo over failure times, and the far tier alone for comparison. tier_build.hpp makes one.
+// Carlo over failure times, and the far tier alone for comparison (build_tier_projection).
 #include <cstdint>
 #include <ostream>
 #include <string>

@@ -1,5 +1,5 @@
-// The mpiio backend and the MPI support library across 4 processes: ctest runs this program
-// under mpirun -np 4 (mpi_test_main.cpp makes a failure on any rank fail the run). Every test is
+// The mpiio backend and the MPI support library across 4 processes: ctest runs this program under
+// mpirun -np 4 (the MPI tests' own main() makes a failure on any rank fail the run). Every test is
 // collective: each rank makes the same backend calls, and checks never skip a collective call.
 #include <gtest/gtest.h>
 #include <mpi.h>

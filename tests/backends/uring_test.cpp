@@ -1,4 +1,4 @@
-// The uring backend's own cases; the conformance suite (conformance_test.cpp) covers the
+// The uring backend's own cases; the conformance suite (BackendRoundTrip and the rest) covers the
 // contract. These cover queue depths, many extents, out-of-order completions, requests cut at
 // registered-buffer boundaries, SQPOLL, the registration fallback and the "io_uring disabled"
 // message.

@@ -1,14 +1,18 @@
 #!/usr/bin/env python3
-"""Every link of README.md and docs/ must resolve inside the repository: the file or folder it
-names exists, and a #fragment names a heading of that page (GitHub's heading anchors). Links
-to other sites are refused: the pages are read from a clone, and the repository is what they
-describe. Usage: docs_links_test.py SOURCE_DIR"""
+"""Every link of README.md, docs/ and the other pages of the repository (results/SCHEMA.md,
+configs/README.md, the backends' and benchmarks' READMEs) must resolve inside the repository:
+the file or folder it names exists, and a #fragment names a heading of that page (GitHub's
+heading anchors). Links to other sites are refused: the pages are read from a clone, and the
+repository is what they describe. Usage: docs_links_test.py SOURCE_DIR"""
 import pathlib
 import re
 import sys
 
 LINK = re.compile(r"(?<!\!)\[(?:[^\]\[]|\[[^\]]*\])*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
 FENCE = re.compile(r"^\s*(```|~~~)")
+# The folders whose Markdown pages a reader opens (build folders and run results are not pages).
+PAGE_FOLDERS = ("docs", "backends", "benchmarks", "configs", "harness", "results", "tests",
+                "workloads")
 HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 
 
@@ -73,14 +77,16 @@ def check(page, root):
 
 def main():
     root = pathlib.Path(sys.argv[1]).resolve()
-    pages = [root / "README.md"] + sorted((root / "docs").rglob("*.md"))
+    pages = [root / "README.md"] + sorted(
+        page for folder in PAGE_FOLDERS if (root / folder).is_dir()
+        for page in (root / folder).rglob("*.md") if "runs" not in page.relative_to(root).parts)
     problems = [problem for page in pages for problem in check(page, root)]
     for problem in problems:
         print(problem)
     if problems:
-        print(f"{len(problems)} broken link(s) in README.md and docs/")
+        print(f"{len(problems)} broken link(s) in the repository's pages")
         return 1
-    print(f"every link of {len(pages)} pages (README.md, docs/) resolves inside the repository")
+    print(f"every link of {len(pages)} pages resolves inside the repository")
     return 0
 
 

@@ -2,12 +2,13 @@
 // restore (DCP and Megatron layouts, the DP gather, calibration, request latency), a kept
 // checkpoint restored into another layout and loaded as inference weights, and the training loop
 // under each engine — and every key path of their records must be named in the doc, every key
-// path the doc names must be in one of them, in the convention schema_doc::doc_paths reads.
+// path the doc names must be in one of them, in the convention schema_doc::doc_paths reads. The
+// same for the tables of DLIO's summary.json (docs/mlperf.md) and of the checkpoint manifest
+// (docs/checkpoint-format.md) against the files a run leaves.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <fstream>
-#include <iterator>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -37,11 +38,15 @@ const std::set<std::string> kObjectStoreOnly{"phases.write.counters.<name>",
                                              "phases.read.counters.<name>", "store_requests.<name>",
                                              "training.counters.<name>"};
 
-std::vector<DocPath> schema_doc_paths() {
-  std::ifstream in(kSchemaDoc);
+std::vector<DocPath> doc_paths_of(const fs::path& page) {
+  std::ifstream in(page);
   std::stringstream text;
   text << in.rdbuf();
   return schema_doc::doc_paths(text.str());
+}
+
+std::vector<DocPath> schema_doc_paths() {
+  return doc_paths_of(kSchemaDoc);
 }
 
 // The tiny model's full training state, kept, two timed iterations after a warm-up, caches left
@@ -66,6 +71,18 @@ std::vector<nlohmann::json> run_campaign(const Scratch& dir, const std::string& 
     EXPECT_EQ(r.at("schema_version"), harness::kResultsSchemaVersion);
   }
   return records;
+}
+
+// An [mlperf] case: the 8B preset, with mlperf_sets one checkpoint at a smaller scale.
+std::string mlperf_preset() {
+  return read_text(fs::path(CKPT_SOURCE_DIR) / "configs" / "mlperf" / "llama3-8b.toml");
+}
+
+std::vector<std::string> mlperf_sets(const Scratch& dir) {
+  return {"--set", "campaign.target=" + (dir / "target").string(),
+          "--set", "model.scale=4096",
+          "--set", "campaign.iterations=1",
+          "--set", "cache.policy=fadvise"};
 }
 
 // Every phase and engine: write + restore, resharding restore, load, training.
@@ -99,14 +116,7 @@ checkpoint_every = 2
 [engine]
 name = ["sync", "async", "lazy"]
 )")));
-  // An [mlperf] case: the 8B preset, one checkpoint at a smaller scale.
-  std::ifstream preset(fs::path(CKPT_SOURCE_DIR) / "configs" / "mlperf" / "llama3-8b.toml");
-  const std::string text((std::istreambuf_iterator<char>(preset)),
-                         std::istreambuf_iterator<char>());
-  add(run_campaign(
-      dir, "mlperf", text,
-      {"--set", "campaign.target=" + (dir / "target").string(), "--set", "model.scale=4096",
-       "--set", "campaign.iterations=1", "--set", "cache.policy=fadvise"}));
+  add(run_campaign(dir, "mlperf", mlperf_preset(), mlperf_sets(dir)));
   return all;
 }
 
@@ -184,6 +194,57 @@ TEST(DocsResultsSchema, DeviceStagingKeyPathsAreInARecordOfDeviceMemory) {
       EXPECT_TRUE(schema_doc::in_some_record(d, paths)) << d.written;
     }
   }
+}
+
+// The `key path` table of `page` against `object`: every key path of the object is in the
+// table, and every path the table names is in the object.
+void expect_table_names_exactly(const fs::path& page, const nlohmann::json& object) {
+  const std::vector<DocPath> doc = doc_paths_of(page);
+  ASSERT_GT(doc.size(), 20u) << page << " has no `key path` table";
+  const std::set<Path> paths = schema_doc::record_paths(object);
+  EXPECT_EQ(undocumented(paths, doc), "") << "key paths that " << page << " does not name";
+  std::string absent;
+  for (const DocPath& d : doc) {
+    if (!schema_doc::in_some_record(d, paths)) absent += d.written + "\n";
+  }
+  EXPECT_EQ(absent, "") << "key paths " << page << " names that the file does not have";
+}
+
+// docs/mlperf.md against the summary.json of an [mlperf] case that wrote and read.
+TEST(DocsMlperfSummary, NamesEveryKeyPathOfDliosSummaryJsonAndNoOther) {
+  const Scratch dir;
+  const fs::path file = dir.write("mlperf.toml", mlperf_preset());
+  const fs::path output = dir / "out";
+  std::vector<std::string> argv{"run", file.string(), "--output", output.string()};
+  for (const std::string& set : mlperf_sets(dir)) argv.push_back(set);
+  const Outcome o = ckptbench(argv);
+  ASSERT_EQ(o.exit_code, 0) << o.describe();
+  expect_table_names_exactly(
+      fs::path(CKPT_SOURCE_DIR) / "docs" / "mlperf.md",
+      nlohmann::json::parse(read_text(run_directory(output) / "summary.json")));
+}
+
+// docs/checkpoint-format.md against the manifest of a [training] loop's kept checkpoint whose
+// Megatron optimizer shards were gathered (training_iteration and holder set).
+TEST(DocsManifest, NamesEveryKeyPathOfAManifestAndNoOther) {
+  const Scratch dir;
+  const fs::path file = dir.write("m.toml", campaign(dir, "m", R"([parallel]
+dp = 2
+zero = 1
+[strategy]
+layout = "megatron"
+[training]
+iterations = 2
+iteration_seconds = 0.01
+checkpoint_every = 1
+)"));
+  const Outcome o = ckptbench(
+      {"run", file.string(), "--phase", "checkpoint", "--output", (dir / "out").string()});
+  ASSERT_EQ(o.exit_code, 0) << o.describe();
+  const fs::path kept = latest_checkpoint(dir / "target" / "m" / "case-0000");
+  ASSERT_FALSE(kept.empty()) << o.describe();
+  expect_table_names_exactly(fs::path(CKPT_SOURCE_DIR) / "docs" / "checkpoint-format.md",
+                             read_manifest(kept));
 }
 
 }  // namespace

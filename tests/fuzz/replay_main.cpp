@@ -1,6 +1,6 @@
 // Replays files through a fuzz entry point, without libFuzzer: `ckpt_fuzz_NAME PATH...`, each
 // PATH a file or a folder (every regular file under it, in name order). A crash or an escaped
-// exception aborts (see fuzz_entry.hpp); an input that takes longer than 10 s fails.
+// exception aborts (see fuzz::run_one); an input that takes longer than 10 s fails.
 #include <algorithm>
 #include <chrono>
 #include <cstddef>

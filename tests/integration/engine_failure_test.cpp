@@ -207,7 +207,7 @@ TEST(EngineMemory, UlimitVJustBelowWhatARunNeedsFailsCleanlyForEachBackgroundEng
   }
   for (const Engine& engine : engines()) {
     if (engine.label == "sync")
-      continue;  // its flush runs on the loop's thread (engine_test.cpp covers it)
+      continue;  // its flush runs on the loop's thread (the engine's unit tests cover it)
     SCOPED_TRACE(engine.label);
     Scratch dir;
     const fs::path case_dir = dir / "target" / "engines" / "case-0000";

@@ -1,4 +1,4 @@
-// The fault matrix beyond the disk-full cases of run_failure_test.cpp. EIO from
+// The fault matrix beyond the DiskFull tests' cases. EIO from
 // a real block device (ext4 on a loop device whose end is cut off under it), SIGKILL of one
 // process of a plain (sync) checkpoint under mpirun, SIGINT twice, and a kept checkpoint with a
 // byte flipped, a file cut short or deleted, or its manifest damaged. Each asserts that no

@@ -1,7 +1,7 @@
 // `ckptbench run` end to end, as a user runs it: under mpirun, checkpoint and restore in
 // separate processes, corrupted, missing and incomplete checkpoints, --dry-run, and campaign
-// typos. Failure paths (disk full, budgets, targets, signals, dying ranks) are in
-// run_failure_test.cpp.
+// typos. Failure paths (disk full, budgets, targets, signals, dying ranks) are in the DiskFull,
+// RunSetupErrors, RunSignals and RunUnderMpirun tests.
 #include <gtest/gtest.h>
 #include <xxhash.h>
 
