@@ -15,6 +15,7 @@
 
 #include "harness/common/bounded_slots.hpp"
 #include "harness/common/elapsed.hpp"
+#include "harness/exec/execute_plans.hpp"
 #include "harness/load/chunk_packing.hpp"
 #include "harness/load/load_storage.hpp"
 
@@ -66,7 +67,7 @@ backends::FilePlan chunk_part(const ReaderContext& ctx, const PackedChunk& c) {
 // copier.
 void read_chunks(const ReaderContext& ctx, backends::Backend& backend,
                  std::map<std::string, std::uint64_t>& counters) {
-  RangeReader reader(backend);
+  StreamedReads reader(backend, "load");
   try {
     for (std::size_t w = ctx.next.fetch_add(1); w < ctx.plan.chunks.size();
          w = ctx.next.fetch_add(1)) {
@@ -81,7 +82,7 @@ void read_chunks(const ReaderContext& ctx, backends::Backend& backend,
   } catch (const std::exception& e) {
     ctx.slots.fail(e.what());
   }
-  counters = reader.counters();
+  counters = reader.done().counters;
 }
 
 // Each file's size, for O_DIRECT reads whose last block may reach past it.

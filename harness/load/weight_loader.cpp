@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "harness/common/elapsed.hpp"
+#include "harness/exec/execute_plans.hpp"
 #include "harness/load/chunk_pipeline.hpp"
 #include "harness/load/load_storage.hpp"
 
@@ -35,7 +36,7 @@ backends::FilePlan file_part(const std::string& path, const backends::Extent& ex
 // follow each other (a plan groups them by file): the reader keeps the file open across them.
 void load_by_read(const FileRanges& plan, Buffer& destination, const Buffer* bounce,
                   backends::Backend& backend, LoadTiming& timing) {
-  RangeReader reader(backend);
+  StreamedReads reader(backend, "load");
   const std::vector<ByteRange>& ranges = plan.ranges;
   for (std::size_t i = 0; i < ranges.size();) {
     const ByteRange& f = ranges[i];
@@ -60,7 +61,7 @@ void load_by_read(const FileRanges& plan, Buffer& destination, const Buffer* bou
     ++i;
   }
   reader.finish();
-  timing.counters = reader.counters();
+  timing.counters = reader.done().counters;
 }
 
 // Each file mapped once by the backend for the ranges that follow each other in it; the pages

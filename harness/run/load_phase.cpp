@@ -6,8 +6,8 @@
 #include <fmt/format.h>
 
 #include "harness/exec/cache_policy.hpp"
-#include "harness/exec/planned_load.hpp"
 #include "harness/exec/process_plans.hpp"
+#include "harness/load/planned_load.hpp"
 #include "harness/loadplan/load_plan.hpp"
 #include "harness/loadplan/reshard_restore.hpp"
 #include "harness/run/case_setup.hpp"

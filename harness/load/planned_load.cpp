@@ -1,4 +1,4 @@
-#include "harness/exec/planned_load.hpp"
+#include "harness/load/planned_load.hpp"
 
 #include "harness/common/elapsed.hpp"
 #include "harness/exec/iteration.hpp"
