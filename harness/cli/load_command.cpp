@@ -17,9 +17,9 @@
 #include "harness/checkpoint/safetensors_check.hpp"
 #include "harness/exec/cache_policy.hpp"
 #include "harness/exec/iteration.hpp"
-#include "harness/exec/planned_load.hpp"
 #include "harness/exec/process_buffer.hpp"
 #include "harness/load/load_storage.hpp"
+#include "harness/load/planned_load.hpp"
 #include "harness/loadplan/load_plan.hpp"
 #include "harness/memory/data_pattern.hpp"
 #include "harness/memory/memory_spaces.hpp"
@@ -118,7 +118,7 @@ void check_manifest(const fs::path& dir, const Manifest& manifest) {
 }
 
 // The checkpoint's files, in the manifest's order, at their actual sizes.
-std::vector<LoadFile> checkpoint_files(const fs::path& dir, const Manifest& manifest) {
+FileRanges checkpoint_files(const fs::path& dir, const Manifest& manifest) {
   const std::string_view scope = workloads::state_scope_name(manifest.writer.state.scope);
   if (manifest.writer.state.scope != workloads::StateScope::weights) {
     throw std::runtime_error(
@@ -146,22 +146,23 @@ std::vector<LoadFile> checkpoint_files(const fs::path& dir, const Manifest& mani
 
 // The first tensor whose loaded bytes differ from the pattern, as a message, or "".
 // Verification runs in the destination's memory space (device kernels for cuda).
-std::string verify_loaded(const Manifest& manifest, const std::vector<LoadFile>& files,
-                          const fs::path& dir, const Buffer& memory) {
+std::string verify_loaded(const Manifest& manifest, const FileRanges& files, const fs::path& dir,
+                          const Buffer& memory) {
   // The tensors as placed shards in the destination, so that their pattern runs (a tensor's
   // bytes are a function of its global index: ShardGeometry) come from the one place that
   // makes them for fill and restore.
   RankPlan placed;
   for (const ManifestTensor& t : manifest.tensors) {
     const std::string path = (dir / t.file).string();
-    const auto file = std::find_if(files.begin(), files.end(),
-                                   [&path](const LoadFile& f) { return f.path == path; });
-    if (file == files.end())
+    const auto file = std::find(files.files.begin(), files.files.end(), path);
+    if (file == files.files.end())
       return "tensor " + t.shard.name + ": its file " + path + " was not loaded";
+    // place_files: one range a file, in the files' order.
+    const ByteRange& whole = files.ranges[static_cast<std::size_t>(file - files.files.begin())];
     PlacedShard& ps = placed.shards.emplace_back();
     ps.shard = t.shard;
     ps.geometry = shard_geometry(ps.shard, manifest.layout.scale);
-    ps.memory_offset = file->destination_offset + t.file_offset;
+    ps.memory_offset = whole.memory_offset + t.file_offset;
     ps.bytes = t.bytes;
     ps.data_key =
         training_key(t.data_key, manifest.iteration());  // a [training] checkpoint's state
@@ -254,7 +255,7 @@ void print_median(std::ostream& out, const LoadCommandOptions& o,
 // Without --tp: every file of a weights-only checkpoint whole, one after another.
 int load_whole_files(const LoadCommandOptions& o, const fs::path& dir, const Manifest& manifest,
                      std::ostream& out) {
-  const std::vector<LoadFile> files = checkpoint_files(dir, manifest);
+  const FileRanges files = checkpoint_files(dir, manifest);
   const LoadSettings settings = settings_of(o);
   MemorySpaces spaces;
   const MemorySpaceKind kind = memory_of(o);
@@ -262,7 +263,7 @@ int load_whole_files(const LoadCommandOptions& o, const fs::path& dir, const Man
       spaces.get(kind).allocate(std::max<std::uint64_t>(destination_bytes(files), 4096));
   MemorySpace& pool_space = pool_space_of(spaces, kind);
   backends::IoPlan plan;
-  for (const LoadFile& f : files) plan.files.push_back({.path = f.path});
+  for (const std::string& path : files.files) plan.files.push_back({.path = path});
   std::vector<double> seconds;
   int status = 0;
   for (int i = 0; i < o.repeat; ++i) {
@@ -273,12 +274,11 @@ int load_whole_files(const LoadCommandOptions& o, const fs::path& dir, const Man
     seconds.push_back(t.seconds);
     const std::string problem = o.verify ? verify_loaded(manifest, files, dir, *memory) : "";
     if (!problem.empty()) status = 1;
-    print_load(out, o, settings, t, fmt::format("{} bytes from {} files", t.bytes, files.size()),
-               t.bytes, cache, problem);
+    print_load(out, o, settings, t,
+               fmt::format("{} bytes from {} files", t.bytes, files.files.size()), t.bytes, cache,
+               problem);
   }
-  std::uint64_t total = 0;
-  for (const LoadFile& f : files) total += f.size;
-  print_median(out, o, seconds, total);
+  print_median(out, o, seconds, files.bytes());
   return status;
 }
 
@@ -370,7 +370,7 @@ int load_planned_slices(const LoadCommandOptions& o, const fs::path& dir, const 
   int status = 0;
   for (int i = 0; i < o.repeat; ++i) {
     const std::string cache = o.drop_caches ? apply_cache_policy(CachePolicy::drop, io) : "none";
-    const std::vector<LoadFile> ranges = prepare_planned_load(plans, buffer, pattern);
+    const FileRanges ranges = prepare_planned_load(plans, buffer, pattern);
     const LoadTiming t = load_planned(plans, ranges, buffer, settings, pool_space, storage_of(o));
     seconds.push_back(t.seconds);
     const std::string problem = o.verify ? verify_plans(plans, buffer, pattern) : "";

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <stdexcept>
 
 namespace ckpt::harness {
 namespace {
@@ -43,6 +44,28 @@ Moved move_plan(backends::Backend& backend, const PlanCall& call, bool write, St
 }
 
 }  // namespace
+
+void StreamedReads::read(const backends::FilePlan& part, backends::MemoryView memory) {
+  if (!stream_ || path_ != part.path) {
+    finish();
+    backends::IoPlan file;
+    file.files.push_back({.path = part.path});
+    stream_ = backend_.begin(file, false);
+    path_ = part.path;
+  }
+  backends::IoPlan plan;
+  plan.files.push_back(part);
+  if (stream_->ok()) stream_->transfer(plan, memory);
+  if (!stream_->ok()) finish();  // throws its error
+}
+
+void StreamedReads::finish() {
+  if (!stream_) return;
+  const backends::IoOutcome outcome = stream_->finish();
+  stream_.reset();
+  add_outcome(done_, outcome);
+  if (!outcome.ok()) throw std::runtime_error(named(who_, *outcome.error));
+}
 
 void add_latency(std::optional<backends::LatencyHistogram>& sum,
                  const backends::LatencyHistogram& more) {

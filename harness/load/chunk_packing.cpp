@@ -18,26 +18,25 @@ class Packer {
   Packer(std::uint64_t slot, bool direct)
       : slot_(slot), stride_(slot_stride(slot, direct)), direct_(direct) {}
 
-  void add(const std::vector<LoadFile>& ranges, std::size_t i) {
-    const LoadFile& f = ranges[i];
-    if (open_ && ranges[plan_.chunks.back().range].path != f.path) open_ = false;
-    for (std::uint64_t at = 0; at < f.size;) {
-      if (!open_) open(i);
-      const std::uint64_t n = fit(f.file_offset + at, f.size - at);
+  void add(const ByteRange& range) {
+    if (open_ && plan_.chunks.back().file != range.file) open_ = false;
+    for (std::uint64_t at = 0; at < range.length;) {
+      if (!open_) open(range.file);
+      const std::uint64_t n = fit(range.file_offset + at, range.length - at);
       if (n == 0) {
         open_ = false;
         continue;
       }
-      place(i, at, f.file_offset + at, n);
+      place(range.memory_offset + at, range.file_offset + at, n);
       at += n;
     }
   }
   ChunkPlan take() { return std::move(plan_); }
 
  private:
-  void open(std::size_t range) {
+  void open(std::size_t file) {
     plan_.chunks.push_back(
-        {.range = range, .first_read = plan_.reads.size(), .first_copy = plan_.copies.size()});
+        {.file = file, .first_read = plan_.reads.size(), .first_copy = plan_.copies.size()});
     open_ = true;
     payload_ = 0;
     used_ = 0;
@@ -63,7 +62,8 @@ class Packer {
     if (direct_ && n < remaining) n = block_below(at + n) > at ? block_below(at + n) - at : 0;
     return n;
   }
-  void place(std::size_t range, std::uint64_t offset, std::uint64_t at, std::uint64_t n) {
+  // `n` bytes from file offset `at` to destination offset `to`.
+  void place(std::uint64_t to, std::uint64_t at, std::uint64_t n) {
     PackedChunk& c = plan_.chunks.back();
     ChunkRead* read = joinable(at);
     if (read == nullptr) {
@@ -75,10 +75,8 @@ class Packer {
     read->length = direct_ ? block_above(read->needed) : read->needed;
     used_ = read->slot_offset + read->length;
     payload_ += n;
-    plan_.copies.push_back({.range = range,
-                            .offset = offset,
-                            .length = n,
-                            .slot_offset = read->slot_offset + (at - read->file_offset)});
+    plan_.copies.push_back(
+        {.from = read->slot_offset + (at - read->file_offset), .to = to, .length = n});
     ++c.copy_count;
   }
 
@@ -97,9 +95,9 @@ std::uint64_t slot_stride(std::uint64_t slot, bool direct) {
   return direct ? slot + kLoadBlock : slot;
 }
 
-ChunkPlan pack_chunks(const std::vector<LoadFile>& ranges, std::uint64_t slot, bool direct) {
+ChunkPlan pack_chunks(const FileRanges& ranges, std::uint64_t slot, bool direct) {
   Packer packer(slot, direct);
-  for (std::size_t i = 0; i < ranges.size(); ++i) packer.add(ranges, i);
+  for (const ByteRange& range : ranges.ranges) packer.add(range);
   return packer.take();
 }
 

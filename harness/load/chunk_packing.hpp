@@ -28,18 +28,10 @@ struct ChunkRead {
   std::uint64_t slot_offset = 0;
 };
 
-// Bytes [offset, offset + length) of range `range`, at slot_offset in the chunk's slot.
-struct ChunkCopy {
-  std::size_t range = 0;  // index in the ranges
-  std::uint64_t offset = 0;
-  std::uint64_t length = 0;
-  std::uint64_t slot_offset = 0;
-};
-
 // A chunk: its reads and copies, [first_read, first_read + read_count) of ChunkPlan::reads and the
-// same for copies. Every range in it is of the file of range `range`.
+// same for copies. Every range in it is of file `file`.
 struct PackedChunk {
-  std::size_t range = 0;
+  std::size_t file = 0;
   std::size_t first_read = 0;
   std::size_t read_count = 0;
   std::size_t first_copy = 0;
@@ -49,7 +41,8 @@ struct PackedChunk {
 struct ChunkPlan {
   std::vector<PackedChunk> chunks;
   std::vector<ChunkRead> reads;
-  std::vector<ChunkCopy> copies;
+  // Each from its slot (BufferCopy::from: an offset in the slot) to its place in the destination.
+  std::vector<BufferCopy> copies;
 };
 
 // Bytes between slots: a chunk's `slot` bytes of ranges, and under O_DIRECT one block more (its
@@ -59,6 +52,6 @@ std::uint64_t slot_stride(std::uint64_t slot, bool direct);
 // The chunks of `ranges` (in their order; empty ranges read nothing) for slots of `slot` bytes (a
 // positive multiple of 4096): each chunk holds at most `slot` bytes of ranges and its reads fill at
 // most slot_stride(slot, direct) bytes of its slot.
-ChunkPlan pack_chunks(const std::vector<LoadFile>& ranges, std::uint64_t slot, bool direct);
+ChunkPlan pack_chunks(const FileRanges& ranges, std::uint64_t slot, bool direct);
 
 }  // namespace ckpt::harness

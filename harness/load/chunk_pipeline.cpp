@@ -12,10 +12,10 @@
 #include <optional>
 #include <stdexcept>
 #include <thread>
-#include <unordered_map>
 
 #include "harness/common/bounded_slots.hpp"
 #include "harness/common/elapsed.hpp"
+#include "harness/exec/execute_plans.hpp"
 #include "harness/load/chunk_packing.hpp"
 #include "harness/load/load_storage.hpp"
 
@@ -34,10 +34,11 @@ namespace {
 using ChunkPool = BoundedSlots<std::size_t>;
 
 struct ReaderContext {
-  const std::vector<LoadFile>& files;
+  const FileRanges& ranges;
   const ChunkPlan& plan;
-  // Under O_DIRECT, each file's size: a chunk's last block may reach past it (FilePlan::data_end).
-  const std::unordered_map<std::string, std::uint64_t>& sizes;
+  // Under O_DIRECT, each file's size (by its index in ranges.files; empty when buffered): a chunk's
+  // last block may reach past it (FilePlan::data_end).
+  const std::vector<std::uint64_t>& sizes;
   std::byte* pool;
   std::uint64_t stride;  // bytes between slots
   backends::MemoryKind kind;
@@ -47,16 +48,16 @@ struct ReaderContext {
 
 // A chunk's reads as one part of its file, into its slot (memory offsets within the slot).
 backends::FilePlan chunk_part(const ReaderContext& ctx, const PackedChunk& c) {
-  backends::FilePlan part{.path = ctx.files[c.range].path};
-  const auto size = ctx.sizes.find(part.path);
+  backends::FilePlan part{.path = ctx.ranges.files[c.file]};
   for (std::size_t r = c.first_read; r < c.first_read + c.read_count; ++r) {
     const ChunkRead& read = ctx.plan.reads[r];
     part.extents.push_back({read.file_offset, read.slot_offset, read.length});
-    if (size == ctx.sizes.end()) continue;  // buffered: every byte read is needed
-    if (read.file_offset + read.needed > size->second) {
+    if (ctx.sizes.empty()) continue;  // buffered: every byte read is needed
+    const std::uint64_t size = ctx.sizes[c.file];
+    if (read.file_offset + read.needed > size) {
       load_io_error("read (file shorter than planned)", part.path, read.file_offset, EIO);
     }
-    if (read.file_offset + read.length > size->second) part.data_end = size->second;
+    if (read.file_offset + read.length > size) part.data_end = size;
   }
   return part;
 }
@@ -66,7 +67,7 @@ backends::FilePlan chunk_part(const ReaderContext& ctx, const PackedChunk& c) {
 // copier.
 void read_chunks(const ReaderContext& ctx, backends::Backend& backend,
                  std::map<std::string, std::uint64_t>& counters) {
-  RangeReader reader(backend);
+  StreamedReads reader(backend, "load");
   try {
     for (std::size_t w = ctx.next.fetch_add(1); w < ctx.plan.chunks.size();
          w = ctx.next.fetch_add(1)) {
@@ -81,40 +82,38 @@ void read_chunks(const ReaderContext& ctx, backends::Backend& backend,
   } catch (const std::exception& e) {
     ctx.slots.fail(e.what());
   }
-  counters = reader.counters();
+  counters = reader.done().counters;
 }
 
 // Each file's size, for O_DIRECT reads whose last block may reach past it.
-std::unordered_map<std::string, std::uint64_t> file_sizes(const std::vector<LoadFile>& files) {
-  std::unordered_map<std::string, std::uint64_t> sizes;
-  for (const LoadFile& f : files) {
-    if (sizes.contains(f.path)) continue;
+std::vector<std::uint64_t> file_sizes(const std::vector<std::string>& files) {
+  std::vector<std::uint64_t> sizes;
+  for (const std::string& path : files) {
     std::error_code ec;
-    const std::uint64_t size = std::filesystem::file_size(f.path, ec);
-    if (ec) load_io_error("stat", f.path, 0, ec.value());
-    sizes.emplace(f.path, size);
+    sizes.push_back(std::filesystem::file_size(path, ec));
+    if (ec) load_io_error("stat", path, 0, ec.value());
   }
   return sizes;
 }
 
 // Puts a filled chunk's ranges in place; returns the seconds it took.
-double copy_chunk(const std::vector<LoadFile>& files, const ChunkPlan& plan, const PackedChunk& c,
-                  const std::byte* slot_memory, Buffer& destination) {
+double copy_chunk(const ChunkPlan& plan, const PackedChunk& c, const std::byte* slot_memory,
+                  Buffer& destination) {
   const auto start = Clock::now();
   for (std::size_t k = c.first_copy; k < c.first_copy + c.copy_count; ++k) {
-    const ChunkCopy& copy = plan.copies[k];
-    destination.copy_from_host(files[copy.range].destination_offset + copy.offset,
-                               {slot_memory + copy.slot_offset, copy.length});
+    const BufferCopy& copy = plan.copies[k];
+    destination.copy_from_host(copy.to, {slot_memory + copy.from, copy.length});
   }
   return seconds_since(start);
 }
 
 }  // namespace
 
-std::uint64_t slot_bytes(const std::vector<LoadFile>& files, const LoadSettings& settings) {
+std::uint64_t slot_bytes(const FileRanges& ranges, const LoadSettings& settings) {
+  const std::vector<ByteRange>& r = ranges.ranges;
   std::uint64_t largest = 0, run = 0;
-  for (std::size_t i = 0; i < files.size(); ++i) {
-    run = (i > 0 && files[i].path == files[i - 1].path ? run : 0) + files[i].size;
+  for (std::size_t i = 0; i < r.size(); ++i) {
+    run = (i > 0 && r[i].file == r[i - 1].file ? run : 0) + r[i].length;
     largest = std::max(largest, run);
   }
   return std::max<std::uint64_t>(
@@ -122,31 +121,31 @@ std::uint64_t slot_bytes(const std::vector<LoadFile>& files, const LoadSettings&
       std::min(settings.chunk_bytes, (largest + kLoadBlock - 1) / kLoadBlock * kLoadBlock));
 }
 
-std::unique_ptr<Buffer> make_chunk_pool(const std::vector<LoadFile>& files,
-                                        const LoadSettings& settings, MemorySpace& space) {
-  const std::uint64_t slot = slot_bytes(files, settings);
-  const std::uint64_t chunks = pack_chunks(files, slot, settings.direct).chunks.size();
+std::unique_ptr<Buffer> make_chunk_pool(const FileRanges& ranges, const LoadSettings& settings,
+                                        MemorySpace& space) {
+  const std::uint64_t slot = slot_bytes(ranges, settings);
+  const std::uint64_t chunks = pack_chunks(ranges, slot, settings.direct).chunks.size();
   const std::uint64_t stride = slot_stride(slot, settings.direct);
   const std::uint64_t slots =
       std::max<std::uint64_t>(1, std::min(settings.pool_bytes / stride, chunks));
   return space.allocate(slots * stride);
 }
 
-void load_pipelined(const std::vector<LoadFile>& files, Buffer& destination,
-                    const LoadSettings& settings, const Buffer& pool,
+void load_pipelined(const FileRanges& ranges, Buffer& destination, const LoadSettings& settings,
+                    const Buffer& pool,
                     const std::vector<std::unique_ptr<backends::Backend>>& backends,
                     LoadTiming& timing) {
-  const std::uint64_t slot = slot_bytes(files, settings);
-  const ChunkPlan plan = pack_chunks(files, slot, settings.direct);
+  const std::uint64_t slot = slot_bytes(ranges, settings);
+  const ChunkPlan plan = pack_chunks(ranges, slot, settings.direct);
   const std::uint64_t stride = slot_stride(slot, settings.direct);
   const int slots = static_cast<int>(pool.size() / stride);
   std::byte* const chunks_memory = pool.view().data;
-  const auto sizes =
-      settings.direct ? file_sizes(files) : std::unordered_map<std::string, std::uint64_t>();
+  const std::vector<std::uint64_t> sizes =
+      settings.direct ? file_sizes(ranges.files) : std::vector<std::uint64_t>();
   ChunkPool pool_slots(slots);
   std::atomic<std::size_t> next{0};
-  const ReaderContext ctx{files, plan,      sizes, chunks_memory, stride, pool.view().kind,
-                          next,  pool_slots};
+  const ReaderContext ctx{ranges,           plan, sizes,     chunks_memory, stride,
+                          pool.view().kind, next, pool_slots};
   std::vector<std::map<std::string, std::uint64_t>> counters(backends.size());
   std::vector<std::jthread> readers;
   for (std::size_t r = 0; r < backends.size(); ++r)
@@ -156,7 +155,7 @@ void load_pipelined(const std::vector<LoadFile>& files, Buffer& destination,
     const std::optional<ChunkPool::Filled> f = pool_slots.take();
     if (!f) break;
     timing.copy_seconds +=
-        copy_chunk(files, plan, plan.chunks[f->payload],
+        copy_chunk(plan, plan.chunks[f->payload],
                    chunks_memory + static_cast<std::uint64_t>(f->slot) * stride, destination);
     pool_slots.release(f->slot);
   }

@@ -21,17 +21,17 @@ namespace ckpt::harness {
 
 // Bytes of one chunk: chunk_bytes, or when smaller the bytes of the largest run of consecutive
 // ranges of one file (a whole file for `ckptbench load`), rounded up to 4096.
-std::uint64_t slot_bytes(const std::vector<LoadFile>& files, const LoadSettings& settings);
+std::uint64_t slot_bytes(const FileRanges& ranges, const LoadSettings& settings);
 // The pipelined method's pool (pre-touched, so made before the clock starts) from `space`: as many
 // chunks as pool_bytes holds and the files need.
-std::unique_ptr<Buffer> make_chunk_pool(const std::vector<LoadFile>& files,
-                                        const LoadSettings& settings, MemorySpace& space);
+std::unique_ptr<Buffer> make_chunk_pool(const FileRanges& ranges, const LoadSettings& settings,
+                                        MemorySpace& space);
 // The pipelined method (settings checked by the caller) through `pool` (host-addressable), its
 // ranges packed into chunks (pack_chunks), one reader thread a backend of `backends` (made with
 // load.direct); sets timing's pool_chunks and reads and adds the time of the copies into
 // `destination` to its copy_seconds.
-void load_pipelined(const std::vector<LoadFile>& files, Buffer& destination,
-                    const LoadSettings& settings, const Buffer& pool,
+void load_pipelined(const FileRanges& ranges, Buffer& destination, const LoadSettings& settings,
+                    const Buffer& pool,
                     const std::vector<std::unique_ptr<backends::Backend>>& backends,
                     LoadTiming& timing);
 

@@ -75,26 +75,4 @@ std::unique_ptr<backends::Backend> make_load_backend(const LoadStorage& storage,
   return backends::make_backend(storage.backend, io, storage.options);
 }
 
-void RangeReader::read(const backends::FilePlan& part, backends::MemoryView memory) {
-  if (!stream_ || path_ != part.path) {
-    finish();
-    backends::IoPlan file;
-    file.files.push_back({.path = part.path});
-    stream_ = backend_.begin(file, false);
-    path_ = part.path;
-  }
-  backends::IoPlan plan;
-  plan.files.push_back(part);
-  if (stream_->ok()) stream_->transfer(plan, memory);
-  if (!stream_->ok()) finish();  // throws its error
-}
-
-void RangeReader::finish() {
-  if (!stream_) return;
-  const backends::IoOutcome outcome = stream_->finish();
-  stream_.reset();
-  for (const auto& [name, count] : outcome.counters) counters_[name] += count;
-  if (!outcome.ok()) throw std::runtime_error("load: " + *outcome.error);
-}
-
 }  // namespace ckpt::harness

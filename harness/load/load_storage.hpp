@@ -3,8 +3,8 @@
 // Where the weight loader's bytes come from: a backend of the registry (backends::make_backend), so
 // that `--phase load` and `ckptbench load` measure whatever storage backend.name (--backend) names.
 // The load methods are read strategies over the one contract: pipelined and read move their byte
-// ranges through Backend streams, file by file; mmap maps each file through Backend::map, which
-// file backends declare (Capabilities::mmap).
+// ranges through the executor's streamed reads (StreamedReads), file by file; mmap maps each file
+// through Backend::map, which file backends declare (Capabilities::mmap).
 
 #include <cstdint>
 #include <map>
@@ -36,25 +36,5 @@ std::optional<std::string> load_backend_problem(std::string_view backend,
 
 // One backend instance for one reader. Throws std::invalid_argument as backends::make_backend does.
 std::unique_ptr<backends::Backend> make_load_backend(const LoadStorage& storage, bool direct);
-
-// One reader's reads through a backend's streams: the file it reads stays open until it reads
-// another file or finishes, so the ranges of one file share one open.
-class RangeReader {
- public:
-  explicit RangeReader(backends::Backend& backend) : backend_(backend) {}
-  // Reads `part`'s extents (memory offsets relative to `memory`, host-addressable). Throws
-  // std::runtime_error with the backend's error (operation, path, offset, errno text).
-  void read(const backends::FilePlan& part, backends::MemoryView memory);
-  // Closes the open file. Throws std::runtime_error as read() does.
-  void finish();
-  // The backend's counters (an object store's requests by kind) of every file read so far.
-  const std::map<std::string, std::uint64_t>& counters() const { return counters_; }
-
- private:
-  backends::Backend& backend_;
-  std::string path_;
-  std::unique_ptr<backends::Backend::Stream> stream_;
-  std::map<std::string, std::uint64_t> counters_;
-};
 
 }  // namespace ckpt::harness

@@ -7,11 +7,13 @@
 #include <chrono>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <utility>
 
 #include "harness/common/elapsed.hpp"
+#include "harness/exec/execute_plans.hpp"
 #include "harness/load/chunk_pipeline.hpp"
 #include "harness/load/load_storage.hpp"
 
@@ -32,58 +34,60 @@ backends::FilePlan file_part(const std::string& path, const backends::Extent& ex
 // Host destinations take each run of ranges of one file in one transfer, straight into place;
 // device ones go through `bounce` (host memory), a bounce buffer at a time. Ranges of one file
 // follow each other (a plan groups them by file): the reader keeps the file open across them.
-void load_by_read(const std::vector<LoadFile>& files, Buffer& destination, const Buffer* bounce,
+void load_by_read(const FileRanges& plan, Buffer& destination, const Buffer* bounce,
                   backends::Backend& backend, LoadTiming& timing) {
-  RangeReader reader(backend);
-  for (std::size_t i = 0; i < files.size();) {
-    const LoadFile& f = files[i];
+  StreamedReads reader(backend, "load");
+  const std::vector<ByteRange>& ranges = plan.ranges;
+  for (std::size_t i = 0; i < ranges.size();) {
+    const ByteRange& f = ranges[i];
+    const std::string& path = plan.files[f.file];
     if (bounce == nullptr) {
-      backends::FilePlan run{.path = f.path};
-      for (; i < files.size() && files[i].path == f.path; ++i) {
-        if (files[i].size == 0) continue;
-        run.extents.push_back({files[i].file_offset, files[i].destination_offset, files[i].size});
+      backends::FilePlan run{.path = path};
+      for (; i < ranges.size() && ranges[i].file == f.file; ++i) {
+        if (ranges[i].length > 0) run.extents.push_back(ranges[i].extent());
       }
       timing.reads += run.extents.size();
       if (!run.extents.empty()) reader.read(run, destination.view());
       continue;
     }
-    for (std::uint64_t at = 0; at < f.size; at += bounce->size()) {
-      const std::uint64_t length = std::min(bounce->size(), f.size - at);
+    for (std::uint64_t at = 0; at < f.length; at += bounce->size()) {
+      const std::uint64_t length = std::min(bounce->size(), f.length - at);
       ++timing.reads;
-      reader.read(file_part(f.path, {f.file_offset + at, 0, length}), bounce->view());
+      reader.read(file_part(path, {f.file_offset + at, 0, length}), bounce->view());
       const auto copy_start = Clock::now();
-      destination.copy_from_host(f.destination_offset + at, {bounce->view().data, length});
+      destination.copy_from_host(f.memory_offset + at, {bounce->view().data, length});
       timing.copy_seconds += seconds_since(copy_start);
     }
     ++i;
   }
   reader.finish();
-  timing.counters = reader.counters();
+  timing.counters = reader.done().counters;
 }
 
 // Each file mapped once by the backend for the ranges that follow each other in it; the pages
 // fault in during the copy, as safetensors' loader's do.
-void load_by_mmap(const std::vector<LoadFile>& files, Buffer& destination,
-                  backends::Backend& backend, double& copy_seconds) {
+void load_by_mmap(const FileRanges& plan, Buffer& destination, backends::Backend& backend,
+                  double& copy_seconds) {
   std::unique_ptr<backends::MappedFile> mapping;
-  const std::string* mapped = nullptr;
-  for (const LoadFile& f : files) {
-    if (f.size == 0) continue;
-    if (mapped == nullptr || *mapped != f.path) {
+  std::optional<std::size_t> mapped;
+  for (const ByteRange& f : plan.ranges) {
+    if (f.length == 0) continue;
+    const std::string& path = plan.files[f.file];
+    if (mapped != f.file) {
       mapping.reset();
       try {
-        mapping = backend.map(f.path);
+        mapping = backend.map(path);
       } catch (const backends::IoError& e) {
         throw std::runtime_error(std::string("load: ") + e.what());
       }
-      mapped = &f.path;
+      mapped = f.file;
     }
     const std::span<const std::byte> whole = mapping->bytes();
-    if (f.file_offset + f.size > whole.size()) {
-      load_io_error("mmap (file shorter than planned)", f.path, f.file_offset, EIO);
+    if (f.file_offset + f.length > whole.size()) {
+      load_io_error("mmap (file shorter than planned)", path, f.file_offset, EIO);
     }
     const auto copy_start = Clock::now();
-    destination.copy_from_host(f.destination_offset, whole.subspan(f.file_offset, f.size));
+    destination.copy_from_host(f.memory_offset, whole.subspan(f.file_offset, f.length));
     copy_seconds += seconds_since(copy_start);
   }
 }
@@ -103,39 +107,39 @@ void check_settings(const LoadSettings& s) {
 
 }  // namespace
 
-std::vector<LoadFile> place_files(
-    const std::vector<std::pair<std::string, std::uint64_t>>& paths_and_sizes) {
-  std::vector<LoadFile> files;
+FileRanges place_files(const std::vector<std::pair<std::string, std::uint64_t>>& paths_and_sizes) {
+  FileRanges placed;
   std::uint64_t next = 0;
-  for (const auto& entry : paths_and_sizes) {
-    files.push_back({entry.first, entry.second, next});
-    next = align_up(next + entry.second, kPage);
+  for (const auto& [path, size] : paths_and_sizes) {
+    placed.ranges.push_back({placed.files.size(), 0, next, size});
+    placed.files.push_back(path);
+    next = align_up(next + size, kPage);
   }
-  return files;
+  return placed;
 }
 
-std::uint64_t destination_bytes(const std::vector<LoadFile>& files) {
+std::uint64_t destination_bytes(const FileRanges& ranges) {
   std::uint64_t end = 0;
-  for (const LoadFile& f : files) end = std::max(end, f.destination_offset + f.size);
+  for (const ByteRange& r : ranges.ranges) end = std::max(end, r.memory_offset + r.length);
   return align_up(end, kPage);
 }
 
-LoadTiming load_files(const std::vector<LoadFile>& files, Buffer& destination,
-                      const LoadSettings& settings, MemorySpace& pool_space,
-                      const LoadStorage& storage) {
+LoadTiming load_files(const FileRanges& ranges, Buffer& destination, const LoadSettings& settings,
+                      MemorySpace& pool_space, const LoadStorage& storage) {
   check_settings(settings);
   LoadTiming timing;
-  for (const LoadFile& f : files) timing.bytes += f.size;
-  if (destination.size() < destination_bytes(files)) {
+  timing.bytes = ranges.bytes();
+  if (destination.size() < destination_bytes(ranges)) {
     throw std::invalid_argument(
         fmt::format("load: the destination holds {} bytes, the files need {}", destination.size(),
-                    destination_bytes(files)));
+                    destination_bytes(ranges)));
   }
   const bool device = destination.view().kind == backends::MemoryKind::device;
   std::unique_ptr<Buffer> pool;
-  if (settings.method == LoadMethod::pipelined) pool = make_chunk_pool(files, settings, pool_space);
+  if (settings.method == LoadMethod::pipelined)
+    pool = make_chunk_pool(ranges, settings, pool_space);
   if (settings.method == LoadMethod::read && device)
-    pool = pool_space.allocate(slot_bytes(files, settings));
+    pool = pool_space.allocate(slot_bytes(ranges, settings));
   // One backend a reader thread (a backend is driven by one thread at a time); read and mmap read
   // from the calling thread. O_DIRECT is the pipelined method's only.
   const bool pipelined = settings.method == LoadMethod::pipelined;
@@ -146,13 +150,13 @@ LoadTiming load_files(const std::vector<LoadFile>& files, Buffer& destination,
   const auto start = Clock::now();
   switch (settings.method) {
     case LoadMethod::read:
-      load_by_read(files, destination, pool.get(), *backends.front(), timing);
+      load_by_read(ranges, destination, pool.get(), *backends.front(), timing);
       break;
     case LoadMethod::mmap:
-      load_by_mmap(files, destination, *backends.front(), timing.copy_seconds);
+      load_by_mmap(ranges, destination, *backends.front(), timing.copy_seconds);
       break;
     case LoadMethod::pipelined:
-      load_pipelined(files, destination, settings, *pool, backends, timing);
+      load_pipelined(ranges, destination, settings, *pool, backends, timing);
       break;
   }
   timing.seconds = seconds_since(start);

@@ -24,6 +24,7 @@
 
 #include "backends/backend.hpp"
 #include "harness/memory/memory_space.hpp"
+#include "harness/plan/plan_items.hpp"
 #include "harness/spec/load_settings.hpp"
 
 namespace ckpt::harness {
@@ -35,14 +36,6 @@ struct LoadStorage {
   // backend.* settings the loader passes on (queue_depth, sqpoll); it sets one thread a reader,
   // load.direct, no sync and no fallocate itself.
   backends::IoSettings io;
-};
-
-// Bytes [file_offset, file_offset + size) of one file and where they go in the destination.
-struct LoadFile {
-  std::string path;
-  std::uint64_t size = 0;
-  std::uint64_t destination_offset = 0;
-  std::uint64_t file_offset = 0;
 };
 
 struct LoadTiming {
@@ -57,20 +50,19 @@ struct LoadTiming {
   std::map<std::string, std::uint64_t> counters;
 };
 
-// Files laid out one after another in a destination, each at a multiple of 4096.
-std::vector<LoadFile> place_files(
-    const std::vector<std::pair<std::string, std::uint64_t>>& paths_and_sizes);
-// Bytes a destination for `files` needs (the end of the furthest one, rounded up to 4096).
-std::uint64_t destination_bytes(const std::vector<LoadFile>& files);
+// Whole files laid out one after another in a destination, each at a multiple of 4096: one range
+// a file, in their order.
+FileRanges place_files(const std::vector<std::pair<std::string, std::uint64_t>>& paths_and_sizes);
+// Bytes a destination for `ranges` needs (the end of the furthest one, rounded up to 4096).
+std::uint64_t destination_bytes(const FileRanges& ranges);
 
-// Loads every file into `destination` (destination_bytes(files) long) through `storage`'s backend
+// Loads every range into `destination` (destination_bytes(ranges) long) through `storage`'s backend
 // (made, one instance a reader, before the clock starts; load_backend_problem has accepted it);
 // the chunk pool (and, for read into device memory, its bounce buffer) comes from `pool_space`
 // (host, or pinned for device destinations), allocated before the clock starts. Throws
 // std::invalid_argument for settings out of range (naming the option) and std::runtime_error
 // for an I/O error (backend, operation, path, offset, errno text).
-LoadTiming load_files(const std::vector<LoadFile>& files, Buffer& destination,
-                      const LoadSettings& settings, MemorySpace& pool_space,
-                      const LoadStorage& storage = {});
+LoadTiming load_files(const FileRanges& ranges, Buffer& destination, const LoadSettings& settings,
+                      MemorySpace& pool_space, const LoadStorage& storage = {});
 
 }  // namespace ckpt::harness

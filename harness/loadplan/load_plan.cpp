@@ -7,6 +7,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string_view>
+#include <unordered_map>
 
 #include "harness/models/model_zoo.hpp"
 #include "harness/plan/file_naming.hpp"
@@ -64,18 +65,19 @@ std::vector<RankPlan> load_plans(const Manifest& manifest, const ReshardSpec& sp
   return reshard_plans(manifest, spec, ranks, dir);
 }
 
-std::vector<LoadFile> load_ranges(const std::vector<RankPlan>& plans,
-                                  const std::vector<std::uint64_t>& offsets) {
-  std::vector<LoadFile> ranges;
+FileRanges load_ranges(const std::vector<RankPlan>& plans,
+                       const std::vector<std::uint64_t>& offsets) {
+  FileRanges out;
+  std::unordered_map<std::string, std::size_t> index;  // path -> its index in out.files
   for (std::size_t p = 0; p < plans.size(); ++p) {
-    for (const ReadRequest& r : plans[p].reshard.requests) {
-      ranges.push_back({.path = plans[p].io.files[r.file].path,
-                        .size = r.length,
-                        .destination_offset = offsets[p] + r.memory_offset,
-                        .file_offset = r.file_offset});
+    for (const ByteRange& r : plans[p].reshard.requests) {
+      const std::string& path = plans[p].io.files[r.file].path;
+      const auto [it, added] = index.try_emplace(path, out.files.size());
+      if (added) out.files.push_back(path);
+      out.ranges.push_back({it->second, r.file_offset, offsets[p] + r.memory_offset, r.length});
     }
   }
-  return ranges;
+  return out;
 }
 
 LoadCounts load_counts(const std::vector<RankPlan>& plans) {

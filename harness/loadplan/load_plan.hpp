@@ -10,9 +10,9 @@
 #include <filesystem>
 #include <vector>
 
-#include "harness/load/weight_loader.hpp"
 #include "harness/loadplan/reshard_restore.hpp"
 #include "harness/plan/checkpoint_plan.hpp"
+#include "harness/plan/plan_items.hpp"
 #include "harness/spec/case.hpp"
 
 namespace ckpt::harness {
@@ -39,8 +39,8 @@ std::vector<RankPlan> load_plans(const Manifest& manifest, const ReshardSpec& sp
 
 // The byte ranges of `plans` for the loader, each at its place in a buffer whose plan p starts at
 // offsets[p], in plan order (each plan's ranges grouped by file, in file-offset order).
-std::vector<LoadFile> load_ranges(const std::vector<RankPlan>& plans,
-                                  const std::vector<std::uint64_t>& offsets);
+FileRanges load_ranges(const std::vector<RankPlan>& plans,
+                       const std::vector<std::uint64_t>& offsets);
 
 // What a set of plans moves, summed over its ranks.
 struct LoadCounts {

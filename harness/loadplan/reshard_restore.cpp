@@ -36,7 +36,7 @@ void check_direct_file_sizes(const ReshardSpec& spec, const RankPlan& plan,
   if (spec.direct_alignment == 0) return;
   const std::uint64_t alignment = spec.direct_alignment;
   std::map<std::size_t, std::uint64_t> end_of;  // file -> end of its last aligned request
-  for (const ReadRequest& r : plan.reshard.requests) {
+  for (const ByteRange& r : plan.reshard.requests) {
     end_of[r.file] = std::max(end_of[r.file], r.file_offset + r.length);
   }
   for (const auto& [file, end] : end_of) {
@@ -70,8 +70,7 @@ StoredPieces stored_pieces(const Manifest& manifest) {
 void add_file_plans(RankPlan& plan, const ReshardSpec& spec, const std::filesystem::path& dir) {
   const std::vector<std::string>& files = plan.reshard.files;
   std::vector<std::vector<backends::Extent>> per_file(files.size());
-  for (const ReadRequest& r : plan.reshard.requests)
-    per_file[r.file].push_back({r.file_offset, r.memory_offset, r.length});
+  for (const ByteRange& r : plan.reshard.requests) per_file[r.file].push_back(r.extent());
   std::map<std::string, std::size_t> index;
   for (std::size_t f = 0; f < files.size(); ++f) {
     backends::FilePlan& file = plan.io.files.emplace_back();
@@ -263,7 +262,7 @@ void apply_reshard_copies(const std::vector<RankPlan>& plans,
   const backends::MemoryView view = buffer.view();
   std::vector<std::byte> bounce;
   for (std::size_t p = 0; p < plans.size(); ++p) {
-    for (const NarrowCopy& copy : plans[p].reshard.copies) {
+    for (const BufferCopy& copy : plans[p].reshard.copies) {
       if (view.kind != backends::MemoryKind::device) {
         std::memcpy(view.data + offsets[p] + copy.to, view.data + offsets[p] + copy.from,
                     copy.length);

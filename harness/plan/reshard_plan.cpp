@@ -128,8 +128,8 @@ class Scratch {
 // other in the file: a request per overlap.
 void plan_exact(const std::vector<Overlap>& overlaps, const StoredPiece& piece,
                 const NeededShard& need, std::size_t file, std::uint64_t gap_bytes,
-                Scratch& scratch, std::vector<ReadRequest>& requests,
-                std::vector<NarrowCopy>& copies) {
+                Scratch& scratch, std::vector<ByteRange>& requests,
+                std::vector<BufferCopy>& copies) {
   const auto eb = static_cast<std::uint64_t>(need.geometry.element_bytes);
   const auto groups = gap_groups(overlaps, eb, gap_bytes);
   const auto in_place = [&](const Overlap& o) {
@@ -166,7 +166,7 @@ void plan_exact(const std::vector<Overlap>& overlaps, const StoredPiece& piece,
 void align_requests(RankReadPlan& plan, std::uint64_t alignment, Scratch& scratch) {
   std::map<std::uint64_t, std::pair<std::uint64_t, std::uint64_t>>
       moved;  // old start -> (length, new start)
-  for (ReadRequest& r : plan.requests) {
+  for (ByteRange& r : plan.requests) {
     if (r.file_offset % alignment == 0 && r.length % alignment == 0 &&
         r.memory_offset % alignment == 0)
       continue;
@@ -182,7 +182,7 @@ void align_requests(RankReadPlan& plan, std::uint64_t alignment, Scratch& scratc
     r = {r.file, lo, at, length};
   }
   if (moved.empty()) return;
-  for (NarrowCopy& c : plan.copies) {
+  for (BufferCopy& c : plan.copies) {
     auto it = moved.upper_bound(c.from);
     if (it == moved.begin()) continue;
     --it;
@@ -192,12 +192,12 @@ void align_requests(RankReadPlan& plan, std::uint64_t alignment, Scratch& scratc
 
 // Sorts requests into file order; with `merge`, merges those that continue each other in the
 // file and in memory.
-std::vector<ReadRequest> coalesce(std::vector<ReadRequest> requests, bool merge) {
-  std::sort(requests.begin(), requests.end(), [](const ReadRequest& a, const ReadRequest& b) {
+std::vector<ByteRange> coalesce(std::vector<ByteRange> requests, bool merge) {
+  std::sort(requests.begin(), requests.end(), [](const ByteRange& a, const ByteRange& b) {
     return std::tie(a.file, a.file_offset) < std::tie(b.file, b.file_offset);
   });
-  std::vector<ReadRequest> out;
-  for (const ReadRequest& r : requests) {
+  std::vector<ByteRange> out;
+  for (const ByteRange& r : requests) {
     if (merge && !out.empty() && out.back().file == r.file &&
         out.back().file_offset + out.back().length == r.file_offset &&
         out.back().memory_offset + out.back().length == r.memory_offset) {
@@ -252,7 +252,7 @@ RankReadPlan plan_rank_reads(const std::vector<NeededShard>& needed, const Store
   Scratch scratch(plan.scratch_offset, align);
   std::map<const StoredPiece*, std::uint64_t>
       scratch_of;  // whole_items: each stored piece read once
-  std::vector<ReadRequest> requests;
+  std::vector<ByteRange> requests;
   for (std::size_t index = 0; index < needed.size(); ++index) {
     const NeededShard& need = needed[index];
     if (const std::optional<StoredPiece>& piece = need.stored_as) {
@@ -325,11 +325,11 @@ RankReadPlan plan_rank_reads(const std::vector<NeededShard>& needed, const Store
   if (shaping.direct_alignment > 1) {
     align_requests(plan, shaping.direct_alignment, scratch);
     std::stable_sort(plan.requests.begin(), plan.requests.end(),
-                     [](const ReadRequest& a, const ReadRequest& b) {
+                     [](const ByteRange& a, const ByteRange& b) {
                        return std::tie(a.file, a.file_offset) < std::tie(b.file, b.file_offset);
                      });
   }
-  for (const ReadRequest& r : plan.requests) plan.bytes_read += r.length;
+  for (const ByteRange& r : plan.requests) plan.bytes_read += r.length;
   plan.buffer_bytes = align_up(scratch.end(), align);
   return plan;
 }

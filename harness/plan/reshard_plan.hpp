@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "harness/plan/plan_items.hpp"
 #include "harness/plan/shard_geometry.hpp"
 #include "harness/spec/reshard_read.hpp"
 #include "workloads/layout.hpp"
@@ -41,23 +42,6 @@ struct Overlap {
 // the flat index of an element is the same in both.
 std::vector<Overlap> intersect(const ShardGeometry& needed, const ShardGeometry& stored);
 
-// One read: `length` bytes at `file_offset` of files[file] into byte `memory_offset` of the
-// rank's buffer.
-struct ReadRequest {
-  std::size_t file = 0;
-  std::uint64_t file_offset = 0;
-  std::uint64_t memory_offset = 0;
-  std::uint64_t length = 0;
-};
-
-// A copy inside the rank's buffer after the reads: scratch bytes to shard bytes (whole_items'
-// narrowing, exact's scatter of strided rows).
-struct NarrowCopy {
-  std::uint64_t from = 0;
-  std::uint64_t to = 0;
-  std::uint64_t length = 0;
-};
-
 // A needed shard at its place in the rank's buffer.
 struct NeededShard {
   std::string name;
@@ -83,9 +67,10 @@ struct PaddingRun {
 };
 
 struct RankReadPlan {
-  std::vector<std::string> files;     // relative paths, in first-use order
-  std::vector<ReadRequest> requests;  // coalesced, grouped by file in file-offset order
-  std::vector<NarrowCopy> copies;     // after every read
+  std::vector<std::string> files;   // relative paths, in first-use order
+  std::vector<ByteRange> requests;  // coalesced, grouped by file in file-offset order
+  std::vector<BufferCopy> copies;   // after every read: scratch bytes to shard bytes
+                                    // (whole_items' narrowing, exact's scatter of strided rows)
   std::vector<PaddingRun> padding;
   std::uint64_t bytes_needed = 0;    // bytes of the needed shards that the checkpoint stores
   std::uint64_t bytes_read = 0;      // bytes the requests read

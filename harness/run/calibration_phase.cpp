@@ -12,7 +12,8 @@ CalibrationPhase::CalibrationPhase(CaseState& state) : s_(state) {}
 void CalibrationPhase::start() {
   const CaseContext& context = s_.context;
   const CaseBuffers& data = s_.data;
-  const bool own_read = !data.read_plans.empty() && context.phase == PhaseSelection::restore;
+  // The restore phase writes nothing: its read plans and buffer, even when they are empty.
+  const bool own_read = context.phase == PhaseSelection::restore;
   const std::vector<RankPlan>& plans = own_read ? data.read_plans : data.write_plans;
   const ProcessBuffer& buffer = own_read ? data.read_buffer : data.write_buffer;
   std::uint64_t mine = 0;

@@ -122,8 +122,11 @@ void reuse_buffers(CaseState& s, MemorySpace& space, bool write) {
   agree(comm, problem.empty() ? problem : fmt::format("case {}: {}", c.index, problem));
   if (write)
     data.write_buffer = ProcessBuffer::reused(data.write_plans, space, c.reuse_bytes, c.data);
-  if (!data.read_plans.empty())
+  if (!data.read_plans.empty()) {
     data.read_buffer = ProcessBuffer::reused(data.read_plans, space, c.reuse_bytes, c.data);
+  } else if (!write) {  // a restore process that reads no rank: an empty buffer of its own
+    data.read_buffer = ProcessBuffer(data.read_plans, space);
+  }
   data.checksums.clear();
   for (const RankPlan& plan : data.write_plans) data.checksums.emplace_back(plan.shards.size(), 0);
   s.record.add_notes(space.notes());

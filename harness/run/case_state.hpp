@@ -26,6 +26,13 @@ struct CaseBuffers {
 
   // Points both plans' files into `dir`.
   void move_to(const std::filesystem::path& dir);
+  // Whether a read moves read_plans in read_buffer, else the write's plans and buffer: always in
+  // the restore phase, which writes nothing (a process of it may read no rank at all, when the
+  // restore's layout has fewer ranks than there are processes); with --phase both only under
+  // read_shift, whose read plans are as many as the write's.
+  bool reads_own_plans(PhaseSelection phase) const {
+    return phase == PhaseSelection::restore || !read_plans.empty();
+  }
 };
 
 struct CaseState {

@@ -6,8 +6,8 @@
 #include <fmt/format.h>
 
 #include "harness/exec/cache_policy.hpp"
-#include "harness/exec/planned_load.hpp"
 #include "harness/exec/process_plans.hpp"
+#include "harness/load/planned_load.hpp"
 #include "harness/loadplan/load_plan.hpp"
 #include "harness/loadplan/reshard_restore.hpp"
 #include "harness/run/case_setup.hpp"
@@ -58,8 +58,7 @@ bool LoadPhase::iteration(std::vector<IterationTiming>* timings) {
   }()));
   record.charge("cache drop", start);
   start = Clock::now();
-  const std::vector<LoadFile> ranges =
-      prepare_planned_load(data.read_plans, data.read_buffer, c.data);
+  const FileRanges ranges = prepare_planned_load(data.read_plans, data.read_buffer, c.data);
   record.charge("zero buffers", start);
   const bool device = data.read_buffer.view().kind == backends::MemoryKind::device;
   MemorySpace& pool_space =
@@ -71,7 +70,7 @@ bool LoadPhase::iteration(std::vector<IterationTiming>* timings) {
     const LoadStorage storage{.backend = c.backend, .options = c.backend_options, .io = c.io};
     const LoadTiming t = load_planned(data.read_plans, ranges, data.read_buffer, c.load.settings,
                                       pool_space, storage);
-    if (!ranges.empty()) pool_chunks_ = t.pool_chunks;
+    if (!ranges.ranges.empty()) pool_chunks_ = t.pool_chunks;
     reads_ = t.reads;
     sample.copy_seconds = t.copy_seconds;
     sample.seconds = t.seconds;

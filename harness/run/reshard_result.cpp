@@ -21,7 +21,7 @@ ReshardSummary reshard_summary(const Case& c, Comm& comm, const std::vector<Rank
   nlohmann::json mine = nlohmann::json::array();
   for (const RankPlan& p : plans) {
     std::uint64_t copied = 0;
-    for (const NarrowCopy& copy : p.reshard.copies) copied += copy.length;
+    for (const BufferCopy& copy : p.reshard.copies) copied += copy.length;
     mine.push_back({p.reshard.bytes_needed, p.reshard.bytes_read, p.reshard.padding_bytes,
                     p.reshard.requests.size(), copied});
   }

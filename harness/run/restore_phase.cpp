@@ -49,9 +49,9 @@ bool RestorePhase::iteration(int iteration, std::vector<IterationTiming>* timing
   Comm& comm = context.comm;
   CaseRecorder& record = s_.record;
   CaseBuffers& data = s_.data;
-  const bool own_buffers = !data.read_plans.empty();
-  const std::vector<RankPlan>& plans = own_buffers ? data.read_plans : data.write_plans;
-  ProcessBuffer& buffer = own_buffers ? data.read_buffer : data.write_buffer;
+  const bool own = data.reads_own_plans(context.phase);
+  const std::vector<RankPlan>& plans = own ? data.read_plans : data.write_plans;
+  ProcessBuffer& buffer = own ? data.read_buffer : data.write_buffer;
   auto start = Clock::now();
   const std::string applied = apply_cache_policy(c.cache, io_of(plans));
   record.result.cache_policy_applied = comm.broadcast(applied);

@@ -1,8 +1,9 @@
 // Resharding restore end to end ([restore]): a full training-state checkpoint written by 4 MPI
 // processes under TP 4 × PP 2 is restored under TP 2 × PP 2 × DP 2 with ZeRO-1 (the optimizer
 // state re-partitioned over another DP) by 2 processes, and under TP 8 (another vocabulary
-// padding) by 3; both verify every byte. A flipped byte is found after resharding and named by
-// tensor and global index; what cannot be resharded is refused naming the keys.
+// padding) by 3, and under TP 1 by 4 (two of which read nothing); all verify every byte. A flipped
+// byte is found after resharding and named by tensor and global index; what cannot be resharded is
+// refused naming the keys.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -120,6 +121,28 @@ TEST_F(ReshardRun, FourWritersRestoreVerifiedOnTwoAndThreeProcessesUnderOtherLay
   EXPECT_GT(s3.at("bytes_read").get<std::uint64_t>(), checkpoint_bytes);
   EXPECT_EQ(s3.at("padding_bytes").get<std::uint64_t>(), (2048 - 1536) / 4 * kPaddingRowBytes);
   EXPECT_EQ(r3.at("bytes_per_checkpoint").get<std::uint64_t>(), checkpoint_bytes);
+}
+
+// More processes than ranks of the restore's layout: TP 1 × PP 2 has 2 ranks, and of 4 processes
+// two read none. Those take part in every collective with nothing to read, copy or verify; the
+// other two read every needed byte once and verify it.
+TEST_F(ReshardRun, ProcessesWithoutARankOfTheRestoresLayoutReadNothingAndTheOthersVerify) {
+  ASSERT_FALSE(write_checkpoint().empty());
+  const auto checkpoint_bytes =
+      read_results(dir_ / "written").at(0).at("bytes_per_checkpoint").get<std::uint64_t>();
+  const Outcome four = run(4, campaign("reshard", "[restore]\ntp = 1\n"), dir_ / "four", "restore");
+  ASSERT_EQ(four.exit_code, 0) << four.describe();
+  const auto r = read_results(dir_ / "four").at(0);
+  EXPECT_EQ(r.at("status"), "ok") << r.at("error");
+  EXPECT_EQ(r.at("verified"), true);
+  EXPECT_EQ(r.at("ranks").get<int>(), 4);
+  EXPECT_EQ(r.at("modeled_ranks").get<int>(), 8);  // the checkpoint's: TP 4 × PP 2
+  const auto& s = r.at("reshard");
+  EXPECT_EQ(s.at("to"), "TP1×PP2×DP1");
+  // TP 1 pads the vocabulary to 1152 rows, TP 4 stored 1536 (/ 4): the rows between are not needed.
+  EXPECT_EQ(s.at("bytes_needed").get<std::uint64_t>(),
+            checkpoint_bytes - (1536 - 1152) / 4 * kPaddingRowBytes);
+  EXPECT_EQ(s.at("bytes_read").get<std::uint64_t>(), s.at("bytes_needed").get<std::uint64_t>());
 }
 
 TEST_F(ReshardRun, DirectReadsAndGapCoalescingVerifyWithTheirBytesCounted) {

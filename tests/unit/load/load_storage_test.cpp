@@ -35,11 +35,12 @@ class LoadStorageTest : public ::testing::Test {
     }
     // Unaligned ranges out of file order, two running to their file's unaligned end (under
     // O_DIRECT their last block reads short: FilePlan::data_end).
-    ranges_ = {
-        {.path = paths_[1], .size = 70001, .destination_offset = 200000, .file_offset = 5},
-        {.path = paths_[1], .size = 1, .destination_offset = 7, .file_offset = 300000},
-        {.path = paths_[0], .size = 9999, .destination_offset = 100000, .file_offset = 1},
-        {.path = paths_[1], .size = 100000, .destination_offset = 300000, .file_offset = 100003}};
+    // file (0: paths_[1], 1: paths_[0]), file offset, destination offset, length
+    ranges_ = {.files = {paths_[1], paths_[0]},
+               .ranges = {{0, 5, 200000, 70001},
+                          {0, 300000, 7, 1},
+                          {1, 1, 100000, 9999},
+                          {0, 100003, 300000, 100000}}};
   }
   // Loads ranges_ through `storage` with `settings`: every range's bytes at its place, `reads`
   // reads.
@@ -52,10 +53,10 @@ class LoadStorageTest : public ::testing::Test {
                               (settings.direct ? " (O_DIRECT)" : "");
     EXPECT_EQ(t.bytes, 70001u + 1u + 9999u + 100000u) << label;
     EXPECT_EQ(t.reads, reads) << label;
-    for (const LoadFile& r : ranges_) {
-      const std::string& whole = r.path == paths_[0] ? contents_[0] : contents_[1];
-      EXPECT_EQ(std::memcmp(buffer->view().data + r.destination_offset,
-                            whole.data() + r.file_offset, r.size),
+    for (const ByteRange& r : ranges_.ranges) {
+      const std::string& whole = r.file == 1 ? contents_[0] : contents_[1];
+      EXPECT_EQ(std::memcmp(buffer->view().data + r.memory_offset, whole.data() + r.file_offset,
+                            r.length),
                 0)
           << label << ": range at file offset " << r.file_offset;
     }
@@ -69,7 +70,7 @@ class LoadStorageTest : public ::testing::Test {
   test_support::TempDir dir_;
   std::unique_ptr<MemorySpace> host_ = make_host_space();
   std::vector<std::string> paths_, contents_;
-  std::vector<LoadFile> ranges_;
+  FileRanges ranges_;
 };
 
 TEST_F(LoadStorageTest, EveryStreamingBackendServesEachMethodItCan) {

@@ -42,15 +42,15 @@ class LoadWorkers : public ::testing::Test {
     const std::byte* memory = buffer->view().data;
     EXPECT_EQ(t.bytes, 1u + 10000u + (3u << 20) + 5u);
     EXPECT_EQ(t.reads, reads) << load_method_name(settings.method);
-    for (std::size_t i = 0; i < files_.size(); ++i) {
-      EXPECT_EQ(std::memcmp(memory + files_[i].destination_offset, contents_[i].data(),
+    for (std::size_t i = 0; i < files_.ranges.size(); ++i) {
+      EXPECT_EQ(std::memcmp(memory + files_.ranges[i].memory_offset, contents_[i].data(),
                             contents_[i].size()),
                 0)
           << load_method_name(settings.method) << " file " << i;
     }
   }
   bool direct_io_works() const {
-    const int fd = ::open(files_[2].path.c_str(), O_RDONLY | O_DIRECT);
+    const int fd = ::open(files_.files[2].c_str(), O_RDONLY | O_DIRECT);
     if (fd >= 0) ::close(fd);
     return fd >= 0;
   }
@@ -59,16 +59,16 @@ class LoadWorkers : public ::testing::Test {
   std::unique_ptr<MemorySpace> space_ = make_host_space();
   MemorySpace& host_ = *space_;
   std::vector<std::string> contents_;
-  std::vector<LoadFile> files_;
+  FileRanges files_;
 };
 
 TEST_F(LoadWorkers, FilesArePlacedOnPageBoundaries) {
-  ASSERT_EQ(files_.size(), 4u);
-  EXPECT_EQ(files_[0].destination_offset, 0u);
-  EXPECT_EQ(files_[1].destination_offset, 4096u);
-  EXPECT_EQ(files_[2].destination_offset, 16384u);
-  EXPECT_EQ(files_[3].destination_offset, 16384u + (3u << 20) + 4096u);
-  EXPECT_EQ(destination_bytes(files_), files_[3].destination_offset);
+  ASSERT_EQ(files_.ranges.size(), 4u);
+  EXPECT_EQ(files_.ranges[0].memory_offset, 0u);
+  EXPECT_EQ(files_.ranges[1].memory_offset, 4096u);
+  EXPECT_EQ(files_.ranges[2].memory_offset, 16384u);
+  EXPECT_EQ(files_.ranges[3].memory_offset, 16384u + (3u << 20) + 4096u);
+  EXPECT_EQ(destination_bytes(files_), files_.ranges[3].memory_offset);
 }
 
 TEST_F(LoadWorkers, ReadAndMmapLoadEveryByte) {
@@ -103,13 +103,14 @@ TEST_F(LoadWorkers, PipelinedDirectReadsLoadEveryByte) {
 // files interleaved, placed out of file order; every method (pipelined also with O_DIRECT, whose
 // reads start at the block below) puts exactly those bytes at their places.
 TEST_F(LoadWorkers, RangesAtUnalignedOffsetsLoadExactlyByEachMethod) {
-  const std::string& big = files_[2].path;
-  const std::string& small = files_[1].path;
-  const std::vector<LoadFile> ranges{
-      {.path = big, .size = 70001, .destination_offset = 300000, .file_offset = 5},
-      {.path = big, .size = 3, .destination_offset = 7, .file_offset = 3u << 20},
-      {.path = small, .size = 9999, .destination_offset = 100000, .file_offset = 1},
-      {.path = big, .size = 200000, .destination_offset = 500000, .file_offset = 1000003}};
+  const std::string& big = files_.files[2];
+  const std::string& small = files_.files[1];
+  // file (0: big, 1: small), file offset, destination offset, length
+  const FileRanges ranges{.files = {big, small},
+                          .ranges = {{0, 5, 300000, 70001},
+                                     {0, 3u << 20, 7, 3},
+                                     {1, 1, 100000, 9999},
+                                     {0, 1000003, 500000, 200000}}};
   EXPECT_EQ(destination_bytes(ranges), 700416u);  // 700000 rounded up to 4096
   std::vector<LoadSettings> settings{
       {.method = LoadMethod::read},
@@ -127,16 +128,15 @@ TEST_F(LoadWorkers, RangesAtUnalignedOffsetsLoadExactlyByEachMethod) {
     const LoadTiming t = load_files(ranges, *buffer, s, host_);
     EXPECT_EQ(t.bytes, 70001u + 3u + 9999u + 200000u);
     const std::byte* memory = buffer->view().data;
-    for (const LoadFile& r : ranges) {
-      const std::string& whole = r.path == big ? contents_[2] : contents_[1];
-      EXPECT_EQ(std::memcmp(memory + r.destination_offset, whole.data() + r.file_offset, r.size), 0)
+    for (const ByteRange& r : ranges.ranges) {
+      const std::string& whole = r.file == 0 ? contents_[2] : contents_[1];
+      EXPECT_EQ(std::memcmp(memory + r.memory_offset, whole.data() + r.file_offset, r.length), 0)
           << load_method_name(s.method) << (s.direct ? " (O_DIRECT)" : "")
           << " range at file offset " << r.file_offset;
     }
   }
   // A range past the end of its file is an I/O error naming the file, by every method.
-  const std::vector<LoadFile> beyond{
-      {.path = small, .size = 10, .destination_offset = 0, .file_offset = 9995}};
+  const FileRanges beyond{.files = {small}, .ranges = {{0, 9995, 0, 10}}};
   for (const LoadSettings& s : settings) {
     const std::unique_ptr<Buffer> buffer = host_.allocate(4096);
     try {
@@ -152,9 +152,17 @@ TEST_F(LoadWorkers, RangesAtUnalignedOffsetsLoadExactlyByEachMethod) {
 // back starts another in the same slot, another file starts a chunk, a range larger than what is
 // left continues in the next chunk, empty ranges read nothing.
 TEST_F(LoadWorkers, PackingSharesChunksAndReadsAdjacentRangesOnce) {
-  const std::vector<LoadFile> ranges{{"a", 100, 0, 0},   {"a", 50, 0, 100}, {"a", 60, 0, 120},
-                                     {"a", 10, 0, 1000}, {"a", 10, 0, 500}, {"b", 5000, 0, 0},
-                                     {"b", 10, 0, 5000}, {"a", 0, 0, 0},    {"a", 1, 0, 10}};
+  // file (0: a, 1: b), file offset, destination (range k at 10000 k), length
+  const FileRanges ranges{.files = {"a", "b"},
+                          .ranges = {{0, 0, 0, 100},
+                                     {0, 100, 10000, 50},
+                                     {0, 120, 20000, 60},
+                                     {0, 1000, 30000, 10},
+                                     {0, 500, 40000, 10},
+                                     {1, 0, 50000, 5000},
+                                     {1, 5000, 60000, 10},
+                                     {0, 0, 70000, 0},
+                                     {0, 10, 80000, 1}}};
   const ChunkPlan plan = pack_chunks(ranges, 4096, false);
   ASSERT_EQ(plan.chunks.size(), 4u);
   const std::vector<std::pair<std::size_t, std::size_t>> reads_copies{
@@ -179,8 +187,10 @@ TEST_F(LoadWorkers, PackingSharesChunksAndReadsAdjacentRangesOnce) {
       {5, 0, 4096, 0}, {5, 4096, 904, 0}, {6, 0, 10, 904}, {8, 0, 1, 0}};
   ASSERT_EQ(plan.copies.size(), copies.size());
   for (std::size_t i = 0; i < copies.size(); ++i) {
-    const ChunkCopy& c = plan.copies[i];
-    EXPECT_EQ((std::array<std::uint64_t, 4>{c.range, c.offset, c.length, c.slot_offset}), copies[i])
+    const BufferCopy& c = plan.copies[i];
+    const auto [range, offset, length, slot_offset] = copies[i];
+    EXPECT_EQ((std::array{c.from, c.to, c.length}),
+              (std::array{slot_offset, range * 10000 + offset, length}))
         << "copy " << i;
   }
 }
@@ -189,9 +199,15 @@ TEST_F(LoadWorkers, PackingSharesChunksAndReadsAdjacentRangesOnce) {
 // blocks are one aligned read; a read that would overfill the slot starts the next chunk; a large
 // range is cut at block boundaries (no block read twice).
 TEST_F(LoadWorkers, DirectPackingReadsWholeBlocksOnceAndCutsRangesAtBlocks) {
-  const std::vector<LoadFile> ranges{{"a", 100, 0, 100},    {"a", 100, 0, 300},  {"a", 4, 0, 4196},
-                                     {"a", 10, 0, 20000},   {"a", 10, 0, 20010}, {"a", 1, 0, 30000},
-                                     {"a", 20000, 0, 40000}};
+  // file, file offset, destination (range k at 10000 k), length
+  const FileRanges ranges{.files = {"a"},
+                          .ranges = {{0, 100, 0, 100},
+                                     {0, 300, 10000, 100},
+                                     {0, 4196, 20000, 4},
+                                     {0, 20000, 30000, 10},
+                                     {0, 20010, 40000, 10},
+                                     {0, 30000, 50000, 1},
+                                     {0, 40000, 60000, 20000}}};
   const ChunkPlan plan = pack_chunks(ranges, 8192, true);
   ASSERT_EQ(plan.chunks.size(), 4u);
   const std::vector<std::array<std::uint64_t, 4>> reads{
@@ -209,8 +225,10 @@ TEST_F(LoadWorkers, DirectPackingReadsWholeBlocksOnceAndCutsRangesAtBlocks) {
       {6, 0, 5056, 7232}, {6, 5056, 8192, 0}, {6, 13248, 6752, 0}};
   ASSERT_EQ(plan.copies.size(), copies.size());
   for (std::size_t i = 0; i < copies.size(); ++i) {
-    const ChunkCopy& c = plan.copies[i];
-    EXPECT_EQ((std::array<std::uint64_t, 4>{c.range, c.offset, c.length, c.slot_offset}), copies[i])
+    const BufferCopy& c = plan.copies[i];
+    const auto [range, offset, length, slot_offset] = copies[i];
+    EXPECT_EQ((std::array{c.from, c.to, c.length}),
+              (std::array{slot_offset, range * 10000 + offset, length}))
         << "copy " << i;
   }
   for (const PackedChunk& c : plan.chunks) {
@@ -226,10 +244,10 @@ TEST_F(LoadWorkers, DirectPackingReadsWholeBlocksOnceAndCutsRangesAtBlocks) {
 // places, loaded by 3 readers through a pool of 2 slots: every byte in place, reads as packed.
 TEST_F(LoadWorkers, ManySmallRangesShareChunksThroughASmallPool) {
   const auto ranges_at = [this](std::uint64_t group_stride) {
-    std::vector<LoadFile> ranges;
+    FileRanges ranges{.files = {files_.files[2]}};
     for (std::uint64_t k = 0; k < 1000; ++k) {
-      ranges.push_back(
-          {files_[2].path, 100, (999 - k) * 128 + 3, 7 + k / 10 * group_stride + k % 10 * 100});
+      ranges.ranges.push_back(
+          {0, 7 + k / 10 * group_stride + k % 10 * 100, (999 - k) * 128 + 3, 100});
     }
     return ranges;
   };
@@ -253,7 +271,7 @@ TEST_F(LoadWorkers, ManySmallRangesShareChunksThroughASmallPool) {
         {1024, {.threads = 3, .direct = true, .chunk_bytes = 16384, .pool_bytes = 40960}, 0, 2});
   }
   for (const Load& l : loads) {
-    const std::vector<LoadFile> ranges = ranges_at(l.group_stride);
+    const FileRanges ranges = ranges_at(l.group_stride);
     const std::unique_ptr<Buffer> buffer = host_.allocate(destination_bytes(ranges));
     const LoadTiming t = load_files(ranges, *buffer, l.settings, host_);
     const std::string label =
@@ -264,9 +282,9 @@ TEST_F(LoadWorkers, ManySmallRangesShareChunksThroughASmallPool) {
     EXPECT_EQ(t.reads, l.reads > 0 ? l.reads : plan.chunks.size()) << label;
     EXPECT_EQ(t.reads, plan.reads.size()) << label;
     EXPECT_EQ(t.pool_chunks, l.pool_chunks) << label;
-    for (const LoadFile& r : ranges) {
-      ASSERT_EQ(std::memcmp(buffer->view().data + r.destination_offset,
-                            contents_[2].data() + r.file_offset, r.size),
+    for (const ByteRange& r : ranges.ranges) {
+      ASSERT_EQ(std::memcmp(buffer->view().data + r.memory_offset,
+                            contents_[2].data() + r.file_offset, r.length),
                 0)
           << label << ": range at file offset " << r.file_offset;
     }
@@ -276,11 +294,11 @@ TEST_F(LoadWorkers, ManySmallRangesShareChunksThroughASmallPool) {
 // A packed chunk whose last range runs past the end of its file: the error names the file, buffered
 // and under O_DIRECT (whose last block reads short), and no reader is left waiting.
 TEST_F(LoadWorkers, PackedRangePastTheEndOfItsFileIsNamed) {
-  const std::string& small = files_[1].path;
-  const std::vector<LoadFile> ranges{
-      {.path = files_[2].path, .size = 50000, .destination_offset = 0, .file_offset = 3},
-      {.path = small, .size = 100, .destination_offset = 53248, .file_offset = 9000},
-      {.path = small, .size = 20, .destination_offset = 57344, .file_offset = 9990}};
+  const std::string& small = files_.files[1];
+  // file (0: the big one, 1: small), file offset, destination offset, length
+  const FileRanges ranges{
+      .files = {files_.files[2], small},
+      .ranges = {{0, 3, 0, 50000}, {1, 9000, 53248, 100}, {1, 9990, 57344, 20}}};
   std::vector<LoadSettings> settings{{.threads = 2, .chunk_bytes = 8192, .pool_bytes = 16384}};
   if (direct_io_works())
     settings.push_back({.threads = 2, .direct = true, .chunk_bytes = 8192, .pool_bytes = 24576});
@@ -320,13 +338,13 @@ TEST_F(LoadWorkers, RefusesBadSettingsAndNamesAMissingFile) {
     EXPECT_NE(std::string(e.what()).find("load.pool_bytes = 4096 must hold at least one chunk"),
               std::string::npos);
   }
-  std::vector<LoadFile> missing{{(dir_.path() / "gone").string(), 10, 0}};
+  const FileRanges missing{.files = {(dir_.path() / "gone").string()}, .ranges = {{0, 0, 0, 10}}};
   for (LoadMethod m : {LoadMethod::pipelined, LoadMethod::mmap, LoadMethod::read}) {
     try {
       load_files(missing, *memory, {.method = m}, host_);
       FAIL() << load_method_name(m);
     } catch (const std::runtime_error& e) {
-      EXPECT_NE(std::string(e.what()).find("load: posix: open for reading " + missing[0].path +
+      EXPECT_NE(std::string(e.what()).find("load: posix: open for reading " + missing.files[0] +
                                            ": No such file"),
                 std::string::npos)
           << e.what();

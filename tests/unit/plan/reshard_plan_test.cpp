@@ -101,7 +101,7 @@ std::vector<NeededShard> needed_of(const Layout& layout, std::int64_t rank, std:
 // Runs `plan` on tags: reads, then copies. Fails on a byte written twice by reads.
 std::vector<Source> execute(const RankReadPlan& plan, const Stored& stored) {
   std::vector<Source> memory(plan.buffer_bytes + 64);
-  for (const ReadRequest& r : plan.requests) {
+  for (const ByteRange& r : plan.requests) {
     const std::int64_t file = stored.file_ids.at(plan.files.at(r.file));
     for (std::uint64_t b = 0; b < r.length; ++b) {
       Source& tag = memory.at(r.memory_offset + b);
@@ -109,7 +109,7 @@ std::vector<Source> execute(const RankReadPlan& plan, const Stored& stored) {
       tag = {file, static_cast<std::int64_t>(r.file_offset + b)};
     }
   }
-  for (const NarrowCopy& c : plan.copies) {
+  for (const BufferCopy& c : plan.copies) {
     for (std::uint64_t b = 0; b < c.length; ++b) memory.at(c.to + b) = memory.at(c.from + b);
   }
   return memory;
@@ -119,7 +119,7 @@ std::vector<Source> execute(const RankReadPlan& plan, const Stored& stored) {
 std::map<std::int64_t, std::vector<int>> file_byte_reads(const RankReadPlan& plan,
                                                          const Stored& stored) {
   std::map<std::int64_t, std::vector<int>> reads;
-  for (const ReadRequest& r : plan.requests) {
+  for (const ByteRange& r : plan.requests) {
     std::vector<int>& counts = reads[stored.file_ids.at(plan.files.at(r.file))];
     if (counts.size() < r.file_offset + r.length) counts.resize(r.file_offset + r.length);
     for (std::uint64_t b = 0; b < r.length; ++b) ++counts[r.file_offset + b];
@@ -194,7 +194,7 @@ void check_pair(const Layout& writer, const Layout& reader, std::int64_t scale, 
     EXPECT_EQ(padding_listed, padding_bytes);
     if (shaping.direct_alignment > 0) {
       std::uint64_t total = 0;
-      for (const ReadRequest& r : plan.requests) {
+      for (const ByteRange& r : plan.requests) {
         EXPECT_EQ(r.file_offset % shaping.direct_alignment, 0u);
         EXPECT_EQ(r.length % shaping.direct_alignment, 0u);
         EXPECT_EQ(r.memory_offset % shaping.direct_alignment, 0u);
@@ -378,7 +378,7 @@ struct RowHalves {
 
 std::vector<std::uint64_t> offsets_and_lengths(const RankReadPlan& plan) {
   std::vector<std::uint64_t> out;
-  for (const ReadRequest& r : plan.requests) {
+  for (const ByteRange& r : plan.requests) {
     out.push_back(r.file_offset);
     out.push_back(r.memory_offset);
     out.push_back(r.length);

@@ -13,13 +13,13 @@ namespace ckpt::harness {
 
 // Before a timed load: `buffer` zeroed and the padding runs written with the pattern (as a server
 // pads the vocabulary); returns the loader's ranges into it.
-std::vector<LoadFile> prepare_planned_load(const std::vector<RankPlan>& plans,
-                                           ProcessBuffer& buffer, DataPattern pattern);
+FileRanges prepare_planned_load(const std::vector<RankPlan>& plans, ProcessBuffer& buffer,
+                                DataPattern pattern);
 
 // The timed load: the loader's reads of `ranges` (prepare_planned_load's) into `buffer` through
 // `storage`, then the scatter of strided rows out of scratch; `seconds` includes the scatter.
 // Throws what load_files throws.
-LoadTiming load_planned(const std::vector<RankPlan>& plans, const std::vector<LoadFile>& ranges,
+LoadTiming load_planned(const std::vector<RankPlan>& plans, const FileRanges& ranges,
                         ProcessBuffer& buffer, const LoadSettings& settings,
                         MemorySpace& pool_space, const LoadStorage& storage);
 

@@ -1,4 +1,4 @@
-#include "harness/exec/planned_load.hpp"
+#include "harness/load/planned_load.hpp"
 
 #include "harness/common/elapsed.hpp"
 #include "harness/exec/iteration.hpp"
@@ -6,21 +6,22 @@
 
 namespace ckpt::harness {
 
-std::vector<LoadFile> prepare_planned_load(const std::vector<RankPlan>& plans,
-                                           ProcessBuffer& buffer, DataPattern pattern) {
+FileRanges prepare_planned_load(const std::vector<RankPlan>& plans, ProcessBuffer& buffer,
+                                DataPattern pattern) {
   buffer.zero();
   const std::vector<std::uint64_t> offsets = buffer_offsets(plans, buffer);
   fill_reshard_padding(plans, offsets, buffer.memory(), pattern);
   return load_ranges(plans, offsets);
 }
 
-LoadTiming load_planned(const std::vector<RankPlan>& plans, const std::vector<LoadFile>& ranges,
+LoadTiming load_planned(const std::vector<RankPlan>& plans, const FileRanges& ranges,
                         ProcessBuffer& buffer, const LoadSettings& settings,
                         MemorySpace& pool_space, const LoadStorage& storage) {
   // The loader's own clock: from its first open to the last byte in place (its chunk pool is
   // allocated and touched before it), then the scatter of strided rows.
   LoadTiming timing;
-  if (!ranges.empty()) timing = load_files(ranges, buffer.memory(), settings, pool_space, storage);
+  if (!ranges.ranges.empty())
+    timing = load_files(ranges, buffer.memory(), settings, pool_space, storage);
   const auto scatter = Clock::now();
   apply_reshard_copies(plans, buffer_offsets(plans, buffer), buffer.memory());
   timing.seconds += seconds_since(scatter);
