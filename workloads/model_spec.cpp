@@ -323,6 +323,8 @@ std::string_view hf_names_name(HfNames names) {
       return "nemotron_h";
     case HfNames::hunyuan:
       return "hunyuan";
+    case HfNames::hunyuan_moe:
+      return "hunyuan_moe";
     case HfNames::nanochat:
       return "nanochat";
     case HfNames::persimmon:
@@ -343,6 +345,40 @@ std::string_view hf_names_name(HfNames names) {
       return "exaone_moe";
     case HfNames::lfm2:
       return "lfm2";
+    case HfNames::hyperclovax:
+      return "hyperclovax";
+    case HfNames::apertus:
+      return "apertus";
+    case HfNames::minimax_m2:
+      return "minimax_m2";
+    case HfNames::ernie4_5_moe:
+      return "ernie4_5_moe";
+    case HfNames::qwen3_5:
+      return "qwen3_5";
+    case HfNames::afmoe:
+      return "afmoe";
+    case HfNames::hy_v3:
+      return "hy_v3";
+    case HfNames::kolibri1:
+      return "kolibri1";
+    case HfNames::flint:
+      return "flint";
+    case HfNames::bert:
+      return "bert";
+    case HfNames::megatron_bert:
+      return "megatron_bert";
+    case HfNames::roberta_prelayernorm:
+      return "roberta_prelayernorm";
+    case HfNames::xlm_roberta_xl:
+      return "xlm_roberta_xl";
+    case HfNames::roberta:
+      return "roberta";
+    case HfNames::biogpt:
+      return "biogpt";
+    case HfNames::ctrl:
+      return "ctrl";
+    case HfNames::xlm:
+      return "xlm";
   }
   return "llama";
 }

@@ -42,6 +42,7 @@ enum class HfNames {
   hybrid,
   nemotron_h,
   hunyuan,
+  hunyuan_moe,
   nanochat,
   persimmon,
   gpt_neo,
@@ -51,7 +52,24 @@ enum class HfNames {
   granitemoe_swa,
   sarvam_moe,
   exaone_moe,
-  lfm2
+  lfm2,
+  hyperclovax,
+  apertus,
+  minimax_m2,
+  ernie4_5_moe,
+  qwen3_5,
+  afmoe,
+  hy_v3,
+  kolibri1,
+  flint,
+  bert,
+  megatron_bert,
+  roberta,
+  roberta_prelayernorm,
+  xlm_roberta_xl,
+  biogpt,
+  ctrl,
+  xlm
 };
 // The shape of the per-head q/k norms: one vector over all heads (OLMo 2), one row per head
 // (Cohere), or one head_dim vector shared by the heads (Qwen3, Gemma 3).
@@ -102,8 +120,14 @@ struct ModelSpec {
   bool mlp_bias = false;     // bias on every MLP matrix (Llama's mlp_bias)
   MlpKind mlp = MlpKind::gated;
   PositionEmbedding position_embedding = PositionEmbedding::rope;
-  bool embedding_norm = false;  // LayerNorm right after the word embedding (BLOOM)
-  bool final_norm = true;       // false: no norm after the last layer (GPT-1, some OPT)
+  bool embedding_norm = false;       // LayerNorm right after the word embedding (BLOOM)
+  std::int64_t type_vocab_size = 0;  // rows of the token-type (segment) embedding (BERT); 0: none
+  // A dense [h, h] with a bias and a LayerNorm before the output layer (BERT's prediction head).
+  bool lm_head_transform = false;
+  // HF names only: the base model's attribute name where a family's classes vary it (BERT's
+  // "bert", RoBERTa's "roberta", ...).
+  std::string hf_prefix;
+  bool final_norm = true;  // false: no norm after the last layer (GPT-1, some OPT)
   NormPlacement norm_placement = NormPlacement::pre;
   bool qk_norm = false;  // q_norm [heads × head_dim], k_norm [kv heads × head_dim]
   QkNormShape qk_norm_shape = QkNormShape::all_heads;  // HF names only
@@ -127,6 +151,11 @@ struct ModelSpec {
   // q_proj also yields a sigmoid gate on the attention output: [2 × heads × head_dim, h]
   // (Qwen3-Next).
   bool attention_gate = false;
+  // The same gate as its own matrix, gate_proj [heads × head_dim, h] (AFMoE).
+  bool attention_gate_proj = false;
+  // The dense MLP's xIELU activation holds learned alpha_p and alpha_n [1] and the constants
+  // beta and eps [] (Apertus).
+  bool xielu_activation = false;
 
   // Mixture of experts: num_local_experts > 0 turns layers >= first_k_dense_replace into MoE.
   std::int64_t num_local_experts = 0;
@@ -139,6 +168,9 @@ struct ModelSpec {
   std::int64_t shared_expert_intermediate_size = 0;
   bool shared_expert_gate = false;
   bool moe_router_bias = false;  // per-expert routing bias (DeepSeek-V3's e_score_correction_bias)
+  // The routing bias as one row per expert group, [1, experts] (ERNIE 4.5's moe_statics).
+  bool router_bias_row = false;
+  bool moe_output_norm = false;  // a norm after each MoE block's output (A.X-K1)
   ExpertStorage expert_storage = ExpertStorage::per_expert;  // HF names only
   bool expert_bias = false;  // biases on the fused expert matrices (gpt-oss)
 
@@ -155,6 +187,9 @@ struct ModelSpec {
   bool ssm_conv_bias = true;
   bool ssm_gated_norm = true;  // Mamba-2's gated RMSNorm over d_inner (Falcon-H1: mamba_rms_norm)
   bool ssm_out_bias = false;   // bias on out_proj alone (Falcon-H1's projectors_bias)
+  // The gated delta rule's input projections split into in_proj_qkv, in_proj_z, in_proj_b and
+  // in_proj_a (Qwen3.5) instead of in_proj_qkvz and in_proj_ba.
+  bool ssm_split_projections = false;
   // Jamba: RMSNorms over the time step [dt_rank] and over B and C [N] inside the mixer.
   bool ssm_inner_norms = false;
 

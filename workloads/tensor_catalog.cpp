@@ -101,6 +101,10 @@ class CatalogBuilder {
       add(out, names_.position_embedding_weight,
           {m_.max_position_embeddings + m_.position_offset, m_.hidden_size}, TpSplit::replicated);
     }
+    if (m_.type_vocab_size > 0) {
+      add(out, names_.token_type_embedding_weight, {m_.type_vocab_size, m_.hidden_size},
+          TpSplit::replicated);
+    }
     if (m_.embedding_norm) layer_norm_with_bias(out, names_.embedding_norm);
     return out;
   }
@@ -108,9 +112,19 @@ class CatalogBuilder {
   std::vector<TensorDef> last_stage(std::int64_t padded_vocab) const {
     std::vector<TensorDef> out;
     if (m_.final_norm) norm(out, names_.final_norm);
+    if (m_.lm_head_transform) {
+      linear(out, names_.head_dense, m_.hidden_size, m_.hidden_size, TpSplit::replicated, true);
+      layer_norm_with_bias(out, names_.head_norm);
+    }
     if (!m_.tie_word_embeddings)
       add(out, names_.output + ".weight", {padded_vocab, m_.hidden_size}, TpSplit::dim0);
-    if (m_.lm_head_bias) add(out, names_.output + ".bias", {padded_vocab}, TpSplit::dim0);
+    const bool own_bias = !names_.output_bias_weight.empty();
+    if (m_.lm_head_bias)
+      add(out, own_bias ? names_.output_bias_weight : names_.output + ".bias", {padded_vocab},
+          TpSplit::dim0);
+    // BERT's head ties the output layer's bias to its own only where the weights are tied.
+    if (m_.lm_head_bias && own_bias && !m_.tie_word_embeddings)
+      add(out, names_.output + ".bias", {padded_vocab}, TpSplit::dim0);
     return out;
   }
 
@@ -232,8 +246,15 @@ class CatalogBuilder {
     add(out, p + "dt_bias", {m_.ssm_heads}, TpSplit::dim0);
     add(out, p + "A_log", {m_.ssm_heads}, TpSplit::dim0);
     add(out, p + "conv1d.weight", {conv, 1, m_.ssm_conv_kernel}, TpSplit::dim0);
-    linear(out, p + "in_proj_qkvz", conv + d, m_.hidden_size, TpSplit::dim0, false);
-    linear(out, p + "in_proj_ba", 2 * m_.ssm_heads, m_.hidden_size, TpSplit::dim0, false);
+    if (m_.ssm_split_projections) {
+      linear(out, p + "in_proj_qkv", conv, m_.hidden_size, TpSplit::dim0, false);
+      linear(out, p + "in_proj_z", d, m_.hidden_size, TpSplit::dim0, false);
+      linear(out, p + "in_proj_b", m_.ssm_heads, m_.hidden_size, TpSplit::dim0, false);
+      linear(out, p + "in_proj_a", m_.ssm_heads, m_.hidden_size, TpSplit::dim0, false);
+    } else {
+      linear(out, p + "in_proj_qkvz", conv + d, m_.hidden_size, TpSplit::dim0, false);
+      linear(out, p + "in_proj_ba", 2 * m_.ssm_heads, m_.hidden_size, TpSplit::dim0, false);
+    }
     add(out, p + "norm.weight", {d / m_.ssm_heads}, TpSplit::replicated);
     linear(out, p + "out_proj", m_.hidden_size, d, TpSplit::dim1, false);
   }
@@ -286,6 +307,8 @@ class CatalogBuilder {
         if (m_.norm == NormKind::layernorm) add(out, p + name + ".bias", norm_shape(heads), split);
       }
     }
+    if (m_.attention_gate_proj)
+      linear(out, p + "gate_proj", q, m_.hidden_size, TpSplit::dim0, false);
     linear(out, p + names_.o, m_.hidden_size, q, TpSplit::dim1, m_.o_bias || m_.linear_bias);
     if (m_.sub_norms) add(out, p + "attn_sub_norm.weight", {m_.hidden_size}, TpSplit::replicated);
     if (m_.attention_lambdas) {
@@ -335,6 +358,13 @@ class CatalogBuilder {
         add(out, names_.layer + names_.mlp + "ffn_sub_norm.weight", {m_.intermediate_size},
             TpSplit::replicated);
       }
+      if (m_.xielu_activation) {
+        const std::string act = names_.layer + names_.mlp + "act_fn.";
+        add(out, act + "alpha_p", {1}, TpSplit::replicated);
+        add(out, act + "alpha_n", {1}, TpSplit::replicated);
+        add(out, act + "beta", {}, TpSplit::replicated);
+        add(out, act + "eps", {}, TpSplit::replicated);
+      }
     }
   }
 
@@ -344,8 +374,9 @@ class CatalogBuilder {
     add(out, names_.layer + names_.router_weight, {m_.num_local_experts, m_.hidden_size},
         TpSplit::replicated);
     if (m_.moe_router_bias) {
-      add(out, names_.layer + names_.router_bias_weight, {m_.num_local_experts},
-          TpSplit::replicated);
+      const Shape shape =
+          m_.router_bias_row ? Shape{1, m_.num_local_experts} : Shape{m_.num_local_experts};
+      add(out, names_.layer + names_.router_bias_weight, shape, TpSplit::replicated);
     }
     if (m_.shared_intermediate_size() > 0) {
       mlp(out, names_.layer + names_.shared_experts, m_.shared_intermediate_size(), names_.gate,
@@ -355,6 +386,7 @@ class CatalogBuilder {
       add(out, names_.layer + names_.shared_expert_gate_weight, {1, m_.hidden_size},
           TpSplit::replicated);
     }
+    if (m_.moe_output_norm) norm(out, names_.layer + names_.moe_output_norm);
   }
 
   // Gated: gate and up column-parallel (fused into one matrix by Megatron, and by HF where

@@ -24,6 +24,7 @@ std::vector<std::string> norm_names(NormPlacement placement, bool megatron, HfNa
   switch (placement) {
     case NormPlacement::pre:
       if (family == HfNames::vaultgemma) return {"input_layernorm", "pre_feedforward_layernorm"};
+      if (family == HfNames::apertus) return {"attention_layernorm", "feedforward_layernorm"};
       return {"input_layernorm", "post_attention_layernorm"};
     case NormPlacement::parallel_pair:
       if (family == HfNames::falcon) return {"ln_attn", "ln_mlp"};
@@ -35,6 +36,11 @@ std::vector<std::string> norm_names(NormPlacement placement, bool megatron, HfNa
         return {"input_layernorm", "post_self_attn_layernorm", "post_attention_layernorm",
                 "post_mlp_layernorm"};
       }
+      if (family == HfNames::afmoe)
+        return {"input_layernorm", "post_attention_layernorm", "pre_mlp_layernorm",
+                "post_mlp_layernorm"};
+      if (family == HfNames::hyperclovax)  // Peri-LN: a norm after each block's output
+        return {"input_layernorm", "post_norm1", "post_attention_layernorm", "post_norm2"};
       return {"input_layernorm", "post_attention_layernorm", "pre_feedforward_layernorm",
               "post_feedforward_layernorm"};
     case NormPlacement::post:
@@ -64,6 +70,7 @@ NameScheme megatron_names(const ModelSpec& m) {
   n.shared_expert_gate_weight = "mlp.shared_experts.gate_weight";
   n.router_weight = "mlp.router.weight";
   n.router_bias_weight = "mlp.router.expert_bias";
+  n.moe_output_norm = "mlp.post_mlp_layernorm";
   n.ssm = "mixer.";
   n.sinks_weight = "core_attention.softmax_offset";
   n.embedding_weight = "embedding.word_embeddings.weight";
@@ -71,6 +78,9 @@ NameScheme megatron_names(const ModelSpec& m) {
   n.embedding_norm = "embedding.word_embeddings_layernorm";
   n.final_norm = "decoder.final_layernorm";
   n.output = "output_layer";
+  n.token_type_embedding_weight = "embedding.tokentype_embeddings.weight";
+  n.head_dense = "lm_head.dense";  // Megatron-core's BERT head
+  n.head_norm = "lm_head.layer_norm";
   return n;
 }
 
@@ -94,8 +104,9 @@ NameScheme llama_names(const ModelSpec& m) {
   n.gate_up = "gate_up_proj";
   // Mixtral calls its MoE block "block_sparse_moe" and the expert matrices w1/w3/w2;
   // DeepSeek and Qwen-MoE use "mlp" and Llama's names (HfNames::deepseek says so outright).
-  const bool mixtral = m.is_moe() && m.hf_names == HfNames::llama && m.n_shared_experts == 0 &&
-                       m.first_k_dense_replace == 0;
+  const bool mixtral = m.is_moe() &&
+                       (m.hf_names == HfNames::llama || m.hf_names == HfNames::minimax_m2) &&
+                       m.n_shared_experts == 0 && m.first_k_dense_replace == 0;
   const std::string moe = mixtral ? "block_sparse_moe." : "mlp.";
   n.expert = moe + "experts.{expert}.";
   n.expert_gate = mixtral ? "w1" : "gate_proj";
@@ -104,6 +115,7 @@ NameScheme llama_names(const ModelSpec& m) {
   n.shared_experts = "mlp.shared_experts.";
   n.router_weight = moe + "gate.weight";
   n.router_bias_weight = moe + "gate.e_score_correction_bias";
+  n.moe_output_norm = "post_mlp_layernorm";
   n.fused_experts = "mlp.experts.";
   n.sinks_weight = "sinks";
   n.ssm = m.mixer == Mixer::gated_delta_net ? "linear_attn." : "mixer.";
@@ -124,6 +136,45 @@ void transformer_h(NameScheme& n, std::vector<std::string> norms) {
   n.final_norm = "transformer.ln_f";
 }
 
+// BERT's encoder layer used as a decoder (post-norm, every linear biased) under the base model's
+// prefix, and its prediction head: BERT's cls.predictions or RoBERTa's lm_head.
+void bert_names(const ModelSpec& m, NameScheme& n) {
+  const std::string base = m.hf_prefix + ".";
+  n.layer = base + "encoder.layer.{layer}.";
+  n.layer_norms = {"attention.output.LayerNorm", "output.LayerNorm"};
+  n.attention = "attention.";
+  n.q = "self.query";
+  n.k = "self.key";
+  n.v = "self.value";
+  n.o = "output.dense";
+  n.mlp = "";
+  n.up = "intermediate.dense";
+  n.down = "output.dense";
+  n.embedding_weight = base + "embeddings.word_embeddings.weight";
+  n.position_embedding_weight = base + "embeddings.position_embeddings.weight";
+  n.token_type_embedding_weight = base + "embeddings.token_type_embeddings.weight";
+  n.embedding_norm = base + "embeddings.LayerNorm";
+  // The pre-norm variants, each with a final norm of its own.
+  if (m.hf_names == HfNames::megatron_bert) {
+    n.layer_norms = {"attention.ln", "ln"};
+    n.final_norm = base + "encoder.ln";
+  }
+  if (m.hf_names == HfNames::roberta_prelayernorm) {
+    n.layer_norms = {"attention.LayerNorm", "intermediate.LayerNorm"};
+    n.final_norm = base + "LayerNorm";
+  }
+  if (m.hf_names == HfNames::xlm_roberta_xl) {
+    n.layer_norms = {"attention.self_attn_layer_norm", "LayerNorm"};
+    n.final_norm = base + "encoder.LayerNorm";
+  }
+  const bool roberta = m.hf_names != HfNames::bert && m.hf_names != HfNames::megatron_bert;
+  const std::string head = roberta ? "lm_head." : "cls.predictions.";
+  n.output = head + "decoder";
+  n.output_bias_weight = head + "bias";
+  n.head_dense = head + (roberta ? "dense" : "transform.dense");
+  n.head_norm = head + (roberta ? "layer_norm" : "transform.LayerNorm");
+}
+
 // The families whose names share little with Llama's (older layouts, fused experts, Mamba).
 NameScheme older_hf_names(const ModelSpec& m, NameScheme n) {
   switch (m.hf_names) {
@@ -140,6 +191,36 @@ NameScheme older_hf_names(const ModelSpec& m, NameScheme n) {
       n.up = "c_fc";
       n.down = "c_proj";
       break;
+    case HfNames::ctrl:  // GPT-2's prefix, a Sequential MLP
+      transformer_h(n, {"layernorm1", "layernorm2"});
+      n.embedding_weight = "transformer.w.weight";
+      n.final_norm = "transformer.layernorm";
+      n.attention = "multi_head_attention.";
+      n.q = "Wq";
+      n.k = "Wk";
+      n.v = "Wv";
+      n.o = "dense";
+      n.mlp = "ffn.";
+      n.up = "0";
+      n.down = "2";
+      break;
+    case HfNames::xlm:  // one module list per part, the layer index inside each name
+      n.layer = "transformer.";
+      n.layer_norms = {"layer_norm1.{layer}", "layer_norm2.{layer}"};
+      n.attention = "attentions.{layer}.";
+      n.q = "q_lin";
+      n.k = "k_lin";
+      n.v = "v_lin";
+      n.o = "out_lin";
+      n.mlp = "ffns.{layer}.";
+      n.up = "lin1";
+      n.down = "lin2";
+      n.embedding_weight = "transformer.embeddings.weight";
+      n.position_embedding_weight = "transformer.position_embeddings.weight";
+      n.token_type_embedding_weight = "transformer.lang_embeddings.weight";
+      n.embedding_norm = "transformer.layer_norm_emb";
+      n.output = "pred_layer.proj";
+      break;
     case HfNames::gptj:
       transformer_h(n, {"ln_1"});
       n.attention = "attn.";
@@ -149,6 +230,7 @@ NameScheme older_hf_names(const ModelSpec& m, NameScheme n) {
       break;
     case HfNames::opt:
     case HfNames::xglm:  // OPT's layer, without the decoder prefix
+    case HfNames::biogpt:
       n.layer_norms = {"self_attn_layer_norm", "final_layer_norm"};
       n.o = "out_proj";
       n.mlp = "";
@@ -156,6 +238,14 @@ NameScheme older_hf_names(const ModelSpec& m, NameScheme n) {
       n.down = "fc2";
       if (m.hf_names == HfNames::xglm) {
         n.final_norm = "model.layer_norm";
+        break;
+      }
+      if (m.hf_names == HfNames::biogpt) {
+        n.layer = "biogpt.layers.{layer}.";
+        n.embedding_weight = "biogpt.embed_tokens.weight";
+        n.position_embedding_weight = "biogpt.embed_positions.weight";
+        n.final_norm = "biogpt.layer_norm";
+        n.output = "output_projection";
         break;
       }
       n.layer = "model.decoder.layers.{layer}.";
@@ -239,6 +329,13 @@ NameScheme older_hf_names(const ModelSpec& m, NameScheme n) {
       n.embedding_weight = "backbone.embeddings.weight";
       n.final_norm = "backbone.norm_f";
       break;
+    case HfNames::bert:
+    case HfNames::megatron_bert:
+    case HfNames::roberta:
+    case HfNames::roberta_prelayernorm:
+    case HfNames::xlm_roberta_xl:
+      bert_names(m, n);
+      break;
     case HfNames::mamba:
       n.layer = "backbone.layers.{layer}.";
       n.layer_norms = {"norm"};
@@ -260,7 +357,15 @@ NameScheme hf_names(const ModelSpec& m) {
     case HfNames::deepseek:
     case HfNames::vaultgemma:
       break;
+    case HfNames::kolibri1:  // DeepSeek's MoE names, GLM-4's four norms, its checkpoint's spellings
+      n.layer_norms = {"input_layernorm", "post_attn_norm", "post_attention_layernorm",
+                       "post_ffn_norm"};
+      n.router_bias_weight = "moe.router.expert_bias";
+      break;
     case HfNames::qwen2_moe:
+    case HfNames::qwen3_5:
+    case HfNames::flint:
+      if (m.hf_names == HfNames::flint) n.sinks_weight = "softmax_offset";
       n.expert = "mlp.experts.{expert}.";
       n.expert_gate = "gate_proj";
       n.expert_up = "up_proj";
@@ -305,8 +410,11 @@ NameScheme hf_names(const ModelSpec& m) {
       n.down = "c_proj";
       break;
     case HfNames::hunyuan:
+    case HfNames::hunyuan_moe:  // DeepSeek's MoE names but for the router and the shared MLP
       n.q_norm = "query_layernorm";
       n.k_norm = "key_layernorm";
+      n.router_weight = "mlp.gate.wg.weight";
+      n.shared_experts = "mlp.shared_mlp.";
       break;
     case HfNames::lfm2:
       n.layer_norms = {"operator_norm", "ffn_norm"};
@@ -315,13 +423,31 @@ NameScheme hf_names(const ModelSpec& m) {
       n.q_norm = "q_layernorm";
       n.k_norm = "k_layernorm";
       n.mlp = "feed_forward.";
-      n.gate = "w1";
-      n.up = "w3";
-      n.down = "w2";
+      n.gate = n.expert_gate = "w1";
+      n.up = n.expert_up = "w3";
+      n.down = n.expert_down = "w2";
+      n.expert = "feed_forward.experts.{expert}.";
+      n.router_weight = "feed_forward.gate.weight";
+      n.router_bias_weight = "feed_forward.expert_bias";
       n.final_norm = "model.embedding_norm";
       break;
     case HfNames::exaone_moe:  // DeepSeek's MoE names, the correction bias beside the router
       n.router_bias_weight = "mlp.e_score_correction_bias";
+      break;
+    case HfNames::minimax_m2:  // Mixtral's names, the correction bias beside the router
+      n.router_bias_weight = "block_sparse_moe.e_score_correction_bias";
+      break;
+    case HfNames::ernie4_5_moe:  // DeepSeek's MoE names, the bias in the router's statistics
+      n.router_bias_weight = "mlp.moe_statics.e_score_correction_bias";
+      break;
+    case HfNames::afmoe:  // DeepSeek's MoE names but for the router (and HY-V3's shared MLP)
+    case HfNames::hy_v3:
+      n.router_weight = "mlp.router.gate.weight";
+      n.router_bias_weight = "mlp.expert_bias";
+      if (m.hf_names == HfNames::hy_v3) n.shared_experts = "mlp.shared_mlp.";
+      break;
+    case HfNames::hyperclovax:
+    case HfNames::apertus:  // Llama's names but for the norms (norm_names)
       break;
     case HfNames::sarvam_moe:  // DeepSeek's MoE names, its own attention names
       n.embedding_weight = "model.word_embeddings.weight";

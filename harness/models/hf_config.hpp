@@ -85,6 +85,11 @@ class HfConfig {
 
   const Locator& at() const { return at_; }
 
+  // Whether the architecture reads `key` (families that drop a key of the class they follow).
+  bool declares(std::string_view key) const {
+    return std::find(consumed_.begin(), consumed_.end(), key) != consumed_.end();
+  }
+
   // A nested config object (DBRX's attn_config, ffn_config) read with its own consumed keys;
   // absent or null reads as an empty object, where every key takes its default.
   HfConfig sub(std::string_view key, std::vector<std::string_view> consumed) const {

@@ -17,9 +17,9 @@ struct DeepseekDefaults {
   std::string_view type;
   bool moe;  // reads the MoE keys
   std::int64_t experts, per_token, expert_width, shared;
-  // The key that says which layers are dense: first_k_dense_replace (how many lead, default
-  // first_dense), mlp_layer_types ("dense" / "sparse" per layer; default the first_dense
-  // leading ones) or none (every layer MoE).
+  // The key that says which layers are dense: mlp_layer_types ("dense" / "sparse" per layer;
+  // default the first_dense leading ones), moe_layer_interval (ERNIE 4.5), none (every layer
+  // MoE) or any other: how many dense layers lead (first_k_dense_replace; default first_dense).
   std::string_view dense_key;
   std::int64_t first_dense;
   // transformers' V3-style routers always carry e_score_correction_bias, V2's never (whatever
@@ -34,10 +34,19 @@ struct DeepseekDefaults {
   std::string_view experts_key = "n_routed_experts", shared_key = "n_shared_experts";
   // mlp_layer_types defaults to first_k_dense_replace leading dense layers (EXAONE-MoE).
   bool first_dense_key = false;
+  // The keys of the top-k and of the expert width, and the alias of the top-k key.
+  std::string_view per_token_key = "num_experts_per_tok", per_token_alias = "";
+  std::string_view expert_width_key = "moe_intermediate_size";
+  // The key of the dense layers' width where it is not intermediate_size (which then sizes
+  // the experts, as in Cohere2-MoE).
+  std::string_view dense_width_key = "";
+  bool router_bias_row = false;  // the correction bias [1, experts] (ERNIE 4.5)
 };
 
 constexpr std::string_view kFirstDense = "first_k_dense_replace";
 constexpr std::string_view kMlpTypes = "mlp_layer_types";
+// ERNIE 4.5: every moe_layer_interval-th layer from moe_layer_start_index to moe_layer_end_index.
+constexpr std::string_view kInterval = "moe_layer_interval";
 
 // clang-format off
 constexpr DeepseekDefaults kDefaults[] = {
@@ -50,6 +59,13 @@ constexpr DeepseekDefaults kDefaults[] = {
     {"sarvam_moe", true, 128, 6, 1024, 1, kFirstDense, 1, true, 1, false, 0, 0, 0, 0, 0, "num_experts", "num_shared_experts"},
     {"exaone_moe", true, 64, 8, 1024, 1, kMlpTypes, 1, true, -1, false, 0, 0, 0, 0, 0, "", "", "num_experts", "num_shared_experts", true},
     {"solar_open", true, 128, 8, 1280, 1, "", 0, true, -1, false, 0, 0, 0, 0, 0, "num_local_experts"},
+    {"cohere2_moe", true, 8, 2, 22528, 0, kMlpTypes, 0, false, -1, false, 0, 0, 0, 0, 0, "", "", "num_experts", "num_shared_experts", true,
+     "num_experts_per_tok", "", "intermediate_size", "prefix_dense_intermediate_size"},
+    {"ernie4_5_moe", true, 64, 6, 1536, 2, kInterval, 1, true, -1, false, 0, 0, 0, 0, 0, "num_experts", "", "moe_num_experts",
+     "moe_num_shared_experts", false, "moe_k", "num_experts_per_tok", "moe_intermediate_size", "", true},
+    {"afmoe", true, 64, 6, 1408, 2, "num_dense_layers", 1, true, -1, false, 0, 0, 0, 0, 0, "", "", "num_experts", "num_shared_experts"},
+    {"hy_v3", true, 192, 8, 1536, 1, kMlpTypes, 1, true, -1, false, 0, 0, 0, 0, 0, "", "", "num_experts", "num_shared_experts"},
+    {"axk1", true, 192, 8, 2048, 1, kMlpTypes, 1, true, -1, true, 1536, 512, 128, 64, 128},
     {"minicpm3", false, 0, 0, 0, 0, "", 0, false, -1, true, 768, 256, 64, 32, 0},
     {"youtu", false, 0, 0, 0, 0, "", 0, false, -1, true, 1536, 512, 128, 64, 128},
 };
@@ -84,6 +100,20 @@ void moe_layers_from_types(workloads::ModelSpec& spec, const HfConfig& config,
   if (spec.moe_layers.empty()) spec.num_local_experts = 0;
 }
 
+void moe_layers_from_interval(workloads::ModelSpec& spec, const HfConfig& config,
+                              const DeepseekDefaults& d) {
+  const std::int64_t layers = spec.num_hidden_layers;
+  const std::int64_t first = config.size_or("moe_layer_start_index", d.first_dense);
+  // -1 (the default) means the last layer; transformers saves it resolved.
+  const double end = config.number_or("moe_layer_end_index", -1.0);
+  const std::int64_t last = end < 0 ? layers - 1 : static_cast<std::int64_t>(end);
+  const std::int64_t interval = config.size_or(kInterval, 1);
+  if (interval == 0) config.at().fail(kInterval, "must be positive");
+  for (std::int64_t layer = first; layer <= last && layer < layers; ++layer)
+    if ((layer + 1) % interval == 0) spec.moe_layers.push_back(layer);
+  if (spec.moe_layers.empty()) spec.num_local_experts = 0;
+}
+
 void map_moe(workloads::ModelSpec& spec, const HfConfig& config, const DeepseekDefaults& d) {
   const auto either = [&](std::string_view alias, std::string_view key) {
     return !alias.empty() && config.has(alias) ? alias : key;
@@ -93,16 +123,18 @@ void map_moe(workloads::ModelSpec& spec, const HfConfig& config, const DeepseekD
   const std::string_view key = either(d.experts_alias, d.experts_key);
   if (config.is_null(key)) return;
   spec.num_local_experts = config.size_or(key, d.experts);
-  if (d.dense_key == kFirstDense)
-    spec.first_k_dense_replace = config.size_or(kFirstDense, d.first_dense);
-  if (d.dense_key == kMlpTypes) {
-    moe_layers_from_types(spec, config, d);
+  if (d.dense_key == kMlpTypes || d.dense_key == kInterval) {
+    (d.dense_key == kMlpTypes ? moe_layers_from_types : moe_layers_from_interval)(spec, config, d);
     if (spec.moe_layers.empty()) return;  // every layer dense
+  } else if (!d.dense_key.empty()) {      // the count of leading dense layers
+    spec.first_k_dense_replace = config.size_or(d.dense_key, d.first_dense);
   }
-  spec.num_experts_per_tok = config.size_or("num_experts_per_tok", d.per_token);
-  spec.moe_intermediate_size = config.size_or("moe_intermediate_size", d.expert_width);
+  spec.num_experts_per_tok =
+      config.size_or(either(d.per_token_alias, d.per_token_key), d.per_token);
+  spec.moe_intermediate_size = config.size_or(d.expert_width_key, d.expert_width);
   spec.n_shared_experts = config.size_or(either(d.shared_alias, d.shared_key), d.shared);
   spec.moe_router_bias = d.router_bias;
+  spec.router_bias_row = d.router_bias_row;
 }
 
 void map_mla(workloads::ModelSpec& spec, const HfConfig& config, const DeepseekDefaults& d) {
@@ -127,6 +159,10 @@ void map_mla(workloads::ModelSpec& spec, const HfConfig& config, const DeepseekD
 
 }  // namespace
 
+std::string_view deepseek_experts_key(std::string_view type) {
+  return defaults_of(type).experts_key;
+}
+
 void map_deepseek(workloads::ModelSpec& spec, const HfConfig& config, std::string_view type) {
   const DeepseekDefaults& d = defaults_of(type);
   if (spec.hf_names == workloads::HfNames::llama) spec.hf_names = workloads::HfNames::deepseek;
@@ -134,6 +170,24 @@ void map_deepseek(workloads::ModelSpec& spec, const HfConfig& config, std::strin
   if (type == "sarvam_moe" && config.has("use_qkv_bias"))
     spec.qkv_bias = config.flag_or("use_qkv_bias", false);
   if (d.moe) map_moe(spec, config, d);
+  if (!d.dense_width_key.empty()) {
+    const std::int64_t width =
+        spec.moe_intermediate_size > 0 ? spec.moe_intermediate_size : spec.intermediate_size;
+    spec.intermediate_size = config.size_or(d.dense_width_key, width);
+  }
+  // transformers gives AFMoE's MoE layers a shared MLP whatever its width.
+  if (type == "afmoe" && spec.is_moe() && spec.n_shared_experts == 0) {
+    config.at().fail("num_shared_experts",
+                     "0 gives every MoE layer a shared MLP of zero-size tensors, which ckptbench "
+                     "does not lay out");
+  }
+  // HY-V3's shared MLP is intermediate_size wide when there are no shared experts.
+  if (type == "hy_v3" && spec.is_moe() && spec.n_shared_experts == 0) {
+    spec.shared_expert_intermediate_size = spec.intermediate_size;
+  }
+  spec.moe_output_norm = type == "axk1";  // A.X-K1 normalises the MoE block's output
+  // ERNIE 4.5's use_bias reaches the output layer too.
+  if (type == "ernie4_5_moe") spec.lm_head_bias = config.flag_or("use_bias", false);
   if (d.use_qk_norm >= 0) spec.qk_norm = config.flag_or("use_qk_norm", d.use_qk_norm == 1);
   if (d.mla) map_mla(spec, config, d);
 }

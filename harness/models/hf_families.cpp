@@ -115,6 +115,57 @@ ModelSpec map_persimmon(const HfConfig& config) {
   return spec;
 }
 
+// BioGptConfig: OPT's pre-norm layer (biases everywhere, fc1 / fc2) under biogpt., learned
+// positions with OPT's two extra rows, a final LayerNorm, tied.
+ModelSpec map_biogpt(const HfConfig& config) {
+  ModelSpec spec = gpt_style(config, "hidden_size", "num_hidden_layers", "num_attention_heads");
+  spec.hf_names = workloads::HfNames::biogpt;
+  spec.intermediate_size = config.size_or("intermediate_size", 4096);
+  spec.position_embedding = workloads::PositionEmbedding::learned;
+  spec.max_position_embeddings = config.size_or("max_position_embeddings", 1024);
+  spec.position_offset = 2;
+  spec.tie_word_embeddings = config.flag_or("tie_word_embeddings", true);
+  return spec;
+}
+
+// CTRLConfig: pre-norm layers with biases everywhere, a ReLU MLP of dff, sinusoidal positions
+// (not stored), tied with a bias on the output layer.
+ModelSpec map_ctrl(const HfConfig& config) {
+  ModelSpec spec = gpt_style(config, "n_embd", "n_layer", "n_head");
+  spec.hf_names = workloads::HfNames::ctrl;
+  spec.intermediate_size = config.size_or("dff", 8192);
+  spec.lm_head_bias = true;
+  spec.tie_word_embeddings = config.flag_or("tie_word_embeddings", true);
+  return spec;
+}
+
+// XLMConfig: post-norm layers with biases everywhere and a 4h MLP, learned positions, one
+// embedding row per language when there are several (n_langs, use_lang_emb), a LayerNorm after
+// the embeddings, no final norm, tied with a bias on the output layer.
+ModelSpec map_xlm(const HfConfig& config) {
+  ModelSpec spec = gpt_style(config, "emb_dim", "n_layers", "n_heads");
+  spec.hf_names = workloads::HfNames::xlm;
+  spec.intermediate_size = 4 * spec.hidden_size;
+  spec.position_embedding = workloads::PositionEmbedding::learned;
+  spec.max_position_embeddings = config.size_or("max_position_embeddings", 512);
+  const std::int64_t languages = config.size_or("n_langs", 1);
+  if (languages > 1 && config.flag_or("use_lang_emb", true)) spec.type_vocab_size = languages;
+  spec.embedding_norm = true;
+  spec.norm_placement = workloads::NormPlacement::post;
+  spec.final_norm = false;
+  spec.lm_head_bias = true;
+  spec.tie_word_embeddings = config.flag_or("tie_word_embeddings", true);
+  if (!config.flag_or("is_encoder", true)) {
+    config.at().fail("is_encoder", "false adds cross-attention tensors ckptbench does not lay out");
+  }
+  if (config.flag_or("asm", false)) {
+    config.at().fail("asm",
+                     "true replaces the output layer by an adaptive softmax, which "
+                     "ckptbench does not lay out");
+  }
+  return spec;
+}
+
 // BloomConfig: fused query_key_value, ALiBi, a LayerNorm after the word embedding, 4h MLP, tied.
 // BLOOM-176B's config.json spells the width n_embed; BloomConfig also takes the common names.
 ModelSpec map_bloom(const HfConfig& config) {
@@ -192,6 +243,61 @@ ModelSpec map_mamba(const HfConfig& config, bool v2) {
   return spec;
 }
 
+// BertConfig and the RoBERTa family: BERT's post-norm encoder layer used as a decoder (biases
+// everywhere, learned positions, token-type embeddings, a LayerNorm after the embeddings, no
+// final norm) and a prediction head of a dense, a LayerNorm and the tied output with its bias.
+// BertGeneration has no token types and no head transform. The base model's attribute name
+// is the class's (bert, roberta, ...).
+ModelSpec map_bert(const HfConfig& config, std::string_view model_type) {
+  ModelSpec spec = gpt_style(config, "hidden_size", "num_hidden_layers", "num_attention_heads");
+  using workloads::HfNames;
+  const bool generation = model_type == "bert-generation";
+  // BertGeneration's head is RoBERTa's lm_head without the transform.
+  spec.hf_names = model_type == "bert" ? HfNames::bert : HfNames::roberta;
+  spec.hf_prefix = model_type == "bert" || generation ? "bert" : "roberta";
+  // The variants with prefixes and norms of their own.
+  struct Variant {
+    std::string_view type, prefix;
+    HfNames names;
+  };
+  static constexpr Variant kVariants[] = {
+      {"megatron-bert", "bert", HfNames::megatron_bert},
+      {"ernie", "ernie", HfNames::bert},
+      {"data2vec-text", "data2vec_text", HfNames::roberta},
+      {"roberta-prelayernorm", "roberta_prelayernorm", HfNames::roberta_prelayernorm},
+      {"xlm-roberta-xl", "roberta", HfNames::xlm_roberta_xl},
+  };
+  for (const Variant& v : kVariants) {
+    if (v.type != model_type) continue;
+    spec.hf_names = v.names;
+    spec.hf_prefix = std::string(v.prefix);
+  }
+  // Pre-norm variants have a final norm; Megatron-BERT and XLM-R XL no norm after the embeddings.
+  const bool pre_norm = spec.hf_names == HfNames::megatron_bert ||
+                        spec.hf_names == HfNames::roberta_prelayernorm ||
+                        spec.hf_names == HfNames::xlm_roberta_xl;
+  spec.intermediate_size = config.size_or("intermediate_size", generation ? 4096 : 3072);
+  spec.position_embedding = workloads::PositionEmbedding::learned;
+  spec.max_position_embeddings = config.size_or("max_position_embeddings", 512);
+  spec.type_vocab_size = generation ? 0 : config.size_or("type_vocab_size", 2);
+  spec.embedding_norm = !pre_norm || spec.hf_names == HfNames::roberta_prelayernorm;
+  spec.norm_placement = pre_norm ? workloads::NormPlacement::pre : workloads::NormPlacement::post;
+  spec.final_norm = pre_norm;
+  spec.lm_head_transform = !generation;
+  spec.lm_head_bias = true;
+  spec.tie_word_embeddings = config.flag_or("tie_word_embeddings", true);
+  if (config.flag_or("add_cross_attention", false)) {
+    config.at().fail("add_cross_attention",
+                     "add_cross_attention = true adds cross-attention tensors ckptbench does not "
+                     "lay out; describe the model in a TOML model file instead");
+  }
+  if (model_type == "ernie" && config.flag_or("use_task_id", false)) {
+    config.at().fail("use_task_id",
+                     "use_task_id = true adds task-type embeddings ckptbench does not lay out");
+  }
+  return spec;
+}
+
 }  // namespace
 
 // DbrxConfig: sizes in d_model / n_heads / n_layers and two nested objects: attn_config
@@ -218,6 +324,15 @@ ModelSpec map_dbrx(const HfConfig& config) {
   return spec;
 }
 
+bool is_bert_family(std::string_view model_type) {
+  for (const std::string_view type :
+       {"bert", "bert-generation", "megatron-bert", "ernie", "roberta", "data2vec-text",
+        "roberta-prelayernorm", "xlm-roberta-xl"}) {
+    if (model_type == type) return true;
+  }
+  return false;
+}
+
 ModelSpec map_own_keys_family(std::string_view model_type, const HfConfig& config) {
   if (is_hybrid_family(model_type)) return map_hybrid_family(model_type, config);
   if (model_type == "dbrx") return map_dbrx(config);
@@ -229,6 +344,10 @@ ModelSpec map_own_keys_family(std::string_view model_type, const HfConfig& confi
   if (model_type == "xglm") return map_xglm(config);
   if (model_type == "persimmon") return map_persimmon(config);
   if (model_type == "opt") return map_opt(config);
+  if (model_type == "biogpt") return map_biogpt(config);
+  if (model_type == "ctrl") return map_ctrl(config);
+  if (model_type == "xlm") return map_xlm(config);
+  if (is_bert_family(model_type)) return map_bert(config, model_type);
   return map_mamba(config, model_type == "mamba2");
 }
 
@@ -238,9 +357,11 @@ std::string own_keys_family_key(std::string_view model_type, const std::string& 
   };
   // clang-format off
   static constexpr Alias kAliases[] = {
-      {"gpt2 gptj codegen gpt_bigcode openai-gpt", "hidden_size", "n_embd"},
-      {"gpt2 gptj codegen gpt_bigcode openai-gpt bloom", "num_hidden_layers", "n_layer"},
-      {"gpt2 gptj codegen gpt_bigcode openai-gpt bloom", "num_attention_heads", "n_head"},
+      {"gpt2 gptj codegen gpt_bigcode openai-gpt ctrl", "hidden_size", "n_embd"},
+      {"gpt2 gptj codegen gpt_bigcode openai-gpt bloom ctrl", "num_hidden_layers", "n_layer"},
+      {"gpt2 gptj codegen gpt_bigcode openai-gpt bloom ctrl", "num_attention_heads", "n_head"},
+      {"ctrl", "intermediate_size", "dff"}, {"xlm", "hidden_size", "emb_dim"},
+      {"xlm", "num_hidden_layers", "n_layers"}, {"xlm", "num_attention_heads", "n_heads"},
       {"gpt2 gptj codegen gpt_bigcode", "intermediate_size", "n_inner"},
       {"gpt2 gptj codegen gpt_bigcode openai-gpt", "max_position_embeddings", "n_positions"}, {"opt xglm", "intermediate_size", "ffn_dim"},
       {"gpt_neo xglm", "num_hidden_layers", "num_layers"}, {"gpt_neo", "num_attention_heads", "num_heads"},
@@ -253,10 +374,10 @@ std::string own_keys_family_key(std::string_view model_type, const std::string& 
       {"jamba bamba falcon_h1 granitemoehybrid", "conv_kernel", "mamba_d_conv"},
       {"bamba falcon_h1 granitemoehybrid", "num_heads", "mamba_n_heads"},
       {"bamba falcon_h1 granitemoehybrid", "n_groups", "mamba_n_groups"},
-      {"granitemoehybrid qwen3_next", "attention_layers", "layer_types"},
+      {"granitemoehybrid qwen3_next qwen3_5_text qwen3_5_moe_text", "attention_layers", "layer_types"},
       {"nemotron_h", "num_heads", "mamba_num_heads"}, {"nemotron_h", "state_size", "ssm_state_size"},
       {"nemotron_h", "num_hidden_layers", "layers_block_type"}, {"nemotron_h", "num_local_experts", "n_routed_experts"},
-      {"qwen3_next", "num_heads", "linear_num_value_heads"}, {"qwen3_next", "n_groups", "linear_num_key_heads"},
+      {"qwen3_next qwen3_5_text qwen3_5_moe_text", "num_heads", "linear_num_value_heads"}, {"qwen3_next qwen3_5_text qwen3_5_moe_text", "n_groups", "linear_num_key_heads"},
       {"qwen3_next", "state_size", "linear_key_head_dim"}, {"qwen3_next", "conv_kernel", "linear_conv_kernel_dim"},
       {"qwen3_next", "num_local_experts", "num_experts"}, {"qwen3_next", "moe_layers", "mlp_only_layers"},
       {"jamba", "time_step_rank", "mamba_dt_rank"}, {"jamba", "attention_layers", "attn_layer_offset"},

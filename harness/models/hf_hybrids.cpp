@@ -77,11 +77,13 @@ std::vector<std::int64_t> every_nth(std::int64_t layers, std::int64_t period, st
 }
 
 // Llama's sizes under Llama's keys, in a hybrid stack; untied unless the config says otherwise.
-ModelSpec llama_sizes(const HfConfig& config) {
+// A stack of MoE layers only may have no intermediate_size.
+ModelSpec llama_sizes(const HfConfig& config, bool dense_width = true) {
   ModelSpec spec;
   spec.hybrid = true;
   spec.hidden_size = config.required_size("hidden_size");
-  spec.intermediate_size = config.required_size("intermediate_size");
+  spec.intermediate_size = dense_width ? config.required_size("intermediate_size")
+                                       : config.size_or("intermediate_size", 0);
   spec.num_hidden_layers = config.required_size("num_hidden_layers");
   spec.num_attention_heads = config.required_size("num_attention_heads");
   spec.num_key_value_heads = config.size_or("num_key_value_heads", spec.num_attention_heads);
@@ -181,9 +183,8 @@ void map_granitemoehybrid(ModelSpec& spec, const HfConfig& config) {
   spec.shared_expert_intermediate_size = shared;
 }
 
-// Qwen3-Next's layer kinds: layer_types, else attention in every full_attention_interval-th
-// layer; MoE unless in mlp_only_layers or (layer + 1) % decoder_sparse_step != 0.
-void qwen3_next_layers(ModelSpec& spec, const HfConfig& config) {
+// Qwen3-Next's attention layers: layer_types, else every full_attention_interval-th layer.
+void qwen3_next_attention_layers(ModelSpec& spec, const HfConfig& config) {
   const std::int64_t layers = spec.num_hidden_layers;
   std::vector<Block> blocks = read_blocks(config, "layer_types", {Block::attention, Block::linear});
   if (blocks.empty()) {
@@ -194,6 +195,12 @@ void qwen3_next_layers(ModelSpec& spec, const HfConfig& config) {
   }
   require_every_layer(config, "layer_types", blocks, layers);
   spec.attention_layers = layers_of(blocks, Block::attention);
+}
+
+// Qwen3-Next's MoE layers: all but those in mlp_only_layers or where
+// (layer + 1) % decoder_sparse_step != 0.
+void qwen3_next_moe_layers(ModelSpec& spec, const HfConfig& config) {
+  const std::int64_t layers = spec.num_hidden_layers;
   if (spec.num_local_experts == 0) return;
   const std::int64_t step = config.size_or("decoder_sparse_step", 1);
   if (step == 0) config.at().fail("decoder_sparse_step", "must be positive");
@@ -208,8 +215,12 @@ void qwen3_next_layers(ModelSpec& spec, const HfConfig& config) {
 // Qwen3NextConfig: attention with an output gate in q_proj and head_dim q/k norms in the
 // full-attention layers, the gated delta rule (linear_attn.*) in the others; Qwen2-MoE's
 // experts, shared expert and its gate in the MoE layers, Qwen3's MLP in the dense ones.
-void map_qwen3_next(ModelSpec& spec, const HfConfig& config) {
-  spec.hf_names = HfNames::qwen2_moe;
+// Qwen3.5 (qwen3_5_text: no experts; qwen3_5_moe_text: every layer MoE) splits the delta
+// rule's input projections.
+void map_qwen3_next(ModelSpec& spec, const HfConfig& config, std::string_view model_type) {
+  const bool qwen3_5 = model_type != "qwen3_next";
+  spec.hf_names = qwen3_5 ? HfNames::qwen3_5 : HfNames::qwen2_moe;
+  spec.ssm_split_projections = qwen3_5;
   spec.head_dim = config.size_or("head_dim", 256);
   spec.qkv_bias = spec.o_bias = config.flag_or("attention_bias", false);
   spec.qk_norm = spec.attention_gate = true;
@@ -222,11 +233,13 @@ void map_qwen3_next(ModelSpec& spec, const HfConfig& config) {
                               config.size_or("linear_value_head_dim", 128), spec.ssm_heads);
   spec.ssm_conv_kernel = config.size_or("linear_conv_kernel_dim", 4);
   spec.ssm_conv_bias = false;
+  qwen3_next_attention_layers(spec, config);
+  if (model_type == "qwen3_5_text") return;
   spec.num_local_experts =
-      config.size("num_local_experts").value_or(config.size_or("num_experts", 512));
-  qwen3_next_layers(spec, config);
+      config.size("num_local_experts").value_or(config.size_or("num_experts", qwen3_5 ? 256 : 512));
+  if (!qwen3_5) qwen3_next_moe_layers(spec, config);
   if (spec.num_local_experts == 0) return;
-  spec.num_experts_per_tok = config.size_or("num_experts_per_tok", 10);
+  spec.num_experts_per_tok = config.size_or("num_experts_per_tok", qwen3_5 ? 8 : 10);
   spec.moe_intermediate_size = config.size_or("moe_intermediate_size", 512);
   spec.shared_expert_intermediate_size = config.size_or("shared_expert_intermediate_size", 512);
   if (spec.shared_expert_intermediate_size == 0) {
@@ -260,10 +273,22 @@ std::int64_t lfm2_ffn(const HfConfig& config) {
 // q_layernorm / k_layernorm [head_dim]) in the "full_attention" ones (layer_types, else
 // full_attn_idxs, else every layer), operator_norm and ffn_norm, the gated MLP w1 / w3 / w2,
 // the final norm called embedding_norm; tied (older configs: tie_embedding).
-void map_lfm2(ModelSpec& spec, const HfConfig& config) {
+// LFM2-MoE: the same layers with intermediate_size MLPs in the first num_dense_layers and MoE
+// (feed_forward.gate, experts w1 / w3 / w2, the routing bias expert_bias under use_expert_bias)
+// in the others; layer_types is required.
+void map_lfm2(ModelSpec& spec, const HfConfig& config, bool moe) {
   spec.hf_names = HfNames::lfm2;
   spec.head_dim = config.size_or("head_dim", 0);
-  spec.intermediate_size = lfm2_ffn(config);
+  spec.intermediate_size = moe ? config.required_size("intermediate_size") : lfm2_ffn(config);
+  if (moe) {
+    spec.num_local_experts = config.size_or("num_experts", 32);
+    spec.num_experts_per_tok = config.size_or("num_experts_per_tok", 4);
+    spec.moe_intermediate_size = config.size_or("moe_intermediate_size", 1792);
+    spec.first_k_dense_replace = config.size_or("num_dense_layers", 2);
+    spec.moe_router_bias = config.flag_or("use_expert_bias", true);
+    if (!config.has("layer_types") || config.is_null("layer_types"))
+      config.at().fail("layer_types", "required: transformers reads each layer's type from it");
+  }
   spec.qk_norm = true;
   spec.qk_norm_shape = workloads::QkNormShape::head_dim;
   spec.tie_word_embeddings = config.has("tie_embedding")
@@ -388,7 +413,8 @@ ModelSpec map_nemotron_h(const HfConfig& config) {
 
 bool is_hybrid_family(std::string_view model_type) {
   for (const std::string_view type :
-       {"jamba", "bamba", "falcon_h1", "granitemoehybrid", "nemotron_h", "qwen3_next", "lfm2"}) {
+       {"jamba", "bamba", "falcon_h1", "granitemoehybrid", "nemotron_h", "qwen3_next",
+        "qwen3_5_text", "qwen3_5_moe_text", "lfm2", "lfm2_moe"}) {
     if (model_type == type) return true;
   }
   return false;
@@ -399,9 +425,13 @@ bool is_hybrid_family(std::string_view model_type) {
 // family keeps its own).
 ModelSpec map_hybrid_family(std::string_view model_type, const HfConfig& config) {
   if (model_type == "nemotron_h") return map_nemotron_h(config);
-  ModelSpec spec = llama_sizes(config);
-  if (model_type == "qwen3_next" || model_type == "lfm2") {
-    (model_type == "lfm2" ? map_lfm2 : map_qwen3_next)(spec, config);
+  ModelSpec spec = llama_sizes(config, model_type != "qwen3_5_moe_text");
+  if (model_type == "lfm2" || model_type == "lfm2_moe") {
+    map_lfm2(spec, config, model_type == "lfm2_moe");
+    return spec;
+  }
+  if (model_type.starts_with("qwen3_")) {
+    map_qwen3_next(spec, config, model_type);
     return spec;
   }
   spec.hf_names = HfNames::hybrid;

@@ -2,10 +2,8 @@
 // transformers config class, so that a config saved by transformers and one trimmed by hand
 // describe the same model.
 #include <algorithm>
-#include <array>
 #include <cstdint>
 #include <filesystem>
-#include <iterator>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -18,6 +16,7 @@
 
 #include "harness/common/config_error.hpp"
 #include "harness/common/suggest.hpp"
+#include "harness/models/hf_arch_table.hpp"
 #include "harness/models/hf_config.hpp"
 #include "harness/models/hf_families.hpp"
 #include "harness/models/model_file.hpp"
@@ -26,373 +25,37 @@
 namespace ckpt::harness {
 namespace {
 
+using hf::ArchName;
 using hf::describe;
+using hf::HfArch;
 using hf::HfConfig;
 using hf::Json;
 using hf::line_at;
 using hf::Locator;
+using hf::Traits;
 using workloads::ModelSpec;
-
-// How a config is mapped: `dense` is Llama's layout varied by the row's Traits (most
-// families); the others have keys or blocks of their own.
-// own_keys: the family names the common sizes its own way (map_own_keys_family maps it whole);
-// fused_moe: experts stored as 3-D tensors.
-enum class HfArch {
-  dense,
-  mixtral,
-  deepseek,
-  sparse_moe,
-  falcon,
-  gpt_neox,
-  phi,
-  starcoder2,
-  own_keys,
-  fused_moe
-};
-
-// The keys each architecture reads beyond kCommonKeys. A key outside these that is within edit
-// distance 2 of one of them is taken for a misspelling.
-constexpr std::string_view kCommonKeys[] = {"architectures",       "model_type",
-                                            "hidden_size",         "intermediate_size",
-                                            "num_hidden_layers",   "num_attention_heads",
-                                            "num_key_value_heads", "vocab_size",
-                                            "tie_word_embeddings", "max_position_embeddings"};
-constexpr std::string_view kHeadDimKey = "head_dim";  // not read under MLA
-constexpr std::string_view kMixtralKeys[] = {"num_local_experts", "num_experts_per_tok"};
-constexpr std::string_view kPhimoeKeys[] = {"num_local_experts", "num_experts_per_tok",
-                                            "lm_head_bias"};
-// clang-format off
-constexpr std::string_view kDeepseekKeys[] = {
-    "n_routed_experts", "num_experts_per_tok", "moe_intermediate_size", "n_shared_experts",
-    "first_k_dense_replace", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim",
-    "qk_rope_head_dim", "v_head_dim", "qk_head_dim",
-};
-constexpr std::string_view kSarvamMoeKeys[] = {
-    "n_routed_experts", "num_experts", "num_experts_per_tok", "moe_intermediate_size", "n_shared_experts",
-    "num_shared_experts", "first_k_dense_replace", "use_qk_norm", "use_qkv_bias",
-};
-constexpr std::string_view kExaoneMoeKeys[] = {
-    "num_experts", "num_experts_per_tok", "moe_intermediate_size", "num_shared_experts", "first_k_dense_replace",
-    "mlp_layer_types",
-};
-constexpr std::string_view kSolarOpenKeys[] = {
-    "n_routed_experts", "num_local_experts", "num_experts_per_tok", "moe_intermediate_size", "n_shared_experts",
-};
-constexpr std::string_view kGlm4MoeLiteKeys[] = {
-    "n_routed_experts", "num_experts_per_tok", "moe_intermediate_size", "n_shared_experts", "mlp_layer_types",
-    "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "qk_head_dim",
-};
-constexpr std::string_view kMiniCpm3Keys[] = {
-    "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "qk_head_dim",
-};
-constexpr std::string_view kSparseMoeKeys[] = {
-    "num_experts", "num_local_experts", "num_experts_per_tok", "moe_intermediate_size",
-    "shared_expert_intermediate_size", "decoder_sparse_step", "mlp_only_layers",
-};
-constexpr std::string_view kGlm4MoeKeys[] = {
-    "n_routed_experts", "num_experts_per_tok", "moe_intermediate_size", "n_shared_experts",
-    "first_k_dense_replace", "use_qk_norm",
-};
-constexpr std::string_view kFalconKeys[] = {
-    "num_kv_heads", "multi_query", "parallel_attn", "new_decoder_architecture", "bias", "alibi",
-    "num_ln_in_parallel_attn", "ffn_hidden_size",
-};
-// clang-format on
-constexpr std::string_view kNeoxKeys[] = {"attention_bias"};
-constexpr std::string_view kPhiKeys[] = {"qk_layernorm"};
-constexpr std::string_view kStarcoder2Keys[] = {"use_bias"};
-constexpr std::string_view kCohereKeys[] = {"use_qk_norm"};
-// clang-format off
-constexpr std::string_view kGpt2Keys[] = {"n_embd", "n_layer", "n_head", "n_positions", "n_inner", "add_cross_attention"};
-constexpr std::string_view kGptBigCodeKeys[] = {"n_embd", "n_layer", "n_head", "n_positions", "n_inner", "add_cross_attention", "multi_query"};
-constexpr std::string_view kGptNeoKeys[] = {"num_layers", "num_heads"};
-constexpr std::string_view kXglmKeys[] = {"d_model", "num_layers", "attention_heads", "ffn_dim", "add_cross_attention"};
-constexpr std::string_view kPersimmonKeys[] = {"qk_layernorm"};
-constexpr std::string_view kBloomKeys[] = {"n_layer", "n_head", "n_embed"};
-constexpr std::string_view kOptKeys[] = {
-    "ffn_dim", "enable_bias", "layer_norm_elementwise_affine", "do_layer_norm_before", "word_embed_proj_dim",
-    "_remove_final_layer_norm",
-};
-constexpr std::string_view kMambaKeys[] = {
-    "state_size", "expand", "conv_kernel", "time_step_rank", "use_bias", "use_conv_bias", "num_heads", "n_groups",
-};
-constexpr std::string_view kJambaKeys[] = {
-    "mamba_d_state", "mamba_d_conv", "mamba_expand", "mamba_dt_rank", "mamba_conv_bias", "mamba_proj_bias",
-    "attn_layer_period", "attn_layer_offset", "expert_layer_period", "expert_layer_offset", "num_experts",
-    "num_local_experts", "num_experts_per_tok",
-};
-constexpr std::string_view kBambaKeys[] = {
-    "mamba_d_state", "mamba_d_conv", "mamba_expand", "mamba_n_heads", "mamba_n_groups", "mamba_conv_bias",
-    "mamba_proj_bias", "attn_layer_indices", "attention_bias", "mlp_bias", "head_dim",
-};
-constexpr std::string_view kFalconH1Keys[] = {
-    "mamba_d_state", "mamba_d_conv", "mamba_expand", "mamba_n_heads", "mamba_n_groups", "mamba_conv_bias",
-    "mamba_proj_bias", "mamba_d_ssm", "mamba_rms_norm", "projectors_bias", "attention_bias", "mlp_bias", "head_dim",
-};
-constexpr std::string_view kGraniteMoeHybridKeys[] = {
-    "mamba_d_state", "mamba_d_conv", "mamba_expand", "mamba_n_heads", "mamba_n_groups", "mamba_conv_bias",
-    "mamba_proj_bias", "attention_bias", "head_dim", "layer_types", "layers_block_type", "num_local_experts",
-    "num_experts_per_tok", "shared_intermediate_size",
-};
-constexpr std::string_view kLfm2Keys[] = {
-    "head_dim", "conv_bias", "conv_L_cache", "block_multiple_of", "block_ffn_dim_multiplier", "block_auto_adjust_ff_dim",
-    "block_ff_dim", "full_attn_idxs", "layer_types", "tie_embedding",
-};
-constexpr std::string_view kNemotronHKeys[] = {
-    "head_dim", "mlp_bias", "use_bias", "use_conv_bias", "mamba_conv_bias", "ssm_state_size", "mamba_num_heads",
-    "mamba_head_dim", "n_groups", "mamba_n_groups", "conv_kernel", "mamba_d_conv", "layers_block_type", "layer_types",
-    "hybrid_override_pattern", "n_routed_experts", "num_local_experts", "num_experts_per_tok", "moe_intermediate_size",
-    "moe_shared_expert_intermediate_size", "moe_latent_size",
-};
-constexpr std::string_view kQwen3NextKeys[] = {
-    "head_dim", "attention_bias", "linear_num_value_heads", "linear_num_key_heads", "linear_key_head_dim",
-    "linear_value_head_dim", "linear_conv_kernel_dim", "layer_types", "full_attention_interval", "num_experts",
-    "num_local_experts", "num_experts_per_tok", "moe_intermediate_size", "shared_expert_intermediate_size",
-    "decoder_sparse_step", "mlp_only_layers",
-};
-constexpr std::string_view kDbrxKeys[] = {"d_model", "n_heads", "n_layers", "max_seq_len", "attn_config", "ffn_config"};
-constexpr std::string_view kFusedMoeKeys[] = {
-    "num_local_experts", "num_experts_per_tok", "intermediate_size_mlp", "interleave_moe_layer_step", "moe_layers",
-    "use_qk_norm", "shared_intermediate_size",
-};
-// clang-format on
-
-// Everything that sets one family apart from Llama: a row of data, not code.
-struct Traits {
-  // The boolean keys that put a bias on q/k/v, on the attention output and on the MLP
-  // matrices; empty: the family has no such key. The bools are the values when a key is absent.
-  std::string_view qkv_bias_key, o_bias_key, mlp_bias_key;
-  bool qkv_bias = false, o_bias = false, mlp_bias = false;
-  bool tie = false;  // tie_word_embeddings when the key is absent
-  workloads::NormKind norm = workloads::NormKind::rmsnorm;
-  workloads::NormPlacement placement = workloads::NormPlacement::pre;
-  bool qk_norm = false;
-  workloads::QkNormShape qk_norm_shape = workloads::QkNormShape::all_heads;
-  workloads::MlpKind mlp = workloads::MlpKind::gated;
-  bool fused_qkv = false;      // one qkv_proj matrix (Phi-3)
-  bool fused_gate_up = false;  // one gate_up_proj matrix (Phi-3, GLM-4)
-  workloads::HfNames names = workloads::HfNames::llama;
-  // Sparse MoE defaults (HfArch::sparse_moe): experts, per token, expert width, shared width.
-  std::int64_t experts = 0, per_token = 0, expert_width = 0, shared_width = 0;
-  // A boolean key whose `true` adds tensors ckptbench does not model: refused, naming it.
-  std::string_view unmodelled;
-  bool sinks = false;      // a learned attention-sink logit per head (self_attn.sinks)
-  bool sub_norms = false;  // BitNet's attn_sub_norm and ffn_sub_norm
-  bool lambdas = false;    // DiffLlama's differential-attention vectors
-};
-
-struct ArchName {
-  HfArch arch;
-  std::string_view model_type;
-  std::string_view class_name;
-  std::span<const std::string_view> keys;  // read beyond kCommonKeys and the traits' keys
-  bool reads_head_dim;
-  Traits traits;
-};
-
-using workloads::HfNames;
-using workloads::MlpKind;
-using workloads::NormKind;
 using workloads::NormPlacement;
 using workloads::QkNormShape;
-constexpr std::string_view kAttn = "attention_bias";
-constexpr std::string_view kMlpBias = "mlp_bias";
-
-// clang-format off
-constexpr std::array kArchNames{
-    ArchName{HfArch::dense, "llama", "LlamaForCausalLM", {}, true, {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .mlp_bias_key = kMlpBias}},
-    ArchName{HfArch::dense, "mistral", "MistralForCausalLM", {}, true, {}},
-    ArchName{HfArch::dense, "ministral", "MinistralForCausalLM", {}, true, {}},
-    ArchName{HfArch::dense, "ministral3", "Ministral3ForCausalLM", {}, true, {}},
-    ArchName{HfArch::dense, "qwen2", "Qwen2ForCausalLM", {}, true, {.qkv_bias = true}},
-    ArchName{HfArch::dense, "qwen3", "Qwen3ForCausalLM", {}, true,
-             {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .qk_norm = true, .qk_norm_shape = QkNormShape::head_dim}},
-    ArchName{HfArch::dense, "granite", "GraniteForCausalLM", {}, true, {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .mlp_bias_key = kMlpBias}},
-    ArchName{HfArch::dense, "granite_swa", "GraniteSWAForCausalLM", {}, true,
-             {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .mlp_bias_key = kMlpBias, .tie = true, .sinks = true}},
-    ArchName{HfArch::dense, "smollm3", "SmolLM3ForCausalLM", {}, true, {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .mlp_bias_key = kMlpBias, .tie = true}},
-    ArchName{HfArch::dense, "helium", "HeliumForCausalLM", {}, true, {.qkv_bias_key = kAttn, .mlp_bias_key = kMlpBias}},
-    ArchName{HfArch::dense, "arcee", "ArceeForCausalLM", {}, true, {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .mlp_bias_key = kMlpBias, .mlp = MlpKind::plain}},
-    ArchName{HfArch::dense, "ernie4_5", "Ernie4_5ForCausalLM", {}, true,
-             {.qkv_bias_key = "use_bias", .o_bias_key = "use_bias", .mlp_bias_key = "use_bias", .tie = true}},
-    ArchName{HfArch::dense, "gemma", "GemmaForCausalLM", {}, true, {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .tie = true}},
-    ArchName{HfArch::dense, "gemma2", "Gemma2ForCausalLM", {}, true,
-             {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .tie = true, .placement = NormPlacement::sandwich}},
-    ArchName{HfArch::dense, "gemma3_text", "Gemma3ForCausalLM", {}, true,
-             {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .tie = true, .placement = NormPlacement::sandwich, .qk_norm = true,
-              .qk_norm_shape = QkNormShape::head_dim}},
-    ArchName{HfArch::dense, "vaultgemma", "VaultGemmaForCausalLM", {}, true,
-             {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .tie = true, .names = HfNames::vaultgemma}},
-    ArchName{HfArch::dense, "phi3", "Phi3ForCausalLM", {}, true, {.fused_qkv = true, .fused_gate_up = true}},
-    ArchName{HfArch::dense, "olmo", "OlmoForCausalLM", {}, true, {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .norm = NormKind::none}},
-    ArchName{HfArch::dense, "olmo2", "Olmo2ForCausalLM", {}, true,
-             {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .placement = NormPlacement::post, .qk_norm = true}},
-    ArchName{HfArch::dense, "olmo3", "Olmo3ForCausalLM", {}, true,
-             {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .placement = NormPlacement::post, .qk_norm = true}},
-    ArchName{HfArch::dense, "exaone4", "Exaone4ForCausalLM", {}, true,
-             {.placement = NormPlacement::post, .qk_norm = true, .qk_norm_shape = QkNormShape::head_dim}},
-    // Cohere's LayerNorm has no bias: one weight vector, the same tensors as an RMSNorm.
-    ArchName{HfArch::dense, "cohere", "CohereForCausalLM", kCohereKeys, false,
-             {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .tie = true, .placement = NormPlacement::parallel,
-              .qk_norm_shape = QkNormShape::per_head, .names = HfNames::cohere}},
-    ArchName{HfArch::dense, "cohere2", "Cohere2ForCausalLM", {}, true,
-             {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .tie = true, .placement = NormPlacement::parallel}},
-    ArchName{HfArch::dense, "glm4", "Glm4ForCausalLM", {}, true,
-             {.qkv_bias_key = kAttn, .placement = NormPlacement::sandwich, .fused_gate_up = true,
-              .names = HfNames::glm4}},
-    ArchName{HfArch::dense, "stablelm", "StableLmForCausalLM", {}, false,
-             {.qkv_bias_key = "use_qkv_bias", .norm = NormKind::layernorm, .unmodelled = "qk_layernorm"}},
-    // Nemotron's LayerNorm1P carries a bias like a LayerNorm.
-    ArchName{HfArch::dense, "nemotron", "NemotronForCausalLM", {}, true,
-             {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .mlp_bias_key = kMlpBias, .norm = NormKind::layernorm, .mlp = MlpKind::plain}},
-    ArchName{HfArch::dense, "internlm3", "LlamaForCausalLM", {}, true,
-             {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .mlp_bias_key = kMlpBias}},
-    ArchName{HfArch::dense, "iquestcoder", "LlamaForCausalLM", {}, true,
-             {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .mlp_bias_key = kMlpBias}},
-    ArchName{HfArch::dense, "hunyuan_v1_dense", "HunYuanDenseV1ForCausalLM", {}, true,
-             {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .qk_norm = true, .qk_norm_shape = QkNormShape::head_dim,
-              .names = HfNames::hunyuan}},
-    // NanoChat's norms (q/k norms included) have no weights.
-    ArchName{HfArch::dense, "nanochat", "NanoChatForCausalLM", {}, true,
-             {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .norm = NormKind::none, .mlp = MlpKind::plain,
-              .names = HfNames::nanochat}},
-    ArchName{HfArch::dense, "bitnet", "BitNetForCausalLM", {}, true,
-             {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .sub_norms = true}},
-    ArchName{HfArch::dense, "exaone", "ExaoneForCausalLM", {}, true,
-             {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .mlp_bias_key = kMlpBias, .names = HfNames::exaone}},
-    ArchName{HfArch::dense, "diffllama", "DiffLlamaForCausalLM", {}, true,
-             {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .lambdas = true}},
-    ArchName{HfArch::dense, "cwm", "CwmForCausalLM", {}, true, {.mlp_bias_key = kMlpBias}},
-    ArchName{HfArch::dense, "glm", "GlmForCausalLM", {}, true,
-             {.qkv_bias_key = kAttn, .qkv_bias = true, .fused_gate_up = true}},
-    ArchName{HfArch::dense, "seed_oss", "SeedOssForCausalLM", {}, true,
-             {.qkv_bias_key = kAttn, .o_bias_key = "attention_out_bias", .mlp_bias_key = kMlpBias, .qkv_bias = true}},
-    ArchName{HfArch::dense, "jais2", "Jais2ForCausalLM", {}, true,
-             {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .mlp_bias_key = kMlpBias, .qkv_bias = true, .o_bias = true,
-              .mlp_bias = true, .norm = NormKind::layernorm, .mlp = MlpKind::plain}},
-    ArchName{HfArch::mixtral, "mixtral", "MixtralForCausalLM", kMixtralKeys, true, {}},
-    ArchName{HfArch::mixtral, "phimoe", "PhimoeForCausalLM", kPhimoeKeys, true,
-             {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .norm = NormKind::layernorm}},
-    ArchName{HfArch::deepseek, "deepseek_v3", "DeepseekV3ForCausalLM", kDeepseekKeys, false, {.qkv_bias_key = kAttn, .o_bias_key = kAttn}},
-    ArchName{HfArch::deepseek, "deepseek_v2", "DeepseekV2ForCausalLM", kDeepseekKeys, false,
-             {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .mlp_bias_key = kMlpBias}},
-    ArchName{HfArch::deepseek, "glm4_moe", "Glm4MoeForCausalLM", kGlm4MoeKeys, true,
-             {.qkv_bias_key = kAttn, .qk_norm_shape = QkNormShape::head_dim}},
-    ArchName{HfArch::deepseek, "sarvam_mla", "DeepseekV3ForCausalLM", kDeepseekKeys, false, {.qkv_bias_key = kAttn, .o_bias_key = kAttn}},
-    ArchName{HfArch::deepseek, "sarvam_moe", "SarvamMoEForCausalLM", kSarvamMoeKeys, true,
-             {.qkv_bias_key = kAttn, .qk_norm_shape = QkNormShape::head_dim, .fused_qkv = true, .names = HfNames::sarvam_moe}},
-    ArchName{HfArch::deepseek, "exaone_moe", "ExaoneMoeForCausalLM", kExaoneMoeKeys, true,
-             {.qk_norm = true, .qk_norm_shape = QkNormShape::head_dim, .names = HfNames::exaone_moe}},
-    ArchName{HfArch::deepseek, "solar_open", "SolarOpenForCausalLM", kSolarOpenKeys, true, {.qkv_bias_key = kAttn}},
-    ArchName{HfArch::deepseek, "glm4_moe_lite", "Glm4MoeLiteForCausalLM", kGlm4MoeLiteKeys, false,
-             {.qkv_bias_key = kAttn, .o_bias_key = kAttn}},
-    ArchName{HfArch::deepseek, "youtu", "YoutuForCausalLM", kMiniCpm3Keys, false,
-             {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .tie = true}},
-    ArchName{HfArch::deepseek, "minicpm3", "MiniCPM3ForCausalLM", kMiniCpm3Keys, false,
-             {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .mlp_bias_key = kMlpBias, .tie = true}},
-    ArchName{HfArch::sparse_moe, "qwen2_moe", "Qwen2MoeForCausalLM", kSparseMoeKeys, true,
-             {.qkv_bias_key = "qkv_bias", .qkv_bias = true, .names = HfNames::qwen2_moe, .experts = 60, .per_token = 4,
-              .expert_width = 1408, .shared_width = 5632}},
-    ArchName{HfArch::sparse_moe, "qwen3_moe", "Qwen3MoeForCausalLM", kSparseMoeKeys, true,
-             {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .qk_norm = true, .qk_norm_shape = QkNormShape::head_dim, .names = HfNames::qwen2_moe,
-              .experts = 128, .per_token = 8, .expert_width = 768}},
-    ArchName{HfArch::sparse_moe, "mellum", "MellumForCausalLM", kSparseMoeKeys, true,
-             {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .qk_norm = true, .qk_norm_shape = QkNormShape::head_dim,
-              .names = HfNames::qwen2_moe, .experts = 64, .per_token = 8, .expert_width = 896}},
-    ArchName{HfArch::sparse_moe, "olmoe", "OlmoeForCausalLM", kSparseMoeKeys, true,
-             {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .qk_norm = true, .names = HfNames::qwen2_moe, .experts = 64, .per_token = 8}},
-    ArchName{HfArch::sparse_moe, "flex_olmo", "FlexOlmoForCausalLM", kSparseMoeKeys, true,
-             {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .placement = NormPlacement::post, .qk_norm = true,
-              .names = HfNames::qwen2_moe, .experts = 7, .per_token = 5}},
-    ArchName{HfArch::falcon, "falcon", "FalconForCausalLM", kFalconKeys, false, {}},
-    ArchName{HfArch::gpt_neox, "gpt_neox", "GPTNeoXForCausalLM", kNeoxKeys, false, {}},
-    ArchName{HfArch::phi, "phi", "PhiForCausalLM", kPhiKeys, false, {}},
-    ArchName{HfArch::starcoder2, "starcoder2", "Starcoder2ForCausalLM", kStarcoder2Keys, false, {}},
-    ArchName{HfArch::own_keys, "gpt2", "GPT2LMHeadModel", kGpt2Keys, false, {}},
-    ArchName{HfArch::own_keys, "gptj", "GPTJForCausalLM", kGpt2Keys, false, {}},
-    ArchName{HfArch::own_keys, "codegen", "CodeGenForCausalLM", kGpt2Keys, false, {}},
-    ArchName{HfArch::own_keys, "openai-gpt", "OpenAIGPTLMHeadModel", kGpt2Keys, false, {}},
-    ArchName{HfArch::own_keys, "gpt_bigcode", "GPTBigCodeForCausalLM", kGptBigCodeKeys, false, {}},
-    ArchName{HfArch::own_keys, "bloom", "BloomForCausalLM", kBloomKeys, false, {}},
-    ArchName{HfArch::own_keys, "gpt_neo", "GPTNeoForCausalLM", kGptNeoKeys, false, {}},
-    ArchName{HfArch::own_keys, "xglm", "XGLMForCausalLM", kXglmKeys, false, {}},
-    ArchName{HfArch::own_keys, "persimmon", "PersimmonForCausalLM", kPersimmonKeys, false, {}},
-    ArchName{HfArch::own_keys, "opt", "OPTForCausalLM", kOptKeys, false, {}},
-    ArchName{HfArch::own_keys, "mamba", "MambaForCausalLM", kMambaKeys, false, {}},
-    ArchName{HfArch::own_keys, "dbrx", "DbrxForCausalLM", kDbrxKeys, false, {}},
-    ArchName{HfArch::own_keys, "mamba2", "Mamba2ForCausalLM", kMambaKeys, false, {}},
-    ArchName{HfArch::own_keys, "falcon_mamba", "FalconMambaForCausalLM", kMambaKeys, false, {}},
-    ArchName{HfArch::own_keys, "falcon_h1", "FalconH1ForCausalLM", kFalconH1Keys, false, {}},
-    ArchName{HfArch::own_keys, "bamba", "BambaForCausalLM", kBambaKeys, false, {}},
-    ArchName{HfArch::own_keys, "jamba", "JambaForCausalLM", kJambaKeys, false, {}},
-    ArchName{HfArch::own_keys, "granitemoehybrid", "GraniteMoeHybridForCausalLM", kGraniteMoeHybridKeys, false, {}},
-    ArchName{HfArch::own_keys, "nemotron_h", "NemotronHForCausalLM", kNemotronHKeys, false, {}},
-    ArchName{HfArch::own_keys, "qwen3_next", "Qwen3NextForCausalLM", kQwen3NextKeys, false, {}},
-    ArchName{HfArch::own_keys, "lfm2", "Lfm2ForCausalLM", kLfm2Keys, false, {}},
-    ArchName{HfArch::fused_moe, "gpt_oss", "GptOssForCausalLM", kFusedMoeKeys, true,
-             {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .qkv_bias = true, .o_bias = true}},
-    ArchName{HfArch::fused_moe, "llama4_text", "Llama4ForCausalLM", kFusedMoeKeys, true,
-             {.qkv_bias_key = kAttn, .o_bias_key = kAttn}},
-    ArchName{HfArch::fused_moe, "granitemoe", "GraniteMoeForCausalLM", kFusedMoeKeys, false,
-             {.qkv_bias_key = kAttn, .o_bias_key = kAttn}},
-    ArchName{HfArch::fused_moe, "granitemoeshared", "GraniteMoeSharedForCausalLM", kFusedMoeKeys, false,
-             {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .fused_gate_up = true}},
-    ArchName{HfArch::fused_moe, "granitemoe_swa", "GraniteMoeSWAForCausalLM", kFusedMoeKeys, false,
-             {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .fused_gate_up = true, .sinks = true}},
-};
-// clang-format on
 
 // The keys a row's traits read.
 std::vector<std::string_view> trait_keys(const Traits& t) {
   std::vector<std::string_view> keys;
-  for (const std::string_view key : {t.qkv_bias_key, t.o_bias_key, t.mlp_bias_key, t.unmodelled}) {
+  const std::string_view activation = t.activation.empty() ? "" : "hidden_act";
+  for (const std::string_view key :
+       {t.qkv_bias_key, t.o_bias_key, t.mlp_bias_key, t.unmodelled, t.post_norm_key, activation}) {
     if (!key.empty() && std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
   }
   return keys;
 }
-
-// Keys real configs carry that do not change which tensors a checkpoint holds or their
-// shapes (token ids, dropout, epsilons, RoPE settings, routing hyper-parameters, dtypes,
-// soft-capping, residual wiring such as use_parallel_residual).
-// Except num_nextn_predict_layers: DeepSeek-V3's multi-token-prediction layer ships in the
-// checkpoint but is not part of the model we lay out, so such checkpoints are undercounted.
-// clang-format off
-constexpr std::string_view kIgnoredKeys[] = {
-    "_name_or_path", "attention_dropout", "auto_map", "bos_token_id", "eos_token_id",
-    "pad_token_id", "hidden_act", "hidden_dropout", "initializer_range", "rms_norm_eps",
-    "layer_norm_eps", "rope_theta", "rope_scaling", "rope_interleave", "partial_rotary_factor",
-    "sliding_window", "use_sliding_window", "max_window_layers", "layer_types", "torch_dtype",
-    "dtype", "transformers_version", "use_cache", "pretraining_tp", "output_router_logits",
-    "router_aux_loss_coef", "router_jitter_noise", "aux_loss_alpha", "ep_size",
-    "moe_layer_freq", "n_group", "topk_group", "norm_topk_prob", "routed_scaling_factor",
-    "scoring_func", "seq_aux", "num_nextn_predict_layers", "quantization_config",
-    "hidden_activation", "query_pre_attn_scalar", "final_logit_softcapping", "attn_logit_softcapping",
-    "cache_implementation", "original_max_position_embeddings", "embd_pdrop", "resid_pdrop", "clip_qkv",
-    "rotary_pct", "rotary_emb_base", "use_parallel_residual", "classifier_dropout", "norm_epsilon",
-    "residual_dropout", "embedding_dropout", "logit_scale", "layer_norm_epsilon", "rope_type",
-    "activation_function", "attn_pdrop", "rotary_dim", "apply_residual_connection_post_layernorm",
-    "slow_but_exact", "dropout", "init_std", "layerdrop", "swiglu_alpha", "swiglu_limit",
-    "attention_chunk_size", "attn_scale", "attn_temperature_tuning", "floor_scale", "no_rope_layer_interval",
-    "no_rope_layers", "attention_multiplier", "embedding_multiplier", "logits_scaling", "residual_multiplier",
-    "rescale_prenorm_residual", "residual_in_fp32", "time_step_floor", "time_step_init_scheme",
-    "time_step_max", "time_step_min", "time_step_scale", "time_step_limit", "use_associative_scan",
-    "use_mambapy", "chunk_size", "rms_norm", "norm_before_gate", "scale_attn_weights",
-    "scale_attn_by_inverse_layer_idx", "reorder_and_upcast_attn", "summary_activation", "summary_first_dropout",
-    "summary_proj_to_labels", "summary_type", "summary_use_proj", "emb_pdrop",
-    "rope_parameters", "attention_in_multiplier", "attention_out_multiplier", "key_multiplier",
-    "lm_head_multiplier", "mlp_multipliers", "ssm_multipliers", "ssm_in_multiplier", "ssm_out_multiplier",
-    "mamba_chunk_size", "mamba_norm_before_gate", "mamba_d_head", "num_logits_to_keep", "use_mamba_kernels",
-    "z_loss_coefficient", "mixer_rms_eps", "layer_rope_theta", "position_embedding_type",
-};
-// clang-format on
 
 bool contains(std::span<const std::string_view> keys, std::string_view key) {
   return std::find(keys.begin(), keys.end(), key) != keys.end();
 }
 
 std::vector<std::string_view> consumed_keys(const ArchName& info) {
-  std::vector<std::string_view> keys(std::begin(kCommonKeys), std::end(kCommonKeys));
-  if (info.reads_head_dim) keys.push_back(kHeadDimKey);
+  const std::span<const std::string_view> common = hf::common_keys();
+  std::vector<std::string_view> keys(common.begin(), common.end());
+  if (info.reads_head_dim) keys.push_back(hf::kHeadDimKey);
   keys.insert(keys.end(), info.keys.begin(), info.keys.end());
   const std::vector<std::string_view> traits = trait_keys(info.traits);
   keys.insert(keys.end(), traits.begin(), traits.end());
@@ -400,15 +63,16 @@ std::vector<std::string_view> consumed_keys(const ArchName& info) {
 }
 
 bool read_by_any_arch(std::string_view key) {
-  if (contains(kCommonKeys, key) || key == kHeadDimKey) return true;
-  return std::any_of(kArchNames.begin(), kArchNames.end(), [key](const ArchName& name) {
+  if (contains(hf::common_keys(), key) || key == hf::kHeadDimKey) return true;
+  const std::span<const ArchName> table = hf::arch_table();
+  return std::any_of(table.begin(), table.end(), [key](const ArchName& name) {
     return contains(name.keys, key) || contains(trait_keys(name.traits), key);
   });
 }
 
 std::string supported_list() {
   std::string list;
-  for (const ArchName& name : kArchNames) {
+  for (const ArchName& name : hf::arch_table()) {
     if (!list.empty()) list += ", ";
     list += std::string(name.model_type) + " (" + std::string(name.class_name) + ")";
   }
@@ -438,7 +102,7 @@ const ArchName& detect_arch(const Json& root, const Locator& at) {
     at.fail("model_type", "expected a string, found " + describe(*type_it));
   }
   const std::string model_type = has_type ? type_it->get<std::string>() : std::string();
-  for (const ArchName& name : kArchNames) {
+  for (const ArchName& name : hf::arch_table()) {
     if (has_type && model_type == name.model_type) return name;
     if (!has_type && std::find(classes.begin(), classes.end(), name.class_name) != classes.end()) {
       return name;
@@ -470,7 +134,7 @@ const ArchName& detect_arch(const Json& root, const Locator& at) {
 void check_unknown_keys(const Json& root, const Locator& at, const ArchName& arch) {
   const std::vector<std::string_view> consumed = consumed_keys(arch);
   for (const auto& [key, value] : root.items()) {
-    if (read_by_any_arch(key) || contains(kIgnoredKeys, key)) continue;
+    if (read_by_any_arch(key) || contains(hf::ignored_keys(), key)) continue;
     std::size_t nearest = std::numeric_limits<std::size_t>::max();
     for (const std::string_view known : consumed) {
       nearest = std::min(nearest, edit_distance(key, known));
@@ -492,7 +156,7 @@ void apply_traits(ModelSpec& spec, const HfConfig& config, const Traits& t) {
   }
   spec.tie_word_embeddings = config.flag_or("tie_word_embeddings", t.tie);
   spec.norm = t.norm;
-  spec.norm_placement = t.placement;
+  spec.norm_placement = flag(t.post_norm_key, true) ? t.placement : NormPlacement::pre;
   spec.qk_norm = t.qk_norm;
   spec.qk_norm_shape = t.qk_norm_shape;
   spec.mlp = t.mlp;
@@ -501,37 +165,69 @@ void apply_traits(ModelSpec& spec, const HfConfig& config, const Traits& t) {
   spec.attention_sinks = t.sinks;
   spec.sub_norms = t.sub_norms;
   spec.attention_lambdas = t.lambdas;
+  spec.attention_gate_proj = t.gate_proj;
   spec.hf_names = t.names;
   spec.qkv_bias = flag(t.qkv_bias_key, t.qkv_bias);
   spec.o_bias = flag(t.o_bias_key, t.o_bias);
   spec.mlp_bias = flag(t.mlp_bias_key, t.mlp_bias);
+  if (!t.activation.empty())
+    spec.xielu_activation =
+        config.text("hidden_act").value_or(std::string(t.activation)) == "xielu";
 }
 
-// Qwen2MoeConfig and its followers: every layer sparse unless decoder_sparse_step or
-// mlp_only_layers say otherwise; ModelSpec's dense layers are the leading ones
-// (first_k_dense_replace).
+// Mixtral and the families with its every-layer MoE of per-expert MLPs: the keys and defaults
+// of the expert count and top-k; MiniMax-M2's sigmoid router carries a correction bias;
+// HunYuan-MoE adds a shared MLP of intermediate_size.
+void map_mixtral(ModelSpec& spec, const HfConfig& config, std::string_view model_type) {
+  struct Defaults {
+    std::string_view type, experts_key, per_token_key;
+    std::int64_t experts, per_token;
+  };
+  static constexpr Defaults kDefaults[] = {
+      {"mixtral", "num_local_experts", "num_experts_per_tok", 8, 2},
+      {"phimoe", "num_local_experts", "num_experts_per_tok", 16, 2},
+      {"minimax_m2", "num_local_experts", "num_experts_per_tok", 256, 8},
+      {"hunyuan_v1_moe", "num_experts", "moe_topk", 1, 1},
+  };
+  for (const Defaults& d : kDefaults) {
+    if (d.type != model_type) continue;
+    spec.num_local_experts = config.size_or(d.experts_key, d.experts);
+    spec.num_experts_per_tok = config.size_or(d.per_token_key, d.per_token);
+  }
+  if (model_type == "phimoe") spec.lm_head_bias = config.flag_or("lm_head_bias", false);
+  spec.moe_router_bias = model_type == "minimax_m2";
+  if (model_type == "hunyuan_v1_moe") spec.shared_expert_intermediate_size = spec.intermediate_size;
+}
+
+// Qwen2MoeConfig and its followers: every layer sparse but those in mlp_only_layers and those
+// where (layer + 1) % decoder_sparse_step != 0 (families without those keys: every layer); the
+// shared expert has a sigmoid gate unless the row says otherwise.
 void map_sparse_moe(ModelSpec& spec, const HfConfig& config, const Traits& t) {
   // transformers 5 saves num_experts under its attribute-map name, num_local_experts.
   spec.num_local_experts =
       config.size("num_local_experts").value_or(config.size_or("num_experts", t.experts));
+  // A key the row does not list is one the family's modeling code never reads.
+  const auto size_if = [&](std::string_view key, std::int64_t fallback) {
+    return config.declares(key) ? config.size_or(key, fallback) : fallback;
+  };
   spec.num_experts_per_tok = config.size_or("num_experts_per_tok", t.per_token);
-  spec.moe_intermediate_size = config.size_or("moe_intermediate_size", t.expert_width);
-  spec.shared_expert_intermediate_size =
-      config.size_or("shared_expert_intermediate_size", t.shared_width);
-  spec.shared_expert_gate = spec.shared_expert_intermediate_size > 0;
-  if (config.size_or("decoder_sparse_step", 1) != 1) {
-    config.at().fail("decoder_sparse_step",
-                     "only decoder_sparse_step = 1 (every layer MoE) can be laid out; "
-                     "describe the model in a TOML model file instead");
+  spec.moe_intermediate_size = size_if("moe_intermediate_size", t.expert_width);
+  spec.shared_expert_intermediate_size = size_if("shared_expert_intermediate_size", t.shared_width);
+  spec.shared_expert_gate = spec.shared_expert_intermediate_size > 0 && !t.ungated_shared;
+  spec.moe_router_bias = t.router_bias;
+  const std::int64_t step = size_if("decoder_sparse_step", 1);
+  if (step == 0) config.at().fail("decoder_sparse_step", "must be positive");
+  const std::vector<std::int64_t> dense = config.declares("mlp_only_layers")
+                                              ? config.sizes("mlp_only_layers")
+                                              : std::vector<std::int64_t>{};
+  for (std::int64_t layer = 0; layer < spec.num_hidden_layers; ++layer) {
+    if (std::find(dense.begin(), dense.end(), layer) == dense.end() && (layer + 1) % step == 0)
+      spec.moe_layers.push_back(layer);
   }
-  const std::vector<std::int64_t> dense = config.sizes("mlp_only_layers");
-  for (std::size_t i = 0; i < dense.size(); ++i) {
-    if (dense[i] != static_cast<std::int64_t>(i)) {
-      config.at().fail("mlp_only_layers",
-                       "only leading dense layers ([0, 1, ..., k-1]) can be laid out");
-    }
-  }
-  spec.first_k_dense_replace = static_cast<std::int64_t>(dense.size());
+  if (!spec.moe_layers.empty()) return;
+  // No MoE layer: a dense model.
+  spec.num_local_experts = spec.num_experts_per_tok = spec.shared_expert_intermediate_size = 0;
+  spec.shared_expert_gate = spec.moe_router_bias = false;
 }
 
 // FalconConfig: MQA (multi_query) or, with new_decoder_architecture, GQA over num_kv_heads and
@@ -599,7 +295,7 @@ ModelSpec map_spec(const ArchName& arch, const HfConfig& config) {
   ModelSpec spec;
   spec.hidden_size = config.required_size("hidden_size");
   // The DeepSeek-style families need it for their dense layers only (validate() checks).
-  if (arch.arch == HfArch::deepseek)
+  if (arch.arch == HfArch::deepseek || arch.arch == HfArch::sparse_moe)
     spec.intermediate_size = config.size_or("intermediate_size", 0);
   else if (arch.arch != HfArch::falcon)
     spec.intermediate_size = config.required_size("intermediate_size");
@@ -616,12 +312,7 @@ ModelSpec map_spec(const ArchName& arch, const HfConfig& config) {
       if (arch.model_type == "cohere") spec.qk_norm = config.flag_or("use_qk_norm", false);
       break;
     case HfArch::mixtral:
-      spec.num_local_experts = config.size_or("num_local_experts", 8);
-      spec.num_experts_per_tok = config.size_or("num_experts_per_tok", 2);
-      if (arch.model_type == "phimoe") {
-        spec.num_local_experts = config.size_or("num_local_experts", 16);
-        spec.lm_head_bias = config.flag_or("lm_head_bias", false);
-      }
+      map_mixtral(spec, config, arch.model_type);
       break;
     case HfArch::deepseek:
       hf::map_deepseek(spec, config, arch.model_type);
@@ -650,7 +341,8 @@ ModelSpec map_spec(const ArchName& arch, const HfConfig& config) {
 // The HF key a ModelSpec key came from, for pointing a validation error at its line.
 std::string hf_key(const ArchName& arch, const std::string& spec_key) {
   const bool deepseek = arch.arch == HfArch::deepseek;
-  if (deepseek && spec_key == "num_local_experts") return "n_routed_experts";
+  if (deepseek && spec_key == "num_local_experts")
+    return std::string(hf::deepseek_experts_key(arch.model_type));
   if (arch.arch == HfArch::sparse_moe && spec_key == "num_local_experts") return "num_experts";
   if (arch.arch == HfArch::falcon && spec_key == "num_key_value_heads") return "num_kv_heads";
   if (arch.arch == HfArch::falcon && spec_key == "intermediate_size") return "ffn_hidden_size";

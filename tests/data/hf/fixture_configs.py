@@ -7,6 +7,8 @@ fixture; the published ones (values of their config.json) keep the count and a d
 SMALL = dict(hidden_size=256, intermediate_size=512, num_hidden_layers=2, num_attention_heads=4,
              num_key_value_heads=2, vocab_size=1000, max_position_embeddings=2048)
 SMALL_MOE = dict(SMALL, num_hidden_layers=3)
+SMALL_BERT = dict(hidden_size=256, intermediate_size=512, num_hidden_layers=2, num_attention_heads=4, vocab_size=1000,
+                  max_position_embeddings=128)
 
 
 def small(**keys):
@@ -37,6 +39,9 @@ FIXTURES = {
                                           shared_expert_intermediate_size=384, mlp_only_layers=[0])),
     "small-qwen2-moe-no-qkv-bias": ("qwen2_moe", dict(SMALL_MOE, num_experts=4, moe_intermediate_size=128,
                                                       shared_expert_intermediate_size=384, qkv_bias=False)),
+    "small-qwen2-moe-sparse-step": ("qwen2_moe", dict(SMALL, num_hidden_layers=4, num_experts=4,
+                                                      moe_intermediate_size=128, shared_expert_intermediate_size=384,
+                                                      decoder_sparse_step=2, mlp_only_layers=[3])),
     "small-qwen3-moe": ("qwen3_moe", dict(SMALL_MOE, num_experts=4, num_experts_per_tok=2,
                                           moe_intermediate_size=128, head_dim=64)),
     "small-olmoe": ("olmoe", dict(SMALL_MOE, num_experts=4, num_experts_per_tok=2)),
@@ -192,6 +197,73 @@ FIXTURES = {
                                 block_ffn_dim_multiplier=1.5, block_multiple_of=64)),
     "small-lfm2-unadjusted": ("lfm2", dict(SMALL, block_auto_adjust_ff_dim=False, tie_word_embeddings=False,
                                            layer_types=["conv", "full_attention"])),
+    # Llama's layer with norms of its own: Peri-LN post-norms (HyperCLOVAX), Apertus's names and
+    # its xIELU activation's learned scalars.
+    "small-hyperclovax": ("hyperclovax", small(attention_bias=True, mlp_bias=True)),
+    "small-hyperclovax-no-post-norm": ("hyperclovax", small(use_post_norm=False, head_dim=96)),
+    "small-apertus": ("apertus", small()),
+    "small-apertus-silu-attention-bias": ("apertus", small(hidden_act="silu", attention_bias=True)),
+    # MoE: MiniMax-M2's Mixtral layout with a correction bias and q/k norms over all heads;
+    # ERNIE 4.5's interval of MoE layers; Cohere2-MoE's dense prefix.
+    "small-minimax-m2": ("minimax_m2", small(num_local_experts=4, num_experts_per_tok=2, head_dim=64)),
+    "small-ernie4-5-moe": ("ernie4_5_moe", dict(SMALL_MOE, moe_num_experts=4, moe_k=2, moe_intermediate_size=128,
+                                                moe_num_shared_experts=1, use_bias=True)),
+    "small-ernie4-5-moe-interval": ("ernie4_5_moe", dict(SMALL, num_hidden_layers=4, moe_num_experts=4, moe_k=2,
+                                                         moe_intermediate_size=128, moe_num_shared_experts=0,
+                                                         moe_layer_start_index=0, moe_layer_interval=2,
+                                                         tie_word_embeddings=False)),
+    "small-cohere2-moe": ("cohere2_moe", dict(SMALL_MOE, num_experts=4, num_experts_per_tok=2, num_shared_experts=1,
+                                              first_k_dense_replace=1, prefix_dense_intermediate_size=384,
+                                              attention_bias=True)),
+    "small-hunyuan-moe": ("hunyuan_v1_moe", small(num_experts=4, moe_topk=2, head_dim=64, attention_bias=True)),
+    "small-hy-v3": ("hy_v3", dict(SMALL_MOE, head_dim=64, num_experts=4, num_experts_per_tok=2,
+                                  moe_intermediate_size=128, num_shared_experts=1, mlp_bias=True)),
+    "small-kolibri1": ("kolibri1", dict(hidden_size=256, num_hidden_layers=2, num_attention_heads=4,
+                                        num_key_value_heads=2, head_dim=64, vocab_size=1000, num_experts=4,
+                                        num_experts_per_tok=2, moe_intermediate_size=128,
+                                        shared_expert_intermediate_size=192)),
+    "small-flint": ("flint", small(head_dim=64, num_hidden_layers=3, num_experts=4, num_experts_per_tok=2,
+                                   moe_intermediate_size=128, shared_expert_intermediate_size=192,
+                                   mlp_only_layers=[0], attention_bias=True)),
+    "small-axk1": ("axk1", dict(SMALL_MOE, n_routed_experts=4, num_experts_per_tok=2, moe_intermediate_size=128,
+                                n_group=2, topk_group=1, q_lora_rank=96, kv_lora_rank=64, qk_nope_head_dim=32,
+                                qk_rope_head_dim=16, v_head_dim=32, attention_bias=True)),
+    "small-afmoe": ("afmoe", dict(SMALL_MOE, head_dim=64, num_experts=4, num_experts_per_tok=2,
+                                  moe_intermediate_size=128, num_shared_experts=1, num_dense_layers=1,
+                                  attention_bias=True)),
+    # Qwen3.5: Qwen3-Next's layers with the delta rule's input projections split.
+    "small-qwen3-5": ("qwen3_5_text", dict(SMALL, num_hidden_layers=4, head_dim=64, linear_num_value_heads=8,
+                                           linear_num_key_heads=4, linear_key_head_dim=32, linear_value_head_dim=48)),
+    "small-qwen3-5-moe": ("qwen3_5_moe_text", dict(hidden_size=256, num_hidden_layers=4, num_attention_heads=4,
+                                                   num_key_value_heads=2, vocab_size=1000, head_dim=64,
+                                                   linear_num_value_heads=8, linear_num_key_heads=4,
+                                                   linear_key_head_dim=32, linear_value_head_dim=32, num_experts=4,
+                                                   num_experts_per_tok=2, moe_intermediate_size=128,
+                                                   shared_expert_intermediate_size=192)),
+    # BERT's encoder layer as a causal LM: post-norm (BERT, RoBERTa and their copies) or pre-norm
+    # (Megatron-BERT, RoBERTa-PreLayerNorm, XLM-R XL), BERT's or RoBERTa's prediction head.
+    "small-bert": ("bert", dict(SMALL_BERT, type_vocab_size=3)),
+    "small-bert-generation": ("bert-generation", SMALL_BERT),
+    "small-megatron-bert": ("megatron-bert", SMALL_BERT),
+    "small-ernie": ("ernie", SMALL_BERT),
+    "small-roberta": ("roberta", SMALL_BERT),
+    "small-roberta-untied": ("roberta", dict(SMALL_BERT, tie_word_embeddings=False)),
+    "small-data2vec-text": ("data2vec-text", SMALL_BERT),
+    "small-roberta-prelayernorm": ("roberta-prelayernorm", SMALL_BERT),
+    "small-xlm-roberta-xl": ("xlm-roberta-xl", SMALL_BERT),
+    # Older decoders with names of their own: BioGPT (OPT's layer), CTRL, XLM (one module list per
+    # part, language embeddings).
+    "small-biogpt": ("biogpt", SMALL_BERT),
+    "small-ctrl": ("ctrl", dict(n_embd=256, n_layer=2, n_head=4, dff=512, vocab_size=1000)),
+    "small-xlm-languages": ("xlm", dict(emb_dim=256, n_layers=2, n_heads=4, vocab_size=1000, n_langs=3)),
+    "small-lfm2-moe": ("lfm2_moe", dict(SMALL, num_hidden_layers=4, num_experts=4, num_experts_per_tok=2,
+                                        moe_intermediate_size=128, num_dense_layers=1,
+                                        layer_types=["conv", "full_attention", "conv", "full_attention"])),
+    "small-lfm2-moe-no-expert-bias": ("lfm2_moe", dict(SMALL, num_hidden_layers=3, num_experts=4,
+                                                       num_experts_per_tok=2, moe_intermediate_size=128,
+                                                       num_dense_layers=2, use_expert_bias=False,
+                                                       tie_word_embeddings=False,
+                                                       layer_types=["full_attention", "conv", "conv"])),
     # Published configs.
     "qwen3-8b": ("qwen3", dict(hidden_size=4096, intermediate_size=12288, num_hidden_layers=36,
                                num_attention_heads=32, num_key_value_heads=8, head_dim=128, vocab_size=151936,

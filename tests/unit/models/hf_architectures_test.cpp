@@ -265,9 +265,10 @@ TEST(HfArchitectures, RefusesWhatCannotBeLaidOut) {
   };
   const std::string base = R"("hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
                               "num_attention_heads": 4, "vocab_size": 100)";
+  // Qwen2-MoE's dense layers may be anywhere (fixture small-qwen2-moe-sparse-step).
   EXPECT_EQ(error_key("{\"model_type\": \"qwen2_moe\", \"mlp_only_layers\": [1], " + base + "}"),
-            "mlp_only_layers");
-  EXPECT_EQ(error_key("{\"model_type\": \"qwen2_moe\", \"decoder_sparse_step\": 2, " + base + "}"),
+            "accepted");
+  EXPECT_EQ(error_key("{\"model_type\": \"qwen2_moe\", \"decoder_sparse_step\": 0, " + base + "}"),
             "decoder_sparse_step");
   EXPECT_EQ(error_key("{\"model_type\": \"phi\", \"qk_layernorm\": true, " + base + "}"),
             "accepted");
@@ -330,6 +331,24 @@ TEST(HfArchitectures, RefusesWhatCannotBeLaidOut) {
   EXPECT_EQ(error_key("{" + next + R"(, "decoder_sparse_step": 0})"), "decoder_sparse_step");
   EXPECT_EQ(error_key("{" + next + R"(, "linear_num_value_heads": 3, "linear_value_head_dim": 1})"),
             "accepted");
+  // ERNIE 4.5's MoE layers come every moe_layer_interval-th layer; AFMoE's shared MLP is never
+  // absent; the BERT and XLM layouts have no cross-attention, task embeddings or adaptive softmax.
+  const std::string ernie =
+      R"("model_type": "ernie4_5_moe", "moe_num_experts": 4, "moe_k": 2, )" + base;
+  EXPECT_EQ(error_key("{" + ernie + R"(, "moe_layer_interval": 0})"), "moe_layer_interval");
+  EXPECT_EQ(error_key("{" + ernie + R"(, "moe_layer_end_index": -1})"), "accepted");
+  EXPECT_EQ(error_key(R"({"model_type": "afmoe", "num_experts": 4, "num_shared_experts": 0, )" +
+                      base + "}"),
+            "num_shared_experts");
+  EXPECT_EQ(error_key(R"({"model_type": "bert", "add_cross_attention": true, )" + base + "}"),
+            "add_cross_attention");
+  EXPECT_EQ(error_key(R"({"model_type": "ernie", "use_task_id": true, )" + base + "}"),
+            "use_task_id");
+  const std::string xlm =
+      R"("model_type": "xlm", "emb_dim": 64, "n_layers": 2, "n_heads": 4, "vocab_size": 100)";
+  EXPECT_EQ(error_key("{" + xlm + R"(, "asm": true})"), "asm");
+  EXPECT_EQ(error_key("{" + xlm + R"(, "is_encoder": false})"), "is_encoder");
+  EXPECT_EQ(error_key("{" + xlm + R"(, "n_langs": 2})"), "accepted");
   // BLOOM-176B's spelling of the width.
   EXPECT_EQ(
       error_key(R"({"model_type": "bloom", "n_embed": 64, "n_layer": 2, "num_attention_heads": 4,

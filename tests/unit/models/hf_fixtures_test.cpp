@@ -122,31 +122,40 @@ TEST(HfFixtures, EveryTensorNameAndShapeAsTransformersWritesThem) {
   }
 }
 
-// ckptbench writes every weight in one dtype. transformers keeps the DeepSeek-style routers
-// (gate.weight and its correction bias, under mlp. or NemotronH's mixer., EXAONE-MoE's bias
-// beside the gate) in float32, which
-// docs/models.md states; any other fixture with a tensor outside bfloat16 would be a silent
-// difference.
-TEST(HfFixtures, OnlyDeepSeekStyleRoutersAreKeptInAnotherDtype) {
-  const std::vector<std::string> known{
-      "deepseek-v3",       "glm-4.5-air",       "nemotron-h-default",
-      "small-deepseek-v2", "small-deepseek-v3", "small-deepseek-v3-biases",
-      "small-exaone-moe",  "small-glm4-moe",    "small-glm4-moe-lite",
-      "small-nemotron-h",  "small-sarvam-mla",  "small-sarvam-moe",
-      "small-solar-open"};
+// ckptbench writes every weight in one dtype. transformers keeps the routers of the
+// DeepSeek-style MoE families (the gate's weight and its correction bias, by whatever name each
+// family saves them) and Flint's attention sinks in float32, which docs/models.md states; any
+// other fixture with a tensor outside bfloat16 would be a silent difference.
+TEST(HfFixtures, OnlyRoutersAndSinksAreKeptInAnotherDtype) {
+  const std::vector<std::string> known{"deepseek-v3",        "glm-4.5-air",
+                                       "nemotron-h-default", "small-afmoe",
+                                       "small-axk1",         "small-deepseek-v2",
+                                       "small-deepseek-v3",  "small-deepseek-v3-biases",
+                                       "small-ernie4-5-moe", "small-ernie4-5-moe-interval",
+                                       "small-exaone-moe",   "small-flint",
+                                       "small-glm4-moe",     "small-glm4-moe-lite",
+                                       "small-hunyuan-moe",  "small-hy-v3",
+                                       "small-kolibri1",     "small-lfm2-moe",
+                                       "small-nemotron-h",   "small-sarvam-mla",
+                                       "small-sarvam-moe",   "small-solar-open"};
   std::vector<std::string> found;
   for (const fs::path& dir : fixture_dirs()) {
     const nlohmann::json expected = read_json(dir / "expected.json");
     if (!expected.contains("not_bfloat16")) continue;
     found.push_back(dir.filename().string());
     const auto example = expected.at("not_bfloat16_example").get<std::vector<std::string>>();
-    const bool router = example.at(0).find(".mlp.gate.") != std::string::npos ||
-                        example.at(0).find(".mixer.gate.") != std::string::npos ||
-                        example.at(0).find(".mlp.e_score_correction_bias") != std::string::npos;
-    EXPECT_TRUE(router) << example.at(0);
+    const std::string& name = example.at(0);
+    bool router = false;
+    for (const char* part :
+         {".gate.", ".e_score_correction_bias", ".expert_bias", ".softmax_offset"})
+      router = router || name.find(part) != std::string::npos;
+    EXPECT_TRUE(router) << name;
     EXPECT_EQ(example.at(1), "float32");
   }
-  EXPECT_EQ(found, known);
+  std::sort(found.begin(), found.end());
+  std::vector<std::string> sorted = known;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_EQ(found, sorted);
 }
 
 // gpt-oss keeps each layer's experts in one tensor per matrix: EP hands each rank its block of
