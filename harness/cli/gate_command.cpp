@@ -89,6 +89,14 @@ CLI::App* add_gate_command(CLI::App& app, GateCommandOptions& o) {
                                    "results/baselines/<campaign>-<class>.json) and exit");
   baseline->excludes(cls);
   cmd->add_flag("--markdown", o.markdown, "Print a Markdown table");
+  cmd->add_option("--match", o.match,
+                  "What makes a case of the run a case of the baseline: config (config_hash, "
+                  "the same campaign run again) or workload (workload_hash, the bytes written: "
+                  "another campaign, target, backend or tuning of the same workload, gated "
+                  "against the baseline without --allow-other-workload); --update-baseline "
+                  "matches on config")
+      ->check(CLI::IsMember({"config", "workload"}))
+      ->capture_default_str();
   cmd->footer(
       std::string(kMethod) +
       "\n\nExit status: 0 nothing regressed (or the baseline was written); 1 a case regressed: its "
@@ -155,9 +163,11 @@ int run_gate(const GateCommandOptions& o, std::ostream& out) {
                     file.string(), baseline.machine.name, here.name, here.name));
   }
   const std::vector<CaseRatios> ratios = run_ratios(run);
+  const CaseMatch match = o.match == "workload" ? CaseMatch::workload : CaseMatch::config;
   if (!o.allow_other_workload)
-    refuse_other_workload(run, ratios, baseline, file, BaselineUse::gate);
-  const GateResult result = gate_run(ratios, baseline, o.tolerance, o.alpha, o.spread_factor);
+    refuse_other_workload(run, ratios, baseline, file, BaselineUse::gate, match);
+  const GateResult result =
+      gate_run(ratios, baseline, o.tolerance, o.alpha, o.spread_factor, match);
   const std::vector<std::string> notes =
       refuse_blind_baseline(result, file, o.tolerance, o.spread_factor);
   print_gate(result, run, file, baseline, o.tolerance, o.alpha, o.spread_factor, o.markdown, out);

@@ -19,6 +19,7 @@ struct GateCommandOptions {
   bool allow_other_workload = false;
   bool machine_class = false;
   bool markdown = false;
+  std::string match = "config";  // config | workload: what makes a run's case a baseline's
 };
 
 // `ckptbench gate RUN --baseline FILE`: each case's ratio to its same-run calibration against

@@ -1,6 +1,7 @@
 #include "harness/exec/iteration.hpp"
 
 #include <fmt/format.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <array>
@@ -54,12 +55,28 @@ std::vector<PlanCall> transfer_calls(const std::vector<RankPlan>& plans,
 
 }  // namespace
 
+CpuSeconds process_cpu_seconds() {
+  struct rusage usage {};
+  ::getrusage(RUSAGE_SELF, &usage);
+  const auto seconds = [](const timeval& t) {
+    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) * 1e-6;
+  };
+  return {seconds(usage.ru_utime), seconds(usage.ru_stime)};
+}
+
+void CpuSeconds::charge_since(const CpuSeconds& before, ProcessSample& sample) {
+  const CpuSeconds now = process_cpu_seconds();
+  sample.cpu_user_seconds = now.user - before.user;
+  sample.cpu_system_seconds = now.system - before.system;
+}
+
 ProcessSample timed_transfer(backends::Backend& backend, const std::vector<RankPlan>& plans,
                              const ProcessBuffer& buffer, bool write, Comm& comm,
                              TransferOrder order) {
   ProcessSample sample;
   const bool one_call = backend.capabilities().collective || order == TransferOrder::by_file;
   comm.barrier();
+  const CpuSeconds cpu = process_cpu_seconds();
   const auto start = Clock::now();
   sample.start_wall =
       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -85,6 +102,7 @@ ProcessSample timed_transfer(backends::Backend& backend, const std::vector<RankP
   sample.rank_seconds =
       one_call ? std::vector<double>(plans.size(), done.seconds.front()) : std::move(done.seconds);
   sample.seconds = seconds_since(start);
+  CpuSeconds::charge_since(cpu, sample);
   return sample;
 }
 
@@ -145,7 +163,9 @@ IterationTiming gather_timing(const ProcessSample& mine, Comm& comm) {
       {"n", mine.notes},
       {"d", mine.copy_seconds},
       {"l", mine.latency ? nlohmann::json(mine.latency->serialize()) : nlohmann::json(nullptr)},
-      {"k", mine.counters}};
+      {"k", mine.counters},
+      {"cu", mine.cpu_user_seconds},
+      {"cs", mine.cpu_system_seconds}};
   IterationTiming timing;
   std::vector<double> seconds;
   std::vector<ProcessWindow> windows;
@@ -173,11 +193,14 @@ IterationTiming gather_timing(const ProcessSample& mine, Comm& comm) {
       timing.mkdir_seconds = p.at("m").get<double>();
     }
     if (timing.first_error.empty()) timing.first_error = p.at("e").get<std::string>();
+    timing.cpu_user_seconds += p.at("cu").get<double>();
+    timing.cpu_system_seconds += p.at("cs").get<double>();
     for (const auto& [name, count] : p.at("k").items())
       timing.counters[name] += count.get<std::uint64_t>();
     if (p.at("l").is_string())
       add_latency(timing.latency, backends::LatencyHistogram::parse(p.at("l").get<std::string>()));
   }
+  timing.processes = process;
   timing.seconds = aggregate_seconds(windows);
   timing.process_seconds = spread(seconds);
   timing.rank_seconds = spread(ranks);

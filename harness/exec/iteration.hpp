@@ -33,7 +33,19 @@ struct ProcessSample {
   // The backend's counters (Backend::counters: an object store's requests by kind, retries,
   // throttling), summed over every call of this process.
   std::map<std::string, std::uint64_t> counters;
+  // This process's CPU time (every thread's) from the barrier to the end of `seconds`.
+  double cpu_user_seconds = 0;
+  double cpu_system_seconds = 0;
 };
+
+// This process's user and system CPU seconds so far, every thread's (getrusage RUSAGE_SELF).
+struct CpuSeconds {
+  double user = 0;
+  double system = 0;
+  // The CPU time since `before` into the sample's cpu_*_seconds.
+  static void charge_since(const CpuSeconds& before, ProcessSample& sample);
+};
+CpuSeconds process_cpu_seconds();
 
 // Times one write (or read) of every plan into/from its part of `buffer`, starting after a
 // barrier: one backend call per plan, or one per process (process_plan) for a collective backend,
@@ -83,6 +95,9 @@ struct IterationTiming {
   std::optional<backends::LatencyHistogram>
       latency;  // measure.latency: every process's requests merged
   std::map<std::string, std::uint64_t> counters;  // every process's, summed
+  int processes = 0;                              // the samples gathered
+  double cpu_user_seconds = 0;                    // every process's, summed
+  double cpu_system_seconds = 0;
 };
 IterationTiming gather_timing(const ProcessSample& mine, Comm& comm);
 

@@ -10,6 +10,11 @@ namespace ckpt::harness {
 
 inline constexpr std::size_t kNoPartner = std::numeric_limits<std::size_t>::max();
 
+// What makes two cases the same case: their whole configuration (config_hash: the same campaign
+// run again) or only the bytes they write (workload_hash: the same workload on another system,
+// target or tuning, as MLPerf Storage compares; see `workload_hash`).
+enum class CaseMatch { config, workload };
+
 // For each case of `next`, the index of its partner in `base` (kNoPartner when none): equal
 // `key` first (a hash, text; an empty one matches nothing), then (among the rest) equal swept
 // keys; each base case is used once. Base and Next have a member `swept` (JSON).

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/report/case_matching.hpp"
 #include "harness/report/run_input.hpp"
 #include "harness/results/stats.hpp"
 
@@ -40,11 +41,6 @@ struct CaseComparison {
   std::string base_workload, next_workload;  // workload_hash of each side ("" when missing)
   bool same_workload = false;                // workload_hash present and identical
 };
-
-// What makes two cases the same case: their whole configuration (config_hash: the same campaign
-// run again) or only the bytes they write (workload_hash: the same workload on another system,
-// target or tuning, as MLPerf Storage compares; see `workload_hash`).
-enum class CaseMatch { config, workload };
 
 struct Comparison {
   CaseMatch match = CaseMatch::config;

@@ -254,6 +254,10 @@ void print_summary(std::ostream& out, const std::vector<CaseResult>& results, Ba
   for (const CaseResult& r : results) {
     for (const std::string& line : mlperf_lines(r, unit)) fmt::print(out, "{}\n", line);
   }
+  for (const CaseResult& r : results) {
+    for (const std::string& warning : integrity_warnings(integrity_inputs(r)))
+      fmt::print(out, "case {}: integrity warning: {}\n", r.config.index, warning);
+  }
   for (const CaseResult& r : results) fmt::print(out, "{}\n", wall_time_line(r));
   if (const std::string line = verdict_line(results, unit); !line.empty())
     fmt::print(out, "summary: {}\n", line);

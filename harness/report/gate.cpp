@@ -142,6 +142,7 @@ json ratios_json(const CaseRatios& c) {
          {"config_hash", c.config_hash},
          {"write_ratios", c.write},
          {"read_ratios", c.read}};
+  if (!c.workload_hash.empty()) j["workload_hash"] = c.workload_hash;
   if (!c.write_runs.empty()) j["write_runs"] = c.write_runs;
   if (!c.read_runs.empty()) j["read_runs"] = c.read_runs;
   return j;
@@ -194,6 +195,7 @@ CaseRatios ratios_of(const json& j, const std::string& where) {
   c.swept = j["case"];
   c.label = text_field(j, "label", where, false);
   c.config_hash = text_field(j, "config_hash", where, true);
+  c.workload_hash = text_field(j, "workload_hash", where, false);
   c.write = positive_numbers(j, "write_ratios", where, kRetake);
   c.read = positive_numbers(j, "read_ratios", where, kRetake);
   c.write_runs = run_sizes(j, "write_runs", c.write.size(), where);
@@ -280,6 +282,7 @@ std::vector<CaseRatios> run_ratios(const RunRecord& run) {
                       where, c.case_index, c.label()));
     }
     CaseRatios r{c.label(), c.swept, c.config_hash, {}, {}};
+    r.workload_hash = c.workload_hash;
     if (c.status == "ok") {
       const std::string cal = where + ": calibration";
       r.write = paired_ratios(bandwidth_samples(c, c.write),
@@ -471,12 +474,21 @@ bool GateResult::any_regressed() const {
                      [](const GateRow& r) { return r.verdict == GateVerdict::regressed; });
 }
 
+std::vector<std::size_t> gate_partners(const std::vector<CaseRatios>& baseline,
+                                       const std::vector<CaseRatios>& run, CaseMatch match) {
+  const auto by = [match](const CaseRatios& r) -> const std::string& {
+    return match == CaseMatch::workload ? r.workload_hash : r.config_hash;
+  };
+  return match_cases_on(baseline, run, by, by);
+}
+
 GateResult gate_run(const std::vector<CaseRatios>& run, const Baseline& baseline, double tolerance,
-                    double alpha, double spread_factor) {
+                    double alpha, double spread_factor, CaseMatch match) {
   const GateLimits limits{tolerance, alpha, spread_factor};
-  const std::vector<std::size_t> partner = match_cases(baseline.cases, run);
+  const std::vector<std::size_t> partner = gate_partners(baseline.cases, run, match);
   std::vector<bool> used(baseline.cases.size(), false);
   GateResult out;
+  out.match = match;
   for (std::size_t i = 0; i < run.size(); ++i) {
     if (partner[i] == kNoPartner) {
       out.only_run.push_back(run[i].label);
@@ -521,13 +533,37 @@ std::string run_campaign(const RunRecord& run) {
              : "";
 }
 
+namespace {
+
+// Matched by workload_hash, a matched case must have the baseline case's workload_hash.
+void refuse_other_workload_hash(const RunRecord& run, const CaseRatios& b, const CaseRatios& n,
+                                const fs::path& baseline_file, const std::string& doing) {
+  if (b.workload_hash.empty()) {
+    throw std::runtime_error(fmt::format(
+        "{}: case {} has no workload_hash (a baseline taken before baselines recorded it) — take "
+        "the baseline again with --update-baseline to match on the workload",
+        baseline_file.string(), b.label.empty() ? "-" : b.label));
+  }
+  if (b.workload_hash != n.workload_hash) {
+    throw std::runtime_error(fmt::format(
+        "{}: case {} has workload_hash {}, the run ({}) {} — another workload's ratios are not {} "
+        "it; pass {} to {} it anyway",
+        baseline_file.string(), n.label, b.workload_hash, run.file.string(),
+        "has " + (n.workload_hash.empty() ? std::string("none") : n.workload_hash), doing,
+        kAllowOtherWorkload, doing == "gated against" ? "gate" : "pool"));
+  }
+}
+
+}  // namespace
+
 void refuse_other_workload(const RunRecord& run, const std::vector<CaseRatios>& ratios,
-                           const Baseline& baseline, const fs::path& baseline_file,
-                           BaselineUse use) {
+                           const Baseline& baseline, const fs::path& baseline_file, BaselineUse use,
+                           CaseMatch match) {
   const bool pooling = use == BaselineUse::pool;
   const std::string doing = use == BaselineUse::gate ? "gated against" : "written into";
   const std::string campaign = run_campaign(run);
-  if (campaign != baseline.campaign) {
+  const bool by_workload = match == CaseMatch::workload;
+  if (!by_workload && campaign != baseline.campaign) {
     throw std::runtime_error(fmt::format(
         "{}: a baseline of campaign `{}`, the run ({}) is of `{}` — another campaign's ratios are "
         "not {} it; use "
@@ -537,13 +573,15 @@ void refuse_other_workload(const RunRecord& run, const std::vector<CaseRatios>& 
   }
   if (use == BaselineUse::replace)
     return;  // retaking matched cases after a configuration change is the fix
-  const std::vector<std::size_t> partner = match_cases(baseline.cases, ratios);
+  const std::vector<std::size_t> partner = gate_partners(baseline.cases, ratios, match);
   std::size_t matched = 0;
   for (std::size_t i = 0; i < ratios.size(); ++i) {
     if (partner[i] == kNoPartner) continue;
     ++matched;
     const CaseRatios& b = baseline.cases[partner[i]];
-    if (b.config_hash != ratios[i].config_hash) {
+    if (by_workload) {
+      refuse_other_workload_hash(run, b, ratios[i], baseline_file, doing);
+    } else if (b.config_hash != ratios[i].config_hash) {
       throw std::runtime_error(fmt::format(
           "{}: case {} was taken with config_hash {}, the run ({}) has {} — another configuration "
           "is another workload "
@@ -644,11 +682,20 @@ void print_gate_notes(const GateResult& r, std::ostream& out) {
   for (const std::string& label : r.only_baseline) {
     fmt::print(out, "in the baseline only (not run): {}\n", label);
   }
+  if (r.match == CaseMatch::workload) {
+    fmt::print(out,
+               "cases matched by workload_hash (the bytes written), not config_hash: the "
+               "campaign, target, backend and tuning may differ\n");
+  }
   std::string previous;  // a case's rows are adjacent: one line per case
   for (const GateRow& row : r.rows) {
     if (!row.same_config && row.label != previous) {
-      fmt::print(out, "another configuration (config_hash), gated as told ({}): {}\n",
-                 kAllowOtherWorkload, row.label);
+      if (r.match == CaseMatch::workload)
+        fmt::print(out, "the same workload in another configuration (config_hash): {}\n",
+                   row.label);
+      else
+        fmt::print(out, "another configuration (config_hash), gated as told ({}): {}\n",
+                   kAllowOtherWorkload, row.label);
     }
     previous = row.label;
   }

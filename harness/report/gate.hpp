@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/report/case_matching.hpp"
 #include "harness/report/run_input.hpp"
 #include "harness/results/stats.hpp"
 
@@ -51,6 +52,7 @@ struct CaseRatios {
   // A pooled baseline's runs: how many of `write` (`read`) each run gave, in order; empty: one
   // run. The spread between these runs' medians decides the smallest change the gate can detect.
   std::vector<std::size_t> write_runs, read_runs;
+  std::string workload_hash;  // "" in baselines taken before they recorded it
 };
 // Every case of `run` (failed ones with no ratios). Throws std::runtime_error naming the file,
 // line and the fix when a case has no calibration record.
@@ -135,15 +137,18 @@ GateVerdict gate_decide(const SampleStats& base, const SampleStats& now, const M
                         double tolerance, double alpha);
 
 struct GateResult {
+  CaseMatch match = CaseMatch::config;
   std::vector<GateRow> rows;
   std::vector<std::string> only_run, only_baseline;  // labels of unmatched cases
   bool any_regressed() const;
 };
-// Cases matched as `compare` matches them: config_hash first, then equal swept keys. Rows per
-// case: write, read, and write+read when both sides hold both directions with equal counts.
-// Each row's tolerance is the larger of `tolerance` and its smallest detectable change.
+// Cases matched as `compare` matches them: config_hash (CaseMatch::workload: workload_hash) first,
+// then equal swept keys. Rows per case: write, read, and write+read when both sides hold both
+// directions with equal counts. Each row's tolerance is the larger of `tolerance` and its
+// smallest detectable change.
 GateResult gate_run(const std::vector<CaseRatios>& run, const Baseline& baseline, double tolerance,
-                    double alpha, double spread_factor = kSpreadFactor);
+                    double alpha, double spread_factor = kSpreadFactor,
+                    CaseMatch match = CaseMatch::config);
 
 // Throws std::runtime_error naming the baseline file, case and direction when no row of a case
 // can detect `tolerance` (every row's baseline_smallest is larger), with the fixes. Returns one
@@ -156,14 +161,19 @@ std::vector<std::string> refuse_blind_baseline(const GateResult& result,
 enum class BaselineUse { gate, pool, replace };
 // Throws std::runtime_error, naming kAllowOtherWorkload, when `run` is not the baseline's
 // workload: another campaign name; gate and pool also a matched case whose config_hash differs;
-// gate also no case matched at all (nothing would be gated).
+// gate also no case matched at all (nothing would be gated). CaseMatch::workload: the campaign
+// and configuration may differ, a matched case's workload_hash may not (nor be missing).
 void refuse_other_workload(const RunRecord& run, const std::vector<CaseRatios>& ratios,
                            const Baseline& baseline, const std::filesystem::path& baseline_file,
-                           BaselineUse use);
+                           BaselineUse use, CaseMatch match = CaseMatch::config);
 // The campaign name in a run's config ("" when it has none).
 std::string run_campaign(const RunRecord& run);
 // The option that lets gate and --pool accept another workload's baseline.
 inline constexpr const char* kAllowOtherWorkload = "--allow-other-workload";
+
+// The partner in `baseline` of each case of `run`, matched as gate_run matches them.
+std::vector<std::size_t> gate_partners(const std::vector<CaseRatios>& baseline,
+                                       const std::vector<CaseRatios>& run, CaseMatch match);
 
 void print_gate(const GateResult& result, const RunRecord& run,
                 const std::filesystem::path& baseline_file, const Baseline& baseline,

@@ -203,7 +203,16 @@ std::string html_report(const ReportModel& m, const ProjectionModel* projection)
   s += "<h2>Environment</h2><table>";
   for (const auto& [key, value] : environment_summary(m))
     s += "<tr><th>" + html_escape(key) + "</th><td>" + html_escape(value) + "</td></tr>";
-  return s + "</table></body></html>\n";
+  s += "</table>";
+  const auto warnings = case_integrity_warnings(m);
+  if (!warnings.empty()) {
+    s += "<h2 id=\"integrity\">Integrity warnings</h2><p>What may make a number better than the "
+         "storage is (results.jsonl <code>integrity</code>).</p><table>";
+    for (const auto& [name, warning] : warnings)
+      s += "<tr><th>" + html_escape(name) + "</th><td>" + html_escape(warning) + "</td></tr>";
+    s += "</table>";
+  }
+  return s + "</body></html>\n";
 }
 
 }  // namespace ckpt::harness

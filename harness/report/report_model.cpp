@@ -262,6 +262,14 @@ std::vector<std::pair<std::string, std::string>> environment_summary(const Repor
   return out;
 }
 
+std::vector<std::pair<std::string, std::string>> case_integrity_warnings(const ReportModel& model) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const ReportRow& r : model.rows) {
+    for (const std::string& w : r.c->integrity_warnings) out.emplace_back(r.full_name, w);
+  }
+  return out;
+}
+
 void print_report(const ReportModel& m, bool markdown, std::ostream& out) {
   const std::string h2 = markdown ? "## " : "";
   if (const std::string answer = verdict(m); !answer.empty())
@@ -281,6 +289,14 @@ void print_report(const ReportModel& m, bool markdown, std::ostream& out) {
   Table env({"key", "value"}, {false, false});
   for (const auto& [key, value] : environment_summary(m)) env.add({key, value});
   env.print(out, markdown);
+  const auto warnings = case_integrity_warnings(m);
+  if (!warnings.empty()) {
+    fmt::print(out, "\n{}Integrity warnings (what may make a number better than the storage)\n\n",
+               h2);
+    Table table({"case", "warning"}, {false, false});
+    for (const auto& [name, warning] : warnings) table.add({name, warning});
+    table.print(out, markdown);
+  }
 
   const bool speedups = !m.options.baseline.empty();
   fmt::print(out, "\n{}Bandwidth (GiB/s, median [min–max] over the timed iterations)\n\n", h2);

@@ -60,6 +60,8 @@ std::string speedup_text(const std::optional<double>& s);
 // With several runs: the campaign keys (not swept) whose values differ between the runs, as
 // (key, "value (run), value (run)"), e.g. a --set between two runs of one campaign.
 std::vector<std::pair<std::string, std::string>> config_differences(const ReportModel& model);
+// Every case's integrity warnings (integrity.warnings) as (case name, warning), in row order.
+std::vector<std::pair<std::string, std::string>> case_integrity_warnings(const ReportModel& model);
 // Environment rows: (key, value over all runs — distinct values joined with ", ").
 std::vector<std::pair<std::string, std::string>> environment_summary(const ReportModel& model);
 

@@ -162,6 +162,11 @@ CaseRecord parse_case(const json& record, const JsonSource& source) {
     if (const auto engine = t->find("engine")) c.engine = engine->string();
     c.training = parse_training(*t);
   }
+  if (const auto integrity = j.find("integrity")) {
+    if (const auto warnings = integrity->find("warnings")) {
+      for (const JsonField& w : warnings->elements()) c.integrity_warnings.push_back(w.string());
+    }
+  }
   if (const auto f = j.find("world_size")) c.world_size = f->integer();
   if (const auto f = j.find("full_scale_bytes_per_checkpoint")) c.full_scale_bytes = f->count();
   if (const std::optional<JsonField> latency = j.find("latency")) {

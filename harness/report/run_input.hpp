@@ -49,6 +49,8 @@ struct CaseRecord {
   std::optional<std::uint64_t> full_scale_bytes;
   // measure.latency: latency.<write|read>.<field> (requests, p50_seconds, ...); empty when off.
   std::map<std::string, std::map<std::string, double>> latency;
+  std::vector<std::string>
+      integrity_warnings;  // integrity.warnings (empty in results that lack it)
 
   // "strategy.mapping=file_per_rank" ("-" when nothing is swept).
   std::string label() const;

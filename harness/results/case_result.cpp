@@ -141,6 +141,18 @@ nlohmann::json dlio_json(const CaseResult& r) {
 
 }  // namespace
 
+IntegrityInputs integrity_inputs(const CaseResult& r) {
+  const auto cpu = [](const std::optional<PhaseSummary>& p) {
+    return p ? std::optional<PhaseCpu>(p->cpu) : std::nullopt;
+  };
+  return {.record = r.integrity,
+          .write = cpu(r.write),
+          .read = cpu(r.read),
+          .reads = r.read.has_value(),
+          .cache_policy = r.cache_policy_applied,
+          .generation = {r.bytes_per_checkpoint, r.fill_seconds}};
+}
+
 nlohmann::json to_json(const CaseResult& r) {
   const Case& c = r.config;
   nlohmann::json j{{"schema_version", kResultsSchemaVersion},
@@ -192,6 +204,7 @@ nlohmann::json to_json(const CaseResult& r) {
   if (r.training) j["training"] = to_json(*r.training);  // [training] cases (harness/engine)
   if (c.mlperf && r.mlperf) j["mlperf"] = mlperf_json(*c.mlperf, *r.mlperf);
   j["dlio"] = dlio_json(r);
+  j["integrity"] = integrity_json(integrity_inputs(r));
   if (r.reshard) {
     const ReshardSummary& s = *r.reshard;
     j["reshard"] = {{"from", s.from},

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "backends/backend.hpp"
+#include "harness/results/integrity.hpp"
 #include "harness/results/mlperf_rules.hpp"
 #include "harness/results/training_summary.hpp"
 #include "harness/spec/case.hpp"
@@ -74,6 +75,7 @@ struct PhaseSummary {
   // back-off time), summed over the timed iterations and every process; empty for backends that
   // count nothing.
   std::map<std::string, std::uint64_t> counters;
+  PhaseCpu cpu;  // the processes' CPU time over the timed iterations
 };
 
 // A resharding restore ([restore]): what its read plans needed and read, over every emulated rank.
@@ -172,12 +174,17 @@ struct CaseResult {
   std::optional<ReshardSummary> reshard;  // [restore] into another layout
   std::optional<LoadSummary> load;        // the load phase
   std::optional<MlperfVerdict> mlperf;    // [mlperf] cases: the rules checker's label and reasons
+  IntegrityRecord integrity;              // what the integrity checks measured (`integrity`)
   nlohmann::json environment = nlohmann::json::object();
   // The case's wall-clock start (before its setup) and end (after its last phase): DLIO's
   // summary.json `start` and `end`, and the ends the gap of a two-invocation run is taken from.
   std::chrono::system_clock::time_point started_at{};
   std::chrono::system_clock::time_point ended_at{};
 };
+
+// What the integrity warnings of `r` are computed from (its record, the phases' CPU time, the
+// cache policy applied, the data generation); refers to `r`.
+IntegrityInputs integrity_inputs(const CaseResult& r);
 
 // One JSON object per case, the schema of results/SCHEMA.md, at kResultsSchemaVersion.
 nlohmann::json to_json(const CaseResult& result);

@@ -218,10 +218,39 @@ MlperfVerdict check_mlperf(const Case& c, const MlperfSpec& m, const MlperfRunFa
   return v;
 }
 
+void check_invocation_gap(MlperfVerdict& v, std::optional<double> gap_seconds,
+                          const std::string& write_ended_utc) {
+  v.write_ended_utc = write_ended_utc;
+  v.read_gap_seconds = gap_seconds;
+  if (!gap_seconds) {
+    v.reasons.push_back(cited(
+        "the read invocation found no record of the write invocation's end (run the write with "
+        "--phase checkpoint by this ckptbench, into the same campaign.target): the 30 s between "
+        "the two cannot be checked",
+        kWriteThenRead));
+  } else if (*gap_seconds > kMaxInvocationGapSeconds) {
+    v.reasons.push_back(
+        cited(fmt::format("the read invocation started {:.1f} s after the write invocation ended "
+                          "({} UTC); the two-invocation workflow allows {:.0f} s",
+                          *gap_seconds, write_ended_utc, kMaxInvocationGapSeconds),
+              kWriteThenRead));
+  } else {
+    return;
+  }
+  v.label = "non-compliant";
+}
+
 nlohmann::json mlperf_json(const MlperfSpec& m, const MlperfVerdict& v) {
-  return {{"model", m.model},   {"accelerator_type", m.accelerator_type},
-          {"subset", m.subset}, {"division", m.division},
-          {"label", v.label},   {"reasons", v.reasons}};
+  return {{"model", m.model},
+          {"accelerator_type", m.accelerator_type},
+          {"subset", m.subset},
+          {"division", m.division},
+          {"label", v.label},
+          {"reasons", v.reasons},
+          {"write_ended_utc",
+           v.write_ended_utc.empty() ? nlohmann::json(nullptr) : nlohmann::json(v.write_ended_utc)},
+          {"read_gap_seconds",
+           v.read_gap_seconds ? nlohmann::json(*v.read_gap_seconds) : nlohmann::json(nullptr)}};
 }
 
 }  // namespace ckpt::harness

@@ -7,6 +7,7 @@
 // section 4, "Validating the Checkpointing Workloads"), which the v3.0 round was reviewed by.
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,6 +36,10 @@ struct MlperfVerdict {
   std::vector<std::string> refusals;  // what the rules forbid: the case must not start
   std::vector<std::string> reasons;   // why the result is no submission (it still runs)
   std::string label;                  // closed | open | non-compliant
+  // The read of the two-invocation workflow (--phase restore): the write invocation's end (DLIO's
+  // time format, UTC; "" when unknown) and the seconds from it to this case's start.
+  std::string write_ended_utc;
+  std::optional<double> read_gap_seconds;
 };
 
 // What the verdict depends on beyond the case's keys.
@@ -54,6 +59,15 @@ MlperfVerdict check_mlperf(const Case& c, const MlperfSpec& m, const MlperfRunFa
 // ranks.gpus_per_node ranks each (the mean; hosts of a pipeline's first and last stages write a
 // little more). What rule 4.3.1 compares with 3 x the host's memory.
 std::uint64_t bytes_per_client(const Case& c, std::uint64_t full_scale_bytes);
+
+// The most seconds rule 4.7.1 allows from the write invocation's end to the read's start.
+inline constexpr double kMaxInvocationGapSeconds = 30.0;
+
+// The read invocation's gap (`gap_seconds` from the write invocation's end at `write_ended_utc`,
+// nullopt when no write invocation's end was found) into `v`: recorded, and beyond
+// kMaxInvocationGapSeconds, or unknown, a reason that makes the result non-compliant.
+void check_invocation_gap(MlperfVerdict& v, std::optional<double> gap_seconds,
+                          const std::string& write_ended_utc);
 
 // The record's `mlperf` object.
 nlohmann::json mlperf_json(const MlperfSpec& m, const MlperfVerdict& v);

@@ -8,6 +8,7 @@
 #include "harness/common/elapsed.hpp"
 #include "harness/results/stats.hpp"
 #include "harness/run/calibration_phase.hpp"
+#include "harness/run/case_integrity.hpp"
 #include "harness/run/case_setup.hpp"
 #include "harness/run/case_state.hpp"
 #include "harness/run/load_phase.hpp"
@@ -54,6 +55,7 @@ CaseResult CaseRunner::run() {
   CaseRecorder& record = s_.record;
   const bool loading = phase == PhaseSelection::load;  // the loader makes its own backends
   const bool write = phase != PhaseSelection::restore && !loading;
+  record_preload(s_);
   if (loading) {
     load_.prepare();
   } else if (write) {
@@ -66,7 +68,9 @@ CaseResult CaseRunner::run() {
     record.result.ended_at = std::chrono::system_clock::now();
     return record.result;
   }
+  check_read_gap(s_);
   if (!loading) prepare_backend(s_);
+  probe_target(s_, s_.backend.get());
   // Everything before the first iteration but the fill: plans, buffers (allocated and
   // pre-touched), backend, staging.
   const double fill = record.result.wall.covered();
@@ -140,6 +144,8 @@ CaseResult CaseRunner::finish(const std::vector<IterationTiming>& writes,
   result.environment["mpi_io_modules"] = loaded_mpi_io_modules();  // what this case's I/O loaded
   result.wall.seconds = seconds_since(s_.started);
   result.ended_at = std::chrono::system_clock::now();
+  record_integrity_facts(s_);
+  record_write_end(s_);
   return result;
 }
 

@@ -65,6 +65,7 @@ bool LoadPhase::iteration(std::vector<IterationTiming>* timings) {
       context.run.memory.get(device ? MemorySpaceKind::pinned : MemorySpaceKind::host);
   comm.barrier();
   start = Clock::now();
+  const CpuSeconds cpu = process_cpu_seconds();
   ProcessSample sample;
   try {
     const LoadStorage storage{.backend = c.backend, .options = c.backend_options, .io = c.io};
@@ -78,6 +79,7 @@ bool LoadPhase::iteration(std::vector<IterationTiming>* timings) {
   } catch (const std::exception& e) {
     sample.error = e.what();
   }
+  CpuSeconds::charge_since(cpu, sample);
   const IterationTiming timing = gather_timing(sample, comm);
   record.charge("load", start);
   return finish_read(s_, "load", sample, timing, data.read_plans, data.read_buffer, c.verify,

@@ -28,6 +28,9 @@ PhaseSummary summarize(const std::vector<IterationTiming>& timings, std::uint64_
     sync.push_back(t.phases.sync);
     close.push_back(t.phases.close);
     mkdir.push_back(t.mkdir_seconds);
+    s.cpu.user_seconds += t.cpu_user_seconds;
+    s.cpu.system_seconds += t.cpu_system_seconds;
+    s.cpu.process_seconds += t.seconds * t.processes;
   }
   s.seconds = median(s.iteration_seconds);
   s.gib_per_s = s.seconds > 0 ? static_cast<double>(bytes) / s.seconds / kGiB : 0;

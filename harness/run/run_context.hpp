@@ -2,12 +2,14 @@
 
 #include <atomic>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "harness/comm/comm.hpp"
 #include "harness/memory/memory_spaces.hpp"
+#include "harness/results/integrity.hpp"
 #include "harness/spec/case.hpp"
 
 namespace ckpt::harness {
@@ -36,6 +38,8 @@ struct RunContext {
   IterationObserver on_iteration;  // progress (process 0 only)
   std::vector<std::string> notes =
       {};  // for every case's notes (the open-file limit raised at start)
+  // The durability probe of each campaign.target, taken once per run (process 0's).
+  std::map<std::string, DurabilityProbe> durability_probes = {};
 };
 
 }  // namespace ckpt::harness

@@ -3,6 +3,7 @@
 // published 8B rows and checks the gap; `mlperf import` reads ckptbench's summaries back.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -13,6 +14,20 @@ namespace ckpt::integration {
 namespace {
 
 const std::string kSource = CKPT_SOURCE_DIR;
+
+// Sanitizer builds skip the extra runs (gcc says so with __SANITIZE_ADDRESS__, clang with
+// __has_feature).
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+#else
+constexpr bool kSanitized = false;
+#endif
 
 class MlperfWorkflow : public ::testing::Test {
  protected:
@@ -50,6 +65,14 @@ TEST_F(MlperfWorkflow, WriteThenReadLeaveDlioSummariesThatCompareAndImport) {
   EXPECT_EQ(ws.at("num_accelerators"), 8);
   // The write run's verdict is taken in its own phase: no "campaign.phase = both" reason.
   EXPECT_EQ(record.at("mlperf").at("reasons").size(), 2u) << record.at("mlperf").dump();
+  EXPECT_EQ(record.at("mlperf").at("read_gap_seconds"), nullptr);
+  // The read run found the write run's end and started within 30 s of it: no reason more.
+  const nlohmann::json read_record = nlohmann::json::parse(read_text(read / "results.jsonl"));
+  const nlohmann::json& verdict = read_record.at("mlperf");
+  EXPECT_EQ(verdict.at("write_ended_utc"), ws.at("end")) << verdict.dump();
+  EXPECT_GE(verdict.at("read_gap_seconds").get<double>(), 0.0) << verdict.dump();
+  EXPECT_LE(verdict.at("read_gap_seconds").get<double>(), 30.0) << verdict.dump();
+  EXPECT_EQ(verdict.at("reasons").size(), 2u) << verdict.dump();
 
   const Outcome side =
       ckptbench({"mlperf", "compare", write.string(), read.string(), "--table",
@@ -74,6 +97,30 @@ TEST_F(MlperfWorkflow, WriteThenReadLeaveDlioSummariesThatCompareAndImport) {
   EXPECT_EQ(row.at("read_gib_per_s"), rs.at("metric").at("load_checkpoint_io_mean_GB_per_second"));
   EXPECT_EQ(row.at("write_end"), ws.at("end"));
   EXPECT_EQ(row.at("read_start"), rs.at("start"));
+}
+
+TEST_F(MlperfWorkflow, AReadStartedMoreThan30SecondsAfterTheWriteIsNonCompliant) {
+  if (kSanitized) GTEST_SKIP() << "the gap's rule is unit-tested; this adds two runs";
+  invocation("checkpoint");
+  // The write ended an hour earlier, as its record in the case directory now says.
+  fs::path marker;
+  for (const auto& entry : fs::recursive_directory_iterator(dir_ / "target"))
+    if (entry.path().filename() == "mlperf-write-end.json") marker = entry.path();
+  ASSERT_FALSE(marker.empty());
+  nlohmann::json end = json_of(marker);
+  end["end_unix_seconds"] = end.at("end_unix_seconds").get<double>() - 3600;
+  end["end_utc"] = "2026-01-01T00:00:00.000000";
+  std::ofstream(marker) << end.dump();
+  const fs::path read = invocation("restore");
+  const nlohmann::json verdict =
+      nlohmann::json::parse(read_text(read / "results.jsonl")).at("mlperf");
+  EXPECT_EQ(verdict.at("label"), "non-compliant");
+  EXPECT_GE(verdict.at("read_gap_seconds").get<double>(), 3600.0);
+  const std::string reason = verdict.at("reasons").back().get<std::string>();
+  EXPECT_TRUE(contains(reason,
+                       "s after the write invocation ended (2026-01-01T00:00:00.000000 "
+                       "UTC); the two-invocation workflow allows 30 s -- rule 4.7.1"))
+      << reason;
 }
 
 TEST(MlperfImport, RefusesWhatIsNoDlioSummaryNamingTheFileAndKey) {

@@ -24,7 +24,8 @@ constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
 // A calibrated run of one 1 GiB case: write seconds against a calibration of 1 GiB/s throughout,
 // so its write ratios are 1 / seconds.
 RunRecord run_with(TempDir& dir, const std::string& name, const std::vector<double>& write_seconds,
-                   const std::string& campaign = "ci-gate", const std::string& hash = "abc") {
+                   const std::string& campaign = "ci-gate", const std::string& hash = "abc",
+                   const std::string& workload = "w1") {
   const nlohmann::json calibration{
       {"write_gib_per_s", std::vector<double>(write_seconds.size() + 1, 1.0)}};
   const nlohmann::json j{
@@ -35,6 +36,7 @@ RunRecord run_with(TempDir& dir, const std::string& name, const std::vector<doub
       {"status", "ok"},
       {"bytes_per_checkpoint", kGiB},
       {"config_hash", hash},
+      {"workload_hash", workload},
       {"config", {{"campaign", {{"name", campaign}}}}},
       {"samples", {{"write_seconds", write_seconds}}},
       {"calibration", calibration},
@@ -270,6 +272,47 @@ TEST(GateWorkload, AnotherCampaignOrConfigurationIsRefused) {
             "ci-gate.json: no case of the run (" + changed.file.string() +
                 ") matches a case of the baseline — nothing "
                 "would be gated; take the baseline of this campaign with --update-baseline");
+}
+
+TEST(GateWorkload, MatchedOnWorkloadHashAnotherCampaignOfTheSameBytesIsGated) {
+  TempDir dir;
+  const Baseline base = make_baseline(run_with(dir, "base", {1.0, 1.0}), nullptr);
+  const fs::path file = "ci-gate.json";
+  save_baseline(base, dir.path() / file);
+  EXPECT_EQ(load_baseline(dir.path() / file).cases.at(0).workload_hash, "w1");
+  // Another campaign and configuration, the same workload: refused by config, gated by workload.
+  const RunRecord tuned = run_with(dir, "tuned", {1.0, 1.0}, "nightly", "def", "w1");
+  const std::vector<CaseRatios> ratios = run_ratios(tuned);
+  EXPECT_NE(refusal([&] { refuse_other_workload(tuned, ratios, base, file, BaselineUse::gate); }),
+            "(accepted)");
+  EXPECT_EQ(refusal([&] {
+              refuse_other_workload(tuned, ratios, base, file, BaselineUse::gate,
+                                    CaseMatch::workload);
+            }),
+            "(accepted)");
+  const GateResult gated =
+      gate_run(ratios, base, 0.1, kGateAlpha, kSpreadFactor, CaseMatch::workload);
+  ASSERT_EQ(gated.rows.size(), 1u);
+  EXPECT_FALSE(gated.rows[0].same_config);
+  EXPECT_EQ(gated.match, CaseMatch::workload);
+  // Another workload, or a baseline that predates workload_hash, is refused by name.
+  const RunRecord other = run_with(dir, "other", {1.0, 1.0}, "nightly", "def", "w2");
+  EXPECT_EQ(refusal([&] {
+              refuse_other_workload(other, run_ratios(other), base, file, BaselineUse::gate,
+                                    CaseMatch::workload);
+            }),
+            "ci-gate.json: case - has workload_hash w1, the run (" + other.file.string() +
+                ") has w2 — another workload's ratios are not gated against it; pass "
+                "--allow-other-workload to gate it anyway");
+  Baseline old = base;
+  old.cases[0].workload_hash.clear();
+  EXPECT_EQ(refusal([&] {
+              refuse_other_workload(tuned, ratios, old, file, BaselineUse::gate,
+                                    CaseMatch::workload);
+            }),
+            "ci-gate.json: case - has no workload_hash (a baseline taken before baselines "
+            "recorded it) — take the baseline again with --update-baseline to match on the "
+            "workload");
 }
 
 }  // namespace

@@ -17,7 +17,9 @@
 #include "harness/checkpoint/manifest.hpp"
 #include "harness/report/console_reporter.hpp"
 #include "harness/report/report_format.hpp"
+#include "harness/report/report_model.hpp"
 #include "harness/report/results_files.hpp"
+#include "harness/report/run_input.hpp"
 #include "harness/results/environment.hpp"
 #include "tests/unit/temp_dir.hpp"
 
@@ -107,6 +109,24 @@ TEST(SummaryTable, MedianAndRangeInGibPerSecond) {
 
 // 2^30 bytes per second is 1.073741824 GB/s: 1.07, 0.54 and 2.15 for the write; 4.29 and 2.15 for
 // the read.
+TEST(SummaryTable, IntegrityWarningsArePrintedAndReportedPerCase) {
+  CaseResult a = result(0, "file_per_rank", 1);
+  a.write = phase({1.0}, 1.0);
+  a.integrity.preload.ld_preload = "/tmp/shim.so";
+  const std::string warning =
+      "LD_PRELOAD is set (/tmp/shim.so): a preloaded library can change what the I/O calls do";
+  EXPECT_NE(summary({a}, BandwidthUnit::gib).find("case 0: integrity warning: " + warning + "\n"),
+            std::string::npos);
+  RunRecord run;
+  run.name = "run";
+  run.cases.push_back(parse_case(to_json(a), {"results.jsonl", 1, ""}));
+  EXPECT_EQ(run.cases[0].integrity_warnings, std::vector<std::string>{warning});
+  std::ostringstream text;
+  print_report(build_report({run}, {}), false, text);
+  EXPECT_NE(text.str().find("Integrity warnings"), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find(warning), std::string::npos) << text.str();
+}
+
 TEST(SummaryTable, DecimalGigabytesPerSecond) {
   std::vector<CaseResult> results = three_cases();
   for (CaseResult& r : results) r.config.scale = 1;

@@ -217,6 +217,44 @@ TEST(DlioMetrics, ADurationOfZeroHasNoRate) {
   EXPECT_TRUE(dlio_metrics(kGiB, {}).gib_per_s.empty());
 }
 
+TEST(MlperfRules, TheReadInvocationWithin30SecondsOfTheWriteKeepsItsLabel) {
+  MlperfVerdict v{.label = "closed"};
+  check_invocation_gap(v, 29.5, "2026-12-03T01:00:00.000000");
+  EXPECT_EQ(v.label, "closed");
+  EXPECT_TRUE(v.reasons.empty());
+  EXPECT_EQ(v.read_gap_seconds, 29.5);
+  EXPECT_EQ(mlperf_json(MlperfSpec{}, v).at("write_ended_utc"), "2026-12-03T01:00:00.000000");
+  EXPECT_EQ(mlperf_json(MlperfSpec{}, v).at("read_gap_seconds"), 29.5);
+  check_invocation_gap(v, kMaxInvocationGapSeconds, "2026-12-03T01:00:00.000000");
+  EXPECT_EQ(v.label, "closed");
+}
+
+TEST(MlperfRules, ALaterOrUnknownReadStartIsNonCompliantUnderRule471) {
+  const std::string rule =
+      " -- rule 4.7.1: \"In every submission the write phase (10 checkpoint files written) runs "
+      "first, followed by the read phase (10 checkpoint files read).\"";
+  MlperfVerdict late{.label = "closed"};
+  check_invocation_gap(late, 31.5, "2026-12-03T01:00:00.000000");
+  EXPECT_EQ(late.label, "non-compliant");
+  EXPECT_EQ(late.reasons,
+            std::vector<std::string>{
+                "the read invocation started 31.5 s after the write invocation ended "
+                "(2026-12-03T01:00:00.000000 UTC); the two-invocation workflow allows 30 s" +
+                rule});
+  MlperfVerdict unknown{.label = "open"};
+  check_invocation_gap(unknown, std::nullopt, "");
+  EXPECT_EQ(unknown.label, "non-compliant");
+  EXPECT_EQ(unknown.reasons,
+            std::vector<std::string>{
+                "the read invocation found no record of the write invocation's end (run the "
+                "write with --phase checkpoint by this ckptbench, into the same "
+                "campaign.target): the 30 s between the two cannot be checked" +
+                rule});
+  const nlohmann::json j = mlperf_json(MlperfSpec{}, unknown);
+  EXPECT_EQ(j.at("write_ended_utc"), nullptr);
+  EXPECT_EQ(j.at("read_gap_seconds"), nullptr);
+}
+
 TEST(WorkloadHash, SameBytesHashAlikeWhateverTheTargetAndTuning) {
   const Case base = preset("llama3-70b");
   const std::string hash = workload_hash(base);
