@@ -28,6 +28,10 @@ class ObjectStore {
 
   // The whole object at `path`, or nullopt when there is none.
   virtual std::optional<std::string> get(const std::string& path) = 0;
+  // Bytes [offset, offset + length) of the object at `path` (a ranged GET), fewer where it ends
+  // sooner; nullopt when there is none. `length` > 0.
+  virtual std::optional<std::string> get_range(const std::string& path, std::uint64_t offset,
+                                               std::uint64_t length) = 0;
   // Writes `path` whole; another process sees all of it or nothing (an object store's PUT).
   virtual void put(const std::string& path, std::string_view bytes) = 0;
   // Writes `path` only when no object is there (a conditional PUT: If-None-Match: *), atomically

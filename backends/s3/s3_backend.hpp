@@ -47,9 +47,12 @@ class S3Backend final : public Backend, public ObjectStore {
   const Counters& request_counters() const { return counters_; }
   const std::string& endpoint() const { return addressing_.endpoint; }
 
-  // ObjectStore, on the first connection, outside the plans' counters: GET, PUT, LIST (1000 keys a
-  // page), DeleteObjects (1000 keys a request), and ListMultipartUploads with an abort per upload.
+  // ObjectStore, on the first connection, outside the plans' counters: GET, ranged GET, PUT, LIST
+  // (1000 keys a page), DeleteObjects (1000 keys a request), and ListMultipartUploads with an abort
+  // per upload.
   std::optional<std::string> get(const std::string& path) override;
+  std::optional<std::string> get_range(const std::string& path, std::uint64_t offset,
+                                       std::uint64_t length) override;
   void put(const std::string& path, std::string_view bytes) override;
   bool create(const std::string& path, std::string_view bytes) override;
   std::vector<StoredObject> list(const std::string& prefix) override;

@@ -1,5 +1,6 @@
 // S3Backend as an ObjectStore: whole small objects, listings, batched deletes and the abort of
 // multipart uploads that a killed writer left open.
+#include <algorithm>
 #include <stdexcept>
 
 #include "backends/s3/s3_backend.hpp"
@@ -48,6 +49,28 @@ std::optional<std::string> S3Backend::get(const std::string& path) {
       {.kind = RequestKind::get, .url = addressing_.object_url(key), .name = addressing_.name(key)},
       true);
   if (r.status == 404) return std::nullopt;
+  return std::move(r.text);
+}
+
+// A range that starts at or past the object's end is answered 416: no bytes there.
+std::optional<std::string> S3Backend::get_range(const std::string& path, std::uint64_t offset,
+                                                std::uint64_t length) {
+  const std::string key = key_of(path);
+  const Request request{.kind = RequestKind::ranged_get,
+                        .url = addressing_.object_url(key),
+                        .name = addressing_.name(key),
+                        .range = {{offset, offset + length - 1}}};
+  Response r = send(connection(0), request, config_, store_counters_);
+  if (r.status == 404) return std::nullopt;
+  if (r.status == 416) return std::string();
+  if (!r.ok()) throw IoError("s3: " + describe_failure(request, r));
+  // A whole object (200) could be far larger than the range: never taken for it.
+  if (r.status != 206) {
+    throw IoError("s3: GET " + request.name + " bytes " + std::to_string(offset) + "-: HTTP " +
+                  std::to_string(r.status) +
+                  " instead of 206: the server ignored the Range header");
+  }
+  r.text.resize(std::min<std::size_t>(r.text.size(), length));
   return std::move(r.text);
 }
 

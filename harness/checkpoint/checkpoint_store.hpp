@@ -64,6 +64,14 @@ class CheckpointStore {
   // Writes it whole and durably: another process sees all of it or the earlier one. Throws
   // std::runtime_error naming the path.
   virtual void write_text(const std::filesystem::path& path, const std::string& text) = 0;
+  // The files (objects) under checkpoint `dir` and their sizes, by path relative to it; one
+  // listing of an object store.
+  virtual std::map<std::string, std::uint64_t> file_sizes(const std::filesystem::path& dir) = 0;
+  // Bytes [offset, offset + length) of a checkpoint's file (a ranged GET of an object), fewer
+  // where it ends sooner. Throws std::runtime_error naming the path when it is missing or cannot
+  // be read.
+  virtual std::string read_bytes(const std::filesystem::path& path, std::uint64_t offset,
+                                 std::uint64_t length) = 0;
   // Removes it, when there is one; never throws.
   virtual void remove_text(const std::filesystem::path& path) noexcept = 0;
 
@@ -96,6 +104,9 @@ class FileCheckpointStore final : public CheckpointStore {
   std::vector<std::string> complete_checkpoints(const Case& c) override;
   std::optional<std::string> read_text(const std::filesystem::path& path) override;
   void write_text(const std::filesystem::path& path, const std::string& text) override;
+  std::map<std::string, std::uint64_t> file_sizes(const std::filesystem::path& dir) override;
+  std::string read_bytes(const std::filesystem::path& path, std::uint64_t offset,
+                         std::uint64_t length) override;
   void remove_text(const std::filesystem::path& path) noexcept override;
   std::string remove_checkpoint(const std::filesystem::path& dir) override;
   std::string remove_failed(const std::filesystem::path& dir) override;

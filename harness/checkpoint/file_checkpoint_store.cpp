@@ -2,8 +2,12 @@
 // create_step_directory, commit_manifest and commit_checkpoint keep them.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <iterator>
+#include <stdexcept>
 
 #include "harness/checkpoint/checkpoint_store.hpp"
 #include "harness/checkpoint/target_check.hpp"
@@ -76,6 +80,33 @@ std::optional<std::string> FileCheckpointStore::read_text(const fs::path& path) 
 
 void FileCheckpointStore::write_text(const fs::path& path, const std::string& text) {
   write_file_atomically(path, text);
+}
+
+std::map<std::string, std::uint64_t> FileCheckpointStore::file_sizes(const fs::path& dir) {
+  std::map<std::string, std::uint64_t> sizes;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it);
+       it.increment(ec)) {
+    std::error_code file_error;
+    if (!it->is_regular_file(file_error)) continue;
+    const std::uint64_t size = it->file_size(file_error);
+    if (!file_error) sizes[it->path().lexically_relative(dir).string()] = size;
+  }
+  return sizes;
+}
+
+std::string FileCheckpointStore::read_bytes(const fs::path& path, std::uint64_t offset,
+                                            std::uint64_t length) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    throw std::runtime_error(
+        fmt::format("{}: cannot be opened: {}", path.string(), std::strerror(errno)));
+  }
+  std::string bytes(static_cast<std::size_t>(length), '\0');
+  in.seekg(static_cast<std::streamoff>(offset));
+  in.read(bytes.data(), static_cast<std::streamsize>(length));
+  bytes.resize(static_cast<std::size_t>(std::max<std::streamsize>(in.gcount(), 0)));
+  return bytes;
 }
 
 void FileCheckpointStore::remove_text(const fs::path& path) noexcept {

@@ -208,16 +208,19 @@ std::optional<std::string> tensor_list_problem(const Manifest& manifest,
 std::optional<std::string> damaged_checkpoint_problem(const Manifest& manifest, const fs::path& dir,
                                                       const std::vector<RankPlan>& planned,
                                                       const std::vector<std::int64_t>* selected,
-                                                      int process, int processes) {
+                                                      int process, int processes,
+                                                      CheckpointStore& store) {
   const fs::path path = dir / kManifestName;
   if (auto problem = tensor_list_problem(manifest, planned, path, selected)) return problem;
   if (process == 0) {
     if (auto problem = manifest_hash_problem(manifest, path)) return problem;
   }
-  if (manifest.writer.format == CheckpointFormat::safetensors) {
-    return safetensors_checkpoint_problem(dir, manifest, process, processes);
+  if (manifest.writer.format != CheckpointFormat::safetensors) return std::nullopt;
+  if (store.objects()) {
+    if (process != 0) return std::nullopt;
+    return safetensors_checkpoint_problem(store, dir, manifest);
   }
-  return std::nullopt;
+  return safetensors_checkpoint_problem(store, dir, manifest, process, processes);
 }
 
 }  // namespace ckpt::harness

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "harness/checkpoint/checkpoint_store.hpp"
 #include "harness/checkpoint/manifest.hpp"
 #include "harness/plan/checkpoint_plan.hpp"
 
@@ -57,12 +58,15 @@ std::optional<std::string> tensor_list_problem(const Manifest& manifest,
 // Every check of a read path after planning, first problem first: the manifest's entries of the
 // writer's ranks this process checks against `planned` (their plans as the case writes them;
 // with `selected`, the whole selection's, also entries outside it), then manifest_hash_problem
-// (process 0), then the files of a safetensors checkpoint (process `process` of `processes` checks
-// its share, process 0 the index). Each problem names the file, the field and what differs.
+// (process 0), then the files of a safetensors checkpoint in `store` (process `process` of
+// `processes` checks its share, process 0 the index; in an object store process 0 checks them
+// all, the others holding no connection of it). Each problem names the file, the field and what
+// differs.
 std::optional<std::string> damaged_checkpoint_problem(const Manifest& manifest,
                                                       const std::filesystem::path& dir,
                                                       const std::vector<RankPlan>& planned,
                                                       const std::vector<std::int64_t>* selected,
-                                                      int process, int processes);
+                                                      int process, int processes,
+                                                      CheckpointStore& store);
 
 }  // namespace ckpt::harness

@@ -239,6 +239,23 @@ void ObjectCheckpointStore::write_text(const fs::path& path, const std::string& 
   store().put(path.string(), text);
 }
 
+std::map<std::string, std::uint64_t> ObjectCheckpointStore::file_sizes(const fs::path& dir) {
+  const std::lock_guard guard(mutex_);
+  const std::string prefix = folder(dir);
+  std::map<std::string, std::uint64_t> sizes;
+  for (const StoredObject& o : store().list(prefix)) sizes[o.path.substr(prefix.size())] = o.size;
+  return sizes;
+}
+
+std::string ObjectCheckpointStore::read_bytes(const fs::path& path, std::uint64_t offset,
+                                              std::uint64_t length) {
+  const std::lock_guard guard(mutex_);
+  if (length == 0) return "";
+  std::optional<std::string> bytes = store().get_range(path.string(), offset, length);
+  if (!bytes) throw std::runtime_error(fmt::format("{}: no such object", path.string()));
+  return std::move(*bytes);
+}
+
 void ObjectCheckpointStore::remove_text(const fs::path& path) noexcept {
   try {
     const std::lock_guard guard(mutex_);

@@ -50,6 +50,9 @@ class ObjectCheckpointStore final : public CheckpointStore {
   std::vector<std::string> complete_checkpoints(const Case& c) override;
   std::optional<std::string> read_text(const std::filesystem::path& path) override;
   void write_text(const std::filesystem::path& path, const std::string& text) override;
+  std::map<std::string, std::uint64_t> file_sizes(const std::filesystem::path& dir) override;
+  std::string read_bytes(const std::filesystem::path& path, std::uint64_t offset,
+                         std::uint64_t length) override;
   void remove_text(const std::filesystem::path& path) noexcept override;
   std::string remove_checkpoint(const std::filesystem::path& dir) override;
   // Also aborts the multipart uploads a failed writer left open under `dir`.

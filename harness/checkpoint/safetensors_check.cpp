@@ -3,9 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
 #include <map>
-#include <sstream>
+#include <stdexcept>
 #include <vector>
 
 #include "harness/checkpoint/manifest.hpp"
@@ -46,13 +45,21 @@ std::map<std::string, std::map<std::string, Expected>> expected_files(
   return files;
 }
 
-std::optional<std::string> header_problem(const fs::path& path,
+// `size`: the file's, as the store lists it; null when it is not there.
+std::optional<std::string> header_problem(CheckpointStore& store, const fs::path& path,
+                                          const std::uint64_t* size,
                                           const std::map<std::string, Expected>& expected) {
   const std::string file = path.string();
+  if (size == nullptr) return file + ": file: missing (the checkpoint is incomplete)";
   SafetensorsHeader header;
   try {
-    header = read_safetensors_header(path);
-  } catch (const SafetensorsError& e) {
+    header = read_safetensors_header(
+        *size,
+        [&store, &path](std::uint64_t offset, std::uint64_t length) {
+          return store.read_bytes(path, offset, length);
+        },
+        file);
+  } catch (const std::runtime_error& e) {  // SafetensorsError, or the store's read error
     return e.what();
   }
   for (const SafetensorsTensor& t : header.tensors) {
@@ -91,19 +98,17 @@ std::optional<std::string> header_problem(const fs::path& path,
   return std::nullopt;
 }
 
-std::optional<std::string> index_problem(const fs::path& dir,
+std::optional<std::string> index_problem(CheckpointStore& store, const fs::path& dir,
                                          const std::vector<ManifestTensor>& tensors, bool weights,
                                          std::size_t files) {
   const fs::path path = dir / kSafetensorsIndexName;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  const std::optional<std::string> text = store.read_text(path);
+  if (!text) {
     if (files <= 1) return std::nullopt;  // one file: a loader opens it without an index
     return fmt::format("{}: missing — the checkpoint's {} safetensors files are found through it",
                        path.string(), files);
   }
-  std::stringstream text;
-  text << in.rdbuf();
-  const nlohmann::json index = nlohmann::json::parse(text.str(), nullptr, false);
+  const nlohmann::json index = nlohmann::json::parse(*text, nullptr, false);
   if (index.is_discarded() || !index.is_object())
     return fmt::format("{}: not a JSON object", path.string());
   const nlohmann::json expected = safetensors_index(tensors, weights);
@@ -138,7 +143,8 @@ std::optional<std::string> index_problem(const fs::path& dir,
 
 }  // namespace
 
-std::optional<std::string> safetensors_checkpoint_problem(const fs::path& dir,
+std::optional<std::string> safetensors_checkpoint_problem(CheckpointStore& store,
+                                                          const fs::path& dir,
                                                           const Manifest& manifest, int process,
                                                           int processes) {
   const bool weights = weights_only(manifest);
@@ -146,12 +152,16 @@ std::optional<std::string> safetensors_checkpoint_problem(const fs::path& dir,
   const std::map<std::string, std::map<std::string, Expected>> files =
       expected_files(tensors, weights);
   if (process == 0) {
-    if (auto problem = index_problem(dir, tensors, weights, files.size())) return problem;
+    if (auto problem = index_problem(store, dir, tensors, weights, files.size())) return problem;
   }
+  if (process >= static_cast<int>(files.size())) return std::nullopt;  // no file to check
+  const std::map<std::string, std::uint64_t> sizes = store.file_sizes(dir);
   std::size_t i = 0;
   for (const auto& [file, expected] : files) {
     if (static_cast<int>(i++ % static_cast<std::size_t>(processes)) != process) continue;
-    if (auto problem = header_problem(dir / file, expected)) return problem;
+    const auto size = sizes.find(file);
+    const std::uint64_t* listed = size == sizes.end() ? nullptr : &size->second;
+    if (auto problem = header_problem(store, dir / file, listed, expected)) return problem;
   }
   return std::nullopt;
 }

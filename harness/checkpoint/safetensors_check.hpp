@@ -10,16 +10,19 @@
 #include <optional>
 #include <string>
 
+#include "harness/checkpoint/checkpoint_store.hpp"
 #include "harness/checkpoint/manifest.hpp"
 
 namespace ckpt::harness {
 
-// The first problem of the safetensors checkpoint in `dir` described by `manifest`, as
+// The first problem of the safetensors checkpoint in `dir` of `store` described by `manifest`, as
 // "<file>: <field>: <problem>", or nullopt. Process `process` of `processes` checks every
 // processes-th file of the manifest (from its process-th), process 0 the index too, so that
 // together they check each file once. The index is required when the checkpoint has more than
 // one file (a loader finds the files through it) and checked when present.
-std::optional<std::string> safetensors_checkpoint_problem(const std::filesystem::path& dir,
+// `store` lists the checkpoint's files once (their sizes) and reads only the headers' bytes.
+std::optional<std::string> safetensors_checkpoint_problem(CheckpointStore& store,
+                                                          const std::filesystem::path& dir,
                                                           const Manifest& manifest, int process = 0,
                                                           int processes = 1);
 

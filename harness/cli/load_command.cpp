@@ -7,13 +7,18 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <memory>
 #include <set>
+#include <sstream>
 #include <stdexcept>
 #include <vector>
 
 #include "backends/registry.hpp"
+#include "harness/checkpoint/checkpoint_store.hpp"
 #include "harness/checkpoint/manifest.hpp"
 #include "harness/checkpoint/manifest_checks.hpp"
+#include "harness/checkpoint/object_checkpoint_store.hpp"
 #include "harness/checkpoint/safetensors_check.hpp"
 #include "harness/exec/cache_policy.hpp"
 #include "harness/exec/iteration.hpp"
@@ -105,7 +110,7 @@ void check_checkpoint_directory(const fs::path& dir) {
 // this ckptbench cannot check): files inside the checkpoint (std::runtime_error, exit 2), then
 // damage (DamagedCheckpoint, exit 1): the tensor list and training iteration against its
 // checkpoint_hash, a safetensors checkpoint's headers and index.
-void check_manifest(const fs::path& dir, const Manifest& manifest) {
+void check_manifest(CheckpointStore& store, const fs::path& dir, const Manifest& manifest) {
   if (auto problem = manifest_path_problem(manifest, dir)) {
     throw std::runtime_error(
         fmt::format("{}: damaged manifest: {}", (dir / kManifestName).string(), *problem));
@@ -113,12 +118,13 @@ void check_manifest(const fs::path& dir, const Manifest& manifest) {
   if (auto problem = manifest_hash_problem(manifest, dir / kManifestName))
     throw DamagedCheckpoint(*problem);
   if (manifest.writer.format != CheckpointFormat::safetensors) return;
-  if (auto problem = safetensors_checkpoint_problem(dir, manifest))
+  if (auto problem = safetensors_checkpoint_problem(store, dir, manifest))
     throw DamagedCheckpoint(*problem);
 }
 
-// The checkpoint's files, in the manifest's order, at their actual sizes.
-FileRanges checkpoint_files(const fs::path& dir, const Manifest& manifest) {
+// The checkpoint's files, in the manifest's order, at their actual sizes (one listing of an object
+// store).
+FileRanges checkpoint_files(CheckpointStore& store, const fs::path& dir, const Manifest& manifest) {
   const std::string_view scope = workloads::state_scope_name(manifest.writer.state.scope);
   if (manifest.writer.state.scope != workloads::StateScope::weights) {
     throw std::runtime_error(
@@ -131,15 +137,15 @@ FileRanges checkpoint_files(const fs::path& dir, const Manifest& manifest) {
                     "full state with --phase restore",
                     dir.string(), scope, manifest.writer.parallel.tp));
   }
+  const std::map<std::string, std::uint64_t> sizes = store.file_sizes(dir);
   std::vector<std::pair<std::string, std::uint64_t>> sized;
   for (const ManifestFile& f : manifest.files) {
     const fs::path path = dir / f.path;
-    std::error_code ec;
-    const std::uint64_t size = fs::file_size(path, ec);
-    if (ec)
+    const auto size = sizes.find(f.path);
+    if (size == sizes.end())
       throw std::runtime_error(
-          fmt::format("{}: {} (the checkpoint is incomplete)", path.string(), ec.message()));
-    sized.emplace_back(path.string(), size);
+          fmt::format("{}: missing (the checkpoint is incomplete)", path.string()));
+    sized.emplace_back(path.string(), size->second);
   }
   return place_files(sized);
 }
@@ -187,8 +193,26 @@ LoadSettings settings_of(const LoadCommandOptions& o) {
   return settings;
 }
 
+// --set backend.<--backend>.KEY=VALUE, as a campaign's [backend.<name>] table; make_backend checks
+// the keys and values.
+backends::BackendOptions backend_options(const LoadCommandOptions& o) {
+  const std::string table = "backend." + o.backend + ".";
+  backends::BackendOptions options;
+  for (const std::string& set : o.sets) {
+    const auto equals = set.find('=');
+    if (equals == std::string::npos || !set.starts_with(table) || equals == table.size()) {
+      throw std::runtime_error(fmt::format(
+          "--set {}: give {}KEY=VALUE, an option of --backend {} (`ckptbench backends` lists "
+          "them)",
+          set, table, o.backend));
+    }
+    options[set.substr(table.size(), equals - table.size())] = set.substr(equals + 1);
+  }
+  return options;
+}
+
 LoadStorage storage_of(const LoadCommandOptions& o) {
-  return {.backend = o.backend};
+  return {.backend = o.backend, .options = backend_options(o)};
 }
 
 // Before any I/O: --backend names a backend this build runs that can serve --method as asked.
@@ -214,6 +238,33 @@ void check_load_backend(const LoadCommandOptions& o) {
                     "overhead, or load through a backend that reads the files",
                     o.backend));
   }
+}
+
+// Where the checkpoint is kept: the file system, or the objects of an object-store backend (a
+// connection of its own, which checks the endpoint, credentials and bucket before any data moves).
+std::unique_ptr<CheckpointStore> open_store(const LoadCommandOptions& o) {
+  for (const backends::BackendInfo& info : backends::list_backends()) {
+    if (info.name == o.backend && info.capabilities.object_store) {
+      return std::make_unique<ObjectCheckpointStore>(
+          backends::make_backend(o.backend, {}, backend_options(o)));
+    }
+  }
+  return std::make_unique<FileCheckpointStore>();
+}
+
+// An object store's CHECKPOINT: its manifest (one GET), or what the path is instead.
+Manifest read_object_manifest(CheckpointStore& store, const fs::path& dir) {
+  const fs::path path = dir / kManifestName;
+  if (const std::optional<std::string> text = store.read_text(path))
+    return parse_manifest(*text, path);
+  std::string latest;
+  if (std::istringstream pointer(store.read_text(dir / "latest").value_or("")); pointer >> latest) {
+    throw std::runtime_error(
+        fmt::format("{} is a case directory, not a checkpoint: give one of its checkpoints, e.g. "
+                    "the latest, {}",
+                    dir.string(), (dir / latest).string()));
+  }
+  throw std::runtime_error(missing_manifest(dir));
 }
 
 MemorySpaceKind memory_of(const LoadCommandOptions& o) {
@@ -244,6 +295,18 @@ void print_load(std::ostream& out, const LoadCommandOptions& o, const LoadSettin
              !o.verify         ? "not verified"
              : problem.empty() ? "verified"
                                : problem);
+  // An object store's requests by kind: what its prices are made of.
+  if (t.counters.empty()) return;
+  std::vector<std::string> counts;
+  for (const auto& [name, count] : t.counters) counts.push_back(fmt::format("{} {}", name, count));
+  fmt::print(out, "requests: {}\n", fmt::join(counts, ", "));
+}
+
+// Before each load: the files out of the page cache; objects are in none of this machine's.
+std::string drop_caches(const LoadCommandOptions& o, const CheckpointStore& store,
+                        const std::vector<backends::IoPlan>& plans) {
+  if (!o.drop_caches || store.objects()) return "none";
+  return apply_cache_policy(CachePolicy::drop, plans);
 }
 
 void print_median(std::ostream& out, const LoadCommandOptions& o,
@@ -253,9 +316,9 @@ void print_median(std::ostream& out, const LoadCommandOptions& o,
 }
 
 // Without --tp: every file of a weights-only checkpoint whole, one after another.
-int load_whole_files(const LoadCommandOptions& o, const fs::path& dir, const Manifest& manifest,
-                     std::ostream& out) {
-  const FileRanges files = checkpoint_files(dir, manifest);
+int load_whole_files(const LoadCommandOptions& o, CheckpointStore& store, const fs::path& dir,
+                     const Manifest& manifest, std::ostream& out) {
+  const FileRanges files = checkpoint_files(store, dir, manifest);
   const LoadSettings settings = settings_of(o);
   MemorySpaces spaces;
   const MemorySpaceKind kind = memory_of(o);
@@ -267,8 +330,7 @@ int load_whole_files(const LoadCommandOptions& o, const fs::path& dir, const Man
   std::vector<double> seconds;
   int status = 0;
   for (int i = 0; i < o.repeat; ++i) {
-    const std::string cache =
-        o.drop_caches ? apply_cache_policy(CachePolicy::drop, {plan}) : "none";
+    const std::string cache = drop_caches(o, store, {plan});
     memory->zero();
     const LoadTiming t = load_files(files, *memory, settings, pool_space, storage_of(o));
     seconds.push_back(t.seconds);
@@ -348,8 +410,8 @@ void print_plan(std::ostream& out, const LoadCommandOptions& o, const ReshardSpe
 
 // With --tp: the inference ranks' TP slices, planned from the manifest as --phase load plans them
 // (load_spec, load_plans), loaded and verified the same way.
-int load_planned_slices(const LoadCommandOptions& o, const fs::path& dir, const Manifest& manifest,
-                        std::ostream& out) {
+int load_planned_slices(const LoadCommandOptions& o, CheckpointStore& store, const fs::path& dir,
+                        const Manifest& manifest, std::ostream& out) {
   const ReshardSpec spec = planned_spec(o, dir, manifest);
   const std::vector<RankPlan> plans = planned_ranks(o, dir, manifest, spec);
   const LoadSettings settings = settings_of(o);
@@ -369,7 +431,7 @@ int load_planned_slices(const LoadCommandOptions& o, const fs::path& dir, const 
   std::vector<double> seconds;
   int status = 0;
   for (int i = 0; i < o.repeat; ++i) {
-    const std::string cache = o.drop_caches ? apply_cache_policy(CachePolicy::drop, io) : "none";
+    const std::string cache = drop_caches(o, store, io);
     const FileRanges ranges = prepare_planned_load(plans, buffer, pattern);
     const LoadTiming t = load_planned(plans, ranges, buffer, settings, pool_space, storage_of(o));
     seconds.push_back(t.seconds);
@@ -430,6 +492,11 @@ CLI::App* add_load_command(CLI::App& app, LoadCommandOptions& o) {
                   "backends` lists "
                   "them; mmap needs one that maps files)")
       ->capture_default_str();
+  cmd->add_option("--set", o.sets,
+                  "backend.<--backend>.KEY=VALUE: an option of the backend's table, as in a "
+                  "campaign (e.g. --set backend.s3.endpoint=http://host:9000); repeatable")
+      ->take_all()
+      ->allow_extra_args(false);
   cmd->add_option(
          "--memory", o.memory,
          "Where the weights go: host, pinned or cuda (chunks then go through pinned memory)")
@@ -457,14 +524,16 @@ CLI::App* add_load_command(CLI::App& app, LoadCommandOptions& o) {
 
 int run_load(const LoadCommandOptions& o, std::ostream& out, std::ostream& err) {
   const fs::path dir = o.checkpoint;
-  check_checkpoint_directory(dir);
-  const Manifest manifest = read_manifest(dir);
+  const std::unique_ptr<CheckpointStore> store = open_store(o);
+  if (!store->objects()) check_checkpoint_directory(dir);
+  const Manifest manifest =
+      store->objects() ? read_object_manifest(*store, dir) : read_manifest(dir);
   check_stored_bytes(dir, manifest);
   check_load_backend(o);
   try {
-    check_manifest(dir, manifest);
-    return o.tp > 0 ? load_planned_slices(o, dir, manifest, out)
-                    : load_whole_files(o, dir, manifest, out);
+    check_manifest(*store, dir, manifest);
+    return o.tp > 0 ? load_planned_slices(o, *store, dir, manifest, out)
+                    : load_whole_files(o, *store, dir, manifest, out);
   } catch (const DamagedCheckpoint& e) {
     err << "ckptbench: error: damaged checkpoint: " << e.what() << '\n';
     return 1;

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "harness/load/weight_loader.hpp"
 #include "harness/spec/case.hpp"
@@ -16,7 +17,8 @@ struct LoadCommandOptions {
   std::string method = std::string(load_method_name(settings.method));
   std::string memory = "host";  // host, pinned or cuda: where the weights go
   std::string backend =
-      LoadStorage{}.backend;  // --backend: the storage backend the loader reads through
+      LoadStorage{}.backend;      // --backend: the storage backend the loader reads through
+  std::vector<std::string> sets;  // --set backend.<name>.KEY=VALUE: the backend's options
   int repeat = 1;
   bool drop_caches = true;
   bool verify = true;
@@ -29,7 +31,9 @@ struct LoadCommandOptions {
 // `ckptbench load CHECKPOINT`: loads a checkpoint's weights (raw or safetensors) into host,
 // pinned or device memory as an inference server does, verifies the bytes, prints time and GiB/s
 // (and the host -> device copy time for device memory), reading through the storage backend
-// --backend names (default posix) with its option defaults. Without --tp it reads a weights-only
+// --backend names (default posix) with its options (--set). With an object-store backend the
+// checkpoint is that store's objects (its manifest, sizes and files read through it; the
+// requests printed by kind), CHECKPOINT their path. Without --tp it reads a weights-only
 // checkpoint's files whole; with --tp N it loads the TP slices of inference TP N (PP 1, DP 1)
 // planned from the manifest by the resharding planner, as --phase load does, from weights-only
 // and full-state checkpoints alike, and prints the plan's counts.

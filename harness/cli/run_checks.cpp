@@ -120,7 +120,8 @@ std::optional<std::string> checkpoint_read_problem(const Case& writer, const Man
   const std::vector<std::int64_t> selected = selected_ranks(writer, layout.world_size());
   if (selected.size() > kDryRunRanks) return std::nullopt;  // dry_run_ranks_problem names it
   const std::vector<RankPlan> planned = plan_ranks(layout, writer, selected, dir);
-  if (auto problem = damaged_checkpoint_problem(manifest, dir, planned, &selected, 0, 1)) {
+  FileCheckpointStore files;
+  if (auto problem = damaged_checkpoint_problem(manifest, dir, planned, &selected, 0, 1, files)) {
     return fmt::format("damaged checkpoint: {} — {}", *problem,
                        damaged_checkpoint_advice(writer, dir));
   }

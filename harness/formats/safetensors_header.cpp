@@ -237,6 +237,21 @@ SafetensorsHeader parse_safetensors_header(std::span<const std::byte> bytes,
   return header;
 }
 
+SafetensorsHeader read_safetensors_header(std::uint64_t file_size,
+                                          const SafetensorsByteReader& read,
+                                          std::string_view file) {
+  const std::string length = read(0, std::min(file_size, kLengthBytes));
+  std::string bytes = length;
+  if (length.size() == kLengthBytes) {
+    const std::uint64_t n = read_le64(std::as_bytes(std::span(length)));
+    if (n <= kSafetensorsMaxHeaderBytes && n <= file_size - kLengthBytes) {
+      bytes += read(kLengthBytes, n);
+      if (bytes.size() != kLengthBytes + n) fail(file, "header", "read failed before its end");
+    }
+  }
+  return parse_safetensors_header(std::as_bytes(std::span(bytes)), file_size, file);
+}
+
 SafetensorsHeader read_safetensors_header(const std::filesystem::path& path) {
   const std::string file = path.string();
   std::ifstream in(path, std::ios::binary);
@@ -244,18 +259,14 @@ SafetensorsHeader read_safetensors_header(const std::filesystem::path& path) {
   const std::uint64_t size = std::filesystem::file_size(path, ec);
   if (!in || ec)
     fail(file, "file", "cannot be opened: " + (ec ? ec.message() : std::string("open failed")));
-  std::vector<std::byte> bytes(static_cast<std::size_t>(std::min(size, kLengthBytes)));
-  in.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-  if (bytes.size() == kLengthBytes) {
-    const std::uint64_t n = read_le64(bytes);
-    if (n <= kSafetensorsMaxHeaderBytes && n <= size - kLengthBytes) {
-      bytes.resize(static_cast<std::size_t>(kLengthBytes + n));
-      in.read(reinterpret_cast<char*>(bytes.data() + kLengthBytes),
-              static_cast<std::streamsize>(n));
-      if (!in) fail(file, "header", "read failed before its end");
-    }
-  }
-  return parse_safetensors_header(bytes, size, file);
+  const auto read = [&in](std::uint64_t offset, std::uint64_t length) {
+    std::string bytes(static_cast<std::size_t>(length), '\0');
+    in.seekg(static_cast<std::streamoff>(offset));
+    in.read(bytes.data(), static_cast<std::streamsize>(length));
+    bytes.resize(static_cast<std::size_t>(std::max<std::streamsize>(in.gcount(), 0)));
+    return bytes;
+  };
+  return read_safetensors_header(size, read, file);
 }
 
 }  // namespace ckpt::harness

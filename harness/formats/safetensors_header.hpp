@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <span>
@@ -60,6 +61,17 @@ std::string encode_safetensors_header(const std::vector<SafetensorsTensor>& tens
 // or not matching dtype x shape.
 SafetensorsHeader parse_safetensors_header(std::span<const std::byte> bytes,
                                            std::uint64_t file_size, std::string_view file);
+
+// Bytes [offset, offset + length) of a file, fewer where it ends sooner; throws what its source
+// throws when it cannot read them.
+using SafetensorsByteReader =
+    std::function<std::string(std::uint64_t offset, std::uint64_t length)>;
+
+// Reads (its length word, then the rest) and parses the header of a file of `file_size` bytes
+// through `read`: a file system's file or an object store's object. Throws SafetensorsError as
+// parse_safetensors_header does, and when `read` returns fewer bytes than the size promises.
+SafetensorsHeader read_safetensors_header(std::uint64_t file_size,
+                                          const SafetensorsByteReader& read, std::string_view file);
 
 // Reads and parses the header of the file at `path`. Throws SafetensorsError (also when the
 // file cannot be opened or read).

@@ -230,7 +230,7 @@ ReportModel build_report(std::vector<RunRecord> runs, const ReportOptions& optio
   }
   m.write_phases =
       ordered_phases(write_phases, {"mkdir", "open", "transfer", "sync", "close", "d2h", "gather",
-                                    "metadata", "manifest", "retire"});
+                                    "metadata", "manifest", "visible", "retire"});
   m.read_phases = ordered_phases(read_phases, {"open", "transfer", "sync", "close", "h2d"});
   for (const auto& [key, values] : numeric) {
     if (values.size() >= 2 && !not_numeric.count(key)) m.numeric_keys.push_back(key);
@@ -359,6 +359,8 @@ void print_report(const ReportModel& m, bool markdown, std::ostream& out) {
   phases.print(out, markdown);
   fmt::print(
       out, "\nw.: checkpoint (write) phases, r.: restore (read) phases, of the slowest process\n");
+  if (std::find(m.write_phases.begin(), m.write_phases.end(), "visible") != m.write_phases.end())
+    fmt::print(out, "w.visible: from the commit until another process saw the checkpoint\n");
   print_latency_table(m, markdown, out);
 }
 

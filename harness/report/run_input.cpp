@@ -8,6 +8,7 @@
 #include "harness/common/json_input.hpp"
 #include "harness/report/report_format.hpp"
 #include "harness/results/schema_version.hpp"
+#include "harness/results/stats.hpp"
 
 namespace ckpt::harness {
 namespace {
@@ -156,6 +157,11 @@ CaseRecord parse_case(const json& record, const JsonSource& source) {
   const std::optional<JsonField> phases = j.find("phases");
   c.write.phases = number_map(phases, "write");
   c.read.phases = number_map(phases, "read");
+  // An object store's wait from the commit until another process sees the checkpoint: shown
+  // beside the write's phases.
+  if (const std::vector<double> visible = seconds_list(j, "checkpoint_visible_seconds");
+      !visible.empty())
+    c.write.phases["visible"] = median(visible);
   if (const auto t = j.find("training")) {
     c.stall_seconds = optional_seconds(*t, "stall_seconds");
     c.time_to_durable_seconds = optional_seconds(*t, "time_to_durable_seconds");

@@ -200,6 +200,7 @@ nlohmann::json to_json(const CaseResult& r) {
                    {"wall_time", wall_json(r.wall)},
                    {"environment", r.environment}};
   if (!r.store_requests.empty()) j["store_requests"] = r.store_requests;
+  if (!r.visible_seconds.empty()) j["checkpoint_visible_seconds"] = r.visible_seconds;
   j["calibration"] = calibration_json(r.calibration);    // measure.calibration (ckptbench gate)
   if (r.training) j["training"] = to_json(*r.training);  // [training] cases (harness/engine)
   if (c.mlperf && r.mlperf) j["mlperf"] = mlperf_json(*c.mlperf, *r.mlperf);

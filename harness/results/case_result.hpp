@@ -164,6 +164,9 @@ struct CaseResult {
   std::vector<std::string> notes;    // what backends fell back from (e.g. buffer registration)
   // An object store's checkpoint store: its own requests by kind (process 0's, the whole case).
   std::map<std::string, std::uint64_t> store_requests;
+  // An object store: per timed checkpoint, the seconds from its commit until another process
+  // listed its manifest and read it.
+  std::vector<double> visible_seconds;
   std::string staging;  // device staging: "" (none), "pipelined" or "whole" (collective backend)
   bool stores_data = true;  // false for a backend that keeps nothing (null): its rates are overhead
   std::vector<std::string> hosts;  // every process's host name, in rank order

@@ -2,6 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
+#include <stdexcept>
+#include <thread>
+
+#include "backends/object_store.hpp"
 #include "harness/checkpoint/manifest.hpp"
 #include "harness/plan/file_naming.hpp"
 #include "harness/run/case_runner.hpp"
@@ -197,6 +202,58 @@ std::string CaseCheckpoints::damage_advice(const Case& c, const fs::path& dir) {
       "ckptbench does not fall back to another checkpoint on its own; to restore another complete "
       "checkpoint of {}, write its name into {}",
       case_dir.string(), (case_dir / "latest").string());
+}
+
+namespace {
+
+// How long the observer polls before it calls a checkpoint invisible.
+constexpr double kVisibleWaitSeconds = 10;
+
+// Polls `dir`'s manifest until a listing names it and a ranged GET reads its first byte; the
+// seconds that took, or the problem.
+std::optional<double> poll_visible(backends::ObjectStore& objects, const fs::path& dir,
+                                   std::string& problem) {
+  const std::string manifest = (dir / kManifestName).string();
+  const auto start = Clock::now();
+  for (;;) {
+    bool listed = false;
+    for (const backends::StoredObject& o : objects.list(manifest)) listed |= o.path == manifest;
+    if (listed && objects.get_range(manifest, 0, 1)) return seconds_since(start);
+    if (seconds_since(start) > kVisibleWaitSeconds) {
+      problem = fmt::format(
+          "checkpoint {}: its manifest was not visible to another process {} s "
+          "after the commit",
+          dir.string(), kVisibleWaitSeconds);
+      return std::nullopt;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+}  // namespace
+
+std::optional<double> CaseCheckpoints::time_until_visible(const fs::path& dir,
+                                                          backends::Backend& observer) {
+  Comm& comm = context_.comm;
+  const int observing = comm.size() > 1 ? 1 : 0;
+  double seconds = -1;
+  std::string problem;
+  if (comm.rank() == observing) {
+    auto* objects = dynamic_cast<backends::ObjectStore*>(&observer);
+    try {
+      if (objects == nullptr) throw std::logic_error("the data backend is no object store");
+      seconds = poll_visible(*objects, dir, problem).value_or(-1);
+      objects->take_counters();  // the observer's, neither the data's nor the store's
+    } catch (const std::exception& e) {
+      problem = fmt::format("checkpoint {}: looking for it from another process failed: {}",
+                            dir.string(), e.what());
+    }
+  }
+  seconds = comm.max(seconds);
+  if (const std::string note = comm.first_problem(problem); !note.empty())
+    record_.add_notes({note});
+  if (seconds < 0) return std::nullopt;
+  return seconds;
 }
 
 std::map<std::string, std::uint64_t> CaseCheckpoints::requests() {

@@ -5,9 +5,11 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 
+#include "backends/backend.hpp"
 #include "harness/checkpoint/checkpoint_store.hpp"
 #include "harness/checkpoint/target_check.hpp"
 #include "harness/comm/comm.hpp"
@@ -58,6 +60,12 @@ class CaseCheckpoints {
   // What to do when checkpoint `dir` of case `c` turned out damaged (damaged_checkpoint_advice);
   // not collective.
   std::string damage_advice(const Case& c, const std::filesystem::path& dir);
+  // After the commit of checkpoint `dir` in an object store: the seconds until another process
+  // (1, or 0 alone, on a connection of its own) lists its manifest and reads it, polled from the
+  // end of the commit through `observer`'s object-store primitives (the observing process's data
+  // backend); nullopt where that failed or took over 10 s (a note says which). Collective.
+  std::optional<double> time_until_visible(const std::filesystem::path& dir,
+                                           backends::Backend& observer);
   // The store's own requests by kind so far (process 0's, an object store's; else empty).
   std::map<std::string, std::uint64_t> requests();
 

@@ -46,7 +46,7 @@ bool written_as_planned(CaseState& s, const Case& writer, const fs::path& dir,
         context.layout, writer, process_share(context.selected, comm.rank(), comm.size()), dir);
     mine = damaged_checkpoint_problem(manifest, dir, planned,
                                       comm.rank() == 0 ? &context.selected : nullptr, comm.rank(),
-                                      comm.size())
+                                      comm.size(), s.store.store())
                .value_or("");
   } catch (const std::exception& e) {
     mine = fmt::format("{}: {}", (dir / kManifestName).string(), e.what());

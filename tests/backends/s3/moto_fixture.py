@@ -8,7 +8,9 @@ that allows everything but writes under keys with a "denied" folder, one bucket,
 multipart upload of fixture/stale/upload.bin are made first; every later request must carry a valid SigV4 signature of that key, so signing errors and
 wrong credentials fail as on a real store. COMMAND runs with CKPT_TEST_S3_ENDPOINT,
 CKPT_TEST_S3_BUCKET, CKPT_TEST_S3_REGION, AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY set; the
-server stops when it exits, and this script exits with its status.
+server stops when it exits, and this script exits with its status. CKPT_TEST_S3_PROXY is the
+endpoint of a proxy in front of the same server (fault_proxy.py) that injects the faults the file
+CKPT_TEST_S3_FAULTS names (none while it is empty or absent).
 Without moto (ci/setup.sh installs it into .deps/venv) it exits 77, which ctest reports as a skip.
 """
 
@@ -16,6 +18,10 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+import fault_proxy  # noqa: E402 (after the line above)
 
 # Requests made without authentication, before the server checks signatures: create the user,
 # its access key, its policy, the bucket and an abandoned upload (set_up makes exactly these).
@@ -66,12 +72,20 @@ def main():
         host, port = server.get_host_and_port()
         endpoint = f"http://{host}:{port}"
         key_id, secret = set_up(endpoint)
+        faults_dir = tempfile.TemporaryDirectory(prefix="ckpt-s3-faults-")
+        faults = os.path.join(faults_dir.name, "faults")
+        proxy, proxy_endpoint = fault_proxy.start(faults, host, port)
         env = dict(os.environ, AWS_ACCESS_KEY_ID=key_id, AWS_SECRET_ACCESS_KEY=secret,
                    CKPT_TEST_S3_ENDPOINT=endpoint, CKPT_TEST_S3_BUCKET=BUCKET,
-                   CKPT_TEST_S3_REGION=REGION)
+                   CKPT_TEST_S3_REGION=REGION, CKPT_TEST_S3_PROXY=proxy_endpoint,
+                   CKPT_TEST_S3_FAULTS=faults)
         env.pop("INITIAL_NO_AUTH_ACTION_COUNT")
         env.pop("AWS_SESSION_TOKEN", None)
-        return subprocess.run(sys.argv[1:], env=env, check=False).returncode
+        try:
+            return subprocess.run(sys.argv[1:], env=env, check=False).returncode
+        finally:
+            proxy.shutdown()
+            faults_dir.cleanup()
     finally:
         server.stop()
 

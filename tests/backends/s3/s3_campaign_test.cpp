@@ -2,107 +2,14 @@
 // with CKPT_TEST_S3_* and AWS_* in the environment): checkpoints written, kept, retired and
 // restored verified with nothing of them on local disk, the bucket's keys exact, and the requests
 // counted in results.jsonl, exactly.
-#include <gtest/gtest.h>
-
-#include <cstdlib>
-#include <memory>
-#include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "backends/object_store.hpp"
-#include "backends/registry.hpp"
-#include "tests/integration/integration_support.hpp"
+#include "tests/backends/s3/s3_campaign_support.hpp"
 
 namespace ckpt::integration {
 namespace {
-
-std::string environment(const char* name) {
-  const char* value = std::getenv(name);
-  return value == nullptr ? "" : value;
-}
-
-class S3Campaign : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (environment("CKPT_TEST_S3_ENDPOINT").empty())
-      GTEST_SKIP() << "no S3 server: run through tests/backends/s3/run_with_moto.sh";
-  }
-
-  // The tiny model's full state, one rank, file per rank, through s3 under a prefix of its own
-  // (`name`), the campaign's own keys after its [campaign] table in `rest`; results under
-  // out-`output`.
-  // `processes` > 0: under mpirun with that many processes.
-  Outcome run_campaign(const std::string& name, const std::string& rest,
-                       const std::vector<std::string>& more = {}, std::string output = "",
-                       int processes = 0) {
-    if (output.empty()) output = name;
-    const fs::path model = dir_.write("tiny.toml", kTinyModel);
-    const fs::path file = dir_.write(name + ".toml", campaign_toml(name, target(), rest + R"(
-[model]
-name = ")" + model.string() + R"("
-[state]
-scope = "full"
-[cache]
-policy = "none"
-[backend]
-name = "s3"
-)"));
-    std::vector<std::string> args{"run",
-                                  file.string(),
-                                  "--output",
-                                  (dir_ / ("out-" + output)).string(),
-                                  "-q",
-                                  "--set",
-                                  "backend.s3.endpoint=" + environment("CKPT_TEST_S3_ENDPOINT"),
-                                  "--set",
-                                  "backend.s3.bucket=" + environment("CKPT_TEST_S3_BUCKET"),
-                                  "--set",
-                                  "backend.s3.region=" + environment("CKPT_TEST_S3_REGION"),
-                                  "--set",
-                                  "backend.s3.prefix=" + name};
-    args.insert(args.end(), more.begin(), more.end());
-    if (processes == 0) return ckptbench(args);
-    std::vector<std::string> argv = mpirun_args(*find_mpirun(), processes);
-    argv.push_back(kBinary);
-    argv.insert(argv.end(), args.begin(), args.end());
-    return run_process(argv, std::chrono::seconds(240));
-  }
-
-  std::vector<nlohmann::json> run(const std::string& name, int iterations) {
-    const Outcome o =
-        run_campaign(name, "create_target = true\niterations = " + std::to_string(iterations) +
-                               "\nwarmup = 0\n");
-    EXPECT_EQ(o.exit_code, 0) << o.describe();
-    return read_results(dir_ / ("out-" + name));
-  }
-
-  fs::path target() const { return dir_ / "target"; }
-
-  // The bucket under prefix `name`, through the backend's own primitives.
-  static std::unique_ptr<backends::Backend> bucket(const std::string& name) {
-    return backends::make_backend("s3", {},
-                                  {{"endpoint", environment("CKPT_TEST_S3_ENDPOINT")},
-                                   {"bucket", environment("CKPT_TEST_S3_BUCKET")},
-                                   {"region", environment("CKPT_TEST_S3_REGION")},
-                                   {"prefix", name}});
-  }
-  fs::path case_dir(const std::string& name) const { return target() / name / "case-0000"; }
-
-  // The objects under case 0 of campaign `name` (written under prefix `name`), by their path
-  // below the case directory, in key order.
-  std::vector<std::string> case_objects(const std::string& name) const {
-    const auto backend = bucket(name);
-    auto* store = dynamic_cast<backends::ObjectStore*>(backend.get());
-    const std::string folder = case_dir(name).string() + "/";
-    std::vector<std::string> paths;
-    for (const backends::StoredObject& o : store->list(folder))
-      paths.push_back(o.path.substr(folder.size()));
-    return paths;
-  }
-
-  Scratch dir_;
-};
 
 // Each iteration writes the rank's one data file as one PUT (it is below the part size) and reads
 // it back as one ranged GET; nothing is retried or throttled on a local server.
@@ -123,6 +30,20 @@ TEST_F(S3Campaign, WriteAndRestoreVerifyAndCountEveryRequest) {
     EXPECT_EQ(counters->at("retries"), 0);
     EXPECT_EQ(counters->at("throttled"), 0);
   }
+  // Each committed checkpoint was seen by another connection (a LIST and a GET on a store with
+  // read-after-write consistency), and the report shows the median beside the write's phases.
+  const std::vector<double> visible = r.at("checkpoint_visible_seconds");
+  ASSERT_EQ(visible.size(), 2u) << r.dump();
+  for (const double seconds : visible) {
+    EXPECT_GT(seconds, 0.0);
+    EXPECT_LT(seconds, 10.0);
+  }
+  const Outcome report = ckptbench({"report", run_directory(dir_ / "out-counted").string()});
+  EXPECT_EQ(report.exit_code, 0) << report.describe();
+  EXPECT_TRUE(contains(report.out, "w.visible")) << report.out;
+  EXPECT_TRUE(
+      contains(report.out, "w.visible: from the commit until another process saw the checkpoint"))
+      << report.out;
 }
 
 // A kept [training] run in the Megatron layout, its checkpoints flushed in the background (the
@@ -219,6 +140,7 @@ pp = 2
   EXPECT_EQ(store.at("requests.put"), 7);
   EXPECT_EQ(store.at("requests.get"), 5);
   EXPECT_EQ(store.at("requests.delete"), 2);
+  EXPECT_EQ(w.at("checkpoint_visible_seconds").size(), 2u) << "seen by process 1, each";
 
   const Outcome restored = run_campaign("four", keys + "[restore]\ntp = 1\ndp = 2\n",
                                         {"--phase", "restore"}, "restored", 4);
@@ -275,6 +197,32 @@ TEST_F(S3Campaign, AnotherRunsLockObjectKeepsAKeepingRunOut) {
                                           "step_0000001/__0_0.distcp",
                                           "step_0000001/ckptbench-manifest.json"};
   EXPECT_EQ(case_objects("locked"), expected);
+}
+
+// Bad configuration stops a run before any data moves: one message naming what to fix, exit 2,
+// no object written. The credentials appear in no message.
+TEST_F(S3Campaign, BadConfigurationIsRefusedWithExit2BeforeAnyDataMoves) {
+  const std::string keys = "create_target = true\niterations = 1\nwarmup = 0\n";
+  const std::vector<std::pair<std::vector<std::string>, std::string>> bad{
+      {{"--set", "backend.s3.endpoint=http://127.0.0.1:1", "--set", "backend.s3.retries=0"},
+       "s3: cannot reach backend.s3.endpoint \"http://127.0.0.1:1\""},
+      {{"--set", "backend.s3.bucket=no-such-bucket"}, "bucket `no-such-bucket` does not exist"},
+      {{"--set", "backend.s3.part_size=5242879"}, "`backend.s3.part_size`"}};
+  for (const auto& [set, message] : bad) {
+    const Outcome o = run_campaign("bad", keys, set);
+    EXPECT_EQ(o.exit_code, 2) << o.describe();
+    const std::size_t first = o.err.find(message);
+    EXPECT_NE(first, std::string::npos) << o.err;
+    EXPECT_EQ(o.err.find(message, first + 1), std::string::npos) << "said once: " << o.err;
+  }
+  const std::string secret = environment("AWS_SECRET_ACCESS_KEY");
+  ::setenv("AWS_SECRET_ACCESS_KEY", "not-the-secret", 1);
+  const Outcome refused = run_campaign("bad", keys);
+  ::setenv("AWS_SECRET_ACCESS_KEY", secret.c_str(), 1);
+  EXPECT_EQ(refused.exit_code, 2) << refused.describe();
+  EXPECT_TRUE(contains(refused.err, "refused the credentials")) << refused.err;
+  EXPECT_FALSE(contains(refused.err, "not-the-secret")) << refused.err;
+  EXPECT_TRUE(case_objects("bad").empty());
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tests/unit/temp_dir.hpp"
@@ -99,6 +100,34 @@ TEST(SafetensorsHeader, ReadsTheHeaderOfAFile) {
   } catch (const SafetensorsError& e) {
     EXPECT_NE(std::string(e.what()).find("missing.safetensors: file: cannot be opened"),
               std::string::npos)
+        << e.what();
+  }
+}
+
+// Through a reader (an object store's ranged GETs): the length word, then the rest of the header,
+// and not one byte of the data; a source that returns fewer bytes than the size promises is named.
+TEST(SafetensorsHeader, ReadsTheHeaderThroughAByteReaderInTwoReads) {
+  const std::string header = encode_safetensors_header(three_tensors(), {});
+  const std::string file = file_with(header, 29);
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> reads;
+  const auto read = [&](std::uint64_t offset, std::uint64_t length) {
+    reads.emplace_back(offset, length);
+    return file.substr(offset, length);
+  };
+  const SafetensorsHeader parsed = read_safetensors_header(file.size(), read, "s3://b/m");
+  EXPECT_EQ(parsed.tensors.size(), 3u);
+  EXPECT_EQ(parsed.header_bytes, header.size());
+  const std::vector<std::pair<std::uint64_t, std::uint64_t>> expected{{0, 8},
+                                                                      {8, header.size() - 8}};
+  EXPECT_EQ(reads, expected);
+  const auto short_read = [&](std::uint64_t offset, std::uint64_t length) {
+    return file.substr(offset, offset == 0 ? length : length - 1);
+  };
+  try {
+    read_safetensors_header(file.size(), short_read, "s3://b/m");
+    FAIL() << "no error for a short read";
+  } catch (const SafetensorsError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("s3://b/m: header: read failed before its end", 0), 0u)
         << e.what();
   }
 }
