@@ -6,6 +6,8 @@
 # and the ratios measured in this one run.
 #
 #   benchmarks/tiers.sh [build/bin/ckptbench] [output-dir]
+#
+# TIERS_ARGS adds ckptbench options to both runs (e.g. "--set model.scale=4096" for a smoke test).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${1:-build/bin/ckptbench}
@@ -13,9 +15,10 @@ out=${2:-results/run/tiers}
 config=configs/tiers.toml
 mpirun=(mpirun --allow-run-as-root --oversubscribe --mca mpi_yield_when_idle 1
         --mca btl_vader_single_copy_mechanism none -np 8)
+read -r -a extra <<<"${TIERS_ARGS:-}"
 mkdir -p "$out"
-"${mpirun[@]}" "$bin" run "$config" --output "$out/engines" -q >/dev/null
-"${mpirun[@]}" "$bin" run "$config" --output "$out/recovery" -q --set engine.name=tiered \
+"${mpirun[@]}" "$bin" run "$config" --output "$out/engines" -q "${extra[@]}" >/dev/null
+"${mpirun[@]}" "$bin" run "$config" --output "$out/recovery" -q "${extra[@]}" --set engine.name=tiered \
   --set 'tiers.replicas=[2, 1]' --set tiers.drain_every=1 --set 'tiers.lost_nodes=[1]' >/dev/null
 python3 - "$out" <<'PY'
 import glob, json, sys
