@@ -451,6 +451,28 @@ std::optional<MlperfSpec> mlperf_of(const CaseValues& v) {
                     .division = v.text("mlperf.division")};
 }
 
+void fill_tiers(Case& c, const CaseValues& v) {
+  TierSpec& t = c.engine.tiers;
+  t.processes_per_node = static_cast<int>(v.integer("tiers.processes_per_node"));
+  t.local_dir = v.text("tiers.local_dir");
+  t.local_bytes = static_cast<std::uint64_t>(v.integer("tiers.local_bytes"));
+  t.replicas = static_cast<int>(v.integer("tiers.replicas"));
+  t.clique_stride = static_cast<int>(v.integer("tiers.clique_stride"));
+  t.drain_every = static_cast<int>(v.integer("tiers.drain_every"));
+  t.chunk_bytes = static_cast<std::uint64_t>(v.integer("tiers.chunk_bytes"));
+  t.lost_nodes = std::get<std::vector<std::int64_t>>(v.value("tiers.lost_nodes"));
+  if (c.engine.kind != EngineKind::tiered && !t.lost_nodes.empty()) {
+    v.fail("tiers.lost_nodes",
+           "recovers from the tiers of engine.name = \"tiered\": set engine.name = \"tiered\" "
+           "or leave tiers.lost_nodes empty");
+  }
+  if (c.engine.kind == EngineKind::tiered && t.local_dir.empty()) {
+    v.fail("tiers.local_dir",
+           "engine.name = \"tiered\" keeps each checkpoint in a node-local tier first: set "
+           "tiers.local_dir to its directory, e.g. \"/dev/shm/ckpt/node{node}\"");
+  }
+}
+
 void fill_training(Case& c, const CaseValues& v) {
   c.training.iterations = static_cast<int>(v.integer("training.iterations"));
   c.training.iteration_seconds = number(v, "training.iteration_seconds");
@@ -459,6 +481,7 @@ void fill_training(Case& c, const CaseValues& v) {
   c.training.compute = parse_compute(v.text("training.compute")).value_or(ComputeKind::sleep);
   c.engine.kind = parse_engine(v.text("engine.name")).value_or(EngineKind::sync);
   c.engine.host_pool_bytes = static_cast<std::uint64_t>(v.integer("engine.host_pool_bytes"));
+  fill_tiers(c, v);
   if (c.training.enabled() && c.training.checkpoint_every > c.training.iterations) {
     v.fail("training.checkpoint_every",
            std::to_string(c.training.checkpoint_every) + " is more than training.iterations = " +
@@ -542,6 +565,8 @@ nlohmann::json CaseValues::config() const {
   // A case that declares no MLPerf workload keeps the config (and config_hash) it had before
   // [mlperf] existed, so that gate baselines of such cases still match.
   if (config["mlperf"]["model"].is_null()) config.erase("mlperf");
+  // Likewise [tiers], which only the tiered engine reads.
+  if (config["engine"]["name"] != "tiered") config.erase("tiers");
   return config;
 }
 

@@ -375,14 +375,61 @@ std::vector<KeySpec> training_keys() {
                  "sleep", {"sleep", "spin", "gpu"}),
       choice_key("engine", "name",
                  "checkpoint engine: sync (the loop stops for write, sync and commit), async "
-                 "(stops only to copy into the host pool; a thread flushes) or lazy (the copy too "
-                 "runs during the next compute); async and lazy need training.iterations",
-                 "sync", {"sync", "async", "lazy"}),
+                 "(stops only to copy into the host pool; a thread flushes), lazy (the copy too "
+                 "runs during the next compute) or tiered (as async, to the node-local tier, "
+                 "replicated to peers, drained to the backend every tiers.drain_every-th); all "
+                 "but sync need training.iterations",
+                 "sync", {"sync", "async", "lazy", "tiered"}),
       size_key("engine", "host_pool_bytes",
                "bound of the host pool async and lazy copy into; below one process's checkpoint "
                "(at least 8 KiB) the pool is a ring of chunks the flush streams through; 0: one "
                "whole checkpoint",
                0),
+  };
+}
+
+// The tiered engine's nodes, cliques and tiers: [tiers].
+std::vector<KeySpec> tier_keys() {
+  return {
+      int_key("tiers", "processes_per_node",
+              "processes per (emulated) node, consecutive ranks; 0: the MPI launch's "
+              "(OMPI_COMM_WORLD_LOCAL_SIZE, MPI_LOCALNRANKS, PMI_LOCAL_SIZE); set it to emulate "
+              "several nodes on one machine",
+              0, 0, kIntMax),
+      text_key("tiers", "local_dir",
+               "engine.name = \"tiered\": the node-local tier's directory (tmpfs or a local "
+               "disk); {node} stands for the node's number and is needed when several emulated "
+               "nodes share a machine",
+               ""),
+      size_key("tiers", "local_bytes",
+               "a node's local tier capacity, which must hold 2 checkpoints x tiers.replicas parts "
+               "per process; 0: the free space of its file system",
+               0),
+      int_key("tiers", "replicas",
+              "copies (F) of each process's part in its clique {p, p+J, ..., p+(F-1)J}, its own "
+              "included; 1: no peers",
+              2, 1, 64),
+      int_key("tiers", "clique_stride",
+              "processes (J) between clique members, the failure blast radius; 0: "
+              "tiers.processes_per_node; J x F must divide the process count and J must reach "
+              "another node",
+              0, 0, kIntMax),
+      KeySpec{.table = "tiers",
+              .key = "chunk_bytes",
+              .help = "one point-to-point message of the exchange with peers (at most 1 GiB); each "
+                      "exchange holds 2 received chunks in memory at once",
+              .kind = Kind::size,
+              .fallback = std::int64_t{4} << 20,
+              .min = 4096,
+              .max = std::int64_t{1} << 30},
+      int_key("tiers", "drain_every",
+              "every K-th checkpoint of the tiered engine also goes to the backend (the remote "
+              "tier); K = 1: every one",
+              1, 1, kIntMax),
+      rank_list_key("tiers", "lost_nodes",
+                    "engine.name = \"tiered\": after the loop these nodes' processes and local "
+                    "tiers are lost and every rank recovers from the nearest tier holding its "
+                    "part (own node, a peer's, the backend); empty: the usual restore"),
   };
 }
 
@@ -486,8 +533,8 @@ std::vector<KeySpec> mlperf_keys() {
 // (`ckptbench keys --markdown`, ci/update-docs.sh).
 std::vector<KeySpec> general_keys() {
   std::vector<KeySpec> keys;
-  for (std::vector<KeySpec> (*group)() :
-       {campaign_table_keys, model_keys, strategy_keys, training_keys, read_keys, mlperf_keys}) {
+  for (std::vector<KeySpec> (*group)() : {campaign_table_keys, model_keys, strategy_keys,
+                                          training_keys, tier_keys, read_keys, mlperf_keys}) {
     std::vector<KeySpec> part = group();
     keys.insert(keys.end(), std::make_move_iterator(part.begin()),
                 std::make_move_iterator(part.end()));
@@ -508,9 +555,10 @@ std::vector<KeySpec> build_keys() {
   return keys;
 }
 
-constexpr std::array<std::string_view, 16> kTables{
-    "campaign", "model", "parallel", "state",  "ranks",   "strategy", "backend", "data",
-    "memory",   "cache", "training", "engine", "restore", "load",     "measure", "mlperf"};
+constexpr std::array<std::string_view, 17> kTables{
+    "campaign", "model",   "parallel", "state",   "ranks",    "strategy",
+    "backend",  "data",    "memory",   "cache",   "training", "engine",
+    "tiers",    "restore", "load",     "measure", "mlperf"};
 
 }  // namespace
 

@@ -216,8 +216,10 @@ CaseCheck check_case(const Case& c, PhaseSelection phase, int processes, const M
     }
   }
   check.files = files.size();
-  if (phase != PhaseSelection::restore && phase != PhaseSelection::load)
+  if (phase != PhaseSelection::restore && phase != PhaseSelection::load) {
     note(training_problem(c, state_bytes, mpi_thread_level));
+    note(tier_problem(c, processes, state_bytes));
+  }
   note(memory_budget_problem(c, check.memory_per_process, selected.size(), processes));
   return check;
 }

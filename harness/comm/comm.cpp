@@ -23,4 +23,9 @@ void Comm::receive(int from, std::span<std::byte>) {
                          " run has no other process");
 }
 
+void Comm::exchange(int to, std::span<const std::byte>, int, std::span<std::byte>) {
+  throw std::logic_error("Comm::exchange with process " + std::to_string(to) + ": a " + kind() +
+                         " run has no other process");
+}
+
 }  // namespace ckpt::harness

@@ -36,6 +36,11 @@ class Comm {
   // Only MPI has other processes; the single process throws std::logic_error.
   virtual void send(int to, std::span<const std::byte> bytes);
   virtual void receive(int from, std::span<std::byte> bytes);
+  // Point to point both ways at once (MPI_Sendrecv, not collective): `out` to process `to` while
+  // `in` (exactly in.size() bytes) arrives from `from`; a ring of processes calling it cannot
+  // deadlock. On a tag of its own (never matched by send/receive), so a second thread may use it
+  // beside the calling thread's collectives when MPI granted MPI_THREAD_MULTIPLE.
+  virtual void exchange(int to, std::span<const std::byte> out, int from, std::span<std::byte> in);
   // Ends every process of the run at once (a fatal error on one process must not leave the
   // others waiting in a collective). Does not return.
   [[noreturn]] virtual void abort(int status) = 0;
@@ -54,6 +59,11 @@ std::unique_ptr<Comm> make_comm(bool need_mpi = false, bool thread_multiple = fa
 
 // Whether this process was started by an MPI launcher.
 bool launched_by_mpi();
+
+// The processes per node the MPI launcher reports (OMPI_COMM_WORLD_LOCAL_SIZE, MPI_LOCALNRANKS,
+// PMI_LOCAL_SIZE); 1 for a process no launcher started; nullopt when a launcher started it
+// without saying.
+std::optional<int> launch_processes_per_node();
 
 // Whether this build has MPI (for `ckptbench backends` and result records).
 bool built_with_mpi();

@@ -21,6 +21,17 @@ bool launched_by_mpi() {
   return false;
 }
 
+std::optional<int> launch_processes_per_node() {
+  for (const char* var : {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "PMI_LOCAL_SIZE"}) {
+    if (const char* value = std::getenv(var)) {
+      const int n = std::atoi(value);
+      if (n > 0) return n;
+    }
+  }
+  if (!launched_by_mpi()) return 1;
+  return std::nullopt;
+}
+
 bool built_with_mpi() {
   return CKPT_HAVE_MPI != 0;
 }

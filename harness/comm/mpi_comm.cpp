@@ -97,6 +97,7 @@ int message_count(std::size_t bytes, const char* what) {
 }
 
 constexpr int kPointToPointTag = 16;
+constexpr int kExchangeTag = 17;
 
 }  // namespace
 
@@ -108,6 +109,12 @@ void MpiComm::send(int to, std::span<const std::byte> bytes) {
 void MpiComm::receive(int from, std::span<std::byte> bytes) {
   MPI_Recv(bytes.data(), message_count(bytes.size(), "receive"), MPI_BYTE, from, kPointToPointTag,
            MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+}
+
+void MpiComm::exchange(int to, std::span<const std::byte> out, int from, std::span<std::byte> in) {
+  MPI_Sendrecv(out.data(), message_count(out.size(), "exchange"), MPI_BYTE, to, kExchangeTag,
+               in.data(), message_count(in.size(), "exchange"), MPI_BYTE, from, kExchangeTag,
+               MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 }
 
 void MpiComm::abort(int status) {

@@ -27,6 +27,7 @@ class MpiComm final : public Comm {
   std::string broadcast(const std::string& from_root) override;
   void send(int to, std::span<const std::byte> bytes) override;
   void receive(int from, std::span<std::byte> bytes) override;
+  void exchange(int to, std::span<const std::byte> out, int from, std::span<std::byte> in) override;
   [[noreturn]] void abort(int status) override;
 
  private:

@@ -2,15 +2,80 @@
 
 #include <fmt/format.h>
 
+#include "harness/comm/comm.hpp"
 #include "harness/engine/host_pool.hpp"
+#include "harness/engine/tier_layout.hpp"
+#include "harness/engine/tier_recovery.hpp"
 #include "harness/memory/gpu_load.hpp"
 
 namespace ckpt::harness {
 
 bool needs_mpi_thread_multiple(const Case& c, const backends::Capabilities& backend) {
+  if (c.training.enabled() && c.engine.kind == EngineKind::tiered && c.engine.tiers.replicas > 1)
+    return true;
   return c.training.enabled() && c.engine.kind != EngineKind::sync && backend.collective &&
          backend.background_thread;
 }
+
+std::optional<std::string> tier_problem(const Case& c, int processes, std::uint64_t state_bytes) {
+  if (!c.training.enabled() || c.engine.kind != EngineKind::tiered) return std::nullopt;
+  const TierSpec& t = c.engine.tiers;
+  const std::optional<int> launch = launch_processes_per_node();
+  if (auto problem = tier_layout_problem(t, processes, launch, state_bytes)) return problem;
+  if (t.lost_nodes.empty()) return std::nullopt;
+  // The loop's checkpoints are known up front: recover as if every one succeeded, so that losing
+  // a whole clique before anything was drained is refused before any I/O.
+  const TierLayout layout = tier_layout(t, processes, launch);
+  const std::int64_t every = c.training.checkpoint_every;
+  const std::int64_t taken = c.training.iterations / every;
+  const std::int64_t drained = taken / t.drain_every * t.drain_every;
+  std::vector<NodeHolding> nodes;
+  for (int n = 0; n < layout.nodes(); ++n) nodes.push_back({taken * every - 1, layout.held_by(n)});
+  const std::set<int> lost = node_set(t.lost_nodes);
+  const auto plan =
+      plan_recovery(layout, nodes, lost, drained > 0 ? drained * every - 1 : -1, t.drain_every);
+  if (const auto* refusal = std::get_if<std::string>(&plan)) return *refusal;
+  return std::nullopt;
+}
+
+namespace {
+
+// The tiered engine's own needs: whole snapshots in the pool, MPI from its flush thread.
+std::optional<std::string> tiered_problem(const Case& c, const backends::Capabilities& backend,
+                                          std::uint64_t state_bytes,
+                                          const std::optional<std::string>& mpi_thread_level) {
+  if (!c.engine.tiers.lost_nodes.empty()) {
+    const bool host =
+        c.memory_space == MemorySpaceKind::host || c.memory_space == MemorySpaceKind::pinned;
+    if (!host || backend.collective) {
+      return fmt::format(
+          "tiers.lost_nodes with {}: the recovery reads each process's part on its own, into host "
+          "memory; use memory.space = \"host\" or \"pinned\" and a backend that is not "
+          "collective (posix, uring)",
+          host ? fmt::format("backend.name = \"{}\"", c.backend)
+               : fmt::format("memory.space = \"{}\"", memory_space_name(c.memory_space)));
+    }
+  }
+  if (c.engine.host_pool_bytes != 0 && c.engine.host_pool_bytes < state_bytes) {
+    return fmt::format(
+        "engine.host_pool_bytes = {} with engine.name = \"tiered\": the tiered engine writes and "
+        "sends whole snapshots from the pool, so it must hold one process's checkpoint ({} "
+        "bytes); raise engine.host_pool_bytes to at least {} (or 0)",
+        c.engine.host_pool_bytes, state_bytes, state_bytes);
+  }
+  if (c.engine.tiers.replicas > 1 && mpi_thread_level && !mpi_thread_level->empty() &&
+      *mpi_thread_level != "MPI_THREAD_MULTIPLE") {
+    return fmt::format(
+        "engine.name = \"tiered\" with tiers.replicas = {}: the flush thread exchanges parts "
+        "with the clique's peers while the loop makes its own MPI calls, which needs "
+        "MPI_THREAD_MULTIPLE; this MPI granted {}; use tiers.replicas = 1 or an MPI built with "
+        "thread support",
+        c.engine.tiers.replicas, *mpi_thread_level);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
 
 std::optional<std::string> engine_problem(const Case& c, const backends::Capabilities& backend,
                                           std::uint64_t state_bytes,
@@ -44,6 +109,9 @@ std::optional<std::string> engine_problem(const Case& c, const backends::Capabil
         "uring), "
         "or an MPI built with thread support",
         engine, c.backend, mpi_thread_level->empty() ? "none (not started)" : *mpi_thread_level);
+  }
+  if (c.engine.kind == EngineKind::tiered) {
+    if (auto problem = tiered_problem(c, backend, state_bytes, mpi_thread_level)) return problem;
   }
   if (c.engine.host_pool_bytes != 0 && c.engine.host_pool_bytes < state_bytes) {
     if (c.engine.host_pool_bytes < kMinRingBytes) {

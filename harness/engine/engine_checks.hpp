@@ -12,8 +12,9 @@
 
 namespace ckpt::harness {
 
-// Whether the case drives a collective backend (MPI calls) from an engine's flush thread, which
-// needs MPI_THREAD_MULTIPLE: requested at MPI start only then.
+// Whether the case makes MPI calls from an engine's flush thread (a collective backend, or the
+// tiered engine's exchange with its peers), which needs MPI_THREAD_MULTIPLE: requested at MPI
+// start only then.
 bool needs_mpi_thread_multiple(const Case& c, const backends::Capabilities& backend);
 
 // `state_bytes`: the largest process's state buffer. `mpi_thread_level`: what MPI granted
@@ -22,6 +23,11 @@ bool needs_mpi_thread_multiple(const Case& c, const backends::Capabilities& back
 std::optional<std::string> engine_problem(const Case& c, const backends::Capabilities& backend,
                                           std::uint64_t state_bytes,
                                           const std::optional<std::string>& mpi_thread_level);
+
+// engine.name = "tiered" with `processes` processes whose largest state buffer is `state_bytes`:
+// the [tiers] layout that cannot work (tier_layout_problem, with the launcher's processes per
+// node). nullopt for other engines and when it can.
+std::optional<std::string> tier_problem(const Case& c, int processes, std::uint64_t state_bytes);
 
 // Bytes the host pool allocates per process for a state of `state_bytes` (0 unless async or
 // lazy run a training loop): counted in the memory a case needs (dry run and memory_budget).

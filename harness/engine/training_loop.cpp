@@ -62,6 +62,7 @@ struct InFlight {
   fs::path dir;
   Checksums sums;
   Clock::time_point due;
+  bool drain = true;  // tiered: also written through the backend and committed there
 };
 
 class TrainingRun {
@@ -72,6 +73,17 @@ class TrainingRun {
       throw std::invalid_argument("training.compute = \"gpu\": the loop was given no GPU load");
     }
     summary_.engine = std::string(engine_name(e.kind));
+    if (e.kind == EngineKind::tiered) {
+      if (io.tiers == nullptr)
+        throw std::invalid_argument("engine.name = \"tiered\": the loop was given no tier setup");
+      const TierLayout& l = io.tiers->layout;
+      summary_.tiers = TierLayoutRecord{.processes_per_node = l.per_node(),
+                                        .nodes = l.nodes(),
+                                        .replicas = l.replicas(),
+                                        .clique_stride = l.stride(),
+                                        .drain_every = io.tiers->drain_every,
+                                        .local_dir = io.tiers->local_dir};
+    }
     if (io.gather != nullptr && e.kind != EngineKind::sync) {
       throw std::invalid_argument(
           "the DP gather of Megatron's gathered optimizer runs only under engine.name = \"sync\"");
@@ -120,7 +132,12 @@ class TrainingRun {
   FlushTarget flush_target(std::int64_t iteration, const fs::path& dir) const;
   // This process's part of a checkpoint whose directory `dir` was claimed: its plans moved there.
   void prepare_checkpoint(std::int64_t iteration, const fs::path& dir);
-  FlushJob flush_job(std::int64_t iteration, const fs::path& dir);
+  FlushJob flush_job(std::int64_t iteration, const fs::path& dir, bool drain);
+  // tiered: whether the checkpoint now due goes to the backend too (every K-th).
+  bool drains() const;
+  // tiered, after the flush of `flight` was collected without error: its tier times and bytes,
+  // each node's mark that its copy is complete, and which tiers hold it.
+  void record_tiers(CheckpointRecord& record, const InFlight& flight);
   // The snapshot copy of the state as it is now into the pool (async on this thread, lazy on the
   // worker); `tear`: the next iteration's update halfway through (EngineHooks).
   void copy_snapshot(std::int64_t iteration, bool tear) const;
@@ -159,6 +176,7 @@ class TrainingRun {
   std::map<std::string, std::uint64_t> flush_counters_;  // this process's flushes' counters
   std::vector<std::vector<StagedPart>> chunks_;  // ring: each plan cut into the ring's chunks
   std::vector<std::uint64_t> chunk_bases_;       // ring: each plan's offset in the state
+  TierProgress tier_progress_;                   // tiered: the flush thread's, read after its join
   Clock::time_point loop_start_ = Clock::now();
 };
 
@@ -419,13 +437,31 @@ FlushTarget TrainingRun::flush_target(std::int64_t iteration, const fs::path& di
   return target;
 }
 
-FlushJob TrainingRun::flush_job(std::int64_t iteration, const fs::path& dir) {
+bool TrainingRun::drains() const {
+  return e_.kind != EngineKind::tiered ||
+         summary_.checkpoints.size() % static_cast<std::size_t>(io_.tiers->drain_every) == 0;
+}
+
+FlushJob TrainingRun::flush_job(std::int64_t iteration, const fs::path& dir, bool drain) {
   FlushJob job;
-  job.what = fmt::format("checkpoint of iteration {} ({})", iteration, dir.string());
+  job.what = fmt::format("checkpoint of iteration {} ({})", iteration,
+                         drain ? dir.string() : "local tier and peers");
   backends::Backend& backend = io_.backend;
   // An object store has no directories to make.
-  if (!backend.capabilities().object_store)
-    job.prepare = [plans = io_.plans] { return create_parent_directories(plans); };
+  std::function<std::string()> prepare;
+  if (drain && !backend.capabilities().object_store)
+    prepare = [plans = io_.plans] { return create_parent_directories(plans); };
+  if (e_.kind == EngineKind::tiered) {
+    // The exchange with the peers runs whatever the backend's directories do: they wait for it.
+    const backends::MemoryView pool = pool_->view();
+    job.write = [this, iteration, drain, &backend, prepare, target = flush_target(iteration, dir),
+                 part = std::span<const std::byte>(pool.data, io_.state.memory().size())] {
+      return tier_flush(io_.comm, *io_.tiers, iteration, part,
+                        {drain ? &backend : nullptr, prepare, &target}, tier_progress_);
+    };
+    return job;
+  }
+  job.prepare = std::move(prepare);
   if (ChunkRing* ring = pool_->ring()) {
     job.write = [&backend, ring, target = flush_target(iteration, dir)] {
       return write_through_ring(backend, *ring, target);
@@ -472,14 +508,17 @@ void TrainingRun::checkpoint_background(std::int64_t iteration, Clock::time_poin
     record = &summary_.checkpoints.back();
     record->backpressure_seconds = seconds_since(due);
   }
+  const bool drain = drains();
   fs::path dir;
-  if (const std::string problem = io_.claim_dir(iteration, dir); !problem.empty())
-    return fail(problem);
-  pending_dir_ = dir;
+  if (drain) {
+    if (const std::string problem = io_.claim_dir(iteration, dir); !problem.empty())
+      return fail(problem);
+    pending_dir_ = dir;
+  }
   FlushJob job;
   guard([&] {
-    prepare_checkpoint(iteration, dir);
-    job = flush_job(iteration, dir);
+    if (drain) prepare_checkpoint(iteration, dir);
+    job = flush_job(iteration, dir, drain);
   });
   if (!agree_local()) return;
   pool_->hold();
@@ -489,8 +528,8 @@ void TrainingRun::checkpoint_background(std::int64_t iteration, Clock::time_poin
     job.snapshot_alongside = ring != nullptr;
     lazy_copy_pending_ = true;
   }
-  if (io_.comm.kind() ==
-      "single") {  // no other process to agree with: commit on the worker, at once
+  // No other process to agree with: commit on the worker, at once.
+  if (drain && io_.comm.kind() == "single") {
     job.commit = [this, dir, iteration, sums = sums_] { return io_.commit(dir, iteration, sums); };
   }
   const auto copy = [this, iteration, record] {
@@ -499,7 +538,7 @@ void TrainingRun::checkpoint_background(std::int64_t iteration, Clock::time_poin
     record->snapshot_seconds = seconds_since(copy_start);
     record->times.snapshot = {at(copy_start), at(Clock::now())};
   };
-  if (e_.kind == EngineKind::async && ring == nullptr)
+  if (e_.kind != EngineKind::lazy && ring == nullptr)
     copy();  // the whole snapshot before the flush starts
   worker_.start(std::move(job));
   if (e_.kind == EngineKind::async &&
@@ -514,7 +553,7 @@ void TrainingRun::checkpoint_background(std::int64_t iteration, Clock::time_poin
   }
   if (ring != nullptr && e_.kind == EngineKind::async)
     record->ring_wait_seconds = ring->copy_wait_seconds();
-  in_flight_ = InFlight{summary_.checkpoints.size() - 1, dir, sums_, due};
+  in_flight_ = InFlight{summary_.checkpoints.size() - 1, dir, sums_, due, drain};
   record->stall_seconds = seconds_since(due);
 }
 
@@ -543,21 +582,40 @@ void TrainingRun::poll(bool block, bool may_commit) {
   if (const std::string problem = io_.comm.first_problem(result.error); !problem.empty()) {
     return fail_checkpoint(problem);
   }
-  if (result.committed) {
+  if (flight.drain && result.committed) {
     record_commit(record, flight.dir,
                   std::chrono::duration<double>(result.committed_at - flight.due).count());
     record.times.commit = {at(result.commit_started_at), at(result.committed_at)};
-  } else {
+  } else if (flight.drain) {
     const auto start = Clock::now();
     commit(flight.dir, record.iteration, flight.sums, record, flight.due);
     record.times.commit = {at(start), at(Clock::now())};
   }
+  // Every process agreed on the commit (or there was none), so all of them mark the tiers.
+  if (e_.kind == EngineKind::tiered && (!flight.drain || record.committed))
+    record_tiers(record, flight);
   pool_->release();
   last_commit_seconds_ = io_.comm.max(seconds_since(commit_start));
   if (!block) {  // wait_for charges what the commit made it overrun
     polled_record_ = flight.record;
     polled_commit_seconds_ = seconds_since(commit_start);
   }
+}
+
+void TrainingRun::record_tiers(CheckpointRecord& record, const InFlight& flight) {
+  const TierProgress& p = tier_progress_;
+  record.tier_local_seconds = std::chrono::duration<double>(p.local_at - flight.due).count();
+  record.tier_replicated_seconds =
+      std::chrono::duration<double>(p.replicated_at - flight.due).count();
+  record.interconnect_bytes = p.replicas.sent_bytes;  // reduce_records: every process's
+  if (const std::string problem = tier_commit(io_.comm, *io_.tiers, record.iteration,
+                                              record.committed ? flight.dir.string() : "");
+      !problem.empty()) {
+    return fail(fmt::format("checkpoint of iteration {}: {}", record.iteration, problem));
+  }
+  record.tiers = {"local"};
+  if (io_.tiers->layout.replicas() > 1) record.tiers.push_back("peers");
+  if (record.committed) record.tiers.push_back("remote");
 }
 
 void TrainingRun::commit(const fs::path& dir, std::int64_t iteration, const Checksums& sums,
@@ -588,6 +646,9 @@ void TrainingRun::reduce_records() {
     r.ring_wait_seconds = comm.max(r.ring_wait_seconds);
     r.time_to_durable_seconds = comm.max(r.time_to_durable_seconds);
     r.flush_seconds = comm.max(r.flush_seconds);
+    r.tier_local_seconds = comm.max(r.tier_local_seconds);
+    r.tier_replicated_seconds = comm.max(r.tier_replicated_seconds);
+    r.interconnect_bytes = comm.sum(r.interconnect_bytes);
     const auto bytes = comm.sum(flush_bytes_[i]);
     r.flush_gib_s = r.flush_seconds > 0 ? static_cast<double>(bytes) / r.flush_seconds / kGiB : 0;
   }

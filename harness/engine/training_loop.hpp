@@ -4,10 +4,11 @@
 // (sleep or spin), then updates the state (every shard rewritten as the iteration's state,
 // plans_at_iteration); a checkpoint is due after every checkpoint_every-th update and holds that
 // iteration's state. The engine decides when the bytes move: sync (inline), async (snapshot into
-// the host pool, background flush) or lazy (the snapshot copy itself in the background, waited
-// for before the next update). A checkpoint exists once `commit` ran, after every process's
-// flush finished. Every process runs the same loop: collective calls (commit polls, barriers)
-// come in the same order everywhere, from the calling thread only.
+// the host pool, background flush), lazy (the snapshot copy itself in the background, waited
+// for before the next update) or tiered (as async; the flush goes to the node-local tier, the
+// clique's peers and, every K-th checkpoint, the backend). A checkpoint exists once `commit` ran,
+// after every process's flush finished. Every process runs the same loop: collective calls (commit
+// polls, barriers) come in the same order everywhere, from the calling thread only.
 
 #include <atomic>
 #include <cstdint>
@@ -18,6 +19,7 @@
 
 #include "backends/backend.hpp"
 #include "harness/comm/comm.hpp"
+#include "harness/engine/tier_copies.hpp"
 #include "harness/exec/dp_gather.hpp"
 #include "harness/exec/process_buffer.hpp"
 #include "harness/memory/data_pattern_kind.hpp"
@@ -56,6 +58,8 @@ struct TrainingIo {
   // each update fills only the shards this process's ranks hold plus the gather's sources, and
   // every checkpoint gathers the other DP ranks' shards into `state` before its write.
   DpGather* gather = nullptr;
+  // engine.name = "tiered": the nodes, cliques and local tiers (required then).
+  const TierSetup* tiers = nullptr;
 };
 
 // Test hooks that break the engine on purpose (verification must then fail).

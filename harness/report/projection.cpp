@@ -117,7 +117,7 @@ void project_times(const CaseRecord& c, double floor, CaseProjection& p) {
     return std::max(measured * p.node_scale, floor);
   };
   const double node_bytes = static_cast<double>(c.bytes) / static_cast<double>(p.measured_nodes);
-  const bool background = p.engine == "async" || p.engine == "lazy";
+  const bool background = p.engine == "async" || p.engine == "lazy" || p.engine == "tiered";
   if (background) {
     if (!c.stall_seconds || !c.time_to_durable_seconds) {
       missing(c, "`training.stall_seconds` and `training.time_to_durable_seconds`",
@@ -193,7 +193,7 @@ CaseProjection project_case(const CaseRecord& c, const ProjectionOptions& o, boo
   p.daly_seconds = daly_interval(p.checkpoint_seconds, p.mtbf_seconds);
   // A background flush must end before the next checkpoint starts; a sync one is durable when the
   // stall ends.
-  const bool background = p.engine == "async" || p.engine == "lazy";
+  const bool background = p.engine == "async" || p.engine == "lazy" || p.engine == "tiered";
   p.interval_seconds = background ? std::max(p.daly_seconds, p.durable_seconds) : p.daly_seconds;
   p.waste =
       expected_waste(p.interval_seconds, p.checkpoint_seconds, p.restore_seconds, p.mtbf_seconds);

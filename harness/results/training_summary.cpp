@@ -39,6 +39,44 @@ nlohmann::json iteration_times_json(const std::vector<IterationTimes>& times) {
   return out;
 }
 
+// The tiered engine's part of a checkpoint's record.
+void add_tier_fields(nlohmann::json& out, const CheckpointRecord& r) {
+  out["tier_local_seconds"] = r.tier_local_seconds;
+  out["tier_replicated_seconds"] = r.tier_replicated_seconds;
+  out["interconnect_bytes"] = r.interconnect_bytes;
+  out["tiers"] = r.tiers;
+}
+
+// The tiered engine's layout with medians over the checkpoints some tier holds complete.
+nlohmann::json tiers_json(const TierLayoutRecord& t, const std::vector<CheckpointRecord>& records) {
+  std::vector<double> local, replicated;
+  std::uint64_t interconnect = 0;
+  for (const CheckpointRecord& r : records) {
+    interconnect += r.interconnect_bytes;
+    if (r.tiers.empty()) continue;
+    local.push_back(r.tier_local_seconds);
+    replicated.push_back(r.tier_replicated_seconds);
+  }
+  return {{"processes_per_node", t.processes_per_node},
+          {"nodes", t.nodes},
+          {"replicas", t.replicas},
+          {"clique_stride", t.clique_stride},
+          {"drain_every", t.drain_every},
+          {"local_dir", t.local_dir},
+          {"local_seconds", median(local)},
+          {"replicated_seconds", median(replicated)},
+          {"interconnect_bytes", interconnect}};
+}
+
+nlohmann::json recovery_json(const RecoveryRecord& r) {
+  return {
+      {"lost_nodes", r.lost_nodes},
+      {"iteration", r.iteration},
+      {"seconds", r.seconds},
+      {"bytes", {{"local", r.local_bytes}, {"peer", r.peer_bytes}, {"remote", r.remote_bytes}}},
+      {"parts", {{"local", r.local_parts}, {"peer", r.peer_parts}, {"remote", r.remote_parts}}}};
+}
+
 }  // namespace
 
 double TrainingSummary::stall_seconds() const {
@@ -78,6 +116,7 @@ nlohmann::json to_json(const TrainingSummary& s) {
                            {"flush_gib_s", r.flush_gib_s},
                            {"committed", r.committed},
                            {"times", times_json(r.times)}});
+    if (s.tiers) add_tier_fields(checkpoints.back(), r);
   }
   const std::optional<double> inflation = s.iteration_inflation();
   nlohmann::json j = {
@@ -103,6 +142,8 @@ nlohmann::json to_json(const TrainingSummary& s) {
       {"interrupted", s.interrupted},
       {"checkpoints", checkpoints}};
   if (!s.counters.empty()) j["counters"] = s.counters;
+  if (s.tiers) j["tiers"] = tiers_json(*s.tiers, s.checkpoints);
+  if (s.recovery) j["recovery"] = recovery_json(*s.recovery);
   return j;
 }
 

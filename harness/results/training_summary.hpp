@@ -54,6 +54,34 @@ struct CheckpointRecord {
   double flush_gib_s = 0;    // all processes' bytes / the slowest process's flush_seconds
   bool committed = false;
   CheckpointTimes times;
+  // tiered: due -> this process's part complete in its node's local tier, and due -> every part
+  // of its clique complete beside it (each the slowest process's); the bytes sent to peers (all
+  // processes); the tiers holding it complete ("local", "peers", "remote"; empty when none does).
+  double tier_local_seconds = 0;
+  double tier_replicated_seconds = 0;
+  std::uint64_t interconnect_bytes = 0;
+  std::vector<std::string> tiers;
+};
+
+// tiered: the nodes and cliques the loop ran on ([tiers], resolved).
+struct TierLayoutRecord {
+  int processes_per_node = 0;
+  int nodes = 0;
+  int replicas = 0;       // F
+  int clique_stride = 0;  // J, in processes
+  int drain_every = 0;    // K
+  std::string local_dir;  // tiers.local_dir as written ({node} unexpanded)
+};
+
+// tiers.lost_nodes: the recovery after the loop, every process's part from the nearest tier.
+struct RecoveryRecord {
+  std::vector<std::int64_t> lost_nodes;
+  std::int64_t iteration = -1;  // the training iteration restored
+  double seconds = 0;  // from a barrier to the slowest process's part in place (before verifying)
+  // Bytes by source, all processes: own node's local tier, a peer's over MPI, the backend.
+  std::uint64_t local_bytes = 0, peer_bytes = 0, remote_bytes = 0;
+  // Processes whose part came from each source.
+  int local_parts = 0, peer_parts = 0, remote_parts = 0;
 };
 
 struct TrainingSummary {
@@ -79,6 +107,8 @@ struct TrainingSummary {
   std::map<std::string, std::uint64_t> counters;
   std::string error;  // first failure, with context ("" when none)
   bool interrupted = false;
+  std::optional<TierLayoutRecord> tiers;   // tiered only
+  std::optional<RecoveryRecord> recovery;  // tiered with tiers.lost_nodes, once it ran
 
   // Medians over the committed checkpoints.
   double stall_seconds() const;

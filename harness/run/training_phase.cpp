@@ -7,9 +7,11 @@
 #include "harness/checkpoint/checkpoint_commit.hpp"
 #include "harness/engine/engine_checks.hpp"
 #include "harness/engine/flush_worker.hpp"
+#include "harness/engine/tier_copies.hpp"
 #include "harness/engine/training_loop.hpp"
 #include "harness/plan/training_state.hpp"
 #include "harness/run/case_runner.hpp"
+#include "harness/run/tier_recovery_step.hpp"
 
 namespace ckpt::harness {
 
@@ -50,6 +52,25 @@ std::unique_ptr<GpuLoad> gpu_load_of(const Case& c, Comm& comm) {
     throw SetupError(fmt::format("case {}: {}", c.index, first));
   }
   return gpu_load;
+}
+
+// engine.name = "tiered": the layout checked (the same refusal on every process) and each node's
+// local tier made and checked for room, before any I/O of the loop; nullopt for other engines.
+std::optional<TierSetup> tier_setup_of(const Case& c, Comm& comm, std::uint64_t state_bytes) {
+  if (c.engine.kind != EngineKind::tiered) return std::nullopt;
+  const TierSpec& t = c.engine.tiers;
+  const std::optional<int> launch = launch_processes_per_node();
+  const auto problem = tier_layout_problem(t, comm.size(), launch, state_bytes).value_or("");
+  if (const std::string first = comm.first_problem(problem); !first.empty())
+    throw SetupError(fmt::format("case {}: {}", c.index, first));
+  TierSetup setup{.layout = tier_layout(t, comm.size(), launch),
+                  .local_dir = t.local_dir,
+                  .drain_every = t.drain_every,
+                  .max_part_bytes = state_bytes,
+                  .chunk_bytes = t.chunk_bytes};
+  if (const std::string room = tier_capacity_problem(comm, setup, t.local_bytes); !room.empty())
+    throw SetupError(fmt::format("case {}: {}", c.index, room));
+  return setup;
 }
 
 }  // namespace
@@ -95,6 +116,7 @@ void TrainingPhase::run(std::vector<IterationTiming>& reads) {
     throw SetupError(fmt::format("case {}: {}", c.index, first));
   }
   const std::unique_ptr<GpuLoad> gpu_load = gpu_load_of(c, comm);
+  const std::optional<TierSetup> tiers = tier_setup_of(c, comm, state_bytes);
   TrainingIo io{.comm = comm,
                 .backend = *s_.backend,
                 .plans = s_.data.write_plans,
@@ -115,7 +137,8 @@ void TrainingPhase::run(std::vector<IterationTiming>& reads) {
                 .discard = [this](const fs::path& dir) { return s_.store.discard(dir); },
                 .interrupted = &s_.context.run.interrupted,
                 .gpu_load = gpu_load.get(),
-                .gather = write_.sync_gather()};  // per_dp: nothing to gather
+                .gather = write_.sync_gather(),  // per_dp: nothing to gather
+                .tiers = tiers ? &*tiers : nullptr};
   const auto start = Clock::now();
   try {
     record.result.training = run_training(c.training, c.engine, io);
@@ -138,11 +161,18 @@ void TrainingPhase::run(std::vector<IterationTiming>& reads) {
     record.result.error =
         "interrupted by a signal; the in-flight checkpoint was finished and committed";
   }
-  if (t.committed_iteration >= 0) after_loop(io.plans, io.planned_dir, reads);
+  // tiers.lost_nodes: the recovery from the tiers replaces the restore from the backend.
+  const bool recovering =
+      tiers && !c.engine.tiers.lost_nodes.empty() && s_.context.phase != PhaseSelection::checkpoint;
+  if (t.committed_iteration >= 0) after_loop(io.plans, io.planned_dir, reads, recovering);
+  if (recovering && record.ok() && !t.interrupted) {
+    recover_lost_nodes(s_, *tiers, io.plans, io.planned_dir, reads);
+    if (t.committed_iteration >= 0) s_.store.retire(t.committed_dir, true);
+  }
 }
 
 void TrainingPhase::after_loop(const std::vector<RankPlan>& trained, const fs::path& trained_dir,
-                               std::vector<IterationTiming>& reads) {
+                               std::vector<IterationTiming>& reads, bool recovering) {
   const TrainingSummary& t = *s_.record.result.training;
   CaseRecorder& record = s_.record;
   CaseBuffers& data = s_.data;
@@ -160,7 +190,7 @@ void TrainingPhase::after_loop(const std::vector<RankPlan>& trained, const fs::p
     if (record.result.status != "failed")
       s_.store.name_latest(dir, s_.store.step(t.committed_iteration));
     s_.store.retire(dir, true);
-  } else if (record.ok()) {
+  } else if (record.ok() && !recovering) {
     restore_.iteration(0, &reads);
   } else if (t.interrupted && s_.context.keeping() && record.result.status == "interrupted") {
     s_.store.retire(dir, true);  // as a finished run's restore would: what it superseded goes

@@ -28,9 +28,10 @@ class TrainingPhase {
 
  private:
   // After the loop: the plans and directory of its newest committed checkpoint (`trained`: the
-  // loop's plans, paths under `trained_dir`), then its restore, or its record as the latest.
+  // loop's plans, paths under `trained_dir`), then its restore (unless `recovering`: the tiers'
+  // recovery replaces it), or its record as the latest.
   void after_loop(const std::vector<RankPlan>& trained, const std::filesystem::path& trained_dir,
-                  std::vector<IterationTiming>& reads);
+                  std::vector<IterationTiming>& reads, bool recovering);
   std::string commit(const std::filesystem::path& dir, std::int64_t iteration,
                      const std::vector<std::vector<std::uint64_t>>& sums);
 

@@ -6,8 +6,11 @@
 namespace ckpt::harness {
 namespace {
 
-constexpr std::array<std::pair<EngineKind, std::string_view>, 3> kEngines{
-    {{EngineKind::sync, "sync"}, {EngineKind::async, "async"}, {EngineKind::lazy, "lazy"}}};
+constexpr std::array<std::pair<EngineKind, std::string_view>, 4> kEngines{
+    {{EngineKind::sync, "sync"},
+     {EngineKind::async, "async"},
+     {EngineKind::lazy, "lazy"},
+     {EngineKind::tiered, "tiered"}}};
 constexpr std::array<std::pair<ComputeKind, std::string_view>, 3> kComputes{
     {{ComputeKind::sleep, "sleep"}, {ComputeKind::spin, "spin"}, {ComputeKind::gpu, "gpu"}}};
 

@@ -5,15 +5,19 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace ckpt::harness {
 
 // When and from where a checkpoint's IoPlan runs. sync: inline, the loop stops for write + sync
 // + commit. async: the loop stops only to copy the state into the host pool; a background
 // thread flushes and the commit follows. lazy: the copy itself runs in the background during the
-// next iteration's compute; the loop waits only before that iteration's update.
-enum class EngineKind { sync, async, lazy };
+// next iteration's compute; the loop waits only before that iteration's update. tiered: as async,
+// but the flush writes the snapshot to the node-local tier, replicates it to the clique's peers
+// and drains it to the backend (the remote tier) every tiers.drain_every-th checkpoint only.
+enum class EngineKind { sync, async, lazy, tiered };
 // What the compute part of an iteration does: sleep, spin a core, or (needs a GPU) a kernel.
 enum class ComputeKind { sleep, spin, gpu };
 
@@ -27,9 +31,25 @@ struct TrainingSpec {
   bool enabled() const { return iterations > 0; }
 };
 
+// [tiers]: how processes map to (emulated) nodes and what the tiered engine keeps where. Nodes
+// are blocks of processes_per_node consecutive processes; a process's part (its whole checkpoint
+// buffer) is replicated to the other members of its clique {p, p+J, ..., p+(F-1)J} (NVIDIA's
+// resiliency library's cliques, J and F in processes), each on another node.
+struct TierSpec {
+  int processes_per_node = 0;     // 0: the MPI launch's (OMPI_COMM_WORLD_LOCAL_SIZE, ...)
+  std::string local_dir;          // the node-local tier; "{node}" stands for the node's number
+  std::uint64_t local_bytes = 0;  // a node's local capacity; 0: the file system's free space
+  int replicas = 2;               // F: copies of each part in the clique, the own one included
+  int clique_stride = 0;          // J: processes between clique members; 0: processes_per_node
+  int drain_every = 1;            // K: every K-th checkpoint also goes to the backend
+  std::uint64_t chunk_bytes = std::uint64_t{4} << 20;  // one message of the peer exchange
+  std::vector<std::int64_t> lost_nodes;  // lost after the loop: recovered from the tiers
+};
+
 struct EngineSpec {
   EngineKind kind = EngineKind::sync;
-  std::uint64_t host_pool_bytes = 0;  // 0: one process's checkpoint (async, lazy)
+  std::uint64_t host_pool_bytes = 0;  // 0: one process's checkpoint (async, lazy, tiered)
+  TierSpec tiers;                     // tiered (and the recover phase)
 };
 
 std::string_view engine_name(EngineKind kind);

@@ -116,6 +116,18 @@ checkpoint_every = 2
 [engine]
 name = ["sync", "async", "lazy"]
 )")));
+  // The tiered engine in one process (one node, F = 1), then node 0 lost: recovered from the
+  // backend.
+  add(run_campaign(dir, "tiered", campaign(dir, "tiered", R"([training]
+iterations = 4
+iteration_seconds = 0.01
+checkpoint_every = 2
+[engine]
+name = "tiered"
+[tiers]
+replicas = 1
+lost_nodes = [0]
+local_dir = ")" + (dir / "local").string() + "\"\n")));
   add(run_campaign(dir, "mlperf", mlperf_preset(), mlperf_sets(dir)));
   return all;
 }
@@ -161,7 +173,7 @@ TEST(DocsResultsSchema, ReadsTheConventionOfKeyPathTables) {
 TEST(DocsResultsSchema, NamesEveryKeyPathOfTheRecordsOfEveryPhaseAndEngineAndNoOther) {
   const Scratch dir;
   const std::vector<nlohmann::json> records = records_of_every_phase(dir);
-  ASSERT_EQ(records.size(), 11u);
+  ASSERT_EQ(records.size(), 12u);
   const std::set<Path> paths = paths_of(records);
   const std::vector<DocPath> doc = schema_doc_paths();
   ASSERT_GT(doc.size(), 100u) << kSchemaDoc << " has no `key path` tables";

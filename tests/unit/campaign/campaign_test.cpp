@@ -394,8 +394,8 @@ TEST(Campaign, UnknownTableSuggestsTheClosestTable) {
             "c.toml:6: `bakend`: unknown table — did you mean `backend`?");
   EXPECT_EQ(message_of(kBase + "[storage]\n"),
             "c.toml:6: `storage`: unknown table (tables: campaign, model, parallel, state, ranks, "
-            "strategy, backend, data, memory, cache, training, engine, restore, load, measure, "
-            "mlperf)");
+            "strategy, backend, data, memory, cache, training, engine, tiers, restore, load, "
+            "measure, mlperf)");
   EXPECT_EQ(message_of("seed = 3\n" + kBase),
             "c.toml:1: `seed`: unknown key outside any table — did you mean `seed` under [data]?");
   EXPECT_EQ(message_of("data = 3\n" + kBase),

@@ -1,0 +1,231 @@
+#include "harness/engine/tier_recovery.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
+
+namespace ckpt::harness {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool holds(const NodeHolding& node, std::int64_t iteration, int process) {
+  return node.iteration == iteration &&
+         std::find(node.parts.begin(), node.parts.end(), process) != node.parts.end();
+}
+
+// Where `process`'s part of `iteration` survives in a local tier: {source, holder}, or nullopt.
+std::optional<std::pair<PartSource, int>> tier_copy(const TierLayout& layout,
+                                                    const std::vector<NodeHolding>& nodes,
+                                                    const std::set<int>& lost,
+                                                    std::int64_t iteration, int process) {
+  const auto alive = [&](int q) {
+    const int node = layout.node_of(q);
+    return !lost.contains(node) && holds(nodes[static_cast<std::size_t>(node)], iteration, process);
+  };
+  if (alive(process)) return std::pair{PartSource::local, process};
+  for (const int q : layout.clique(process)) {
+    if (q != process && alive(q)) return std::pair{PartSource::peer, q};
+  }
+  return std::nullopt;
+}
+
+std::string lost_part_refusal(const TierLayout& layout, const std::set<int>& lost,
+                              std::int64_t iteration, int process, int drain_every) {
+  std::vector<int> clique_nodes;
+  for (const int q : layout.clique(process)) clique_nodes.push_back(layout.node_of(q));
+  return fmt::format(
+      "process {}'s part of iteration {} is in no surviving tier: its clique's nodes {{{}}} hold "
+      "its {} copies and nodes {{{}}} are lost, and the remote tier holds no checkpoint "
+      "(tiers.drain_every = {}: none was drained yet); lose fewer nodes of one clique, raise "
+      "tiers.replicas, or drain more often",
+      process, iteration, fmt::join(clique_nodes, ", "), layout.replicas(), fmt::join(lost, ", "),
+      drain_every);
+}
+
+// The whole file `path` into `into` (exactly its size); the problem, or "".
+std::string read_whole(const fs::path& path, std::span<std::byte> into) {
+  std::error_code ec;
+  const auto size = fs::file_size(path, ec);
+  if (ec) return fmt::format("{}: {}", path.string(), ec.message());
+  if (size != into.size())
+    return fmt::format("{}: {} bytes, expected {}", path.string(), size, into.size());
+  std::ifstream in(path, std::ios::binary);
+  in.read(reinterpret_cast<char*>(into.data()), static_cast<std::streamsize>(into.size()));
+  if (!in) return fmt::format("read {}: {}", path.string(), std::strerror(errno));
+  return "";
+}
+
+// Process `to` gets the part of process `to` from this process's node's copy, in chunks.
+std::string send_part(Comm& comm, const TierSetup& setup, const fs::path& path, int to) {
+  std::ifstream in(path, std::ios::binary);
+  std::error_code ec;
+  std::uint64_t size = in ? fs::file_size(path, ec) : 0;
+  if (ec) size = 0;
+  comm.send(to, std::as_bytes(std::span(&size, 1)));
+  std::string problem = in && !ec ? "" : fmt::format("open {}: cannot read it", path.string());
+  std::vector<std::byte> chunk(static_cast<std::size_t>(std::min(size, setup.chunk_bytes)));
+  for (std::uint64_t sent = 0; sent < size;) {
+    const std::uint64_t n = std::min(setup.chunk_bytes, size - sent);
+    in.read(reinterpret_cast<char*>(chunk.data()), static_cast<std::streamsize>(n));
+    if (!in && problem.empty()) problem = fmt::format("read {}: short", path.string());
+    comm.send(to, std::span<const std::byte>(chunk.data(), n));  // the peer waits for every chunk
+    sent += n;
+  }
+  return problem;
+}
+
+// This process's part from process `from`, straight into `part` (into scratch when the sizes
+// differ: every chunk is still received). Returns the bytes received.
+std::uint64_t receive_part(Comm& comm, const TierSetup& setup, int from, std::span<std::byte> part,
+                           std::string& error) {
+  std::uint64_t size = 0;
+  comm.receive(from, std::as_writable_bytes(std::span(&size, 1)));
+  std::vector<std::byte> scratch;
+  if (size != part.size()) {
+    if (error.empty())
+      error = fmt::format("the copy of process {}'s part at process {} has {} bytes, expected {}",
+                          comm.rank(), from, size, part.size());
+    scratch.resize(static_cast<std::size_t>(std::min(size, setup.chunk_bytes)));
+  }
+  for (std::uint64_t got = 0; got < size;) {
+    const std::uint64_t n = std::min(setup.chunk_bytes, size - got);
+    comm.receive(from, scratch.empty() ? part.subspan(got, n) : std::span(scratch.data(), n));
+    got += n;
+  }
+  return scratch.empty() ? size : 0;
+}
+
+fs::path copy_path(const TierSetup& setup, int holder, std::int64_t iteration, int process) {
+  const fs::path node = node_dir(setup.local_dir, setup.layout.node_of(holder));
+  return part_path(tier_checkpoint_dir(node, iteration), process);
+}
+
+}  // namespace
+
+std::string_view part_source_name(PartSource source) {
+  switch (source) {
+    case PartSource::local:
+      return "local";
+    case PartSource::peer:
+      return "peer";
+    case PartSource::remote:
+      return "remote";
+  }
+  return "?";
+}
+
+std::variant<RecoveryPlan, std::string> plan_recovery(const TierLayout& layout,
+                                                      const std::vector<NodeHolding>& nodes,
+                                                      const std::set<int>& lost,
+                                                      std::int64_t remote_iteration,
+                                                      int drain_every) {
+  std::int64_t newest = -1;
+  for (int n = 0; n < layout.nodes(); ++n) {
+    if (!lost.contains(n)) newest = std::max(newest, nodes[static_cast<std::size_t>(n)].iteration);
+  }
+  RecoveryPlan plan{.iteration = newest};
+  std::optional<int> missing;
+  for (int p = 0; p < layout.processes() && newest >= 0; ++p) {
+    if (const auto copy = tier_copy(layout, nodes, lost, newest, p)) {
+      plan.source.push_back(copy->first);
+      plan.from.push_back(copy->second);
+    } else if (remote_iteration == newest) {
+      plan.source.push_back(PartSource::remote);
+      plan.from.push_back(p);
+    } else {
+      missing = missing.value_or(p);
+      break;
+    }
+  }
+  if (newest >= 0 && !missing) return plan;
+  if (remote_iteration >= 0) {
+    const auto all = static_cast<std::size_t>(layout.processes());
+    std::vector<int> self(all);
+    for (std::size_t p = 0; p < all; ++p) self[p] = static_cast<int>(p);
+    return RecoveryPlan{.iteration = remote_iteration,
+                        .source = std::vector<PartSource>(all, PartSource::remote),
+                        .from = self};
+  }
+  if (!missing) {
+    return fmt::format(
+        "no surviving node's local tier holds a complete checkpoint and the remote tier holds "
+        "none (tiers.drain_every = {}); nothing to recover",
+        drain_every);
+  }
+  return lost_part_refusal(layout, lost, newest, *missing, drain_every);
+}
+
+std::vector<NodeHolding> survey_nodes(Comm& comm, const TierSetup& setup,
+                                      const std::set<int>& lost) {
+  const TierLayout& layout = setup.layout;
+  const int me = comm.rank();
+  nlohmann::json mine = nullptr;  // only a node's first process reports it
+  if (me % layout.per_node() == 0) {
+    const int node = layout.node_of(me);
+    const fs::path root = node_dir(setup.local_dir, node);
+    std::error_code ec;
+    if (lost.contains(node)) {
+      fs::remove_all(root, ec);  // the node is gone, and its local tier with it
+    } else {
+      std::int64_t newest = -1;
+      for (const fs::directory_entry& entry : fs::directory_iterator(root, ec)) {
+        std::ifstream in(entry.path() / kTierManifestName);
+        if (!in) continue;  // not complete: it does not count
+        std::stringstream text;
+        text << in.rdbuf();
+        const nlohmann::json mark = nlohmann::json::parse(text.str(), nullptr, false);
+        if (mark.is_discarded() || !mark.contains("iteration")) continue;
+        if (const auto it = mark["iteration"].get<std::int64_t>(); it > newest) {
+          newest = it;
+          mine = {{"node", node},
+                  {"iteration", it},
+                  {"parts", mark.value("parts", nlohmann::json::array())}};
+        }
+      }
+    }
+  }
+  const std::vector<std::string> reports = comm.gather(mine.dump());
+  nlohmann::json all = nlohmann::json::array();
+  for (const std::string& r : reports) all.push_back(nlohmann::json::parse(r));
+  all = nlohmann::json::parse(comm.broadcast(all.dump()));
+  std::vector<NodeHolding> nodes(static_cast<std::size_t>(layout.nodes()));
+  for (const nlohmann::json& r : all) {
+    if (r.is_null()) continue;
+    NodeHolding& n = nodes.at(r.at("node").get<std::size_t>());
+    n.iteration = r.at("iteration").get<std::int64_t>();
+    n.parts = r.at("parts").get<std::vector<int>>();
+  }
+  return nodes;
+}
+
+RecoveryBytes fetch_parts(Comm& comm, const TierSetup& setup, const RecoveryPlan& plan,
+                          std::span<std::byte> part) {
+  const int me = comm.rank();
+  RecoveryBytes bytes;
+  if (plan.source[static_cast<std::size_t>(me)] == PartSource::local) {
+    bytes.error = read_whole(copy_path(setup, me, plan.iteration, me), part);
+    if (bytes.error.empty()) bytes.local = part.size();
+  }
+  for (int p = 0; p < comm.size(); ++p) {
+    const auto i = static_cast<std::size_t>(p);
+    if (plan.source[i] != PartSource::peer) continue;
+    const int holder = plan.from[i];
+    if (me == holder) {
+      std::string problem = send_part(comm, setup, copy_path(setup, me, plan.iteration, p), p);
+      if (bytes.error.empty()) bytes.error = std::move(problem);
+    } else if (me == p) {
+      bytes.peer += receive_part(comm, setup, holder, part, bytes.error);
+    }
+  }
+  return bytes;
+}
+
+}  // namespace ckpt::harness

@@ -1,0 +1,67 @@
+#pragma once
+
+// Recovery after losing nodes: every process's part restored from the nearest tier that still
+// holds it complete — its own node's local tier, a clique peer's (sent over MPI point to point),
+// or the remote tier (the backend's newest committed checkpoint) — all at one training iteration.
+
+#include <cstdint>
+#include <set>
+#include <span>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "harness/comm/comm.hpp"
+#include "harness/engine/tier_copies.hpp"
+#include "harness/engine/tier_layout.hpp"
+
+namespace ckpt::harness {
+
+enum class PartSource { local, peer, remote };
+std::string_view part_source_name(PartSource source);
+
+// What one node's local tier holds complete (its tiers.json): a checkpoint's iteration (-1: none,
+// or the node is lost) and the processes whose parts it has.
+struct NodeHolding {
+  std::int64_t iteration = -1;
+  std::vector<int> parts;
+};
+
+// The processes' agreed recovery: one iteration, and per process where its part comes from.
+struct RecoveryPlan {
+  std::int64_t iteration = -1;
+  std::vector<PartSource> source;  // per process
+  std::vector<int> from;           // per process: the process holding the copy (peer), else itself
+};
+
+// Pure: the newest iteration the surviving nodes hold, each part from its own node, else from a
+// surviving clique peer's node, else from the remote tier when it holds that iteration
+// (`remote_iteration`, -1: none); when some part is nowhere at that iteration, every part from the
+// remote tier's older checkpoint. A string (the refusal, naming the part, its lost clique and the
+// keys to change) when neither works.
+std::variant<RecoveryPlan, std::string> plan_recovery(const TierLayout& layout,
+                                                      const std::vector<NodeHolding>& nodes,
+                                                      const std::set<int>& lost,
+                                                      std::int64_t remote_iteration,
+                                                      int drain_every);
+
+// Collective: each lost node's local tier removed (its first process does it), then every
+// surviving node's holding read from its tiers.json, on every process.
+std::vector<NodeHolding> survey_nodes(Comm& comm, const TierSetup& setup,
+                                      const std::set<int>& lost);
+
+struct RecoveryBytes {
+  std::uint64_t local = 0;  // read from this process's node's local tier
+  std::uint64_t peer = 0;   // received from a peer's node over MPI
+  std::string error;        // the first problem (a missing or short copy), "" when none
+};
+
+// Collective: the parts `plan` takes from the local tiers into `part` (this process's state
+// buffer): its own node's file read, a peer's sent in chunks of setup.chunk_bytes (the transfers
+// in one order on every process, so blocking pairs cannot deadlock). Parts from the remote tier
+// are the caller's (through the backend).
+RecoveryBytes fetch_parts(Comm& comm, const TierSetup& setup, const RecoveryPlan& plan,
+                          std::span<std::byte> part);
+
+}  // namespace ckpt::harness

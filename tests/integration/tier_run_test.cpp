@@ -1,0 +1,124 @@
+// The tiered engine as a user runs it: under mpirun with 8 processes on 4 emulated nodes of 2,
+// cliques of F = 2 (and F = 1), every 2nd checkpoint drained to the backend, then node 1 lost and
+// every rank recovered from the nearest tier and verified; and the refusals a dry run shows
+// before any I/O.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "tests/integration/integration_support.hpp"
+
+namespace ckpt::integration {
+namespace {
+
+// 8 modeled ranks (DP 8, ZeRO-1: process 0's part holds the weights, the others' only optimizer
+// shards, so the parts differ in size), a tiered loop of 2 checkpoints, node 1 lost at the end.
+std::string tiered_campaign(const Scratch& dir, const std::string& tiers) {
+  return tiny_full_state_campaign(dir, "tiers", 1, 0,
+                                  R"([parallel]
+dp = 8
+zero = 1
+[training]
+iterations = 2
+iteration_seconds = 0.02
+checkpoint_every = 1
+[engine]
+name = "tiered"
+[tiers]
+processes_per_node = 2
+local_dir = ")" + (dir / "local" / "node{node}").string() +
+                                      "\"\n" + tiers);
+}
+
+std::vector<std::string> names(const nlohmann::json& tiers) {
+  return tiers.get<std::vector<std::string>>();
+}
+
+TEST(TieredRun, LostNodeRecoversFromPeersElseRemoteAndVerifies) {
+  if (!CKPT_TEST_HAVE_MPI)
+    GTEST_SKIP() << "ckptbench was built without MPI (CKPT_WITH_MPI=OFF or MPI not found)";
+  const std::optional<std::string> mpirun = find_mpirun();
+  if (!mpirun) GTEST_SKIP() << "mpirun is not on PATH, so the 8 processes cannot be started";
+  Scratch dir;
+  const fs::path campaign =
+      dir.write("c.toml", tiered_campaign(dir,
+                                          "replicas = [2, 1]\ndrain_every = 2\nchunk_bytes = "
+                                          "16384\nlost_nodes = [1]\n"));
+  std::vector<std::string> args = mpirun_args(*mpirun, 8);
+  args.insert(args.end(), {kBinary, "run", campaign.string(), "--output", (dir / "out").string()});
+  const Outcome o = run_process(args, std::chrono::seconds(120));
+  ASSERT_EQ(o.exit_code, 0) << o.describe();
+  const auto results = read_results(dir / "out");
+  ASSERT_EQ(results.size(), 2u) << o.describe();
+  const std::vector<std::string> peers{"local", "peers"}, drained{"local", "peers", "remote"};
+  const std::vector<std::string> alone{"local"}, alone_drained{"local", "remote"};
+  std::vector<std::uint64_t> local_bytes;
+  for (std::size_t f = 0; f < 2; ++f) {
+    const nlohmann::json& r = results[f];
+    SCOPED_TRACE(r.at("error").dump());
+    EXPECT_EQ(r.at("status"), "ok");
+    EXPECT_EQ(r.at("verified"), true);
+    const nlohmann::json& t = r.at("training");
+    EXPECT_EQ(t.at("tiers").at("nodes"), 4);
+    EXPECT_EQ(t.at("tiers").at("clique_stride"), 2);
+    EXPECT_EQ(t.at("tiers").at("replicas"), f == 0 ? 2 : 1);
+    const nlohmann::json& c = t.at("checkpoints");
+    ASSERT_EQ(c.size(), 2u);
+    for (std::size_t i = 0; i < 2; ++i) {
+      const bool remote = i % 2 == 1;  // every 2nd checkpoint is drained
+      EXPECT_EQ(c[i].at("committed"), remote);
+      EXPECT_EQ(names(c[i].at("tiers")),
+                f == 0 ? (remote ? drained : peers) : (remote ? alone_drained : alone));
+    }
+    const nlohmann::json& rec = t.at("recovery");
+    EXPECT_EQ(rec.at("iteration"), 1);
+    EXPECT_EQ(rec.at("lost_nodes"), nlohmann::json::array({1}));
+    const nlohmann::json& bytes = rec.at("bytes");
+    local_bytes.push_back(bytes.at("local").get<std::uint64_t>());
+    if (f == 0) {  // node 1's processes 2 and 3 from their peers 0 and 1 on node 0
+      EXPECT_EQ(rec.at("parts"), (nlohmann::json{{"local", 6}, {"peer", 2}, {"remote", 0}}));
+      EXPECT_GT(bytes.at("peer").get<std::uint64_t>(), 0u);
+      EXPECT_EQ(bytes.at("remote"), 0);
+      // Each part went to its one peer: the bytes over the interconnect are every part's.
+      EXPECT_EQ(bytes.at("local").get<std::uint64_t>() + bytes.at("peer").get<std::uint64_t>(),
+                c[1].at("interconnect_bytes").get<std::uint64_t>());
+    } else {  // no replicas: node 1's parts from the remote tier, which holds iteration 1
+      EXPECT_EQ(rec.at("parts"), (nlohmann::json{{"local", 6}, {"peer", 0}, {"remote", 2}}));
+      EXPECT_GT(bytes.at("remote").get<std::uint64_t>(), 0u);
+      EXPECT_EQ(c[1].at("interconnect_bytes"), 0);
+    }
+  }
+  EXPECT_EQ(local_bytes[0], local_bytes[1]);
+  // The lost node's local tier is gone; a surviving node keeps only its newest complete copy.
+  EXPECT_FALSE(fs::exists(dir / "local" / "node1"));
+  std::vector<std::string> kept;
+  for (const auto& e : fs::directory_iterator(dir / "local" / "node0"))
+    kept.push_back(e.path().filename().string());
+  EXPECT_EQ(kept, std::vector<std::string>{"iter_0000001"});
+  std::ifstream mark(dir / "local" / "node0" / "iter_0000001" / "tiers.json");
+  EXPECT_EQ(nlohmann::json::parse(mark).at("parts"), nlohmann::json::array({0, 1}));
+}
+
+TEST(TieredRun, DryRunRefusesUnrecoverableAndBadCliquesBeforeAnyIo) {
+  Scratch dir;
+  const std::vector<std::pair<std::string, std::string>> refusals{
+      {"lost_nodes = [0, 1]\ndrain_every = 8\n",
+       "process 0's part of iteration 1 is in no surviving tier"},
+      {"clique_stride = 1\n", "a clique inside one node: tiers.clique_stride = 1"},
+      {"replicas = 3\n", "tiers.clique_stride x tiers.replicas = 2 x 3 = 6 does not divide"},
+      {"local_bytes = 1000\n", "tiers.local_bytes = 1000 is too small"}};
+  for (const auto& [tiers, words] : refusals) {
+    const fs::path campaign = dir.write("c.toml", tiered_campaign(dir, tiers));
+    const Outcome o = ckptbench({"run", campaign.string(), "--dry-run", "--processes", "8",
+                                 "--output", (dir / "out").string()});
+    EXPECT_EQ(o.exit_code, 2) << o.describe();
+    EXPECT_TRUE(contains(o.out + o.err, words)) << words << "\n" << o.describe();
+  }
+  EXPECT_FALSE(fs::exists(dir / "local"));
+  EXPECT_FALSE(fs::exists(dir / "out"));
+}
+
+}  // namespace
+}  // namespace ckpt::integration
