@@ -12,7 +12,7 @@ namespace ckpt::harness::hf {
 
 // How a config is mapped: `dense` is Llama's layout varied by the row's Traits (most
 // families); the others have keys or blocks of their own.
-// own_keys: the family names the common sizes its own way (hf_families.hpp maps it whole);
+// own_keys: the family names the common sizes its own way (map_own_keys_family maps it whole);
 // fused_moe: experts stored as 3-D tensors.
 enum class HfArch {
   dense,
