@@ -9,6 +9,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "harness/campaign/campaign_reduce.hpp"
 #include "harness/common/config_error.hpp"
 #include "harness/models/model_zoo.hpp"
 #include "workloads/layout.hpp"
@@ -542,6 +543,7 @@ nlohmann::json CaseValues::config() const {
   // A case that declares no MLPerf workload keeps the config (and config_hash) it had before
   // [mlperf] existed, so that gate baselines of such cases still match.
   if (config["mlperf"]["model"].is_null()) config.erase("mlperf");
+  drop_unused_reduce_keys(config);
   return config;
 }
 
@@ -564,6 +566,7 @@ Case CaseBuilder::build(const CaseValues& values, std::int64_t index, const std:
   fill_memory(c, values);
   fill_training(c, values);
   check_reuse(c, values);
+  fill_reduce(c, values);
   c.mlperf = mlperf_of(values);
   c.config = values.config();
   c.config["strategy"]["alignment"] = c.alignment;  // the alignment in effect (settle_alignment)

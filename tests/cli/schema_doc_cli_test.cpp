@@ -68,7 +68,7 @@ std::vector<nlohmann::json> run_campaign(const Scratch& dir, const std::string& 
   return records;
 }
 
-// Every phase and engine: write + restore, resharding restore, load, training.
+// Every phase and engine: write + restore, resharding restore, load, compressed, training.
 std::vector<nlohmann::json> records_of_every_phase(const Scratch& dir) {
   std::vector<nlohmann::json> all;
   const auto add = [&all](const std::vector<nlohmann::json>& records) {
@@ -92,6 +92,8 @@ latency = true
   add(run_campaign(dir, "kept", tp2,
                    {"--phase", "load", "--set", "load.tp=1", "--set",
                     R"(load.method=["pipelined","mmap","read"])"}));
+  add(run_campaign(dir, "compressed",
+                   campaign(dir, "compressed", "[strategy]\ncompression = \"bytegroup\"\n")));
   add(run_campaign(dir, "training", campaign(dir, "training", R"([training]
 iterations = 4
 iteration_seconds = 0.01
@@ -151,7 +153,7 @@ TEST(DocsResultsSchema, ReadsTheConventionOfKeyPathTables) {
 TEST(DocsResultsSchema, NamesEveryKeyPathOfTheRecordsOfEveryPhaseAndEngineAndNoOther) {
   const Scratch dir;
   const std::vector<nlohmann::json> records = records_of_every_phase(dir);
-  ASSERT_EQ(records.size(), 11u);
+  ASSERT_EQ(records.size(), 12u);
   const std::set<Path> paths = paths_of(records);
   const std::vector<DocPath> doc = schema_doc_paths();
   ASSERT_GT(doc.size(), 100u) << kSchemaDoc << " has no `key path` tables";
