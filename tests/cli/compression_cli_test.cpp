@@ -100,7 +100,7 @@ TEST(CompressionRun, AnotherInvocationRestoresTheFramesAndRefusesADamagedOne) {
   const nlohmann::json piece = read_manifest(kept).at("tensors").at(1);
   const std::string file = piece.at("file").get<std::string>();
   const auto offset = piece.at("file_offset").get<std::uint64_t>();
-  const Outcome load = ckptbench({"load", kept.string()});
+  const Outcome load = ckptbench({"load", kept.string(), "--tp", "1"});
   EXPECT_EQ(load.exit_code, 2) << load.describe();
   EXPECT_NE(load.err.find("compressed (strategy.compression = \"bytegroup\")"), std::string::npos)
       << load.describe();
