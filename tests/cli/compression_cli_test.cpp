@@ -4,6 +4,7 @@
 // fails the restore, naming the file and the tensor; the ckptbench load command refuses the frames.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -37,9 +38,22 @@ std::vector<nlohmann::json> run_ok(const Scratch& dir, const std::string& text,
 // Bytes of the checkpoint's data files: every file the manifest lists.
 std::uint64_t data_file_bytes(const fs::path& kept) {
   std::uint64_t bytes = 0;
-  for (const nlohmann::json& f : read_manifest(kept).at("files"))
+  const nlohmann::json manifest = read_manifest(kept);
+  for (const nlohmann::json& f : manifest.at("files"))
     bytes += fs::file_size(kept / f.at("path").get<std::string>());
   return bytes;
+}
+
+// The one checkpoint case `index` of campaign "z" kept under the scratch target.
+fs::path kept_checkpoint(const Scratch& dir, int index) {
+  char name[16];
+  std::snprintf(name, sizeof name, "case-%04d", index);
+  std::vector<fs::path> found;
+  for (const auto& e : fs::directory_iterator(dir / "target" / "z" / name)) {
+    if (fs::exists(e.path() / "ckptbench-manifest.json")) found.push_back(e.path());
+  }
+  EXPECT_EQ(found.size(), 1u) << name;
+  return found.empty() ? fs::path() : found.front();
 }
 
 TEST(CompressionRun, EveryCodecRoundTripsVerifiedAndStoresOnlyItsFrames) {
@@ -54,7 +68,7 @@ TEST(CompressionRun, EveryCodecRoundTripsVerifiedAndStoresOnlyItsFrames) {
   ASSERT_EQ(records.size(), 4u);
   std::map<std::string, std::uint64_t> stored_by_codec;  // unit = shard
   for (const nlohmann::json& r : records) {
-    SCOPED_TRACE(r.at("swept").dump());
+    SCOPED_TRACE(r.at("case").dump());
     EXPECT_EQ(r.at("status"), "ok") << r.at("error");
     EXPECT_EQ(r.at("verified"), true);
     const nlohmann::json& z = r.at("compression");
@@ -64,10 +78,11 @@ TEST(CompressionRun, EveryCodecRoundTripsVerifiedAndStoresOnlyItsFrames) {
     EXPECT_EQ(z.at("threads"), 2);
     EXPECT_EQ(z.at("samples").at("encode_seconds").size(), 1u);
     EXPECT_EQ(z.at("samples").at("decode_seconds").size(), 1u);
-    const fs::path kept = r.at("checkpoint_dir").get<std::string>();
+    const fs::path kept = kept_checkpoint(dir, r.at("case_index").get<int>());
     EXPECT_EQ(data_file_bytes(kept), z.at("stored_bytes").get<std::uint64_t>());
     std::uint64_t stored = 0, logical = 0;
-    for (const nlohmann::json& t : read_manifest(kept).at("tensors")) {
+    const nlohmann::json manifest = read_manifest(kept);
+    for (const nlohmann::json& t : manifest.at("tensors")) {
       stored += t.at("stored_bytes").get<std::uint64_t>();
       logical += t.at("bytes").get<std::uint64_t>();
     }
