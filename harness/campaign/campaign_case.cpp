@@ -9,6 +9,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "harness/campaign/campaign_reduce.hpp"
 #include "harness/common/config_error.hpp"
 #include "harness/models/model_zoo.hpp"
 #include "workloads/layout.hpp"
@@ -567,6 +568,7 @@ nlohmann::json CaseValues::config() const {
   if (config["mlperf"]["model"].is_null()) config.erase("mlperf");
   // Likewise [tiers], which only the tiered engine reads.
   if (config["engine"]["name"] != "tiered") config.erase("tiers");
+  drop_unused_reduce_keys(config);
   return config;
 }
 
@@ -589,6 +591,7 @@ Case CaseBuilder::build(const CaseValues& values, std::int64_t index, const std:
   fill_memory(c, values);
   fill_training(c, values);
   check_reuse(c, values);
+  fill_reduce(c, values);
   c.mlperf = mlperf_of(values);
   c.config = values.config();
   c.config["strategy"]["alignment"] = c.alignment;  // the alignment in effect (settle_alignment)

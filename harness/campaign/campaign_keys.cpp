@@ -300,6 +300,24 @@ std::vector<KeySpec> strategy_keys() {
                "safetensors with state.scope = \"weights\": tensor bytes per "
                "model-NNNNN-of-NNNNN.safetensors file",
                5'000'000'000, 1),
+      choice_key("strategy", "compression",
+                 "lossless compression of every stored piece: none, zstd, or bytegroup (bf16/fp32 "
+                 "exponent bytes apart from the mantissas, each plane zstd-coded; ZipNN); the "
+                 "manifest records stored and logical bytes, restore decompresses and verifies",
+                 "none", {"none", "zstd", "bytegroup"}),
+      int_key("strategy", "compression_level",
+              "zstd level of strategy.compression: 1 (fastest) to 22 (smallest, slow)", 3, 1, 22),
+      choice_key("strategy", "compression_unit",
+                 "strategy.compression frames: one per shard, or one per compression_chunk_bytes "
+                 "of each shard",
+                 "shard", {"shard", "chunk"}),
+      size_key("strategy", "compression_chunk_bytes",
+               "compression_unit = chunk: raw bytes per frame (a multiple of 4096)",
+               std::int64_t{4} << 20, 4096),
+      int_key("strategy", "compression_threads",
+              "codec threads per process: compression before the write, decompression after the "
+              "restore's read",
+              1, 1, 256),
       text_key(
           "backend", "name",
           "storage backend: posix, uring, mpiio, hdf5, gds, null, skeleton (ckptbench backends)",

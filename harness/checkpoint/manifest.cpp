@@ -51,6 +51,7 @@ nlohmann::json manifest_tensors_json(const std::vector<ManifestTensor>& tensors)
                    {"data_key", t.data_key},
                    {"checksum", t.checksum}});
     if (t.holder >= 0) out.back()["holder"] = t.holder;
+    if (t.stored_bytes > 0) out.back()["stored_bytes"] = t.stored_bytes;
   }
   return out;
 }
@@ -71,7 +72,8 @@ std::vector<ManifestTensor> manifest_tensors(
                          .memory_offset = ps.memory_offset,
                          .bytes = ps.bytes,
                          .data_key = ps.data_key,
-                         .checksum = checksum_hex(checksums.at(p).at(i))});
+                         .checksum = checksum_hex(checksums.at(p).at(i)),
+                         .stored_bytes = ps.stored_bytes});
       tensors.back().shard.bytes =
           (ps.shard.flat_end - ps.shard.flat_begin) * workloads::dtype_bytes(ps.shard.dtype);
     }
@@ -92,7 +94,8 @@ ManifestWriter writer_of(const Case& c) {
           .chunk_bytes = c.chunk_bytes,
           .scale = c.scale,
           .pattern = c.data,
-          .seed = c.seed};
+          .seed = c.seed,
+          .compression = c.compression};
 }
 
 }  // namespace
@@ -103,7 +106,7 @@ Manifest make_manifest(const Case& c, std::int64_t world_size,
   std::map<std::string, std::uint64_t> file_sizes;
   for (const ManifestTensor& t : tensors) {
     auto& size = file_sizes[t.file];
-    size = std::max(size, t.file_offset + t.bytes);
+    size = std::max(size, t.file_offset + t.file_bytes());
   }
   Manifest m;
   m.campaign = c.campaign;

@@ -35,6 +35,12 @@ struct ManifestTensor {
   std::uint64_t bytes = 0;  // stored bytes (the shard's, divided by the scale)
   std::uint64_t data_key = 0;
   std::string checksum;  // XXH3_64 of the stored bytes, hex
+  // strategy.compression: the bytes of the piece's frames at file_offset (`bytes` is what they
+  // decode to); 0: stored raw.
+  std::uint64_t stored_bytes = 0;
+
+  // Bytes the piece takes in its file.
+  std::uint64_t file_bytes() const { return stored_bytes > 0 ? stored_bytes : bytes; }
 };
 
 struct ManifestFile {
@@ -66,6 +72,7 @@ struct ManifestWriter {
   std::int64_t scale = 1;
   DataPattern pattern = DataPattern::random;
   std::uint64_t seed = 0;
+  CompressionSpec compression;  // strategy.compression*: absent keys are "none"
 };
 
 struct Manifest {

@@ -113,13 +113,15 @@ ManifestTensor tensor_of(const JsonField& t, std::int64_t world_size,
   m.memory_offset = t.at("memory_offset").count(kMaxManifestBytes - m.bytes);
   m.data_key = t.at("data_key").count();
   m.checksum = t.at("checksum").string();
+  if (const auto stored = t.find("stored_bytes")) m.stored_bytes = stored->count(kMaxManifestBytes);
   // A file outside the checkpoint is refused by the read paths, naming the tensor.
   if (files == nullptr || !inside_checkpoint(m.file)) return m;
   const auto listed = files->find(m.file);
   if (listed == files->end()) file.fail("names a file the manifest's `files` does not list");
-  if (m.file_offset + m.bytes > listed->second) {
+  if (m.file_offset + m.file_bytes() > listed->second) {
     t.at("file_offset")
-        .fail(fmt::format("+ bytes reaches past the file's min_size ({})", listed->second));
+        .fail(fmt::format("+ {} reaches past the file's min_size ({})",
+                          m.stored_bytes > 0 ? "stored_bytes" : "bytes", listed->second));
   }
   return m;
 }
@@ -164,6 +166,22 @@ workloads::StateSpec state_of(const JsonField& config) {
   return s;
 }
 
+// strategy.compression*, absent from the configuration of a case that compresses nothing.
+CompressionSpec compression_of(const JsonField& strategy) {
+  CompressionSpec z;
+  const auto codec = strategy.find("compression");
+  if (!codec) return z;
+  z.codec = choice(*codec, std::array{Compression::none, Compression::zstd, Compression::bytegroup},
+                   compression_name);
+  z.level = static_cast<int>(strategy.at("compression_level").integer(1, 22));
+  z.unit =
+      choice(strategy.at("compression_unit"),
+             std::array{CompressionUnit::shard, CompressionUnit::chunk}, compression_unit_name);
+  z.chunk_bytes = strategy.at("compression_chunk_bytes").count(kMaxManifestBytes);
+  z.threads = static_cast<int>(strategy.at("compression_threads").integer(1, 256));
+  return z;
+}
+
 // The configuration's parts that read paths plan from.
 ManifestWriter writer_of(const JsonField& config) {
   ManifestWriter w;
@@ -180,6 +198,7 @@ ManifestWriter writer_of(const JsonField& config) {
   w.scale = config.at("model").at("scale").integer(1, static_cast<std::int64_t>(kMaxManifestBytes));
   w.pattern = pattern_of(config.at("data").at("pattern"));
   w.seed = config.at("data").at("seed").count();
+  w.compression = compression_of(strategy);
   return w;
 }
 

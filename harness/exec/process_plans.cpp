@@ -6,6 +6,7 @@
 
 #include "harness/checkpoint/manifest.hpp"
 #include "harness/common/text_format.hpp"
+#include "harness/exec/codec_plans.hpp"
 #include "harness/exec/dp_gather.hpp"
 #include "harness/exec/process_buffer.hpp"
 #include "harness/loadplan/load_plan.hpp"
@@ -38,7 +39,8 @@ std::vector<std::int64_t> shifted_share(const std::vector<std::int64_t>& selecte
 }
 
 std::uint64_t ProcessPlans::buffer_bytes() const {
-  return ProcessBuffer::bytes_for(write) + ProcessBuffer::bytes_for(read);
+  return ProcessBuffer::bytes_for(write) + ProcessBuffer::bytes_for(read) +
+         ProcessBuffer::bytes_for(stored);
 }
 
 ProcessPlans plan_process(const workloads::Layout& layout, const Case& c, PhaseSelection phase,
@@ -63,6 +65,11 @@ ProcessPlans plan_process(const workloads::Layout& layout, const Case& c, PhaseS
     plans.read = plan_ranks(layout, c, read_ranks(), dir);
     return plans;
   }
+  if (phase == PhaseSelection::restore && manifest->writer.compression.enabled()) {
+    plans.read = plan_ranks(layout, c, read_ranks(), dir);
+    plans.stored = manifest_stored_plans(*manifest, plans.read, c);
+    return plans;
+  }
   if (phase == PhaseSelection::restore && c.restore.reshard) {
     plans.read = reshard_plans(*manifest, reshard_spec(c),
                                process_share(restore_selected_ranks(c), process, processes), dir);
@@ -74,6 +81,7 @@ ProcessPlans plan_process(const workloads::Layout& layout, const Case& c, PhaseS
     return plans;
   }
   plans.write = plan_ranks(layout, c, mine, dir);
+  if (c.compression.enabled()) plans.stored = bounded_stored_plans(plans.write, c);
   if (shift && phase != PhaseSelection::checkpoint)
     plans.read = plan_ranks(layout, c, read_ranks(), dir);
   return plans;

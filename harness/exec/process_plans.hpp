@@ -36,6 +36,9 @@ std::vector<std::int64_t> shifted_share(const std::vector<std::int64_t>& selecte
 struct ProcessPlans {
   std::vector<RankPlan> write;
   std::vector<RankPlan> read;
+  // strategy.compression: the frames the write (with room for each shard's at the codec's bound)
+  // or the restore moves, in a buffer of their own (compress_plans, decode_plans).
+  std::vector<RankPlan> stored;
   // Bytes the process allocates for them: one ProcessBuffer each.
   std::uint64_t buffer_bytes() const;
 };
@@ -44,7 +47,9 @@ struct ProcessPlans {
 // plans are the process's share of the inference ranks (load_plans), none
 // without a manifest. In the restore phase the read plans come from the checkpoint's `manifest`
 // by the load planner when one is given (reshard_plans: restore.* as the target when resharding,
-// else the identity target; throws what it throws), else from the case as it would write them.
+// else the identity target; throws what it throws), else from the case as it would write them. A
+// compressed checkpoint's restore reads the frames the manifest records (stored) and decodes them
+// into the read plans' buffer.
 ProcessPlans plan_process(const workloads::Layout& layout, const Case& c, PhaseSelection phase,
                           const std::vector<std::int64_t>& selected, int process, int processes,
                           const std::filesystem::path& dir, const Manifest* manifest = nullptr);

@@ -212,6 +212,14 @@ ReshardSpec identity_spec(const Case& c) {
 std::vector<RankPlan> reshard_plans(const Manifest& manifest, const ReshardSpec& spec,
                                     const std::vector<std::int64_t>& ranks,
                                     const std::filesystem::path& dir) {
+  // Its pieces are frames: a range of a tensor is not where the plan would read it.
+  if (const CompressionSpec& z = manifest.writer.compression; z.enabled()) {
+    throw ReshardError(fmt::format(
+        "the checkpoint's pieces are compressed (strategy.compression = \"{}\"): only a restore "
+        "into the writer's layout reads them (campaign.phase = \"restore\", no [restore] layout, "
+        "no load)",
+        compression_name(z.codec)));
+  }
   if (spec.identity) return identity_plans(manifest, spec, ranks, dir);
   check_reshardable(spec);
   const workloads::Layout layout(spec.model, spec.reader.parallel, spec.reader.state);

@@ -28,6 +28,11 @@ struct PlacedShard {
   std::uint64_t bytes = 0;     // bytes written: shard bytes divided by the case's scale
   std::uint64_t data_key = 0;  // seeds the deterministic bytes of the shard's tensor
   ShardGeometry geometry;      // where its bytes lie in the (scaled) tensor
+  // strategy.compression (stored_plan): the shard's frames, stored_bytes of them at file_offset,
+  // lie at stored_offset of the stored plan's buffer; `bytes` and `memory_offset` stay the
+  // logical ones. 0: stored raw.
+  std::uint64_t stored_bytes = 0;
+  std::uint64_t stored_offset = 0;
 };
 
 // Bytes a file holds besides its shards (a safetensors header), at `memory_offset` of the rank's

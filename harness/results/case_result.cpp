@@ -95,6 +95,36 @@ nlohmann::json rates(std::uint64_t bytes, const std::vector<double>& seconds) {
   return out;
 }
 
+// The median of `samples`, null without any.
+nlohmann::json median_or_null(const std::vector<double>& samples) {
+  return samples.empty() ? nlohmann::json(nullptr) : nlohmann::json(median(samples));
+}
+
+nlohmann::json compression_json(const CompressionSummary& z) {
+  const auto ratio = z.stored_bytes > 0 ? static_cast<double>(z.logical_bytes) /
+                                              static_cast<double>(z.stored_bytes)
+                                        : 0.0;
+  return {
+      {"codec", z.codec},
+      {"level", z.level},
+      {"unit", z.unit},
+      {"chunk_bytes", z.unit == "chunk" ? nlohmann::json(z.chunk_bytes) : nlohmann::json(nullptr)},
+      {"threads", z.threads},
+      {"logical_bytes", z.logical_bytes},
+      {"stored_bytes", z.stored_bytes},
+      {"ratio", ratio},
+      {"encode_seconds", median_or_null(z.encode_seconds)},
+      {"encode_cpu_seconds", median_or_null(z.encode_cpu_seconds)},
+      {"decode_seconds", median_or_null(z.decode_seconds)},
+      {"decode_cpu_seconds", median_or_null(z.decode_cpu_seconds)},
+      {"samples",
+       {{"encode_seconds", z.encode_seconds},
+        {"encode_cpu_seconds", z.encode_cpu_seconds},
+        {"encode_gib_per_s", rates(z.logical_bytes, z.encode_seconds)},
+        {"decode_seconds", z.decode_seconds},
+        {"decode_cpu_seconds", z.decode_cpu_seconds}}}};
+}
+
 nlohmann::json calibration_json(const std::optional<CalibrationRecord>& c) {
   if (!c) return nullptr;
   return {{"method", kCalibrationMethod},
@@ -222,6 +252,7 @@ nlohmann::json to_json(const CaseResult& r) {
                     {"per_rank_bytes_read", spread_json(s.rank_bytes_read)},
                     {"per_rank_requests", spread_json(s.rank_requests)}};
   }
+  if (r.compression) j["compression"] = compression_json(*r.compression);
   if (r.load) {
     const LoadSummary& s = *r.load;
     const auto gib_per_s = [&s](double seconds) {

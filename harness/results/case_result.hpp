@@ -99,6 +99,22 @@ struct ReshardSummary {
   }
 };
 
+// strategy.compression: what the codec saved and what it cost, over every process. Compression
+// runs before each checkpoint's write (its time is not in the write's seconds); decompression
+// runs after each restore's read, inside the restore's seconds.
+struct CompressionSummary {
+  std::string codec;  // strategy.compression
+  int level = 0;
+  std::string unit;                 // shard | chunk
+  std::uint64_t chunk_bytes = 0;    // unit = chunk: raw bytes per frame
+  int threads = 0;                  // codec threads per process
+  std::uint64_t logical_bytes = 0;  // bytes the stored pieces decode to (per checkpoint)
+  std::uint64_t stored_bytes = 0;   // bytes of their frames, what the checkpoint's files hold
+  // Per timed checkpoint (encode) and restore (decode): the slowest process's wall seconds and
+  // every codec thread's CPU seconds, summed over processes.
+  std::vector<double> encode_seconds, encode_cpu_seconds, decode_seconds, decode_cpu_seconds;
+};
+
 // The load phase ([load]): an inference server's weight loading, over every process's ranks.
 struct LoadSummary {
   std::string method;  // load.method
@@ -174,10 +190,11 @@ struct CaseResult {
   std::optional<CalibrationRecord> calibration;  // measure.calibration
   std::optional<TrainingSummary>
       training;  // [training] cases: the loop's stall, time to durable, ...
-  std::optional<ReshardSummary> reshard;  // [restore] into another layout
-  std::optional<LoadSummary> load;        // the load phase
-  std::optional<MlperfVerdict> mlperf;    // [mlperf] cases: the rules checker's label and reasons
-  IntegrityRecord integrity;              // what the integrity checks measured (`integrity`)
+  std::optional<ReshardSummary> reshard;          // [restore] into another layout
+  std::optional<LoadSummary> load;                // the load phase
+  std::optional<CompressionSummary> compression;  // strategy.compression
+  std::optional<MlperfVerdict> mlperf;  // [mlperf] cases: the rules checker's label and reasons
+  IntegrityRecord integrity;            // what the integrity checks measured (`integrity`)
   nlohmann::json environment = nlohmann::json::object();
   // The case's wall-clock start (before its setup) and end (after its last phase): DLIO's
   // summary.json `start` and `end`, and the ends the gap of a two-invocation run is taken from.

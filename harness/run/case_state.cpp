@@ -7,6 +7,7 @@ namespace ckpt::harness {
 void CaseBuffers::move_to(const std::filesystem::path& dir) {
   retarget(write_plans, planned_dir, dir);
   retarget(read_plans, planned_dir, dir);
+  retarget(stored_plans, planned_dir, dir);
   planned_dir = dir;
 }
 

@@ -21,6 +21,9 @@ namespace ckpt::harness {
 struct CaseBuffers {
   std::vector<RankPlan> write_plans, read_plans;
   ProcessBuffer write_buffer, read_buffer;
+  // strategy.compression: the frames the write and the restore move (compress_plans, decode_plans).
+  std::vector<RankPlan> stored_plans;
+  ProcessBuffer stored_buffer;
   std::vector<std::vector<std::uint64_t>> checksums;  // per write plan, per shard (the manifest's)
   std::filesystem::path planned_dir;  // the directory the plans' paths point into now
 

@@ -4,6 +4,7 @@
 #include "harness/exec/process_plans.hpp"
 #include "harness/loadplan/reshard_restore.hpp"
 #include "harness/run/case_setup.hpp"
+#include "harness/run/codec_steps.hpp"
 #include "harness/run/read_checks.hpp"
 #include "harness/run/reshard_result.hpp"
 
@@ -36,6 +37,7 @@ void RestorePhase::prepare() {
     reuse_buffers(s_, space, false);
   } else {
     data.read_buffer = ProcessBuffer(data.read_plans, space);
+    prepare_stored(s_, plans, space);
     s_.record.add_notes(space.notes());
   }
   record_sizes(s_, data.read_plans);
@@ -52,19 +54,29 @@ bool RestorePhase::iteration(int iteration, std::vector<IterationTiming>* timing
   const bool own = data.reads_own_plans(context.phase);
   const std::vector<RankPlan>& plans = own ? data.read_plans : data.write_plans;
   ProcessBuffer& buffer = own ? data.read_buffer : data.write_buffer;
+  // strategy.compression: the frames are read, then decoded into the logical buffer.
+  const bool compressed = c.compression.enabled();  // on every process (collective steps)
+  const std::vector<RankPlan>& read = compressed ? data.stored_plans : plans;
   auto start = Clock::now();
-  const std::string applied = apply_cache_policy(c.cache, io_of(plans));
+  const std::string applied = apply_cache_policy(c.cache, io_of(read));
   record.result.cache_policy_applied = comm.broadcast(applied);
   record.charge("cache drop", start);
   start = Clock::now();
   buffer.zero();
+  if (compressed) data.stored_buffer.zero();
   if (c.restore.reshard)
     fill_reshard_padding(plans, buffer_offsets(plans, buffer), buffer.memory(), c.data);
   record.charge("zero buffers", start);
   start = Clock::now();
   ProcessSample sample =
-      timed_transfer(*s_.backend, plans, buffer, false, comm,
+      timed_transfer(*s_.backend, read, compressed ? data.stored_buffer : buffer, false, comm,
                      c.restore.reshard ? TransferOrder::by_file : TransferOrder::by_rank);
+  if (compressed) {
+    const auto [seconds, problem] =
+        decode_after_read(s_, buffer, sample.error.empty(), timings != nullptr);
+    sample.seconds += seconds;
+    if (sample.error.empty()) sample.error = problem;
+  }
   if (c.restore.reshard && sample.error.empty()) {
     // Copies out of scratch (whole_items: narrowing, as in DCP's reader; exact: strided rows)
     // are part of the restore.

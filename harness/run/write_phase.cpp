@@ -7,6 +7,7 @@
 #include "harness/plan/framework_shards.hpp"
 #include "harness/run/case_runner.hpp"
 #include "harness/run/case_setup.hpp"
+#include "harness/run/codec_steps.hpp"
 #include "harness/run/process_memory.hpp"
 
 namespace ckpt::harness {
@@ -46,6 +47,7 @@ void WritePhase::prepare() {
   } else {
     data.write_buffer = ProcessBuffer(data.write_plans, space);
     if (!data.read_plans.empty()) data.read_buffer = ProcessBuffer(data.read_plans, space);
+    prepare_stored(s_, plans, space);
     s_.record.add_notes(space.notes());
     if (gathers_) {
       // Each DP rank generates its own shards; DP rank 0's copies of the others' arrive by the
@@ -94,8 +96,12 @@ bool WritePhase::iteration(int iteration, std::vector<IterationTiming>* timings)
   if (!s_.store.claim(iteration, dir)) return false;
   data.move_to(dir);
   const double gather_seconds = gathers_ ? gather() : 0.0;
-  const ProcessSample sample =
-      timed_transfer(*s_.backend, data.write_plans, data.write_buffer, true, comm);
+  // strategy.compression: the frames are written; their sizes decide the plan's file offsets.
+  const bool compressed = context.c.compression.enabled();
+  if (compressed) compress_for_write(s_, timings != nullptr);
+  const std::vector<RankPlan>& written = compressed ? data.stored_plans : data.write_plans;
+  const ProcessSample sample = timed_transfer(
+      *s_.backend, written, compressed ? data.stored_buffer : data.write_buffer, true, comm);
   const IterationTiming timing = gather_timing(sample, comm);
   record.charge("checkpoint", start);
   record.add_notes(timing.notes);
@@ -115,7 +121,7 @@ bool WritePhase::iteration(int iteration, std::vector<IterationTiming>* timings)
                                                  .ranks = &context.selected,
                                                  .step = s_.store.step(iteration),
                                                  .name_latest = name_latest},
-                                                data.write_plans, data.checksums, &commit);
+                                                written, data.checksums, &commit);
   if (!problem.empty()) {
     record.charge("commit", start);
     return record.fail(fmt::format("{} — {}; earlier complete checkpoints are untouched", problem,

@@ -15,6 +15,7 @@
 #include "harness/spec/engine_spec.hpp"
 #include "harness/spec/load_settings.hpp"
 #include "harness/spec/mlperf_spec.hpp"
+#include "harness/spec/reduce_spec.hpp"
 #include "harness/spec/reshard_read.hpp"
 #include "workloads/model_spec.hpp"
 #include "workloads/parallel_spec.hpp"
@@ -105,6 +106,7 @@ struct Case {
   std::uint64_t alignment = 0;        // 0: none
   std::uint64_t chunk_bytes = 0;      // 0: do not split
   std::uint64_t coalesce_bytes = 0;   // 0: do not coalesce
+  CompressionSpec compression;        // strategy.compression*
 
   std::string backend = "posix";
   backends::IoSettings io;

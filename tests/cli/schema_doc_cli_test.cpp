@@ -85,7 +85,7 @@ std::vector<std::string> mlperf_sets(const Scratch& dir) {
           "--set", "cache.policy=fadvise"};
 }
 
-// Every phase and engine: write + restore, resharding restore, load, training.
+// Every phase and engine: write + restore, resharding restore, load, compressed, training.
 std::vector<nlohmann::json> records_of_every_phase(const Scratch& dir) {
   std::vector<nlohmann::json> all;
   const auto add = [&all](const std::vector<nlohmann::json>& records) {
@@ -109,6 +109,8 @@ latency = true
   add(run_campaign(dir, "kept", tp2,
                    {"--phase", "load", "--set", "load.tp=1", "--set",
                     R"(load.method=["pipelined","mmap","read"])"}));
+  add(run_campaign(dir, "compressed",
+                   campaign(dir, "compressed", "[strategy]\ncompression = \"bytegroup\"\n")));
   add(run_campaign(dir, "training", campaign(dir, "training", R"([training]
 iterations = 4
 iteration_seconds = 0.01

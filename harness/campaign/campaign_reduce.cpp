@@ -1,0 +1,99 @@
+#include "harness/campaign/campaign_reduce.hpp"
+
+#include <stdexcept>
+#include <string>
+
+namespace ckpt::harness::schema {
+namespace {
+
+constexpr const char* kCodecKey = "strategy.compression";
+
+Compression codec_named(const std::string& name) {
+  for (const Compression c : {Compression::none, Compression::zstd, Compression::bytegroup}) {
+    if (compression_name(c) == name) return c;
+  }
+  throw std::logic_error("campaign schema: no compression named " + name);
+}
+
+// Frames have data-dependent sizes: the plan's file offsets are known only after compression,
+// and a reader must decode whole frames. What needs fixed offsets, typed datasets, raw tensors in
+// place or the plan's bytes in device memory cannot carry them.
+void check_compression(const Case& c, const CaseValues& v) {
+  const std::string is =
+      "strategy.compression = \"" + std::string(compression_name(c.compression.codec)) + "\" ";
+  const auto refuse = [&](std::string_view key, const std::string& why, const std::string& fix) {
+    v.fail(key, is + why + ": " + fix + ", or set strategy.compression = \"none\"");
+  };
+  if (c.io.direct)
+    refuse("backend.direct",
+           "writes frames of data-dependent sizes back to back, which O_DIRECT's aligned offsets "
+           "and lengths cannot hold",
+           "set backend.direct = false");
+  if (c.backend == "hdf5")
+    refuse("backend.name", "writes frames, not the typed datasets hdf5 stores",
+           "use posix, uring, mpiio or null");
+  if (c.alignment != 0)
+    refuse("strategy.alignment", "packs each file's frames back to back, without padding",
+           "set strategy.alignment = 0");
+  if (c.format != CheckpointFormat::raw)
+    refuse("strategy.format",
+           "cannot be read through a safetensors header, which describes raw tensors",
+           "set strategy.format = \"raw\"");
+  if (c.mapping == Mapping::file_per_node || c.mapping == Mapping::shared_file)
+    refuse("strategy.mapping",
+           "places each rank's frames where the previous rank's end, which the ranks do not know "
+           "of each other",
+           "use file_per_rank or file_per_tensor");
+  if (c.directory_layout == DirectoryLayout::deepspeed)
+    refuse("strategy.layout", "does not lay out DeepSpeed's engine-state files",
+           "use dcp, megatron or megatron_dist");
+  if (c.memory_space != MemorySpaceKind::host)
+    refuse("memory.space", "runs its codec on host memory", "set memory.space = \"host\"");
+  if (c.reuse_bytes > 0)
+    refuse("memory.reuse_bytes", "needs the whole checkpoint in memory to compress it",
+           "set memory.reuse_bytes = 0");
+  if (c.restore.reshard)
+    refuse("restore.tp",
+           "is restored into the writer's layout only (a reshard reads parts of frames)",
+           "restore the writer's layout");
+  if (c.phase == PhaseSelection::load)
+    refuse("campaign.phase", "is not read by the load phase yet (it reads tensor ranges)",
+           "restore it with campaign.phase = \"restore\"");
+  if (c.training.enabled())
+    refuse("training.iterations",
+           "is not applied by the [training] engines, which flush the raw plan",
+           "set training.iterations = 0");
+  if (c.cache == CachePolicy::read_shift && c.phase == PhaseSelection::both)
+    refuse("cache.policy",
+           "reads other ranks' frames with read_shift, whose sizes only the manifest holds",
+           "use --phase checkpoint then --phase restore, or another cache.policy");
+}
+
+}  // namespace
+
+void fill_reduce(Case& c, const CaseValues& v) {
+  CompressionSpec& z = c.compression;
+  z.codec = codec_named(v.text(kCodecKey));
+  z.level = static_cast<int>(v.integer("strategy.compression_level"));
+  z.unit = v.text("strategy.compression_unit") == "chunk" ? CompressionUnit::chunk
+                                                          : CompressionUnit::shard;
+  z.chunk_bytes = static_cast<std::uint64_t>(v.integer("strategy.compression_chunk_bytes"));
+  z.threads = static_cast<int>(v.integer("strategy.compression_threads"));
+  if (z.chunk_bytes % 4096 != 0) {
+    v.fail("strategy.compression_chunk_bytes",
+           std::to_string(z.chunk_bytes) +
+               " is not a multiple of 4096 (whole bf16 and fp32 "
+               "elements in every frame, pages in memory)");
+  }
+  if (z.enabled()) check_compression(c, v);
+}
+
+void drop_unused_reduce_keys(nlohmann::json& config) {
+  nlohmann::json& strategy = config["strategy"];
+  if (strategy.value("compression", "none") != "none") return;
+  for (const char* key : {"compression", "compression_level", "compression_unit",
+                          "compression_chunk_bytes", "compression_threads"})
+    strategy.erase(key);
+}
+
+}  // namespace ckpt::harness::schema

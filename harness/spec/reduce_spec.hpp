@@ -1,0 +1,36 @@
+#pragma once
+
+// Strategies that make a checkpoint smaller than the state it holds, as the save planner applies
+// them: lossless compression of each stored piece (strategy.compression).
+
+#include <cstdint>
+#include <string_view>
+
+namespace ckpt::harness {
+
+// The codec each stored piece goes through: none (the raw bytes), zstd, or bytegroup (ZipNN's
+// byte grouping: bf16/fp32 exponents apart from the mantissas, each plane zstd-coded; pieces of
+// other dtypes fall back to zstd).
+enum class Compression { none, zstd, bytegroup };
+// One frame per shard, or one per strategy.compression_chunk_bytes of a shard (frames back to
+// back; a reader can decode a chunk without the rest of the piece's frames).
+enum class CompressionUnit { shard, chunk };
+
+struct CompressionSpec {
+  Compression codec = Compression::none;
+  int level = 3;
+  CompressionUnit unit = CompressionUnit::shard;
+  std::uint64_t chunk_bytes = std::uint64_t{4} << 20;  // unit = chunk: raw bytes per frame
+  int threads = 1;                                     // codec threads per process
+
+  bool enabled() const { return codec != Compression::none; }
+  // Raw bytes per frame of a piece of `bytes` bytes.
+  std::uint64_t frame_raw_bytes(std::uint64_t bytes) const {
+    return unit == CompressionUnit::chunk && chunk_bytes < bytes ? chunk_bytes : bytes;
+  }
+};
+
+std::string_view compression_name(Compression codec);
+std::string_view compression_unit_name(CompressionUnit unit);
+
+}  // namespace ckpt::harness

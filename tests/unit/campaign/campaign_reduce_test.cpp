@@ -1,0 +1,68 @@
+// strategy.compression*: read into the Case, kept out of the config of cases that compress nothing
+// (their config_hash stays what it was), and refused with the reason where the backend, layout,
+// memory or phase cannot carry frames of data-dependent size.
+#include <gtest/gtest.h>
+
+#include "tests/unit/campaign_test_support.hpp"
+
+namespace ckpt::harness::campaign_test {
+namespace {
+
+TEST(CampaignReduce, CompressionKeysReachTheCaseAndItsConfig) {
+  const Case c = parse(kBase + R"([strategy]
+compression = "bytegroup"
+compression_level = 5
+compression_unit = "chunk"
+compression_chunk_bytes = "1 MiB"
+compression_threads = 2
+)")
+                     .cases.at(0);
+  EXPECT_EQ(c.compression.codec, Compression::bytegroup);
+  EXPECT_EQ(c.compression.level, 5);
+  EXPECT_EQ(c.compression.unit, CompressionUnit::chunk);
+  EXPECT_EQ(c.compression.chunk_bytes, 1u << 20);
+  EXPECT_EQ(c.compression.threads, 2);
+  EXPECT_EQ(c.config.at("strategy").at("compression"), "bytegroup");
+  EXPECT_EQ(c.config.at("strategy").at("compression_chunk_bytes"), 1 << 20);
+}
+
+TEST(CampaignReduce, ACaseThatCompressesNothingKeepsItsConfigAndHash) {
+  const Case plain = parse(kBase).cases.at(0);
+  const Case none =
+      parse(kBase + "[strategy]\ncompression = \"none\"\ncompression_level = 9\n").cases.at(0);
+  EXPECT_FALSE(plain.compression.enabled());
+  EXPECT_FALSE(plain.config.at("strategy").contains("compression"));
+  EXPECT_FALSE(plain.config.at("strategy").contains("compression_level"));
+  EXPECT_EQ(config_hash(none), config_hash(plain));
+}
+
+TEST(CampaignReduce, ASweepOverCodecsMakesOneCaseEach) {
+  const Campaign campaign =
+      parse(kBase + "[strategy]\ncompression = [\"none\", \"zstd\", \"bytegroup\"]\n");
+  ASSERT_EQ(campaign.cases.size(), 3u);
+  EXPECT_EQ(campaign.cases[1].compression.codec, Compression::zstd);
+  EXPECT_EQ(campaign.cases[1].swept.at("strategy.compression"), "zstd");
+}
+
+TEST(CampaignReduce, WhatCannotCarryFramesIsRefusedWithTheReasonAndTheFix) {
+  const std::string zstd = kBase + "[strategy]\ncompression = \"zstd\"\n";
+  EXPECT_EQ(message_of(zstd, {"backend.direct=true"}),
+            "--set: `backend.direct`: strategy.compression = \"zstd\" writes frames of "
+            "data-dependent sizes back to back, which O_DIRECT's aligned offsets and lengths "
+            "cannot hold: set backend.direct = false, or set strategy.compression = \"none\"");
+  EXPECT_EQ(error_of(zstd, {"backend.name=hdf5"}).key(), "backend.name");
+  EXPECT_EQ(error_of(zstd, {"strategy.format=safetensors"}).key(), "strategy.format");
+  EXPECT_EQ(error_of(zstd, {"strategy.mapping=shared_file"}).key(), "strategy.mapping");
+  EXPECT_EQ(error_of(zstd, {"strategy.layout=deepspeed"}).key(), "strategy.layout");
+  EXPECT_EQ(error_of(zstd, {"strategy.alignment=4096"}).key(), "strategy.alignment");
+  EXPECT_EQ(error_of(zstd, {"campaign.phase=load"}).key(), "campaign.phase");
+  EXPECT_EQ(error_of(zstd, {"training.iterations=2"}).key(), "training.iterations");
+  EXPECT_EQ(error_of(zstd, {"restore.tp=2"}).key(), "restore.tp");
+  EXPECT_EQ(error_of(zstd, {"cache.policy=read_shift"}).key(), "cache.policy");
+  EXPECT_EQ(parse(zstd, {"cache.policy=read_shift", "campaign.phase=restore"}).cases.size(), 1u);
+  EXPECT_EQ(error_of(zstd, {"strategy.compression_chunk_bytes=5000"}).key(),
+            "strategy.compression_chunk_bytes");
+}
+
+}  // namespace
+}  // namespace ckpt::harness::campaign_test
