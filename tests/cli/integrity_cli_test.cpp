@@ -11,17 +11,6 @@
 
 #include "tests/integration/integration_support.hpp"
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define CKPT_TEST_SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define CKPT_TEST_SANITIZED 1
-#endif
-#endif
-#ifndef CKPT_TEST_SANITIZED
-#define CKPT_TEST_SANITIZED 0
-#endif
-
 namespace ckpt::integration {
 namespace {
 
@@ -30,7 +19,7 @@ const std::string kShim = CKPT_FADVISE_SHIM;
 class IntegrityCli : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (CKPT_TEST_SANITIZED) GTEST_SKIP() << "a sanitizer's runtime must be the first library";
+    if (kSanitizedBuild) GTEST_SKIP() << "a sanitizer's runtime must be the first library";
   }
   // The tiny model's full state, one timed checkpoint and restore, the cache dropped by fadvise;
   // run through `prefix` (e.g. env LD_PRELOAD=...). Its one record.

@@ -17,18 +17,6 @@ const std::string kSource = CKPT_SOURCE_DIR;
 
 // Sanitizer builds skip the extra runs (gcc says so with __SANITIZE_ADDRESS__, clang with
 // __has_feature).
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kSanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
-#else
-constexpr bool kSanitized = false;
-#endif
-
 class MlperfWorkflow : public ::testing::Test {
  protected:
   // One invocation of the 8B preset (1/4096 of the workload, 2 checkpoints) in `phase`.
@@ -100,7 +88,7 @@ TEST_F(MlperfWorkflow, WriteThenReadLeaveDlioSummariesThatCompareAndImport) {
 }
 
 TEST_F(MlperfWorkflow, AReadStartedMoreThan30SecondsAfterTheWriteIsNonCompliant) {
-  if (kSanitized) GTEST_SKIP() << "the gap's rule is unit-tested; this adds two runs";
+  if (kSanitizedBuild) GTEST_SKIP() << "the gap's rule is unit-tested; this adds two runs";
   invocation("checkpoint");
   // The write ended an hour earlier, as its record in the case directory now says.
   fs::path marker;

@@ -188,20 +188,9 @@ Outcome run_limited(const fs::path& campaign, const fs::path& output, std::int64
 // (2 when it cannot start: the state buffer) with one message, the failed checkpoint's directory
 // is gone (only the one committed before may stay, with its manifest), and `latest` names a
 // complete checkpoint that restores verified.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool kSanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
-#else
-constexpr bool kSanitized = false;
-#endif
 
 TEST(EngineMemory, UlimitVJustBelowWhatARunNeedsFailsCleanlyForEachBackgroundEngine) {
-  if (kSanitized) {
+  if (kSanitizedBuild) {
     GTEST_SKIP() << "a sanitized ckptbench reserves terabytes of shadow address space at start, "
                     "so ulimit -v cannot bound it; the plain build runs this test";
   }

@@ -31,6 +31,21 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
+// An ASan or TSan build (gcc defines __SANITIZE_*, clang 14 only answers __has_feature): tests
+// that bound the address space or preload a library skip there, because the sanitizer's runtime
+// reserves terabytes of shadow memory and must be the first library loaded.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+inline constexpr bool kSanitizedBuild = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+inline constexpr bool kSanitizedBuild = true;
+#else
+inline constexpr bool kSanitizedBuild = false;
+#endif
+#else
+inline constexpr bool kSanitizedBuild = false;
+#endif
+
 inline const std::string kBinary = CKPTBENCH_BIN;
 
 // How a child process ended.
