@@ -107,6 +107,8 @@ name = "async"
 // restore into TP 1 (DP 2: a rank a process) and a load at TP 1 then read only what they need
 // with ranged GETs, and list nothing. Every request is counted, exactly.
 TEST_F(S3Campaign, FourProcessesWriteRestoreReshardedAndLoadCountingEveryRequest) {
+  if (!CKPT_TEST_HAVE_MPI)
+    GTEST_SKIP() << "ckptbench was built without MPI (CKPT_WITH_MPI=OFF or MPI not found)";
   if (!find_mpirun()) GTEST_SKIP() << "no mpirun on PATH";
   const std::string keys = R"(keep = true
 iterations = 2
