@@ -26,6 +26,7 @@ nlohmann::json capabilities_json(const backends::Capabilities& c) {
           {"stores_data", c.stores_data},
           {"raw_layout", c.raw_layout},
           {"background_thread", c.background_thread},
+          {"request_latency", c.request_latency},
           {"mmap", c.mmap},
           {"object_store", c.object_store}};
 }

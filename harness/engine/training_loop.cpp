@@ -364,8 +364,12 @@ void TrainingRun::checkpoint(std::int64_t iteration) {
     checkpoint_background(iteration, due);
   }
   // Gone when back-pressure found the previous checkpoint failed (this one never started).
-  if (index < summary_.checkpoints.size())
-    summary_.checkpoints[index].times.resumed = at(Clock::now());
+  if (index >= summary_.checkpoints.size()) return;
+  CheckpointRecord& record = summary_.checkpoints[index];
+  record.times.resumed = at(Clock::now());
+  // The sync loop stood still from due to resumed: its stall is read off the two times the
+  // timeline draws, so that the two cannot disagree.
+  if (e_.kind == EngineKind::sync) record.stall_seconds = record.times.resumed - record.times.due;
 }
 
 void TrainingRun::checkpoint_sync(std::int64_t iteration, Clock::time_point due) {
@@ -376,7 +380,13 @@ void TrainingRun::checkpoint_sync(std::int64_t iteration, Clock::time_point due)
   guard([&] { prepare_checkpoint(iteration, dir); });
   if (!agree_local()) return;
   CheckpointRecord& record = summary_.checkpoints.back();
-  const double bookkeeping = io_.gather != nullptr ? gather(iteration, record) : 0.0;
+  // The checksums taken after a gather are the harness's bookkeeping, not the loop's: the stall,
+  // the time to durable and the timeline's due point all start that much later, so that the
+  // timeline's figures are the record's.
+  if (io_.gather != nullptr) {
+    due = after(due, gather(iteration, record));
+    record.times.due = at(due);
+  }
   const auto flush_start = Clock::now();
   const ProcessSample sample = timed_transfer(io_.backend, io_.plans, io_.state, true, io_.comm);
   record.flush_seconds = sample.seconds;
@@ -390,11 +400,7 @@ void TrainingRun::checkpoint_sync(std::int64_t iteration, Clock::time_point due)
       !problem.empty()) {
     return fail_checkpoint(problem);
   }
-  const auto commit_start = Clock::now();
   commit(dir, iteration, sums_, record, due);
-  record.times.commit = {at(commit_start), at(Clock::now())};
-  record.stall_seconds = seconds_since(due) - bookkeeping;
-  record.time_to_durable_seconds -= bookkeeping;
 }
 
 // Megatron's DP gather onto DP rank 0 (DpGather), timed from a barrier to the slowest process's
@@ -587,9 +593,7 @@ void TrainingRun::poll(bool block, bool may_commit) {
                   std::chrono::duration<double>(result.committed_at - flight.due).count());
     record.times.commit = {at(result.commit_started_at), at(result.committed_at)};
   } else if (flight.drain) {
-    const auto start = Clock::now();
     commit(flight.dir, record.iteration, flight.sums, record, flight.due);
-    record.times.commit = {at(start), at(Clock::now())};
   }
   // Every process agreed on the commit (or there was none), so all of them mark the tiers.
   if (e_.kind == EngineKind::tiered && (!flight.drain || record.committed))
@@ -620,9 +624,13 @@ void TrainingRun::record_tiers(CheckpointRecord& record, const InFlight& flight)
 
 void TrainingRun::commit(const fs::path& dir, std::int64_t iteration, const Checksums& sums,
                          CheckpointRecord& record, Clock::time_point due) {
-  if (const std::string problem = io_.commit(dir, iteration, sums); !problem.empty())
-    return fail_checkpoint(problem);
-  record_commit(record, dir, seconds_since(due));
+  const auto start = Clock::now();
+  const std::string problem = io_.commit(dir, iteration, sums);
+  const auto end = Clock::now();
+  record.times.commit = {at(start), at(end)};
+  if (!problem.empty()) return fail_checkpoint(problem);
+  // From the same clock reading as the commit's end: the timeline's durable mark is due + this.
+  record_commit(record, dir, at(end) - at(due));
 }
 
 void TrainingRun::record_commit(CheckpointRecord& record, const fs::path& dir,

@@ -142,8 +142,7 @@ std::string verdict_text(Verdict v) {
 
 Verdict decide(const SampleStats& base, const SampleStats& next, const MannWhitney& test,
                double alpha) {
-  if (base.n < kMinSamples || next.n < kMinSamples || smallest_p_value(base.n, next.n) >= alpha)
-    return Verdict::too_few;
+  if (too_few_samples(base.n, next.n, alpha)) return Verdict::too_few;
   if (test.p_value >= alpha || next.median == base.median) return Verdict::no_change;
   return next.median > base.median ? Verdict::faster : Verdict::slower;
 }

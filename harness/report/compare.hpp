@@ -15,11 +15,6 @@ namespace ckpt::harness {
 enum class Verdict { faster, slower, no_change, too_few };
 std::string verdict_text(Verdict v);
 
-// Samples needed per side before a verdict is given at all; below, "too few samples". A pair of
-// sizes whose smallest reachable p-value (smallest_p_value) is not below alpha is also too few:
-// with alpha 0.05, 3 vs 3 can reach only p = 0.1, so significance needs at least 4 per side.
-inline constexpr std::size_t kMinSamples = 3;
-
 // NEW against BASE: the ratio of median bandwidths, the Mann–Whitney test of NEW's bandwidth
 // samples against BASE's and the verdict at `alpha`.
 struct DirectionComparison {
@@ -29,6 +24,7 @@ struct DirectionComparison {
   MannWhitney test;
   Verdict verdict = Verdict::too_few;
 };
+// too_few below kMinSamples a side or where the sizes cannot reach p < alpha (too_few_samples).
 Verdict decide(const SampleStats& base, const SampleStats& next, const MannWhitney& test,
                double alpha);
 

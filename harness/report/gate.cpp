@@ -458,10 +458,7 @@ std::string gate_verdict_text(GateVerdict v) {
 
 GateVerdict gate_decide(const SampleStats& base, const SampleStats& now, const MannWhitney& test,
                         double tolerance, double alpha) {
-  if (base.n < kGateMinSamples || now.n < kGateMinSamples ||
-      smallest_p_value(base.n, now.n) >= alpha) {
-    return GateVerdict::insufficient;
-  }
+  if (too_few_samples(base.n, now.n, alpha, kGateMinSamples)) return GateVerdict::insufficient;
   if (base.median <= 0 || test.p_value >= alpha) return GateVerdict::passed;
   const double change = now.median / base.median - 1;
   if (change < -tolerance) return GateVerdict::regressed;

@@ -32,12 +32,13 @@ constexpr const char* kResultsFix = "is this a ckptbench results.jsonl (results/
   throw ConfigError(source.file, source.line, "schema_version", problem);
 }
 
-// Refuses a record of any version but the one this reader knows: none is converted, so every
-// key parse_case relies on is there with the meaning results/SCHEMA.md gives it.
+// Refuses a record of a version this reader does not know: none is converted, so every key
+// parse_case relies on is there with the meaning results/SCHEMA.md gives it for that version.
 void require_known_version(const json& record, const JsonSource& source) {
   JsonField(record, source).object();
-  const std::string reads =
-      "this ckptbench reads schema_version " + std::to_string(kResultsSchemaVersion);
+  const std::string reads = "this ckptbench reads schema_version " +
+                            std::to_string(kOldestReadResultsSchemaVersion) + " to " +
+                            std::to_string(kResultsSchemaVersion);
   const std::string again = "run the campaign again with this ckptbench (results/SCHEMA.md)";
   const auto it = record.find("schema_version");
   if (it == record.end() || it->is_null()) {
@@ -48,7 +49,13 @@ void require_known_version(const json& record, const JsonSource& source) {
   const std::int64_t version =
       JsonField(*it, {source.file, source.line, reads + " (results/SCHEMA.md)"}, "schema_version")
           .integer();
+  static_assert(kOldestReadResultsSchemaVersion == 1 && kResultsSchemaVersion == 2,
+                "a case below for every version read");
   switch (version) {
+    // Version 1 lacks what version 2 added (`integrity`, `dlio`, `mlperf`, `compression`,
+    // `workload_hash`, the `tiered` engine, ...): parse_case takes each as absent, and nothing it
+    // reads changed meaning.
+    case 1:
     case kResultsSchemaVersion:
       return;
     default:

@@ -70,7 +70,7 @@ struct RunRecord {
 // A run directory (holding results.jsonl) or a results.jsonl file. Throws std::runtime_error
 // naming the path, or ConfigError naming "path:line" and the key, for a line that is not JSON,
 // exceeds the limits of untrusted JSON (JsonLimits), lacks or mistypes a field, or holds a
-// `schema_version` other than kResultsSchemaVersion (or none).
+// `schema_version` outside kOldestReadResultsSchemaVersion to kResultsSchemaVersion (or none).
 RunRecord load_run(const std::filesystem::path& path);
 // One line's object; `source` names the file and line in the messages.
 CaseRecord parse_case(const nlohmann::json& j, const JsonSource& source);

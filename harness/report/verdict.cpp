@@ -67,9 +67,10 @@ struct Comparison {
   std::string others;                      // those keys: "training.checkpoint_every, run"
   std::map<std::string, double> means;     // every value's geometric mean
   // Best against worst, setting by setting, by a two-sided Mann–Whitney U test of their samples:
-  // how many settings had at least two samples a side (tested), in how many the difference was
-  // significant in the direction of the means, and (one setting) its p-value and sample counts.
-  std::size_t tested = 0, significant = 0;
+  // how many settings had samples enough to test (too_few_samples, as `compare` decides) and how
+  // many too few, in how many the difference was significant in the direction of the means, and
+  // (one setting) its p-value and sample counts.
+  std::size_t tested = 0, too_few = 0, significant = 0;
   double p_value = 1;
   std::size_t best_n = 0, worst_n = 0;
 };
@@ -83,14 +84,19 @@ void test_difference(
     if (best == by_value.end() || worst == by_value.end()) continue;
     const std::vector<double>& x = best->second->*q.samples;
     const std::vector<double>& y = worst->second->*q.samples;
-    if (x.size() < 2 || y.size() < 2) continue;
+    if (x.empty() || y.empty()) continue;
+    c.best_n = x.size(), c.worst_n = y.size();
+    if (too_few_samples(x.size(), y.size(), kVerdictAlpha)) {
+      ++c.too_few;
+      continue;
+    }
     const MannWhitney test = mann_whitney_u(x, y);
     ++c.tested;
     // Best beats worst: lower for a time, higher for a bandwidth; U counts pairs with x > y.
     const double half = static_cast<double>(x.size() * y.size()) / 2;
     const bool same_way = q.lower_is_better ? test.u < half : test.u > half;
     if (test.p_value < kVerdictAlpha && same_way) ++c.significant;
-    c.p_value = test.p_value, c.best_n = x.size(), c.worst_n = y.size();
+    c.p_value = test.p_value;
   }
 }
 
@@ -200,14 +206,20 @@ std::string ratio_text(double ratio) {
 
 // "lazy stalls the loop 210× less than sync (2.50 ms against 525 ms per checkpoint)", saying
 // where the figures are geometric means over several settings of the other keys.
-// "; p = 0.008 over 5 and 5 samples", "; not significant: p = 0.31 over 3 and 3 samples", or over
-// several settings "; significant (p < 0.05) in 2 of 3 settings"; "" where no setting had two
-// samples a side to test.
+// "; p = 0.008 over 5 and 5 samples", "; not significant: p = 0.31 over 4 and 4 samples", or over
+// several settings "; significant (p < 0.05) in 2 of 3 tested settings" (", too few samples in 1
+// more"); where samples are too few to test (too_few_samples), "; too few samples to test: 2 and
+// 2" or "; too few samples to test in any of 2 settings"; "" where no setting had samples.
 std::string significance(const Comparison& c) {
-  if (c.tested == 0) return "";
+  if (c.tested == 0 && c.too_few == 0) return "";
+  if (c.tested == 0) {
+    return c.too_few > 1 ? fmt::format("; too few samples to test in any of {} settings", c.too_few)
+                         : fmt::format("; too few samples to test: {} and {}", c.best_n, c.worst_n);
+  }
   if (c.settings > 1 || c.tested > 1) {
-    return fmt::format("; significant (p < {}) in {} of {} tested settings", kVerdictAlpha,
-                       c.significant, c.tested);
+    return fmt::format("; significant (p < {}) in {} of {} tested settings{}", kVerdictAlpha,
+                       c.significant, c.tested,
+                       c.too_few > 0 ? fmt::format(", too few samples in {} more", c.too_few) : "");
   }
   return fmt::format("; {}p = {} over {} and {} samples",
                      c.significant ? "" : "not significant: ", format_p_value(c.p_value), c.best_n,

@@ -17,10 +17,11 @@ namespace ckpt::harness {
 //   checkpoint); its checkpoint is durable 1.05× later (551 ms against 525 ms)."
 // with the companion quantity of the same two values (time to durable), or the read's own best
 // and worst; a second sentence names the next key's effect, and failed cases are counted. Where
-// best and worst have two samples or more a side, each claim says whether the difference is
-// significant (two-sided Mann–Whitney U, p < 0.05): its p-value and sample counts for one
-// setting, "significant (p < 0.05) in 1 of 2 tested settings" over several. Without
-// a key to compare by, the cases themselves are compared. "" when no case has a figure.
+// best and worst have samples, each claim says whether the difference is significant (two-sided
+// Mann–Whitney U, p < 0.05): its p-value and sample counts for one setting, "significant (p <
+// 0.05) in 1 of 2 tested settings" over several, or "too few samples to test" where `compare`
+// would say too few (too_few_samples). Without a key to compare by, the cases themselves are
+// compared. "" when no case has a figure.
 // Bandwidths in `unit`.
 std::string verdict(const ReportModel& model, BandwidthUnit unit = BandwidthUnit::gib);
 

@@ -101,6 +101,10 @@ double smallest_p_value(std::size_t nx, std::size_t ny) {
   return std::min(1.0, 2 / combinations);
 }
 
+bool too_few_samples(std::size_t nx, std::size_t ny, double alpha, std::size_t min_samples) {
+  return nx < min_samples || ny < min_samples || smallest_p_value(nx, ny) >= alpha;
+}
+
 Spread spread(const std::vector<double>& values) {
   if (values.empty()) return {};
   return {*std::min_element(values.begin(), values.end()), median(values),

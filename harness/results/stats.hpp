@@ -30,6 +30,16 @@ inline constexpr std::size_t kExactLimit = 20;
 // distinct, every x above every y): 2 / C(nx + ny, nx). 3 vs 3: 0.1; 4 vs 4: 0.0286.
 double smallest_p_value(std::size_t nx, std::size_t ny);
 
+// Samples needed per side before a difference is tested at all; below, "too few samples". A pair of
+// sizes whose smallest reachable p-value (smallest_p_value) is not below alpha is also too few:
+// with alpha 0.05, 3 vs 3 can reach only p = 0.1, so significance needs at least 4 per side.
+inline constexpr std::size_t kMinSamples = 3;
+// The one rule of `compare`, `gate` and the report's verdict: samples of nx and ny values are too
+// few to call a difference significant at `alpha` when either side has fewer than `min_samples`
+// or no data of those sizes could reach p < alpha.
+bool too_few_samples(std::size_t nx, std::size_t ny, double alpha,
+                     std::size_t min_samples = kMinSamples);
+
 // Median of a list (0 when empty): the mean of the two middle values for an even count.
 double median(std::vector<double> values);
 // Min, median and max of a list (zeros when empty).

@@ -28,9 +28,12 @@ struct IterationTimes {
 };
 
 // When one checkpoint's steps ran, in the same seconds. Its stall on the loop is due to resumed
-// (plus, for lazy, the next iteration's wait before its update).
+// (plus, for lazy, the next iteration's wait before its update), and it is durable at due +
+// time_to_durable_seconds, the end of `commit`.
 struct CheckpointTimes {
-  double due = 0;      // the loop stopped for it
+  // The loop stopped for it. Sync after a DP gather: later by the harness's checksums of the
+  // gathered state, which neither the stall nor the time to durable counts.
+  double due = 0;
   double resumed = 0;  // the loop went on
   TimeSpan snapshot;   // the copy into the host pool (sync: none)
   TimeSpan flush;      // the writes

@@ -3,12 +3,14 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <functional>
 #include <stdexcept>
 #include <thread>
 
 #include "backends/object_store.hpp"
 #include "harness/checkpoint/manifest.hpp"
 #include "harness/plan/file_naming.hpp"
+#include "harness/results/environment.hpp"
 #include "harness/run/case_runner.hpp"
 
 namespace ckpt::harness {
@@ -209,16 +211,13 @@ namespace {
 // How long the observer polls before it calls a checkpoint invisible.
 constexpr double kVisibleWaitSeconds = 10;
 
-// Polls `dir`'s manifest until a listing names it and a ranged GET reads its first byte; the
-// seconds that took, or the problem.
-std::optional<double> poll_visible(backends::ObjectStore& objects, const fs::path& dir,
+// Polls until `seen` (a listing names checkpoint `dir`'s manifest and its first byte reads back)
+// holds; the seconds that took, or the problem.
+std::optional<double> poll_visible(const std::function<bool()>& seen, const fs::path& dir,
                                    std::string& problem) {
-  const std::string manifest = (dir / kManifestName).string();
   const auto start = Clock::now();
   for (;;) {
-    bool listed = false;
-    for (const backends::StoredObject& o : objects.list(manifest)) listed |= o.path == manifest;
-    if (listed && objects.get_range(manifest, 0, 1)) return seconds_since(start);
+    if (seen()) return seconds_since(start);
     if (seconds_since(start) > kVisibleWaitSeconds) {
       problem = fmt::format(
           "checkpoint {}: its manifest was not visible to another process {} s "
@@ -230,20 +229,60 @@ std::optional<double> poll_visible(backends::ObjectStore& objects, const fs::pat
   }
 }
 
+// Through the observer's own connection: a LIST names the manifest, a ranged GET reads a byte.
+bool object_seen(backends::ObjectStore& objects, const fs::path& dir) {
+  const std::string manifest = (dir / kManifestName).string();
+  bool listed = false;
+  for (const backends::StoredObject& o : objects.list(manifest)) listed |= o.path == manifest;
+  return listed && objects.get_range(manifest, 0, 1).has_value();
+}
+
+// Through this process's own view of the file system (on another host: what its client's
+// caches let it see): the directory's listing names the manifest and a fresh open reads a byte.
+bool file_seen(CheckpointStore& files, const fs::path& dir) {
+  if (!files.file_sizes(dir).contains(std::string(kManifestName))) return false;
+  try {
+    return files.read_bytes(dir / kManifestName, 0, 1).size() == 1;
+  } catch (const std::runtime_error&) {
+    return false;  // listed, not yet readable
+  }
+}
+
 }  // namespace
 
+bool CaseCheckpoints::observes_visibility() const {
+  return store_->objects() || context_.comm.size() > 1;
+}
+
+int CaseCheckpoints::observer() {
+  if (!observer_) {
+    Comm& comm = context_.comm;
+    const bool elsewhere = comm.broadcast(host_name()) != host_name();
+    const double first_elsewhere =
+        comm.min(elsewhere ? static_cast<double>(comm.rank()) : static_cast<double>(comm.size()));
+    observer_ = first_elsewhere < comm.size() ? static_cast<int>(first_elsewhere)
+                                              : (comm.size() > 1 ? 1 : 0);
+  }
+  return *observer_;
+}
+
 std::optional<double> CaseCheckpoints::time_until_visible(const fs::path& dir,
-                                                          backends::Backend& observer) {
+                                                          backends::Backend& observer_backend) {
   Comm& comm = context_.comm;
-  const int observing = comm.size() > 1 ? 1 : 0;
+  const int observing = observer();
   double seconds = -1;
   std::string problem;
   if (comm.rank() == observing) {
-    auto* objects = dynamic_cast<backends::ObjectStore*>(&observer);
     try {
-      if (objects == nullptr) throw std::logic_error("the data backend is no object store");
-      seconds = poll_visible(*objects, dir, problem).value_or(-1);
-      objects->take_counters();  // the observer's, neither the data's nor the store's
+      if (store_->objects()) {
+        auto* objects = dynamic_cast<backends::ObjectStore*>(&observer_backend);
+        if (objects == nullptr) throw std::logic_error("the data backend is no object store");
+        seconds =
+            poll_visible([&] { return object_seen(*objects, dir); }, dir, problem).value_or(-1);
+        objects->take_counters();  // the observer's, neither the data's nor the store's
+      } else {
+        seconds = poll_visible([&] { return file_seen(*store_, dir); }, dir, problem).value_or(-1);
+      }
     } catch (const std::exception& e) {
       problem = fmt::format("checkpoint {}: looking for it from another process failed: {}",
                             dir.string(), e.what());

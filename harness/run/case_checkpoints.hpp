@@ -21,7 +21,8 @@ namespace ckpt::harness {
 // The case's checkpoint store (a file system or an object store), its lock, the numbering and
 // claiming of checkpoints, `latest` and the retiring of checkpoints that are not kept. Every call
 // is collective; process 0 alone touches the store, but for the file system's restore search,
-// which every process makes (as it reads the files anyway).
+// which every process makes (as it reads the files anyway), and the file system's look for a new
+// checkpoint from another process (time_until_visible).
 class CaseCheckpoints {
  public:
   CaseCheckpoints(const CaseContext& context, CaseRecorder& record);
@@ -60,19 +61,28 @@ class CaseCheckpoints {
   // What to do when checkpoint `dir` of case `c` turned out damaged (damaged_checkpoint_advice);
   // not collective.
   std::string damage_advice(const Case& c, const std::filesystem::path& dir);
-  // After the commit of checkpoint `dir` in an object store: the seconds until another process
-  // (1, or 0 alone, on a connection of its own) lists its manifest and reads it, polled from the
-  // end of the commit through `observer`'s object-store primitives (the observing process's data
-  // backend); nullopt where that failed or took over 10 s (a note says which). Collective.
+  // Whether time_until_visible has another process to look from: an object store (process 0
+  // alone uses a connection of its own), or a file system under several processes.
+  bool observes_visibility() const;
+  // After the commit of checkpoint `dir`: the seconds until another process (the first on
+  // another host than process 0, else 1, else 0 alone) lists its manifest and reads it, polled
+  // from the end of the commit: in an object store through `observer_backend`'s object-store
+  // primitives (the observing process's data backend, a connection of its own), on a file system
+  // through its own listing and open of the directory. nullopt where that failed or took over
+  // 10 s (a note says which). Collective.
   std::optional<double> time_until_visible(const std::filesystem::path& dir,
-                                           backends::Backend& observer);
+                                           backends::Backend& observer_backend);
   // The store's own requests by kind so far (process 0's, an object store's; else empty).
   std::map<std::string, std::uint64_t> requests();
 
  private:
   const CaseContext& context_;
   CaseRecorder& record_;
+  // The process that looks for each checkpoint (time_until_visible); collective the first time.
+  int observer();
+
   std::int64_t first_step_ = 1;
+  std::optional<int> observer_;  // observer()'s choice, once made
   // Checkpoints to remove once a newer one is kept (process 0): the complete one `latest` named
   // at the start (campaign.overwrite), then each kept one of this run until the next is complete.
   std::set<std::filesystem::path> previous_dirs_;

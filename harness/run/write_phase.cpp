@@ -137,7 +137,7 @@ bool WritePhase::iteration(int iteration, std::vector<IterationTiming>* timings)
     if (gathers_) record.timed.gather.push_back(gather_seconds);
   }
   if (name_latest) record.result.checkpoint_dir = dir.string();
-  if (timings != nullptr && s_.store.store().objects()) {
+  if (timings != nullptr && s_.store.observes_visibility()) {
     if (const auto seconds = s_.store.time_until_visible(dir, *s_.backend))
       record.result.visible_seconds.push_back(*seconds);
   }

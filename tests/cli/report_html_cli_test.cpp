@@ -94,10 +94,14 @@ class EngineReport : public ::testing::Test {
 };
 
 // The verdict's statement on best against worst: their samples' two-sided Mann–Whitney U test,
-// where both have two samples or more.
+// or too few samples by the rule `compare` applies.
 std::string significance(const std::vector<double>& best, const std::vector<double>& worst,
                          bool lower_is_better) {
-  if (best.size() < 2 || worst.size() < 2) return "";
+  if (best.empty() || worst.empty()) return "";
+  if (harness::too_few_samples(best.size(), worst.size(), 0.05)) {
+    return "; too few samples to test: " + std::to_string(best.size()) + " and " +
+           std::to_string(worst.size());
+  }
   const harness::MannWhitney test = harness::mann_whitney_u(best, worst);
   const double half = static_cast<double>(best.size() * worst.size()) / 2;
   const bool significant = test.p_value < 0.05 && (lower_is_better ? test.u < half : test.u > half);
@@ -194,6 +198,16 @@ TEST_F(EngineReport, HtmlLeadsWithTheVerdictAndChartsTheLoop) {
       EXPECT_TRUE(contains(dom.out, "<title>" + name + ": flush " + duration(f1 - f0) + " (" +
                                         sig3(f0) + " s to " + sig3(f1) + " s)</title>"))
           << times.dump();
+      // The durable mark is drawn at the commit's end, labelled with the record's time to durable;
+      // sync's stall as drawn is the record's.
+      const double durable = c.at("time_to_durable_seconds");
+      EXPECT_TRUE(contains(dom.out, "<title>" + name + ": durable at " + sig3(due + durable) +
+                                        " s, " + duration(durable) + " after it was due</title>"))
+          << times.dump();
+      EXPECT_NEAR(due + durable, times.at("commit")[1].get<double>(), 1e-9) << times.dump();
+      if (t.at("engine") == "sync") {
+        EXPECT_NEAR(resumed - due, c.at("stall_seconds").get<double>(), 1e-9) << times.dump();
+      }
       EXPECT_EQ(times.at("snapshot").is_null(), t.at("engine") == "sync");
     }
   }

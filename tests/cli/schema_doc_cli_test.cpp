@@ -32,8 +32,9 @@ const fs::path kSchemaDoc = fs::path(CKPT_SOURCE_DIR) / "results" / "SCHEMA.md";
 // device test below checks them where there is a CUDA device.
 const std::set<std::string> kDeviceOnly{"staging.mode", "staging.chunk_bytes", "staging.buffers",
                                         "phases.write.d2h", "phases.read.h2d"};
-// Only a record of a backend that counts its requests (s3, against a server) has these;
-// tests/backends/s3 checks them.
+// Only a record of a backend that counts its requests (s3, against a server) has these, and only it
+// or a run of several processes has checkpoint_visible_seconds; tests/backends/s3 and RunRecord
+// (two processes under mpirun) check them.
 const std::set<std::string> kObjectStoreOnly{
     "phases.write.counters.<name>", "phases.read.counters.<name>", "store_requests.<name>",
     "training.counters.<name>", "checkpoint_visible_seconds"};

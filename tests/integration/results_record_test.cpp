@@ -1,7 +1,7 @@
 // What a run records beside its bandwidths, end to end: the mkdir and retire phases, where the
 // case's wall time went, the command line, every process's host and the straggler per phase
-// (one process, and two under mpirun), and no results directory for a run refused before its
-// first case.
+// (one process, and two under mpirun, where another process looks for each checkpoint after its
+// commit), and no results directory for a run refused before its first case.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -66,6 +66,7 @@ TEST(RunRecord, PhasesWallTimeAndProvenanceOfOneProcess) {
   ASSERT_EQ(results.size(), 1u) << o.describe();
   const nlohmann::json& r = results[0];
   const std::string host = this_host();
+  EXPECT_FALSE(r.contains("checkpoint_visible_seconds")) << "no other process to look from";
 
   // Phases: mkdir inside the checkpoint, retire beside it, per iteration and as medians.
   EXPECT_EQ(keys_of(r.at("phases").at("write")),
@@ -208,6 +209,11 @@ policy = "none"
   EXPECT_EQ(processes, 2) << env.dump();
   EXPECT_EQ(env.at("command_line"),
             kBinary + " run " + campaign.string() + " --output " + output.string());
+  // Process 1 (on this host: no process runs on another) looked for the one timed checkpoint
+  // after its commit and found it at once.
+  ASSERT_EQ(r.at("checkpoint_visible_seconds").size(), 1u) << r.dump();
+  EXPECT_GE(r.at("checkpoint_visible_seconds")[0].get<double>(), 0);
+  EXPECT_LT(r.at("checkpoint_visible_seconds")[0].get<double>(), 10);
   for (const char* direction : {"write", "read"}) {
     for (const auto& [phase, s] : r.at("stragglers").at(direction).items()) {
       const int process = s.at("process").get<int>();

@@ -100,7 +100,8 @@ struct Rig {
     fill_plans(plans, state, DataPattern::random);
   }
 
-  TrainingSummary run(TrainingSpec t, EngineSpec e, EngineHooks hooks = {}) {
+  TrainingSummary run(TrainingSpec t, EngineSpec e, EngineHooks hooks = {},
+                      DpGather* gather = nullptr) {
     TrainingIo io{.comm = comm,
                   .backend = backend,
                   .plans = plans,
@@ -123,7 +124,8 @@ struct Rig {
                         discarded.push_back(dir);
                         return "removed " + dir.string();
                       },
-                  .interrupted = nullptr};
+                  .interrupted = nullptr,
+                  .gather = gather};
     return run_training(t, e, io, hooks);
   }
 
@@ -523,6 +525,29 @@ TEST(EngineTimeline, StepsAreRecordedInTheOrderTheyRan) {
         EXPECT_LE(t.snapshot.end, t.resumed) << "async copies inside the stall";
       }
       EXPECT_NEAR(t.commit.end, t.due + r.time_to_durable_seconds, 1e-9);
+    }
+  }
+}
+
+// The report's timeline draws a sync checkpoint's stall as resumed - due and its durable mark at
+// due + time to durable: both are the record's figures, also where the harness checksums the
+// state after a DP gather (bookkeeping that neither figure counts).
+TEST(EngineTimeline, SyncTimesGiveTheRecordsStallAndDurable) {
+  for (const bool gathers : {false, true}) {
+    SCOPED_TRACE(gathers ? "after a DP gather" : "without a gather");
+    Rig rig(0.01, 4 << 20);
+    DpGather nothing_to_move;  // every shard is held already: only the checksums after it
+    const TrainingSummary s = rig.run(training(4, 0.05, 2), {.kind = EngineKind::sync}, {},
+                                      gathers ? &nothing_to_move : nullptr);
+    ASSERT_EQ(s.error, "");
+    ASSERT_EQ(s.checkpoints.size(), 2u);
+    for (const CheckpointRecord& r : s.checkpoints) {
+      const CheckpointTimes& t = r.times;
+      ASSERT_TRUE(r.committed && t.commit.ran());
+      EXPECT_NEAR(t.resumed - t.due, r.stall_seconds, 1e-9);
+      EXPECT_NEAR(t.due + r.time_to_durable_seconds, t.commit.end, 1e-9);
+      EXPECT_GE(t.due, s.iteration_times[static_cast<std::size_t>(r.iteration)].end);
+      EXPECT_LE(t.due, t.flush.start);
     }
   }
 }

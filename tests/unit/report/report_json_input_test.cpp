@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "harness/common/json_input.hpp"
 #include "harness/report/run_input.hpp"
@@ -179,7 +180,8 @@ TEST(RunInput, WrongTypesAndNegativeSamplesNameFileLineAndKey) {
   }
 }
 
-// The reader switches on schema_version and converts nothing: a record without one (written
+// The reader switches on schema_version and converts nothing: records of version 1 (before
+// `integrity`, `dlio`, `workload_hash`, ... ) and 2 are read; one without a version (written
 // before records carried it), of an older or a newer version, or with a version that is not a
 // whole number is refused by file, line and key with what to do instead.
 TEST(RunInput, RecordsOfAnotherSchemaVersionAreRefusedWithTheFix) {
@@ -197,30 +199,53 @@ TEST(RunInput, RecordsOfAnotherSchemaVersionAreRefusedWithTheFix) {
     }
     return std::string();
   };
-  ASSERT_EQ(kResultsSchemaVersion, 1) << "the messages below name version 1";
+  ASSERT_EQ(kResultsSchemaVersion, 2) << "the messages below name versions 1 to 2";
+  ASSERT_EQ(kOldestReadResultsSchemaVersion, 1);
   EXPECT_EQ(error_of(good), "");
   json bad = good;
+  bad["schema_version"] = 1;
+  EXPECT_EQ(error_of(bad), "");
   bad.erase("schema_version");
   EXPECT_EQ(error_of(bad),
             ":2: `schema_version`: missing — written by a ckptbench from before results carried a "
-            "schema version; this ckptbench reads schema_version 1 and converts no other: run the "
-            "campaign again with this ckptbench (results/SCHEMA.md)");
+            "schema version; this ckptbench reads schema_version 1 to 2 and converts no other: "
+            "run the campaign again with this ckptbench (results/SCHEMA.md)");
   bad["schema_version"] = nullptr;
   EXPECT_EQ(error_of(bad).substr(0, 30), ":2: `schema_version`: missing ");
   bad["schema_version"] = 0;
   EXPECT_EQ(error_of(bad),
-            ":2: `schema_version`: 0 — this ckptbench reads schema_version 1 and converts no "
+            ":2: `schema_version`: 0 — this ckptbench reads schema_version 1 to 2 and converts no "
             "other: run the campaign again with this ckptbench (results/SCHEMA.md)");
-  bad["schema_version"] = 2;
+  bad["schema_version"] = 3;
   EXPECT_EQ(error_of(bad),
-            ":2: `schema_version`: 2 — written by a newer ckptbench; this ckptbench reads "
-            "schema_version 1: read it with the ckptbench that wrote it (its "
+            ":2: `schema_version`: 3 — written by a newer ckptbench; this ckptbench reads "
+            "schema_version 1 to 2: read it with the ckptbench that wrote it (its "
             "environment.git_revision) or run the campaign again with this ckptbench "
             "(results/SCHEMA.md)");
-  bad["schema_version"] = "1";
+  bad["schema_version"] = "2";
   EXPECT_EQ(error_of(bad),
-            ":2: `schema_version`: must be a whole number, found a string (\"1\") — this "
-            "ckptbench reads schema_version 1 (results/SCHEMA.md)");
+            ":2: `schema_version`: must be a whole number, found a string (\"2\") — this "
+            "ckptbench reads schema_version 1 to 2 (results/SCHEMA.md)");
+}
+
+// A whole version 1 record committed in the tree (written before the version went up; it has no
+// `integrity`, `dlio` or `workload_hash`) still loads, with its figures.
+TEST(RunInput, AVersionOneRecordInTheTreeStillLoads) {
+#ifdef CKPT_SOURCE_DIR
+  const RunRecord run = load_run(std::string(CKPT_SOURCE_DIR) +
+                                 "/tests/fuzz/seeds/results_record/tiny-weights.jsonl");
+  ASSERT_EQ(run.cases.size(), 1u);
+  const CaseRecord& c = run.cases[0];
+  EXPECT_EQ(c.status, "ok");
+  EXPECT_EQ(c.bytes, 213632u);
+  EXPECT_EQ(c.backend, "posix");
+  EXPECT_EQ(c.write.seconds, (std::vector<double>{0.001360209, 0.004129792, 0.003860391}));
+  EXPECT_EQ(c.read.seconds, (std::vector<double>{8.1101e-05, 6.8172e-05, 7.8027e-05}));
+  EXPECT_EQ(c.workload_hash, "");
+  EXPECT_TRUE(c.integrity_warnings.empty());
+#else
+  GTEST_SKIP() << "CKPT_SOURCE_DIR is not defined: the build does not say where the tree is";
+#endif
 }
 
 }  // namespace

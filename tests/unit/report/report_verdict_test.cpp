@@ -85,12 +85,11 @@ TEST(Verdict, TrainingSweepLeadsWithTheKeyThatChangesTheStallMost) {
   }
   EXPECT_EQ(verdict_of({run_of("r", lines)}),
             "By engine.name: lazy stalls the loop 200× less than sync (3.00 ms against 600 ms per "
-            "checkpoint; "
-            "geometric means over 2 settings of training.checkpoint_every); its checkpoint is "
-            "durable 1.17× later "
-            "(700 ms against 600 ms). By training.checkpoint_every: 2 stalls the loop 2.25× less "
-            "than 4 (25.2 ms "
-            "against 56.7 ms per checkpoint; geometric means over 3 settings of engine.name).");
+            "checkpoint; geometric means over 2 settings of training.checkpoint_every; too few "
+            "samples to test in any of 2 settings); its checkpoint is durable 1.17× later (700 ms "
+            "against 600 ms). By training.checkpoint_every: 2 stalls the loop 2.25× less than 4 "
+            "(25.2 ms against 56.7 ms per checkpoint; geometric means over 3 settings of "
+            "engine.name; too few samples to test in any of 3 settings).");
 }
 
 // 1 GiB written in 2, 0.5 and 1 s; read in 1, 0.5 and 1/3 s.
@@ -101,15 +100,15 @@ TEST(Verdict, BandwidthSweepNamesTheFastestWriterAndReader) {
                    bandwidth_line({{"strategy.mapping", "shared_file"}}, {1}, {1.0 / 3})});
   EXPECT_EQ(verdict_of({run}),
             "By strategy.mapping: file_per_rank writes 4.00× faster than file_per_tensor (2.00 "
-            "GiB/s against 0.500 "
-            "GiB/s); shared_file reads 3.00× faster than file_per_tensor (3.00 GiB/s against 1.00 "
-            "GiB/s).");
+            "GiB/s against 0.500 GiB/s; too few samples to test: 1 and 3); shared_file reads "
+            "3.00× faster than file_per_tensor (3.00 GiB/s against 1.00 GiB/s; too few samples to "
+            "test: 1 and 1).");
   // 2^30 bytes/s = 1.073741824 GB/s.
-  EXPECT_EQ(
-      verdict_of({run}, BandwidthUnit::gb),
-      "By strategy.mapping: file_per_rank writes 4.00× faster than file_per_tensor (2.15 GB/s "
-      "against 0.537 "
-      "GB/s); shared_file reads 3.00× faster than file_per_tensor (3.22 GB/s against 1.07 GB/s).");
+  EXPECT_EQ(verdict_of({run}, BandwidthUnit::gb),
+            "By strategy.mapping: file_per_rank writes 4.00× faster than file_per_tensor (2.15 "
+            "GB/s against 0.537 GB/s; too few samples to test: 1 and 3); shared_file reads 3.00× "
+            "faster than file_per_tensor (3.22 GB/s against 1.07 GB/s; too few samples to test: 1 "
+            "and 1).");
 }
 
 // Run a at 1 and 2 GiB/s, run b three times slower; b's third case failed.
@@ -120,13 +119,12 @@ TEST(Verdict, RunsAreAKeyAndFailuresAreCounted) {
   failed["status"] = "failed";
   const RunRecord b = run_of("b", {bandwidth_line({{"backend.threads", 1}}, {3}, {}),
                                    bandwidth_line({{"backend.threads", 2}}, {1.5}, {}), failed});
-  EXPECT_EQ(
-      verdict_of({a, b}),
-      "By run: a writes 3.00× faster than b (1.41 GiB/s against 0.471 GiB/s; geometric means over "
-      "2 settings of "
-      "backend.threads). By backend.threads: 2 writes 2.00× faster than 1 (1.15 GiB/s against "
-      "0.577 GiB/s; "
-      "geometric means over 2 settings of run). 1 of 5 cases failed (see the status column).");
+  EXPECT_EQ(verdict_of({a, b}),
+            "By run: a writes 3.00× faster than b (1.41 GiB/s against 0.471 GiB/s; geometric means "
+            "over 2 settings of backend.threads; too few samples to test in any of 2 settings). By "
+            "backend.threads: 2 writes 2.00× faster than 1 (1.15 GiB/s against 0.577 GiB/s; "
+            "geometric means over 2 settings of run; too few samples to test in any of 2 "
+            "settings). 1 of 5 cases failed (see the status column).");
 }
 
 TEST(Verdict, OneCaseStatesItsFigures) {
@@ -142,34 +140,45 @@ TEST(Verdict, AnIrregularSweepComparesTheCases) {
   const RunRecord run = run_of("r", {bandwidth_line({{"a", 1}, {"b", "x"}}, {1}, {}),
                                      bandwidth_line({{"a", 2}, {"b", "y"}}, {0.5}, {})});
   EXPECT_EQ(verdict_of({run}),
-            "a=2 b=y writes 2.00× faster than a=1 b=x (2.00 GiB/s against 1.00 GiB/s).");
+            "a=2 b=y writes 2.00× faster than a=1 b=x (2.00 GiB/s against 1.00 GiB/s; too few "
+            "samples to test: 1 and 1).");
 }
 
 TEST(Verdict, EqualFiguresAndNoStallAreSaidSo) {
   EXPECT_EQ(verdict_of({run_of("r", {bandwidth_line({{"m", "x"}}, {1}, {}),
                                      bandwidth_line({{"m", "y"}}, {1}, {})})}),
-            "By m: x writes as fast as y (1.00 GiB/s against 1.00 GiB/s).");
+            "By m: x writes as fast as y (1.00 GiB/s against 1.00 GiB/s; too few samples to test: "
+            "1 and 1).");
   EXPECT_EQ(verdict_of({run_of("r", {training_line({{"engine.name", "sync"}}, 0.5, 0.5),
                                      training_line({{"engine.name", "lazy"}}, 0, 0.5)})}),
             "By engine.name: lazy stalls the loop far less than sync (0 s against 500 ms per "
-            "checkpoint); its "
-            "checkpoint is durable as soon (500 ms against 500 ms).");
+            "checkpoint; too few samples to test: 1 and 1); its checkpoint is durable as soon (500 "
+            "ms against 500 ms).");
 }
 
-// With two samples or more a side, the leading difference carries a two-sided Mann–Whitney U
-// test of best against worst: 5 against 5 fully separated samples give the exact p = 2/252; three
-// interleaved ones are not significant; over several settings the sentence counts the settings
-// where the difference was significant.
+// The leading difference carries a two-sided Mann–Whitney U test of best against worst: 5 against
+// 5 fully separated samples give the exact p = 2/252; 4 interleaved ones are not significant; 3
+// against 3 (whose smallest p is 0.1) and 2 against 2 are too few, as `compare` says; over several
+// settings the sentence counts the settings where the difference was significant, and those with
+// too few samples.
 TEST(Verdict, StatesWhetherTheLeadingDifferenceIsSignificant) {
   EXPECT_EQ(
       verdict_of({run_of("r", {bandwidth_line({{"m", "x"}}, {1, 1.1, 0.9, 1.05, 0.95}, {}),
                                bandwidth_line({{"m", "y"}}, {2, 2.1, 1.9, 2.05, 1.95}, {})})}),
       "By m: x writes 2.00× faster than y (1.00 GiB/s against 0.500 GiB/s; p = 0.008 over 5 "
       "and 5 samples).");
+  EXPECT_EQ(verdict_of({run_of("r", {bandwidth_line({{"m", "x"}}, {1, 2, 1.2, 1.1}, {}),
+                                     bandwidth_line({{"m", "y"}}, {1.1, 1.9, 1.3, 1.2}, {})})}),
+            "By m: x writes 1.09× faster than y (0.871 GiB/s against 0.801 GiB/s; not significant: "
+            "p = 0.657 over 4 and 4 samples).");
   EXPECT_EQ(verdict_of({run_of("r", {bandwidth_line({{"m", "x"}}, {1, 2, 1.2}, {}),
                                      bandwidth_line({{"m", "y"}}, {1.1, 1.9, 1.3}, {})})}),
-            "By m: x writes 1.08× faster than y (0.833 GiB/s against 0.769 GiB/s; not significant: "
-            "p = 1.000 over 3 and 3 samples).");
+            "By m: x writes 1.08× faster than y (0.833 GiB/s against 0.769 GiB/s; too few samples "
+            "to test: 3 and 3).");
+  EXPECT_EQ(verdict_of({run_of("r", {bandwidth_line({{"m", "x"}}, {1, 1.1}, {}),
+                                     bandwidth_line({{"m", "y"}}, {2, 2.1}, {})})}),
+            "By m: x writes 1.96× faster than y (0.955 GiB/s against 0.488 GiB/s; too few samples "
+            "to test: 2 and 2).");
   std::vector<json> lines;
   for (int k : {1, 2}) {
     lines.push_back(bandwidth_line({{"m", "x"}, {"k", k}}, {1, 1.1, 0.9, 1.05, 0.95}, {}));
@@ -183,6 +192,16 @@ TEST(Verdict, StatesWhetherTheLeadingDifferenceIsSignificant) {
             "over 2 settings of k; significant (p < 0.05) in 1 of 2 tested settings). By k: 2 "
             "writes 1.40× faster than 1 (0.990 GiB/s against 0.707 GiB/s; geometric means over 2 "
             "settings of m; significant (p < 0.05) in 1 of 2 tested settings).");
+  lines = {bandwidth_line({{"m", "x"}, {"k", 1}}, {1, 1.1, 0.9, 1.05, 0.95}, {}),
+           bandwidth_line({{"m", "y"}, {"k", 1}}, {2, 2.1, 1.9, 2.05, 1.95}, {}),
+           bandwidth_line({{"m", "x"}, {"k", 2}}, {1, 1.1}, {}),
+           bandwidth_line({{"m", "y"}, {"k", 2}}, {2, 2.1}, {})};
+  EXPECT_EQ(verdict_of({run_of("r", lines)}),
+            "By m: x writes 1.98× faster than y (0.977 GiB/s against 0.494 GiB/s; geometric means "
+            "over 2 settings of k; significant (p < 0.05) in 1 of 1 tested settings, too few "
+            "samples in 1 more). By k: 1 writes 1.04× faster than 2 (0.707 GiB/s against 0.683 "
+            "GiB/s; geometric means over 2 settings of m; too few samples to test in any of 2 "
+            "settings).");
 }
 
 TEST(Verdict, NothingButFailures) {
