@@ -220,7 +220,9 @@ name = ["sync", "async", "lazy"]
       const auto encode = encodes.at(i).get<double>();
       EXPECT_TRUE(c.at("committed").get<bool>());
       // sync compresses inside the stall; every engine before the checkpoint is durable.
-      if (sync) EXPECT_GE(c.at("stall_seconds").get<double>(), encode);
+      if (sync) {
+        EXPECT_GE(c.at("stall_seconds").get<double>(), encode);
+      }
       EXPECT_GE(c.at("time_to_durable_seconds").get<double>(), encode);
       EXPECT_GE(c.at("flush_seconds").get<double>(), encode);
     }
