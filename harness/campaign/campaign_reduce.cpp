@@ -56,13 +56,10 @@ void check_compression(const Case& c, const CaseValues& v) {
     refuse("restore.tp",
            "is restored into the writer's layout only (a reshard reads parts of frames)",
            "restore the writer's layout");
-  if (c.phase == PhaseSelection::load)
-    refuse("campaign.phase", "is not read by the load phase yet (it reads tensor ranges)",
-           "restore it with campaign.phase = \"restore\"");
-  if (c.training.enabled())
-    refuse("training.iterations",
-           "is not applied by the [training] engines, which flush the raw plan",
-           "set training.iterations = 0");
+  if (c.training.enabled() && c.engine.kind == EngineKind::tiered)
+    refuse("engine.name",
+           "is not applied by the tiered engine, which copies and sends each process's raw part",
+           "use engine.name = \"sync\", \"async\" or \"lazy\"");
   if (c.cache == CachePolicy::read_shift && c.phase == PhaseSelection::both)
     refuse("cache.policy",
            "reads other ranks' frames with read_shift, whose sizes only the manifest holds",

@@ -295,6 +295,10 @@ void print_load(std::ostream& out, const LoadCommandOptions& o, const LoadSettin
              !o.verify         ? "not verified"
              : problem.empty() ? "verified"
                                : problem);
+  if (t.decode.stored_bytes > 0) {
+    fmt::print(out, "decoded: {} bytes of frames to {} bytes in {:.4f} s ({} threads)\n",
+               t.decode.stored_bytes, t.decode.raw_bytes, t.decode.seconds, t.decode.threads);
+  }
   // An object store's requests by kind: what its prices are made of.
   if (t.counters.empty()) return;
   std::vector<std::string> counts;
@@ -318,6 +322,12 @@ void print_median(std::ostream& out, const LoadCommandOptions& o,
 // Without --tp: every file of a weights-only checkpoint whole, one after another.
 int load_whole_files(const LoadCommandOptions& o, CheckpointStore& store, const fs::path& dir,
                      const Manifest& manifest, std::ostream& out) {
+  if (const CompressionSpec& z = manifest.writer.compression; z.enabled()) {
+    throw std::runtime_error(fmt::format(
+        "{}: its pieces are compressed (strategy.compression = \"{}\"), so its files whole are "
+        "frames, not weights; give --tp N to load the decoded TP slices",
+        dir.string(), compression_name(z.codec)));
+  }
   const FileRanges files = checkpoint_files(store, dir, manifest);
   const LoadSettings settings = settings_of(o);
   MemorySpaces spaces;
@@ -428,12 +438,14 @@ int load_planned_slices(const LoadCommandOptions& o, CheckpointStore& store, con
   }
   const LoadCounts counts = load_counts(plans);
   print_plan(out, o, spec, plans, counts, files.size());
+  const FramedFiles framed = framed_files(manifest, dir);
   std::vector<double> seconds;
   int status = 0;
   for (int i = 0; i < o.repeat; ++i) {
     const std::string cache = drop_caches(o, store, io);
     const FileRanges ranges = prepare_planned_load(plans, buffer, pattern);
-    const LoadTiming t = load_planned(plans, ranges, buffer, settings, pool_space, storage_of(o));
+    const LoadTiming t =
+        load_planned(plans, ranges, buffer, settings, pool_space, storage_of(o), framed);
     seconds.push_back(t.seconds);
     const std::string problem = o.verify ? verify_plans(plans, buffer, pattern) : "";
     if (!problem.empty()) status = 1;

@@ -114,6 +114,15 @@ std::optional<std::string> engine_problem(const Case& c, const backends::Capabil
     if (auto problem = tiered_problem(c, backend, state_bytes, mpi_thread_level)) return problem;
   }
   if (c.engine.host_pool_bytes != 0 && c.engine.host_pool_bytes < state_bytes) {
+    if (c.compression.enabled()) {
+      return fmt::format(
+          "engine.host_pool_bytes = {} with strategy.compression = \"{}\": a pool smaller than "
+          "one process's checkpoint ({} bytes) flushes chunk by chunk, and the codec compresses "
+          "the whole snapshot before its frames are written; raise engine.host_pool_bytes to at "
+          "least {} (or 0), or set strategy.compression = \"none\"",
+          c.engine.host_pool_bytes, compression_name(c.compression.codec), state_bytes,
+          state_bytes);
+    }
     if (c.engine.host_pool_bytes < kMinRingBytes) {
       return fmt::format(
           "engine.host_pool_bytes = {} with engine.name = \"{}\": a pool smaller than one "

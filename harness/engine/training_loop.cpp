@@ -101,6 +101,10 @@ class TrainingRun {
         }
       }
     }
+    if (io.codec != nullptr && (e.kind == EngineKind::tiered || (pool_ && pool_->ring()))) {
+      throw std::invalid_argument(
+          "strategy.compression runs under sync, async and lazy with a whole host pool only");
+    }
   }
 
   TrainingSummary run();
@@ -388,10 +392,19 @@ void TrainingRun::checkpoint_sync(std::int64_t iteration, Clock::time_point due)
     record.times.due = at(due);
   }
   const auto flush_start = Clock::now();
-  const ProcessSample sample = timed_transfer(io_.backend, io_.plans, io_.state, true, io_.comm);
-  record.flush_seconds = sample.seconds;
+  // strategy.compression: the frames, compressed inline (inside the stall), are what is written.
+  FlushCodec* codec = io_.codec;
+  if (codec != nullptr) {
+    guard([&] { codec->compress(io_.plans, io_.state, io_.state.view().data); });
+    if (!agree_local()) return;
+    codec->record(summary_.checkpoints.size() - 1);
+  }
+  const std::vector<RankPlan>& written = codec != nullptr ? codec->stored() : io_.plans;
+  const ProcessSample sample = timed_transfer(
+      io_.backend, written, codec != nullptr ? codec->frames() : io_.state, true, io_.comm);
+  record.flush_seconds = sample.seconds + (codec != nullptr ? codec->last().seconds : 0.0);
   record.times.flush = {at(flush_start), at(Clock::now())};
-  for (const RankPlan& p : io_.plans) flush_bytes_.back() += p.io.bytes();
+  for (const RankPlan& p : written) flush_bytes_.back() += p.io.bytes();
   for (const auto& [name, count] : sample.counters) flush_counters_[name] += count;
   if (const std::string problem = io_.comm.first_problem(
           sample.error.empty() ? ""
@@ -473,6 +486,14 @@ FlushJob TrainingRun::flush_job(std::int64_t iteration, const fs::path& dir, boo
       return write_through_ring(backend, *ring, target);
     };
     job.abandon = [ring] { ring->close(); };
+  } else if (FlushCodec* codec = io_.codec) {
+    // The snapshot in the pool compressed on the flush thread, then its frames written.
+    job.write = [&backend, codec, plans = io_.plans, &layout = io_.state, pool = pool_->view().data,
+                 target = flush_target(iteration, dir)]() mutable {
+      codec->compress(plans, layout, pool);
+      codec->point(target);
+      return write_whole(backend, target);
+    };
   } else {
     job.write = [&backend, target = flush_target(iteration, dir)] {
       return write_whole(backend, target);
@@ -584,6 +605,7 @@ void TrainingRun::poll(bool block, bool may_commit) {
   if (e_.kind == EngineKind::lazy && pool_->ring() != nullptr)
     record.ring_wait_seconds = pool_->ring()->copy_wait_seconds();
   flush_bytes_[flight.record] = result.bytes;
+  if (io_.codec != nullptr) io_.codec->record(flight.record);
   for (const auto& [name, count] : result.counters) flush_counters_[name] += count;
   if (const std::string problem = io_.comm.first_problem(result.error); !problem.empty()) {
     return fail_checkpoint(problem);

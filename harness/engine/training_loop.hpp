@@ -19,6 +19,7 @@
 
 #include "backends/backend.hpp"
 #include "harness/comm/comm.hpp"
+#include "harness/engine/flush_codec.hpp"
 #include "harness/engine/tier_copies.hpp"
 #include "harness/exec/dp_gather.hpp"
 #include "harness/exec/process_buffer.hpp"
@@ -60,6 +61,9 @@ struct TrainingIo {
   DpGather* gather = nullptr;
   // engine.name = "tiered": the nodes, cliques and local tiers (required then).
   const TierSetup* tiers = nullptr;
+  // strategy.compression (sync, async and lazy with a whole pool): each checkpoint is written as
+  // the frames this codec makes of it, and `commit` records its stored() plans. Null: raw bytes.
+  FlushCodec* codec = nullptr;
 };
 
 // Test hooks that break the engine on purpose (verification must then fail).

@@ -160,6 +160,12 @@ std::vector<RankPlan> bounded_stored_plans(const std::vector<RankPlan>& plans, c
 CodecWork compress_plans(const std::vector<RankPlan>& plans, const ProcessBuffer& raw,
                          const Case& c, std::vector<RankPlan>& stored,
                          const ProcessBuffer& stored_buffer) {
+  return compress_plans(plans, raw, raw.view().data, c, stored, stored_buffer);
+}
+
+CodecWork compress_plans(const std::vector<RankPlan>& plans, const ProcessBuffer& layout,
+                         const std::byte* data, const Case& c, std::vector<RankPlan>& stored,
+                         const ProcessBuffer& stored_buffer) {
   const auto start = Clock::now();
   stored = bounded_stored_plans(plans, c);  // each shard's slot, at its bound
   const std::vector<Item> items = items_of(plans);
@@ -175,7 +181,7 @@ CodecWork compress_plans(const std::vector<RankPlan>& plans, const ProcessBuffer
       const PlacedShard& s = plans[p].shards[i];
       const PlacedShard& slot = stored[p].shards[i];
       sizes[p][i] =
-          encoders.encode(s, {base_of(raw, p) + s.memory_offset, s.bytes},
+          encoders.encode(s, {data + layout.offset(p) + s.memory_offset, s.bytes},
                           {base_of(stored_buffer, p) + slot.stored_offset, slot.stored_bytes});
     }
   });
@@ -198,29 +204,36 @@ CodecWork compress_plans(const std::vector<RankPlan>& plans, const ProcessBuffer
   return work;
 }
 
-std::string decode_plans(const std::vector<RankPlan>& stored, const ProcessBuffer& stored_buffer,
-                         const ProcessBuffer& raw, int threads, CodecWork& work) {
+std::vector<std::string> decode_pieces(const std::vector<FramedPiece>& pieces, int threads,
+                                       CodecWork& work) {
   const auto start = Clock::now();
-  const std::vector<Item> items = items_of(stored);
-  std::vector<std::string> problems(items.size());
+  std::vector<std::string> problems(pieces.size());
   work = CodecWork{};
-  work.threads = threads_for(threads, items.size());
+  work.threads = threads_for(threads, pieces.size());
   work.cpu_seconds = on_threads(work.threads, [&](int t) {
     codec::Decoder decoder;
-    for (std::size_t k = static_cast<std::size_t>(t); k < items.size();
-         k += static_cast<std::size_t>(work.threads)) {
-      const auto [p, i] = items[k];
-      const PlacedShard& s = stored[p].shards[i];
-      problems[k] =
-          decode_piece(decoder, {base_of(stored_buffer, p) + s.stored_offset, s.stored_bytes},
-                       {base_of(raw, p) + s.memory_offset, s.bytes});
-    }
+    for (std::size_t k = static_cast<std::size_t>(t); k < pieces.size();
+         k += static_cast<std::size_t>(work.threads))
+      problems[k] = decode_piece(decoder, pieces[k].frames, pieces[k].out);
   });
   work.seconds = seconds_since(start);
-  for (const auto& [p, i] : items) {
-    work.raw_bytes += stored[p].shards[i].bytes;
-    work.stored_bytes += stored[p].shards[i].stored_bytes;
+  for (const FramedPiece& piece : pieces) {
+    work.raw_bytes += piece.out.size();
+    work.stored_bytes += piece.frames.size();
   }
+  return problems;
+}
+
+std::string decode_plans(const std::vector<RankPlan>& stored, const ProcessBuffer& stored_buffer,
+                         const ProcessBuffer& raw, int threads, CodecWork& work) {
+  const std::vector<Item> items = items_of(stored);
+  std::vector<FramedPiece> pieces;
+  for (const auto& [p, i] : items) {
+    const PlacedShard& s = stored[p].shards[i];
+    pieces.push_back({{base_of(stored_buffer, p) + s.stored_offset, s.stored_bytes},
+                      {base_of(raw, p) + s.memory_offset, s.bytes}});
+  }
+  const std::vector<std::string> problems = decode_pieces(pieces, threads, work);
   for (std::size_t k = 0; k < items.size(); ++k) {
     const PlacedShard& s = stored[items[k].first].shards[items[k].second];
     if (!problems[k].empty()) {

@@ -4,7 +4,9 @@
 // stored plan (stored_plan) writes, and a stored plan's frames, once read, decoded back into
 // the logical plans' buffer. Host memory only (the campaign refuses other memory spaces).
 
+#include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -34,6 +36,23 @@ std::vector<RankPlan> bounded_stored_plans(const std::vector<RankPlan>& plans, c
 CodecWork compress_plans(const std::vector<RankPlan>& plans, const ProcessBuffer& raw,
                          const Case& c, std::vector<RankPlan>& stored,
                          const ProcessBuffer& stored_buffer);
+
+// compress_plans of plans whose bytes lie in `data` at the offsets of `layout` (plan p's from
+// data + layout.offset(p)): a copy of that buffer, as the engines' host pool mirrors the state.
+CodecWork compress_plans(const std::vector<RankPlan>& plans, const ProcessBuffer& layout,
+                         const std::byte* data, const Case& c, std::vector<RankPlan>& stored,
+                         const ProcessBuffer& stored_buffer);
+
+// One stored piece's frames and the place they decode to (exactly the piece's logical bytes).
+struct FramedPiece {
+  std::span<const std::byte> frames;
+  std::span<std::byte> out;
+};
+
+// Decodes every piece on up to `threads` threads into `work` (raw and stored bytes summed);
+// returns per piece "" or what is wrong with its frames (damaged, too short, too many bytes).
+std::vector<std::string> decode_pieces(const std::vector<FramedPiece>& pieces, int threads,
+                                       CodecWork& work);
 
 // Decodes the frames of every shard of `stored` (read into `stored_buffer`) into the shard's
 // logical place in `raw`, checking each frame and that the frames hold exactly the shard's bytes.

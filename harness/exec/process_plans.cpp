@@ -11,6 +11,7 @@
 #include "harness/exec/process_buffer.hpp"
 #include "harness/loadplan/load_plan.hpp"
 #include "harness/loadplan/reshard_restore.hpp"
+#include "harness/plan/training_state.hpp"
 
 namespace ckpt::harness {
 
@@ -66,7 +67,9 @@ ProcessPlans plan_process(const workloads::Layout& layout, const Case& c, PhaseS
     return plans;
   }
   if (phase == PhaseSelection::restore && manifest->writer.compression.enabled()) {
-    plans.read = plan_ranks(layout, c, read_ranks(), dir);
+    // A [training] checkpoint holds the state of the iteration its manifest names.
+    plans.read =
+        plans_at_iteration(plan_ranks(layout, c, read_ranks(), dir), manifest->iteration());
     plans.stored = manifest_stored_plans(*manifest, plans.read, c);
     return plans;
   }

@@ -16,11 +16,14 @@ FileRanges prepare_planned_load(const std::vector<RankPlan>& plans, ProcessBuffe
 
 LoadTiming load_planned(const std::vector<RankPlan>& plans, const FileRanges& ranges,
                         ProcessBuffer& buffer, const LoadSettings& settings,
-                        MemorySpace& pool_space, const LoadStorage& storage) {
+                        MemorySpace& pool_space, const LoadStorage& storage,
+                        const FramedFiles& framed) {
   // The loader's own clock: from its first open to the last byte in place (its chunk pool is
   // allocated and touched before it), then the scatter of strided rows.
   LoadTiming timing;
-  if (!ranges.ranges.empty())
+  if (!ranges.ranges.empty() && !framed.files.empty())
+    timing = load_framed(ranges, framed, buffer.memory(), settings, pool_space, storage);
+  else if (!ranges.ranges.empty())
     timing = load_files(ranges, buffer.memory(), settings, pool_space, storage);
   const auto scatter = Clock::now();
   apply_reshard_copies(plans, buffer_offsets(plans, buffer), buffer.memory());

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "harness/exec/process_buffer.hpp"
+#include "harness/load/framed_load.hpp"
 #include "harness/load/weight_loader.hpp"
 #include "harness/plan/checkpoint_plan.hpp"
 
@@ -17,10 +18,12 @@ FileRanges prepare_planned_load(const std::vector<RankPlan>& plans, ProcessBuffe
                                 DataPattern pattern);
 
 // The timed load: the loader's reads of `ranges` (prepare_planned_load's) into `buffer` through
-// `storage`, then the scatter of strided rows out of scratch; `seconds` includes the scatter.
-// Throws what load_files throws.
+// `storage` (a compressed checkpoint's, `framed` not empty: through its frames, load_framed),
+// then the scatter of strided rows out of scratch; `seconds` includes the scatter. Throws what
+// load_files and load_framed throw.
 LoadTiming load_planned(const std::vector<RankPlan>& plans, const FileRanges& ranges,
                         ProcessBuffer& buffer, const LoadSettings& settings,
-                        MemorySpace& pool_space, const LoadStorage& storage);
+                        MemorySpace& pool_space, const LoadStorage& storage,
+                        const FramedFiles& framed = {});
 
 }  // namespace ckpt::harness

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "backends/backend.hpp"
+#include "harness/exec/codec_plans.hpp"
 #include "harness/memory/memory_space.hpp"
 #include "harness/plan/plan_items.hpp"
 #include "harness/spec/load_settings.hpp"
@@ -48,6 +49,8 @@ struct LoadTiming {
       0;  // inside `seconds`: copies into the destination (host -> device for cuda)
   // The backends' counters (an object store's requests by kind), summed over the readers.
   std::map<std::string, std::uint64_t> counters;
+  // A compressed checkpoint's pieces decoded inside `seconds` (load_framed); zero otherwise.
+  CodecWork decode;
 };
 
 // Whole files laid out one after another in a destination, each at a multiple of 4096: one range

@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
+#include <map>
 #include <numeric>
 #include <optional>
 #include <stdexcept>
@@ -59,9 +61,36 @@ std::vector<std::int64_t> inference_ranks(const RestoreSpec& layout) {
   return ranks;
 }
 
+Manifest decoded_manifest(const Manifest& manifest) {
+  if (!manifest.writer.compression.enabled()) return manifest;
+  Manifest decoded = manifest;
+  decoded.writer.compression = CompressionSpec{};
+  std::map<std::string, std::vector<std::size_t>> by_file;  // tensor indexes, by stored offset
+  for (std::size_t i = 0; i < manifest.tensors.size(); ++i)
+    by_file[manifest.tensors[i].file].push_back(i);
+  std::map<std::string, std::uint64_t> sizes;
+  for (auto& [file, pieces] : by_file) {
+    std::stable_sort(pieces.begin(), pieces.end(), [&](std::size_t a, std::size_t b) {
+      return manifest.tensors[a].file_offset < manifest.tensors[b].file_offset;
+    });
+    std::uint64_t at = 0;
+    for (const std::size_t i : pieces) {
+      ManifestTensor& t = decoded.tensors[i];
+      t.file_offset = at;
+      t.stored_bytes = 0;
+      at += t.bytes;
+    }
+    sizes[file] = at;
+  }
+  for (ManifestFile& f : decoded.files) f.min_size = sizes[f.path];
+  return decoded;
+}
+
 std::vector<RankPlan> load_plans(const Manifest& manifest, const ReshardSpec& spec,
                                  const std::vector<std::int64_t>& ranks,
                                  const std::filesystem::path& dir) {
+  if (manifest.writer.compression.enabled())
+    return reshard_plans(decoded_manifest(manifest), spec, ranks, dir);
   return reshard_plans(manifest, spec, ranks, dir);
 }
 

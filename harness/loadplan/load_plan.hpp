@@ -31,8 +31,15 @@ ReshardSpec load_spec(const Manifest& manifest, std::int64_t tp, std::uint64_t g
 // Every rank of an inference layout: 0 .. world size - 1.
 std::vector<std::int64_t> inference_ranks(const RestoreSpec& layout);
 
-// The plans of `ranks` of spec.reader's layout. Throws ReshardError (naming the tensor, the
-// global element and the fix) when the checkpoint does not store what a rank needs.
+// A compressed checkpoint (strategy.compression) as its load plans see it: each file decoded, its
+// pieces back to back in their stored order at their logical sizes; stored_bytes 0 and the writer's
+// compression none. Tensor i stays tensor i. The manifest itself when nothing is compressed.
+Manifest decoded_manifest(const Manifest& manifest);
+
+// The plans of `ranks` of spec.reader's layout (a compressed checkpoint's over its decoded files,
+// decoded_manifest: the loader reads whole frames and copies these ranges out, load_framed). Throws
+// ReshardError (naming the tensor, the global element and the fix) when the checkpoint does not
+// store what a rank needs.
 std::vector<RankPlan> load_plans(const Manifest& manifest, const ReshardSpec& spec,
                                  const std::vector<std::int64_t>& ranks,
                                  const std::filesystem::path& dir);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "harness/report/compression_table.hpp"
 #include "harness/report/html_charts.hpp"
 #include "harness/report/latency_table.hpp"
 #include "harness/report/report_format.hpp"
@@ -116,6 +117,21 @@ std::string html_escape(const std::string& text) {
   return out;
 }
 
+std::string html_table(const std::vector<std::string>& header,
+                       const std::vector<std::vector<std::string>>& rows,
+                       std::size_t text_columns) {
+  std::string s = "<table><tr>";
+  for (const std::string& h : header) s += "<th>" + html_escape(h) + "</th>";
+  s += "</tr>";
+  for (const auto& row : rows) {
+    s += "<tr>";
+    for (std::size_t i = 0; i < row.size(); ++i)
+      s += (i < text_columns ? "<td>" : "<td class=n>") + html_escape(row[i]) + "</td>";
+    s += "</tr>";
+  }
+  return s + "</table>";
+}
+
 std::string html_style() {
   return "body{font-family:sans-serif;margin:24px;color:#222}table{border-collapse:collapse;margin:"
          "8px 0}"
@@ -180,7 +196,7 @@ std::string html_report(const ReportModel& m, const ProjectionModel* projection)
   if (const std::string answer = verdict(m); !answer.empty()) {
     s += "<h2>Summary</h2><p class=\"verdict\">" + html_escape(answer) + "</p>";
   }
-  s += charts_html(m) + tables_html(m) + latency_table_html(m);
+  s += charts_html(m) + tables_html(m) + compression_table_html(m) + latency_table_html(m);
   s += "<p>Bandwidth: bytes_per_checkpoint / iteration seconds, GiB/s = 2<sup>30</sup> bytes/s; "
        "median [min–max] over "
        "the timed iterations; the write of a [training] case is its flush bandwidth, median "

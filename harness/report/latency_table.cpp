@@ -67,17 +67,8 @@ void print_latency_table(const ReportModel& m, bool markdown, std::ostream& out)
 
 std::string latency_table_html(const ReportModel& m) {
   if (!any_latency(m)) return "";
-  std::string s = "<h2>Request latency</h2><table><tr>";
-  for (const std::string& h : kHeader) s += "<th>" + html_escape(h) + "</th>";
-  s += "</tr>";
-  for (const auto& row : latency_rows(m)) {
-    s += "<tr>";
-    for (std::size_t i = 0; i < row.size(); ++i)
-      s += (i < 2 ? "<td>" : "<td class=n>") + html_escape(row[i]) + "</td>";
-    s += "</tr>";
-  }
-  return s +
-         "</table><p>measure.latency: every request of the timed iterations, all processes; "
+  return "<h2>Request latency</h2>" + html_table(kHeader, latency_rows(m), 2) +
+         "<p>measure.latency: every request of the timed iterations, all processes; "
          "percentiles are the upper "
          "bound of a log-linear bucket, at most 1.6% above the true value.</p>";
 }

@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "harness/report/case_filter.hpp"
+#include "harness/report/compression_table.hpp"
 #include "harness/report/latency_table.hpp"
 #include "harness/report/report_format.hpp"
 #include "harness/report/report_table.hpp"
@@ -361,6 +362,7 @@ void print_report(const ReportModel& m, bool markdown, std::ostream& out) {
       out, "\nw.: checkpoint (write) phases, r.: restore (read) phases, of the slowest process\n");
   if (std::find(m.write_phases.begin(), m.write_phases.end(), "visible") != m.write_phases.end())
     fmt::print(out, "w.visible: from the commit until another process saw the checkpoint\n");
+  print_compression_table(m, markdown, out);
   print_latency_table(m, markdown, out);
 }
 

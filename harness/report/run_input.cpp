@@ -98,6 +98,20 @@ std::optional<double> optional_seconds(const JsonField& j, const char* key) {
   return field ? std::optional<double>(field->non_negative()) : std::nullopt;
 }
 
+CompressionRecord parse_compression(const JsonField& z) {
+  CompressionRecord out{.codec = z.at("codec").string(),
+                        .unit = z.at("unit").string(),
+                        .level = z.at("level").integer(),
+                        .threads = z.at("threads").integer(0),
+                        .logical_bytes = z.at("logical_bytes").count(),
+                        .stored_bytes = z.at("stored_bytes").count()};
+  out.encode_seconds = optional_seconds(z, "encode_seconds");
+  out.encode_cpu_seconds = optional_seconds(z, "encode_cpu_seconds");
+  out.decode_seconds = optional_seconds(z, "decode_seconds");
+  out.decode_cpu_seconds = optional_seconds(z, "decode_cpu_seconds");
+  return out;
+}
+
 json optional_object(const JsonField& j, const char* key, json otherwise) {
   const std::optional<JsonField> field = j.find(key);
   return field ? field->object() : otherwise;
@@ -182,6 +196,8 @@ CaseRecord parse_case(const json& record, const JsonSource& source) {
   }
   if (const auto f = j.find("world_size")) c.world_size = f->integer();
   if (const auto f = j.find("full_scale_bytes_per_checkpoint")) c.full_scale_bytes = f->count();
+  if (const std::optional<JsonField> z = j.find("compression"))
+    c.compression = parse_compression(*z);
   if (const std::optional<JsonField> latency = j.find("latency")) {
     for (const char* direction : {"write", "read"})
       c.latency.emplace(direction, number_map(latency, direction));

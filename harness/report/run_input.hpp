@@ -22,6 +22,16 @@ struct DirectionRecord {
 };
 
 // One line of a results.jsonl (results/SCHEMA.md), with what report and compare read of it.
+// strategy.compression's figures (the results' `compression` object): bytes of one checkpoint,
+// median seconds (nullopt when the case ran no such step).
+struct CompressionRecord {
+  std::string codec, unit;
+  std::int64_t level = 0;
+  std::int64_t threads = 0;
+  std::uint64_t logical_bytes = 0, stored_bytes = 0;
+  std::optional<double> encode_seconds, encode_cpu_seconds, decode_seconds, decode_cpu_seconds;
+};
+
 struct CaseRecord {
   std::string run;             // the run it came from (its directory's name)
   std::string campaign;        // campaign.name ("" in results that lack it)
@@ -51,6 +61,7 @@ struct CaseRecord {
   std::map<std::string, std::map<std::string, double>> latency;
   std::vector<std::string>
       integrity_warnings;  // integrity.warnings (empty in results that lack it)
+  std::optional<CompressionRecord> compression;  // absent for cases that compress nothing
 
   // "strategy.mapping=file_per_rank" ("-" when nothing is swept).
   std::string label() const;

@@ -91,21 +91,6 @@ std::string tier_chart(const TierProjection& t) {
   return s + "</svg>";
 }
 
-std::string html_table(const std::vector<std::string>& header,
-                       const std::vector<std::vector<std::string>>& rows,
-                       std::size_t text_columns) {
-  std::string s = "<table><tr>";
-  for (const std::string& h : header) s += "<th>" + html_escape(h) + "</th>";
-  s += "</tr>";
-  for (const auto& row : rows) {
-    s += "<tr>";
-    for (std::size_t i = 0; i < row.size(); ++i)
-      s += (i < text_columns ? "<td>" : "<td class=n>") + html_escape(row[i]) + "</td>";
-    s += "</tr>";
-  }
-  return s + "</table>";
-}
-
 }  // namespace
 
 std::string tier_section_html(const TierProjection& t, const std::string& heading) {

@@ -14,8 +14,9 @@ std::uint64_t stored_bytes_of(const std::vector<RankPlan>& plans) {
   return bytes;
 }
 
-// Collective: one compression or decompression's figures, over every process.
-void record_work(CaseState& s, const CodecWork& mine, bool encode, bool timed) {
+}  // namespace
+
+void record_codec_work(CaseState& s, const CodecWork& mine, bool encode, bool timed) {
   Comm& comm = s.context.comm;
   const double seconds = comm.max(mine.seconds);
   // Comm sums integers: CPU time goes over in nanoseconds.
@@ -25,7 +26,7 @@ void record_work(CaseState& s, const CodecWork& mine, bool encode, bool timed) {
   const std::uint64_t stored = comm.sum(mine.stored_bytes);
   CompressionSummary& z = *s.record.result.compression;
   z.threads = std::max(z.threads, static_cast<int>(comm.max(static_cast<double>(mine.threads))));
-  if (encode) {
+  if (encode || z.stored_bytes == 0) {  // a load's: the pieces it decoded
     z.logical_bytes = logical;
     z.stored_bytes = stored;
   }
@@ -34,19 +35,14 @@ void record_work(CaseState& s, const CodecWork& mine, bool encode, bool timed) {
   (encode ? z.encode_cpu_seconds : z.decode_cpu_seconds).push_back(cpu);
 }
 
-}  // namespace
-
 void prepare_stored(CaseState& s, ProcessPlans& plans, MemorySpace& space) {
   CaseBuffers& data = s.data;
   data.stored_plans = std::move(plans.stored);
   const Case& c = s.context.c;
   if (!c.compression.enabled()) return;
   data.stored_buffer = ProcessBuffer(data.stored_plans, space);
-  CompressionSummary z;
-  z.codec = std::string(compression_name(c.compression.codec));
-  z.level = c.compression.level;
-  z.unit = std::string(compression_unit_name(c.compression.unit));
-  z.chunk_bytes = c.compression.chunk_bytes;
+  start_compression_record(s, c.compression);
+  CompressionSummary& z = *s.record.result.compression;
   Comm& comm = s.context.comm;
   std::uint64_t logical = 0;
   for (const RankPlan& p : data.stored_plans) logical += p.payload_bytes;
@@ -54,6 +50,14 @@ void prepare_stored(CaseState& s, ProcessPlans& plans, MemorySpace& space) {
   // A restore's frames are the manifest's; a write's are known after its first compression.
   const bool restoring = s.context.phase == PhaseSelection::restore;
   z.stored_bytes = restoring ? comm.sum(stored_bytes_of(data.stored_plans)) : 0;
+}
+
+void start_compression_record(CaseState& s, const CompressionSpec& codec) {
+  CompressionSummary z;
+  z.codec = std::string(compression_name(codec.codec));
+  z.level = codec.level;
+  z.unit = std::string(compression_unit_name(codec.unit));
+  z.chunk_bytes = codec.chunk_bytes;
   s.record.result.compression = std::move(z);
 }
 
@@ -61,7 +65,7 @@ void compress_for_write(CaseState& s, bool timed) {
   CaseBuffers& data = s.data;
   const CodecWork work = compress_plans(data.write_plans, data.write_buffer, s.context.c,
                                         data.stored_plans, data.stored_buffer);
-  record_work(s, work, true, timed);
+  record_codec_work(s, work, true, timed);
 }
 
 std::pair<double, std::string> decode_after_read(CaseState& s, const ProcessBuffer& raw,
@@ -73,7 +77,7 @@ std::pair<double, std::string> decode_after_read(CaseState& s, const ProcessBuff
     problem = decode_plans(data.stored_plans, data.stored_buffer, raw,
                            s.context.c.compression.threads, work);
   }
-  record_work(s, work, false, timed);
+  record_codec_work(s, work, false, timed);
   return {work.seconds, problem};
 }
 

@@ -21,6 +21,15 @@ void prepare_stored(CaseState& s, ProcessPlans& plans, MemorySpace& space);
 // records the codec's figures (`timed`: a timed iteration). The stored plans then write the frames.
 void compress_for_write(CaseState& s, bool timed);
 
+// The case's compression record started for `codec` (the case's, or the checkpoint's a load
+// reads), its bytes and samples still empty.
+void start_compression_record(CaseState& s, const CompressionSpec& codec);
+
+// Collective: one compression (`encode`) or decompression of this process's, `mine`, recorded in
+// the case's compression record over every process: its bytes (a decompression's only while the
+// record has none: a load's pieces), and (`timed`) its seconds.
+void record_codec_work(CaseState& s, const CodecWork& mine, bool encode, bool timed);
+
 // Collective, after the timed read of the stored plans (`read_ok`: this process's read succeeded):
 // decodes the frames into `raw`, the logical plans' buffer, and records the codec's figures.
 // Returns this process's seconds and its first problem (a damaged frame).

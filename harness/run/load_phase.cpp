@@ -11,6 +11,7 @@
 #include "harness/loadplan/load_plan.hpp"
 #include "harness/loadplan/reshard_restore.hpp"
 #include "harness/run/case_setup.hpp"
+#include "harness/run/codec_steps.hpp"
 #include "harness/run/read_checks.hpp"
 
 namespace ckpt::harness {
@@ -31,6 +32,10 @@ void LoadPhase::prepare() {
   ProcessPlans plans = plan_stored_reads(
       s_, source, dir, manifest, fmt::format("load.tp = {}: ", c.load.inference.parallel.tp));
   check_memory(s_, plans.buffer_bytes());
+  if (manifest.writer.compression.enabled()) {
+    framed_ = framed_files(manifest, dir);
+    start_compression_record(s_, manifest.writer.compression);
+  }
   CaseBuffers& data = s_.data;
   data.read_plans = std::move(plans.read);
   MemorySpace& space = case_memory_space(s_);
@@ -67,10 +72,12 @@ bool LoadPhase::iteration(std::vector<IterationTiming>* timings) {
   start = Clock::now();
   const CpuSeconds cpu = process_cpu_seconds();
   ProcessSample sample;
+  CodecWork decoded;
   try {
     const LoadStorage storage{.backend = c.backend, .options = c.backend_options, .io = c.io};
     const LoadTiming t = load_planned(data.read_plans, ranges, data.read_buffer, c.load.settings,
-                                      pool_space, storage);
+                                      pool_space, storage, framed_);
+    decoded = t.decode;
     if (!ranges.ranges.empty()) pool_chunks_ = t.pool_chunks;
     reads_ = t.reads;
     sample.copy_seconds = t.copy_seconds;
@@ -80,6 +87,7 @@ bool LoadPhase::iteration(std::vector<IterationTiming>* timings) {
     sample.error = e.what();
   }
   CpuSeconds::charge_since(cpu, sample);
+  if (!framed_.files.empty()) record_codec_work(s_, decoded, false, timings != nullptr);
   const IterationTiming timing = gather_timing(sample, comm);
   record.charge("load", start);
   return finish_read(s_, "load", sample, timing, data.read_plans, data.read_buffer, c.verify,

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "harness/exec/iteration.hpp"
+#include "harness/load/framed_load.hpp"
 #include "harness/run/case_state.hpp"
 
 namespace ckpt::harness {
@@ -28,6 +29,7 @@ class LoadPhase {
   CaseState& s_;
   int pool_chunks_ = 0;      // chunks in the pipelined loader's pool
   std::uint64_t reads_ = 0;  // the loader's pread requests in one load (this process)
+  FramedFiles framed_;       // a compressed checkpoint's frames (empty otherwise)
 };
 
 }  // namespace ckpt::harness

@@ -11,6 +11,7 @@
 #include "harness/engine/training_loop.hpp"
 #include "harness/plan/training_state.hpp"
 #include "harness/run/case_runner.hpp"
+#include "harness/run/codec_steps.hpp"
 #include "harness/run/tier_recovery_step.hpp"
 
 namespace ckpt::harness {
@@ -86,13 +87,14 @@ std::string TrainingPhase::commit(const fs::path& dir, std::int64_t iteration,
   CommitTimes times;
   // A kept run names it `latest` at once, so a process killed later leaves it restorable; only
   // then does the newest committed checkpoint replace the loop's previous one.
-  const std::string problem = commit_checkpoint(context.comm, s_.store.store(), context.c, dir,
-                                                {.world_size = context.layout.world_size(),
-                                                 .ranks = &context.selected,
-                                                 .step = s_.store.step(iteration),
-                                                 .training_iteration = iteration,
-                                                 .name_latest = context.keeping()},
-                                                s_.data.write_plans, sums, &times);
+  const std::string problem =
+      commit_checkpoint(context.comm, s_.store.store(), context.c, dir,
+                        {.world_size = context.layout.world_size(),
+                         .ranks = &context.selected,
+                         .step = s_.store.step(iteration),
+                         .training_iteration = iteration,
+                         .name_latest = context.keeping()},
+                        codec_ ? codec_->stored() : s_.data.write_plans, sums, &times);
   if (context.comm.rank() == 0 && problem.empty()) {
     // The coordinator files' seconds (inside the checkpoint's time to durable) go to
     // phases.write.metadata's samples.
@@ -117,6 +119,7 @@ void TrainingPhase::run(std::vector<IterationTiming>& reads) {
   }
   const std::unique_ptr<GpuLoad> gpu_load = gpu_load_of(c, comm);
   const std::optional<TierSetup> tiers = tier_setup_of(c, comm, state_bytes);
+  if (c.compression.enabled()) codec_.emplace(c, s_.data.stored_buffer);
   TrainingIo io{.comm = comm,
                 .backend = *s_.backend,
                 .plans = s_.data.write_plans,
@@ -138,7 +141,8 @@ void TrainingPhase::run(std::vector<IterationTiming>& reads) {
                 .interrupted = &s_.context.run.interrupted,
                 .gpu_load = gpu_load.get(),
                 .gather = write_.sync_gather(),  // per_dp: nothing to gather
-                .tiers = tiers ? &*tiers : nullptr};
+                .tiers = tiers ? &*tiers : nullptr,
+                .codec = codec_ ? &*codec_ : nullptr};
   const auto start = Clock::now();
   try {
     record.result.training = run_training(c.training, c.engine, io);
@@ -155,6 +159,7 @@ void TrainingPhase::run(std::vector<IterationTiming>& reads) {
   retire_ = std::jthread();  // the last removal done
   record.charge("training", start);
   const TrainingSummary& t = *record.result.training;
+  if (codec_) record_encodes(t);
   if (!t.error.empty()) record.fail(t.error);
   if (t.interrupted && record.ok()) {
     record.result.status = "interrupted";
@@ -171,6 +176,14 @@ void TrainingPhase::run(std::vector<IterationTiming>& reads) {
   }
 }
 
+void TrainingPhase::record_encodes(const TrainingSummary& t) {
+  const std::vector<CodecWork>& work = codec_->work();
+  for (std::size_t i = 0; i < t.checkpoints.size(); ++i) {
+    if (t.checkpoints[i].committed)
+      record_codec_work(s_, i < work.size() ? work[i] : CodecWork{}, true, true);
+  }
+}
+
 void TrainingPhase::after_loop(const std::vector<RankPlan>& trained, const fs::path& trained_dir,
                                std::vector<IterationTiming>& reads, bool recovering) {
   const TrainingSummary& t = *s_.record.result.training;
@@ -183,6 +196,8 @@ void TrainingPhase::after_loop(const std::vector<RankPlan>& trained, const fs::p
     data.read_plans = plans_at_iteration(data.read_plans, t.committed_iteration);
   retarget(data.read_plans, data.planned_dir, dir);
   data.planned_dir = dir;
+  // The newest compressed checkpoint is the committed one: a later one failed the run.
+  if (codec_) data.stored_plans = codec_->stored();
   record.result.checkpoint_dir = dir.string();
   if (s_.context.phase == PhaseSelection::checkpoint) {
     // `latest` already names it (the loop's commit); after a failure, recording it again could

@@ -5,10 +5,12 @@
 // checkpoint, verified against the training iteration its manifest names.
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "harness/engine/flush_codec.hpp"
 #include "harness/exec/iteration.hpp"
 #include "harness/run/case_state.hpp"
 #include "harness/run/restore_phase.hpp"
@@ -32,6 +34,8 @@ class TrainingPhase {
   // recovery replaces it), or its record as the latest.
   void after_loop(const std::vector<RankPlan>& trained, const std::filesystem::path& trained_dir,
                   std::vector<IterationTiming>& reads, bool recovering);
+  // Collective: the codec's figures of every committed checkpoint into the compression record.
+  void record_encodes(const TrainingSummary& t);
   std::string commit(const std::filesystem::path& dir, std::int64_t iteration,
                      const std::vector<std::vector<std::uint64_t>>& sums);
 
@@ -40,6 +44,8 @@ class TrainingPhase {
   RestorePhase& restore_;
   std::filesystem::path committed_dir_;  // process 0: the loop's newest committed checkpoint
   std::jthread retire_;                  // process 0: removing the one it replaced
+  // strategy.compression: the loop's codec; a checkpoint's manifest records its frames' plans.
+  std::optional<FlushCodec> codec_;
 };
 
 }  // namespace ckpt::harness

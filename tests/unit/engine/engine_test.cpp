@@ -600,6 +600,13 @@ TEST(EngineChecks, ARingPoolNeedsTwoPagesAndAStreamingBackend) {
             "checkpoint)");
   c.engine.host_pool_bytes = 1 << 18;
   EXPECT_EQ(engine_problem(c, {}, 1 << 20, std::nullopt), std::nullopt);
+  c.compression.codec = Compression::zstd;  // the codec compresses whole snapshots only
+  EXPECT_NE(engine_problem(c, {}, 1 << 20, std::nullopt)
+                .value_or("")
+                .find("engine.host_pool_bytes = 262144 with strategy.compression = \"zstd\": a "
+                      "pool smaller than one process's checkpoint (1048576 bytes)"),
+            std::string::npos);
+  c.compression.codec = Compression::none;
   EXPECT_EQ(host_pool_allocation(c, 1 << 20), std::uint64_t{1} << 18) << "two chunks of 128 KiB";
   c.engine.host_pool_bytes = (1 << 18) + 5000;
   EXPECT_EQ(host_pool_allocation(c, 1 << 20), std::uint64_t{1} << 18)

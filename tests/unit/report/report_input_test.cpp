@@ -1,6 +1,7 @@
 // What report and compare read and build: results.jsonl lines into cases (errors naming path and
 // line), key lookup in the swept keys and the configuration, bandwidths from the samples, groups
-// and baselines, the phase columns, case matching between two runs, HTML escaping.
+// and baselines, the phase columns, the compression table, case matching between two runs, HTML
+// escaping.
 #include <gtest/gtest.h>
 
 #include <sstream>
@@ -181,6 +182,43 @@ TEST(Compare, MatchesByConfigHashThenSweptKeys) {
   print_comparison(c, base, next, 0.05, false, text);
   EXPECT_NE(text.str().find("only in BASE: m=gone"), std::string::npos) << text.str();
   EXPECT_NE(text.str().find("slower"), std::string::npos);
+}
+
+TEST(ReportModel, CompressionTableShowsBytesSavedAndCodecSeconds) {
+  json z = json::parse(line({{"strategy.compression", "bytegroup"}}, {1}, "z"));
+  z["compression"] = {{"codec", "bytegroup"},
+                      {"level", 3},
+                      {"unit", "shard"},
+                      {"chunk_bytes", nullptr},
+                      {"threads", 2},
+                      {"logical_bytes", kGiB},
+                      {"stored_bytes", kGiB / 4 * 3},
+                      {"ratio", 4.0 / 3},
+                      {"encode_seconds", 0.5},
+                      {"encode_cpu_seconds", 1.0},
+                      {"decode_seconds", nullptr},
+                      {"decode_cpu_seconds", nullptr}};
+  const RunRecord run =
+      run_of("r", z.dump() + "\n" + line({{"strategy.compression", "none"}}, {1}, "n"));
+  const ReportModel m = build_report({run}, {});
+  std::ostringstream markdown;
+  print_report(m, true, markdown);
+  // One row: the case that compresses nothing has none.
+  EXPECT_NE(markdown.str().find(
+                "## Compression (strategy.compression)\n\n"
+                "| case | codec | logical | stored | ratio | saved | encode | decode |\n"
+                "|---|---|---:|---:|---:|---:|---:|---:|\n"
+                "| strategy.compression=bytegroup | bytegroup level 3 per shard, 2 threads | "
+                "1.00 GiB | 768.00 MiB | 1.33× | 25.0% | 0.500 s (CPU 1.00 s) | - |\n\n"),
+            std::string::npos)
+      << markdown.str();
+  const std::string html = html_report(m);
+  EXPECT_NE(html.find("<h2>Compression</h2>"), std::string::npos);
+  EXPECT_NE(html.find("<td class=n>768.00 MiB</td><td class=n>1.33×</td><td class=n>25.0%</td>"),
+            std::string::npos)
+      << html;
+  EXPECT_EQ(html_report(build_report({run_of("p", line({}, {1}, "p"))}, {})).find("Compression"),
+            std::string::npos);
 }
 
 TEST(Html, EscapesEveryString) {
