@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <exception>
 #include <stdexcept>
+#include <utility>
 
 namespace ckpt::harness {
 namespace {
@@ -43,29 +44,16 @@ Moved move_plan(backends::Backend& backend, const PlanCall& call, bool write, St
   return {std::move(io), seconds, 0};
 }
 
-}  // namespace
-
-void StreamedReads::read(const backends::FilePlan& part, backends::MemoryView memory) {
-  if (!stream_ || path_ != part.path) {
-    finish();
-    backends::IoPlan file;
-    file.files.push_back({.path = part.path});
-    stream_ = backend_.begin(file, false);
-    path_ = part.path;
+// Whether `plan` names the files of `open`, in the same order.
+bool same_files(const backends::IoPlan& open, const backends::IoPlan& plan) {
+  if (open.files.size() != plan.files.size()) return false;
+  for (std::size_t i = 0; i < open.files.size(); ++i) {
+    if (open.files[i].path != plan.files[i].path) return false;
   }
-  backends::IoPlan plan;
-  plan.files.push_back(part);
-  if (stream_->ok()) stream_->transfer(plan, memory);
-  if (!stream_->ok()) finish();  // throws its error
+  return true;
 }
 
-void StreamedReads::finish() {
-  if (!stream_) return;
-  const backends::IoOutcome outcome = stream_->finish();
-  stream_.reset();
-  add_outcome(done_, outcome);
-  if (!outcome.ok()) throw std::runtime_error(named(who_, *outcome.error));
-}
+}  // namespace
 
 void add_latency(std::optional<backends::LatencyHistogram>& sum,
                  const backends::LatencyHistogram& more) {
@@ -76,27 +64,74 @@ void add_latency(std::optional<backends::LatencyHistogram>& sum,
   }
 }
 
+PlanExecutor::PlanExecutor(backends::Backend& backend, bool write, const ExecutorOptions& options)
+    : backend_(backend), write_(write), options_(options) {
+  if (options_.stager != nullptr && options_.opening == Opening::kept_open) {
+    throw std::invalid_argument(
+        "the executor keeps files open only for memory the backend addresses (no stager)");
+  }
+}
+
+PlanExecutor::~PlanExecutor() = default;
+
+bool PlanExecutor::call(const PlanCall& call) {
+  if (!done_.error.empty()) return false;
+  try {
+    if (options_.opening == Opening::kept_open) {
+      call_streamed(call);
+    } else {
+      call_once(call);
+    }
+  } catch (const std::exception& e) {
+    if (options_.on_throw == OnThrow::propagate) throw;
+    done_.error = named(call.who, e.what());
+  }
+  return done_.error.empty();
+}
+
+void PlanExecutor::call_once(const PlanCall& call) {
+  const Moved moved = move_plan(backend_, call, write_, options_.stager);
+  add_outcome(done_, moved.io);
+  done_.copy_seconds += moved.copy_seconds;
+  done_.seconds.push_back(moved.seconds);
+  if (!moved.io.ok()) done_.error = named(call.who, *moved.io.error);
+}
+
+void PlanExecutor::call_streamed(const PlanCall& call) {
+  if (!stream_ || !same_files(*open_, *call.plan)) {
+    close_stream();
+    if (!done_.error.empty()) return;  // closing the files before failed
+    open_ = std::make_unique<backends::IoPlan>(without_ranges(*call.plan));
+    auto stream = std::make_unique<PartStream>(*open_);
+    stream->begin(backend_, write_);  // may throw: then no stream is open
+    stream_ = std::move(stream);
+  }
+  who_ = call.who;
+  if (stream_->ok()) stream_->transfer(*call.plan, call.memory);
+  if (!stream_->ok()) close_stream();  // records the error
+}
+
+void PlanExecutor::close_stream() {
+  if (!stream_) return;
+  const backends::IoOutcome io = stream_->finish();
+  stream_.reset();
+  add_outcome(done_, io);
+  done_.seconds.push_back(io.phases.total());
+  if (!io.ok()) done_.error = named(who_, *io.error);
+}
+
+Execution PlanExecutor::finish() {
+  close_stream();
+  return std::move(done_);
+}
+
 Execution execute_plans(backends::Backend& backend, const std::vector<PlanCall>& calls, bool write,
                         Stager* stager, OnThrow on_throw) {
-  Execution out;
+  PlanExecutor executor(backend, write, {.stager = stager, .on_throw = on_throw});
   for (const PlanCall& call : calls) {
-    Moved moved;
-    try {
-      moved = move_plan(backend, call, write, stager);
-    } catch (const std::exception& e) {
-      if (on_throw == OnThrow::propagate) throw;
-      out.error = named(call.who, e.what());
-      break;
-    }
-    add_outcome(out, moved.io);
-    out.copy_seconds += moved.copy_seconds;
-    out.seconds.push_back(moved.seconds);
-    if (!moved.io.ok()) {
-      out.error = named(call.who, *moved.io.error);
-      break;
-    }
+    if (!executor.call(call)) break;
   }
-  return out;
+  return executor.finish();
 }
 
 }  // namespace ckpt::harness

@@ -1,10 +1,10 @@
 #pragma once
 
 // The one executor: a process's plans moved between memory and storage through the backend
-// contract, one Backend::write or Backend::read per call. The timed transfers of the write and
-// restore phases and of the engines' synchronous checkpoints (timed_transfer) and the engines'
-// flush of a whole host pool (write_whole) all run it; the loader's read strategies run its
-// streamed form (StreamedReads).
+// contract, call by call. The timed transfers of the write and restore phases and of the engines'
+// synchronous checkpoints (timed_transfer) and the engines' flush of a whole host pool
+// (write_whole) run it one Backend::write or Backend::read a call; the loader's read strategies
+// run it with their files kept open across the parts of each (Opening::kept_open).
 
 #include <cstdint>
 #include <map>
@@ -30,7 +30,9 @@ struct PlanCall {
 
 // What the calls made gave, summed over them.
 struct Execution {
-  std::vector<double> seconds;  // per call made: the call, staging copies included
+  // Per call made: the call, staging copies included (Opening::kept_open: per run of calls
+  // through the same open files: open, transfers, sync, close).
+  std::vector<double> seconds;
   std::uint64_t bytes = 0;
   backends::PhaseTimes phases;
   std::map<std::string, std::uint64_t> counters;
@@ -44,36 +46,66 @@ struct Execution {
 // to the caller, or becomes that call's error (a flush thread reports it and goes on living).
 enum class OnThrow { propagate, record };
 
-// Makes `calls` in order through `backend` (through `stager`, when given, for device memory the
-// backend cannot address) and stops after the first that fails. `write`: Backend::write, else
-// Backend::read.
+// Makes `calls` in order through `backend`, one Backend::write or Backend::read a call (through
+// `stager`, when given, for device memory the backend cannot address), and stops after the first
+// that fails. `write`: Backend::write, else Backend::read.
 Execution execute_plans(backends::Backend& backend, const std::vector<PlanCall>& calls, bool write,
                         Stager* stager = nullptr, OnThrow on_throw = OnThrow::propagate);
 
-// The executor's streamed form, for callers that read files in parts into memory they fill piece
-// by piece or reuse (the loader's read strategies: a run of ranges straight into place, a chunk
-// into a pool slot, a piece into a bounce buffer): one Backend::Stream per file, kept open while
-// consecutive parts are of that file, its outcome summed as execute_plans sums its calls. Used by
-// one thread; the backend must outlive it.
-class StreamedReads {
+// When the executor opens and closes the files of its calls.
+enum class Opening {
+  // Each call is one Backend::write or Backend::read: it opens, moves, syncs and closes its files.
+  per_call,
+  // Streamed (Backend::begin, through a PartStream): a call naming the files of the call before
+  // it (the same paths in the same order) moves its bytes through the files that call opened; a
+  // call naming others closes those (sync, close) and opens its own; finish() closes the last.
+  // What a reader of files in parts does (the loader's read strategies: a run of ranges into
+  // place, a chunk into a pool slot, a piece into a bounce buffer): one open a file, not one a
+  // part. Collective backends cannot stream (Backend::begin throws std::invalid_argument).
+  kept_open,
+};
+
+struct ExecutorOptions {
+  // Device memory the backend cannot address goes through it; per_call only.
+  Stager* stager = nullptr;
+  OnThrow on_throw = OnThrow::propagate;
+  Opening opening = Opening::per_call;
+};
+
+// The one executor: calls made one at a time, as the caller has them ready (a reader thread with
+// a pool slot free, a flush thread with a chunk copied), their outcomes summed. execute_plans is
+// it over a list of calls. Used by one thread; the backend and the stager must outlive it.
+class PlanExecutor {
  public:
-  // `who` prefixes every error, as PlanCall::who does ("load": "load: posix: read ...").
-  StreamedReads(backends::Backend& backend, std::string who)
-      : backend_(backend), who_(std::move(who)) {}
-  // Reads `part`'s extents (memory offsets relative to `memory`, host-addressable). Throws
-  // std::runtime_error with the backend's error (operation, path, offset, errno text).
-  void read(const backends::FilePlan& part, backends::MemoryView memory);
-  // Closes the open file. Throws std::runtime_error as read() does.
-  void finish();
-  // What the files read so far gave (bytes, phases, counters, notes), summed over them.
+  // Throws std::invalid_argument for a stager with Opening::kept_open.
+  PlanExecutor(backends::Backend& backend, bool write, const ExecutorOptions& options);
+  PlanExecutor(const PlanExecutor&) = delete;
+  PlanExecutor& operator=(const PlanExecutor&) = delete;
+  ~PlanExecutor();
+
+  // Makes `call` unless one has failed; returns whether every call so far succeeded (kept_open
+  // closes the files of a failed transfer at once, so its error is known here). Throws what
+  // the backend throws for a plan it refuses, with OnThrow::propagate.
+  bool call(const PlanCall& call);
+  // Closes the files kept open and hands over what every call gave (done() is empty after).
+  // Call once, after the last call.
+  Execution finish();
+  // What the calls gave so far; `error` names the call that failed ("<who>: <error>").
   const Execution& done() const { return done_; }
 
  private:
+  void call_once(const PlanCall& call);
+  void call_streamed(const PlanCall& call);
+  void close_stream();
+
   backends::Backend& backend_;
-  std::string who_;
-  std::string path_;
-  std::unique_ptr<backends::Backend::Stream> stream_;
+  bool write_;
+  ExecutorOptions options_;
   Execution done_;
+  // kept_open: the open files (their plan without ranges) and the stream through them.
+  std::unique_ptr<backends::IoPlan> open_;
+  std::unique_ptr<PartStream> stream_;
+  std::string who_;  // of the last call through the stream
 };
 
 // `more` merged into `sum` (a copy of it when `sum` is empty).

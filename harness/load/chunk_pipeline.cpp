@@ -15,7 +15,6 @@
 
 #include "harness/common/bounded_slots.hpp"
 #include "harness/common/elapsed.hpp"
-#include "harness/exec/execute_plans.hpp"
 #include "harness/load/chunk_packing.hpp"
 #include "harness/load/load_storage.hpp"
 
@@ -25,6 +24,16 @@ void load_io_error(std::string_view operation, const std::string& path, std::uin
                    int error) {
   throw std::runtime_error(
       fmt::format("load: {} {} at offset {}: {}", operation, path, offset, std::strerror(error)));
+}
+
+void read_part(PlanExecutor& reader, const backends::IoPlan& part, backends::MemoryView memory) {
+  if (!reader.call({&part, memory, 0, "load"})) throw std::runtime_error(reader.done().error);
+}
+
+std::map<std::string, std::uint64_t> finish_reads(PlanExecutor& reader) {
+  Execution done = reader.finish();
+  if (!done.error.empty()) throw std::runtime_error(done.error);
+  return std::move(done.counters);
 }
 
 namespace {
@@ -47,8 +56,10 @@ struct ReaderContext {
 };
 
 // A chunk's reads as one part of its file, into its slot (memory offsets within the slot).
-backends::FilePlan chunk_part(const ReaderContext& ctx, const PackedChunk& c) {
-  backends::FilePlan part{.path = ctx.ranges.files[c.file]};
+backends::IoPlan chunk_part(const ReaderContext& ctx, const PackedChunk& c) {
+  backends::IoPlan plan;
+  plan.files.push_back({.path = ctx.ranges.files[c.file]});
+  backends::FilePlan& part = plan.files.back();
   for (std::size_t r = c.first_read; r < c.first_read + c.read_count; ++r) {
     const ChunkRead& read = ctx.plan.reads[r];
     part.extents.push_back({read.file_offset, read.slot_offset, read.length});
@@ -59,15 +70,15 @@ backends::FilePlan chunk_part(const ReaderContext& ctx, const PackedChunk& c) {
     }
     if (read.file_offset + read.length > size) part.data_end = size;
   }
-  return part;
+  return plan;
 }
 
 // One reader thread: takes the next chunk, waits for a free slot, reads the chunk into it through
 // its backend (under O_DIRECT whole blocks, the file's end reading short) and hands it to the
-// copier.
+// copier. Consecutive chunks it takes of one file are read through one open of it.
 void read_chunks(const ReaderContext& ctx, backends::Backend& backend,
                  std::map<std::string, std::uint64_t>& counters) {
-  StreamedReads reader(backend, "load");
+  PlanExecutor reader(backend, false, kFileReader);
   try {
     for (std::size_t w = ctx.next.fetch_add(1); w < ctx.plan.chunks.size();
          w = ctx.next.fetch_add(1)) {
@@ -75,14 +86,13 @@ void read_chunks(const ReaderContext& ctx, backends::Backend& backend,
       if (!slot) return;
       const backends::MemoryView memory{ctx.pool + static_cast<std::uint64_t>(*slot) * ctx.stride,
                                         ctx.stride, ctx.kind};
-      reader.read(chunk_part(ctx, ctx.plan.chunks[w]), memory);
+      read_part(reader, chunk_part(ctx, ctx.plan.chunks[w]), memory);
       ctx.slots.fill(*slot, w);
     }
-    reader.finish();
+    counters = finish_reads(reader);
   } catch (const std::exception& e) {
     ctx.slots.fail(e.what());
   }
-  counters = reader.done().counters;
 }
 
 // Each file's size, for O_DIRECT reads whose last block may reach past it.

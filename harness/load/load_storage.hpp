@@ -3,8 +3,9 @@
 // Where the weight loader's bytes come from: a backend of the registry (backends::make_backend), so
 // that `--phase load` and `ckptbench load` measure whatever storage backend.name (--backend) names.
 // The load methods are read strategies over the one contract: pipelined and read move their byte
-// ranges through the executor's streamed reads (StreamedReads), file by file; mmap maps each file
-// through Backend::map, which file backends declare (Capabilities::mmap).
+// ranges through the one executor (PlanExecutor), each file kept open across the parts read from
+// it (Opening::kept_open); mmap maps each file through Backend::map, which file backends declare
+// (Capabilities::mmap).
 
 #include <cstdint>
 #include <map>

@@ -13,7 +13,6 @@
 #include <utility>
 
 #include "harness/common/elapsed.hpp"
-#include "harness/exec/execute_plans.hpp"
 #include "harness/load/chunk_pipeline.hpp"
 #include "harness/load/load_storage.hpp"
 
@@ -26,9 +25,11 @@ std::uint64_t align_up(std::uint64_t v, std::uint64_t a) {
   return (v + a - 1) / a * a;
 }
 
-// One part of a file: `extent` of `path`.
-backends::FilePlan file_part(const std::string& path, const backends::Extent& extent) {
-  return {.path = path, .extents = {extent}};
+// One part of a file: `extents` of `path`.
+backends::IoPlan file_part(const std::string& path, std::vector<backends::Extent> extents) {
+  backends::IoPlan part;
+  part.files.push_back({.path = path, .extents = std::move(extents)});
+  return part;
 }
 
 // Host destinations take each run of ranges of one file in one transfer, straight into place;
@@ -36,32 +37,31 @@ backends::FilePlan file_part(const std::string& path, const backends::Extent& ex
 // follow each other (a plan groups them by file): the reader keeps the file open across them.
 void load_by_read(const FileRanges& plan, Buffer& destination, const Buffer* bounce,
                   backends::Backend& backend, LoadTiming& timing) {
-  StreamedReads reader(backend, "load");
+  PlanExecutor reader(backend, false, kFileReader);
   const std::vector<ByteRange>& ranges = plan.ranges;
   for (std::size_t i = 0; i < ranges.size();) {
     const ByteRange& f = ranges[i];
     const std::string& path = plan.files[f.file];
     if (bounce == nullptr) {
-      backends::FilePlan run{.path = path};
+      std::vector<backends::Extent> run;
       for (; i < ranges.size() && ranges[i].file == f.file; ++i) {
-        if (ranges[i].length > 0) run.extents.push_back(ranges[i].extent());
+        if (ranges[i].length > 0) run.push_back(ranges[i].extent());
       }
-      timing.reads += run.extents.size();
-      if (!run.extents.empty()) reader.read(run, destination.view());
+      timing.reads += run.size();
+      if (!run.empty()) read_part(reader, file_part(path, std::move(run)), destination.view());
       continue;
     }
     for (std::uint64_t at = 0; at < f.length; at += bounce->size()) {
       const std::uint64_t length = std::min(bounce->size(), f.length - at);
       ++timing.reads;
-      reader.read(file_part(path, {f.file_offset + at, 0, length}), bounce->view());
+      read_part(reader, file_part(path, {{f.file_offset + at, 0, length}}), bounce->view());
       const auto copy_start = Clock::now();
       destination.copy_from_host(f.memory_offset + at, {bounce->view().data, length});
       timing.copy_seconds += seconds_since(copy_start);
     }
     ++i;
   }
-  reader.finish();
-  timing.counters = reader.done().counters;
+  timing.counters = finish_reads(reader);
 }
 
 // Each file mapped once by the backend for the ranges that follow each other in it; the pages

@@ -51,21 +51,6 @@ std::uint64_t element_boundary(const backends::IoPlan& plan, const std::vector<I
   return end;
 }
 
-// The plan's files without extents or dataset pieces.
-backends::IoPlan empty_like(const backends::IoPlan& plan) {
-  backends::IoPlan part;
-  part.attributes = plan.attributes;
-  for (const backends::FilePlan& f : plan.files) {
-    backends::FilePlan copy;
-    copy.path = f.path;
-    copy.file_size = f.file_size;
-    copy.reserve_offset = f.reserve_offset;
-    copy.shared = f.shared;
-    part.files.push_back(std::move(copy));
-  }
-  return part;
-}
-
 // The part's entry for plan file `index` (parts list files in plan order).
 StagedPart::File& file_of(StagedPart& part, std::size_t index) {
   auto it = std::lower_bound(part.files.begin(), part.files.end(), index,
@@ -116,7 +101,7 @@ void add_datasets(const backends::IoPlan& plan, const std::vector<Item>& items, 
   }
 }
 
-// Puts the part's extents and pieces into `scratch` (empty_like the plan) and takes them out
+// Puts the part's extents and pieces into `scratch` (the plan without_ranges) and takes them out
 // again: a chunk costs its own extents, not the plan's file count.
 class PartView {
  public:
@@ -142,6 +127,20 @@ class PartView {
 };
 
 }  // namespace
+
+backends::IoPlan without_ranges(const backends::IoPlan& plan) {
+  backends::IoPlan part;
+  part.attributes = plan.attributes;
+  for (const backends::FilePlan& f : plan.files) {
+    backends::FilePlan copy;
+    copy.path = f.path;
+    copy.file_size = f.file_size;
+    copy.reserve_offset = f.reserve_offset;
+    copy.shared = f.shared;
+    part.files.push_back(std::move(copy));
+  }
+  return part;
+}
 
 std::vector<StagedPart> split_plan(const backends::IoPlan& plan, std::uint64_t chunk_bytes) {
   if (chunk_bytes < 8) throw std::invalid_argument("staging chunks must hold at least 8 bytes");
@@ -170,12 +169,13 @@ std::vector<StagedPart> split_plan(const backends::IoPlan& plan, std::uint64_t c
 }
 
 backends::IoPlan part_plan(const backends::IoPlan& plan, const StagedPart& part) {
-  backends::IoPlan scratch = empty_like(plan);
+  backends::IoPlan scratch = without_ranges(plan);
   const PartView view(scratch, part);
   return view.plan();  // copied before the view empties the scratch
 }
 
-PartStream::PartStream(const backends::IoPlan& plan) : plan_(plan), scratch_(empty_like(plan)) {}
+PartStream::PartStream(const backends::IoPlan& plan)
+    : plan_(plan), scratch_(without_ranges(plan)) {}
 
 void PartStream::begin(backends::Backend& backend, bool write) {
   stream_ = backend.begin(plan_, write);
@@ -184,6 +184,10 @@ void PartStream::begin(backends::Backend& backend, bool write) {
 void PartStream::transfer(const StagedPart& part, backends::MemoryView memory) {
   const PartView view(scratch_, part);
   stream_->transfer(view.plan(), memory);
+}
+
+void PartStream::transfer(const backends::IoPlan& part, backends::MemoryView memory) {
+  stream_->transfer(part, memory);
 }
 
 backends::IoOutcome PartStream::finish() {

@@ -43,10 +43,14 @@ std::vector<StagedPart> split_plan(const backends::IoPlan& plan, std::uint64_t c
 // part's extents and dataset pieces (none for the files it does not touch).
 backends::IoPlan part_plan(const backends::IoPlan& plan, const StagedPart& part);
 
-// One plan streamed part by part through Backend::begin: what the Stager's pipeline and the
-// engines' ring flush both run. Each part's extents and dataset pieces go through one scratch
-// copy of the plan's files, so a part costs its own extents, not the plan's file count. Used by
-// one thread.
+// The plan's files (paths, sizes, reservations, sharing) without extents or dataset pieces.
+backends::IoPlan without_ranges(const backends::IoPlan& plan);
+
+// One plan streamed part by part through Backend::begin, its files opened once: the one streamed
+// transfer. The Stager's pipeline and the engines' ring flush run it, and so do the executor's
+// calls that keep their files open (the loader's read strategies). Each StagedPart's extents and
+// dataset pieces go through one scratch copy of the plan's files, so a part costs its own extents,
+// not the plan's file count. Used by one thread.
 class PartStream {
  public:
   // Copies the plan's files (before any clock starts); `plan` must outlive the stream.
@@ -59,6 +63,9 @@ class PartStream {
   // Moves `part` (one of split_plan(plan)) between the backend and `memory`, which holds the
   // part's bytes from its offset 0. Precondition: started().
   void transfer(const StagedPart& part, backends::MemoryView memory);
+  // Moves `part`: the plan's files in the plan's order, each with some of its extents, memory
+  // offsets relative to `memory` (Backend::Stream::transfer). Precondition: started().
+  void transfer(const backends::IoPlan& part, backends::MemoryView memory);
   // Syncs and closes as Stream::finish does. Precondition: started().
   backends::IoOutcome finish();
 

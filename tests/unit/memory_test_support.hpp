@@ -113,4 +113,44 @@ inline void move_extents(std::map<std::string, std::vector<std::byte>>& files,
   }
 }
 
+// Stores files in memory (move_extents) and logs each call ("open", "transfer", "sync",
+// "close"); counts each file's opens and records each extent it moves ("<file offset>+<length>"),
+// by path, so that tests can hold a transfer to exactly the I/O it issues. Optionally collective.
+class MemoryBackend final : public backends::Backend {
+ public:
+  MemoryBackend(std::vector<std::string>& log, bool collective)
+      : log_(log), collective_(collective) {}
+  std::string_view name() const override { return "memory"; }
+  backends::Capabilities capabilities() const override {
+    backends::Capabilities c;
+    c.collective = collective_;
+    return c;
+  }
+  std::map<std::string, std::vector<std::byte>> files;
+  std::map<std::string, int> opens;
+  std::map<std::string, std::vector<std::string>> moved;
+
+ protected:
+  std::unique_ptr<OpenFiles> open(const backends::IoPlan& plan, Direction /*d*/) override {
+    log_.push_back("open");
+    for (const backends::FilePlan& f : plan.files) ++opens[f.path];
+    return std::make_unique<OpenFiles>();
+  }
+  void transfer(OpenFiles& /*f*/, const backends::IoPlan& plan, backends::MemoryView memory,
+                Direction d) override {
+    log_.push_back("transfer");
+    for (const backends::FilePlan& f : plan.files) {
+      for (const backends::Extent& e : f.extents)
+        moved[f.path].push_back(std::to_string(e.file_offset) + "+" + std::to_string(e.length));
+    }
+    move_extents(files, plan, memory, d == Direction::write);
+  }
+  void sync(OpenFiles& /*f*/, Direction /*d*/) override { log_.push_back("sync"); }
+  void close(OpenFiles& /*f*/) override { log_.push_back("close"); }
+
+ private:
+  std::vector<std::string>& log_;
+  bool collective_;
+};
+
 }  // namespace ckpt::harness::memory_test

@@ -1,16 +1,19 @@
 // The one executor: the calls in order through a real backend (posix on a temp directory), the
 // first failure ends them and names whose bytes they were, a call that throws goes through or
-// becomes its error.
+// becomes its error; kept open, a run of calls of the same files opens them once.
 #include "harness/exec/execute_plans.hpp"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "backends/registry.hpp"
+#include "tests/unit/memory_test_support.hpp"
 #include "tests/unit/temp_dir.hpp"
 
 namespace ckpt::harness {
@@ -89,6 +92,61 @@ TEST(ExecutePlans, ACallThatThrowsGoesThroughOrBecomesItsError) {
   EXPECT_EQ(recorded.error.rfind("rank 9: ", 0), 0u) << recorded.error;
   EXPECT_TRUE(recorded.seconds.empty());
   EXPECT_EQ(recorded.bytes, 0u);
+}
+
+// Calls of files a, a, b, a: kept open, each run of calls of the same files opens them once and
+// closes them once (three opens, four transfers); per call, every call opens its files.
+TEST(PlanExecutor, KeptOpenOpensEachRunOfCallsOfTheSameFilesOnce) {
+  std::vector<std::byte> memory = counting_bytes(16384);
+  const backends::MemoryView view{memory.data(), memory.size(), backends::MemoryKind::host};
+  const auto at = [](const char* file, std::uint64_t offset) {  // file offset = memory offset
+    backends::IoPlan plan;
+    plan.files.push_back({.path = file, .extents = {{offset, offset, 4096}}});
+    return plan;
+  };
+  const std::vector<backends::IoPlan> plans{at("a", 0), at("a", 4096), at("b", 8192),
+                                            at("a", 12288)};
+  for (const Opening opening : {Opening::kept_open, Opening::per_call}) {
+    std::vector<std::string> log;
+    memory_test::MemoryBackend backend(log, false);
+    PlanExecutor executor(backend, true, {.opening = opening});
+    for (const backends::IoPlan& plan : plans) EXPECT_TRUE(executor.call({&plan, view, 0, "r"}));
+    const Execution done = executor.finish();
+    EXPECT_EQ(done.error, "");
+    EXPECT_EQ(done.bytes, 16384u);
+    const bool kept = opening == Opening::kept_open;
+    EXPECT_EQ(backend.opens, (std::map<std::string, int>{{"a", kept ? 2 : 3}, {"b", 1}}));
+    EXPECT_EQ(done.seconds.size(), kept ? 3u : 4u);
+    EXPECT_EQ(std::count(log.begin(), log.end(), "transfer"), 4);
+    EXPECT_EQ(std::count(log.begin(), log.end(), "close"), kept ? 3 : 4);
+    ASSERT_EQ(backend.files["a"].size(), 16384u);
+    EXPECT_TRUE(std::equal(memory.begin(), memory.begin() + 8192, backend.files["a"].begin()));
+    EXPECT_TRUE(
+        std::equal(memory.begin() + 12288, memory.end(), backend.files["a"].begin() + 12288));
+  }
+}
+
+// A kept-open read of a missing file fails at that call, names whose bytes they were, closes what
+// was open, and makes no further call.
+TEST(PlanExecutor, KeptOpenStopsAtTheFirstFailedCall) {
+  const test_support::TempDir dir;
+  const auto posix = backends::make_backend("posix", {});
+  std::vector<std::byte> memory = counting_bytes(8192);
+  const backends::MemoryView view{memory.data(), memory.size(), backends::MemoryKind::host};
+  const std::vector<backends::IoPlan> plans{plan_of(dir.path() / "a.bin", 0, 4096),
+                                            plan_of(dir.path() / "gone.bin", 0, 4096),
+                                            plan_of(dir.path() / "a.bin", 4096, 4096)};
+  ASSERT_EQ(execute_plans(*posix, {{&plans[0], view, 0, ""}}, true).error, "");
+  PlanExecutor reader(*posix, false, {.opening = Opening::kept_open});
+  EXPECT_TRUE(reader.call({&plans[0], view, 0, "load"}));
+  EXPECT_FALSE(reader.call({&plans[1], view, 0, "load"}));
+  EXPECT_EQ(reader.done().error.rfind("load: posix: open for reading ", 0), 0u)
+      << reader.done().error;
+  EXPECT_NE(reader.done().error.find("gone.bin"), std::string::npos) << reader.done().error;
+  EXPECT_FALSE(reader.call({&plans[2], view, 0, "load"}));
+  const Execution done = reader.finish();
+  EXPECT_EQ(done.bytes, 4096u);
+  EXPECT_EQ(done.seconds.size(), 2u) << "a.bin's run, then gone.bin's failed open";
 }
 
 }  // namespace

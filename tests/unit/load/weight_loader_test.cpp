@@ -1,7 +1,8 @@
 // The weight loaders: every method puts every byte of every file in place (the pipelined one
 // through a pool far smaller than the files, with several reader threads: run under TSan by
 // ci/sanitizers.sh, whose filter matches *Worker*), the pipelined one packs small ranges into
-// shared chunks with the reads counted exactly, and bad settings are refused by name.
+// shared chunks with the reads counted exactly, one reader opens each file once and issues exactly
+// the packed reads, and bad settings are refused by name.
 #include "harness/load/weight_loader.hpp"
 
 #include <fcntl.h>
@@ -11,11 +12,15 @@
 
 #include <array>
 #include <cstring>
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "harness/load/chunk_packing.hpp"
+#include "harness/load/chunk_pipeline.hpp"
 #include "harness/memory/host_space.hpp"
+#include "tests/unit/memory_test_support.hpp"
 #include "tests/unit/temp_dir.hpp"
 
 namespace ckpt::harness {
@@ -349,6 +354,50 @@ TEST_F(LoadWorkers, RefusesBadSettingsAndNamesAMissingFile) {
                 std::string::npos)
           << e.what();
     }
+  }
+}
+
+// The pipelined method's exact I/O through one reader: each file opened once however many chunks
+// it takes, one read a packed read (ranges adjacent in the file share one), each at its offset and
+// length, and every byte in place. File "a" takes three 8 KiB chunks; "b" one chunk of two reads;
+// "c" one read of its two adjacent ranges.
+TEST(PipelinedReads, OneOpenAFileAndOneReadAPackedReadExactly) {
+  std::vector<std::string> log;
+  auto memory = std::make_unique<memory_test::MemoryBackend>(log, false);
+  memory_test::MemoryBackend& backend = *memory;
+  std::vector<std::unique_ptr<backends::Backend>> readers;
+  readers.push_back(std::move(memory));
+  const std::map<std::string, int> sizes{{"a", 20000}, {"b", 1100}, {"c", 20}};
+  for (const auto& [name, size] : sizes) {
+    for (int i = 0; i < size; ++i)
+      backend.files[name].push_back(static_cast<std::byte>((i * 7 + name[0]) % 251));
+  }
+  // file, file offset, destination offset, length
+  const FileRanges ranges{.files = {"a", "b", "c"},
+                          .ranges = {{0, 0, 0, 20000},
+                                     {1, 0, 20480, 100},
+                                     {1, 1000, 24576, 100},
+                                     {2, 0, 28672, 10},
+                                     {2, 10, 28682, 10}}};
+  const LoadSettings settings{.threads = 1, .chunk_bytes = 8192, .pool_bytes = 16384};
+  const std::unique_ptr<MemorySpace> host = make_host_space();
+  const std::unique_ptr<Buffer> pool = make_chunk_pool(ranges, settings, *host);
+  const std::unique_ptr<Buffer> destination = host->allocate(destination_bytes(ranges));
+  LoadTiming timing;
+  load_pipelined(ranges, *destination, settings, *pool, readers, timing);
+
+  EXPECT_EQ(backend.opens, (std::map<std::string, int>{{"a", 1}, {"b", 1}, {"c", 1}}));
+  EXPECT_EQ(backend.moved, (std::map<std::string, std::vector<std::string>>{
+                               {"a", {"0+8192", "8192+8192", "16384+3616"}},
+                               {"b", {"0+100", "1000+100"}},
+                               {"c", {"0+20"}}}));
+  EXPECT_EQ(timing.reads, 6u);
+  EXPECT_EQ(timing.pool_chunks, 2);
+  for (const ByteRange& r : ranges.ranges) {
+    EXPECT_EQ(std::memcmp(destination->view().data + r.memory_offset,
+                          backend.files[ranges.files[r.file]].data() + r.file_offset, r.length),
+              0)
+        << ranges.files[r.file] << " at " << r.file_offset;
   }
 }
 

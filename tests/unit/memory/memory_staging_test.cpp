@@ -25,37 +25,7 @@ using backends::Extent;
 using backends::FilePlan;
 using backends::IoPlan;
 using memory_test::HostCopier;
-
-// Stores files in memory and logs each transfer's first memory offset; optionally collective.
-class MemoryBackend final : public backends::Backend {
- public:
-  MemoryBackend(std::vector<std::string>& log, bool collective)
-      : log_(log), collective_(collective) {}
-  std::string_view name() const override { return "memory"; }
-  backends::Capabilities capabilities() const override {
-    backends::Capabilities c;
-    c.collective = collective_;
-    return c;
-  }
-  std::map<std::string, std::vector<std::byte>> files;
-
- protected:
-  std::unique_ptr<OpenFiles> open(const IoPlan& /*plan*/, Direction /*d*/) override {
-    log_.push_back("open");
-    return std::make_unique<OpenFiles>();
-  }
-  void transfer(OpenFiles& /*f*/, const IoPlan& plan, backends::MemoryView memory,
-                Direction d) override {
-    log_.push_back("transfer");
-    memory_test::move_extents(files, plan, memory, d == Direction::write);
-  }
-  void sync(OpenFiles& /*f*/, Direction /*d*/) override { log_.push_back("sync"); }
-  void close(OpenFiles& /*f*/) override { log_.push_back("close"); }
-
- private:
-  std::vector<std::string>& log_;
-  bool collective_;
-};
+using memory_test::MemoryBackend;
 
 // Three files; extents out of memory order across files, gaps in memory ([10003, 12000) and
 // [17000, 20000)), a partial word, one extent spanning many chunks. Memory bytes [0, 75003).
