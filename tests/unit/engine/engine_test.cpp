@@ -167,8 +167,11 @@ TEST(EngineStall, SyncStallIsTheWholeSlowWrite) {
   for (const CheckpointRecord& r : s.checkpoints) {
     EXPECT_TRUE(r.committed);
     EXPECT_GE(r.stall_seconds, 0.3);
-    EXPECT_LT(r.stall_seconds, 0.45);
-    EXPECT_NEAR(r.time_to_durable_seconds, r.stall_seconds, 0.01);
+    // The loop goes on only after the write and the commit (orderings, not durations: the
+    // sanitizer builds run slowly and unevenly).
+    EXPECT_GE(r.times.flush.start, r.times.due);
+    EXPECT_LE(r.times.commit.end, r.times.resumed);
+    EXPECT_LE(r.time_to_durable_seconds, r.stall_seconds);
   }
   EXPECT_EQ(s.pool_high_water_bytes, 0u);
   EXPECT_EQ(rig.committed.size(), 2u);
@@ -176,10 +179,11 @@ TEST(EngineStall, SyncStallIsTheWholeSlowWrite) {
 }
 
 // async: the stall is the snapshot copy (2 MiB memcpy, no write); lazy: not even that (the
-// copy runs during 0.4 s of compute). Either way durable waits for the 0.3 s flush.
+// copy runs during 0.4 s of compute). Either way durable waits for the 0.3 s flush. Held by
+// the order of the recorded times, not by bounds on the stall, which a loaded machine or a
+// sanitizer build stretches.
 TEST(EngineStall, BackgroundEnginesStallLittleAndDurableWaitsForTheFlush) {
-  for (const auto& [kind, max_stall] :
-       {std::pair{EngineKind::async, 0.05}, std::pair{EngineKind::lazy, 0.02}}) {
+  for (const EngineKind kind : {EngineKind::async, EngineKind::lazy}) {
     SCOPED_TRACE(std::string(engine_name(kind)));
     Rig rig(0.15);
     const TrainingSummary s = rig.run(training(6, 0.5, 3), {.kind = kind});
@@ -187,10 +191,13 @@ TEST(EngineStall, BackgroundEnginesStallLittleAndDurableWaitsForTheFlush) {
     ASSERT_EQ(s.checkpoints.size(), 2u);
     for (const CheckpointRecord& r : s.checkpoints) {
       EXPECT_TRUE(r.committed);
-      EXPECT_LT(r.stall_seconds, max_stall);
+      EXPECT_LT(r.times.resumed, r.times.flush.end) << "the loop went on before the writes ended";
+      EXPECT_LE(r.times.snapshot.end, r.times.flush.start) << "the writes read the snapshot";
       EXPECT_GT(r.snapshot_seconds, 0);
       if (kind == EngineKind::async) {
         EXPECT_LE(r.snapshot_seconds, r.stall_seconds);
+        EXPECT_LE(r.times.due, r.times.snapshot.start);
+        EXPECT_LE(r.times.snapshot.end, r.times.resumed);
       }
       EXPECT_EQ(r.backpressure_seconds, 0) << "every flush ends within the next 3 iterations";
       EXPECT_GE(r.time_to_durable_seconds, 0.3);
