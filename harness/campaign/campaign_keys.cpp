@@ -445,9 +445,10 @@ std::vector<KeySpec> tier_keys() {
               "tier); K = 1: every one",
               1, 1, kIntMax),
       rank_list_key("tiers", "lost_nodes",
-                    "engine.name = \"tiered\": after the loop these nodes' processes and local "
-                    "tiers are lost and every rank recovers from the nearest tier holding its "
-                    "part (own node, a peer's, the backend); empty: the usual restore"),
+                    "engine.name = \"tiered\": after the loop (or in a --phase restore job) "
+                    "these nodes' processes and local tiers are lost and every rank recovers "
+                    "from the nearest tier holding its part (own node, a peer's, the backend); "
+                    "empty: the usual restore"),
   };
 }
 
