@@ -480,6 +480,12 @@ std::vector<KeySpec> read_keys() {
                  "whole_items: every stored piece an overlap touches read whole, as DCP's reader "
                  "(bytes read exceed bytes needed)",
                  "exact", {"exact", "whole_items"}),
+      choice_key("restore", "replicas",
+                 "the same-layout restore under DP: written: each rank reads what it wrote; "
+                 "read: each DP replica also reads the state it holds replicated (from DP rank "
+                 "0's files), every rank its own copy; cooperative: each stored piece read once "
+                 "by one process holding it, sent to the others over MPI (--phase restore)",
+                 "written", {"written", "read", "cooperative"}),
       size_key(
           "restore", "gap_bytes",
           "exact reads: pieces one new shard needs from one stored piece at most this many bytes "

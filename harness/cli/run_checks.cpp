@@ -171,6 +171,12 @@ CaseCheck check_case(const Case& c, PhaseSelection phase, int processes, const M
     if (c.keep || phase == PhaseSelection::checkpoint)
       note(lock_problem(c));  // another keeping run on this case
   }
+  if (c.restore.replicas != ReplicaRead::written && phase == PhaseSelection::both) {
+    note(
+        fmt::format("restore.replicas = \"{}\" reads a kept checkpoint back: write it with --phase "
+                    "checkpoint, then restore it with --phase restore",
+                    replica_read_name(c.restore.replicas)));
+  }
   if (c.restore.reshard && phase != PhaseSelection::restore && phase != PhaseSelection::load) {
     note(
         "restore.*: a restore into another layout reads a checkpoint written by an earlier run; "
