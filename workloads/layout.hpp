@@ -67,6 +67,8 @@ class Layout {
   const PipelineSplit& pipeline() const { return pipeline_; }
 
   RankCoord coord(std::int64_t rank) const;
+  // Whether every DP replica holds all of `kind` (DP rank 0 alone writes it), not a ZeRO part.
+  bool replicated_across_dp(StateKind kind) const { return !partitioned(kind); }
 
   // The shards `rank` writes, in O(shards of that rank).
   std::vector<Shard> shards(std::int64_t rank) const;

@@ -63,6 +63,8 @@ constexpr std::array kMpiIoChoices{MpiIoChoice::library_default, MpiIoChoice::ro
 constexpr std::array kSelects{RankSelect::all, RankSelect::list, RankSelect::node};
 constexpr std::array kSyncs{SyncPolicy::none, SyncPolicy::fsync, SyncPolicy::fdatasync};
 constexpr std::array kScopes{StateScope::weights, StateScope::full};
+constexpr std::array kReplicaReads{ReplicaRead::written, ReplicaRead::read,
+                                   ReplicaRead::cooperative};
 constexpr std::array kNamings{Naming::megatron, Naming::hf};
 constexpr std::array kSizings{workloads::Sizing::exact, workloads::Sizing::dlio};
 
@@ -170,6 +172,7 @@ RestoreSpec restore_of(const CaseValues& v, const Case& c) {
   }
   r.read = v.text("restore.read") == "whole_items" ? ReshardRead::whole_items : ReshardRead::exact;
   r.gap_bytes = static_cast<std::uint64_t>(v.integer("restore.gap_bytes"));
+  r.replicas = enum_named(v.text("restore.replicas"), kReplicaReads, replica_read_name);
   const workloads::ParallelSpec& p = c.parallel;
   const workloads::ParallelSpec& q = r.parallel;
   r.reshard = q.tp != p.tp || q.pp != p.pp || q.dp != p.dp || q.ep != p.ep ||
@@ -186,6 +189,35 @@ RestoreSpec restore_of(const CaseValues& v, const Case& c) {
   if (r.ranks.select == RankSelect::list) check_rank_list(r.ranks.list, q, v, table);
   if (r.ranks.select == RankSelect::node) check_node(r.ranks, q, v, table);
   return r;
+}
+
+// restore.replicas gives the DP replicas of the writer's layout their copies of the replicated
+// state: what it cannot plan.
+void check_replicas(const Case& c, const CaseValues& v) {
+  if (c.restore.replicas == ReplicaRead::written) return;
+  const std::string is =
+      "restore.replicas = \"" + std::string(replica_read_name(c.restore.replicas)) + "\" ";
+  const auto refuse = [&](std::string_view key, const std::string& why) {
+    v.fail(key, is + why + ", or set restore.replicas = \"written\"");
+  };
+  if (c.restore.reshard)
+    refuse("restore.tp", "restores the writer's own layout: leave the restore.* layout keys unset");
+  if (c.parallel.ep > 1)
+    refuse("parallel.ep",
+           "plans replicas across all of DP, and expert tensors are replicated within an expert "
+           "group only: use parallel.ep = 1");
+  if (c.state.sizing == workloads::Sizing::dlio)
+    refuse("model.sizing", "shares tensors, which DLIO's sizing has none of: use \"exact\"");
+  if (c.compression.enabled())
+    refuse("strategy.compression", "reads raw pieces: set strategy.compression = \"none\"");
+  if (c.reuse_bytes > 0)
+    refuse("memory.reuse_bytes", "gives every replica its own copy: set memory.reuse_bytes = 0");
+  if (c.cache == CachePolicy::read_shift)
+    refuse("cache.policy", "reads each rank's own copies: use another cache.policy");
+  const bool host =
+      c.memory_space == MemorySpaceKind::host || c.memory_space == MemorySpaceKind::pinned;
+  if (c.restore.replicas == ReplicaRead::cooperative && !host)
+    refuse("memory.space", "sends pieces between host buffers: use \"host\" or \"pinned\"");
 }
 
 // [load]: the loader's settings and the inference layout (TP load.tp, or the checkpoint's; PP 1,
@@ -568,6 +600,8 @@ nlohmann::json CaseValues::config() const {
   if (config["mlperf"]["model"].is_null()) config.erase("mlperf");
   // Likewise [tiers], which only the tiered engine reads.
   if (config["engine"]["name"] != "tiered") config.erase("tiers");
+  // Likewise restore.replicas, until a case reads replicas.
+  if (config["restore"]["replicas"] == "written") config["restore"].erase("replicas");
   drop_unused_reduce_keys(config);
   return config;
 }
@@ -592,6 +626,7 @@ Case CaseBuilder::build(const CaseValues& values, std::int64_t index, const std:
   fill_training(c, values);
   check_reuse(c, values);
   fill_reduce(c, values);
+  check_replicas(c, values);
   c.mlperf = mlperf_of(values);
   c.config = values.config();
   c.config["strategy"]["alignment"] = c.alignment;  // the alignment in effect (settle_alignment)

@@ -445,9 +445,10 @@ std::vector<KeySpec> tier_keys() {
               "tier); K = 1: every one",
               1, 1, kIntMax),
       rank_list_key("tiers", "lost_nodes",
-                    "engine.name = \"tiered\": after the loop these nodes' processes and local "
-                    "tiers are lost and every rank recovers from the nearest tier holding its "
-                    "part (own node, a peer's, the backend); empty: the usual restore"),
+                    "engine.name = \"tiered\": after the loop (or in a --phase restore job) "
+                    "these nodes' processes and local tiers are lost and every rank recovers "
+                    "from the nearest tier holding its part (own node, a peer's, the backend); "
+                    "empty: the usual restore"),
   };
 }
 
@@ -479,6 +480,12 @@ std::vector<KeySpec> read_keys() {
                  "whole_items: every stored piece an overlap touches read whole, as DCP's reader "
                  "(bytes read exceed bytes needed)",
                  "exact", {"exact", "whole_items"}),
+      choice_key("restore", "replicas",
+                 "the same-layout restore under DP: written: each rank reads what it wrote; "
+                 "read: each DP replica also reads the state it holds replicated (from DP rank "
+                 "0's files), every rank its own copy; cooperative: each stored piece read once "
+                 "by one process holding it, sent to the others over MPI (--phase restore)",
+                 "written", {"written", "read", "cooperative"}),
       size_key(
           "restore", "gap_bytes",
           "exact reads: pieces one new shard needs from one stored piece at most this many bytes "

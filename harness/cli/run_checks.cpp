@@ -146,7 +146,10 @@ CaseCheck check_case(const Case& c, PhaseSelection phase, int processes, const M
   // An object store's checkpoints, lock and target are checked by the run's process 0 once its
   // store is open (before any data moves), and never by a dry run (no network).
   const bool on_files = !stores_objects(c);
-  const bool reads = phase == PhaseSelection::restore || phase == PhaseSelection::load;
+  // A tiered job's recovery may find its checkpoint in the local tiers alone (TierRestart).
+  const bool restarting = recovers_from_tiers(c, phase);
+  const bool reads =
+      (phase == PhaseSelection::restore || phase == PhaseSelection::load) && !restarting;
   if (on_files && reads) {
     const Case writer = phase == PhaseSelection::load ? load_source(c) : c;
     const auto problem = find_restorable_checkpoint(writer, dir, manifest);
@@ -161,10 +164,18 @@ CaseCheck check_case(const Case& c, PhaseSelection phase, int processes, const M
     if (read_checks) note(damage);
     have_manifest = !problem && !damage;
     note(lock_problem(c));  // a keeping run on this case, which may retire what would be restored
+  } else if (on_files && restarting) {
+    note(lock_problem(c));
   } else if (on_files) {
     note(target_problem(c));
     if (c.keep || phase == PhaseSelection::checkpoint)
       note(lock_problem(c));  // another keeping run on this case
+  }
+  if (c.restore.replicas != ReplicaRead::written && phase == PhaseSelection::both) {
+    note(
+        fmt::format("restore.replicas = \"{}\" reads a kept checkpoint back: write it with --phase "
+                    "checkpoint, then restore it with --phase restore",
+                    replica_read_name(c.restore.replicas)));
   }
   if (c.restore.reshard && phase != PhaseSelection::restore && phase != PhaseSelection::load) {
     note(
@@ -194,8 +205,8 @@ CaseCheck check_case(const Case& c, PhaseSelection phase, int processes, const M
   for (int p = 0; p < processes; ++p) {
     ProcessPlans plans;
     try {
-      plans = plan_process(layout, c, phase, selected, p, processes, dir,
-                           have_manifest ? &manifest : nullptr);
+      plans = plan_process(layout, c, restarting ? PhaseSelection::checkpoint : phase, selected, p,
+                           processes, dir, have_manifest ? &manifest : nullptr);
     } catch (const ReshardError& e) {
       note(e.what());
       break;
@@ -218,6 +229,8 @@ CaseCheck check_case(const Case& c, PhaseSelection phase, int processes, const M
   check.files = files.size();
   if (phase != PhaseSelection::restore && phase != PhaseSelection::load) {
     note(training_problem(c, state_bytes, mpi_thread_level));
+    note(tier_problem(c, processes, state_bytes));
+  } else if (restarting) {
     note(tier_problem(c, processes, state_bytes));
   }
   note(memory_budget_problem(c, check.memory_per_process, selected.size(), processes));

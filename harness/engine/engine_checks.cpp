@@ -38,6 +38,25 @@ std::optional<std::string> tier_problem(const Case& c, int processes, std::uint6
   return std::nullopt;
 }
 
+bool recovers_from_tiers(const Case& c, PhaseSelection phase) {
+  return phase == PhaseSelection::restore && c.training.enabled() &&
+         c.engine.kind == EngineKind::tiered;
+}
+
+std::optional<std::string> tier_recovery_problem(const Case& c,
+                                                 const backends::Capabilities& backend,
+                                                 std::string_view what) {
+  const bool host =
+      c.memory_space == MemorySpaceKind::host || c.memory_space == MemorySpaceKind::pinned;
+  if (host && !backend.collective) return std::nullopt;
+  return fmt::format(
+      "{} with {}: the recovery reads each process's part on its own, into host memory; use "
+      "memory.space = \"host\" or \"pinned\" and a backend that is not collective (posix, uring)",
+      what,
+      host ? fmt::format("backend.name = \"{}\"", c.backend)
+           : fmt::format("memory.space = \"{}\"", memory_space_name(c.memory_space)));
+}
+
 namespace {
 
 // The tiered engine's own needs: whole snapshots in the pool, MPI from its flush thread.
@@ -45,16 +64,7 @@ std::optional<std::string> tiered_problem(const Case& c, const backends::Capabil
                                           std::uint64_t state_bytes,
                                           const std::optional<std::string>& mpi_thread_level) {
   if (!c.engine.tiers.lost_nodes.empty()) {
-    const bool host =
-        c.memory_space == MemorySpaceKind::host || c.memory_space == MemorySpaceKind::pinned;
-    if (!host || backend.collective) {
-      return fmt::format(
-          "tiers.lost_nodes with {}: the recovery reads each process's part on its own, into host "
-          "memory; use memory.space = \"host\" or \"pinned\" and a backend that is not "
-          "collective (posix, uring)",
-          host ? fmt::format("backend.name = \"{}\"", c.backend)
-               : fmt::format("memory.space = \"{}\"", memory_space_name(c.memory_space)));
-    }
+    if (auto problem = tier_recovery_problem(c, backend, "tiers.lost_nodes")) return problem;
   }
   if (c.engine.host_pool_bytes != 0 && c.engine.host_pool_bytes < state_bytes) {
     return fmt::format(

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "backends/backend.hpp"
 #include "harness/spec/case.hpp"
@@ -28,6 +29,18 @@ std::optional<std::string> engine_problem(const Case& c, const backends::Capabil
 // the [tiers] layout that cannot work (tier_layout_problem, with the launcher's processes per
 // node). nullopt for other engines and when it can.
 std::optional<std::string> tier_problem(const Case& c, int processes, std::uint64_t state_bytes);
+
+// A tiered [training] case run with --phase restore: the restarted job's recovery of the tiers'
+// newest complete checkpoint (own node, a clique peer, else the backend) instead of a restore from
+// the backend alone.
+bool recovers_from_tiers(const Case& c, PhaseSelection phase);
+
+// What keeps the tiers' recovery (`what`: the key or phase asking for it) from reading each
+// process's part into its buffer: memory that is not the host's, or a collective backend; nullopt
+// when it can.
+std::optional<std::string> tier_recovery_problem(const Case& c,
+                                                 const backends::Capabilities& backend,
+                                                 std::string_view what);
 
 // Bytes the host pool allocates per process for a state of `state_bytes` (0 unless async or
 // lazy run a training loop): counted in the memory a case needs (dry run and memory_budget).

@@ -200,6 +200,16 @@ std::string free_space_problem(const fs::path& dir, std::uint64_t need, std::siz
 
 }  // namespace
 
+TierLayoutRecord tier_layout_record(const TierSetup& setup) {
+  const TierLayout& l = setup.layout;
+  return {.processes_per_node = l.per_node(),
+          .nodes = l.nodes(),
+          .replicas = l.replicas(),
+          .clique_stride = l.stride(),
+          .drain_every = setup.drain_every,
+          .local_dir = setup.local_dir};
+}
+
 void write_part(const fs::path& path, std::span<const std::byte> bytes) {
   fs::create_directories(path.parent_path());
   const fs::path temp = temporary(path);

@@ -20,6 +20,7 @@
 #include "harness/comm/comm.hpp"
 #include "harness/engine/flush_writes.hpp"
 #include "harness/engine/tier_layout.hpp"
+#include "harness/results/training_summary.hpp"
 
 namespace ckpt::harness {
 
@@ -32,6 +33,9 @@ struct TierSetup {
   std::uint64_t chunk_bytes = std::uint64_t{4} << 20;  // one point-to-point message (> 0)
   int slots = 2;  // received chunks in memory at once, per exchange (bounded memory)
 };
+
+// The layout a tiered run's record shows (training.tiers).
+TierLayoutRecord tier_layout_record(const TierSetup& setup);
 
 // Writes `bytes` as `path` (its directory made if missing): to a temporary name, synced, renamed.
 // Throws std::runtime_error naming the path and the failed call.

@@ -43,8 +43,8 @@ std::string lost_part_refusal(const TierLayout& layout, const std::set<int>& los
   for (const int q : layout.clique(process)) clique_nodes.push_back(layout.node_of(q));
   return fmt::format(
       "process {}'s part of iteration {} is in no surviving tier: its clique's nodes {{{}}} hold "
-      "its {} copies and nodes {{{}}} are lost, and the remote tier holds no checkpoint "
-      "(tiers.drain_every = {}: none was drained yet); lose fewer nodes of one clique, raise "
+      "its {} copies and nodes {{{}}} are lost, and the remote tier holds no complete checkpoint "
+      "(tiers.drain_every = {}); lose fewer nodes of one clique, raise "
       "tiers.replicas, or drain more often",
       process, iteration, fmt::join(clique_nodes, ", "), layout.replicas(), fmt::join(lost, ", "),
       drain_every);

@@ -76,13 +76,7 @@ class TrainingRun {
     if (e.kind == EngineKind::tiered) {
       if (io.tiers == nullptr)
         throw std::invalid_argument("engine.name = \"tiered\": the loop was given no tier setup");
-      const TierLayout& l = io.tiers->layout;
-      summary_.tiers = TierLayoutRecord{.processes_per_node = l.per_node(),
-                                        .nodes = l.nodes(),
-                                        .replicas = l.replicas(),
-                                        .clique_stride = l.stride(),
-                                        .drain_every = io.tiers->drain_every,
-                                        .local_dir = io.tiers->local_dir};
+      summary_.tiers = tier_layout_record(*io.tiers);
     }
     if (io.gather != nullptr && e.kind != EngineKind::sync) {
       throw std::invalid_argument(

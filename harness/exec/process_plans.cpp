@@ -78,6 +78,21 @@ ProcessPlans plan_process(const workloads::Layout& layout, const Case& c, PhaseS
                                process_share(restore_selected_ranks(c), process, processes), dir);
     return plans;
   }
+  if (phase == PhaseSelection::restore && c.restore.replicas != ReplicaRead::written) {
+    std::vector<int> process_of;
+    for (int q = 0; q < processes; ++q)
+      process_of.resize(process_of.size() + process_share(selected, q, processes).size(), q);
+    ReplicaPlans replicas =
+        replica_plans(*manifest, identity_spec(c), layout, selected, process_of, process,
+                      c.restore.replicas == ReplicaRead::cooperative, dir);
+    plans.read = std::move(replicas.held);
+    plans.fetched = std::move(replicas.fetched);
+    plans.shares = std::move(replicas.shares);
+    for (auto* set : {&plans.read, &plans.fetched}) {
+      for (RankPlan& plan : *set) plan.io.attributes = checkpoint_attributes(layout, c);
+    }
+    return plans;
+  }
   if (phase == PhaseSelection::restore) {  // the identity target: what these ranks wrote
     plans.read = reshard_plans(*manifest, identity_spec(c), read_ranks(), dir);
     for (RankPlan& plan : plans.read) plan.io.attributes = checkpoint_attributes(layout, c);

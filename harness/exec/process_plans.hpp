@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "harness/checkpoint/manifest.hpp"
+#include "harness/loadplan/replica_plans.hpp"
 #include "harness/plan/checkpoint_plan.hpp"
 #include "harness/spec/case.hpp"
 #include "workloads/layout.hpp"
@@ -39,6 +40,10 @@ struct ProcessPlans {
   // strategy.compression: the frames the write (with room for each shard's at the codec's bound)
   // or the restore moves, in a buffer of their own (compress_plans, decode_plans).
   std::vector<RankPlan> stored;
+  // restore.replicas = "cooperative": what the process reads of `read` (the same ranks, in its
+  // buffer), and the pieces it then sends or receives (replica_plans).
+  std::vector<RankPlan> fetched;
+  std::vector<ReplicaShare> shares;
   // Bytes the process allocates for them: one ProcessBuffer each.
   std::uint64_t buffer_bytes() const;
 };

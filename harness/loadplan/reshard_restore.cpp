@@ -124,9 +124,8 @@ RankPlan plan_rank(const workloads::Layout& layout, const ReshardSpec& spec, std
   return plan;
 }
 
-// The identity target's plan of `rank`: its manifest `entries` (none for a rank that wrote
-// nothing, as Megatron's gathered DP ranks), each read whole into the place the writer's buffer
-// held it; the buffer ends where the writer's did (strategy.alignment).
+}  // namespace
+
 RankPlan plan_identity_rank(const Manifest& manifest, const ReshardSpec& spec, std::int64_t rank,
                             const std::vector<const ManifestTensor*>& entries,
                             const std::filesystem::path& dir) {
@@ -160,6 +159,8 @@ RankPlan plan_identity_rank(const Manifest& manifest, const ReshardSpec& spec, s
   add_file_plans(plan, spec, dir);
   return plan;
 }
+
+namespace {
 
 std::vector<RankPlan> identity_plans(const Manifest& manifest, const ReshardSpec& spec,
                                      std::vector<std::int64_t> ranks,

@@ -62,6 +62,13 @@ ReshardSpec reshard_spec(const Case& c);
 // (strategy.coalesce_bytes, chunk_bytes, alignment; backend.direct).
 ReshardSpec identity_spec(const Case& c);
 
+// The identity target's plan of `rank`: `entries` (none for a rank that wrote nothing, as
+// Megatron's gathered DP ranks), each read whole into the place its memory_offset names (the
+// writer's buffer's); the buffer ends where the last entry does (strategy.alignment).
+RankPlan plan_identity_rank(const Manifest& manifest, const ReshardSpec& spec, std::int64_t rank,
+                            const std::vector<const ManifestTensor*>& entries,
+                            const std::filesystem::path& dir);
+
 // Plans the read of `ranks` (of spec.reader's layout, or the writer's for the identity target)
 // from `manifest` in `dir`. The shards' bytes, padding rows included, are those of the training
 // iteration the manifest names (Manifest::iteration). Resharding plans come in the order that

@@ -253,6 +253,14 @@ nlohmann::json to_json(const CaseResult& r) {
                     {"per_rank_requests", spread_json(s.rank_requests)}};
   }
   if (r.compression) j["compression"] = compression_json(*r.compression);
+  if (r.replicas) {
+    const ReplicaSummary& s = *r.replicas;
+    j["replicas"] = {{"mode", s.mode},
+                     {"held_bytes", s.held_bytes},
+                     {"storage_bytes", s.storage_bytes},
+                     {"interconnect_bytes", s.interconnect_bytes},
+                     {"copied_bytes", s.copied_bytes}};
+  }
   if (r.load) {
     const LoadSummary& s = *r.load;
     const auto gib_per_s = [&s](double seconds) {

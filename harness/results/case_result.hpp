@@ -115,6 +115,15 @@ struct CompressionSummary {
   std::vector<double> encode_seconds, encode_cpu_seconds, decode_seconds, decode_cpu_seconds;
 };
 
+// restore.replicas: what a same-layout restore gave the DP replicas, per restore, all processes.
+struct ReplicaSummary {
+  std::string mode;                      // restore.replicas: read | cooperative
+  std::uint64_t held_bytes = 0;          // in the ranks' buffers after it, replicas included
+  std::uint64_t storage_bytes = 0;       // read from storage (read: held_bytes)
+  std::uint64_t interconnect_bytes = 0;  // cooperative: sent between processes
+  std::uint64_t copied_bytes = 0;        // cooperative: copied between ranks of one process
+};
+
 // The load phase ([load]): an inference server's weight loading, over every process's ranks.
 struct LoadSummary {
   std::string method;  // load.method
@@ -193,6 +202,7 @@ struct CaseResult {
   std::optional<ReshardSummary> reshard;          // [restore] into another layout
   std::optional<LoadSummary> load;                // the load phase
   std::optional<CompressionSummary> compression;  // strategy.compression
+  std::optional<ReplicaSummary> replicas;         // restore.replicas other than written
   std::optional<MlperfVerdict> mlperf;  // [mlperf] cases: the rules checker's label and reasons
   IntegrityRecord integrity;            // what the integrity checks measured (`integrity`)
   nlohmann::json environment = nlohmann::json::object();

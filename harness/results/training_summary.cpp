@@ -69,12 +69,12 @@ nlohmann::json tiers_json(const TierLayoutRecord& t, const std::vector<Checkpoin
 }
 
 nlohmann::json recovery_json(const RecoveryRecord& r) {
-  return {
-      {"lost_nodes", r.lost_nodes},
-      {"iteration", r.iteration},
-      {"seconds", r.seconds},
-      {"bytes", {{"local", r.local_bytes}, {"peer", r.peer_bytes}, {"remote", r.remote_bytes}}},
-      {"parts", {{"local", r.local_parts}, {"peer", r.peer_parts}, {"remote", r.remote_parts}}}};
+  return {{"lost_nodes", r.lost_nodes},
+          {"iteration", r.iteration},
+          {"seconds", r.seconds},
+          {"bytes", {{"local", r.local_bytes}, {"peer", r.peer_bytes}, {"remote", r.remote_bytes}}},
+          {"parts", {{"local", r.local_parts}, {"peer", r.peer_parts}, {"remote", r.remote_parts}}},
+          {"restarted", r.restarted}};
 }
 
 }  // namespace

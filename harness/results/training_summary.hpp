@@ -76,7 +76,8 @@ struct TierLayoutRecord {
   std::string local_dir;  // tiers.local_dir as written ({node} unexpanded)
 };
 
-// tiers.lost_nodes: the recovery after the loop, every process's part from the nearest tier.
+// The recovery after losing tiers.lost_nodes, every process's part from the nearest tier: after the
+// loop, or by a restarted job.
 struct RecoveryRecord {
   std::vector<std::int64_t> lost_nodes;
   std::int64_t iteration = -1;  // the training iteration restored
@@ -85,6 +86,7 @@ struct RecoveryRecord {
   std::uint64_t local_bytes = 0, peer_bytes = 0, remote_bytes = 0;
   // Processes whose part came from each source.
   int local_parts = 0, peer_parts = 0, remote_parts = 0;
+  bool restarted = false;  // by a job of its own (--phase restore), not after the loop
 };
 
 struct TrainingSummary {
@@ -111,7 +113,7 @@ struct TrainingSummary {
   std::string error;  // first failure, with context ("" when none)
   bool interrupted = false;
   std::optional<TierLayoutRecord> tiers;   // tiered only
-  std::optional<RecoveryRecord> recovery;  // tiered with tiers.lost_nodes, once it ran
+  std::optional<RecoveryRecord> recovery;  // tiered: after the loop (tiers.lost_nodes) or restarted
 
   // Medians over the committed checkpoints.
   double stall_seconds() const;

@@ -121,7 +121,8 @@ void record_integrity_facts(CaseState& s) {
   integrity.cores_per_process = on_first_host > 0 ? cores / static_cast<double>(on_first_host) : 0;
   const Case& c = s.context.c;
   const bool objects = stores_objects(c);
-  if (r.write || r.training) integrity.done_write = write_done(c, objects);
+  if (r.write || (r.training && s.context.phase != PhaseSelection::restore))
+    integrity.done_write = write_done(c, objects);  // a tiered restart trains nothing
   if (r.read) integrity.done_read = read_done(c, s.context.phase, objects);
 }
 

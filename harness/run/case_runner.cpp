@@ -6,6 +6,7 @@
 #include "harness/checkpoint/dcp_metadata.hpp"
 #include "harness/comm/mpi_io_choice.hpp"
 #include "harness/common/elapsed.hpp"
+#include "harness/engine/engine_checks.hpp"
 #include "harness/results/stats.hpp"
 #include "harness/run/calibration_phase.hpp"
 #include "harness/run/case_integrity.hpp"
@@ -14,6 +15,7 @@
 #include "harness/run/load_phase.hpp"
 #include "harness/run/phase_summary.hpp"
 #include "harness/run/restore_phase.hpp"
+#include "harness/run/tier_restart.hpp"
 #include "harness/run/training_phase.hpp"
 #include "harness/run/write_phase.hpp"
 
@@ -22,7 +24,8 @@ namespace {
 
 // Drives one case's phases over their shared state: the preparation of the phase the case runs,
 // the backend, then the iterations (warm-up first), each a calibration sample, a checkpoint and
-// a restore as the phase selects (or one load; or the training loop instead of them all).
+// a restore as the phase selects (or one load; or the training loop, or a tiered job's recovery,
+// instead of them all).
 class CaseRunner {
  public:
   CaseRunner(const Case& c, RunContext& ctx)
@@ -31,6 +34,7 @@ class CaseRunner {
         restore_(s_),
         load_(s_),
         training_(s_, write_, restore_),
+        restart_(s_),
         calibration_(s_) {}
 
   CaseResult run();
@@ -46,6 +50,7 @@ class CaseRunner {
   RestorePhase restore_;
   LoadPhase load_;
   TrainingPhase training_;
+  TierRestart restart_;
   CalibrationPhase calibration_;
 };
 
@@ -55,11 +60,14 @@ CaseResult CaseRunner::run() {
   CaseRecorder& record = s_.record;
   const bool loading = phase == PhaseSelection::load;  // the loader makes its own backends
   const bool write = phase != PhaseSelection::restore && !loading;
+  const bool restarting = recovers_from_tiers(c, phase);  // instead of the restore's iterations
   record_preload(s_);
   if (loading) {
     load_.prepare();
   } else if (write) {
     write_.prepare();
+  } else if (restarting) {
+    restart_.prepare();
   } else {
     restore_.prepare();
   }
@@ -81,8 +89,9 @@ CaseResult CaseRunner::run() {
   const auto start = Clock::now();
   const bool training = write && c.training.enabled();
   if (training) training_.run(reads);
+  if (restarting) restart_.run(reads);
   if (c.calibrate) calibration_.start();
-  for (int i = 0; i < total && record.ok() && !training; ++i) {
+  for (int i = 0; i < total && record.ok() && !training && !restarting; ++i) {
     if (!iteration(i, writes, reads)) break;
     progress(i, total, seconds_since(start));
     if (!s_.context.comm.all(!s_.context.run.interrupted.load())) {

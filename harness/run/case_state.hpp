@@ -10,6 +10,7 @@
 #include "backends/backend.hpp"
 #include "harness/common/elapsed.hpp"
 #include "harness/exec/process_buffer.hpp"
+#include "harness/loadplan/replica_plans.hpp"
 #include "harness/plan/checkpoint_plan.hpp"
 #include "harness/run/case_checkpoints.hpp"
 #include "harness/run/case_context.hpp"
@@ -24,6 +25,10 @@ struct CaseBuffers {
   // strategy.compression: the frames the write and the restore move (compress_plans, decode_plans).
   std::vector<RankPlan> stored_plans;
   ProcessBuffer stored_buffer;
+  // restore.replicas = "cooperative": what this process reads of read_plans, and the pieces it
+  // then sends or receives (share_replicas).
+  std::vector<RankPlan> fetched_plans;
+  std::vector<ReplicaShare> shares;
   std::vector<std::vector<std::uint64_t>> checksums;  // per write plan, per shard (the manifest's)
   std::filesystem::path planned_dir;  // the directory the plans' paths point into now
 

@@ -2,6 +2,7 @@
 
 #include "harness/exec/cache_policy.hpp"
 #include "harness/exec/process_plans.hpp"
+#include "harness/exec/replica_share.hpp"
 #include "harness/loadplan/reshard_restore.hpp"
 #include "harness/run/case_setup.hpp"
 #include "harness/run/codec_steps.hpp"
@@ -19,6 +20,28 @@ std::vector<backends::IoPlan> io_of(const std::vector<RankPlan>& plans) {
   return out;
 }
 
+std::uint64_t payload_bytes(const std::vector<RankPlan>& plans) {
+  std::uint64_t bytes = 0;
+  for (const RankPlan& p : plans) bytes += p.payload_bytes;
+  return bytes;
+}
+
+// One message of the cooperative restore's sharing between processes.
+constexpr std::uint64_t kShareChunkBytes = std::uint64_t{4} << 20;
+
+// restore.replicas = "cooperative", after this process read its pieces: every process's shared
+// with the others holding them (collective, also after a failed read: the others wait for it).
+// Its seconds count in the restore's; its bytes go to the record's `replicas`.
+void share_after_read(CaseState& s, const ProcessBuffer& buffer, ProcessSample& sample) {
+  const auto start = Clock::now();
+  const ShareCounts counts =
+      share_replicas(s.context.comm, s.data.shares, buffer, kShareChunkBytes);
+  sample.seconds += seconds_since(start);
+  ReplicaSummary& r = *s.record.result.replicas;
+  r.interconnect_bytes = s.context.comm.sum(counts.sent_bytes);
+  r.copied_bytes = s.context.comm.sum(counts.copied_bytes);
+}
+
 }  // namespace
 
 RestorePhase::RestorePhase(CaseState& state) : s_(state) {}
@@ -32,6 +55,8 @@ void RestorePhase::prepare() {
   check_memory(s_, plans.buffer_bytes());
   CaseBuffers& data = s_.data;
   data.read_plans = std::move(plans.read);
+  data.fetched_plans = std::move(plans.fetched);
+  data.shares = std::move(plans.shares);
   MemorySpace& space = case_memory_space(s_);
   if (c.reuse_bytes > 0) {
     reuse_buffers(s_, space, false);
@@ -43,6 +68,15 @@ void RestorePhase::prepare() {
   record_sizes(s_, data.read_plans);
   if (c.restore.reshard)
     s_.record.result.reshard = reshard_summary(c, s_.context.comm, data.read_plans);
+  if (c.restore.replicas != ReplicaRead::written) {
+    Comm& comm = s_.context.comm;
+    const bool cooperative = c.restore.replicas == ReplicaRead::cooperative;
+    s_.record.result.replicas = ReplicaSummary{
+        .mode = std::string(replica_read_name(c.restore.replicas)),
+        .held_bytes = comm.sum(payload_bytes(data.read_plans)),
+        .storage_bytes =
+            comm.sum(payload_bytes(cooperative ? data.fetched_plans : data.read_plans))};
+  }
 }
 
 bool RestorePhase::iteration(int iteration, std::vector<IterationTiming>* timings) {
@@ -56,7 +90,13 @@ bool RestorePhase::iteration(int iteration, std::vector<IterationTiming>* timing
   ProcessBuffer& buffer = own ? data.read_buffer : data.write_buffer;
   // strategy.compression: the frames are read, then decoded into the logical buffer.
   const bool compressed = c.compression.enabled();  // on every process (collective steps)
-  const std::vector<RankPlan>& read = compressed ? data.stored_plans : plans;
+  // restore.replicas = "cooperative" (--phase restore): each replicated piece read once, then
+  // shared.
+  const bool cooperative =
+      context.phase == PhaseSelection::restore && c.restore.replicas == ReplicaRead::cooperative;
+  const std::vector<RankPlan>& read = compressed    ? data.stored_plans
+                                      : cooperative ? data.fetched_plans
+                                                    : plans;
   auto start = Clock::now();
   const std::string applied = apply_cache_policy(c.cache, io_of(read));
   record.result.cache_policy_applied = comm.broadcast(applied);
@@ -71,6 +111,7 @@ bool RestorePhase::iteration(int iteration, std::vector<IterationTiming>* timing
   ProcessSample sample =
       timed_transfer(*s_.backend, read, compressed ? data.stored_buffer : buffer, false, comm,
                      c.restore.reshard ? TransferOrder::by_file : TransferOrder::by_rank);
+  if (cooperative) share_after_read(s_, buffer, sample);
   if (compressed) {
     const auto [seconds, problem] =
         decode_after_read(s_, buffer, sample.error.empty(), timings != nullptr);

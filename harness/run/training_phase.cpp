@@ -59,17 +59,9 @@ std::unique_ptr<GpuLoad> gpu_load_of(const Case& c, Comm& comm) {
 // local tier made and checked for room, before any I/O of the loop; nullopt for other engines.
 std::optional<TierSetup> tier_setup_of(const Case& c, Comm& comm, std::uint64_t state_bytes) {
   if (c.engine.kind != EngineKind::tiered) return std::nullopt;
-  const TierSpec& t = c.engine.tiers;
-  const std::optional<int> launch = launch_processes_per_node();
-  const auto problem = tier_layout_problem(t, comm.size(), launch, state_bytes).value_or("");
-  if (const std::string first = comm.first_problem(problem); !first.empty())
-    throw SetupError(fmt::format("case {}: {}", c.index, first));
-  TierSetup setup{.layout = tier_layout(t, comm.size(), launch),
-                  .local_dir = t.local_dir,
-                  .drain_every = t.drain_every,
-                  .max_part_bytes = state_bytes,
-                  .chunk_bytes = t.chunk_bytes};
-  if (const std::string room = tier_capacity_problem(comm, setup, t.local_bytes); !room.empty())
+  TierSetup setup = checked_tier_setup(c, comm, state_bytes);
+  if (const std::string room = tier_capacity_problem(comm, setup, c.engine.tiers.local_bytes);
+      !room.empty())
     throw SetupError(fmt::format("case {}: {}", c.index, room));
   return setup;
 }
@@ -171,7 +163,8 @@ void TrainingPhase::run(std::vector<IterationTiming>& reads) {
       tiers && !c.engine.tiers.lost_nodes.empty() && s_.context.phase != PhaseSelection::checkpoint;
   if (t.committed_iteration >= 0) after_loop(io.plans, io.planned_dir, reads, recovering);
   if (recovering && record.ok() && !t.interrupted) {
-    recover_lost_nodes(s_, *tiers, io.plans, io.planned_dir, reads);
+    recover_lost_nodes(s_, *tiers, io.plans, io.planned_dir,
+                       {.iteration = t.committed_iteration, .dir = t.committed_dir}, false, reads);
     if (t.committed_iteration >= 0) s_.store.retire(t.committed_dir, true);
   }
 }

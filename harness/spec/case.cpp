@@ -71,6 +71,18 @@ std::string_view cache_policy_name(CachePolicy policy) {
   return "drop";
 }
 
+std::string_view replica_read_name(ReplicaRead read) {
+  switch (read) {
+    case ReplicaRead::written:
+      return "written";
+    case ReplicaRead::read:
+      return "read";
+    case ReplicaRead::cooperative:
+      return "cooperative";
+  }
+  return "written";
+}
+
 std::string_view phase_name(PhaseSelection phase) {
   switch (phase) {
     case PhaseSelection::checkpoint:

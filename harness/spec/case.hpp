@@ -57,6 +57,7 @@ struct RestoreSpec {
   ReshardRead read = ReshardRead::exact;
   std::uint64_t gap_bytes =
       0;  // restore.gap_bytes: exact reads bridge file gaps up to this (read and dropped)
+  ReplicaRead replicas = ReplicaRead::written;  // restore.replicas (the same-layout restore)
 };
 
 // load.gap_bytes's and `ckptbench load --gap-bytes`'s default: an inference load's exact reads

@@ -110,6 +110,17 @@ latency = true
   add(run_campaign(dir, "kept", tp2,
                    {"--phase", "load", "--set", "load.tp=1", "--set",
                     R"(load.method=["pipelined","mmap","read"])"}));
+  // DP ranks 1 and 2 given DP rank 0's weights, each stored piece read once (one process: the
+  // copies go between its ranks).
+  const std::string dp3 = campaign(dir, "replicas", R"([parallel]
+dp = 3
+zero = 1
+[restore]
+replicas = "cooperative"
+)");
+  add(run_campaign(dir, "replicas", dp3, {"--phase", "checkpoint"}));
+  add(run_campaign(dir, "replicas", dp3,
+                   {"--phase", "restore", "--set", "restore.replicas=cooperative"}));
   add(run_campaign(dir, "compressed",
                    campaign(dir, "compressed", "[strategy]\ncompression = \"bytegroup\"\n")));
   add(run_campaign(dir, "training", campaign(dir, "training", R"([training]
@@ -176,7 +187,7 @@ TEST(DocsResultsSchema, ReadsTheConventionOfKeyPathTables) {
 TEST(DocsResultsSchema, NamesEveryKeyPathOfTheRecordsOfEveryPhaseAndEngineAndNoOther) {
   const Scratch dir;
   const std::vector<nlohmann::json> records = records_of_every_phase(dir);
-  ASSERT_EQ(records.size(), 13u);
+  ASSERT_EQ(records.size(), 15u);
   const std::set<Path> paths = paths_of(records);
   const std::vector<DocPath> doc = schema_doc_paths();
   ASSERT_GT(doc.size(), 100u) << kSchemaDoc << " has no `key path` tables";

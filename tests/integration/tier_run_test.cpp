@@ -1,7 +1,7 @@
 // The tiered engine as a user runs it: under mpirun with 8 processes on 4 emulated nodes of 2,
 // cliques of F = 2 (and F = 1), every 2nd checkpoint drained to the backend, then node 1 lost and
-// every rank recovered from the nearest tier and verified; and the refusals a dry run shows
-// before any I/O.
+// every rank recovered from the nearest tier and verified, in the same job or in a restarted one;
+// and the refusals a dry run shows before any I/O.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -14,14 +14,15 @@ namespace ckpt::integration {
 namespace {
 
 // 8 modeled ranks (DP 8, ZeRO-1: process 0's part holds the weights, the others' only optimizer
-// shards, so the parts differ in size), a tiered loop of 2 checkpoints, node 1 lost at the end.
-std::string tiered_campaign(const Scratch& dir, const std::string& tiers) {
+// shards, so the parts differ in size), a tiered loop of `iterations` checkpoints.
+std::string tiered_campaign(const Scratch& dir, const std::string& tiers, int iterations = 2) {
   return tiny_full_state_campaign(dir, "tiers", 1, 0,
                                   R"([parallel]
 dp = 8
 zero = 1
 [training]
-iterations = 2
+iterations = )" + std::to_string(iterations) +
+                                      R"(
 iteration_seconds = 0.02
 checkpoint_every = 1
 [engine]
@@ -75,6 +76,7 @@ TEST(TieredRun, LostNodeRecoversFromPeersElseRemoteAndVerifies) {
     const nlohmann::json& rec = t.at("recovery");
     EXPECT_EQ(rec.at("iteration"), 1);
     EXPECT_EQ(rec.at("lost_nodes"), nlohmann::json::array({1}));
+    EXPECT_EQ(rec.at("restarted"), false);
     const nlohmann::json& bytes = rec.at("bytes");
     local_bytes.push_back(bytes.at("local").get<std::uint64_t>());
     if (f == 0) {  // node 1's processes 2 and 3 from their peers 0 and 1 on node 0
@@ -99,6 +101,61 @@ TEST(TieredRun, LostNodeRecoversFromPeersElseRemoteAndVerifies) {
   EXPECT_EQ(kept, std::vector<std::string>{"iter_0000001"});
   std::ifstream mark(dir / "local" / "node0" / "iter_0000001" / "tiers.json");
   EXPECT_EQ(nlohmann::json::parse(mark).at("parts"), nlohmann::json::array({0, 1}));
+}
+
+// The job restarted after a failure: a tiered training job leaves each node's local tier
+// (iteration 2) and one drained checkpoint (iteration 1); a job of its own then loses node 1 and
+// recovers every rank, node 1's parts from their peers on node 0; with the drained checkpoint
+// gone, losing nodes 0 and 1 (process 0's whole clique) is refused, naming the part.
+TEST(TieredRun, RestartedJobRecoversFromPeersAndRefusesAPartNoTierHolds) {
+  if (!CKPT_TEST_HAVE_MPI)
+    GTEST_SKIP() << "ckptbench was built without MPI (CKPT_WITH_MPI=OFF or MPI not found)";
+  const std::optional<std::string> mpirun = find_mpirun();
+  if (!mpirun) GTEST_SKIP() << "mpirun is not on PATH, so the 8 processes cannot be started";
+  Scratch dir;
+  const fs::path campaign = dir.write(
+      "c.toml", tiered_campaign(dir, "replicas = 2\ndrain_every = 2\nchunk_bytes = 16384\n", 3));
+  const auto job = [&](const std::string& phase, const std::string& lost, const std::string& out) {
+    std::vector<std::string> args = mpirun_args(*mpirun, 8);
+    args.insert(args.end(), {kBinary, "run", campaign.string(), "--phase", phase, "--set",
+                             "tiers.lost_nodes=" + lost, "--output", (dir / out).string()});
+    return run_process(args, std::chrono::seconds(120));
+  };
+  const Outcome trained = job("checkpoint", "[]", "trained");
+  ASSERT_EQ(trained.exit_code, 0) << trained.describe();
+  const auto loop = read_results(dir / "trained");
+  ASSERT_EQ(loop.size(), 1u) << trained.describe();
+  const nlohmann::json& t = loop[0].at("training");
+  ASSERT_EQ(t.at("committed_iteration"), 1) << t.dump();
+  // F = 2: each part went to its one peer, so these are every part's bytes.
+  const auto part_bytes = t.at("checkpoints").at(2).at("interconnect_bytes").get<std::uint64_t>();
+
+  const Outcome restarted = job("restore", "[1]", "restarted");
+  ASSERT_EQ(restarted.exit_code, 0) << restarted.describe();
+  const auto records = read_results(dir / "restarted");
+  ASSERT_EQ(records.size(), 1u) << restarted.describe();
+  const nlohmann::json& r = records[0];
+  EXPECT_EQ(r.at("status"), "ok") << r.at("error");
+  EXPECT_EQ(r.at("verified"), true);
+  const nlohmann::json& rec = r.at("training").at("recovery");
+  EXPECT_EQ(rec.at("restarted"), true);
+  EXPECT_EQ(rec.at("iteration"), 2);  // the local tiers' newest, not the backend's
+  EXPECT_EQ(rec.at("parts"), (nlohmann::json{{"local", 6}, {"peer", 2}, {"remote", 0}}));
+  const nlohmann::json& bytes = rec.at("bytes");
+  EXPECT_GT(bytes.at("peer").get<std::uint64_t>(), 0u);
+  EXPECT_EQ(bytes.at("local").get<std::uint64_t>() + bytes.at("peer").get<std::uint64_t>(),
+            part_bytes);
+  EXPECT_EQ(bytes.at("remote"), 0);
+  EXPECT_TRUE(r.at("training").at("checkpoints").empty());
+  EXPECT_FALSE(fs::exists(dir / "local" / "node1"));
+
+  fs::remove_all(loop[0].at("checkpoint_dir").get<std::string>());
+  const Outcome refused = job("restore", "[0, 1]", "refused");
+  EXPECT_EQ(refused.exit_code, 2) << refused.describe();
+  EXPECT_TRUE(contains(refused.out + refused.err,
+                       "process 0's part of iteration 2 is in no surviving tier: its clique's "
+                       "nodes {0, 1} hold its 2 copies"))
+      << refused.describe();
 }
 
 TEST(TieredRun, DryRunRefusesUnrecoverableAndBadCliquesBeforeAnyIo) {

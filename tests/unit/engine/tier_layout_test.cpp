@@ -124,8 +124,8 @@ TEST(TierRecovery, LostNodesPartsComeFromPeersElseTheRemoteTier) {
   ASSERT_TRUE(std::holds_alternative<std::string>(none));
   EXPECT_EQ(std::get<std::string>(none),
             "process 0's part of iteration 9 is in no surviving tier: its clique's nodes {0, 1} "
-            "hold its 2 copies and nodes {0, 1} are lost, and the remote tier holds no checkpoint "
-            "(tiers.drain_every = 4: none was drained yet); lose fewer nodes of one clique, raise "
+            "hold its 2 copies and nodes {0, 1} are lost, and the remote tier holds no complete "
+            "checkpoint (tiers.drain_every = 4); lose fewer nodes of one clique, raise "
             "tiers.replicas, or drain more often");
 }
 

@@ -1,0 +1,48 @@
+#pragma once
+
+// The same-layout restore that gives every DP replica the state it holds (restore.replicas): a
+// rank's own pieces, then the pieces its DP rank 0 wrote of the state kinds replicated across DP
+// (the weights below ZeRO-3; everything under ZeRO-0), placed after its own in its buffer. The
+// cooperative restore reads each replicated piece once, on the least-loaded process holding it
+// (DCP's cooperative load planner), and shares it with the other processes holding it: the
+// ReplicaShare list, the same order on every process.
+
+#include <cstdint>
+#include <filesystem>
+#include <utility>
+#include <vector>
+
+#include "harness/checkpoint/manifest.hpp"
+#include "harness/loadplan/reshard_restore.hpp"
+#include "workloads/layout.hpp"
+
+namespace ckpt::harness {
+
+// One replicated piece as this process sees it.
+struct ReplicaShare {
+  int reader = 0;  // the process that reads it from storage
+  std::uint64_t bytes = 0;
+  std::vector<int> receivers;  // the other processes holding it, ascending
+  // Where it lies on this process: (index of the rank's plan, offset in that rank's buffer). The
+  // first place is the one read (reader) or received (receiver) into; the others are copies.
+  std::vector<std::pair<std::size_t, std::uint64_t>> places;
+};
+
+struct ReplicaPlans {
+  std::vector<RankPlan> held;  // per rank of this process, ascending: its buffer and its checks
+  // cooperative: what this process reads of `held` (the same ranks, places and buffer); the
+  // rest comes by `shares`. Empty otherwise (each rank reads its `held` plan).
+  std::vector<RankPlan> fetched;
+  std::vector<ReplicaShare> shares;  // cooperative: the pieces this process reads or receives
+};
+
+// The plans of process `process`, given `process_of`: the process of each of `selected` (the
+// selected modeled ranks, ascending). The identity `spec`; `layout`: the writer's. Throws
+// ReshardError for a layout it cannot plan (DLIO sizing, expert parallelism).
+ReplicaPlans replica_plans(const Manifest& manifest, const ReshardSpec& spec,
+                           const workloads::Layout& layout,
+                           const std::vector<std::int64_t>& selected,
+                           const std::vector<int>& process_of, int process, bool cooperative,
+                           const std::filesystem::path& dir);
+
+}  // namespace ckpt::harness
