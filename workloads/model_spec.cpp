@@ -29,6 +29,7 @@ void require_bounded(const ModelSpec& m) {
       {m.num_key_value_heads, {l::kHeads, "num_key_value_heads"}},
       {m.head_dim, {l::kHeadDim, "head_dim"}},
       {m.vocab_size, {l::kVocabSize, "vocab_size"}},
+      {m.output_vocab_size, {l::kVocabSize, "output_vocab_size"}},
       {m.max_position_embeddings, {l::kMaxPositionEmbeddings, "max_position_embeddings"}},
       {m.num_local_experts, {l::kExperts, "num_local_experts"}},
       {m.moe_intermediate_size, {l::kIntermediateSize, "moe_intermediate_size"}},
@@ -40,6 +41,9 @@ void require_bounded(const ModelSpec& m) {
       {m.qk_nope_head_dim, {l::kHeadDim, "qk_nope_head_dim"}},
       {m.qk_rope_head_dim, {l::kHeadDim, "qk_rope_head_dim"}},
       {m.v_head_dim, {l::kHeadDim, "v_head_dim"}},
+      {m.indexer_heads, {l::kHeads, "index_n_heads"}},
+      {m.attention_input_size, {l::kHiddenSize, "attention_hidden_size"}},
+      {m.indexer_head_dim, {l::kHeadDim, "index_head_dim"}},
       {m.position_offset, {l::kMaxPositionEmbeddings, "max_position_embeddings"}},
       {m.ssm_inner_size, {l::kIntermediateSize, "intermediate_size"}},
       {m.ssm_state_size, {l::kHeadDim, "state_size"}},
@@ -98,7 +102,8 @@ void validate_mla(const ModelSpec& m) {
   require_not_negative(m.q_lora_rank, "q_lora_rank");
   require_not_negative(m.kv_lora_rank, "kv_lora_rank");
   if (!m.uses_mla()) {
-    if (m.q_lora_rank > 0 || m.qk_nope_head_dim > 0 || m.qk_rope_head_dim > 0 || m.v_head_dim > 0) {
+    if (m.q_lora_rank > 0 || m.qk_nope_head_dim > 0 || m.qk_rope_head_dim > 0 || m.v_head_dim > 0 ||
+        m.indexer_heads > 0) {
       throw SpecError("kv_lora_rank",
                       "multi-head latent attention keys are set but kv_lora_rank is 0; set "
                       "kv_lora_rank to enable MLA");
@@ -113,11 +118,17 @@ void validate_mla(const ModelSpec& m) {
   require_positive(m.qk_nope_head_dim, "qk_nope_head_dim");
   require_positive(m.qk_rope_head_dim, "qk_rope_head_dim");
   require_positive(m.v_head_dim, "v_head_dim");
+  require_not_negative(m.indexer_heads, "index_n_heads");
+  if (m.indexer_heads == 0) return;
+  require_positive(m.indexer_head_dim, "index_head_dim");
+  // The indexer's queries come from the compressed query (wq_b reads q_lora_rank).
+  require_positive(m.q_lora_rank, "q_lora_rank");
 }
 
 // A state-space mixer needs its sizes; Mamba-2's heads and groups must tile d_inner.
 void validate_ssm(const ModelSpec& m) {
-  if (m.mixer == Mixer::attention) return;
+  // Lightning attention is sized by the attention heads alone.
+  if (m.mixer == Mixer::attention || m.mixer == Mixer::lightning) return;
   if (m.mixer == Mixer::short_conv) {  // sized by hidden_size alone
     require_positive(m.ssm_conv_kernel, "conv_kernel");
     return;
@@ -127,6 +138,11 @@ void validate_ssm(const ModelSpec& m) {
   require_positive(m.ssm_conv_kernel, "conv_kernel");
   if (m.mixer == Mixer::mamba) {
     require_positive(m.ssm_dt_rank, "time_step_rank");
+    if (m.ssm_heads > 0 && m.ssm_inner_size % m.ssm_heads != 0) {
+      throw SpecError("num_heads", "the Mamba inner size (" + std::to_string(m.ssm_inner_size) +
+                                       ") is not a multiple of its heads (" +
+                                       std::to_string(m.ssm_heads) + ")");
+    }
     return;
   }
   require_positive(m.ssm_heads, "num_heads");
@@ -198,6 +214,7 @@ LayerKind ModelSpec::layer_kind(std::int64_t layer) const {
   if (!layer_kinds.empty()) return layer_kinds[static_cast<std::size_t>(layer)];
   LayerKind kind;
   kind.moe = layer_is_moe(layer);
+  kind.indexer = indexer_heads > 0 && !lists(shared_indexer_layers, layer);
   if (mixer == Mixer::attention) return kind;
   if (!is_hybrid()) return LayerKind{false, true, false, false};
   kind.attention = ssm_beside_attention || lists(attention_layers, layer);
@@ -221,6 +238,11 @@ void ModelSpec::validate() const {
   require_positive(num_attention_heads, "num_attention_heads");
   require_positive(vocab_size, "vocab_size");
   require_not_negative(max_position_embeddings, "max_position_embeddings");
+  if (output_vocab_size > vocab_size || (output_vocab_size > 0 && tie_word_embeddings)) {
+    throw SpecError("output_vocab_size",
+                    "a pruned output layer needs untied embeddings and at most vocab_size (" +
+                        std::to_string(vocab_size) + ") rows");
+  }
   const bool every_layer_moe = is_moe() && moe_layer_count() == num_hidden_layers;
   if (!every_layer_moe || moe_intermediate_size == 0) {
     require_positive(intermediate_size, "intermediate_size");
@@ -246,6 +268,7 @@ void ModelSpec::validate() const {
   validate_ssm(*this);
   validate_layer_list(*this, attention_layers, "attention_layers");
   validate_layer_list(*this, moe_layers, "moe_layers");
+  validate_layer_list(*this, shared_indexer_layers, "indexer_types");
   validate_layer_kinds(*this);
 }
 
@@ -379,6 +402,8 @@ std::string_view hf_names_name(HfNames names) {
       return "ctrl";
     case HfNames::xlm:
       return "xlm";
+    case HfNames::zamba:
+      return "zamba";
   }
   return "llama";
 }

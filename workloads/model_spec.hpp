@@ -69,7 +69,8 @@ enum class HfNames {
   xlm_roberta_xl,
   biogpt,
   ctrl,
-  xlm
+  xlm,
+  zamba
 };
 // The shape of the per-head q/k norms: one vector over all heads (OLMo 2), one row per head
 // (Cohere), or one head_dim vector shared by the heads (Qwen3, Gemma 3).
@@ -85,8 +86,9 @@ enum class ExpertStorage { per_expert, fused_gate_up, fused_in_out, fused_rows }
 // What mixes tokens in a layer: attention followed by the MLP, or a state-space mixer alone
 // (Mamba: A_log [d_inner, N]; Mamba-2: one A_log per head, grouped B/C; the gated delta rule
 // of Qwen3-Next's linear attention: per-head A_log and dt_bias, grouped keys like Mamba-2's B/C;
-// LFM2's short convolution: in_proj [3h, h], a depthwise conv over h, out_proj).
-enum class Mixer { attention, mamba, mamba2, gated_delta_net, short_conv };
+// LFM2's short convolution: in_proj [3h, h], a depthwise conv over h, out_proj; MiniMax's
+// lightning attention: qkv_proj [3 × heads × head_dim, h], a norm, an output gate, out_proj).
+enum class Mixer { attention, mamba, mamba2, gated_delta_net, short_conv, lightning };
 // What one layer holds besides its norms: attention, the state-space mixer or both side by side,
 // then the MLP (or the MoE block). A layer of exactly one of the three holds one norm and that
 // block (Mamba's layers; NemotronH's attention, Mamba, MLP or MoE layers).
@@ -95,6 +97,11 @@ struct LayerKind {
   bool ssm = false;
   bool mlp = true;
   bool moe = false;
+  bool indexer = false;  // a sparse-attention indexer beside the latent attention
+  // Runs the one attention + MLP block the model shares between such layers, then a linear of
+  // its own, then its Mamba mixer (Zamba's hybrid layers); the shared tensors sit in the first
+  // such layer, which alone has attention and mlp set.
+  bool shared_block = false;
   bool operator==(const LayerKind&) const = default;
 };
 
@@ -110,6 +117,8 @@ struct ModelSpec {
   std::int64_t num_key_value_heads = 0;  // default: num_attention_heads (MHA)
   std::int64_t head_dim = 0;             // default: hidden_size / num_attention_heads
   std::int64_t vocab_size = 0;
+  // Rows of an untied output layer pruned below vocab_size (Apertus 1.5); 0: vocab_size.
+  std::int64_t output_vocab_size = 0;
   bool tie_word_embeddings = false;
   std::int64_t max_position_embeddings = 0;
 
@@ -124,6 +133,8 @@ struct ModelSpec {
   std::int64_t type_vocab_size = 0;  // rows of the token-type (segment) embedding (BERT); 0: none
   // A dense [h, h] with a bias and a LayerNorm before the output layer (BERT's prediction head).
   bool lm_head_transform = false;
+  // A dense [h, h] with a bias over the first token after the last layer (BigBird's pooler).
+  bool pooler = false;
   // HF names only: the base model's attribute name where a family's classes vary it (BERT's
   // "bert", RoBERTa's "roberta", ...).
   std::string hf_prefix;
@@ -153,6 +164,9 @@ struct ModelSpec {
   bool attention_gate = false;
   // The same gate as its own matrix, gate_proj [heads × head_dim, h] (AFMoE).
   bool attention_gate_proj = false;
+  // The width attention reads where it is not hidden_size (Zamba's shared block reads the hidden
+  // state and the input embeddings side by side, 2h); its input norm is as wide.
+  std::int64_t attention_input_size = 0;
   // The dense MLP's xIELU activation holds learned alpha_p and alpha_n [1] and the constants
   // beta and eps [] (Apertus).
   bool xielu_activation = false;
@@ -181,9 +195,10 @@ struct ModelSpec {
   std::int64_t ssm_inner_size = 0;  // d_inner (expand × hidden)
   std::int64_t ssm_state_size = 0;  // N
   std::int64_t ssm_conv_kernel = 0;
-  std::int64_t ssm_dt_rank = 0;                // Mamba: width of the time-step projection
-  std::int64_t ssm_heads = 0, ssm_groups = 0;  // Mamba-2, gated delta rule
-  bool ssm_proj_bias = false;                  // bias on in_proj / out_proj
+  std::int64_t ssm_dt_rank = 0;  // Mamba: width of the time-step projection
+  // Mamba-2 and the gated delta rule; Mamba with heads: x_proj, dt_proj, A and D per head (Zamba).
+  std::int64_t ssm_heads = 0, ssm_groups = 0;
+  bool ssm_proj_bias = false;  // bias on in_proj / out_proj
   bool ssm_conv_bias = true;
   bool ssm_gated_norm = true;  // Mamba-2's gated RMSNorm over d_inner (Falcon-H1: mamba_rms_norm)
   bool ssm_out_bias = false;   // bias on out_proj alone (Falcon-H1's projectors_bias)
@@ -213,6 +228,12 @@ struct ModelSpec {
   std::int64_t qk_nope_head_dim = 0;
   std::int64_t qk_rope_head_dim = 0;
   std::int64_t v_head_dim = 0;
+  // DeepSeek Sparse Attention's indexer beside the latent attention (DeepSeek-V3.2, GLM-5): wq_b
+  // [heads × dim, q_lora_rank], wk [dim, h], a LayerNorm [dim] and weights_proj [heads, h]; 0
+  // heads: none. The layers in shared_indexer_layers reuse an earlier layer's selection and hold
+  // none.
+  std::int64_t indexer_heads = 0, indexer_head_dim = 0;
+  std::vector<std::int64_t> shared_indexer_layers;
 
   bool is_moe() const { return num_local_experts > 0; }
   bool uses_mla() const { return kv_lora_rank > 0; }

@@ -19,6 +19,8 @@ std::vector<std::pair<const char*, std::int64_t>> tp_divided_sizes(const ModelSp
   const bool beside_attention = m.is_hybrid() || !m.layer_kinds.empty();
   if (ssm_heads) sizes.emplace_back("n_groups", m.ssm_groups);
   if (beside_attention && ssm_heads) sizes.emplace_back("num_heads", m.ssm_heads);
+  // Mamba with heads (Zamba) splits its per-head tensors by head.
+  if (m.mixer == Mixer::mamba && m.ssm_heads > 0) sizes.emplace_back("num_heads", m.ssm_heads);
   if (beside_attention) sizes.emplace_back("ssm intermediate size", m.ssm_inner_size);
   if (!m.uses_mla()) sizes.emplace_back("num_key_value_heads", m.num_key_value_heads);
   const bool has_dense_layers = m.moe_layer_count() < m.num_hidden_layers;

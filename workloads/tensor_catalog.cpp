@@ -26,6 +26,10 @@ class CatalogBuilder {
       for (std::size_t i = first; i < first + count && i < norms.size(); ++i)
         norm(out, names_.layer + norms[i]);
     };
+    if (kind.shared_block) {
+      shared_block_layer(out, kind.attention);
+      return out;
+    }
     if (kind.attention + kind.ssm + kind.mlp == 1) {  // one block: a norm and the block
       norms_from(0, 1);
       if (kind.ssm) state_space_mixer(out);
@@ -58,7 +62,7 @@ class CatalogBuilder {
         break;
     }
     if (m_.uses_mla()) {
-      latent_attention(out);
+      latent_attention(out, kind.indexer);
     } else {
       attention(out);
     }
@@ -111,20 +115,23 @@ class CatalogBuilder {
 
   std::vector<TensorDef> last_stage(std::int64_t padded_vocab) const {
     std::vector<TensorDef> out;
+    const std::int64_t rows = m_.output_vocab_size > 0 ? m_.output_vocab_size : padded_vocab;
     if (m_.final_norm) norm(out, names_.final_norm);
+    if (m_.pooler)
+      linear(out, names_.pooler, m_.hidden_size, m_.hidden_size, TpSplit::replicated, true);
     if (m_.lm_head_transform) {
       linear(out, names_.head_dense, m_.hidden_size, m_.hidden_size, TpSplit::replicated, true);
       layer_norm_with_bias(out, names_.head_norm);
     }
     if (!m_.tie_word_embeddings)
-      add(out, names_.output + ".weight", {padded_vocab, m_.hidden_size}, TpSplit::dim0);
+      add(out, names_.output + ".weight", {rows, m_.hidden_size}, TpSplit::dim0);
     const bool own_bias = !names_.output_bias_weight.empty();
     if (m_.lm_head_bias)
-      add(out, own_bias ? names_.output_bias_weight : names_.output + ".bias", {padded_vocab},
+      add(out, own_bias ? names_.output_bias_weight : names_.output + ".bias", {rows},
           TpSplit::dim0);
     // BERT's head ties the output layer's bias to its own only where the weights are tied.
     if (m_.lm_head_bias && own_bias && !m_.tie_word_embeddings)
-      add(out, names_.output + ".bias", {padded_vocab}, TpSplit::dim0);
+      add(out, names_.output + ".bias", {rows}, TpSplit::dim0);
     return out;
   }
 
@@ -190,12 +197,51 @@ class CatalogBuilder {
     if (m_.expert_bias) fused(p + "down_proj_bias", {e, h}, TpSplit::replicated);
   }
 
+  // A layer that runs the shared attention + MLP block (its tensors in the first such layer,
+  // `holds_block`, under its norms: one as wide as attention's input, one before the MLP), then
+  // a linear of its own and a Mamba layer (a norm and the mixer).
+  void shared_block_layer(std::vector<TensorDef>& out, bool holds_block) const {
+    const std::string& block = names_.shared_block;
+    if (holds_block) {
+      add(out, names_.layer + block + names_.layer_norms.at(0) + ".weight",
+          {m_.attention_input_size > 0 ? m_.attention_input_size : m_.hidden_size},
+          TpSplit::replicated);
+      attention(out, block);
+      norm(out, names_.layer + block + names_.layer_norms.at(1));
+      mlp(out, names_.layer + block + names_.mlp, m_.intermediate_size, names_.gate, names_.up,
+          names_.down);
+    }
+    linear(out, names_.layer + names_.shared_block_linear, m_.hidden_size, m_.hidden_size,
+           TpSplit::replicated, false);
+    norm(out, names_.layer + names_.shared_block_mamba + names_.layer_norms.at(0));
+    state_space_mixer(out, names_.shared_block_mamba);
+  }
+
+  // Mamba with heads: the channels of d_inner fall into heads of d_inner / heads, each with its
+  // own x_proj [dt_rank + 2N, head width], dt_proj [head width, dt_rank] and bias, A [head width,
+  // N] and D; the conv and the projections in and out as in Mamba. TP splits the heads.
+  void mamba_per_head(std::vector<TensorDef>& out, const std::string& p) const {
+    const std::int64_t d = m_.ssm_inner_size;
+    const std::int64_t heads = m_.ssm_heads;
+    const std::int64_t width = d / heads;
+    const std::int64_t rank = m_.ssm_dt_rank;
+    add(out, p + "conv1d.weight", {d, 1, m_.ssm_conv_kernel}, TpSplit::dim0);
+    if (m_.ssm_conv_bias) add(out, p + "conv1d.bias", {d}, TpSplit::dim0);
+    linear(out, p + "in_proj", 2 * d, m_.hidden_size, TpSplit::dim0, m_.ssm_proj_bias);
+    add(out, p + "x_proj_weight", {heads, rank + 2 * m_.ssm_state_size, width}, TpSplit::dim0);
+    add(out, p + "dt_proj_weight", {heads, width, rank}, TpSplit::dim0);
+    add(out, p + "dt_proj_bias", {heads, width}, TpSplit::dim0);
+    add(out, p + "A_log", {heads, width, m_.ssm_state_size}, TpSplit::dim0);
+    add(out, p + "D", {heads, width}, TpSplit::dim0);
+    linear(out, p + "out_proj", m_.hidden_size, d, TpSplit::dim1, m_.ssm_out_bias);
+  }
+
   // Mamba: in_proj makes x and z (2·d_inner), a depthwise conv over x, x_proj the time step
   // (dt_rank) and B, C (N each), dt_proj back to d_inner, A [d_inner, N] and D per channel.
   // Mamba-2: in_proj makes z, x, B, C (groups × N each) and one dt per head; the conv runs over
   // x, B and C; A, D and the dt bias are per head; a gated RMSNorm over d_inner. Everything
   // sized by d_inner, heads or groups is split by TP (as Megatron-core's Mamba mixer does).
-  void state_space_mixer(std::vector<TensorDef>& out) const {
+  void state_space_mixer(std::vector<TensorDef>& out, const std::string& base = "") const {
     if (m_.mixer == Mixer::gated_delta_net) {
       gated_delta_net(out);
       return;
@@ -204,7 +250,15 @@ class CatalogBuilder {
       short_conv(out);
       return;
     }
-    const std::string p = names_.layer + names_.ssm;
+    if (m_.mixer == Mixer::lightning) {
+      lightning_attention(out);
+      return;
+    }
+    const std::string p = names_.layer + base + names_.ssm;
+    if (m_.mixer == Mixer::mamba && m_.ssm_heads > 0) {
+      mamba_per_head(out, p);
+      return;
+    }
     const std::int64_t d = m_.ssm_inner_size;
     const std::int64_t n = m_.ssm_state_size;
     const bool v2 = m_.mixer == Mixer::mamba2;
@@ -270,20 +324,39 @@ class CatalogBuilder {
     linear(out, p + "out_proj", h, h, TpSplit::dim1, m_.ssm_conv_bias);
   }
 
+  // MiniMax's lightning attention: a bias-free fused qkv_proj, an RMSNorm over every head's
+  // output, an output gate and out_proj, and the decay factors it saves as buffers, per head and
+  // per position of a block (its block size in ssm_state_size); split by heads like attention.
+  void lightning_attention(std::vector<TensorDef>& out) const {
+    const std::string p = names_.layer + names_.ssm;
+    const std::int64_t width = m_.num_attention_heads * m_.head_dim;
+    const std::int64_t heads = m_.num_attention_heads;
+    const std::int64_t block = m_.ssm_state_size;
+    add(out, p + "slope_rate", {heads, 1, 1}, TpSplit::dim0);
+    add(out, p + "query_decay", {heads, block, 1}, TpSplit::dim0);
+    add(out, p + "key_decay", {heads, block, 1}, TpSplit::dim0);
+    add(out, p + "diagonal_decay", {1, heads, block, block}, TpSplit::dim1);
+    add(out, p + "norm.weight", {width}, TpSplit::dim0);
+    linear(out, p + "qkv_proj", 3 * width, m_.hidden_size, TpSplit::dim0, false);
+    linear(out, p + "out_proj", m_.hidden_size, width, TpSplit::dim1, false);
+    linear(out, p + "output_gate", width, m_.hidden_size, TpSplit::dim0, false);
+  }
+
   // Fused q/k/v (Megatron, and HF where fused_qkv) is one column-parallel matrix split along
   // its rows, like Megatron's linear_qkv.
-  void attention(std::vector<TensorDef>& out) const {
-    const std::string p = names_.layer + names_.attention;
+  void attention(std::vector<TensorDef>& out, const std::string& base = "") const {
+    const std::string p = names_.layer + base + names_.attention;
+    const std::int64_t in = m_.attention_input_size > 0 ? m_.attention_input_size : m_.hidden_size;
     const std::int64_t q = m_.num_attention_heads * m_.head_dim;
     const std::int64_t kv = m_.num_key_value_heads * m_.head_dim;
     const std::int64_t q_rows = m_.attention_gate ? 2 * q : q;
     const bool qkv_bias = m_.qkv_bias || m_.linear_bias;
     if (megatron_ || m_.fused_qkv) {
-      linear(out, p + names_.qkv, q_rows + 2 * kv, m_.hidden_size, TpSplit::dim0, qkv_bias);
+      linear(out, p + names_.qkv, q_rows + 2 * kv, in, TpSplit::dim0, qkv_bias);
     } else {
-      linear(out, p + names_.q, q_rows, m_.hidden_size, TpSplit::dim0, qkv_bias);
-      linear(out, p + names_.k, kv, m_.hidden_size, TpSplit::dim0, qkv_bias);
-      linear(out, p + names_.v, kv, m_.hidden_size, TpSplit::dim0, qkv_bias);
+      linear(out, p + names_.q, q_rows, in, TpSplit::dim0, qkv_bias);
+      linear(out, p + names_.k, kv, in, TpSplit::dim0, qkv_bias);
+      linear(out, p + names_.v, kv, in, TpSplit::dim0, qkv_bias);
     }
     if (m_.qk_norm) {
       // Split with the heads, except a head_dim vector, which every head shares.
@@ -322,7 +395,7 @@ class CatalogBuilder {
   // Multi-head latent attention: the down-projections are small and replicated across TP
   // (Megatron's "duplicated" linears); the up-projections and output are split by heads.
   // attention_bias (qkv_bias, o_bias) reaches the down-projections and the output only.
-  void latent_attention(std::vector<TensorDef>& out) const {
+  void latent_attention(std::vector<TensorDef>& out, bool indexer) const {
     const std::string p = names_.layer + names_.attention;
     const bool hf = !megatron_;
     const std::int64_t h = m_.hidden_size;
@@ -346,6 +419,22 @@ class CatalogBuilder {
            heads * (m_.qk_nope_head_dim + m_.v_head_dim), m_.kv_lora_rank, TpSplit::dim0, false);
     linear(out, p + (hf ? "o_proj" : "linear_proj"), h, heads * m_.v_head_dim, TpSplit::dim1,
            m_.o_bias);
+    if (indexer) sparse_indexer(out, p + names_.indexer);
+  }
+
+  // DeepSeek Sparse Attention's indexer: a few small heads that pick the tokens each query
+  // attends to. Small and replicated across TP, like the latent attention's down-projections.
+  void sparse_indexer(std::vector<TensorDef>& out, const std::string& p) const {
+    const bool hf = !megatron_;
+    const std::int64_t heads = m_.indexer_heads;
+    const std::int64_t dim = m_.indexer_head_dim;
+    linear(out, p + (hf ? "wq_b" : "linear_wq_b"), heads * dim, m_.q_lora_rank, TpSplit::replicated,
+           false);
+    linear(out, p + (hf ? "wk" : "linear_wk"), dim, m_.hidden_size, TpSplit::replicated, false);
+    add(out, p + "k_norm.weight", {dim}, TpSplit::replicated);
+    add(out, p + "k_norm.bias", {dim}, TpSplit::replicated);
+    linear(out, p + (hf ? "weights_proj" : "linear_weights_proj"), heads, m_.hidden_size,
+           TpSplit::replicated, false);
   }
 
   void feed_forward(std::vector<TensorDef>& out, bool moe) const {

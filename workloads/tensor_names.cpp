@@ -81,6 +81,11 @@ NameScheme megatron_names(const ModelSpec& m) {
   n.token_type_embedding_weight = "embedding.tokentype_embeddings.weight";
   n.head_dense = "lm_head.dense";  // Megatron-core's BERT head
   n.head_norm = "lm_head.layer_norm";
+  n.pooler = "pooler.dense";
+  n.indexer = "indexer.";
+  n.shared_block = "shared_block.";
+  n.shared_block_linear = "shared_block_linear";
+  n.shared_block_mamba = "mamba_layer.";
   return n;
 }
 
@@ -118,12 +123,15 @@ NameScheme llama_names(const ModelSpec& m) {
   n.moe_output_norm = "post_mlp_layernorm";
   n.fused_experts = "mlp.experts.";
   n.sinks_weight = "sinks";
-  n.ssm = m.mixer == Mixer::gated_delta_net ? "linear_attn." : "mixer.";
+  n.ssm = m.mixer == Mixer::gated_delta_net ? "linear_attn."
+          : m.mixer == Mixer::lightning     ? "self_attn."
+                                            : "mixer.";
   n.embedding_weight = "model.embed_tokens.weight";
   n.position_embedding_weight = "model.embed_positions.weight";
   n.embedding_norm = "model.embed_layernorm";
   n.final_norm = "model.norm";
   n.output = "lm_head";
+  n.indexer = "indexer.";
   return n;
 }
 
@@ -154,6 +162,7 @@ void bert_names(const ModelSpec& m, NameScheme& n) {
   n.position_embedding_weight = base + "embeddings.position_embeddings.weight";
   n.token_type_embedding_weight = base + "embeddings.token_type_embeddings.weight";
   n.embedding_norm = base + "embeddings.LayerNorm";
+  n.pooler = base + "pooler";
   // The pre-norm variants, each with a final norm of its own.
   if (m.hf_names == HfNames::megatron_bert) {
     n.layer_norms = {"attention.ln", "ln"};
@@ -335,6 +344,15 @@ NameScheme older_hf_names(const ModelSpec& m, NameScheme n) {
     case HfNames::roberta_prelayernorm:
     case HfNames::xlm_roberta_xl:
       bert_names(m, n);
+      break;
+    case HfNames::zamba:  // the hybrid layers' parts as ZambaHybridLayer names them
+      n.layer_norms = {"input_layernorm", "pre_ff_layernorm"};
+      n.ssm = "mamba.";
+      n.mlp = "feed_forward.";
+      n.shared_block = "shared_transf.";
+      n.shared_block_linear = "linear";
+      n.shared_block_mamba = "mamba_decoder.";
+      n.final_norm = "model.final_layernorm";
       break;
     case HfNames::mamba:
       n.layer = "backbone.layers.{layer}.";

@@ -31,6 +31,10 @@ struct NameScheme {
   std::string token_type_embedding_weight;
   std::string output_bias_weight;     // the output layer's bias where not output + ".bias"
   std::string head_dense, head_norm;  // the prediction head's transform before the output layer
+  std::string pooler;                 // BigBird's pooler, where the model has one
+  std::string indexer;                // the sparse-attention indexer, after the attention prefix
+  // Zamba's hybrid layers: the shared block's prefix, the layer's own linear, its Mamba layer.
+  std::string shared_block, shared_block_linear, shared_block_mamba;
 };
 
 // `model` resolved. Megatron-core's names are the same for every family; Hugging Face's follow

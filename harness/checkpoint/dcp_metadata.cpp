@@ -9,9 +9,10 @@
 namespace ckpt::harness {
 
 bool writes_dcp_metadata(const Case& c) {
+  // A safetensors directory holds what transformers writes: the files and their index alone.
   return (c.directory_layout == DirectoryLayout::dcp ||
           c.directory_layout == DirectoryLayout::megatron_dist) &&
-         c.mapping == Mapping::file_per_rank;
+         c.mapping == Mapping::file_per_rank && c.format != CheckpointFormat::safetensors;
 }
 
 std::uint64_t dcp_metadata_bytes(const std::vector<ManifestTensor>& items) {
@@ -49,7 +50,8 @@ std::vector<CoordinatorFile> coordinator_files(const Case& c,
     files.push_back(
         {"common.pt", stand_in(kCommonPtBytes, "ckptbench stand-in for Megatron's common.pt\n")});
     files.push_back(
-        {"metadata.json", R"({"sharded_backend": "torch_dist", "sharded_backend_version": 1})"});
+        {"metadata.json",
+         R"({"sharded_backend": "torch_dist", "sharded_backend_version": 1, "common_backend": "torch", "common_backend_version": 1})"});
   }
   return files;
 }

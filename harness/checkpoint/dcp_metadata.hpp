@@ -18,7 +18,7 @@ namespace ckpt::harness {
 inline constexpr const char* kDcpMetadataName = ".metadata";
 
 // Whether the case writes `.metadata` (strategy.layout = "dcp" or "megatron_dist" with
-// file_per_rank, the files DCP itself writes).
+// file_per_rank, the files DCP itself writes; never beside safetensors files).
 bool writes_dcp_metadata(const Case& c);
 
 // A file process 0 writes once every process's data files are written.

@@ -12,6 +12,9 @@ constexpr std::string_view kCommonKeys[] = {"architectures",       "model_type",
                                             "tie_word_embeddings", "max_position_embeddings"};
 constexpr std::string_view kMixtralKeys[] = {"num_local_experts", "num_experts_per_tok"};
 constexpr std::string_view kHunyuanMoeKeys[] = {"num_experts", "moe_topk"};
+constexpr std::string_view kMiniMaxKeys[] = {"num_local_experts", "num_experts_per_tok",
+                                             "num_experts",       "layer_types",
+                                             "attn_type_list",    "block_size"};
 constexpr std::string_view kPhimoeKeys[] = {"num_local_experts", "num_experts_per_tok",
                                             "lm_head_bias"};
 // clang-format off
@@ -49,6 +52,17 @@ constexpr std::string_view kGlm4MoeLiteKeys[] = {
     "n_routed_experts", "num_experts_per_tok", "moe_intermediate_size", "n_shared_experts", "mlp_layer_types",
     "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "qk_head_dim",
 };
+constexpr std::string_view kDeepseekV32Keys[] = {
+    "n_routed_experts", "num_experts", "num_experts_per_tok", "moe_intermediate_size", "n_shared_experts", "mlp_layer_types",
+    "first_k_dense_replace", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim",
+    "qk_head_dim", "index_n_heads", "index_head_dim",
+};
+constexpr std::string_view kGlmMoeDsaKeys[] = {
+    "n_routed_experts", "num_experts", "num_experts_per_tok", "moe_intermediate_size", "n_shared_experts", "mlp_layer_types",
+    "first_k_dense_replace", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim",
+    "qk_head_dim", "index_n_heads", "index_head_dim", "indexer_types", "index_topk_pattern", "index_topk_freq",
+    "index_skip_topk_offset",
+};
 constexpr std::string_view kMiniCpm3Keys[] = {
     "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "qk_head_dim",
 };
@@ -64,6 +78,9 @@ constexpr std::string_view kKolibriKeys[] = {
 constexpr std::string_view kSparseMoeKeys[] = {
     "num_experts", "num_local_experts", "num_experts_per_tok", "moe_intermediate_size",
     "shared_expert_intermediate_size", "decoder_sparse_step", "mlp_only_layers",
+};
+constexpr std::string_view kDots1Keys[] = {
+    "n_routed_experts", "num_experts_per_tok", "moe_intermediate_size", "n_shared_experts", "first_k_dense_replace",
 };
 constexpr std::string_view kGlm4MoeKeys[] = {
     "n_routed_experts", "num_experts_per_tok", "moe_intermediate_size", "n_shared_experts",
@@ -139,10 +156,16 @@ constexpr std::string_view kQwen35MoeKeys[] = {
     "linear_value_head_dim", "linear_conv_kernel_dim", "layer_types", "full_attention_interval", "num_experts",
     "num_local_experts", "num_experts_per_tok", "moe_intermediate_size", "shared_expert_intermediate_size",
 };
+constexpr std::string_view kZambaKeys[] = {
+    "attention_hidden_size", "attention_head_dim", "n_mamba_heads", "mamba_d_state", "mamba_d_conv", "mamba_expand",
+    "mamba_dt_rank", "mamba_conv_bias", "mamba_proj_bias", "attn_layer_period", "attn_layer_offset", "layers_block_type",
+    "layer_types", "head_dim",
+};
 constexpr std::string_view kCtrlKeys[] = {"n_embd", "n_layer", "n_head", "dff"};
 constexpr std::string_view kXlmKeys[] = {"emb_dim", "n_layers", "n_heads", "n_langs", "use_lang_emb", "is_encoder", "asm"};
 constexpr std::string_view kBertKeys[] = {"type_vocab_size", "add_cross_attention"};
 constexpr std::string_view kErnieKeys[] = {"type_vocab_size", "add_cross_attention", "use_task_id"};
+constexpr std::string_view kBigBirdKeys[] = {"type_vocab_size", "add_cross_attention", "use_bias"};
 constexpr std::string_view kDbrxKeys[] = {"d_model", "n_heads", "n_layers", "max_seq_len", "attn_config", "ffn_config"};
 constexpr std::string_view kFusedMoeKeys[] = {
     "num_local_experts", "num_experts_per_tok", "intermediate_size_mlp", "interleave_moe_layer_step", "moe_layers",
@@ -176,6 +199,10 @@ constexpr std::array kArchNames{
     ArchName{HfArch::dense, "apertus", "ApertusForCausalLM", {}, true,
              {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .qk_norm = true, .qk_norm_shape = QkNormShape::head_dim,
               .mlp = MlpKind::plain, .names = HfNames::apertus, .activation = "xielu"}},
+    // Apertus 1.5's text model: Apertus with a larger vocabulary and an output layer that may be pruned.
+    ArchName{HfArch::dense, "apertus1p5_text", "Apertus1p5TextForCausalLM", {}, true,
+             {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .qk_norm = true, .qk_norm_shape = QkNormShape::head_dim,
+              .mlp = MlpKind::plain, .names = HfNames::apertus, .activation = "xielu", .output_rows_key = "output_vocab_size"}},
     ArchName{HfArch::dense, "smollm3", "SmolLM3ForCausalLM", {}, true, {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .mlp_bias_key = kMlpBias, .tie = true}},
     ArchName{HfArch::dense, "helium", "HeliumForCausalLM", {}, true, {.qkv_bias_key = kAttn, .mlp_bias_key = kMlpBias}},
     ArchName{HfArch::dense, "arcee", "ArceeForCausalLM", {}, true, {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .mlp_bias_key = kMlpBias, .mlp = MlpKind::plain}},
@@ -237,6 +264,8 @@ constexpr std::array kArchNames{
              {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .mlp_bias_key = kMlpBias, .qkv_bias = true, .o_bias = true,
               .mlp_bias = true, .norm = NormKind::layernorm, .mlp = MlpKind::plain}},
     ArchName{HfArch::mixtral, "mixtral", "MixtralForCausalLM", kMixtralKeys, true, {}},
+    // MiniMax-Text-01: Mixtral's MoE under attention and lightning attention, layer by layer.
+    ArchName{HfArch::mixtral, "minimax", "MiniMaxForCausalLM", kMiniMaxKeys, true, {}},
     ArchName{HfArch::mixtral, "minimax_m2", "MiniMaxM2ForCausalLM", kMixtralKeys, true,
              {.qk_norm = true, .names = HfNames::minimax_m2}},
     ArchName{HfArch::mixtral, "hunyuan_v1_moe", "HunYuanMoEV1ForCausalLM", kHunyuanMoeKeys, true,
@@ -249,6 +278,9 @@ constexpr std::array kArchNames{
              {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .mlp_bias_key = kMlpBias}},
     ArchName{HfArch::deepseek, "glm4_moe", "Glm4MoeForCausalLM", kGlm4MoeKeys, true,
              {.qkv_bias_key = kAttn, .qk_norm_shape = QkNormShape::head_dim}},
+    // dots.llm1: Qwen3's attention, DeepSeek-V3's MoE.
+    ArchName{HfArch::deepseek, "dots1", "Dots1ForCausalLM", kDots1Keys, true,
+             {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .qk_norm = true, .qk_norm_shape = QkNormShape::head_dim}},
     ArchName{HfArch::deepseek, "sarvam_mla", "DeepseekV3ForCausalLM", kDeepseekKeys, false, {.qkv_bias_key = kAttn, .o_bias_key = kAttn}},
     ArchName{HfArch::deepseek, "sarvam_moe", "SarvamMoEForCausalLM", kSarvamMoeKeys, true,
              {.qkv_bias_key = kAttn, .qk_norm_shape = QkNormShape::head_dim, .fused_qkv = true, .names = HfNames::sarvam_moe}},
@@ -269,6 +301,11 @@ constexpr std::array kArchNames{
     ArchName{HfArch::deepseek, "glm4_moe_lite", "Glm4MoeLiteForCausalLM", kGlm4MoeLiteKeys, false,
              {.qkv_bias_key = kAttn, .o_bias_key = kAttn}},
     ArchName{HfArch::deepseek, "axk1", "AXK1ForCausalLM", kGlm4MoeLiteKeys, false,
+             {.qkv_bias_key = kAttn, .o_bias_key = kAttn}},
+    // DeepSeek-V3.2 and GLM-5: A.X-K1's latent attention with a sparse-attention indexer.
+    ArchName{HfArch::deepseek, "deepseek_v32", "DeepseekV32ForCausalLM", kDeepseekV32Keys, false,
+             {.qkv_bias_key = kAttn, .o_bias_key = kAttn}},
+    ArchName{HfArch::deepseek, "glm_moe_dsa", "GlmMoeDsaForCausalLM", kGlmMoeDsaKeys, false,
              {.qkv_bias_key = kAttn, .o_bias_key = kAttn}},
     ArchName{HfArch::deepseek, "youtu", "YoutuForCausalLM", kMiniCpm3Keys, false,
              {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .tie = true}},
@@ -324,6 +361,9 @@ constexpr std::array kArchNames{
     ArchName{HfArch::own_keys, "data2vec-text", "Data2VecTextForCausalLM", kBertKeys, false, {}},
     ArchName{HfArch::own_keys, "roberta-prelayernorm", "RobertaPreLayerNormForCausalLM", kBertKeys, false, {}},
     ArchName{HfArch::own_keys, "xlm-roberta-xl", "XLMRobertaXLForCausalLM", kBertKeys, false, {}},
+    ArchName{HfArch::own_keys, "xlm-roberta", "XLMRobertaForCausalLM", kBertKeys, false, {}},
+    ArchName{HfArch::own_keys, "camembert", "CamembertForCausalLM", kBertKeys, false, {}},
+    ArchName{HfArch::own_keys, "big_bird", "BigBirdForCausalLM", kBigBirdKeys, false, {}},
     ArchName{HfArch::own_keys, "mamba", "MambaForCausalLM", kMambaKeys, false, {}},
     ArchName{HfArch::own_keys, "dbrx", "DbrxForCausalLM", kDbrxKeys, false, {}},
     ArchName{HfArch::own_keys, "mamba2", "Mamba2ForCausalLM", kMambaKeys, false, {}},
@@ -338,6 +378,7 @@ constexpr std::array kArchNames{
     ArchName{HfArch::own_keys, "qwen3_5_moe_text", "Qwen3_5MoeForCausalLM", kQwen35MoeKeys, false, {}},
     ArchName{HfArch::own_keys, "lfm2", "Lfm2ForCausalLM", kLfm2Keys, false, {}},
     ArchName{HfArch::own_keys, "lfm2_moe", "Lfm2MoeForCausalLM", kLfm2MoeKeys, false, {}},
+    ArchName{HfArch::own_keys, "zamba", "ZambaForCausalLM", kZambaKeys, false, {}},
     ArchName{HfArch::fused_moe, "gpt_oss", "GptOssForCausalLM", kFusedMoeKeys, true,
              {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .qkv_bias = true, .o_bias = true}},
     ArchName{HfArch::fused_moe, "llama4_text", "Llama4ForCausalLM", kFusedMoeKeys, true,
@@ -382,7 +423,8 @@ constexpr std::string_view kIgnoredKeys[] = {
     "rope_parameters", "attention_in_multiplier", "attention_out_multiplier", "key_multiplier",
     "lm_head_multiplier", "mlp_multipliers", "ssm_multipliers", "ssm_in_multiplier", "ssm_out_multiplier",
     "mamba_chunk_size", "mamba_norm_before_gate", "mamba_d_head", "num_logits_to_keep", "use_mamba_kernels",
-    "z_loss_coefficient", "mixer_rms_eps", "layer_rope_theta", "position_embedding_type",
+    "z_loss_coefficient", "mixer_rms_eps", "layer_rope_theta", "position_embedding_type", "index_topk",
+    "attention_type", "block_size", "num_random_blocks", "rescale_embeddings",
 };
 // clang-format on
 

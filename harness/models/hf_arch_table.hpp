@@ -56,6 +56,9 @@ struct Traits {
   bool gate_proj = false;       // a separate attention output gate, self_attn.gate_proj (AFMoE)
   bool ungated_shared = false;  // HfArch::sparse_moe: the shared expert has no sigmoid gate
   bool router_bias = false;     // HfArch::sparse_moe: the router's e_score_correction_bias
+  // The key of an untied output layer's rows where they may be fewer than vocab_size (Apertus
+  // 1.5's output_vocab_size; absent or null: vocab_size).
+  std::string_view output_rows_key;
 };
 
 struct ArchName {

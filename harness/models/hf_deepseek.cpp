@@ -2,6 +2,7 @@
 // with or without a correction bias, shared experts, leading dense layers), and the families
 // that keep one of the two (GLM-4-MoE and Solar Open: the MoE with Llama's attention;
 // MiniCPM3: the latent attention in a dense model).
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -56,6 +57,8 @@ constexpr DeepseekDefaults kDefaults[] = {
     {"sarvam_mla", true, 128, 8, 2048, 1, kFirstDense, 1, true, -1, true, 0, 512, 128, 64, 128},
     {"glm4_moe_lite", true, 64, 4, 1536, 1, kMlpTypes, 1, true, -1, true, 768, 512, 192, 64, 256},
     {"glm4_moe", true, 128, 8, 1408, 1, kFirstDense, 1, true, 0, false, 0, 0, 0, 0, 0},
+    // dots.llm1: no experts by default (transformers then builds no model).
+    {"dots1", true, 0, 0, 1408, 0, kFirstDense, 0, true, -1, false, 0, 0, 0, 0, 0},
     {"sarvam_moe", true, 128, 6, 1024, 1, kFirstDense, 1, true, 1, false, 0, 0, 0, 0, 0, "num_experts", "num_shared_experts"},
     {"exaone_moe", true, 64, 8, 1024, 1, kMlpTypes, 1, true, -1, false, 0, 0, 0, 0, 0, "", "", "num_experts", "num_shared_experts", true},
     {"solar_open", true, 128, 8, 1280, 1, "", 0, true, -1, false, 0, 0, 0, 0, 0, "num_local_experts"},
@@ -66,6 +69,10 @@ constexpr DeepseekDefaults kDefaults[] = {
     {"afmoe", true, 64, 6, 1408, 2, "num_dense_layers", 1, true, -1, false, 0, 0, 0, 0, 0, "", "", "num_experts", "num_shared_experts"},
     {"hy_v3", true, 192, 8, 1536, 1, kMlpTypes, 1, true, -1, false, 0, 0, 0, 0, 0, "", "", "num_experts", "num_shared_experts"},
     {"axk1", true, 192, 8, 2048, 1, kMlpTypes, 1, true, -1, true, 1536, 512, 128, 64, 128},
+    {"deepseek_v32", true, 256, 8, 2048, 1, kMlpTypes, 3, true, -1, true, 1536, 512, 128, 64, 128, "num_experts", "", "n_routed_experts",
+     "n_shared_experts", true},
+    {"glm_moe_dsa", true, 256, 8, 2048, 1, kMlpTypes, 3, true, -1, true, 2048, 512, 192, 64, 256, "num_experts", "", "n_routed_experts",
+     "n_shared_experts", true},
     {"minicpm3", false, 0, 0, 0, 0, "", 0, false, -1, true, 768, 256, 64, 32, 0},
     {"youtu", false, 0, 0, 0, 0, "", 0, false, -1, true, 1536, 512, 128, 64, 128},
 };
@@ -157,6 +164,40 @@ void map_mla(workloads::ModelSpec& spec, const HfConfig& config, const DeepseekD
   }
 }
 
+// DeepSeek-V3.2 and GLM-5: DeepSeek Sparse Attention's indexer in every layer but those that
+// indexer_types marks "shared" (GLM-5; without the list, its index_topk_pattern string of F and S,
+// else the schedule of index_topk_freq and index_skip_topk_offset that its config class derives).
+void map_indexer(workloads::ModelSpec& spec, const HfConfig& config, std::int64_t heads) {
+  spec.indexer_heads = config.size_or("index_n_heads", heads);
+  spec.indexer_head_dim = config.size_or("index_head_dim", 128);
+  if (!config.declares("indexer_types")) return;
+  std::vector<std::string> types = config.texts("indexer_types");
+  const std::string pattern = config.text_if_string("index_topk_pattern");
+  if (types.empty() && !pattern.empty()) {
+    for (const char c : pattern) types.emplace_back(c == 'S' ? "shared" : c == 'F' ? "full" : "?");
+  }
+  const std::string_view key = config.has("indexer_types") ? "indexer_types" : "index_topk_pattern";
+  if (types.empty()) {
+    const std::int64_t freq = std::max<std::int64_t>(config.size_or("index_topk_freq", 1), 1);
+    const std::int64_t offset = config.size_or("index_skip_topk_offset", 2);
+    for (std::int64_t layer = 0; layer < spec.num_hidden_layers; ++layer)
+      types.emplace_back(std::max<std::int64_t>(layer - offset + 1, 0) % freq == 0 ? "full"
+                                                                                   : "shared");
+  }
+  if (static_cast<std::int64_t>(types.size()) != spec.num_hidden_layers) {
+    config.at().fail(
+        key, "lists " + std::to_string(types.size()) +
+                 " layers for num_hidden_layers = " + std::to_string(spec.num_hidden_layers));
+  }
+  for (std::size_t layer = 0; layer < types.size(); ++layer) {
+    if (types[layer] != "full" && types[layer] != "shared")
+      config.at().fail(
+          key, "entries must be \"full\" or \"shared\" (F or S), found \"" + types[layer] + "\"");
+    if (types[layer] == "shared")
+      spec.shared_indexer_layers.push_back(static_cast<std::int64_t>(layer));
+  }
+}
+
 }  // namespace
 
 std::string_view deepseek_experts_key(std::string_view type) {
@@ -190,6 +231,8 @@ void map_deepseek(workloads::ModelSpec& spec, const HfConfig& config, std::strin
   if (type == "ernie4_5_moe") spec.lm_head_bias = config.flag_or("use_bias", false);
   if (d.use_qk_norm >= 0) spec.qk_norm = config.flag_or("use_qk_norm", d.use_qk_norm == 1);
   if (d.mla) map_mla(spec, config, d);
+  if (type == "deepseek_v32" || type == "glm_moe_dsa")
+    map_indexer(spec, config, type == "glm_moe_dsa" ? 32 : 64);
 }
 
 }  // namespace ckpt::harness::hf

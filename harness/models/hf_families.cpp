@@ -246,8 +246,9 @@ ModelSpec map_mamba(const HfConfig& config, bool v2) {
 // BertConfig and the RoBERTa family: BERT's post-norm encoder layer used as a decoder (biases
 // everywhere, learned positions, token-type embeddings, a LayerNorm after the embeddings, no
 // final norm) and a prediction head of a dense, a LayerNorm and the tied output with its bias.
-// BertGeneration has no token types and no head transform. The base model's attribute name
-// is the class's (bert, roberta, ...).
+// BertGeneration has no token types and no head transform; XLM-R and CamemBERT are RoBERTa under
+// its names; BigBird is BERT with its base model's pooler. The base model's attribute name is
+// the class's (bert, roberta, ...).
 ModelSpec map_bert(const HfConfig& config, std::string_view model_type) {
   ModelSpec spec = gpt_style(config, "hidden_size", "num_hidden_layers", "num_attention_heads");
   using workloads::HfNames;
@@ -266,6 +267,7 @@ ModelSpec map_bert(const HfConfig& config, std::string_view model_type) {
       {"data2vec-text", "data2vec_text", HfNames::roberta},
       {"roberta-prelayernorm", "roberta_prelayernorm", HfNames::roberta_prelayernorm},
       {"xlm-roberta-xl", "roberta", HfNames::xlm_roberta_xl},
+      {"big_bird", "bert", HfNames::bert},
   };
   for (const Variant& v : kVariants) {
     if (v.type != model_type) continue;
@@ -278,13 +280,21 @@ ModelSpec map_bert(const HfConfig& config, std::string_view model_type) {
                         spec.hf_names == HfNames::xlm_roberta_xl;
   spec.intermediate_size = config.size_or("intermediate_size", generation ? 4096 : 3072);
   spec.position_embedding = workloads::PositionEmbedding::learned;
-  spec.max_position_embeddings = config.size_or("max_position_embeddings", 512);
+  spec.max_position_embeddings =
+      config.size_or("max_position_embeddings", model_type == "big_bird" ? 4096 : 512);
   spec.type_vocab_size = generation ? 0 : config.size_or("type_vocab_size", 2);
   spec.embedding_norm = !pre_norm || spec.hf_names == HfNames::roberta_prelayernorm;
   spec.norm_placement = pre_norm ? workloads::NormPlacement::pre : workloads::NormPlacement::post;
   spec.final_norm = pre_norm;
   spec.lm_head_transform = !generation;
   spec.lm_head_bias = true;
+  // BigBird keeps its base model's pooler, and use_bias reaches q/k/v alone.
+  if (model_type == "big_bird") {
+    spec.pooler = true;
+    spec.linear_bias = false;
+    spec.qkv_bias = config.flag_or("use_bias", true);
+    spec.o_bias = spec.mlp_bias = true;
+  }
   spec.tie_word_embeddings = config.flag_or("tie_word_embeddings", true);
   if (config.flag_or("add_cross_attention", false)) {
     config.at().fail("add_cross_attention",
@@ -327,7 +337,7 @@ ModelSpec map_dbrx(const HfConfig& config) {
 bool is_bert_family(std::string_view model_type) {
   for (const std::string_view type :
        {"bert", "bert-generation", "megatron-bert", "ernie", "roberta", "data2vec-text",
-        "roberta-prelayernorm", "xlm-roberta-xl"}) {
+        "roberta-prelayernorm", "xlm-roberta-xl", "xlm-roberta", "camembert", "big_bird"}) {
     if (model_type == type) return true;
   }
   return false;
@@ -370,8 +380,8 @@ std::string own_keys_family_key(std::string_view model_type, const std::string& 
       {"dbrx", "num_hidden_layers", "n_layers"}, {"dbrx", "num_attention_heads", "n_heads"},
       {"dbrx", "num_key_value_heads", "attn_config"}, {"dbrx", "intermediate_size", "ffn_config"},
       {"dbrx", "num_local_experts", "ffn_config"}, {"dbrx", "num_experts_per_tok", "ffn_config"},
-      {"jamba bamba falcon_h1 granitemoehybrid", "state_size", "mamba_d_state"},
-      {"jamba bamba falcon_h1 granitemoehybrid", "conv_kernel", "mamba_d_conv"},
+      {"jamba bamba falcon_h1 granitemoehybrid zamba", "state_size", "mamba_d_state"},
+      {"jamba bamba falcon_h1 granitemoehybrid zamba", "conv_kernel", "mamba_d_conv"},
       {"bamba falcon_h1 granitemoehybrid", "num_heads", "mamba_n_heads"},
       {"bamba falcon_h1 granitemoehybrid", "n_groups", "mamba_n_groups"},
       {"granitemoehybrid qwen3_next qwen3_5_text qwen3_5_moe_text", "attention_layers", "layer_types"},
@@ -380,7 +390,9 @@ std::string own_keys_family_key(std::string_view model_type, const std::string& 
       {"qwen3_next qwen3_5_text qwen3_5_moe_text", "num_heads", "linear_num_value_heads"}, {"qwen3_next qwen3_5_text qwen3_5_moe_text", "n_groups", "linear_num_key_heads"},
       {"qwen3_next", "state_size", "linear_key_head_dim"}, {"qwen3_next", "conv_kernel", "linear_conv_kernel_dim"},
       {"qwen3_next", "num_local_experts", "num_experts"}, {"qwen3_next", "moe_layers", "mlp_only_layers"},
-      {"jamba", "time_step_rank", "mamba_dt_rank"}, {"jamba", "attention_layers", "attn_layer_offset"},
+      {"jamba zamba", "time_step_rank", "mamba_dt_rank"}, {"zamba", "num_heads", "n_mamba_heads"},
+      {"zamba", "head_dim", "attention_head_dim"},
+      {"jamba", "attention_layers", "attn_layer_offset"},
       {"jamba", "moe_layers", "expert_layer_offset"}, {"jamba", "num_local_experts", "num_experts"},
       {"bamba", "attention_layers", "attn_layer_indices"}, {"falcon_h1", "intermediate_size", "mamba_d_ssm"},
   };

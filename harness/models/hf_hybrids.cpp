@@ -409,12 +409,70 @@ ModelSpec map_nemotron_h(const HfConfig& config) {
   return spec;
 }
 
+// ZambaConfig: Mamba layers whose x_proj, dt_proj, A and D are per head (n_mamba_heads), and
+// "hybrid" layers (layers_block_type; by default the third and then every attn_layer_period-th
+// from attn_layer_offset) that first run one attention + MLP block shared by all of them. That
+// block reads the hidden state and the embeddings side by side (attention_hidden_size, 2h), its
+// heads attention_head_dim (2h / heads) wide; tied.
+ModelSpec map_zamba(const HfConfig& config) {
+  ModelSpec spec = llama_sizes(config);
+  spec.hybrid = false;
+  spec.hf_names = HfNames::zamba;
+  spec.tie_word_embeddings = config.flag_or("tie_word_embeddings", true);
+  spec.attention_input_size =
+      config.size_or("attention_hidden_size", times(config, "hidden_size", 2, spec.hidden_size));
+  // head_dim is ZambaConfig's other name of attention_head_dim.
+  const std::int64_t head_dim =
+      spec.num_attention_heads == 0
+          ? 0
+          : times(config, "hidden_size", 2, spec.hidden_size) / spec.num_attention_heads;
+  spec.head_dim = config.size("attention_head_dim").value_or(config.size_or("head_dim", head_dim));
+  mamba_keys(spec, config);
+  spec.mixer = Mixer::mamba;
+  spec.ssm_state_size = config.size_or("mamba_d_state", 16);
+  spec.ssm_heads = config.size_or("n_mamba_heads", 2);
+  const bool auto_rank = config.text_if_string("mamba_dt_rank") == "auto";
+  spec.ssm_dt_rank = auto_rank ? (spec.hidden_size + 15) / 16
+                               : config.size_or("mamba_dt_rank", (spec.hidden_size + 15) / 16);
+  // transformers saves the list as layers_block_type; layer_types is its other name.
+  std::vector<std::string> types = config.texts("layers_block_type");
+  if (types.empty()) types = config.texts("layer_types");
+  if (types.empty()) {
+    const std::int64_t period = config.size_or("attn_layer_period", 6);
+    const std::int64_t offset = config.size_or("attn_layer_offset", 4);
+    types = {"linear_attention", "linear_attention", "hybrid"};
+    for (std::int64_t i = 0; i + 3 < spec.num_hidden_layers; ++i)
+      types.emplace_back(period > 0 && i % period == offset ? "hybrid" : "linear_attention");
+  }
+  // transformers ties the hybrid layers' blocks together only under tie_word_embeddings; untied,
+  // each keeps and saves its own.
+  bool first = true;
+  for (const std::string& type : types) {
+    const bool hybrid = type == "hybrid";
+    first = first || !spec.tie_word_embeddings;
+    if (!hybrid && type != "linear_attention" && type != "mamba") {
+      config.at().fail("layers_block_type", "layer type \"" + type +
+                                                "\" is not one Zamba has (\"hybrid\" or "
+                                                "\"linear_attention\")");
+    }
+    spec.layer_kinds.push_back(LayerKind{
+        .attention = hybrid && first, .ssm = true, .mlp = hybrid && first, .shared_block = hybrid});
+    first = first && !hybrid;
+  }
+  if (static_cast<std::int64_t>(types.size()) != spec.num_hidden_layers) {
+    config.at().fail("layers_block_type", "lists " + std::to_string(types.size()) +
+                                              " layer types for num_hidden_layers = " +
+                                              std::to_string(spec.num_hidden_layers));
+  }
+  return spec;
+}
+
 }  // namespace
 
 bool is_hybrid_family(std::string_view model_type) {
   for (const std::string_view type :
        {"jamba", "bamba", "falcon_h1", "granitemoehybrid", "nemotron_h", "qwen3_next",
-        "qwen3_5_text", "qwen3_5_moe_text", "lfm2", "lfm2_moe"}) {
+        "qwen3_5_text", "qwen3_5_moe_text", "lfm2", "lfm2_moe", "zamba"}) {
     if (model_type == type) return true;
   }
   return false;
@@ -425,6 +483,7 @@ bool is_hybrid_family(std::string_view model_type) {
 // family keeps its own).
 ModelSpec map_hybrid_family(std::string_view model_type, const HfConfig& config) {
   if (model_type == "nemotron_h") return map_nemotron_h(config);
+  if (model_type == "zamba") return map_zamba(config);
   ModelSpec spec = llama_sizes(config, model_type != "qwen3_5_moe_text");
   if (model_type == "lfm2" || model_type == "lfm2_moe") {
     map_lfm2(spec, config, model_type == "lfm2_moe");

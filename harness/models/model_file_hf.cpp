@@ -41,8 +41,8 @@ using workloads::QkNormShape;
 std::vector<std::string_view> trait_keys(const Traits& t) {
   std::vector<std::string_view> keys;
   const std::string_view activation = t.activation.empty() ? "" : "hidden_act";
-  for (const std::string_view key :
-       {t.qkv_bias_key, t.o_bias_key, t.mlp_bias_key, t.unmodelled, t.post_norm_key, activation}) {
+  for (const std::string_view key : {t.qkv_bias_key, t.o_bias_key, t.mlp_bias_key, t.unmodelled,
+                                     t.post_norm_key, activation, t.output_rows_key}) {
     if (!key.empty() && std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
   }
   return keys;
@@ -173,6 +173,43 @@ void apply_traits(ModelSpec& spec, const HfConfig& config, const Traits& t) {
   if (!t.activation.empty())
     spec.xielu_activation =
         config.text("hidden_act").value_or(std::string(t.activation)) == "xielu";
+  if (!t.output_rows_key.empty()) spec.output_vocab_size = config.size_or(t.output_rows_key, 0);
+}
+
+// MiniMaxConfig: attention in the "full_attention" layers of layer_types (by default every other
+// layer from the first), lightning attention in the "linear_attention" ones. The remote-code
+// spelling attn_type_list is not read by transformers, which then alternates: refused.
+void map_minimax_layers(ModelSpec& spec, const HfConfig& config) {
+  // num_experts is MiniMaxConfig's other name of num_local_experts.
+  if (!config.has("num_local_experts") && config.has("num_experts"))
+    spec.num_local_experts = config.size_or("num_experts", spec.num_local_experts);
+  std::vector<std::string> types = config.texts("layer_types");
+  if (types.empty() && config.has("attn_type_list")) {
+    config.at().fail("attn_type_list",
+                     "is MiniMax's remote-code key, which transformers does not read; give "
+                     "layer_types (\"full_attention\" / \"linear_attention\" per layer) instead");
+  }
+  for (std::int64_t layer = 0; types.empty() && layer < spec.num_hidden_layers; layer += 2)
+    spec.attention_layers.push_back(layer);
+  for (std::size_t layer = 0; layer < types.size(); ++layer) {
+    if (types[layer] != "full_attention" && types[layer] != "linear_attention") {
+      config.at().fail("layer_types",
+                       "entries must be \"full_attention\" or \"linear_attention\", "
+                       "found \"" +
+                           types[layer] + "\"");
+    }
+    if (types[layer] == "full_attention")
+      spec.attention_layers.push_back(static_cast<std::int64_t>(layer));
+  }
+  if (!types.empty() && static_cast<std::int64_t>(types.size()) != spec.num_hidden_layers) {
+    config.at().fail("layer_types", "lists " + std::to_string(types.size()) +
+                                        " layer types for num_hidden_layers = " +
+                                        std::to_string(spec.num_hidden_layers));
+  }
+  spec.hybrid = true;
+  spec.mixer = workloads::Mixer::lightning;
+  // The lightning attention's decay buffers span a block of block_size positions.
+  spec.ssm_state_size = config.size_or("block_size", 256);
 }
 
 // Mixtral and the families with its every-layer MoE of per-expert MLPs: the keys and defaults
@@ -188,6 +225,7 @@ void map_mixtral(ModelSpec& spec, const HfConfig& config, std::string_view model
       {"phimoe", "num_local_experts", "num_experts_per_tok", 16, 2},
       {"minimax_m2", "num_local_experts", "num_experts_per_tok", 256, 8},
       {"hunyuan_v1_moe", "num_experts", "moe_topk", 1, 1},
+      {"minimax", "num_local_experts", "num_experts_per_tok", 8, 2},
   };
   for (const Defaults& d : kDefaults) {
     if (d.type != model_type) continue;
@@ -197,6 +235,7 @@ void map_mixtral(ModelSpec& spec, const HfConfig& config, std::string_view model
   if (model_type == "phimoe") spec.lm_head_bias = config.flag_or("lm_head_bias", false);
   spec.moe_router_bias = model_type == "minimax_m2";
   if (model_type == "hunyuan_v1_moe") spec.shared_expert_intermediate_size = spec.intermediate_size;
+  if (model_type == "minimax") map_minimax_layers(spec, config);
 }
 
 // Qwen2MoeConfig and its followers: every layer sparse but those in mlp_only_layers and those

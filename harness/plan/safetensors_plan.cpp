@@ -69,6 +69,8 @@ std::string safetensors_name(const workloads::Shard& shard, bool weights_only) {
 std::vector<std::uint64_t> safetensors_shape(const workloads::Shard& shard,
                                              std::uint64_t elements) {
   const bool whole_range = shard.flat_begin == 0 && shard.flat_end == slice_elements(shard);
+  // A scalar keeps its empty shape, as torch writes a 0-d tensor.
+  if (shard.extent.empty() && elements == 1) return {};
   if (!whole_range || shard.extent.empty()) return {elements};
   std::vector<std::uint64_t> shape(shard.extent.begin(), shard.extent.end());
   const std::uint64_t row =
@@ -122,8 +124,11 @@ std::vector<std::pair<std::string, std::vector<workloads::Shard>>> SafetensorsFi
 void plan_safetensors_rank(const SafetensorsFiles& files, const Case& c, std::int64_t rank,
                            const std::filesystem::path& checkpoint_dir, RankPlan& plan) {
   const bool weights_only = c.state.scope == workloads::StateScope::weights;
-  std::map<std::string, std::string> metadata = plan.io.attributes;
-  metadata["format"] = "pt";  // what transformers' loaders expect of a PyTorch-saved file
+  // A weights file holds what transformers writes, {"format": "pt"} alone (its loaders expect
+  // it); a rank's full-state file also the checkpoint's attributes.
+  std::map<std::string, std::string> metadata;
+  if (!weights_only) metadata = plan.io.attributes;
+  metadata["format"] = "pt";
   for (auto& group : files.group(rank)) {
     std::vector<SafetensorsTensor> tensors;
     std::uint64_t data = 0;

@@ -30,8 +30,8 @@ inline constexpr const char* kSafetensorsIndexName = "model.safetensors.index.js
 // The tensor name of `shard` in a safetensors file (see above).
 std::string safetensors_name(const workloads::Shard& shard, bool weights_only);
 // The shape recorded for `elements` elements of `shard` (fewer than its slice under model.scale):
-// the slice's shape, with the leading dimension shortened when the elements are whole rows of
-// it, else one dimension.
+// the slice's shape (none for a scalar), with the leading dimension shortened when the elements
+// are whole rows of it, else one dimension.
 std::vector<std::uint64_t> safetensors_shape(const workloads::Shard& shard, std::uint64_t elements);
 
 // The file of every shard of every rank, without building the world's shards.

@@ -99,7 +99,8 @@ TEST(FrameworkLayoutRun, MegatronDistWritesItsCoordinatorFilesAndVerifies) {
   const fs::path step = latest_checkpoint(dir / "target" / "md" / "case-0000");
   EXPECT_EQ(step.filename(), "iter_0000001");
   EXPECT_EQ(read_text(step / "metadata.json"),
-            R"({"sharded_backend": "torch_dist", "sharded_backend_version": 1})");
+            R"({"sharded_backend": "torch_dist", "sharded_backend_version": 1, )"
+            R"("common_backend": "torch", "common_backend_version": 1})");
   EXPECT_TRUE(fs::exists(step / "common.pt"));
   EXPECT_EQ(fs::file_size(step / ".metadata"),
             documented_metadata_bytes(read_manifest(step).at("tensors")));

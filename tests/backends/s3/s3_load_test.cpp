@@ -47,7 +47,6 @@ TEST_F(S3Load, SafetensorsCheckpointsRestoreAndLoadWithTheirHeadersReadFromTheSt
   write_checkpoint("st");
   EXPECT_FALSE(fs::exists(target()));
   const std::vector<std::string> expected{"latest",
-                                          "step_0000001/.metadata",
                                           "step_0000001/ckptbench-manifest.json",
                                           "step_0000001/model-00001-of-00003.safetensors",
                                           "step_0000001/model-00002-of-00003.safetensors",

@@ -251,6 +251,41 @@ FIXTURES = {
     "small-data2vec-text": ("data2vec-text", SMALL_BERT),
     "small-roberta-prelayernorm": ("roberta-prelayernorm", SMALL_BERT),
     "small-xlm-roberta-xl": ("xlm-roberta-xl", SMALL_BERT),
+    # XLM-R and CamemBERT register their head before the base model; save_pretrained still keeps
+    # the embedding table under the base model's name. BigBird keeps its pooler.
+    "small-xlm-roberta": ("xlm-roberta", SMALL_BERT),
+    "small-camembert-untied": ("camembert", dict(SMALL_BERT, tie_word_embeddings=False)),
+    "small-big-bird": ("big_bird", dict(SMALL_BERT, use_bias=False, attention_type="original_full")),
+    # DeepSeek Sparse Attention: an indexer beside the latent attention, in every layer
+    # (DeepSeek-V3.2) or in the "full" ones (GLM-5).
+    "small-deepseek-v32": ("deepseek_v32", dict(SMALL_MOE, n_routed_experts=4, num_experts_per_tok=2,
+                                                moe_intermediate_size=128, first_k_dense_replace=1, q_lora_rank=96,
+                                                kv_lora_rank=64, qk_nope_head_dim=32, qk_rope_head_dim=16,
+                                                v_head_dim=32, n_group=2, topk_group=1, index_n_heads=4,
+                                                index_head_dim=32, attention_bias=True)),
+    "small-glm-moe-dsa": ("glm_moe_dsa", dict(SMALL, num_hidden_layers=4, n_routed_experts=4, num_experts_per_tok=2,
+                                              moe_intermediate_size=128, first_k_dense_replace=1, q_lora_rank=96,
+                                              kv_lora_rank=64, qk_nope_head_dim=32, qk_rope_head_dim=16,
+                                              v_head_dim=32, index_n_heads=4, index_head_dim=32,
+                                              indexer_types=["full", "shared", "full", "shared"])),
+    # Zamba: Mamba layers with per-head parameters; one attention + MLP block shared by the
+    # hybrid layers (2, 4, 6 here), saved once under the first.
+    "small-zamba": ("zamba", dict(hidden_size=128, intermediate_size=256, num_hidden_layers=7, num_attention_heads=4,
+                                  num_key_value_heads=2, vocab_size=1000, n_mamba_heads=4, attn_layer_period=2,
+                                  attn_layer_offset=1, mamba_d_state=8)),
+    "small-zamba-biases-untied": ("zamba", dict(hidden_size=128, intermediate_size=256, num_hidden_layers=4,
+                                                num_attention_heads=4, num_key_value_heads=4, vocab_size=1000, mamba_d_state=8,
+                                                mamba_proj_bias=True, mamba_conv_bias=False, mamba_dt_rank=12,
+                                                tie_word_embeddings=False,
+                                                layers_block_type=["hybrid", "mamba", "hybrid", "mamba"])),
+    # MiniMax-Text-01: Mixtral's MoE under attention or lightning attention, layer by layer.
+    "small-minimax": ("minimax", small(num_hidden_layers=4, num_local_experts=4, num_experts_per_tok=2, head_dim=48,
+                                       layer_types=["linear_attention", "full_attention", "linear_attention",
+                                                    "linear_attention"])),
+    "small-dots1": ("dots1", dict(SMALL_MOE, n_routed_experts=4, num_experts_per_tok=2, moe_intermediate_size=128,
+                                  n_shared_experts=1, first_k_dense_replace=1, head_dim=64, attention_bias=True)),
+    # Apertus 1.5's text model with its output layer pruned.
+    "small-apertus1p5-pruned": ("apertus1p5_text", small(output_vocab_size=600, tie_word_embeddings=False)),
     # Older decoders with names of their own: BioGPT (OPT's layer), CTRL, XLM (one module list per
     # part, language embeddings).
     "small-biogpt": ("biogpt", SMALL_BERT),
@@ -315,6 +350,7 @@ FIXTURES = {
                                               linear_key_head_dim=128, linear_value_head_dim=128, num_experts=512,
                                               num_experts_per_tok=10, moe_intermediate_size=512,
                                               shared_expert_intermediate_size=512, max_position_embeddings=262144)),
+    "zamba-7b": ("zamba", {}),
     "mamba-130m": ("mamba", dict(hidden_size=768, num_hidden_layers=24, vocab_size=50280)),
     "mamba2-2.7b": ("mamba2", dict(hidden_size=2560, num_hidden_layers=64, vocab_size=50288, num_heads=80,
                                    head_dim=64, n_groups=1, tie_word_embeddings=True)),

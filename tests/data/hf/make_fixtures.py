@@ -5,9 +5,12 @@ Needs torch, transformers and safetensors (a venv outside the repository, e.g.
 `python3 -m venv /work/venv-fidelity && /work/venv-fidelity/bin/pip install torch transformers safetensors`).
 CI does not run this script: it runs the C++ tests against the fixtures it wrote.
 
-  make_fixtures.py fixtures            rewrite tests/data/hf/fixtures/<name>/{config,expected}.json
+  make_fixtures.py fixtures [NAME...]  rewrite tests/data/hf/fixtures/<name>/{config,expected}.json (all, or those named)
   make_fixtures.py measure CKPTBENCH   lay out the default config of every decoder-only causal-LM
                                        type transformers knows and compare with the model
+  make_fixtures.py files CKPTBENCH [NAME...]
+                                       write small fixtures with save_pretrained and with ckptbench
+                                       (safetensors, weights) and compare the files' headers
 
 Each model is built on the meta device (no memory for weights). The expected tensors are the
 names and shapes `save_pretrained` writes: tied copies dropped, and transformers' fused
@@ -29,6 +32,7 @@ import torch
 import transformers
 from transformers import AutoConfig, AutoModelForCausalLM
 from transformers.core_model_loading import revert_weight_conversion
+from transformers.modeling_utils import remove_tied_weights_from_state_dict
 from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
 
 from fixture_configs import FIXTURES, FULL_LIST
@@ -40,9 +44,10 @@ def saved_tensors(config):
     """name -> shape as save_pretrained writes them, and the elements they hold."""
     with torch.device("meta"):
         model = AutoModelForCausalLM.from_config(config, dtype=torch.bfloat16)
-    unique = dict(model.named_parameters())
-    every = dict(model.named_parameters(remove_duplicate=False))
-    state = {k: v for k, v in model.state_dict().items() if not (k in every and k not in unique)}
+    # save_pretrained's own rule for tied tensors: of the names sharing one tensor it keeps the
+    # one that _tied_weights_keys does not name (XLM-R keeps roberta.embeddings.*, though its
+    # lm_head registers first; Zamba keeps the first layer's shared block).
+    state = remove_tied_weights_from_state_dict(dict(model.state_dict()), model)
     ignored = getattr(model, "_keys_to_ignore_on_save", None) or []
     state = {k: v for k, v in state.items() if k not in ignored}
     state = revert_weight_conversion(model, state)
@@ -76,9 +81,11 @@ def config_json(config):
     return json.loads(config.to_json_string(use_diff=True))
 
 
-def write_fixtures():
+def write_fixtures(only=()):
     root = HERE / "fixtures"
     for name, (model_type, keys) in sorted(FIXTURES.items()):
+        if only and name not in only:
+            continue
         config = build_config(model_type, keys)
         tensors, parameters, other_dtypes = saved_tensors(config)
         out = root / name
@@ -196,12 +203,67 @@ def measure(ckptbench, only=None):
     print(f"decoder-only causal-LM types: {total}; " + ", ".join(f"{k}: {v}" for k, v in counts.items()))
 
 
+def safetensors_headers(directory):
+    """name -> (dtype, shape, bytes) over every .safetensors file in `directory`."""
+    tensors = {}
+    for path in sorted(Path(directory).glob("*.safetensors")):
+        with open(path, "rb") as f:
+            length = int.from_bytes(f.read(8), "little")
+            header = json.loads(f.read(length))
+        header.pop("__metadata__", None)
+        for name, entry in header.items():
+            begin, end = entry["data_offsets"]
+            tensors[name] = (entry["dtype"], entry["shape"], end - begin)
+    return tensors
+
+
+def differs(ours, theirs):
+    """(dtype, shape, bytes) of one tensor; a tensor transformers keeps in another dtype than
+    bfloat16 is compared by shape (ckptbench writes one dtype)."""
+    if ours is None or theirs is None:
+        return True
+    return ours[1] != theirs[1] if theirs[0] != "BF16" else ours != theirs
+
+
+def compare_files(ckptbench, names):
+    """Write each small fixture with save_pretrained (real bf16 tensors on the CPU) and with
+    ckptbench (strategy.format = "safetensors", weights, TP 1): the same names, shapes and bytes,
+    and the dtypes but for the tensors transformers keeps in another dtype."""
+    root = HERE / "fixtures"
+    wrong = 0
+    for name in names or sorted(n for n in FIXTURES if n in FULL_LIST):
+        with tempfile.TemporaryDirectory() as tmp:
+            config = AutoConfig.from_pretrained(root / name)
+            model = AutoModelForCausalLM.from_config(config, dtype=torch.bfloat16)
+            model.save_pretrained(Path(tmp) / "hf")
+            campaign = Path(tmp) / "c.toml"
+            campaign.write_text(
+                f'[campaign]\nname = "f"\ntarget = "{tmp}/target"\ncreate_target = true\nkeep = true\n'
+                f'iterations = 1\nwarmup = 0\n[model]\nname = "{root / name / "config.json"}"\n'
+                '[state]\nscope = "weights"\n[strategy]\nformat = "safetensors"\n[cache]\npolicy = "none"\n')
+            run = subprocess.run([ckptbench, "run", str(campaign), "--output", f"{tmp}/out", "-q"],
+                                 capture_output=True, text=True)
+            if run.returncode != 0:
+                print(f"{name}: ckptbench failed: {run.stderr.strip()[-200:]}")
+                wrong += 1
+                continue
+            ours_dir = next(p.parent for p in Path(tmp, "target").rglob("*.safetensors"))
+            theirs, ours = safetensors_headers(Path(tmp) / "hf"), safetensors_headers(ours_dir)
+            problems = [f"{k}: ckptbench {ours.get(k)}, transformers {theirs.get(k)}"
+                        for k in sorted(set(theirs) | set(ours)) if differs(ours.get(k), theirs.get(k))]
+            wrong += bool(problems)
+            print(f"{name}: {'exact' if not problems else 'WRONG: ' + '; '.join(problems[:3])}")
+    print(f"files compared; {wrong} differ")
+
+
 if __name__ == "__main__":
     warnings.filterwarnings("ignore")
     transformers.logging.set_verbosity_error()
     if len(sys.argv) >= 2 and sys.argv[1] == "fixtures":
-        write_fixtures()
+        write_fixtures(set(sys.argv[2:]))
     elif len(sys.argv) >= 3 and sys.argv[1] == "measure":
         measure(sys.argv[2], set(sys.argv[3:]))
+    elif len(sys.argv) >= 3 and sys.argv[1] == "files":
+        compare_files(sys.argv[2], sys.argv[3:])
     else:
         sys.exit(__doc__)

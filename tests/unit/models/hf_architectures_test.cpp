@@ -254,15 +254,17 @@ TEST(HfArchitectures, MegatronAndHfNamesCountTheSameBytes) {
   }
 }
 
+// The key a config is refused for, or "accepted".
+std::string error_key(const std::string& json) {
+  try {
+    harness::parse_model_hf_json(json, "cfg.json");
+  } catch (const harness::ConfigError& e) {
+    return e.key();
+  }
+  return "accepted";
+}
+
 TEST(HfArchitectures, RefusesWhatCannotBeLaidOut) {
-  const auto error_key = [](const std::string& json) {
-    try {
-      harness::parse_model_hf_json(json, "cfg.json");
-    } catch (const harness::ConfigError& e) {
-      return e.key();
-    }
-    return std::string("accepted");
-  };
   const std::string base = R"("hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
                               "num_attention_heads": 4, "vocab_size": 100)";
   // Qwen2-MoE's dense layers may be anywhere (fixture small-qwen2-moe-sparse-step).
@@ -354,6 +356,42 @@ TEST(HfArchitectures, RefusesWhatCannotBeLaidOut) {
       error_key(R"({"model_type": "bloom", "n_embed": 64, "n_layer": 2, "num_attention_heads": 4,
                          "vocab_size": 100})"),
       "accepted");
+}
+
+// The per-layer lists of the sparse-attention indexer (GLM-5), of Zamba's hybrid layers and of
+// MiniMax's attention name every layer with a kind the family has; the indexer needs a compressed
+// query; MiniMax's remote-code layer list, which transformers ignores, is refused.
+TEST(HfArchitectures, RefusesLayerListsThatDoNotFit) {
+  const std::string dsa =
+      R"("model_type": "glm_moe_dsa", "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
+      "num_attention_heads": 4, "vocab_size": 100, "n_routed_experts": 4, "num_experts_per_tok": 2,
+      "first_k_dense_replace": 1)";
+  EXPECT_EQ(error_key("{" + dsa + R"(, "indexer_types": ["full", "shared"]})"), "accepted");
+  EXPECT_EQ(error_key("{" + dsa + R"(, "indexer_types": ["full"]})"), "indexer_types");
+  EXPECT_EQ(error_key("{" + dsa + R"(, "indexer_types": ["full", "sparse"]})"), "indexer_types");
+  EXPECT_EQ(error_key("{" + dsa + R"(, "index_topk_pattern": "FS"})"), "accepted");
+  EXPECT_EQ(error_key("{" + dsa + R"(, "index_topk_pattern": "FX"})"), "index_topk_pattern");
+  EXPECT_EQ(
+      error_key(
+          R"({"model_type": "deepseek_v32", "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
+      "num_attention_heads": 4, "vocab_size": 100, "first_k_dense_replace": 1, "q_lora_rank": null})"),
+      "q_lora_rank");
+  const std::string zamba = R"("model_type": "zamba", "hidden_size": 64, "intermediate_size": 128,
+      "num_hidden_layers": 3, "num_attention_heads": 4, "vocab_size": 100)";
+  EXPECT_EQ(error_key("{" + zamba + "}"), "accepted");
+  EXPECT_EQ(error_key("{" + zamba + R"(, "layers_block_type": ["hybrid", "attention", "hybrid"]})"),
+            "layers_block_type");
+  EXPECT_EQ(error_key("{" + zamba + R"(, "layers_block_type": ["hybrid"]})"), "layers_block_type");
+  EXPECT_EQ(error_key("{" + zamba + R"(, "n_mamba_heads": 3})"), "n_mamba_heads");
+  const std::string minimax =
+      R"("model_type": "minimax", "hidden_size": 64, "intermediate_size": 128,
+      "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 100)";
+  EXPECT_EQ(
+      error_key("{" + minimax + R"(, "layer_types": ["linear_attention", "full_attention"]})"),
+      "accepted");
+  EXPECT_EQ(error_key("{" + minimax + R"(, "layer_types": ["mamba", "full_attention"]})"),
+            "layer_types");
+  EXPECT_EQ(error_key("{" + minimax + R"(, "attn_type_list": [0, 1]})"), "attn_type_list");
 }
 
 }  // namespace

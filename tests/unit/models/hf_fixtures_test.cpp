@@ -124,20 +124,37 @@ TEST(HfFixtures, EveryTensorNameAndShapeAsTransformersWritesThem) {
 
 // ckptbench writes every weight in one dtype. transformers keeps the routers of the
 // DeepSeek-style MoE families (the gate's weight and its correction bias, by whatever name each
-// family saves them) and Flint's attention sinks in float32, which docs/models.md states; any
-// other fixture with a tensor outside bfloat16 would be a silent difference.
+// family saves them), Flint's attention sinks and Zamba's A_log in float32, which docs/models.md
+// states; any other fixture with a tensor outside bfloat16 would be a silent difference.
 TEST(HfFixtures, OnlyRoutersAndSinksAreKeptInAnotherDtype) {
-  const std::vector<std::string> known{"deepseek-v3",        "glm-4.5-air",
-                                       "nemotron-h-default", "small-afmoe",
-                                       "small-axk1",         "small-deepseek-v2",
-                                       "small-deepseek-v3",  "small-deepseek-v3-biases",
-                                       "small-ernie4-5-moe", "small-ernie4-5-moe-interval",
-                                       "small-exaone-moe",   "small-flint",
-                                       "small-glm4-moe",     "small-glm4-moe-lite",
-                                       "small-hunyuan-moe",  "small-hy-v3",
-                                       "small-kolibri1",     "small-lfm2-moe",
-                                       "small-nemotron-h",   "small-sarvam-mla",
-                                       "small-sarvam-moe",   "small-solar-open"};
+  const std::vector<std::string> known{"deepseek-v3",
+                                       "glm-4.5-air",
+                                       "nemotron-h-default",
+                                       "small-afmoe",
+                                       "small-axk1",
+                                       "small-deepseek-v2",
+                                       "small-deepseek-v3",
+                                       "small-deepseek-v3-biases",
+                                       "small-ernie4-5-moe",
+                                       "small-ernie4-5-moe-interval",
+                                       "small-exaone-moe",
+                                       "small-flint",
+                                       "small-glm4-moe",
+                                       "small-glm4-moe-lite",
+                                       "small-hunyuan-moe",
+                                       "small-hy-v3",
+                                       "small-kolibri1",
+                                       "small-lfm2-moe",
+                                       "small-nemotron-h",
+                                       "small-sarvam-mla",
+                                       "small-sarvam-moe",
+                                       "small-solar-open",
+                                       "small-deepseek-v32",
+                                       "small-glm-moe-dsa",
+                                       "small-dots1",
+                                       "small-zamba",
+                                       "small-zamba-biases-untied",
+                                       "zamba-7b"};
   std::vector<std::string> found;
   for (const fs::path& dir : fixture_dirs()) {
     const nlohmann::json expected = read_json(dir / "expected.json");
@@ -147,7 +164,7 @@ TEST(HfFixtures, OnlyRoutersAndSinksAreKeptInAnotherDtype) {
     const std::string& name = example.at(0);
     bool router = false;
     for (const char* part :
-         {".gate.", ".e_score_correction_bias", ".expert_bias", ".softmax_offset"})
+         {".gate.", ".e_score_correction_bias", ".expert_bias", ".softmax_offset", ".A_log"})
       router = router || name.find(part) != std::string::npos;
     EXPECT_TRUE(router) << name;
     EXPECT_EQ(example.at(1), "float32");
@@ -288,14 +305,55 @@ TEST(HfFixtures, NemotronHPatternStringLaysOutAsItsLayerList) {
   EXPECT_EQ(laid_out(from_pattern), laid_out(hf_weights(dir / "config.json")));
 }
 
+// Zamba at TP 2: the per-head Mamba tensors split by head (4 heads of 64 channels, x_proj
+// 8 + 2 × 8 rows), the shared block's attention by head over its 2h-wide input; the block's
+// tensors sit in the first hybrid layer (2) only, its norms and each layer's linear are whole.
+TEST(HfFixtures, ZambaSplitsMambaHeadsAndKeepsTheSharedBlockOnce) {
+  const Layout layout = fixture_at("small-zamba", 2, 1, 1);
+  EXPECT_EQ(shard_of(layout, 1, "model.layers.0.mamba.x_proj_weight").extent, (Dims{2, 24, 64}));
+  EXPECT_EQ(shard_of(layout, 1, "model.layers.0.mamba.x_proj_weight").offset, (Dims{2, 0, 0}));
+  EXPECT_EQ(shard_of(layout, 1, "model.layers.4.mamba_decoder.mamba.A_log").extent,
+            (Dims{2, 64, 8}));
+  const std::string block = "model.layers.2.shared_transf.";
+  EXPECT_EQ(shard_of(layout, 1, block + "self_attn.q_proj.weight").extent, (Dims{128, 256}));
+  EXPECT_EQ(shard_of(layout, 0, block + "input_layernorm.weight").extent, Dims{256});
+  EXPECT_EQ(shard_of(layout, 0, "model.layers.6.linear.weight").extent, (Dims{128, 128}));
+  for (std::int64_t rank = 0; rank < 2; ++rank) {
+    for (const Shard& s : layout.shards(rank)) {
+      if (s.name.find("shared_transf") != std::string::npos) {
+        EXPECT_EQ(s.name.rfind(block, 0), 0U) << s.name;
+      }
+    }
+  }
+  EXPECT_EQ(bytes_of_every_rank(layout), layout.checkpoint_bytes());
+  // TP 2 pads the tied table from 1000 to 1024 rows of 128.
+  EXPECT_EQ(layout.checkpoint_bytes(), (layout.parameters() + 24 * 128) * 2);
+}
+
 // Megatron names lay the same tensors out per expert, unfused and untransposed: the same bytes.
 TEST(HfFixtures, MegatronNamesCountTheSameBytesForTheNewLayouts) {
-  for (const char* fixture :
-       {"small-gpt2", "small-gptj", "small-bloom", "small-opt", "small-gpt-oss",
-        "small-llama4-text", "small-granitemoe", "small-dbrx", "small-mamba", "small-mamba2",
-        "small-falcon-h1", "small-bamba", "small-jamba", "small-jamba-one-expert",
-        "small-granitemoeshared", "small-granitemoehybrid", "small-granitemoehybrid-dense",
-        "small-nemotron-h"}) {
+  for (const char* fixture : {"small-gpt2",
+                              "small-gptj",
+                              "small-bloom",
+                              "small-opt",
+                              "small-gpt-oss",
+                              "small-llama4-text",
+                              "small-granitemoe",
+                              "small-dbrx",
+                              "small-mamba",
+                              "small-mamba2",
+                              "small-falcon-h1",
+                              "small-bamba",
+                              "small-jamba",
+                              "small-jamba-one-expert",
+                              "small-granitemoeshared",
+                              "small-granitemoehybrid",
+                              "small-granitemoehybrid-dense",
+                              "small-nemotron-h",
+                              "small-zamba",
+                              "small-minimax",
+                              "small-deepseek-v32",
+                              "small-glm-moe-dsa"}) {
     SCOPED_TRACE(fixture);
     const fs::path config = fixtures_dir() / fixture / "config.json";
     StateSpec state;
