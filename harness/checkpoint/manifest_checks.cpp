@@ -9,6 +9,7 @@
 
 #include "harness/checkpoint/manifest.hpp"
 #include "harness/checkpoint/safetensors_check.hpp"
+#include "harness/common/json_input.hpp"
 #include "harness/memory/checksum.hpp"
 
 namespace ckpt::harness {
@@ -17,12 +18,6 @@ namespace {
 namespace fs = std::filesystem;
 
 // A manifest value as one short line for messages (a hostile value may be long).
-std::string shown(const nlohmann::json& value) {
-  std::string text = value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  if (text.size() > 80) text = text.substr(0, 77) + "...";
-  return text;
-}
-
 // A relative path that stays inside `dir`, also after following symbolic links.
 bool inside(const fs::path& dir, const std::string& name) {
   const fs::path relative(name);
@@ -82,9 +77,10 @@ std::string differing_field(const ManifestTensor& recorded_entry,
     if (unplanned(field, compressed)) continue;
     const auto it = recorded.find(field);
     if (it == recorded.end())
-      return fmt::format("field {} is missing (the case writes {})", field, shown(value));
+      return fmt::format("field {} is missing (the case writes {})", field, json_excerpt(value));
     if (*it != value)
-      return fmt::format("field {} is {}, the case writes {}", field, shown(*it), shown(value));
+      return fmt::format("field {} is {}, the case writes {}", field, json_excerpt(*it),
+                         json_excerpt(value));
   }
   for (const auto& entry : recorded.items()) {
     if (!unplanned(entry.key(), compressed) && !expected.contains(entry.key())) {
@@ -135,7 +131,7 @@ std::optional<std::string> manifest_path_problem(const Manifest& manifest, const
   const auto problem = [&dir](const std::string& who,
                               const std::string& file) -> std::optional<std::string> {
     if (inside(dir, file)) return std::nullopt;
-    return fmt::format("{} names file {}, which is not a file inside {}", who, shown(file),
+    return fmt::format("{} names file {}, which is not a file inside {}", who, json_excerpt(file),
                        dir.string());
   };
   for (const ManifestTensor& t : manifest.tensors) {
@@ -165,7 +161,7 @@ std::optional<std::string> manifest_hash_problem(const Manifest& manifest, const
       "(they hash to {}): a tensors entry or the training iteration was removed, added or changed "
       "after the "
       "checkpoint was written",
-      path.string(), shown(manifest.checkpoint_hash), computed);
+      path.string(), json_excerpt(manifest.checkpoint_hash), computed);
 }
 
 std::optional<std::string> tensor_list_problem(const Manifest& manifest,

@@ -252,11 +252,6 @@ Manifest fields_of(const JsonField& m) {
   return out;
 }
 
-std::string shown(const nlohmann::json& value) {
-  std::string text = value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  return text.size() > 80 ? text.substr(0, 77) + "..." : text;
-}
-
 // What this version cannot check, by name rather than as damage: another format, a version before
 // this one (its checkpoint_hash covers less: the checkpoint must be written again), a newer one,
 // another checksum algorithm.
@@ -273,7 +268,7 @@ void check_kind(const nlohmann::json& manifest, const fs::path& path) {
         "{}: manifest version {} has no `checksum_algorithm`: it was written by an older "
         "ckptbench, whose checksums "
         "and checkpoint_hash are not {}; this version cannot check it — write the checkpoint again",
-        path.string(), version == manifest.end() ? "(missing)" : shown(*version),
+        path.string(), version == manifest.end() ? "(missing)" : json_excerpt(*version),
         kChecksumAlgorithm));
   }
   if (integer && version->get<std::int64_t>() < kManifestVersion) {
@@ -283,21 +278,21 @@ void check_kind(const nlohmann::json& manifest, const fs::path& path) {
                     "version {} checks (the tensor list and the training iteration), so this "
                     "ckptbench cannot tell whether the "
                     "checkpoint was changed — write the checkpoint again with this ckptbench",
-                    path.string(), shown(*version), kManifestVersion));
+                    path.string(), json_excerpt(*version), kManifestVersion));
   }
   if (!integer || version->get<std::int64_t>() != kManifestVersion) {
     throw std::runtime_error(
         fmt::format("{}: manifest version {} is not one this ckptbench reads (it reads version "
                     "{}): written by a newer "
                     "ckptbench, or damaged",
-                    path.string(), version == manifest.end() ? "(missing)" : shown(*version),
+                    path.string(), version == manifest.end() ? "(missing)" : json_excerpt(*version),
                     kManifestVersion));
   }
   if (!algorithm->is_string() || algorithm->get<std::string>() != kChecksumAlgorithm) {
     throw std::runtime_error(
         fmt::format("{}: checksum_algorithm {} is not supported (this ckptbench reads and "
                     "writes {})",
-                    path.string(), shown(*algorithm), kChecksumAlgorithm));
+                    path.string(), json_excerpt(*algorithm), kChecksumAlgorithm));
   }
 }
 

@@ -15,7 +15,7 @@
 namespace ckpt::harness {
 namespace {
 
-constexpr std::int64_t kMaxListedRanks = 16384;
+constexpr std::int64_t kMaxFileListRanks = 16384;
 
 Case planning_case(const workloads::Layout& layout, const FilesRequest& request) {
   Case c;
@@ -65,9 +65,9 @@ std::vector<ListedFile> list_checkpoint_files(const workloads::Layout& layout,
     throw ConfigError("command line", 0, "--layout",
                       deepspeed_pipeline_refusal(p.zero_stage, "--zero", "--pp"));
   }
-  if (layout.world_size() > kMaxListedRanks) {
+  if (layout.world_size() > kMaxFileListRanks) {
     throw ConfigError("command line", 0, "--files",
-                      "lists the files of at most " + std::to_string(kMaxListedRanks) +
+                      "lists the files of at most " + std::to_string(kMaxFileListRanks) +
                           " ranks (as a dry run plans); this job has " +
                           std::to_string(layout.world_size()) +
                           " — list a smaller job of the same shape");

@@ -104,6 +104,12 @@ json read_untrusted_json_file(const std::filesystem::path& path, const JsonSourc
   return parse_untrusted_json(text, source, limits);
 }
 
+std::string json_excerpt(const json& value) {
+  std::string text = value.dump(-1, ' ', false, json::error_handler_t::replace);
+  if (text.size() > 80) text = text.substr(0, 77) + "...";
+  return text;
+}
+
 std::string json_type_text(const json& value) {
   switch (value.type()) {
     case json::value_t::null:

@@ -47,6 +47,10 @@ nlohmann::json read_untrusted_json_file(const std::filesystem::path& path, const
 // "a string", "a number", "an object", … for messages.
 std::string json_type_text(const nlohmann::json& value);
 
+// `value` as one line for a message: its compact JSON (invalid UTF-8 replaced), cut to 80
+// characters with "..." when longer.
+std::string json_excerpt(const nlohmann::json& value);
+
 // One value of an untrusted document with its dotted key ("samples.write_seconds[2]"). It
 // refers to the document (which must outlive it). Accessors throw ConfigError:
 // "<file>:<line>: `<key>`: must be a number, found a string ("fast") — <fix>".

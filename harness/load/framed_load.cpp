@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "harness/common/align.hpp"
 #include "harness/common/elapsed.hpp"
 #include "harness/exec/codec_plans.hpp"
 #include "harness/loadplan/load_plan.hpp"
@@ -22,10 +23,6 @@ using Piece = FramedFiles::Piece;
 
 // Each piece's frames go to a cache line of the scratch.
 constexpr std::uint64_t kPieceAlignment = 64;
-
-std::uint64_t align_up(std::uint64_t value) {
-  return (value + kPieceAlignment - 1) / kPieceAlignment * kPieceAlignment;
-}
 
 // A piece of file `file` that a load needs, and where its frames and decoded bytes go.
 struct Needed {
@@ -61,8 +58,8 @@ std::vector<Needed> needed_pieces(const FileRanges& ranges, const FramedFiles& f
   std::uint64_t frames = 0, decoded = 0;
   for (const auto& [file, piece] : touched) {
     needed.push_back({file, piece, frames, decoded});
-    frames = align_up(frames + piece->stored_bytes);
-    decoded = align_up(decoded + piece->bytes);
+    frames = align_up(frames + piece->stored_bytes, kPieceAlignment);
+    decoded = align_up(decoded + piece->bytes, kPieceAlignment);
   }
   return needed;
 }

@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "harness/common/align.hpp"
 #include "harness/common/elapsed.hpp"
 #include "harness/load/chunk_pipeline.hpp"
 #include "harness/load/load_storage.hpp"
@@ -20,10 +21,6 @@ namespace ckpt::harness {
 namespace {
 
 constexpr std::uint64_t kPage = 4096;
-
-std::uint64_t align_up(std::uint64_t v, std::uint64_t a) {
-  return (v + a - 1) / a * a;
-}
 
 // One part of a file: `extents` of `path`.
 backends::IoPlan file_part(const std::string& path, std::vector<backends::Extent> extents) {

@@ -6,12 +6,10 @@
 #include <map>
 #include <set>
 
+#include "harness/common/align.hpp"
+
 namespace ckpt::harness {
 namespace {
-
-std::uint64_t align_up(std::uint64_t value, std::uint64_t alignment) {
-  return (value + alignment - 1) / alignment * alignment;
-}
 
 // The pieces DP rank 0 of one (TP, PP) position wrote of the kinds replicated across DP, in
 // manifest order, and where its buffer held the first of them.

@@ -9,16 +9,13 @@
 
 #include "harness/checkpoint/manifest.hpp"
 #include "harness/checkpoint/manifest_checks.hpp"
+#include "harness/common/align.hpp"
 #include "harness/plan/extent_builder.hpp"
 #include "harness/plan/file_naming.hpp"
 #include "harness/plan/training_state.hpp"
 
 namespace ckpt::harness {
 namespace {
-
-std::uint64_t align_up(std::uint64_t value, std::uint64_t alignment) {
-  return (value + alignment - 1) / alignment * alignment;
-}
 
 void check_reshardable(const ReshardSpec& spec) {
   if (spec.backend == "hdf5") {

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string_view>
 
+#include "harness/common/align.hpp"
 #include "harness/memory/checksum.hpp"
 #include "harness/plan/extent_builder.hpp"
 #include "harness/plan/file_naming.hpp"
@@ -15,10 +16,6 @@
 
 namespace ckpt::harness {
 namespace {
-
-std::uint64_t align_up(std::uint64_t value, std::uint64_t alignment) {
-  return (value + alignment - 1) / alignment * alignment;
-}
 
 std::uint64_t alignment_of(const Case& c) {
   return std::max<std::uint64_t>(1, c.alignment);

@@ -6,12 +6,10 @@
 #include <set>
 #include <stdexcept>
 
+#include "harness/common/align.hpp"
+
 namespace ckpt::harness {
 namespace {
-
-std::uint64_t align_up(std::uint64_t value, std::uint64_t alignment) {
-  return (value + alignment - 1) / alignment * alignment;
-}
 
 std::string shape_text(const std::vector<std::int64_t>& shape) {
   return fmt::format("[{}]", fmt::join(shape, ", "));

@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "harness/common/align.hpp"
 #include "harness/plan/extent_builder.hpp"
 
 namespace ckpt::harness {
@@ -9,10 +10,6 @@ namespace {
 
 // Each file's frames start on a cache line of the stored buffer.
 constexpr std::uint64_t kFileAlignment = 64;
-
-std::uint64_t align_up(std::uint64_t value, std::uint64_t alignment) {
-  return (value + alignment - 1) / alignment * alignment;
-}
 
 bool starts_file(const RankPlan& plan, std::size_t i) {
   return i == 0 || plan.shards[i].file != plan.shards[i - 1].file;

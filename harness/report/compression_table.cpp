@@ -48,8 +48,8 @@ std::vector<std::vector<std::string>> compression_rows(const ReportModel& m) {
   return rows;
 }
 
-const std::vector<std::string> kHeader{"case",  "codec", "logical", "stored",
-                                       "ratio", "saved", "encode",  "decode"};
+const std::vector<std::string> kCompressionHeader{"case",  "codec", "logical", "stored",
+                                                  "ratio", "saved", "encode",  "decode"};
 
 constexpr const char* kNote =
     "logical: the bytes one checkpoint's pieces decode to; stored: their frames (a load: the "
@@ -61,7 +61,7 @@ constexpr const char* kNote =
 void print_compression_table(const ReportModel& m, bool markdown, std::ostream& out) {
   if (!any_compression(m)) return;
   fmt::print(out, "\n{}Compression (strategy.compression)\n\n", markdown ? "## " : "");
-  Table table(kHeader, {false, false, true, true, true, true, true, true});
+  Table table(kCompressionHeader, {false, false, true, true, true, true, true, true});
   for (auto& row : compression_rows(m)) table.add(std::move(row));
   table.print(out, markdown);
   fmt::print(out, "\n{}\n", kNote);
@@ -69,7 +69,7 @@ void print_compression_table(const ReportModel& m, bool markdown, std::ostream& 
 
 std::string compression_table_html(const ReportModel& m) {
   if (!any_compression(m)) return "";
-  return "<h2>Compression</h2>" + html_table(kHeader, compression_rows(m), 2) + "<p>" +
+  return "<h2>Compression</h2>" + html_table(kCompressionHeader, compression_rows(m), 2) + "<p>" +
          html_escape(kNote) + ".</p>";
 }
 

@@ -159,7 +159,7 @@ std::string compression_line(const CaseResult& r) {
       timed("decode", z.decode_seconds, z.decode_cpu_seconds));
 }
 
-std::string seconds_text(double seconds) {
+std::string seconds_with_unit(double seconds) {
   return format_significant(seconds) + " s";
 }
 
@@ -180,11 +180,11 @@ void ConsoleReporter::end() {
 std::string wall_time_line(const CaseResult& r) {
   std::string parts;
   for (const auto& [part, seconds] : r.wall.parts)
-    parts += (parts.empty() ? "" : ", ") + part + " " + seconds_text(seconds);
+    parts += (parts.empty() ? "" : ", ") + part + " " + seconds_with_unit(seconds);
   // Rounded down: 100% only when nothing is left over.
   const double percent = std::floor(r.wall.covered_percent() * 10) / 10;
   return fmt::format("case {}: phases cover {:.1f}% of the {} wall time ({})", r.config.index,
-                     percent, seconds_text(r.wall.seconds), parts);
+                     percent, seconds_with_unit(r.wall.seconds), parts);
 }
 
 namespace {
@@ -196,7 +196,7 @@ std::string gather_line(const CaseResult& r) {
       "case {}: gather of the DP shards onto DP rank 0 {} (median, before the write, not in its "
       "time): "
       "{} over MPI, {} copied inside processes",
-      r.config.index, seconds_text(r.write->gather_seconds),
+      r.config.index, seconds_with_unit(r.write->gather_seconds),
       format_bytes(static_cast<std::int64_t>(r.write->gather_bytes)),
       format_bytes(static_cast<std::int64_t>(r.write->gather_local_bytes)));
 }

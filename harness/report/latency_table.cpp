@@ -41,7 +41,8 @@ std::vector<std::vector<std::string>> latency_rows(const ReportModel& m) {
   return rows;
 }
 
-const std::vector<std::string> kHeader{"case", "phase", "requests", "p50", "p99", "p99.9", "max"};
+const std::vector<std::string> kLatencyHeader{"case", "phase", "requests", "p50",
+                                              "p99",  "p99.9", "max"};
 
 }  // namespace
 
@@ -57,7 +58,7 @@ void print_latency_table(const ReportModel& m, bool markdown, std::ostream& out)
              "\n{}Request latency (measure.latency: every request of the timed iterations, all "
              "processes)\n\n",
              markdown ? "## " : "");
-  Table table(kHeader, {false, false, true, true, true, true, true});
+  Table table(kLatencyHeader, {false, false, true, true, true, true, true});
   for (auto& row : latency_rows(m)) table.add(std::move(row));
   table.print(out, markdown);
   fmt::print(
@@ -67,7 +68,7 @@ void print_latency_table(const ReportModel& m, bool markdown, std::ostream& out)
 
 std::string latency_table_html(const ReportModel& m) {
   if (!any_latency(m)) return "";
-  return "<h2>Request latency</h2>" + html_table(kHeader, latency_rows(m), 2) +
+  return "<h2>Request latency</h2>" + html_table(kLatencyHeader, latency_rows(m), 2) +
          "<p>measure.latency: every request of the timed iterations, all processes; "
          "percentiles are the upper "
          "bound of a log-linear bucket, at most 1.6% above the true value.</p>";

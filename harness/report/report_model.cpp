@@ -158,10 +158,6 @@ ReportRow make_row(const CaseRecord& c, const ReportOptions& options, bool sever
   return row;
 }
 
-std::string seconds_text(double s) {
-  return format_significant(s);
-}
-
 }  // namespace
 
 std::string spread_text(const SampleStats& s) {
@@ -348,12 +344,13 @@ void print_report(const ReportModel& m, bool markdown, std::ostream& out) {
       phases.add_heading(m.options.by + " = " + (group = r.group));
     std::vector<std::string> row{r.name};
     for (const std::string& p : m.write_phases)
-      row.push_back(r.c->write.phases.count(p) ? seconds_text(r.c->write.phases.at(p)) : "-");
+      row.push_back(r.c->write.phases.count(p) ? format_significant(r.c->write.phases.at(p)) : "-");
     for (const std::string& p : m.read_phases)
-      row.push_back(r.c->read.phases.count(p) ? seconds_text(r.c->read.phases.at(p)) : "-");
-    if (m.has_stall) row.push_back(r.c->stall_seconds ? seconds_text(*r.c->stall_seconds) : "-");
+      row.push_back(r.c->read.phases.count(p) ? format_significant(r.c->read.phases.at(p)) : "-");
+    if (m.has_stall)
+      row.push_back(r.c->stall_seconds ? format_significant(*r.c->stall_seconds) : "-");
     if (m.has_durable)
-      row.push_back(r.c->time_to_durable_seconds ? seconds_text(*r.c->time_to_durable_seconds)
+      row.push_back(r.c->time_to_durable_seconds ? format_significant(*r.c->time_to_durable_seconds)
                                                  : "-");
     phases.add(std::move(row));
   }

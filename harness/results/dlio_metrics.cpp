@@ -2,10 +2,11 @@
 
 #include <cmath>
 
+#include "harness/common/elapsed.hpp"
+
 namespace ckpt::harness {
 
 DlioMetrics dlio_metrics(std::uint64_t bytes, const std::vector<double>& process0_seconds) {
-  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
   DlioMetrics m;
   m.seconds = process0_seconds;
   double seconds_sum = 0;

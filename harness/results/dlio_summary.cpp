@@ -5,13 +5,12 @@
 #include <ctime>
 #include <fstream>
 
+#include "harness/common/elapsed.hpp"
 #include "harness/results/dlio_metrics.hpp"
 #include "harness/results/workload_hash.hpp"
 
 namespace ckpt::harness {
 namespace {
-
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 std::string trimmed(const std::string& text) {
   const auto begin = text.find_first_not_of(" \t");

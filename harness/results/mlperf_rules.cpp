@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <array>
 
+#include "harness/common/elapsed.hpp"
+
 namespace ckpt::harness {
 namespace {
 
@@ -57,8 +59,6 @@ constexpr std::array<MlperfWorkload, 4> kWorkloads{{
     {"llama3-405b", "llama3.1-405b", 8, 32, 2, 1},
     {"llama3-1t", "mlperf-llama3-1t", 8, 64, 2, 1},
 }};
-
-constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
 
 std::string cited(const std::string& what, const Rule& rule) {
   return fmt::format("{} -- rule {}: \"{}\"", what, rule.number, rule.text);
@@ -121,10 +121,10 @@ void check_memory(const Case& c, const MlperfSpec& m, std::uint64_t full_scale_b
   const std::uint64_t each = accelerator_memory_bytes(m.accelerator_type);
   const auto ranks = static_cast<std::uint64_t>(c.parallel.world_size());
   if (each * ranks >= full_scale_bytes) return;
-  refusals.push_back(
-      cited(fmt::format("{} ranks of {} ({} GiB each) hold {} bytes, the checkpoint is {} bytes",
-                        ranks, m.accelerator_type, each / kGiB, each * ranks, full_scale_bytes),
-            kGpuMemory));
+  refusals.push_back(cited(
+      fmt::format("{} ranks of {} ({} GiB each) hold {} bytes, the checkpoint is {} bytes", ranks,
+                  m.accelerator_type, each / kGiBBytes, each * ranks, full_scale_bytes),
+      kGpuMemory));
 }
 
 // Rule 4.3.1 read as its text says: a run that reads without clearing the cache is refused
@@ -191,8 +191,8 @@ const MlperfWorkload* mlperf_workload(std::string_view name) {
 }
 
 std::uint64_t accelerator_memory_bytes(std::string_view type) {
-  if (type == "b200") return 180 * kGiB;
-  if (type == "mi355") return 288 * kGiB;
+  if (type == "b200") return 180 * kGiBBytes;
+  if (type == "mi355") return 288 * kGiBBytes;
   return 0;
 }
 

@@ -20,13 +20,6 @@
 namespace ckpt::backends::hdf5_test {
 namespace {
 
-bool hdf5_available() {
-  for (const BackendInfo& info : list_backends()) {
-    if (info.name == "hdf5") return info.available;
-  }
-  return false;
-}
-
 // The std::invalid_argument text of making hdf5 with these options and settings, or "".
 std::string construction_error(const BackendOptions& options, IoSettings settings = {}) {
   try {

@@ -15,18 +15,19 @@ namespace {
 
 using Dims = std::vector<std::uint64_t>;
 
-DatasetPiece piece(const std::string& name, Dims shape, Dims offset, Dims extent,
-                   std::uint64_t begin, std::uint64_t end) {
+DatasetPiece fp32_piece(const std::string& name, Dims shape, Dims offset, Dims extent,
+                        std::uint64_t begin, std::uint64_t end) {
   return DatasetPiece{name,  "fp32", 4, std::move(shape), std::move(offset), std::move(extent),
                       begin, end,    0};
 }
 
 TEST(Hdf5LocalShapes, OneSlicePerDatasetBecomesTheDataset) {
   std::vector<DatasetPiece> pieces{
-      piece("proj", {6, 8}, {0, 4}, {6, 4}, 0, 10),  // two ZeRO ranges of one TP slice
-      piece("proj", {6, 8}, {0, 4}, {6, 4}, 10, 24),
-      piece("qkv", {8, 6}, {0, 0}, {2, 6}, 0, 12),  // two TP slices in one file
-      piece("qkv", {8, 6}, {2, 0}, {2, 6}, 0, 12), piece("step", {}, {}, {}, 0, 1)};  // a scalar
+      fp32_piece("proj", {6, 8}, {0, 4}, {6, 4}, 0, 10),  // two ZeRO ranges of one TP slice
+      fp32_piece("proj", {6, 8}, {0, 4}, {6, 4}, 10, 24),
+      fp32_piece("qkv", {8, 6}, {0, 0}, {2, 6}, 0, 12),  // two TP slices in one file
+      fp32_piece("qkv", {8, 6}, {2, 0}, {2, 6}, 0, 12),
+      fp32_piece("step", {}, {}, {}, 0, 1)};  // a scalar
   const auto origins = localize(pieces);
   ASSERT_EQ(origins.size(), 1u);
   EXPECT_EQ(origins.at("proj").global_shape, (Dims{6, 8}));
@@ -52,7 +53,7 @@ TEST(Hdf5LocalShapes, OneSlicePerDatasetBecomesTheDataset) {
 
 TEST(Hdf5LocalShapes, ScaledDownSlicesShrinkWhereTheSliceDivides) {
   // A row of 1,000 slices: the global 8000 rows do not matter once the slice is the dataset.
-  std::vector<DatasetPiece> pieces{piece("w", {8000, 4}, {24, 0}, {8, 4}, 0, 8)};
+  std::vector<DatasetPiece> pieces{fp32_piece("w", {8000, 4}, {24, 0}, {8, 4}, 0, 8)};
   const auto origins = localize(pieces);
   FileContents contents = contents_of("rank.h5", pieces, {});
   record_origins(contents, origins);

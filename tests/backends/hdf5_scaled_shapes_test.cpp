@@ -16,8 +16,8 @@ namespace {
 using Dims = std::vector<std::uint64_t>;
 
 // A bf16 piece of dataset `name`: elements [begin, end) of the slice [offset, offset + extent).
-DatasetPiece piece(const std::string& name, Dims shape, Dims offset, Dims extent,
-                   std::uint64_t begin, std::uint64_t end, std::uint64_t memory_offset = 0) {
+DatasetPiece bf16_piece(const std::string& name, Dims shape, Dims offset, Dims extent,
+                        std::uint64_t begin, std::uint64_t end, std::uint64_t memory_offset = 0) {
   return DatasetPiece{
       name, "bf16",       2, std::move(shape), std::move(offset), std::move(extent), begin,
       end,  memory_offset};
@@ -40,7 +40,7 @@ TEST(Hdf5ScaledShapes, ScaleComesFromThePlanAttribute) {
 
 TEST(Hdf5ScaledShapes, WholeSlicesBecomeSlicesOfTheSmallerTensor) {
   // Column split of [8, 6] by TP 2, scale 4: a slice [8, 3] keeps 24 / 4 = 6 elements.
-  std::vector<DatasetPiece> columns{piece("w", {8, 6}, {0, 3}, {8, 3}, 0, 6, 128)};
+  std::vector<DatasetPiece> columns{bf16_piece("w", {8, 6}, {0, 3}, {8, 3}, 0, 6, 128)};
   const FileContents by_columns = shrunk_contents(columns, 4);
   ASSERT_EQ(by_columns.datasets.size(), 1u);
   EXPECT_EQ(by_columns.datasets[0].shape, (Dims{2, 6}));
@@ -55,7 +55,7 @@ TEST(Hdf5ScaledShapes, WholeSlicesBecomeSlicesOfTheSmallerTensor) {
   EXPECT_EQ(columns[0].memory_offset, 128u);
 
   // Row split of [8, 6] by TP 2, scale 2: the second slice [4, 6] at row 4 keeps 12 elements.
-  std::vector<DatasetPiece> rows{piece("w", {8, 6}, {4, 0}, {4, 6}, 0, 12)};
+  std::vector<DatasetPiece> rows{bf16_piece("w", {8, 6}, {4, 0}, {4, 6}, 0, 12)};
   const FileContents by_rows = shrunk_contents(rows, 2);
   EXPECT_EQ(by_rows.datasets[0].shape, (Dims{4, 6}));
   EXPECT_EQ(rows[0].offset, (Dims{2, 0}));
@@ -74,7 +74,7 @@ TEST(Hdf5ScaledShapes, ZeroRangesStayDisjointInsideTheSmallerSlice) {
       std::vector<DatasetPiece> pieces;
       for (int k = 0; k < 3; ++k) {
         const std::uint64_t kept = std::max<std::uint64_t>(1, (bounds[k + 1] - bounds[k]) / scale);
-        pieces.push_back(piece("z", {8, 6}, {0, 0}, {8, 6}, bounds[k], bounds[k] + kept));
+        pieces.push_back(bf16_piece("z", {8, 6}, {0, 0}, {8, 6}, bounds[k], bounds[k] + kept));
       }
       const FileContents contents = shrunk_contents(pieces, scale);
       ASSERT_EQ(contents.datasets[0].shape, (Dims{2, 6}));
@@ -92,11 +92,11 @@ TEST(Hdf5ScaledShapes, ZeroRangesStayDisjointInsideTheSmallerSlice) {
 
 TEST(Hdf5ScaledShapes, InexactDatasetsKeepTheirGlobalShapes) {
   std::vector<DatasetPiece> pieces{
-      piece("odd_rows", {6, 4}, {0, 0}, {6, 4}, 0, 6),   // 6 rows do not divide by 4
-      piece("odd_slice", {8, 4}, {0, 0}, {2, 4}, 0, 2),  // the slice's 2 rows do not
-      piece("tiny", {8, 4}, {0, 0}, {8, 4}, 0, 1),       // 1 element may stand for fewer than 4
-      piece("tiny", {8, 4}, {0, 0}, {8, 4}, 1, 9),       // ... so its exact partner stays too
-      piece("fine", {8, 4}, {0, 0}, {8, 4}, 0, 8)};
+      bf16_piece("odd_rows", {6, 4}, {0, 0}, {6, 4}, 0, 6),   // 6 rows do not divide by 4
+      bf16_piece("odd_slice", {8, 4}, {0, 0}, {2, 4}, 0, 2),  // the slice's 2 rows do not
+      bf16_piece("tiny", {8, 4}, {0, 0}, {8, 4}, 0, 1),  // 1 element may stand for fewer than 4
+      bf16_piece("tiny", {8, 4}, {0, 0}, {8, 4}, 1, 9),  // ... so its exact partner stays too
+      bf16_piece("fine", {8, 4}, {0, 0}, {8, 4}, 0, 8)};
   const std::vector<DatasetPiece> before = pieces;
   const FileContents contents = shrunk_contents(pieces, 4);
   ASSERT_EQ(contents.datasets.size(), 4u);  // sorted: fine, odd_rows, odd_slice, tiny
@@ -114,7 +114,7 @@ TEST(Hdf5ScaledShapes, InexactDatasetsKeepTheirGlobalShapes) {
 }
 
 TEST(Hdf5ScaledShapes, ScaleOneAndRawBytesNeverShrink) {
-  std::vector<DatasetPiece> pieces{piece("w", {8, 6}, {0, 0}, {8, 6}, 0, 48)};
+  std::vector<DatasetPiece> pieces{bf16_piece("w", {8, 6}, {0, 0}, {8, 6}, 0, 48)};
   EXPECT_EQ(shrunk_contents(pieces, 1).datasets[0].shape, (Dims{8, 6}));
   FilePlan raw;
   raw.extents = {Extent{0, 0, 64}, Extent{64, 64, 64}};

@@ -22,13 +22,6 @@ namespace {
 
 constexpr int kRanks = 4;
 
-bool hdf5_available() {
-  for (const BackendInfo& info : list_backends()) {
-    if (info.name == "hdf5") return info.available;
-  }
-  return false;
-}
-
 #define CKPT_REQUIRE_FOUR_RANKS()                                                       \
   do {                                                                                  \
     if (!hdf5_available()) GTEST_SKIP() << "hdf5 is not compiled in";                   \

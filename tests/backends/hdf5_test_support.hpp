@@ -21,11 +21,20 @@
 #include <vector>
 
 #include "backends/backend.hpp"
+#include "backends/registry.hpp"
 
 namespace ckpt::backends::hdf5_test {
 
 inline bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
+}
+
+// Whether this build has the hdf5 backend and can run it.
+inline bool hdf5_available() {
+  for (const BackendInfo& info : list_backends()) {
+    if (info.name == "hdf5") return info.available;
+  }
+  return false;
 }
 
 inline int world_rank() {

@@ -20,13 +20,6 @@ namespace {
 
 constexpr const char* kPython = "/usr/bin/python3";
 
-bool hdf5_available() {
-  for (const BackendInfo& info : list_backends()) {
-    if (info.name == "hdf5") return info.available;
-  }
-  return false;
-}
-
 std::string shape_text(const std::vector<std::uint64_t>& shape, const char* open,
                        const char* close) {
   std::string text = open;

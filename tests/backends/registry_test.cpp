@@ -9,8 +9,12 @@
 #include <string>
 #include <vector>
 
+#include "tests/backends/backend_test_support.hpp"
+
 namespace ckpt::backends {
 namespace {
+
+using test_support::contains;
 
 BackendInfo find(const std::string& name) {
   const std::vector<BackendInfo> all = list_backends();
@@ -28,10 +32,6 @@ std::string make_error(const std::string& name, IoSettings settings = {}) {
     return e.what();
   }
   return "";
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
 }
 
 TEST(Registry, ListsEveryBackendInAFixedOrder) {

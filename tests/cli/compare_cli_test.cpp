@@ -14,8 +14,6 @@
 namespace ckpt::integration {
 namespace {
 
-constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
-
 // A results line of campaign `campaign`, 1 GiB per checkpoint, five write and read samples.
 nlohmann::json record(const std::string& campaign, const std::string& hash, int threads) {
   return {

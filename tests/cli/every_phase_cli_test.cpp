@@ -10,18 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "backends/registry.hpp"
+#include "tests/integration/backend_available.hpp"
 #include "tests/integration/integration_support.hpp"
 
 namespace ckpt::integration {
 namespace {
-
-bool backend_available(const std::string& name) {
-  for (const backends::BackendInfo& b : backends::list_backends()) {
-    if (b.name == name) return b.available;
-  }
-  return false;
-}
 
 class EveryPhase : public ::testing::TestWithParam<std::string> {
  protected:

@@ -15,8 +15,6 @@
 namespace ckpt::integration {
 namespace {
 
-constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
-
 // A run of one 1 GiB case: write seconds `write` (calibration 1 GiB/s around each), reads 0.5 s.
 std::string gate_run_line(const std::vector<double>& write, bool calibrated,
                           const std::string& cores = "2", const std::string& campaign = "ci-gate",

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "backends/registry.hpp"
+#include "tests/integration/backend_available.hpp"
 #include "tests/integration/integration_support.hpp"
 
 namespace ckpt::integration {
@@ -24,7 +24,7 @@ namespace {
 // One layer, 32 heads (8 KV heads): valid TP 1, 2, 4, 8. The vocabulary 1100 pads to 1152 rows
 // at TP 1, 1280 at TP 2, 1536 at TP 4; model.scale = 4 divides every leading dimension of every
 // slice. The embedding and the output layer (untied) hold 256 bf16 elements a row.
-constexpr const char* kModel = R"(name = "load-cli"
+constexpr const char* kLoadModel = R"(name = "load-cli"
 hidden_size = 256
 intermediate_size = 512
 num_hidden_layers = 1
@@ -99,7 +99,7 @@ class LoadCli : public ::testing::Test {
   }
 
   Scratch dir_;
-  fs::path model_ = dir_.write("load-cli.toml", kModel);
+  fs::path model_ = dir_.write("load-cli.toml", kLoadModel);
 };
 
 TEST_F(LoadCli, Tp2CheckpointLoadsAtTp4AndTp1ByEachMethodWithThePhasesCountsVerified) {
@@ -237,13 +237,6 @@ TEST_F(LoadCli, OneRankLoadsAloneAndAFlippedByteIsNamedByTensorAndRank) {
   EXPECT_TRUE(contains(other.out, "inference rank 1 (1 of 4)")) << other.out;
   EXPECT_EQ(plan_of(other.out).padding, 0u) << other.out;
   EXPECT_TRUE(contains(other.out, ", verified\n")) << other.out;
-}
-
-bool backend_available(const std::string& name) {
-  for (const backends::BackendInfo& b : backends::list_backends()) {
-    if (b.name == name) return b.available;
-  }
-  return false;
 }
 
 // The loader reads through the backend the case (backend.name) or --backend names: a checkpoint

@@ -20,7 +20,7 @@ namespace {
 
 // Two layers (PP 2), 32 heads (TP 4): the vocabulary 1100 pads to 1280 rows at TP 2 and 1536 at
 // TP 4, so restoring TP 2 × PP 2 as TP 4 × PP 1 needs padding rows no file stores.
-constexpr const char* kModel = R"(name = "read-checks"
+constexpr const char* kReadChecksModel = R"(name = "read-checks"
 hidden_size = 256
 intermediate_size = 512
 num_hidden_layers = 2
@@ -65,7 +65,7 @@ class ReadChecks : public ::testing::Test {
   fs::path checkpoint() const { return latest_checkpoint(dir_ / "target" / "rc" / "case-0000"); }
 
   Scratch dir_;
-  fs::path model_ = dir_.write("read-checks.toml", kModel);
+  fs::path model_ = dir_.write("read-checks.toml", kReadChecksModel);
   fs::path last_results_;
   int runs_ = 0;
 };

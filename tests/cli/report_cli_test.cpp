@@ -15,8 +15,6 @@
 namespace ckpt::integration {
 namespace {
 
-constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
-
 // A results.jsonl line of 1 GiB per checkpoint with these write seconds (reads twice as fast).
 std::string result_line(int threads, const std::vector<double>& write, const std::string& hash) {
   std::vector<double> read;

@@ -30,17 +30,6 @@ const std::vector<Engine>& engines() {
   return all;
 }
 
-// Directories in `case_dir` (step directories), sorted.
-std::vector<fs::path> step_dirs(const fs::path& case_dir) {
-  std::vector<fs::path> dirs;
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(case_dir, ec)) {
-    if (entry.is_directory()) dirs.push_back(entry.path());
-  }
-  std::sort(dirs.begin(), dirs.end());
-  return dirs;
-}
-
 // The lines of `err` that report an error or a failed case.
 int error_lines(const std::string& err) {
   int count = 0;

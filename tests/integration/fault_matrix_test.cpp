@@ -28,7 +28,7 @@ std::string quoted(const fs::path& p) {
 }
 
 // Restores the case of `campaign` (its `latest`) and expects exit 0 and a verified result.
-void expect_restore_verifies(const fs::path& campaign, const fs::path& output) {
+void expect_one_restore_verifies(const fs::path& campaign, const fs::path& output) {
   const Outcome restore =
       ckptbench({"run", campaign.string(), "--phase", "restore", "--set", "campaign.iterations=1",
                  "--set", "campaign.warmup=0", "--output", output.string()});
@@ -158,7 +158,7 @@ TEST_F(EioDevice, WriteThatFailsWithEioKeepsTheEarlierCheckpoint) {
       << second.describe();
   expect_no_ok_result(output_);
   EXPECT_EQ(latest_checkpoint(case_dir_), kept);
-  expect_restore_verifies(campaign_, dir_ / "restored");
+  expect_one_restore_verifies(campaign_, dir_ / "restored");
 }
 
 // EIO mid-restore: the checkpoint's data lies past the cut and is read from the device; the
@@ -206,7 +206,7 @@ void expect_latest_complete_and_restorable(const fs::path& campaign, const fs::p
   const fs::path latest = latest_checkpoint(case_dir);
   ASSERT_FALSE(latest.empty()) << "no latest in " << case_dir;
   ASSERT_TRUE(fs::exists(latest / kManifest)) << latest;
-  expect_restore_verifies(campaign, output);
+  expect_one_restore_verifies(campaign, output);
 }
 
 // SIGKILL of process 1 of a plain (sync engine) `--phase checkpoint` run under mpirun, once two
@@ -380,7 +380,7 @@ TEST_F(DamagedCheckpoint, EachDamageIsRefusedNamingItAndTheOtherCheckpointRestor
 
   // Following the advice: `latest` names the copy set aside, which restores and verifies.
   std::ofstream(case_dir_ / "latest", std::ios::trunc) << "saved-step_0000001\n";
-  expect_restore_verifies(campaign_, dir_ / "restored-saved");
+  expect_one_restore_verifies(campaign_, dir_ / "restored-saved");
   // Without another complete checkpoint, the error says there is none.
   std::ofstream(case_dir_ / "latest", std::ios::trunc) << "step_0000001\n";
   fs::remove_all(case_dir_ / "saved-step_0000001");

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -47,6 +48,7 @@ inline constexpr bool kSanitizedBuild = false;
 #endif
 
 inline const std::string kBinary = CKPTBENCH_BIN;
+inline constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;  // bytes, for sizes in campaigns
 
 // How a child process ended.
 struct Outcome {
@@ -252,6 +254,17 @@ class Scratch {
  private:
   fs::path path_;
 };
+
+// Directories in `case_dir` (step directories), sorted.
+inline std::vector<fs::path> step_dirs(const fs::path& case_dir) {
+  std::vector<fs::path> dirs;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(case_dir, ec)) {
+    if (entry.is_directory()) dirs.push_back(entry.path());
+  }
+  std::sort(dirs.begin(), dirs.end());
+  return dirs;
+}
 
 inline std::string read_text(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);

@@ -19,7 +19,7 @@ namespace {
 // model.scale = 4 divides every leading dimension of every slice. The embedding and the output
 // layer (untied) hold 256 bf16 elements a row: 1024 bytes a row of both.
 constexpr std::uint64_t kVocabRowBytes = 2 * 256 * 2;
-constexpr const char* kModel = R"(name = "load-llama"
+constexpr const char* kLoadModel = R"(name = "load-llama"
 hidden_size = 256
 intermediate_size = 512
 num_hidden_layers = 8
@@ -36,7 +36,7 @@ class LoadPhase : public ::testing::Test {
     mpirun_ = find_mpirun();
     if (!mpirun_)
       GTEST_SKIP() << "mpirun is not on PATH, so the multi-process run cannot be started";
-    model_ = dir_.write("load-llama.toml", kModel);
+    model_ = dir_.write("load-llama.toml", kLoadModel);
   }
 
   // A TP 2 campaign writing `scope` state as `format`, then `extra` (a [load] table).

@@ -20,7 +20,7 @@ namespace {
 // model.scale = 4 divides every leading dimension of every slice, so all layouts below shrink
 // exactly. Embedding and output layer rows hold 256 elements of 14 bytes (full state).
 constexpr std::uint64_t kPaddingRowBytes = 2 * 256 * 14;
-constexpr const char* kModel = R"(name = "reshard-llama"
+constexpr const char* kReshardModel = R"(name = "reshard-llama"
 hidden_size = 256
 intermediate_size = 512
 num_hidden_layers = 8
@@ -37,7 +37,7 @@ class ReshardRun : public ::testing::Test {
     mpirun_ = find_mpirun();
     if (!mpirun_)
       GTEST_SKIP() << "mpirun is not on PATH, so the multi-process run cannot be started";
-    model_ = dir_.write("reshard-llama.toml", kModel);
+    model_ = dir_.write("reshard-llama.toml", kReshardModel);
   }
 
   fs::path campaign(const std::string& name, const std::string& restore) {

@@ -21,17 +21,6 @@
 namespace ckpt::integration {
 namespace {
 
-// Directories in `case_dir` (step directories), sorted.
-std::vector<fs::path> step_dirs(const fs::path& case_dir) {
-  std::vector<fs::path> dirs;
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(case_dir, ec)) {
-    if (entry.is_directory()) dirs.push_back(entry.path());
-  }
-  std::sort(dirs.begin(), dirs.end());
-  return dirs;
-}
-
 // A 48 MiB tmpfs as the target, so that two ~30 MiB checkpoints do not fit side by side.
 class DiskFull : public ::testing::Test {
  protected:

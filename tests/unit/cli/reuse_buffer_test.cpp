@@ -30,7 +30,7 @@ namespace fs = std::filesystem;
 constexpr std::uint64_t kChunk = 65536;
 
 // One rank, one file, requests of exactly kChunk bytes (the shards coalesced, then split).
-std::string campaign_text(const fs::path& target, const std::string& more = "") {
+std::string reuse_campaign_text(const fs::path& target, const std::string& more = "") {
   return "[campaign]\nname = \"reuse\"\ntarget = \"" + target.string() +
          "\"\ncreate_target = true\niterations = 1\nwarmup = 0\n"
          "[model]\nname = \"llama3-8b\"\nscale = 4096\n"
@@ -41,9 +41,9 @@ std::string campaign_text(const fs::path& target, const std::string& more = "") 
          more;
 }
 
-std::string error_of(const std::vector<std::string>& overrides) {
+std::string reuse_error_of(const std::vector<std::string>& overrides) {
   try {
-    parse_campaign(campaign_text("/t"), "r.toml", overrides);
+    parse_campaign(reuse_campaign_text("/t"), "r.toml", overrides);
   } catch (const ConfigError& e) {
     return e.what();
   }
@@ -51,10 +51,10 @@ std::string error_of(const std::vector<std::string>& overrides) {
 }
 
 TEST(ReuseBuffer, KeyDefaultsToOffAndIsRecorded) {
-  const Case plain = parse_campaign(campaign_text("/t"), "r.toml", {}).cases.at(0);
+  const Case plain = parse_campaign(reuse_campaign_text("/t"), "r.toml", {}).cases.at(0);
   EXPECT_EQ(plain.reuse_bytes, 0u);
   EXPECT_EQ(plain.config["memory"]["reuse_bytes"], 0);
-  const Case reused = parse_campaign(campaign_text("/t"), "r.toml",
+  const Case reused = parse_campaign(reuse_campaign_text("/t"), "r.toml",
                                      {"memory.reuse_bytes=1MiB", "data.verify=false"})
                           .cases.at(0);
   EXPECT_EQ(reused.reuse_bytes, 1048576u);
@@ -62,7 +62,7 @@ TEST(ReuseBuffer, KeyDefaultsToOffAndIsRecorded) {
 }
 
 TEST(ReuseBuffer, RefusalsNameTheKeyAndTheFix) {
-  const std::string verify = error_of({"memory.reuse_bytes=64KiB"});
+  const std::string verify = reuse_error_of({"memory.reuse_bytes=64KiB"});
   EXPECT_NE(
       verify.find(
           "`memory.reuse_bytes`: memory.reuse_bytes = 65536 leaves no checkpoint data to verify "
@@ -70,20 +70,20 @@ TEST(ReuseBuffer, RefusalsNameTheKeyAndTheFix) {
           "buffer serves every request): set data.verify = false, or set memory.reuse_bytes = 0"),
       std::string::npos)
       << verify;
-  const std::string odd = error_of({"memory.reuse_bytes=5000", "data.verify=false"});
+  const std::string odd = reuse_error_of({"memory.reuse_bytes=5000", "data.verify=false"});
   EXPECT_NE(odd.find("memory.reuse_bytes = 5000 is not a multiple of 4096 (a page)"),
             std::string::npos)
       << odd;
   const std::string hdf5 =
-      error_of({"memory.reuse_bytes=64KiB", "data.verify=false", "backend.name=hdf5"});
+      reuse_error_of({"memory.reuse_bytes=64KiB", "data.verify=false", "backend.name=hdf5"});
   EXPECT_NE(hdf5.find("cannot serve the hdf5 backend's datasets: use posix, uring or mpiio"),
             std::string::npos)
       << hdf5;
   const std::string pinned =
-      error_of({"memory.reuse_bytes=64KiB", "data.verify=false", "memory.space=pinned"});
+      reuse_error_of({"memory.reuse_bytes=64KiB", "data.verify=false", "memory.space=pinned"});
   EXPECT_NE(pinned.find("needs memory.space = \"host\""), std::string::npos) << pinned;
   const std::string load =
-      error_of({"memory.reuse_bytes=64KiB", "data.verify=false", "campaign.phase=load"});
+      reuse_error_of({"memory.reuse_bytes=64KiB", "data.verify=false", "campaign.phase=load"});
   EXPECT_NE(load.find("applies to the checkpoint and restore phases"), std::string::npos) << load;
 }
 
@@ -94,7 +94,7 @@ std::vector<RankPlan> plans_of(const Case& c, const fs::path& dir) {
 
 TEST(ReuseBuffer, RequestsPointIntoTheBufferAndAShortBufferIsRefused) {
   const test_support::TempDir dir;
-  const Case c = parse_campaign(campaign_text(dir.path()), "r.toml",
+  const Case c = parse_campaign(reuse_campaign_text(dir.path()), "r.toml",
                                 {"memory.reuse_bytes=128KiB", "data.verify=false"})
                      .cases.at(0);
   std::vector<RankPlan> plans = plans_of(c, dir.path() / "step");
@@ -120,7 +120,7 @@ TEST(ReuseBuffer, RequestsPointIntoTheBufferAndAShortBufferIsRefused) {
 
 TEST(ReuseBuffer, APosixWriteRepeatsTheOneBufferInTheFile) {
   const test_support::TempDir dir;
-  const Case c = parse_campaign(campaign_text(dir.path()), "r.toml",
+  const Case c = parse_campaign(reuse_campaign_text(dir.path()), "r.toml",
                                 {"memory.reuse_bytes=64KiB", "data.verify=false"})
                      .cases.at(0);
   std::vector<RankPlan> plans = plans_of(c, dir.path() / "step");
@@ -150,9 +150,10 @@ TEST(ReuseBuffer, APosixWriteRepeatsTheOneBufferInTheFile) {
 
 TEST(ReuseBuffer, ARunRecordsTheFootprintAndVerifiesNothing) {
   const test_support::TempDir dir;
-  const fs::path file = dir.write("r.toml", campaign_text(dir.path() / "target",
-                                                          "[data]\nverify = false\n"
-                                                          "[memory]\nreuse_bytes = \"64 KiB\"\n"));
+  const fs::path file =
+      dir.write("r.toml", reuse_campaign_text(dir.path() / "target",
+                                              "[data]\nverify = false\n"
+                                              "[memory]\nreuse_bytes = \"64 KiB\"\n"));
   RunOptions o;
   o.campaign = file.string();
   o.output = (dir.path() / "out").string();

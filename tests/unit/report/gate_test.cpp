@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/common/elapsed.hpp"
 #include "harness/results/schema_version.hpp"
 #include "tests/unit/temp_dir.hpp"
 
@@ -195,8 +196,6 @@ TEST(GateRefusal, ANoisyRowOfACaseAnotherRowGatesIsNotedAndGatedAtItsOwnLevel) {
                                     "b.json", 0.10, kSpreadFactor)
                   .empty());
 }
-
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 // A results.jsonl line of a 1 GiB case with these write seconds and calibration rates.
 std::string result_line(const std::vector<double>& write_seconds,

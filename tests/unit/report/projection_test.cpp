@@ -14,8 +14,6 @@
 namespace ckpt::harness {
 namespace {
 
-constexpr double kGiB = 1073741824.0;
-
 TEST(ProjectionFormulas, YoungAndDalyByHand) {
   // C = 100 s, M = 10,000 s: Young = √(2·100·10000) = √2,000,000 = 1414.2136 s.
   EXPECT_NEAR(young_interval(100, 10000), 1414.2136, 1e-4);

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <string>
 
+#include "harness/common/elapsed.hpp"
 #include "harness/report/compare.hpp"
 #include "harness/report/html_report.hpp"
 #include "harness/report/report_model.hpp"
@@ -18,7 +19,6 @@ namespace ckpt::harness {
 namespace {
 
 using nlohmann::json;
-constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
 
 // One results.jsonl line: 1 GiB per checkpoint, write seconds as given, read twice as fast.
 std::string line(const json& swept, std::vector<double> write, const std::string& hash,
@@ -30,7 +30,7 @@ std::string line(const json& swept, std::vector<double> write, const std::string
          {"case", swept},
          {"status", "ok"},
          {"backend", backend},
-         {"bytes_per_checkpoint", kGiB},
+         {"bytes_per_checkpoint", kGiBBytes},
          {"config_hash", hash},
          {"stores_data", true},
          {"config", {{"backend", {{"name", backend}, {"threads", 1}}}}},
@@ -191,8 +191,8 @@ TEST(ReportModel, CompressionTableShowsBytesSavedAndCodecSeconds) {
                       {"unit", "shard"},
                       {"chunk_bytes", nullptr},
                       {"threads", 2},
-                      {"logical_bytes", kGiB},
-                      {"stored_bytes", kGiB / 4 * 3},
+                      {"logical_bytes", kGiBBytes},
+                      {"stored_bytes", kGiBBytes / 4 * 3},
                       {"ratio", 4.0 / 3},
                       {"encode_seconds", 0.5},
                       {"encode_cpu_seconds", 1.0},

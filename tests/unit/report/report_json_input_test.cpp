@@ -15,11 +15,11 @@ namespace {
 
 using nlohmann::json;
 
-const JsonSource kSource{.file = "r.jsonl", .line = 3, .fix = "is this a results file?"};
+const JsonSource kResultsSource{.file = "r.jsonl", .line = 3, .fix = "is this a results file?"};
 
 std::string parse_error(const std::string& text, const JsonLimits& limits = {}) {
   try {
-    parse_untrusted_json(text, kSource, limits);
+    parse_untrusted_json(text, kResultsSource, limits);
   } catch (const ConfigError& e) {
     return e.what();
   }
@@ -66,7 +66,7 @@ TEST(JsonInput, ParserComplaintsWithoutTheLibrarysPrefix) {
 
 std::string field_error(const json& j, const std::function<void(const JsonField&)>& read) {
   try {
-    read(JsonField(j, kSource));
+    read(JsonField(j, kResultsSource));
   } catch (const ConfigError& e) {
     return e.what();
   }
@@ -112,9 +112,9 @@ TEST(JsonInput, EachAccessorNamesFileLineKeyAndWhatItFound) {
   EXPECT_EQ(field_error(j, [](const JsonField& f) { f.at("a").at("name").at("x"); }),
             "r.jsonl:3: `a.name`: must be an object, found a number (7)" + fix);
   // What is right is read: an integral float counts as a whole number; null is absent.
-  EXPECT_EQ(JsonField(json::parse("1e3"), kSource).count(), 1000u);
-  EXPECT_EQ(JsonField(json::parse("-4"), kSource).integer(-5, 0), -4);
-  EXPECT_FALSE(JsonField(json::parse(R"({"x": null})"), kSource).find("x").has_value());
+  EXPECT_EQ(JsonField(json::parse("1e3"), kResultsSource).count(), 1000u);
+  EXPECT_EQ(JsonField(json::parse("-4"), kResultsSource).integer(-5, 0), -4);
+  EXPECT_FALSE(JsonField(json::parse(R"({"x": null})"), kResultsSource).find("x").has_value());
 }
 
 // A results line: each wrongly typed or negative field named with file, line and key; exit 2

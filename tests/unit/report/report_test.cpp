@@ -15,6 +15,7 @@
 
 #include "harness/campaign/campaign.hpp"
 #include "harness/checkpoint/manifest.hpp"
+#include "harness/common/elapsed.hpp"
 #include "harness/report/console_reporter.hpp"
 #include "harness/report/report_format.hpp"
 #include "harness/report/report_model.hpp"
@@ -28,13 +29,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
-
 PhaseSummary phase(std::vector<double> seconds, double median) {
   PhaseSummary p;
   p.iteration_seconds = std::move(seconds);
   p.seconds = median;
-  p.gib_per_s = static_cast<double>(kGiB) / median / static_cast<double>(kGiB);
+  p.gib_per_s = static_cast<double>(kGiBBytes) / median / static_cast<double>(kGiBBytes);
   return p;
 }
 
@@ -44,7 +43,7 @@ CaseResult result(std::int64_t index, const std::string& mapping, std::uint64_t 
   r.config.index = index;
   r.config.swept = {{"strategy.mapping", mapping}};
   r.config.scale = 128;
-  r.bytes_per_checkpoint = kGiB;
+  r.bytes_per_checkpoint = kGiBBytes;
   r.files_per_checkpoint = files;
   return r;
 }
@@ -192,7 +191,7 @@ TEST(BandwidthCell, ConversionIsExact) {
   r.write = phase({1.0}, 1.0);
   EXPECT_EQ(bandwidth_cell(r, r.write, BandwidthUnit::gb), "1.00");
   EXPECT_EQ(bandwidth_cell(r, r.write, BandwidthUnit::gib), "0.931");  // 10^9 / 2^30 = 0.9313…
-  r.bytes_per_checkpoint = kGiB;
+  r.bytes_per_checkpoint = kGiBBytes;
   EXPECT_EQ(bandwidth_cell(r, r.write, BandwidthUnit::gib), "1.00");
   EXPECT_EQ(bandwidth_cell(r, r.write, BandwidthUnit::gb), "1.07");
   r.bytes_per_checkpoint = 125'472'832;  // the quickstart checkpoint

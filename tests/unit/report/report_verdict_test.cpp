@@ -53,7 +53,7 @@ json training_line(const json& swept, double stall, double durable) {
             {"checkpoints", json::array({checkpoint})}}}};
 }
 
-RunRecord run_of(const std::string& name, const std::vector<json>& lines) {
+RunRecord verdict_run_of(const std::string& name, const std::vector<json>& lines) {
   RunRecord run{.name = name, .file = name + "/results.jsonl"};
   for (std::size_t i = 0; i < lines.size(); ++i) {
     run.cases.push_back(parse_case(
@@ -83,7 +83,7 @@ TEST(Verdict, TrainingSweepLeadsWithTheKeyThatChangesTheStallMost) {
     lines.push_back(
         training_line({{"engine.name", engine}, {"training.checkpoint_every", 4}}, stall, durable));
   }
-  EXPECT_EQ(verdict_of({run_of("r", lines)}),
+  EXPECT_EQ(verdict_of({verdict_run_of("r", lines)}),
             "By engine.name: lazy stalls the loop 200× less than sync (3.00 ms against 600 ms per "
             "checkpoint; geometric means over 2 settings of training.checkpoint_every; too few "
             "samples to test in any of 2 settings); its checkpoint is durable 1.17× later (700 ms "
@@ -94,10 +94,10 @@ TEST(Verdict, TrainingSweepLeadsWithTheKeyThatChangesTheStallMost) {
 
 // 1 GiB written in 2, 0.5 and 1 s; read in 1, 0.5 and 1/3 s.
 TEST(Verdict, BandwidthSweepNamesTheFastestWriterAndReader) {
-  const RunRecord run =
-      run_of("r", {bandwidth_line({{"strategy.mapping", "file_per_tensor"}}, {2, 2, 2}, {1}),
-                   bandwidth_line({{"strategy.mapping", "file_per_rank"}}, {0.5}, {0.5}),
-                   bandwidth_line({{"strategy.mapping", "shared_file"}}, {1}, {1.0 / 3})});
+  const RunRecord run = verdict_run_of(
+      "r", {bandwidth_line({{"strategy.mapping", "file_per_tensor"}}, {2, 2, 2}, {1}),
+            bandwidth_line({{"strategy.mapping", "file_per_rank"}}, {0.5}, {0.5}),
+            bandwidth_line({{"strategy.mapping", "shared_file"}}, {1}, {1.0 / 3})});
   EXPECT_EQ(verdict_of({run}),
             "By strategy.mapping: file_per_rank writes 4.00× faster than file_per_tensor (2.00 "
             "GiB/s against 0.500 GiB/s; too few samples to test: 1 and 3); shared_file reads "
@@ -113,12 +113,13 @@ TEST(Verdict, BandwidthSweepNamesTheFastestWriterAndReader) {
 
 // Run a at 1 and 2 GiB/s, run b three times slower; b's third case failed.
 TEST(Verdict, RunsAreAKeyAndFailuresAreCounted) {
-  const RunRecord a = run_of("a", {bandwidth_line({{"backend.threads", 1}}, {1}, {}),
-                                   bandwidth_line({{"backend.threads", 2}}, {0.5}, {})});
+  const RunRecord a = verdict_run_of("a", {bandwidth_line({{"backend.threads", 1}}, {1}, {}),
+                                           bandwidth_line({{"backend.threads", 2}}, {0.5}, {})});
   json failed = bandwidth_line({{"backend.threads", 4}}, {}, {});
   failed["status"] = "failed";
-  const RunRecord b = run_of("b", {bandwidth_line({{"backend.threads", 1}}, {3}, {}),
-                                   bandwidth_line({{"backend.threads", 2}}, {1.5}, {}), failed});
+  const RunRecord b =
+      verdict_run_of("b", {bandwidth_line({{"backend.threads", 1}}, {3}, {}),
+                           bandwidth_line({{"backend.threads", 2}}, {1.5}, {}), failed});
   EXPECT_EQ(verdict_of({a, b}),
             "By run: a writes 3.00× faster than b (1.41 GiB/s against 0.471 GiB/s; geometric means "
             "over 2 settings of backend.threads; too few samples to test in any of 2 settings). By "
@@ -128,29 +129,30 @@ TEST(Verdict, RunsAreAKeyAndFailuresAreCounted) {
 }
 
 TEST(Verdict, OneCaseStatesItsFigures) {
-  EXPECT_EQ(verdict_of({run_of("r", {bandwidth_line(nullptr, {1}, {0.5})})}),
+  EXPECT_EQ(verdict_of({verdict_run_of("r", {bandwidth_line(nullptr, {1}, {0.5})})}),
             "The one case writes 1.00 GiB/s and reads 2.00 GiB/s (medians).");
-  EXPECT_EQ(verdict_of({run_of("r", {training_line({{"engine.name", "async"}}, 0.02, 1.5)})}),
-            "engine.name=async stalls the loop 20.0 ms per checkpoint; its checkpoint is durable "
-            "after 1.50 s.");
+  EXPECT_EQ(
+      verdict_of({verdict_run_of("r", {training_line({{"engine.name", "async"}}, 0.02, 1.5)})}),
+      "engine.name=async stalls the loop 20.0 ms per checkpoint; its checkpoint is durable "
+      "after 1.50 s.");
 }
 
 // No two cases differ in one key alone: the cases themselves are compared.
 TEST(Verdict, AnIrregularSweepComparesTheCases) {
-  const RunRecord run = run_of("r", {bandwidth_line({{"a", 1}, {"b", "x"}}, {1}, {}),
-                                     bandwidth_line({{"a", 2}, {"b", "y"}}, {0.5}, {})});
+  const RunRecord run = verdict_run_of("r", {bandwidth_line({{"a", 1}, {"b", "x"}}, {1}, {}),
+                                             bandwidth_line({{"a", 2}, {"b", "y"}}, {0.5}, {})});
   EXPECT_EQ(verdict_of({run}),
             "a=2 b=y writes 2.00× faster than a=1 b=x (2.00 GiB/s against 1.00 GiB/s; too few "
             "samples to test: 1 and 1).");
 }
 
 TEST(Verdict, EqualFiguresAndNoStallAreSaidSo) {
-  EXPECT_EQ(verdict_of({run_of("r", {bandwidth_line({{"m", "x"}}, {1}, {}),
-                                     bandwidth_line({{"m", "y"}}, {1}, {})})}),
+  EXPECT_EQ(verdict_of({verdict_run_of("r", {bandwidth_line({{"m", "x"}}, {1}, {}),
+                                             bandwidth_line({{"m", "y"}}, {1}, {})})}),
             "By m: x writes as fast as y (1.00 GiB/s against 1.00 GiB/s; too few samples to test: "
             "1 and 1).");
-  EXPECT_EQ(verdict_of({run_of("r", {training_line({{"engine.name", "sync"}}, 0.5, 0.5),
-                                     training_line({{"engine.name", "lazy"}}, 0, 0.5)})}),
+  EXPECT_EQ(verdict_of({verdict_run_of("r", {training_line({{"engine.name", "sync"}}, 0.5, 0.5),
+                                             training_line({{"engine.name", "lazy"}}, 0, 0.5)})}),
             "By engine.name: lazy stalls the loop far less than sync (0 s against 500 ms per "
             "checkpoint; too few samples to test: 1 and 1); its checkpoint is durable as soon (500 "
             "ms against 500 ms).");
@@ -162,21 +164,22 @@ TEST(Verdict, EqualFiguresAndNoStallAreSaidSo) {
 // settings the sentence counts the settings where the difference was significant, and those with
 // too few samples.
 TEST(Verdict, StatesWhetherTheLeadingDifferenceIsSignificant) {
+  EXPECT_EQ(verdict_of({verdict_run_of(
+                "r", {bandwidth_line({{"m", "x"}}, {1, 1.1, 0.9, 1.05, 0.95}, {}),
+                      bandwidth_line({{"m", "y"}}, {2, 2.1, 1.9, 2.05, 1.95}, {})})}),
+            "By m: x writes 2.00× faster than y (1.00 GiB/s against 0.500 GiB/s; p = 0.008 over 5 "
+            "and 5 samples).");
   EXPECT_EQ(
-      verdict_of({run_of("r", {bandwidth_line({{"m", "x"}}, {1, 1.1, 0.9, 1.05, 0.95}, {}),
-                               bandwidth_line({{"m", "y"}}, {2, 2.1, 1.9, 2.05, 1.95}, {})})}),
-      "By m: x writes 2.00× faster than y (1.00 GiB/s against 0.500 GiB/s; p = 0.008 over 5 "
-      "and 5 samples).");
-  EXPECT_EQ(verdict_of({run_of("r", {bandwidth_line({{"m", "x"}}, {1, 2, 1.2, 1.1}, {}),
-                                     bandwidth_line({{"m", "y"}}, {1.1, 1.9, 1.3, 1.2}, {})})}),
-            "By m: x writes 1.09× faster than y (0.871 GiB/s against 0.801 GiB/s; not significant: "
-            "p = 0.657 over 4 and 4 samples).");
-  EXPECT_EQ(verdict_of({run_of("r", {bandwidth_line({{"m", "x"}}, {1, 2, 1.2}, {}),
-                                     bandwidth_line({{"m", "y"}}, {1.1, 1.9, 1.3}, {})})}),
+      verdict_of({verdict_run_of("r", {bandwidth_line({{"m", "x"}}, {1, 2, 1.2, 1.1}, {}),
+                                       bandwidth_line({{"m", "y"}}, {1.1, 1.9, 1.3, 1.2}, {})})}),
+      "By m: x writes 1.09× faster than y (0.871 GiB/s against 0.801 GiB/s; not significant: "
+      "p = 0.657 over 4 and 4 samples).");
+  EXPECT_EQ(verdict_of({verdict_run_of("r", {bandwidth_line({{"m", "x"}}, {1, 2, 1.2}, {}),
+                                             bandwidth_line({{"m", "y"}}, {1.1, 1.9, 1.3}, {})})}),
             "By m: x writes 1.08× faster than y (0.833 GiB/s against 0.769 GiB/s; too few samples "
             "to test: 3 and 3).");
-  EXPECT_EQ(verdict_of({run_of("r", {bandwidth_line({{"m", "x"}}, {1, 1.1}, {}),
-                                     bandwidth_line({{"m", "y"}}, {2, 2.1}, {})})}),
+  EXPECT_EQ(verdict_of({verdict_run_of("r", {bandwidth_line({{"m", "x"}}, {1, 1.1}, {}),
+                                             bandwidth_line({{"m", "y"}}, {2, 2.1}, {})})}),
             "By m: x writes 1.96× faster than y (0.955 GiB/s against 0.488 GiB/s; too few samples "
             "to test: 2 and 2).");
   std::vector<json> lines;
@@ -187,7 +190,7 @@ TEST(Verdict, StatesWhetherTheLeadingDifferenceIsSignificant) {
                                           : std::vector<double>{1.02, 1.12, 0.92, 1.07, 0.97},
                                    {}));
   }
-  EXPECT_EQ(verdict_of({run_of("r", lines)}),
+  EXPECT_EQ(verdict_of({verdict_run_of("r", lines)}),
             "By m: x writes 1.43× faster than y (1.00 GiB/s against 0.700 GiB/s; geometric means "
             "over 2 settings of k; significant (p < 0.05) in 1 of 2 tested settings). By k: 2 "
             "writes 1.40× faster than 1 (0.990 GiB/s against 0.707 GiB/s; geometric means over 2 "
@@ -196,7 +199,7 @@ TEST(Verdict, StatesWhetherTheLeadingDifferenceIsSignificant) {
            bandwidth_line({{"m", "y"}, {"k", 1}}, {2, 2.1, 1.9, 2.05, 1.95}, {}),
            bandwidth_line({{"m", "x"}, {"k", 2}}, {1, 1.1}, {}),
            bandwidth_line({{"m", "y"}, {"k", 2}}, {2, 2.1}, {})};
-  EXPECT_EQ(verdict_of({run_of("r", lines)}),
+  EXPECT_EQ(verdict_of({verdict_run_of("r", lines)}),
             "By m: x writes 1.98× faster than y (0.977 GiB/s against 0.494 GiB/s; geometric means "
             "over 2 settings of k; significant (p < 0.05) in 1 of 1 tested settings, too few "
             "samples in 1 more). By k: 1 writes 1.04× faster than 2 (0.707 GiB/s against 0.683 "
@@ -207,7 +210,8 @@ TEST(Verdict, StatesWhetherTheLeadingDifferenceIsSignificant) {
 TEST(Verdict, NothingButFailures) {
   json failed = bandwidth_line({{"m", "x"}}, {}, {});
   failed["status"] = "failed";
-  EXPECT_EQ(verdict_of({run_of("r", {failed})}), "Every case failed (see the status column).");
+  EXPECT_EQ(verdict_of({verdict_run_of("r", {failed})}),
+            "Every case failed (see the status column).");
 }
 
 // training.iteration_times and checkpoints[].times come back as written; a span that ends

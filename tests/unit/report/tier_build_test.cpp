@@ -16,7 +16,8 @@ namespace {
 
 // One case: 1 GiB written in 2 s and read in 1 s on one host, a world of 64 ranks on 8 GPUs a
 // node (8 nodes: every time × 8 at full scale), 64 GiB at full scale.
-RunRecord run_of(const std::string& name, const nlohmann::json& extra = nlohmann::json::object()) {
+RunRecord tier_run_of(const std::string& name,
+                      const nlohmann::json& extra = nlohmann::json::object()) {
   nlohmann::json j{
       {"schema_version", kResultsSchemaVersion},
       {"case", nlohmann::json::object()},
@@ -40,13 +41,13 @@ RunRecord run_of(const std::string& name, const nlohmann::json& extra = nlohmann
 
 // The near tier as an async case: a 0.5 s stall, durable after 3 s, steps of 10 s.
 RunRecord async_run(const std::string& name) {
-  return run_of(name,
-                {{"training",
-                  {{"engine", "async"}, {"stall_seconds", 0.5}, {"time_to_durable_seconds", 3.0}}},
-                 {"config",
-                  {{"ranks", {{"gpus_per_node", 8}}},
-                   {"backend", {{"name", "posix"}}},
-                   {"training", {{"iteration_seconds", 10}}}}}});
+  return tier_run_of(
+      name, {{"training",
+              {{"engine", "async"}, {"stall_seconds", 0.5}, {"time_to_durable_seconds", 3.0}}},
+             {"config",
+              {{"ranks", {{"gpus_per_node", 8}}},
+               {"backend", {{"name", "posix"}}},
+               {"training", {{"iteration_seconds", 10}}}}}});
 }
 
 ProjectionOptions given_tiers() {
@@ -61,7 +62,7 @@ ProjectionOptions given_tiers() {
 }
 
 TEST(TierBuild, NumbersGiveTheModelsBest) {
-  const ProjectionModel m = build_projection({run_of("r")}, given_tiers());
+  const ProjectionModel m = build_projection({tier_run_of("r")}, given_tiers());
   ASSERT_TRUE(m.tiers);
   const TierProjection& t = *m.tiers;
   EXPECT_EQ(t.near.name, "given");
@@ -85,7 +86,7 @@ TEST(TierBuild, CasesProjectedTheNearOneUnboundByTheStorage) {
   o.tiers.far = "run=remote";
   o.tiers.step_seconds.reset();  // from the near case's loop: 10 s
   o.storage_gib_per_s = 1;       // 64 GiB / 1 GiB/s = 64 s at least, for the far tier only
-  const ProjectionModel m = build_projection({async_run("local"), run_of("remote")}, o);
+  const ProjectionModel m = build_projection({async_run("local"), tier_run_of("remote")}, o);
   const TierProjection& t = *m.tiers;
   EXPECT_EQ(t.near.name, "local: -");
   EXPECT_EQ(t.near.engine, "async");
@@ -110,7 +111,7 @@ void expect_refused(const ProjectionOptions& o, const std::vector<RunRecord>& ru
 }
 
 TEST(TierBuild, NonsenseIsRefusedWithTheFix) {
-  const std::vector<RunRecord> runs{run_of("r")};
+  const std::vector<RunRecord> runs{tier_run_of("r")};
   const auto with = [](auto change) {
     ProjectionOptions o = given_tiers();
     change(o);
@@ -131,7 +132,7 @@ TEST(TierBuild, NonsenseIsRefusedWithTheFix) {
   expect_refused(with([](auto& o) { o.tiers.near = "run=nope"; }), runs,
                  "--near-tier run=nope matches no case of the runs (cases: r: -)");
   expect_refused(with([](auto& o) { o.tiers.near = "backend.name=posix"; }),
-                 {run_of("a"), run_of("b")},
+                 {tier_run_of("a"), tier_run_of("b")},
                  "--near-tier backend.name=posix matches 2 cases (a: -; b: -): add KEY=VALUE");
   expect_refused(with([](auto& o) { o.tiers.near_recoverable.reset(); }), runs,
                  "two tiers need --near-recoverable P");
@@ -156,20 +157,20 @@ TEST(TierBuild, FailureTraceGivesMAndIsCheckedLineByLine) {
   o.mtbf_hours.reset();
   o.tiers.job_days = 1;
   o.tiers.failure_trace = write("# hours\n1.5\n\n12  # a node\n20\n");
-  const ProjectionModel m = build_projection({run_of("r")}, o);
+  const ProjectionModel m = build_projection({tier_run_of("r")}, o);
   EXPECT_DOUBLE_EQ(m.tiers->inputs.mtbf_seconds, 8 * 3600);  // 24 h / 3 failures
   EXPECT_EQ(m.tiers->setup.trace, (std::vector<double>{5400, 43200, 72000}));
   EXPECT_EQ(m.tiers->simulated.failures, 3);
   o.tiers.failure_trace = write("1\nsoon\n");
-  expect_refused(o, {run_of("r")}, ":2: `soon` is not a failure time");
+  expect_refused(o, {tier_run_of("r")}, ":2: `soon` is not a failure time");
   o.tiers.failure_trace = write("25\n");
-  expect_refused(o, {run_of("r")},
+  expect_refused(o, {tier_run_of("r")},
                  ":1: `25` is not a failure time: one number of hours from 0 "
                  "to below the job's end (24 h, --job-days 1)");
   o.tiers.failure_trace = write("# none\n");
-  expect_refused(o, {run_of("r")}, ": no failure times in it");
+  expect_refused(o, {tier_run_of("r")}, ": no failure times in it");
   o.mtbf_hours = 3;
-  expect_refused(o, {run_of("r")}, "give the failure rate once");
+  expect_refused(o, {tier_run_of("r")}, "give the failure rate once");
 }
 
 }  // namespace

@@ -8,11 +8,12 @@
 #include <string>
 #include <vector>
 
+#include "harness/common/elapsed.hpp"
+
 namespace ckpt::harness {
 namespace {
 
 constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
-constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
 
 // A clean case: nothing preloaded, a probe at 1 GiB/s, 100 GiB per host on a 16 GiB host,
 // read back with the cache dropped, a phase that kept half a core busy.
@@ -20,8 +21,8 @@ IntegrityRecord clean_record() {
   IntegrityRecord r;
   r.durability = {
       .probed = true, .bytes = 4 * kMiB, .write_seconds = 0.001, .fsync_seconds = 4.0 / 1024};
-  r.bytes_per_host = 100 * kGiB;
-  r.host_memory_bytes = 16 * kGiB;
+  r.bytes_per_host = 100 * kGiBBytes;
+  r.host_memory_bytes = 16 * kGiBBytes;
   r.cores_per_process = 2;
   r.done_write = "every process's last write call returned";
   return r;
@@ -86,7 +87,7 @@ TEST(Integrity, AnFsyncFasterThanAnyStorageWarns) {
 
 TEST(Integrity, DataPerHostWithinThreeTimesMemoryMayBeCachedWhenTheCacheIsKept) {
   IntegrityRecord r = clean_record();
-  r.bytes_per_host = 48 * kGiB;  // exactly 3 x 16 GiB: not more than 3 x
+  r.bytes_per_host = 48 * kGiBBytes;  // exactly 3 x 16 GiB: not more than 3 x
   const std::string warning =
       "the read may come from the page cache: 51539607552 bytes per host per checkpoint, not more "
       "than 3 x the host's 17179869184 bytes of memory, and cache.policy = \"none\"";
@@ -121,7 +122,7 @@ TEST(Integrity, TheRecordStatesGenerationDoneAndCpu) {
                                            .write = kCalm,
                                            .reads = false,
                                            .cache_policy = "",
-                                           .generation = {2 * kGiB, 0.5}});
+                                           .generation = {2 * kGiBBytes, 0.5}});
   EXPECT_EQ(j.at("data_generation").at("gib_per_s"), 4.0);
   EXPECT_EQ(j.at("data_generation").at("in_timed_phases"), false);
   EXPECT_EQ(j.at("done").at("write"), "every process's last write call returned");

@@ -8,13 +8,13 @@
 #include <vector>
 
 #include "harness/campaign/campaign.hpp"
+#include "harness/common/elapsed.hpp"
 #include "harness/results/dlio_metrics.hpp"
 #include "harness/results/workload_hash.hpp"
 
 namespace ckpt::harness {
 namespace {
 
-constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
 // DLIO's bytes of the whole job at full size (DlioSizing.Llama8bZero3Dp8).
 constexpr std::uint64_t k8bBytes = 112'425'623'552;
 
@@ -30,7 +30,7 @@ Case preset(const std::string& name, const std::vector<std::string>& overrides =
 MlperfVerdict verdict(const Case& c, std::uint64_t bytes = k8bBytes) {
   return check_mlperf(
       c, *c.mlperf,
-      {.phase = c.phase, .full_scale_bytes = bytes, .client_memory_bytes = 64 * kGiB});
+      {.phase = c.phase, .full_scale_bytes = bytes, .client_memory_bytes = 64 * kGiBBytes});
 }
 
 TEST(MlperfRules, PresetsDeclareTheRulesJobs) {
@@ -139,7 +139,7 @@ TEST(MlperfRules, RefusesFewerThanFourGpusPerHost) {
 
 TEST(MlperfRules, RefusesAcceleratorMemoryBelowTheCheckpoint) {
   const Case c = preset("llama3-8b");
-  const std::uint64_t held = 8 * 180 * kGiB;  // 1,546,188,226,560 bytes
+  const std::uint64_t held = 8 * 180 * kGiBBytes;  // 1,546,188,226,560 bytes
   EXPECT_TRUE(verdict(c, held).refusals.empty());
   EXPECT_EQ(verdict(c, held + 1).refusals,
             (std::vector<std::string>{
@@ -147,7 +147,7 @@ TEST(MlperfRules, RefusesAcceleratorMemoryBelowTheCheckpoint) {
                 "1546188226561 bytes -- rule 4.3.4: \"The aggregate simulated accelerator memory "
                 "across all nodes must be sufficient to accommodate the model's checkpoint "
                 "size.\""}));
-  EXPECT_EQ(accelerator_memory_bytes("mi355"), 288 * kGiB);
+  EXPECT_EQ(accelerator_memory_bytes("mi355"), 288 * kGiBBytes);
 }
 
 TEST(MlperfRules, RefusesAnotherModel) {
@@ -165,7 +165,7 @@ TEST(MlperfRules, TheEffectivePhaseDecidesNotCampaignPhase) {
   const auto in_phase = [&](PhaseSelection phase) {
     return check_mlperf(
         c, *c.mlperf,
-        {.phase = phase, .full_scale_bytes = k8bBytes, .client_memory_bytes = 64 * kGiB});
+        {.phase = phase, .full_scale_bytes = k8bBytes, .client_memory_bytes = 64 * kGiBBytes});
   };
   EXPECT_EQ(in_phase(PhaseSelection::checkpoint).label, "closed");
   EXPECT_EQ(in_phase(PhaseSelection::restore).label, "closed");
@@ -185,7 +185,7 @@ TEST(MlperfRules, ReadingWithoutClearingTheCacheNeedsMoreThanThreeTimesClientMem
   };
   const std::uint64_t third = k8bBytes / 3;  // 37,475,207,850 bytes: 3 x that is just below
   EXPECT_TRUE(refusals(PhaseSelection::restore, third).empty());
-  EXPECT_TRUE(refusals(PhaseSelection::checkpoint, 1024 * kGiB).empty());  // no read
+  EXPECT_TRUE(refusals(PhaseSelection::checkpoint, 1024 * kGiBBytes).empty());  // no read
   EXPECT_EQ(refusals(PhaseSelection::restore, third + 1),
             (std::vector<std::string>{
                 "cache.policy = \"none\": a client host of 8 ranks writes 112425623552 bytes per "
@@ -198,7 +198,7 @@ TEST(MlperfRules, ReadingWithoutClearingTheCacheNeedsMoreThanThreeTimesClientMem
 
 TEST(DlioMetrics, MeanAndPopulationStdevOfPerCheckpointRates) {
   // 2 GiB checkpoints taking 1, 2 and 4 s on process 0: 2, 1 and 0.5 GiB/s.
-  const DlioMetrics m = dlio_metrics(2 * kGiB, {1.0, 2.0, 4.0});
+  const DlioMetrics m = dlio_metrics(2 * kGiBBytes, {1.0, 2.0, 4.0});
   EXPECT_EQ(m.gib_per_s, (std::vector<double>{2.0, 1.0, 0.5}));
   EXPECT_DOUBLE_EQ(m.mean_gib_per_s, 7.0 / 6.0);
   EXPECT_DOUBLE_EQ(m.stdev_gib_per_s, std::sqrt(7.0 / 18.0));
@@ -209,12 +209,12 @@ TEST(DlioMetrics, MeanAndPopulationStdevOfPerCheckpointRates) {
 }
 
 TEST(DlioMetrics, ADurationOfZeroHasNoRate) {
-  const DlioMetrics m = dlio_metrics(kGiB, {0.0, 0.5});
+  const DlioMetrics m = dlio_metrics(kGiBBytes, {0.0, 0.5});
   EXPECT_EQ(m.gib_per_s, (std::vector<double>{2.0}));
   EXPECT_DOUBLE_EQ(m.mean_gib_per_s, 2.0);
   EXPECT_DOUBLE_EQ(m.stdev_gib_per_s, 0.0);
   EXPECT_DOUBLE_EQ(m.mean_seconds, 0.25);
-  EXPECT_TRUE(dlio_metrics(kGiB, {}).gib_per_s.empty());
+  EXPECT_TRUE(dlio_metrics(kGiBBytes, {}).gib_per_s.empty());
 }
 
 TEST(MlperfRules, TheReadInvocationWithin30SecondsOfTheWriteKeepsItsLabel) {
