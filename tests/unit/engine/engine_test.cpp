@@ -264,7 +264,10 @@ TEST(EnginePool, ARingOfAQuarterCheckpointKeepsTheBoundAndRestores) {
         EXPECT_GE(r.stall_seconds, r.ring_wait_seconds);
         EXPECT_GE(r.snapshot_seconds, r.ring_wait_seconds);
       } else {
-        EXPECT_LT(r.stall_seconds, 0.05) << "the copy finished during compute";
+        // The copy started as the loop resumed and overlapped the next compute, so the loop
+        // blocked for less than the copy took (an order, not a bound: it holds on a loaded
+        // machine).
+        EXPECT_LT(r.stall_seconds, r.snapshot_seconds) << "the copy ran during compute";
       }
     }
     EXPECT_EQ(rig.backend.writes.load(), 2 * static_cast<int>(s.checkpoints.size()))
