@@ -28,7 +28,9 @@ void WritePhase::prepare() {
   data.planned_dir = s_.store.step_dir(0);
   ProcessPlans plans = plan_process(context.layout, c, context.phase, context.selected, comm.rank(),
                                     comm.size(), data.planned_dir);
-  gathers_ = gathers_distributed_optimizer(c, context.layout);  // [training]: sync only
+  // per_dp writes each DP rank's optimizer shard where it is held: nothing travels.
+  gathers_ = c.megatron_optimizer == MegatronOptimizer::gathered &&
+             gathers_distributed_optimizer(c, context.layout);  // [training]: sync only
   if (gathers_)
     gather_ = DpGather(context.layout, c, context.selected, comm.rank(), comm.size(), plans.write,
                        data.planned_dir);
