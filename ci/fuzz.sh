@@ -37,22 +37,34 @@ declare -A seeds=(
 )
 export ASAN_OPTIONS="halt_on_error=1:abort_on_error=1:detect_leaks=1"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
-status=0
-for target in campaign model_toml model_hf safetensors_header results_record manifest; do
-  corpus="build-fuzz/corpus/$target"
-  findings="build-fuzz/findings/$target"
+# One fuzzer per core at a time (each is one process); a target's outcome is printed when it ends.
+fuzz_target() {  # TARGET: fuzzes it; exit 1 on a finding
+  local target="$1" corpus="build-fuzz/corpus/$1" findings="build-fuzz/findings/$1" log="build-fuzz/fuzz-$1.log"
   mkdir -p "$corpus" "$findings"
   # shellcheck disable=SC2086
   find ${seeds[$target]} "tests/fuzz/regressions/$target" -type f ! -name .keep -exec cp -t "$corpus" {} +
-  log="build-fuzz/fuzz-$target.log"
   echo "ci/fuzz.sh: $target for ${seconds} s (log: $log)"
   if build-asan/bin/ckpt_fuzz_"$target" "$corpus" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
       -max_len=16384 -print_final_stats=1 -artifact_prefix="$findings/" >"$log" 2>&1; then
     grep -E '^stat::number_of_executed_units|^#[0-9]+.*DONE' "$log" | sed "s/^/ci\/fuzz.sh: $target: /" || true
   else
-    status=1
     echo "ci/fuzz.sh: $target: FINDING (see $log and $findings/)" >&2
     tail -n 40 "$log" >&2
+    return 1
   fi
+}
+status=0
+running=0
+for target in campaign model_toml model_hf safetensors_header results_record manifest; do
+  if [ "$running" -ge "$jobs" ]; then
+    wait -n || status=1
+    running=$((running - 1))
+  fi
+  fuzz_target "$target" &
+  running=$((running + 1))
+done
+while [ "$running" -gt 0 ]; do
+  wait -n || status=1
+  running=$((running - 1))
 done
 exit "$status"

@@ -8,9 +8,10 @@
 #         libraries are compiled once for both jobs.
 #   tsan  ThreadSanitizer (preset tsan, build-tsan/): the code with threads — the posix and uring
 #         workers (posix/uring backend tests), the bounded slots (*Slots*), the staging pipeline
-#         (Stager*), the pipelined loader's workers (LoadWorkers*), the async engines (Engine*)
-#         — the unit programs of common, memory, load and engine with a gtest filter — and a
-#         threaded ckptbench run.
+#         (Stager*), the codec threads (*Codec*), the pipelined loader's workers (LoadWorkers*),
+#         the async engines (Engine*) — the unit programs of common, memory, exec, load and
+#         engine with a gtest filter. Each unit program links only its layer and those below, so
+#         this job builds neither the report nor the run and command-line layers.
 #
 #   ci/sanitizers.sh [asan|tsan ...]     # default: both
 set -euo pipefail
@@ -33,13 +34,13 @@ run_asan() {
 
 # The test programs with threaded code: the backends' and the unit programs of the folders with
 # threads, each filtered to its threaded tests; a program this tree does not define is left out.
-tsan_programs=(ckpt_backend_tests ckpt_unit_common_tests ckpt_unit_memory_tests ckpt_unit_load_tests
-  ckpt_unit_engine_tests)
-tsan_filter='*osix*:*ring*:*Slots*:*Worker*:*Stag*:Engine*:*/Engine*'
+tsan_programs=(ckpt_backend_tests ckpt_unit_common_tests ckpt_unit_memory_tests ckpt_unit_exec_tests
+  ckpt_unit_load_tests ckpt_unit_engine_tests)
+tsan_filter='*osix*:*ring*:*Slots*:*Worker*:*Stag*:*Codec*:Engine*:*/Engine*'
 
 run_tsan() {
   cmake --preset tsan >/dev/null
-  local defined targets=(ckptbench)
+  local defined targets=()
   defined="$(cmake --build build-tsan --target help | sed -n 's/^\([A-Za-z0-9_]*\): .*/\1/p')"
   for t in "${tsan_programs[@]}"; do
     if grep -qx "$t" <<<"$defined"; then targets+=("$t"); fi
@@ -47,16 +48,9 @@ run_tsan() {
   echo "ci/sanitizers.sh: tsan: building ${targets[*]}"
   cmake --build build-tsan -j "$jobs" --target "${targets[@]}"
   for t in "${targets[@]}"; do
-    [ "$t" = ckptbench ] && continue
     echo "ci/sanitizers.sh: tsan: $t --gtest_filter=$tsan_filter"
     build-tsan/bin/"$t" --gtest_filter="$tsan_filter" --gtest_brief=1
   done
-  # A whole threaded run: four posix worker threads a rank, checkpoint and restore, verified.
-  local scratch
-  scratch="$(mktemp -d)"
-  trap 'rm -rf "$scratch"' RETURN
-  build-tsan/bin/ckptbench run configs/quickstart.toml -q --output "$scratch/results" \
-    --set "campaign.target=$scratch/target" --set backend.threads=4 --set model.scale=1024
 }
 
 for job in "${jobs_wanted[@]}"; do
