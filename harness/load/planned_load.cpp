@@ -22,10 +22,11 @@ LoadTiming load_planned(const std::vector<RankPlan>& plans, const FileRanges& ra
   // The loader's own clock: from its first open to the last byte in place (its chunk pool is
   // allocated and touched before it), then the scatter of strided rows.
   // A collective backend's processes read together, those with nothing to read too.
+  const bool reads = !ranges.ranges.empty() || loads_together(storage.backend);
   LoadTiming timing;
-  if (!ranges.ranges.empty() && !framed.files.empty())
+  if (reads && !framed.files.empty())
     timing = load_framed(ranges, framed, buffer.memory(), settings, pool_space, storage);
-  else if (!ranges.ranges.empty() || loads_together(storage.backend))
+  else if (reads)
     timing = load_files(ranges, buffer.memory(), settings, pool_space, storage);
   const auto scatter = Clock::now();
   apply_reshard_copies(plans, buffer_offsets(plans, buffer), buffer.memory());
