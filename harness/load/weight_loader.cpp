@@ -67,7 +67,9 @@ void load_by_read(const FileRanges& plan, Buffer& destination, const Buffer* bou
 
 // A collective backend: the process's ranges, file by file, in one Backend::read through the
 // executor, which every process of the backend's group makes together (even with no ranges), into
-// place; device destinations through `whole`, a host buffer of the destination's size.
+// place; device destinations through `whole`, a host buffer of the destination's size. Each
+// process opens its files alone (FilePlan::shared false): a file's readers need not agree on
+// its ranges, so backend.mpiio.collective does not apply here.
 void load_by_collective_read(const FileRanges& plan, Buffer& destination, const Buffer* whole,
                              backends::Backend& backend, LoadTiming& timing) {
   backends::IoPlan read;
