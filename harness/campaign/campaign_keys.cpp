@@ -496,7 +496,8 @@ std::vector<KeySpec> read_keys() {
       choice_key("load", "method",
                  "how the weights are loaded through backend.name's backend: pipelined (reader "
                  "threads into a bounded chunk pool, copies overlapping reads), mmap (mapped and "
-                 "copied, page faults included; backends that map files) or read (buffered reads)",
+                 "copied, page faults included; backends that map files) or read (buffered reads; "
+                 "a collective backend's one method: each process's ranges in one read)",
                  load_method_name(LoadSettings{}.method).data(),
                  {load_method_name(LoadMethod::pipelined), load_method_name(LoadMethod::mmap),
                   load_method_name(LoadMethod::read)}),

@@ -20,6 +20,7 @@
 #include "harness/checkpoint/manifest_checks.hpp"
 #include "harness/checkpoint/object_checkpoint_store.hpp"
 #include "harness/checkpoint/safetensors_check.hpp"
+#include "harness/comm/comm.hpp"
 #include "harness/exec/cache_policy.hpp"
 #include "harness/exec/iteration.hpp"
 #include "harness/exec/process_buffer.hpp"
@@ -238,6 +239,13 @@ void check_load_backend(const LoadCommandOptions& o) {
                     "overhead, or load through a backend that reads the files",
                     o.backend));
   }
+}
+
+bool needs_mpi(const std::string& backend) {
+  for (const backends::BackendInfo& info : backends::list_backends()) {
+    if (info.name == backend) return info.needs_mpi;
+  }
+  return false;
 }
 
 // Where the checkpoint is kept: the file system, or the objects of an object-store backend (a
@@ -542,6 +550,8 @@ int run_load(const LoadCommandOptions& o, std::ostream& out, std::ostream& err) 
       store->objects() ? read_object_manifest(*store, dir) : read_manifest(dir);
   check_stored_bytes(dir, manifest);
   check_load_backend(o);
+  // A backend that needs MPI (a collective one) gets it started, as a one-process job.
+  const std::unique_ptr<Comm> mpi = needs_mpi(o.backend) ? make_comm(true) : nullptr;
   try {
     check_manifest(*store, dir, manifest);
     return o.tp > 0 ? load_planned_slices(o, *store, dir, manifest, out)

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include <exception>
+#include <optional>
 
 #include "harness/exec/execute_plans.hpp"
 
@@ -19,40 +19,45 @@ FlushWrites write_whole(backends::Backend& backend, const FlushTarget& target) {
 
 namespace {
 
-// One modeled rank's plan, streamed chunk by chunk from the ring. Returns the error or "".
-std::string stream_plan(backends::Backend& backend, ChunkRing& ring, const backends::IoPlan& plan,
-                        const std::vector<StagedPart>& parts, FlushWrites& out) {
-  PartStream stream(plan);
-  stream.begin(backend, true);
-  for (std::size_t k = 0; k < parts.size() && stream.ok(); ++k) {
+// One modeled rank's plan, its chunks as the ring hands them over, through the files `writer`
+// opens for it. Returns why the copy side stopped first, or "".
+std::string write_rank_chunks(PlanExecutor& writer, ChunkRing& ring, const backends::IoPlan& plan,
+                              const std::vector<StagedPart>& parts, const std::string& who) {
+  // The rank's files open before its first chunk comes (a rank without bytes still creates them).
+  static const StagedPart kNothing;
+  if (!writer.call({.plan = &plan, .who = who, .part = &kNothing})) return "";
+  for (std::size_t k = 0; k < parts.size(); ++k) {
     const std::optional<backends::MemoryView> chunk = ring.front();
-    if (!chunk)
-      return fmt::format("the snapshot copy stopped before chunk {} of {}", k + 1, parts.size());
-    stream.transfer(parts[k], *chunk);
+    if (!chunk) {
+      writer.drop_files();  // a snapshot never whole: its files are not synced
+      return fmt::format("{}: the snapshot copy stopped before chunk {} of {}", who, k + 1,
+                         parts.size());
+    }
+    const bool ok = writer.call({.plan = &plan, .memory = *chunk, .who = who, .part = &parts[k]});
     ring.pop();
+    if (!ok) break;
   }
-  const backends::IoOutcome io = stream.finish();
-  out.bytes += io.bytes;
-  for (const auto& [name, count] : io.counters) out.counters[name] += count;
-  return io.ok() ? "" : *io.error;
+  return "";
 }
 
 }  // namespace
 
 FlushWrites write_through_ring(backends::Backend& backend, ChunkRing& ring,
                                const FlushTarget& target) {
-  FlushWrites out;
-  for (std::size_t i = 0; i < target.plans.size() && out.error.empty(); ++i) {
-    std::string problem;
-    try {
-      problem = stream_plan(backend, ring, target.plans[i], target.parts[i], out);
-    } catch (const std::exception& e) {
-      problem = e.what();
-    }
-    if (!problem.empty())
-      out.error = fmt::format("{}: rank {}: {}", target.what, target.ranks[i], problem);
+  PlanExecutor writer(backend, true, {.on_throw = OnThrow::record, .opening = Opening::kept_open});
+  std::string stopped;
+  for (std::size_t i = 0; i < target.plans.size() && stopped.empty(); ++i) {
+    stopped = write_rank_chunks(writer, ring, target.plans[i], target.parts[i],
+                                fmt::format("rank {}", target.ranks[i]));
+    if (!writer.close_files()) break;
   }
-  if (!out.error.empty()) ring.close();
+  const Execution done = writer.finish();
+  FlushWrites out{done.bytes, "", done.counters};
+  const std::string& error = stopped.empty() ? done.error : stopped;
+  if (!error.empty()) {
+    out.error = target.what + ": " + error;
+    ring.close();
+  }
   return out;
 }
 

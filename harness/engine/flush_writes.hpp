@@ -1,9 +1,9 @@
 #pragma once
 
-// How a flush moves a snapshot from the host pool through the backend: from a whole pool, one
-// Backend::write per modeled rank by the one executor (execute_plans, as the sync path); through a
-// ring, one Backend::Stream per modeled rank whose parts are the ring's chunks in order. The
-// ring's copy side is fill_ring.
+// How a flush moves a snapshot from the host pool through the backend, by the one executor: from a
+// whole pool, one Backend::write per modeled rank (execute_plans, as the sync path); through a
+// ring, each modeled rank's files kept open (Opening::kept_open) while the ring's chunks of its
+// plan are written in order, one transfer a chunk. The ring's copy side is fill_ring.
 
 #include <cstdint>
 #include <functional>

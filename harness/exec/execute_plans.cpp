@@ -83,6 +83,7 @@ bool PlanExecutor::call(const PlanCall& call) {
       call_once(call);
     }
   } catch (const std::exception& e) {
+    drop_files();  // a transfer that threw leaves its files unsynced
     if (options_.on_throw == OnThrow::propagate) throw;
     done_.error = named(call.who, e.what());
   }
@@ -90,6 +91,8 @@ bool PlanExecutor::call(const PlanCall& call) {
 }
 
 void PlanExecutor::call_once(const PlanCall& call) {
+  if (call.part != nullptr)
+    throw std::invalid_argument("the executor moves a part of a plan only through files kept open");
   const Moved moved = move_plan(backend_, call, write_, options_.stager);
   add_outcome(done_, moved.io);
   done_.copy_seconds += moved.copy_seconds;
@@ -107,7 +110,11 @@ void PlanExecutor::call_streamed(const PlanCall& call) {
     stream_ = std::move(stream);
   }
   who_ = call.who;
-  if (stream_->ok()) stream_->transfer(*call.plan, call.memory);
+  if (call.part != nullptr) {
+    if (stream_->ok() && !call.part->files.empty()) stream_->transfer(*call.part, call.memory);
+  } else if (stream_->ok()) {
+    stream_->transfer(*call.plan, call.memory);
+  }
   if (!stream_->ok()) close_stream();  // records the error
 }
 
@@ -117,7 +124,17 @@ void PlanExecutor::close_stream() {
   stream_.reset();
   add_outcome(done_, io);
   done_.seconds.push_back(io.phases.total());
-  if (!io.ok()) done_.error = named(who_, *io.error);
+  if (!io.ok() && done_.error.empty()) done_.error = named(who_, *io.error);
+}
+
+void PlanExecutor::drop_files() {
+  stream_.reset();
+  open_.reset();
+}
+
+bool PlanExecutor::close_files() {
+  close_stream();
+  return done_.error.empty();
 }
 
 Execution PlanExecutor::finish() {

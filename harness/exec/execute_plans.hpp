@@ -4,7 +4,8 @@
 // contract, call by call. The timed transfers of the write and restore phases and of the engines'
 // synchronous checkpoints (timed_transfer) and the engines' flush of a whole host pool
 // (write_whole) run it one Backend::write or Backend::read a call; the loader's read strategies
-// run it with their files kept open across the parts of each (Opening::kept_open).
+// and the engines' flush through a ring of chunks (write_through_ring) run it with their files
+// kept open across the parts of each (Opening::kept_open).
 
 #include <cstdint>
 #include <map>
@@ -26,6 +27,10 @@ struct PlanCall {
   backends::MemoryView memory;
   std::uint64_t base = 0;  // staged calls: where `memory` starts in the stager's buffer
   std::string who;
+  // Opening::kept_open only: the call moves this part of `plan` (one of split_plan(*plan)), whose
+  // bytes `memory` holds from its offset 0 (a chunk of a ring), instead of the plan's ranges. A
+  // part without files moves nothing: the call opens the plan's files if they are not open.
+  const StagedPart* part = nullptr;
 };
 
 // What the calls made gave, summed over them.
@@ -87,6 +92,13 @@ class PlanExecutor {
   // closes the files of a failed transfer at once, so its error is known here). Throws what
   // the backend throws for a plan it refuses, with OnThrow::propagate.
   bool call(const PlanCall& call);
+  // kept_open: closes the files kept open (sync, close), so that the next call opens its own even
+  // when it names the same files (each modeled rank's files opened as that rank would open them).
+  // Returns whether every call so far succeeded.
+  bool close_files();
+  // kept_open: releases the files kept open without syncing them (a write abandoned midway); what
+  // moved through them is not counted. The next call opens its own.
+  void drop_files();
   // Closes the files kept open and hands over what every call gave (done() is empty after).
   // Call once, after the last call.
   Execution finish();

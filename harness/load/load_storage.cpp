@@ -18,13 +18,14 @@ std::string setting(std::string_view name, std::string_view value) {
   return fmt::format("{} = \"{}\"", name, value);
 }
 
-// The backends of this build that read files back and can serve a load with what `wanted` asks.
+// The backends of this build that read files back and can serve a load with what `wanted` asks:
+// those that stream (`collective`: the collective ones too, which serve the read method).
 template <typename Wanted>
-std::string able_backends(Wanted wanted) {
+std::string able_backends(Wanted wanted, bool collective = false) {
   std::vector<std::string> names;
   for (const backends::BackendInfo& b : backends::list_backends()) {
-    if (b.available && !b.capabilities.collective && b.capabilities.stores_data &&
-        wanted(b.capabilities)) {
+    if (b.available && (collective || !b.capabilities.collective) && b.capabilities.stores_data &&
+        b.capabilities.raw_layout && wanted(b.capabilities)) {
       names.push_back(b.name);
     }
   }
@@ -39,11 +40,20 @@ std::optional<std::string> load_backend_problem(std::string_view backend,
                                                 const LoadSettingNames& names) {
   const std::string method = setting(names.method, load_method_name(settings.method));
   const std::string chosen = setting(names.backend, backend);
-  if (caps.collective) {
+  if (!caps.raw_layout) {
     return fmt::format(
-        "{} cannot serve {}: a collective backend reads each process's whole plan in one call, and "
-        "the loader streams byte ranges file by file; load with a backend that streams: {}",
-        chosen, method, able_backends([](const backends::Capabilities&) { return true; }));
+        "{} cannot serve a load: its files hold its own format (capabilities: raw_layout = false), "
+        "not the stored pieces at the byte offsets the load planner reads TP slices from; write "
+        "and load the checkpoint with a backend that stores raw bytes: {}",
+        chosen, able_backends([](const backends::Capabilities&) { return true; }, true));
+  }
+  if (caps.collective && settings.method != LoadMethod::read) {
+    return fmt::format(
+        "{} cannot serve {}: a collective backend reads each process's whole plan in one call "
+        "that every process makes together, and {} streams byte ranges file by file; choose {} "
+        "(one collective read of each process's ranges), or a backend that streams: {}",
+        chosen, method, load_method_name(settings.method), setting(names.method, "read"),
+        able_backends([](const backends::Capabilities&) { return true; }));
   }
   if (settings.method == LoadMethod::mmap && !caps.mmap) {
     return fmt::format(
@@ -72,7 +82,14 @@ std::unique_ptr<backends::Backend> make_load_backend(const LoadStorage& storage,
   io.sync = backends::SyncPolicy::none;
   io.fallocate = false;
   io.request_latency = false;
-  return backends::make_backend(storage.backend, io, storage.options);
+  return backends::make_backend(storage.backend, io, storage.options, storage.group);
+}
+
+bool loads_together(std::string_view name) {
+  for (const backends::BackendInfo& b : backends::list_backends()) {
+    if (b.name == name) return b.capabilities.collective;
+  }
+  return false;
 }
 
 }  // namespace ckpt::harness

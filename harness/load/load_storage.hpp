@@ -27,15 +27,21 @@ struct LoadSettingNames {
 };
 inline constexpr LoadSettingNames kLoadCommandNames{"--backend", "--method", "--direct"};
 
-// Why a backend with `capabilities` cannot serve `settings` (collective: it reads whole plans,
-// not streamed ranges; mmap without Capabilities::mmap; load.direct without direct_io), naming
-// both settings and the backends that can, or nullopt.
+// Why a backend with `capabilities` cannot serve `settings` (its own file format: no byte ranges
+// to read; collective: the read method only, one call with the process's whole plan; mmap without
+// Capabilities::mmap; load.direct without direct_io), naming both settings and the backends that
+// can, or nullopt.
 std::optional<std::string> load_backend_problem(std::string_view backend,
                                                 const backends::Capabilities& capabilities,
                                                 const LoadSettings& settings,
                                                 const LoadSettingNames& names = {});
 
-// One backend instance for one reader. Throws std::invalid_argument as backends::make_backend does.
+// One backend instance for one reader (a collective backend's for `storage.group`, made by every
+// process of it together). Throws std::invalid_argument as backends::make_backend does.
 std::unique_ptr<backends::Backend> make_load_backend(const LoadStorage& storage, bool direct);
+
+// Whether backend `name` is collective: every process of the group loads together, even one with
+// nothing to load.
+bool loads_together(std::string_view name);
 
 }  // namespace ckpt::harness

@@ -2,6 +2,7 @@
 
 #include "harness/common/elapsed.hpp"
 #include "harness/exec/iteration.hpp"
+#include "harness/load/load_storage.hpp"
 #include "harness/loadplan/load_plan.hpp"
 
 namespace ckpt::harness {
@@ -20,10 +21,12 @@ LoadTiming load_planned(const std::vector<RankPlan>& plans, const FileRanges& ra
                         const FramedFiles& framed) {
   // The loader's own clock: from its first open to the last byte in place (its chunk pool is
   // allocated and touched before it), then the scatter of strided rows.
+  // A collective backend's processes read together, those with nothing to read too.
+  const bool reads = !ranges.ranges.empty() || loads_together(storage.backend);
   LoadTiming timing;
-  if (!ranges.ranges.empty() && !framed.files.empty())
+  if (reads && !framed.files.empty())
     timing = load_framed(ranges, framed, buffer.memory(), settings, pool_space, storage);
-  else if (!ranges.ranges.empty())
+  else if (reads)
     timing = load_files(ranges, buffer.memory(), settings, pool_space, storage);
   const auto scatter = Clock::now();
   apply_reshard_copies(plans, buffer_offsets(plans, buffer), buffer.memory());

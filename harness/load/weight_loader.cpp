@@ -14,6 +14,7 @@
 
 #include "harness/common/align.hpp"
 #include "harness/common/elapsed.hpp"
+#include "harness/exec/execute_plans.hpp"
 #include "harness/load/chunk_pipeline.hpp"
 #include "harness/load/load_storage.hpp"
 
@@ -59,6 +60,31 @@ void load_by_read(const FileRanges& plan, Buffer& destination, const Buffer* bou
     ++i;
   }
   timing.counters = finish_reads(reader);
+}
+
+// A collective backend: the process's ranges, file by file, in one Backend::read through the
+// executor, which every process of the backend's group makes together (even with no ranges), into
+// place; device destinations through `whole`, a host buffer of the destination's size. Each
+// process opens its files alone (FilePlan::shared false): a file's readers need not agree on
+// its ranges, so backend.mpiio.collective does not apply here.
+void load_by_collective_read(const FileRanges& plan, Buffer& destination, const Buffer* whole,
+                             backends::Backend& backend, LoadTiming& timing) {
+  backends::IoPlan read;
+  for (const std::string& path : plan.files) read.files.push_back({.path = path});
+  for (const ByteRange& r : plan.ranges) {
+    if (r.length == 0) continue;
+    read.files[r.file].extents.push_back(r.extent());
+    ++timing.reads;
+  }
+  const backends::MemoryView memory = whole == nullptr ? destination.view() : whole->view();
+  Execution done = execute_plans(backend, {{&read, memory, 0, "load"}}, false);
+  if (!done.error.empty()) throw std::runtime_error(done.error);
+  timing.counters = std::move(done.counters);
+  if (whole == nullptr) return;
+  const auto copy_start = Clock::now();
+  for (const ByteRange& r : plan.ranges)
+    destination.copy_from_host(r.memory_offset, {whole->view().data + r.memory_offset, r.length});
+  timing.copy_seconds += seconds_since(copy_start);
 }
 
 // Each file mapped once by the backend for the ranges that follow each other in it; the pages
@@ -135,8 +161,6 @@ LoadTiming load_files(const FileRanges& ranges, Buffer& destination, const LoadS
   std::unique_ptr<Buffer> pool;
   if (settings.method == LoadMethod::pipelined)
     pool = make_chunk_pool(ranges, settings, pool_space);
-  if (settings.method == LoadMethod::read && device)
-    pool = pool_space.allocate(slot_bytes(ranges, settings));
   // One backend a reader thread (a backend is driven by one thread at a time); read and mmap read
   // from the calling thread. O_DIRECT is the pipelined method's only.
   const bool pipelined = settings.method == LoadMethod::pipelined;
@@ -144,10 +168,19 @@ LoadTiming load_files(const FileRanges& ranges, Buffer& destination, const LoadS
   for (int t = 0; t < (pipelined ? settings.threads : 1); ++t) {
     backends.push_back(make_load_backend(storage, pipelined && settings.direct));
   }
+  const bool collective = backends.front()->capabilities().collective;
+  if (settings.method == LoadMethod::read && device) {
+    pool = pool_space.allocate(collective ? std::max(destination.size(), kPage)
+                                          : slot_bytes(ranges, settings));
+  }
   const auto start = Clock::now();
   switch (settings.method) {
     case LoadMethod::read:
-      load_by_read(ranges, destination, pool.get(), *backends.front(), timing);
+      if (collective) {
+        load_by_collective_read(ranges, destination, pool.get(), *backends.front(), timing);
+      } else {
+        load_by_read(ranges, destination, pool.get(), *backends.front(), timing);
+      }
       break;
     case LoadMethod::mmap:
       load_by_mmap(ranges, destination, *backends.front(), timing.copy_seconds);

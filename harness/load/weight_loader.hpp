@@ -12,7 +12,9 @@
 //              (pack_chunks);
 //   mmap       each file mapped by the backend (Backend::map) and copied out, page faults and
 //              all (safetensors' default loader);
-//   read       one buffered read of each range into place, file by file.
+//   read       one buffered read of each range into place, file by file; through a collective
+//              backend (mpiio), the process's ranges in one Backend::read that every process of
+//              LoadStorage::group makes together, as a restore reads.
 
 #include <cstddef>
 #include <cstdint>
@@ -37,6 +39,8 @@ struct LoadStorage {
   // backend.* settings the loader passes on (queue_depth, sqpoll); it sets one thread a reader,
   // load.direct, no sync and no fallocate itself.
   backends::IoSettings io;
+  // The processes that load together: a collective backend's (every process calls load_files).
+  backends::ProcessGroup group;
 };
 
 struct LoadTiming {

@@ -74,7 +74,10 @@ bool LoadPhase::iteration(std::vector<IterationTiming>* timings) {
   ProcessSample sample;
   CodecWork decoded;
   try {
-    const LoadStorage storage{.backend = c.backend, .options = c.backend_options, .io = c.io};
+    const LoadStorage storage{.backend = c.backend,
+                              .options = c.backend_options,
+                              .io = c.io,
+                              .group = {comm.rank(), comm.size(), comm.mpi_handle()}};
     const LoadTiming t = load_planned(data.read_plans, ranges, data.read_buffer, c.load.settings,
                                       pool_space, storage, framed_);
     decoded = t.decode;

@@ -286,6 +286,18 @@ TEST_F(LoadCli, ABackendThatCannotServeTheMethodIsRefusedBeforeAnyRead) {
                        "load.direct = true: it has no O_DIRECT (capabilities: direct_io = false)"))
       << direct.err;
   EXPECT_FALSE(fs::exists(dir_ / "d"));
+  // A backend of its own file format holds no pieces at byte offsets (where this build has hdf5).
+  if (backend_available("hdf5")) {
+    const Outcome hdf5 = ckptbench(
+        {"run", campaign("weights", "raw", "[backend]\nname = \"hdf5\"\n[load]\ntp = 2\n").string(),
+         "--output", (dir_ / "h").string(), "--phase", "load"});
+    EXPECT_EQ(hdf5.exit_code, 2) << hdf5.describe();
+    EXPECT_TRUE(contains(hdf5.err,
+                         "backend.name = \"hdf5\" cannot serve a load: its files hold its own "
+                         "format (capabilities: raw_layout = false)"))
+        << hdf5.err;
+    EXPECT_FALSE(fs::exists(dir_ / "h"));
+  }
   const Outcome mmap = load(checkpoint, {"--backend", "null", "--method", "mmap", "--tp", "2"});
   EXPECT_EQ(mmap.exit_code, 2) << mmap.describe();
   EXPECT_TRUE(

@@ -2,7 +2,8 @@
 // loaded as an inference server loads it, at TP 4 by 2 processes (two inference ranks each) with
 // every method, and at TP 1 by one process with O_DIRECT through a small chunk pool; each load
 // verifies every tensor, with exact byte counts. Weights come out of a full training-state
-// checkpoint too, and a flipped byte is named by tensor.
+// checkpoint too, and a flipped byte is named by tensor. A collective backend (mpiio) serves the
+// read method.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -200,6 +201,38 @@ TEST_F(LoadPhase, WeightsOfAFullStateCheckpointLoadAndAFlippedByteIsNamedByTenso
   EXPECT_TRUE(contains(
       bad.err, "verification failed: tensor " + tensor.at("name").get<std::string>() + " (weight"))
       << bad.describe();
+}
+
+// A collective backend serves the read method through the one executor: a TP 2 checkpoint written
+// by 2 processes with mpiio, loaded at TP 4 by 2 processes with one collective read of each
+// process's ranges, and whole by `ckptbench load --backend mpiio` (MPI started as one process);
+// every tensor verified.
+TEST_F(LoadPhase, MpiioLoadsWithOneCollectiveReadOfEachProcesssRanges) {
+  const std::string mpiio = "[backend]\nname = \"mpiio\"\n";
+  const Outcome written =
+      run(2, campaign("m", "weights", "raw", mpiio), dir_ / "written-m", "checkpoint");
+  ASSERT_EQ(written.exit_code, 0) << written.describe();
+  const nlohmann::json w = read_results(dir_ / "written-m").at(0);
+  const auto weights = w.at("bytes_per_checkpoint").get<std::uint64_t>();
+
+  const Outcome four =
+      run(2, campaign("m", "weights", "raw", mpiio + "[load]\ntp = 4\nmethod = \"read\"\n"),
+          dir_ / "four-m", "load");
+  ASSERT_EQ(four.exit_code, 0) << four.describe();
+  const nlohmann::json r = read_results(dir_ / "four-m").at(0);
+  EXPECT_EQ(r.at("status"), "ok") << r.at("error");
+  EXPECT_EQ(r.at("verified"), true);
+  EXPECT_EQ(r.at("config").at("backend").at("name"), "mpiio");
+  const nlohmann::json& l = r.at("load");
+  EXPECT_EQ(l.at("method"), "read");
+  EXPECT_EQ(l.at("bytes").get<std::uint64_t>(), weights);
+  EXPECT_EQ(l.at("reads").get<std::uint64_t>(), l.at("requests").get<std::uint64_t>())
+      << "one extent of the collective read a planned range";
+
+  const Outcome whole = ckptbench({"load", w.at("checkpoint_dir").get<std::string>(), "--backend",
+                                   "mpiio", "--method", "read", "--no-drop-caches"});
+  ASSERT_EQ(whole.exit_code, 0) << whole.describe();
+  EXPECT_TRUE(contains(whole.out, ", backend mpiio, verified\n")) << whole.out;
 }
 
 }  // namespace

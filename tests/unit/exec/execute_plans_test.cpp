@@ -149,5 +149,38 @@ TEST(PlanExecutor, KeptOpenStopsAtTheFirstFailedCall) {
   EXPECT_EQ(done.seconds.size(), 2u) << "a.bin's run, then gone.bin's failed open";
 }
 
+// Parts of one plan (a ring's chunks) move through its files kept open, one transfer a part, each
+// at its file offsets from the chunk's memory; close_files() makes the next call of the same files
+// open them again; drop_files() releases them unsynced and uncounted; per call, a part is refused.
+TEST(PlanExecutor, PartsMoveThroughTheFilesKeptOpenUntilClosedOrDropped) {
+  std::vector<std::byte> memory = counting_bytes(8192);
+  const backends::IoPlan plan = plan_of("f", 0, 6000);
+  const std::vector<StagedPart> parts = split_plan(plan, 4096);
+  ASSERT_EQ(parts.size(), 2u);
+  std::vector<std::string> log;
+  memory_test::MemoryBackend backend(log, false);
+  PlanExecutor writer(backend, true, {.opening = Opening::kept_open});
+  for (const StagedPart& part : parts) {
+    const backends::MemoryView chunk{memory.data() + part.offset, part.bytes,
+                                     backends::MemoryKind::host};
+    EXPECT_TRUE(writer.call({.plan = &plan, .memory = chunk, .who = "r", .part = &part}));
+  }
+  EXPECT_TRUE(writer.close_files());
+  EXPECT_TRUE(writer.call({.plan = &plan, .memory = {memory.data(), 4096}, .part = &parts[0]}));
+  writer.drop_files();
+  const Execution done = writer.finish();
+  EXPECT_EQ(done.error, "");
+  EXPECT_EQ(done.bytes, 6000u) << "the dropped transfer is not counted";
+  EXPECT_EQ(log, (std::vector<std::string>{"open", "transfer", "transfer", "sync", "close", "open",
+                                           "transfer"}));
+  EXPECT_EQ(backend.moved["f"], (std::vector<std::string>{"0+4096", "4096+1904", "0+4096"}));
+  EXPECT_TRUE(std::equal(memory.begin(), memory.begin() + 6000, backend.files["f"].begin()));
+
+  PlanExecutor once(backend, true, {.on_throw = OnThrow::record});
+  EXPECT_FALSE(once.call({.plan = &plan, .who = "r", .part = &parts[0]}));
+  EXPECT_EQ(once.done().error,
+            "r: the executor moves a part of a plan only through files kept open");
+}
+
 }  // namespace
 }  // namespace ckpt::harness

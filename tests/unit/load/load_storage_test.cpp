@@ -133,13 +133,24 @@ TEST_F(LoadStorageTest, BackendsThatCannotServeAMethodAreRefusedByName) {
       "O_DIRECT (capabilities: direct_io = false); leave O_DIRECT off, or choose a backend "
       "that has it: posix"))
       << direct;
-  const std::string collective =
-      problem("mpiio", {.collective = true}, {.method = LoadMethod::read});
+  // A collective backend serves the read method (one call with the process's ranges) only.
+  EXPECT_EQ(problem("mpiio", {.collective = true}, {.method = LoadMethod::read}), "accepted");
+  const std::string collective = problem("mpiio", {.collective = true}, {});
   EXPECT_TRUE(collective.starts_with(
-      "backend.name = \"mpiio\" cannot serve load.method = \"read\": a collective "
-      "backend reads each process's whole plan in one call, and the loader streams "
-      "byte ranges file by file; load with a backend that streams: posix"))
+      "backend.name = \"mpiio\" cannot serve load.method = \"pipelined\": a collective "
+      "backend reads each process's whole plan in one call that every process makes together, "
+      "and pipelined streams byte ranges file by file; choose load.method = \"read\" (one "
+      "collective read of each process's ranges), or a backend that streams: posix"))
       << collective;
+  // A backend of its own file format (hdf5) holds no pieces at byte offsets, by any method.
+  const std::string format = problem("hdf5", {.collective = true, .raw_layout = false},
+                                     {.method = LoadMethod::read}, kLoadCommandNames);
+  EXPECT_TRUE(format.starts_with(
+      "--backend hdf5 cannot serve a load: its files hold its own format (capabilities: "
+      "raw_layout = false), not the stored pieces at the byte offsets the load planner reads TP "
+      "slices from; write and load the checkpoint with a backend that stores raw bytes: posix"))
+      << format;
+  EXPECT_EQ(format.find("hdf5", 20), std::string::npos) << format;
 }
 
 }  // namespace
