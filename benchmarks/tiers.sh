@@ -4,7 +4,7 @@
 # engine's time to local and to replicated; then node 1 lost after a tiered loop, recovered from
 # its peers (F = 2) and from storage (F = 1, every checkpoint drained); node 1 lost and recovered
 # by a restarted job (--phase restore) from the local tiers a tiered job left; then the same state
-# restored without the loop, same layout and resharded to TP 2 x DP 4, with every rank reading its
+# restored without the loop, same layout and resharded to DP 4 (ZeRO-1), with every rank reading its
 # own ranges (restore.replicas = "written") and cooperatively (each stored byte read once, the rest
 # sent over MPI). Prints one line per case and the ratios measured in this one run.
 #
@@ -40,7 +40,7 @@ plain=(--set training.iterations=0 --set engine.name=sync --set campaign.keep=tr
   "${extra[@]}" "${plain[@]}" >/dev/null
 for mode in written cooperative; do
   "${mpirun[@]}" "$bin" run "$config" --phase restore --output "$out/restore-reshard-$mode" -q \
-    "${extra[@]}" "${plain[@]}" --set restore.tp=2 --set restore.dp=4 --set "restore.replicas=$mode" \
+    "${extra[@]}" "${plain[@]}" --set restore.dp=4 --set "restore.replicas=$mode" \
     >/dev/null
 done
 python3 - "$out" <<'PY'

@@ -130,13 +130,56 @@ void add_piece(const FilePiece& piece, const std::vector<Need>& needs, int reade
   out.pieces.push_back(std::move(x));
 }
 
+// Reads `e` of `path` into `plan`'s buffer, joined to its last extent where it continues it in the
+// file and in memory.
+void add_own_read(RankPlan& plan, const std::string& path, std::uint64_t data_end,
+                  const backends::Extent& e) {
+  std::vector<backends::FilePlan>& files = plan.io.files;
+  if (files.empty() || files.back().path != path)
+    files.push_back({.path = path, .data_end = data_end});
+  std::vector<backends::Extent>& extents = files.back().extents;
+  if (!extents.empty() && extents.back().file_offset + extents.back().length == e.file_offset &&
+      extents.back().memory_offset + extents.back().length == e.memory_offset)
+    extents.back().length += e.length;
+  else
+    extents.push_back(e);
+  plan.payload_bytes += e.length;
+}
+
+// A piece only one rank plan of this process reads: read straight into that rank's buffer.
+bool read_in_place(const FilePiece& piece, const std::vector<Need>& needs, int me,
+                   const std::string& path, std::uint64_t data_end, PieceExchange& out) {
+  if (piece.readers != std::vector<int>{me}) return false;
+  for (const std::size_t n : piece.needs) {
+    if (needs[n].plan != needs[piece.needs.front()].plan) return false;
+  }
+  for (const std::size_t n : piece.needs) {
+    const Need& need = needs[n];
+    const std::uint64_t begin = std::max(need.begin, piece.span.first);
+    const std::uint64_t end = std::min(need.end, piece.span.second);
+    add_own_read(out.own[need.plan], path, data_end,
+                 {.file_offset = begin,
+                  .memory_offset = need.memory_offset + (begin - need.begin),
+                  .length = end - begin});
+  }
+  return true;
+}
+
 }  // namespace
+
+std::uint64_t PieceExchange::storage_bytes() const {
+  std::uint64_t bytes = staging.payload_bytes;
+  for (const RankPlan& plan : own) bytes += plan.payload_bytes;
+  return bytes;
+}
 
 PieceExchange plan_piece_exchange(const std::vector<std::vector<RankPlan>>& by_process, int process,
                                   std::uint64_t piece_bytes, std::uint64_t alignment) {
   alignment = std::max<std::uint64_t>(alignment, 1);
   PieceExchange out;
   out.staging.rank = -1;
+  for (const RankPlan& plan : by_process[static_cast<std::size_t>(process)])
+    out.own.push_back({.rank = plan.rank, .buffer_bytes = plan.buffer_bytes});
   LeastLoaded readers;
   std::uint64_t cursor = 0;
   for (const auto& [path, file] : needs_by_file(by_process)) {
@@ -144,6 +187,8 @@ PieceExchange plan_piece_exchange(const std::vector<std::vector<RankPlan>>& by_p
     for (const FilePiece& piece : cut_pieces(file.needs, piece_bytes)) {
       const std::uint64_t bytes = piece.span.second - piece.span.first;
       const int reader = readers.pick(piece.readers, bytes);
+      if (reader == process && read_in_place(piece, file.needs, process, path, file.data_end, out))
+        continue;
       // A piece following the last one read in the file and the buffer extends its request.
       const bool continues =
           reader == process && !read.extents.empty() &&

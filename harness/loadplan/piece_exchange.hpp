@@ -9,6 +9,7 @@
 // process reads is its own read, and one that several read goes to the one with the fewest bytes
 // to read so far (the first on a tie), which reads it into its exchange buffer and sends it whole
 // to the others. Each copies it to the places its own plans read it into, as the read would have.
+// A piece only one rank reads is read straight into its place.
 
 #include <cstdint>
 #include <vector>
@@ -35,12 +36,17 @@ struct ExchangedPiece {
 };
 
 struct PieceExchange {
-  // What this process reads: its pieces into the exchange buffer (io, buffer_bytes; payload_bytes
-  // the bytes read). Empty io when it reads none.
+  // What this process reads of the pieces others read too, or several of its ranks: into the
+  // exchange buffer (io, buffer_bytes; payload_bytes the bytes read). Empty io when none.
   RankPlan staging;
+  // The pieces only one of its ranks reads, read straight into that rank's buffer: per rank plan
+  // of the process (in their order), its reads of them (payload_bytes their bytes).
+  std::vector<RankPlan> own;
   std::vector<ExchangedPiece> pieces;  // this process's, in the one order of every process
   std::uint64_t bounce_bytes = 0;      // the largest piece it receives
 
+  // Bytes this process reads from storage: staging's and own's.
+  std::uint64_t storage_bytes() const;
   // Memory the exchange takes besides the rank buffers: the exchange buffer and the bounce.
   std::uint64_t buffer_bytes() const { return staging.buffer_bytes + bounce_bytes; }
 };

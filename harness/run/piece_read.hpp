@@ -17,9 +17,9 @@ namespace ckpt::harness {
 void prepare_piece_read(CaseState& s, PieceExchange exchange, MemorySpace& space);
 
 // The timed read (collective, also after a failed read: the others wait for this process's
-// pieces): the reads of this process's pieces through `backend`, then the exchange into
-// `buffer` (the plans' rank buffers). The sample's seconds cover both; the sent and copied bytes
-// go to the record's `replicas`.
+// pieces): the reads of this process's pieces through `backend`, its own ones straight into
+// `buffer` (the plans' rank buffers), then the exchange of the others into it. The sample's seconds
+// cover both; the sent and copied bytes go to the record's `replicas`.
 ProcessSample timed_piece_read(CaseState& s, backends::Backend& backend,
                                const ProcessBuffer& buffer);
 

@@ -69,6 +69,15 @@ Buffers replay(const std::vector<std::vector<RankPlan>>& by_process,
   std::map<std::pair<int, int>, std::deque<std::vector<std::byte>>> messages;
   for (int p = 0; p < static_cast<int>(exchanges.size()); ++p) {
     const PieceExchange& x = exchanges[static_cast<std::size_t>(p)];
+    for (std::size_t i = 0; i < x.own.size(); ++i) {
+      for (const backends::FilePlan& f : x.own[i].io.files) {
+        for (const backends::Extent& e : f.extents) {
+          for (std::uint64_t b = 0; b < e.length; ++b)
+            out[static_cast<std::size_t>(p)][i][e.memory_offset + b] =
+                content(f.path, e.file_offset + b);
+        }
+      }
+    }
     std::vector<std::byte> staging(x.staging.buffer_bytes);
     for (const backends::FilePlan& f : x.staging.io.files) {
       for (const backends::Extent& e : f.extents) {
@@ -119,14 +128,18 @@ std::vector<PieceExchange> every_process(const std::vector<std::vector<RankPlan>
   return out;
 }
 
-// (file, offset) -> times read from storage over every process.
+// (file, offset) -> times read from storage over every process, in place or into staging.
 std::map<std::pair<std::string, std::uint64_t>, int> reads_per_byte(
     const std::vector<PieceExchange>& exchanges) {
   std::map<std::pair<std::string, std::uint64_t>, int> out;
   for (const PieceExchange& x : exchanges) {
-    for (const backends::FilePlan& f : x.staging.io.files) {
-      for (const backends::Extent& e : f.extents) {
-        for (std::uint64_t i = 0; i < e.length; ++i) ++out[{f.path, e.file_offset + i}];
+    std::vector<RankPlan> reads = x.own;
+    reads.push_back(x.staging);
+    for (const RankPlan& plan : reads) {
+      for (const backends::FilePlan& f : plan.io.files) {
+        for (const backends::Extent& e : f.extents) {
+          for (std::uint64_t i = 0; i < e.length; ++i) ++out[{f.path, e.file_offset + i}];
+        }
       }
     }
   }
@@ -176,16 +189,24 @@ TEST(PieceExchange, BytesOneProcessAloneReadsStayItsOwnAndSharedOnesGoToTheLeast
   EXPECT_EQ(reads.size(), 40u + 80u);  // /c/a [0,40), /c/b [0,80)
   for (const auto& [byte, times] : reads) EXPECT_EQ(times, 1) << byte.first << " @" << byte.second;
   // /c/a: [0,10) process 1's own, [10,20) shared (to process 0, less loaded), [20,40) process 0's
-  // own (cut at 32, one request). /c/b: the eight strided 4-byte runs shared by processes 0 and 2
-  // (to 2, less loaded), the runs between process 0's own, [60,64) shared (to 1), [64,80) 1's own.
-  EXPECT_EQ(x[0].staging.payload_bytes, 30u + 28u);
-  EXPECT_EQ(x[1].staging.payload_bytes, 10u + 4u + 16u);
+  // own, read in place as one request. /c/b: the eight strided 4-byte runs shared by processes 0
+  // and 2 (to 2, less loaded), the runs between process 0's own, [60,64) shared (to 1), [64,80)
+  // 1's own.
+  EXPECT_EQ(x[0].storage_bytes(), 10u + 20u + 28u);
+  EXPECT_EQ(x[0].staging.payload_bytes, 10u);
+  EXPECT_EQ(x[1].storage_bytes(), 10u + 4u + 16u);
+  EXPECT_EQ(x[1].staging.payload_bytes, 4u);
+  EXPECT_EQ(x[2].storage_bytes(), 32u);
   EXPECT_EQ(x[2].staging.payload_bytes, 32u);
-  ASSERT_EQ(x[0].staging.io.files.size(), 2u);
-  EXPECT_EQ(x[0].staging.io.files[0].path, "/c/a");
-  ASSERT_EQ(x[0].staging.io.files[0].extents.size(), 1u);
-  EXPECT_EQ(x[0].staging.io.files[0].extents[0].file_offset, 10u);
-  EXPECT_EQ(x[0].staging.io.files[0].extents[0].length, 30u);
+  ASSERT_EQ(x[0].own.size(), 2u);
+  ASSERT_EQ(x[0].own[1].io.files.size(), 1u);
+  const backends::FilePlan& own = x[0].own[1].io.files[0];
+  EXPECT_EQ(own.path, "/c/a");
+  ASSERT_EQ(own.extents.size(), 1u);
+  EXPECT_EQ(own.extents[0].file_offset, 20u);
+  EXPECT_EQ(own.extents[0].memory_offset, 10u);
+  EXPECT_EQ(own.extents[0].length, 20u);
+  EXPECT_EQ(x[0].own[0].payload_bytes, 28u);  // /c/b's runs between the strided ones
   std::uint64_t sent = 0;
   for (int p = 0; p < 3; ++p) {
     for (const ExchangedPiece& piece : x[static_cast<std::size_t>(p)].pieces) {
@@ -203,16 +224,22 @@ TEST(PieceExchange, BytesOneProcessAloneReadsStayItsOwnAndSharedOnesGoToTheLeast
   EXPECT_EQ(replay(plans, x), direct_reads(plans));
 }
 
-TEST(PieceExchange, AProcessReadingNothingHasNoPiecesAndOneBlockOfBuffer) {
+TEST(PieceExchange, BytesOneRankAloneReadsAreReadInPlaceAndAProcessReadingNothingHasNothing) {
   const std::vector<std::vector<RankPlan>> plans{
       {reading("/c/a", {{.file_offset = 0, .memory_offset = 0, .length = 8}})}, {}};
   const std::vector<PieceExchange> x = every_process(plans, 16);
+  EXPECT_TRUE(x[0].pieces.empty());
+  EXPECT_TRUE(x[0].staging.io.files.empty());
+  ASSERT_EQ(x[0].own.size(), 1u);
+  ASSERT_EQ(x[0].own[0].io.files.size(), 1u);
+  ASSERT_EQ(x[0].own[0].io.files[0].extents.size(), 1u);
+  EXPECT_EQ(x[0].own[0].io.files[0].extents[0].file_offset, 0u);
+  EXPECT_EQ(x[0].own[0].io.files[0].extents[0].length, 8u);
+  EXPECT_EQ(x[0].storage_bytes(), 8u);
   EXPECT_TRUE(x[1].pieces.empty());
-  EXPECT_TRUE(x[1].staging.io.files.empty());
-  EXPECT_EQ(x[1].staging.buffer_bytes, 8u);
+  EXPECT_TRUE(x[1].own.empty());
+  EXPECT_EQ(x[1].staging.buffer_bytes, 8u);  // one block, for the (empty) read
   EXPECT_EQ(x[1].buffer_bytes(), 8u);
-  ASSERT_EQ(x[0].pieces.size(), 1u);
-  EXPECT_TRUE(x[0].pieces[0].receivers.empty());
   EXPECT_EQ(replay(plans, x), direct_reads(plans));
 }
 
