@@ -200,9 +200,11 @@ void check_replicas(const Case& c, const CaseValues& v) {
   const auto refuse = [&](std::string_view key, const std::string& why) {
     v.fail(key, is + why + ", or set restore.replicas = \"written\"");
   };
-  if (c.restore.reshard)
-    refuse("restore.tp", "restores the writer's own layout: leave the restore.* layout keys unset");
-  if (c.parallel.ep > 1)
+  if (c.restore.reshard && c.restore.replicas == ReplicaRead::read)
+    refuse("restore.tp",
+           "restores the writer's own layout: leave the restore.* layout keys unset, or use "
+           "\"cooperative\" for a resharded restore");
+  if (c.parallel.ep > 1 && !c.restore.reshard)
     refuse("parallel.ep",
            "plans replicas across all of DP, and expert tensors are replicated within an expert "
            "group only: use parallel.ep = 1");
@@ -220,6 +222,25 @@ void check_replicas(const Case& c, const CaseValues& v) {
     refuse("memory.space", "sends pieces between host buffers: use \"host\" or \"pinned\"");
 }
 
+// load.cooperative sends host buffers' bytes between processes, read through the backend.
+void check_cooperative_load(const Case& c, const CaseValues& v) {
+  if (!c.load.cooperative) return;
+  const auto refuse = [&](std::string_view key, const std::string& why) {
+    v.fail(key, "load.cooperative = true " + why + ", or set load.cooperative = false");
+  };
+  if (c.load.settings.direct)
+    refuse("load.direct",
+           "reads the pieces with backend.name's own settings: set load.direct = false");
+  if (c.compression.enabled())
+    refuse("strategy.compression", "reads raw ranges: set strategy.compression = \"none\"");
+  if (c.io.direct)
+    refuse("backend.direct",
+           "reads the ranges the loader plans, not whole blocks: set "
+           "backend.direct = false");
+  if (c.memory_space != MemorySpaceKind::host && c.memory_space != MemorySpaceKind::pinned)
+    refuse("memory.space", "sends pieces between host buffers: use \"host\" or \"pinned\"");
+}
+
 // [load]: the loader's settings and the inference layout (TP load.tp, or the checkpoint's; PP 1,
 // DP 1, weights only, every rank), which must suit the model (SpecError names load.tp).
 LoadSpec load_of(const CaseValues& v, const Case& c) {
@@ -229,6 +250,7 @@ LoadSpec load_of(const CaseValues& v, const Case& c) {
   l.settings.direct = v.boolean("load.direct");
   l.settings.chunk_bytes = static_cast<std::uint64_t>(v.integer("load.chunk_bytes"));
   l.settings.pool_bytes = static_cast<std::uint64_t>(v.integer("load.pool_bytes"));
+  l.cooperative = v.boolean("load.cooperative");
   if (l.settings.chunk_bytes % 4096 != 0) {
     v.fail("load.chunk_bytes",
            fmt::format("load.chunk_bytes = {} must be a multiple of 4096 (O_DIRECT reads whole "
@@ -602,6 +624,7 @@ nlohmann::json CaseValues::config() const {
   if (config["engine"]["name"] != "tiered") config.erase("tiers");
   // Likewise restore.replicas, until a case reads replicas.
   if (config["restore"]["replicas"] == "written") config["restore"].erase("replicas");
+  if (config["load"]["cooperative"] == false) config["load"].erase("cooperative");
   drop_unused_reduce_keys(config);
   return config;
 }
@@ -627,6 +650,7 @@ Case CaseBuilder::build(const CaseValues& values, std::int64_t index, const std:
   check_reuse(c, values);
   fill_reduce(c, values);
   check_replicas(c, values);
+  check_cooperative_load(c, values);
   c.mlperf = mlperf_of(values);
   c.config = values.config();
   c.config["strategy"]["alignment"] = c.alignment;  // the alignment in effect (settle_alignment)

@@ -484,7 +484,8 @@ std::vector<KeySpec> read_keys() {
                  "the same-layout restore under DP: written: each rank reads what it wrote; "
                  "read: each DP replica also reads the state it holds replicated (from DP rank "
                  "0's files), every rank its own copy; cooperative: each stored piece read once "
-                 "by one process holding it, sent to the others over MPI (--phase restore)",
+                 "by one process holding it, sent to the others over MPI (--phase restore; also "
+                 "a resharded restore, restore.tp and the like set)",
                  "written", {"written", "read", "cooperative"}),
       size_key(
           "restore", "gap_bytes",
@@ -517,6 +518,11 @@ std::vector<KeySpec> read_keys() {
                "a rank's ranges in one stored piece at most this many bytes apart in the file are "
                "one request, the gaps read and dropped; 0: exact ranges only",
                static_cast<std::int64_t>(kLoadGapBytes)),
+      bool_key("load", "cooperative",
+               "each stored range read once, by one of the processes loading it, and sent over "
+               "MPI to the others (bytes from storage vs over the interconnect in `replicas`); "
+               "false: every process reads all it loads",
+               false),
       fixed(bool_key("measure", "calibration",
                      "a plain write(2) + sync and read(2) of the case's bytes around every "
                      "iteration, the same-run peer ckptbench gate divides by; about doubles the "

@@ -202,6 +202,7 @@ CaseCheck check_case(const Case& c, PhaseSelection phase, int processes, const M
   }
   std::set<std::string> files;
   std::uint64_t state_bytes = 0;  // the largest process's checkpoint buffer
+  std::uint64_t exchange = 0;     // the largest process's exchange buffers (a cooperative read)
   for (int p = 0; p < processes; ++p) {
     ProcessPlans plans;
     try {
@@ -220,6 +221,7 @@ CaseCheck check_case(const Case& c, PhaseSelection phase, int processes, const M
     check.memory_per_process =
         std::max(check.memory_per_process, process_memory_bytes(c, plans, DpGather()));
     state_bytes = std::max(state_bytes, ProcessBuffer::bytes_for(plans.write));
+    exchange = std::max(exchange, plans.exchange.buffer_bytes());
     for (const RankPlan& plan : plans.write.empty() ? plans.read : plans.write) {
       check.bytes += plan.payload_bytes;
       check.extents += plan.io.extents();
@@ -233,7 +235,7 @@ CaseCheck check_case(const Case& c, PhaseSelection phase, int processes, const M
   } else if (restarting) {
     note(tier_problem(c, processes, state_bytes));
   }
-  note(memory_budget_problem(c, check.memory_per_process, selected.size(), processes));
+  note(memory_budget_problem(c, check.memory_per_process, selected.size(), processes, exchange));
   return check;
 }
 

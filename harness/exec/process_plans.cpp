@@ -41,8 +41,24 @@ std::vector<std::int64_t> shifted_share(const std::vector<std::int64_t>& selecte
 
 std::uint64_t ProcessPlans::buffer_bytes() const {
   return ProcessBuffer::bytes_for(write) + ProcessBuffer::bytes_for(read) +
-         ProcessBuffer::bytes_for(stored);
+         ProcessBuffer::bytes_for(stored) + exchange.buffer_bytes();
 }
+
+namespace {
+
+// A cooperative read: every process's plans (`plan_of(q)`), this process's kept as plans.read and
+// the pieces of all of them planned for the exchange (aligned for backend.direct's reads).
+template <class PlanOf>
+void plan_exchange(ProcessPlans& plans, int process, int processes, std::uint64_t alignment,
+                   const PlanOf& plan_of) {
+  std::vector<std::vector<RankPlan>> every;
+  for (int q = 0; q < processes; ++q) every.push_back(plan_of(q));
+  plans.exchange = plan_piece_exchange(every, process, kExchangePieceBytes,
+                                       std::max<std::uint64_t>(64, alignment));
+  plans.read = std::move(every[static_cast<std::size_t>(process)]);
+}
+
+}  // namespace
 
 ProcessPlans plan_process(const workloads::Layout& layout, const Case& c, PhaseSelection phase,
                           const std::vector<std::int64_t>& selected, int process, int processes,
@@ -55,11 +71,15 @@ ProcessPlans plan_process(const workloads::Layout& layout, const Case& c, PhaseS
   ProcessPlans plans;
   if (phase == PhaseSelection::load) {  // the inference ranks' slices; nothing to plan without the
                                         // checkpoint
-    if (manifest != nullptr) {
-      plans.read =
-          load_plans(*manifest, load_spec(c),
-                     process_share(inference_ranks(c.load.inference), process, processes), dir);
-    }
+    if (manifest == nullptr) return plans;
+    const auto plan_of = [&](int q) {
+      return load_plans(*manifest, load_spec(c),
+                        process_share(inference_ranks(c.load.inference), q, processes), dir);
+    };
+    if (c.load.cooperative)
+      plan_exchange(plans, process, processes, 0, plan_of);
+    else
+      plans.read = plan_of(process);
     return plans;
   }
   if (phase == PhaseSelection::restore && manifest == nullptr) {
@@ -74,8 +94,15 @@ ProcessPlans plan_process(const workloads::Layout& layout, const Case& c, PhaseS
     return plans;
   }
   if (phase == PhaseSelection::restore && c.restore.reshard) {
-    plans.read = reshard_plans(*manifest, reshard_spec(c),
-                               process_share(restore_selected_ranks(c), process, processes), dir);
+    const ReshardSpec spec = reshard_spec(c);
+    const auto plan_of = [&](int q) {
+      return reshard_plans(*manifest, spec, process_share(restore_selected_ranks(c), q, processes),
+                           dir);
+    };
+    if (c.restore.replicas == ReplicaRead::cooperative)
+      plan_exchange(plans, process, processes, spec.direct_alignment, plan_of);
+    else
+      plans.read = plan_of(process);
     return plans;
   }
   if (phase == PhaseSelection::restore && c.restore.replicas != ReplicaRead::written) {
@@ -106,15 +133,21 @@ ProcessPlans plan_process(const workloads::Layout& layout, const Case& c, PhaseS
 }
 
 std::optional<std::string> memory_budget_problem(const Case& c, std::uint64_t need,
-                                                 std::size_t modeled_ranks, int processes) {
+                                                 std::size_t modeled_ranks, int processes,
+                                                 std::uint64_t exchange) {
   if (c.memory_budget == 0 || need <= c.memory_budget) return std::nullopt;
+  const std::string cooperative =
+      exchange == 0 ? ""
+                    : fmt::format(
+                          ", of which {} are the cooperative read's exchange buffers (set "
+                          "restore.replicas = \"written\" or load.cooperative = false to read "
+                          "without them),",
+                          format_bytes(static_cast<std::int64_t>(exchange)));
   return fmt::format(
       "campaign.memory_budget: the case needs {} of buffers per process ({} modeled ranks over {} "
-      "processes) but the "
-      "budget is {}; raise model.scale (now {}), select fewer ranks (ranks.select), run more "
-      "processes, or raise "
-      "campaign.memory_budget",
-      format_bytes(static_cast<std::int64_t>(need)), modeled_ranks, processes,
+      "processes){} but the budget is {}; raise model.scale (now {}), select fewer ranks "
+      "(ranks.select), run more processes, or raise campaign.memory_budget",
+      format_bytes(static_cast<std::int64_t>(need)), modeled_ranks, processes, cooperative,
       format_bytes(static_cast<std::int64_t>(c.memory_budget)), c.scale);
 }
 

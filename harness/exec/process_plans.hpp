@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "harness/checkpoint/manifest.hpp"
+#include "harness/loadplan/piece_exchange.hpp"
 #include "harness/loadplan/replica_plans.hpp"
 #include "harness/plan/checkpoint_plan.hpp"
 #include "harness/spec/case.hpp"
@@ -44,13 +45,21 @@ struct ProcessPlans {
   // buffer), and the pieces it then sends or receives (replica_plans).
   std::vector<RankPlan> fetched;
   std::vector<ReplicaShare> shares;
-  // Bytes the process allocates for them: one ProcessBuffer each.
+  // A cooperative resharded restore (restore.replicas = "cooperative") or load (load.cooperative):
+  // the pieces of every process's `read` plans this process reads into its exchange buffer, sends
+  // or receives (plan_piece_exchange).
+  PieceExchange exchange;
+  // Bytes the process allocates for them: one ProcessBuffer each, and the exchange's buffers.
   std::uint64_t buffer_bytes() const;
 };
 
+// One piece of a cooperative read (plan_piece_exchange), and one message of its sending.
+inline constexpr std::uint64_t kExchangePieceBytes = std::uint64_t{4} << 20;
+
 // Plans process `process` of `processes` for a checkpoint in `dir`. In the load phase the read
 // plans are the process's share of the inference ranks (load_plans), none
-// without a manifest. In the restore phase the read plans come from the checkpoint's `manifest`
+// without a manifest. A cooperative resharded restore or load plans every process's reads too, for
+// the exchange. In the restore phase the read plans come from the checkpoint's `manifest`
 // by the load planner when one is given (reshard_plans: restore.* as the target when resharding,
 // else the identity target; throws what it throws), else from the case as it would write them. A
 // compressed checkpoint's restore reads the frames the manifest records (stored) and decodes them
@@ -59,9 +68,11 @@ ProcessPlans plan_process(const workloads::Layout& layout, const Case& c, PhaseS
                           const std::vector<std::int64_t>& selected, int process, int processes,
                           const std::filesystem::path& dir, const Manifest* manifest = nullptr);
 
-// Why `need` bytes of buffers per process break campaign.memory_budget (naming what to lower),
-// or nullopt when they fit or there is no budget.
+// Why `need` bytes of buffers per process break campaign.memory_budget (naming what to lower;
+// `exchange` of them the cooperative read's exchange buffers), or nullopt when they fit or there
+// is no budget.
 std::optional<std::string> memory_budget_problem(const Case& c, std::uint64_t need,
-                                                 std::size_t modeled_ranks, int processes);
+                                                 std::size_t modeled_ranks, int processes,
+                                                 std::uint64_t exchange = 0);
 
 }  // namespace ckpt::harness

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "harness/common/align.hpp"
+#include "harness/loadplan/least_loaded.hpp"
 
 namespace ckpt::harness {
 namespace {
@@ -85,23 +86,6 @@ ReplicaIndex index_manifest(const Manifest& manifest, const workloads::Layout& l
   return x;
 }
 
-// Who reads each replicated piece: of the processes holding it, the one with the fewest bytes
-// to read so far (the first on a tie), as DCP's cooperative planner picks the least-loaded rank.
-class Readers {
- public:
-  int pick(const std::vector<int>& holders, std::uint64_t bytes) {
-    int best = holders.front();
-    for (const int q : holders) {
-      if (load_[q] < load_[best]) best = q;
-    }
-    load_[best] += bytes;
-    return best;
-  }
-
- private:
-  std::map<int, std::uint64_t> load_;
-};
-
 using Entries = std::vector<std::vector<ManifestTensor>>;  // per plan: copies placed for it
 
 // The cooperative restore's sharing of every group's replicated pieces, in one order on every
@@ -110,7 +94,7 @@ std::vector<ReplicaShare> share_pieces(const ReplicaIndex& x,
                                        const std::map<std::int64_t, std::size_t>& mine, int process,
                                        Entries& fetched) {
   std::vector<ReplicaShare> shares;
-  Readers readers;
+  LeastLoaded readers;
   for (const auto& group : x.groups) {
     const Replicated& g = group.second;
     std::vector<int> holders;  // the members' processes, ascending

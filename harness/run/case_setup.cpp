@@ -62,12 +62,14 @@ void prepare_staging(CaseState& s) {
 
 }  // namespace
 
-void check_memory(CaseState& s, std::uint64_t mine) {
+void check_memory(CaseState& s, std::uint64_t mine, std::uint64_t exchange) {
   const CaseContext& context = s.context;
   const auto need = static_cast<std::uint64_t>(context.comm.max(static_cast<double>(mine)));
+  const auto exchanged =
+      static_cast<std::uint64_t>(context.comm.max(static_cast<double>(exchange)));
   s.record.result.memory_bytes_per_process = need;
-  if (const auto problem =
-          memory_budget_problem(context.c, need, context.selected.size(), context.comm.size())) {
+  if (const auto problem = memory_budget_problem(context.c, need, context.selected.size(),
+                                                 context.comm.size(), exchanged)) {
     throw SetupError(fmt::format("case {}: {}", context.c.index, *problem));
   }
 }

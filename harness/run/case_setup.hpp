@@ -11,8 +11,9 @@
 
 namespace ckpt::harness {
 
-// Records the largest process's need `mine` and refuses a case over its memory budget.
-void check_memory(CaseState& s, std::uint64_t mine);
+// Records the largest process's need `mine` and refuses a case over its memory budget (`exchange`
+// of `mine`: the cooperative read's exchange buffers, named in the refusal).
+void check_memory(CaseState& s, std::uint64_t mine, std::uint64_t exchange = 0);
 // The case's memory space, made on first use (Kokkos starts with the first kokkos case).
 MemorySpace& case_memory_space(CaseState& s);
 // The case's bytes, padding, extents and distinct files per checkpoint, over every process.

@@ -10,6 +10,7 @@
 #include "backends/backend.hpp"
 #include "harness/common/elapsed.hpp"
 #include "harness/exec/process_buffer.hpp"
+#include "harness/loadplan/piece_exchange.hpp"
 #include "harness/loadplan/replica_plans.hpp"
 #include "harness/plan/checkpoint_plan.hpp"
 #include "harness/run/case_checkpoints.hpp"
@@ -29,6 +30,11 @@ struct CaseBuffers {
   // then sends or receives (share_replicas).
   std::vector<RankPlan> fetched_plans;
   std::vector<ReplicaShare> shares;
+  // A cooperative resharded restore or load: the pieces this process reads, sends and receives
+  // (plan_piece_exchange), the buffer it reads its pieces into and the one messages pass through.
+  PieceExchange exchange;
+  ProcessBuffer exchange_buffer;
+  std::vector<std::byte> bounce;
   std::vector<std::vector<std::uint64_t>> checksums;  // per write plan, per shard (the manifest's)
   std::filesystem::path planned_dir;  // the directory the plans' paths point into now
 

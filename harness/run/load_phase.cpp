@@ -12,6 +12,7 @@
 #include "harness/loadplan/reshard_restore.hpp"
 #include "harness/run/case_setup.hpp"
 #include "harness/run/codec_steps.hpp"
+#include "harness/run/piece_read.hpp"
 #include "harness/run/read_checks.hpp"
 
 namespace ckpt::harness {
@@ -31,7 +32,7 @@ void LoadPhase::prepare() {
   if (!open_stored_checkpoint(s_, source, dir, manifest)) return;
   ProcessPlans plans = plan_stored_reads(
       s_, source, dir, manifest, fmt::format("load.tp = {}: ", c.load.inference.parallel.tp));
-  check_memory(s_, plans.buffer_bytes());
+  check_memory(s_, plans.buffer_bytes(), plans.exchange.buffer_bytes());
   if (manifest.writer.compression.enabled()) {
     framed_ = framed_files(manifest, dir);
     start_compression_record(s_, manifest.writer.compression);
@@ -42,6 +43,10 @@ void LoadPhase::prepare() {
   data.read_buffer = ProcessBuffer(data.read_plans, space);
   s_.record.add_notes(space.notes());
   record_sizes(s_, data.read_plans);
+  if (c.load.cooperative) {  // reads its pieces through the case's backend, not the loader's
+    prepare_backend(s_);
+    prepare_piece_read(s_, std::move(plans.exchange), space);
+  }
   s_.record.result.modeled_ranks =
       static_cast<std::int64_t>(inference_ranks(c.load.inference).size());
 }
@@ -68,6 +73,7 @@ bool LoadPhase::iteration(std::vector<IterationTiming>* timings) {
   const bool device = data.read_buffer.view().kind == backends::MemoryKind::device;
   MemorySpace& pool_space =
       context.run.memory.get(device ? MemorySpaceKind::pinned : MemorySpaceKind::host);
+  if (c.load.cooperative) return cooperative_iteration(timings);
   comm.barrier();
   start = Clock::now();
   const CpuSeconds cpu = process_cpu_seconds();
@@ -95,6 +101,25 @@ bool LoadPhase::iteration(std::vector<IterationTiming>* timings) {
   record.charge("load", start);
   return finish_read(s_, "load", sample, timing, data.read_plans, data.read_buffer, c.verify,
                      timings);
+}
+
+// load.cooperative: each process's pieces read and exchanged (timed_piece_read), then the
+// scatter of strided rows, timed together as the loader's load is.
+bool LoadPhase::cooperative_iteration(std::vector<IterationTiming>* timings) {
+  CaseBuffers& data = s_.data;
+  const auto start = Clock::now();
+  ProcessSample sample = timed_piece_read(s_, *s_.backend, data.read_buffer);
+  if (sample.error.empty()) {
+    const auto scatter = Clock::now();
+    apply_reshard_copies(data.read_plans, buffer_offsets(data.read_plans, data.read_buffer),
+                         data.read_buffer.memory());
+    sample.seconds += seconds_since(scatter);
+  }
+  reads_ = data.exchange.staging.io.extents();
+  const IterationTiming timing = gather_timing(sample, s_.context.comm);
+  s_.record.charge("load", start);
+  return finish_read(s_, "load", sample, timing, data.read_plans, data.read_buffer,
+                     s_.context.c.verify, timings);
 }
 
 void LoadPhase::record(const std::vector<IterationTiming>& loads) {

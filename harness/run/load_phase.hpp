@@ -26,6 +26,8 @@ class LoadPhase {
   void record(const std::vector<IterationTiming>& loads);
 
  private:
+  bool cooperative_iteration(std::vector<IterationTiming>* timings);
+
   CaseState& s_;
   int pool_chunks_ = 0;      // chunks in the pipelined loader's pool
   std::uint64_t reads_ = 0;  // the loader's pread requests in one load (this process)

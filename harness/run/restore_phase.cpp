@@ -6,6 +6,7 @@
 #include "harness/loadplan/reshard_restore.hpp"
 #include "harness/run/case_setup.hpp"
 #include "harness/run/codec_steps.hpp"
+#include "harness/run/piece_read.hpp"
 #include "harness/run/read_checks.hpp"
 #include "harness/run/reshard_result.hpp"
 
@@ -52,7 +53,7 @@ void RestorePhase::prepare() {
   Manifest manifest;
   if (!open_stored_checkpoint(s_, c, dir, manifest)) return;
   ProcessPlans plans = plan_stored_reads(s_, c, dir, manifest, "");
-  check_memory(s_, plans.buffer_bytes());
+  check_memory(s_, plans.buffer_bytes(), plans.exchange.buffer_bytes());
   CaseBuffers& data = s_.data;
   data.read_plans = std::move(plans.read);
   data.fetched_plans = std::move(plans.fetched);
@@ -68,7 +69,9 @@ void RestorePhase::prepare() {
   record_sizes(s_, data.read_plans);
   if (c.restore.reshard)
     s_.record.result.reshard = reshard_summary(c, s_.context.comm, data.read_plans);
-  if (c.restore.replicas != ReplicaRead::written) {
+  if (c.restore.reshard && c.restore.replicas == ReplicaRead::cooperative) {
+    prepare_piece_read(s_, std::move(plans.exchange), space);
+  } else if (c.restore.replicas != ReplicaRead::written) {
     Comm& comm = s_.context.comm;
     const bool cooperative = c.restore.replicas == ReplicaRead::cooperative;
     s_.record.result.replicas = ReplicaSummary{
@@ -94,7 +97,11 @@ bool RestorePhase::iteration(int iteration, std::vector<IterationTiming>* timing
   // shared.
   const bool cooperative =
       context.phase == PhaseSelection::restore && c.restore.replicas == ReplicaRead::cooperative;
+  // A resharded one reads its pieces of every process's plans, then exchanges them.
+  const bool pieces = cooperative && c.restore.reshard;
+  const std::vector<RankPlan> staged(pieces ? 1 : 0, data.exchange.staging);
   const std::vector<RankPlan>& read = compressed    ? data.stored_plans
+                                      : pieces      ? staged
                                       : cooperative ? data.fetched_plans
                                                     : plans;
   auto start = Clock::now();
@@ -109,9 +116,11 @@ bool RestorePhase::iteration(int iteration, std::vector<IterationTiming>* timing
   record.charge("zero buffers", start);
   start = Clock::now();
   ProcessSample sample =
-      timed_transfer(*s_.backend, read, compressed ? data.stored_buffer : buffer, false, comm,
-                     c.restore.reshard ? TransferOrder::by_file : TransferOrder::by_rank);
-  if (cooperative) share_after_read(s_, buffer, sample);
+      pieces
+          ? timed_piece_read(s_, *s_.backend, buffer)
+          : timed_transfer(*s_.backend, read, compressed ? data.stored_buffer : buffer, false, comm,
+                           c.restore.reshard ? TransferOrder::by_file : TransferOrder::by_rank);
+  if (cooperative && !pieces) share_after_read(s_, buffer, sample);
   if (compressed) {
     const auto [seconds, problem] =
         decode_after_read(s_, buffer, sample.error.empty(), timings != nullptr);

@@ -75,6 +75,9 @@ struct LoadSpec {
   LoadSettings
       settings;  // load.method, threads, direct, chunk_bytes, pool_bytes (defaults: LoadSettings)
   RestoreSpec inference;
+  // load.cooperative: each stored range read once, by one process, and sent over MPI to the others
+  // that load it (plan_piece_exchange); false: every process reads all it loads.
+  bool cooperative = false;
   // The case whose directory holds the checkpoint to load: the first case of the campaign that
   // differs from this one in [load] keys only, so that a sweep over load.* loads one checkpoint.
   std::int64_t source_index = 0;

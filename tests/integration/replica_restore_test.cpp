@@ -3,6 +3,8 @@
 // writes the weights), then restore it with every rank reading its own copy of the weights
 // ("read") and with each stored piece read once and sent to the other replicas ("cooperative");
 // both verify every byte, and the bytes from storage and over the interconnect say which read what.
+// The cooperative resharded restore and TP load read every stored byte they need once, over all
+// processes, and send the rest.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -60,6 +62,71 @@ replicas = ["read", "cooperative"]
   // One rank per process: every other replica's copy of the weights came over MPI.
   EXPECT_EQ(once.at("interconnect_bytes"), held - stored);
   EXPECT_EQ(once.at("copied_bytes"), 0);
+}
+
+// 4 processes write the tiny model's full state at DP 4 (ZeRO-1), then restore it resharded into
+// TP 2 x DP 2 and load its weights into TP 2, cooperatively: every byte some rank reads is read
+// from storage once, what several processes read goes over MPI, and every byte verifies. A memory
+// budget short of the buffers, exchange buffers included, is refused before any read, naming them.
+TEST(ReplicaRestore, CooperativeReshardAndTpLoadReadEachStoredByteOnceAndVerify) {
+  if (!CKPT_TEST_HAVE_MPI)
+    GTEST_SKIP() << "ckptbench was built without MPI (CKPT_WITH_MPI=OFF or MPI not found)";
+  const std::optional<std::string> mpirun = find_mpirun();
+  if (!mpirun) GTEST_SKIP() << "mpirun is not on PATH, so the 4 processes cannot be started";
+  Scratch dir;
+  const fs::path campaign = dir.write(
+      "c.toml", tiny_full_state_campaign(dir, "pieces", 1, 0, "[parallel]\ndp = 4\nzero = 1\n"));
+  const auto job = [&](const std::string& phase, const std::vector<std::string>& sets) {
+    std::vector<std::string> args = mpirun_args(*mpirun, 4);
+    args.insert(args.end(), {kBinary, "run", campaign.string(), "--phase", phase, "--output",
+                             (dir / (phase + std::to_string(sets.size()))).string()});
+    for (const std::string& set : sets) args.insert(args.end(), {"--set", set});
+    return run_process(args, std::chrono::seconds(120));
+  };
+  const Outcome written = job("checkpoint", {});
+  ASSERT_EQ(written.exit_code, 0) << written.describe();
+  const auto stored = read_results(dir / "checkpoint0").at(0).at("bytes_per_checkpoint");
+  const std::vector<std::string> reshard{"restore.tp=2", "restore.dp=2",
+                                         "restore.replicas=cooperative"};
+  const Outcome restored = job("restore", reshard);
+  ASSERT_EQ(restored.exit_code, 0) << restored.describe();
+  const nlohmann::json r = read_results(dir / "restore3").at(0);
+  EXPECT_EQ(r.at("status"), "ok") << r.at("error");
+  EXPECT_EQ(r.at("verified"), true);
+  const nlohmann::json& once = r.at("replicas");
+  EXPECT_EQ(once.at("mode"), "cooperative");
+  // Every stored byte is some new rank's, and only one's: read once, straight into its place.
+  EXPECT_EQ(once.at("held_bytes"), r.at("reshard").at("bytes_read"));
+  EXPECT_EQ(once.at("held_bytes"), stored);
+  EXPECT_EQ(once.at("storage_bytes"), stored);
+  EXPECT_EQ(once.at("interconnect_bytes"), 0);
+  EXPECT_EQ(once.at("copied_bytes"), 0);
+
+  const Outcome loaded = job("load", {"load.tp=2", "load.cooperative=true"});
+  ASSERT_EQ(loaded.exit_code, 0) << loaded.describe();
+  const nlohmann::json l = read_results(dir / "load2").at(0);
+  EXPECT_EQ(l.at("status"), "ok") << l.at("error");
+  EXPECT_EQ(l.at("verified"), true);
+  const nlohmann::json& load = l.at("load");
+  const nlohmann::json& shared = l.at("replicas");
+  // Each TP rank's requests bridge the other's half rows (load.gap_bytes): reading its own, every
+  // rank would read those twice; cooperatively each is read once, by one of the two, sent to the
+  // other and copied into place on both; every other byte is read in place.
+  const auto bridged = load.at("bridged_bytes").get<std::uint64_t>();
+  ASSERT_GT(bridged, 0u);
+  EXPECT_EQ(shared.at("held_bytes"), load.at("bytes_read"));
+  EXPECT_EQ(shared.at("storage_bytes"), load.at("bytes"));
+  EXPECT_EQ(shared.at("interconnect_bytes"), bridged);
+  EXPECT_EQ(shared.at("copied_bytes"), 2 * bridged);
+
+  // A budget one byte short of the cooperative load's buffers, its exchange buffers among them.
+  const Outcome refused =
+      job("load", {"load.tp=2", "load.cooperative=true",
+                   "campaign.memory_budget=" +
+                       std::to_string(l.at("memory_bytes_per_process").get<std::uint64_t>() - 1)});
+  EXPECT_EQ(refused.exit_code, 2) << refused.describe();
+  EXPECT_NE(refused.err.find("the cooperative read's exchange buffers"), std::string::npos)
+      << refused.err;
 }
 
 }  // namespace

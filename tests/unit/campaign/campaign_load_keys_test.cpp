@@ -74,6 +74,33 @@ TEST(CampaignLoad, BadValuesNameTheirKeys) {
   EXPECT_EQ(error_of(kBase + "[load]\ngap_bytes = \"many\"\n").key(), "load.gap_bytes");
 }
 
+// load.cooperative and a resharded restore.replicas = "cooperative": what they cannot read is
+// refused naming the key; off, neither is in the config (config hashes as before).
+TEST(CampaignLoad, CooperativeReadsParseAndRefuseWhatTheyCannotRead) {
+  const Case plain = parse(kBase).cases.at(0);
+  EXPECT_FALSE(plain.load.cooperative);
+  EXPECT_FALSE(plain.config.at("load").contains("cooperative"));
+  const Case on = parse(kBase + "[load]\ncooperative = true\n").cases.at(0);
+  EXPECT_TRUE(on.load.cooperative);
+  EXPECT_EQ(on.config.at("load").at("cooperative"), true);
+  const Case reshard = parse(kBase + "[restore]\ntp = 2\nreplicas = \"cooperative\"\n").cases.at(0);
+  EXPECT_EQ(reshard.restore.replicas, ReplicaRead::cooperative);
+  EXPECT_TRUE(reshard.restore.reshard);
+  const std::vector<std::pair<std::string, std::string>> refused{
+      {"[load]\ncooperative = true\ndirect = true\n", "load.direct"},
+      {"[load]\ncooperative = true\n[backend]\ndirect = true\n", "backend.direct"},
+      {"[load]\ncooperative = true\n[memory]\nspace = \"cuda\"\n", "memory.space"},
+      {"[load]\ncooperative = true\n[strategy]\ncompression = \"zstd\"\n", "strategy.compression"},
+      {"[restore]\ntp = 2\nreplicas = \"read\"\n", "restore.tp"}};
+  for (const auto& [tables, key] : refused) {
+    SCOPED_TRACE(tables);
+    EXPECT_EQ(error_of(kBase + tables).key(), key);
+  }
+  EXPECT_NE(message_of(kBase + "[load]\ncooperative = true\ndirect = true\n")
+                .find("or set load.cooperative = false"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace ckpt::harness
 

@@ -1,0 +1,60 @@
+#pragma once
+
+// The cooperative read of any set of read plans (a resharded restore's, an inference load's),
+// after DCP's cooperative load planner and Megatron's fully parallel load: every byte of a stored
+// file that some process's plans read is read from storage once, by one of the processes that
+// need it, and sent over the interconnect to the others that need it. Each file's bytes are cut
+// into pieces where the set of processes reading them changes and at multiples of `piece_bytes`
+// of the file, so that every process reading from a piece reads all of it: a piece only one
+// process reads is its own read, and one that several read goes to the one with the fewest bytes
+// to read so far (the first on a tie), which reads it into its exchange buffer and sends it whole
+// to the others. Each copies it to the places its own plans read it into, as the read would have.
+// A piece only one rank reads is read straight into its place.
+
+#include <cstdint>
+#include <vector>
+
+#include "harness/plan/checkpoint_plan.hpp"
+
+namespace ckpt::harness {
+
+// Bytes of a piece that land in one of this process's rank buffers.
+struct PieceDelivery {
+  std::size_t plan = 0;             // index of the rank plan on this process
+  std::uint64_t memory_offset = 0;  // in that rank's buffer
+  std::uint64_t source = 0;         // from the piece's start
+  std::uint64_t length = 0;
+};
+
+// One piece this process reads or receives.
+struct ExchangedPiece {
+  int reader = 0;
+  std::uint64_t bytes = 0;
+  std::vector<int> receivers;        // the other processes reading it, ascending
+  std::uint64_t staging_offset = 0;  // reader only: where it lies in the exchange buffer
+  std::vector<PieceDelivery> deliveries;
+};
+
+struct PieceExchange {
+  // What this process reads of the pieces others read too, or several of its ranks: into the
+  // exchange buffer (io, buffer_bytes; payload_bytes the bytes read). Empty io when none.
+  RankPlan staging;
+  // The pieces only one of its ranks reads, read straight into that rank's buffer: per rank plan
+  // of the process (in their order), its reads of them (payload_bytes their bytes).
+  std::vector<RankPlan> own;
+  std::vector<ExchangedPiece> pieces;  // this process's, in the one order of every process
+  std::uint64_t bounce_bytes = 0;      // the largest piece it receives
+
+  // Bytes this process reads from storage: staging's and own's.
+  std::uint64_t storage_bytes() const;
+  // Memory the exchange takes besides the rank buffers: the exchange buffer and the bounce.
+  std::uint64_t buffer_bytes() const { return staging.buffer_bytes + bounce_bytes; }
+};
+
+// The exchange of process `process`, given every process's read plans (by_process[q]: process
+// q's, in its order; their paths absolute). Pieces of the exchange buffer start at multiples of
+// `alignment` (direct I/O). `piece_bytes` > 0.
+PieceExchange plan_piece_exchange(const std::vector<std::vector<RankPlan>>& by_process, int process,
+                                  std::uint64_t piece_bytes, std::uint64_t alignment);
+
+}  // namespace ckpt::harness

@@ -1,0 +1,247 @@
+// The cooperative read's plan (plan_piece_exchange): every byte some process's plans read is read
+// from storage exactly once, by a process that needs it, bytes one process alone reads by that
+// process, shared ones spread by bytes; the pieces the readers send and the deliveries of every
+// process put exactly the bytes of a direct read in every rank buffer (checked by replaying the
+// exchange in memory on file contents).
+
+#include "harness/loadplan/piece_exchange.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstddef>
+#include <deque>
+#include <map>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+namespace ckpt::harness {
+namespace {
+
+// A rank plan reading `extents` of `path` (file offset, memory offset, length), its buffer just
+// large enough.
+RankPlan reading(const std::string& path, const std::vector<backends::Extent>& extents) {
+  RankPlan plan;
+  backends::FilePlan file{.path = path};
+  for (const backends::Extent& e : extents) {
+    file.extents.push_back(e);
+    plan.buffer_bytes = std::max(plan.buffer_bytes, e.memory_offset + e.length);
+  }
+  plan.io.files.push_back(std::move(file));
+  return plan;
+}
+
+// The byte at `offset` of file `path`.
+std::byte content(const std::string& path, std::uint64_t offset) {
+  return static_cast<std::byte>((offset * 7 + path.size() * 13 + offset / 251) & 0xff);
+}
+
+using Buffers = std::vector<std::vector<std::vector<std::byte>>>;  // [process][plan] bytes
+
+// Every rank buffer as reading its own plans directly would fill it.
+Buffers direct_reads(const std::vector<std::vector<RankPlan>>& by_process) {
+  Buffers out;
+  for (const auto& plans : by_process) {
+    auto& mine = out.emplace_back();
+    for (const RankPlan& plan : plans) {
+      auto& buffer = mine.emplace_back(plan.buffer_bytes, std::byte{0});
+      for (const backends::FilePlan& f : plan.io.files) {
+        for (const backends::Extent& e : f.extents) {
+          for (std::uint64_t i = 0; i < e.length; ++i)
+            buffer[e.memory_offset + i] = content(f.path, e.file_offset + i);
+        }
+      }
+    }
+  }
+  return out;
+}
+
+// Replays every process's exchange: its staging reads from the files, the readers' pieces queued
+// per (reader, receiver) pair in order, then the receivers' deliveries out of them.
+Buffers replay(const std::vector<std::vector<RankPlan>>& by_process,
+               const std::vector<PieceExchange>& exchanges) {
+  Buffers out;
+  for (const auto& plans : by_process) {
+    auto& mine = out.emplace_back();
+    for (const RankPlan& plan : plans) mine.emplace_back(plan.buffer_bytes, std::byte{0});
+  }
+  std::map<std::pair<int, int>, std::deque<std::vector<std::byte>>> messages;
+  for (int p = 0; p < static_cast<int>(exchanges.size()); ++p) {
+    const PieceExchange& x = exchanges[static_cast<std::size_t>(p)];
+    for (std::size_t i = 0; i < x.own.size(); ++i) {
+      for (const backends::FilePlan& f : x.own[i].io.files) {
+        for (const backends::Extent& e : f.extents) {
+          for (std::uint64_t b = 0; b < e.length; ++b)
+            out[static_cast<std::size_t>(p)][i][e.memory_offset + b] =
+                content(f.path, e.file_offset + b);
+        }
+      }
+    }
+    std::vector<std::byte> staging(x.staging.buffer_bytes);
+    for (const backends::FilePlan& f : x.staging.io.files) {
+      for (const backends::Extent& e : f.extents) {
+        for (std::uint64_t i = 0; i < e.length; ++i)
+          staging[e.memory_offset + i] = content(f.path, e.file_offset + i);
+      }
+    }
+    for (const ExchangedPiece& piece : x.pieces) {
+      if (piece.reader != p) continue;
+      const auto* bytes = staging.data() + piece.staging_offset;
+      for (const int to : piece.receivers)
+        messages[{p, to}].emplace_back(bytes, bytes + piece.bytes);
+      for (const PieceDelivery& d : piece.deliveries) {
+        std::copy_n(staging.data() + piece.staging_offset + d.source, d.length,
+                    out[static_cast<std::size_t>(p)][d.plan].data() + d.memory_offset);
+      }
+    }
+  }
+  for (int p = 0; p < static_cast<int>(exchanges.size()); ++p) {
+    for (const ExchangedPiece& piece : exchanges[static_cast<std::size_t>(p)].pieces) {
+      if (piece.reader == p) continue;
+      auto& queue = messages[{piece.reader, p}];
+      if (queue.empty()) {
+        ADD_FAILURE() << "process " << p << " waits for a message " << piece.reader
+                      << " never sends";
+        return out;
+      }
+      const std::vector<std::byte> message = std::move(queue.front());
+      queue.pop_front();
+      EXPECT_EQ(message.size(), piece.bytes);
+      EXPECT_LE(message.size(), exchanges[static_cast<std::size_t>(p)].bounce_bytes);
+      for (const PieceDelivery& d : piece.deliveries) {
+        std::copy_n(message.data() + d.source, d.length,
+                    out[static_cast<std::size_t>(p)][d.plan].data() + d.memory_offset);
+      }
+    }
+  }
+  for (const auto& [pair, queue] : messages)
+    EXPECT_TRUE(queue.empty()) << pair.first << " -> " << pair.second << ": a message not received";
+  return out;
+}
+
+std::vector<PieceExchange> every_process(const std::vector<std::vector<RankPlan>>& by_process,
+                                         std::uint64_t piece_bytes) {
+  std::vector<PieceExchange> out;
+  for (int p = 0; p < static_cast<int>(by_process.size()); ++p)
+    out.push_back(plan_piece_exchange(by_process, p, piece_bytes, 8));
+  return out;
+}
+
+// (file, offset) -> times read from storage over every process, in place or into staging.
+std::map<std::pair<std::string, std::uint64_t>, int> reads_per_byte(
+    const std::vector<PieceExchange>& exchanges) {
+  std::map<std::pair<std::string, std::uint64_t>, int> out;
+  for (const PieceExchange& x : exchanges) {
+    std::vector<RankPlan> reads = x.own;
+    reads.push_back(x.staging);
+    for (const RankPlan& plan : reads) {
+      for (const backends::FilePlan& f : plan.io.files) {
+        for (const backends::Extent& e : f.extents) {
+          for (std::uint64_t i = 0; i < e.length; ++i) ++out[{f.path, e.file_offset + i}];
+        }
+      }
+    }
+  }
+  return out;
+}
+
+TEST(PieceExchange, TwoProcessesReadingOneFileReadEachPieceOnceAndSendItToTheOther) {
+  // Both processes read bytes [0, 40) of one file, into different places; pieces of 16 bytes.
+  const std::vector<std::vector<RankPlan>> plans{
+      {reading("/c/a", {{.file_offset = 0, .memory_offset = 0, .length = 40}})},
+      {reading("/c/a", {{.file_offset = 0, .memory_offset = 8, .length = 24},
+                        {.file_offset = 24, .memory_offset = 40, .length = 16}})}};
+  const std::vector<PieceExchange> x = every_process(plans, 16);
+  // Pieces [0,16) [16,32) [32,40): the least loaded reads each, the first on a tie.
+  ASSERT_EQ(x[0].pieces.size(), 3u);
+  ASSERT_EQ(x[1].pieces.size(), 3u);
+  EXPECT_EQ(x[0].pieces[0].reader, 0);
+  EXPECT_EQ(x[0].pieces[1].reader, 1);
+  EXPECT_EQ(x[0].pieces[2].reader, 0);
+  EXPECT_EQ(x[0].staging.payload_bytes, 24u);
+  EXPECT_EQ(x[1].staging.payload_bytes, 16u);
+  EXPECT_EQ(x[0].staging.buffer_bytes, 24u);  // [0,16) at 0, [32,40) at 16
+  EXPECT_EQ(x[0].pieces[0].receivers, std::vector<int>{1});
+  EXPECT_EQ(x[1].pieces[0].bytes, 16u);
+  EXPECT_EQ(x[1].bounce_bytes, 16u);
+  // Process 1 splits [16,32) between its two extents: two deliveries out of one piece.
+  EXPECT_EQ(x[1].pieces[1].deliveries.size(), 2u);
+  for (const auto& [byte, times] : reads_per_byte(x)) EXPECT_EQ(times, 1) << byte.second;
+  EXPECT_EQ(reads_per_byte(x).size(), 40u);
+  EXPECT_EQ(replay(plans, x), direct_reads(plans));
+}
+
+TEST(PieceExchange, BytesOneProcessAloneReadsStayItsOwnAndSharedOnesGoToTheLeastLoaded) {
+  // Three processes, two files; process 2 reads every other 4 bytes of /c/b (strided rows), the
+  // others overlapping ranges of both files; rank plans several per process.
+  std::vector<backends::Extent> strided;
+  for (std::uint64_t i = 0; i < 8; ++i)
+    strided.push_back({.file_offset = 8 * i, .memory_offset = 4 * i, .length = 4});
+  const std::vector<std::vector<RankPlan>> plans{
+      {reading("/c/b", {{.file_offset = 0, .memory_offset = 0, .length = 64}}),
+       reading("/c/a", {{.file_offset = 10, .memory_offset = 0, .length = 30}})},
+      {reading("/c/a", {{.file_offset = 0, .memory_offset = 0, .length = 20}}),
+       reading("/c/b", {{.file_offset = 60, .memory_offset = 0, .length = 20}})},
+      {reading("/c/b", strided)}};
+  const std::vector<PieceExchange> x = every_process(plans, 32);
+  const auto reads = reads_per_byte(x);
+  EXPECT_EQ(reads.size(), 40u + 80u);  // /c/a [0,40), /c/b [0,80)
+  for (const auto& [byte, times] : reads) EXPECT_EQ(times, 1) << byte.first << " @" << byte.second;
+  // /c/a: [0,10) process 1's own, [10,20) shared (to process 0, less loaded), [20,40) process 0's
+  // own, read in place as one request. /c/b: the eight strided 4-byte runs shared by processes 0
+  // and 2 (to 2, less loaded), the runs between process 0's own, [60,64) shared (to 1), [64,80)
+  // 1's own.
+  EXPECT_EQ(x[0].storage_bytes(), 10u + 20u + 28u);
+  EXPECT_EQ(x[0].staging.payload_bytes, 10u);
+  EXPECT_EQ(x[1].storage_bytes(), 10u + 4u + 16u);
+  EXPECT_EQ(x[1].staging.payload_bytes, 4u);
+  EXPECT_EQ(x[2].storage_bytes(), 32u);
+  EXPECT_EQ(x[2].staging.payload_bytes, 32u);
+  ASSERT_EQ(x[0].own.size(), 2u);
+  ASSERT_EQ(x[0].own[1].io.files.size(), 1u);
+  const backends::FilePlan& own = x[0].own[1].io.files[0];
+  EXPECT_EQ(own.path, "/c/a");
+  ASSERT_EQ(own.extents.size(), 1u);
+  EXPECT_EQ(own.extents[0].file_offset, 20u);
+  EXPECT_EQ(own.extents[0].memory_offset, 10u);
+  EXPECT_EQ(own.extents[0].length, 20u);
+  EXPECT_EQ(x[0].own[0].payload_bytes, 28u);  // /c/b's runs between the strided ones
+  std::uint64_t sent = 0;
+  for (int p = 0; p < 3; ++p) {
+    for (const ExchangedPiece& piece : x[static_cast<std::size_t>(p)].pieces) {
+      if (piece.reader == p) sent += piece.bytes * piece.receivers.size();
+    }
+  }
+  EXPECT_EQ(sent, 10u + 32u + 4u);  // only shared bytes travel
+  for (const ExchangedPiece& piece : x[2].pieces) {
+    EXPECT_EQ(piece.reader, 2);
+    EXPECT_EQ(piece.receivers, std::vector<int>{0});
+  }
+  EXPECT_EQ(x[0].bounce_bytes, 4u);
+  EXPECT_EQ(x[1].bounce_bytes, 10u);
+  EXPECT_EQ(x[2].bounce_bytes, 0u);
+  EXPECT_EQ(replay(plans, x), direct_reads(plans));
+}
+
+TEST(PieceExchange, BytesOneRankAloneReadsAreReadInPlaceAndAProcessReadingNothingHasNothing) {
+  const std::vector<std::vector<RankPlan>> plans{
+      {reading("/c/a", {{.file_offset = 0, .memory_offset = 0, .length = 8}})}, {}};
+  const std::vector<PieceExchange> x = every_process(plans, 16);
+  EXPECT_TRUE(x[0].pieces.empty());
+  EXPECT_TRUE(x[0].staging.io.files.empty());
+  ASSERT_EQ(x[0].own.size(), 1u);
+  ASSERT_EQ(x[0].own[0].io.files.size(), 1u);
+  ASSERT_EQ(x[0].own[0].io.files[0].extents.size(), 1u);
+  EXPECT_EQ(x[0].own[0].io.files[0].extents[0].file_offset, 0u);
+  EXPECT_EQ(x[0].own[0].io.files[0].extents[0].length, 8u);
+  EXPECT_EQ(x[0].storage_bytes(), 8u);
+  EXPECT_TRUE(x[1].pieces.empty());
+  EXPECT_TRUE(x[1].own.empty());
+  EXPECT_EQ(x[1].staging.buffer_bytes, 8u);  // one block, for the (empty) read
+  EXPECT_EQ(x[1].buffer_bytes(), 8u);
+  EXPECT_EQ(replay(plans, x), direct_reads(plans));
+}
+
+}  // namespace
+}  // namespace ckpt::harness
