@@ -134,7 +134,8 @@ void CaseCheckpoints::name_latest(const fs::path& dir, std::int64_t step) {
 // checkpoint of a run that keeps none, go at once (earlier runs' checkpoints stay). Process 0
 // removes; everyone waits. A timed iteration's retire time (process 0's, until everyone has
 // waited) is reported beside the checkpoint, never in it.
-void CaseCheckpoints::retire(const fs::path& current, bool timed) {
+bool CaseCheckpoints::retire(const fs::path& current, bool timed,
+                             const std::set<std::string>& needed) {
   const auto start = Clock::now();
   const bool keeping = context_.keeping();
   std::vector<std::string> failures;
@@ -142,10 +143,15 @@ void CaseCheckpoints::retire(const fs::path& current, bool timed) {
     // An interrupted run's checkpoints are complete too: they supersede the older ones alike.
     const bool complete = record_.ok() || record_.result.status == "interrupted";
     if (keeping && timed && complete) {
+      std::set<fs::path> kept = {current};
       for (const fs::path& old : previous_dirs_) {
-        if (old != current) failures.push_back(store_->remove_checkpoint(old));
+        if (needed.contains(old.filename().string())) {
+          kept.insert(old);
+        } else if (old != current) {
+          failures.push_back(store_->remove_checkpoint(old));
+        }
       }
-      previous_dirs_ = {current};
+      previous_dirs_ = std::move(kept);
     } else if (!keeping || !timed) {
       failures.push_back(store_->remove_checkpoint(current));
     }
@@ -155,6 +161,7 @@ void CaseCheckpoints::retire(const fs::path& current, bool timed) {
   context_.comm.barrier();
   if (timed) record_.timed.retire.push_back(seconds_since(start));
   record_.charge("retire", start);
+  return keeping && timed;
 }
 
 // A failed checkpoint, made by this run (claim), goes at once so that it cannot fill the store
