@@ -9,6 +9,7 @@
 
 #include "backends/object_store.hpp"
 #include "harness/checkpoint/manifest.hpp"
+#include "harness/checkpoint/selective_sources.hpp"
 #include "harness/plan/file_naming.hpp"
 #include "harness/results/environment.hpp"
 #include "harness/run/case_runner.hpp"
@@ -16,6 +17,20 @@
 namespace ckpt::harness {
 
 namespace fs = std::filesystem;
+
+namespace {
+
+// The earlier checkpoints a selective checkpoint `dir` points at, which go with it; none when its
+// manifest does not read (the read of it says why, if it is ever restored).
+std::vector<std::string> earlier_checkpoints(const fs::path& dir) {
+  try {
+    return source_checkpoints(read_manifest(dir));
+  } catch (const std::exception&) {
+    return {};
+  }
+}
+
+}  // namespace
 
 CaseCheckpoints::CaseCheckpoints(const CaseContext& context, CaseRecorder& record)
     : context_(context), record_(record) {}
@@ -71,8 +86,11 @@ void CaseCheckpoints::continue_numbering() {
   if (comm.rank() == 0) {
     try {
       fs::path latest;
-      if (!store_->find_latest(context_.c, latest) && store_->has_manifest(latest))
+      if (!store_->find_latest(context_.c, latest) && store_->has_manifest(latest)) {
         previous_dirs_.insert(latest);
+        for (const std::string& name : earlier_checkpoints(latest))
+          previous_dirs_.insert(latest.parent_path() / name);
+      }
       first_step_ = store_->next_step_number(context_.c);
     } catch (const std::exception& e) {
       problem = fmt::format("campaign.target: {}", e.what());

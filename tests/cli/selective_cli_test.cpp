@@ -34,10 +34,12 @@ std::string selective_campaign(const Scratch& dir, int warmup) {
                            "[strategy]\nselective_every = 3\n");
 }
 
+// `ckptbench run` of `text` with --phase `phase` (its part before a "-": "checkpoint-again"), its
+// results under out-<phase>.
 Outcome run_phase(const Scratch& dir, const std::string& text, const std::string& phase) {
   const fs::path file = dir.write("s.toml", text);
-  return ckptbench(
-      {"run", file.string(), "--output", (dir / ("out-" + phase)).string(), "--phase", phase});
+  return ckptbench({"run", file.string(), "--output", (dir / ("out-" + phase)).string(), "--phase",
+                    phase.substr(0, phase.find('-'))});
 }
 
 // The case's complete checkpoints, oldest first.
@@ -179,6 +181,14 @@ TEST(SelectiveRun, PartialExpertsRestoreTheOtherExpertsFromTheCheckpointBefore) 
   const nlohmann::json r = read_results(dir / "out-restore").at(0);
   EXPECT_EQ(r.at("verified"), true);
   EXPECT_EQ(r.at("selective").at("restore").at("read_from"), nlohmann::json({first}));
+  // Another writing run supersedes the kept checkpoint and the earlier one it points at.
+  std::string again = text;
+  again.replace(again.find("keep = true"), 11, "keep = true\noverwrite = true");
+  const Outcome o = run_phase(dir, again, "checkpoint-again");
+  ASSERT_EQ(o.exit_code, 0) << o.describe();
+  const std::vector<fs::path> now = checkpoints(dir);
+  ASSERT_EQ(now.size(), 2u);
+  EXPECT_GT(now[0].filename(), kept[1].filename());
 }
 
 }  // namespace
