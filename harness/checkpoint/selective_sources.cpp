@@ -73,8 +73,10 @@ std::optional<std::string> selective_source_problem(const Manifest& manifest, co
   for (const ManifestTensor& t : manifest.tensors) {
     if (!t.checkpoint.empty()) by_source[t.checkpoint].push_back(&t);
   }
-  for (const auto& [name, wanted] : by_source) {
-    const fs::path source_dir = dir.parent_path() / name;
+  for (const auto& entry : by_source) {
+    // Named apart: clang 14 cannot capture structured bindings in the lambda below.
+    const std::vector<const ManifestTensor*>& wanted = entry.second;
+    const fs::path source_dir = dir.parent_path() / entry.first;
     const auto refuse = [&](const std::string& why) {
       return fmt::format(
           "checkpoint {} needs earlier checkpoint {} for {} of its pieces (a selective "
