@@ -314,6 +314,18 @@ std::vector<KeySpec> strategy_keys() {
       size_key("strategy", "compression_chunk_bytes",
                "compression_unit = chunk: raw bytes per frame (a multiple of 4096)",
                std::int64_t{4} << 20, 4096),
+      int_key("strategy", "selective_every",
+              "selective checkpoints: checkpoint t holds the layers whose index modulo N is t "
+              "modulo N (tensors outside the layers with layer 0), so every layer is saved every N "
+              "checkpoints; the manifest names the earlier checkpoint holding each other layer's "
+              "newest copy, and a restore merges them. 1: every checkpoint is full",
+              1, 1, 1024),
+      int_key("strategy", "partial_experts",
+              "partial-expert checkpoints: checkpoint t holds k of the E routed experts of every "
+              "MoE layer, the next k after the previous checkpoint's (wrapping), and every other "
+              "tensor; the manifest names the earlier checkpoint holding each other expert's "
+              "newest copy, and a restore merges them. 0: every expert in every checkpoint",
+              0, 0, 1 << 20),
       int_key("strategy", "compression_threads",
               "codec threads per process: compression before the write, decompression after the "
               "restore's read",

@@ -66,6 +66,71 @@ void check_compression(const Case& c, const CaseValues& v) {
            "use --phase checkpoint then --phase restore, or another cache.policy");
 }
 
+// A selective checkpoint packs the pieces it holds back to back in files of its own and points at
+// earlier checkpoints of the same case directory for the rest: what needs every piece in every
+// checkpoint, fixed offsets, or paths other than a file system's cannot carry it.
+void check_selective(const Case& c, const CaseValues& v) {
+  const bool experts = c.selective.experts > 0;
+  const std::string is =
+      experts ? "strategy.partial_experts = " + std::to_string(c.selective.experts) + " "
+              : "strategy.selective_every = " + std::to_string(c.selective.every) + " ";
+  const std::string off =
+      experts ? "set strategy.partial_experts = 0" : "set strategy.selective_every = 1";
+  const auto refuse = [&](std::string_view key, const std::string& why, const std::string& fix) {
+    v.fail(key, is + why + ": " + fix + ", or " + off);
+  };
+  if (experts && c.selective.every > 1)
+    refuse("strategy.selective_every", "rotates the experts, not the layers",
+           "set strategy.selective_every = 1");
+  if (experts && c.selective.total_experts == 0)
+    refuse("model.name", "rotates the routed experts, which " + c.model.name + " has none of",
+           "choose a mixture-of-experts model");
+  if (experts && c.selective.experts >= c.selective.total_experts)
+    refuse("strategy.partial_experts",
+           "holds every one of the " + std::to_string(c.selective.total_experts) +
+               " routed experts in every checkpoint",
+           "set it below " + std::to_string(c.selective.total_experts));
+  if (experts && c.state.effective_naming() == workloads::Naming::hf &&
+      c.model.expert_storage != workloads::ExpertStorage::per_expert)
+    refuse("model.name",
+           "rotates experts stored one tensor each, and " + c.model.name +
+               " stores its experts fused into one tensor per matrix kind",
+           "choose a model whose experts are stored one by one");
+  if (c.compression.enabled())
+    refuse("strategy.compression", "is not combined with compression",
+           "set strategy.compression = \"none\"");
+  if (c.io.direct)
+    refuse("backend.direct",
+           "packs the layers it holds back to back, which O_DIRECT's aligned offsets cannot hold",
+           "set backend.direct = false");
+  if (c.backend == "hdf5" || c.backend == "s3")
+    refuse("backend.name",
+           "points at files of earlier checkpoint directories, which " + c.backend +
+               " does not store as files",
+           "use posix, uring, mpiio or null");
+  if (c.alignment != 0)
+    refuse("strategy.alignment", "packs the layers it holds back to back, without padding",
+           "set strategy.alignment = 0");
+  if (c.format != CheckpointFormat::raw)
+    refuse("strategy.format", "writes raw pieces, not safetensors files of every tensor",
+           "set strategy.format = \"raw\"");
+  if (c.mapping == Mapping::file_per_node || c.mapping == Mapping::shared_file)
+    refuse("strategy.mapping",
+           "packs each rank's pieces in its own files, which the ranks of a shared file cannot "
+           "do without knowing of each other",
+           "use file_per_rank or file_per_tensor");
+  if (c.directory_layout == DirectoryLayout::deepspeed)
+    refuse("strategy.layout", "does not lay out DeepSpeed's engine-state files",
+           "use dcp, megatron or megatron_dist");
+  if (c.reuse_bytes > 0)
+    refuse("memory.reuse_bytes", "needs the whole state in memory to choose the layers it holds",
+           "set memory.reuse_bytes = 0");
+  if (c.training.enabled())
+    refuse("training.iterations",
+           "is written by the harness's checkpoint iterations, not the [training] engines",
+           "leave out the [training] table");
+}
+
 }  // namespace
 
 void fill_reduce(Case& c, const CaseValues& v) {
@@ -83,10 +148,16 @@ void fill_reduce(Case& c, const CaseValues& v) {
                "elements in every frame, pages in memory)");
   }
   if (z.enabled()) check_compression(c, v);
+  c.selective.every = v.integer("strategy.selective_every");
+  c.selective.experts = v.integer("strategy.partial_experts");
+  c.selective.total_experts = c.model.num_local_experts;
+  if (c.selective.enabled()) check_selective(c, v);
 }
 
 void drop_unused_reduce_keys(nlohmann::json& config) {
   nlohmann::json& strategy = config["strategy"];
+  if (strategy.value("selective_every", 1) == 1) strategy.erase("selective_every");
+  if (strategy.value("partial_experts", 0) == 0) strategy.erase("partial_experts");
   if (strategy.value("compression", "none") != "none") return;
   for (const char* key : {"compression", "compression_level", "compression_unit",
                           "compression_chunk_bytes", "compression_threads"})

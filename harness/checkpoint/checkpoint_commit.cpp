@@ -82,8 +82,10 @@ std::string commit_checkpoint(Comm& comm, CheckpointStore& store, const Case& c,
                               const std::vector<RankPlan>& plans,
                               const std::vector<std::vector<std::uint64_t>>& checksums,
                               CommitTimes* times) {
-  const std::vector<std::string> pieces =
-      comm.gather(manifest_tensors_json(manifest_tensors(plans, checksums)).dump());
+  std::vector<ManifestTensor> entries = manifest_tensors(plans, checksums);
+  if (request.carried != nullptr)
+    entries.insert(entries.end(), request.carried->begin(), request.carried->end());
+  const std::vector<std::string> pieces = comm.gather(manifest_tensors_json(entries).dump());
   std::string problem;
   if (comm.rank() == 0) {
     CommitTimes mine;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "harness/checkpoint/checkpoint_store.hpp"
+#include "harness/checkpoint/manifest.hpp"
 #include "harness/comm/comm.hpp"
 #include "harness/plan/checkpoint_plan.hpp"
 #include "harness/spec/case.hpp"
@@ -29,6 +30,9 @@ struct CommitRequest {
   std::optional<std::int64_t> training_iteration;  // [training]: the iteration whose state it holds
   bool name_latest =
       false;  // record it as the case's latest; on failure the earlier pointers are put back
+  // strategy.selective_every: this process's pieces that earlier checkpoints hold (entries with
+  // their `checkpoint`), listed beside the written ones; null: none.
+  const std::vector<ManifestTensor>* carried = nullptr;
 };
 
 // Process 0's seconds: the coordinator files, then the rest (index, manifest, `latest`).

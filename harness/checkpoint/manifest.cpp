@@ -52,6 +52,7 @@ nlohmann::json manifest_tensors_json(const std::vector<ManifestTensor>& tensors)
                    {"checksum", t.checksum}});
     if (t.holder >= 0) out.back()["holder"] = t.holder;
     if (t.stored_bytes > 0) out.back()["stored_bytes"] = t.stored_bytes;
+    if (!t.checkpoint.empty()) out.back()["checkpoint"] = t.checkpoint;
   }
   return out;
 }
@@ -95,7 +96,8 @@ ManifestWriter writer_of(const Case& c) {
           .scale = c.scale,
           .pattern = c.data,
           .seed = c.seed,
-          .compression = c.compression};
+          .compression = c.compression,
+          .selective = c.selective};
 }
 
 }  // namespace
@@ -105,6 +107,7 @@ Manifest make_manifest(const Case& c, std::int64_t world_size,
                        std::int64_t step, std::optional<std::int64_t> training_iteration) {
   std::map<std::string, std::uint64_t> file_sizes;
   for (const ManifestTensor& t : tensors) {
+    if (!t.checkpoint.empty()) continue;  // the earlier checkpoint's manifest lists its file
     auto& size = file_sizes[t.file];
     size = std::max(size, t.file_offset + t.file_bytes());
   }
@@ -180,6 +183,11 @@ bool inside_checkpoint(const std::string& file) {
   const std::filesystem::path path(file);
   return !file.empty() && !path.has_root_path() &&
          std::find(path.begin(), path.end(), std::filesystem::path("..")) == path.end();
+}
+
+bool sibling_checkpoint_name(const std::string& name) {
+  return !name.empty() && name != "." && name != ".." && name.find('/') == std::string::npos &&
+         name.find('\\') == std::string::npos;
 }
 
 namespace {

@@ -38,9 +38,18 @@ struct ManifestTensor {
   // strategy.compression: the bytes of the piece's frames at file_offset (`bytes` is what they
   // decode to); 0: stored raw.
   std::uint64_t stored_bytes = 0;
+  // strategy.selective_every: the directory name of the earlier checkpoint of the same case
+  // directory that holds the piece's newest copy (`file` and `file_offset` are that
+  // checkpoint's); "": this checkpoint holds it.
+  std::string checkpoint;
 
   // Bytes the piece takes in its file.
   std::uint64_t file_bytes() const { return stored_bytes > 0 ? stored_bytes : bytes; }
+  // The piece's file relative to this checkpoint's directory: `file`, or the sibling checkpoint's
+  // "../<checkpoint>/<file>".
+  std::string stored_file() const {
+    return checkpoint.empty() ? file : "../" + checkpoint + "/" + file;
+  }
 };
 
 struct ManifestFile {
@@ -73,6 +82,7 @@ struct ManifestWriter {
   DataPattern pattern = DataPattern::random;
   std::uint64_t seed = 0;
   CompressionSpec compression;  // strategy.compression*: absent keys are "none"
+  SelectiveSpec selective;      // strategy.selective_every: absent is 1
 };
 
 struct Manifest {
@@ -134,6 +144,9 @@ std::vector<ManifestTensor> parse_manifest_tensors(std::string_view text);
 
 // Whether a file name a manifest gives stays inside its checkpoint (relative, no "..").
 bool inside_checkpoint(const std::string& file);
+// Whether a `checkpoint` a tensors entry names is a plain directory name of the case directory
+// (not empty, no "/", not "." or "..").
+bool sibling_checkpoint_name(const std::string& name);
 // XXH3_64 hex digest of what decides a checkpoint's bytes and placement (model, parallelism, state,
 // ranks, strategy, data pattern and seed, O_DIRECT alignment): a restore needs the same.
 std::string checkpoint_hash(const Case& c);

@@ -60,21 +60,23 @@ std::pair<std::map<EntryKey, ManifestTensor>, std::map<std::int64_t, std::size_t
   return {std::move(expected), std::move(per_rank)};
 }
 
-// Fields the plan of the case does not decide: the checksum, and a compressed piece's size and
-// file offset (known only after compression; the checkpoint_hash covers them).
-bool unplanned(const std::string& field, bool compressed) {
-  return field == "checksum" || (compressed && (field == "file_offset" || field == "stored_bytes"));
+// Fields the plan of the case does not decide: the checksum, a compressed piece's size and file
+// offset (known only after compression), and a selective checkpoint's file offsets (its pieces
+// packed) and the earlier checkpoint a piece lies in; the checkpoint_hash covers them.
+bool unplanned(const std::string& field, bool compressed, bool packed) {
+  return field == "checksum" || ((compressed || packed) && field == "file_offset") ||
+         (compressed && field == "stored_bytes") || (packed && field == "checkpoint");
 }
 
 // The first field in which `recorded` differs from `expected` (unplanned fields aside), or "", by
 // the names and values the manifest holds them with.
 std::string differing_field(const ManifestTensor& recorded_entry,
-                            const ManifestTensor& expected_entry) {
+                            const ManifestTensor& expected_entry, bool packed) {
   const nlohmann::json recorded = manifest_tensors_json({recorded_entry}).at(0);
   const nlohmann::json expected = manifest_tensors_json({expected_entry}).at(0);
   const bool compressed = recorded_entry.stored_bytes > 0;
   for (const auto& [field, value] : expected.items()) {
-    if (unplanned(field, compressed)) continue;
+    if (unplanned(field, compressed, packed)) continue;
     const auto it = recorded.find(field);
     if (it == recorded.end())
       return fmt::format("field {} is missing (the case writes {})", field, json_excerpt(value));
@@ -83,7 +85,7 @@ std::string differing_field(const ManifestTensor& recorded_entry,
                          json_excerpt(value));
   }
   for (const auto& entry : recorded.items()) {
-    if (!unplanned(entry.key(), compressed) && !expected.contains(entry.key())) {
+    if (!unplanned(entry.key(), compressed, packed) && !expected.contains(entry.key())) {
       return fmt::format("field {} is not one the case writes", entry.key());
     }
   }
@@ -135,7 +137,12 @@ std::optional<std::string> manifest_path_problem(const Manifest& manifest, const
                        dir.string());
   };
   for (const ManifestTensor& t : manifest.tensors) {
-    if (auto p = problem("tensor " + t.shard.name, t.file)) return p;
+    if (t.checkpoint.empty()) {
+      if (auto p = problem("tensor " + t.shard.name, t.file)) return p;
+    } else if (!inside(dir.parent_path() / t.checkpoint, t.file)) {
+      return fmt::format("tensor {} names file {} of checkpoint {}, which is not a file inside it",
+                         t.shard.name, shown(t.file), shown(t.checkpoint));
+    }
   }
   for (const ManifestFile& f : manifest.files) {
     if (auto p = problem("a `files` entry", f.path)) return p;
@@ -190,7 +197,8 @@ std::optional<std::string> tensor_list_problem(const Manifest& manifest,
     }
     if (!seen.insert(key).second)
       return fmt::format("{}: tensors: {} is listed twice", path.string(), entry_text(key));
-    if (const std::string field = differing_field(t, it->second); !field.empty()) {
+    const bool packed = manifest.writer.selective.enabled();
+    if (const std::string field = differing_field(t, it->second, packed); !field.empty()) {
       return fmt::format(
           "{}: tensors: {}: {} — the manifest was changed after its checkpoint was written",
           path.string(), entry_text(key), field);

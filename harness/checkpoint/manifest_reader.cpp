@@ -114,8 +114,14 @@ ManifestTensor tensor_of(const JsonField& t, std::int64_t world_size,
   m.data_key = t.at("data_key").count();
   m.checksum = t.at("checksum").string();
   if (const auto stored = t.find("stored_bytes")) m.stored_bytes = stored->count(kMaxManifestBytes);
-  // A file outside the checkpoint is refused by the read paths, naming the tensor.
-  if (files == nullptr || !inside_checkpoint(m.file)) return m;
+  if (const auto source = t.find("checkpoint")) {
+    m.checkpoint = source->string();
+    if (!sibling_checkpoint_name(m.checkpoint))
+      source->fail("must name a checkpoint directory of the same case directory");
+  }
+  // A file outside the checkpoint is refused by the read paths, naming the tensor; an earlier
+  // checkpoint's file is checked against that checkpoint's manifest (selective_source_problem).
+  if (files == nullptr || !inside_checkpoint(m.file) || !m.checkpoint.empty()) return m;
   const auto listed = files->find(m.file);
   if (listed == files->end()) file.fail("names a file the manifest's `files` does not list");
   if (m.file_offset + m.file_bytes() > listed->second) {
@@ -199,6 +205,9 @@ ManifestWriter writer_of(const JsonField& config) {
   w.pattern = pattern_of(config.at("data").at("pattern"));
   w.seed = config.at("data").at("seed").count();
   w.compression = compression_of(strategy);
+  if (const auto every = strategy.find("selective_every"))
+    w.selective.every = every->integer(1, 1024);
+  if (const auto k = strategy.find("partial_experts")) w.selective.experts = k->integer(0, 1 << 20);
   return w;
 }
 

@@ -10,6 +10,7 @@
 #include "harness/checkpoint/checkpoint_store.hpp"
 #include "harness/checkpoint/manifest.hpp"
 #include "harness/checkpoint/manifest_checks.hpp"
+#include "harness/checkpoint/selective_sources.hpp"
 #include "harness/checkpoint/target_check.hpp"
 #include "harness/engine/engine_checks.hpp"
 #include "harness/exec/dp_gather.hpp"
@@ -162,6 +163,7 @@ CaseCheck check_case(const Case& c, PhaseSelection phase, int processes, const M
                            : manifest_hash_problem(manifest, dir / kManifestName);
     }
     if (read_checks) note(damage);
+    if (!problem) note(selective_source_problem(manifest, dir));
     have_manifest = !problem && !damage;
     note(lock_problem(c));  // a keeping run on this case, which may retire what would be restored
   } else if (on_files && restarting) {
@@ -170,6 +172,14 @@ CaseCheck check_case(const Case& c, PhaseSelection phase, int processes, const M
     note(target_problem(c));
     if (c.keep || phase == PhaseSelection::checkpoint)
       note(lock_problem(c));  // another keeping run on this case
+  }
+  if (c.selective.enabled() && phase == PhaseSelection::both) {
+    note(fmt::format(
+        "strategy.selective_every = {} is restored from the earlier checkpoints it points at, "
+        "which "
+        "--phase both does not keep: write with --phase checkpoint, then restore with --phase "
+        "restore, or set strategy.selective_every = 1",
+        c.selective.every));
   }
   if (c.restore.replicas != ReplicaRead::written && phase == PhaseSelection::both) {
     note(

@@ -56,7 +56,7 @@ StoredPieces stored_pieces(const Manifest& manifest) {
   StoredPieces stored;
   for (const ManifestTensor& t : manifest.tensors) {
     stored[{t.shard.state, t.shard.name}].push_back(
-        {t.file, t.file_offset, shard_geometry(t.shard, manifest.layout.scale)});
+        {t.stored_file(), t.file_offset, shard_geometry(t.shard, manifest.layout.scale)});
   }
   return stored;
 }
@@ -145,7 +145,7 @@ RankPlan plan_identity_rank(const Manifest& manifest, const ReshardSpec& spec, s
                       .state = t->shard.state,
                       .geometry = geometry,
                       .memory_offset = t->memory_offset,
-                      .stored_as = StoredPiece{t->file, t->file_offset, geometry}});
+                      .stored_as = StoredPiece{t->stored_file(), t->file_offset, geometry}});
     shards_end = std::max(shards_end, t->memory_offset + t->bytes);
   }
   plan.reshard =

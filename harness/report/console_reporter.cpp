@@ -159,6 +159,32 @@ std::string compression_line(const CaseResult& r) {
       timed("decode", z.decode_seconds, z.decode_cpu_seconds));
 }
 
+// "case 2: selective every 3: wrote 33.6 MiB of 100 MiB per checkpoint (median 33.6 %), the
+// newest needs step_0000001; restored step_0000003, also reading step_0000001, step_0000002".
+std::string selective_line(const CaseResult& r) {
+  const SelectiveSummary& z = *r.selective;
+  std::string text =
+      z.experts > 0
+          ? fmt::format("case {}: partial experts, {} per checkpoint", r.config.index, z.experts)
+          : fmt::format("case {}: selective every {}", r.config.index, z.every);
+  if (!z.written_bytes.empty()) {
+    std::vector<double> written(z.written_bytes.begin(), z.written_bytes.end());
+    const double bytes = median(written);
+    text += fmt::format(": wrote {} of {} per checkpoint (median {:.1f} %), the newest needs {}",
+                        format_bytes(static_cast<std::int64_t>(bytes)),
+                        format_bytes(static_cast<std::int64_t>(z.full_bytes)),
+                        z.full_bytes > 0 ? 100 * bytes / static_cast<double>(z.full_bytes) : 0.0,
+                        z.oldest_needed.back());
+  }
+  if (!z.restored.empty()) {
+    text += "; restored " + z.restored +
+            (z.restored_from.empty() ? " (it holds every piece)" : ", also reading ");
+    for (std::size_t i = 0; i < z.restored_from.size(); ++i)
+      text += (i == 0 ? "" : ", ") + z.restored_from[i];
+  }
+  return text;
+}
+
 std::string seconds_with_unit(double seconds) {
   return format_significant(seconds) + " s";
 }
@@ -271,6 +297,7 @@ void print_summary(std::ostream& out, const std::vector<CaseResult>& results, Ba
     if (r.reshard) fmt::print(out, "{}\n", reshard_line(r));
     if (r.load) fmt::print(out, "{}\n", load_line(r));
     if (r.compression) fmt::print(out, "{}\n", compression_line(r));
+    if (r.selective) fmt::print(out, "{}\n", selective_line(r));
   }
   for (const CaseResult& r : results) {
     if (const std::string line = gather_line(r); !line.empty()) fmt::print(out, "{}\n", line);

@@ -14,6 +14,7 @@
 #include "harness/report/latency_table.hpp"
 #include "harness/report/report_format.hpp"
 #include "harness/report/report_table.hpp"
+#include "harness/report/selective_table.hpp"
 #include "harness/report/verdict.hpp"
 
 namespace ckpt::harness {
@@ -360,6 +361,7 @@ void print_report(const ReportModel& m, bool markdown, std::ostream& out) {
   if (std::find(m.write_phases.begin(), m.write_phases.end(), "visible") != m.write_phases.end())
     fmt::print(out, "w.visible: from the commit until another process saw the checkpoint\n");
   print_compression_table(m, markdown, out);
+  print_selective_table(m, markdown, out);
   print_latency_table(m, markdown, out);
 }
 

@@ -112,6 +112,23 @@ CompressionRecord parse_compression(const JsonField& z) {
   return out;
 }
 
+SelectiveRecord parse_selective(const JsonField& z) {
+  SelectiveRecord out{.every = z.at("every").integer(1),
+                      .experts = z.at("experts").integer(0),
+                      .full_bytes = z.at("full_bytes").count()};
+  const JsonField samples = z.at("samples");
+  for (const JsonField& b : samples.at("written_bytes").elements())
+    out.written_bytes.push_back(b.count());
+  for (const JsonField& name : samples.at("oldest_needed").elements())
+    out.oldest_needed.push_back(name.string());
+  if (const std::optional<JsonField> restore = z.find("restore")) {
+    out.restored = restore->at("checkpoint").string();
+    for (const JsonField& name : restore->at("read_from").elements())
+      out.read_from.push_back(name.string());
+  }
+  return out;
+}
+
 json optional_object(const JsonField& j, const char* key, json otherwise) {
   const std::optional<JsonField> field = j.find(key);
   return field ? field->object() : otherwise;
@@ -198,6 +215,7 @@ CaseRecord parse_case(const json& record, const JsonSource& source) {
   if (const auto f = j.find("full_scale_bytes_per_checkpoint")) c.full_scale_bytes = f->count();
   if (const std::optional<JsonField> z = j.find("compression"))
     c.compression = parse_compression(*z);
+  if (const std::optional<JsonField> z = j.find("selective")) c.selective = parse_selective(*z);
   if (const std::optional<JsonField> latency = j.find("latency")) {
     for (const char* direction : {"write", "read"})
       c.latency.emplace(direction, number_map(latency, direction));

@@ -32,6 +32,17 @@ struct CompressionRecord {
   std::optional<double> encode_seconds, encode_cpu_seconds, decode_seconds, decode_cpu_seconds;
 };
 
+// strategy.selective_every, strategy.partial_experts (the results' `selective` object).
+struct SelectiveRecord {
+  std::int64_t every = 1;
+  std::int64_t experts = 0;
+  std::uint64_t full_bytes = 0;
+  std::vector<std::uint64_t> written_bytes;  // per timed checkpoint
+  std::vector<std::string> oldest_needed;    // per timed checkpoint
+  std::string restored;                      // a restore's checkpoint ("" in a write)
+  std::vector<std::string> read_from;        // the earlier checkpoints it read, oldest first
+};
+
 struct CaseRecord {
   std::string run;             // the run it came from (its directory's name)
   std::string campaign;        // campaign.name ("" in results that lack it)
@@ -62,6 +73,7 @@ struct CaseRecord {
   std::vector<std::string>
       integrity_warnings;  // integrity.warnings (empty in results that lack it)
   std::optional<CompressionRecord> compression;  // absent for cases that compress nothing
+  std::optional<SelectiveRecord> selective;      // absent for cases that rotate nothing
 
   // "strategy.mapping=file_per_rank" ("-" when nothing is swept).
   std::string label() const;

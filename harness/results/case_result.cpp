@@ -125,6 +125,25 @@ nlohmann::json compression_json(const CompressionSummary& z) {
         {"decode_cpu_seconds", z.decode_cpu_seconds}}}};
 }
 
+nlohmann::json selective_json(const SelectiveSummary& z) {
+  std::vector<double> fractions;
+  for (const std::uint64_t bytes : z.written_bytes)
+    fractions.push_back(
+        z.full_bytes > 0 ? static_cast<double>(bytes) / static_cast<double>(z.full_bytes) : 0.0);
+  nlohmann::json restore = nullptr;
+  if (!z.restored.empty()) {
+    restore = {{"checkpoint", z.restored},
+               {"read_from", z.restored_from},
+               {"oldest_needed", z.restored_from.empty() ? z.restored : z.restored_from.front()}};
+  }
+  return {{"every", z.every},
+          {"experts", z.experts},
+          {"full_bytes", z.full_bytes},
+          {"written_fraction", median_or_null(fractions)},
+          {"samples", {{"written_bytes", z.written_bytes}, {"oldest_needed", z.oldest_needed}}},
+          {"restore", restore}};
+}
+
 nlohmann::json calibration_json(const std::optional<CalibrationRecord>& c) {
   if (!c) return nullptr;
   return {{"method", kCalibrationMethod},
@@ -253,6 +272,7 @@ nlohmann::json to_json(const CaseResult& r) {
                     {"per_rank_requests", spread_json(s.rank_requests)}};
   }
   if (r.compression) j["compression"] = compression_json(*r.compression);
+  if (r.selective) j["selective"] = selective_json(*r.selective);
   if (r.replicas) {
     const ReplicaSummary& s = *r.replicas;
     j["replicas"] = {{"mode", s.mode},

@@ -115,6 +115,21 @@ struct CompressionSummary {
   std::vector<double> encode_seconds, encode_cpu_seconds, decode_seconds, decode_cpu_seconds;
 };
 
+// strategy.selective_every, strategy.partial_experts: what each checkpoint wrote against a full
+// one, and which earlier checkpoints a checkpoint (its restore) depends on, by directory name.
+struct SelectiveSummary {
+  std::int64_t every = 1;
+  std::int64_t experts = 0;
+  std::uint64_t full_bytes = 0;  // a full checkpoint's bytes (bytes_per_checkpoint)
+  // Per timed checkpoint, all processes: the bytes it wrote, and the oldest checkpoint its restore
+  // needs (its own name when it holds every piece).
+  std::vector<std::uint64_t> written_bytes;
+  std::vector<std::string> oldest_needed;
+  // The restore: the checkpoint restored and the earlier ones it read pieces from, oldest first.
+  std::string restored;
+  std::vector<std::string> restored_from;
+};
+
 // restore.replicas: what a same-layout restore gave the DP replicas, per restore, all processes.
 struct ReplicaSummary {
   std::string mode;                      // restore.replicas: read | cooperative
@@ -203,6 +218,7 @@ struct CaseResult {
   std::optional<LoadSummary> load;                // the load phase
   std::optional<CompressionSummary> compression;  // strategy.compression
   std::optional<ReplicaSummary> replicas;         // restore.replicas other than written
+  std::optional<SelectiveSummary> selective;      // strategy.selective_every > 1
   std::optional<MlperfVerdict> mlperf;  // [mlperf] cases: the rules checker's label and reasons
   IntegrityRecord integrity;            // what the integrity checks measured (`integrity`)
   nlohmann::json environment = nlohmann::json::object();

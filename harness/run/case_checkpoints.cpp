@@ -9,6 +9,7 @@
 
 #include "backends/object_store.hpp"
 #include "harness/checkpoint/manifest.hpp"
+#include "harness/checkpoint/selective_sources.hpp"
 #include "harness/plan/file_naming.hpp"
 #include "harness/results/environment.hpp"
 #include "harness/run/case_runner.hpp"
@@ -16,6 +17,20 @@
 namespace ckpt::harness {
 
 namespace fs = std::filesystem;
+
+namespace {
+
+// The earlier checkpoints a selective checkpoint `dir` points at, which go with it; none when its
+// manifest does not read (the read of it says why, if it is ever restored).
+std::vector<std::string> earlier_checkpoints(const fs::path& dir) {
+  try {
+    return source_checkpoints(read_manifest(dir));
+  } catch (const std::exception&) {
+    return {};
+  }
+}
+
+}  // namespace
 
 CaseCheckpoints::CaseCheckpoints(const CaseContext& context, CaseRecorder& record)
     : context_(context), record_(record) {}
@@ -71,8 +86,11 @@ void CaseCheckpoints::continue_numbering() {
   if (comm.rank() == 0) {
     try {
       fs::path latest;
-      if (!store_->find_latest(context_.c, latest) && store_->has_manifest(latest))
+      if (!store_->find_latest(context_.c, latest) && store_->has_manifest(latest)) {
         previous_dirs_.insert(latest);
+        for (const std::string& name : earlier_checkpoints(latest))
+          previous_dirs_.insert(latest.parent_path() / name);
+      }
       first_step_ = store_->next_step_number(context_.c);
     } catch (const std::exception& e) {
       problem = fmt::format("campaign.target: {}", e.what());
@@ -134,7 +152,8 @@ void CaseCheckpoints::name_latest(const fs::path& dir, std::int64_t step) {
 // checkpoint of a run that keeps none, go at once (earlier runs' checkpoints stay). Process 0
 // removes; everyone waits. A timed iteration's retire time (process 0's, until everyone has
 // waited) is reported beside the checkpoint, never in it.
-void CaseCheckpoints::retire(const fs::path& current, bool timed) {
+bool CaseCheckpoints::retire(const fs::path& current, bool timed,
+                             const std::set<std::string>& needed) {
   const auto start = Clock::now();
   const bool keeping = context_.keeping();
   std::vector<std::string> failures;
@@ -142,10 +161,15 @@ void CaseCheckpoints::retire(const fs::path& current, bool timed) {
     // An interrupted run's checkpoints are complete too: they supersede the older ones alike.
     const bool complete = record_.ok() || record_.result.status == "interrupted";
     if (keeping && timed && complete) {
+      std::set<fs::path> kept = {current};
       for (const fs::path& old : previous_dirs_) {
-        if (old != current) failures.push_back(store_->remove_checkpoint(old));
+        if (needed.contains(old.filename().string())) {
+          kept.insert(old);
+        } else if (old != current) {
+          failures.push_back(store_->remove_checkpoint(old));
+        }
       }
-      previous_dirs_ = {current};
+      previous_dirs_ = std::move(kept);
     } else if (!keeping || !timed) {
       failures.push_back(store_->remove_checkpoint(current));
     }
@@ -155,6 +179,7 @@ void CaseCheckpoints::retire(const fs::path& current, bool timed) {
   context_.comm.barrier();
   if (timed) record_.timed.retire.push_back(seconds_since(start));
   record_.charge("retire", start);
+  return keeping && timed;
 }
 
 // A failed checkpoint, made by this run (claim), goes at once so that it cannot fill the store

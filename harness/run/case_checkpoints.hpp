@@ -50,8 +50,12 @@ class CaseCheckpoints {
   bool claim(int iteration, std::filesystem::path& dir);
   // Records `dir` as the newest complete checkpoint, or fails the case.
   void name_latest(const std::filesystem::path& dir, std::int64_t step);
-  // After the complete checkpoint `current`: what it supersedes (keeping runs) or itself goes.
-  void retire(const std::filesystem::path& current, bool timed);
+  // After the complete checkpoint `current`: what it supersedes (keeping runs) or itself goes;
+  // `needed` (process 0's): the directory names of the earlier checkpoints of this run that
+  // `current` points at (strategy.selective_every), which stay until a newer checkpoint no longer
+  // needs them. Returns whether `current` stays (the same on every process).
+  bool retire(const std::filesystem::path& current, bool timed,
+              const std::set<std::string>& needed = {});
   // Removes checkpoint `dir` of this run that failed (process 0, once no process writes into it;
   // its manifest first) and says what became of it, for the error.
   std::string discard(const std::filesystem::path& dir);

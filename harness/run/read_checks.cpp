@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "harness/checkpoint/manifest_checks.hpp"
+#include "harness/checkpoint/selective_sources.hpp"
 #include "harness/checkpoint/target_check.hpp"
 #include "harness/exec/process_plans.hpp"
 #include "harness/loadplan/reshard_restore.hpp"
@@ -30,7 +31,8 @@ std::string unreadable_checkpoint(CaseCheckpoints& store, const Case& writer, co
   if (auto problem = manifest_path_problem(manifest, dir)) {
     return damaged_manifest(store, writer, dir, *problem);
   }
-  return "";
+  // A selective checkpoint is whole only with the earlier checkpoints it points at.
+  return selective_source_problem(manifest, dir).value_or("");
 }
 
 // The manifest's tensor list against the plans of the writer's ranks (each process checks its
@@ -73,6 +75,12 @@ bool open_stored_checkpoint(CaseState& s, const Case& writer, fs::path& dir, Man
   agree(comm, unreadable_checkpoint(s.store, writer, dir, manifest));
   s.data.planned_dir = dir;
   s.record.result.checkpoint_dir = dir.string();
+  if (manifest.writer.selective.enabled()) {
+    s.record.result.selective = SelectiveSummary{.every = manifest.writer.selective.every,
+                                                 .experts = manifest.writer.selective.experts,
+                                                 .restored = dir.filename().string(),
+                                                 .restored_from = source_checkpoints(manifest)};
+  }
   return written_as_planned(s, writer, dir, manifest);
 }
 ProcessPlans plan_stored_reads(CaseState& s, const Case& writer, const fs::path& dir,

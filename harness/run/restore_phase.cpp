@@ -67,6 +67,8 @@ void RestorePhase::prepare() {
     s_.record.add_notes(space.notes());
   }
   record_sizes(s_, data.read_plans);
+  if (auto& selective = s_.record.result.selective)
+    selective->full_bytes = s_.record.result.bytes_per_checkpoint;
   if (c.restore.reshard)
     s_.record.result.reshard = reshard_summary(c, s_.context.comm, data.read_plans);
   if (c.restore.reshard && c.restore.replicas == ReplicaRead::cooperative) {

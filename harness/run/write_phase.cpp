@@ -14,7 +14,7 @@ namespace ckpt::harness {
 
 namespace fs = std::filesystem;
 
-WritePhase::WritePhase(CaseState& state) : s_(state) {}
+WritePhase::WritePhase(CaseState& state) : s_(state), chain_(state.context.c) {}
 
 void WritePhase::prepare() {
   const CaseContext& context = s_.context;
@@ -86,6 +86,20 @@ DpGather* WritePhase::sync_gather() {
   return gathers_ && s_.context.c.engine.kind == EngineKind::sync ? &gather_ : nullptr;
 }
 
+// strategy.compression: the frames, their sizes deciding the plan's file offsets;
+// strategy.selective_every, partial_experts: the pieces due in the rotation, or without a kept
+// copy; else the whole state.
+const std::vector<RankPlan>& WritePhase::to_write(int iteration, const fs::path& dir, bool timed) {
+  CaseBuffers& data = s_.data;
+  if (s_.context.c.compression.enabled()) {
+    compress_for_write(s_, timed);
+    return data.stored_plans;
+  }
+  if (!chain_.enabled()) return data.write_plans;
+  chain_.choose(data.write_plans, data.checksums, iteration, dir);
+  return chain_.plans();
+}
+
 bool WritePhase::iteration(int iteration, std::vector<IterationTiming>* timings) {
   const CaseContext& context = s_.context;
   Comm& comm = context.comm;
@@ -98,10 +112,8 @@ bool WritePhase::iteration(int iteration, std::vector<IterationTiming>* timings)
   if (!s_.store.claim(iteration, dir)) return false;
   data.move_to(dir);
   const double gather_seconds = gathers_ ? gather() : 0.0;
-  // strategy.compression: the frames are written; their sizes decide the plan's file offsets.
   const bool compressed = context.c.compression.enabled();
-  if (compressed) compress_for_write(s_, timings != nullptr);
-  const std::vector<RankPlan>& written = compressed ? data.stored_plans : data.write_plans;
+  const std::vector<RankPlan>& written = to_write(iteration, dir, timings != nullptr);
   const ProcessSample sample = timed_transfer(
       *s_.backend, written, compressed ? data.stored_buffer : data.write_buffer, true, comm);
   const IterationTiming timing = gather_timing(sample, comm);
@@ -118,12 +130,14 @@ bool WritePhase::iteration(int iteration, std::vector<IterationTiming>* timings)
   // only once its restore verified (RestorePhase).
   const bool name_latest = context.phase == PhaseSelection::checkpoint && timings != nullptr;
   CommitTimes commit;
-  const std::string problem = commit_checkpoint(comm, s_.store.store(), context.c, dir,
-                                                {.world_size = context.layout.world_size(),
-                                                 .ranks = &context.selected,
-                                                 .step = s_.store.step(iteration),
-                                                 .name_latest = name_latest},
-                                                written, data.checksums, &commit);
+  const std::string problem =
+      commit_checkpoint(comm, s_.store.store(), context.c, dir,
+                        {.world_size = context.layout.world_size(),
+                         .ranks = &context.selected,
+                         .step = s_.store.step(iteration),
+                         .name_latest = name_latest,
+                         .carried = chain_.enabled() ? &chain_.carried() : nullptr},
+                        written, chain_.enabled() ? chain_.checksums() : data.checksums, &commit);
   if (!problem.empty()) {
     record.charge("commit", start);
     return record.fail(fmt::format("{} — {}; earlier complete checkpoints are untouched", problem,
@@ -144,8 +158,30 @@ bool WritePhase::iteration(int iteration, std::vector<IterationTiming>* timings)
       record.result.visible_seconds.push_back(*seconds);
   }
   record.charge("commit", start);
-  if (context.phase == PhaseSelection::checkpoint) s_.store.retire(dir, timings != nullptr);
+  retire(dir, timings != nullptr);
   return true;
+}
+
+void WritePhase::retire(const fs::path& dir, bool timed) {
+  const bool retiring = s_.context.phase == PhaseSelection::checkpoint;
+  if (!chain_.enabled()) {
+    if (retiring) s_.store.retire(dir, timed);
+    return;
+  }
+  Comm& comm = s_.context.comm;
+  const std::set<std::string> needed = chain_.needed(comm);
+  chain_.settle(dir, !retiring || s_.store.retire(dir, timed, needed));
+  if (!timed) return;
+  CaseRecorder& record = s_.record;
+  if (!record.result.selective)
+    record.result.selective = SelectiveSummary{.every = s_.context.c.selective.every,
+                                               .experts = s_.context.c.selective.experts,
+                                               .full_bytes = record.result.bytes_per_checkpoint};
+  std::uint64_t mine = 0;
+  for (const RankPlan& p : chain_.plans()) mine += p.payload_bytes;
+  record.result.selective->written_bytes.push_back(comm.sum(mine));
+  const std::string oldest = needed.empty() ? dir.filename().string() : *needed.begin();
+  record.result.selective->oldest_needed.push_back(comm.broadcast(oldest));
 }
 
 }  // namespace ckpt::harness

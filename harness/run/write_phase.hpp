@@ -6,6 +6,7 @@
 #include "harness/exec/dp_gather.hpp"
 #include "harness/exec/iteration.hpp"
 #include "harness/run/case_state.hpp"
+#include "harness/run/selective_chain.hpp"
 
 namespace ckpt::harness {
 
@@ -33,6 +34,13 @@ class WritePhase {
   bool gathers_ = false;
   DpGather gather_;
   bool checksummed_ = true;  // the checksums hold the gathered bytes (after the first gather)
+  SelectiveChain chain_;     // strategy.selective_every, strategy.partial_experts
+  // Collective, once the step directory `dir` of `iteration` is claimed: the plans it writes.
+  const std::vector<RankPlan>& to_write(int iteration, const std::filesystem::path& dir,
+                                        bool timed);
+  // After checkpoint `dir` committed: `latest` and retiring (--phase checkpoint), the selective
+  // chain's copies settled and recorded (`timed`).
+  void retire(const std::filesystem::path& dir, bool timed);
 };
 
 }  // namespace ckpt::harness

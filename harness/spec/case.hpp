@@ -111,6 +111,7 @@ struct Case {
   std::uint64_t chunk_bytes = 0;      // 0: do not split
   std::uint64_t coalesce_bytes = 0;   // 0: do not coalesce
   CompressionSpec compression;        // strategy.compression*
+  SelectiveSpec selective;            // strategy.selective_every
 
   std::string backend = "posix";
   backends::IoSettings io;

@@ -1,7 +1,8 @@
 #pragma once
 
 // Strategies that make a checkpoint smaller than the state it holds, as the save planner applies
-// them: lossless compression of each stored piece (strategy.compression).
+// them: lossless compression of each stored piece (strategy.compression), and selective
+// checkpoints that hold a rotating subset of the layers (strategy.selective_every).
 
 #include <cstdint>
 #include <string_view>
@@ -28,6 +29,21 @@ struct CompressionSpec {
   std::uint64_t frame_raw_bytes(std::uint64_t bytes) const {
     return unit == CompressionUnit::chunk && chunk_bytes < bytes ? chunk_bytes : bytes;
   }
+};
+
+// Checkpoints that hold a rotating subset of the state; the manifest points each other piece at
+// the earlier checkpoint holding its newest copy, and a restore merges those copies.
+// strategy.selective_every = N > 1: checkpoint t holds the layers whose index modulo N is t modulo
+// N (tensors outside the layers with layer 0), so every layer is saved every N checkpoints
+// (LLMTailor). strategy.partial_experts = k > 0: checkpoint t holds k of the E routed experts of
+// every MoE layer, the next k after checkpoint t - 1's (wrapping), and every tensor outside the
+// routed experts (MoC-System).
+struct SelectiveSpec {
+  std::int64_t every = 1;
+  std::int64_t experts = 0;        // k; 0: every expert in every checkpoint
+  std::int64_t total_experts = 0;  // E: the model's routed experts per MoE layer
+
+  bool enabled() const { return every > 1 || experts > 0; }
 };
 
 std::string_view compression_name(Compression codec);

@@ -123,6 +123,10 @@ replicas = "cooperative"
                    {"--phase", "restore", "--set", "restore.replicas=cooperative"}));
   add(run_campaign(dir, "compressed",
                    campaign(dir, "compressed", "[strategy]\ncompression = \"bytegroup\"\n")));
+  // Selective checkpoints written, then restored from the two they span.
+  const std::string selective = campaign(dir, "selective", "[strategy]\nselective_every = 2\n");
+  add(run_campaign(dir, "selective", selective, {"--phase", "checkpoint"}));
+  add(run_campaign(dir, "selective-restore", selective, {"--phase", "restore"}));
   add(run_campaign(dir, "training", campaign(dir, "training", R"([training]
 iterations = 4
 iteration_seconds = 0.01
@@ -187,7 +191,7 @@ TEST(DocsResultsSchema, ReadsTheConventionOfKeyPathTables) {
 TEST(DocsResultsSchema, NamesEveryKeyPathOfTheRecordsOfEveryPhaseAndEngineAndNoOther) {
   const Scratch dir;
   const std::vector<nlohmann::json> records = records_of_every_phase(dir);
-  ASSERT_EQ(records.size(), 15u);
+  ASSERT_EQ(records.size(), 17u);
   const std::set<Path> paths = paths_of(records);
   const std::vector<DocPath> doc = schema_doc_paths();
   ASSERT_GT(doc.size(), 100u) << kSchemaDoc << " has no `key path` tables";

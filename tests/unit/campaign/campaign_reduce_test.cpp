@@ -67,5 +67,46 @@ TEST(CampaignReduce, WhatCannotCarryFramesIsRefusedWithTheReasonAndTheFix) {
             "strategy.compression_chunk_bytes");
 }
 
+TEST(CampaignReduce, SelectiveCheckpointsReachTheCaseAndAreRefusedWhereTheyCannotPoint) {
+  const std::string every3 = kBase + "[strategy]\nselective_every = 3\n";
+  const Case c = parse(every3).cases.at(0);
+  EXPECT_EQ(c.selective.every, 3);
+  EXPECT_EQ(c.config.at("strategy").at("selective_every"), 3);
+  const Case plain = parse(kBase).cases.at(0);
+  EXPECT_FALSE(plain.config.at("strategy").contains("selective_every"));
+  EXPECT_EQ(config_hash(parse(kBase + "[strategy]\nselective_every = 1\n").cases.at(0)),
+            config_hash(plain));
+  EXPECT_EQ(
+      message_of(every3, {"strategy.compression=zstd"}),
+      "--set: `strategy.compression`: strategy.selective_every = 3 is not combined with "
+      "compression: set strategy.compression = \"none\", or set strategy.selective_every = 1");
+  EXPECT_EQ(error_of(every3, {"backend.direct=true"}).key(), "backend.direct");
+  EXPECT_EQ(error_of(every3, {"backend.name=hdf5"}).key(), "backend.name");
+  EXPECT_EQ(error_of(every3, {"strategy.format=safetensors"}).key(), "strategy.format");
+  EXPECT_EQ(error_of(every3, {"strategy.mapping=file_per_node"}).key(), "strategy.mapping");
+  EXPECT_EQ(error_of(every3, {"strategy.layout=deepspeed"}).key(), "strategy.layout");
+  EXPECT_EQ(error_of(every3, {"strategy.alignment=4096"}).key(), "strategy.alignment");
+  EXPECT_EQ(error_of(every3, {"memory.reuse_bytes=4096"}).key(), "memory.reuse_bytes");
+  EXPECT_EQ(error_of(every3, {"training.iterations=2"}).key(), "training.iterations");
+  EXPECT_EQ(parse(every3, {"strategy.mapping=file_per_tensor"}).cases.size(), 1u);
+  EXPECT_EQ(error_of(every3, {"strategy.selective_every=0"}).key(), "strategy.selective_every");
+}
+
+TEST(CampaignReduce, PartialExpertsNeedAModelWithMoreRoutedExpertsStoredOneByOne) {
+  const std::string two = kBase + "[strategy]\npartial_experts = 2\n";
+  EXPECT_EQ(error_of(two, {}).key(), "model.name");  // the base model has no experts
+  const Case c = parse(two, {"model.name=mixtral-8x7b"}).cases.at(0);
+  EXPECT_EQ(c.selective.experts, 2);
+  EXPECT_EQ(c.selective.total_experts, 8);
+  EXPECT_EQ(c.config.at("strategy").at("partial_experts"), 2);
+  EXPECT_FALSE(parse(kBase).cases.at(0).config.at("strategy").contains("partial_experts"));
+  EXPECT_EQ(
+      message_of(two, {"model.name=mixtral-8x7b", "strategy.partial_experts=8"}),
+      "--set: `strategy.partial_experts`: strategy.partial_experts = 8 holds every one of the 8 "
+      "routed experts in every checkpoint: set it below 8, or set strategy.partial_experts = 0");
+  EXPECT_EQ(error_of(two, {"model.name=mixtral-8x7b", "strategy.selective_every=2"}).key(),
+            "strategy.selective_every");
+}
+
 }  // namespace
 }  // namespace ckpt::harness::campaign_test

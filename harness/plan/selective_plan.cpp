@@ -1,0 +1,92 @@
+#include "harness/plan/selective_plan.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <map>
+#include <stdexcept>
+
+#include "harness/plan/extent_builder.hpp"
+
+namespace ckpt::harness {
+
+namespace {
+
+std::optional<std::int64_t> number_of(std::string_view part) {
+  if (part.empty() ||
+      !std::all_of(part.begin(), part.end(), [](char ch) { return ch >= '0' && ch <= '9'; }))
+    return std::nullopt;
+  std::int64_t value = 0;
+  const auto [end, error] = std::from_chars(part.data(), part.data() + part.size(), value);
+  return error == std::errc() ? std::optional(value) : std::nullopt;
+}
+
+// The first all-digit component of a dotted name; with `after`, only one whose preceding
+// component ends in it.
+std::optional<std::int64_t> first_number(std::string_view name, std::string_view after) {
+  std::string_view previous;
+  while (!name.empty()) {
+    const std::size_t dot = name.find('.');
+    const std::string_view part = name.substr(0, dot);
+    if (after.empty() || previous.ends_with(after)) {
+      if (const auto value = number_of(part)) return value;
+    }
+    if (dot == std::string_view::npos) break;
+    previous = part;
+    name.remove_prefix(dot + 1);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::int64_t> tensor_layer(std::string_view name) {
+  return first_number(name, "");
+}
+
+std::optional<std::int64_t> tensor_expert(std::string_view name) {
+  return first_number(name, "experts");
+}
+
+bool selective_due(const SelectiveSpec& spec, const workloads::Shard& shard, std::int64_t turn) {
+  if (spec.experts > 0 && spec.total_experts > 0) {
+    const std::optional<std::int64_t> expert = tensor_expert(shard.name);
+    if (!expert) return true;
+    const std::int64_t e = spec.total_experts;
+    return ((*expert - turn * spec.experts) % e + e) % e < spec.experts;
+  }
+  if (spec.every <= 1) return true;
+  return tensor_layer(shard.name).value_or(0) % spec.every == turn % spec.every;
+}
+
+RankPlan selective_plan(const RankPlan& logical, const std::vector<bool>& keep, const Case& c,
+                        const std::filesystem::path& dir) {
+  if (keep.size() != logical.shards.size())
+    throw std::logic_error("selective plan: one flag per shard is needed");
+  RankPlan out = logical;
+  out.shards.clear();
+  out.payload_bytes = 0;
+  out.io.files.clear();
+  std::map<std::string, std::size_t> file_of;  // relative path -> index in out.io.files
+  std::vector<std::vector<backends::Extent>> extents;
+  for (std::size_t i = 0; i < logical.shards.size(); ++i) {
+    if (!keep[i]) continue;
+    PlacedShard s = logical.shards[i];
+    const auto [it, added] = file_of.try_emplace(s.file, out.io.files.size());
+    if (added) {
+      out.io.files.emplace_back().path = (dir / s.file).string();
+      extents.emplace_back();
+    }
+    backends::FilePlan& file = out.io.files[it->second];
+    s.file_offset = file.file_size;
+    extents[it->second].push_back({s.file_offset, s.memory_offset, s.bytes});
+    file.file_size += s.bytes;
+    out.payload_bytes += s.bytes;
+    out.shards.push_back(std::move(s));
+  }
+  for (std::size_t f = 0; f < out.io.files.size(); ++f)
+    out.io.files[f].extents =
+        build_extents(std::move(extents[f]), c.coalesce_bytes, c.chunk_bytes, 1);
+  return out;
+}
+
+}  // namespace ckpt::harness
