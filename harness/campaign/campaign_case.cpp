@@ -603,6 +603,11 @@ nlohmann::json CaseValues::config() const {
   // Likewise restore.replicas, until a case reads replicas.
   if (config["restore"]["replicas"] == "written") config["restore"].erase("replicas");
   drop_unused_reduce_keys(config);
+  // strategy.max_shard_bytes sizes only safetensors files; a raw case records the default it had
+  // before transformers 5's, so that its config_hash and gate baselines still match.
+  if (config["strategy"]["format"] != "safetensors" &&
+      config["strategy"]["max_shard_bytes"] == kMaxShardBytesDefault)
+    config["strategy"]["max_shard_bytes"] = kMaxShardBytesBefore;
   return config;
 }
 
