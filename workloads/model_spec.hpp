@@ -98,9 +98,10 @@ struct LayerKind {
   bool mlp = true;
   bool moe = false;
   bool indexer = false;  // a sparse-attention indexer beside the latent attention
-  // Runs the one attention + MLP block the model shares between such layers, then a linear of
-  // its own, then its Mamba mixer (Zamba's hybrid layers); the shared tensors sit in the first
-  // such layer, which alone has attention and mlp set.
+  // Runs an attention + MLP block, then a linear of its own, then its Mamba mixer (Zamba's
+  // hybrid layers). A layer with attention and mlp set holds the block's tensors: under tied
+  // word embeddings transformers ties every hybrid layer's block to the first, so only the first
+  // such layer holds them; untied, every hybrid layer saves its own block and has both set.
   bool shared_block = false;
   bool operator==(const LayerKind&) const = default;
 };

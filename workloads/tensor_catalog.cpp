@@ -197,9 +197,10 @@ class CatalogBuilder {
     if (m_.expert_bias) fused(p + "down_proj_bias", {e, h}, TpSplit::replicated);
   }
 
-  // A layer that runs the shared attention + MLP block (its tensors in the first such layer,
-  // `holds_block`, under its norms: one as wide as attention's input, one before the MLP), then
-  // a linear of its own and a Mamba layer (a norm and the mixer).
+  // A layer that runs an attention + MLP block (its tensors where the layer holds them,
+  // `holds_block`: the first such layer when the blocks are tied, each one when untied; under
+  // its norms: one as wide as attention's input, one before the MLP), then a linear of its own
+  // and a Mamba layer (a norm and the mixer).
   void shared_block_layer(std::vector<TensorDef>& out, bool holds_block) const {
     const std::string& block = names_.shared_block;
     if (holds_block) {

@@ -626,6 +626,11 @@ nlohmann::json CaseValues::config() const {
   if (config["restore"]["replicas"] == "written") config["restore"].erase("replicas");
   if (config["load"]["cooperative"] == false) config["load"].erase("cooperative");
   drop_unused_reduce_keys(config);
+  // strategy.max_shard_bytes sizes only safetensors files; a raw case records the default it had
+  // before transformers 5's, so that its config_hash and gate baselines still match.
+  if (config["strategy"]["format"] != "safetensors" &&
+      config["strategy"]["max_shard_bytes"] == kMaxShardBytesDefault)
+    config["strategy"]["max_shard_bytes"] = kMaxShardBytesBefore;
   return config;
 }
 

@@ -15,6 +15,11 @@
 
 namespace ckpt::harness::schema {
 
+// strategy.max_shard_bytes by default: save_pretrained's max_shard_size in transformers 5
+// ("50GB", decimal); transformers 4's was 5 GB.
+inline constexpr std::int64_t kMaxShardBytesDefault = 50'000'000'000;
+inline constexpr std::int64_t kMaxShardBytesBefore = 5'000'000'000;
+
 // The value of every key for one case — given, swept or default — and where it came from.
 class CaseValues {
  public:

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "backends/registry.hpp"
+#include "harness/campaign/campaign_case.hpp"
 #include "harness/campaign/campaign_schema.hpp"
 #include "harness/spec/case.hpp"
 #include "harness/spec/load_settings.hpp"
@@ -295,11 +296,12 @@ std::vector<KeySpec> strategy_keys() {
           "raw (the shards' bytes alone) or safetensors files (header, tensors back to back, "
           "index); safetensors takes only the default mapping, no alignment and no O_DIRECT",
           "raw", {"raw", "safetensors"}),
-      // Hugging Face's default max_shard_size ("5GB").
+      // save_pretrained's default max_shard_size in transformers 5 ("50GB"; 5 GB before).
       size_key("strategy", "max_shard_bytes",
                "safetensors with state.scope = \"weights\": tensor bytes per "
-               "model-NNNNN-of-NNNNN.safetensors file",
-               5'000'000'000, 1),
+               "model-NNNNN-of-NNNNN.safetensors file, as save_pretrained's max_shard_size "
+               "(transformers 5's default; 5000000000 for transformers 4's)",
+               kMaxShardBytesDefault, 1),
       choice_key("strategy", "compression",
                  "lossless compression of every stored piece: none, zstd, or bytegroup (bf16/fp32 "
                  "exponent bytes apart from the mantissas, each plane zstd-coded; ZipNN); the "

@@ -61,9 +61,11 @@ void commit_files(CheckpointStore& store, const Case& c, const fs::path& dir,
   times.metadata_seconds = commit_coordinator_files(store, c, dir, tensors);
   const auto start = Clock::now();
   // Hugging Face loaders find a sharded checkpoint's files through its index.
-  if (c.format == CheckpointFormat::safetensors) {
-    const bool weights_only = c.state.scope == workloads::StateScope::weights;
-    store.write_text(dir / kSafetensorsIndexName, safetensors_index(tensors, weights_only).dump(2));
+  const bool weights_only = c.state.scope == workloads::StateScope::weights;
+  if (c.format == CheckpointFormat::safetensors &&
+      writes_safetensors_index(tensors, weights_only)) {
+    store.write_text(dir / kSafetensorsIndexName,
+                     safetensors_index_text(safetensors_index(tensors, weights_only)));
   }
   store.write_text(
       dir / kManifestName,

@@ -15,12 +15,36 @@ bool writes_dcp_metadata(const Case& c) {
          c.mapping == Mapping::file_per_rank && c.format != CheckpointFormat::safetensors;
 }
 
+namespace {
+
+// The name a manifest item's tensor has in .metadata.
+std::string metadata_fqn(const ManifestTensor& item) {
+  return std::string(workloads::state_kind_name(item.shard.state)) + "/" + item.shard.name;
+}
+
+}  // namespace
+
 std::uint64_t dcp_metadata_bytes(const std::vector<ManifestTensor>& items) {
+  std::uint64_t bytes = 550;
+  std::set<std::string> tensors;
+  std::set<std::int64_t> ranks;
+  for (const ManifestTensor& item : items) {
+    const std::string fqn = metadata_fqn(item);
+    const std::uint64_t ndim = item.shard.global_shape.size();
+    ranks.insert(item.rank);
+    bytes +=
+        tensors.insert(fqn).second ? fqn.size() + 180 + 10 * ndim : fqn.size() + 113 + 6 * ndim;
+  }
+  // Gathered plans: every rank's names and shapes reach the coordinator as objects of their own.
+  if (ranks.size() > 1) bytes += 73 * tensors.size();
+  return bytes;
+}
+
+std::uint64_t megatron_dist_metadata_bytes(const std::vector<ManifestTensor>& items) {
   std::uint64_t bytes = 400;
   std::set<std::string> tensors;
   for (const ManifestTensor& item : items) {
-    const std::string fqn =
-        std::string(workloads::state_kind_name(item.shard.state)) + "/" + item.shard.name;
+    const std::string fqn = metadata_fqn(item);
     const std::uint64_t ndim = item.shard.global_shape.size();
     if (tensors.insert(fqn).second) bytes += fqn.size() + 130 + 3 * ndim;
     bytes += fqn.size() + item.file.size() + 150 + 6 * ndim;
@@ -43,10 +67,13 @@ std::vector<CoordinatorFile> coordinator_files(const Case& c,
                                                const std::vector<ManifestTensor>& items) {
   std::vector<CoordinatorFile> files;
   if (!writes_dcp_metadata(c)) return files;
-  files.push_back({kDcpMetadataName, stand_in(dcp_metadata_bytes(items),
-                                              "ckptbench stand-in for DCP's pickled Metadata: " +
-                                                  std::to_string(items.size()) + " chunks\n")});
-  if (c.directory_layout == DirectoryLayout::megatron_dist) {
+  const bool megatron = c.directory_layout == DirectoryLayout::megatron_dist;
+  const std::uint64_t metadata_bytes =
+      megatron ? megatron_dist_metadata_bytes(items) : dcp_metadata_bytes(items);
+  files.push_back({kDcpMetadataName,
+                   stand_in(metadata_bytes, "ckptbench stand-in for DCP's pickled Metadata: " +
+                                                std::to_string(items.size()) + " chunks\n")});
+  if (megatron) {
     files.push_back(
         {"common.pt", stand_in(kCommonPtBytes, "ckptbench stand-in for Megatron's common.pt\n")});
     files.push_back(

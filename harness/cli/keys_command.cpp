@@ -47,8 +47,8 @@ std::string_view kind_name(Kind kind) {
   return "value";
 }
 
-// A byte count as the campaign accepts it back: "64 MiB" when a binary unit divides it, "5 GB"
-// when a decimal one does, else the plain number.
+// A byte count as the campaign accepts it back, in the unit that divides it with the smallest
+// count: "64 MiB", "50 GB" (not "48828125 KiB"), else the plain number.
 std::string size_text(std::int64_t bytes) {
   constexpr std::array<std::pair<std::string_view, std::int64_t>, 6> kUnits{
       {{"TiB", std::int64_t{1} << 40},
@@ -58,10 +58,15 @@ std::string size_text(std::int64_t bytes) {
        {"GB", 1'000'000'000},
        {"MB", 1'000'000}}};
   if (bytes == 0) return "0";
+  std::string text = std::to_string(bytes);
+  std::int64_t smallest = bytes;
   for (const auto& [unit, size] : kUnits) {
-    if (bytes % size == 0) return fmt::format("{} {}", bytes / size, unit);
+    if (bytes % size == 0 && bytes / size < smallest) {
+      smallest = bytes / size;
+      text = fmt::format("{} {}", smallest, unit);
+    }
   }
-  return std::to_string(bytes);
+  return text;
 }
 
 std::string number_text(double value) {

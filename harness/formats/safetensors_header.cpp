@@ -169,6 +169,18 @@ std::string_view safetensors_dtype(workloads::Dtype dtype) {
   throw std::logic_error("safetensors_dtype: unknown dtype");
 }
 
+bool safetensors_stored_before(const SafetensorsTensor& a, const SafetensorsTensor& b) {
+  // kDtypes lists the names in the order of the package's Dtype enum.
+  const auto rank = [](std::string_view name) {
+    const auto it = std::find_if(kDtypes.begin(), kDtypes.end(),
+                                 [name](const auto& known) { return known.first == name; });
+    return it - kDtypes.begin();
+  };
+  const auto ra = rank(a.dtype);
+  const auto rb = rank(b.dtype);
+  return ra != rb ? ra > rb : a.name < b.name;
+}
+
 std::optional<std::uint64_t> safetensors_dtype_bytes(std::string_view name) {
   for (const auto& [known, bytes] : kDtypes) {
     if (known == name) return bytes;

@@ -48,6 +48,10 @@ struct SafetensorsHeader {
 std::string_view safetensors_dtype(workloads::Dtype dtype);
 // Bytes per element of a safetensors dtype name, or nullopt for a name the format does not define.
 std::optional<std::uint64_t> safetensors_dtype_bytes(std::string_view name);
+// True when the safetensors package stores tensor `a` before `b` in a file: it sorts a file's
+// tensors by dtype, greatest first in its Dtype enum (F64, F32, BF16, F16, F8_E4M3, ...), then
+// by name, bytewise.
+bool safetensors_stored_before(const SafetensorsTensor& a, const SafetensorsTensor& b);
 
 // The header bytes (length word, JSON, padding) for `tensors` in the given order: "__metadata__"
 // first, then each tensor. Offsets are taken as given.

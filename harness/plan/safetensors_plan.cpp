@@ -27,26 +27,44 @@ std::uint64_t scaled_size(std::int64_t bytes, std::int64_t element_bytes, std::i
   return static_cast<std::uint64_t>(elements * element_bytes);
 }
 
-// Packs tensors into files of at most `limit` tensor bytes (a tensor larger than that alone).
-class FilePacker {
- public:
-  explicit FilePacker(std::uint64_t limit) : limit_(limit) {}
-  // True when a tensor of `bytes` starts a new file.
-  bool add(std::uint64_t bytes) {
-    const bool fresh = !started_ || (filled_ > 0 && filled_ + bytes > limit_);
-    if (fresh) filled_ = 0;
-    started_ = true;
-    filled_ += bytes;
-    return fresh;
+// Orders a file's shards as the safetensors package stores them (safetensors_stored_before).
+void sort_as_stored(std::vector<workloads::Shard>& shards, bool weights_only) {
+  std::vector<std::pair<SafetensorsTensor, workloads::Shard>> keyed;
+  keyed.reserve(shards.size());
+  for (workloads::Shard& s : shards) {
+    SafetensorsTensor key{safetensors_name(s, weights_only),
+                          std::string(safetensors_dtype(s.dtype))};
+    keyed.emplace_back(std::move(key), std::move(s));
   }
-
- private:
-  std::uint64_t limit_;
-  std::uint64_t filled_ = 0;
-  bool started_ = false;
-};
+  std::stable_sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) {
+    return safetensors_stored_before(a.first, b.first);
+  });
+  for (std::size_t i = 0; i < shards.size(); ++i) shards[i] = std::move(keyed[i].second);
+}
 
 }  // namespace
+
+std::vector<std::vector<std::size_t>> safetensors_file_split(
+    const std::vector<std::uint64_t>& bytes, std::uint64_t limit) {
+  std::vector<std::vector<std::size_t>> files;
+  std::vector<std::size_t> open;
+  std::uint64_t filled = 0;
+  for (std::size_t i = 0; i < bytes.size(); ++i) {
+    if (bytes[i] > limit) {
+      files.push_back({i});
+      continue;
+    }
+    if (filled + bytes[i] > limit) {
+      files.push_back(std::move(open));
+      open.clear();
+      filled = 0;
+    }
+    open.push_back(i);
+    filled += bytes[i];
+  }
+  if (!open.empty()) files.push_back(std::move(open));
+  return files;
+}
 
 std::string safetensors_name(const workloads::Shard& shard, bool weights_only) {
   std::string name =
@@ -92,10 +110,11 @@ SafetensorsFiles::SafetensorsFiles(const workloads::Layout& layout, const Case& 
   first_file_.reserve(static_cast<std::size_t>(layout.world_size()));
   for (std::int64_t rank = 0; rank < layout.world_size(); ++rank) {
     first_file_.push_back(files_);
-    FilePacker packer(c.max_shard_bytes);
+    std::vector<std::uint64_t> sizes;
     layout.for_each_shard_size(rank, [&](std::int64_t bytes) {
-      if (packer.add(scaled_size(bytes, element_bytes, c_.scale))) ++files_;
+      sizes.push_back(scaled_size(bytes, element_bytes, c_.scale));
     });
+    files_ += static_cast<std::int64_t>(safetensors_file_split(sizes, c.max_shard_bytes).size());
   }
 }
 
@@ -104,19 +123,26 @@ std::vector<std::pair<std::string, std::vector<workloads::Shard>>> SafetensorsFi
   std::vector<std::pair<std::string, std::vector<workloads::Shard>>> groups;
   std::vector<workloads::Shard> shards = layout_.shards(rank);
   if (!weights_only_) {
-    if (!shards.empty())
-      groups.emplace_back(fmt::format("rank-{:05d}-of-{:05d}.safetensors", rank, files_),
-                          std::move(shards));
+    if (shards.empty()) return groups;
+    sort_as_stored(shards, false);
+    groups.emplace_back(fmt::format("rank-{:05d}-of-{:05d}.safetensors", rank, files_),
+                        std::move(shards));
     return groups;
   }
-  FilePacker packer(c_.max_shard_bytes);
+  std::vector<std::uint64_t> sizes;
+  sizes.reserve(shards.size());
+  for (const workloads::Shard& s : shards) sizes.push_back(scaled_bytes(s, c_.scale));
   std::int64_t index = first_file_.at(static_cast<std::size_t>(rank));
-  for (workloads::Shard& s : shards) {
-    if (packer.add(scaled_bytes(s, c_.scale))) {
-      groups.emplace_back(fmt::format("model-{:05d}-of-{:05d}.safetensors", ++index, files_),
-                          std::vector<workloads::Shard>{});
-    }
-    groups.back().second.push_back(std::move(s));
+  for (const std::vector<std::size_t>& members :
+       safetensors_file_split(sizes, c_.max_shard_bytes)) {
+    // One file in all is model.safetensors, as save_pretrained names an unsharded model.
+    std::string name = files_ == 1
+                           ? std::string(kSafetensorsSingleName)
+                           : fmt::format("model-{:05d}-of-{:05d}.safetensors", ++index, files_);
+    std::vector<workloads::Shard>& file =
+        groups.emplace_back(std::move(name), std::vector<workloads::Shard>{}).second;
+    for (const std::size_t i : members) file.push_back(std::move(shards[i]));
+    sort_as_stored(file, true);
   }
   return groups;
 }

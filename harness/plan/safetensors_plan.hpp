@@ -3,12 +3,14 @@
 // Planning of strategy.format = "safetensors" checkpoints: which files each rank writes, the
 // tensors' names in them, and the rank plans (header + tensors back to back, memory mirroring
 // the file). Naming:
-//   state.scope = "weights"  model-{i:05}-of-{n:05}.safetensors (Hugging Face): every rank's
-//                            shards in rank order, a new file when the next tensor would take
-//                            the file's tensor bytes over strategy.max_shard_bytes and at each
-//                            rank's first shard (one writer per file); n counts the world's files.
-//   state.scope = "full"     rank-{r:05}-of-{w:05}.safetensors: one file per rank.
-// Both with model.safetensors.index.json (weight_map: name -> file; metadata.total_size).
+//   state.scope = "weights"  as save_pretrained writes a model: model.safetensors when the
+//                            world's tensors fit one file, else model-{i:05}-of-{n:05}.safetensors
+//                            with model.safetensors.index.json; each rank's tensors in the
+//                            model's order split as huggingface_hub splits a state dict under
+//                            strategy.max_shard_bytes, a new file at each rank's first shard (one
+//                            writer per file); n counts the world's files.
+//   state.scope = "full"     rank-{r:05}-of-{w:05}.safetensors: one file per rank, with the index.
+// In a file the tensors lie in the safetensors package's order (by dtype, then name).
 // A tensor's name is the model's name; a tensor-parallel slice appends its slice,
 // "name[0:4096,2048:4096]"; a ZeRO flat range its elements, "name#1024-2048"; under
 // state.scope = "full" the state kind comes first, "exp_avg/name" (unique whatever state.naming).
@@ -26,6 +28,8 @@
 namespace ckpt::harness {
 
 inline constexpr const char* kSafetensorsIndexName = "model.safetensors.index.json";
+// The one file of a model whose weights fit one file (no index beside it).
+inline constexpr const char* kSafetensorsSingleName = "model.safetensors";
 
 // The tensor name of `shard` in a safetensors file (see above).
 std::string safetensors_name(const workloads::Shard& shard, bool weights_only);
@@ -33,6 +37,13 @@ std::string safetensors_name(const workloads::Shard& shard, bool weights_only);
 // the slice's shape (none for a scalar), with the leading dimension shortened when the elements
 // are whole rows of it, else one dimension.
 std::vector<std::uint64_t> safetensors_shape(const workloads::Shard& shard, std::uint64_t elements);
+
+// Splits tensors of `bytes` each, in the model's order, into files as huggingface_hub's
+// split_state_dict_into_shards does for save_pretrained: a tensor over `limit` gets a file of its
+// own at once while the open file stays open; the open file closes when the next tensor would
+// take it over `limit`. Returns each file's tensors (indices), in file order.
+std::vector<std::vector<std::size_t>> safetensors_file_split(
+    const std::vector<std::uint64_t>& bytes, std::uint64_t limit);
 
 // The file of every shard of every rank, without building the world's shards.
 class SafetensorsFiles {

@@ -109,26 +109,31 @@ TEST_F(LoadCli, Tp2CheckpointLoadsAtTp4AndTp1ByEachMethodWithThePhasesCountsVeri
     // TP 4: every stored byte is needed once; the TP 4 vocabulary padding (rows 1280..1535, / 4)
     // of both vocabulary tensors is stored nowhere. TP 1 loads Hugging Face names, which are
     // not padded at TP 1: the TP 2 padding rows 1100..1279 (/ 4) are not needed.
-    // Requests, the same for both formats (tensors in the same order, each file's bytes
-    // contiguous): TP 1 reads from each writer file its embedding and output-layer slices, q, k,
+    // Requests of raw files (tensors in the model's order, each file's bytes contiguous):
+    // TP 1 reads from each writer file its embedding and output-layer slices, q, k,
     // v, gate and up slices, and the strided halves of o and down as one request each into
     // scratch (no gap between their rows in the file), each norm coalesced with the slice that
     // follows it in file and memory: 9 + 9, with or without bridging (no gaps). TP 4 with exact
     // ranges (gap 0) reads each row half of o and down on its own (64 scaled rows, 4 ranks, 2
     // tensors: 512) besides its other slices: 542, as the phase counts. Bridging gaps up to
     // 64 KiB (the default) makes each rank's halves of o and of down one request into scratch:
-    // 542 - 512 + 8 = 38, reading the 63 gaps of each as well (kTp4Bridged).
+    // 542 - 512 + 8 = 38, reading the 63 gaps of each as well (kTp4Bridged). A safetensors
+    // file holds its tensors by name, as the safetensors package stores them, so 3 norms no
+    // longer lie next to the slice they follow in memory: 3 requests more in each case.
     const std::uint64_t tp1 = kWeights - (1280 - 1100) / 4 * kVocabRowBytes;
     const std::uint64_t pad4 = (1536 - 1280) / 4 * kVocabRowBytes;
     struct Expected {
       std::string tp, gap;
       Plan plan;
     };
+    const std::uint64_t by_name = format == "safetensors" ? 3 : 0;
     const std::vector<Expected> expected{
-        {"4", "0", {kWeights, kWeights, pad4, 542, 2, 0, 0}},
-        {"1", "0", {tp1, tp1, 0, 18, 2, 0, 0}},
-        {"4", "65536", {kWeights, kWeights + kTp4Bridged, pad4, 38, 2, kTp4Bridged, 65536}},
-        {"1", "65536", {tp1, tp1, 0, 18, 2, 0, 65536}}};
+        {"4", "0", {kWeights, kWeights, pad4, 542 + by_name, 2, 0, 0}},
+        {"1", "0", {tp1, tp1, 0, 18 + by_name, 2, 0, 0}},
+        {"4",
+         "65536",
+         {kWeights, kWeights + kTp4Bridged, pad4, 38 + by_name, 2, kTp4Bridged, 65536}},
+        {"1", "65536", {tp1, tp1, 0, 18 + by_name, 2, 0, 65536}}};
     std::vector<nlohmann::json> phase = phase_loads("weights", format, "0");
     for (nlohmann::json& l : phase_loads("weights", format, "\"64 KiB\""))
       phase.push_back(std::move(l));
@@ -183,16 +188,18 @@ TEST_F(LoadCli, Tp2CheckpointLoadsAtTp4AndTp1ByEachMethodWithThePhasesCountsVeri
     // The default is 64 KiB, as load.gap_bytes's.
     const Outcome bridged = load(checkpoint, {"--tp", "4"});
     ASSERT_EQ(bridged.exit_code, 0) << bridged.describe();
-    EXPECT_EQ(plan_of(bridged.out).requests, 38u) << bridged.out;
+    EXPECT_EQ(plan_of(bridged.out).requests, 38u + by_name) << bridged.out;
     EXPECT_EQ(plan_of(bridged.out).bridged, kTp4Bridged);
-    // TP 2, the writer's: each inference rank reads its writer rank's file, one request (every
-    // slice a multiple of 64 bytes, so placed in memory as packed in the file).
+    // TP 2, the writer's: each inference rank reads its writer rank's file, one request of a
+    // raw file (every slice a multiple of 64 bytes, so placed in memory as packed in the file).
+    // A safetensors file holds the tensors by name while memory holds them in the model's
+    // order: one request per run of tensors in the same order in both, 9 per file.
     const Outcome same = load(checkpoint, {"--tp", "2"});
     ASSERT_EQ(same.exit_code, 0) << same.describe();
     EXPECT_EQ(plan_of(same.out).needed, kWeights) << same.out;
     EXPECT_EQ(plan_of(same.out).read, kWeights);
     EXPECT_EQ(plan_of(same.out).padding, 0u);
-    EXPECT_EQ(plan_of(same.out).requests, 2u);
+    EXPECT_EQ(plan_of(same.out).requests, format == "safetensors" ? 18u : 2u);
     EXPECT_TRUE(contains(same.out, ", verified\n")) << same.out;
   }
 }

@@ -63,6 +63,8 @@ TEST_F(SafetensorsRun, WeightsSplitIntoHuggingFaceShardsWithAnIndex) {
   const nlohmann::json index =
       nlohmann::json::parse(read_text(checkpoint() / "model.safetensors.index.json"));
   EXPECT_EQ(index.at("metadata").at("total_size"), 213632);
+  EXPECT_EQ(index.at("metadata").at("total_parameters"), 106816);
+  EXPECT_TRUE(read_text(checkpoint() / "model.safetensors.index.json").ends_with("}\n"));
   EXPECT_EQ(index.at("weight_map").size(), 21u);
   std::size_t tensors = 0;
   for (std::size_t i = 0; i < files.size(); ++i) {
@@ -84,6 +86,30 @@ TEST_F(SafetensorsRun, WeightsSplitIntoHuggingFaceShardsWithAnIndex) {
       harness::read_safetensors_header(checkpoint() / files[0]);
   EXPECT_EQ(first.tensors[0].name, "model.embed_tokens.weight");
   EXPECT_EQ(first.tensors[0].shape, (std::vector<std::uint64_t>{256, 64}));
+}
+
+// What save_pretrained wrote for three small models at its default max_shard_size
+// (tests/data/hf/saved, from the real transformers): one model.safetensors and no index.
+// ckptbench writes the same file: its name, every header byte (tensor order, offsets, padding)
+// and its size.
+TEST_F(SafetensorsRun, OneFileIsTheModelSafetensorsThatSavePretrainedWrites) {
+  const fs::path data = fs::path(CKPT_SOURCE_DIR) / "tests/data/hf";
+  for (const std::string name : {"small-llama", "small-qwen3", "small-mixtral"}) {
+    const nlohmann::json saved = nlohmann::json::parse(read_text(data / "saved" / (name + ".json")))
+                                     .at("max_shard_size")
+                                     .at("default");
+    model_ = data / "fixtures" / name / "config.json";
+    const Outcome out = run("[state]\nscope = \"weights\"\n");
+    ASSERT_EQ(out.exit_code, 0) << name << out.describe();
+    ASSERT_EQ(safetensors_files(), std::vector<std::string>{"model.safetensors"}) << name;
+    EXPECT_FALSE(fs::exists(checkpoint() / "model.safetensors.index.json")) << name;
+    const fs::path file = checkpoint() / "model.safetensors";
+    const harness::SafetensorsHeader header = harness::read_safetensors_header(file);
+    const std::string bytes = read_text(file).substr(8, header.header_bytes - 8);
+    const nlohmann::json& theirs = saved.at("files").at("model.safetensors");
+    EXPECT_EQ(bytes, theirs.at("header").get<std::string>()) << name;
+    EXPECT_EQ(fs::file_size(file), theirs.at("size").get<std::uint64_t>()) << name;
+  }
 }
 
 TEST_F(SafetensorsRun, FullStateGoesToPerRankFilesNamedByStateAndSlice) {
@@ -139,7 +165,7 @@ TEST_F(SafetensorsRun, LoadMethodsEachVerifyRawAndSafetensorsAndNameACorruptedTe
     ASSERT_EQ(run("[state]\nscope = \"weights\"\n", {}, format).exit_code, 0) << format;
     // The tiny model's bf16 weights, 213632 bytes, and a safetensors file's header.
     const std::uint64_t bytes =
-        format == "raw" ? 213632 : fs::file_size(checkpoint() / "model-00001-of-00001.safetensors");
+        format == "raw" ? 213632 : fs::file_size(checkpoint() / "model.safetensors");
     EXPECT_EQ(bytes > 213632u, format == "safetensors");
     for (const std::string method : {"pipelined", "mmap", "read"}) {
       const Outcome load = ckptbench({"load", checkpoint().string(), "--method", method, "--repeat",

@@ -49,17 +49,25 @@ std::uint64_t gathered_bytes(const nlohmann::json& manifest) {
   return bytes;
 }
 
-// dcp_metadata_bytes() as its declaration states it.
-std::uint64_t documented_metadata_bytes(const nlohmann::json& tensors) {
-  std::uint64_t bytes = 400;
+// The size of .metadata as dcp_metadata_bytes() and megatron_dist_metadata_bytes() state it.
+std::uint64_t documented_metadata_bytes(const nlohmann::json& tensors, bool megatron) {
+  std::uint64_t bytes = megatron ? 400 : 550;
   std::set<std::string> seen;
+  std::set<std::int64_t> ranks;
   for (const auto& t : tensors) {
     const std::string fqn =
         t.at("state").get<std::string>() + "/" + t.at("name").get<std::string>();
     const std::uint64_t ndim = t.at("global_shape").size();
-    if (seen.insert(fqn).second) bytes += fqn.size() + 130 + 3 * ndim;
-    bytes += fqn.size() + t.at("file").get<std::string>().size() + 150 + 6 * ndim;
+    const bool first = seen.insert(fqn).second;
+    ranks.insert(t.at("rank").get<std::int64_t>());
+    if (megatron) {
+      if (first) bytes += fqn.size() + 130 + 3 * ndim;
+      bytes += fqn.size() + t.at("file").get<std::string>().size() + 150 + 6 * ndim;
+    } else {
+      bytes += first ? fqn.size() + 180 + 10 * ndim : fqn.size() + 113 + 6 * ndim;
+    }
   }
+  if (!megatron && ranks.size() > 1) bytes += 73 * seen.size();
   return bytes;
 }
 
@@ -82,7 +90,7 @@ TEST(FrameworkLayoutRun, DcpMetadataIsWrittenLastAfterEveryDataFile) {
   EXPECT_EQ(data_files, 8);
   EXPECT_LE(metadata_time, fs::last_write_time(step / kManifest));  // before the manifest commits
   const nlohmann::json tensors = read_manifest(step).at("tensors");
-  EXPECT_EQ(fs::file_size(step / ".metadata"), documented_metadata_bytes(tensors));
+  EXPECT_EQ(fs::file_size(step / ".metadata"), documented_metadata_bytes(tensors, false));
   const auto results = read_results(dir / "out");
   ASSERT_EQ(results.size(), 1u);
   EXPECT_EQ(results[0].at("verified"), true);
@@ -103,7 +111,7 @@ TEST(FrameworkLayoutRun, MegatronDistWritesItsCoordinatorFilesAndVerifies) {
             R"("common_backend": "torch", "common_backend_version": 1})");
   EXPECT_TRUE(fs::exists(step / "common.pt"));
   EXPECT_EQ(fs::file_size(step / ".metadata"),
-            documented_metadata_bytes(read_manifest(step).at("tensors")));
+            documented_metadata_bytes(read_manifest(step).at("tensors"), true));
   for (int r = 0; r < 8; ++r) {
     for (int n = 0; n < 2; ++n)
       EXPECT_TRUE(
@@ -310,7 +318,7 @@ TEST(FrameworkLayoutRun, AsyncTrainingEngineWritesDcpMetadata) {
   ASSERT_TRUE(fs::exists(step / ".metadata"));
   EXPECT_FALSE(fs::exists(step / ".metadata.tmp"));
   EXPECT_EQ(fs::file_size(step / ".metadata"),
-            documented_metadata_bytes(read_manifest(step).at("tensors")));
+            documented_metadata_bytes(read_manifest(step).at("tensors"), false));
   EXPECT_LE(fs::last_write_time(step / ".metadata"), fs::last_write_time(step / kManifest));
   const auto results = read_results(dir / "out");
   ASSERT_EQ(results.size(), 1u);

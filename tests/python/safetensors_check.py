@@ -3,11 +3,12 @@
 safetensors_check.py CKPTBENCH PATTERN_BYTES
 
 Writes two small checkpoints of a tiny model with ckptbench (bf16 weights split over three
-Hugging Face shards, fp32 weights in one file) and checks with the official reader: every file
-opens, its names, shapes and dtypes are those the manifest records, model.safetensors.index.json
-lists every tensor in the right file, and the first and last bytes of every tensor are the
-deterministic pattern (ckpt_pattern_bytes prints what ckptbench's fill writes). The numpy API
-cannot make bf16 arrays, so bf16 values are read as raw bytes at the header's data_offsets.
+Hugging Face shards with an index, fp32 weights in one model.safetensors and no index) and
+checks with the official reader: every file opens, its names, shapes and dtypes are those the
+manifest records, model.safetensors.index.json lists every tensor in the right file, and the
+first and last bytes of every tensor are the deterministic pattern (ckpt_pattern_bytes prints
+what ckptbench's fill writes). The numpy API cannot make bf16 arrays, so bf16 values are read
+as raw bytes at the header's data_offsets.
 """
 import json
 import pathlib
@@ -82,11 +83,17 @@ def raw_tensor_bytes(path, name):
 
 def check_checkpoint(directory, pattern_bytes, dtype, files_expected):
     manifest = json.loads((directory / "ckptbench-manifest.json").read_text())
-    index = json.loads((directory / "model.safetensors.index.json").read_text())
     tensors = {t["name"]: t for t in manifest["tensors"]}
     positions = {t["name"]: i for i, t in enumerate(manifest["tensors"])}
     files = sorted(p.name for p in directory.glob("*.safetensors"))
     check(files == files_expected, f"{directory}: files {files}, expected {files_expected}")
+    index_path = directory / "model.safetensors.index.json"
+    if len(files) == 1:  # save_pretrained writes no index beside one model.safetensors
+        check(not index_path.exists(), f"{directory}: an index beside one file")
+        index = {"metadata": {"total_size": sum(t["bytes"] for t in tensors.values())},
+                 "weight_map": {name: files[0] for name in tensors}}
+    else:
+        index = json.loads(index_path.read_text())
     check(index["metadata"]["total_size"] == sum(t["bytes"] for t in tensors.values()),
           f"{directory}: index total_size {index['metadata']['total_size']}")
     check(sorted(index["weight_map"]) == sorted(tensors), f"{directory}: index names differ from the manifest's")
@@ -129,7 +136,7 @@ def main():
         n = check_checkpoint(bf16, pattern_bytes, "bf16",
                              [f"model-0000{i}-of-00003.safetensors" for i in (1, 2, 3)])
         fp32 = write_checkpoint(ckptbench, work, "fp32", "fp32", 5000000000)
-        m = check_checkpoint(fp32, pattern_bytes, "fp32", ["model-00001-of-00001.safetensors"])
+        m = check_checkpoint(fp32, pattern_bytes, "fp32", ["model.safetensors"])
     if failures:
         print("\n".join(failures))
         sys.exit(1)

@@ -8,6 +8,8 @@ CI does not run this script: it runs the C++ tests against the fixtures it wrote
   make_fixtures.py fixtures [NAME...]  rewrite tests/data/hf/fixtures/<name>/{config,expected}.json (all, or those named)
   make_fixtures.py measure CKPTBENCH   lay out the default config of every decoder-only causal-LM
                                        type transformers knows and compare with the model
+  make_fixtures.py saved [NAME...]     rewrite tests/data/hf/saved/<name>.json: the files save_pretrained
+                                       writes (names, sizes, headers, index) at several max_shard_size
   make_fixtures.py files CKPTBENCH [NAME...]
                                        write small fixtures with save_pretrained and with ckptbench
                                        (safetensors, weights) and compare the files' headers
@@ -256,11 +258,51 @@ def compare_files(ckptbench, names):
     print(f"files compared; {wrong} differ")
 
 
+# Fixtures whose files save_pretrained writes are kept byte for byte (headers, sizes, index):
+# name -> the max_shard_size values saved besides the default (one over the embedding's bytes
+# and one under it, which gives the embedding a file of its own).
+SAVED = {"small-llama": [400000, 1000000], "small-qwen3": [400000], "small-mixtral": [1000000]}
+
+
+def saved_files(directory):
+    """file -> {size, header (the JSON after the length word, padding included)} and the index text."""
+    files, index = {}, None
+    for path in sorted(Path(directory).iterdir()):
+        if path.suffix == ".safetensors":
+            with open(path, "rb") as f:
+                length = int.from_bytes(f.read(8), "little")
+                files[path.name] = {"size": path.stat().st_size, "header": f.read(length).decode()}
+        elif path.name == "model.safetensors.index.json":
+            index = path.read_text()
+    return {"files": files, "index": index}
+
+
+def write_saved(only=()):
+    """tests/data/hf/saved/<name>.json: what save_pretrained writes for the fixture's config in
+    bfloat16, at its default max_shard_size and at each size of SAVED."""
+    out = HERE / "saved"
+    out.mkdir(exist_ok=True)
+    for name, limits in sorted(SAVED.items()):
+        if only and name not in only:
+            continue
+        config = AutoConfig.from_pretrained(HERE / "fixtures" / name)
+        model = AutoModelForCausalLM.from_config(config, dtype=torch.bfloat16)
+        saved = {"transformers": transformers.__version__, "max_shard_size": {}}
+        for limit in [None] + limits:
+            with tempfile.TemporaryDirectory() as tmp:
+                model.save_pretrained(tmp, **({} if limit is None else {"max_shard_size": limit}))
+                saved["max_shard_size"][str(limit or "default")] = saved_files(tmp)
+        (out / f"{name}.json").write_text(json.dumps(saved, indent=1, sort_keys=True) + "\n")
+        print(f"{name}: " + ", ".join(f"{k}: {len(v['files'])} files" for k, v in saved["max_shard_size"].items()))
+
+
 if __name__ == "__main__":
     warnings.filterwarnings("ignore")
     transformers.logging.set_verbosity_error()
     if len(sys.argv) >= 2 and sys.argv[1] == "fixtures":
         write_fixtures(set(sys.argv[2:]))
+    elif len(sys.argv) >= 2 and sys.argv[1] == "saved":
+        write_saved(set(sys.argv[2:]))
     elif len(sys.argv) >= 3 and sys.argv[1] == "measure":
         measure(sys.argv[2], set(sys.argv[3:]))
     elif len(sys.argv) >= 3 and sys.argv[1] == "files":

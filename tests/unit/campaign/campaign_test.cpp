@@ -97,6 +97,16 @@ TEST(Campaign, ConfigHoldsEveryKeyAsTheUserSeesIt) {
   }
 }
 
+// strategy.max_shard_bytes defaults to transformers 5's 50 GB; a raw case, which the key does
+// not size, records transformers 4's 5 GB so that its config_hash is the one it had.
+TEST(Campaign, MaxShardBytesIsTransformers5sDefaultAndRawCasesKeepTheirConfig) {
+  const Campaign campaign = parse(kBase + "[strategy]\nformat = [\"safetensors\", \"raw\"]\n");
+  ASSERT_EQ(campaign.cases.size(), 2u);
+  for (const Case& c : campaign.cases) EXPECT_EQ(c.max_shard_bytes, 50'000'000'000u);
+  EXPECT_EQ(campaign.cases[0].config.at("strategy").at("max_shard_bytes"), 50'000'000'000);
+  EXPECT_EQ(campaign.cases[1].config.at("strategy").at("max_shard_bytes"), 5'000'000'000);
+}
+
 TEST(Campaign, BackendTablesReachOnlyTheirBackend) {
   const Campaign campaign = parse(kBase + R"([backend]
 name = ["mpiio", "hdf5", "posix"]

@@ -87,6 +87,25 @@ TEST(SafetensorsHeader, DtypeNamesOfTheProjectsDtypes) {
   EXPECT_FALSE(safetensors_dtype_bytes("bf16").has_value());
 }
 
+// safetensors 0.8's save_file of nine one-element tensors stored them in this order: by dtype,
+// greatest first in its Dtype enum, then by name.
+TEST(SafetensorsHeader, StoresTensorsInThePackagesOrder) {
+  const std::vector<std::pair<std::string, std::string>> stored{
+      {"z", "I64"}, {"a", "F64"},     {"x", "F32"}, {"c", "I32"}, {"y", "BF16"},
+      {"b", "F16"}, {"w", "F8_E4M3"}, {"d", "I8"},  {"B", "BOOL"}};
+  for (std::size_t i = 0; i < stored.size(); ++i) {
+    for (std::size_t j = 0; j < stored.size(); ++j) {
+      const SafetensorsTensor a{stored[i].first, stored[i].second};
+      const SafetensorsTensor b{stored[j].first, stored[j].second};
+      EXPECT_EQ(safetensors_stored_before(a, b), i < j) << a.name << " " << b.name;
+    }
+  }
+  // One dtype: bytewise by name ("lm_head" before "model.", "layers.10" before "layers.2").
+  EXPECT_TRUE(safetensors_stored_before({"lm_head.weight", "BF16"}, {"model.norm.weight", "BF16"}));
+  EXPECT_TRUE(
+      safetensors_stored_before({"model.layers.10.a", "BF16"}, {"model.layers.2.a", "BF16"}));
+}
+
 TEST(SafetensorsHeader, ReadsTheHeaderOfAFile) {
   const test_support::TempDir dir;
   const std::string header = encode_safetensors_header(three_tensors(), {});
