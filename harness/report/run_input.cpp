@@ -49,13 +49,14 @@ void require_known_version(const json& record, const JsonSource& source) {
   const std::int64_t version =
       JsonField(*it, {source.file, source.line, reads + " (results/SCHEMA.md)"}, "schema_version")
           .integer();
-  static_assert(kOldestReadResultsSchemaVersion == 1 && kResultsSchemaVersion == 2,
+  static_assert(kOldestReadResultsSchemaVersion == 1 && kResultsSchemaVersion == 3,
                 "a case below for every version read");
   switch (version) {
     // Version 1 lacks what version 2 added (`integrity`, `dlio`, `mlperf`, `compression`,
-    // `workload_hash`, the `tiered` engine, ...): parse_case takes each as absent, and nothing it
-    // reads changed meaning.
+    // `workload_hash`, the `tiered` engine, ...), versions 1 and 2 what version 3 added
+    // (`selective`): parse_case takes each as absent, and nothing it reads changed meaning.
     case 1:
+    case 2:
     case kResultsSchemaVersion:
       return;
     default:
