@@ -141,7 +141,7 @@ std::optional<std::string> manifest_path_problem(const Manifest& manifest, const
       if (auto p = problem("tensor " + t.shard.name, t.file)) return p;
     } else if (!inside(dir.parent_path() / t.checkpoint, t.file)) {
       return fmt::format("tensor {} names file {} of checkpoint {}, which is not a file inside it",
-                         t.shard.name, shown(t.file), shown(t.checkpoint));
+                         t.shard.name, json_excerpt(t.file), json_excerpt(t.checkpoint));
     }
   }
   for (const ManifestFile& f : manifest.files) {

@@ -13,13 +13,13 @@
 namespace ckpt::harness {
 namespace {
 
-constexpr const char* kCompute = "#c6dbef";
-constexpr const char* kUpdate = "#9ecb8f";
-constexpr const char* kStall = "#e15759";
-constexpr const char* kSnapshot = "#f28e2b";
-constexpr const char* kFlush = "#4e79a7";
-constexpr const char* kCommit = "#b07aa1";
-constexpr const char* kDurable = "#222";
+constexpr const char* kComputeColor = "#c6dbef";
+constexpr const char* kUpdateColor = "#9ecb8f";
+constexpr const char* kStallColor = "#e15759";
+constexpr const char* kSnapshotColor = "#f28e2b";
+constexpr const char* kFlushColor = "#4e79a7";
+constexpr const char* kCommitColor = "#b07aa1";
+constexpr const char* kDurableColor = "#222";
 constexpr double kPlotWidth = 760;
 constexpr double kLane = 13, kLaneGap = 3, kCaseGap = 14, kNameHeight = 16;
 
@@ -74,12 +74,12 @@ class TimelineSvg {
     const double h = 3 * kLane + 2 * kLaneGap;
     s_ += fmt::format(
         R"(<line x1="{0}" y1="{1}" x2="{0}" y2="{2}" stroke="{3}" stroke-width="{4}"{5}><title>{6}</title></line>)",
-        svg_number(x(t)), svg_number(y - 2), svg_number(y + h + 2), kDurable, durable ? 1.5 : 1,
-        durable ? "" : R"( stroke-dasharray="2 2")", html_escape(title));
+        svg_number(x(t)), svg_number(y - 2), svg_number(y + h + 2), kDurableColor,
+        durable ? 1.5 : 1, durable ? "" : R"( stroke-dasharray="2 2")", html_escape(title));
     if (durable) {
       s_ += fmt::format(
           R"(<path d="M{0},{1} l4,4 l-4,4 l-4,-4 z" fill="{2}"><title>{3}</title></path>)",
-          svg_number(x(t)), svg_number(y + h - 2), kDurable, html_escape(title));
+          svg_number(x(t)), svg_number(y + h - 2), kDurableColor, html_escape(title));
     }
   }
   void text(const std::string& svg) { s_ += svg; }
@@ -93,14 +93,14 @@ class TimelineSvg {
 void draw_iterations(TimelineSvg& svg, const Lanes& l, double y) {
   for (std::size_t i = 0; i < l.iterations.size(); ++i) {
     const LoopIteration& it = l.iterations[i];
-    svg.span(y, it.start, it.compute_end, kCompute,
+    svg.span(y, it.start, it.compute_end, kComputeColor,
              fmt::format("iteration {}: compute {} to {}", i, at_text(it.start),
                          at_text(it.compute_end)));
-    svg.span(y, it.compute_end, it.update_start, kStall,
+    svg.span(y, it.compute_end, it.update_start, kStallColor,
              fmt::format("iteration {}: stall {} waiting for the snapshot copy before the update",
                          i, seconds_text(it.update_start - it.compute_end)));
     svg.span(
-        y, it.update_start, it.end, kUpdate,
+        y, it.update_start, it.end, kUpdateColor,
         fmt::format("iteration {}: update {} to {}", i, at_text(it.update_start), at_text(it.end)));
   }
 }
@@ -108,12 +108,12 @@ void draw_iterations(TimelineSvg& svg, const Lanes& l, double y) {
 void draw_checkpoints(TimelineSvg& svg, const Lanes& l, double y) {
   for (const LoopCheckpoint& c : l.checkpoints) {
     const std::string name = fmt::format("checkpoint of iteration {}", c.iteration);
-    svg.span(y, c.due, c.resumed, kStall,
+    svg.span(y, c.due, c.resumed, kStallColor,
              fmt::format("{}: stall {} (due {}, resumed {})", name, seconds_text(c.resumed - c.due),
                          at_text(c.due), at_text(c.resumed)));
     const double step_y = y + kLane + kLaneGap;
     if (c.snapshot) {
-      svg.span(step_y, c.snapshot->start, c.snapshot->end, kSnapshot,
+      svg.span(step_y, c.snapshot->start, c.snapshot->end, kSnapshotColor,
                fmt::format("{}: snapshot copy {} ({} to {})", name,
                            seconds_text(c.snapshot->end - c.snapshot->start),
                            at_text(c.snapshot->start), at_text(c.snapshot->end)));
@@ -121,12 +121,12 @@ void draw_checkpoints(TimelineSvg& svg, const Lanes& l, double y) {
     const double flush_y = step_y + kLane + kLaneGap;
     if (c.flush) {
       svg.span(
-          flush_y, c.flush->start, c.flush->end, kFlush,
+          flush_y, c.flush->start, c.flush->end, kFlushColor,
           fmt::format("{}: flush {} ({} to {})", name, seconds_text(c.flush->end - c.flush->start),
                       at_text(c.flush->start), at_text(c.flush->end)));
     }
     if (c.commit) {
-      svg.span(flush_y, c.commit->start, c.commit->end, kCommit,
+      svg.span(flush_y, c.commit->start, c.commit->end, kCommitColor,
                fmt::format("{}: commit {} ({} to {})", name,
                            seconds_text(c.commit->end - c.commit->start), at_text(c.commit->start),
                            at_text(c.commit->end)));
@@ -156,12 +156,12 @@ std::string lane_labels(double lw, double y) {
 std::string legend(double lw) {
   std::string s;
   double x = lw;
-  for (const auto& [name, color] : {std::pair{"compute", kCompute},
-                                    {"update", kUpdate},
-                                    {"stall", kStall},
-                                    {"snapshot copy", kSnapshot},
-                                    {"flush", kFlush},
-                                    {"commit", kCommit}}) {
+  for (const auto& [name, color] : {std::pair{"compute", kComputeColor},
+                                    {"update", kUpdateColor},
+                                    {"stall", kStallColor},
+                                    {"snapshot copy", kSnapshotColor},
+                                    {"flush", kFlushColor},
+                                    {"commit", kCommitColor}}) {
     x += legend_entry(s, x, 4, name, color);
   }
   return s +

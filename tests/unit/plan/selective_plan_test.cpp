@@ -63,7 +63,7 @@ TEST(SelectivePlan, KOfTheExpertsAreDueInTurnAndEveryOtherTensorAlways) {
 }
 
 // Two files: a.bin with shards of 100, 50 and 70 bytes, b.bin with one of 30.
-RankPlan two_files() {
+RankPlan four_shards_in_two_files() {
   RankPlan plan;
   plan.rank = 3;
   const auto add = [&plan](const char* file, std::uint64_t bytes, std::uint64_t memory_offset) {
@@ -85,7 +85,7 @@ RankPlan two_files() {
 
 TEST(SelectivePlan, KeepsTheChosenShardsPackedPerFileAtTheirBufferPlaces) {
   const Case c;
-  const RankPlan out = selective_plan(two_files(), {false, true, true, false}, c, "/ckpt/step_2");
+  const RankPlan out = selective_plan(four_shards_in_two_files(), {false, true, true, false}, c, "/ckpt/step_2");
   ASSERT_EQ(out.shards.size(), 2u);
   EXPECT_EQ(out.shards[0].file_offset, 0u);
   EXPECT_EQ(out.shards[1].file_offset, 50u);
@@ -101,7 +101,7 @@ TEST(SelectivePlan, KeepsTheChosenShardsPackedPerFileAtTheirBufferPlaces) {
   EXPECT_EQ(out.io.files[0].extents[1].memory_offset, 192u);
   EXPECT_EQ(out.io.files[0].extents[1].length, 70u);
   EXPECT_EQ(out.io.bytes(), 120u);
-  EXPECT_THROW(selective_plan(two_files(), {true}, c, "/ckpt"), std::logic_error);
+  EXPECT_THROW(selective_plan(four_shards_in_two_files(), {true}, c, "/ckpt"), std::logic_error);
 }
 
 }  // namespace
