@@ -534,7 +534,7 @@ std::vector<KeySpec> read_keys() {
                static_cast<std::int64_t>(kLoadGapBytes)),
       bool_key("load", "cooperative",
                "each stored range read once, by one of the processes loading it, and sent over "
-               "MPI to the others (bytes from storage vs over the interconnect in `replicas`); "
+               "MPI to the others (bytes from storage vs over the interconnect in replicas); "
                "false: every process reads all it loads",
                false),
       fixed(bool_key("measure", "calibration",

@@ -42,10 +42,10 @@ TEST(KeysCli, JsonListsEveryKeyOfTheSchemaWithItsHelp) {
 }
 
 TEST(KeysCli, APrefixSelectsATableOrOneKey) {
-  EXPECT_EQ(
-      names(keys_json("load")),
-      (std::vector<std::string>{"load.method", "load.threads", "load.direct", "load.chunk_bytes",
-                                "load.pool_bytes", "load.tp", "load.gap_bytes"}));
+  EXPECT_EQ(names(keys_json("load")),
+            (std::vector<std::string>{"load.method", "load.threads", "load.direct",
+                                      "load.chunk_bytes", "load.pool_bytes", "load.tp",
+                                      "load.gap_bytes", "load.cooperative"}));
   EXPECT_EQ(names(keys_json("backend.sync")), std::vector<std::string>{"backend.sync"});
   EXPECT_EQ(names(keys_json("backend.posix")),
             std::vector<std::string>{"backend.posix.throttle_percent"});
