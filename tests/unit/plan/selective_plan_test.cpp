@@ -85,7 +85,8 @@ RankPlan four_shards_in_two_files() {
 
 TEST(SelectivePlan, KeepsTheChosenShardsPackedPerFileAtTheirBufferPlaces) {
   const Case c;
-  const RankPlan out = selective_plan(four_shards_in_two_files(), {false, true, true, false}, c, "/ckpt/step_2");
+  const RankPlan out =
+      selective_plan(four_shards_in_two_files(), {false, true, true, false}, c, "/ckpt/step_2");
   ASSERT_EQ(out.shards.size(), 2u);
   EXPECT_EQ(out.shards[0].file_offset, 0u);
   EXPECT_EQ(out.shards[1].file_offset, 50u);
