@@ -60,10 +60,11 @@ std::uint64_t own_bytes(const nlohmann::json& manifest) {
   return bytes;
 }
 
-// The layer of a tensor name "model.layers.N....", -1 outside the layers.
+// The layer of a tensor name "<module>.layers.N....", -1 outside the layers.
 int layer_of(const std::string& name) {
-  const std::string prefix = "model.layers.";
-  return name.starts_with(prefix) ? std::stoi(name.substr(prefix.size())) : -1;
+  const std::string marker = ".layers.";
+  const std::size_t at = name.find(marker);
+  return at == std::string::npos ? -1 : std::stoi(name.substr(at + marker.size()));
 }
 
 TEST(SelectiveRun, RestoreMergesTheNewestCopyOfEachLayerFromThreeCheckpoints) {
@@ -90,7 +91,8 @@ TEST(SelectiveRun, RestoreMergesTheNewestCopyOfEachLayerFromThreeCheckpoints) {
   EXPECT_EQ(z.at("samples").at("oldest_needed"), nlohmann::json({first, first, first}));
   // The newest manifest: layer 1 from the first, layer 2 from the second, the rest its own.
   const std::map<int, std::string> source_of_layer = {{-1, ""}, {0, ""}, {1, first}, {2, second}};
-  for (const nlohmann::json& t : read_manifest(kept[2]).at("tensors")) {
+  const nlohmann::json newest = read_manifest(kept[2]);  // kept alive across the loop
+  for (const nlohmann::json& t : newest.at("tensors")) {
     const std::string name = t.at("name");
     SCOPED_TRACE(name);
     EXPECT_EQ(t.value("checkpoint", ""), source_of_layer.at(layer_of(name)));
