@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/unit/plan/shard_fixture.hpp"
+
 namespace ckpt::harness {
 namespace {
 
@@ -66,18 +68,10 @@ TEST(SelectivePlan, KOfTheExpertsAreDueInTurnAndEveryOtherTensorAlways) {
 RankPlan four_shards_in_two_files() {
   RankPlan plan;
   plan.rank = 3;
-  const auto add = [&plan](const char* file, std::uint64_t bytes, std::uint64_t memory_offset) {
-    PlacedShard& s = plan.shards.emplace_back();
-    s.file = file;
-    s.bytes = bytes;
-    s.memory_offset = memory_offset;
-    s.file_offset = memory_offset;
-    s.rank = 3;
-  };
-  add("a.bin", 100, 0);
-  add("a.bin", 50, 128);
-  add("a.bin", 70, 192);
-  add("b.bin", 30, 320);
+  add_shard(plan, "a.bin", 100, 0, 0);
+  add_shard(plan, "a.bin", 50, 128, 128);
+  add_shard(plan, "a.bin", 70, 192, 192);
+  add_shard(plan, "b.bin", 30, 320, 320);
   plan.buffer_bytes = 384;
   plan.payload_bytes = 250;
   return plan;

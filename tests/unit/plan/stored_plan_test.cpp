@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/unit/plan/shard_fixture.hpp"
+
 namespace ckpt::harness {
 namespace {
 
@@ -11,16 +13,9 @@ namespace {
 RankPlan two_files() {
   RankPlan plan;
   plan.rank = 3;
-  const auto add = [&plan](const char* file, std::uint64_t bytes, std::uint64_t memory_offset) {
-    PlacedShard& s = plan.shards.emplace_back();
-    s.file = file;
-    s.bytes = bytes;
-    s.memory_offset = memory_offset;
-    s.rank = 3;
-  };
-  add("a.bin", 100, 0);
-  add("a.bin", 50, 100);
-  add("b.bin", 30, 150);
+  add_shard(plan, "a.bin", 100, 0);
+  add_shard(plan, "a.bin", 50, 100);
+  add_shard(plan, "b.bin", 30, 150);
   plan.buffer_bytes = 180;
   plan.payload_bytes = 180;
   plan.io.files.push_back({.path = "/ckpt/a.bin"});
