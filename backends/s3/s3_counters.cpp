@@ -13,6 +13,7 @@ void Counters::reset() {
   retries_ = 0;
   throttled_ = 0;
   backoff_us_ = 0;
+  first_byte_us_ = 0;
 }
 
 std::map<std::string, std::uint64_t> Counters::snapshot() const {
@@ -22,6 +23,7 @@ std::map<std::string, std::uint64_t> Counters::snapshot() const {
   out["retries"] = retries_.load();
   out["throttled"] = throttled_.load();
   out["backoff_us"] = backoff_us_.load();
+  out["first_byte_us"] = first_byte_us_.load();
   return out;
 }
 

@@ -21,10 +21,13 @@ class Counters {
   void retry() { retries_++; }
   void throttled() { throttled_++; }
   void backoff(std::uint64_t microseconds) { backoff_us_ += microseconds; }
+  // A GET's time from sending the request until the first byte of the answer arrived.
+  void first_byte(std::uint64_t microseconds) { first_byte_us_ += microseconds; }
   std::uint64_t requests(RequestKind kind) const {
     return requests_[static_cast<std::size_t>(kind)].load();
   }
-  // {"requests.put": n, ..., "retries": n, "throttled": n, "backoff_us": n}: every counter,
+  // {"requests.put": n, ..., "retries": n, "throttled": n, "backoff_us": n, "first_byte_us": n}
+  // (first_byte_us: summed over every GET and ranged GET attempt): every counter,
   // zeros included, so totals over processes have the same keys.
   std::map<std::string, std::uint64_t> snapshot() const;
 
@@ -33,6 +36,7 @@ class Counters {
   std::atomic<std::uint64_t> retries_{0};
   std::atomic<std::uint64_t> throttled_{0};
   std::atomic<std::uint64_t> backoff_us_{0};
+  std::atomic<std::uint64_t> first_byte_us_{0};
 };
 
 }  // namespace ckpt::backends::s3

@@ -238,6 +238,10 @@ Response Connection::perform(const Request& request) {
     return response;
   }
   curl_easy_getinfo(x.curl, CURLINFO_RESPONSE_CODE, &response.status);
+  curl_off_t first_byte = 0;
+  if (curl_easy_getinfo(x.curl, CURLINFO_STARTTRANSFER_TIME_T, &first_byte) == CURLE_OK &&
+      first_byte > 0)
+    response.first_byte_us = static_cast<std::uint64_t>(first_byte);
   return response;
 }
 
@@ -252,6 +256,8 @@ Response send(Connection& connection, const Request& request, const S3Config& co
       latency->record(static_cast<std::uint64_t>(
           std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count()));
     }
+    if (request.kind == RequestKind::get || request.kind == RequestKind::ranged_get)
+      counters.first_byte(response.first_byte_us);
     if (response.status == 503 || response.status == 429) counters.throttled();
     if (!retryable(response) || attempt >= config.retries) return response;
     if (stop != nullptr && stop->load()) return response;

@@ -43,10 +43,11 @@ struct Response {
   long status = 0;              // 0: no HTTP response (transport_error says why)
   std::string transport_error;  // libcurl's message
   bool retryable_transport = false;
-  std::string text;            // the body, unless in Request::download (of errors: the start)
-  std::string etag;            // the ETag header
-  std::uint64_t received = 0;  // bytes of Request::download filled
-  bool overflow = false;       // the body was longer than Request::download
+  std::string text;                 // the body, unless in Request::download (of errors: the start)
+  std::string etag;                 // the ETag header
+  std::uint64_t received = 0;       // bytes of Request::download filled
+  bool overflow = false;            // the body was longer than Request::download
+  std::uint64_t first_byte_us = 0;  // from sending until the answer's first byte (libcurl's)
 
   bool ok() const { return status >= 200 && status < 300 && !overflow; }
 };

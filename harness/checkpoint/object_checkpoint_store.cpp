@@ -1,9 +1,11 @@
 #include "harness/checkpoint/object_checkpoint_store.hpp"
 
 #include <fmt/format.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <sstream>
 #include <stdexcept>
 
@@ -38,12 +40,32 @@ std::string holder_of(const std::string& text) {
   return fmt::format("(host {}, pid {})", host, pid);
 }
 
+// Whether a lock object's "<host> <pid>" names a process of this host that no longer runs (a
+// killed run leaves its lock object behind; an object store has no lock that dies with it).
+bool holder_is_gone(const std::string& text) {
+  std::istringstream words(text);
+  std::string host;
+  long pid = 0;
+  if (!(words >> host >> pid) || host != host_name() || pid <= 0) return false;
+  return ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
+}
+
 std::string in_use(const fs::path& case_dir, const std::string& who, const fs::path& object) {
   return fmt::format(
       "campaign.target: {} is in use by {}, which holds the object {} — wait for it to finish, or "
       "choose another campaign.name or campaign.target; if that run is gone (killed), delete the "
       "object and run again",
       case_dir.string(), who, object.string());
+}
+
+// The refusal for a lock object someone holds: a holder that is known gone is named as such.
+std::string locked_by(const fs::path& case_dir, const std::string& holder, const fs::path& object) {
+  if (!holder_is_gone(holder))
+    return in_use(case_dir, "another ckptbench run " + holder_of(holder), object);
+  return fmt::format(
+      "campaign.target: {} is locked by the object {}, left behind by a ckptbench run {} that "
+      "no longer runs on this host (killed) — delete that object and run again",
+      case_dir.string(), object.string(), holder_of(holder));
 }
 
 // Removes its object when it goes.
@@ -116,23 +138,27 @@ std::optional<std::string> ObjectCheckpointStore::restore_problem(const Case& c)
 std::optional<std::string> ObjectCheckpointStore::shared_lock_problem(const Case& c) {
   const fs::path lock = case_directory(c) / kLockName;
   if (const auto holder = store().get(lock.string()))
-    return in_use(case_directory(c), "another ckptbench run " + holder_of(*holder), lock);
+    return locked_by(case_directory(c), *holder, lock);
   return std::nullopt;
 }
 
 std::unique_ptr<StoreLock> ObjectCheckpointStore::lock(const Case& c, bool shared,
-                                                       std::string& problem, std::string&) {
+                                                       std::string& problem, std::string& note) {
   const std::lock_guard guard(mutex_);
   try {
     if (!shared) {
       const fs::path path = case_directory(c) / kLockName;
       if (!store().create(path.string(), fmt::format("{} {}\n", host_name(), ::getpid()))) {
-        problem = in_use(
-            case_directory(c),
-            "another ckptbench run " + holder_of(store().get(path.string()).value_or("")), path);
+        problem = locked_by(case_directory(c), store().get(path.string()).value_or(""), path);
         return nullptr;
       }
       auto held = std::make_unique<ObjectLock>(*this, path);  // goes again on any refusal
+      // A writer killed mid-upload leaves multipart uploads that the store keeps (and bills)
+      // until someone aborts them; holding the case, this run is the one to.
+      if (const std::size_t aborted = store().abort_uploads(folder(case_directory(c))); aborted > 0)
+        note =
+            fmt::format("aborted {} unfinished multipart uploads that an earlier run left under {}",
+                        aborted, case_directory(c).string());
       listing_ = list_case(c);
       if (auto refused = restore_problem(c)) {
         listing_.reset();

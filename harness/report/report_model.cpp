@@ -14,6 +14,7 @@
 #include "harness/report/latency_table.hpp"
 #include "harness/report/report_format.hpp"
 #include "harness/report/report_table.hpp"
+#include "harness/report/request_table.hpp"
 #include "harness/report/selective_table.hpp"
 #include "harness/report/verdict.hpp"
 
@@ -363,6 +364,7 @@ void print_report(const ReportModel& m, bool markdown, std::ostream& out) {
   print_compression_table(m, markdown, out);
   print_selective_table(m, markdown, out);
   print_latency_table(m, markdown, out);
+  print_request_table(m, markdown, out);
 }
 
 }  // namespace ckpt::harness

@@ -94,6 +94,16 @@ std::map<std::string, double> number_map(const std::optional<JsonField>& parent,
   return out;
 }
 
+// `parent`.`key` as request counts (empty when absent).
+RequestCounts request_counts(const std::optional<JsonField>& parent, const char* key) {
+  RequestCounts out;
+  if (!parent) return out;
+  if (const std::optional<JsonField> counts = parent->find(key)) {
+    for (const auto& [name, value] : counts->members()) out[name] = value.count();
+  }
+  return out;
+}
+
 std::optional<double> optional_seconds(const JsonField& j, const char* key) {
   const std::optional<JsonField> field = j.find(key);
   return field ? std::optional<double>(field->non_negative()) : std::nullopt;
@@ -196,6 +206,14 @@ CaseRecord parse_case(const json& record, const JsonSource& source) {
   const std::optional<JsonField> phases = j.find("phases");
   c.write.phases = number_map(phases, "write");
   c.read.phases = number_map(phases, "read");
+  for (const char* direction : {"write", "read"}) {
+    if (!phases) break;
+    RequestCounts counts = request_counts(phases->find(direction), "counters");
+    if (!counts.empty()) c.requests.emplace(direction, std::move(counts));
+  }
+  if (RequestCounts store = request_counts(std::optional<JsonField>(j), "store_requests");
+      !store.empty())
+    c.requests.emplace("store", std::move(store));
   // An object store's wait from the commit until another process sees the checkpoint: shown
   // beside the write's phases.
   if (const std::vector<double> visible = seconds_list(j, "checkpoint_visible_seconds");
@@ -206,6 +224,8 @@ CaseRecord parse_case(const json& record, const JsonSource& source) {
     c.time_to_durable_seconds = optional_seconds(*t, "time_to_durable_seconds");
     if (const auto engine = t->find("engine")) c.engine = engine->string();
     c.training = parse_training(*t);
+    if (RequestCounts counts = request_counts(t, "counters"); !counts.empty())
+      c.requests.emplace("training", std::move(counts));
   }
   if (const auto integrity = j.find("integrity")) {
     if (const auto warnings = integrity->find("warnings")) {

@@ -43,6 +43,10 @@ struct SelectiveRecord {
   std::vector<std::string> read_from;        // the earlier checkpoints it read, oldest first
 };
 
+// A backend's request counts (`phases.<direction>.counters`, `training.counters`,
+// `store_requests`): "requests.put", "retries", "backoff_us", ... summed over every process.
+using RequestCounts = std::map<std::string, std::uint64_t>;
+
 struct CaseRecord {
   std::string run;             // the run it came from (its directory's name)
   std::string campaign;        // campaign.name ("" in results that lack it)
@@ -74,6 +78,9 @@ struct CaseRecord {
       integrity_warnings;  // integrity.warnings (empty in results that lack it)
   std::optional<CompressionRecord> compression;  // absent for cases that compress nothing
   std::optional<SelectiveRecord> selective;      // absent for cases that rotate nothing
+  // Request counts by where they were made: "write", "read", "training" (the loop's
+  // checkpoints) and "store" (the checkpoint store's own); empty for backends that count none.
+  std::map<std::string, RequestCounts> requests;
 
   // "strategy.mapping=file_per_rank" ("-" when nothing is swept).
   std::string label() const;

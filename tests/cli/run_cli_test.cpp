@@ -108,6 +108,9 @@ TEST_F(DryRun, AnObjectStoreRefusesSharedFilesSayingWhatToUse) {
                        "shared_file = false): an object is written whole by one process"))
       << o.describe();
   EXPECT_TRUE(contains(o.err, "use strategy.mapping = \"file_per_rank\"")) << o.describe();
+  // The endpoint (nothing listens on port 1) is not contacted, and the dry run says so.
+  EXPECT_TRUE(contains(o.out, "not checked by a dry run: whether the s3 endpoint answers"))
+      << o.describe();
   expect_nothing_written();
 }
 

@@ -26,6 +26,10 @@ TEST_F(S3Campaign, WriteAndRestoreVerifyAndCountEveryRequest) {
   EXPECT_EQ(write.at("requests.ranged_get"), 0);
   EXPECT_EQ(read.at("requests.ranged_get"), 2) << read.dump();
   EXPECT_EQ(read.at("requests.put"), 0);
+  // Each ranged GET's time to its first byte is summed: more than nothing, less than a second.
+  EXPECT_GT(read.at("first_byte_us").get<std::uint64_t>(), 0u) << read.dump();
+  EXPECT_LT(read.at("first_byte_us").get<std::uint64_t>(), 2'000'000u) << read.dump();
+  EXPECT_EQ(write.at("first_byte_us"), 0);
   for (const nlohmann::json* counters : {&write, &read}) {
     EXPECT_EQ(counters->at("retries"), 0);
     EXPECT_EQ(counters->at("throttled"), 0);
@@ -44,6 +48,16 @@ TEST_F(S3Campaign, WriteAndRestoreVerifyAndCountEveryRequest) {
   EXPECT_TRUE(
       contains(report.out, "w.visible: from the commit until another process saw the checkpoint"))
       << report.out;
+  // One checkpoint's and one restore's requests by kind, for pricing.
+  const Outcome markdown =
+      ckptbench({"report", run_directory(dir_ / "out-counted").string(), "--markdown"});
+  EXPECT_TRUE(contains(markdown.out, "## Requests (object storage)")) << markdown.out;
+  EXPECT_TRUE(contains(markdown.out,
+                       "| write | checkpoint | 1 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | - |"))
+      << markdown.out;
+  EXPECT_TRUE(contains(markdown.out,
+                       "| read | restore or load | 0 | 0 | 0 | 0 | 1 | 0 | 0 | 0 | 0 | 0 | 0 | "))
+      << markdown.out;
 }
 
 // A kept [training] run in the Megatron layout, its checkpoints flushed in the background (the
@@ -51,8 +65,9 @@ TEST_F(S3Campaign, WriteAndRestoreVerifyAndCountEveryRequest) {
 // latest_checkpointed_iteration.txt) retires the one before it by batched deletes, so the bucket
 // holds exactly the newest checkpoint and its pointers, and the local disk nothing (no target
 // directory at all). A restore in a new process then finds it through
-// the pointers and verifies it. The store lists the case once for the target check and once
-// under the lock, and once per retired checkpoint; no process lists anything else.
+// the pointers and verifies it. The store lists the case once for the target check, twice under
+// the lock (its objects, its unfinished multipart uploads), and once per retired checkpoint; no
+// process lists anything else.
 TEST_F(S3Campaign, KeptTrainingCheckpointsRetireTheirObjectsAndRestoreFromTheBucket) {
   const std::string keys = R"(keep = true
 iterations = 1
@@ -77,11 +92,12 @@ name = "async"
   ASSERT_EQ(records.size(), 1u);
   const nlohmann::json& w = records[0];
   EXPECT_EQ(w.at("status"), "ok") << w.dump();
-  // Process 0's store: listed for the target, under the lock and per retired checkpoint; the
-  // lock, then per checkpoint its manifest and both pointers written (and both once more as the
-  // loop ends), each pointer read before it is replaced; two deletes per retired checkpoint.
+  // Process 0's store: listed for the target, under the lock (the case's objects and its
+  // unfinished multipart uploads) and per retired checkpoint; the lock, then per checkpoint its
+  // manifest and both pointers written (and both once more as the loop ends), each pointer read
+  // before it is replaced; two deletes per retired checkpoint.
   const nlohmann::json& store = w.at("store_requests");
-  EXPECT_EQ(store.at("requests.list"), 4) << store.dump();
+  EXPECT_EQ(store.at("requests.list"), 5) << store.dump();
   EXPECT_EQ(store.at("requests.put"), 12);
   EXPECT_EQ(store.at("requests.get"), 7);
   EXPECT_EQ(store.at("requests.delete"), 4);
@@ -135,10 +151,11 @@ pp = 2
   EXPECT_EQ(data.at("requests.list"), 0);
   EXPECT_EQ(data.at("requests.get"), 0);
   const nlohmann::json& store = w.at("store_requests");
-  // Listed for the target, under the lock and to retire checkpoint 1; the lock, then per
+  // Listed for the target, under the lock (objects and unfinished multipart uploads) and to retire
+  // checkpoint 1; the lock, then per
   // checkpoint .metadata, manifest and latest written; `latest` read first, then the pointers
   // read before each is replaced; checkpoint 1's manifest deleted, then its other objects.
-  EXPECT_EQ(store.at("requests.list"), 3) << store.dump();
+  EXPECT_EQ(store.at("requests.list"), 4) << store.dump();
   EXPECT_EQ(store.at("requests.put"), 7);
   EXPECT_EQ(store.at("requests.get"), 5);
   EXPECT_EQ(store.at("requests.delete"), 2);
@@ -173,6 +190,50 @@ pp = 2
   EXPECT_EQ(load.at("requests.get"), 0);
   EXPECT_EQ(load.at("requests.list"), 0);
   EXPECT_EQ(case_objects("four"), expected) << "restore and load change nothing";
+}
+
+// Four processes (TP 2, PP 2) checkpoint in a [training] loop whose async engine flushes each
+// checkpoint in the background: each process PUTs its rank's file per checkpoint, process 0 alone
+// commits. The newest checkpoint then restores in the same layout, each process reading its own
+// file with one ranged GET, verified, listing nothing.
+TEST_F(S3Campaign, FourProcessesCheckpointWithTheAsyncEngineAndRestoreInTheSameLayout) {
+  if (!CKPT_TEST_HAVE_MPI)
+    GTEST_SKIP() << "ckptbench was built without MPI (CKPT_WITH_MPI=OFF or MPI not found)";
+  if (!find_mpirun()) GTEST_SKIP() << "no mpirun on PATH";
+  const std::string keys = R"(keep = true
+iterations = 1
+warmup = 0
+[parallel]
+tp = 2
+pp = 2
+[training]
+iterations = 4
+iteration_seconds = 0.01
+checkpoint_every = 2
+[engine]
+name = "async"
+)";
+  const Outcome written = run_campaign("async4", keys, {"--phase", "checkpoint"}, "", 4);
+  ASSERT_EQ(written.exit_code, 0) << written.describe();
+  const nlohmann::json w = read_results(dir_ / "out-async4").at(0);
+  ASSERT_EQ(w.at("status"), "ok") << w.dump();
+  const nlohmann::json& flushed = w.at("training").at("counters");
+  EXPECT_EQ(flushed.at("requests.put"), 8) << flushed.dump();  // 4 files, 2 checkpoints
+  EXPECT_EQ(flushed.at("requests.list"), 0);
+  EXPECT_EQ(flushed.at("requests.get"), 0);
+  EXPECT_EQ(w.at("training").at("checkpoints").size(), 2u) << w.dump();
+
+  const Outcome restored = run_campaign("async4", keys, {"--phase", "restore"}, "restored", 4);
+  ASSERT_EQ(restored.exit_code, 0) << restored.describe();
+  const nlohmann::json r = read_results(dir_ / "out-restored").at(0);
+  EXPECT_EQ(r.at("status"), "ok") << r.dump();
+  EXPECT_EQ(r.at("verified"), true);
+  // The loop's checkpoints are named by their iteration: the newest is iteration 4's.
+  EXPECT_EQ(r.at("checkpoint_dir"), (case_dir("async4") / "step_0000004").string());
+  const nlohmann::json& reads = r.at("phases").at("read").at("counters");
+  EXPECT_EQ(reads.at("requests.ranged_get"), 4) << reads.dump();
+  EXPECT_EQ(reads.at("requests.list"), 0);
+  EXPECT_EQ(r.at("store_requests").at("requests.list"), 0);
 }
 
 // The case lock of an object store is an object: while another run's is there, a keeping run

@@ -3,6 +3,7 @@
 // deleted or truncated behind the benchmark's back. Nothing incomplete is called complete (the
 // exit status, no manifest, `latest` unchanged), retries and back-off are counted in results, and
 // the previous checkpoint still restores.
+#include <algorithm>
 #include <fstream>
 #include <optional>
 #include <string>
@@ -53,8 +54,9 @@ class S3Faults : public S3Campaign {
 
 // The server stops after the first part of checkpoint 2's multipart upload: the run fails (exit 1)
 // saying what failed, writes no manifest and leaves `latest` at checkpoint 1. Its lock object
-// stays (the server was gone when the run let go of it), and a restore names it; once it is
-// deleted, checkpoint 1 restores and verifies.
+// stays (the server was gone when the run let go of it), and a restore names it as left by a run
+// that is gone; once it is deleted, checkpoint 1 restores and verifies, and the next writing run
+// aborts the stopped run's multipart upload.
 TEST_F(S3Faults, AServerThatStopsMidUploadLeavesNoCompleteCheckpointAndThePreviousRestores) {
   const fs::path model = dir_.write("parted.toml", kPartedModel);
   const std::vector<std::string> parted{"--set", "model.name=" + model.string(), "--set",
@@ -84,8 +86,11 @@ TEST_F(S3Faults, AServerThatStopsMidUploadLeavesNoCompleteCheckpointAndThePrevio
   restore.insert(restore.end(), {"--phase", "restore"});
   const Outcome refused = run_campaign("stop", kKept, restore, "refused");
   EXPECT_EQ(refused.exit_code, 2) << refused.describe();
-  EXPECT_TRUE(contains(refused.err, "which holds the object " + case_path + "/.ckptbench.lock"))
+  // The run that left the lock ran on this host and is gone: the refusal says so.
+  EXPECT_TRUE(contains(refused.err, "is locked by the object " + case_path +
+                                        "/.ckptbench.lock, left behind by a ckptbench run"))
       << refused.err;
+  EXPECT_TRUE(contains(refused.err, "no longer runs on this host")) << refused.err;
   objects(backend).remove({case_path + "/.ckptbench.lock"});
   const Outcome restored = run_campaign("stop", kKept, restore, "restored");
   ASSERT_EQ(restored.exit_code, 0) << restored.describe();
@@ -93,8 +98,17 @@ TEST_F(S3Faults, AServerThatStopsMidUploadLeavesNoCompleteCheckpointAndThePrevio
   EXPECT_EQ(r.at("status"), "ok") << r.dump();
   EXPECT_EQ(r.at("verified"), true);
   EXPECT_EQ(r.at("checkpoint_dir"), case_path + "/step_0000001");
-  // The stopped writer's multipart upload stayed open; it is found and aborted.
-  EXPECT_EQ(objects(backend).abort_uploads(case_path + "/step_0000002/"), 1u);
+  // The stopped writer's multipart upload stayed open. The next writing run, holding the case,
+  // aborts it and says so.
+  std::vector<std::string> overwrite = write;
+  overwrite.insert(overwrite.end(), {"--set", "campaign.overwrite=true"});
+  const Outcome next = run_campaign("stop", kKept, overwrite, "next");
+  ASSERT_EQ(next.exit_code, 0) << next.describe();
+  const nlohmann::json notes = read_results(dir_ / "out-next").at(0).at("notes");
+  const std::string aborted =
+      "aborted 1 unfinished multipart uploads that an earlier run left under " + case_path;
+  EXPECT_NE(std::find(notes.begin(), notes.end(), aborted), notes.end()) << notes.dump();
+  EXPECT_EQ(objects(backend).abort_uploads(case_path + "/"), 0u);
 }
 
 // Two 503 SlowDown answers to the data object's PUT are retried after back-off (at most 1 ms,

@@ -221,6 +221,39 @@ TEST(ReportModel, CompressionTableShowsBytesSavedAndCodecSeconds) {
             std::string::npos);
 }
 
+TEST(ReportModel, RequestTableShowsOneCheckpointsRequestsByKindAndPlace) {
+  // Two timed iterations: the counts are sums over both, and the table halves them.
+  json s3 = json::parse(line({{"backend.name", "s3"}}, {1, 1}, "s"));
+  const json counts{{"requests.put", 0},  {"requests.part", 18},      {"requests.multipart", 4},
+                    {"requests.get", 0},  {"requests.ranged_get", 0}, {"requests.list", 0},
+                    {"requests.head", 0}, {"requests.delete", 0},     {"retries", 3},
+                    {"throttled", 1},     {"backoff_us", 500000}};
+  s3["phases"]["write"]["counters"] = counts;
+  s3["store_requests"] = {
+      {"requests.put", 4}, {"requests.list", 2}, {"requests.get", 3}, {"first_byte_us", 4500}};
+  const RunRecord run = run_of("r", s3.dump() + "\n" + line({{"backend.name", "posix"}}, {1}, "p"));
+  EXPECT_EQ(run.cases[0].requests.at("write").at("requests.part"), 18u);
+  const ReportModel m = build_report({run}, {});
+  std::ostringstream markdown;
+  print_report(m, true, markdown);
+  EXPECT_NE(markdown.str().find(
+                "| backend.name=s3 | store | case | 4 | - | - | 3 | - | 2 | - | - | - | - | - | "
+                "1.5 ms |\n"
+                "| backend.name=s3 | write | checkpoint | 0 | 9 | 2 | 0 | 0 | 0 | 0 | 0 | 1.5 | "
+                "0.5 | 0.25 | - |\n"),
+            std::string::npos)
+      << markdown.str();
+  // The posix case counts nothing and gets no row.
+  EXPECT_EQ(markdown.str().find("| backend.name=posix | write"), std::string::npos);
+  const std::string html = html_report(m);
+  EXPECT_NE(html.find("<h2>Requests (object storage)</h2>"), std::string::npos);
+  EXPECT_NE(html.find("<td>write</td><td>checkpoint</td><td class=n>0</td><td class=n>9</td>"),
+            std::string::npos)
+      << html;
+  EXPECT_EQ(html_report(build_report({run_of("p", line({}, {1}, "p"))}, {})).find("Requests"),
+            std::string::npos);
+}
+
 TEST(Html, EscapesEveryString) {
   EXPECT_EQ(html_escape("<a href=\"x\">&'"), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
   const RunRecord run = run_of("r<script>", line({{"m", "<b>&"}}, {1, 2}, "h"));
