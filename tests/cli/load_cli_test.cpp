@@ -415,7 +415,9 @@ TEST_F(LoadCli, BadInputsAreOneClearErrorEach) {
                              "; load its TP slices with --tp N --backend hdf5"))
         << hdf5.err;
   }
-  const Outcome slices = load(datasets, {"--tp", "2", "--backend", "hdf5", "--method", "read"});
+  // A file per rank holds each rank's slices as datasets of their own shapes: TP 4 reads
+  // hyperslabs of them, inference rank 1's vocabulary rows from both files.
+  const Outcome slices = load(datasets, {"--tp", "4", "--backend", "hdf5", "--method", "read"});
   EXPECT_EQ(slices.exit_code, 0) << slices.describe();
   EXPECT_TRUE(contains(slices.out, ", backend hdf5, verified\n")) << slices.out;
 }

@@ -3,7 +3,7 @@
 // every method, and at TP 1 by one process with O_DIRECT through a small chunk pool; each load
 // verifies every tensor, with exact byte counts. Weights come out of a full training-state
 // checkpoint too, and a flipped byte is named by tensor. A collective backend (mpiio) serves the
-// read method.
+// read method, in collective calls too (backend.mpiio.collective); hdf5 reads hyperslabs.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -237,79 +237,57 @@ TEST_F(LoadPhase, MpiioLoadsWithOneCollectiveReadOfEachProcesssRanges) {
 
   // backend.mpiio.collective: a file several processes read is read in collective calls, by 2
   // processes (two inference ranks each, whose replicated tensors and bridged gaps name bytes
-  // twice) and by 3 (shares of 2, 1 and 1 ranks). A collective call some process did not make
+  // twice; 3 processes: MpiioUneven under -np 3). A collective call some process did not make
   // would hang: the run is bounded.
   const std::string collective = mpiio + "[backend.mpiio]\ncollective = true\n";
-  for (const int processes : {2, 3}) {
-    const fs::path out = dir_ / ("collective-m" + std::to_string(processes));
-    const Outcome loaded =
-        run(processes,
-            campaign("m", "weights", "raw", collective + "[load]\ntp = 4\nmethod = \"read\"\n"),
-            out, "load", std::chrono::seconds(60));
-    ASSERT_EQ(loaded.exit_code, 0) << loaded.describe();
-    const nlohmann::json c = read_results(out).at(0);
-    EXPECT_EQ(c.at("status"), "ok") << c.at("error");
-    EXPECT_EQ(c.at("verified"), true);
-    EXPECT_EQ(c.at("load").at("bytes").get<std::uint64_t>(), weights);
-    // Each file is read by 2 processes: by 2, the one that holds ranks 0 and 1 and the one that
-    // needs the norms rank 0 stored; by 3, a file's two readers.
-    EXPECT_TRUE(contains(c.at("notes").dump(), "MPI_File_read_at_all rounds on 2 processes"))
-        << c.at("notes").dump();
-  }
+  const Outcome loaded =
+      run(2, campaign("m", "weights", "raw", collective + "[load]\ntp = 4\nmethod = \"read\"\n"),
+          dir_ / "collective-m", "load", std::chrono::seconds(60));
+  ASSERT_EQ(loaded.exit_code, 0) << loaded.describe();
+  const nlohmann::json c = read_results(dir_ / "collective-m").at(0);
+  EXPECT_EQ(c.at("status"), "ok") << c.at("error");
+  EXPECT_EQ(c.at("verified"), true);
+  EXPECT_EQ(c.at("load").at("bytes").get<std::uint64_t>(), weights);
+  // File 0 is read by both: the process of ranks 0 and 1, and the one that needs the norms rank 0
+  // stored.
+  EXPECT_TRUE(contains(c.at("notes").dump(), "MPI_File_read_at_all rounds on 2 processes"))
+      << c.at("notes").dump();
 }
 
 // hdf5 checkpoints load as hyperslabs of their datasets: each inference rank's TP slice read from
 // the dataset that stores its tensor. A TP 2 checkpoint in one shared file (datasets of the
-// global shapes, leading dimensions divided by model.scale) loads at TP 4 and at TP 1 (process 1
-// then loads nothing and still takes part); one in a file per rank (each rank's slices as
-// datasets of their own shapes) loads at TP 4, each slice inside one stored slice, and refuses
-// TP 1, whose row-parallel tensors would join two files' slices across their rows.
-TEST_F(LoadPhase, Hdf5CheckpointsLoadTheirTpSlicesAsHyperslabs) {
+// global shapes, leading dimensions divided by model.scale) loads at TP 1 on 2 processes: process
+// 0 reads every tensor whole as one hyperslab (the vocabulary's 1100 of the 1280 stored rows),
+// process 1 loads nothing and still takes part in the collective read. (A file per rank's
+// slice-shaped datasets: `ckptbench load --tp 4 --backend hdf5`, LoadCli.)
+TEST_F(LoadPhase, Hdf5SharedFileLoadsItsTpSlicesAsHyperslabs) {
   if (!std::regex_search(ckptbench({"backends"}).out, std::regex("\nhdf5 +yes")))
     GTEST_SKIP() << "this build has no hdf5 backend";
-  const std::string hdf5 = "[backend]\nname = \"hdf5\"\n";
-  for (const std::string mapping : {"shared_file", "file_per_rank"}) {
-    SCOPED_TRACE(mapping);
-    const std::string name = "h5-" + mapping;
-    const auto campaign_of = [&](const std::string& extra) {
-      return dir_.write(
-          name + ".toml",
-          campaign_toml(name, dir_ / "target",
-                        // strategy.format and, in the same table, its mapping
-                        tp2_checkpoint_toml(model_, "weights", "raw\"\nmapping = \"" + mapping) +
-                            hdf5 + extra));
-    };
-    const Outcome written = run(2, campaign_of(""), dir_ / ("w-" + name), "checkpoint");
-    ASSERT_EQ(written.exit_code, 0) << written.describe();
-    const auto weights =
-        read_results(dir_ / ("w-" + name)).at(0).at("bytes_per_checkpoint").get<std::uint64_t>();
-    for (const int tp : {4, 1}) {
-      const fs::path out = dir_ / ("tp" + std::to_string(tp) + "-" + name);
-      const Outcome loaded =
-          run(2, campaign_of("[load]\ntp = " + std::to_string(tp) + "\nmethod = \"read\"\n"), out,
-              "load", std::chrono::seconds(60));
-      if (tp == 1 && mapping == "file_per_rank") {
-        EXPECT_EQ(loaded.exit_code, 2) << loaded.describe();
-        EXPECT_TRUE(contains(loaded.err, "as slices that cut it across its rows")) << loaded.err;
-        continue;
-      }
-      ASSERT_EQ(loaded.exit_code, 0) << loaded.describe();
-      const nlohmann::json r = read_results(out).at(0);
-      EXPECT_EQ(r.at("status"), "ok") << r.at("error");
-      EXPECT_EQ(r.at("verified"), true);
-      const nlohmann::json& l = r.at("load");
-      // TP 1 is not padded: the TP 2 padding rows 1100..1279 (/ 4) are not needed.
-      const std::uint64_t needed = weights - (tp == 1 ? (1280 - 1100) / 4 * kVocabRowBytes : 0);
-      EXPECT_EQ(l.at("bytes").get<std::uint64_t>(), needed);
-      EXPECT_EQ(l.at("bytes_read").get<std::uint64_t>(), needed) << "hyperslabs bridge nothing";
-      EXPECT_EQ(l.at("requests").get<std::uint64_t>(), 0u) << "no byte ranges";
-      // One hyperslab a shard: 58 tensors split by TP (7 a layer, the embedding, the output
-      // layer) on every rank, the 17 norms on rank 0 (75 at TP 1). From files per rank, inference
-      // rank 1's embedding and output rows 384..767 lie in both files' slices (640 rows each).
-      const std::uint64_t reads = tp == 1 ? 75 : 4 * 58 + 17 + (mapping == "file_per_rank" ? 2 : 0);
-      EXPECT_EQ(l.at("reads").get<std::uint64_t>(), reads);
-    }
-  }
+  const auto campaign_of = [&](const std::string& extra) {
+    return dir_.write(
+        "h5.toml",
+        campaign_toml("h5", dir_ / "target",
+                      // strategy.format and, in the same table, its mapping
+                      tp2_checkpoint_toml(model_, "weights", "raw\"\nmapping = \"shared_file") +
+                          "[backend]\nname = \"hdf5\"\n" + extra));
+  };
+  const Outcome written = run(2, campaign_of(""), dir_ / "w-h5", "checkpoint");
+  ASSERT_EQ(written.exit_code, 0) << written.describe();
+  const auto weights =
+      read_results(dir_ / "w-h5").at(0).at("bytes_per_checkpoint").get<std::uint64_t>();
+  const Outcome loaded = run(2, campaign_of("[load]\ntp = 1\nmethod = \"read\"\n"), dir_ / "l-h5",
+                             "load", std::chrono::seconds(60));
+  ASSERT_EQ(loaded.exit_code, 0) << loaded.describe();
+  const nlohmann::json r = read_results(dir_ / "l-h5").at(0);
+  EXPECT_EQ(r.at("status"), "ok") << r.at("error");
+  EXPECT_EQ(r.at("verified"), true);
+  const nlohmann::json& l = r.at("load");
+  // TP 1 is not padded: the TP 2 padding rows 1100..1279 (/ 4) are not needed.
+  const std::uint64_t needed = weights - (1280 - 1100) / 4 * kVocabRowBytes;
+  EXPECT_EQ(l.at("bytes").get<std::uint64_t>(), needed);
+  EXPECT_EQ(l.at("bytes_read").get<std::uint64_t>(), needed) << "hyperslabs bridge nothing";
+  EXPECT_EQ(l.at("requests").get<std::uint64_t>(), 0u) << "no byte ranges";
+  EXPECT_EQ(l.at("reads").get<std::uint64_t>(), 75u) << "one hyperslab a tensor";
 }
 
 }  // namespace
