@@ -36,22 +36,29 @@ long long moved_bytes(const MPI_Status& status) {
 }
 
 // The extents in file order, cut into pieces of at most `limit`, packed into rounds of at most
-// `limit` bytes each.
+// `limit` bytes each. A piece that overlaps the bytes of the round's previous pieces in the file
+// starts a new round: a read may name bytes twice (two modeled ranks of one process loading the
+// same replicated tensor, or each bridging a gap over the other's range), and Open MPI 4.1's
+// OMPIO refuses a file type whose blocks overlap (MPI_ERR_TYPE) inside MPI_File_set_view before
+// its collective part, so a process whose view was valid waited there for one that had left.
 std::vector<Round> plan_rounds(std::vector<Extent> extents, std::uint64_t limit) {
-  std::sort(extents.begin(), extents.end(),
-            [](const Extent& a, const Extent& b) { return a.file_offset < b.file_offset; });
+  std::stable_sort(extents.begin(), extents.end(),
+                   [](const Extent& a, const Extent& b) { return a.file_offset < b.file_offset; });
   std::vector<Round> rounds;
   std::uint64_t round_bytes = limit;  // forces a new round for the first piece
+  std::uint64_t round_end = 0;        // the end in the file of the round's furthest piece
   for (const Extent& e : extents) {
     for (std::uint64_t done = 0; done < e.length;) {
       const std::uint64_t length = std::min(e.length - done, limit);
-      if (round_bytes + length > limit) {
+      const std::uint64_t at = e.file_offset + done;
+      if (round_bytes + length > limit || at < round_end) {
         rounds.emplace_back();
         round_bytes = 0;
+        round_end = 0;
       }
-      rounds.back().push_back(
-          {e.file_offset + done, e.memory_offset + done, static_cast<int>(length)});
+      rounds.back().push_back({at, e.memory_offset + done, static_cast<int>(length)});
       round_bytes += length;
+      round_end = std::max(round_end, at + length);
       done += length;
     }
   }

@@ -23,8 +23,9 @@ inline constexpr std::uint64_t kMaxRequestBytes = std::uint64_t{1} << 30;
 std::uint64_t round_limit(const std::vector<Extent>& extents);
 
 // This process's collective rounds for `extents`: in file order, cut and packed into rounds of at
-// most round_limit(extents) bytes. 0 for no bytes; ceil(bytes / chunk) for a contiguous run of
-// extents of one chunk each and a shorter last one.
+// most round_limit(extents) bytes, no two pieces of a round overlapping in the file (a piece that
+// would starts the next round). 0 for no bytes; ceil(bytes / chunk) for a contiguous run of
+// extents of one chunk each and a shorter last one; one round a copy for extents read twice.
 std::size_t round_count(const std::vector<Extent>& extents);
 
 // One distinct path of a plan, opened on the communicator of the processes that access it.
@@ -59,7 +60,8 @@ struct CollectiveRounds {
 };
 
 // MPI_File_write_at_all / MPI_File_read_at_all: the file's extents in file order, in rounds of at
-// most round_limit(extents), as many rounds on every process of the file's communicator (the
+// most round_limit(extents) whose pieces do not overlap in the file (a read may name bytes more
+// than once), as many rounds on every process of the file's communicator (the
 // largest round_count, agreed with one MPI_Allreduce of the count, the limit and the most pieces
 // in a round). When no process has more than one piece in a round, each call takes its piece at
 // an explicit offset, contiguous; otherwise each round sets an hindexed file view. A process with

@@ -40,10 +40,19 @@ namespace {
 namespace fs = std::filesystem;
 
 // Loading reads bytes at the manifest's file offsets: a checkpoint whose backend stored none
-// (null) or stored its own format (hdf5 datasets) holds no weights to load that way.
-void check_stored_bytes(const fs::path& dir, const Manifest& manifest) {
+// (null) holds no weights to load. One of its own format (hdf5 datasets) loads as TP slices read
+// as hyperslabs by that backend (--tp, --backend hdf5); a backend of its own format reads no other
+// backend's files.
+void check_stored_bytes(const fs::path& dir, const Manifest& manifest,
+                        const LoadCommandOptions& o) {
   const std::string& backend = manifest.writer.backend;
   for (const backends::BackendInfo& info : backends::list_backends()) {
+    if (info.name == o.backend && !info.capabilities.raw_layout && o.backend != backend) {
+      throw std::runtime_error(fmt::format(
+          "{}: written with backend.name = \"{}\", and --backend {} reads only the files of its "
+          "own format; load it with a backend that reads raw bytes (posix, uring, mpiio)",
+          dir.string(), backend, o.backend));
+    }
     if (info.name != backend) continue;
     if (!info.capabilities.stores_data) {
       throw std::runtime_error(
@@ -54,14 +63,13 @@ void check_stored_bytes(const fs::path& dir, const Manifest& manifest) {
                       "uring, mpiio) and campaign.keep = true",
                       dir.string(), backend));
     }
-    if (!info.capabilities.raw_layout) {
+    if (!info.capabilities.raw_layout && (o.tp == 0 || o.backend != backend)) {
       throw std::runtime_error(fmt::format(
           "{}: written with backend.name = \"{}\", which stores its own self-describing format, "
-          "not the raw bytes at "
-          "the manifest's offsets that `ckptbench load` reads; write it with posix, uring or mpiio "
-          "(strategy.format "
-          "= \"safetensors\" for Hugging Face files), or restore it with --phase restore",
-          dir.string(), backend));
+          "not the raw bytes at the manifest's offsets that `ckptbench load` reads {}; load its "
+          "TP slices with --tp N --backend {} (hyperslabs of its datasets), or write it with "
+          "posix, uring or mpiio (strategy.format = \"safetensors\" for Hugging Face files)",
+          dir.string(), backend, o.tp == 0 ? "whole" : "through --backend " + o.backend, backend));
     }
   }
 }
@@ -548,7 +556,7 @@ int run_load(const LoadCommandOptions& o, std::ostream& out, std::ostream& err) 
   if (!store->objects()) check_checkpoint_directory(dir);
   const Manifest manifest =
       store->objects() ? read_object_manifest(*store, dir) : read_manifest(dir);
-  check_stored_bytes(dir, manifest);
+  check_stored_bytes(dir, manifest, o);
   check_load_backend(o);
   // A backend that needs MPI (a collective one) gets it started, as a one-process job.
   const std::unique_ptr<Comm> mpi = needs_mpi(o.backend) ? make_comm(true) : nullptr;

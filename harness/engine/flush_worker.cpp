@@ -116,6 +116,11 @@ void FlushWorker::execute(FlushJob& job, FlushResult& result) {
   }
   result.committed = result.error.empty() && !failure_;
   result.committed_at = Clock::now();
+  if (!result.committed || !job.after_commit) return;
+  try {
+    job.after_commit();
+  } catch (...) {  // an observation only: the commit stands
+  }
 }
 
 void FlushWorker::run(FlushJob& job) noexcept {

@@ -37,6 +37,8 @@ struct FlushJob {
   // Last, once every write succeeded: the commit, where no other process must agree (one
   // process without MPI); returns a problem or "". Empty: the caller commits after collect().
   std::function<std::string()> commit;
+  // After a commit here succeeded and its end was taken: what is observed of it (may be empty).
+  std::function<void()> after_commit;
 };
 
 struct FlushResult {

@@ -125,6 +125,7 @@ class TrainingRun {
   void update(std::int64_t iteration);
   void checkpoint(std::int64_t iteration);
   void checkpoint_sync(std::int64_t iteration, Clock::time_point due);
+  double observe(const fs::path& dir);  // io_.observe_commit, when set; returns its seconds
   double gather(std::int64_t iteration, CheckpointRecord& record);
   void checkpoint_background(std::int64_t iteration, Clock::time_point due);
   FlushTarget flush_target(std::int64_t iteration, const fs::path& dir) const;
@@ -170,6 +171,7 @@ class TrainingRun {
   std::optional<std::size_t> polled_record_;  // committed by a poll during the current wait_for
   double polled_commit_seconds_ = 0;          // how long that commit took
   double last_commit_seconds_ = 0;            // the slowest process's time of the last commit
+  double observed_seconds_ = 0;               // observe() of the last commit() (main thread)
   std::vector<std::uint64_t> flush_bytes_;    // per record: this process's bytes
   std::map<std::string, std::uint64_t> flush_counters_;  // this process's flushes' counters
   std::vector<std::vector<StagedPart>> chunks_;  // ring: each plan cut into the ring's chunks
@@ -368,6 +370,14 @@ void TrainingRun::checkpoint(std::int64_t iteration) {
   // The sync loop stood still from due to resumed: its stall is read off the two times the
   // timeline draws, so that the two cannot disagree.
   if (e_.kind == EngineKind::sync) record.stall_seconds = record.times.resumed - record.times.due;
+  if (e_.kind == EngineKind::sync && record.committed) observe(summary_.committed_dir);
+}
+
+double TrainingRun::observe(const fs::path& dir) {
+  if (!io_.observe_commit) return 0;
+  const auto start = Clock::now();
+  io_.observe_commit(dir);
+  return seconds_since(start);
 }
 
 void TrainingRun::checkpoint_sync(std::int64_t iteration, Clock::time_point due) {
@@ -552,6 +562,7 @@ void TrainingRun::checkpoint_background(std::int64_t iteration, Clock::time_poin
   // No other process to agree with: commit on the worker, at once.
   if (drain && io_.comm.kind() == "single") {
     job.commit = [this, dir, iteration, sums = sums_] { return io_.commit(dir, iteration, sums); };
+    job.after_commit = [this, dir] { observe(dir); };
   }
   const auto copy = [this, iteration, record] {
     const auto copy_start = Clock::now();
@@ -586,6 +597,7 @@ void TrainingRun::poll(bool block, bool may_commit) {
   }
   if (!io_.comm.all(worker_.finished() && may_commit)) return;
   const auto commit_start = Clock::now();
+  double observed = 0;  // of the commit made here: outside the loop's times
   const FlushResult result = worker_.collect();
   InFlight flight = std::move(*in_flight_);
   in_flight_.reset();
@@ -609,16 +621,18 @@ void TrainingRun::poll(bool block, bool may_commit) {
                   std::chrono::duration<double>(result.committed_at - flight.due).count());
     record.times.commit = {at(result.commit_started_at), at(result.committed_at)};
   } else if (flight.drain) {
+    observed_seconds_ = 0;
     commit(flight.dir, record.iteration, flight.sums, record, flight.due);
+    observed = observed_seconds_;
   }
   // Every process agreed on the commit (or there was none), so all of them mark the tiers.
   if (e_.kind == EngineKind::tiered && (!flight.drain || record.committed))
     record_tiers(record, flight);
   pool_->release();
-  last_commit_seconds_ = io_.comm.max(seconds_since(commit_start));
+  last_commit_seconds_ = io_.comm.max(seconds_since(commit_start) - observed);
   if (!block) {  // wait_for charges what the commit made it overrun
     polled_record_ = flight.record;
-    polled_commit_seconds_ = seconds_since(commit_start);
+    polled_commit_seconds_ = seconds_since(commit_start) - observed;
   }
 }
 
@@ -647,6 +661,9 @@ void TrainingRun::commit(const fs::path& dir, std::int64_t iteration, const Chec
   if (!problem.empty()) return fail_checkpoint(problem);
   // From the same clock reading as the commit's end: the timeline's durable mark is due + this.
   record_commit(record, dir, at(end) - at(due));
+  // Sync: once the loop resumed (checkpoint()). Background: here, kept out of the seconds a
+  // polled commit holds the loop (poll()).
+  if (e_.kind != EngineKind::sync) observed_seconds_ = observe(dir);
 }
 
 void TrainingRun::record_commit(CheckpointRecord& record, const fs::path& dir,

@@ -48,6 +48,12 @@ struct TrainingIo {
   std::function<std::string(const std::filesystem::path& dir, std::int64_t iteration,
                             const Checksums& sums)>
       commit;
+  // Collective, optional: after checkpoint `dir` was committed, what the harness observes of it
+  // outside the checkpoint's times (another process looking for it). Made once per committed
+  // checkpoint, where no stall or time to durable counts it: a sync loop's after it resumed, a
+  // background commit's after its end (a single process's on the flush thread, right after its
+  // commit there).
+  std::function<void(const std::filesystem::path& dir)> observe_commit;
   // Collective: removes directory `dir` of a checkpoint that failed after claim_dir (never
   // committed; no process writes into it any more) and says what became of it, for the error.
   // Empty: the directory stays.

@@ -9,6 +9,7 @@
 #include "harness/exec/codec_plans.hpp"
 #include "harness/exec/dp_gather.hpp"
 #include "harness/exec/process_buffer.hpp"
+#include "harness/loadplan/dataset_load_plan.hpp"
 #include "harness/loadplan/load_plan.hpp"
 #include "harness/loadplan/reshard_restore.hpp"
 #include "harness/plan/training_state.hpp"
@@ -76,6 +77,13 @@ ProcessPlans plan_process(const workloads::Layout& layout, const Case& c, PhaseS
       return load_plans(*manifest, load_spec(c),
                         process_share(inference_ranks(c.load.inference), q, processes), dir);
     };
+    if (c.load.cooperative && plans_datasets(manifest->writer.backend)) {
+      throw ReshardError(fmt::format(
+          "load.cooperative = true shares byte ranges of the stored files between processes, and "
+          "a checkpoint of backend.name = \"{}\" is read as hyperslabs of its datasets; set "
+          "load.cooperative = false",
+          manifest->writer.backend));
+    }
     if (c.load.cooperative)
       plan_exchange(plans, process, processes, 0, plan_of);
     else

@@ -18,13 +18,13 @@ std::string setting(std::string_view name, std::string_view value) {
   return fmt::format("{} = \"{}\"", name, value);
 }
 
-// The backends of this build that read files back and can serve a load with what `wanted` asks:
-// those that stream (`collective`: the collective ones too, which serve the read method).
+// The backends of this build that read raw files back and can serve a load with what `wanted`
+// asks by streaming byte ranges.
 template <typename Wanted>
-std::string able_backends(Wanted wanted, bool collective = false) {
+std::string able_backends(Wanted wanted) {
   std::vector<std::string> names;
   for (const backends::BackendInfo& b : backends::list_backends()) {
-    if (b.available && (collective || !b.capabilities.collective) && b.capabilities.stores_data &&
+    if (b.available && !b.capabilities.collective && b.capabilities.stores_data &&
         b.capabilities.raw_layout && wanted(b.capabilities)) {
       names.push_back(b.name);
     }
@@ -40,13 +40,6 @@ std::optional<std::string> load_backend_problem(std::string_view backend,
                                                 const LoadSettingNames& names) {
   const std::string method = setting(names.method, load_method_name(settings.method));
   const std::string chosen = setting(names.backend, backend);
-  if (!caps.raw_layout) {
-    return fmt::format(
-        "{} cannot serve a load: its files hold its own format (capabilities: raw_layout = false), "
-        "not the stored pieces at the byte offsets the load planner reads TP slices from; write "
-        "and load the checkpoint with a backend that stores raw bytes: {}",
-        chosen, able_backends([](const backends::Capabilities&) { return true; }, true));
-  }
   if (caps.collective && settings.method != LoadMethod::read) {
     return fmt::format(
         "{} cannot serve {}: a collective backend reads each process's whole plan in one call "

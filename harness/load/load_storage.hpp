@@ -27,10 +27,10 @@ struct LoadSettingNames {
 };
 inline constexpr LoadSettingNames kLoadCommandNames{"--backend", "--method", "--direct"};
 
-// Why a backend with `capabilities` cannot serve `settings` (its own file format: no byte ranges
-// to read; collective: the read method only, one call with the process's whole plan; mmap without
-// Capabilities::mmap; load.direct without direct_io), naming both settings and the backends that
-// can, or nullopt.
+// Why a backend with `capabilities` cannot serve `settings` (collective: the read method only, one
+// call with the process's whole plan; mmap without Capabilities::mmap; load.direct without
+// direct_io), naming both settings and the backends that can, or nullopt. A backend of its own
+// file format (hdf5) reads the dataset pieces the load planner makes of a checkpoint it wrote.
 std::optional<std::string> load_backend_problem(std::string_view backend,
                                                 const backends::Capabilities& capabilities,
                                                 const LoadSettings& settings,

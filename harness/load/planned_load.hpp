@@ -18,9 +18,10 @@ FileRanges prepare_planned_load(const std::vector<RankPlan>& plans, ProcessBuffe
                                 DataPattern pattern);
 
 // The timed load: the loader's reads of `ranges` (prepare_planned_load's) into `buffer` through
-// `storage` (a compressed checkpoint's, `framed` not empty: through its frames, load_framed),
-// then the scatter of strided rows out of scratch; `seconds` includes the scatter. Throws what
-// load_files and load_framed throw.
+// `storage` (a compressed checkpoint's, `framed` not empty: through its frames, load_framed; an
+// hdf5 checkpoint's, whose plans hold dataset pieces: the pieces in one collective read), then the
+// scatter of strided rows out of scratch; `seconds` includes the scatter. Throws what load_files
+// and load_framed throw, and std::runtime_error for a failed read of the pieces.
 LoadTiming load_planned(const std::vector<RankPlan>& plans, const FileRanges& ranges,
                         ProcessBuffer& buffer, const LoadSettings& settings,
                         MemorySpace& pool_space, const LoadStorage& storage,

@@ -64,13 +64,14 @@ void load_by_read(const FileRanges& plan, Buffer& destination, const Buffer* bou
 
 // A collective backend: the process's ranges, file by file, in one Backend::read through the
 // executor, which every process of the backend's group makes together (even with no ranges), into
-// place; device destinations through `whole`, a host buffer of the destination's size. Each
-// process opens its files alone (FilePlan::shared false): a file's readers need not agree on
-// its ranges, so backend.mpiio.collective does not apply here.
+// place; device destinations through `whole`, a host buffer of the destination's size. Every file
+// is marked shared: the backend opens each on the processes that read it (a file only this
+// process reads, alone), and its collective mode (backend.mpiio.collective) reads a file several
+// processes read in collective calls, whatever ranges each of them names.
 void load_by_collective_read(const FileRanges& plan, Buffer& destination, const Buffer* whole,
                              backends::Backend& backend, LoadTiming& timing) {
   backends::IoPlan read;
-  for (const std::string& path : plan.files) read.files.push_back({.path = path});
+  for (const std::string& path : plan.files) read.files.push_back({.path = path, .shared = true});
   for (const ByteRange& r : plan.ranges) {
     if (r.length == 0) continue;
     read.files[r.file].extents.push_back(r.extent());
@@ -80,6 +81,7 @@ void load_by_collective_read(const FileRanges& plan, Buffer& destination, const 
   Execution done = execute_plans(backend, {{&read, memory, 0, "load"}}, false);
   if (!done.error.empty()) throw std::runtime_error(done.error);
   timing.counters = std::move(done.counters);
+  timing.notes = std::move(done.notes);
   if (whole == nullptr) return;
   const auto copy_start = Clock::now();
   for (const ByteRange& r : plan.ranges)

@@ -55,6 +55,8 @@ struct LoadTiming {
   std::map<std::string, std::uint64_t> counters;
   // A compressed checkpoint's pieces decoded inside `seconds` (load_framed); zero otherwise.
   CodecWork decode;
+  // A collective backend's notes (its collective rounds, hints in effect), without repeats.
+  std::vector<std::string> notes;
 };
 
 // Whole files laid out one after another in a destination, each at a multiple of 4096: one range

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "harness/loadplan/dataset_load_plan.hpp"
 #include "harness/models/model_zoo.hpp"
 #include "harness/plan/file_naming.hpp"
 #include "workloads/layout.hpp"
@@ -89,6 +90,17 @@ Manifest decoded_manifest(const Manifest& manifest) {
 std::vector<RankPlan> load_plans(const Manifest& manifest, const ReshardSpec& spec,
                                  const std::vector<std::int64_t>& ranks,
                                  const std::filesystem::path& dir) {
+  const std::string& writer = manifest.writer.backend;
+  if (plans_datasets(writer) != plans_datasets(spec.backend)) {
+    throw ReshardError(fmt::format(
+        "backend.name = \"{}\" cannot load a checkpoint written with backend.name = \"{}\": {}",
+        spec.backend, writer,
+        plans_datasets(writer)
+            ? "its files hold datasets, which only that backend reads; load with it"
+            : "its files hold raw bytes, and that backend reads only its own datasets; load with "
+              "posix, uring or mpiio"));
+  }
+  if (plans_datasets(writer)) return dataset_load_plans(manifest, spec, ranks, dir);
   if (manifest.writer.compression.enabled())
     return reshard_plans(decoded_manifest(manifest), spec, ranks, dir);
   return reshard_plans(manifest, spec, ranks, dir);

@@ -37,7 +37,8 @@ std::vector<std::int64_t> inference_ranks(const RestoreSpec& layout);
 Manifest decoded_manifest(const Manifest& manifest);
 
 // The plans of `ranks` of spec.reader's layout (a compressed checkpoint's over its decoded files,
-// decoded_manifest: the loader reads whole frames and copies these ranges out, load_framed). Throws
+// decoded_manifest: the loader reads whole frames and copies these ranges out, load_framed; an
+// hdf5 checkpoint's as dataset pieces, dataset_load_plans). Throws
 // ReshardError (naming the tensor, the global element and the fix) when the checkpoint does not
 // store what a rank needs.
 std::vector<RankPlan> load_plans(const Manifest& manifest, const ReshardSpec& spec,

@@ -92,6 +92,7 @@ bool LoadPhase::iteration(std::vector<IterationTiming>* timings) {
     sample.copy_seconds = t.copy_seconds;
     sample.seconds = t.seconds;
     sample.counters = t.counters;
+    sample.notes = t.notes;
   } catch (const std::exception& e) {
     sample.error = e.what();
   }
@@ -99,6 +100,7 @@ bool LoadPhase::iteration(std::vector<IterationTiming>* timings) {
   if (!framed_.files.empty()) record_codec_work(s_, decoded, false, timings != nullptr);
   const IterationTiming timing = gather_timing(sample, comm);
   record.charge("load", start);
+  record.add_notes(timing.notes);
   return finish_read(s_, "load", sample, timing, data.read_plans, data.read_buffer, c.verify,
                      timings);
 }

@@ -98,6 +98,15 @@ std::string TrainingPhase::commit(const fs::path& dir, std::int64_t iteration,
   return problem;
 }
 
+// As the write phase does for its checkpoints: the seconds until another process sees the
+// committed checkpoint, where the store lets one look (an object store, or a file system under
+// several processes).
+void TrainingPhase::observe_commit(const fs::path& dir) {
+  if (!s_.store.observes_visibility()) return;
+  if (const auto seconds = s_.store.time_until_visible(dir, *s_.backend))
+    s_.record.result.visible_seconds.push_back(*seconds);
+}
+
 void TrainingPhase::run(std::vector<IterationTiming>& reads) {
   const Case& c = s_.context.c;
   Comm& comm = s_.context.comm;
@@ -129,6 +138,7 @@ void TrainingPhase::run(std::vector<IterationTiming>& reads) {
                            const std::vector<std::vector<std::uint64_t>>& sums) {
                       return commit(dir, iteration, sums);
                     },
+                .observe_commit = [this](const fs::path& dir) { observe_commit(dir); },
                 .discard = [this](const fs::path& dir) { return s_.store.discard(dir); },
                 .interrupted = &s_.context.run.interrupted,
                 .gpu_load = gpu_load.get(),

@@ -38,6 +38,9 @@ class TrainingPhase {
   void record_encodes(const TrainingSummary& t);
   std::string commit(const std::filesystem::path& dir, std::int64_t iteration,
                      const std::vector<std::vector<std::uint64_t>>& sums);
+  // Collective (a single process's may run on the flush thread): checkpoint_visible_seconds of a
+  // committed checkpoint.
+  void observe_commit(const std::filesystem::path& dir);
 
   CaseState& s_;
   WritePhase& write_;

@@ -1,6 +1,7 @@
 // The mpiio backend and the MPI support library across 4 processes: ctest runs this program under
-// mpirun -np 4 (the MPI tests' own main() makes a failure on any rank fail the run). Every test is
-// collective: each rank makes the same backend calls, and checks never skip a collective call.
+// mpirun -np 4 (the MPI tests' own main() makes a failure on any rank fail the run), and its
+// MpiioUneven tests under -np 2 and -np 3 too. Every test is collective: each rank makes the same
+// backend calls, and checks never skip a collective call.
 #include <gtest/gtest.h>
 #include <mpi.h>
 #include <stdlib.h>
@@ -369,6 +370,85 @@ TEST(Mpiio, CollectiveRoundsOfSeveralPiecesGoThroughAFileViewOnEveryProcess) {
   ASSERT_TRUE(all_ranks(read.ok())) << read.error.value_or("");
   expect_same_bytes(back.data(), source.data(), 2 * kMiB,
                     "read back on rank " + std::to_string(rank));
+}
+
+// Reads that name bytes twice (two modeled ranks of one process loading one replicated tensor)
+// come in rounds whose pieces do not overlap in the file.
+TEST(MpiioUneven, OverlappingPiecesOfOneProcessTakeRoundsOfTheirOwn) {
+  using mpiio::round_count;
+  // Rounds of at most 300 bytes (the largest extent, at 1000, a round of its own).
+  const Extent last{1000, 300, 300};
+  EXPECT_EQ(round_count({{0, 0, 100}, {100, 100, 100}, {200, 200, 100}, last}), 2u);  // adjacent
+  EXPECT_EQ(round_count({{0, 0, 100}, {0, 100, 100}, {100, 200, 100}, last}), 3u);    // read twice
+  EXPECT_EQ(round_count({{50, 0, 100}, {0, 100, 100}, {200, 200, 100}, last}), 3u);   // 50 overlap
+}
+
+// An inference load's reads: each process reads its own, uneven set of ranges of two files that
+// rank 0 wrote: another count of extents per process, bytes one process reads twice, bytes two
+// processes both read, a process naming a file with no extents, a file only some processes name.
+// ctest runs this under mpirun -np 2 and -np 3 (with a timeout: a mismatched collective hangs);
+// every process's bytes are checked, independent and collective.
+TEST(MpiioUneven, ProcessesReadUnevenOverlappingRangesOfSharedFiles) {
+  const int size = world_size();
+  ASSERT_GE(size, 2) << "run under mpirun -np 2 or more";
+  const SharedDir dir;
+  const int rank = world_rank();
+  const std::string a = dir.file("a.bin");
+  const std::string b = dir.file("b.bin");
+  Buffer a_bytes(3 * kMiB + 123);
+  Buffer b_bytes(200 * 1024);
+  a_bytes.fill(7);
+  b_bytes.fill(8);
+  if (rank == 0) {
+    std::ofstream(a, std::ios::binary)
+        .write(reinterpret_cast<const char*>(a_bytes.data()),
+               static_cast<std::streamsize>(a_bytes.size()));
+    std::ofstream(b, std::ios::binary)
+        .write(reinterpret_cast<const char*>(b_bytes.data()),
+               static_cast<std::streamsize>(b_bytes.size()));
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  // Extents by file offset and length; memory is filled back to front below.
+  std::vector<Extent> in_a;
+  std::vector<Extent> in_b;
+  if (rank == 0) {
+    for (std::uint64_t i = 0; i < 40; ++i) in_a.push_back({i * 70000 + 11, 0, 1000 + i * 37});
+    in_a.push_back({11, 0, 1000});            // the first extent again
+    in_a.push_back({70000 + 500, 0, 70000});  // over the second and third
+    in_a.push_back({2 * kMiB, 0, kMiB});      // the round limit
+    in_b.push_back({100, 0, 5000});
+  } else if (rank == 1) {
+    in_a = {{3 * kMiB, 0, 123}, {3 * kMiB, 0, 123}, {11, 0, 300000}};  // rank 0's bytes too
+  }
+  if (rank == size - 1) in_b.push_back({0, 0, 200 * 1024});  // rank 1 at -np 2
+  std::uint64_t memory = 0;
+  for (auto* extents : {&in_a, &in_b}) {
+    for (auto e = extents->rbegin(); e != extents->rend(); ++e) {
+      e->memory_offset = memory;
+      memory += e->length;
+    }
+  }
+  IoPlan plan;
+  if (rank < 2) plan.files.push_back(FilePlan{a, in_a, 0, 0, true});
+  if (rank == 2) plan.files.push_back(FilePlan{a, {}, 0, 0, true});  // names it, reads nothing
+  if (!in_b.empty()) plan.files.push_back(FilePlan{b, in_b, 0, 0, true});
+  for (const bool collective : {false, true}) {
+    Buffer back(memory);
+    const auto backend = make_mpiio(collective);
+    const IoOutcome read = backend->read(plan, back.view());
+    ASSERT_TRUE(all_ranks(read.ok())) << read.error.value_or("");
+    EXPECT_EQ(read.bytes, memory);
+    for (const Extent& e : in_a) {
+      expect_same_bytes(
+          back.data() + e.memory_offset, a_bytes.data() + e.file_offset, e.length,
+          "a.bin at " + std::to_string(e.file_offset) + " on rank " + std::to_string(rank));
+    }
+    for (const Extent& e : in_b) {
+      expect_same_bytes(
+          back.data() + e.memory_offset, b_bytes.data() + e.file_offset, e.length,
+          "b.bin at " + std::to_string(e.file_offset) + " on rank " + std::to_string(rank));
+    }
+  }
 }
 
 TEST(Mpiio, FilePerProcessManyFilesCollective) {

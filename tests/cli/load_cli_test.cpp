@@ -5,7 +5,8 @@
 // for the same checkpoint, every tensor verified; a flipped byte named by tensor and inference
 // rank; full training state's weights; and the bad inputs (a TP the model's heads refuse, a rank
 // out of range, --rank without --tp, a --gap-bytes that is no byte count, checkpoints that hold no
-// loadable weights: a writer's ranks selection, the null backend, hdf5).
+// loadable weights: a writer's ranks selection, the null backend; hdf5 read whole or through
+// another backend), and an hdf5 checkpoint's slices loaded through hdf5.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -293,15 +294,16 @@ TEST_F(LoadCli, ABackendThatCannotServeTheMethodIsRefusedBeforeAnyRead) {
                        "load.direct = true: it has no O_DIRECT (capabilities: direct_io = false)"))
       << direct.err;
   EXPECT_FALSE(fs::exists(dir_ / "d"));
-  // A backend of its own file format holds no pieces at byte offsets (where this build has hdf5).
+  // A collective backend of its own file format reads hyperslabs in one call: the read method
+  // only (where this build has hdf5).
   if (backend_available("hdf5")) {
     const Outcome hdf5 = ckptbench(
         {"run", campaign("weights", "raw", "[backend]\nname = \"hdf5\"\n[load]\ntp = 2\n").string(),
          "--output", (dir_ / "h").string(), "--phase", "load"});
     EXPECT_EQ(hdf5.exit_code, 2) << hdf5.describe();
     EXPECT_TRUE(contains(hdf5.err,
-                         "backend.name = \"hdf5\" cannot serve a load: its files hold its own "
-                         "format (capabilities: raw_layout = false)"))
+                         "backend.name = \"hdf5\" cannot serve load.method = \"pipelined\": a "
+                         "collective backend reads each process's whole plan in one call"))
         << hdf5.err;
     EXPECT_FALSE(fs::exists(dir_ / "h"));
   }
@@ -380,6 +382,11 @@ TEST_F(LoadCli, BadInputsAreOneClearErrorEach) {
       << half.err;
   // Inference rank 0 of TP 2 needs writer rank 0's slices only.
   EXPECT_EQ(load(partial, {"--tp", "2", "--rank", "0"}).exit_code, 0);
+  // A backend of its own format (hdf5) reads no raw checkpoint.
+  const Outcome raw = load(partial, {"--tp", "2", "--backend", "hdf5", "--method", "read"});
+  EXPECT_EQ(raw.exit_code, 2) << raw.describe();
+  EXPECT_TRUE(contains(raw.err, "--backend hdf5 reads only the files of its own format"))
+      << raw.err;
 
   // The null backend stores nothing: its manifest lists weights its files do not hold.
   const fs::path nothing = write("weights", "raw", "[backend]\nname = \"null\"\n");
@@ -391,15 +398,28 @@ TEST_F(LoadCli, BadInputsAreOneClearErrorEach) {
         << none.err;
   }
 
-  // hdf5 stores datasets, not bytes at the manifest's offsets (where this build has it).
+  // hdf5 stores datasets, not bytes at the manifest's offsets (where this build has it): its TP
+  // slices load as hyperslabs through hdf5 itself, not whole and not through another backend;
+  // hdf5 reads no raw checkpoint either.
   if (!std::regex_search(ckptbench({"backends"}).out, std::regex("\nhdf5 +yes"))) return;
   const fs::path datasets = write("weights", "raw", "[backend]\nname = \"hdf5\"\n");
-  const Outcome hdf5 = load(datasets, {"--tp", "2"});
-  EXPECT_EQ(hdf5.exit_code, 2) << hdf5.describe();
-  EXPECT_TRUE(
-      contains(hdf5.err,
-               "written with backend.name = \"hdf5\", which stores its own self-describing format"))
-      << hdf5.err;
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"--tp", "2"}, std::vector<std::string>{}}) {
+    const Outcome hdf5 = load(datasets, args);
+    EXPECT_EQ(hdf5.exit_code, 2) << hdf5.describe();
+    EXPECT_TRUE(contains(hdf5.err,
+                         "written with backend.name = \"hdf5\", which stores its own "
+                         "self-describing format, not the raw bytes at the manifest's offsets "
+                         "that `ckptbench load` reads " +
+                             std::string(args.empty() ? "whole" : "through --backend posix") +
+                             "; load its TP slices with --tp N --backend hdf5"))
+        << hdf5.err;
+  }
+  // A file per rank holds each rank's slices as datasets of their own shapes: TP 4 reads
+  // hyperslabs of them, inference rank 1's vocabulary rows from both files.
+  const Outcome slices = load(datasets, {"--tp", "4", "--backend", "hdf5", "--method", "read"});
+  EXPECT_EQ(slices.exit_code, 0) << slices.describe();
+  EXPECT_TRUE(contains(slices.out, ", backend hdf5, verified\n")) << slices.out;
 }
 
 }  // namespace

@@ -3,11 +3,12 @@
 // every method, and at TP 1 by one process with O_DIRECT through a small chunk pool; each load
 // verifies every tensor, with exact byte counts. Weights come out of a full training-state
 // checkpoint too, and a flipped byte is named by tensor. A collective backend (mpiio) serves the
-// read method.
+// read method, in collective calls too (backend.mpiio.collective); hdf5 reads hyperslabs.
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <fstream>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -48,12 +49,12 @@ class LoadPhase : public ::testing::Test {
         campaign_toml(name, dir_ / "target", tp2_checkpoint_toml(model_, scope, format) + extra));
   }
 
-  Outcome run(int processes, const fs::path& file, const fs::path& output,
-              const std::string& phase) {
+  Outcome run(int processes, const fs::path& file, const fs::path& output, const std::string& phase,
+              std::chrono::seconds timeout = std::chrono::seconds(240)) {
     std::vector<std::string> args = mpirun_args(*mpirun_, processes);
     args.insert(args.end(),
                 {kBinary, "run", file.string(), "--output", output.string(), "--phase", phase});
-    return run_process(args, std::chrono::seconds(240));
+    return run_process(args, timeout);
   }
 
   // Writes the checkpoint with 2 processes; returns its result.
@@ -233,6 +234,60 @@ TEST_F(LoadPhase, MpiioLoadsWithOneCollectiveReadOfEachProcesssRanges) {
                                    "mpiio", "--method", "read", "--no-drop-caches"});
   ASSERT_EQ(whole.exit_code, 0) << whole.describe();
   EXPECT_TRUE(contains(whole.out, ", backend mpiio, verified\n")) << whole.out;
+
+  // backend.mpiio.collective: a file several processes read is read in collective calls, by 2
+  // processes (two inference ranks each, whose replicated tensors and bridged gaps name bytes
+  // twice; 3 processes: MpiioUneven under -np 3). A collective call some process did not make
+  // would hang: the run is bounded.
+  const std::string collective = mpiio + "[backend.mpiio]\ncollective = true\n";
+  const Outcome loaded =
+      run(2, campaign("m", "weights", "raw", collective + "[load]\ntp = 4\nmethod = \"read\"\n"),
+          dir_ / "collective-m", "load", std::chrono::seconds(60));
+  ASSERT_EQ(loaded.exit_code, 0) << loaded.describe();
+  const nlohmann::json c = read_results(dir_ / "collective-m").at(0);
+  EXPECT_EQ(c.at("status"), "ok") << c.at("error");
+  EXPECT_EQ(c.at("verified"), true);
+  EXPECT_EQ(c.at("load").at("bytes").get<std::uint64_t>(), weights);
+  // File 0 is read by both: the process of ranks 0 and 1, and the one that needs the norms rank 0
+  // stored.
+  EXPECT_TRUE(contains(c.at("notes").dump(), "MPI_File_read_at_all rounds on 2 processes"))
+      << c.at("notes").dump();
+}
+
+// hdf5 checkpoints load as hyperslabs of their datasets: each inference rank's TP slice read from
+// the dataset that stores its tensor. A TP 2 checkpoint in one shared file (datasets of the
+// global shapes, leading dimensions divided by model.scale) loads at TP 1 on 2 processes: process
+// 0 reads every tensor whole as one hyperslab (the vocabulary's 1100 of the 1280 stored rows),
+// process 1 loads nothing and still takes part in the collective read. (A file per rank's
+// slice-shaped datasets: `ckptbench load --tp 4 --backend hdf5`, LoadCli.)
+TEST_F(LoadPhase, Hdf5SharedFileLoadsItsTpSlicesAsHyperslabs) {
+  if (!std::regex_search(ckptbench({"backends"}).out, std::regex("\nhdf5 +yes")))
+    GTEST_SKIP() << "this build has no hdf5 backend";
+  const auto campaign_of = [&](const std::string& extra) {
+    return dir_.write(
+        "h5.toml",
+        campaign_toml("h5", dir_ / "target",
+                      // strategy.format and, in the same table, its mapping
+                      tp2_checkpoint_toml(model_, "weights", "raw\"\nmapping = \"shared_file") +
+                          "[backend]\nname = \"hdf5\"\n" + extra));
+  };
+  const Outcome written = run(2, campaign_of(""), dir_ / "w-h5", "checkpoint");
+  ASSERT_EQ(written.exit_code, 0) << written.describe();
+  const auto weights =
+      read_results(dir_ / "w-h5").at(0).at("bytes_per_checkpoint").get<std::uint64_t>();
+  const Outcome loaded = run(2, campaign_of("[load]\ntp = 1\nmethod = \"read\"\n"), dir_ / "l-h5",
+                             "load", std::chrono::seconds(60));
+  ASSERT_EQ(loaded.exit_code, 0) << loaded.describe();
+  const nlohmann::json r = read_results(dir_ / "l-h5").at(0);
+  EXPECT_EQ(r.at("status"), "ok") << r.at("error");
+  EXPECT_EQ(r.at("verified"), true);
+  const nlohmann::json& l = r.at("load");
+  // TP 1 is not padded: the TP 2 padding rows 1100..1279 (/ 4) are not needed.
+  const std::uint64_t needed = weights - (1280 - 1100) / 4 * kVocabRowBytes;
+  EXPECT_EQ(l.at("bytes").get<std::uint64_t>(), needed);
+  EXPECT_EQ(l.at("bytes_read").get<std::uint64_t>(), needed) << "hyperslabs bridge nothing";
+  EXPECT_EQ(l.at("requests").get<std::uint64_t>(), 0u) << "no byte ranges";
+  EXPECT_EQ(l.at("reads").get<std::uint64_t>(), 75u) << "one hyperslab a tensor";
 }
 
 }  // namespace

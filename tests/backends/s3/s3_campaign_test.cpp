@@ -11,6 +11,18 @@
 namespace ckpt::integration {
 namespace {
 
+// `checkpoints` committed checkpoints of record `r`, each seen by another connection within the
+// 10 s the look polls.
+void expect_seen(const nlohmann::json& r, std::size_t checkpoints) {
+  ASSERT_TRUE(r.contains("checkpoint_visible_seconds")) << r.dump();
+  const std::vector<double> visible = r.at("checkpoint_visible_seconds");
+  EXPECT_EQ(visible.size(), checkpoints) << r.dump();
+  for (const double seconds : visible) {
+    EXPECT_GT(seconds, 0.0);
+    EXPECT_LT(seconds, 10.0);
+  }
+}
+
 // Each iteration writes the rank's one data file as one PUT (it is below the part size) and reads
 // it back as one ranged GET; nothing is retried or throttled on a local server.
 TEST_F(S3Campaign, WriteAndRestoreVerifyAndCountEveryRequest) {
@@ -36,12 +48,7 @@ TEST_F(S3Campaign, WriteAndRestoreVerifyAndCountEveryRequest) {
   }
   // Each committed checkpoint was seen by another connection (a LIST and a GET on a store with
   // read-after-write consistency), and the report shows the median beside the write's phases.
-  const std::vector<double> visible = r.at("checkpoint_visible_seconds");
-  ASSERT_EQ(visible.size(), 2u) << r.dump();
-  for (const double seconds : visible) {
-    EXPECT_GT(seconds, 0.0);
-    EXPECT_LT(seconds, 10.0);
-  }
+  expect_seen(r, 2);
   const Outcome report = ckptbench({"report", run_directory(dir_ / "out-counted").string()});
   EXPECT_EQ(report.exit_code, 0) << report.describe();
   EXPECT_TRUE(contains(report.out, "w.visible")) << report.out;
@@ -105,6 +112,9 @@ name = "async"
   const nlohmann::json& flushed = w.at("training").at("counters");
   EXPECT_EQ(flushed.at("requests.put"), 3) << flushed.dump();
   EXPECT_EQ(flushed.at("requests.list"), 0);
+  // Each checkpoint the background flush committed (on the flush thread: one process) was seen
+  // by another connection, as the write phase's are; its LIST and GET are in neither count above.
+  expect_seen(w, 3);
 
   const Outcome restored = run_campaign("kept", keys, {"--phase", "restore"}, "restored");
   ASSERT_EQ(restored.exit_code, 0) << restored.describe();
@@ -116,6 +126,33 @@ name = "async"
   EXPECT_EQ(r.at("status"), "ok") << r.dump();
   EXPECT_EQ(r.at("verified"), true);
   EXPECT_EQ(r.at("store_requests").at("requests.list"), 0) << r.dump();
+}
+
+// Two processes, the lazy engine: each checkpoint is committed by the loop after both flushes
+// ended (a collective on the main thread), then process 1 looks for it.
+TEST_F(S3Campaign, LazyTrainingCheckpointsOfTwoProcessesAreSeenByTheOther) {
+  if (!CKPT_TEST_HAVE_MPI)
+    GTEST_SKIP() << "ckptbench was built without MPI (CKPT_WITH_MPI=OFF or MPI not found)";
+  if (!find_mpirun()) GTEST_SKIP() << "no mpirun on PATH";
+  const std::string keys = R"(keep = true
+iterations = 1
+warmup = 0
+[parallel]
+tp = 2
+[training]
+iterations = 2
+iteration_seconds = 0.01
+checkpoint_every = 1
+[engine]
+name = "lazy"
+)";
+  const Outcome written = run_campaign("lazy", keys, {"--phase", "checkpoint"}, "", 2);
+  ASSERT_EQ(written.exit_code, 0) << written.describe();
+  const nlohmann::json w = read_results(dir_ / "out-lazy").at(0);
+  ASSERT_EQ(w.at("status"), "ok") << w.dump();
+  EXPECT_EQ(w.at("training").at("checkpoints").size(), 2u);
+  expect_seen(w, 2);
+  EXPECT_EQ(w.at("training").at("counters").at("requests.list"), 0) << "the looks are not flushes";
 }
 
 // Four processes, one modeled rank each (TP 2, PP 2): each writes its rank's file as one PUT per
