@@ -126,7 +126,8 @@ RankPlan plan_rank(const workloads::Layout& layout, const ReshardSpec& spec, std
 // done (the requests of one plan run in any order); the base bytes they replace count as read.
 void add_delta_reads(RankPlan& plan, const std::vector<const ManifestTensor*>& entries) {
   RankReadPlan& r = plan.reshard;
-  std::uint64_t scratch = align_up(r.buffer_bytes, 64);
+  const std::uint64_t first = align_up(r.buffer_bytes, 64);
+  std::uint64_t scratch = first;
   for (const ManifestTensor* t : entries) {
     if (t->delta.empty()) continue;
     auto file = std::find(r.files.begin(), r.files.end(), t->delta_file);
@@ -139,7 +140,7 @@ void add_delta_reads(RankPlan& plan, const std::vector<const ManifestTensor*>& e
       scratch += run.bytes;
     }
   }
-  r.buffer_bytes = std::max(r.buffer_bytes, scratch);
+  if (scratch > first) r.buffer_bytes = scratch;
 }
 
 }  // namespace

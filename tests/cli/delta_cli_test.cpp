@@ -74,7 +74,9 @@ TEST(DeltaRun, TheFifthOfAChainRestoresFromItsBaseAndItsRunsVerified) {
   for (std::size_t k = 1; k < 5; ++k) {
     EXPECT_GT(bytes[k], 0u) << k;
     EXPECT_LT(bytes[k], full) << k;
-    if (k > 1) EXPECT_GE(bytes[k], bytes[k - 1]) << k;
+    if (k > 1) {
+      EXPECT_GE(bytes[k], bytes[k - 1]) << k;
+    }
   }
   bool at_base = false;
   EXPECT_EQ(run_bytes(read_manifest(kept[1]), base, at_base), bytes[4]);
