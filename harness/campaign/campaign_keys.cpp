@@ -328,6 +328,21 @@ std::vector<KeySpec> strategy_keys() {
               "tensor; the manifest names the earlier checkpoint holding each other expert's "
               "newest copy, and a restore merges them. 0: every expert in every checkpoint",
               0, 0, 1 << 20),
+      int_key("strategy", "delta_every",
+              "delta checkpoints: a full checkpoint, then N - 1 that hold only the blocks "
+              "(delta_block_bytes) the emulated training update changed since it; the manifest "
+              "names the full one (the base) and the runs each piece changed, and a restore reads "
+              "the base whole plus those runs. 1: every checkpoint is full",
+              1, 1, 1024),
+      size_key("strategy", "delta_block_bytes",
+               "strategy.delta_every: the blocks of each tensor's bytes the update changes and a "
+               "delta stores (a multiple of 4096)",
+               std::int64_t{64} << 10, 4096),
+      number_key("strategy", "delta_changed_fraction",
+                 "strategy.delta_every: the share of each tensor's blocks the emulated training "
+                 "update between two checkpoints changes (a block's new bytes have the pattern's "
+                 "statistics)",
+                 0.05, 0, 1),
       int_key("strategy", "compression_threads",
               "codec threads per process: compression before the write, decompression after the "
               "restore's read",

@@ -1,7 +1,9 @@
 #include "harness/campaign/campaign_reduce.hpp"
 
+#include <cmath>
 #include <stdexcept>
 #include <string>
+#include <variant>
 
 namespace ckpt::harness::schema {
 namespace {
@@ -66,19 +68,52 @@ void check_compression(const Case& c, const CaseValues& v) {
            "use --phase checkpoint then --phase restore, or another cache.policy");
 }
 
+// A delta checkpoint stores the blocks the emulated update changed, over a base of the same
+// layout: it needs that update applied to every byte it holds, and the writer's layout to read.
+template <typename Refuse>
+void check_delta(const Case& c, const Refuse& refuse) {
+  if (c.selective.every > 1 || c.selective.experts > 0)
+    refuse(c.selective.every > 1 ? "strategy.selective_every" : "strategy.partial_experts",
+           "stores changed blocks of every piece, not a rotating subset of them",
+           "set strategy.selective_every = 1 and strategy.partial_experts = 0");
+  if (c.selective.block_bytes % 4096 != 0)
+    refuse("strategy.delta_block_bytes",
+           "needs blocks of whole pages: " + std::to_string(c.selective.block_bytes) +
+               " is not a multiple of 4096",
+           "set a multiple of 4096");
+  if (c.directory_layout == DirectoryLayout::megatron &&
+      c.megatron_optimizer == MegatronOptimizer::gathered && c.parallel.zero_stage >= 1 &&
+      c.parallel.dp > 1)
+    refuse("strategy.megatron_optimizer",
+           "updates the state where it is held, and the gathered distributed optimizer's copies "
+           "arrive by the gather",
+           "set strategy.megatron_optimizer = \"per_dp\"");
+  if (c.restore.reshard)
+    refuse("restore.tp", "is restored into the writer's layout only (its runs are the writer's)",
+           "restore the writer's layout");
+  if (c.restore.replicas != ReplicaRead::written)
+    refuse("restore.replicas",
+           "reads each base piece with the runs over it into the rank that wrote it",
+           "set restore.replicas = \"written\"");
+}
+
 // A selective checkpoint packs the pieces it holds back to back in files of its own and points at
 // earlier checkpoints of the same case directory for the rest: what needs every piece in every
 // checkpoint, fixed offsets, or paths other than a file system's cannot carry it.
 void check_selective(const Case& c, const CaseValues& v) {
   const bool experts = c.selective.experts > 0;
+  const bool delta = c.selective.delta();
   const std::string is =
       experts ? "strategy.partial_experts = " + std::to_string(c.selective.experts) + " "
+      : delta ? "strategy.delta_every = " + std::to_string(c.selective.delta_every) + " "
               : "strategy.selective_every = " + std::to_string(c.selective.every) + " ";
-  const std::string off =
-      experts ? "set strategy.partial_experts = 0" : "set strategy.selective_every = 1";
+  const std::string off = experts ? "set strategy.partial_experts = 0"
+                          : delta ? "set strategy.delta_every = 1"
+                                  : "set strategy.selective_every = 1";
   const auto refuse = [&](std::string_view key, const std::string& why, const std::string& fix) {
     v.fail(key, is + why + ": " + fix + ", or " + off);
   };
+  if (delta) check_delta(c, refuse);
   if (experts && c.selective.every > 1)
     refuse("strategy.selective_every", "rotates the experts, not the layers",
            "set strategy.selective_every = 1");
@@ -96,8 +131,10 @@ void check_selective(const Case& c, const CaseValues& v) {
            "rotates experts stored one tensor each, and " + c.model.name +
                " stores its experts fused into one tensor per matrix kind",
            "choose a model whose experts are stored one by one");
-  if (c.compression.enabled())
-    refuse("strategy.compression", "is not combined with compression",
+  if (c.compression.enabled() && delta)
+    refuse("strategy.compression",
+           "is not combined with compression: its raw runs go over the base's bytes, which a "
+           "compressed base holds as frames",
            "set strategy.compression = \"none\"");
   if (c.io.direct)
     refuse("backend.direct",
@@ -127,7 +164,10 @@ void check_selective(const Case& c, const CaseValues& v) {
            "set memory.reuse_bytes = 0");
   if (c.training.enabled())
     refuse("training.iterations",
-           "is written by the harness's checkpoint iterations, not the [training] engines",
+           "is written by the harness's checkpoint iterations, not the [training] engines: "
+           "their snapshot and flush move every piece of the state, and their update rewrites "
+           "every piece each iteration, so a piece left in an earlier checkpoint would hold "
+           "another iteration's bytes than the checkpoint's manifest names",
            "leave out the [training] table");
 }
 
@@ -151,6 +191,10 @@ void fill_reduce(Case& c, const CaseValues& v) {
   c.selective.every = v.integer("strategy.selective_every");
   c.selective.experts = v.integer("strategy.partial_experts");
   c.selective.total_experts = c.model.num_local_experts;
+  c.selective.delta_every = v.integer("strategy.delta_every");
+  c.selective.block_bytes = static_cast<std::uint64_t>(v.integer("strategy.delta_block_bytes"));
+  c.selective.changed_per_million = static_cast<std::uint32_t>(
+      std::lround(std::get<double>(v.value("strategy.delta_changed_fraction")) * 1e6));
   if (c.selective.enabled()) check_selective(c, v);
 }
 
@@ -158,6 +202,10 @@ void drop_unused_reduce_keys(nlohmann::json& config) {
   nlohmann::json& strategy = config["strategy"];
   if (strategy.value("selective_every", 1) == 1) strategy.erase("selective_every");
   if (strategy.value("partial_experts", 0) == 0) strategy.erase("partial_experts");
+  if (strategy.value("delta_every", 1) == 1) {
+    for (const char* key : {"delta_every", "delta_block_bytes", "delta_changed_fraction"})
+      strategy.erase(key);
+  }
   if (strategy.value("compression", "none") != "none") return;
   for (const char* key : {"compression", "compression_level", "compression_unit",
                           "compression_chunk_bytes", "compression_threads"})

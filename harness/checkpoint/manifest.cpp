@@ -53,6 +53,11 @@ nlohmann::json manifest_tensors_json(const std::vector<ManifestTensor>& tensors)
     if (t.holder >= 0) out.back()["holder"] = t.holder;
     if (t.stored_bytes > 0) out.back()["stored_bytes"] = t.stored_bytes;
     if (!t.checkpoint.empty()) out.back()["checkpoint"] = t.checkpoint;
+    if (!t.delta_file.empty()) {
+      nlohmann::json runs = nlohmann::json::array();
+      for (const DeltaRun& r : t.delta) runs.push_back({r.offset, r.bytes, r.file_offset});
+      out.back()["delta"] = {{"file", t.delta_file}, {"runs", std::move(runs)}};
+    }
   }
   return out;
 }
@@ -107,6 +112,10 @@ Manifest make_manifest(const Case& c, std::int64_t world_size,
                        std::int64_t step, std::optional<std::int64_t> training_iteration) {
   std::map<std::string, std::uint64_t> file_sizes;
   for (const ManifestTensor& t : tensors) {
+    for (const DeltaRun& r : t.delta) {
+      auto& size = file_sizes[t.delta_file];
+      size = std::max(size, r.file_offset + r.bytes);
+    }
     if (!t.checkpoint.empty()) continue;  // the earlier checkpoint's manifest lists its file
     auto& size = file_sizes[t.file];
     size = std::max(size, t.file_offset + t.file_bytes());

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "harness/plan/checkpoint_plan.hpp"
+#include "harness/plan/delta_plan.hpp"
 #include "harness/spec/case.hpp"
 
 namespace ckpt::harness {
@@ -42,6 +43,12 @@ struct ManifestTensor {
   // directory that holds the piece's newest copy (`file` and `file_offset` are that
   // checkpoint's); "": this checkpoint holds it.
   std::string checkpoint;
+  // strategy.delta_every: the piece's bytes that changed since its base (the earlier checkpoint
+  // `checkpoint`, which holds the piece whole at `file`, `file_offset`), stored as `delta` runs in
+  // this checkpoint's file `delta_file`; the piece is the base's bytes with those runs over them.
+  // "": no runs of its own (an unchanged piece's base bytes are its bytes).
+  std::string delta_file;
+  std::vector<DeltaRun> delta;
 
   // Bytes the piece takes in its file.
   std::uint64_t file_bytes() const { return stored_bytes > 0 ? stored_bytes : bytes; }

@@ -61,11 +61,13 @@ std::pair<std::map<EntryKey, ManifestTensor>, std::map<std::int64_t, std::size_t
 }
 
 // Fields the plan of the case does not decide: the checksum, a compressed piece's size and file
-// offset (known only after compression), and a selective checkpoint's file offsets (its pieces
-// packed) and the earlier checkpoint a piece lies in; the checkpoint_hash covers them.
+// offset (known only after compression), and a selective or delta checkpoint's file offsets (its
+// pieces packed), the earlier checkpoint a piece lies in and the changed runs a delta stores; the
+// checkpoint_hash covers them.
 bool unplanned(const std::string& field, bool compressed, bool packed) {
   return field == "checksum" || ((compressed || packed) && field == "file_offset") ||
-         (compressed && field == "stored_bytes") || (packed && field == "checkpoint");
+         (compressed && field == "stored_bytes") ||
+         (packed && (field == "checkpoint" || field == "delta"));
 }
 
 // The first field in which `recorded` differs from `expected` (unplanned fields aside), or "", by
@@ -142,6 +144,9 @@ std::optional<std::string> manifest_path_problem(const Manifest& manifest, const
     } else if (!inside(dir.parent_path() / t.checkpoint, t.file)) {
       return fmt::format("tensor {} names file {} of checkpoint {}, which is not a file inside it",
                          t.shard.name, json_excerpt(t.file), json_excerpt(t.checkpoint));
+    }
+    if (!t.delta_file.empty()) {
+      if (auto p = problem("the delta of tensor " + t.shard.name, t.delta_file)) return p;
     }
   }
   for (const ManifestFile& f : manifest.files) {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <map>
 #include <stdexcept>
 
@@ -92,6 +93,39 @@ workloads::Shard shard_of(const JsonField& t) {
   return s;
 }
 
+// A tensors entry's `delta` (strategy.delta_every): runs inside the piece, in order and apart, in
+// a file of this checkpoint (inside a listed file, when `files` is given), over a base named by
+// `checkpoint`.
+void read_delta(const JsonField& d, ManifestTensor& m,
+                const std::map<std::string, std::uint64_t>* files) {
+  if (m.checkpoint.empty())
+    d.fail("needs the entry's `checkpoint`, the base checkpoint holding the piece whole");
+  const JsonField file = d.at("file");
+  m.delta_file = file.string();
+  if (!inside_checkpoint(m.delta_file)) file.fail("must be a file inside the checkpoint");
+  const auto listed = files == nullptr ? std::map<std::string, std::uint64_t>::const_iterator{}
+                                       : files->find(m.delta_file);
+  if (files != nullptr && listed == files->end())
+    file.fail("names a file the manifest's `files` does not list");
+  std::uint64_t end = 0;
+  for (const JsonField& run : d.at("runs").elements()) {
+    const std::vector<JsonField> fields = run.elements(3);
+    if (fields.size() != 3) run.fail("must be [offset, bytes, file_offset]");
+    const DeltaRun r{.offset = fields[0].count(m.bytes),
+                     .bytes = fields[1].count(m.bytes),
+                     .file_offset = fields[2].count(kMaxManifestBytes)};
+    if (r.bytes == 0 || r.offset < end || r.offset + r.bytes > m.bytes)
+      run.fail(
+          fmt::format("must be a non-empty run after the previous one inside the piece's {} "
+                      "bytes",
+                      m.bytes));
+    if (files != nullptr && r.file_offset + r.bytes > listed->second)
+      run.fail(fmt::format("reaches past the min_size ({}) of {}", listed->second, m.delta_file));
+    end = r.offset + r.bytes;
+    m.delta.push_back(r);
+  }
+}
+
 // One tensors entry; `files`: the manifest's files and their sizes.
 ManifestTensor tensor_of(const JsonField& t, std::int64_t world_size,
                          const std::map<std::string, std::uint64_t>* files) {
@@ -119,6 +153,7 @@ ManifestTensor tensor_of(const JsonField& t, std::int64_t world_size,
     if (!sibling_checkpoint_name(m.checkpoint))
       source->fail("must name a checkpoint directory of the same case directory");
   }
+  if (const auto delta = t.find("delta")) read_delta(*delta, m, files);
   // A file outside the checkpoint is refused by the read paths, naming the tensor; an earlier
   // checkpoint's file is checked against that checkpoint's manifest (selective_source_problem).
   if (files == nullptr || !inside_checkpoint(m.file) || !m.checkpoint.empty()) return m;
@@ -208,6 +243,15 @@ ManifestWriter writer_of(const JsonField& config) {
   if (const auto every = strategy.find("selective_every"))
     w.selective.every = every->integer(1, 1024);
   if (const auto k = strategy.find("partial_experts")) w.selective.experts = k->integer(0, 1 << 20);
+  if (const auto n = strategy.find("delta_every")) {
+    w.selective.delta_every = n->integer(1, 1024);
+    w.selective.block_bytes = strategy.at("delta_block_bytes").count(kMaxManifestBytes);
+    if (w.selective.block_bytes == 0) strategy.at("delta_block_bytes").fail("must be above 0");
+    w.selective.changed_per_million = static_cast<std::uint32_t>(
+        std::lround(strategy.at("delta_changed_fraction").non_negative() * 1e6));
+    if (w.selective.changed_per_million > 1'000'000)
+      strategy.at("delta_changed_fraction").fail("must be at most 1");
+  }
   return w;
 }
 

@@ -19,9 +19,12 @@ PieceKey piece_key(const ManifestTensor& t) {
   return {t.rank, t.shard.name, t.shard.state, t.shard.offset, t.shard.flat_begin};
 }
 
-bool same_copy(const ManifestTensor& a, const ManifestTensor& b) {
-  return a.file == b.file && a.file_offset == b.file_offset && a.bytes == b.bytes &&
-         a.checksum == b.checksum && a.data_key == b.data_key;
+// Whether `held` (the source's entry) is the copy `wanted` points at; a delta piece's checksum is
+// of its bytes after the runs over the base's, so it is not compared.
+bool same_copy(const ManifestTensor& held, const ManifestTensor& wanted) {
+  return held.file == wanted.file && held.file_offset == wanted.file_offset &&
+         held.bytes == wanted.bytes && held.data_key == wanted.data_key &&
+         (!wanted.delta_file.empty() || held.checksum == wanted.checksum);
 }
 
 // The data files of `source` (its manifest) present and as long as it says.
@@ -79,9 +82,10 @@ std::optional<std::string> selective_source_problem(const Manifest& manifest, co
     const fs::path source_dir = dir.parent_path() / entry.first;
     const auto refuse = [&](const std::string& why) {
       return fmt::format(
-          "checkpoint {} needs earlier checkpoint {} for {} of its pieces (a selective "
-          "checkpoint), but {}; write the checkpoints again (a run's first holds every piece)",
-          dir.string(), source_dir.string(), wanted.size(), why);
+          "checkpoint {} needs earlier checkpoint {} for {} of its pieces (a {} checkpoint), "
+          "but {}; write the checkpoints again (a run's first holds every piece)",
+          dir.string(), source_dir.string(), wanted.size(),
+          manifest.writer.selective.delta() ? "delta" : "selective", why);
     };
     std::error_code error;
     if (!fs::is_directory(source_dir, error)) return refuse("it is missing");

@@ -173,13 +173,21 @@ CaseCheck check_case(const Case& c, PhaseSelection phase, int processes, const M
     if (c.keep || phase == PhaseSelection::checkpoint)
       note(lock_problem(c));  // another keeping run on this case
   }
+  const std::string strategy =
+      c.selective.delta()       ? fmt::format("strategy.delta_every = {}", c.selective.delta_every)
+      : c.selective.experts > 0 ? fmt::format("strategy.partial_experts = {}", c.selective.experts)
+                                : fmt::format("strategy.selective_every = {}", c.selective.every);
   if (c.selective.enabled() && phase == PhaseSelection::both) {
     note(fmt::format(
-        "strategy.selective_every = {} is restored from the earlier checkpoints it points at, "
-        "which "
-        "--phase both does not keep: write with --phase checkpoint, then restore with --phase "
-        "restore, or set strategy.selective_every = 1",
-        c.selective.every));
+        "{} is restored from the earlier checkpoints it points at, which --phase both does not "
+        "keep: write with --phase checkpoint, then restore with --phase restore, or turn it off",
+        strategy));
+  }
+  if (c.selective.delta() && phase == PhaseSelection::load) {
+    note(fmt::format(
+        "{} is restored into the writer's layout only (its changed runs are the writer's pieces'), "
+        "not loaded into an inference layout: use --phase restore, or set strategy.delta_every = 1",
+        strategy));
   }
   if (c.restore.replicas != ReplicaRead::written && phase == PhaseSelection::both) {
     note(

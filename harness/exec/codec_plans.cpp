@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 #include <exception>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <span>
@@ -17,6 +18,7 @@
 #include "harness/codec/codec.hpp"
 #include "harness/codec/frame.hpp"
 #include "harness/common/elapsed.hpp"
+#include "harness/plan/extent_builder.hpp"
 #include "harness/plan/stored_plan.hpp"
 
 namespace ckpt::harness {
@@ -245,6 +247,47 @@ std::string decode_plans(const std::vector<RankPlan>& stored, const ProcessBuffe
   return "";
 }
 
+namespace {
+
+// A selective checkpoint's frames lie where each entry says, in its own files or an earlier
+// checkpoint's: `stored`'s shards read from there (its buffer places kept), one FilePlan per file
+// in first-use order, its extents in file order.
+void place_selective_frames(RankPlan& stored, const std::vector<const ManifestTensor*>& entries,
+                            const Case& c) {
+  if (stored.shards.empty()) return;
+  // The checkpoint directory: a file's path without the relative name its shards give it.
+  std::filesystem::path dir;
+  for (const backends::FilePlan& f : stored.io.files) {
+    const std::string& name = stored.shards.front().file;
+    if (f.path.size() > name.size() && f.path.ends_with("/" + name))
+      dir = f.path.substr(0, f.path.size() - name.size() - 1);
+  }
+  std::map<std::string, std::vector<backends::Extent>> by_file;
+  std::vector<std::string> order;
+  for (std::size_t i = 0; i < stored.shards.size(); ++i) {
+    PlacedShard& s = stored.shards[i];
+    s.file = entries[i]->stored_file();
+    s.file_offset = entries[i]->file_offset;
+    auto [it, added] = by_file.try_emplace(s.file);
+    if (added) order.push_back(s.file);
+    it->second.push_back({s.file_offset, s.stored_offset, s.stored_bytes});
+  }
+  stored.io.files.clear();
+  for (const std::string& file : order) {
+    std::vector<backends::Extent>& extents = by_file[file];
+    std::sort(extents.begin(), extents.end(),
+              [](const backends::Extent& a, const backends::Extent& b) {
+                return a.file_offset < b.file_offset;
+              });
+    backends::FilePlan& f = stored.io.files.emplace_back();
+    f.path = (dir / file).lexically_normal().string();
+    f.file_size = extents.back().file_offset + extents.back().length;
+    f.extents = build_extents(std::move(extents), c.coalesce_bytes, c.chunk_bytes, 1);
+  }
+}
+
+}  // namespace
+
 std::vector<RankPlan> manifest_stored_plans(const Manifest& manifest,
                                             const std::vector<RankPlan>& plans, const Case& c) {
   // The key that tells the entries of one rank apart (as the manifest's checks use it).
@@ -271,6 +314,10 @@ std::vector<RankPlan> manifest_stored_plans(const Manifest& manifest,
       sizes.push_back(it->second->stored_bytes);
     }
     RankPlan& out = stored.emplace_back(stored_plan(plan, sizes));
+    if (manifest.writer.selective.enabled()) {
+      place_selective_frames(out, entries, c);
+      continue;
+    }
     for (std::size_t i = 0; i < out.shards.size(); ++i) {
       if (out.shards[i].file_offset != entries[i]->file_offset ||
           out.shards[i].file != entries[i]->file) {

@@ -266,7 +266,7 @@ std::string verify_plans(const std::vector<RankPlan>& plans, const ProcessBuffer
       ps.shard.name, workloads::state_kind_name(ps.shard.state), ps.rank,
       global_index_text(ps.geometry.global_shape, element), element,
       fmt::format("[{}]", fmt::join(ps.geometry.global_shape, ", ")), shard_byte, where,
-      expected_byte(pattern, ps.data_key, global_byte), static_cast<unsigned>(bad->found));
+      expected_byte(pattern, run.key, global_byte), static_cast<unsigned>(bad->found));
 }
 
 std::vector<std::vector<std::uint64_t>> fill_plans(const std::vector<RankPlan>& plans,

@@ -121,6 +121,28 @@ RankPlan plan_rank(const workloads::Layout& layout, const ReshardSpec& spec, std
   return plan;
 }
 
+// A delta checkpoint's pieces: after the base's whole pieces, the runs this checkpoint holds are
+// read into scratch after the rank's buffer and copied over the base's bytes once every read is
+// done (the requests of one plan run in any order); the base bytes they replace count as read.
+void add_delta_reads(RankPlan& plan, const std::vector<const ManifestTensor*>& entries) {
+  RankReadPlan& r = plan.reshard;
+  const std::uint64_t first = align_up(r.buffer_bytes, 64);
+  std::uint64_t scratch = first;
+  for (const ManifestTensor* t : entries) {
+    if (t->delta.empty()) continue;
+    auto file = std::find(r.files.begin(), r.files.end(), t->delta_file);
+    if (file == r.files.end()) file = r.files.insert(r.files.end(), t->delta_file);
+    const auto index = static_cast<std::size_t>(file - r.files.begin());
+    for (const DeltaRun& run : t->delta) {
+      r.requests.push_back({index, run.file_offset, scratch, run.bytes});
+      r.copies.push_back({scratch, t->memory_offset + run.offset, run.bytes});
+      r.bytes_read += run.bytes;
+      scratch += run.bytes;
+    }
+  }
+  if (scratch > first) r.buffer_bytes = scratch;
+}
+
 }  // namespace
 
 RankPlan plan_identity_rank(const Manifest& manifest, const ReshardSpec& spec, std::int64_t rank,
@@ -131,6 +153,11 @@ RankPlan plan_identity_rank(const Manifest& manifest, const ReshardSpec& spec, s
   plan.rank = rank;
   std::vector<NeededShard> needed;
   std::uint64_t shards_end = 0;
+  // strategy.delta_every: each block's bytes as the update left them at the checkpoint's step.
+  const SelectiveSpec& z = manifest.writer.selective;
+  const BlockUpdates updates =
+      z.delta() ? BlockUpdates{z.block_bytes, z.changed_per_million, manifest.step}
+                : BlockUpdates{};
   for (const ManifestTensor* t : entries) {
     const ShardGeometry geometry = shard_geometry(t->shard, manifest.layout.scale);
     plan.shards.push_back({.shard = t->shard,
@@ -140,7 +167,8 @@ RankPlan plan_identity_rank(const Manifest& manifest, const ReshardSpec& spec, s
                            .memory_offset = t->memory_offset,
                            .bytes = t->bytes,
                            .data_key = training_key(t->data_key, manifest.iteration()),
-                           .geometry = geometry});
+                           .geometry = geometry,
+                           .updates = updates});
     needed.push_back({.name = t->shard.name,
                       .state = t->shard.state,
                       .geometry = geometry,
@@ -151,6 +179,7 @@ RankPlan plan_identity_rank(const Manifest& manifest, const ReshardSpec& spec, s
   plan.reshard =
       plan_rank_reads(needed, {}, ReshardRead::exact, shards_end, std::max(block, spec.alignment),
                       {.merge_adjacent = spec.merge_adjacent, .whole_piece_granule = block});
+  add_delta_reads(plan, entries);
   plan.payload_bytes = plan.reshard.bytes_needed;
   plan.buffer_bytes = plan.reshard.buffer_bytes;
   add_file_plans(plan, spec, dir);
@@ -219,6 +248,13 @@ std::vector<RankPlan> reshard_plans(const Manifest& manifest, const ReshardSpec&
         compression_name(z.codec)));
   }
   if (spec.identity) return identity_plans(manifest, spec, ranks, dir);
+  if (manifest.writer.selective.delta()) {
+    throw ReshardError(fmt::format(
+        "the checkpoint is a delta checkpoint (strategy.delta_every = {}): its changed runs are "
+        "parts of the writer's pieces, so only a restore into the writer's layout reads it "
+        "(campaign.phase = \"restore\", no [restore] layout, no load)",
+        manifest.writer.selective.delta_every));
+  }
   check_reshardable(spec);
   const workloads::Layout layout(spec.model, spec.reader.parallel, spec.reader.state);
   // A damaged or hostile manifest must not make a read open files outside its checkpoint.

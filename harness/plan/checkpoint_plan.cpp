@@ -180,25 +180,35 @@ std::uint64_t scaled_bytes(const workloads::Shard& shard, std::int64_t scale) {
   return shard_geometry(shard, scale).bytes();
 }
 
+std::vector<BlockPart> shard_block_parts(const PlacedShard& ps) {
+  std::vector<BlockPart> parts;
+  if (ps.geometry.global_shape.empty()) {
+    split_into_blocks(ps.updates, ps.data_key, 0, 0, ps.bytes, parts);
+    return parts;
+  }
+  const auto eb = static_cast<std::uint64_t>(ps.geometry.element_bytes);
+  for (const GlobalRun& run : global_runs(ps.geometry))
+    split_into_blocks(ps.updates, ps.data_key, static_cast<std::uint64_t>(run.local) * eb,
+                      static_cast<std::uint64_t>(run.global) * eb,
+                      static_cast<std::uint64_t>(run.elements) * eb, parts);
+  return parts;
+}
+
 std::vector<PatternRange> shard_pattern_ranges(
     const std::vector<RankPlan>& plans, const std::vector<std::uint64_t>& plan_offsets,
-    std::vector<std::pair<std::size_t, std::size_t>>* owner) {
+    std::vector<std::pair<std::size_t, std::size_t>>* owner, std::int64_t changed_after) {
   std::vector<PatternRange> ranges;
   for (std::size_t p = 0; p < plans.size(); ++p) {
     for (std::size_t i = 0; i < plans[p].shards.size(); ++i) {
       const PlacedShard& ps = plans[p].shards[i];
-      if (ps.geometry.global_shape
-              .empty()) {  // a shard without a place in a tensor: its bytes from 0
-        ranges.push_back({plan_offsets[p] + ps.memory_offset, ps.bytes, ps.data_key, 0});
-        if (owner != nullptr) owner->emplace_back(p, i);
-        continue;
-      }
-      const auto eb = static_cast<std::uint64_t>(ps.geometry.element_bytes);
-      for (const GlobalRun& run : global_runs(ps.geometry)) {
+      const std::uint64_t block = ps.updates.block_bytes;
+      for (const BlockPart& part : shard_block_parts(ps)) {
+        if (part.version <= changed_after) continue;
+        const std::uint64_t key = part.version == 0
+                                      ? ps.data_key
+                                      : block_key(ps.data_key, part.global / block, part.version);
         ranges.push_back(
-            {plan_offsets[p] + ps.memory_offset + static_cast<std::uint64_t>(run.local) * eb,
-             static_cast<std::uint64_t>(run.elements) * eb, ps.data_key,
-             static_cast<std::uint64_t>(run.global) * eb});
+            {plan_offsets[p] + ps.memory_offset + part.local, part.bytes, key, part.global});
         if (owner != nullptr) owner->emplace_back(p, i);
       }
     }

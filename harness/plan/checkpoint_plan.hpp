@@ -8,6 +8,7 @@
 
 #include "backends/backend.hpp"
 #include "harness/memory/memory_space.hpp"
+#include "harness/plan/block_updates.hpp"
 #include "harness/plan/reshard_plan.hpp"
 #include "harness/plan/shard_geometry.hpp"
 #include "harness/spec/case.hpp"
@@ -33,6 +34,9 @@ struct PlacedShard {
   // logical ones. 0: stored raw.
   std::uint64_t stored_bytes = 0;
   std::uint64_t stored_offset = 0;
+  // strategy.delta_every: the update model and the step the shard's bytes are at (each block's
+  // bytes seeded by block_key); inactive: data_key seeds them all.
+  BlockUpdates updates;
 };
 
 // Bytes a file holds besides its shards (a safetensors header), at `memory_offset` of the rank's
@@ -68,11 +72,18 @@ std::map<std::string, std::string> checkpoint_attributes(const workloads::Layout
 std::uint64_t scaled_bytes(const workloads::Shard& shard, std::int64_t scale);
 
 // Every shard of `plans` as pattern runs of a buffer whose plan p starts at plan_offsets[p]:
-// one run per GlobalRun of each shard, in plan and shard order; `owner` (when given) receives
-// each run's (plan, shard) index.
+// one run per GlobalRun of each shard (per block of it, with the block's key, when its updates
+// are active), in plan and shard order; `owner` (when given) receives each run's (plan, shard)
+// index. `changed_after` >= 0: only the runs of blocks an update after that step changed (what
+// moving the buffer from that step to the shards' step rewrites).
 std::vector<PatternRange> shard_pattern_ranges(
     const std::vector<RankPlan>& plans, const std::vector<std::uint64_t>& plan_offsets,
-    std::vector<std::pair<std::size_t, std::size_t>>* owner = nullptr);
+    std::vector<std::pair<std::size_t, std::size_t>>* owner = nullptr,
+    std::int64_t changed_after = -1);
+
+// The shard's bytes as runs of its tensor's global bytes (a shard without a place in a tensor: one
+// run from global byte 0), split at its blocks with their versions when its updates are active.
+std::vector<BlockPart> shard_block_parts(const PlacedShard& placed);
 
 // The modeled ranks a case emulates (all, a list, or one node's share), sorted.
 std::vector<std::int64_t> selected_ranks(const Case& c, std::int64_t world_size);

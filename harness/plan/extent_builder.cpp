@@ -47,4 +47,26 @@ std::vector<backends::Extent> build_extents(std::vector<backends::Extent> shards
   return shards;
 }
 
+std::uint64_t PackedFiles::add(const std::string& file, std::uint64_t memory_offset,
+                               std::uint64_t bytes) {
+  const auto [it, added] = index_.try_emplace(file, files_.size());
+  if (added) {
+    files_.emplace_back().path = (dir_ / file).string();
+    extents_.emplace_back();
+  }
+  backends::FilePlan& f = files_[it->second];
+  const std::uint64_t offset = f.file_size;
+  extents_[it->second].push_back({offset, memory_offset, bytes});
+  f.file_size += bytes;
+  return offset;
+}
+
+std::vector<backends::FilePlan> PackedFiles::files(std::uint64_t coalesce_bytes,
+                                                   std::uint64_t chunk_bytes) const {
+  std::vector<backends::FilePlan> out = files_;
+  for (std::size_t f = 0; f < out.size(); ++f)
+    out[f].extents = build_extents(extents_[f], coalesce_bytes, chunk_bytes, 1);
+  return out;
+}
+
 }  // namespace ckpt::harness

@@ -65,27 +65,17 @@ RankPlan selective_plan(const RankPlan& logical, const std::vector<bool>& keep, 
   RankPlan out = logical;
   out.shards.clear();
   out.payload_bytes = 0;
-  out.io.files.clear();
-  std::map<std::string, std::size_t> file_of;  // relative path -> index in out.io.files
-  std::vector<std::vector<backends::Extent>> extents;
+  PackedFiles files(dir);
   for (std::size_t i = 0; i < logical.shards.size(); ++i) {
     if (!keep[i]) continue;
     PlacedShard s = logical.shards[i];
-    const auto [it, added] = file_of.try_emplace(s.file, out.io.files.size());
-    if (added) {
-      out.io.files.emplace_back().path = (dir / s.file).string();
-      extents.emplace_back();
-    }
-    backends::FilePlan& file = out.io.files[it->second];
-    s.file_offset = file.file_size;
-    extents[it->second].push_back({s.file_offset, s.memory_offset, s.bytes});
-    file.file_size += s.bytes;
+    // A compressed shard's frames lie at stored_offset of the stored plan's buffer.
+    s.file_offset = s.stored_bytes > 0 ? files.add(s.file, s.stored_offset, s.stored_bytes)
+                                       : files.add(s.file, s.memory_offset, s.bytes);
     out.payload_bytes += s.bytes;
     out.shards.push_back(std::move(s));
   }
-  for (std::size_t f = 0; f < out.io.files.size(); ++f)
-    out.io.files[f].extents =
-        build_extents(std::move(extents[f]), c.coalesce_bytes, c.chunk_bytes, 1);
+  out.io.files = files.files(c.coalesce_bytes, c.chunk_bytes);
   return out;
 }
 

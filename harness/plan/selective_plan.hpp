@@ -33,7 +33,9 @@ bool selective_due(const SelectiveSpec& spec, const workloads::Shard& shard, std
 
 // `logical` (written to `dir`) with only the shards keep[i] says: file offsets packed per file in
 // shard order, memory offsets unchanged, files without a kept shard left out; its IoPlan moves
-// those shards (merged and split as strategy.coalesce_bytes and strategy.chunk_bytes say).
+// those shards (merged and split as strategy.coalesce_bytes and strategy.chunk_bytes say). Of a
+// stored plan (strategy.compression), it moves the kept shards' frames (stored_bytes from
+// stored_offset of the stored buffer).
 // Throws std::logic_error when keep does not have one flag per shard.
 RankPlan selective_plan(const RankPlan& logical, const std::vector<bool>& keep, const Case& c,
                         const std::filesystem::path& dir);

@@ -166,6 +166,8 @@ std::string selective_line(const CaseResult& r) {
   std::string text =
       z.experts > 0
           ? fmt::format("case {}: partial experts, {} per checkpoint", r.config.index, z.experts)
+      : z.delta_every > 1
+          ? fmt::format("case {}: delta, full every {}", r.config.index, z.delta_every)
           : fmt::format("case {}: selective every {}", r.config.index, z.every);
   if (!z.written_bytes.empty()) {
     std::vector<double> written(z.written_bytes.begin(), z.written_bytes.end());
@@ -181,6 +183,10 @@ std::string selective_line(const CaseResult& r) {
             (z.restored_from.empty() ? " (it holds every piece)" : ", also reading ");
     for (std::size_t i = 0; i < z.restored_from.size(); ++i)
       text += (i == 0 ? "" : ", ") + z.restored_from[i];
+    if (z.full_bytes > 0)
+      text += fmt::format(
+          " (chain of {}, read {:.2f} bytes per byte restored)", z.restore_chain_length,
+          static_cast<double>(z.restore_read_bytes) / static_cast<double>(z.full_bytes));
   }
   return text;
 }

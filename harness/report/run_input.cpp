@@ -127,15 +127,23 @@ SelectiveRecord parse_selective(const JsonField& z) {
   SelectiveRecord out{.every = z.at("every").integer(1),
                       .experts = z.at("experts").integer(0),
                       .full_bytes = z.at("full_bytes").count()};
+  if (const std::optional<JsonField> n = z.find("delta_every")) out.delta_every = n->integer(1);
   const JsonField samples = z.at("samples");
   for (const JsonField& b : samples.at("written_bytes").elements())
     out.written_bytes.push_back(b.count());
   for (const JsonField& name : samples.at("oldest_needed").elements())
     out.oldest_needed.push_back(name.string());
-  if (const std::optional<JsonField> restore = z.find("restore")) {
+  if (const std::optional<JsonField> chain = samples.find("chain_length")) {
+    for (const JsonField& n : chain->elements()) out.chain_length.push_back(n.integer(1));
+  }
+  if (const std::optional<JsonField> restore = z.find("restore"); restore && !restore->is_null()) {
     out.restored = restore->at("checkpoint").string();
     for (const JsonField& name : restore->at("read_from").elements())
       out.read_from.push_back(name.string());
+    if (const std::optional<JsonField> n = restore->find("chain_length"))
+      out.restore_chain_length = n->integer(1);
+    if (const std::optional<JsonField> a = restore->find("amplification"); a && !a->is_null())
+      out.amplification = a->non_negative();
   }
   return out;
 }

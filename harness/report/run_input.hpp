@@ -32,15 +32,19 @@ struct CompressionRecord {
   std::optional<double> encode_seconds, encode_cpu_seconds, decode_seconds, decode_cpu_seconds;
 };
 
-// strategy.selective_every, strategy.partial_experts (the results' `selective` object).
+// strategy.selective_every, partial_experts, delta_every (the results' `selective` object).
 struct SelectiveRecord {
   std::int64_t every = 1;
   std::int64_t experts = 0;
+  std::int64_t delta_every = 1;
   std::uint64_t full_bytes = 0;
   std::vector<std::uint64_t> written_bytes;  // per timed checkpoint
   std::vector<std::string> oldest_needed;    // per timed checkpoint
+  std::vector<std::int64_t> chain_length;    // per timed checkpoint (absent in older records)
   std::string restored;                      // a restore's checkpoint ("" in a write)
   std::vector<std::string> read_from;        // the earlier checkpoints it read, oldest first
+  std::int64_t restore_chain_length = 0;     // 0: not recorded
+  std::optional<double> amplification;       // a restore's bytes read / bytes restored
 };
 
 // A backend's request counts (`phases.<direction>.counters`, `training.counters`,

@@ -132,15 +132,26 @@ nlohmann::json selective_json(const SelectiveSummary& z) {
         z.full_bytes > 0 ? static_cast<double>(bytes) / static_cast<double>(z.full_bytes) : 0.0);
   nlohmann::json restore = nullptr;
   if (!z.restored.empty()) {
+    const nlohmann::json amplification =
+        z.full_bytes > 0 ? nlohmann::json(static_cast<double>(z.restore_read_bytes) /
+                                          static_cast<double>(z.full_bytes))
+                         : nlohmann::json(nullptr);
     restore = {{"checkpoint", z.restored},
                {"read_from", z.restored_from},
-               {"oldest_needed", z.restored_from.empty() ? z.restored : z.restored_from.front()}};
+               {"oldest_needed", z.restored_from.empty() ? z.restored : z.restored_from.front()},
+               {"chain_length", z.restore_chain_length},
+               {"read_bytes", z.restore_read_bytes},
+               {"amplification", amplification}};
   }
   return {{"every", z.every},
           {"experts", z.experts},
+          {"delta_every", z.delta_every},
           {"full_bytes", z.full_bytes},
           {"written_fraction", median_or_null(fractions)},
-          {"samples", {{"written_bytes", z.written_bytes}, {"oldest_needed", z.oldest_needed}}},
+          {"samples",
+           {{"written_bytes", z.written_bytes},
+            {"oldest_needed", z.oldest_needed},
+            {"chain_length", z.chain_length}}},
           {"restore", restore}};
 }
 

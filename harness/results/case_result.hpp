@@ -125,9 +125,17 @@ struct SelectiveSummary {
   // needs (its own name when it holds every piece).
   std::vector<std::uint64_t> written_bytes;
   std::vector<std::string> oldest_needed;
-  // The restore: the checkpoint restored and the earlier ones it read pieces from, oldest first.
+  // Per timed checkpoint: the checkpoints from the oldest its restore needs to it, both included
+  // (1: it holds every piece).
+  std::vector<std::int64_t> chain_length;
+  std::int64_t delta_every = 1;  // strategy.delta_every
+  // The restore: the checkpoint restored and the earlier ones it read pieces from, oldest first;
+  // the bytes it read (a delta's base pieces whole and its runs over them), every process's, and
+  // its chain length.
   std::string restored;
   std::vector<std::string> restored_from;
+  std::uint64_t restore_read_bytes = 0;
+  std::int64_t restore_chain_length = 0;
 };
 
 // restore.replicas: what a same-layout restore gave the DP replicas, per restore, all processes.

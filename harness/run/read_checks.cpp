@@ -76,10 +76,17 @@ bool open_stored_checkpoint(CaseState& s, const Case& writer, fs::path& dir, Man
   s.data.planned_dir = dir;
   s.record.result.checkpoint_dir = dir.string();
   if (manifest.writer.selective.enabled()) {
-    s.record.result.selective = SelectiveSummary{.every = manifest.writer.selective.every,
-                                                 .experts = manifest.writer.selective.experts,
-                                                 .restored = dir.filename().string(),
-                                                 .restored_from = source_checkpoints(manifest)};
+    std::vector<std::string> sources = source_checkpoints(manifest);
+    // The oldest source was read and checked above (unreadable_checkpoint).
+    const std::int64_t oldest_step =
+        sources.empty() ? manifest.step : read_manifest(dir.parent_path() / sources.front()).step;
+    s.record.result.selective =
+        SelectiveSummary{.every = manifest.writer.selective.every,
+                         .experts = manifest.writer.selective.experts,
+                         .delta_every = manifest.writer.selective.delta_every,
+                         .restored = dir.filename().string(),
+                         .restored_from = std::move(sources),
+                         .restore_chain_length = manifest.step - oldest_step + 1};
   }
   return written_as_planned(s, writer, dir, manifest);
 }

@@ -1,5 +1,7 @@
 #include "harness/run/restore_phase.hpp"
 
+#include <algorithm>
+
 #include "harness/exec/cache_policy.hpp"
 #include "harness/exec/process_plans.hpp"
 #include "harness/exec/replica_share.hpp"
@@ -25,6 +27,13 @@ std::uint64_t payload_bytes(const std::vector<RankPlan>& plans) {
   std::uint64_t bytes = 0;
   for (const RankPlan& p : plans) bytes += p.payload_bytes;
   return bytes;
+}
+
+// Copies out of scratch after the reads: a resharding restore's, or a delta checkpoint's runs
+// over its base's pieces.
+bool copies_after_read(const std::vector<RankPlan>& plans) {
+  return std::any_of(plans.begin(), plans.end(),
+                     [](const RankPlan& p) { return !p.reshard.copies.empty(); });
 }
 
 // One message of the cooperative restore's sharing between processes.
@@ -67,8 +76,16 @@ void RestorePhase::prepare() {
     s_.record.add_notes(space.notes());
   }
   record_sizes(s_, data.read_plans);
-  if (auto& selective = s_.record.result.selective)
+  if (auto& selective = s_.record.result.selective) {
     selective->full_bytes = s_.record.result.bytes_per_checkpoint;
+    // A compressed checkpoint's restore reads the frames; another, the plans' requests.
+    std::uint64_t read = 0;
+    for (const RankPlan& p : data.read_plans) read += p.reshard.bytes_read;
+    for (const RankPlan& p : data.stored_plans) {
+      for (const PlacedShard& shard : p.shards) read += shard.stored_bytes;
+    }
+    selective->restore_read_bytes = s_.context.comm.sum(read);
+  }
   if (c.restore.reshard)
     s_.record.result.reshard = reshard_summary(c, s_.context.comm, data.read_plans);
   if (c.restore.reshard && c.restore.replicas == ReplicaRead::cooperative) {
@@ -129,7 +146,7 @@ bool RestorePhase::iteration(int iteration, std::vector<IterationTiming>* timing
     sample.seconds += seconds;
     if (sample.error.empty()) sample.error = problem;
   }
-  if (c.restore.reshard && sample.error.empty()) {
+  if ((c.restore.reshard || copies_after_read(plans)) && sample.error.empty()) {
     // Copies out of scratch (whole_items: narrowing, as in DCP's reader; exact: strided rows)
     // are part of the restore.
     const auto narrow = Clock::now();

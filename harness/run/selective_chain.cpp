@@ -1,7 +1,10 @@
 #include "harness/run/selective_chain.hpp"
 
 #include <sstream>
+#include <stdexcept>
 
+#include "harness/memory/checksum.hpp"
+#include "harness/plan/delta_plan.hpp"
 #include "harness/plan/selective_plan.hpp"
 
 namespace ckpt::harness {
@@ -10,19 +13,25 @@ namespace fs = std::filesystem;
 
 void SelectiveChain::choose(const std::vector<RankPlan>& full,
                             const std::vector<std::vector<std::uint64_t>>& checksums,
-                            std::int64_t turn, const fs::path& dir) {
+                            std::int64_t turn, std::int64_t step, const fs::path& dir) {
   newest_.resize(full.size());
   chosen_.assign(full.size(), {});
   plans_.clear();
   checksums_.assign(full.size(), {});
   carried_.clear();
+  step_ = step;
+  base_ = c_.selective.delta() && (base_step_ == 0 || chain_ >= c_.selective.delta_every);
+  if (c_.selective.delta() && !base_) {
+    choose_delta(full, checksums, step, dir);
+    return;
+  }
   for (std::size_t p = 0; p < full.size(); ++p) {
     const RankPlan& plan = full[p];
     newest_[p].resize(plan.shards.size());
     std::vector<bool> keep(plan.shards.size());
     for (std::size_t i = 0; i < plan.shards.size(); ++i) {
       const std::optional<ManifestTensor>& copy = newest_[p][i];
-      keep[i] = !copy || selective_due(c_.selective, plan.shards[i].shard, turn);
+      keep[i] = base_ || !copy || selective_due(c_.selective, plan.shards[i].shard, turn);
       if (keep[i]) {
         chosen_[p].push_back(i);
         checksums_[p].push_back(checksums.at(p).at(i));
@@ -31,6 +40,30 @@ void SelectiveChain::choose(const std::vector<RankPlan>& full,
       }
     }
     plans_.push_back(selective_plan(plan, keep, c_, dir));
+  }
+}
+
+void SelectiveChain::choose_delta(const std::vector<RankPlan>& full,
+                                  const std::vector<std::vector<std::uint64_t>>& checksums,
+                                  std::int64_t step, const fs::path& dir) {
+  for (std::size_t p = 0; p < full.size(); ++p) {
+    const RankPlan& plan = full[p];
+    std::vector<std::vector<DeltaRun>> runs(plan.shards.size());
+    for (std::size_t i = 0; i < plan.shards.size(); ++i) {
+      if (plan.shards[i].updates.step != step)
+        throw std::logic_error("delta chain: the state is not at the checkpoint's step");
+      runs[i] = changed_runs(plan.shards[i], base_step_);
+    }
+    plans_.push_back(delta_plan(plan, runs, c_, dir));
+    for (std::size_t i = 0; i < plan.shards.size(); ++i) {
+      ManifestTensor entry = newest_.at(p).at(i).value();  // the base holds every piece
+      entry.checksum = checksum_hex(checksums.at(p).at(i));
+      if (!runs[i].empty()) {
+        entry.delta_file = plan.shards[i].file;
+        entry.delta = std::move(runs[i]);
+      }
+      carried_.push_back(std::move(entry));
+    }
   }
 }
 
@@ -48,6 +81,13 @@ std::set<std::string> SelectiveChain::needed(Comm& comm) const {
 }
 
 void SelectiveChain::settle(const fs::path& dir, bool kept) {
+  if (c_.selective.delta()) {
+    if (base_) {
+      base_step_ = kept ? step_ : 0;
+      chain_ = 0;
+    }
+    ++chain_;
+  }
   const std::vector<ManifestTensor> written = manifest_tensors(plans_, checksums_);
   std::size_t next = 0;
   for (std::size_t p = 0; p < chosen_.size(); ++p) {

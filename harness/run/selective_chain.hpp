@@ -1,9 +1,12 @@
 #pragma once
 
-// Private to harness/run: strategy.selective_every across a run's checkpoints. Each checkpoint
-// writes the pieces due in the layer rotation, and every piece without a kept copy (the first
-// checkpoint, or after an untimed one was removed); its manifest lists the others where their
-// newest copy lies (an earlier checkpoint of this run, which retire keeps while it is needed).
+// Private to harness/run: strategy.selective_every (partial_experts, delta_every) across a run's
+// checkpoints. Each checkpoint writes the pieces due in the layer rotation, and every piece
+// without a kept copy (the first checkpoint, or after an untimed one was removed); its manifest
+// lists the others where their newest copy lies (an earlier checkpoint of this run, which retire
+// keeps while it is needed). delta_every: a full checkpoint (the base) when none is kept or the
+// chain is N long, else of every piece the blocks changed since the base, the manifest listing
+// each piece at the base with those runs.
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -23,11 +26,12 @@ class SelectiveChain {
   explicit SelectiveChain(const Case& c) : c_(c) {}
 
   bool enabled() const { return c_.selective.enabled(); }
-  // Before checkpoint `turn` (the run's iteration) into `dir`: of `full` (the logical plans, with
-  // their shards' `checksums`), the plans of the pieces this checkpoint writes.
+  // Before checkpoint `turn` (the run's iteration) of `step` into `dir`: of `full` (the logical
+  // plans, with their shards' `checksums`; delta: their bytes at `step`), the plans of the pieces
+  // (runs) this checkpoint writes.
   void choose(const std::vector<RankPlan>& full,
               const std::vector<std::vector<std::uint64_t>>& checksums, std::int64_t turn,
-              const std::filesystem::path& dir);
+              std::int64_t step, const std::filesystem::path& dir);
   const std::vector<RankPlan>& plans() const { return plans_; }
   const std::vector<std::vector<std::uint64_t>>& checksums() const { return checksums_; }
   // This process's pieces the checkpoint does not write, as earlier checkpoints hold them.
@@ -40,6 +44,11 @@ class SelectiveChain {
   void settle(const std::filesystem::path& dir, bool kept);
 
  private:
+  // delta_every: the base in full, or the runs changed since it.
+  void choose_delta(const std::vector<RankPlan>& full,
+                    const std::vector<std::vector<std::uint64_t>>& checksums, std::int64_t step,
+                    const std::filesystem::path& dir);
+
   const Case& c_;
   // Per plan and shard of the full plans: where its newest kept copy lies (its manifest entry).
   std::vector<std::vector<std::optional<ManifestTensor>>> newest_;
@@ -47,6 +56,12 @@ class SelectiveChain {
   std::vector<RankPlan> plans_;
   std::vector<std::vector<std::uint64_t>> checksums_;
   std::vector<ManifestTensor> carried_;
+  // delta_every: the kept base's step (0: none kept), this checkpoint's, whether this one is a
+  // base, and the checkpoints since the base, the base included.
+  std::int64_t base_step_ = 0;
+  std::int64_t step_ = 0;
+  bool base_ = false;
+  std::int64_t chain_ = 0;
 };
 
 }  // namespace ckpt::harness

@@ -61,9 +61,29 @@ void WritePhase::prepare() {
       data.checksums = fill_plans(data.write_plans, data.write_buffer, c.data);
     }
   }
+  if (c.selective.delta()) {
+    for (RankPlan& plan : data.write_plans) {
+      for (PlacedShard& shard : plan.shards)
+        shard.updates = {c.selective.block_bytes, c.selective.changed_per_million, 0};
+    }
+  }
   s_.record.result.fill_seconds = comm.max(seconds_since(start));
   s_.record.charge("fill", start);
   record_sizes(s_, data.write_plans);
+}
+
+void WritePhase::update_state(std::int64_t step) {
+  CaseBuffers& data = s_.data;
+  const auto start = Clock::now();
+  for (RankPlan& plan : data.write_plans) {
+    for (PlacedShard& shard : plan.shards) shard.updates.step = step;
+  }
+  const std::vector<PatternRange> changed = shard_pattern_ranges(
+      data.write_plans, buffer_offsets(data.write_plans, data.write_buffer), nullptr, buffer_step_);
+  if (!changed.empty()) data.write_buffer.memory().fill(changed, s_.context.c.data);
+  data.checksums = shard_checksums(data.write_plans, data.write_buffer);
+  buffer_step_ = step;
+  s_.record.charge("fill", start);
 }
 
 // Megatron gathers the distributed optimizer onto DP rank 0 before it saves; its own phase, timed
@@ -87,16 +107,16 @@ DpGather* WritePhase::sync_gather() {
 }
 
 // strategy.compression: the frames, their sizes deciding the plan's file offsets;
-// strategy.selective_every, partial_experts: the pieces due in the rotation, or without a kept
-// copy; else the whole state.
+// strategy.selective_every, partial_experts: the pieces (their frames) due in the rotation, or
+// without a kept copy; delta_every: the whole state (a base) or the runs changed since the base;
+// else the whole state.
 const std::vector<RankPlan>& WritePhase::to_write(int iteration, const fs::path& dir, bool timed) {
   CaseBuffers& data = s_.data;
-  if (s_.context.c.compression.enabled()) {
-    compress_for_write(s_, timed);
-    return data.stored_plans;
-  }
-  if (!chain_.enabled()) return data.write_plans;
-  chain_.choose(data.write_plans, data.checksums, iteration, dir);
+  const bool compressed = s_.context.c.compression.enabled();
+  if (compressed) compress_for_write(s_, timed);
+  const std::vector<RankPlan>& full = compressed ? data.stored_plans : data.write_plans;
+  if (!chain_.enabled()) return full;
+  chain_.choose(full, data.checksums, iteration, s_.store.step(iteration), dir);
   return chain_.plans();
 }
 
@@ -105,6 +125,7 @@ bool WritePhase::iteration(int iteration, std::vector<IterationTiming>* timings)
   Comm& comm = context.comm;
   CaseRecorder& record = s_.record;
   CaseBuffers& data = s_.data;
+  if (context.c.selective.delta()) update_state(s_.store.step(iteration));
   // The step directory is claimed before the clock (one mkdir by process 0); the directories
   // below it are made inside the timed transfer. Its wall time counts as "checkpoint".
   fs::path dir;
@@ -158,11 +179,11 @@ bool WritePhase::iteration(int iteration, std::vector<IterationTiming>* timings)
       record.result.visible_seconds.push_back(*seconds);
   }
   record.charge("commit", start);
-  retire(dir, timings != nullptr);
+  retire(dir, s_.store.step(iteration), timings != nullptr);
   return true;
 }
 
-void WritePhase::retire(const fs::path& dir, bool timed) {
+void WritePhase::retire(const fs::path& dir, std::int64_t step, bool timed) {
   const bool retiring = s_.context.phase == PhaseSelection::checkpoint;
   if (!chain_.enabled()) {
     if (retiring) s_.store.retire(dir, timed);
@@ -171,17 +192,24 @@ void WritePhase::retire(const fs::path& dir, bool timed) {
   Comm& comm = s_.context.comm;
   const std::set<std::string> needed = chain_.needed(comm);
   chain_.settle(dir, !retiring || s_.store.retire(dir, timed, needed));
+  steps_[dir.filename().string()] = step;
   if (!timed) return;
   CaseRecorder& record = s_.record;
+  const SelectiveSpec& spec = s_.context.c.selective;
   if (!record.result.selective)
-    record.result.selective = SelectiveSummary{.every = s_.context.c.selective.every,
-                                               .experts = s_.context.c.selective.experts,
-                                               .full_bytes = record.result.bytes_per_checkpoint};
+    record.result.selective = SelectiveSummary{.every = spec.every,
+                                               .experts = spec.experts,
+                                               .full_bytes = record.result.bytes_per_checkpoint,
+                                               .delta_every = spec.delta_every};
+  SelectiveSummary& z = *record.result.selective;
   std::uint64_t mine = 0;
-  for (const RankPlan& p : chain_.plans()) mine += p.payload_bytes;
-  record.result.selective->written_bytes.push_back(comm.sum(mine));
-  const std::string oldest = needed.empty() ? dir.filename().string() : *needed.begin();
-  record.result.selective->oldest_needed.push_back(comm.broadcast(oldest));
+  for (const RankPlan& p : chain_.plans()) mine += p.io.bytes();  // frames, when compressed
+  z.written_bytes.push_back(comm.sum(mine));
+  const std::string oldest =
+      comm.broadcast(needed.empty() ? dir.filename().string() : *needed.begin());
+  z.oldest_needed.push_back(oldest);
+  const auto known = steps_.find(oldest);
+  z.chain_length.push_back(known == steps_.end() ? 1 : step - known->second + 1);
 }
 
 }  // namespace ckpt::harness

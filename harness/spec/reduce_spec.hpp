@@ -1,8 +1,9 @@
 #pragma once
 
 // Strategies that make a checkpoint smaller than the state it holds, as the save planner applies
-// them: lossless compression of each stored piece (strategy.compression), and selective
-// checkpoints that hold a rotating subset of the layers (strategy.selective_every).
+// them: lossless compression of each stored piece (strategy.compression), selective checkpoints
+// that hold a rotating subset of the layers (strategy.selective_every) or experts
+// (strategy.partial_experts), and delta checkpoints (strategy.delta_every).
 
 #include <cstdint>
 #include <string_view>
@@ -37,13 +38,22 @@ struct CompressionSpec {
 // N (tensors outside the layers with layer 0), so every layer is saved every N checkpoints
 // (LLMTailor). strategy.partial_experts = k > 0: checkpoint t holds k of the E routed experts of
 // every MoE layer, the next k after checkpoint t - 1's (wrapping), and every tensor outside the
-// routed experts (MoC-System).
+// routed experts (MoC-System). strategy.delta_every = N > 1: a full checkpoint, then N - 1 that
+// hold only the blocks changed since it (Check-N-Run's differential checkpoints); the emulated
+// training update changes a chosen fraction of each tensor's blocks between two checkpoints
+// (BlockUpdates), so that every byte stays verifiable.
 struct SelectiveSpec {
   std::int64_t every = 1;
   std::int64_t experts = 0;        // k; 0: every expert in every checkpoint
   std::int64_t total_experts = 0;  // E: the model's routed experts per MoE layer
+  std::int64_t delta_every = 1;    // N; 1: no delta checkpoints
+  // strategy.delta_block_bytes: the blocks the update changes and a delta checkpoint stores.
+  std::uint64_t block_bytes = std::uint64_t{64} << 10;
+  // strategy.delta_changed_fraction, in millionths: the share of blocks one update changes.
+  std::uint32_t changed_per_million = 50'000;
 
-  bool enabled() const { return every > 1 || experts > 0; }
+  bool delta() const { return delta_every > 1; }
+  bool enabled() const { return every > 1 || experts > 0 || delta(); }
 };
 
 std::string_view compression_name(Compression codec);

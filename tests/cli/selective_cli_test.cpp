@@ -143,6 +143,38 @@ TEST(SelectiveRun, ARestoreWhoseEarlierCheckpointIsShortOrIncompleteIsRefusedNam
   EXPECT_NE(o.err.find("needs earlier checkpoint " + kept[0].string()), std::string::npos) << o.err;
 }
 
+// Bytes of the frames a compressed checkpoint holds itself (its entries without `checkpoint`).
+std::uint64_t own_stored_bytes(const nlohmann::json& manifest) {
+  std::uint64_t bytes = 0;
+  for (const nlohmann::json& t : manifest.at("tensors"))
+    if (!t.contains("checkpoint")) bytes += t.at("stored_bytes").get<std::uint64_t>();
+  return bytes;
+}
+
+TEST(SelectiveRun, CompressedLayersAreMergedFromThreeCheckpointsAndDecoded) {
+  const Scratch dir;
+  const std::string text = selective_campaign(dir, 0) + "compression = \"zstd\"\n";
+  ASSERT_EQ(run_phase(dir, text, "checkpoint").exit_code, 0);
+  const std::vector<fs::path> kept = checkpoints(dir);
+  ASSERT_EQ(kept.size(), 3u);
+  const nlohmann::json z = read_results(dir / "out-checkpoint").at(0).at("selective");
+  const auto& bytes = z.at("samples").at("written_bytes");
+  ASSERT_EQ(bytes.size(), 3u);
+  for (std::size_t k = 0; k < 3; ++k)  // the frames each one wrote
+    EXPECT_EQ(bytes[k].get<std::uint64_t>(), own_stored_bytes(read_manifest(kept[k]))) << k;
+
+  const Outcome restored = run_phase(dir, text, "restore");
+  ASSERT_EQ(restored.exit_code, 0) << restored.describe();
+  const nlohmann::json r = read_results(dir / "out-restore").at(0);
+  EXPECT_EQ(r.at("status"), "ok") << r.at("error");
+  EXPECT_EQ(r.at("verified"), true);
+  EXPECT_EQ(r.at("selective").at("restore").at("read_from"),
+            nlohmann::json({kept[0].filename().string(), kept[1].filename().string()}));
+  // It read the frames of the three: what the three wrote of the pieces the third points at.
+  EXPECT_EQ(r.at("selective").at("restore").at("read_bytes"),
+            r.at("compression").at("stored_bytes"));
+}
+
 // The tiny model as a mixture of four routed experts per layer.
 const std::string kFourExperts =
     std::string(kTinyModel) + "num_local_experts = 4\nnum_experts_per_tok = 2\n";

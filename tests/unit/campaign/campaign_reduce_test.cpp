@@ -76,10 +76,8 @@ TEST(CampaignReduce, SelectiveCheckpointsReachTheCaseAndAreRefusedWhereTheyCanno
   EXPECT_FALSE(plain.config.at("strategy").contains("selective_every"));
   EXPECT_EQ(config_hash(parse(kBase + "[strategy]\nselective_every = 1\n").cases.at(0)),
             config_hash(plain));
-  EXPECT_EQ(
-      message_of(every3, {"strategy.compression=zstd"}),
-      "--set: `strategy.compression`: strategy.selective_every = 3 is not combined with "
-      "compression: set strategy.compression = \"none\", or set strategy.selective_every = 1");
+  EXPECT_EQ(parse(every3, {"strategy.compression=zstd"}).cases.at(0).compression.codec,
+            Compression::zstd);  // each checkpoint's frames of the pieces it holds
   EXPECT_EQ(error_of(every3, {"backend.direct=true"}).key(), "backend.direct");
   EXPECT_EQ(error_of(every3, {"backend.name=hdf5"}).key(), "backend.name");
   EXPECT_EQ(error_of(every3, {"strategy.format=safetensors"}).key(), "strategy.format");
@@ -106,6 +104,41 @@ TEST(CampaignReduce, PartialExpertsNeedAModelWithMoreRoutedExpertsStoredOneByOne
       "routed experts in every checkpoint: set it below 8, or set strategy.partial_experts = 0");
   EXPECT_EQ(error_of(two, {"model.name=mixtral-8x7b", "strategy.selective_every=2"}).key(),
             "strategy.selective_every");
+}
+
+TEST(CampaignReduce, DeltaCheckpointsReachTheCaseAndAreRefusedWhereTheUpdateOrLayoutCannot) {
+  const std::string every4 = kBase +
+                             "[strategy]\ndelta_every = 4\ndelta_block_bytes = \"8 KiB\"\n"
+                             "delta_changed_fraction = 0.25\n";
+  const Case c = parse(every4).cases.at(0);
+  EXPECT_EQ(c.selective.delta_every, 4);
+  EXPECT_EQ(c.selective.block_bytes, 8192u);
+  EXPECT_EQ(c.selective.changed_per_million, 250'000u);
+  EXPECT_EQ(c.config.at("strategy").at("delta_every"), 4);
+  const nlohmann::json& plain = parse(kBase).cases.at(0).config.at("strategy");
+  for (const char* key : {"delta_every", "delta_block_bytes", "delta_changed_fraction"})
+    EXPECT_FALSE(plain.contains(key)) << key;
+  EXPECT_EQ(message_of(every4, {"strategy.selective_every=2"}),
+            "--set: `strategy.selective_every`: strategy.delta_every = 4 stores changed blocks of "
+            "every piece, not a rotating subset of them: set strategy.selective_every = 1 and "
+            "strategy.partial_experts = 0, or set strategy.delta_every = 1");
+  EXPECT_EQ(error_of(every4, {"strategy.delta_block_bytes=6000"}).key(),
+            "strategy.delta_block_bytes");
+  EXPECT_EQ(message_of(every4, {"strategy.compression=zstd"}),
+            "--set: `strategy.compression`: strategy.delta_every = 4 is not combined with "
+            "compression: its raw runs go over the base's bytes, which a compressed base holds as "
+            "frames: set strategy.compression = \"none\", or set strategy.delta_every = 1");
+  EXPECT_EQ(error_of(every4, {"restore.tp=2"}).key(), "restore.tp");
+  EXPECT_EQ(error_of(every4, {"restore.replicas=read"}).key(), "restore.replicas");
+  EXPECT_EQ(
+      error_of(every4, {"strategy.layout=megatron", "parallel.dp=2", "parallel.zero=1"}).key(),
+      "strategy.megatron_optimizer");
+  EXPECT_EQ(parse(every4, {"strategy.layout=megatron", "parallel.dp=2", "parallel.zero=1",
+                           "strategy.megatron_optimizer=per_dp"})
+                .cases.size(),
+            1u);
+  EXPECT_EQ(error_of(every4, {"strategy.delta_changed_fraction=1.5"}).key(),
+            "strategy.delta_changed_fraction");
 }
 
 }  // namespace
