@@ -18,11 +18,13 @@ std::uint64_t deliver(const ExchangedPiece& x, const std::byte* piece,
 
 }  // namespace
 
-PieceCounts exchange_pieces(Comm& comm, const PieceExchange& exchange, const ProcessBuffer& staging,
-                            const ProcessBuffer& buffer, std::span<std::byte> bounce) {
+PieceCounts exchange_pieces(Comm& comm, const PieceExchange& exchange, int round,
+                            const ProcessBuffer& staging, const ProcessBuffer& buffer,
+                            std::span<std::byte> bounce) {
   PieceCounts counts;
   const int me = comm.rank();
   for (const ExchangedPiece& piece : exchange.pieces) {
+    if (piece.round != round) continue;
     if (piece.reader != me) {
       comm.receive(piece.reader, bounce.first(piece.bytes));
       counts.copied_bytes += deliver(piece, bounce.data(), buffer);

@@ -19,12 +19,14 @@ struct PieceCounts {
   std::uint64_t copied_bytes = 0;  // from the exchange buffer or a message into the rank buffers
 };
 
-// Collective (every process with its own exchange, in the one order plan_piece_exchange gives):
-// the reader of a piece sends it whole to each receiver, one message, and copies its deliveries
-// out of `staging` (the exchange buffer, read beforehand); a receiver receives it into `bounce`
+// Collective (every process with its own exchange, in the one order plan_piece_exchange gives),
+// for the pieces of round `round` (whose staging the readers read beforehand): the reader of a
+// piece sends it whole to each receiver, one message, and copies its deliveries
+// out of `staging` (the exchange buffer); a receiver receives it into `bounce`
 // (at least exchange.bounce_bytes) and copies its deliveries into `buffer`, whose rank i is the
 // plans' i. Blocking pairs taken in one order on every process cannot deadlock. Host memory only.
-PieceCounts exchange_pieces(Comm& comm, const PieceExchange& exchange, const ProcessBuffer& staging,
-                            const ProcessBuffer& buffer, std::span<std::byte> bounce);
+PieceCounts exchange_pieces(Comm& comm, const PieceExchange& exchange, int round,
+                            const ProcessBuffer& staging, const ProcessBuffer& buffer,
+                            std::span<std::byte> bounce);
 
 }  // namespace ckpt::harness

@@ -46,15 +46,28 @@ std::uint64_t ProcessPlans::buffer_bytes() const {
 
 namespace {
 
+// What campaign.memory_budget leaves a cooperative read's exchange buffers beside the largest
+// process's rank buffers (0: no budget, no bound; at least a byte); the same on every process, so
+// that all run the same rounds.
+std::uint64_t exchange_budget(const Case& c, const std::vector<std::vector<RankPlan>>& by_process) {
+  if (c.memory_budget == 0) return 0;
+  std::uint64_t widest = 0;
+  for (const std::vector<RankPlan>& plans : by_process)
+    widest = std::max(widest, ProcessBuffer::bytes_for(plans));
+  return c.memory_budget > widest ? c.memory_budget - widest : 1;
+}
+
 // A cooperative read: every process's plans (`plan_of(q)`), this process's kept as plans.read and
-// the pieces of all of them planned for the exchange (aligned for backend.direct's reads).
+// the pieces of all of them planned for the exchange (aligned for backend.direct's reads), in
+// rounds when campaign.memory_budget would not hold it in one.
 template <class PlanOf>
-void plan_exchange(ProcessPlans& plans, int process, int processes, std::uint64_t alignment,
-                   const PlanOf& plan_of) {
+void plan_exchange(ProcessPlans& plans, const Case& c, int process, int processes,
+                   std::uint64_t alignment, const PlanOf& plan_of) {
   std::vector<std::vector<RankPlan>> every;
   for (int q = 0; q < processes; ++q) every.push_back(plan_of(q));
-  plans.exchange = plan_piece_exchange(every, process, kExchangePieceBytes,
-                                       std::max<std::uint64_t>(64, alignment));
+  plans.exchange =
+      plan_piece_exchange(every, process, kExchangePieceBytes,
+                          std::max<std::uint64_t>(64, alignment), exchange_budget(c, every));
   plans.read = std::move(every[static_cast<std::size_t>(process)]);
 }
 
@@ -77,7 +90,7 @@ ProcessPlans plan_process(const workloads::Layout& layout, const Case& c, PhaseS
                         process_share(inference_ranks(c.load.inference), q, processes), dir);
     };
     if (c.load.cooperative)
-      plan_exchange(plans, process, processes, 0, plan_of);
+      plan_exchange(plans, c, process, processes, 0, plan_of);
     else
       plans.read = plan_of(process);
     return plans;
@@ -100,7 +113,7 @@ ProcessPlans plan_process(const workloads::Layout& layout, const Case& c, PhaseS
                            dir);
     };
     if (c.restore.replicas == ReplicaRead::cooperative)
-      plan_exchange(plans, process, processes, spec.direct_alignment, plan_of);
+      plan_exchange(plans, c, process, processes, spec.direct_alignment, plan_of);
     else
       plans.read = plan_of(process);
     return plans;
@@ -139,7 +152,8 @@ std::optional<std::string> memory_budget_problem(const Case& c, std::uint64_t ne
   const std::string cooperative =
       exchange == 0 ? ""
                     : fmt::format(
-                          ", of which {} are the cooperative read's exchange buffers (set "
+                          ", of which {} are the cooperative read's exchange buffers, with a "
+                          "piece per round (set "
                           "restore.replicas = \"written\" or load.cooperative = false to read "
                           "without them),",
                           format_bytes(static_cast<std::int64_t>(exchange)));

@@ -106,13 +106,15 @@ std::uint64_t round_up(std::uint64_t value, std::uint64_t alignment) {
   return (value + alignment - 1) / alignment * alignment;
 }
 
-// Adds `piece` to `out` as this process (`me`) reads or receives it; nothing when it does neither.
+// Adds `piece` to `out` as this process (`me`) reads or receives it in round `round`; nothing
+// when it does neither.
 void add_piece(const FilePiece& piece, const std::vector<Need>& needs, int reader, int me,
-               std::uint64_t staging_offset, PieceExchange& out) {
+               std::uint64_t staging_offset, int round, PieceExchange& out) {
   if (!std::binary_search(piece.readers.begin(), piece.readers.end(), me)) return;
   ExchangedPiece x{.reader = reader,
                    .bytes = piece.span.second - piece.span.first,
-                   .staging_offset = staging_offset};
+                   .staging_offset = staging_offset,
+                   .round = round};
   for (const int q : piece.readers) {
     if (q != reader) x.receivers.push_back(q);
   }
@@ -146,13 +148,19 @@ void add_own_read(RankPlan& plan, const std::string& path, std::uint64_t data_en
   plan.payload_bytes += e.length;
 }
 
-// A piece only one rank plan of this process reads: read straight into that rank's buffer.
-bool read_in_place(const FilePiece& piece, const std::vector<Need>& needs, int me,
-                   const std::string& path, std::uint64_t data_end, PieceExchange& out) {
-  if (piece.readers != std::vector<int>{me}) return false;
+// Whether one rank plan alone reads `piece` (of one process): it is read straight into that
+// rank's buffer, and never staged.
+bool one_rank_reads(const FilePiece& piece, const std::vector<Need>& needs) {
+  if (piece.readers.size() != 1) return false;
   for (const std::size_t n : piece.needs) {
     if (needs[n].plan != needs[piece.needs.front()].plan) return false;
   }
+  return true;
+}
+
+// A piece one_rank_reads, by this process: read straight into that rank's buffer.
+void read_in_place(const FilePiece& piece, const std::vector<Need>& needs, const std::string& path,
+                   std::uint64_t data_end, PieceExchange& out) {
   for (const std::size_t n : piece.needs) {
     const Need& need = needs[n];
     const std::uint64_t begin = std::max(need.begin, piece.span.first);
@@ -162,55 +170,115 @@ bool read_in_place(const FilePiece& piece, const std::vector<Need>& needs, int m
                   .memory_offset = need.memory_offset + (begin - need.begin),
                   .length = end - begin});
   }
-  return true;
+}
+
+// Whether `reader` staging `bytes` more would take its share of this round past `round_bytes`
+// (0: no bound), counted as every process counts it (each piece aligned): then a new round
+// starts, and `use` with it.
+bool starts_round(std::map<int, std::uint64_t>& use, int reader, std::uint64_t bytes,
+                  std::uint64_t round_bytes, std::uint64_t alignment) {
+  bool fresh = false;
+  if (const auto it = use.find(reader);
+      round_bytes > 0 && it != use.end() && round_up(it->second, alignment) + bytes > round_bytes) {
+    use.clear();
+    fresh = true;
+  }
+  std::uint64_t& used = use[reader];
+  used = round_up(used, alignment) + bytes;
+  return fresh;
+}
+
+// Appends the read of file bytes `span` of `path` to `plan` (this round's staging) at `cursor`,
+// aligned unless it continues the last read in the file and the buffer; returns its offset.
+std::uint64_t stage(RankPlan& plan, const std::string& path, std::uint64_t data_end, Span span,
+                    std::uint64_t& cursor, std::uint64_t alignment) {
+  std::vector<backends::FilePlan>& files = plan.io.files;
+  const std::uint64_t bytes = span.second - span.first;
+  plan.payload_bytes += bytes;
+  if (!files.empty() && files.back().path == path && !files.back().extents.empty()) {
+    backends::Extent& last = files.back().extents.back();
+    if (last.file_offset + last.length == span.first &&
+        last.memory_offset + last.length == cursor) {
+      last.length += bytes;
+      cursor += bytes;
+      return cursor - bytes;
+    }
+  }
+  if (files.empty() || files.back().path != path)
+    files.push_back({.path = path, .data_end = data_end});
+  const std::uint64_t at = round_up(cursor, alignment);
+  files.back().extents.push_back({.file_offset = span.first, .memory_offset = at, .length = bytes});
+  cursor = at + bytes;
+  return at;
 }
 
 }  // namespace
 
 std::uint64_t PieceExchange::storage_bytes() const {
-  std::uint64_t bytes = staging.payload_bytes;
+  std::uint64_t bytes = 0;
+  for (const RankPlan& plan : staging) bytes += plan.payload_bytes;
   for (const RankPlan& plan : own) bytes += plan.payload_bytes;
   return bytes;
 }
 
 PieceExchange plan_piece_exchange(const std::vector<std::vector<RankPlan>>& by_process, int process,
-                                  std::uint64_t piece_bytes, std::uint64_t alignment) {
+                                  std::uint64_t piece_bytes, std::uint64_t alignment,
+                                  std::uint64_t exchange_budget) {
   alignment = std::max<std::uint64_t>(alignment, 1);
+  struct CutFile {
+    std::string path;
+    FileNeeds file;
+    std::vector<FilePiece> pieces;
+  };
+  std::vector<CutFile> files;
+  std::uint64_t largest = 0;  // the largest shared piece: any process's bounce holds it
+  for (auto& [path, file] : needs_by_file(by_process)) {
+    CutFile& cut = files.emplace_back(CutFile{path, std::move(file), {}});
+    cut.pieces = cut_pieces(cut.file.needs, piece_bytes);
+    for (const FilePiece& piece : cut.pieces) {
+      if (!one_rank_reads(piece, cut.file.needs))
+        largest = std::max(largest, piece.span.second - piece.span.first);
+    }
+  }
+  // What the budget leaves the staging of one round beside the bounce (at least a byte: then a
+  // piece per round).
+  const std::uint64_t round_bytes =
+      exchange_budget == 0
+          ? 0
+          : std::max<std::uint64_t>(
+                exchange_budget > largest ? (exchange_budget - largest) / alignment * alignment : 0,
+                1);
   PieceExchange out;
-  out.staging.rank = -1;
+  out.staging.push_back({.rank = -1});
   for (const RankPlan& plan : by_process[static_cast<std::size_t>(process)])
     out.own.push_back({.rank = plan.rank, .buffer_bytes = plan.buffer_bytes});
   LeastLoaded readers;
-  std::uint64_t cursor = 0;
-  for (const auto& [path, file] : needs_by_file(by_process)) {
-    backends::FilePlan read{.path = path, .data_end = file.data_end};
-    for (const FilePiece& piece : cut_pieces(file.needs, piece_bytes)) {
+  std::map<int, std::uint64_t> round_use;  // each reader's staging in the round, as all count it
+  std::uint64_t cursor = 0, widest = 0;    // this process's, in the round and in any round
+  for (const CutFile& cut : files) {
+    for (const FilePiece& piece : cut.pieces) {
       const std::uint64_t bytes = piece.span.second - piece.span.first;
       const int reader = readers.pick(piece.readers, bytes);
-      if (reader == process && read_in_place(piece, file.needs, process, path, file.data_end, out))
+      if (one_rank_reads(piece, cut.file.needs)) {
+        if (reader == process)
+          read_in_place(piece, cut.file.needs, cut.path, cut.file.data_end, out);
         continue;
-      // A piece following the last one read in the file and the buffer extends its request.
-      const bool continues =
-          reader == process && !read.extents.empty() &&
-          read.extents.back().file_offset + read.extents.back().length == piece.span.first &&
-          read.extents.back().memory_offset + read.extents.back().length == cursor;
-      const std::uint64_t at = continues ? cursor : round_up(cursor, alignment);
-      if (continues) {
-        read.extents.back().length += bytes;
-      } else if (reader == process) {
-        read.extents.push_back(
-            {.file_offset = piece.span.first, .memory_offset = at, .length = bytes});
       }
+      if (starts_round(round_use, reader, bytes, round_bytes, alignment)) {
+        out.staging.push_back({.rank = -1});
+        cursor = 0;
+      }
+      std::uint64_t at = 0;
       if (reader == process) {
-        out.staging.payload_bytes += bytes;
-        cursor = at + bytes;
+        at = stage(out.staging.back(), cut.path, cut.file.data_end, piece.span, cursor, alignment);
+        widest = std::max(widest, cursor);
       }
-      add_piece(piece, file.needs, reader, process, at, out);
+      add_piece(piece, cut.file.needs, reader, process, at, out.rounds() - 1, out);
     }
-    if (!read.extents.empty()) out.staging.io.files.push_back(std::move(read));
   }
   // At least one block: every process passes its (maybe empty) read to the backend.
-  out.staging.buffer_bytes = std::max(round_up(cursor, alignment), alignment);
+  const std::uint64_t buffer = std::max(round_up(widest, alignment), alignment);
+  for (RankPlan& round : out.staging) round.buffer_bytes = buffer;
   return out;
 }
 

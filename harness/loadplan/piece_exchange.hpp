@@ -9,7 +9,10 @@
 // process reads is its own read, and one that several read goes to the one with the fewest bytes
 // to read so far (the first on a tie), which reads it into its exchange buffer and sends it whole
 // to the others. Each copies it to the places its own plans read it into, as the read would have.
-// A piece only one rank reads is read straight into its place.
+// A piece only one rank reads is read straight into its place. Under a bound on the exchange
+// buffer the shared pieces go in rounds, the same on every process: a round ends before a piece
+// that would take some reader past the bound, and each round's pieces are read, then sent, before
+// the next round's reuse the buffer.
 
 #include <cstdint>
 #include <vector>
@@ -33,12 +36,14 @@ struct ExchangedPiece {
   std::vector<int> receivers;        // the other processes reading it, ascending
   std::uint64_t staging_offset = 0;  // reader only: where it lies in the exchange buffer
   std::vector<PieceDelivery> deliveries;
+  int round = 0;  // the round it is read and sent in
 };
 
 struct PieceExchange {
-  // What this process reads of the pieces others read too, or several of its ranks: into the
-  // exchange buffer (io, buffer_bytes; payload_bytes the bytes read). Empty io when none.
-  RankPlan staging;
+  // Per round (at least one, as many on every process), what this process reads of the pieces
+  // others read too, or several of its ranks: into the exchange buffer (io; payload_bytes the
+  // bytes read; buffer_bytes the same in every round, the widest round's). Empty io when none.
+  std::vector<RankPlan> staging;
   // The pieces only one of its ranks reads, read straight into that rank's buffer: per rank plan
   // of the process (in their order), its reads of them (payload_bytes their bytes).
   std::vector<RankPlan> own;
@@ -48,13 +53,19 @@ struct PieceExchange {
   // Bytes this process reads from storage: staging's and own's.
   std::uint64_t storage_bytes() const;
   // Memory the exchange takes besides the rank buffers: the exchange buffer and the bounce.
-  std::uint64_t buffer_bytes() const { return staging.buffer_bytes + bounce_bytes; }
+  std::uint64_t buffer_bytes() const {
+    return (staging.empty() ? 0 : staging.front().buffer_bytes) + bounce_bytes;
+  }
+  int rounds() const { return static_cast<int>(staging.size()); }
 };
 
 // The exchange of process `process`, given every process's read plans (by_process[q]: process
 // q's, in its order; their paths absolute). Pieces of the exchange buffer start at multiples of
-// `alignment` (direct I/O). `piece_bytes` > 0.
+// `alignment` (direct I/O). `piece_bytes` > 0. `exchange_budget`: the bound on buffer_bytes() of
+// every process (the same on all), met in rounds whose staging leaves room for a bounce of the
+// largest shared piece; a round holds at least one piece, which may break it. 0: one round.
 PieceExchange plan_piece_exchange(const std::vector<std::vector<RankPlan>>& by_process, int process,
-                                  std::uint64_t piece_bytes, std::uint64_t alignment);
+                                  std::uint64_t piece_bytes, std::uint64_t alignment,
+                                  std::uint64_t exchange_budget = 0);
 
 }  // namespace ckpt::harness

@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <deque>
 #include <map>
@@ -57,8 +58,10 @@ Buffers direct_reads(const std::vector<std::vector<RankPlan>>& by_process) {
   return out;
 }
 
-// Replays every process's exchange: its staging reads from the files, the readers' pieces queued
-// per (reader, receiver) pair in order, then the receivers' deliveries out of them.
+// Replays every process's exchange round by round: each process's staging reads of the round from
+// the files into its one exchange buffer, the readers' pieces of the round queued per (reader,
+// receiver) pair in order, then the receivers' deliveries out of them, before the next round
+// reuses the buffers. Every process must run as many rounds.
 Buffers replay(const std::vector<std::vector<RankPlan>>& by_process,
                const std::vector<PieceExchange>& exchanges) {
   Buffers out;
@@ -66,65 +69,73 @@ Buffers replay(const std::vector<std::vector<RankPlan>>& by_process,
     auto& mine = out.emplace_back();
     for (const RankPlan& plan : plans) mine.emplace_back(plan.buffer_bytes, std::byte{0});
   }
-  std::map<std::pair<int, int>, std::deque<std::vector<std::byte>>> messages;
+  const auto fill = [](const backends::FilePlan& f, std::vector<std::byte>& into) {
+    for (const backends::Extent& e : f.extents) {
+      EXPECT_LE(e.memory_offset + e.length, into.size()) << f.path;
+      for (std::uint64_t i = 0; i < e.length && e.memory_offset + i < into.size(); ++i)
+        into[e.memory_offset + i] = content(f.path, e.file_offset + i);
+    }
+  };
+  const auto deliver = [&out](int p, const ExchangedPiece& piece, const std::byte* bytes) {
+    for (const PieceDelivery& d : piece.deliveries)
+      std::copy_n(bytes + d.source, d.length,
+                  out[static_cast<std::size_t>(p)][d.plan].data() + d.memory_offset);
+  };
+  std::vector<std::vector<std::byte>> staging;
   for (int p = 0; p < static_cast<int>(exchanges.size()); ++p) {
     const PieceExchange& x = exchanges[static_cast<std::size_t>(p)];
     for (std::size_t i = 0; i < x.own.size(); ++i) {
-      for (const backends::FilePlan& f : x.own[i].io.files) {
-        for (const backends::Extent& e : f.extents) {
-          for (std::uint64_t b = 0; b < e.length; ++b)
-            out[static_cast<std::size_t>(p)][i][e.memory_offset + b] =
-                content(f.path, e.file_offset + b);
+      for (const backends::FilePlan& f : x.own[i].io.files)
+        fill(f, out[static_cast<std::size_t>(p)][i]);
+    }
+    EXPECT_EQ(x.rounds(), exchanges.front().rounds()) << "process " << p;
+    staging.emplace_back(x.staging.front().buffer_bytes);
+  }
+  std::map<std::pair<int, int>, std::deque<std::vector<std::byte>>> messages;
+  for (int round = 0; round < exchanges.front().rounds(); ++round) {
+    for (int p = 0; p < static_cast<int>(exchanges.size()); ++p) {
+      const PieceExchange& x = exchanges[static_cast<std::size_t>(p)];
+      std::vector<std::byte>& buffer = staging[static_cast<std::size_t>(p)];
+      std::fill(buffer.begin(), buffer.end(), std::byte{0});
+      for (const backends::FilePlan& f : x.staging[static_cast<std::size_t>(round)].io.files)
+        fill(f, buffer);
+      for (const ExchangedPiece& piece : x.pieces) {
+        if (piece.reader != p || piece.round != round) continue;
+        const auto* bytes = buffer.data() + piece.staging_offset;
+        for (const int to : piece.receivers)
+          messages[{p, to}].emplace_back(bytes, bytes + piece.bytes);
+        deliver(p, piece, bytes);
+      }
+    }
+    for (int p = 0; p < static_cast<int>(exchanges.size()); ++p) {
+      for (const ExchangedPiece& piece : exchanges[static_cast<std::size_t>(p)].pieces) {
+        if (piece.reader == p || piece.round != round) continue;
+        auto& queue = messages[{piece.reader, p}];
+        if (queue.empty()) {
+          ADD_FAILURE() << "process " << p << " waits for a message " << piece.reader
+                        << " never sends in round " << round;
+          return out;
         }
+        const std::vector<std::byte> message = std::move(queue.front());
+        queue.pop_front();
+        EXPECT_EQ(message.size(), piece.bytes);
+        EXPECT_LE(message.size(), exchanges[static_cast<std::size_t>(p)].bounce_bytes);
+        deliver(p, piece, message.data());
       }
     }
-    std::vector<std::byte> staging(x.staging.buffer_bytes);
-    for (const backends::FilePlan& f : x.staging.io.files) {
-      for (const backends::Extent& e : f.extents) {
-        for (std::uint64_t i = 0; i < e.length; ++i)
-          staging[e.memory_offset + i] = content(f.path, e.file_offset + i);
-      }
-    }
-    for (const ExchangedPiece& piece : x.pieces) {
-      if (piece.reader != p) continue;
-      const auto* bytes = staging.data() + piece.staging_offset;
-      for (const int to : piece.receivers)
-        messages[{p, to}].emplace_back(bytes, bytes + piece.bytes);
-      for (const PieceDelivery& d : piece.deliveries) {
-        std::copy_n(staging.data() + piece.staging_offset + d.source, d.length,
-                    out[static_cast<std::size_t>(p)][d.plan].data() + d.memory_offset);
-      }
-    }
+    for (const auto& [pair, queue] : messages)
+      EXPECT_TRUE(queue.empty()) << pair.first << " -> " << pair.second << ": not received in "
+                                 << "round " << round;
   }
-  for (int p = 0; p < static_cast<int>(exchanges.size()); ++p) {
-    for (const ExchangedPiece& piece : exchanges[static_cast<std::size_t>(p)].pieces) {
-      if (piece.reader == p) continue;
-      auto& queue = messages[{piece.reader, p}];
-      if (queue.empty()) {
-        ADD_FAILURE() << "process " << p << " waits for a message " << piece.reader
-                      << " never sends";
-        return out;
-      }
-      const std::vector<std::byte> message = std::move(queue.front());
-      queue.pop_front();
-      EXPECT_EQ(message.size(), piece.bytes);
-      EXPECT_LE(message.size(), exchanges[static_cast<std::size_t>(p)].bounce_bytes);
-      for (const PieceDelivery& d : piece.deliveries) {
-        std::copy_n(message.data() + d.source, d.length,
-                    out[static_cast<std::size_t>(p)][d.plan].data() + d.memory_offset);
-      }
-    }
-  }
-  for (const auto& [pair, queue] : messages)
-    EXPECT_TRUE(queue.empty()) << pair.first << " -> " << pair.second << ": a message not received";
   return out;
 }
 
 std::vector<PieceExchange> every_process(const std::vector<std::vector<RankPlan>>& by_process,
-                                         std::uint64_t piece_bytes) {
+                                         std::uint64_t piece_bytes,
+                                         std::uint64_t exchange_budget = 0) {
   std::vector<PieceExchange> out;
   for (int p = 0; p < static_cast<int>(by_process.size()); ++p)
-    out.push_back(plan_piece_exchange(by_process, p, piece_bytes, 8));
+    out.push_back(plan_piece_exchange(by_process, p, piece_bytes, 8, exchange_budget));
   return out;
 }
 
@@ -134,7 +145,7 @@ std::map<std::pair<std::string, std::uint64_t>, int> reads_per_byte(
   std::map<std::pair<std::string, std::uint64_t>, int> out;
   for (const PieceExchange& x : exchanges) {
     std::vector<RankPlan> reads = x.own;
-    reads.push_back(x.staging);
+    reads.insert(reads.end(), x.staging.begin(), x.staging.end());
     for (const RankPlan& plan : reads) {
       for (const backends::FilePlan& f : plan.io.files) {
         for (const backends::Extent& e : f.extents) {
@@ -159,9 +170,9 @@ TEST(PieceExchange, TwoProcessesReadingOneFileReadEachPieceOnceAndSendItToTheOth
   EXPECT_EQ(x[0].pieces[0].reader, 0);
   EXPECT_EQ(x[0].pieces[1].reader, 1);
   EXPECT_EQ(x[0].pieces[2].reader, 0);
-  EXPECT_EQ(x[0].staging.payload_bytes, 24u);
-  EXPECT_EQ(x[1].staging.payload_bytes, 16u);
-  EXPECT_EQ(x[0].staging.buffer_bytes, 24u);  // [0,16) at 0, [32,40) at 16
+  EXPECT_EQ(x[0].staging.at(0).payload_bytes, 24u);
+  EXPECT_EQ(x[1].staging.at(0).payload_bytes, 16u);
+  EXPECT_EQ(x[0].staging.at(0).buffer_bytes, 24u);  // [0,16) at 0, [32,40) at 16
   EXPECT_EQ(x[0].pieces[0].receivers, std::vector<int>{1});
   EXPECT_EQ(x[1].pieces[0].bytes, 16u);
   EXPECT_EQ(x[1].bounce_bytes, 16u);
@@ -193,11 +204,11 @@ TEST(PieceExchange, BytesOneProcessAloneReadsStayItsOwnAndSharedOnesGoToTheLeast
   // and 2 (to 2, less loaded), the runs between process 0's own, [60,64) shared (to 1), [64,80)
   // 1's own.
   EXPECT_EQ(x[0].storage_bytes(), 10u + 20u + 28u);
-  EXPECT_EQ(x[0].staging.payload_bytes, 10u);
+  EXPECT_EQ(x[0].staging.at(0).payload_bytes, 10u);
   EXPECT_EQ(x[1].storage_bytes(), 10u + 4u + 16u);
-  EXPECT_EQ(x[1].staging.payload_bytes, 4u);
+  EXPECT_EQ(x[1].staging.at(0).payload_bytes, 4u);
   EXPECT_EQ(x[2].storage_bytes(), 32u);
-  EXPECT_EQ(x[2].staging.payload_bytes, 32u);
+  EXPECT_EQ(x[2].staging.at(0).payload_bytes, 32u);
   ASSERT_EQ(x[0].own.size(), 2u);
   ASSERT_EQ(x[0].own[1].io.files.size(), 1u);
   const backends::FilePlan& own = x[0].own[1].io.files[0];
@@ -229,7 +240,7 @@ TEST(PieceExchange, BytesOneRankAloneReadsAreReadInPlaceAndAProcessReadingNothin
       {reading("/c/a", {{.file_offset = 0, .memory_offset = 0, .length = 8}})}, {}};
   const std::vector<PieceExchange> x = every_process(plans, 16);
   EXPECT_TRUE(x[0].pieces.empty());
-  EXPECT_TRUE(x[0].staging.io.files.empty());
+  EXPECT_TRUE(x[0].staging.at(0).io.files.empty());
   ASSERT_EQ(x[0].own.size(), 1u);
   ASSERT_EQ(x[0].own[0].io.files.size(), 1u);
   ASSERT_EQ(x[0].own[0].io.files[0].extents.size(), 1u);
@@ -238,9 +249,44 @@ TEST(PieceExchange, BytesOneRankAloneReadsAreReadInPlaceAndAProcessReadingNothin
   EXPECT_EQ(x[0].storage_bytes(), 8u);
   EXPECT_TRUE(x[1].pieces.empty());
   EXPECT_TRUE(x[1].own.empty());
-  EXPECT_EQ(x[1].staging.buffer_bytes, 8u);  // one block, for the (empty) read
+  EXPECT_EQ(x[1].staging.at(0).buffer_bytes, 8u);  // one block, for the (empty) read
   EXPECT_EQ(x[1].buffer_bytes(), 8u);
   EXPECT_EQ(replay(plans, x), direct_reads(plans));
+}
+
+TEST(PieceExchange, ABudgetTooSmallForOneRoundRunsInRoundsAndStillReadsEachByteOnce) {
+  // Both processes read bytes [0, 96) of one file; pieces of 16 bytes, read alternately by 0 and 1.
+  const std::vector<std::vector<RankPlan>> plans{
+      {reading("/c/a", {{.file_offset = 0, .memory_offset = 0, .length = 96}})},
+      {reading("/c/a", {{.file_offset = 0, .memory_offset = 4, .length = 96}})}};
+  const std::vector<PieceExchange> whole = every_process(plans, 16);
+  ASSERT_EQ(whole[0].rounds(), 1);
+  EXPECT_EQ(whole[0].buffer_bytes(), 48u + 16u);  // 3 pieces staged, one received at a time
+  // 40 bytes for the exchange: a bounce of 16 leaves 24 for staging, one piece of each reader
+  // per round.
+  const std::vector<PieceExchange> x = every_process(plans, 16, 40);
+  for (const PieceExchange& p : x) {
+    ASSERT_EQ(p.rounds(), 3);
+    EXPECT_EQ(p.buffer_bytes(), 16u + 16u);
+    EXPECT_LE(p.buffer_bytes(), 40u);
+    for (const RankPlan& round : p.staging) EXPECT_EQ(round.payload_bytes, 16u);
+    ASSERT_EQ(p.pieces.size(), 6u);
+    for (std::size_t i = 0; i < 6; ++i) {
+      EXPECT_EQ(p.pieces[i].reader, static_cast<int>(i % 2));
+      EXPECT_EQ(p.pieces[i].round, static_cast<int>(i / 2));
+      if (p.pieces[i].reader == &p - x.data()) EXPECT_EQ(p.pieces[i].staging_offset, 0u);
+    }
+    EXPECT_EQ(p.storage_bytes(), whole[static_cast<std::size_t>(&p - x.data())].storage_bytes());
+  }
+  for (const auto& [byte, times] : reads_per_byte(x)) EXPECT_EQ(times, 1) << byte.second;
+  EXPECT_EQ(reads_per_byte(x).size(), 96u);
+  EXPECT_EQ(replay(plans, x), direct_reads(plans));
+  // A budget below one piece and the bounce still runs, a piece per round, over the budget (the
+  // memory check refuses it).
+  const std::vector<PieceExchange> tight = every_process(plans, 16, 20);
+  EXPECT_EQ(tight[0].rounds(), 3);
+  EXPECT_EQ(tight[0].buffer_bytes(), 32u);
+  EXPECT_EQ(replay(plans, tight), direct_reads(plans));
 }
 
 }  // namespace
