@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 
 #include "harness/checkpoint/manifest.hpp"
 #include "harness/common/text_format.hpp"
@@ -57,18 +58,40 @@ std::uint64_t exchange_budget(const Case& c, const std::vector<std::vector<RankP
   return c.memory_budget > widest ? c.memory_budget - widest : 1;
 }
 
-// A cooperative read: every process's plans (`plan_of(q)`), this process's kept as plans.read and
-// the pieces of all of them planned for the exchange (aligned for backend.direct's reads), in
-// rounds when campaign.memory_budget would not hold it in one.
-template <class PlanOf>
-void plan_exchange(ProcessPlans& plans, const Case& c, int process, int processes,
-                   std::uint64_t alignment, const PlanOf& plan_of) {
+// A cooperative read (load.cooperative, or a resharded restore.replicas = "cooperative"): each
+// process's read plans and the alignment of the exchange buffer's pieces (backend.direct's).
+struct CooperativeRead {
+  std::function<std::vector<RankPlan>(int process)> plan_of;
+  std::uint64_t alignment = 64;
+};
+
+std::optional<CooperativeRead> cooperative_read(const Case& c, PhaseSelection phase, int processes,
+                                                const std::filesystem::path& dir,
+                                                const Manifest* manifest) {
+  if (manifest == nullptr) return std::nullopt;
+  if (phase == PhaseSelection::load && c.load.cooperative) {
+    return CooperativeRead{[&c, manifest, processes, dir](int q) {
+      return load_plans(*manifest, load_spec(c),
+                        process_share(inference_ranks(c.load.inference), q, processes), dir);
+    }};
+  }
+  if (phase == PhaseSelection::restore && !manifest->writer.compression.enabled() &&
+      c.restore.reshard && c.restore.replicas == ReplicaRead::cooperative) {
+    const ReshardSpec spec = reshard_spec(c);
+    return CooperativeRead{[&c, manifest, processes, dir, spec](int q) {
+                             return reshard_plans(
+                                 *manifest, spec,
+                                 process_share(restore_selected_ranks(c), q, processes), dir);
+                           },
+                           std::max<std::uint64_t>(64, spec.direct_alignment)};
+  }
+  return std::nullopt;
+}
+
+std::vector<std::vector<RankPlan>> every_process_plans(const CooperativeRead& read, int processes) {
   std::vector<std::vector<RankPlan>> every;
-  for (int q = 0; q < processes; ++q) every.push_back(plan_of(q));
-  plans.exchange =
-      plan_piece_exchange(every, process, kExchangePieceBytes,
-                          std::max<std::uint64_t>(64, alignment), exchange_budget(c, every));
-  plans.read = std::move(every[static_cast<std::size_t>(process)]);
+  for (int q = 0; q < processes; ++q) every.push_back(read.plan_of(q));
+  return every;
 }
 
 }  // namespace
@@ -76,6 +99,17 @@ void plan_exchange(ProcessPlans& plans, const Case& c, int process, int processe
 ProcessPlans plan_process(const workloads::Layout& layout, const Case& c, PhaseSelection phase,
                           const std::vector<std::int64_t>& selected, int process, int processes,
                           const std::filesystem::path& dir, const Manifest* manifest) {
+  if (const std::optional<CooperativeRead> read =
+          cooperative_read(c, phase, processes, dir, manifest)) {
+    // Every process's plans: this one's kept as plans.read, the pieces of all of them planned for
+    // the exchange, in rounds when campaign.memory_budget would not hold it in one.
+    std::vector<std::vector<RankPlan>> every = every_process_plans(*read, processes);
+    ProcessPlans plans;
+    plans.exchange = plan_piece_exchange(every, process, kExchangePieceBytes, read->alignment,
+                                         exchange_budget(c, every));
+    plans.read = std::move(every[static_cast<std::size_t>(process)]);
+    return plans;
+  }
   const std::vector<std::int64_t> mine = process_share(selected, process, processes);
   const bool shift = c.cache == CachePolicy::read_shift;
   const auto read_ranks = [&] {
@@ -85,14 +119,9 @@ ProcessPlans plan_process(const workloads::Layout& layout, const Case& c, PhaseS
   if (phase == PhaseSelection::load) {  // the inference ranks' slices; nothing to plan without the
                                         // checkpoint
     if (manifest == nullptr) return plans;
-    const auto plan_of = [&](int q) {
-      return load_plans(*manifest, load_spec(c),
-                        process_share(inference_ranks(c.load.inference), q, processes), dir);
-    };
-    if (c.load.cooperative)
-      plan_exchange(plans, c, process, processes, 0, plan_of);
-    else
-      plans.read = plan_of(process);
+    plans.read =
+        load_plans(*manifest, load_spec(c),
+                   process_share(inference_ranks(c.load.inference), process, processes), dir);
     return plans;
   }
   if (phase == PhaseSelection::restore && manifest == nullptr) {
@@ -107,15 +136,8 @@ ProcessPlans plan_process(const workloads::Layout& layout, const Case& c, PhaseS
     return plans;
   }
   if (phase == PhaseSelection::restore && c.restore.reshard) {
-    const ReshardSpec spec = reshard_spec(c);
-    const auto plan_of = [&](int q) {
-      return reshard_plans(*manifest, spec, process_share(restore_selected_ranks(c), q, processes),
-                           dir);
-    };
-    if (c.restore.replicas == ReplicaRead::cooperative)
-      plan_exchange(plans, c, process, processes, spec.direct_alignment, plan_of);
-    else
-      plans.read = plan_of(process);
+    plans.read = reshard_plans(*manifest, reshard_spec(c),
+                               process_share(restore_selected_ranks(c), process, processes), dir);
     return plans;
   }
   if (phase == PhaseSelection::restore && c.restore.replicas != ReplicaRead::written) {
@@ -143,6 +165,28 @@ ProcessPlans plan_process(const workloads::Layout& layout, const Case& c, PhaseS
   if (shift && phase != PhaseSelection::checkpoint)
     plans.read = plan_ranks(layout, c, read_ranks(), dir);
   return plans;
+}
+
+void plan_every_process(const workloads::Layout& layout, const Case& c, PhaseSelection phase,
+                        const std::vector<std::int64_t>& selected, int processes,
+                        const std::filesystem::path& dir, const Manifest* manifest,
+                        const std::function<void(int process, ProcessPlans plans)>& visit) {
+  const std::optional<CooperativeRead> read = cooperative_read(c, phase, processes, dir, manifest);
+  if (!read) {
+    for (int p = 0; p < processes; ++p)
+      visit(p, plan_process(layout, c, phase, selected, p, processes, dir, manifest));
+    return;
+  }
+  std::vector<std::vector<RankPlan>> every = every_process_plans(*read, processes);
+  std::vector<PieceExchange> exchanges =
+      plan_piece_exchanges(every, kExchangePieceBytes, read->alignment, exchange_budget(c, every));
+  for (int p = 0; p < processes; ++p) {
+    const auto i = static_cast<std::size_t>(p);
+    ProcessPlans plans;
+    plans.exchange = std::move(exchanges[i]);
+    plans.read = std::move(every[i]);
+    visit(p, std::move(plans));
+  }
 }
 
 std::optional<std::string> memory_budget_problem(const Case& c, std::uint64_t need,

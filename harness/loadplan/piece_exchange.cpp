@@ -106,21 +106,22 @@ std::uint64_t round_up(std::uint64_t value, std::uint64_t alignment) {
   return (value + alignment - 1) / alignment * alignment;
 }
 
-// Adds `piece` to `out` as this process (`me`) reads or receives it in round `round`; nothing
-// when it does neither.
-void add_piece(const FilePiece& piece, const std::vector<Need>& needs, int reader, int me,
+// Adds `piece` to `out`, the exchange of process `me`, which reads (`me` == `reader`) or receives
+// it in round `round`; `mine`: the indices of its needs the piece serves.
+void add_piece(const FilePiece& piece, const std::vector<Need>& needs,
+               const std::vector<std::size_t>& mine, int reader, int me,
                std::uint64_t staging_offset, int round, PieceExchange& out) {
-  if (!std::binary_search(piece.readers.begin(), piece.readers.end(), me)) return;
   ExchangedPiece x{.reader = reader,
                    .bytes = piece.span.second - piece.span.first,
                    .staging_offset = staging_offset,
                    .round = round};
-  for (const int q : piece.readers) {
-    if (q != reader) x.receivers.push_back(q);
+  if (me == reader) {
+    for (const int q : piece.readers) {
+      if (q != reader) x.receivers.push_back(q);
+    }
   }
-  for (const std::size_t n : piece.needs) {
+  for (const std::size_t n : mine) {
     const Need& need = needs[n];
-    if (need.process != me) continue;
     const std::uint64_t begin = std::max(need.begin, piece.span.first);
     const std::uint64_t end = std::min(need.end, piece.span.second);
     x.deliveries.push_back({.plan = need.plan,
@@ -221,17 +222,29 @@ std::uint64_t PieceExchange::storage_bytes() const {
   return bytes;
 }
 
-PieceExchange plan_piece_exchange(const std::vector<std::vector<RankPlan>>& by_process, int process,
-                                  std::uint64_t piece_bytes, std::uint64_t alignment,
-                                  std::uint64_t exchange_budget) {
-  alignment = std::max<std::uint64_t>(alignment, 1);
-  struct CutFile {
-    std::string path;
-    FileNeeds file;
-    std::vector<FilePiece> pieces;
-  };
+namespace {
+
+struct CutFile {
+  std::string path;
+  FileNeeds file;
+  std::vector<FilePiece> pieces;
+};
+
+// What the budget leaves the staging of one round beside a bounce of the largest shared piece (at
+// least a byte: then a piece per round); 0: no bound.
+std::uint64_t round_bytes_of(std::uint64_t exchange_budget, std::uint64_t largest,
+                             std::uint64_t alignment) {
+  if (exchange_budget == 0) return 0;
+  const std::uint64_t left =
+      exchange_budget > largest ? (exchange_budget - largest) / alignment * alignment : 0;
+  return std::max<std::uint64_t>(left, 1);
+}
+
+// Every file's pieces, and the largest one several read (any process's bounce holds it).
+std::vector<CutFile> cut_files(const std::vector<std::vector<RankPlan>>& by_process,
+                               std::uint64_t piece_bytes, std::uint64_t& largest) {
   std::vector<CutFile> files;
-  std::uint64_t largest = 0;  // the largest shared piece: any process's bounce holds it
+  largest = 0;
   for (auto& [path, file] : needs_by_file(by_process)) {
     CutFile& cut = files.emplace_back(CutFile{path, std::move(file), {}});
     cut.pieces = cut_pieces(cut.file.needs, piece_bytes);
@@ -240,46 +253,124 @@ PieceExchange plan_piece_exchange(const std::vector<std::vector<RankPlan>>& by_p
         largest = std::max(largest, piece.span.second - piece.span.first);
     }
   }
-  // What the budget leaves the staging of one round beside the bounce (at least a byte: then a
-  // piece per round).
-  const std::uint64_t round_bytes =
-      exchange_budget == 0
-          ? 0
-          : std::max<std::uint64_t>(
-                exchange_budget > largest ? (exchange_budget - largest) / alignment * alignment : 0,
-                1);
-  PieceExchange out;
-  out.staging.push_back({.rank = -1});
-  for (const RankPlan& plan : by_process[static_cast<std::size_t>(process)])
-    out.own.push_back({.rank = plan.rank, .buffer_bytes = plan.buffer_bytes});
+  return files;
+}
+
+// The exchanges being planned: every process's (`only` < 0) or process `only`'s alone (the others
+// left empty). A piece's needs are grouped by process once, so that a piece many processes read
+// costs its needs, not their square.
+class ExchangeBuild {
+ public:
+  ExchangeBuild(const std::vector<std::vector<RankPlan>>& by_process, int only,
+                std::uint64_t alignment)
+      : only_(only),
+        alignment_(alignment),
+        out_(by_process.size()),
+        cursor_(by_process.size(), 0),
+        widest_(by_process.size(), 0) {
+    for (std::size_t q = 0; q < by_process.size(); ++q) {
+      if (!built(static_cast<int>(q))) continue;
+      for (const RankPlan& plan : by_process[q])
+        out_[q].own.push_back({.rank = plan.rank, .buffer_bytes = plan.buffer_bytes});
+    }
+  }
+
+  bool built(int q) const { return only_ < 0 || q == only_; }
+
+  // A piece one rank of `reader` alone reads.
+  void in_place(const CutFile& cut, const FilePiece& piece, int reader) {
+    if (built(reader))
+      read_in_place(piece, cut.file.needs, cut.path, cut.file.data_end, at(reader));
+  }
+
+  // A piece several processes (or ranks) read: staged by `reader` in round `round`, received by
+  // the others.
+  void shared(const CutFile& cut, const FilePiece& piece, int reader, int round) {
+    std::uint64_t offset = 0;
+    if (built(reader)) {
+      const auto r = static_cast<std::size_t>(reader);
+      std::vector<RankPlan>& staging = out_[r].staging;
+      if (staging.size() <= static_cast<std::size_t>(round)) {  // its first piece of the round
+        staging.resize(static_cast<std::size_t>(round) + 1, RankPlan{.rank = -1});
+        cursor_[r] = 0;
+      }
+      offset =
+          stage(staging.back(), cut.path, cut.file.data_end, piece.span, cursor_[r], alignment_);
+      widest_[r] = std::max(widest_[r], cursor_[r]);
+    }
+    mine_.clear();
+    for (const std::size_t n : piece.needs) {
+      if (built(cut.file.needs[n].process)) mine_[cut.file.needs[n].process].push_back(n);
+    }
+    for (const int q : piece.readers) {
+      if (built(q))
+        add_piece(piece, cut.file.needs, mine_[q], reader, q, q == reader ? offset : 0, round,
+                  at(q));
+    }
+  }
+
+  // The exchanges, each with `rounds` rounds whose buffer is its widest round's.
+  std::vector<PieceExchange> finish(int rounds) {
+    for (std::size_t q = 0; q < out_.size(); ++q) {
+      if (!built(static_cast<int>(q))) continue;
+      out_[q].staging.resize(static_cast<std::size_t>(rounds), RankPlan{.rank = -1});
+      // At least one block: every process passes its (maybe empty) read to the backend.
+      const std::uint64_t buffer = std::max(round_up(widest_[q], alignment_), alignment_);
+      for (RankPlan& staged : out_[q].staging) staged.buffer_bytes = buffer;
+    }
+    return std::move(out_);
+  }
+
+ private:
+  PieceExchange& at(int q) { return out_[static_cast<std::size_t>(q)]; }
+
+  int only_;
+  std::uint64_t alignment_;
+  std::vector<PieceExchange> out_;
+  std::vector<std::uint64_t> cursor_, widest_;    // each process's staging in its last round
+  std::map<int, std::vector<std::size_t>> mine_;  // the current piece's needs by process
+};
+
+// The exchanges ExchangeBuild keeps, in one pass over every file's pieces.
+std::vector<PieceExchange> plan_exchanges(const std::vector<std::vector<RankPlan>>& by_process,
+                                          int only, std::uint64_t piece_bytes,
+                                          std::uint64_t alignment, std::uint64_t exchange_budget) {
+  alignment = std::max<std::uint64_t>(alignment, 1);
+  std::uint64_t largest = 0;
+  const std::vector<CutFile> files = cut_files(by_process, piece_bytes, largest);
+  const std::uint64_t round_bytes = round_bytes_of(exchange_budget, largest, alignment);
+  ExchangeBuild build(by_process, only, alignment);
   LeastLoaded readers;
   std::map<int, std::uint64_t> round_use;  // each reader's staging in the round, as all count it
-  std::uint64_t cursor = 0, widest = 0;    // this process's, in the round and in any round
+  int round = 0;
   for (const CutFile& cut : files) {
     for (const FilePiece& piece : cut.pieces) {
       const std::uint64_t bytes = piece.span.second - piece.span.first;
       const int reader = readers.pick(piece.readers, bytes);
       if (one_rank_reads(piece, cut.file.needs)) {
-        if (reader == process)
-          read_in_place(piece, cut.file.needs, cut.path, cut.file.data_end, out);
+        build.in_place(cut, piece, reader);
         continue;
       }
-      if (starts_round(round_use, reader, bytes, round_bytes, alignment)) {
-        out.staging.push_back({.rank = -1});
-        cursor = 0;
-      }
-      std::uint64_t at = 0;
-      if (reader == process) {
-        at = stage(out.staging.back(), cut.path, cut.file.data_end, piece.span, cursor, alignment);
-        widest = std::max(widest, cursor);
-      }
-      add_piece(piece, cut.file.needs, reader, process, at, out.rounds() - 1, out);
+      if (starts_round(round_use, reader, bytes, round_bytes, alignment)) ++round;
+      build.shared(cut, piece, reader, round);
     }
   }
-  // At least one block: every process passes its (maybe empty) read to the backend.
-  const std::uint64_t buffer = std::max(round_up(widest, alignment), alignment);
-  for (RankPlan& round : out.staging) round.buffer_bytes = buffer;
-  return out;
+  return build.finish(round + 1);
+}
+
+}  // namespace
+
+PieceExchange plan_piece_exchange(const std::vector<std::vector<RankPlan>>& by_process, int process,
+                                  std::uint64_t piece_bytes, std::uint64_t alignment,
+                                  std::uint64_t exchange_budget) {
+  return std::move(plan_exchanges(by_process, process, piece_bytes, alignment,
+                                  exchange_budget)[static_cast<std::size_t>(process)]);
+}
+
+std::vector<PieceExchange> plan_piece_exchanges(
+    const std::vector<std::vector<RankPlan>>& by_process, std::uint64_t piece_bytes,
+    std::uint64_t alignment, std::uint64_t exchange_budget) {
+  return plan_exchanges(by_process, -1, piece_bytes, alignment, exchange_budget);
 }
 
 }  // namespace ckpt::harness

@@ -33,7 +33,7 @@ struct PieceDelivery {
 struct ExchangedPiece {
   int reader = 0;
   std::uint64_t bytes = 0;
-  std::vector<int> receivers;        // the other processes reading it, ascending
+  std::vector<int> receivers;        // reader only: the other processes reading it, ascending
   std::uint64_t staging_offset = 0;  // reader only: where it lies in the exchange buffer
   std::vector<PieceDelivery> deliveries;
   int round = 0;  // the round it is read and sent in
@@ -67,5 +67,12 @@ struct PieceExchange {
 PieceExchange plan_piece_exchange(const std::vector<std::vector<RankPlan>>& by_process, int process,
                                   std::uint64_t piece_bytes, std::uint64_t alignment,
                                   std::uint64_t exchange_budget = 0);
+
+// Every process's exchange, as plan_piece_exchange plans each, in one pass over the pieces (time
+// and memory in proportion to all the reads, not to the processes times them): for a planner that
+// needs every process's, such as the dry run's memory figures.
+std::vector<PieceExchange> plan_piece_exchanges(
+    const std::vector<std::vector<RankPlan>>& by_process, std::uint64_t piece_bytes,
+    std::uint64_t alignment, std::uint64_t exchange_budget = 0);
 
 }  // namespace ckpt::harness

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <ctime>
 #include <deque>
 #include <map>
 #include <string>
@@ -287,6 +288,66 @@ TEST(PieceExchange, ABudgetTooSmallForOneRoundRunsInRoundsAndStillReadsEachByteO
   EXPECT_EQ(tight[0].rounds(), 3);
   EXPECT_EQ(tight[0].buffer_bytes(), 32u);
   EXPECT_EQ(replay(plans, tight), direct_reads(plans));
+}
+
+// Process p of `processes` reads all of /c/w (a replicated tensor: one piece every process reads)
+// and [16p, 16p + 32) of /c/x (half of it its neighbour's too).
+std::vector<std::vector<RankPlan>> replicated_and_overlapping(int processes) {
+  std::vector<std::vector<RankPlan>> plans;
+  for (int p = 0; p < processes; ++p) {
+    const auto at = static_cast<std::uint64_t>(p) * 16;
+    plans.push_back({reading("/c/w", {{.file_offset = 0, .memory_offset = 0, .length = 64}}),
+                     reading("/c/x", {{.file_offset = at, .memory_offset = 8, .length = 32}})});
+  }
+  return plans;
+}
+
+// The exchange as a comparable tuple: per piece its reader, round, bytes, receivers and deliveries;
+// then the reads.
+std::vector<std::vector<std::uint64_t>> summary(const PieceExchange& x) {
+  std::vector<std::vector<std::uint64_t>> out;
+  for (const ExchangedPiece& piece : x.pieces) {
+    std::vector<std::uint64_t> row{static_cast<std::uint64_t>(piece.reader),
+                                   static_cast<std::uint64_t>(piece.round), piece.bytes,
+                                   piece.staging_offset};
+    for (const int q : piece.receivers) row.push_back(static_cast<std::uint64_t>(q));
+    for (const PieceDelivery& d : piece.deliveries)
+      row.insert(row.end(), {d.plan, d.memory_offset, d.source, d.length});
+    out.push_back(std::move(row));
+  }
+  out.push_back({x.storage_bytes(), x.buffer_bytes(), x.bounce_bytes,
+                 static_cast<std::uint64_t>(x.rounds())});
+  return out;
+}
+
+TEST(PieceExchange, EveryProcessPlannedInOnePassIsEachPlannedAloneAndScales) {
+  const std::vector<std::vector<RankPlan>> few = replicated_and_overlapping(5);
+  const std::vector<PieceExchange> all = plan_piece_exchanges(few, 16, 8);
+  ASSERT_EQ(all.size(), 5u);
+  for (int p = 0; p < 5; ++p)
+    EXPECT_EQ(summary(all[static_cast<std::size_t>(p)]),
+              summary(plan_piece_exchange(few, p, 16, 8)))
+        << "process " << p;
+  EXPECT_EQ(replay(few, all), direct_reads(few));
+  // /c/w once, [0, 96) of /c/x once.
+  EXPECT_EQ(reads_per_byte(all).size(), 64u + 96u);
+  // Only a piece's reader lists its receivers: /c/w's 4 pieces to 4 processes each, and the 4
+  // shared halves of /c/x to one neighbour each, not once per process holding the piece.
+  std::size_t receivers = 0;
+  for (const PieceExchange& x : all) {
+    for (const ExchangedPiece& piece : x.pieces) receivers += piece.receivers.size();
+  }
+  EXPECT_EQ(receivers, 4u * 4u + 4u);
+  // 4000 processes: every one planned in one pass, in time that grows with the reads (planning
+  // each alone would take 4000 passes over 8000 reads).
+  const int many = 4000;
+  const std::vector<std::vector<RankPlan>> plans = replicated_and_overlapping(many);
+  const std::clock_t start = std::clock();
+  const std::vector<PieceExchange> every = plan_piece_exchanges(plans, 16, 8, 1 << 20);
+  const double cpu = static_cast<double>(std::clock() - start) / CLOCKS_PER_SEC;
+  EXPECT_LT(cpu, 2.0);
+  ASSERT_EQ(every.size(), static_cast<std::size_t>(many));
+  EXPECT_EQ(summary(every[1234]), summary(plan_piece_exchange(plans, 1234, 16, 8, 1 << 20)));
 }
 
 }  // namespace
