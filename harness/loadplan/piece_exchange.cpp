@@ -106,6 +106,33 @@ std::uint64_t round_up(std::uint64_t value, std::uint64_t alignment) {
   return (value + alignment - 1) / alignment * alignment;
 }
 
+// Where `me` stands in the binomial tree that sends a piece from its `reader` to the other
+// `readers` (ascending): the tree's nodes are the reader, then the others in order; node i > 0
+// gets it from node i - 2^floor(log2 i) and node i passes it to i + 2^k for every 2^k > i, the
+// farthest first (the tree's depth in time is ceil(log2 n) steps).
+void tree_links(const std::vector<int>& readers, int reader, int me, ExchangedPiece& x) {
+  const std::size_t n = readers.size();
+  const auto at_reader = static_cast<std::size_t>(
+      std::lower_bound(readers.begin(), readers.end(), reader) - readers.begin());
+  const auto node_of = [&](int q) {
+    if (q == reader) return std::size_t{0};
+    const auto j = static_cast<std::size_t>(std::lower_bound(readers.begin(), readers.end(), q) -
+                                            readers.begin());
+    return j < at_reader ? j + 1 : j;
+  };
+  const auto process_of = [&](std::size_t i) {
+    if (i == 0) return reader;
+    return readers[i - 1 < at_reader ? i - 1 : i];
+  };
+  const std::size_t i = node_of(me);
+  std::size_t span = 1;  // the lowest power of two above i: its first child's distance
+  while (span <= i) span *= 2;
+  if (i > 0) x.from = process_of(i - span / 2);
+  std::vector<int> children;
+  for (std::size_t step = span; i + step < n; step *= 2) children.push_back(process_of(i + step));
+  x.sends_to.assign(children.rbegin(), children.rend());
+}
+
 // Adds `piece` to `out`, the exchange of process `me`, which reads (`me` == `reader`) or receives
 // it in round `round`; `mine`: the indices of its needs the piece serves.
 void add_piece(const FilePiece& piece, const std::vector<Need>& needs,
@@ -115,11 +142,7 @@ void add_piece(const FilePiece& piece, const std::vector<Need>& needs,
                    .bytes = piece.span.second - piece.span.first,
                    .staging_offset = staging_offset,
                    .round = round};
-  if (me == reader) {
-    for (const int q : piece.readers) {
-      if (q != reader) x.receivers.push_back(q);
-    }
-  }
+  tree_links(piece.readers, reader, me, x);
   for (const std::size_t n : mine) {
     const Need& need = needs[n];
     const std::uint64_t begin = std::max(need.begin, piece.span.first);

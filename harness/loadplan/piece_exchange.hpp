@@ -8,7 +8,9 @@
 // of the file, so that every process reading from a piece reads all of it: a piece only one
 // process reads is its own read, and one that several read goes to the one with the fewest bytes
 // to read so far (the first on a tie), which reads it into its exchange buffer and sends it whole
-// to the others. Each copies it to the places its own plans read it into, as the read would have.
+// to the others down a binomial tree rooted at the reader (each holder passes it on, so the
+// reader sends ceil(log2 n) messages of a piece n processes read, not n - 1, and no process more).
+// Each copies it to the places its own plans read it into, as the read would have.
 // A piece only one rank reads is read straight into its place. Under a bound on the exchange
 // buffer the shared pieces go in rounds, the same on every process: a round ends before a piece
 // that would take some reader past the bound, and each round's pieces are read, then sent, before
@@ -33,7 +35,8 @@ struct PieceDelivery {
 struct ExchangedPiece {
   int reader = 0;
   std::uint64_t bytes = 0;
-  std::vector<int> receivers;        // reader only: the other processes reading it, ascending
+  int from = -1;                     // the process it arrives from; -1: this process reads it
+  std::vector<int> sends_to;         // the processes this one passes it on to, in order
   std::uint64_t staging_offset = 0;  // reader only: where it lies in the exchange buffer
   std::vector<PieceDelivery> deliveries;
   int round = 0;  // the round it is read and sent in

@@ -60,9 +60,11 @@ Buffers direct_reads(const std::vector<std::vector<RankPlan>>& by_process) {
 }
 
 // Replays every process's exchange round by round: each process's staging reads of the round from
-// the files into its one exchange buffer, the readers' pieces of the round queued per (reader,
-// receiver) pair in order, then the receivers' deliveries out of them, before the next round
-// reuses the buffers. Every process must run as many rounds.
+// the files into its one exchange buffer; then every process takes its pieces of the round in
+// order, a reader's out of its buffer, a receiver's once the process it comes from passed it on
+// (queued per (sender, receiver) pair), copies its deliveries and passes it on down the tree;
+// until every process took all its pieces, before the next round reuses the buffers. Every
+// process must run as many rounds.
 Buffers replay(const std::vector<std::vector<RankPlan>>& by_process,
                const std::vector<PieceExchange>& exchanges) {
   Buffers out;
@@ -77,52 +79,54 @@ Buffers replay(const std::vector<std::vector<RankPlan>>& by_process,
         into[e.memory_offset + i] = content(f.path, e.file_offset + i);
     }
   };
-  const auto deliver = [&out](int p, const ExchangedPiece& piece, const std::byte* bytes) {
-    for (const PieceDelivery& d : piece.deliveries)
-      std::copy_n(bytes + d.source, d.length,
-                  out[static_cast<std::size_t>(p)][d.plan].data() + d.memory_offset);
-  };
+  const std::size_t n = exchanges.size();
   std::vector<std::vector<std::byte>> staging;
-  for (int p = 0; p < static_cast<int>(exchanges.size()); ++p) {
-    const PieceExchange& x = exchanges[static_cast<std::size_t>(p)];
+  for (std::size_t p = 0; p < n; ++p) {
+    const PieceExchange& x = exchanges[p];
     for (std::size_t i = 0; i < x.own.size(); ++i) {
-      for (const backends::FilePlan& f : x.own[i].io.files)
-        fill(f, out[static_cast<std::size_t>(p)][i]);
+      for (const backends::FilePlan& f : x.own[i].io.files) fill(f, out[p][i]);
     }
     EXPECT_EQ(x.rounds(), exchanges.front().rounds()) << "process " << p;
     staging.emplace_back(x.staging.front().buffer_bytes);
   }
   std::map<std::pair<int, int>, std::deque<std::vector<std::byte>>> messages;
   for (int round = 0; round < exchanges.front().rounds(); ++round) {
-    for (int p = 0; p < static_cast<int>(exchanges.size()); ++p) {
-      const PieceExchange& x = exchanges[static_cast<std::size_t>(p)];
-      std::vector<std::byte>& buffer = staging[static_cast<std::size_t>(p)];
-      std::fill(buffer.begin(), buffer.end(), std::byte{0});
-      for (const backends::FilePlan& f : x.staging[static_cast<std::size_t>(round)].io.files)
-        fill(f, buffer);
-      for (const ExchangedPiece& piece : x.pieces) {
-        if (piece.reader != p || piece.round != round) continue;
-        const auto* bytes = buffer.data() + piece.staging_offset;
-        for (const int to : piece.receivers)
-          messages[{p, to}].emplace_back(bytes, bytes + piece.bytes);
-        deliver(p, piece, bytes);
+    std::vector<std::size_t> next(n, 0);  // each process's next piece
+    for (std::size_t p = 0; p < n; ++p) {
+      std::fill(staging[p].begin(), staging[p].end(), std::byte{0});
+      for (const backends::FilePlan& f :
+           exchanges[p].staging[static_cast<std::size_t>(round)].io.files)
+        fill(f, staging[p]);
+    }
+    for (bool moved = true; moved;) {
+      moved = false;
+      for (std::size_t p = 0; p < n; ++p) {
+        const std::vector<ExchangedPiece>& pieces = exchanges[p].pieces;
+        for (; next[p] < pieces.size(); ++next[p], moved = true) {
+          const ExchangedPiece& piece = pieces[next[p]];
+          if (piece.round != round) continue;
+          std::vector<std::byte> held;
+          if (piece.reader == static_cast<int>(p)) {
+            EXPECT_EQ(piece.from, -1);
+            const auto* bytes = staging[p].data() + piece.staging_offset;
+            held.assign(bytes, bytes + piece.bytes);
+          } else {
+            auto& queue = messages[{piece.from, static_cast<int>(p)}];
+            if (queue.empty()) break;  // not passed on yet
+            held = std::move(queue.front());
+            queue.pop_front();
+            EXPECT_EQ(held.size(), piece.bytes);
+            EXPECT_LE(held.size(), exchanges[p].bounce_bytes);
+          }
+          for (const int to : piece.sends_to) messages[{static_cast<int>(p), to}].push_back(held);
+          for (const PieceDelivery& d : piece.deliveries)
+            std::copy_n(held.data() + d.source, d.length, out[p][d.plan].data() + d.memory_offset);
+        }
       }
     }
-    for (int p = 0; p < static_cast<int>(exchanges.size()); ++p) {
-      for (const ExchangedPiece& piece : exchanges[static_cast<std::size_t>(p)].pieces) {
-        if (piece.reader == p || piece.round != round) continue;
-        auto& queue = messages[{piece.reader, p}];
-        if (queue.empty()) {
-          ADD_FAILURE() << "process " << p << " waits for a message " << piece.reader
-                        << " never sends in round " << round;
-          return out;
-        }
-        const std::vector<std::byte> message = std::move(queue.front());
-        queue.pop_front();
-        EXPECT_EQ(message.size(), piece.bytes);
-        EXPECT_LE(message.size(), exchanges[static_cast<std::size_t>(p)].bounce_bytes);
-        deliver(p, piece, message.data());
-      }
+    for (std::size_t p = 0; p < n; ++p) {
+      if (next[p] < exchanges[p].pieces.size() && exchanges[p].pieces[next[p]].round == round)
+        ADD_FAILURE() << "process " << p << " waits for a piece never passed on in round " << round;
     }
     for (const auto& [pair, queue] : messages)
       EXPECT_TRUE(queue.empty()) << pair.first << " -> " << pair.second << ": not received in "
@@ -174,7 +178,8 @@ TEST(PieceExchange, TwoProcessesReadingOneFileReadEachPieceOnceAndSendItToTheOth
   EXPECT_EQ(x[0].staging.at(0).payload_bytes, 24u);
   EXPECT_EQ(x[1].staging.at(0).payload_bytes, 16u);
   EXPECT_EQ(x[0].staging.at(0).buffer_bytes, 24u);  // [0,16) at 0, [32,40) at 16
-  EXPECT_EQ(x[0].pieces[0].receivers, std::vector<int>{1});
+  EXPECT_EQ(x[0].pieces[0].sends_to, std::vector<int>{1});
+  EXPECT_EQ(x[1].pieces[0].from, 0);
   EXPECT_EQ(x[1].pieces[0].bytes, 16u);
   EXPECT_EQ(x[1].bounce_bytes, 16u);
   // Process 1 splits [16,32) between its two extents: two deliveries out of one piece.
@@ -220,15 +225,13 @@ TEST(PieceExchange, BytesOneProcessAloneReadsStayItsOwnAndSharedOnesGoToTheLeast
   EXPECT_EQ(own.extents[0].length, 20u);
   EXPECT_EQ(x[0].own[0].payload_bytes, 28u);  // /c/b's runs between the strided ones
   std::uint64_t sent = 0;
-  for (int p = 0; p < 3; ++p) {
-    for (const ExchangedPiece& piece : x[static_cast<std::size_t>(p)].pieces) {
-      if (piece.reader == p) sent += piece.bytes * piece.receivers.size();
-    }
+  for (const PieceExchange& mine : x) {
+    for (const ExchangedPiece& piece : mine.pieces) sent += piece.bytes * piece.sends_to.size();
   }
   EXPECT_EQ(sent, 10u + 32u + 4u);  // only shared bytes travel
   for (const ExchangedPiece& piece : x[2].pieces) {
     EXPECT_EQ(piece.reader, 2);
-    EXPECT_EQ(piece.receivers, std::vector<int>{0});
+    EXPECT_EQ(piece.sends_to, std::vector<int>{0});
   }
   EXPECT_EQ(x[0].bounce_bytes, 4u);
   EXPECT_EQ(x[1].bounce_bytes, 10u);
@@ -302,15 +305,16 @@ std::vector<std::vector<RankPlan>> replicated_and_overlapping(int processes) {
   return plans;
 }
 
-// The exchange as a comparable tuple: per piece its reader, round, bytes, receivers and deliveries;
-// then the reads.
+// The exchange as a comparable tuple: per piece its reader, round, bytes, tree links and
+// deliveries; then the reads.
 std::vector<std::vector<std::uint64_t>> summary(const PieceExchange& x) {
   std::vector<std::vector<std::uint64_t>> out;
   for (const ExchangedPiece& piece : x.pieces) {
     std::vector<std::uint64_t> row{static_cast<std::uint64_t>(piece.reader),
                                    static_cast<std::uint64_t>(piece.round), piece.bytes,
                                    piece.staging_offset};
-    for (const int q : piece.receivers) row.push_back(static_cast<std::uint64_t>(q));
+    row.push_back(static_cast<std::uint64_t>(piece.from + 1));
+    for (const int q : piece.sends_to) row.push_back(static_cast<std::uint64_t>(q));
     for (const PieceDelivery& d : piece.deliveries)
       row.insert(row.end(), {d.plan, d.memory_offset, d.source, d.length});
     out.push_back(std::move(row));
@@ -331,13 +335,29 @@ TEST(PieceExchange, EveryProcessPlannedInOnePassIsEachPlannedAloneAndScales) {
   EXPECT_EQ(replay(few, all), direct_reads(few));
   // /c/w once, [0, 96) of /c/x once.
   EXPECT_EQ(reads_per_byte(all).size(), 64u + 96u);
-  // Only a piece's reader lists its receivers: /c/w's 4 pieces to 4 processes each, and the 4
-  // shared halves of /c/x to one neighbour each, not once per process holding the piece.
-  std::size_t receivers = 0;
+  // Every piece goes once to each other process reading it: /c/w's 4 pieces to 4 processes each,
+  // the 4 shared halves of /c/x to one neighbour each.
+  std::size_t sends = 0;
   for (const PieceExchange& x : all) {
-    for (const ExchangedPiece& piece : x.pieces) receivers += piece.receivers.size();
+    for (const ExchangedPiece& piece : x.pieces) sends += piece.sends_to.size();
   }
-  EXPECT_EQ(receivers, 4u * 4u + 4u);
+  EXPECT_EQ(sends, 4u * 4u + 4u);
+  // /c/w's third piece: process 2 reads it (the least loaded) and it goes down the tree of nodes
+  // [2, 0, 1, 3, 4]: node 0 to nodes 4, 2, 1 (farthest first), node 1 to node 3. The reader sends
+  // ceil(log2 5) = 3 messages, not 4.
+  const auto third = [&all](int p) {
+    for (const ExchangedPiece& piece : all[static_cast<std::size_t>(p)].pieces) {
+      if (piece.reader == 2) return piece;
+    }
+    return ExchangedPiece{};
+  };
+  EXPECT_EQ(third(2).sends_to, (std::vector<int>{4, 1, 0}));
+  EXPECT_EQ(third(0).from, 2);
+  EXPECT_EQ(third(0).sends_to, std::vector<int>{3});
+  EXPECT_EQ(third(3).from, 0);
+  EXPECT_EQ(third(1).from, 2);
+  EXPECT_TRUE(third(1).sends_to.empty());
+  EXPECT_EQ(third(4).from, 2);
   // 4000 processes: every one planned in one pass, in time that grows with the reads (planning
   // each alone would take 4000 passes over 8000 reads).
   const int many = 4000;
