@@ -80,14 +80,16 @@ TEST(TieredRun, LostNodeRecoversFromPeersElseRemoteAndVerifies) {
     const nlohmann::json& bytes = rec.at("bytes");
     local_bytes.push_back(bytes.at("local").get<std::uint64_t>());
     if (f == 0) {  // node 1's processes 2 and 3 from their peers 0 and 1 on node 0
-      EXPECT_EQ(rec.at("parts"), (nlohmann::json{{"local", 6}, {"peer", 2}, {"remote", 0}}));
+      EXPECT_EQ(rec.at("parts"),
+                (nlohmann::json{{"memory", 0}, {"local", 6}, {"peer", 2}, {"remote", 0}}));
       EXPECT_GT(bytes.at("peer").get<std::uint64_t>(), 0u);
       EXPECT_EQ(bytes.at("remote"), 0);
       // Each part went to its one peer: the bytes over the interconnect are every part's.
       EXPECT_EQ(bytes.at("local").get<std::uint64_t>() + bytes.at("peer").get<std::uint64_t>(),
                 c[1].at("interconnect_bytes").get<std::uint64_t>());
     } else {  // no replicas: node 1's parts from the remote tier, which holds iteration 1
-      EXPECT_EQ(rec.at("parts"), (nlohmann::json{{"local", 6}, {"peer", 0}, {"remote", 2}}));
+      EXPECT_EQ(rec.at("parts"),
+                (nlohmann::json{{"memory", 0}, {"local", 6}, {"peer", 0}, {"remote", 2}}));
       EXPECT_GT(bytes.at("remote").get<std::uint64_t>(), 0u);
       EXPECT_EQ(c[1].at("interconnect_bytes"), 0);
     }
@@ -201,7 +203,8 @@ TEST(TieredRun, RestartedJobRecoversFromPeersAndRefusesAPartNoTierHolds) {
   const nlohmann::json& rec = r.at("training").at("recovery");
   EXPECT_EQ(rec.at("restarted"), true);
   EXPECT_EQ(rec.at("iteration"), 2);  // the local tiers' newest, not the backend's
-  EXPECT_EQ(rec.at("parts"), (nlohmann::json{{"local", 6}, {"peer", 2}, {"remote", 0}}));
+  EXPECT_EQ(rec.at("parts"),
+            (nlohmann::json{{"memory", 0}, {"local", 6}, {"peer", 2}, {"remote", 0}}));
   const nlohmann::json& bytes = rec.at("bytes");
   EXPECT_GT(bytes.at("peer").get<std::uint64_t>(), 0u);
   EXPECT_EQ(bytes.at("local").get<std::uint64_t>() + bytes.at("peer").get<std::uint64_t>(),
