@@ -6,6 +6,7 @@
 // The cooperative resharded restore and TP load read every stored byte they need once, over all
 // processes, and send the rest.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include <string>
 #include <vector>
@@ -127,6 +128,33 @@ TEST(ReplicaRestore, CooperativeReshardAndTpLoadReadEachStoredByteOnceAndVerify)
   EXPECT_EQ(refused.exit_code, 2) << refused.describe();
   EXPECT_NE(refused.err.find("the cooperative read's exchange buffers"), std::string::npos)
       << refused.err;
+}
+
+// CPU seconds of this process's children that ended and were waited for.
+double ended_children_cpu_seconds() {
+  rusage u{};
+  ::getrusage(RUSAGE_CHILDREN, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
+// The dry run of a cooperative TP 2 load by 4000 processes plans every process's reads and the
+// exchange once for all of them: planning both again for each process, as each process of the run
+// does for itself, grew with the square of the process count (tens of CPU seconds here).
+TEST(ReplicaRestore, DryRunOfACooperativeLoadByThousandsOfProcessesPlansItOnce) {
+  Scratch dir;
+  const fs::path campaign = dir.write(
+      "c.toml", tiny_full_state_campaign(dir, "dry", 1, 0, "[parallel]\ndp = 4\nzero = 1\n"));
+  const Outcome written = ckptbench(
+      {"run", campaign.string(), "--phase", "checkpoint", "--output", (dir / "written").string()});
+  ASSERT_EQ(written.exit_code, 0) << written.describe();
+  const double before = ended_children_cpu_seconds();
+  const Outcome o =
+      ckptbench({"run", campaign.string(), "--phase", "load", "--dry-run", "--processes", "4000",
+                 "--set", "load.tp=2", "--set", "load.cooperative=true"});
+  const double cpu = ended_children_cpu_seconds() - before;
+  ASSERT_EQ(o.exit_code, 0) << o.describe();
+  EXPECT_LT(cpu, 3.0) << o.describe();
 }
 
 }  // namespace
