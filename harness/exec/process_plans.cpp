@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
 
 #include "harness/checkpoint/manifest.hpp"
 #include "harness/common/text_format.hpp"
@@ -58,39 +59,52 @@ std::uint64_t exchange_budget(const Case& c, const std::vector<std::vector<RankP
   return c.memory_budget > widest ? c.memory_budget - widest : 1;
 }
 
-// A cooperative read (load.cooperative, or a resharded restore.replicas = "cooperative"): each
-// process's read plans and the alignment of the exchange buffer's pieces (backend.direct's).
+// A cooperative read (load.cooperative, or a resharded restore.replicas = "cooperative"): the
+// modeled ranks it reads (each process its process_share of them), their plans, and the alignment
+// of the exchange buffer's pieces (backend.direct's).
 struct CooperativeRead {
-  std::function<std::vector<RankPlan>(int process)> plan_of;
+  std::vector<std::int64_t> ranks;
+  std::function<std::vector<RankPlan>(const std::vector<std::int64_t>& ranks)> plan;
   std::uint64_t alignment = 64;
 };
 
-std::optional<CooperativeRead> cooperative_read(const Case& c, PhaseSelection phase, int processes,
+std::optional<CooperativeRead> cooperative_read(const Case& c, PhaseSelection phase,
                                                 const std::filesystem::path& dir,
                                                 const Manifest* manifest) {
   if (manifest == nullptr) return std::nullopt;
   if (phase == PhaseSelection::load && c.load.cooperative) {
-    return CooperativeRead{[&c, manifest, processes, dir](int q) {
-      return load_plans(*manifest, load_spec(c),
-                        process_share(inference_ranks(c.load.inference), q, processes), dir);
-    }};
+    return CooperativeRead{inference_ranks(c.load.inference),
+                           [&c, manifest, dir](const std::vector<std::int64_t>& ranks) {
+                             return load_plans(*manifest, load_spec(c), ranks, dir);
+                           }};
   }
   if (phase == PhaseSelection::restore && !manifest->writer.compression.enabled() &&
       c.restore.reshard && c.restore.replicas == ReplicaRead::cooperative) {
     const ReshardSpec spec = reshard_spec(c);
-    return CooperativeRead{[&c, manifest, processes, dir, spec](int q) {
-                             return reshard_plans(
-                                 *manifest, spec,
-                                 process_share(restore_selected_ranks(c), q, processes), dir);
+    return CooperativeRead{restore_selected_ranks(c),
+                           [manifest, dir, spec](const std::vector<std::int64_t>& ranks) {
+                             return reshard_plans(*manifest, spec, ranks, dir);
                            },
                            std::max<std::uint64_t>(64, spec.direct_alignment)};
   }
   return std::nullopt;
 }
 
+// Every process's plans, planned in one call for all of their ranks (the manifest's checks and
+// index made once, not once per process) and handed out by rank: each process's in the order a
+// call for its own ranks gives (the planner's order is a stable sort, and the shares are disjoint
+// and concatenated in process order).
 std::vector<std::vector<RankPlan>> every_process_plans(const CooperativeRead& read, int processes) {
-  std::vector<std::vector<RankPlan>> every;
-  for (int q = 0; q < processes; ++q) every.push_back(read.plan_of(q));
+  std::map<std::int64_t, std::size_t> owner;
+  std::vector<std::int64_t> all;
+  for (int q = 0; q < processes; ++q) {
+    for (const std::int64_t rank : process_share(read.ranks, q, processes)) {
+      owner.emplace(rank, static_cast<std::size_t>(q));
+      all.push_back(rank);
+    }
+  }
+  std::vector<std::vector<RankPlan>> every(static_cast<std::size_t>(processes));
+  for (RankPlan& plan : read.plan(all)) every[owner.at(plan.rank)].push_back(std::move(plan));
   return every;
 }
 
@@ -99,8 +113,7 @@ std::vector<std::vector<RankPlan>> every_process_plans(const CooperativeRead& re
 ProcessPlans plan_process(const workloads::Layout& layout, const Case& c, PhaseSelection phase,
                           const std::vector<std::int64_t>& selected, int process, int processes,
                           const std::filesystem::path& dir, const Manifest* manifest) {
-  if (const std::optional<CooperativeRead> read =
-          cooperative_read(c, phase, processes, dir, manifest)) {
+  if (const std::optional<CooperativeRead> read = cooperative_read(c, phase, dir, manifest)) {
     // Every process's plans: this one's kept as plans.read, the pieces of all of them planned for
     // the exchange, in rounds when campaign.memory_budget would not hold it in one.
     std::vector<std::vector<RankPlan>> every = every_process_plans(*read, processes);
@@ -171,7 +184,7 @@ void plan_every_process(const workloads::Layout& layout, const Case& c, PhaseSel
                         const std::vector<std::int64_t>& selected, int processes,
                         const std::filesystem::path& dir, const Manifest* manifest,
                         const std::function<void(int process, ProcessPlans plans)>& visit) {
-  const std::optional<CooperativeRead> read = cooperative_read(c, phase, processes, dir, manifest);
+  const std::optional<CooperativeRead> read = cooperative_read(c, phase, dir, manifest);
   if (!read) {
     for (int p = 0; p < processes; ++p)
       visit(p, plan_process(layout, c, phase, selected, p, processes, dir, manifest));

@@ -278,7 +278,9 @@ TEST(PieceExchange, ABudgetTooSmallForOneRoundRunsInRoundsAndStillReadsEachByteO
     for (std::size_t i = 0; i < 6; ++i) {
       EXPECT_EQ(p.pieces[i].reader, static_cast<int>(i % 2));
       EXPECT_EQ(p.pieces[i].round, static_cast<int>(i / 2));
-      if (p.pieces[i].reader == &p - x.data()) EXPECT_EQ(p.pieces[i].staging_offset, 0u);
+      if (p.pieces[i].reader == &p - x.data()) {
+        EXPECT_EQ(p.pieces[i].staging_offset, 0u);
+      }
     }
     EXPECT_EQ(p.storage_bytes(), whole[static_cast<std::size_t>(&p - x.data())].storage_bytes());
   }
