@@ -516,6 +516,12 @@ void fill_tiers(Case& c, const CaseValues& v) {
   t.drain_every = static_cast<int>(v.integer("tiers.drain_every"));
   t.chunk_bytes = static_cast<std::uint64_t>(v.integer("tiers.chunk_bytes"));
   t.lost_nodes = std::get<std::vector<std::int64_t>>(v.value("tiers.lost_nodes"));
+  t.memory = v.boolean("tiers.memory");
+  if (c.engine.kind != EngineKind::tiered && t.memory) {
+    v.fail("tiers.memory",
+           "keeps the tiered engine's checkpoints in host memory: set engine.name = \"tiered\" "
+           "or tiers.memory = false");
+  }
   if (c.engine.kind != EngineKind::tiered && !t.lost_nodes.empty()) {
     v.fail("tiers.lost_nodes",
            "recovers from the tiers of engine.name = \"tiered\": set engine.name = \"tiered\" "
@@ -621,7 +627,10 @@ nlohmann::json CaseValues::config() const {
   // [mlperf] existed, so that gate baselines of such cases still match.
   if (config["mlperf"]["model"].is_null()) config.erase("mlperf");
   // Likewise [tiers], which only the tiered engine reads.
-  if (config["engine"]["name"] != "tiered") config.erase("tiers");
+  if (config["engine"]["name"] != "tiered")
+    config.erase("tiers");
+  else if (config["tiers"]["memory"] == false)  // likewise, until a case keeps a memory tier
+    config["tiers"].erase("memory");
   // Likewise restore.replicas, until a case reads replicas.
   if (config["restore"]["replicas"] == "written") config["restore"].erase("replicas");
   if (config["load"]["cooperative"] == false) config["load"].erase("cooperative");

@@ -473,6 +473,11 @@ std::vector<KeySpec> tier_keys() {
               "every K-th checkpoint of the tiered engine also goes to the backend (the remote "
               "tier); K = 1: every one",
               1, 1, kIntMax),
+      bool_key("tiers", "memory",
+               "engine.name = \"tiered\": each process also keeps its part of the newest "
+               "complete checkpoint in its host memory (one part per process, counted in "
+               "campaign.memory_budget), the first tier a surviving process recovers from",
+               false),
       rank_list_key("tiers", "lost_nodes",
                     "engine.name = \"tiered\": after the loop (or in a --phase restore job) "
                     "these nodes' processes and local tiers are lost and every rank recovers "

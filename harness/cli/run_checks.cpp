@@ -221,30 +221,27 @@ CaseCheck check_case(const Case& c, PhaseSelection phase, int processes, const M
   std::set<std::string> files;
   std::uint64_t state_bytes = 0;  // the largest process's checkpoint buffer
   std::uint64_t exchange = 0;     // the largest process's exchange buffers (a cooperative read)
-  for (int p = 0; p < processes; ++p) {
-    ProcessPlans plans;
-    try {
-      plans = plan_process(layout, c, restarting ? PhaseSelection::checkpoint : phase, selected, p,
-                           processes, dir, have_manifest ? &manifest : nullptr);
-    } catch (const ReshardError& e) {
-      note(e.what());
-      break;
-    } catch (const std::exception& e) {
-      note(fmt::format("{}: damaged manifest: {} — {}", (dir / kManifestName).string(), e.what(),
-                       damaged_checkpoint_advice(c, dir)));
-      break;
-    }
-    // The DP gather's sources are left out here: planning them for every process of a large job
-    // costs more than the dry run's bound (known gap: the run's own check counts them).
-    check.memory_per_process =
-        std::max(check.memory_per_process, process_memory_bytes(c, plans, DpGather()));
-    state_bytes = std::max(state_bytes, ProcessBuffer::bytes_for(plans.write));
-    exchange = std::max(exchange, plans.exchange.buffer_bytes());
-    for (const RankPlan& plan : plans.write.empty() ? plans.read : plans.write) {
-      check.bytes += plan.payload_bytes;
-      check.extents += plan.io.extents();
-      for (const auto& f : plan.io.files) files.insert(f.path);
-    }
+  try {
+    plan_every_process(
+        layout, c, restarting ? PhaseSelection::checkpoint : phase, selected, processes, dir,
+        have_manifest ? &manifest : nullptr, [&](int, const ProcessPlans& plans) {
+          // The DP gather's sources are left out here: planning them for every process of a large
+          // job costs more than the dry run's bound (known gap: the run's own check counts them).
+          check.memory_per_process =
+              std::max(check.memory_per_process, process_memory_bytes(c, plans, DpGather()));
+          state_bytes = std::max(state_bytes, ProcessBuffer::bytes_for(plans.write));
+          exchange = std::max(exchange, plans.exchange.buffer_bytes());
+          for (const RankPlan& plan : plans.write.empty() ? plans.read : plans.write) {
+            check.bytes += plan.payload_bytes;
+            check.extents += plan.io.extents();
+            for (const auto& f : plan.io.files) files.insert(f.path);
+          }
+        });
+  } catch (const ReshardError& e) {
+    note(e.what());
+  } catch (const std::exception& e) {
+    note(fmt::format("{}: damaged manifest: {} — {}", (dir / kManifestName).string(), e.what(),
+                     damaged_checkpoint_advice(c, dir)));
   }
   check.files = files.size();
   if (phase != PhaseSelection::restore && phase != PhaseSelection::load) {

@@ -159,4 +159,10 @@ std::uint64_t host_pool_allocation(const Case& c, std::uint64_t state_bytes) {
   return HostPool::allocation(c.engine.host_pool_bytes, state_bytes);
 }
 
+std::uint64_t tier_memory_allocation(const Case& c, std::uint64_t state_bytes) {
+  const bool kept =
+      c.training.enabled() && c.engine.kind == EngineKind::tiered && c.engine.tiers.memory;
+  return kept ? state_bytes : 0;
+}
+
 }  // namespace ckpt::harness

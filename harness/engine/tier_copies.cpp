@@ -207,7 +207,8 @@ TierLayoutRecord tier_layout_record(const TierSetup& setup) {
           .replicas = l.replicas(),
           .clique_stride = l.stride(),
           .drain_every = setup.drain_every,
-          .local_dir = setup.local_dir};
+          .local_dir = setup.local_dir,
+          .memory = setup.memory != nullptr};
 }
 
 void write_part(const fs::path& path, std::span<const std::byte> bytes) {
@@ -292,6 +293,8 @@ FlushWrites tier_flush(Comm& comm, const TierSetup& setup, std::int64_t iteratio
   std::string problem;
   const fs::path dir =
       tier_checkpoint_dir(node_dir(setup.local_dir, setup.layout.node_of(comm.rank())), iteration);
+  if (setup.memory != nullptr) setup.memory->store(part);  // sized for the largest part
+  progress.memory_at = std::chrono::steady_clock::now();
   try {
     write_part(part_path(dir, comm.rank()), part);
   } catch (const std::exception& e) {

@@ -19,6 +19,7 @@
 #include "backends/backend.hpp"
 #include "harness/comm/comm.hpp"
 #include "harness/engine/flush_writes.hpp"
+#include "harness/engine/memory_tier.hpp"
 #include "harness/engine/tier_layout.hpp"
 #include "harness/results/training_summary.hpp"
 
@@ -32,6 +33,8 @@ struct TierSetup {
   std::uint64_t max_part_bytes = 0;  // the largest process's part: every process's chunk count
   std::uint64_t chunk_bytes = std::uint64_t{4} << 20;  // one point-to-point message (> 0)
   int slots = 2;  // received chunks in memory at once, per exchange (bounded memory)
+  // tiers.memory: this process's host-memory tier, in front of the local one; null: none.
+  MemoryTier* memory = nullptr;
 };
 
 // The layout a tiered run's record shows (training.tiers).
@@ -70,6 +73,7 @@ std::string tier_capacity_problem(Comm& comm, const TierSetup& setup, std::uint6
 // When one tiered flush reached each tier on this process, and what went over the interconnect.
 // Written by the flush thread, read after its join.
 struct TierProgress {
+  std::chrono::steady_clock::time_point memory_at;      // its part in the memory tier (if any)
   std::chrono::steady_clock::time_point local_at;       // its part complete in the local tier
   std::chrono::steady_clock::time_point replicated_at;  // every peer's part complete beside it
   ReplicaCounts replicas;
@@ -84,8 +88,8 @@ struct TierDrain {
 };
 
 // The tiered engine's flush of one snapshot `part` (this process's whole checkpoint buffer in the
-// host pool): the part to the local tier, the clique's exchange (always, even after a failed local
-// write: the peers wait for it), then the drain to the backend.
+// host pool): the part to the memory tier (setup.memory), to the local tier, the clique's exchange
+// (always, even after a failed local write: the peers wait for it), then the drain to the backend.
 FlushWrites tier_flush(Comm& comm, const TierSetup& setup, std::int64_t iteration,
                        std::span<const std::byte> part, const TierDrain& drain,
                        TierProgress& progress);

@@ -21,15 +21,20 @@ bool holds(const NodeHolding& node, std::int64_t iteration, int process) {
          std::find(node.parts.begin(), node.parts.end(), process) != node.parts.end();
 }
 
-// Where `process`'s part of `iteration` survives in a local tier: {source, holder}, or nullopt.
+// Where `process`'s part of `iteration` survives in its memory tier or a local tier: {source,
+// holder}, or nullopt.
 std::optional<std::pair<PartSource, int>> tier_copy(const TierLayout& layout,
                                                     const std::vector<NodeHolding>& nodes,
                                                     const std::set<int>& lost,
+                                                    const std::vector<std::int64_t>& memory,
                                                     std::int64_t iteration, int process) {
   const auto alive = [&](int q) {
     const int node = layout.node_of(q);
     return !lost.contains(node) && holds(nodes[static_cast<std::size_t>(node)], iteration, process);
   };
+  const auto p = static_cast<std::size_t>(process);
+  if (p < memory.size() && memory[p] == iteration && !lost.contains(layout.node_of(process)))
+    return std::pair{PartSource::memory, process};
   if (alive(process)) return std::pair{PartSource::local, process};
   for (const int q : layout.clique(process)) {
     if (q != process && alive(q)) return std::pair{PartSource::peer, q};
@@ -103,6 +108,23 @@ std::uint64_t receive_part(Comm& comm, const TierSetup& setup, int from, std::sp
   return scratch.empty() ? size : 0;
 }
 
+// This process's part of `iteration` from its memory tier into `into`; the problem, or "".
+std::string copy_from_memory(const TierSetup& setup, std::int64_t iteration,
+                             std::span<std::byte> into) {
+  const MemoryTier* memory = setup.memory;
+  if (memory == nullptr || memory->iteration() != iteration) {
+    return fmt::format("the memory tier holds no copy of iteration {}",
+                       iteration);  // plan_recovery takes it only where it does
+  }
+  const std::span<const std::byte> held = memory->part();
+  if (held.size() != into.size()) {
+    return fmt::format("the memory tier's copy of iteration {} has {} bytes, expected {}",
+                       iteration, held.size(), into.size());
+  }
+  std::copy(held.begin(), held.end(), into.begin());
+  return "";
+}
+
 fs::path copy_path(const TierSetup& setup, int holder, std::int64_t iteration, int process) {
   const fs::path node = node_dir(setup.local_dir, setup.layout.node_of(holder));
   return part_path(tier_checkpoint_dir(node, iteration), process);
@@ -112,6 +134,8 @@ fs::path copy_path(const TierSetup& setup, int holder, std::int64_t iteration, i
 
 std::string_view part_source_name(PartSource source) {
   switch (source) {
+    case PartSource::memory:
+      return "memory";
     case PartSource::local:
       return "local";
     case PartSource::peer:
@@ -122,11 +146,9 @@ std::string_view part_source_name(PartSource source) {
   return "?";
 }
 
-std::variant<RecoveryPlan, std::string> plan_recovery(const TierLayout& layout,
-                                                      const std::vector<NodeHolding>& nodes,
-                                                      const std::set<int>& lost,
-                                                      std::int64_t remote_iteration,
-                                                      int drain_every) {
+std::variant<RecoveryPlan, std::string> plan_recovery(
+    const TierLayout& layout, const std::vector<NodeHolding>& nodes, const std::set<int>& lost,
+    std::int64_t remote_iteration, int drain_every, const std::vector<std::int64_t>& memory) {
   std::int64_t newest = -1;
   for (int n = 0; n < layout.nodes(); ++n) {
     if (!lost.contains(n)) newest = std::max(newest, nodes[static_cast<std::size_t>(n)].iteration);
@@ -134,7 +156,7 @@ std::variant<RecoveryPlan, std::string> plan_recovery(const TierLayout& layout,
   RecoveryPlan plan{.iteration = newest};
   std::optional<int> missing;
   for (int p = 0; p < layout.processes() && newest >= 0; ++p) {
-    if (const auto copy = tier_copy(layout, nodes, lost, newest, p)) {
+    if (const auto copy = tier_copy(layout, nodes, lost, memory, newest, p)) {
       plan.source.push_back(copy->first);
       plan.from.push_back(copy->second);
     } else if (remote_iteration == newest) {
@@ -206,14 +228,29 @@ std::vector<NodeHolding> survey_nodes(Comm& comm, const TierSetup& setup,
   return nodes;
 }
 
+std::vector<std::int64_t> survey_memory(Comm& comm, const TierSetup& setup,
+                                        const std::set<int>& lost) {
+  const bool held = setup.memory != nullptr && !lost.contains(setup.layout.node_of(comm.rank()));
+  const std::int64_t mine = held ? setup.memory->iteration() : -1;
+  nlohmann::json all = nlohmann::json::array();
+  for (const std::string& r : comm.gather(std::to_string(mine))) all.push_back(std::stoll(r));
+  return nlohmann::json::parse(comm.broadcast(all.dump())).get<std::vector<std::int64_t>>();
+}
+
 RecoveryBytes fetch_parts(Comm& comm, const TierSetup& setup, const RecoveryPlan& plan,
                           std::span<std::byte> part) {
   const int me = comm.rank();
   RecoveryBytes bytes;
-  if (plan.source[static_cast<std::size_t>(me)] == PartSource::local) {
+  const PartSource mine = plan.source[static_cast<std::size_t>(me)];
+  if (mine == PartSource::memory) {
+    bytes.error = copy_from_memory(setup, plan.iteration, part);
+    if (bytes.error.empty()) bytes.memory = part.size();
+  } else if (mine == PartSource::local) {
     bytes.error = read_whole(copy_path(setup, me, plan.iteration, me), part);
     if (bytes.error.empty()) bytes.local = part.size();
   }
+  if (mine == PartSource::memory || mine == PartSource::local)
+    bytes.in_place = std::chrono::steady_clock::now();
   for (int p = 0; p < comm.size(); ++p) {
     const auto i = static_cast<std::size_t>(p);
     if (plan.source[i] != PartSource::peer) continue;
@@ -223,6 +260,7 @@ RecoveryBytes fetch_parts(Comm& comm, const TierSetup& setup, const RecoveryPlan
       if (bytes.error.empty()) bytes.error = std::move(problem);
     } else if (me == p) {
       bytes.peer += receive_part(comm, setup, holder, part, bytes.error);
+      bytes.in_place = std::chrono::steady_clock::now();
     }
   }
   return bytes;

@@ -638,6 +638,9 @@ void TrainingRun::poll(bool block, bool may_commit) {
 
 void TrainingRun::record_tiers(CheckpointRecord& record, const InFlight& flight) {
   const TierProgress& p = tier_progress_;
+  MemoryTier* memory = io_.tiers->memory;
+  if (memory != nullptr)
+    record.tier_memory_seconds = std::chrono::duration<double>(p.memory_at - flight.due).count();
   record.tier_local_seconds = std::chrono::duration<double>(p.local_at - flight.due).count();
   record.tier_replicated_seconds =
       std::chrono::duration<double>(p.replicated_at - flight.due).count();
@@ -647,7 +650,10 @@ void TrainingRun::record_tiers(CheckpointRecord& record, const InFlight& flight)
       !problem.empty()) {
     return fail(fmt::format("checkpoint of iteration {}: {}", record.iteration, problem));
   }
-  record.tiers = {"local"};
+  // Every node's local tier holds it complete: the memory tier's copy now counts too.
+  if (memory != nullptr) memory->complete(record.iteration);
+  record.tiers = memory != nullptr ? std::vector<std::string>{"memory", "local"}
+                                   : std::vector<std::string>{"local"};
   if (io_.tiers->layout.replicas() > 1) record.tiers.push_back("peers");
   if (record.committed) record.tiers.push_back("remote");
 }
@@ -687,6 +693,7 @@ void TrainingRun::reduce_records() {
     r.ring_wait_seconds = comm.max(r.ring_wait_seconds);
     r.time_to_durable_seconds = comm.max(r.time_to_durable_seconds);
     r.flush_seconds = comm.max(r.flush_seconds);
+    r.tier_memory_seconds = comm.max(r.tier_memory_seconds);
     r.tier_local_seconds = comm.max(r.tier_local_seconds);
     r.tier_replicated_seconds = comm.max(r.tier_replicated_seconds);
     r.interconnect_bytes = comm.sum(r.interconnect_bytes);

@@ -5,10 +5,11 @@
 // plans_at_iteration); a checkpoint is due after every checkpoint_every-th update and holds that
 // iteration's state. The engine decides when the bytes move: sync (inline), async (snapshot into
 // the host pool, background flush), lazy (the snapshot copy itself in the background, waited
-// for before the next update) or tiered (as async; the flush goes to the node-local tier, the
-// clique's peers and, every K-th checkpoint, the backend). A checkpoint exists once `commit` ran,
-// after every process's flush finished. Every process runs the same loop: collective calls (commit
-// polls, barriers) come in the same order everywhere, from the calling thread only.
+// for before the next update) or tiered (as async; the flush goes to the memory tier with
+// tiers.memory, the node-local tier, the clique's peers and, every K-th checkpoint, the backend). A
+// checkpoint exists once `commit` ran, after every process's flush finished. Every process runs the
+// same loop: collective calls (commit polls, barriers) come in the same order everywhere, from the
+// calling thread only.
 
 #include <atomic>
 #include <cstdint>

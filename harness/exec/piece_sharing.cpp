@@ -18,20 +18,19 @@ std::uint64_t deliver(const ExchangedPiece& x, const std::byte* piece,
 
 }  // namespace
 
-PieceCounts exchange_pieces(Comm& comm, const PieceExchange& exchange, const ProcessBuffer& staging,
-                            const ProcessBuffer& buffer, std::span<std::byte> bounce) {
+PieceCounts exchange_pieces(Comm& comm, const PieceExchange& exchange, int round,
+                            const ProcessBuffer& staging, const ProcessBuffer& buffer,
+                            std::span<std::byte> bounce) {
   PieceCounts counts;
   const int me = comm.rank();
   for (const ExchangedPiece& piece : exchange.pieces) {
-    if (piece.reader != me) {
-      comm.receive(piece.reader, bounce.first(piece.bytes));
-      counts.copied_bytes += deliver(piece, bounce.data(), buffer);
-      continue;
-    }
-    const std::byte* read = staging.rank_view(0).data + piece.staging_offset;
-    for (const int to : piece.receivers) comm.send(to, {read, piece.bytes});
-    counts.sent_bytes += piece.bytes * piece.receivers.size();
-    counts.copied_bytes += deliver(piece, read, buffer);
+    if (piece.round != round) continue;
+    const std::byte* held =
+        piece.reader == me ? staging.rank_view(0).data + piece.staging_offset : bounce.data();
+    if (piece.reader != me) comm.receive(piece.from, bounce.first(piece.bytes));
+    for (const int to : piece.sends_to) comm.send(to, {held, piece.bytes});
+    counts.sent_bytes += piece.bytes * piece.sends_to.size();
+    counts.copied_bytes += deliver(piece, held, buffer);
   }
   return counts;
 }

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
+#include <map>
 
 #include "harness/checkpoint/manifest.hpp"
 #include "harness/common/text_format.hpp"
@@ -47,16 +49,71 @@ std::uint64_t ProcessPlans::buffer_bytes() const {
 
 namespace {
 
-// A cooperative read: every process's plans (`plan_of(q)`), this process's kept as plans.read and
-// the pieces of all of them planned for the exchange (aligned for backend.direct's reads).
-template <class PlanOf>
-void plan_exchange(ProcessPlans& plans, int process, int processes, std::uint64_t alignment,
-                   const PlanOf& plan_of) {
-  std::vector<std::vector<RankPlan>> every;
-  for (int q = 0; q < processes; ++q) every.push_back(plan_of(q));
-  plans.exchange = plan_piece_exchange(every, process, kExchangePieceBytes,
-                                       std::max<std::uint64_t>(64, alignment));
-  plans.read = std::move(every[static_cast<std::size_t>(process)]);
+// What campaign.memory_budget leaves a cooperative read's exchange buffers beside the largest
+// process's rank buffers (0: no budget, no bound; at least a byte); the same on every process, so
+// that all run the same rounds.
+std::uint64_t exchange_budget(const Case& c, const std::vector<std::vector<RankPlan>>& by_process) {
+  if (c.memory_budget == 0) return 0;
+  std::uint64_t widest = 0;
+  for (const std::vector<RankPlan>& plans : by_process)
+    widest = std::max(widest, ProcessBuffer::bytes_for(plans));
+  return c.memory_budget > widest ? c.memory_budget - widest : 1;
+}
+
+// A cooperative read (load.cooperative, or a resharded restore.replicas = "cooperative"): the
+// modeled ranks it reads (each process its process_share of them), their plans, and the alignment
+// of the exchange buffer's pieces (backend.direct's).
+struct CooperativeRead {
+  std::vector<std::int64_t> ranks;
+  std::function<std::vector<RankPlan>(const std::vector<std::int64_t>& ranks)> plan;
+  std::uint64_t alignment = 64;
+};
+
+std::optional<CooperativeRead> cooperative_read(const Case& c, PhaseSelection phase,
+                                                const std::filesystem::path& dir,
+                                                const Manifest* manifest) {
+  if (manifest == nullptr) return std::nullopt;
+  if (phase == PhaseSelection::load && c.load.cooperative) {
+    if (plans_datasets(manifest->writer.backend)) {
+      throw ReshardError(fmt::format(
+          "load.cooperative = true shares byte ranges of the stored files between processes, and "
+          "a checkpoint of backend.name = \"{}\" is read as hyperslabs of its datasets; set "
+          "load.cooperative = false",
+          manifest->writer.backend));
+    }
+    return CooperativeRead{inference_ranks(c.load.inference),
+                           [&c, manifest, dir](const std::vector<std::int64_t>& ranks) {
+                             return load_plans(*manifest, load_spec(c), ranks, dir);
+                           }};
+  }
+  if (phase == PhaseSelection::restore && !manifest->writer.compression.enabled() &&
+      c.restore.reshard && c.restore.replicas == ReplicaRead::cooperative) {
+    const ReshardSpec spec = reshard_spec(c);
+    return CooperativeRead{restore_selected_ranks(c),
+                           [manifest, dir, spec](const std::vector<std::int64_t>& ranks) {
+                             return reshard_plans(*manifest, spec, ranks, dir);
+                           },
+                           std::max<std::uint64_t>(64, spec.direct_alignment)};
+  }
+  return std::nullopt;
+}
+
+// Every process's plans, planned in one call for all of their ranks (the manifest's checks and
+// index made once, not once per process) and handed out by rank: each process's in the order a
+// call for its own ranks gives (the planner's order is a stable sort, and the shares are disjoint
+// and concatenated in process order).
+std::vector<std::vector<RankPlan>> every_process_plans(const CooperativeRead& read, int processes) {
+  std::map<std::int64_t, std::size_t> owner;
+  std::vector<std::int64_t> all;
+  for (int q = 0; q < processes; ++q) {
+    for (const std::int64_t rank : process_share(read.ranks, q, processes)) {
+      owner.emplace(rank, static_cast<std::size_t>(q));
+      all.push_back(rank);
+    }
+  }
+  std::vector<std::vector<RankPlan>> every(static_cast<std::size_t>(processes));
+  for (RankPlan& plan : read.plan(all)) every[owner.at(plan.rank)].push_back(std::move(plan));
+  return every;
 }
 
 }  // namespace
@@ -64,6 +121,16 @@ void plan_exchange(ProcessPlans& plans, int process, int processes, std::uint64_
 ProcessPlans plan_process(const workloads::Layout& layout, const Case& c, PhaseSelection phase,
                           const std::vector<std::int64_t>& selected, int process, int processes,
                           const std::filesystem::path& dir, const Manifest* manifest) {
+  if (const std::optional<CooperativeRead> read = cooperative_read(c, phase, dir, manifest)) {
+    // Every process's plans: this one's kept as plans.read, the pieces of all of them planned for
+    // the exchange, in rounds when campaign.memory_budget would not hold it in one.
+    std::vector<std::vector<RankPlan>> every = every_process_plans(*read, processes);
+    ProcessPlans plans;
+    plans.exchange = plan_piece_exchange(every, process, kExchangePieceBytes, read->alignment,
+                                         exchange_budget(c, every));
+    plans.read = std::move(every[static_cast<std::size_t>(process)]);
+    return plans;
+  }
   const std::vector<std::int64_t> mine = process_share(selected, process, processes);
   const bool shift = c.cache == CachePolicy::read_shift;
   const auto read_ranks = [&] {
@@ -73,21 +140,9 @@ ProcessPlans plan_process(const workloads::Layout& layout, const Case& c, PhaseS
   if (phase == PhaseSelection::load) {  // the inference ranks' slices; nothing to plan without the
                                         // checkpoint
     if (manifest == nullptr) return plans;
-    const auto plan_of = [&](int q) {
-      return load_plans(*manifest, load_spec(c),
-                        process_share(inference_ranks(c.load.inference), q, processes), dir);
-    };
-    if (c.load.cooperative && plans_datasets(manifest->writer.backend)) {
-      throw ReshardError(fmt::format(
-          "load.cooperative = true shares byte ranges of the stored files between processes, and "
-          "a checkpoint of backend.name = \"{}\" is read as hyperslabs of its datasets; set "
-          "load.cooperative = false",
-          manifest->writer.backend));
-    }
-    if (c.load.cooperative)
-      plan_exchange(plans, process, processes, 0, plan_of);
-    else
-      plans.read = plan_of(process);
+    plans.read =
+        load_plans(*manifest, load_spec(c),
+                   process_share(inference_ranks(c.load.inference), process, processes), dir);
     return plans;
   }
   if (phase == PhaseSelection::restore && manifest == nullptr) {
@@ -102,15 +157,8 @@ ProcessPlans plan_process(const workloads::Layout& layout, const Case& c, PhaseS
     return plans;
   }
   if (phase == PhaseSelection::restore && c.restore.reshard) {
-    const ReshardSpec spec = reshard_spec(c);
-    const auto plan_of = [&](int q) {
-      return reshard_plans(*manifest, spec, process_share(restore_selected_ranks(c), q, processes),
-                           dir);
-    };
-    if (c.restore.replicas == ReplicaRead::cooperative)
-      plan_exchange(plans, process, processes, spec.direct_alignment, plan_of);
-    else
-      plans.read = plan_of(process);
+    plans.read = reshard_plans(*manifest, reshard_spec(c),
+                               process_share(restore_selected_ranks(c), process, processes), dir);
     return plans;
   }
   if (phase == PhaseSelection::restore && c.restore.replicas != ReplicaRead::written) {
@@ -140,6 +188,28 @@ ProcessPlans plan_process(const workloads::Layout& layout, const Case& c, PhaseS
   return plans;
 }
 
+void plan_every_process(const workloads::Layout& layout, const Case& c, PhaseSelection phase,
+                        const std::vector<std::int64_t>& selected, int processes,
+                        const std::filesystem::path& dir, const Manifest* manifest,
+                        const std::function<void(int process, ProcessPlans plans)>& visit) {
+  const std::optional<CooperativeRead> read = cooperative_read(c, phase, dir, manifest);
+  if (!read) {
+    for (int p = 0; p < processes; ++p)
+      visit(p, plan_process(layout, c, phase, selected, p, processes, dir, manifest));
+    return;
+  }
+  std::vector<std::vector<RankPlan>> every = every_process_plans(*read, processes);
+  std::vector<PieceExchange> exchanges =
+      plan_piece_exchanges(every, kExchangePieceBytes, read->alignment, exchange_budget(c, every));
+  for (int p = 0; p < processes; ++p) {
+    const auto i = static_cast<std::size_t>(p);
+    ProcessPlans plans;
+    plans.exchange = std::move(exchanges[i]);
+    plans.read = std::move(every[i]);
+    visit(p, std::move(plans));
+  }
+}
+
 std::optional<std::string> memory_budget_problem(const Case& c, std::uint64_t need,
                                                  std::size_t modeled_ranks, int processes,
                                                  std::uint64_t exchange) {
@@ -147,7 +217,8 @@ std::optional<std::string> memory_budget_problem(const Case& c, std::uint64_t ne
   const std::string cooperative =
       exchange == 0 ? ""
                     : fmt::format(
-                          ", of which {} are the cooperative read's exchange buffers (set "
+                          ", of which {} are the cooperative read's exchange buffers, with a "
+                          "piece per round (set "
                           "restore.replicas = \"written\" or load.cooperative = false to read "
                           "without them),",
                           format_bytes(static_cast<std::int64_t>(exchange)));

@@ -5,6 +5,7 @@
 // reports is what the run allocates.
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -67,6 +68,14 @@ inline constexpr std::uint64_t kExchangePieceBytes = std::uint64_t{4} << 20;
 ProcessPlans plan_process(const workloads::Layout& layout, const Case& c, PhaseSelection phase,
                           const std::vector<std::int64_t>& selected, int process, int processes,
                           const std::filesystem::path& dir, const Manifest* manifest = nullptr);
+
+// plan_process of each of `processes` processes in turn, handed to `visit`; a cooperative read's
+// every-process plans and exchanges planned once for all of them (plan_piece_exchanges), so that
+// the time grows with the processes and not with their square (the dry run's figures).
+void plan_every_process(const workloads::Layout& layout, const Case& c, PhaseSelection phase,
+                        const std::vector<std::int64_t>& selected, int processes,
+                        const std::filesystem::path& dir, const Manifest* manifest,
+                        const std::function<void(int process, ProcessPlans plans)>& visit);
 
 // Why `need` bytes of buffers per process break campaign.memory_budget (naming what to lower;
 // `exchange` of them the cooperative read's exchange buffers), or nullopt when they fit or there

@@ -106,19 +106,45 @@ std::uint64_t round_up(std::uint64_t value, std::uint64_t alignment) {
   return (value + alignment - 1) / alignment * alignment;
 }
 
-// Adds `piece` to `out` as this process (`me`) reads or receives it; nothing when it does neither.
-void add_piece(const FilePiece& piece, const std::vector<Need>& needs, int reader, int me,
-               std::uint64_t staging_offset, PieceExchange& out) {
-  if (!std::binary_search(piece.readers.begin(), piece.readers.end(), me)) return;
+// Where `me` stands in the binomial tree that sends a piece from its `reader` to the other
+// `readers` (ascending): the tree's nodes are the reader, then the others in order; node i > 0
+// gets it from node i - 2^floor(log2 i) and node i passes it to i + 2^k for every 2^k > i, the
+// farthest first (the tree's depth in time is ceil(log2 n) steps).
+void tree_links(const std::vector<int>& readers, int reader, int me, ExchangedPiece& x) {
+  const std::size_t n = readers.size();
+  const auto at_reader = static_cast<std::size_t>(
+      std::lower_bound(readers.begin(), readers.end(), reader) - readers.begin());
+  const auto node_of = [&](int q) {
+    if (q == reader) return std::size_t{0};
+    const auto j = static_cast<std::size_t>(std::lower_bound(readers.begin(), readers.end(), q) -
+                                            readers.begin());
+    return j < at_reader ? j + 1 : j;
+  };
+  const auto process_of = [&](std::size_t i) {
+    if (i == 0) return reader;
+    return readers[i - 1 < at_reader ? i - 1 : i];
+  };
+  const std::size_t i = node_of(me);
+  std::size_t span = 1;  // the lowest power of two above i: its first child's distance
+  while (span <= i) span *= 2;
+  if (i > 0) x.from = process_of(i - span / 2);
+  std::vector<int> children;
+  for (std::size_t step = span; i + step < n; step *= 2) children.push_back(process_of(i + step));
+  x.sends_to.assign(children.rbegin(), children.rend());
+}
+
+// Adds `piece` to `out`, the exchange of process `me`, which reads (`me` == `reader`) or receives
+// it in round `round`; `mine`: the indices of its needs the piece serves.
+void add_piece(const FilePiece& piece, const std::vector<Need>& needs,
+               const std::vector<std::size_t>& mine, int reader, int me,
+               std::uint64_t staging_offset, int round, PieceExchange& out) {
   ExchangedPiece x{.reader = reader,
                    .bytes = piece.span.second - piece.span.first,
-                   .staging_offset = staging_offset};
-  for (const int q : piece.readers) {
-    if (q != reader) x.receivers.push_back(q);
-  }
-  for (const std::size_t n : piece.needs) {
+                   .staging_offset = staging_offset,
+                   .round = round};
+  tree_links(piece.readers, reader, me, x);
+  for (const std::size_t n : mine) {
     const Need& need = needs[n];
-    if (need.process != me) continue;
     const std::uint64_t begin = std::max(need.begin, piece.span.first);
     const std::uint64_t end = std::min(need.end, piece.span.second);
     x.deliveries.push_back({.plan = need.plan,
@@ -146,13 +172,19 @@ void add_own_read(RankPlan& plan, const std::string& path, std::uint64_t data_en
   plan.payload_bytes += e.length;
 }
 
-// A piece only one rank plan of this process reads: read straight into that rank's buffer.
-bool read_in_place(const FilePiece& piece, const std::vector<Need>& needs, int me,
-                   const std::string& path, std::uint64_t data_end, PieceExchange& out) {
-  if (piece.readers != std::vector<int>{me}) return false;
+// Whether one rank plan alone reads `piece` (of one process): it is read straight into that
+// rank's buffer, and never staged.
+bool one_rank_reads(const FilePiece& piece, const std::vector<Need>& needs) {
+  if (piece.readers.size() != 1) return false;
   for (const std::size_t n : piece.needs) {
     if (needs[n].plan != needs[piece.needs.front()].plan) return false;
   }
+  return true;
+}
+
+// A piece one_rank_reads, by this process: read straight into that rank's buffer.
+void read_in_place(const FilePiece& piece, const std::vector<Need>& needs, const std::string& path,
+                   std::uint64_t data_end, PieceExchange& out) {
   for (const std::size_t n : piece.needs) {
     const Need& need = needs[n];
     const std::uint64_t begin = std::max(need.begin, piece.span.first);
@@ -162,56 +194,206 @@ bool read_in_place(const FilePiece& piece, const std::vector<Need>& needs, int m
                   .memory_offset = need.memory_offset + (begin - need.begin),
                   .length = end - begin});
   }
-  return true;
+}
+
+// Whether `reader` staging `bytes` more would take its share of this round past `round_bytes`
+// (0: no bound), counted as every process counts it (each piece aligned): then a new round
+// starts, and `use` with it.
+bool starts_round(std::map<int, std::uint64_t>& use, int reader, std::uint64_t bytes,
+                  std::uint64_t round_bytes, std::uint64_t alignment) {
+  bool fresh = false;
+  if (const auto it = use.find(reader);
+      round_bytes > 0 && it != use.end() && round_up(it->second, alignment) + bytes > round_bytes) {
+    use.clear();
+    fresh = true;
+  }
+  std::uint64_t& used = use[reader];
+  used = round_up(used, alignment) + bytes;
+  return fresh;
+}
+
+// Appends the read of file bytes `span` of `path` to `plan` (this round's staging) at `cursor`,
+// aligned unless it continues the last read in the file and the buffer; returns its offset.
+std::uint64_t stage(RankPlan& plan, const std::string& path, std::uint64_t data_end, Span span,
+                    std::uint64_t& cursor, std::uint64_t alignment) {
+  std::vector<backends::FilePlan>& files = plan.io.files;
+  const std::uint64_t bytes = span.second - span.first;
+  plan.payload_bytes += bytes;
+  if (!files.empty() && files.back().path == path && !files.back().extents.empty()) {
+    backends::Extent& last = files.back().extents.back();
+    if (last.file_offset + last.length == span.first &&
+        last.memory_offset + last.length == cursor) {
+      last.length += bytes;
+      cursor += bytes;
+      return cursor - bytes;
+    }
+  }
+  if (files.empty() || files.back().path != path)
+    files.push_back({.path = path, .data_end = data_end});
+  const std::uint64_t at = round_up(cursor, alignment);
+  files.back().extents.push_back({.file_offset = span.first, .memory_offset = at, .length = bytes});
+  cursor = at + bytes;
+  return at;
 }
 
 }  // namespace
 
 std::uint64_t PieceExchange::storage_bytes() const {
-  std::uint64_t bytes = staging.payload_bytes;
+  std::uint64_t bytes = 0;
+  for (const RankPlan& plan : staging) bytes += plan.payload_bytes;
   for (const RankPlan& plan : own) bytes += plan.payload_bytes;
   return bytes;
 }
 
-PieceExchange plan_piece_exchange(const std::vector<std::vector<RankPlan>>& by_process, int process,
-                                  std::uint64_t piece_bytes, std::uint64_t alignment) {
+namespace {
+
+struct CutFile {
+  std::string path;
+  FileNeeds file;
+  std::vector<FilePiece> pieces;
+};
+
+// What the budget leaves the staging of one round beside a bounce of the largest shared piece (at
+// least a byte: then a piece per round); 0: no bound.
+std::uint64_t round_bytes_of(std::uint64_t exchange_budget, std::uint64_t largest,
+                             std::uint64_t alignment) {
+  if (exchange_budget == 0) return 0;
+  const std::uint64_t left =
+      exchange_budget > largest ? (exchange_budget - largest) / alignment * alignment : 0;
+  return std::max<std::uint64_t>(left, 1);
+}
+
+// Every file's pieces, and the largest one several read (any process's bounce holds it).
+std::vector<CutFile> cut_files(const std::vector<std::vector<RankPlan>>& by_process,
+                               std::uint64_t piece_bytes, std::uint64_t& largest) {
+  std::vector<CutFile> files;
+  largest = 0;
+  for (auto& [path, file] : needs_by_file(by_process)) {
+    CutFile& cut = files.emplace_back(CutFile{path, std::move(file), {}});
+    cut.pieces = cut_pieces(cut.file.needs, piece_bytes);
+    for (const FilePiece& piece : cut.pieces) {
+      if (!one_rank_reads(piece, cut.file.needs))
+        largest = std::max(largest, piece.span.second - piece.span.first);
+    }
+  }
+  return files;
+}
+
+// The exchanges being planned: every process's (`only` < 0) or process `only`'s alone (the others
+// left empty). A piece's needs are grouped by process once, so that a piece many processes read
+// costs its needs, not their square.
+class ExchangeBuild {
+ public:
+  ExchangeBuild(const std::vector<std::vector<RankPlan>>& by_process, int only,
+                std::uint64_t alignment)
+      : only_(only),
+        alignment_(alignment),
+        out_(by_process.size()),
+        cursor_(by_process.size(), 0),
+        widest_(by_process.size(), 0) {
+    for (std::size_t q = 0; q < by_process.size(); ++q) {
+      if (!built(static_cast<int>(q))) continue;
+      for (const RankPlan& plan : by_process[q])
+        out_[q].own.push_back({.rank = plan.rank, .buffer_bytes = plan.buffer_bytes});
+    }
+  }
+
+  bool built(int q) const { return only_ < 0 || q == only_; }
+
+  // A piece one rank of `reader` alone reads.
+  void in_place(const CutFile& cut, const FilePiece& piece, int reader) {
+    if (built(reader))
+      read_in_place(piece, cut.file.needs, cut.path, cut.file.data_end, at(reader));
+  }
+
+  // A piece several processes (or ranks) read: staged by `reader` in round `round`, received by
+  // the others.
+  void shared(const CutFile& cut, const FilePiece& piece, int reader, int round) {
+    std::uint64_t offset = 0;
+    if (built(reader)) {
+      const auto r = static_cast<std::size_t>(reader);
+      std::vector<RankPlan>& staging = out_[r].staging;
+      if (staging.size() <= static_cast<std::size_t>(round)) {  // its first piece of the round
+        staging.resize(static_cast<std::size_t>(round) + 1, RankPlan{.rank = -1});
+        cursor_[r] = 0;
+      }
+      offset =
+          stage(staging.back(), cut.path, cut.file.data_end, piece.span, cursor_[r], alignment_);
+      widest_[r] = std::max(widest_[r], cursor_[r]);
+    }
+    mine_.clear();
+    for (const std::size_t n : piece.needs) {
+      if (built(cut.file.needs[n].process)) mine_[cut.file.needs[n].process].push_back(n);
+    }
+    for (const int q : piece.readers) {
+      if (built(q))
+        add_piece(piece, cut.file.needs, mine_[q], reader, q, q == reader ? offset : 0, round,
+                  at(q));
+    }
+  }
+
+  // The exchanges, each with `rounds` rounds whose buffer is its widest round's.
+  std::vector<PieceExchange> finish(int rounds) {
+    for (std::size_t q = 0; q < out_.size(); ++q) {
+      if (!built(static_cast<int>(q))) continue;
+      out_[q].staging.resize(static_cast<std::size_t>(rounds), RankPlan{.rank = -1});
+      // At least one block: every process passes its (maybe empty) read to the backend.
+      const std::uint64_t buffer = std::max(round_up(widest_[q], alignment_), alignment_);
+      for (RankPlan& staged : out_[q].staging) staged.buffer_bytes = buffer;
+    }
+    return std::move(out_);
+  }
+
+ private:
+  PieceExchange& at(int q) { return out_[static_cast<std::size_t>(q)]; }
+
+  int only_;
+  std::uint64_t alignment_;
+  std::vector<PieceExchange> out_;
+  std::vector<std::uint64_t> cursor_, widest_;    // each process's staging in its last round
+  std::map<int, std::vector<std::size_t>> mine_;  // the current piece's needs by process
+};
+
+// The exchanges ExchangeBuild keeps, in one pass over every file's pieces.
+std::vector<PieceExchange> plan_exchanges(const std::vector<std::vector<RankPlan>>& by_process,
+                                          int only, std::uint64_t piece_bytes,
+                                          std::uint64_t alignment, std::uint64_t exchange_budget) {
   alignment = std::max<std::uint64_t>(alignment, 1);
-  PieceExchange out;
-  out.staging.rank = -1;
-  for (const RankPlan& plan : by_process[static_cast<std::size_t>(process)])
-    out.own.push_back({.rank = plan.rank, .buffer_bytes = plan.buffer_bytes});
+  std::uint64_t largest = 0;
+  const std::vector<CutFile> files = cut_files(by_process, piece_bytes, largest);
+  const std::uint64_t round_bytes = round_bytes_of(exchange_budget, largest, alignment);
+  ExchangeBuild build(by_process, only, alignment);
   LeastLoaded readers;
-  std::uint64_t cursor = 0;
-  for (const auto& [path, file] : needs_by_file(by_process)) {
-    backends::FilePlan read{.path = path, .data_end = file.data_end};
-    for (const FilePiece& piece : cut_pieces(file.needs, piece_bytes)) {
+  std::map<int, std::uint64_t> round_use;  // each reader's staging in the round, as all count it
+  int round = 0;
+  for (const CutFile& cut : files) {
+    for (const FilePiece& piece : cut.pieces) {
       const std::uint64_t bytes = piece.span.second - piece.span.first;
       const int reader = readers.pick(piece.readers, bytes);
-      if (reader == process && read_in_place(piece, file.needs, process, path, file.data_end, out))
+      if (one_rank_reads(piece, cut.file.needs)) {
+        build.in_place(cut, piece, reader);
         continue;
-      // A piece following the last one read in the file and the buffer extends its request.
-      const bool continues =
-          reader == process && !read.extents.empty() &&
-          read.extents.back().file_offset + read.extents.back().length == piece.span.first &&
-          read.extents.back().memory_offset + read.extents.back().length == cursor;
-      const std::uint64_t at = continues ? cursor : round_up(cursor, alignment);
-      if (continues) {
-        read.extents.back().length += bytes;
-      } else if (reader == process) {
-        read.extents.push_back(
-            {.file_offset = piece.span.first, .memory_offset = at, .length = bytes});
       }
-      if (reader == process) {
-        out.staging.payload_bytes += bytes;
-        cursor = at + bytes;
-      }
-      add_piece(piece, file.needs, reader, process, at, out);
+      if (starts_round(round_use, reader, bytes, round_bytes, alignment)) ++round;
+      build.shared(cut, piece, reader, round);
     }
-    if (!read.extents.empty()) out.staging.io.files.push_back(std::move(read));
   }
-  // At least one block: every process passes its (maybe empty) read to the backend.
-  out.staging.buffer_bytes = std::max(round_up(cursor, alignment), alignment);
-  return out;
+  return build.finish(round + 1);
+}
+
+}  // namespace
+
+PieceExchange plan_piece_exchange(const std::vector<std::vector<RankPlan>>& by_process, int process,
+                                  std::uint64_t piece_bytes, std::uint64_t alignment,
+                                  std::uint64_t exchange_budget) {
+  return std::move(plan_exchanges(by_process, process, piece_bytes, alignment,
+                                  exchange_budget)[static_cast<std::size_t>(process)]);
+}
+
+std::vector<PieceExchange> plan_piece_exchanges(
+    const std::vector<std::vector<RankPlan>>& by_process, std::uint64_t piece_bytes,
+    std::uint64_t alignment, std::uint64_t exchange_budget) {
+  return plan_exchanges(by_process, -1, piece_bytes, alignment, exchange_budget);
 }
 
 }  // namespace ckpt::harness

@@ -8,8 +8,13 @@
 // of the file, so that every process reading from a piece reads all of it: a piece only one
 // process reads is its own read, and one that several read goes to the one with the fewest bytes
 // to read so far (the first on a tie), which reads it into its exchange buffer and sends it whole
-// to the others. Each copies it to the places its own plans read it into, as the read would have.
-// A piece only one rank reads is read straight into its place.
+// to the others down a binomial tree rooted at the reader (each holder passes it on, so the
+// reader sends ceil(log2 n) messages of a piece n processes read, not n - 1, and no process more).
+// Each copies it to the places its own plans read it into, as the read would have.
+// A piece only one rank reads is read straight into its place. Under a bound on the exchange
+// buffer the shared pieces go in rounds, the same on every process: a round ends before a piece
+// that would take some reader past the bound, and each round's pieces are read, then sent, before
+// the next round's reuse the buffer.
 
 #include <cstdint>
 #include <vector>
@@ -30,15 +35,18 @@ struct PieceDelivery {
 struct ExchangedPiece {
   int reader = 0;
   std::uint64_t bytes = 0;
-  std::vector<int> receivers;        // the other processes reading it, ascending
+  int from = -1;                     // the process it arrives from; -1: this process reads it
+  std::vector<int> sends_to;         // the processes this one passes it on to, in order
   std::uint64_t staging_offset = 0;  // reader only: where it lies in the exchange buffer
   std::vector<PieceDelivery> deliveries;
+  int round = 0;  // the round it is read and sent in
 };
 
 struct PieceExchange {
-  // What this process reads of the pieces others read too, or several of its ranks: into the
-  // exchange buffer (io, buffer_bytes; payload_bytes the bytes read). Empty io when none.
-  RankPlan staging;
+  // Per round (at least one, as many on every process), what this process reads of the pieces
+  // others read too, or several of its ranks: into the exchange buffer (io; payload_bytes the
+  // bytes read; buffer_bytes the same in every round, the widest round's). Empty io when none.
+  std::vector<RankPlan> staging;
   // The pieces only one of its ranks reads, read straight into that rank's buffer: per rank plan
   // of the process (in their order), its reads of them (payload_bytes their bytes).
   std::vector<RankPlan> own;
@@ -48,13 +56,26 @@ struct PieceExchange {
   // Bytes this process reads from storage: staging's and own's.
   std::uint64_t storage_bytes() const;
   // Memory the exchange takes besides the rank buffers: the exchange buffer and the bounce.
-  std::uint64_t buffer_bytes() const { return staging.buffer_bytes + bounce_bytes; }
+  std::uint64_t buffer_bytes() const {
+    return (staging.empty() ? 0 : staging.front().buffer_bytes) + bounce_bytes;
+  }
+  int rounds() const { return static_cast<int>(staging.size()); }
 };
 
 // The exchange of process `process`, given every process's read plans (by_process[q]: process
 // q's, in its order; their paths absolute). Pieces of the exchange buffer start at multiples of
-// `alignment` (direct I/O). `piece_bytes` > 0.
+// `alignment` (direct I/O). `piece_bytes` > 0. `exchange_budget`: the bound on buffer_bytes() of
+// every process (the same on all), met in rounds whose staging leaves room for a bounce of the
+// largest shared piece; a round holds at least one piece, which may break it. 0: one round.
 PieceExchange plan_piece_exchange(const std::vector<std::vector<RankPlan>>& by_process, int process,
-                                  std::uint64_t piece_bytes, std::uint64_t alignment);
+                                  std::uint64_t piece_bytes, std::uint64_t alignment,
+                                  std::uint64_t exchange_budget = 0);
+
+// Every process's exchange, as plan_piece_exchange plans each, in one pass over the pieces (time
+// and memory in proportion to all the reads, not to the processes times them): for a planner that
+// needs every process's, such as the dry run's memory figures.
+std::vector<PieceExchange> plan_piece_exchanges(
+    const std::vector<std::vector<RankPlan>>& by_process, std::uint64_t piece_bytes,
+    std::uint64_t alignment, std::uint64_t exchange_budget = 0);
 
 }  // namespace ckpt::harness

@@ -9,6 +9,7 @@
 
 #include "harness/common/elapsed.hpp"
 #include "harness/common/text_format.hpp"
+#include "harness/report/recovery_table.hpp"
 #include "harness/report/run_input.hpp"
 #include "harness/report/verdict.hpp"
 #include "harness/results/dlio_metrics.hpp"
@@ -307,6 +308,10 @@ void print_summary(std::ostream& out, const std::vector<CaseResult>& results, Ba
   }
   for (const CaseResult& r : results) {
     if (const std::string line = gather_line(r); !line.empty()) fmt::print(out, "{}\n", line);
+  }
+  for (const CaseResult& r : results) {
+    if (r.training && r.training->recovery)
+      fmt::print(out, "case {}: {}\n", r.config.index, recovery_text(*r.training->recovery));
   }
   for (const CaseResult& r : results) {
     for (const std::string& line : mlperf_lines(r, unit)) fmt::print(out, "{}\n", line);

@@ -1,5 +1,9 @@
 #include "harness/report/training_record.hpp"
 
+#include <limits>
+#include <type_traits>
+#include <utility>
+
 namespace ckpt::harness {
 namespace {
 
@@ -39,6 +43,43 @@ LoopCheckpoint checkpoint_of(const JsonField& j) {
   return c;
 }
 
+// `key`'s members memory, local, peer and remote into the four fields (a missing one stays 0).
+template <typename T>
+void by_source(const JsonField& r, const char* key, T RecoveryRecord::*memory,
+               T RecoveryRecord::*local, T RecoveryRecord::*peer, T RecoveryRecord::*remote,
+               RecoveryRecord& out) {
+  const std::optional<JsonField> f = r.find(key);
+  if (!f) return;
+  const std::pair<const char*, T RecoveryRecord::*> fields[] = {
+      {"memory", memory}, {"local", local}, {"peer", peer}, {"remote", remote}};
+  for (const auto& [name, field] : fields) {
+    const std::optional<JsonField> v = f->find(name);
+    if (!v) continue;
+    if constexpr (std::is_same_v<T, double>)
+      out.*field = v->non_negative();
+    else if constexpr (std::is_same_v<T, int>)
+      out.*field = static_cast<int>(v->integer(0, std::numeric_limits<int>::max()));
+    else
+      out.*field = v->count();
+  }
+}
+
+RecoveryRecord recovery_of(const JsonField& r) {
+  RecoveryRecord out;
+  for (const JsonField& n : r.at("lost_nodes").elements(kMaxEntries))
+    out.lost_nodes.push_back(n.integer(0));
+  out.iteration = r.at("iteration").integer(-1);
+  out.seconds = r.at("seconds").non_negative();
+  by_source(r, "bytes", &RecoveryRecord::memory_bytes, &RecoveryRecord::local_bytes,
+            &RecoveryRecord::peer_bytes, &RecoveryRecord::remote_bytes, out);
+  by_source(r, "parts", &RecoveryRecord::memory_parts, &RecoveryRecord::local_parts,
+            &RecoveryRecord::peer_parts, &RecoveryRecord::remote_parts, out);
+  by_source(r, "seconds_by_source", &RecoveryRecord::memory_seconds, &RecoveryRecord::local_seconds,
+            &RecoveryRecord::peer_seconds, &RecoveryRecord::remote_seconds, out);
+  if (const auto f = r.find("restarted")) out.restarted = f->boolean();
+  return out;
+}
+
 }  // namespace
 
 std::vector<double> TrainingRecord::committed(double LoopCheckpoint::*field) const {
@@ -64,6 +105,7 @@ TrainingRecord parse_training(const JsonField& t) {
                               i.at("update_start").non_negative(), i.at("end").non_negative()});
     }
   }
+  if (const auto f = t.find("recovery")) r.recovery = recovery_of(*f);
   return r;
 }
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "harness/common/json_input.hpp"
+#include "harness/results/training_summary.hpp"
 
 namespace ckpt::harness {
 
@@ -39,6 +40,9 @@ struct TrainingRecord {
   double flush_gib_s = 0;  // the median the console quotes
   std::vector<LoopCheckpoint> checkpoints;
   std::vector<LoopIteration> iterations;  // empty in results without `iteration_times`
+  // training.recovery (a tiered job that lost nodes); the memory source and the seconds by
+  // source are 0 in results written before they were recorded.
+  std::optional<RecoveryRecord> recovery;
 
   // `field` of every committed checkpoint, in order; flush_gib_s only where it is above 0 (a
   // flush that wrote nothing has no rate), as the console's write cell takes them.

@@ -290,7 +290,8 @@ nlohmann::json to_json(const CaseResult& r) {
                      {"held_bytes", s.held_bytes},
                      {"storage_bytes", s.storage_bytes},
                      {"interconnect_bytes", s.interconnect_bytes},
-                     {"copied_bytes", s.copied_bytes}};
+                     {"copied_bytes", s.copied_bytes},
+                     {"rounds", s.rounds}};
   }
   if (r.load) {
     const LoadSummary& s = *r.load;

@@ -145,6 +145,7 @@ struct ReplicaSummary {
   std::uint64_t storage_bytes = 0;       // read from storage (read: held_bytes)
   std::uint64_t interconnect_bytes = 0;  // cooperative: sent between processes
   std::uint64_t copied_bytes = 0;        // cooperative: copied between ranks of one process
+  int rounds = 1;  // a cooperative piece exchange under campaign.memory_budget: its rounds
 };
 
 // The load phase ([load]): an inference server's weight loading, over every process's ranks.

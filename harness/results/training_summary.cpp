@@ -41,6 +41,7 @@ nlohmann::json iteration_times_json(const std::vector<IterationTimes>& times) {
 
 // The tiered engine's part of a checkpoint's record.
 void add_tier_fields(nlohmann::json& out, const CheckpointRecord& r) {
+  out["tier_memory_seconds"] = r.tier_memory_seconds;
   out["tier_local_seconds"] = r.tier_local_seconds;
   out["tier_replicated_seconds"] = r.tier_replicated_seconds;
   out["interconnect_bytes"] = r.interconnect_bytes;
@@ -49,11 +50,12 @@ void add_tier_fields(nlohmann::json& out, const CheckpointRecord& r) {
 
 // The tiered engine's layout with medians over the checkpoints some tier holds complete.
 nlohmann::json tiers_json(const TierLayoutRecord& t, const std::vector<CheckpointRecord>& records) {
-  std::vector<double> local, replicated;
+  std::vector<double> memory, local, replicated;
   std::uint64_t interconnect = 0;
   for (const CheckpointRecord& r : records) {
     interconnect += r.interconnect_bytes;
     if (r.tiers.empty()) continue;
+    memory.push_back(r.tier_memory_seconds);
     local.push_back(r.tier_local_seconds);
     replicated.push_back(r.tier_replicated_seconds);
   }
@@ -63,6 +65,8 @@ nlohmann::json tiers_json(const TierLayoutRecord& t, const std::vector<Checkpoin
           {"clique_stride", t.clique_stride},
           {"drain_every", t.drain_every},
           {"local_dir", t.local_dir},
+          {"memory", t.memory},
+          {"memory_seconds", t.memory ? median(memory) : 0.0},
           {"local_seconds", median(local)},
           {"replicated_seconds", median(replicated)},
           {"interconnect_bytes", interconnect}};
@@ -72,8 +76,21 @@ nlohmann::json recovery_json(const RecoveryRecord& r) {
   return {{"lost_nodes", r.lost_nodes},
           {"iteration", r.iteration},
           {"seconds", r.seconds},
-          {"bytes", {{"local", r.local_bytes}, {"peer", r.peer_bytes}, {"remote", r.remote_bytes}}},
-          {"parts", {{"local", r.local_parts}, {"peer", r.peer_parts}, {"remote", r.remote_parts}}},
+          {"bytes",
+           {{"memory", r.memory_bytes},
+            {"local", r.local_bytes},
+            {"peer", r.peer_bytes},
+            {"remote", r.remote_bytes}}},
+          {"parts",
+           {{"memory", r.memory_parts},
+            {"local", r.local_parts},
+            {"peer", r.peer_parts},
+            {"remote", r.remote_parts}}},
+          {"seconds_by_source",
+           {{"memory", r.memory_seconds},
+            {"local", r.local_seconds},
+            {"peer", r.peer_seconds},
+            {"remote", r.remote_seconds}}},
           {"restarted", r.restarted}};
 }
 

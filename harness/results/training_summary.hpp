@@ -57,9 +57,11 @@ struct CheckpointRecord {
   double flush_gib_s = 0;    // all processes' bytes / the slowest process's flush_seconds
   bool committed = false;
   CheckpointTimes times;
-  // tiered: due -> this process's part complete in its node's local tier, and due -> every part
-  // of its clique complete beside it (each the slowest process's); the bytes sent to peers (all
-  // processes); the tiers holding it complete ("local", "peers", "remote"; empty when none does).
+  // tiered: due -> this process's part in its memory tier (tiers.memory), due -> its part
+  // complete in its node's local tier, and due -> every part of its clique complete beside it
+  // (each the slowest process's); the bytes sent to peers (all processes); the tiers holding it
+  // complete ("memory", "local", "peers", "remote"; empty when none does).
+  double tier_memory_seconds = 0;
   double tier_local_seconds = 0;
   double tier_replicated_seconds = 0;
   std::uint64_t interconnect_bytes = 0;
@@ -74,6 +76,7 @@ struct TierLayoutRecord {
   int clique_stride = 0;  // J, in processes
   int drain_every = 0;    // K
   std::string local_dir;  // tiers.local_dir as written ({node} unexpanded)
+  bool memory = false;    // tiers.memory: each process's part also in its host memory
 };
 
 // The recovery after losing tiers.lost_nodes, every process's part from the nearest tier: after the
@@ -82,10 +85,14 @@ struct RecoveryRecord {
   std::vector<std::int64_t> lost_nodes;
   std::int64_t iteration = -1;  // the training iteration restored
   double seconds = 0;  // from a barrier to the slowest process's part in place (before verifying)
-  // Bytes by source, all processes: own node's local tier, a peer's over MPI, the backend.
-  std::uint64_t local_bytes = 0, peer_bytes = 0, remote_bytes = 0;
+  // Bytes by source, all processes: own memory tier, own node's local tier, a peer's over MPI, the
+  // backend.
+  std::uint64_t memory_bytes = 0, local_bytes = 0, peer_bytes = 0, remote_bytes = 0;
   // Processes whose part came from each source.
-  int local_parts = 0, peer_parts = 0, remote_parts = 0;
+  int memory_parts = 0, local_parts = 0, peer_parts = 0, remote_parts = 0;
+  // From the barrier to the slowest process's part in place, among the processes whose part came
+  // from each source (0 where none did).
+  double memory_seconds = 0, local_seconds = 0, peer_seconds = 0, remote_seconds = 0;
   bool restarted = false;  // by a job of its own (--phase restore), not after the loop
 };
 

@@ -117,7 +117,8 @@ bool LoadPhase::cooperative_iteration(std::vector<IterationTiming>* timings) {
                          data.read_buffer.memory());
     sample.seconds += seconds_since(scatter);
   }
-  reads_ = data.exchange.staging.io.extents();
+  reads_ = 0;
+  for (const RankPlan& round : data.exchange.staging) reads_ += round.io.extents();
   const IterationTiming timing = gather_timing(sample, s_.context.comm);
   s_.record.charge("load", start);
   return finish_read(s_, "load", sample, timing, data.read_plans, data.read_buffer,

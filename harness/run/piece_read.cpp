@@ -29,7 +29,7 @@ void add_read(ProcessSample& sample, const ProcessSample& more) {
 void prepare_piece_read(CaseState& s, PieceExchange exchange, MemorySpace& space) {
   CaseBuffers& data = s.data;
   data.exchange = std::move(exchange);
-  data.exchange_buffer = ProcessBuffer({data.exchange.staging}, space);
+  data.exchange_buffer = ProcessBuffer({data.exchange.staging.front()}, space);  // every round's
   data.exchange_buffer.zero();
   data.bounce.assign(data.exchange.bounce_bytes, std::byte{0});
   std::uint64_t planned = 0;  // what the process's ranks would read each on its own
@@ -38,7 +38,8 @@ void prepare_piece_read(CaseState& s, PieceExchange exchange, MemorySpace& space
   s.record.result.replicas =
       ReplicaSummary{.mode = "cooperative",
                      .held_bytes = comm.sum(planned),
-                     .storage_bytes = comm.sum(data.exchange.storage_bytes())};
+                     .storage_bytes = comm.sum(data.exchange.storage_bytes()),
+                     .rounds = data.exchange.rounds()};
 }
 
 ProcessSample timed_piece_read(CaseState& s, backends::Backend& backend,
@@ -47,12 +48,17 @@ ProcessSample timed_piece_read(CaseState& s, backends::Backend& backend,
   Comm& comm = s.context.comm;
   ProcessSample sample =
       timed_transfer(backend, data.exchange.own, buffer, false, comm, TransferOrder::by_file);
-  add_read(sample,
-           timed_transfer(backend, {data.exchange.staging}, data.exchange_buffer, false, comm));
-  const auto start = Clock::now();
-  const PieceCounts counts =
-      exchange_pieces(comm, data.exchange, data.exchange_buffer, buffer, data.bounce);
-  sample.seconds += seconds_since(start);
+  PieceCounts counts;
+  for (int round = 0; round < data.exchange.rounds(); ++round) {  // as many on every process
+    const RankPlan& staged = data.exchange.staging[static_cast<std::size_t>(round)];
+    add_read(sample, timed_transfer(backend, {staged}, data.exchange_buffer, false, comm));
+    const auto start = Clock::now();
+    const PieceCounts sent =
+        exchange_pieces(comm, data.exchange, round, data.exchange_buffer, buffer, data.bounce);
+    sample.seconds += seconds_since(start);
+    counts.sent_bytes += sent.sent_bytes;
+    counts.copied_bytes += sent.copied_bytes;
+  }
   // Every rank's bytes are in place when the exchange ends.
   sample.rank_seconds.assign(buffer.ranks(), sample.seconds);
   ReplicaSummary& r = *s.record.result.replicas;

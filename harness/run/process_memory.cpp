@@ -8,8 +8,9 @@ namespace ckpt::harness {
 
 std::uint64_t process_memory_bytes(const Case& c, const ProcessPlans& plans,
                                    const DpGather& gather) {
-  return plans.buffer_bytes() + gather.source_bytes() +
-         host_pool_allocation(c, ProcessBuffer::bytes_for(plans.write));
+  const std::uint64_t state = ProcessBuffer::bytes_for(plans.write);
+  return plans.buffer_bytes() + gather.source_bytes() + host_pool_allocation(c, state) +
+         tier_memory_allocation(c, state);
 }
 
 }  // namespace ckpt::harness

@@ -118,7 +118,7 @@ bool RestorePhase::iteration(int iteration, std::vector<IterationTiming>* timing
       context.phase == PhaseSelection::restore && c.restore.replicas == ReplicaRead::cooperative;
   // A resharded one reads its pieces of every process's plans, then exchanges them.
   const bool pieces = cooperative && c.restore.reshard;
-  const std::vector<RankPlan> staged(pieces ? 1 : 0, data.exchange.staging);
+  const std::vector<RankPlan> staged = pieces ? data.exchange.staging : std::vector<RankPlan>{};
   const std::vector<RankPlan>& read = compressed    ? data.stored_plans
                                       : pieces      ? staged
                                       : cooperative ? data.fetched_plans

@@ -37,10 +37,30 @@ std::uint64_t read_remote(CaseState& s, const std::vector<RankPlan>& trained,
 }
 
 void count_part(RecoveryRecord& r, PartSource source) {
-  int& parts = source == PartSource::local  ? r.local_parts
-               : source == PartSource::peer ? r.peer_parts
-                                            : r.remote_parts;
+  int& parts = source == PartSource::memory  ? r.memory_parts
+               : source == PartSource::local ? r.local_parts
+               : source == PartSource::peer  ? r.peer_parts
+                                             : r.remote_parts;
   ++parts;
+}
+
+// Collective: the record's bytes and parts by source, and per source the slowest of the processes
+// whose part came from it (`seconds`: this process's, from the barrier to its part in place).
+RecoveryRecord recovery_record(Comm& comm, const RecoveryPlan& plan, const RecoveryBytes& bytes,
+                               std::uint64_t from_remote, double seconds) {
+  RecoveryRecord r{.iteration = plan.iteration,
+                   .memory_bytes = comm.sum(bytes.memory),
+                   .local_bytes = comm.sum(bytes.local),
+                   .peer_bytes = comm.sum(bytes.peer),
+                   .remote_bytes = comm.sum(from_remote)};
+  for (const PartSource source : plan.source) count_part(r, source);
+  const PartSource mine = plan.source[static_cast<std::size_t>(comm.rank())];
+  const auto slowest = [&](PartSource source) { return comm.max(mine == source ? seconds : 0.0); };
+  r.memory_seconds = slowest(PartSource::memory);
+  r.local_seconds = slowest(PartSource::local);
+  r.peer_seconds = slowest(PartSource::peer);
+  r.remote_seconds = slowest(PartSource::remote);
+  return r;
 }
 
 // Collective: the lost nodes' local tiers removed, then where each part comes from; nullopt when
@@ -51,7 +71,8 @@ std::optional<RecoveryPlan> plan_parts(CaseState& s, const TierSetup& setup,
   const std::set<int> lost = node_set(s.context.c.engine.tiers.lost_nodes);
   comm.barrier();  // no process writes into a local tier any more
   const std::vector<NodeHolding> nodes = survey_nodes(comm, setup, lost);
-  auto planned = plan_recovery(setup.layout, nodes, lost, remote.iteration, setup.drain_every);
+  auto planned = plan_recovery(setup.layout, nodes, lost, remote.iteration, setup.drain_every,
+                               survey_memory(comm, setup, lost));
   if (const auto* refusal = std::get_if<std::string>(&planned)) {
     const std::string problem =
         fmt::format("recovery after losing nodes {{{}}}: {}", fmt::join(lost, ", "), *refusal);
@@ -95,19 +116,18 @@ void recover_lost_nodes(CaseState& s, const TierSetup& setup, const std::vector<
   const backends::MemoryView state = s.data.write_buffer.view();
   RecoveryBytes bytes = fetch_parts(comm, setup, *plan, {state.data, state.size});
   std::uint64_t from_remote = 0;
-  if (plan->source[static_cast<std::size_t>(comm.rank())] == PartSource::remote)
+  if (plan->source[static_cast<std::size_t>(comm.rank())] == PartSource::remote) {
     from_remote = read_remote(s, trained, trained_dir, remote, bytes.error);
+    bytes.in_place = Clock::now();
+  }
   sample.seconds = seconds_since(start);
   const IterationTiming timing = gather_timing(sample, comm);
   s.record.charge("restore", start);
-  RecoveryRecord r{.lost_nodes = c.engine.tiers.lost_nodes,
-                   .iteration = plan->iteration,
-                   .seconds = comm.max(sample.seconds),
-                   .local_bytes = comm.sum(bytes.local),
-                   .peer_bytes = comm.sum(bytes.peer),
-                   .remote_bytes = comm.sum(from_remote),
-                   .restarted = restarted};
-  for (const PartSource source : plan->source) count_part(r, source);
+  RecoveryRecord r = recovery_record(comm, *plan, bytes, from_remote,
+                                     std::chrono::duration<double>(bytes.in_place - start).count());
+  r.lost_nodes = c.engine.tiers.lost_nodes;
+  r.seconds = comm.max(sample.seconds);  // the senders' share too
+  r.restarted = restarted;
   s.record.result.training->recovery = r;
   if (const std::string problem = comm.first_problem(bytes.error); !problem.empty()) {
     s.record.fail(fmt::format("recovery of iteration {}: {}", plan->iteration, problem));

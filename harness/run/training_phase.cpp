@@ -55,14 +55,26 @@ std::unique_ptr<GpuLoad> gpu_load_of(const Case& c, Comm& comm) {
   return gpu_load;
 }
 
-// engine.name = "tiered": the layout checked (the same refusal on every process) and each node's
-// local tier made and checked for room, before any I/O of the loop; nullopt for other engines.
-std::optional<TierSetup> tier_setup_of(const Case& c, Comm& comm, std::uint64_t state_bytes) {
+// engine.name = "tiered": the layout checked (the same refusal on every process), each node's
+// local tier made and checked for room, and with tiers.memory the process's memory tier
+// (`memory`, for `part_bytes`) allocated, before any I/O of the loop; nullopt for other engines.
+std::optional<TierSetup> tier_setup_of(const Case& c, Comm& comm, std::uint64_t state_bytes,
+                                       std::uint64_t part_bytes,
+                                       std::optional<MemoryTier>& memory) {
   if (c.engine.kind != EngineKind::tiered) return std::nullopt;
   TierSetup setup = checked_tier_setup(c, comm, state_bytes);
   if (const std::string room = tier_capacity_problem(comm, setup, c.engine.tiers.local_bytes);
       !room.empty())
     throw SetupError(fmt::format("case {}: {}", c.index, room));
+  if (!c.engine.tiers.memory) return setup;
+  std::string short_of_memory;
+  try {
+    setup.memory = &memory.emplace(part_bytes);
+  } catch (const std::exception& e) {
+    short_of_memory = fmt::format("tiers.memory: {}; set tiers.memory = false", e.what());
+  }
+  if (const std::string first = comm.first_problem(short_of_memory); !first.empty())
+    throw SetupError(fmt::format("case {}: {}", c.index, first));
   return setup;
 }
 
@@ -119,7 +131,9 @@ void TrainingPhase::run(std::vector<IterationTiming>& reads) {
     throw SetupError(fmt::format("case {}: {}", c.index, first));
   }
   const std::unique_ptr<GpuLoad> gpu_load = gpu_load_of(c, comm);
-  const std::optional<TierSetup> tiers = tier_setup_of(c, comm, state_bytes);
+  std::optional<MemoryTier> memory_tier;  // tiers.memory: outlives the loop for the recovery
+  const std::optional<TierSetup> tiers =
+      tier_setup_of(c, comm, state_bytes, s_.data.write_buffer.memory().size(), memory_tier);
   if (c.compression.enabled()) codec_.emplace(c, s_.data.stored_buffer);
   TrainingIo io{.comm = comm,
                 .backend = *s_.backend,

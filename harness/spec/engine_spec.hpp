@@ -44,6 +44,9 @@ struct TierSpec {
   int drain_every = 1;            // K: every K-th checkpoint also goes to the backend
   std::uint64_t chunk_bytes = std::uint64_t{4} << 20;  // one message of the peer exchange
   std::vector<std::int64_t> lost_nodes;  // lost after the loop: recovered from the tiers
+  // Each process also keeps its part of the newest complete checkpoint in its host memory, the
+  // first tier: a process that survives a loss restores from it.
+  bool memory = false;
 };
 
 struct EngineSpec {

@@ -6,6 +6,7 @@
 // The cooperative resharded restore and TP load read every stored byte they need once, over all
 // processes, and send the rest.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include <string>
 #include <vector>
@@ -67,7 +68,8 @@ replicas = ["read", "cooperative"]
 // 4 processes write the tiny model's full state at DP 4 (ZeRO-1), then restore it resharded into
 // TP 2 x DP 2 and load its weights into TP 2, cooperatively: every byte some rank reads is read
 // from storage once, what several processes read goes over MPI, and every byte verifies. A memory
-// budget short of the buffers, exchange buffers included, is refused before any read, naming them.
+// budget short of the buffers runs the exchange in rounds; one that not even a piece per round
+// fits is refused before any read, naming the exchange buffers.
 TEST(ReplicaRestore, CooperativeReshardAndTpLoadReadEachStoredByteOnceAndVerify) {
   if (!CKPT_TEST_HAVE_MPI)
     GTEST_SKIP() << "ckptbench was built without MPI (CKPT_WITH_MPI=OFF or MPI not found)";
@@ -76,21 +78,22 @@ TEST(ReplicaRestore, CooperativeReshardAndTpLoadReadEachStoredByteOnceAndVerify)
   Scratch dir;
   const fs::path campaign = dir.write(
       "c.toml", tiny_full_state_campaign(dir, "pieces", 1, 0, "[parallel]\ndp = 4\nzero = 1\n"));
+  int jobs = 0;  // each job's results in a directory of its own: checkpoint1, restore2, ...
   const auto job = [&](const std::string& phase, const std::vector<std::string>& sets) {
     std::vector<std::string> args = mpirun_args(*mpirun, 4);
     args.insert(args.end(), {kBinary, "run", campaign.string(), "--phase", phase, "--output",
-                             (dir / (phase + std::to_string(sets.size()))).string()});
+                             (dir / (phase + std::to_string(++jobs))).string()});
     for (const std::string& set : sets) args.insert(args.end(), {"--set", set});
     return run_process(args, std::chrono::seconds(120));
   };
   const Outcome written = job("checkpoint", {});
   ASSERT_EQ(written.exit_code, 0) << written.describe();
-  const auto stored = read_results(dir / "checkpoint0").at(0).at("bytes_per_checkpoint");
+  const auto stored = read_results(dir / "checkpoint1").at(0).at("bytes_per_checkpoint");
   const std::vector<std::string> reshard{"restore.tp=2", "restore.dp=2",
                                          "restore.replicas=cooperative"};
   const Outcome restored = job("restore", reshard);
   ASSERT_EQ(restored.exit_code, 0) << restored.describe();
-  const nlohmann::json r = read_results(dir / "restore3").at(0);
+  const nlohmann::json r = read_results(dir / "restore2").at(0);
   EXPECT_EQ(r.at("status"), "ok") << r.at("error");
   EXPECT_EQ(r.at("verified"), true);
   const nlohmann::json& once = r.at("replicas");
@@ -104,7 +107,7 @@ TEST(ReplicaRestore, CooperativeReshardAndTpLoadReadEachStoredByteOnceAndVerify)
 
   const Outcome loaded = job("load", {"load.tp=2", "load.cooperative=true"});
   ASSERT_EQ(loaded.exit_code, 0) << loaded.describe();
-  const nlohmann::json l = read_results(dir / "load2").at(0);
+  const nlohmann::json l = read_results(dir / "load3").at(0);
   EXPECT_EQ(l.at("status"), "ok") << l.at("error");
   EXPECT_EQ(l.at("verified"), true);
   const nlohmann::json& load = l.at("load");
@@ -119,14 +122,54 @@ TEST(ReplicaRestore, CooperativeReshardAndTpLoadReadEachStoredByteOnceAndVerify)
   EXPECT_EQ(shared.at("interconnect_bytes"), bridged);
   EXPECT_EQ(shared.at("copied_bytes"), 2 * bridged);
 
-  // A budget one byte short of the cooperative load's buffers, its exchange buffers among them.
-  const Outcome refused =
-      job("load", {"load.tp=2", "load.cooperative=true",
-                   "campaign.memory_budget=" +
-                       std::to_string(l.at("memory_bytes_per_process").get<std::uint64_t>() - 1)});
+  EXPECT_EQ(shared.at("rounds"), 1);
+
+  // A budget one byte short of the cooperative load's buffers, its exchange buffers among them:
+  // the exchange runs in rounds instead, with the same bytes from storage and over MPI.
+  const auto need = l.at("memory_bytes_per_process").get<std::uint64_t>();
+  const Outcome rounds = job("load", {"load.tp=2", "load.cooperative=true",
+                                      "campaign.memory_budget=" + std::to_string(need - 1)});
+  ASSERT_EQ(rounds.exit_code, 0) << rounds.describe();
+  const nlohmann::json b = read_results(dir / "load4").at(0);
+  EXPECT_EQ(b.at("status"), "ok") << b.at("error");
+  EXPECT_EQ(b.at("verified"), true);
+  EXPECT_GT(b.at("replicas").at("rounds").get<int>(), 1);
+  EXPECT_LT(b.at("memory_bytes_per_process").get<std::uint64_t>(), need);
+  EXPECT_EQ(b.at("replicas").at("storage_bytes"), shared.at("storage_bytes"));
+  EXPECT_EQ(b.at("replicas").at("interconnect_bytes"), bridged);
+  // Half of it is below the rank buffers with a piece per round: refused before any read.
+  const Outcome refused = job("load", {"load.tp=2", "load.cooperative=true",
+                                       "campaign.memory_budget=" + std::to_string(need / 2)});
   EXPECT_EQ(refused.exit_code, 2) << refused.describe();
   EXPECT_NE(refused.err.find("the cooperative read's exchange buffers"), std::string::npos)
       << refused.err;
+}
+
+// CPU seconds of this process's children that ended and were waited for.
+double ended_children_cpu_seconds() {
+  rusage u{};
+  ::getrusage(RUSAGE_CHILDREN, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
+// The dry run of a cooperative TP 2 load by 4000 processes plans every process's reads and the
+// exchange once for all of them: planning both again for each process, as each process of the run
+// does for itself, grew with the square of the process count (tens of CPU seconds here).
+TEST(ReplicaRestore, DryRunOfACooperativeLoadByThousandsOfProcessesPlansItOnce) {
+  Scratch dir;
+  const fs::path campaign = dir.write(
+      "c.toml", tiny_full_state_campaign(dir, "dry", 1, 0, "[parallel]\ndp = 4\nzero = 1\n"));
+  const Outcome written = ckptbench(
+      {"run", campaign.string(), "--phase", "checkpoint", "--output", (dir / "written").string()});
+  ASSERT_EQ(written.exit_code, 0) << written.describe();
+  const double before = ended_children_cpu_seconds();
+  const Outcome o =
+      ckptbench({"run", campaign.string(), "--phase", "load", "--dry-run", "--processes", "4000",
+                 "--set", "load.tp=2", "--set", "load.cooperative=true"});
+  const double cpu = ended_children_cpu_seconds() - before;
+  ASSERT_EQ(o.exit_code, 0) << o.describe();
+  EXPECT_LT(cpu, 3.0) << o.describe();
 }
 
 }  // namespace

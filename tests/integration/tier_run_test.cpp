@@ -13,12 +13,12 @@
 namespace ckpt::integration {
 namespace {
 
-// 8 modeled ranks (DP 8, ZeRO-1: process 0's part holds the weights, the others' only optimizer
+// `dp` modeled ranks (DP, ZeRO-1: process 0's part holds the weights, the others' only optimizer
 // shards, so the parts differ in size), a tiered loop of `iterations` checkpoints.
-std::string tiered_campaign(const Scratch& dir, const std::string& tiers, int iterations = 2) {
+std::string tiered_campaign(const Scratch& dir, const std::string& tiers, int iterations = 2,
+                            int dp = 8) {
   return tiny_full_state_campaign(dir, "tiers", 1, 0,
-                                  R"([parallel]
-dp = 8
+                                  "[parallel]\ndp = " + std::to_string(dp) + R"(
 zero = 1
 [training]
 iterations = )" + std::to_string(iterations) +
@@ -80,14 +80,16 @@ TEST(TieredRun, LostNodeRecoversFromPeersElseRemoteAndVerifies) {
     const nlohmann::json& bytes = rec.at("bytes");
     local_bytes.push_back(bytes.at("local").get<std::uint64_t>());
     if (f == 0) {  // node 1's processes 2 and 3 from their peers 0 and 1 on node 0
-      EXPECT_EQ(rec.at("parts"), (nlohmann::json{{"local", 6}, {"peer", 2}, {"remote", 0}}));
+      EXPECT_EQ(rec.at("parts"),
+                (nlohmann::json{{"memory", 0}, {"local", 6}, {"peer", 2}, {"remote", 0}}));
       EXPECT_GT(bytes.at("peer").get<std::uint64_t>(), 0u);
       EXPECT_EQ(bytes.at("remote"), 0);
       // Each part went to its one peer: the bytes over the interconnect are every part's.
       EXPECT_EQ(bytes.at("local").get<std::uint64_t>() + bytes.at("peer").get<std::uint64_t>(),
                 c[1].at("interconnect_bytes").get<std::uint64_t>());
     } else {  // no replicas: node 1's parts from the remote tier, which holds iteration 1
-      EXPECT_EQ(rec.at("parts"), (nlohmann::json{{"local", 6}, {"peer", 0}, {"remote", 2}}));
+      EXPECT_EQ(rec.at("parts"),
+                (nlohmann::json{{"memory", 0}, {"local", 6}, {"peer", 0}, {"remote", 2}}));
       EXPECT_GT(bytes.at("remote").get<std::uint64_t>(), 0u);
       EXPECT_EQ(c[1].at("interconnect_bytes"), 0);
     }
@@ -101,6 +103,68 @@ TEST(TieredRun, LostNodeRecoversFromPeersElseRemoteAndVerifies) {
   EXPECT_EQ(kept, std::vector<std::string>{"iter_0000001"});
   std::ifstream mark(dir / "local" / "node0" / "iter_0000001" / "tiers.json");
   EXPECT_EQ(nlohmann::json::parse(mark).at("parts"), nlohmann::json::array({0, 1}));
+}
+
+// tiers.memory: 4 processes on 2 emulated nodes, F = 2, node 1 lost after the loop: processes 0
+// and 1 survive and take their parts from their own memory tiers, node 1's from their peers on
+// node 0. The same job without the memory tier reads those parts from node 0's local tier: the
+// same bytes, and one part more per process in memory.
+TEST(TieredRun, SurvivorsRecoverFromTheirMemoryTierAndTheLostNodeFromPeers) {
+  if (!CKPT_TEST_HAVE_MPI)
+    GTEST_SKIP() << "ckptbench was built without MPI (CKPT_WITH_MPI=OFF or MPI not found)";
+  const std::optional<std::string> mpirun = find_mpirun();
+  if (!mpirun) GTEST_SKIP() << "mpirun is not on PATH, so the 4 processes cannot be started";
+  Scratch dir;
+  const fs::path campaign = dir.write(
+      "c.toml", tiered_campaign(
+                    dir, "memory = [true, false]\nchunk_bytes = 16384\nlost_nodes = [1]\n", 2, 4));
+  std::vector<std::string> args = mpirun_args(*mpirun, 4);
+  args.insert(args.end(), {kBinary, "run", campaign.string(), "--output", (dir / "out").string()});
+  const Outcome o = run_process(args, std::chrono::seconds(120));
+  ASSERT_EQ(o.exit_code, 0) << o.describe();
+  const auto results = read_results(dir / "out");
+  ASSERT_EQ(results.size(), 2u) << o.describe();
+  for (const nlohmann::json& r : results) {
+    EXPECT_EQ(r.at("status"), "ok") << r.at("error");
+    EXPECT_EQ(r.at("verified"), true);
+  }
+  const nlohmann::json &kept = results[0].at("training"), &plain = results[1].at("training");
+  EXPECT_EQ(kept.at("tiers").at("memory"), true);
+  EXPECT_EQ(plain.at("tiers").at("memory"), false);
+  EXPECT_EQ(names(kept.at("checkpoints").at(1).at("tiers")),
+            (std::vector<std::string>{"memory", "local", "peers", "remote"}));
+  const nlohmann::json &rec = kept.at("recovery"), &without = plain.at("recovery");
+  EXPECT_EQ(rec.at("parts"),
+            (nlohmann::json{{"memory", 2}, {"local", 0}, {"peer", 2}, {"remote", 0}}));
+  EXPECT_EQ(without.at("parts"),
+            (nlohmann::json{{"memory", 0}, {"local", 2}, {"peer", 2}, {"remote", 0}}));
+  const nlohmann::json &bytes = rec.at("bytes"), &plain_bytes = without.at("bytes");
+  EXPECT_EQ(bytes.at("memory"), plain_bytes.at("local"));
+  EXPECT_EQ(bytes.at("peer"), plain_bytes.at("peer"));
+  EXPECT_EQ(bytes.at("local"), 0);
+  EXPECT_EQ(bytes.at("remote"), 0);
+  // Each part went to its one peer: the interconnect carried every part once.
+  EXPECT_EQ(bytes.at("memory").get<std::uint64_t>() + bytes.at("peer").get<std::uint64_t>(),
+            kept.at("checkpoints").at(1).at("interconnect_bytes").get<std::uint64_t>());
+  EXPECT_GT(bytes.at("peer").get<std::uint64_t>(), 0u);
+  const nlohmann::json& seconds = rec.at("seconds_by_source");
+  EXPECT_EQ(seconds.at("local"), 0.0);
+  EXPECT_EQ(seconds.at("remote"), 0.0);
+  EXPECT_EQ(without.at("seconds_by_source").at("memory"), 0.0);
+  // The memory tier holds the largest process's part (process 0's, whose part is largest in
+  // every other buffer too): the dry run's and the run's memory per process grow by it.
+  const auto memory_of = [](const nlohmann::json& r) {
+    return r.at("memory_bytes_per_process").get<std::uint64_t>();
+  };
+  const std::uint64_t tier = memory_of(results[0]) - memory_of(results[1]);
+  EXPECT_GT(tier, 0u);
+  EXPECT_LT(tier, bytes.at("memory").get<std::uint64_t>());  // process 1's part is not counted
+  EXPECT_TRUE(contains(o.out, "case 1: recovery of iteration 1 after losing nodes {1}: ")) << o.out;
+  EXPECT_TRUE(contains(o.out, "; memory 2 parts, ")) << o.out;
+  const fs::path run = fs::directory_iterator(dir / "out")->path();  // the run's directory
+  const Outcome report = ckptbench({"report", run.string()});
+  ASSERT_EQ(report.exit_code, 0) << report.describe();
+  EXPECT_TRUE(contains(report.out, "Recovery from the tiers (tiers.lost_nodes)")) << report.out;
 }
 
 // The job restarted after a failure: a tiered training job leaves each node's local tier
@@ -140,7 +204,8 @@ TEST(TieredRun, RestartedJobRecoversFromPeersAndRefusesAPartNoTierHolds) {
   const nlohmann::json& rec = r.at("training").at("recovery");
   EXPECT_EQ(rec.at("restarted"), true);
   EXPECT_EQ(rec.at("iteration"), 2);  // the local tiers' newest, not the backend's
-  EXPECT_EQ(rec.at("parts"), (nlohmann::json{{"local", 6}, {"peer", 2}, {"remote", 0}}));
+  EXPECT_EQ(rec.at("parts"),
+            (nlohmann::json{{"memory", 0}, {"local", 6}, {"peer", 2}, {"remote", 0}}));
   const nlohmann::json& bytes = rec.at("bytes");
   EXPECT_GT(bytes.at("peer").get<std::uint64_t>(), 0u);
   EXPECT_EQ(bytes.at("local").get<std::uint64_t>() + bytes.at("peer").get<std::uint64_t>(),

@@ -5,8 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 #include <vector>
 
 #include "harness/comm/single_comm.hpp"
@@ -62,6 +64,43 @@ TEST(TierCopies, TheMarkMakesACopyCountAndOlderCopiesGo) {
   // A lost node's local tier is gone, and with it every copy there.
   EXPECT_EQ(survey_nodes(comm, setup, {0}).at(0).iteration, -1);
   EXPECT_FALSE(fs::exists(node));
+}
+
+// tiers.memory: the flush copies the part into the memory tier first, which counts only once
+// complete() marks it (after every node's tiers.json), and a recovery copies it back byte for byte.
+TEST(TierCopies, TheMemoryTierHoldsTheNewestCompletePartAndGivesItBack) {
+  const test_support::TempDir dir;
+  SingleComm comm;
+  MemoryTier memory(10000);
+  const TierSetup setup{.layout = TierLayout(1, 1, 1, 1),
+                        .local_dir = (dir.path() / "node{node}").string(),
+                        .max_part_bytes = 10000,
+                        .memory = &memory};
+  const std::vector<std::byte> part = bytes_of(10000, 3);
+  TierProgress progress;
+  const FlushWrites flushed = tier_flush(comm, setup, 5, part, {}, progress);
+  EXPECT_EQ(flushed.error, "");
+  EXPECT_EQ(memory.iteration(), -1);  // stored, not yet complete in the tiers below
+  EXPECT_TRUE(std::equal(part.begin(), part.end(), memory.part().begin(), memory.part().end()));
+  EXPECT_LE(progress.memory_at, progress.local_at);
+  ASSERT_EQ(tier_commit(comm, setup, 5, ""), "");
+  memory.complete(5);
+  EXPECT_EQ(survey_memory(comm, setup, {}), std::vector<std::int64_t>{5});
+  EXPECT_EQ(survey_memory(comm, setup, {0}), std::vector<std::int64_t>{-1});  // lost with its node
+  std::vector<std::byte> back(part.size());
+  const RecoveryPlan plan{.iteration = 5, .source = {PartSource::memory}, .from = {0}};
+  const RecoveryBytes got = fetch_parts(comm, setup, plan, back);
+  EXPECT_EQ(got.error, "");
+  EXPECT_EQ(got.memory, 10000u);
+  EXPECT_EQ(got.local, 0u);
+  EXPECT_EQ(back, part);
+  const RecoveryPlan older{.iteration = 4, .source = {PartSource::memory}, .from = {0}};
+  EXPECT_EQ(fetch_parts(comm, setup, older, back).error,
+            "the memory tier holds no copy of iteration 4");
+  // The next snapshot's copy makes it hold no complete checkpoint until marked again.
+  memory.store(bytes_of(10000, 4));
+  EXPECT_EQ(memory.iteration(), -1);
+  EXPECT_THROW(memory.store(bytes_of(10001, 4)), std::invalid_argument);
 }
 
 }  // namespace

@@ -129,6 +129,28 @@ TEST(TierRecovery, LostNodesPartsComeFromPeersElseTheRemoteTier) {
             "tiers.replicas, or drain more often");
 }
 
+TEST(TierRecovery, ASurvivingProcessTakesItsPartFromItsMemoryTier) {
+  const TierLayout l = tier_layout(spec(2, 2), 8, std::nullopt);
+  // Every process's memory tier holds iteration 9 but process 5's (an older copy) and process 6's
+  // (none): they read their node's local tier. Node 1's processes 2 and 3 are lost, and their
+  // memory with them: their parts come from their peers 0 and 1.
+  const std::vector<std::int64_t> memory{9, 9, 9, 9, 9, 7, -1, 9};
+  const auto planned = plan_recovery(l, all_hold(l, 9), {1}, -1, 4, memory);
+  ASSERT_TRUE(std::holds_alternative<RecoveryPlan>(planned)) << std::get<std::string>(planned);
+  const RecoveryPlan& p = std::get<RecoveryPlan>(planned);
+  EXPECT_EQ(p.iteration, 9);
+  using S = PartSource;
+  EXPECT_EQ(p.source, (std::vector<S>{S::memory, S::memory, S::peer, S::peer, S::memory, S::local,
+                                      S::local, S::memory}));
+  EXPECT_EQ(p.from, (std::vector<int>{0, 1, 0, 1, 4, 5, 6, 7}));
+  // The memory tier never outranks the local tiers' newest: at iteration 11 on every node, a
+  // memory copy of 9 is not taken.
+  const auto newer = std::get<RecoveryPlan>(plan_recovery(l, all_hold(l, 11), {}, -1, 4, memory));
+  EXPECT_EQ(newer.iteration, 11);
+  EXPECT_EQ(newer.source, std::vector<S>(8, S::local));
+  EXPECT_EQ(part_source_name(S::memory), "memory");
+}
+
 TEST(TierRecovery, OnlyTheNewestCompleteCopyCounts) {
   const TierLayout l = tier_layout(spec(2, 2), 8, std::nullopt);
   std::vector<NodeHolding> nodes = all_hold(l, 9);
