@@ -15,8 +15,6 @@ CI does not run this script: it runs the C++ tests against the fixtures it wrote
                                        in a real save at a fifth of the model's bytes
   make_fixtures.py modules              print the module-order lists of harness/models/hf_save_orders.cpp,
                                        derived from split.json
-  make_fixtures.py order CKPTBENCH [NAME...]
-                                       compare that order with ckptbench's (the first tensor out of place)
   make_fixtures.py files CKPTBENCH [NAME...]
                                        write small fixtures with save_pretrained and with ckptbench
                                        (safetensors, weights) and compare the files' headers
@@ -351,30 +349,6 @@ def write_split(only=()):
                                            for k, v in sorted(split.items())) + "\n}\n")
 
 
-def compare_order(ckptbench, only=()):
-    """ckptbench's tensor order (TP 1 weights, HF names) against save_pretrained's, per small fixture."""
-    split = json.loads((HERE / "saved" / "split.json").read_text())
-    same = 0
-    for name, entry in sorted(split.items()):
-        if only and name not in only:
-            continue
-        expected = json.loads((HERE / "fixtures" / name / "expected.json").read_text())
-        names = sorted(expected["tensors"])
-        theirs = [names[i] for i in entry["order"]]
-        run = subprocess.run([ckptbench, "layout", "--model", str(HERE / "fixtures" / name / "config.json"),
-                              "--state", "weights", "--rank", "0", "--json"], capture_output=True, text=True)
-        if run.returncode != 0:
-            print(f"{name}: ckptbench failed: {run.stderr.strip()[-200:]}")
-            continue
-        ours = [s["name"] for s in json.loads(run.stdout)["ranks"][0]["shards"]]
-        first = next((i for i, (a, b) in enumerate(zip(ours, theirs)) if a != b), None)
-        same += first is None
-        tag = "re-sorted" if entry["resorted"] else "modules"
-        print(f"{name} [{tag}]: " + ("same" if first is None else
-              f"at {first}: ckptbench {ours[first]}, transformers {theirs[first]}"))
-    print(f"{same} of {len(split)} in the same order")
-
-
 def split_orders():
     """fixture -> (model_type, its tensors in save order) for each fixture of split.json saved in module order."""
     split = json.loads((HERE / "saved" / "split.json").read_text())
@@ -460,8 +434,6 @@ if __name__ == "__main__":
         write_split(set(sys.argv[2:]))
     elif len(sys.argv) >= 2 and sys.argv[1] == "modules":
         print_module_orders()
-    elif len(sys.argv) >= 3 and sys.argv[1] == "order":
-        compare_order(sys.argv[2], set(sys.argv[3:]))
     elif len(sys.argv) >= 3 and sys.argv[1] == "files":
         compare_files(sys.argv[2], sys.argv[3:])
     else:
