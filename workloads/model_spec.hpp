@@ -5,6 +5,8 @@
 #include <string_view>
 #include <vector>
 
+#include "workloads/hf_save_order.hpp"
+
 namespace ckpt::workloads {
 
 enum class NormKind {
@@ -235,6 +237,11 @@ struct ModelSpec {
   // none.
   std::int64_t indexer_heads = 0, indexer_head_dim = 0;
   std::vector<std::int64_t> shared_indexer_layers;
+
+  // HF names only: the order save_pretrained meets the tensors in, which decides the tensors
+  // each safetensors file holds when the weights take several (the family's, from config.json's
+  // model_type; a model file's, from hf_names).
+  HfSaveOrder hf_save_order;
 
   bool is_moe() const { return num_local_experts > 0; }
   bool uses_mla() const { return kv_lora_rank > 0; }

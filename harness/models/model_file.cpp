@@ -20,6 +20,7 @@
 #include "harness/common/config_error.hpp"
 #include "harness/common/config_text.hpp"
 #include "harness/common/suggest.hpp"
+#include "harness/models/hf_save_orders.hpp"
 #include "workloads/spec_error.hpp"
 
 namespace ckpt::harness {
@@ -270,6 +271,7 @@ workloads::ModelSpec parse_model_toml(std::string_view text, const std::string& 
   }
   require_keys(table, source_name);
   validate_spec(spec, table, source_name);
+  spec.hf_save_order = hf::save_order_of_names(spec);
   return spec;
 }
 

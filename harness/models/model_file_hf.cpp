@@ -19,6 +19,7 @@
 #include "harness/models/hf_arch_table.hpp"
 #include "harness/models/hf_config.hpp"
 #include "harness/models/hf_families.hpp"
+#include "harness/models/hf_save_orders.hpp"
 #include "harness/models/model_file.hpp"
 #include "workloads/spec_error.hpp"
 
@@ -441,6 +442,7 @@ workloads::ModelSpec parse_model_hf_json(std::string_view text, const std::strin
   check_unknown_keys(root, at, arch);
   ModelSpec spec = map_spec(arch, HfConfig(root, at, consumed_keys(arch)));
   spec.name = name_from_source(source_name);
+  spec.hf_save_order = hf::save_order(arch.model_type);
   try {
     spec.validate();
   } catch (const workloads::SpecError& e) {

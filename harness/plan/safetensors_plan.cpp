@@ -21,12 +21,6 @@ std::int64_t slice_elements(const workloads::Shard& s) {
   return std::accumulate(s.extent.begin(), s.extent.end(), std::int64_t{1}, std::multiplies<>());
 }
 
-std::uint64_t scaled_size(std::int64_t bytes, std::int64_t element_bytes, std::int64_t scale) {
-  const std::int64_t elements =
-      std::max<std::int64_t>(1, bytes / element_bytes / std::max<std::int64_t>(1, scale));
-  return static_cast<std::uint64_t>(elements * element_bytes);
-}
-
 // Orders a file's shards as the safetensors package stores them (safetensors_stored_before).
 void sort_as_stored(std::vector<workloads::Shard>& shards, bool weights_only) {
   std::vector<std::pair<SafetensorsTensor, workloads::Shard>> keyed;
@@ -106,43 +100,68 @@ SafetensorsFiles::SafetensorsFiles(const workloads::Layout& layout, const Case& 
     files_ = layout.world_size();
     return;
   }
-  const std::int64_t element_bytes = workloads::dtype_bytes(layout.state().weight_dtype);
   first_file_.reserve(static_cast<std::size_t>(layout.world_size()));
   for (std::int64_t rank = 0; rank < layout.world_size(); ++rank) {
     first_file_.push_back(files_);
-    std::vector<std::uint64_t> sizes;
-    layout.for_each_shard_size(rank, [&](std::int64_t bytes) {
-      sizes.push_back(scaled_size(bytes, element_bytes, c_.scale));
-    });
-    files_ += static_cast<std::int64_t>(safetensors_file_split(sizes, c.max_shard_bytes).size());
+    files_ += static_cast<std::int64_t>(split_rank(rank).size());
   }
+}
+
+std::vector<std::vector<workloads::Shard>> SafetensorsFiles::split_rank(std::int64_t rank) const {
+  std::vector<workloads::Shard> shards = layout_.shards(rank);
+  std::vector<std::string> names;
+  names.reserve(shards.size());
+  for (const workloads::Shard& s : shards) names.push_back(s.name);
+  // Megatron's names have no save_pretrained to follow: they keep the layout's order.
+  workloads::HfSaveSequence sequence;
+  if (layout_.state().effective_naming() == workloads::Naming::hf) {
+    sequence = workloads::hf_save_sequence(names, layout_.model().hf_save_order);
+  } else {
+    sequence.order.resize(shards.size());
+    std::iota(sequence.order.begin(), sequence.order.end(), std::size_t{0});
+    sequence.storage = sequence.order;
+  }
+  // The tensors of one storage are split as one, sized as their sum.
+  std::vector<std::vector<std::size_t>> units;
+  std::vector<std::uint64_t> unit_bytes;
+  for (std::size_t k = 0; k < sequence.order.size(); ++k) {
+    if (k == 0 || sequence.storage[k] != sequence.storage[k - 1]) {
+      units.emplace_back();
+      unit_bytes.push_back(0);
+    }
+    units.back().push_back(sequence.order[k]);
+    unit_bytes.back() += scaled_bytes(shards[sequence.order[k]], c_.scale);
+  }
+  std::vector<std::vector<workloads::Shard>> files;
+  for (const std::vector<std::size_t>& members :
+       safetensors_file_split(unit_bytes, c_.max_shard_bytes)) {
+    std::vector<workloads::Shard>& file = files.emplace_back();
+    for (const std::size_t u : members) {
+      for (const std::size_t i : units[u]) file.push_back(std::move(shards[i]));
+    }
+  }
+  return files;
 }
 
 std::vector<std::pair<std::string, std::vector<workloads::Shard>>> SafetensorsFiles::group(
     std::int64_t rank) const {
   std::vector<std::pair<std::string, std::vector<workloads::Shard>>> groups;
-  std::vector<workloads::Shard> shards = layout_.shards(rank);
   if (!weights_only_) {
+    std::vector<workloads::Shard> shards = layout_.shards(rank);
     if (shards.empty()) return groups;
     sort_as_stored(shards, false);
     groups.emplace_back(fmt::format("rank-{:05d}-of-{:05d}.safetensors", rank, files_),
                         std::move(shards));
     return groups;
   }
-  std::vector<std::uint64_t> sizes;
-  sizes.reserve(shards.size());
-  for (const workloads::Shard& s : shards) sizes.push_back(scaled_bytes(s, c_.scale));
   std::int64_t index = first_file_.at(static_cast<std::size_t>(rank));
-  for (const std::vector<std::size_t>& members :
-       safetensors_file_split(sizes, c_.max_shard_bytes)) {
+  for (std::vector<workloads::Shard>& file : split_rank(rank)) {
     // One file in all is model.safetensors, as save_pretrained names an unsharded model.
     std::string name = files_ == 1
                            ? std::string(kSafetensorsSingleName)
                            : fmt::format("model-{:05d}-of-{:05d}.safetensors", ++index, files_);
-    std::vector<workloads::Shard>& file =
-        groups.emplace_back(std::move(name), std::vector<workloads::Shard>{}).second;
-    for (const std::size_t i : members) file.push_back(std::move(shards[i]));
     sort_as_stored(file, true);
+    groups.emplace_back(std::move(name), std::move(file));
   }
   return groups;
 }

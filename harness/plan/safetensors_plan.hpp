@@ -8,7 +8,8 @@
 //                            with model.safetensors.index.json; each rank's tensors in the
 //                            model's order split as huggingface_hub splits a state dict under
 //                            strategy.max_shard_bytes, a new file at each rank's first shard (one
-//                            writer per file); n counts the world's files.
+//                            writer per file); n counts the world's files. The model's order is
+//                            the one save_pretrained meets the tensors in (HfSaveOrder).
 //   state.scope = "full"     rank-{r:05}-of-{w:05}.safetensors: one file per rank, with the index.
 // In a file the tensors lie in the safetensors package's order (by dtype, then name).
 // A tensor's name is the model's name; a tensor-parallel slice appends its slice,
@@ -54,6 +55,10 @@ class SafetensorsFiles {
   std::int64_t files() const { return files_; }
 
  private:
+  // Weights: the rank's shards in the order save_pretrained meets them, cut into files as
+  // huggingface_hub cuts them (one storage's tensors as one).
+  std::vector<std::vector<workloads::Shard>> split_rank(std::int64_t rank) const;
+
   const workloads::Layout& layout_;
   const Case& c_;
   bool weights_only_;

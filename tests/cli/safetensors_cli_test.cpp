@@ -57,9 +57,10 @@ TEST_F(SafetensorsRun, WeightsSplitIntoHuggingFaceShardsWithAnIndex) {
   ASSERT_EQ(files, (std::vector<std::string>{"model-00001-of-00003.safetensors",
                                              "model-00002-of-00003.safetensors",
                                              "model-00003-of-00003.safetensors"}));
-  // The tiny model's 21 bf16 tensors (213632 bytes) packed in order while a file stays within
-  // 100000 tensor bytes: embedding + layer 0 but its down_proj; the rest but lm_head; lm_head.
-  const std::vector<std::uint64_t> tensor_bytes{90368, 90496, 32768};
+  // The tiny model's 21 bf16 tensors (213632 bytes) packed in save_pretrained's order (Llama's
+  // layer: attention, MLP, then its two norms) while a file stays within 100000 tensor bytes:
+  // embedding + layer 0 but its down_proj and norms; the rest but lm_head; lm_head.
+  const std::vector<std::uint64_t> tensor_bytes{90112, 90752, 32768};
   const nlohmann::json index =
       nlohmann::json::parse(read_text(checkpoint() / "model.safetensors.index.json"));
   EXPECT_EQ(index.at("metadata").at("total_size"), 213632);
@@ -109,6 +110,39 @@ TEST_F(SafetensorsRun, OneFileIsTheModelSafetensorsThatSavePretrainedWrites) {
     const nlohmann::json& theirs = saved.at("files").at("model.safetensors");
     EXPECT_EQ(bytes, theirs.at("header").get<std::string>()) << name;
     EXPECT_EQ(fs::file_size(file), theirs.at("size").get<std::uint64_t>()) << name;
+  }
+}
+
+// The same models saved at smaller max_shard_size values: several files and the index. Each
+// file's name, header bytes (which tensors it holds, their order and offsets) and size equal
+// what save_pretrained wrote: Llama and Qwen3 in module order, Mixtral re-sorted by name with
+// each layer's experts cut from fused tensors, a fused tensor's cuts in one file.
+TEST_F(SafetensorsRun, SeveralFilesHoldTheTensorsSavePretrainedPutsInThem) {
+  const fs::path data = fs::path(CKPT_SOURCE_DIR) / "tests/data/hf";
+  for (const std::string name : {"small-llama", "small-qwen3", "small-mixtral"}) {
+    const nlohmann::json saved =
+        nlohmann::json::parse(read_text(data / "saved" / (name + ".json"))).at("max_shard_size");
+    model_ = data / "fixtures" / name / "config.json";
+    for (const auto& [limit, theirs] : saved.items()) {
+      if (limit == "default") continue;
+      SCOPED_TRACE(name + " at " + limit);
+      const Outcome out = run("max_shard_bytes = " + limit + "\n[state]\nscope = \"weights\"\n");
+      ASSERT_EQ(out.exit_code, 0) << out.describe();
+      std::vector<std::string> files;
+      for (const auto& file : theirs.at("files").items()) files.push_back(file.key());
+      ASSERT_EQ(safetensors_files(), files);
+      for (const std::string& file : files) {
+        const fs::path path = checkpoint() / file;
+        const harness::SafetensorsHeader header = harness::read_safetensors_header(path);
+        EXPECT_EQ(read_text(path).substr(8, header.header_bytes - 8),
+                  theirs.at("files").at(file).at("header").get<std::string>())
+            << file;
+        EXPECT_EQ(fs::file_size(path), theirs.at("files").at(file).at("size").get<std::uint64_t>())
+            << file;
+      }
+      EXPECT_EQ(read_text(checkpoint() / "model.safetensors.index.json"),
+                theirs.at("index").get<std::string>());
+    }
   }
 }
 

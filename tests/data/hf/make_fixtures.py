@@ -10,6 +10,11 @@ CI does not run this script: it runs the C++ tests against the fixtures it wrote
                                        type transformers knows and compare with the model
   make_fixtures.py saved [NAME...]     rewrite tests/data/hf/saved/<name>.json: the files save_pretrained
                                        writes (names, sizes, headers, index) at several max_shard_size
+  make_fixtures.py split [NAME...]     rewrite tests/data/hf/saved/split.json: for each small fixture the order
+                                       save_pretrained meets its tensors in and the file of every tensor
+                                       in a real save at a fifth of the model's bytes
+  make_fixtures.py modules              print the module-order lists of harness/models/hf_save_orders.cpp,
+                                       derived from split.json
   make_fixtures.py files CKPTBENCH [NAME...]
                                        write small fixtures with save_pretrained and with ckptbench
                                        (safetensors, weights) and compare the files' headers
@@ -296,6 +301,126 @@ def write_saved(only=()):
         print(f"{name}: " + ", ".join(f"{k}: {len(v['files'])} files" for k, v in saved["max_shard_size"].items()))
 
 
+def save_order(model):
+    """The state dict save_pretrained splits, in its order, and whether weight conversions re-sorted it
+    (revert_weight_conversion sorts every name naturally when a family has any conversion)."""
+    from transformers.conversion_mapping import get_model_conversion_mapping
+    from transformers.core_model_loading import PrefixChange
+    state = remove_tied_weights_from_state_dict(dict(model.state_dict()), model)
+    ignored = getattr(model, "_keys_to_ignore_on_save", None) or []
+    state = {k: v for k, v in state.items() if k not in ignored}
+    conversions = [c for c in get_model_conversion_mapping(model, add_legacy=False) if not isinstance(c, PrefixChange)]
+    return revert_weight_conversion(model, state), bool(conversions)
+
+
+def write_split(only=()):
+    """tests/data/hf/saved/split.json: for each small fixture, the order in which save_pretrained's split
+    (huggingface_hub's split_torch_state_dict_into_shards) meets the tensors, the tensors that share one
+    storage (split as one), and the file of every tensor when a real bf16 model is saved with
+    max_shard_size at a fifth of its tensor bytes. Indices are into the fixture's tensors in name order."""
+    from huggingface_hub.serialization._torch import get_torch_storage_id, get_torch_storage_size
+    out_path = HERE / "saved" / "split.json"
+    split = json.loads(out_path.read_text()) if out_path.exists() else {}
+    for name in sorted(n for n in FIXTURES if n in FULL_LIST):
+        if only and name not in only:
+            continue
+        config = AutoConfig.from_pretrained(HERE / "fixtures" / name)
+        model = AutoModelForCausalLM.from_config(config, dtype=torch.bfloat16)
+        state, resorted = save_order(model)
+        names = sorted(state)
+        index = {n: i for i, n in enumerate(names)}
+        storages = {}
+        for key, tensor in state.items():
+            storages.setdefault(get_torch_storage_id(tensor), []).append(key)
+        groups = [[index[k] for k in keys] + [get_torch_storage_size(state[keys[0]])]
+                  for keys in storages.values() if len(keys) > 1]
+        total = sum(t.numel() * t.element_size() for t in state.values())
+        limit = max(1, total // 5)
+        with tempfile.TemporaryDirectory() as tmp:
+            model.save_pretrained(tmp, max_shard_size=limit)
+            index_path = Path(tmp) / "model.safetensors.index.json"
+            weight_map = json.loads(index_path.read_text())["weight_map"] if index_path.exists() else {}
+        files = sorted(set(weight_map.values()))
+        split[name] = {"resorted": resorted, "limit": limit, "order": [index[k] for k in state],
+                       "groups": groups, "file": [files.index(weight_map[n]) if weight_map else 0 for n in names]}
+        print(f"{name}: {len(names)} tensors, {len(files) or 1} files, {len(groups)} shared storages"
+              f"{', re-sorted' if resorted else ''}")
+    out_path.write_text("{\n" + ",\n".join(f" {json.dumps(k)}: {json.dumps(v, separators=(',', ':'))}"
+                                           for k, v in sorted(split.items())) + "\n}\n")
+
+
+def split_orders():
+    """fixture -> (model_type, its tensors in save order) for each fixture of split.json saved in module order."""
+    split = json.loads((HERE / "saved" / "split.json").read_text())
+    out = {}
+    for name, entry in split.items():
+        if entry["resorted"]:
+            continue
+        names = sorted(json.loads((HERE / "fixtures" / name / "expected.json").read_text())["tensors"])
+        model_type = json.loads((HERE / "fixtures" / name / "config.json").read_text())["model_type"]
+        out[name] = (model_type, [names[i] for i in entry["order"]])
+    return out
+
+
+def sibling_pairs(order):
+    """(a, b) for each two children of one module where the state dict meets a first."""
+    children = {}
+    for name in order:
+        parts = name.split(".")
+        for depth, part in enumerate(parts):
+            kids = children.setdefault(".".join(parts[:depth]), [])
+            if not part.isdigit() and part not in kids:
+                kids.append(part)
+    return {(k[i], k[j]) for k in children.values() for i in range(len(k)) for j in range(i + 1, len(k))}
+
+
+def ranked(orders):
+    """The child names of `orders` (tensor name lists) in one order that keeps every sibling pair, ties by first
+    appearance; None where two orders disagree."""
+    import heapq
+    after, first = {}, {}
+    for order in orders:
+        for a, b in sibling_pairs(order):
+            after.setdefault(a, set()).add(b)
+        for name in order:
+            for part in name.split("."):
+                if not part.isdigit():
+                    first.setdefault(part, len(first))
+    before = {p: 0 for p in first}
+    for a in after:
+        for b in after[a]:
+            before[b] += 1
+    ready = [(first[p], p) for p in first if before[p] == 0]
+    heapq.heapify(ready)
+    out = []
+    while ready:
+        _, p = heapq.heappop(ready)
+        out.append(p)
+        for b in after.get(p, ()):
+            before[b] -= 1
+            if before[b] == 0:
+                heapq.heappush(ready, (first[b], b))
+    return out if len(out) == len(first) else None
+
+
+def print_module_orders():
+    """One list for the module-order fixtures that agree with Llama's (taken greedily, Llama first), and a list of
+    its own for each model_type whose fixtures do not."""
+    orders = split_orders()
+    common, own = [], {}
+    for name in sorted(orders, key=lambda n: (n != "small-llama", n)):
+        model_type, order = orders[name]
+        if ranked(common + [order]) is not None:
+            common.append(order)
+        else:
+            own.setdefault(model_type, []).append(order)
+    print(f'constexpr std::string_view kModules = "{" ".join(ranked(common))}";')
+    for model_type, type_orders in sorted(own.items()):
+        # A type whose configs disagree (Zamba tied and untied) keeps its first fixture's.
+        names = ranked(type_orders) or ranked(type_orders[:1])
+        print(f'{{"{model_type}", "{" ".join(names)}"}},')
+
+
 if __name__ == "__main__":
     warnings.filterwarnings("ignore")
     transformers.logging.set_verbosity_error()
@@ -305,6 +430,10 @@ if __name__ == "__main__":
         write_saved(set(sys.argv[2:]))
     elif len(sys.argv) >= 3 and sys.argv[1] == "measure":
         measure(sys.argv[2], set(sys.argv[3:]))
+    elif len(sys.argv) >= 2 and sys.argv[1] == "split":
+        write_split(set(sys.argv[2:]))
+    elif len(sys.argv) >= 2 and sys.argv[1] == "modules":
+        print_module_orders()
     elif len(sys.argv) >= 3 and sys.argv[1] == "files":
         compare_files(sys.argv[2], sys.argv[3:])
     else:
