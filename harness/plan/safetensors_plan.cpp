@@ -107,13 +107,20 @@ SafetensorsFiles::SafetensorsFiles(const workloads::Layout& layout, const Case& 
     return;
   }
   const std::int64_t element_bytes = workloads::dtype_bytes(layout.state().weight_dtype);
+  // Quantized weights' tensors have dtypes of their own: their sizes come from their shards.
+  const bool tensor_dtypes = layout.state().weights != workloads::WeightFormat::unquantized;
   first_file_.reserve(static_cast<std::size_t>(layout.world_size()));
   for (std::int64_t rank = 0; rank < layout.world_size(); ++rank) {
     first_file_.push_back(files_);
     std::vector<std::uint64_t> sizes;
-    layout.for_each_shard_size(rank, [&](std::int64_t bytes) {
-      sizes.push_back(scaled_size(bytes, element_bytes, c_.scale));
-    });
+    if (tensor_dtypes) {
+      for (const workloads::Shard& s : layout.shards(rank))
+        sizes.push_back(scaled_bytes(s, c_.scale));
+    } else {
+      layout.for_each_shard_size(rank, [&](std::int64_t bytes) {
+        sizes.push_back(scaled_size(bytes, element_bytes, c_.scale));
+      });
+    }
     files_ += static_cast<std::int64_t>(safetensors_file_split(sizes, c.max_shard_bytes).size());
   }
 }
