@@ -155,13 +155,13 @@ def main():
     with tempfile.TemporaryDirectory(prefix="ckpt_safetensors_") as tmp:
         work = pathlib.Path(tmp)
         (work / "tiny.toml").write_text(TINY_MODEL)
-        (work / "fp8.toml").write_text(FP8_MODEL)
+        (work / "fp8-tiny.toml").write_text(FP8_MODEL)
         bf16 = write_checkpoint(ckptbench, work, "bf16", "bf16", 100000)
         n, _ = check_checkpoint(bf16, pattern_bytes,
                                 [f"model-0000{i}-of-00003.safetensors" for i in (1, 2, 3)])
         fp32 = write_checkpoint(ckptbench, work, "fp32", "fp32", 5000000000)
         m, _ = check_checkpoint(fp32, pattern_bytes, ["model.safetensors"])
-        fp8 = write_checkpoint(ckptbench, work, "fp8", "bf16", 5000000000, "fp8.toml",
+        fp8 = write_checkpoint(ckptbench, work, "fp8", "bf16", 5000000000, "fp8-tiny.toml",
                                'weights = "fp8_block"\n[parallel]\ntp = 2\n')
         q, fp8_dtypes = check_checkpoint(fp8, pattern_bytes,
                                          [f"model-0000{i}-of-00002.safetensors" for i in (1, 2)])
