@@ -1,5 +1,6 @@
 #include "workloads/layout.hpp"
 
+#include <algorithm>
 #include <numeric>
 
 #include "workloads/checked_math.hpp"
@@ -7,6 +8,7 @@
 #include "workloads/limits.hpp"
 #include "workloads/parallel_validation.hpp"
 #include "workloads/spec_error.hpp"
+#include "workloads/weight_quantization.hpp"
 
 namespace ckpt::workloads {
 namespace {
@@ -139,6 +141,13 @@ Layout::Layout(const ModelSpec& model, const ParallelSpec& parallel, const State
     : model_(model.resolved()), parallel_(parallel), state_(state) {
   model_.validate();
   if (state_.sizing == Sizing::dlio) {
+    if (state_.weights != WeightFormat::unquantized) {
+      throw SpecError("weights",
+                      "model.weights = \"" + std::string(weight_format_name(state_.weights)) +
+                          "\" lays out tensors of their own dtypes, and model.sizing = \"dlio\" "
+                          "counts bytes per parameter by DLIO's formula; set model.sizing = "
+                          "\"exact\", or model.weights = \"unquantized\"");
+    }
     dlio_ = std::make_shared<const DlioSizing>(model_, parallel_, state_);
     padded_vocab_ = model_.vocab_size;
     pipeline_ = dlio_->pipeline();
@@ -153,14 +162,21 @@ Layout::Layout(const ModelSpec& model, const ParallelSpec& parallel, const State
   padded_vocab_ = hf_unsplit ? model_.vocab_size
                              : round_up(model_.vocab_size, parallel_.vocab_divisor * parallel_.tp);
   pipeline_ = PipelineSplit(model_.num_hidden_layers, parallel_);
-  catalog_ = std::make_shared<const TensorCatalog>(
-      build_tensor_catalog(model_, state_.effective_naming(), padded_vocab_));
+  TensorCatalog catalog = build_tensor_catalog(model_, state_.effective_naming(), padded_vocab_);
+  tensor_dtypes_ = state_.weights == WeightFormat::fp8_block;
+  if (tensor_dtypes_) quantize_fp8_blocks(catalog);
+  catalog_ = std::make_shared<const TensorCatalog>(std::move(catalog));
+  // Before the general check, which would blame a cut scale rather than its weight.
+  if (tensor_dtypes_) validate_fp8_blocks(*catalog_, parallel_, state_);
   validate_tp_splits(*catalog_, parallel_.tp);
   kinds_ = kinds_for(state_);
+  // A bound on the bytes of an element: quantized weights' scales are fp32.
   check_model_size(*catalog_, model_,
                    std::accumulate(kinds_.begin(), kinds_.end(), std::int64_t{0},
                                    [&](std::int64_t sum, StateKind kind) {
-                                     return sum + dtype_bytes(dtype_of(kind));
+                                     const std::int64_t own = dtype_bytes(dtype_of(kind));
+                                     return sum +
+                                            (tensor_dtypes_ ? std::max<std::int64_t>(own, 4) : own);
                                    }));
   parameters_ = build_tensor_catalog(model_, Naming::hf, model_.vocab_size).parameter_count(model_);
   owned_[0] = OwnedCatalog::build(*catalog_, parallel_, true);
@@ -185,6 +201,23 @@ RankCoord Layout::coord(std::int64_t rank) const {
 
 Dtype Layout::dtype_of(StateKind kind) const {
   return state_.dtype_of(kind);
+}
+
+Dtype Layout::dtype_of(StateKind kind, const TensorDef& def) const {
+  return kind == StateKind::weight && def.dtype ? *def.dtype : state_.dtype_of(kind);
+}
+
+std::int64_t Layout::range_bytes(StateKind kind, const FlatBuffer& buffer, std::int64_t begin,
+                                 std::int64_t end) const {
+  const char* what = "a rank's size in bytes";
+  if (!tensor_dtypes_ || kind != StateKind::weight)
+    return checked_mul(end - begin, dtype_bytes(dtype_of(kind)), "num_hidden_layers", what);
+  std::int64_t bytes = 0;
+  buffer.walk(begin, end, [&](const PieceRef& piece) {
+    bytes = checked_add(bytes, (piece.hi - piece.lo) * dtype_bytes(dtype_of(kind, piece.tensor())),
+                        "num_hidden_layers", what);
+  });
+  return bytes;
 }
 
 // ZeRO-1/2 (and Megatron's distributed optimizer) partition optimizer state across DP;
@@ -259,10 +292,10 @@ std::vector<Shard> Layout::shards(std::int64_t rank) const {
   std::vector<Shard> out;
   for_each_range(
       c, [&](StateKind kind, const FlatBuffer& buffer, std::int64_t begin, std::int64_t end) {
-        const Dtype dtype = dtype_of(kind);
         buffer.walk(begin, end, [&](const PieceRef& piece) {
           Shard& shard = out.emplace_back();
           const TensorDef& def = piece.tensor();
+          const Dtype dtype = dtype_of(kind, def);
           shard.name = std::string(state_prefix(kind)) +
                        format_tensor_name(def.pattern, piece.segment->layer_of(piece.copy),
                                           piece.segment->expert_of(piece.copy));
@@ -282,9 +315,7 @@ RankTotals Layout::totals(std::int64_t rank) const {
   RankTotals totals;
   for_each_range(coord(rank), [&](StateKind kind, const FlatBuffer& buffer, std::int64_t begin,
                                   std::int64_t end) {
-    totals.bytes = checked_add(totals.bytes,
-                               checked_mul(end - begin, dtype_bytes(dtype_of(kind)),
-                                           "num_hidden_layers", "a rank's size in bytes"),
+    totals.bytes = checked_add(totals.bytes, range_bytes(kind, buffer, begin, end),
                                "num_hidden_layers", "a rank's size in bytes");
     totals.tensors += buffer.count_tensors(begin, end);
   });
@@ -296,26 +327,34 @@ void Layout::for_each_shard_size(std::int64_t rank,
   if (dlio_) return dlio_->for_each_shard_size(rank, visit);
   for_each_range(coord(rank), [&](StateKind kind, const FlatBuffer& buffer, std::int64_t begin,
                                   std::int64_t end) {
-    const std::int64_t size = dtype_bytes(dtype_of(kind));
-    buffer.walk(begin, end, [&](const PieceRef& piece) { visit((piece.hi - piece.lo) * size); });
+    buffer.walk(begin, end, [&](const PieceRef& piece) {
+      visit((piece.hi - piece.lo) * dtype_bytes(dtype_of(kind, piece.tensor())));
+    });
   });
 }
 
 std::int64_t Layout::checkpoint_bytes() const {
   if (dlio_) return dlio_->checkpoint_bytes();
-  std::int64_t bytes_per_element = 0;
-  for (StateKind kind : kinds_) bytes_per_element += dtype_bytes(dtype_of(kind));
-  std::int64_t elements = 0;
+  const char* what = "the checkpoint's size in bytes";
+  std::int64_t bytes = 0;
   for (std::int64_t stage = 0; stage < parallel_.pp; ++stage) {
     for (std::int64_t t = 0; t < std::min<std::int64_t>(parallel_.tp, 2); ++t) {
       const RankCoord c{t, stage, 0, 0, 0};
       const std::int64_t ranks_alike = t == 0 ? 1 : parallel_.tp - 1;
-      elements +=
-          ranks_alike * (dense_buffer(c).elements() + parallel_.ep * expert_buffer(c).elements());
+      const FlatBuffer dense = dense_buffer(c);
+      const FlatBuffer experts = expert_buffer(c);
+      for (StateKind kind : kinds_) {
+        const std::int64_t rank_bytes =
+            checked_add(range_bytes(kind, dense, 0, dense.elements()),
+                        checked_mul(parallel_.ep, range_bytes(kind, experts, 0, experts.elements()),
+                                    "num_hidden_layers", what),
+                        "num_hidden_layers", what);
+        bytes = checked_add(bytes, checked_mul(ranks_alike, rank_bytes, "num_hidden_layers", what),
+                            "num_hidden_layers", what);
+      }
     }
   }
-  return checked_mul(elements, bytes_per_element, "num_hidden_layers",
-                     "the checkpoint's size in bytes");
+  return bytes;
 }
 
 }  // namespace ckpt::workloads

@@ -72,7 +72,8 @@ class Layout {
 
   // The shards `rank` writes, in O(shards of that rank).
   std::vector<Shard> shards(std::int64_t rank) const;
-  // Bytes and shard count of `rank` without building its shards: O(log tensors).
+  // Bytes and shard count of `rank` without building its shards: O(log tensors), or O(shards of
+  // the rank) when the weights are quantized (their tensors' dtypes differ).
   RankTotals totals(std::int64_t rank) const;
   // Calls `visit(bytes)` for every shard of `rank`, without building names.
   void for_each_shard_size(std::int64_t rank, const std::function<void(std::int64_t)>& visit) const;
@@ -81,6 +82,12 @@ class Layout {
 
  private:
   Dtype dtype_of(StateKind kind) const;
+  // The dtype `def` is stored in as state `kind`: its own (a quantized weight, its scales) or
+  // the state's.
+  Dtype dtype_of(StateKind kind, const TensorDef& def) const;
+  // Bytes of elements [begin, end) of `buffer` in state `kind`.
+  std::int64_t range_bytes(StateKind kind, const FlatBuffer& buffer, std::int64_t begin,
+                           std::int64_t end) const;
   bool partitioned(StateKind kind) const;
   std::pair<std::int64_t, std::int64_t> range_of(StateKind kind, const FlatBuffer& buffer,
                                                  bool expert, const RankCoord& c) const;
@@ -97,7 +104,8 @@ class Layout {
   PipelineSplit pipeline_;
   std::shared_ptr<const TensorCatalog> catalog_;  // shared: owned_ points into it
   std::vector<StateKind> kinds_;
-  OwnedCatalog owned_[2];  // [0]: TP rank 0 (owns replicated tensors); [1]: other TP ranks
+  bool tensor_dtypes_ = false;  // some weights have a dtype of their own (TensorDef::dtype)
+  OwnedCatalog owned_[2];       // [0]: TP rank 0 (owns replicated tensors); [1]: other TP ranks
   std::shared_ptr<const DlioSizing> dlio_;  // set for sizing = dlio
 };
 

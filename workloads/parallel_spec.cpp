@@ -28,6 +28,10 @@ std::string_view sizing_name(Sizing sizing) {
   return sizing == Sizing::dlio ? "dlio" : "exact";
 }
 
+std::string_view weight_format_name(WeightFormat format) {
+  return format == WeightFormat::fp8_block ? "fp8_block" : "unquantized";
+}
+
 Dtype StateSpec::dtype_of(StateKind kind) const {
   switch (kind) {
     case StateKind::weight:

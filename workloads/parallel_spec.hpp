@@ -37,6 +37,12 @@ enum class Sizing { exact, dlio };
 
 enum class StateKind { weight, master, exp_avg, exp_avg_sq };
 
+// How the weights are stored. `unquantized`: every weight in the state's weight dtype.
+// `fp8_block`: as DeepSeek-V3's and transformers' fine-grained FP8 checkpoints, each linear
+// layer's weight in FP8 (E4M3, 1 byte) with a float32 `weight_scale_inv` of one scale per
+// 128 x 128 block beside it; embeddings, norms, routers and the output layer stay unquantized.
+enum class WeightFormat { unquantized, fp8_block };
+
 struct StateSpec {
   StateScope scope = StateScope::full;
   Dtype weight_dtype = Dtype::bf16;
@@ -44,6 +50,7 @@ struct StateSpec {
   Dtype optimizer_dtype = Dtype::fp32;
   std::optional<Naming> naming;  // default: hf for weights, megatron for full
   Sizing sizing = Sizing::exact;
+  WeightFormat weights = WeightFormat::unquantized;  // model.weights
 
   // The dtype a state kind is stored in (master: fp32 when there is no master copy's own dtype).
   Dtype dtype_of(StateKind kind) const;
@@ -57,5 +64,6 @@ std::string_view state_kind_name(StateKind kind);
 std::string_view state_scope_name(StateScope scope);
 std::string_view naming_name(Naming naming);
 std::string_view sizing_name(Sizing sizing);
+std::string_view weight_format_name(WeightFormat format);
 
 }  // namespace ckpt::workloads

@@ -164,6 +164,7 @@ class CatalogBuilder {
       add(out, prefix + ".weight", {cols, rows}, swapped);
     } else {
       add(out, prefix + ".weight", {rows, cols}, split);
+      out.back().linear = true;  // Conv1D above is no nn.Linear: FP8 quantization leaves it
     }
     if (bias)
       add(out, prefix + ".bias", {rows},
@@ -178,7 +179,8 @@ class CatalogBuilder {
     const std::int64_t h = m_.hidden_size;
     const std::int64_t f = m_.expert_intermediate_size();
     const auto fused = [&](std::string name, Shape shape, TpSplit split) {
-      out.push_back(TensorDef{std::move(name), std::move(shape), split, true});
+      const bool bias = name.ends_with("_bias");
+      out.push_back(TensorDef{std::move(name), std::move(shape), split, true, !bias});
     };
     if (m_.expert_storage == ExpertStorage::fused_rows) {
       // TP cannot cut f inside each expert's block of rows as one box; it cuts h instead,

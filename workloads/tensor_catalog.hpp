@@ -1,10 +1,12 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "workloads/dtype.hpp"
 #include "workloads/model_spec.hpp"
 #include "workloads/parallel_spec.hpp"
 
@@ -25,6 +27,12 @@ struct TensorDef {
   // Dim 0 holds every expert of the layer (fused expert tensors): expert parallelism gives
   // each EP rank its contiguous block of experts along it.
   bool expert_dim = false;
+  // The weight of a linear layer (nn.Linear, or a fused expert tensor's matrices): what block
+  // quantization (WeightFormat::fp8_block) stores in FP8.
+  bool linear = false;
+  // The dtype the weight is stored in whatever the state's weight dtype: a quantized weight and
+  // its scales. Unset: the state's.
+  std::optional<Dtype> dtype;
 
   std::int64_t numel() const;
 };

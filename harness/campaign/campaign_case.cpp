@@ -67,6 +67,8 @@ constexpr std::array kReplicaReads{ReplicaRead::written, ReplicaRead::read,
                                    ReplicaRead::cooperative};
 constexpr std::array kNamings{Naming::megatron, Naming::hf};
 constexpr std::array kSizings{workloads::Sizing::exact, workloads::Sizing::dlio};
+constexpr std::array kWeightFormats{workloads::WeightFormat::unquantized,
+                                    workloads::WeightFormat::fp8_block};
 
 // The campaign key to blame for a SpecError: the parallel option it names, else the model.
 std::string campaign_key_of(const std::string& spec_key) {
@@ -81,6 +83,7 @@ std::string campaign_key_of(const std::string& spec_key) {
   if (std::find(kParallel.begin(), kParallel.end(), spec_key) != kParallel.end())
     return "parallel." + spec_key;
   if (spec_key == "sizing") return "model.sizing";
+  if (spec_key == "weights") return "model.weights";
   return "model.name";
 }
 
@@ -297,6 +300,7 @@ workloads::StateSpec state_of(const CaseValues& v) {
   s.master_dtype = master == "none" ? std::nullopt : std::optional(workloads::parse_dtype(master));
   s.optimizer_dtype = workloads::parse_dtype(v.text("state.optimizer_dtype"));
   s.sizing = enum_named(v.text("model.sizing"), kSizings, workloads::sizing_name);
+  s.weights = enum_named(v.text("model.weights"), kWeightFormats, workloads::weight_format_name);
   return s;
 }
 
@@ -634,6 +638,7 @@ nlohmann::json CaseValues::config() const {
   // Likewise restore.replicas, until a case reads replicas.
   if (config["restore"]["replicas"] == "written") config["restore"].erase("replicas");
   if (config["load"]["cooperative"] == false) config["load"].erase("cooperative");
+  if (config["model"]["weights"] == "unquantized") config["model"].erase("weights");
   drop_unused_reduce_keys(config);
   // strategy.max_shard_bytes sizes only safetensors files; a raw case records the default it had
   // before transformers 5's, so that its config_hash and gate baselines still match.

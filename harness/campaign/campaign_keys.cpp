@@ -211,6 +211,13 @@ std::vector<KeySpec> model_keys() {
                  "exact: the tensors the framework saves; dlio: DLIO's (MLPerf Storage v2.0's) "
                  "byte counts, rank order and pipeline split",
                  "exact", {"exact", "dlio"}),
+      choice_key("model", "weights",
+                 "how the weights are stored: unquantized, every weight in state.weight_dtype; "
+                 "fp8_block, as DeepSeek-V3 and transformers' fine-grained FP8 store them: each "
+                 "linear layer's weight in FP8 E4M3 (1 byte) and beside it its float32 "
+                 "weight_scale_inv, one scale per 128x128 block (embeddings, norms, routers and "
+                 "lm_head stay in state.weight_dtype); needs state.scope = \"weights\"",
+                 "unquantized", {"unquantized", "fp8_block"}),
       // The parallel sizes must be positive here; whether they suit the model is Layout's call.
       int_key("parallel", "tp", "tensor-parallel size of the modeled job", 1, 1),
       int_key("parallel", "pp", "pipeline-parallel size of the modeled job", 1, 1),

@@ -204,6 +204,13 @@ workloads::StateSpec state_of(const JsonField& config) {
   s.optimizer_dtype = dtype_of(state.at("optimizer_dtype"));
   s.sizing = choice(config.at("model").at("sizing"), std::array{Sizing::exact, Sizing::dlio},
                     workloads::sizing_name);
+  // model.weights, absent from the configuration of unquantized weights.
+  if (const auto weights = config.at("model").find("weights")) {
+    s.weights =
+        choice(*weights,
+               std::array{workloads::WeightFormat::unquantized, workloads::WeightFormat::fp8_block},
+               workloads::weight_format_name);
+  }
   return s;
 }
 

@@ -25,7 +25,8 @@ const std::map<std::string, std::string>& option_of_key() {
       {"pp_first_stage_layers", "--pp-first-stage-layers"},
       {"pp_last_stage_layers", "--pp-last-stage-layers"},
       {"rank", "--rank"},
-      {"sizing", "--sizing"}};
+      {"sizing", "--sizing"},
+      {"weights", "--weights"}};
   return kOptions;
 }
 
@@ -39,6 +40,8 @@ workloads::StateSpec state_spec(const LayoutOptions& o) {
   if (!o.names.empty())
     s.naming = o.names == "hf" ? workloads::Naming::hf : workloads::Naming::megatron;
   s.sizing = o.sizing == "dlio" ? workloads::Sizing::dlio : workloads::Sizing::exact;
+  s.weights = o.weights == "fp8_block" ? workloads::WeightFormat::fp8_block
+                                       : workloads::WeightFormat::unquantized;
   return s;
 }
 
@@ -98,6 +101,11 @@ CLI::App* add_layout_command(CLI::App& app, LayoutOptions& o) {
                   "Byte counts: exact (what the framework saves) or dlio (DLIO's / MLPerf "
                   "Storage's formula)")
       ->check(one_of({"exact", "dlio"}))
+      ->capture_default_str();
+  cmd->add_option("--weights", o.weights,
+                  "Weight storage (model.weights): unquantized, or fp8_block (linear weights in "
+                  "FP8 with a float32 scale per 128x128 block; needs --state weights)")
+      ->check(one_of({"unquantized", "fp8_block"}))
       ->capture_default_str();
   cmd->add_option("--rank", o.rank, "Show only this rank, with its shards");
   cmd->add_flag("--json", o.json, "Print one JSON object");

@@ -18,7 +18,8 @@ struct LayoutOptions {
   std::string weight_dtype = "bf16";
   std::string master_dtype = "fp32";  // or "none"
   std::string optimizer_dtype = "fp32";
-  std::string sizing = "exact";  // or "dlio"
+  std::string sizing = "exact";         // or "dlio"
+  std::string weights = "unquantized";  // or "fp8_block" (model.weights)
   std::optional<std::int64_t> rank;
   bool json = false;
   bool files = false;                           // list the files of a checkpoint directory

@@ -4,6 +4,7 @@
 #include <fmt/ostream.h>
 
 #include <algorithm>
+#include <optional>
 #include <string>
 
 #include "harness/common/text_format.hpp"
@@ -17,8 +18,12 @@ using workloads::WorldSummary;
 std::string state_line(const workloads::StateSpec& s) {
   const std::string naming(workloads::naming_name(s.effective_naming()));
   if (s.scope == workloads::StateScope::weights) {
-    return fmt::format("weights only, {} ({} names)", workloads::dtype_name(s.weight_dtype),
-                       naming);
+    const std::string linear = s.weights == workloads::WeightFormat::unquantized
+                                   ? ""
+                                   : fmt::format(", linear weights {} with fp32 block scales",
+                                                 workloads::weight_format_name(s.weights));
+    return fmt::format("weights only, {}{} ({} names)", workloads::dtype_name(s.weight_dtype),
+                       linear, naming);
   }
   const std::string master =
       s.master_dtype ? std::string(workloads::dtype_name(*s.master_dtype)) : "none";
@@ -135,7 +140,16 @@ nlohmann::json inputs_json(const Layout& layout) {
             {"master_dtype", s.master_dtype ? nlohmann::json(workloads::dtype_name(*s.master_dtype))
                                             : nlohmann::json(nullptr)},
             {"optimizer_dtype", workloads::dtype_name(s.optimizer_dtype)},
-            {"sizing", workloads::sizing_name(s.sizing)}}}};
+            {"sizing", workloads::sizing_name(s.sizing)},
+            {"weights", workloads::weight_format_name(s.weights)}}}};
+}
+
+// The same job's checkpoint bytes with every weight unquantized; nullopt when it is.
+std::optional<std::int64_t> unquantized_bytes(const Layout& layout) {
+  if (layout.state().weights == workloads::WeightFormat::unquantized) return std::nullopt;
+  workloads::StateSpec plain = layout.state();
+  plain.weights = workloads::WeightFormat::unquantized;
+  return Layout(layout.model(), layout.parallel(), plain).checkpoint_bytes();
 }
 
 }  // namespace
@@ -152,6 +166,12 @@ void print_layout_text(std::ostream& out, const Layout& layout, const WorldSumma
   fmt::print(out, "sizing       {}\n", sizing_line(layout.state()));
   fmt::print(out, "checkpoint   {} ({} B) in {} shards\n", format_bytes(summary.checkpoint_bytes),
              group_digits(summary.checkpoint_bytes), group_digits(summary.shards));
+  if (const auto plain = unquantized_bytes(layout)) {
+    fmt::print(out, "unquantized  {} ({} B): {} B ({:.1f} %) saved\n", format_bytes(*plain),
+               group_digits(*plain), group_digits(*plain - summary.checkpoint_bytes),
+               100.0 * static_cast<double>(*plain - summary.checkpoint_bytes) /
+                   static_cast<double>(*plain));
+  }
   fmt::print(out, "\nper rank          min          median             max\n");
   fmt::print(out, "  bytes   {:>14}  {:>14}  {:>14}\n", format_bytes(summary.rank_bytes.min),
              format_bytes(summary.rank_bytes.median), format_bytes(summary.rank_bytes.max));
@@ -168,6 +188,7 @@ nlohmann::json layout_json(const Layout& layout, const WorldSummary& summary,
       {"world_size", summary.world_size}, {"checkpoint_bytes", summary.checkpoint_bytes},
       {"shards", summary.shards},         {"writing_ranks", summary.writing_ranks}};
   j.update(inputs_json(layout));
+  if (const auto plain = unquantized_bytes(layout)) j["unquantized_bytes"] = *plain;
   j["rank_summary"] = {{"bytes", distribution_json(summary.rank_bytes)},
                        {"tensors", distribution_json(summary.rank_shards)}};
   if (rank) {

@@ -170,6 +170,8 @@ std::map<std::string, std::string> checkpoint_attributes(const workloads::Layout
   a["master_dtype"] =
       state.master_dtype ? std::string(workloads::dtype_name(*state.master_dtype)) : "none";
   a["optimizer_dtype"] = std::string(workloads::dtype_name(state.optimizer_dtype));
+  if (state.weights != workloads::WeightFormat::unquantized)
+    a["weights"] = std::string(workloads::weight_format_name(state.weights));
   a["scale"] = std::to_string(c.scale);
   a["mapping"] = std::string(mapping_name(c.mapping));
   a["writer"] = "ckptbench";

@@ -284,6 +284,16 @@ nlohmann::json to_json(const CaseResult& r) {
   }
   if (r.compression) j["compression"] = compression_json(*r.compression);
   if (r.selective) j["selective"] = selective_json(*r.selective);
+  if (r.quantized_weights) {
+    const QuantizedWeightsSummary& q = *r.quantized_weights;
+    const double plain = static_cast<double>(q.unquantized_bytes);
+    j["quantized_weights"] = {
+        {"format", q.format},
+        {"bytes", q.bytes},
+        {"unquantized_bytes", q.unquantized_bytes},
+        {"saved_bytes", q.unquantized_bytes - q.bytes},
+        {"saved_fraction", plain > 0 ? (plain - static_cast<double>(q.bytes)) / plain : 0.0}};
+  }
   if (r.replicas) {
     const ReplicaSummary& s = *r.replicas;
     j["replicas"] = {{"mode", s.mode},

@@ -138,6 +138,14 @@ struct SelectiveSummary {
   std::int64_t restore_chain_length = 0;
 };
 
+// model.weights other than unquantized: the checkpoint against the same job's with every weight
+// in state.weight_dtype, both the whole job at model.scale = 1.
+struct QuantizedWeightsSummary {
+  std::string format;                   // model.weights
+  std::uint64_t bytes = 0;              // the quantized checkpoint (full_scale_bytes)
+  std::uint64_t unquantized_bytes = 0;  // the same weights unquantized
+};
+
 // restore.replicas: what a same-layout restore gave the DP replicas, per restore, all processes.
 struct ReplicaSummary {
   std::string mode;                      // restore.replicas: read | cooperative
@@ -223,11 +231,12 @@ struct CaseResult {
   std::optional<CalibrationRecord> calibration;  // measure.calibration
   std::optional<TrainingSummary>
       training;  // [training] cases: the loop's stall, time to durable, ...
-  std::optional<ReshardSummary> reshard;          // [restore] into another layout
-  std::optional<LoadSummary> load;                // the load phase
-  std::optional<CompressionSummary> compression;  // strategy.compression
-  std::optional<ReplicaSummary> replicas;         // restore.replicas other than written
-  std::optional<SelectiveSummary> selective;      // strategy.selective_every > 1
+  std::optional<ReshardSummary> reshard;                     // [restore] into another layout
+  std::optional<LoadSummary> load;                           // the load phase
+  std::optional<CompressionSummary> compression;             // strategy.compression
+  std::optional<ReplicaSummary> replicas;                    // restore.replicas other than written
+  std::optional<SelectiveSummary> selective;                 // strategy.selective_every > 1
+  std::optional<QuantizedWeightsSummary> quantized_weights;  // model.weights quantized
   std::optional<MlperfVerdict> mlperf;  // [mlperf] cases: the rules checker's label and reasons
   IntegrityRecord integrity;            // what the integrity checks measured (`integrity`)
   nlohmann::json environment = nlohmann::json::object();

@@ -13,6 +13,16 @@ CaseRecorder::CaseRecorder(const CaseContext& context) {
   result.processes = comm.size();
   result.world_size = context.layout.world_size();
   result.full_scale_bytes = static_cast<std::uint64_t>(context.layout.checkpoint_bytes());
+  if (const workloads::StateSpec& state = context.c.state;
+      state.weights != workloads::WeightFormat::unquantized) {
+    workloads::StateSpec plain = state;
+    plain.weights = workloads::WeightFormat::unquantized;
+    const workloads::Layout unquantized(context.c.model, context.c.parallel, plain);
+    result.quantized_weights = QuantizedWeightsSummary{
+        .format = std::string(workloads::weight_format_name(state.weights)),
+        .bytes = result.full_scale_bytes,
+        .unquantized_bytes = static_cast<std::uint64_t>(unquantized.checkpoint_bytes())};
+  }
   result.modeled_ranks = static_cast<std::int64_t>(context.selected.size());
   if (context.c.mlperf)
     result.mlperf = check_mlperf(context.c, *context.c.mlperf,

@@ -127,6 +127,9 @@ replicas = "cooperative"
   const std::string selective = campaign(dir, "selective", "[strategy]\nselective_every = 2\n");
   add(run_campaign(dir, "selective", selective, {"--phase", "checkpoint"}));
   add(run_campaign(dir, "selective-restore", selective, {"--phase", "restore"}));
+  // Linear weights in FP8 with their block scales: what they save against bf16.
+  add(run_campaign(dir, "fp8", campaign(dir, "fp8", ""),
+                   {"--set", "model.weights=fp8_block", "--set", "state.scope=weights"}));
   add(run_campaign(dir, "training", campaign(dir, "training", R"([training]
 iterations = 4
 iteration_seconds = 0.01
@@ -191,7 +194,7 @@ TEST(DocsResultsSchema, ReadsTheConventionOfKeyPathTables) {
 TEST(DocsResultsSchema, NamesEveryKeyPathOfTheRecordsOfEveryPhaseAndEngineAndNoOther) {
   const Scratch dir;
   const std::vector<nlohmann::json> records = records_of_every_phase(dir);
-  ASSERT_EQ(records.size(), 17u);
+  ASSERT_EQ(records.size(), 18u);
   const std::set<Path> paths = paths_of(records);
   const std::vector<DocPath> doc = schema_doc_paths();
   ASSERT_GT(doc.size(), 100u) << kSchemaDoc << " has no `key path` tables";

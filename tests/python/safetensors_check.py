@@ -2,9 +2,11 @@
 
 safetensors_check.py CKPTBENCH PATTERN_BYTES
 
-Writes two small checkpoints of a tiny model with ckptbench (bf16 weights split over three
-Hugging Face shards with an index, fp32 weights in one model.safetensors and no index) and
-checks with the official reader: every file opens, its names, shapes and dtypes are those the
+Writes three small checkpoints with ckptbench (a tiny model's bf16 weights split over three
+Hugging Face shards with an index, its fp32 weights in one model.safetensors and no index, and a
+model's FP8 block-quantized weights, model.weights = "fp8_block", at TP 2: F8_E4M3 linear weights
+beside their F32 weight_scale_inv and BF16 embeddings and norms) and checks with the official
+reader: every file opens, its names, shapes and dtypes are those the
 manifest records, model.safetensors.index.json lists every tensor in the right file, and the
 first and last bytes of every tensor are the deterministic pattern (ckpt_pattern_bytes prints
 what ckptbench's fill writes). The numpy API cannot make bf16 arrays, so bf16 values are read
@@ -29,6 +31,15 @@ num_attention_heads = 4
 num_key_value_heads = 2
 vocab_size = 256
 """
+# Two heads of 128: TP 2 keeps whole 128 x 128 blocks of every FP8 weight.
+FP8_MODEL = """name = "fp8-tiny"
+hidden_size = 256
+intermediate_size = 512
+num_hidden_layers = 1
+num_attention_heads = 2
+num_key_value_heads = 2
+vocab_size = 1000
+"""
 DTYPES = {"bf16": "BF16", "fp32": "F32", "fp16": "F16", "fp8": "F8_E4M3", "fp64": "F64"}
 failures = []
 
@@ -44,7 +55,7 @@ def expected_head_and_tail(pattern_bytes, manifest_path, index, count):
     return bytes.fromhex(out[0]), bytes.fromhex(out[1])
 
 
-def write_checkpoint(ckptbench, work, name, dtype, max_shard_bytes):
+def write_checkpoint(ckptbench, work, name, dtype, max_shard_bytes, model="tiny.toml", more=""):
     campaign = work / f"{name}.toml"
     campaign.write_text(f"""[campaign]
 name = "{name}"
@@ -54,8 +65,8 @@ keep = true
 iterations = 1
 warmup = 0
 [model]
-name = "{work / 'tiny.toml'}"
-[state]
+name = "{work / model}"
+{more}[state]
 scope = "weights"
 weight_dtype = "{dtype}"
 [strategy]
@@ -72,6 +83,15 @@ policy = "none"
     return case / (case / "latest").read_text().strip()
 
 
+def stored_name(t):
+    """The tensor's name in its file: a tensor-parallel slice appends "[b0:e0,b1:e1]"."""
+    shape, offset, extent = t["global_shape"], t["offset"], t["extent"]
+    name = t["name"]
+    if any(o != 0 for o in offset) or extent != shape:
+        name += "[" + ",".join(f"{o}:{o + e}" for o, e in zip(offset, extent)) + "]"
+    return name
+
+
 def raw_tensor_bytes(path, name):
     with open(path, "rb") as f:
         n = struct.unpack("<Q", f.read(8))[0]
@@ -81,10 +101,10 @@ def raw_tensor_bytes(path, name):
         return f.read(end - begin)
 
 
-def check_checkpoint(directory, pattern_bytes, dtype, files_expected):
+def check_checkpoint(directory, pattern_bytes, files_expected):
     manifest = json.loads((directory / "ckptbench-manifest.json").read_text())
-    tensors = {t["name"]: t for t in manifest["tensors"]}
-    positions = {t["name"]: i for i, t in enumerate(manifest["tensors"])}
+    tensors = {stored_name(t): t for t in manifest["tensors"]}
+    positions = {stored_name(t): i for i, t in enumerate(manifest["tensors"])}
     files = sorted(p.name for p in directory.glob("*.safetensors"))
     check(files == files_expected, f"{directory}: files {files}, expected {files_expected}")
     index_path = directory / "model.safetensors.index.json"
@@ -98,6 +118,7 @@ def check_checkpoint(directory, pattern_bytes, dtype, files_expected):
           f"{directory}: index total_size {index['metadata']['total_size']}")
     check(sorted(index["weight_map"]) == sorted(tensors), f"{directory}: index names differ from the manifest's")
     seen = set()
+    dtypes = set()
     for file in files:
         path = directory / file
         with safe_open(str(path), framework="numpy") as f:
@@ -111,6 +132,8 @@ def check_checkpoint(directory, pattern_bytes, dtype, files_expected):
                 check(index["weight_map"].get(name) == file, f"{file}: index puts {name} in {index['weight_map'].get(name)}")
                 check(t["file"] == file, f"{file}: manifest puts {name} in {t['file']}")
                 piece = f.get_slice(name)
+                dtype = t["dtype"]
+                dtypes.add(piece.get_dtype())
                 check(piece.get_dtype() == DTYPES[dtype], f"{file}: {name} dtype {piece.get_dtype()}")
                 check(list(piece.get_shape()) == t["extent"], f"{file}: {name} shape {piece.get_shape()} vs {t['extent']}")
                 data = f.get_tensor(name).tobytes() if dtype == "fp32" else raw_tensor_bytes(path, name)
@@ -120,11 +143,11 @@ def check_checkpoint(directory, pattern_bytes, dtype, files_expected):
                                                      positions[name], head)
                 check(data[:head] == first, f"{file}: {name}: first bytes are not the pattern")
                 check(data[-head:] == last, f"{file}: {name}: last bytes are not the pattern")
-        if dtype == "fp32":
+        if all(t["dtype"] == "fp32" for t in tensors.values()):
             arrays = load_file(str(path))  # the whole file through the official loader
             check(all(a.dtype == numpy.float32 for a in arrays.values()), f"{file}: load_file dtypes")
     check(seen == set(tensors), f"{directory}: tensors missing from the files: {sorted(set(tensors) - seen)}")
-    return len(seen)
+    return len(seen), dtypes
 
 
 def main():
@@ -132,17 +155,25 @@ def main():
     with tempfile.TemporaryDirectory(prefix="ckpt_safetensors_") as tmp:
         work = pathlib.Path(tmp)
         (work / "tiny.toml").write_text(TINY_MODEL)
+        (work / "fp8-tiny.toml").write_text(FP8_MODEL)
         bf16 = write_checkpoint(ckptbench, work, "bf16", "bf16", 100000)
-        n = check_checkpoint(bf16, pattern_bytes, "bf16",
-                             [f"model-0000{i}-of-00003.safetensors" for i in (1, 2, 3)])
+        n, _ = check_checkpoint(bf16, pattern_bytes,
+                                [f"model-0000{i}-of-00003.safetensors" for i in (1, 2, 3)])
         fp32 = write_checkpoint(ckptbench, work, "fp32", "fp32", 5000000000)
-        m = check_checkpoint(fp32, pattern_bytes, "fp32", ["model.safetensors"])
+        m, _ = check_checkpoint(fp32, pattern_bytes, ["model.safetensors"])
+        fp8 = write_checkpoint(ckptbench, work, "fp8", "bf16", 5000000000, "fp8-tiny.toml",
+                               'weights = "fp8_block"\n[parallel]\ntp = 2\n')
+        q, fp8_dtypes = check_checkpoint(fp8, pattern_bytes,
+                                         [f"model-0000{i}-of-00002.safetensors" for i in (1, 2)])
+        # 7 linear weights and 7 scales a rank, the two vocabulary tables, and rank 0's 3 norms.
+        check(q == 35, f"{fp8}: {q} tensors, expected 35")
+        check(fp8_dtypes == {"F8_E4M3", "F32", "BF16"}, f"{fp8}: dtypes {sorted(fp8_dtypes)}")
     if failures:
         print("\n".join(failures))
         sys.exit(1)
     import safetensors
-    print(f"safetensors {safetensors.__version__}: {n} bf16 and {m} fp32 tensors open with the names, shapes, "
-          "dtypes and bytes ckptbench wrote")
+    print(f"safetensors {safetensors.__version__}: {n} bf16, {m} fp32 and {q} fp8-block tensors open with the "
+          "names, shapes, dtypes and bytes ckptbench wrote")
 
 
 if __name__ == "__main__":
