@@ -131,9 +131,7 @@ name = "async"
 // Two processes, the lazy engine: each checkpoint is committed by the loop after both flushes
 // ended (a collective on the main thread), then process 1 looks for it.
 TEST_F(S3Campaign, LazyTrainingCheckpointsOfTwoProcessesAreSeenByTheOther) {
-  if (!CKPT_TEST_HAVE_MPI)
-    GTEST_SKIP() << "ckptbench was built without MPI (CKPT_WITH_MPI=OFF or MPI not found)";
-  if (!find_mpirun()) GTEST_SKIP() << "no mpirun on PATH";
+  if (const std::string why = why_no_mpirun(); !why.empty()) GTEST_SKIP() << why;
   const std::string keys = R"(keep = true
 iterations = 1
 warmup = 0
@@ -160,9 +158,7 @@ name = "lazy"
 // restore into TP 1 (DP 2: a rank a process) and a load at TP 1 then read only what they need
 // with ranged GETs, and list nothing. Every request is counted, exactly.
 TEST_F(S3Campaign, FourProcessesWriteRestoreReshardedAndLoadCountingEveryRequest) {
-  if (!CKPT_TEST_HAVE_MPI)
-    GTEST_SKIP() << "ckptbench was built without MPI (CKPT_WITH_MPI=OFF or MPI not found)";
-  if (!find_mpirun()) GTEST_SKIP() << "no mpirun on PATH";
+  if (const std::string why = why_no_mpirun(); !why.empty()) GTEST_SKIP() << why;
   const std::string keys = R"(keep = true
 iterations = 2
 warmup = 0
@@ -234,9 +230,7 @@ pp = 2
 // commits. The newest checkpoint then restores in the same layout, each process reading its own
 // file with one ranged GET, verified, listing nothing.
 TEST_F(S3Campaign, FourProcessesCheckpointWithTheAsyncEngineAndRestoreInTheSameLayout) {
-  if (!CKPT_TEST_HAVE_MPI)
-    GTEST_SKIP() << "ckptbench was built without MPI (CKPT_WITH_MPI=OFF or MPI not found)";
-  if (!find_mpirun()) GTEST_SKIP() << "no mpirun on PATH";
+  if (const std::string why = why_no_mpirun(); !why.empty()) GTEST_SKIP() << why;
   const std::string keys = R"(keep = true
 iterations = 1
 warmup = 0
