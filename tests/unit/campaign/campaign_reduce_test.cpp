@@ -115,7 +115,8 @@ TEST(CampaignReduce, DeltaCheckpointsReachTheCaseAndAreRefusedWhereTheUpdateOrLa
   EXPECT_EQ(c.selective.block_bytes, 8192u);
   EXPECT_EQ(c.selective.changed_per_million, 250'000u);
   EXPECT_EQ(c.config.at("strategy").at("delta_every"), 4);
-  const nlohmann::json& plain = parse(kBase).cases.at(0).config.at("strategy");
+  // A copy: the parsed campaign is a temporary.
+  const nlohmann::json plain = parse(kBase).cases.at(0).config.at("strategy");
   for (const char* key : {"delta_every", "delta_block_bytes", "delta_changed_fraction"})
     EXPECT_FALSE(plain.contains(key)) << key;
   EXPECT_EQ(message_of(every4, {"strategy.selective_every=2"}),
