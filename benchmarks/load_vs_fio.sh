@@ -3,7 +3,7 @@
 #
 #   benchmarks/load_vs_fio.sh [--model M] [--scale S] [--reps N] [--threads T] [--chunk BYTES]
 #                             [--shard BYTES] [--dir DIR] [--ckptbench PATH] [--part formats|load|all]
-#                             [--settle SECONDS]
+#                             [--settle SECONDS] [--backend posix|uring]
 #
 # 1. formats, safetensors vs raw: N pairs of `ckptbench run` (posix, fsync) writing the model's
 #    bf16 weights (state.scope = "weights") with --phase checkpoint, then, after a sync and
@@ -17,23 +17,28 @@
 #    alternated rounds of: fio (one psync job per file, O_DIRECT, --chunk blocks, T jobs at most),
 #    ckptbench load --method pipelined (T threads, O_DIRECT, --chunk chunks), mmap, read.
 #    Medians and each method's ratio to fio. Needs root for drop_caches (else fadvise).
+#    --backend uring: ckptbench loads through the uring backend and fio uses its io_uring engine
+#    (one request in flight per job, as psync); default posix and psync.
 # A benchmark, not a test: it always exits 0 once the runs are done. The machine may be shared:
 # the figures are medians of alternated runs for that reason, and say nothing of an idle machine.
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 model=llama3-8b scale=16 reps=5 threads=4 chunk=33554432 shard=268435456
-dir="$repo/build/load_vs_fio" bin="$repo/build/bin/ckptbench" part=all settle=5
+dir="$repo/build/load_vs_fio" bin="$repo/build/bin/ckptbench" part=all settle=5 backend=posix
 while [ $# -gt 0 ]; do
   case "$1" in
     --model) model=$2; shift 2 ;; --scale) scale=$2; shift 2 ;; --reps) reps=$2; shift 2 ;;
     --threads) threads=$2; shift 2 ;; --chunk) chunk=$2; shift 2 ;; --shard) shard=$2; shift 2 ;;
     --dir) dir=$2; shift 2 ;; --ckptbench) bin=$2; shift 2 ;;
     --part) part=$2; shift 2 ;; --settle) settle=$2; shift 2 ;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    --backend) backend=$2; shift 2 ;;
+    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
     *) echo "load_vs_fio: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
 case "$part" in formats|load|all) ;; *) echo "load_vs_fio: --part $part: use formats, load or all" >&2; exit 2 ;; esac
+case "$backend" in posix) ioengine=psync ;; uring) ioengine=io_uring ;;
+  *) echo "load_vs_fio: --backend $backend: use posix or uring" >&2; exit 2 ;; esac
 [ "$part" = formats ] || command -v fio >/dev/null || { echo "load_vs_fio: fio is not on PATH" >&2; exit 2; }
 rm -rf "$dir"; mkdir -p "$dir"
 cp "$bin" "$dir/ckptbench"; bin="$dir/ckptbench"  # a rebuild during the run cannot change it
@@ -102,7 +107,7 @@ formats() {
 [ "$part" = load ] || formats
 [ "$part" = formats ] && exit 0
 
-echo "== loading the safetensors checkpoint: $threads threads, $chunk B chunks, O_DIRECT, $reps rounds"
+echo "== loading the safetensors checkpoint: $threads threads, $chunk B chunks, O_DIRECT, $reps rounds, backend $backend (fio $ioengine)"
 campaign safetensors keep true "$shard"
 "$bin" run "$dir/keep.toml" --output "$dir/out-keep" -q >/dev/null
 ckpt="$dir/target/keep/case-0000/$(cat "$dir/target/keep/case-0000/latest")"
@@ -112,14 +117,14 @@ echo "  ${#files[@]} files, $total bytes"
 jobs=(); for f in "${files[@]}"; do jobs+=(--name="$(basename "$f")" --filename="$f"); done
 for i in $(seq "$reps"); do
   drop_caches
-  fio --output-format=json --rw=read --direct=1 --ioengine=psync --bs="$chunk" --group_reporting \
+  fio --output-format=json --rw=read --direct=1 --ioengine="$ioengine" --bs="$chunk" --group_reporting \
       --thread --numjobs=1 "${jobs[@]}" > "$dir/fio.json"
   python3 -c "
 import json; j=json.load(open('$dir/fio.json'))['jobs'][0]['read']
 print(j['io_bytes'] / (j['runtime'] / 1000) / 2**30)" >> "$dir/fio.gibs"
   for method in pipelined mmap read; do
     direct=--no-direct; [ "$method" = pipelined ] && direct=--direct
-    "$bin" load "$ckpt" --method "$method" --threads "$threads" --chunk-bytes "$chunk" "$direct" > "$dir/$method.out"
+    "$bin" load "$ckpt" --backend "$backend" --method "$method" --threads "$threads" --chunk-bytes "$chunk" "$direct" > "$dir/$method.out"
     grep -q ", verified" "$dir/$method.out" || { cat "$dir/$method.out"; echo "load_vs_fio: $method did not verify" >&2; exit 1; }
     sed -n 's/.* = \([0-9.]*\) GiB\/s, cache.*/\1/p' "$dir/$method.out" >> "$dir/$method.gibs"
   done
