@@ -8,6 +8,7 @@
 #include "harness/report/compression_table.hpp"
 #include "harness/report/html_charts.hpp"
 #include "harness/report/latency_table.hpp"
+#include "harness/report/quantized_table.hpp"
 #include "harness/report/recovery_table.hpp"
 #include "harness/report/report_format.hpp"
 #include "harness/report/request_table.hpp"
@@ -200,7 +201,8 @@ std::string html_report(const ReportModel& m, const ProjectionModel* projection)
     s += "<h2>Summary</h2><p class=\"verdict\">" + html_escape(answer) + "</p>";
   }
   s += charts_html(m) + tables_html(m) + compression_table_html(m) + selective_table_html(m) +
-       request_table_html(m) + recovery_table_html(m) + latency_table_html(m);
+       quantized_table_html(m) + request_table_html(m) + recovery_table_html(m) +
+       latency_table_html(m);
   s += "<p>Bandwidth: bytes_per_checkpoint / iteration seconds, GiB/s = 2<sup>30</sup> bytes/s; "
        "median [min–max] over "
        "the timed iterations; the write of a [training] case is its flush bandwidth, median "

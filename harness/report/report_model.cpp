@@ -12,6 +12,7 @@
 #include "harness/report/case_filter.hpp"
 #include "harness/report/compression_table.hpp"
 #include "harness/report/latency_table.hpp"
+#include "harness/report/quantized_table.hpp"
 #include "harness/report/recovery_table.hpp"
 #include "harness/report/report_format.hpp"
 #include "harness/report/report_table.hpp"
@@ -364,6 +365,7 @@ void print_report(const ReportModel& m, bool markdown, std::ostream& out) {
     fmt::print(out, "w.visible: from the commit until another process saw the checkpoint\n");
   print_compression_table(m, markdown, out);
   print_selective_table(m, markdown, out);
+  print_quantized_table(m, markdown, out);
   print_recovery_table(m, markdown, out);
   print_latency_table(m, markdown, out);
   print_request_table(m, markdown, out);

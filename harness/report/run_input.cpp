@@ -248,6 +248,11 @@ CaseRecord parse_case(const json& record, const JsonSource& source) {
   if (const std::optional<JsonField> z = j.find("compression"))
     c.compression = parse_compression(*z);
   if (const std::optional<JsonField> z = j.find("selective")) c.selective = parse_selective(*z);
+  if (const std::optional<JsonField> q = j.find("quantized_weights")) {
+    c.quantized = QuantizedRecord{.format = q->at("format").string(),
+                                  .bytes = q->at("bytes").count(),
+                                  .unquantized_bytes = q->at("unquantized_bytes").count()};
+  }
   if (const std::optional<JsonField> latency = j.find("latency")) {
     for (const char* direction : {"write", "read"})
       c.latency.emplace(direction, number_map(latency, direction));

@@ -47,6 +47,12 @@ struct SelectiveRecord {
   std::optional<double> amplification;       // a restore's bytes read / bytes restored
 };
 
+// model.weights other than unquantized (the results' `quantized_weights` object).
+struct QuantizedRecord {
+  std::string format;
+  std::uint64_t bytes = 0, unquantized_bytes = 0;
+};
+
 // A backend's request counts (`phases.<direction>.counters`, `training.counters`,
 // `store_requests`): "requests.put", "retries", "backoff_us", ... summed over every process.
 using RequestCounts = std::map<std::string, std::uint64_t>;
@@ -82,6 +88,7 @@ struct CaseRecord {
       integrity_warnings;  // integrity.warnings (empty in results that lack it)
   std::optional<CompressionRecord> compression;  // absent for cases that compress nothing
   std::optional<SelectiveRecord> selective;      // absent for cases that rotate nothing
+  std::optional<QuantizedRecord> quantized;      // absent for unquantized weights
   // Request counts by where they were made: "write", "read", "training" (the loop's
   // checkpoints) and "store" (the checkpoint store's own); empty for backends that count none.
   std::map<std::string, RequestCounts> requests;

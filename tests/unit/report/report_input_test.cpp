@@ -254,6 +254,32 @@ TEST(ReportModel, RequestTableShowsOneCheckpointsRequestsByKindAndPlace) {
             std::string::npos);
 }
 
+TEST(ReportModel, QuantizedTableShowsTheBytesSavedAgainstUnquantizedWeights) {
+  json q = json::parse(line({{"model.weights", "fp8_block"}}, {1}, "q"));
+  q["quantized_weights"] = {{"format", "fp8_block"},
+                            {"bytes", kGiBBytes / 4 * 3},
+                            {"unquantized_bytes", kGiBBytes},
+                            {"saved_bytes", kGiBBytes / 4},
+                            {"saved_fraction", 0.25}};
+  const RunRecord run =
+      run_of("r", q.dump() + "\n" + line({{"model.weights", "unquantized"}}, {1}, "u"));
+  const ReportModel m = build_report({run}, {});
+  std::ostringstream markdown;
+  print_report(m, true, markdown);
+  // One row: the unquantized case has none.
+  EXPECT_NE(markdown.str().find("## Quantized weights (model.weights)\n\n"
+                                "| case | weights | checkpoint | unquantized | saved | saved % |\n"
+                                "|---|---|---:|---:|---:|---:|\n"
+                                "| model.weights=fp8_block | fp8_block | 768.00 MiB | 1.00 GiB | "
+                                "256.00 MiB | 25.0% |\n\n"),
+            std::string::npos)
+      << markdown.str();
+  const std::string html = html_report(m);
+  EXPECT_NE(html.find("<h2>Quantized weights</h2>"), std::string::npos);
+  EXPECT_EQ(html_report(build_report({run_of("p", line({}, {1}, "p"))}, {})).find("Quantized"),
+            std::string::npos);
+}
+
 TEST(Html, EscapesEveryString) {
   EXPECT_EQ(html_escape("<a href=\"x\">&'"), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
   const RunRecord run = run_of("r<script>", line({{"m", "<b>&"}}, {1, 2}, "h"));
