@@ -1,5 +1,6 @@
 #include "backends/s3/s3_backend.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <mutex>
 #include <stdexcept>
@@ -28,10 +29,15 @@ S3Backend::S3Backend(const IoSettings& settings, const BackendOptions& options,
                      const ProcessGroup& group)
     : settings_(settings),
       config_(parse_config(options)),
-      credentials_(required_credentials(options)) {
-  addressing_ =
-      Addressing{config_.endpoint_for(group.rank), config_.bucket, config_.virtual_addressing};
-  if (static_cast<std::size_t>(group.rank) < config_.endpoints.size()) check_bucket();
+      credentials_(required_credentials(options)),
+      endpoints_(config_, group.rank),
+      counters_(config_.endpoints.size()),
+      store_counters_(config_.endpoints.size()) {
+  addressing_ = endpoints_.home();
+  const auto processes = static_cast<std::size_t>(std::max(1, group.size));
+  for (std::size_t e = static_cast<std::size_t>(std::max(0, group.rank)); e < endpoints_.count();
+       e += processes)
+    check_bucket(e);
 }
 
 S3Backend::~S3Backend() = default;
@@ -46,14 +52,33 @@ Connection& S3Backend::connection(std::size_t k) {
   return *connections_[k];
 }
 
-// HEAD of the bucket: reachable, credentials accepted, bucket there.
-void S3Backend::check_bucket() {
+Response S3Backend::route(Connection& connection, const Request& request, Counters& counters,
+                          const std::atomic<bool>* stop, LatencyHistogram* latency) {
+  const Endpoints::Lease lease = endpoints_.choose();
+  return send(connection, endpoints_.routed(request, lease.index()), config_, counters, stop,
+              latency);
+}
+
+// HEAD of the bucket: reachable, its certificate verified, credentials accepted, bucket there.
+void S3Backend::check_bucket(std::size_t index) {
+  const Addressing& at = endpoints_.at(index);
   const Request head{.kind = RequestKind::head,
                      .method = "HEAD",
-                     .url = addressing_.bucket_url(),
-                     .name = "s3://" + config_.bucket};
+                     .url = at.bucket_url(),
+                     .name = "s3://" + config_.bucket,
+                     .endpoint = index};
   const Response r = send(connection(0), head, config_, counters_);
-  const std::string where = "backend.s3.endpoint \"" + addressing_.endpoint + "\"";
+  const std::string where = "backend.s3.endpoint \"" + at.endpoint + "\"";
+  if (r.tls_refused) {
+    const std::string authorities =
+        config_.ca_file.empty()
+            ? "the system's certificate authorities (backend.s3.ca_file is not set)"
+            : "backend.s3.ca_file = \"" + config_.ca_file + "\"";
+    throw std::invalid_argument("s3: the certificate of " + where + " does not verify against " +
+                                authorities + ": " + r.transport_error +
+                                "; set backend.s3.ca_file to the PEM file of the certificate "
+                                "authority that signed it");
+  }
   if (r.status == 0) {
     throw std::invalid_argument("s3: cannot reach " + where + ": " + r.transport_error + " (HEAD " +
                                 head.url + "); check the URL and that the service is running");
@@ -164,7 +189,7 @@ std::vector<Response> S3Backend::send_all(const std::vector<Request>& requests) 
   const auto work = [&](std::size_t w) {
     LatencyHistogram* latency = latencies.empty() ? nullptr : &latencies[w];
     for (std::size_t k; !stop && (k = next++) < requests.size();) {
-      responses[k] = send(*connections_[w], requests[k], config_, counters_, &stop, latency);
+      responses[k] = route(*connections_[w], requests[k], counters_, &stop, latency);
       const bool error_in_ok = requests[k].kind == RequestKind::multipart &&
                                responses[k].text.find("<Error>") != std::string::npos;
       if (!responses[k].ok() || error_in_ok) {

@@ -15,6 +15,7 @@
 #include "backends/options.hpp"
 #include "backends/s3/s3_config.hpp"
 #include "backends/s3/s3_counters.hpp"
+#include "backends/s3/s3_endpoints.hpp"
 #include "backends/s3/s3_http.hpp"
 #include "backends/s3/s3_url.hpp"
 
@@ -29,12 +30,14 @@ namespace ckpt::backends::s3 {
 // An upload that fails, or is not completed, is aborted. Bytes between extents are zeros. A file
 // that several processes write (FilePlan::shared) is refused: an object is written whole, once.
 // Read: ranged GETs of the extents, adjacent extents coalesced, cut at part_size bytes.
-// Requests of one call run `concurrency` at a time, each on its own kept-alive connection.
+// Requests of one call run `concurrency` at a time, each on its own kept-alive connection, each to
+// the endpoint backend.s3.endpoint_choice picks for it (Endpoints).
 class S3Backend final : public Backend, public ObjectStore {
  public:
   // Checks the options and the credentials (std::invalid_argument naming the key or variable),
-  // then, on one process per endpoint (rank < endpoint count), that the bucket answers a HEAD:
-  // an unreachable endpoint, refused credentials or a missing bucket is a std::invalid_argument
+  // then that the bucket answers a HEAD at each endpoint, endpoint e checked by process e modulo
+  // the group's size: an unreachable endpoint, an https endpoint whose certificate does not verify
+  // (backend.s3.ca_file), refused credentials or a missing bucket is a std::invalid_argument
   // saying which, before any data moves.
   S3Backend(const IoSettings& settings, const BackendOptions& options, const ProcessGroup& group);
   ~S3Backend() override;
@@ -45,6 +48,7 @@ class S3Backend final : public Backend, public ObjectStore {
   // write or read (s3::Counters).
   std::map<std::string, std::uint64_t> counters() const override { return counters_.snapshot(); }
   const Counters& request_counters() const { return counters_; }
+  // The process's own endpoint (Endpoints::home).
   const std::string& endpoint() const { return addressing_.endpoint; }
 
   // ObjectStore, on the first connection, outside the plans' counters: GET, ranged GET, PUT, LIST
@@ -73,7 +77,11 @@ class S3Backend final : public Backend, public ObjectStore {
   class Objects;
   struct Target;
 
-  void check_bucket();
+  // HEAD of the bucket at endpoint `index`.
+  void check_bucket(std::size_t index);
+  // send() of `request` (built against addressing_) to the endpoint chosen for it.
+  Response route(Connection& connection, const Request& request, Counters& counters,
+                 const std::atomic<bool>* stop = nullptr, LatencyHistogram* latency = nullptr);
   void upload(Objects& objects, const IoPlan& plan, MemoryView memory);
   void download(Objects& objects, const IoPlan& plan, MemoryView memory);
   std::string create_upload(const std::string& key);
@@ -94,7 +102,8 @@ class S3Backend final : public Backend, public ObjectStore {
   IoSettings settings_;
   S3Config config_;
   Credentials credentials_;
-  Addressing addressing_;
+  Addressing addressing_;  // of the home endpoint, which requests are built against
+  Endpoints endpoints_;
   Counters counters_;        // of the last write or read
   Counters store_counters_;  // of the ObjectStore calls since take_counters()
   std::vector<std::unique_ptr<Connection>> connections_;

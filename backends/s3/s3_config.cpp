@@ -57,8 +57,8 @@ std::optional<Credentials> credentials_from_environment() {
   return c;
 }
 
-const std::string& S3Config::endpoint_for(int rank) const {
-  return endpoints.at(static_cast<std::size_t>(rank < 0 ? 0 : rank) % endpoints.size());
+std::size_t S3Config::endpoint_index(int rank) const {
+  return static_cast<std::size_t>(rank < 0 ? 0 : rank) % endpoints.size();
 }
 
 S3Config parse_config(const BackendOptions& options) {
@@ -67,6 +67,9 @@ S3Config parse_config(const BackendOptions& options) {
   if (values.text("endpoint").empty()) throw_required("endpoint", "\"http://127.0.0.1:9000\"");
   if (values.text("bucket").empty()) throw_required("bucket", "\"checkpoints\"");
   config.endpoints = parse_endpoints(values.text("endpoint"));
+  config.endpoint_choice = values.text("endpoint_choice") == "least_loaded"
+                               ? EndpointChoice::least_loaded
+                               : EndpointChoice::rank;
   config.bucket = values.text("bucket");
   config.prefix = values.text("prefix");
   config.region = values.text("region");

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -21,9 +22,13 @@ struct Credentials {
 // Empty when AWS_ACCESS_KEY_ID or AWS_SECRET_ACCESS_KEY is unset or empty.
 std::optional<Credentials> credentials_from_environment();
 
+// Which endpoint a request goes to (backend.s3.endpoint_choice).
+enum class EndpointChoice { rank, least_loaded };
+
 // The options of [backend.s3], checked and parsed.
 struct S3Config {
   std::vector<std::string> endpoints;  // "scheme://authority[/path]", without a trailing '/'
+  EndpointChoice endpoint_choice = EndpointChoice::rank;
   std::string bucket;
   std::string prefix;
   std::string region;
@@ -34,8 +39,10 @@ struct S3Config {
   int backoff_ms = 1;
   std::string ca_file;
 
-  // The endpoint process `rank` talks to: rank modulo the number of endpoints.
-  const std::string& endpoint_for(int rank) const;
+  // The index in `endpoints` of process `rank`'s own endpoint: rank modulo their number.
+  std::size_t endpoint_index(int rank) const;
+  // The endpoint process `rank` talks to under EndpointChoice::rank.
+  const std::string& endpoint_for(int rank) const { return endpoints.at(endpoint_index(rank)); }
 };
 
 // Throws std::invalid_argument naming `backend.s3.<key>`: an unknown option or a bad value (the

@@ -14,6 +14,7 @@ void Counters::reset() {
   throttled_ = 0;
   backoff_us_ = 0;
   first_byte_us_ = 0;
+  for (auto& count : per_endpoint_) count = 0;
 }
 
 std::map<std::string, std::uint64_t> Counters::snapshot() const {
@@ -24,6 +25,8 @@ std::map<std::string, std::uint64_t> Counters::snapshot() const {
   out["throttled"] = throttled_.load();
   out["backoff_us"] = backoff_us_.load();
   out["first_byte_us"] = first_byte_us_.load();
+  for (std::size_t e = 0; e < per_endpoint_.size(); ++e)
+    out["endpoint." + std::to_string(e) + ".requests"] = per_endpoint_[e].load();
   return out;
 }
 

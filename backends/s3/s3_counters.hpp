@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace ckpt::backends::s3 {
 
@@ -16,8 +17,16 @@ inline constexpr std::size_t kRequestKinds = 8;
 // What one write or read counted; updated by every worker at once.
 class Counters {
  public:
+  // `endpoints`: how many endpoints requests go to (backend.s3.endpoint); with more than one,
+  // each one's requests are counted too.
+  explicit Counters(std::size_t endpoints = 1) : per_endpoint_(endpoints > 1 ? endpoints : 0) {}
+
   void reset();
-  void request(RequestKind kind) { requests_[static_cast<std::size_t>(kind)]++; }
+  // One request (each attempt of it) to endpoint `endpoint`, an index into backend.s3.endpoint.
+  void request(RequestKind kind, std::size_t endpoint) {
+    requests_[static_cast<std::size_t>(kind)]++;
+    if (endpoint < per_endpoint_.size()) per_endpoint_[endpoint]++;
+  }
   void retry() { retries_++; }
   void throttled() { throttled_++; }
   void backoff(std::uint64_t microseconds) { backoff_us_ += microseconds; }
@@ -27,8 +36,9 @@ class Counters {
     return requests_[static_cast<std::size_t>(kind)].load();
   }
   // {"requests.put": n, ..., "retries": n, "throttled": n, "backoff_us": n, "first_byte_us": n}
-  // (first_byte_us: summed over every GET and ranged GET attempt): every counter,
-  // zeros included, so totals over processes have the same keys.
+  // (first_byte_us: summed over every GET and ranged GET attempt), and with several endpoints
+  // "endpoint.<index>.requests" for each (their sum is the sum of the requests by kind): every
+  // counter, zeros included, so totals over processes have the same keys.
   std::map<std::string, std::uint64_t> snapshot() const;
 
  private:
@@ -37,6 +47,7 @@ class Counters {
   std::atomic<std::uint64_t> throttled_{0};
   std::atomic<std::uint64_t> backoff_us_{0};
   std::atomic<std::uint64_t> first_byte_us_{0};
+  std::vector<std::atomic<std::uint64_t>> per_endpoint_;
 };
 
 }  // namespace ckpt::backends::s3

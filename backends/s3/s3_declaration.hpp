@@ -21,7 +21,16 @@ inline OptionTable option_table() {
        .default_value = "",
        .help =
            "base URL of the S3 service (http://host:port or https://host), or several separated "
-           "by commas: process p uses endpoint p modulo their count; required"},
+           "by commas, each serving the same bucket (nodes or gateways of one store): which one a "
+           "request goes to is backend.s3.endpoint_choice; required"},
+      {.name = "endpoint_choice",
+       .type = OptionType::choice,
+       .default_value = "rank",
+       .help = "rank: process p sends every request to endpoint p modulo their count; "
+               "least_loaded: each request goes to the endpoint with the fewest requests in "
+               "flight from this process, ties to the first from the rank's own endpoint on (so "
+               "the choice is deterministic); results count the requests each endpoint got",
+       .choices = {"rank", "least_loaded"}},
       {.name = "bucket",
        .type = OptionType::text,
        .default_value = "",

@@ -235,6 +235,8 @@ Response Connection::perform(const Request& request) {
     response.status = 0;
     response.transport_error = error[0] != '\0' ? error : curl_easy_strerror(code);
     response.retryable_transport = retryable(code);
+    response.tls_refused = code == CURLE_PEER_FAILED_VERIFICATION ||
+                           code == CURLE_SSL_CACERT_BADFILE || code == CURLE_SSL_CERTPROBLEM;
     return response;
   }
   curl_easy_getinfo(x.curl, CURLINFO_RESPONSE_CODE, &response.status);
@@ -249,7 +251,7 @@ Response send(Connection& connection, const Request& request, const S3Config& co
               Counters& counters, const std::atomic<bool>* stop, LatencyHistogram* latency) {
   using Clock = std::chrono::steady_clock;
   for (int attempt = 0;; ++attempt) {
-    counters.request(request.kind);
+    counters.request(request.kind, request.endpoint);
     const auto start = Clock::now();
     Response response = connection.perform(request);
     if (latency != nullptr) {

@@ -37,12 +37,14 @@ struct Request {
   std::string body;                  // POST body
   std::vector<Piece> download;       // GET: the body fills exactly these
   std::optional<std::pair<std::uint64_t, std::uint64_t>> range;  // bytes [first, last]
+  std::size_t endpoint = 0;  // the index in backend.s3.endpoint of the one `url` names
 };
 
 struct Response {
   long status = 0;              // 0: no HTTP response (transport_error says why)
   std::string transport_error;  // libcurl's message
   bool retryable_transport = false;
+  bool tls_refused = false;         // the endpoint's certificate was not verified (or not readable)
   std::string text;                 // the body, unless in Request::download (of errors: the start)
   std::string etag;                 // the ETag header
   std::uint64_t received = 0;       // bytes of Request::download filled

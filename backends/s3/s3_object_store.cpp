@@ -30,7 +30,7 @@ std::string S3Backend::key_of(const std::string& path) const {
 }
 
 Response S3Backend::store_request(const Request& request, bool missing_ok) {
-  Response response = send(connection(0), request, config_, store_counters_);
+  Response response = route(connection(0), request, store_counters_);
   const bool missing = missing_ok && response.status == 404;
   if (!response.ok() && !missing) throw IoError("s3: " + describe_failure(request, response));
   return response;
@@ -60,7 +60,7 @@ std::optional<std::string> S3Backend::get_range(const std::string& path, std::ui
                         .url = addressing_.object_url(key),
                         .name = addressing_.name(key),
                         .range = {{offset, offset + length - 1}}};
-  Response r = send(connection(0), request, config_, store_counters_);
+  Response r = route(connection(0), request, store_counters_);
   if (r.status == 404) return std::nullopt;
   if (r.status == 416) return std::string();
   if (!r.ok()) throw IoError("s3: " + describe_failure(request, r));
@@ -95,7 +95,7 @@ bool S3Backend::create(const std::string& path, std::string_view bytes) {
       .name = addressing_.name(key),
       .upload = {Segment{reinterpret_cast<const std::byte*>(bytes.data()), bytes.size()}},
       .headers = {"If-None-Match: *"}};
-  Response r = send(connection(0), request, config_, store_counters_);
+  Response r = route(connection(0), request, store_counters_);
   if (r.status == 412 || r.status == 409) return false;
   if (!r.ok()) throw IoError("s3: " + describe_failure(request, r));
   return true;

@@ -149,7 +149,7 @@ void S3Backend::abort_open_uploads(Objects& objects) noexcept {
                           .method = "DELETE",
                           .url = addressing_.object_url(object.key, upload_query(object.upload_id)),
                           .name = addressing_.name(object.key) + " (abort multipart upload)"};
-      send(connection(0), abort, config_, counters_);
+      route(connection(0), abort, counters_);
     } catch (...) {
     }
     object.upload_id.clear();

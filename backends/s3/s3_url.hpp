@@ -32,8 +32,7 @@ struct Addressing {
   std::string object_url(const std::string& key, const std::string& query = "") const;
   // "s3://bucket/key", for messages.
   std::string name(const std::string& key) const;
-
- private:
+  // What every URL of the bucket starts with: endpoint/bucket, or scheme://bucket.authority/path.
   std::string base() const;
 };
 

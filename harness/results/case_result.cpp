@@ -260,6 +260,7 @@ nlohmann::json to_json(const CaseResult& r) {
                    {"wall_time", wall_json(r.wall)},
                    {"environment", r.environment}};
   if (!r.store_requests.empty()) j["store_requests"] = r.store_requests;
+  if (!r.store_requests_max.empty()) j["store_requests_max"] = r.store_requests_max;
   if (!r.visible_seconds.empty()) j["checkpoint_visible_seconds"] = r.visible_seconds;
   j["calibration"] = calibration_json(r.calibration);    // measure.calibration (ckptbench gate)
   if (r.training) j["training"] = to_json(*r.training);  // [training] cases (harness/engine)

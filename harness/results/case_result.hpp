@@ -219,8 +219,11 @@ struct CaseResult {
   std::string cache_policy_applied;  // what actually happened before restore
   std::string checkpoint_dir;        // kept checkpoint, if any
   std::vector<std::string> notes;    // what backends fell back from (e.g. buffer registration)
-  // An object store's checkpoint store: its own requests by kind (process 0's, the whole case).
+  // An object store's checkpoint store: its own requests by kind over the whole case, summed over
+  // every process, and the most of each kind one process made (equal to the sum where one
+  // process alone made them, as it lists).
   std::map<std::string, std::uint64_t> store_requests;
+  std::map<std::string, std::uint64_t> store_requests_max;
   // An object store: per timed checkpoint, the seconds from its commit until another process
   // listed its manifest and read it.
   std::vector<double> visible_seconds;

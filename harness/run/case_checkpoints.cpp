@@ -2,8 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <thread>
 
@@ -320,8 +322,18 @@ std::optional<double> CaseCheckpoints::time_until_visible(const fs::path& dir,
   return seconds;
 }
 
-std::map<std::string, std::uint64_t> CaseCheckpoints::requests() {
-  return store_ ? store_->take_counters() : std::map<std::string, std::uint64_t>{};
+void CaseCheckpoints::requests(std::map<std::string, std::uint64_t>& total,
+                               std::map<std::string, std::uint64_t>& most) {
+  const std::map<std::string, std::uint64_t> mine =
+      store_ ? store_->take_counters() : std::map<std::string, std::uint64_t>{};
+  for (const std::string& text : context_.comm.gather(nlohmann::json(mine).dump())) {
+    const nlohmann::json counts = nlohmann::json::parse(text);
+    for (const auto& [name, count] : counts.items()) {
+      const auto n = count.get<std::uint64_t>();
+      total[name] += n;
+      most[name] = std::max(most[name], n);
+    }
+  }
 }
 
 }  // namespace ckpt::harness

@@ -76,8 +76,12 @@ class CaseCheckpoints {
   // 10 s (a note says which). Collective.
   std::optional<double> time_until_visible(const std::filesystem::path& dir,
                                            backends::Backend& observer_backend);
-  // The store's own requests by kind so far (process 0's, an object store's; else empty).
-  std::map<std::string, std::uint64_t> requests();
+  // The store's own requests by kind so far (an object store's; else none), every process's
+  // counted: into `total` summed, into `most` the largest count of each kind on one process; at
+  // process 0 (elsewhere both stay empty). Every process must call it, once per case and at the
+  // same point: a gather.
+  void requests(std::map<std::string, std::uint64_t>& total,
+                std::map<std::string, std::uint64_t>& most);
 
  private:
   const CaseContext& context_;

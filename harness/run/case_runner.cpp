@@ -72,6 +72,7 @@ CaseResult CaseRunner::run() {
     restore_.prepare();
   }
   if (!record.ok()) {  // a damaged checkpoint, refused before any read
+    s_.store.requests(record.result.store_requests, record.result.store_requests_max);
     record.result.wall.seconds = seconds_since(s_.started);
     record.result.ended_at = std::chrono::system_clock::now();
     return record.result;
@@ -149,12 +150,14 @@ CaseResult CaseRunner::finish(const std::vector<IterationTiming>& writes,
   if (loading) load_.record(reads);
   result.verified = result.status == "ok" && c.verify && phase != PhaseSelection::checkpoint &&
                     !reads.empty() && (loading || s_.backend->capabilities().stores_data);
-  result.store_requests = s_.store.requests();
   result.environment["mpi_io_modules"] = loaded_mpi_io_modules();  // what this case's I/O loaded
   result.wall.seconds = seconds_since(s_.started);
   result.ended_at = std::chrono::system_clock::now();
   record_integrity_facts(s_);
   record_write_end(s_);
+  // After the last request of the store (the write's end marker), on every process that got here
+  // (the one other return of run() takes them too).
+  s_.store.requests(result.store_requests, result.store_requests_max);
   return result;
 }
 

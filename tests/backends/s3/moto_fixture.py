@@ -1,6 +1,6 @@
 """Runs a command against a private S3 server: moto's, in this process, on 127.0.0.1.
 
-Usage: moto_fixture.py COMMAND [ARGS...]
+Usage: moto_fixture.py [--tls] COMMAND [ARGS...]
 
 The server binds port 0 (the kernel picks a free port: parallel ctest runs never collide) and
 enforces authentication once the set-up requests are done: a user with an access key and a policy
@@ -11,14 +11,20 @@ CKPT_TEST_S3_BUCKET, CKPT_TEST_S3_REGION, AWS_ACCESS_KEY_ID and AWS_SECRET_ACCES
 server stops when it exits, and this script exits with its status. CKPT_TEST_S3_PROXY is the
 endpoint of a proxy in front of the same server (fault_proxy.py) that injects the faults the file
 CKPT_TEST_S3_FAULTS names (none while it is empty or absent).
+With --tls, the same server (moto keeps its state per process) also answers https on another port,
+CKPT_TEST_S3_TLS_ENDPOINT, with a certificate for 127.0.0.1 that openssl makes now in a temporary
+directory, signed by a certificate authority made with it (CKPT_TEST_S3_CA_FILE); a second one,
+which signed nothing, is CKPT_TEST_S3_OTHER_CA_FILE. Without openssl those stay unset.
 Without moto (ci/setup.sh installs it into .deps/venv) it exits 77, which ctest reports as a skip.
 """
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 import fault_proxy  # noqa: E402 (after the line above)
@@ -37,7 +43,10 @@ ABANDONED_UPLOAD = "fixture/stale/upload.bin"
 
 try:
     import boto3
+    from moto.moto_server.werkzeug_app import (DomainDispatcherApplication, MotoRequestHandler,
+                                               create_backend_app)
     from moto.server import ThreadedMotoServer
+    from werkzeug.serving import make_server
 except ImportError as error:
     print(f"SKIPPED: moto is not installed ({error}): run ci/setup.sh (it installs moto[server] "
           "into .deps/venv)")
@@ -63,9 +72,57 @@ def set_up(endpoint):
     return key["AccessKeyId"], key["SecretAccessKey"]
 
 
+def openssl(*args):
+    subprocess.run(["openssl", *args], check=True, capture_output=True)
+
+
+def make_certificates(folder):
+    """A CA, a certificate for 127.0.0.1 it signed (with its key), and an unrelated CA: paths."""
+    paths = {name: os.path.join(folder, name) for name in
+             ("ca.pem", "ca.key", "server.pem", "server.key", "server.csr", "other-ca.pem",
+              "other-ca.key", "server.ext")}
+    for ca, key, name in (("ca.pem", "ca.key", "ckpt test CA"),
+                          ("other-ca.pem", "other-ca.key", "ckpt other CA")):
+        openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+                "-nodes", "-days", "1", "-subj", f"/CN={name}", "-keyout", paths[key], "-out",
+                paths[ca])
+    openssl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+            "-subj", "/CN=127.0.0.1", "-keyout", paths["server.key"], "-out", paths["server.csr"])
+    with open(paths["server.ext"], "w", encoding="utf-8") as f:
+        f.write("subjectAltName = IP:127.0.0.1\n")
+    openssl("x509", "-req", "-in", paths["server.csr"], "-CA", paths["ca.pem"], "-CAkey",
+            paths["ca.key"], "-CAcreateserial", "-days", "1", "-extfile", paths["server.ext"],
+            "-out", paths["server.pem"])
+    return paths
+
+
+def start_tls_server(paths):
+    """moto's application over https on a free port of 127.0.0.1; the server and its endpoint."""
+    server = make_server("127.0.0.1", 0, DomainDispatcherApplication(create_backend_app),
+                         threaded=True, request_handler=MotoRequestHandler,
+                         ssl_context=(paths["server.pem"], paths["server.key"]))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"https://127.0.0.1:{server.server_address[1]}"
+
+
+def tls_environment(folder):
+    """With openssl: the https server and the variables that name it; else (None, {})."""
+    if shutil.which("openssl") is None:
+        return None, {}
+    paths = make_certificates(folder)
+    server, endpoint = start_tls_server(paths)
+    return server, {"CKPT_TEST_S3_TLS_ENDPOINT": endpoint,
+                    "CKPT_TEST_S3_CA_FILE": paths["ca.pem"],
+                    "CKPT_TEST_S3_OTHER_CA_FILE": paths["other-ca.pem"]}
+
+
 def main():
-    if len(sys.argv) < 2:
-        sys.exit("usage: moto_fixture.py COMMAND [ARGS...]")
+    command = sys.argv[1:]
+    tls = bool(command) and command[0] == "--tls"
+    if tls:
+        command = command[1:]
+    if not command:
+        sys.exit("usage: moto_fixture.py [--tls] COMMAND [ARGS...]")
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     try:
@@ -75,16 +132,19 @@ def main():
         faults_dir = tempfile.TemporaryDirectory(prefix="ckpt-s3-faults-")
         faults = os.path.join(faults_dir.name, "faults")
         proxy, proxy_endpoint = fault_proxy.start(faults, host, port)
+        tls_server, tls_env = tls_environment(faults_dir.name) if tls else (None, {})
         env = dict(os.environ, AWS_ACCESS_KEY_ID=key_id, AWS_SECRET_ACCESS_KEY=secret,
                    CKPT_TEST_S3_ENDPOINT=endpoint, CKPT_TEST_S3_BUCKET=BUCKET,
                    CKPT_TEST_S3_REGION=REGION, CKPT_TEST_S3_PROXY=proxy_endpoint,
-                   CKPT_TEST_S3_FAULTS=faults)
+                   CKPT_TEST_S3_FAULTS=faults, **tls_env)
         env.pop("INITIAL_NO_AUTH_ACTION_COUNT")
         env.pop("AWS_SESSION_TOKEN", None)
         try:
-            return subprocess.run(sys.argv[1:], env=env, check=False).returncode
+            return subprocess.run(command, env=env, check=False).returncode
         finally:
             proxy.shutdown()
+            if tls_server is not None:
+                tls_server.shutdown()
             faults_dir.cleanup()
     finally:
         server.stop()

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ctest: run_with_moto.sh VENV_PYTHON COMMAND [ARGS...] — runs COMMAND against a private moto S3
+# ctest: run_with_moto.sh VENV_PYTHON [--tls] COMMAND [ARGS...] — runs COMMAND against a private moto S3
 # server (moto_fixture.py); skips (77) without the venv that ci/setup.sh makes.
 set -euo pipefail
 python="$1"

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -16,6 +17,16 @@
 #include "tests/integration/integration_support.hpp"
 
 namespace ckpt::integration {
+
+// A model whose full state on one rank (about 20 MiB) is a multipart upload of 5 MiB parts.
+inline constexpr const char* kPartedModel = R"(name = "parted"
+hidden_size = 256
+intermediate_size = 512
+num_hidden_layers = 2
+num_attention_heads = 4
+num_key_value_heads = 2
+vocab_size = 256
+)";
 
 inline std::string environment(const char* name) {
   const char* value = std::getenv(name);
@@ -76,6 +87,12 @@ name = "s3"
   }
 
   fs::path target() const { return dir_ / "target"; }
+
+  // The rules of the proxy in front of the server (fault_proxy.py, at CKPT_TEST_S3_PROXY), in
+  // force from its next request on.
+  static void faults(const std::string& rules) {
+    std::ofstream(environment("CKPT_TEST_S3_FAULTS"), std::ios::trunc) << rules;
+  }
 
   // --set of the server's options, the objects under prefix `name`.
   static std::vector<std::string> server_options(const std::string& name) {

@@ -4,7 +4,6 @@
 // exit status, no manifest, `latest` unchanged), retries and back-off are counted in results, and
 // the previous checkpoint still restores.
 #include <algorithm>
-#include <fstream>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,16 +12,6 @@
 
 namespace ckpt::integration {
 namespace {
-
-// A model whose full state on one rank (about 20 MiB) is a multipart upload of 5 MiB parts.
-constexpr const char* kPartedModel = R"(name = "parted"
-hidden_size = 256
-intermediate_size = 512
-num_hidden_layers = 2
-num_attention_heads = 4
-num_key_value_heads = 2
-vocab_size = 256
-)";
 
 const std::string kKept = "keep = true\niterations = 1\nwarmup = 0\n";
 
@@ -35,10 +24,6 @@ class S3Faults : public S3Campaign {
   }
   void TearDown() override { faults(""); }
 
-  // The proxy's rules (fault_proxy.py), in force from the next request on.
-  static void faults(const std::string& rules) {
-    std::ofstream(environment("CKPT_TEST_S3_FAULTS"), std::ios::trunc) << rules;
-  }
   // --set of the proxy's endpoint and of `retries` quick retries.
   static std::vector<std::string> through_proxy(std::vector<std::string> more, int retries) {
     more.insert(more.end(), {"--set", "backend.s3.endpoint=" + environment("CKPT_TEST_S3_PROXY"),

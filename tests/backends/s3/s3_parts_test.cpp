@@ -1,5 +1,6 @@
 // The s3 backend's pure parts: keys, URL encoding and addressing, canonical queries, object
-// bytes from extents, coalesced ranged reads, option checks. No server needed.
+// bytes from extents, coalesced ranged reads, option checks, the choice of endpoint. No server
+// needed.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -9,6 +10,8 @@
 #include "backends/registry.hpp"
 #include "backends/s3/s3_checksum.hpp"
 #include "backends/s3/s3_config.hpp"
+#include "backends/s3/s3_counters.hpp"
+#include "backends/s3/s3_endpoints.hpp"
 #include "backends/s3/s3_extents.hpp"
 #include "backends/s3/s3_url.hpp"
 #include "backends/s3/s3_xml.hpp"
@@ -122,6 +125,72 @@ TEST(S3Config, EndpointsAreSharedOutByRankModuloTheirCount) {
   EXPECT_EQ(config.endpoint_for(6), "http://a:9000");
 }
 
+S3Config three_endpoints(const std::string& choice) {
+  return parse_config({{"endpoint", "http://a:1,http://b:2,http://c:3"},
+                       {"bucket", "ckpt"},
+                       {"endpoint_choice", choice}});
+}
+
+// Process 4 of any number: its own endpoint is 4 modulo 3 = 1 (b), where ties start.
+TEST(S3Endpoints, LeastLoadedTakesTheFewestInFlightTiesFromTheRanksOwnOn) {
+  Endpoints endpoints(three_endpoints("least_loaded"), 4);
+  EXPECT_EQ(endpoints.home().endpoint, "http://b:2");
+  {
+    const Endpoints::Lease first = endpoints.choose();
+    EXPECT_EQ(first.index(), 1u);  // all idle: the own one
+    const Endpoints::Lease second = endpoints.choose();
+    EXPECT_EQ(second.index(), 2u);  // b busy: the next after it
+    const Endpoints::Lease third = endpoints.choose();
+    EXPECT_EQ(third.index(), 0u);  // wrapping round
+    {
+      const Endpoints::Lease fourth = endpoints.choose();
+      EXPECT_EQ(fourth.index(), 1u);  // one each in flight: the own one again
+    }
+    const Endpoints::Lease fifth = endpoints.choose();
+    EXPECT_EQ(fifth.index(), 1u);  // the fourth ended: b has one again, as the others
+    const Endpoints::Lease sixth = endpoints.choose();
+    EXPECT_EQ(sixth.index(), 2u);
+  }
+  EXPECT_EQ(endpoints.choose().index(), 1u) << "every lease ended: all idle again";
+}
+
+TEST(S3Endpoints, ByRankEveryRequestGoesToTheRanksOwn) {
+  Endpoints endpoints(three_endpoints("rank"), 5);
+  const Endpoints::Lease first = endpoints.choose();
+  const Endpoints::Lease second = endpoints.choose();
+  EXPECT_EQ(first.index(), 2u);
+  EXPECT_EQ(second.index(), 2u);
+}
+
+TEST(S3Endpoints, ARequestMovesToAnotherEndpointWithItsPathAndQuery) {
+  const S3Config path_style = three_endpoints("least_loaded");
+  Endpoints endpoints(path_style, 0);
+  const Request request{.url = endpoints.home().object_url("k/x", "partNumber=1")};
+  const Request moved = endpoints.routed(request, 2);
+  EXPECT_EQ(moved.url, "http://c:3/ckpt/k/x?partNumber=1");
+  EXPECT_EQ(moved.endpoint, 2u);
+  EXPECT_EQ(endpoints.routed(request, 0).url, "http://a:1/ckpt/k/x?partNumber=1");
+  S3Config virtual_hosts = path_style;
+  virtual_hosts.virtual_addressing = true;
+  Endpoints hosts(virtual_hosts, 0);
+  const Request listing{.url = hosts.home().bucket_url("list-type=2")};
+  EXPECT_EQ(hosts.routed(listing, 1).url, "http://ckpt.b:2/?list-type=2");
+}
+
+TEST(S3Counters, EachEndpointsRequestsAreCountedWhenThereAreSeveral) {
+  Counters counters(2);
+  counters.request(RequestKind::put, 0);
+  counters.request(RequestKind::part, 1);
+  counters.request(RequestKind::part, 1);
+  const auto snapshot = counters.snapshot();
+  EXPECT_EQ(snapshot.at("endpoint.0.requests"), 1u);
+  EXPECT_EQ(snapshot.at("endpoint.1.requests"), 2u);
+  EXPECT_EQ(snapshot.at("requests.part"), 2u);
+  counters.reset();
+  EXPECT_EQ(counters.snapshot().at("endpoint.1.requests"), 0u);
+  EXPECT_FALSE(Counters(1).snapshot().contains("endpoint.0.requests")) << "one endpoint: no split";
+}
+
 std::string refusal(const BackendOptions& options) {
   try {
     make_backend("s3", {}, options);
@@ -146,6 +215,9 @@ TEST(S3Config, BadOptionsAreRefusedByNameBeforeAnyRequest) {
   EXPECT_TRUE(contains(scheme, "not an http:// or https:// URL")) << scheme;
   const std::string ca = refusal(with("ca_file", "/no/such/ca.pem"));
   EXPECT_TRUE(contains(ca, "`backend.s3.ca_file`")) << ca;
+  const std::string choice = refusal(with("endpoint_choice", "random"));
+  EXPECT_TRUE(contains(choice, "backend.s3.endpoint_choice") && contains(choice, "least_loaded"))
+      << choice;
   const std::string threads = [&] {
     try {
       make_backend("s3", IoSettings{.threads = 2}, good);
