@@ -80,12 +80,12 @@ warmup = 0
 tp = 2
 pp = 2
 )";
-  const Outcome written = run_campaign(
-      "ranked", keys,
-      {"--phase", "checkpoint", "--set",
-       "backend.s3.endpoint=" + environment("CKPT_TEST_S3_ENDPOINT") + "," +
-           environment("CKPT_TEST_S3_PROXY")},
-      "", 4);
+  const Outcome written =
+      run_campaign("ranked", keys,
+                   {"--phase", "checkpoint", "--set",
+                    "backend.s3.endpoint=" + environment("CKPT_TEST_S3_ENDPOINT") + "," +
+                        environment("CKPT_TEST_S3_PROXY")},
+                   "", 4);
   ASSERT_EQ(written.exit_code, 0) << written.describe();
   const nlohmann::json w = read_results(dir_ / "out-ranked").at(0);
   ASSERT_EQ(w.at("status"), "ok") << w.dump();
@@ -141,9 +141,8 @@ TEST_F(S3Https, AnEndpointWhoseCertificateDoesNotVerifyIsRefusedNamingCaFile) {
   const std::string message =
       "s3: the certificate of backend.s3.endpoint \"" + endpoint + "\" does not verify against ";
   for (const std::string& ca_file : {std::string(), environment("CKPT_TEST_S3_OTHER_CA_FILE")}) {
-    const Outcome o =
-        run_campaign("untrusted", "create_target = true\niterations = 1\nwarmup = 0\n",
-                     over_https(ca_file));
+    const Outcome o = run_campaign(
+        "untrusted", "create_target = true\niterations = 1\nwarmup = 0\n", over_https(ca_file));
     EXPECT_EQ(o.exit_code, 2) << o.describe();
     const std::size_t first = o.err.find(message);
     EXPECT_NE(first, std::string::npos) << o.err;
