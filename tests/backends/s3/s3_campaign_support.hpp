@@ -28,6 +28,15 @@ num_key_value_heads = 2
 vocab_size = 256
 )";
 
+// Four modeled ranks (TP 2, PP 2), two kept checkpoints: the second retires the first.
+inline constexpr const char* kFourRanksKept = R"(keep = true
+iterations = 2
+warmup = 0
+[parallel]
+tp = 2
+pp = 2
+)";
+
 inline std::string environment(const char* name) {
   const char* value = std::getenv(name);
   return value == nullptr ? "" : value;

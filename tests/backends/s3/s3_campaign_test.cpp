@@ -159,13 +159,7 @@ name = "lazy"
 // with ranged GETs, and list nothing. Every request is counted, exactly.
 TEST_F(S3Campaign, FourProcessesWriteRestoreReshardedAndLoadCountingEveryRequest) {
   if (const std::string why = why_no_mpirun(); !why.empty()) GTEST_SKIP() << why;
-  const std::string keys = R"(keep = true
-iterations = 2
-warmup = 0
-[parallel]
-tp = 2
-pp = 2
-)";
+  const std::string keys = kFourRanksKept;
   const Outcome written = run_campaign("four", keys, {"--phase", "checkpoint"}, "", 4);
   ASSERT_EQ(written.exit_code, 0) << written.describe();
   EXPECT_FALSE(fs::exists(target()));

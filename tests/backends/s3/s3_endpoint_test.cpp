@@ -73,15 +73,8 @@ TEST_F(S3Endpoints, LeastLoadedSpreadsRequestsOverBothEndpointsAndCountsEachOnce
 // process 0 never uses, got none of them.
 TEST_F(S3Endpoints, FourProcessesByRankCountPerEndpointAndEveryProcesssListings) {
   if (const std::string why = why_no_mpirun(); !why.empty()) GTEST_SKIP() << why;
-  const std::string keys = R"(keep = true
-iterations = 2
-warmup = 0
-[parallel]
-tp = 2
-pp = 2
-)";
   const Outcome written =
-      run_campaign("ranked", keys,
+      run_campaign("ranked", kFourRanksKept,
                    {"--phase", "checkpoint", "--set",
                     "backend.s3.endpoint=" + environment("CKPT_TEST_S3_ENDPOINT") + "," +
                         environment("CKPT_TEST_S3_PROXY")},
