@@ -85,9 +85,9 @@ TEST(Campaign, ConfigHoldsEveryKeyAsTheUserSeesIt) {
                          "alignment": 0,
                          "alignment_threshold": 65536, "collective_metadata": true, "hints": {}},
                 "gds": {"library": "libcufile.so.0", "register_buffers": true, "batch": false},
-                "s3": {"endpoint": "", "bucket": "", "prefix": "", "region": "us-east-1",
-                       "addressing": "path", "part_size": 16777216, "concurrency": 8,
-                       "retries": 5, "backoff_ms": 100, "ca_file": ""},
+                "s3": {"endpoint": "", "endpoint_choice": "rank", "bucket": "", "prefix": "",
+                       "region": "us-east-1", "addressing": "path", "part_size": 16777216,
+                       "concurrency": 8, "retries": 5, "backoff_ms": 100, "ca_file": ""},
                 "skeleton": {"block_bytes": 1048576}},
     "data": {"pattern": "random", "seed": 1, "verify": true},
     "cache": {"policy": "drop"}
