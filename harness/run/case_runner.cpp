@@ -155,8 +155,8 @@ CaseResult CaseRunner::finish(const std::vector<IterationTiming>& writes,
   result.ended_at = std::chrono::system_clock::now();
   record_integrity_facts(s_);
   record_write_end(s_);
-  // After the last request of the store (the write's end marker), on every process that got here
-  // (the one other return of run() takes them too).
+  // After the store's last request (the write's end marker). A gather: every process takes them
+  // here or at run()'s early return, once.
   s_.store.requests(result.store_requests, result.store_requests_max);
   return result;
 }
