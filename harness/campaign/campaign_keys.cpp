@@ -480,6 +480,12 @@ std::vector<KeySpec> tier_keys() {
               "every K-th checkpoint of the tiered engine also goes to the backend (the remote "
               "tier); K = 1: every one",
               1, 1, kIntMax),
+      choice_key("tiers", "local_backend",
+                 "engine.name = \"tiered\": the backend every part file of the node-local tier "
+                 "is written and read through (each synced before it is named); the remote tier "
+                 "stays backend.name",
+                 kDefaultLocalTierBackend,
+                 {std::begin(kLocalTierBackends), std::end(kLocalTierBackends)}),
       bool_key("tiers", "memory",
                "engine.name = \"tiered\": each process also keeps its part of the newest "
                "complete checkpoint in its host memory (one part per process, counted in "

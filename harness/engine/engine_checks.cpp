@@ -4,6 +4,7 @@
 
 #include "harness/comm/comm.hpp"
 #include "harness/engine/host_pool.hpp"
+#include "harness/engine/tier_files.hpp"
 #include "harness/engine/tier_layout.hpp"
 #include "harness/engine/tier_recovery.hpp"
 #include "harness/memory/gpu_load.hpp"
@@ -22,6 +23,7 @@ std::optional<std::string> tier_problem(const Case& c, int processes, std::uint6
   const TierSpec& t = c.engine.tiers;
   const std::optional<int> launch = launch_processes_per_node();
   if (auto problem = tier_layout_problem(t, processes, launch, state_bytes)) return problem;
+  if (auto problem = local_tier_backend_problem(t.local_backend)) return problem;
   if (t.lost_nodes.empty()) return std::nullopt;
   // The loop's checkpoints are known up front: recover as if every one succeeded, so that losing
   // a whole clique before anything was drained is refused before any I/O.

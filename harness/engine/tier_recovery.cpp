@@ -4,12 +4,10 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <sstream>
+
+#include "harness/common/config_error.hpp"
 
 namespace ckpt::harness {
 namespace {
@@ -55,36 +53,21 @@ std::string lost_part_refusal(const TierLayout& layout, const std::set<int>& los
       drain_every);
 }
 
-// The whole file `path` into `into` (exactly its size); the problem, or "".
-std::string read_whole(const fs::path& path, std::span<std::byte> into) {
-  std::error_code ec;
-  const auto size = fs::file_size(path, ec);
-  if (ec) return fmt::format("{}: {}", path.string(), ec.message());
-  if (size != into.size())
-    return fmt::format("{}: {} bytes, expected {}", path.string(), size, into.size());
-  std::ifstream in(path, std::ios::binary);
-  in.read(reinterpret_cast<char*>(into.data()), static_cast<std::streamsize>(into.size()));
-  if (!in) return fmt::format("read {}: {}", path.string(), std::strerror(errno));
-  return "";
-}
-
-// Process `to` gets the part of process `to` from this process's node's copy, in chunks.
+// Process `to` gets the part of process `to` from this process's node's copy, read in chunks
+// through the local tier's backend and sent as read.
 std::string send_part(Comm& comm, const TierSetup& setup, const fs::path& path, int to) {
-  std::ifstream in(path, std::ios::binary);
   std::error_code ec;
-  std::uint64_t size = in ? fs::file_size(path, ec) : 0;
-  if (ec) size = 0;
+  std::uint64_t size = fs::file_size(path, ec);
+  if (ec) size = 0;  // the reader below names the missing file
   comm.send(to, std::as_bytes(std::span(&size, 1)));
-  std::string problem = in && !ec ? "" : fmt::format("open {}: cannot read it", path.string());
+  PartFile file(*setup.local, path, size, setup.chunk_bytes, false);
   std::vector<std::byte> chunk(static_cast<std::size_t>(std::min(size, setup.chunk_bytes)));
-  for (std::uint64_t sent = 0; sent < size;) {
-    const std::uint64_t n = std::min(setup.chunk_bytes, size - sent);
-    in.read(reinterpret_cast<char*>(chunk.data()), static_cast<std::streamsize>(n));
-    if (!in && problem.empty()) problem = fmt::format("read {}: short", path.string());
-    comm.send(to, std::span<const std::byte>(chunk.data(), n));  // the peer waits for every chunk
-    sent += n;
+  while (const std::uint64_t n = file.next_bytes()) {
+    const std::span<std::byte> into(chunk.data(), n);
+    file.next(into);
+    comm.send(to, into);  // the peer waits for every chunk, even after a failed read
   }
-  return problem;
+  return file.finish().error;
 }
 
 // This process's part from process `from`, straight into `part` (into scratch when the sizes
@@ -199,17 +182,16 @@ std::vector<NodeHolding> survey_nodes(Comm& comm, const TierSetup& setup,
     } else {
       std::int64_t newest = -1;
       for (const fs::directory_entry& entry : fs::directory_iterator(root, ec)) {
-        std::ifstream in(entry.path() / kTierManifestName);
-        if (!in) continue;  // not complete: it does not count
-        std::stringstream text;
-        text << in.rdbuf();
-        const nlohmann::json mark = nlohmann::json::parse(text.str(), nullptr, false);
-        if (mark.is_discarded() || !mark.contains("iteration")) continue;
-        if (const auto it = mark["iteration"].get<std::int64_t>(); it > newest) {
-          newest = it;
-          mine = {{"node", node},
-                  {"iteration", it},
-                  {"parts", mark.value("parts", nlohmann::json::array())}};
+        std::optional<TierManifest> mark;
+        try {
+          mark = read_tier_manifest(entry.path());
+        } catch (const ConfigError& e) {
+          mine = {{"node", node}, {"damaged", e.what()}};
+          break;
+        }
+        if (mark && mark->iteration > newest) {  // without a mark the copy is not complete
+          newest = mark->iteration;
+          mine = {{"node", node}, {"iteration", newest}, {"parts", mark->parts}};
         }
       }
     }
@@ -222,6 +204,10 @@ std::vector<NodeHolding> survey_nodes(Comm& comm, const TierSetup& setup,
   for (const nlohmann::json& r : all) {
     if (r.is_null()) continue;
     NodeHolding& n = nodes.at(r.at("node").get<std::size_t>());
+    if (r.contains("damaged")) {
+      n.damaged = r.at("damaged").get<std::string>();
+      continue;
+    }
     n.iteration = r.at("iteration").get<std::int64_t>();
     n.parts = r.at("parts").get<std::vector<int>>();
   }
@@ -246,8 +232,9 @@ RecoveryBytes fetch_parts(Comm& comm, const TierSetup& setup, const RecoveryPlan
     bytes.error = copy_from_memory(setup, plan.iteration, part);
     if (bytes.error.empty()) bytes.memory = part.size();
   } else if (mine == PartSource::local) {
-    bytes.error = read_whole(copy_path(setup, me, plan.iteration, me), part);
-    if (bytes.error.empty()) bytes.local = part.size();
+    const Execution read = read_part(*setup.local, copy_path(setup, me, plan.iteration, me), part);
+    bytes.error = read.error;
+    if (bytes.error.empty()) bytes.local = read.bytes;
   }
   if (mine == PartSource::memory || mine == PartSource::local)
     bytes.in_place = std::chrono::steady_clock::now();

@@ -28,6 +28,9 @@ std::string_view part_source_name(PartSource source);
 struct NodeHolding {
   std::int64_t iteration = -1;
   std::vector<int> parts;
+  // A tiers.json of the node that read_tier_manifest refused (its message, naming the file and the
+  // key); "" when none. Recovery refuses rather than guess what the node holds.
+  std::string damaged;
 };
 
 // The processes' agreed recovery: one iteration, and per process where its part comes from.
@@ -48,7 +51,7 @@ std::variant<RecoveryPlan, std::string> plan_recovery(
     std::int64_t remote_iteration, int drain_every, const std::vector<std::int64_t>& memory = {});
 
 // Collective: each lost node's local tier removed (its first process does it), then every
-// surviving node's holding read from its tiers.json, on every process.
+// surviving node's holding read from its tiers.json (read_tier_manifest), on every process.
 std::vector<NodeHolding> survey_nodes(Comm& comm, const TierSetup& setup,
                                       const std::set<int>& lost);
 
@@ -68,10 +71,10 @@ struct RecoveryBytes {
 };
 
 // Collective: the parts `plan` takes from the memory and local tiers into `part` (this process's
-// state buffer): its memory tier's copy (setup.memory), its own node's file read, a peer's sent in
-// chunks of setup.chunk_bytes (the transfers
-// in one order on every process, so blocking pairs cannot deadlock). Parts from the remote tier
-// are the caller's (through the backend).
+// state buffer): its memory tier's copy (setup.memory), its own node's file read, a peer's read
+// and sent in chunks of setup.chunk_bytes (the transfers in one order on every process, so
+// blocking pairs cannot deadlock); every file read through the local tier's backend
+// (setup.local). Parts from the remote tier are the caller's (through the case's backend).
 RecoveryBytes fetch_parts(Comm& comm, const TierSetup& setup, const RecoveryPlan& plan,
                           std::span<std::byte> part);
 

@@ -59,12 +59,14 @@ struct CheckpointRecord {
   CheckpointTimes times;
   // tiered: due -> this process's part in its memory tier (tiers.memory), due -> its part
   // complete in its node's local tier, and due -> every part of its clique complete beside it
-  // (each the slowest process's); the bytes sent to peers (all processes); the tiers holding it
+  // (each the slowest process's); the bytes sent to peers and the bytes written into the local
+  // tiers through their backend, own parts and replicas (all processes); the tiers holding it
   // complete ("memory", "local", "peers", "remote"; empty when none does).
   double tier_memory_seconds = 0;
   double tier_local_seconds = 0;
   double tier_replicated_seconds = 0;
   std::uint64_t interconnect_bytes = 0;
+  std::uint64_t local_tier_bytes = 0;
   std::vector<std::string> tiers;
 };
 

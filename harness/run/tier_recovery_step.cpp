@@ -73,6 +73,12 @@ std::optional<RecoveryPlan> plan_parts(CaseState& s, const TierSetup& setup,
   const std::vector<NodeHolding> nodes = survey_nodes(comm, setup, lost);
   auto planned = plan_recovery(setup.layout, nodes, lost, remote.iteration, setup.drain_every,
                                survey_memory(comm, setup, lost));
+  for (std::size_t n = 0; n < nodes.size(); ++n) {
+    if (!nodes[n].damaged.empty()) {
+      planned = fmt::format("the local tier of node {}: {}", n, nodes[n].damaged);
+      break;
+    }
+  }
   if (const auto* refusal = std::get_if<std::string>(&planned)) {
     const std::string problem =
         fmt::format("recovery after losing nodes {{{}}}: {}", fmt::join(lost, ", "), *refusal);
@@ -88,14 +94,16 @@ std::optional<RecoveryPlan> plan_parts(CaseState& s, const TierSetup& setup,
 TierSetup checked_tier_setup(const Case& c, Comm& comm, std::uint64_t state_bytes) {
   const TierSpec& t = c.engine.tiers;
   const std::optional<int> launch = launch_processes_per_node();
-  const auto problem = tier_layout_problem(t, comm.size(), launch, state_bytes).value_or("");
+  const auto problem = tier_layout_problem(t, comm.size(), launch, state_bytes)
+                           .value_or(local_tier_backend_problem(t.local_backend).value_or(""));
   if (const std::string first = comm.first_problem(problem); !first.empty())
     throw SetupError(fmt::format("case {}: {}", c.index, first));
   return {.layout = tier_layout(t, comm.size(), launch),
           .local_dir = t.local_dir,
           .drain_every = t.drain_every,
           .max_part_bytes = state_bytes,
-          .chunk_bytes = t.chunk_bytes};
+          .chunk_bytes = t.chunk_bytes,
+          .local = make_local_tier_backend(t.local_backend)};
 }
 
 void recover_lost_nodes(CaseState& s, const TierSetup& setup, const std::vector<RankPlan>& trained,

@@ -95,6 +95,15 @@ TEST(TieredRun, LostNodeRecoversFromPeersElseRemoteAndVerifies) {
     }
   }
   EXPECT_EQ(local_bytes[0], local_bytes[1]);
+  // Every part file went through the local tiers' backend: F = 2 writes each part twice (its own
+  // node's copy and its peer's), F = 1 once, the bytes the exchange carried with F = 2.
+  for (std::size_t i = 0; i < 2; ++i) {
+    const nlohmann::json &two = results[0].at("training").at("checkpoints").at(i),
+                         &one = results[1].at("training").at("checkpoints").at(i);
+    const auto sent = two.at("interconnect_bytes").get<std::uint64_t>();
+    EXPECT_EQ(two.at("local_tier_bytes").get<std::uint64_t>(), 2 * sent);
+    EXPECT_EQ(one.at("local_tier_bytes").get<std::uint64_t>(), sent);
+  }
   // The lost node's local tier is gone; a surviving node keeps only its newest complete copy.
   EXPECT_FALSE(fs::exists(dir / "local" / "node1"));
   std::vector<std::string> kept;
@@ -221,6 +230,46 @@ TEST(TieredRun, RestartedJobRecoversFromPeersAndRefusesAPartNoTierHolds) {
                        "process 0's part of iteration 2 is in no surviving tier: its clique's "
                        "nodes {0, 1} hold its 2 copies"))
       << refused.describe();
+}
+
+// tiers.local_backend = "uring": one process, one node, F = 1: each part file goes through io_uring
+// (every byte of every checkpoint counted by it), and the drained checkpoint restores verified.
+TEST(TieredRun, TheLocalTierWritesThroughTheBackendItNames) {
+  const Outcome backends = ckptbench({"backends", "--json"});
+  ASSERT_EQ(backends.exit_code, 0) << backends.describe();
+  bool uring = false;
+  for (const nlohmann::json& b : nlohmann::json::parse(backends.out))
+    uring = uring || (b.at("name") == "uring" && b.at("available") == true);
+  Scratch dir;
+  const fs::path campaign = dir.write("c.toml", tiny_full_state_campaign(dir, "tiers", 1, 0, R"(
+[training]
+iterations = 2
+iteration_seconds = 0.01
+checkpoint_every = 1
+[engine]
+name = "tiered"
+[tiers]
+processes_per_node = 1
+replicas = 1
+local_backend = "uring"
+local_dir = ")" + (dir / "local" / "node{node}").string() + "\"\n"));
+  const Outcome o = ckptbench({"run", campaign.string(), "--output", (dir / "out").string()});
+  if (!uring) {  // refused before any I/O, naming the key and the registry's reason
+    EXPECT_EQ(o.exit_code, 2) << o.describe();
+    EXPECT_TRUE(contains(o.out + o.err, "tiers.local_backend = \"uring\": ")) << o.describe();
+    EXPECT_FALSE(fs::exists(dir / "local"));
+    return;
+  }
+  ASSERT_EQ(o.exit_code, 0) << o.describe();
+  const auto results = read_results(dir / "out");
+  ASSERT_EQ(results.size(), 1u) << o.describe();
+  EXPECT_EQ(results[0].at("status"), "ok") << results[0].at("error");
+  EXPECT_EQ(results[0].at("verified"), true);
+  const nlohmann::json& c = results[0].at("training").at("checkpoints");
+  ASSERT_EQ(c.size(), 2u);
+  const auto part = fs::file_size(dir / "local" / "node0" / "iter_0000001" / "part_00000.bin");
+  for (const nlohmann::json& checkpoint : c) EXPECT_EQ(checkpoint.at("local_tier_bytes"), part);
+  EXPECT_EQ(results[0].at("config").at("tiers").at("local_backend"), "uring");
 }
 
 TEST(TieredRun, DryRunRefusesUnrecoverableAndBadCliquesBeforeAnyIo) {
