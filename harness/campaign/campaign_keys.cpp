@@ -488,8 +488,10 @@ std::vector<KeySpec> tier_keys() {
                  {std::begin(kLocalTierBackends), std::end(kLocalTierBackends)}),
       bool_key("tiers", "memory",
                "engine.name = \"tiered\": each process also keeps its part of the newest "
-               "complete checkpoint in its host memory (one part per process, counted in "
-               "campaign.memory_budget), the first tier a surviving process recovers from",
+               "complete checkpoint in its host memory, and with tiers.replicas > 1 the parts of "
+               "its clique's peers it received (tiers.replicas parts per process, counted in "
+               "campaign.memory_budget): the first tier a surviving process recovers from, and "
+               "where a lost peer's part is sent from without a read",
                false),
       rank_list_key("tiers", "lost_nodes",
                     "engine.name = \"tiered\": after the loop (or in a --phase restore job) "

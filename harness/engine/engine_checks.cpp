@@ -164,7 +164,8 @@ std::uint64_t host_pool_allocation(const Case& c, std::uint64_t state_bytes) {
 std::uint64_t tier_memory_allocation(const Case& c, std::uint64_t state_bytes) {
   const bool kept =
       c.training.enabled() && c.engine.kind == EngineKind::tiered && c.engine.tiers.memory;
-  return kept ? state_bytes : 0;
+  // The own part and, with F > 1, the clique's peers' replicas (MemoryTier).
+  return kept ? state_bytes * static_cast<std::uint64_t>(c.engine.tiers.replicas) : 0;
 }
 
 }  // namespace ckpt::harness

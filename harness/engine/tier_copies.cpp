@@ -84,10 +84,25 @@ class PartWriter {
   std::jthread thread_;  // last: it uses the members above
 };
 
-// One step of the clique's ring: this process's `part` to `to` while `from`'s arrives into `path`.
-// Every process makes the same number of exchanges (the largest part's chunks), so each pair's
-// messages match. The bytes received and written, and a write problem, go to `counts`.
-void exchange_step(Comm& comm, const TierSetup& setup, int to, int from,
+// With tiers.memory and F > 1: the memory tier's replica `slot` for `from`'s part of `bytes`, which
+// the exchange fills as it arrives; empty without one (or, with the problem in `counts`, when the
+// part does not fit).
+std::span<std::byte> memory_replica(const TierSetup& setup, int slot, int from, std::uint64_t bytes,
+                                    ReplicaCounts& counts) {
+  if (setup.memory == nullptr || setup.memory->replicas() == 0) return {};
+  try {
+    return setup.memory->replica(slot, from, bytes);
+  } catch (const std::invalid_argument& e) {
+    if (counts.error.empty()) counts.error = e.what();
+    return {};
+  }
+}
+
+// One step of the clique's ring: this process's `part` to `to` while `from`'s arrives into `path`
+// (and into the memory tier's replica `slot`, with one). Every process makes the same number of
+// exchanges (the largest part's chunks), so each pair's messages match. The bytes received and
+// written, and a write problem, go to `counts`.
+void exchange_step(Comm& comm, const TierSetup& setup, int to, int from, int slot,
                    std::span<const std::byte> part, const fs::path& path, ReplicaCounts& counts) {
   std::uint64_t out_size = part.size();
   std::uint64_t in_size = 0;
@@ -95,6 +110,7 @@ void exchange_step(Comm& comm, const TierSetup& setup, int to, int from,
                 std::as_writable_bytes(std::span(&in_size, 1)));
   const std::uint64_t chunk = setup.chunk_bytes;
   const std::uint64_t rounds = (setup.max_part_bytes + chunk - 1) / chunk;
+  const std::span<std::byte> kept = memory_replica(setup, slot, from, in_size, counts);
   PartWriter writer(path, in_size, setup);
   std::uint64_t sent = 0;
   std::uint64_t received = 0;
@@ -103,6 +119,7 @@ void exchange_step(Comm& comm, const TierSetup& setup, int to, int from,
     const std::uint64_t in_n = std::min(chunk, in_size - received);
     const std::span<std::byte> into = writer.acquire(in_n);
     comm.exchange(to, part.subspan(sent, out_n), from, into);
+    if (!kept.empty() && in_n > 0) std::memcpy(kept.data() + received, into.data(), in_n);
     writer.filled(in_n);
     sent += out_n;
     received += in_n;
@@ -174,7 +191,7 @@ ReplicaCounts replicate(Comm& comm, const TierSetup& setup, std::int64_t iterati
   for (int s = 1; s < f; ++s) {
     const int to = clique[static_cast<std::size_t>((k + s) % f)];
     const int from = clique[static_cast<std::size_t>((k - s + f) % f)];
-    exchange_step(comm, setup, to, from, part, part_path(dir, from), counts);
+    exchange_step(comm, setup, to, from, s - 1, part, part_path(dir, from), counts);
     counts.sent_bytes += part.size();
   }
   return counts;

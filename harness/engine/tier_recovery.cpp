@@ -19,23 +19,35 @@ bool holds(const NodeHolding& node, std::int64_t iteration, int process) {
          std::find(node.parts.begin(), node.parts.end(), process) != node.parts.end();
 }
 
-// Where `process`'s part of `iteration` survives in its memory tier or a local tier: {source,
-// holder}, or nullopt.
-std::optional<std::pair<PartSource, int>> tier_copy(const TierLayout& layout,
-                                                    const std::vector<NodeHolding>& nodes,
-                                                    const std::set<int>& lost,
-                                                    const std::vector<std::int64_t>& memory,
-                                                    std::int64_t iteration, int process) {
+// Where `process`'s part of `iteration` survives, nearest first: its own memory tier, its own
+// node's local tier, a surviving clique peer's memory tier (`replicas_in_memory`: they hold the
+// clique's parts; no read), a surviving peer's node's local tier; nullopt when none holds it.
+struct TierCopy {
+  PartSource source;
+  int holder;
+  bool in_memory;
+};
+std::optional<TierCopy> tier_copy(const TierLayout& layout, const std::vector<NodeHolding>& nodes,
+                                  const std::set<int>& lost,
+                                  const std::vector<std::int64_t>& memory, bool replicas_in_memory,
+                                  std::int64_t iteration, int process) {
   const auto alive = [&](int q) {
     const int node = layout.node_of(q);
     return !lost.contains(node) && holds(nodes[static_cast<std::size_t>(node)], iteration, process);
   };
-  const auto p = static_cast<std::size_t>(process);
-  if (p < memory.size() && memory[p] == iteration && !lost.contains(layout.node_of(process)))
-    return std::pair{PartSource::memory, process};
-  if (alive(process)) return std::pair{PartSource::local, process};
-  for (const int q : layout.clique(process)) {
-    if (q != process && alive(q)) return std::pair{PartSource::peer, q};
+  const auto in_memory = [&](int q) {
+    const auto i = static_cast<std::size_t>(q);
+    return i < memory.size() && memory[i] == iteration && !lost.contains(layout.node_of(q));
+  };
+  if (in_memory(process)) return TierCopy{PartSource::memory, process, true};
+  if (alive(process)) return TierCopy{PartSource::local, process, false};
+  const std::vector<int> clique = layout.clique(process);
+  for (const int q : clique) {
+    if (q != process && replicas_in_memory && in_memory(q))
+      return TierCopy{PartSource::peer, q, true};
+  }
+  for (const int q : clique) {
+    if (q != process && alive(q)) return TierCopy{PartSource::peer, q, false};
   }
   return std::nullopt;
 }
@@ -68,6 +80,27 @@ std::string send_part(Comm& comm, const TierSetup& setup, const fs::path& path, 
     comm.send(to, into);  // the peer waits for every chunk, even after a failed read
   }
   return file.finish().error;
+}
+
+// Process `to` gets its part from this process's memory tier, which holds it among its replicas,
+// in chunks as send_part sends a file's.
+std::string send_from_memory(Comm& comm, const TierSetup& setup, int to) {
+  std::span<const std::byte> held;
+  bool found = false;
+  if (setup.memory != nullptr) {
+    if (const auto replica = setup.memory->replica_of(to)) {
+      held = *replica;
+      found = true;
+    }
+  }
+  const std::uint64_t size = held.size();
+  comm.send(to, std::as_bytes(std::span(&size, 1)));
+  for (std::uint64_t sent = 0; sent < size;) {
+    const std::uint64_t n = std::min(setup.chunk_bytes, size - sent);
+    comm.send(to, held.subspan(sent, n));
+    sent += n;
+  }
+  return found ? "" : fmt::format("the memory tier holds no replica of process {}'s part", to);
 }
 
 // This process's part from process `from`, straight into `part` (into scratch when the sizes
@@ -108,6 +141,11 @@ std::string copy_from_memory(const TierSetup& setup, std::int64_t iteration,
   return "";
 }
 
+bool from_peer_memory(const RecoveryPlan& plan, int process) {
+  const auto p = static_cast<std::size_t>(process);
+  return p < plan.peer_memory.size() && plan.peer_memory[p];
+}
+
 fs::path copy_path(const TierSetup& setup, int holder, std::int64_t iteration, int process) {
   const fs::path node = node_dir(setup.local_dir, setup.layout.node_of(holder));
   return part_path(tier_checkpoint_dir(node, iteration), process);
@@ -131,7 +169,8 @@ std::string_view part_source_name(PartSource source) {
 
 std::variant<RecoveryPlan, std::string> plan_recovery(
     const TierLayout& layout, const std::vector<NodeHolding>& nodes, const std::set<int>& lost,
-    std::int64_t remote_iteration, int drain_every, const std::vector<std::int64_t>& memory) {
+    std::int64_t remote_iteration, int drain_every, const std::vector<std::int64_t>& memory,
+    bool replicas_in_memory) {
   std::int64_t newest = -1;
   for (int n = 0; n < layout.nodes(); ++n) {
     if (!lost.contains(n)) newest = std::max(newest, nodes[static_cast<std::size_t>(n)].iteration);
@@ -139,12 +178,14 @@ std::variant<RecoveryPlan, std::string> plan_recovery(
   RecoveryPlan plan{.iteration = newest};
   std::optional<int> missing;
   for (int p = 0; p < layout.processes() && newest >= 0; ++p) {
-    if (const auto copy = tier_copy(layout, nodes, lost, memory, newest, p)) {
-      plan.source.push_back(copy->first);
-      plan.from.push_back(copy->second);
+    if (const auto copy = tier_copy(layout, nodes, lost, memory, replicas_in_memory, newest, p)) {
+      plan.source.push_back(copy->source);
+      plan.from.push_back(copy->holder);
+      plan.peer_memory.push_back(copy->source == PartSource::peer && copy->in_memory);
     } else if (remote_iteration == newest) {
       plan.source.push_back(PartSource::remote);
       plan.from.push_back(p);
+      plan.peer_memory.push_back(false);
     } else {
       missing = missing.value_or(p);
       break;
@@ -157,7 +198,8 @@ std::variant<RecoveryPlan, std::string> plan_recovery(
     for (std::size_t p = 0; p < all; ++p) self[p] = static_cast<int>(p);
     return RecoveryPlan{.iteration = remote_iteration,
                         .source = std::vector<PartSource>(all, PartSource::remote),
-                        .from = self};
+                        .from = self,
+                        .peer_memory = std::vector<bool>(all, false)};
   }
   if (!missing) {
     return fmt::format(
@@ -243,7 +285,10 @@ RecoveryBytes fetch_parts(Comm& comm, const TierSetup& setup, const RecoveryPlan
     if (plan.source[i] != PartSource::peer) continue;
     const int holder = plan.from[i];
     if (me == holder) {
-      std::string problem = send_part(comm, setup, copy_path(setup, me, plan.iteration, p), p);
+      std::string problem =
+          from_peer_memory(plan, p)
+              ? send_from_memory(comm, setup, p)
+              : send_part(comm, setup, copy_path(setup, me, plan.iteration, p), p);
       if (bytes.error.empty()) bytes.error = std::move(problem);
     } else if (me == p) {
       bytes.peer += receive_part(comm, setup, holder, part, bytes.error);

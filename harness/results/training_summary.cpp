@@ -87,6 +87,7 @@ nlohmann::json recovery_json(const RecoveryRecord& r) {
             {"local", r.local_parts},
             {"peer", r.peer_parts},
             {"remote", r.remote_parts}}},
+          {"peer_parts_from_memory", r.peer_parts_from_memory},
           {"seconds_by_source",
            {{"memory", r.memory_seconds},
             {"local", r.local_seconds},

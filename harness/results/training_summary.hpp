@@ -92,6 +92,8 @@ struct RecoveryRecord {
   std::uint64_t memory_bytes = 0, local_bytes = 0, peer_bytes = 0, remote_bytes = 0;
   // Processes whose part came from each source.
   int memory_parts = 0, local_parts = 0, peer_parts = 0, remote_parts = 0;
+  // Of the parts from peers, those a peer sent from its memory tier's replicas (no read).
+  int peer_parts_from_memory = 0;
   // From the barrier to the slowest process's part in place, among the processes whose part came
   // from each source (0 where none did).
   double memory_seconds = 0, local_seconds = 0, peer_seconds = 0, remote_seconds = 0;

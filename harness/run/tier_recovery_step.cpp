@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <chrono>
 #include <optional>
 #include <set>
@@ -54,6 +55,8 @@ RecoveryRecord recovery_record(Comm& comm, const RecoveryPlan& plan, const Recov
                    .peer_bytes = comm.sum(bytes.peer),
                    .remote_bytes = comm.sum(from_remote)};
   for (const PartSource source : plan.source) count_part(r, source);
+  r.peer_parts_from_memory =
+      static_cast<int>(std::count(plan.peer_memory.begin(), plan.peer_memory.end(), true));
   const PartSource mine = plan.source[static_cast<std::size_t>(comm.rank())];
   const auto slowest = [&](PartSource source) { return comm.max(mine == source ? seconds : 0.0); };
   r.memory_seconds = slowest(PartSource::memory);
@@ -72,7 +75,8 @@ std::optional<RecoveryPlan> plan_parts(CaseState& s, const TierSetup& setup,
   comm.barrier();  // no process writes into a local tier any more
   const std::vector<NodeHolding> nodes = survey_nodes(comm, setup, lost);
   auto planned = plan_recovery(setup.layout, nodes, lost, remote.iteration, setup.drain_every,
-                               survey_memory(comm, setup, lost));
+                               survey_memory(comm, setup, lost),
+                               setup.memory != nullptr && setup.memory->replicas() > 0);
   for (std::size_t n = 0; n < nodes.size(); ++n) {
     if (!nodes[n].damaged.empty()) {
       planned = fmt::format("the local tier of node {}: {}", n, nodes[n].damaged);

@@ -116,8 +116,9 @@ TEST(TieredRun, LostNodeRecoversFromPeersElseRemoteAndVerifies) {
 
 // tiers.memory: 4 processes on 2 emulated nodes, F = 2, node 1 lost after the loop: processes 0
 // and 1 survive and take their parts from their own memory tiers, node 1's from their peers on
-// node 0. The same job without the memory tier reads those parts from node 0's local tier: the
-// same bytes, and one part more per process in memory.
+// node 0, which send them from the replicas their memory tiers hold (no read). The same job
+// without the memory tier reads those parts from node 0's local tier: the same bytes, and F parts
+// more per process in memory.
 TEST(TieredRun, SurvivorsRecoverFromTheirMemoryTierAndTheLostNodeFromPeers) {
   if (!CKPT_TEST_HAVE_MPI)
     GTEST_SKIP() << "ckptbench was built without MPI (CKPT_WITH_MPI=OFF or MPI not found)";
@@ -147,6 +148,8 @@ TEST(TieredRun, SurvivorsRecoverFromTheirMemoryTierAndTheLostNodeFromPeers) {
             (nlohmann::json{{"memory", 2}, {"local", 0}, {"peer", 2}, {"remote", 0}}));
   EXPECT_EQ(without.at("parts"),
             (nlohmann::json{{"memory", 0}, {"local", 2}, {"peer", 2}, {"remote", 0}}));
+  EXPECT_EQ(rec.at("peer_parts_from_memory"), 2);
+  EXPECT_EQ(without.at("peer_parts_from_memory"), 0);
   const nlohmann::json &bytes = rec.at("bytes"), &plain_bytes = without.at("bytes");
   EXPECT_EQ(bytes.at("memory"), plain_bytes.at("local"));
   EXPECT_EQ(bytes.at("peer"), plain_bytes.at("peer"));
@@ -160,16 +163,19 @@ TEST(TieredRun, SurvivorsRecoverFromTheirMemoryTierAndTheLostNodeFromPeers) {
   EXPECT_EQ(seconds.at("local"), 0.0);
   EXPECT_EQ(seconds.at("remote"), 0.0);
   EXPECT_EQ(without.at("seconds_by_source").at("memory"), 0.0);
-  // The memory tier holds the largest process's part (process 0's, whose part is largest in
-  // every other buffer too): the dry run's and the run's memory per process grow by it.
+  // The memory tier holds F = 2 parts of at most the largest process's (process 0's, whose part is
+  // largest in every other buffer too): the dry run's and the run's memory per process grow by
+  // twice it. Processes 1, 2 and 3 hold parts of one size, half of the peers' bytes, so process
+  // 0's is the memory tiers' bytes less that.
   const auto memory_of = [](const nlohmann::json& r) {
     return r.at("memory_bytes_per_process").get<std::uint64_t>();
   };
-  const std::uint64_t tier = memory_of(results[0]) - memory_of(results[1]);
-  EXPECT_GT(tier, 0u);
-  EXPECT_LT(tier, bytes.at("memory").get<std::uint64_t>());  // process 1's part is not counted
+  const auto own = bytes.at("memory").get<std::uint64_t>();
+  const auto peers = bytes.at("peer").get<std::uint64_t>();
+  EXPECT_EQ(memory_of(results[0]) - memory_of(results[1]), 2 * (own - peers / 2));
   EXPECT_TRUE(contains(o.out, "case 1: recovery of iteration 1 after losing nodes {1}: ")) << o.out;
   EXPECT_TRUE(contains(o.out, "; memory 2 parts, ")) << o.out;
+  EXPECT_TRUE(contains(o.out, "; peer 2 parts (2 from the peers' memory), ")) << o.out;
   const fs::path run = fs::directory_iterator(dir / "out")->path();  // the run's directory
   const Outcome report = ckptbench({"report", run.string()});
   ASSERT_EQ(report.exit_code, 0) << report.describe();

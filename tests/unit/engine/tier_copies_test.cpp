@@ -106,6 +106,29 @@ TEST(TierCopies, TheMemoryTierHoldsTheNewestCompletePartAndGivesItBack) {
   EXPECT_THROW(memory.store(bytes_of(10001, 4)), std::invalid_argument);
 }
 
+// With F > 1 the memory tier keeps the peers' parts beside its own, each in a slot of the largest
+// part's size, until the next snapshot's store forgets them.
+TEST(TierCopies, TheMemoryTierKeepsItsPeersReplicasUntilTheNextSnapshot) {
+  MemoryTier memory(100, 2, 300);
+  memory.store(bytes_of(100, 1));
+  const std::vector<std::byte> peer = bytes_of(300, 2), other = bytes_of(250, 3);
+  std::span<std::byte> slot = memory.replica(0, 6, 300);
+  std::copy(peer.begin(), peer.end(), slot.begin());
+  slot = memory.replica(1, 2, 250);
+  std::copy(other.begin(), other.end(), slot.begin());
+  ASSERT_TRUE(memory.replica_of(6).has_value());
+  EXPECT_TRUE(std::equal(peer.begin(), peer.end(), memory.replica_of(6)->begin(),
+                         memory.replica_of(6)->end()));
+  EXPECT_TRUE(std::equal(other.begin(), other.end(), memory.replica_of(2)->begin(),
+                         memory.replica_of(2)->end()));
+  EXPECT_EQ(memory.part().size(), 100u);
+  EXPECT_FALSE(memory.replica_of(3).has_value());
+  EXPECT_THROW(memory.replica(1, 3, 301), std::invalid_argument);
+  EXPECT_THROW(memory.replica(2, 3, 10), std::invalid_argument);
+  memory.store(bytes_of(100, 4));
+  EXPECT_FALSE(memory.replica_of(6).has_value());
+}
+
 // The local tier's part files go through its backend and the one executor: the bytes it counts are
 // the plan's exactly (a part, then one in chunks of a quarter plus the rest), a write the backend
 // refuses comes back as its error naming the path, and nothing is named a part unless whole.
