@@ -58,8 +58,9 @@ struct ReplicaCounts {
 // Point to point, every process of the run at once: sends `part` (this process's) to each other
 // member of its clique and writes each member's part into this node's local tier, in chunks of
 // setup.chunk_bytes through setup.slots bounded slots (a writer thread empties them). Safe on a
-// second thread beside the loop's collectives only under MPI_THREAD_MULTIPLE. A failed write
-// still finishes every exchange (the peers must not wait) and comes back in `error`.
+// second thread beside the loop's collectives only under MPI_THREAD_MULTIPLE. With a memory tier
+// holding replicas (setup.memory, F > 1), each member's part is also kept there as it arrives. A
+// failed write still finishes every exchange (the peers must not wait) and comes back in `error`.
 ReplicaCounts replicate(Comm& comm, const TierSetup& setup, std::int64_t iteration,
                         std::span<const std::byte> part);
 

@@ -140,6 +140,12 @@ TEST(TierCopies, PartFilesMoveThroughTheLocalTiersBackend) {
                         .max_part_bytes = 10000,
                         .chunk_bytes = 2500};
   EXPECT_EQ(setup.local->name(), "posix");
+  EXPECT_EQ(local_tier_backend_problem("posix"), std::nullopt);
+  EXPECT_EQ(local_tier_backend_problem("mpiio"),
+            "tiers.local_backend = \"mpiio\": a local tier is written through \"posix\" or "
+            "\"uring\" (file backends that stream a part through a file kept open); choose one "
+            "of them");
+  EXPECT_THROW(make_local_tier_backend("mpiio"), std::invalid_argument);
   std::vector<std::byte> part = bytes_of(10000, 5);
   TierProgress progress;
   EXPECT_EQ(tier_flush(comm, setup, 7, part, {}, progress).error, "");
