@@ -185,7 +185,8 @@ TEST(TieredRun, SurvivorsRecoverFromTheirMemoryTierAndTheLostNodeFromPeers) {
 // The job restarted after a failure: a tiered training job leaves each node's local tier
 // (iteration 2) and one drained checkpoint (iteration 1); a job of its own then loses node 1 and
 // recovers every rank, node 1's parts from their peers on node 0; with the drained checkpoint
-// gone, losing nodes 0 and 1 (process 0's whole clique) is refused, naming the part.
+// gone, losing nodes 0 and 1 (process 0's whole clique) is refused, naming the part, and so is a
+// node's damaged tiers.json, naming the file.
 TEST(TieredRun, RestartedJobRecoversFromPeersAndRefusesAPartNoTierHolds) {
   if (!CKPT_TEST_HAVE_MPI)
     GTEST_SKIP() << "ckptbench was built without MPI (CKPT_WITH_MPI=OFF or MPI not found)";
@@ -236,6 +237,16 @@ TEST(TieredRun, RestartedJobRecoversFromPeersAndRefusesAPartNoTierHolds) {
                        "process 0's part of iteration 2 is in no surviving tier: its clique's "
                        "nodes {0, 1} hold its 2 copies"))
       << refused.describe();
+
+  // A damaged tiers.json is refused, naming the file and the key, rather than guessed at.
+  const fs::path mark = dir / "local" / "node2" / "iter_0000002" / "tiers.json";
+  ASSERT_TRUE(fs::exists(mark));
+  std::ofstream(mark) << R"({"iteration": "two"})";
+  const Outcome damaged = job("restore", "[1]", "damaged");
+  EXPECT_EQ(damaged.exit_code, 2) << damaged.describe();
+  EXPECT_TRUE(contains(damaged.out + damaged.err,
+                       "the local tier of node 2: " + mark.string() + ": `iteration`: "))
+      << damaged.describe();
 }
 
 // tiers.local_backend = "uring": one process, one node, F = 1: each part file goes through io_uring
