@@ -521,6 +521,12 @@ void fill_tiers(Case& c, const CaseValues& v) {
   t.chunk_bytes = static_cast<std::uint64_t>(v.integer("tiers.chunk_bytes"));
   t.lost_nodes = std::get<std::vector<std::int64_t>>(v.value("tiers.lost_nodes"));
   t.memory = v.boolean("tiers.memory");
+  t.local_backend = v.text("tiers.local_backend");
+  if (c.engine.kind != EngineKind::tiered && t.local_backend != kDefaultLocalTierBackend) {
+    v.fail("tiers.local_backend",
+           "chooses the backend of the tiered engine's node-local tier: set engine.name = "
+           "\"tiered\" or leave tiers.local_backend out");
+  }
   if (c.engine.kind != EngineKind::tiered && t.memory) {
     v.fail("tiers.memory",
            "keeps the tiered engine's checkpoints in host memory: set engine.name = \"tiered\" "
@@ -635,6 +641,9 @@ nlohmann::json CaseValues::config() const {
     config.erase("tiers");
   else if (config["tiers"]["memory"] == false)  // likewise, until a case keeps a memory tier
     config["tiers"].erase("memory");
+  // Likewise, until a case writes its local tier through another backend.
+  if (config.contains("tiers") && config["tiers"]["local_backend"] == kDefaultLocalTierBackend)
+    config["tiers"].erase("local_backend");
   // Likewise restore.replicas, until a case reads replicas.
   if (config["restore"]["replicas"] == "written") config["restore"].erase("replicas");
   if (config["load"]["cooperative"] == false) config["load"].erase("cooperative");

@@ -480,10 +480,18 @@ std::vector<KeySpec> tier_keys() {
               "every K-th checkpoint of the tiered engine also goes to the backend (the remote "
               "tier); K = 1: every one",
               1, 1, kIntMax),
+      choice_key("tiers", "local_backend",
+                 "engine.name = \"tiered\": the backend every part file of the node-local tier "
+                 "is written and read through (each synced before it is named); the remote tier "
+                 "stays backend.name",
+                 kDefaultLocalTierBackend,
+                 {std::begin(kLocalTierBackends), std::end(kLocalTierBackends)}),
       bool_key("tiers", "memory",
                "engine.name = \"tiered\": each process also keeps its part of the newest "
-               "complete checkpoint in its host memory (one part per process, counted in "
-               "campaign.memory_budget), the first tier a surviving process recovers from",
+               "complete checkpoint in its host memory, and with tiers.replicas > 1 the parts of "
+               "its clique's peers it received (tiers.replicas parts per process, counted in "
+               "campaign.memory_budget): the first tier a surviving process recovers from, and "
+               "where a lost peer's part is sent from without a read",
                false),
       rank_list_key("tiers", "lost_nodes",
                     "engine.name = \"tiered\": after the loop (or in a --phase restore job) "

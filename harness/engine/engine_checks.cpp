@@ -4,6 +4,7 @@
 
 #include "harness/comm/comm.hpp"
 #include "harness/engine/host_pool.hpp"
+#include "harness/engine/tier_files.hpp"
 #include "harness/engine/tier_layout.hpp"
 #include "harness/engine/tier_recovery.hpp"
 #include "harness/memory/gpu_load.hpp"
@@ -22,6 +23,7 @@ std::optional<std::string> tier_problem(const Case& c, int processes, std::uint6
   const TierSpec& t = c.engine.tiers;
   const std::optional<int> launch = launch_processes_per_node();
   if (auto problem = tier_layout_problem(t, processes, launch, state_bytes)) return problem;
+  if (auto problem = local_tier_backend_problem(t.local_backend)) return problem;
   if (t.lost_nodes.empty()) return std::nullopt;
   // The loop's checkpoints are known up front: recover as if every one succeeded, so that losing
   // a whole clique before anything was drained is refused before any I/O.
@@ -162,7 +164,8 @@ std::uint64_t host_pool_allocation(const Case& c, std::uint64_t state_bytes) {
 std::uint64_t tier_memory_allocation(const Case& c, std::uint64_t state_bytes) {
   const bool kept =
       c.training.enabled() && c.engine.kind == EngineKind::tiered && c.engine.tiers.memory;
-  return kept ? state_bytes : 0;
+  // The own part and, with F > 1, the clique's peers' replicas (MemoryTier).
+  return kept ? state_bytes * static_cast<std::uint64_t>(c.engine.tiers.replicas) : 0;
 }
 
 }  // namespace ckpt::harness

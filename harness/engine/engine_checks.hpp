@@ -47,7 +47,8 @@ std::optional<std::string> tier_recovery_problem(const Case& c,
 std::uint64_t host_pool_allocation(const Case& c, std::uint64_t state_bytes);
 
 // Bytes the memory tier allocates per process for a state of `state_bytes` (tiers.memory of a
-// tiered training loop; else 0): counted like the host pool.
+// tiered training loop; else 0): its own part and the F - 1 replicas of its clique's peers,
+// counted like the host pool.
 std::uint64_t tier_memory_allocation(const Case& c, std::uint64_t state_bytes);
 
 }  // namespace ckpt::harness

@@ -1,6 +1,5 @@
 #include "harness/engine/tier_copies.hpp"
 
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -14,7 +13,6 @@
 #include <stdexcept>
 #include <thread>
 
-#include "harness/checkpoint/manifest.hpp"
 #include "harness/common/bounded_slots.hpp"
 
 namespace ckpt::harness {
@@ -22,62 +20,16 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A file open for writing, closed when it goes.
-class OutFile {
- public:
-  explicit OutFile(fs::path path)
-      : path_(std::move(path)),
-        fd_(::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) {
-    if (fd_ < 0) fail("open");
-  }
-  ~OutFile() { ::close(fd_); }
-  OutFile(const OutFile&) = delete;
-  OutFile& operator=(const OutFile&) = delete;
-
-  void write_at(const std::byte* data, std::uint64_t bytes, std::uint64_t offset) const {
-    while (bytes > 0) {
-      const ssize_t n = ::pwrite(fd_, data, bytes, static_cast<off_t>(offset));
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) fail("pwrite");
-      data += n;
-      bytes -= static_cast<std::uint64_t>(n);
-      offset += static_cast<std::uint64_t>(n);
-    }
-  }
-  void sync() const {
-    if (::fdatasync(fd_) != 0) fail("fdatasync");
-  }
-
- private:
-  [[noreturn]] void fail(const char* call) const {
-    throw std::runtime_error(fmt::format("{} {}: {}", call, path_.string(), std::strerror(errno)));
-  }
-
-  fs::path path_;
-  int fd_;
-};
-
-fs::path temporary(const fs::path& path) {
-  return path.string() + ".tmp";
-}
-
-void publish(const fs::path& temp, const fs::path& path) {
-  std::error_code ec;
-  fs::rename(temp, path, ec);
-  if (ec) {
-    throw std::runtime_error(
-        fmt::format("rename {} -> {}: {}", temp.string(), path.string(), ec.message()));
-  }
-}
-
-// Received chunks from the slots written in order into `path`, on a thread of its own; a failure
-// fails the slots (the receiving side then drops what still arrives).
+// Received chunks from the slots written in order into `path` through the local tier's backend, on
+// a thread of its own; a failure fails the slots (the receiving side then drops what still
+// arrives).
 class PartWriter {
  public:
   PartWriter(const fs::path& path, std::uint64_t bytes, const TierSetup& setup)
       : path_(path),
         bytes_(bytes),
         chunk_(setup.chunk_bytes),
+        backend_(*setup.local),
         slots_(setup.slots),
         memory_(static_cast<std::size_t>(setup.slots) * setup.chunk_bytes) {
     thread_ = std::jthread([this] { run(); });
@@ -96,30 +48,26 @@ class PartWriter {
   // Waits for the writer; the file's problem, or "" with the file complete under its name.
   std::string finish() {
     thread_.join();
-    if (std::string error = slots_.error(); !error.empty()) return error;
-    try {
-      publish(temporary(path_), path_);
-    } catch (const std::exception& e) {
-      return e.what();
-    }
-    return "";
+    return slots_.error();
   }
+  // The bytes written through the backend (after finish()).
+  std::uint64_t written() const { return written_; }
 
  private:
   void run() noexcept {
     try {
-      fs::create_directories(path_.parent_path());
-      const OutFile file(temporary(path_));
-      std::uint64_t offset = 0;
-      while (offset < bytes_) {
+      PartFile file(backend_, path_, bytes_, chunk_, true);
+      bool ok = true;
+      while (ok && file.next_bytes() > 0) {
         const auto filled = slots_.take();
-        if (!filled) return;
-        file.write_at(memory_.data() + static_cast<std::size_t>(filled->slot) * chunk_,
-                      filled->payload, offset);
-        offset += filled->payload;
+        if (!filled) break;
+        ok = file.next(
+            {memory_.data() + static_cast<std::size_t>(filled->slot) * chunk_, filled->payload});
         slots_.release(filled->slot);
       }
-      file.sync();
+      const Execution done = file.finish();
+      written_ = done.bytes;
+      if (!done.error.empty()) slots_.fail(done.error);
     } catch (const std::exception& e) {
       slots_.fail(e.what());
     }
@@ -127,25 +75,42 @@ class PartWriter {
 
   fs::path path_;
   std::uint64_t bytes_, chunk_;
+  backends::Backend& backend_;
   BoundedSlots<std::uint64_t> slots_;  // payload: the chunk's bytes
   std::vector<std::byte> memory_;
   std::vector<std::byte> scratch_;
   std::optional<int> slot_;
+  std::uint64_t written_ = 0;
   std::jthread thread_;  // last: it uses the members above
 };
 
-// One step of the clique's ring: this process's `part` to `to` while `from`'s arrives into `path`.
-// Every process makes the same number of exchanges (the largest part's chunks), so each pair's
-// messages match. Returns the bytes received; a write problem goes to `error`.
-std::uint64_t exchange_step(Comm& comm, const TierSetup& setup, int to, int from,
-                            std::span<const std::byte> part, const fs::path& path,
-                            std::string& error) {
+// With tiers.memory and F > 1: the memory tier's replica `slot` for `from`'s part of `bytes`, which
+// the exchange fills as it arrives; empty without one (or, with the problem in `counts`, when the
+// part does not fit).
+std::span<std::byte> memory_replica(const TierSetup& setup, int slot, int from, std::uint64_t bytes,
+                                    ReplicaCounts& counts) {
+  if (setup.memory == nullptr || setup.memory->replicas() == 0) return {};
+  try {
+    return setup.memory->replica(slot, from, bytes);
+  } catch (const std::invalid_argument& e) {
+    if (counts.error.empty()) counts.error = e.what();
+    return {};
+  }
+}
+
+// One step of the clique's ring: this process's `part` to `to` while `from`'s arrives into `path`
+// (and into the memory tier's replica `slot`, with one). Every process makes the same number of
+// exchanges (the largest part's chunks), so each pair's messages match. The bytes received and
+// written, and a write problem, go to `counts`.
+void exchange_step(Comm& comm, const TierSetup& setup, int to, int from, int slot,
+                   std::span<const std::byte> part, const fs::path& path, ReplicaCounts& counts) {
   std::uint64_t out_size = part.size();
   std::uint64_t in_size = 0;
   comm.exchange(to, std::as_bytes(std::span(&out_size, 1)), from,
                 std::as_writable_bytes(std::span(&in_size, 1)));
   const std::uint64_t chunk = setup.chunk_bytes;
   const std::uint64_t rounds = (setup.max_part_bytes + chunk - 1) / chunk;
+  const std::span<std::byte> kept = memory_replica(setup, slot, from, in_size, counts);
   PartWriter writer(path, in_size, setup);
   std::uint64_t sent = 0;
   std::uint64_t received = 0;
@@ -154,13 +119,15 @@ std::uint64_t exchange_step(Comm& comm, const TierSetup& setup, int to, int from
     const std::uint64_t in_n = std::min(chunk, in_size - received);
     const std::span<std::byte> into = writer.acquire(in_n);
     comm.exchange(to, part.subspan(sent, out_n), from, into);
+    if (!kept.empty() && in_n > 0) std::memcpy(kept.data() + received, into.data(), in_n);
     writer.filled(in_n);
     sent += out_n;
     received += in_n;
   }
-  if (std::string problem = writer.finish(); !problem.empty() && error.empty())
-    error = std::move(problem);
-  return received;
+  if (std::string problem = writer.finish(); !problem.empty() && counts.error.empty())
+    counts.error = std::move(problem);
+  counts.received_bytes += received;
+  counts.written_bytes += writer.written();
 }
 
 std::string host_name() {
@@ -211,17 +178,6 @@ TierLayoutRecord tier_layout_record(const TierSetup& setup) {
           .memory = setup.memory != nullptr};
 }
 
-void write_part(const fs::path& path, std::span<const std::byte> bytes) {
-  fs::create_directories(path.parent_path());
-  const fs::path temp = temporary(path);
-  {
-    const OutFile file(temp);
-    file.write_at(bytes.data(), bytes.size(), 0);
-    file.sync();
-  }
-  publish(temp, path);
-}
-
 ReplicaCounts replicate(Comm& comm, const TierSetup& setup, std::int64_t iteration,
                         std::span<const std::byte> part) {
   const TierLayout& layout = setup.layout;
@@ -235,8 +191,7 @@ ReplicaCounts replicate(Comm& comm, const TierSetup& setup, std::int64_t iterati
   for (int s = 1; s < f; ++s) {
     const int to = clique[static_cast<std::size_t>((k + s) % f)];
     const int from = clique[static_cast<std::size_t>((k - s + f) % f)];
-    counts.received_bytes +=
-        exchange_step(comm, setup, to, from, part, part_path(dir, from), counts.error);
+    exchange_step(comm, setup, to, from, s - 1, part, part_path(dir, from), counts);
     counts.sent_bytes += part.size();
   }
   return counts;
@@ -251,12 +206,14 @@ std::string tier_commit(Comm& comm, const TierSetup& setup, std::int64_t iterati
     const fs::path root = node_dir(setup.local_dir, node);
     const fs::path dir = tier_checkpoint_dir(root, iteration);
     try {
-      const nlohmann::json mark = {
-          {"iteration", iteration},          {"node", node},
-          {"processes", layout.processes()}, {"processes_per_node", layout.per_node()},
-          {"replicas", layout.replicas()},   {"clique_stride", layout.stride()},
-          {"parts", layout.held_by(node)},   {"remote", remote}};
-      write_file_atomically(dir / kTierManifestName, mark.dump());
+      write_tier_manifest(dir, {.iteration = iteration,
+                                .node = node,
+                                .processes = layout.processes(),
+                                .processes_per_node = layout.per_node(),
+                                .replicas = layout.replicas(),
+                                .clique_stride = layout.stride(),
+                                .parts = layout.held_by(node),
+                                .remote = remote});
       for (const fs::directory_entry& entry : fs::directory_iterator(root)) {
         if (entry.path() != dir && entry.path().filename().string().starts_with("iter_"))
           fs::remove_all(entry.path());
@@ -288,20 +245,17 @@ std::string tier_capacity_problem(Comm& comm, const TierSetup& setup, std::uint6
 }
 
 FlushWrites tier_flush(Comm& comm, const TierSetup& setup, std::int64_t iteration,
-                       std::span<const std::byte> part, const TierDrain& drain,
-                       TierProgress& progress) {
+                       std::span<std::byte> part, const TierDrain& drain, TierProgress& progress) {
   std::string problem;
   const fs::path dir =
       tier_checkpoint_dir(node_dir(setup.local_dir, setup.layout.node_of(comm.rank())), iteration);
   if (setup.memory != nullptr) setup.memory->store(part);  // sized for the largest part
   progress.memory_at = std::chrono::steady_clock::now();
-  try {
-    write_part(part_path(dir, comm.rank()), part);
-  } catch (const std::exception& e) {
-    problem = fmt::format("local tier: {}", e.what());
-  }
+  const Execution local = write_part(*setup.local, part_path(dir, comm.rank()), part);
+  if (!local.error.empty()) problem = fmt::format("local tier: {}", local.error);
   progress.local_at = std::chrono::steady_clock::now();
   progress.replicas = replicate(comm, setup, iteration, part);
+  progress.local_bytes = local.bytes + progress.replicas.written_bytes;
   progress.replicated_at = std::chrono::steady_clock::now();
   if (problem.empty() && !progress.replicas.error.empty())
     problem = fmt::format("peer replica: {}", progress.replicas.error);
@@ -314,7 +268,8 @@ FlushWrites tier_flush(Comm& comm, const TierSetup& setup, std::int64_t iteratio
       out.error = fmt::format("{}: {}", drain.target->what, unprepared);
   }
   if (!problem.empty() && out.error.empty())
-    out.error = fmt::format("{}: {}", drain.target->what, problem);
+    out.error =
+        drain.target != nullptr ? fmt::format("{}: {}", drain.target->what, problem) : problem;
   return out;
 }
 

@@ -1,25 +1,29 @@
 #pragma once
 
-// The tiered engine's copies outside the backend: a process's part (its whole checkpoint buffer)
+// The tiered engine's copies beside the remote tier: a process's part (its whole checkpoint buffer)
 // written to its node's local tier, the clique's parts exchanged over MPI point to point and
-// written beside it, and the node's mark that a checkpoint's copy there is complete. A part file
-// exists under its name only once its last byte is written and synced (written under a temporary
-// name, then renamed); a node's copy of a checkpoint counts only once its tiers.json exists,
-// written after every process's parts and replicas were complete.
+// written beside it — every part file through the local tier's backend (tier_files) — and the
+// node's mark that a checkpoint's copy there is complete. A part file exists under its name only
+// once its last byte is written and synced (written under a temporary name, then renamed); a
+// node's copy of a checkpoint counts only once its tiers.json (TierManifest) exists, written after
+// every process's parts and replicas were complete.
 
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "backends/backend.hpp"
+#include "harness/checkpoint/tier_manifest.hpp"
 #include "harness/comm/comm.hpp"
 #include "harness/engine/flush_writes.hpp"
 #include "harness/engine/memory_tier.hpp"
+#include "harness/engine/tier_files.hpp"
 #include "harness/engine/tier_layout.hpp"
 #include "harness/results/training_summary.hpp"
 
@@ -35,26 +39,28 @@ struct TierSetup {
   int slots = 2;  // received chunks in memory at once, per exchange (bounded memory)
   // tiers.memory: this process's host-memory tier, in front of the local one; null: none.
   MemoryTier* memory = nullptr;
+  // tiers.local_backend: what every part file of the local tier is written and read through. Used
+  // by one thread at a time: the flush thread (and its replica writer, while the flush thread
+  // only exchanges), then the recovery on the loop's thread.
+  std::unique_ptr<backends::Backend> local = make_local_tier_backend();
 };
 
 // The layout a tiered run's record shows (training.tiers).
 TierLayoutRecord tier_layout_record(const TierSetup& setup);
 
-// Writes `bytes` as `path` (its directory made if missing): to a temporary name, synced, renamed.
-// Throws std::runtime_error naming the path and the failed call.
-void write_part(const std::filesystem::path& path, std::span<const std::byte> bytes);
-
 struct ReplicaCounts {
   std::uint64_t sent_bytes = 0;      // this process's part, once per peer
-  std::uint64_t received_bytes = 0;  // the peers' parts written into this node's local tier
+  std::uint64_t received_bytes = 0;  // the peers' parts received
+  std::uint64_t written_bytes = 0;   // of them, written into this node's local tier (its backend)
   std::string error;                 // the first failed write, with its path; "" when none
 };
 
 // Point to point, every process of the run at once: sends `part` (this process's) to each other
 // member of its clique and writes each member's part into this node's local tier, in chunks of
 // setup.chunk_bytes through setup.slots bounded slots (a writer thread empties them). Safe on a
-// second thread beside the loop's collectives only under MPI_THREAD_MULTIPLE. A failed write
-// still finishes every exchange (the peers must not wait) and comes back in `error`.
+// second thread beside the loop's collectives only under MPI_THREAD_MULTIPLE. With a memory tier
+// holding replicas (setup.memory, F > 1), each member's part is also kept there as it arrives. A
+// failed write still finishes every exchange (the peers must not wait) and comes back in `error`.
 ReplicaCounts replicate(Comm& comm, const TierSetup& setup, std::int64_t iteration,
                         std::span<const std::byte> part);
 
@@ -77,6 +83,9 @@ struct TierProgress {
   std::chrono::steady_clock::time_point local_at;       // its part complete in the local tier
   std::chrono::steady_clock::time_point replicated_at;  // every peer's part complete beside it
   ReplicaCounts replicas;
+  // Bytes this process wrote into its node's local tier through the tier's backend: its own part
+  // and the replicas it received.
+  std::uint64_t local_bytes = 0;
 };
 
 // The backend's part of a tiered flush: `prepare` (the files' directories; returns a problem or
@@ -91,7 +100,6 @@ struct TierDrain {
 // host pool): the part to the memory tier (setup.memory), to the local tier, the clique's exchange
 // (always, even after a failed local write: the peers wait for it), then the drain to the backend.
 FlushWrites tier_flush(Comm& comm, const TierSetup& setup, std::int64_t iteration,
-                       std::span<const std::byte> part, const TierDrain& drain,
-                       TierProgress& progress);
+                       std::span<std::byte> part, const TierDrain& drain, TierProgress& progress);
 
 }  // namespace ckpt::harness

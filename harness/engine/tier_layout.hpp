@@ -63,7 +63,5 @@ std::filesystem::path tier_checkpoint_dir(const std::filesystem::path& node,
                                           std::int64_t iteration);
 // Process `process`'s part in a checkpoint's directory of a local tier.
 std::filesystem::path part_path(const std::filesystem::path& checkpoint, int process);
-// The file whose presence makes a local tier's copy of a checkpoint complete (tier_commit).
-inline constexpr const char* kTierManifestName = "tiers.json";
 
 }  // namespace ckpt::harness

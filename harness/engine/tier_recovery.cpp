@@ -4,12 +4,10 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <sstream>
+
+#include "harness/common/config_error.hpp"
 
 namespace ckpt::harness {
 namespace {
@@ -21,23 +19,35 @@ bool holds(const NodeHolding& node, std::int64_t iteration, int process) {
          std::find(node.parts.begin(), node.parts.end(), process) != node.parts.end();
 }
 
-// Where `process`'s part of `iteration` survives in its memory tier or a local tier: {source,
-// holder}, or nullopt.
-std::optional<std::pair<PartSource, int>> tier_copy(const TierLayout& layout,
-                                                    const std::vector<NodeHolding>& nodes,
-                                                    const std::set<int>& lost,
-                                                    const std::vector<std::int64_t>& memory,
-                                                    std::int64_t iteration, int process) {
+// Where `process`'s part of `iteration` survives, nearest first: its own memory tier, its own
+// node's local tier, a surviving clique peer's memory tier (`replicas_in_memory`: they hold the
+// clique's parts; no read), a surviving peer's node's local tier; nullopt when none holds it.
+struct TierCopy {
+  PartSource source;
+  int holder;
+  bool in_memory;
+};
+std::optional<TierCopy> tier_copy(const TierLayout& layout, const std::vector<NodeHolding>& nodes,
+                                  const std::set<int>& lost,
+                                  const std::vector<std::int64_t>& memory, bool replicas_in_memory,
+                                  std::int64_t iteration, int process) {
   const auto alive = [&](int q) {
     const int node = layout.node_of(q);
     return !lost.contains(node) && holds(nodes[static_cast<std::size_t>(node)], iteration, process);
   };
-  const auto p = static_cast<std::size_t>(process);
-  if (p < memory.size() && memory[p] == iteration && !lost.contains(layout.node_of(process)))
-    return std::pair{PartSource::memory, process};
-  if (alive(process)) return std::pair{PartSource::local, process};
-  for (const int q : layout.clique(process)) {
-    if (q != process && alive(q)) return std::pair{PartSource::peer, q};
+  const auto in_memory = [&](int q) {
+    const auto i = static_cast<std::size_t>(q);
+    return i < memory.size() && memory[i] == iteration && !lost.contains(layout.node_of(q));
+  };
+  if (in_memory(process)) return TierCopy{PartSource::memory, process, true};
+  if (alive(process)) return TierCopy{PartSource::local, process, false};
+  const std::vector<int> clique = layout.clique(process);
+  for (const int q : clique) {
+    if (q != process && replicas_in_memory && in_memory(q))
+      return TierCopy{PartSource::peer, q, true};
+  }
+  for (const int q : clique) {
+    if (q != process && alive(q)) return TierCopy{PartSource::peer, q, false};
   }
   return std::nullopt;
 }
@@ -55,36 +65,42 @@ std::string lost_part_refusal(const TierLayout& layout, const std::set<int>& los
       drain_every);
 }
 
-// The whole file `path` into `into` (exactly its size); the problem, or "".
-std::string read_whole(const fs::path& path, std::span<std::byte> into) {
+// Process `to` gets the part of process `to` from this process's node's copy, read in chunks
+// through the local tier's backend and sent as read.
+std::string send_part(Comm& comm, const TierSetup& setup, const fs::path& path, int to) {
   std::error_code ec;
-  const auto size = fs::file_size(path, ec);
-  if (ec) return fmt::format("{}: {}", path.string(), ec.message());
-  if (size != into.size())
-    return fmt::format("{}: {} bytes, expected {}", path.string(), size, into.size());
-  std::ifstream in(path, std::ios::binary);
-  in.read(reinterpret_cast<char*>(into.data()), static_cast<std::streamsize>(into.size()));
-  if (!in) return fmt::format("read {}: {}", path.string(), std::strerror(errno));
-  return "";
+  std::uint64_t size = fs::file_size(path, ec);
+  if (ec) size = 0;  // the reader below names the missing file
+  comm.send(to, std::as_bytes(std::span(&size, 1)));
+  PartFile file(*setup.local, path, size, setup.chunk_bytes, false);
+  std::vector<std::byte> chunk(static_cast<std::size_t>(std::min(size, setup.chunk_bytes)));
+  while (const std::uint64_t n = file.next_bytes()) {
+    const std::span<std::byte> into(chunk.data(), n);
+    file.next(into);
+    comm.send(to, into);  // the peer waits for every chunk, even after a failed read
+  }
+  return file.finish().error;
 }
 
-// Process `to` gets the part of process `to` from this process's node's copy, in chunks.
-std::string send_part(Comm& comm, const TierSetup& setup, const fs::path& path, int to) {
-  std::ifstream in(path, std::ios::binary);
-  std::error_code ec;
-  std::uint64_t size = in ? fs::file_size(path, ec) : 0;
-  if (ec) size = 0;
+// Process `to` gets its part from this process's memory tier, which holds it among its replicas,
+// in chunks as send_part sends a file's.
+std::string send_from_memory(Comm& comm, const TierSetup& setup, int to) {
+  std::span<const std::byte> held;
+  bool found = false;
+  if (setup.memory != nullptr) {
+    if (const auto replica = setup.memory->replica_of(to)) {
+      held = *replica;
+      found = true;
+    }
+  }
+  const std::uint64_t size = held.size();
   comm.send(to, std::as_bytes(std::span(&size, 1)));
-  std::string problem = in && !ec ? "" : fmt::format("open {}: cannot read it", path.string());
-  std::vector<std::byte> chunk(static_cast<std::size_t>(std::min(size, setup.chunk_bytes)));
   for (std::uint64_t sent = 0; sent < size;) {
     const std::uint64_t n = std::min(setup.chunk_bytes, size - sent);
-    in.read(reinterpret_cast<char*>(chunk.data()), static_cast<std::streamsize>(n));
-    if (!in && problem.empty()) problem = fmt::format("read {}: short", path.string());
-    comm.send(to, std::span<const std::byte>(chunk.data(), n));  // the peer waits for every chunk
+    comm.send(to, held.subspan(sent, n));
     sent += n;
   }
-  return problem;
+  return found ? "" : fmt::format("the memory tier holds no replica of process {}'s part", to);
 }
 
 // This process's part from process `from`, straight into `part` (into scratch when the sizes
@@ -125,6 +141,11 @@ std::string copy_from_memory(const TierSetup& setup, std::int64_t iteration,
   return "";
 }
 
+bool from_peer_memory(const RecoveryPlan& plan, int process) {
+  const auto p = static_cast<std::size_t>(process);
+  return p < plan.peer_memory.size() && plan.peer_memory[p];
+}
+
 fs::path copy_path(const TierSetup& setup, int holder, std::int64_t iteration, int process) {
   const fs::path node = node_dir(setup.local_dir, setup.layout.node_of(holder));
   return part_path(tier_checkpoint_dir(node, iteration), process);
@@ -148,7 +169,8 @@ std::string_view part_source_name(PartSource source) {
 
 std::variant<RecoveryPlan, std::string> plan_recovery(
     const TierLayout& layout, const std::vector<NodeHolding>& nodes, const std::set<int>& lost,
-    std::int64_t remote_iteration, int drain_every, const std::vector<std::int64_t>& memory) {
+    std::int64_t remote_iteration, int drain_every, const std::vector<std::int64_t>& memory,
+    bool replicas_in_memory) {
   std::int64_t newest = -1;
   for (int n = 0; n < layout.nodes(); ++n) {
     if (!lost.contains(n)) newest = std::max(newest, nodes[static_cast<std::size_t>(n)].iteration);
@@ -156,12 +178,14 @@ std::variant<RecoveryPlan, std::string> plan_recovery(
   RecoveryPlan plan{.iteration = newest};
   std::optional<int> missing;
   for (int p = 0; p < layout.processes() && newest >= 0; ++p) {
-    if (const auto copy = tier_copy(layout, nodes, lost, memory, newest, p)) {
-      plan.source.push_back(copy->first);
-      plan.from.push_back(copy->second);
+    if (const auto copy = tier_copy(layout, nodes, lost, memory, replicas_in_memory, newest, p)) {
+      plan.source.push_back(copy->source);
+      plan.from.push_back(copy->holder);
+      plan.peer_memory.push_back(copy->source == PartSource::peer && copy->in_memory);
     } else if (remote_iteration == newest) {
       plan.source.push_back(PartSource::remote);
       plan.from.push_back(p);
+      plan.peer_memory.push_back(false);
     } else {
       missing = missing.value_or(p);
       break;
@@ -174,7 +198,8 @@ std::variant<RecoveryPlan, std::string> plan_recovery(
     for (std::size_t p = 0; p < all; ++p) self[p] = static_cast<int>(p);
     return RecoveryPlan{.iteration = remote_iteration,
                         .source = std::vector<PartSource>(all, PartSource::remote),
-                        .from = self};
+                        .from = self,
+                        .peer_memory = std::vector<bool>(all, false)};
   }
   if (!missing) {
     return fmt::format(
@@ -199,17 +224,16 @@ std::vector<NodeHolding> survey_nodes(Comm& comm, const TierSetup& setup,
     } else {
       std::int64_t newest = -1;
       for (const fs::directory_entry& entry : fs::directory_iterator(root, ec)) {
-        std::ifstream in(entry.path() / kTierManifestName);
-        if (!in) continue;  // not complete: it does not count
-        std::stringstream text;
-        text << in.rdbuf();
-        const nlohmann::json mark = nlohmann::json::parse(text.str(), nullptr, false);
-        if (mark.is_discarded() || !mark.contains("iteration")) continue;
-        if (const auto it = mark["iteration"].get<std::int64_t>(); it > newest) {
-          newest = it;
-          mine = {{"node", node},
-                  {"iteration", it},
-                  {"parts", mark.value("parts", nlohmann::json::array())}};
+        std::optional<TierManifest> mark;
+        try {
+          mark = read_tier_manifest(entry.path());
+        } catch (const ConfigError& e) {
+          mine = {{"node", node}, {"damaged", e.what()}};
+          break;
+        }
+        if (mark && mark->iteration > newest) {  // without a mark the copy is not complete
+          newest = mark->iteration;
+          mine = {{"node", node}, {"iteration", newest}, {"parts", mark->parts}};
         }
       }
     }
@@ -222,6 +246,10 @@ std::vector<NodeHolding> survey_nodes(Comm& comm, const TierSetup& setup,
   for (const nlohmann::json& r : all) {
     if (r.is_null()) continue;
     NodeHolding& n = nodes.at(r.at("node").get<std::size_t>());
+    if (r.contains("damaged")) {
+      n.damaged = r.at("damaged").get<std::string>();
+      continue;
+    }
     n.iteration = r.at("iteration").get<std::int64_t>();
     n.parts = r.at("parts").get<std::vector<int>>();
   }
@@ -246,8 +274,9 @@ RecoveryBytes fetch_parts(Comm& comm, const TierSetup& setup, const RecoveryPlan
     bytes.error = copy_from_memory(setup, plan.iteration, part);
     if (bytes.error.empty()) bytes.memory = part.size();
   } else if (mine == PartSource::local) {
-    bytes.error = read_whole(copy_path(setup, me, plan.iteration, me), part);
-    if (bytes.error.empty()) bytes.local = part.size();
+    const Execution read = read_part(*setup.local, copy_path(setup, me, plan.iteration, me), part);
+    bytes.error = read.error;
+    if (bytes.error.empty()) bytes.local = read.bytes;
   }
   if (mine == PartSource::memory || mine == PartSource::local)
     bytes.in_place = std::chrono::steady_clock::now();
@@ -256,7 +285,10 @@ RecoveryBytes fetch_parts(Comm& comm, const TierSetup& setup, const RecoveryPlan
     if (plan.source[i] != PartSource::peer) continue;
     const int holder = plan.from[i];
     if (me == holder) {
-      std::string problem = send_part(comm, setup, copy_path(setup, me, plan.iteration, p), p);
+      std::string problem =
+          from_peer_memory(plan, p)
+              ? send_from_memory(comm, setup, p)
+              : send_part(comm, setup, copy_path(setup, me, plan.iteration, p), p);
       if (bytes.error.empty()) bytes.error = std::move(problem);
     } else if (me == p) {
       bytes.peer += receive_part(comm, setup, holder, part, bytes.error);

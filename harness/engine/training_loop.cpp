@@ -478,7 +478,7 @@ FlushJob TrainingRun::flush_job(std::int64_t iteration, const fs::path& dir, boo
     // The exchange with the peers runs whatever the backend's directories do: they wait for it.
     const backends::MemoryView pool = pool_->view();
     job.write = [this, iteration, drain, &backend, prepare, target = flush_target(iteration, dir),
-                 part = std::span<const std::byte>(pool.data, io_.state.memory().size())] {
+                 part = std::span<std::byte>(pool.data, io_.state.memory().size())] {
       return tier_flush(io_.comm, *io_.tiers, iteration, part,
                         {drain ? &backend : nullptr, prepare, &target}, tier_progress_);
     };
@@ -645,6 +645,7 @@ void TrainingRun::record_tiers(CheckpointRecord& record, const InFlight& flight)
   record.tier_replicated_seconds =
       std::chrono::duration<double>(p.replicated_at - flight.due).count();
   record.interconnect_bytes = p.replicas.sent_bytes;  // reduce_records: every process's
+  record.local_tier_bytes = p.local_bytes;
   if (const std::string problem = tier_commit(io_.comm, *io_.tiers, record.iteration,
                                               record.committed ? flight.dir.string() : "");
       !problem.empty()) {
@@ -697,6 +698,7 @@ void TrainingRun::reduce_records() {
     r.tier_local_seconds = comm.max(r.tier_local_seconds);
     r.tier_replicated_seconds = comm.max(r.tier_replicated_seconds);
     r.interconnect_bytes = comm.sum(r.interconnect_bytes);
+    r.local_tier_bytes = comm.sum(r.local_tier_bytes);
     const auto bytes = comm.sum(flush_bytes_[i]);
     r.flush_gib_s = r.flush_seconds > 0 ? static_cast<double>(bytes) / r.flush_seconds / kGiB : 0;
   }

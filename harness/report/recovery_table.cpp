@@ -21,21 +21,24 @@ struct SourceFigures {
   int parts;
   std::uint64_t bytes;
   double seconds;
+  int from_memory = 0;  // peer: the parts a peer sent from its memory tier
 };
 
 std::array<SourceFigures, 4> recovery_sources(const RecoveryRecord& r) {
   return {{{"memory", r.memory_parts, r.memory_bytes, r.memory_seconds},
            {"local", r.local_parts, r.local_bytes, r.local_seconds},
-           {"peer", r.peer_parts, r.peer_bytes, r.peer_seconds},
+           {"peer", r.peer_parts, r.peer_bytes, r.peer_seconds, r.peer_parts_from_memory},
            {"remote", r.remote_parts, r.remote_bytes, r.remote_seconds}}};
 }
 
-// "2 parts, 1.2 MiB in 0.001 s"; "-" for a source no part came from.
+// "2 parts, 1.2 MiB in 0.001 s" ("2 parts (2 from the peers' memory), ..."); "-" for a source no
+// part came from.
 std::string source_figures(const SourceFigures& s) {
   if (s.parts == 0) return "-";
-  return fmt::format("{} part{}, {} in {} s", s.parts, s.parts == 1 ? "" : "s",
-                     format_bytes(static_cast<std::int64_t>(s.bytes)),
-                     format_significant(s.seconds));
+  return fmt::format(
+      "{} part{}{}, {} in {} s", s.parts, s.parts == 1 ? "" : "s",
+      s.from_memory > 0 ? fmt::format(" ({} from the peers' memory)", s.from_memory) : "",
+      format_bytes(static_cast<std::int64_t>(s.bytes)), format_significant(s.seconds));
 }
 
 const RecoveryRecord* recovery_of_row(const ReportRow& row) {
@@ -69,6 +72,7 @@ const std::vector<std::string> kRecoveryHeader{
 constexpr const char* kRecoveryNote =
     "seconds: from a barrier to the slowest process's part in place; per source (memory: the "
     "process's own memory tier, local: its node's local tier, peer: a clique peer's over MPI, "
+    "from its memory tier's replicas or its node's local tier, "
     "remote: the backend) the parts that came from it, their bytes and the slowest of their "
     "processes' seconds";
 

@@ -77,6 +77,8 @@ RecoveryRecord recovery_of(const JsonField& r) {
   by_source(r, "seconds_by_source", &RecoveryRecord::memory_seconds, &RecoveryRecord::local_seconds,
             &RecoveryRecord::peer_seconds, &RecoveryRecord::remote_seconds, out);
   if (const auto f = r.find("restarted")) out.restarted = f->boolean();
+  if (const auto f = r.find("peer_parts_from_memory"))
+    out.peer_parts_from_memory = static_cast<int>(f->integer(0, out.peer_parts));
   return out;
 }
 

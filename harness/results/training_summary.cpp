@@ -45,6 +45,7 @@ void add_tier_fields(nlohmann::json& out, const CheckpointRecord& r) {
   out["tier_local_seconds"] = r.tier_local_seconds;
   out["tier_replicated_seconds"] = r.tier_replicated_seconds;
   out["interconnect_bytes"] = r.interconnect_bytes;
+  out["local_tier_bytes"] = r.local_tier_bytes;
   out["tiers"] = r.tiers;
 }
 
@@ -86,6 +87,7 @@ nlohmann::json recovery_json(const RecoveryRecord& r) {
             {"local", r.local_parts},
             {"peer", r.peer_parts},
             {"remote", r.remote_parts}}},
+          {"peer_parts_from_memory", r.peer_parts_from_memory},
           {"seconds_by_source",
            {{"memory", r.memory_seconds},
             {"local", r.local_seconds},

@@ -59,12 +59,14 @@ struct CheckpointRecord {
   CheckpointTimes times;
   // tiered: due -> this process's part in its memory tier (tiers.memory), due -> its part
   // complete in its node's local tier, and due -> every part of its clique complete beside it
-  // (each the slowest process's); the bytes sent to peers (all processes); the tiers holding it
+  // (each the slowest process's); the bytes sent to peers and the bytes written into the local
+  // tiers through their backend, own parts and replicas (all processes); the tiers holding it
   // complete ("memory", "local", "peers", "remote"; empty when none does).
   double tier_memory_seconds = 0;
   double tier_local_seconds = 0;
   double tier_replicated_seconds = 0;
   std::uint64_t interconnect_bytes = 0;
+  std::uint64_t local_tier_bytes = 0;
   std::vector<std::string> tiers;
 };
 
@@ -90,6 +92,8 @@ struct RecoveryRecord {
   std::uint64_t memory_bytes = 0, local_bytes = 0, peer_bytes = 0, remote_bytes = 0;
   // Processes whose part came from each source.
   int memory_parts = 0, local_parts = 0, peer_parts = 0, remote_parts = 0;
+  // Of the parts from peers, those a peer sent from its memory tier's replicas (no read).
+  int peer_parts_from_memory = 0;
   // From the barrier to the slowest process's part in place, among the processes whose part came
   // from each source (0 where none did).
   double memory_seconds = 0, local_seconds = 0, peer_seconds = 0, remote_seconds = 0;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <chrono>
 #include <optional>
 #include <set>
@@ -54,6 +55,8 @@ RecoveryRecord recovery_record(Comm& comm, const RecoveryPlan& plan, const Recov
                    .peer_bytes = comm.sum(bytes.peer),
                    .remote_bytes = comm.sum(from_remote)};
   for (const PartSource source : plan.source) count_part(r, source);
+  r.peer_parts_from_memory =
+      static_cast<int>(std::count(plan.peer_memory.begin(), plan.peer_memory.end(), true));
   const PartSource mine = plan.source[static_cast<std::size_t>(comm.rank())];
   const auto slowest = [&](PartSource source) { return comm.max(mine == source ? seconds : 0.0); };
   r.memory_seconds = slowest(PartSource::memory);
@@ -72,7 +75,14 @@ std::optional<RecoveryPlan> plan_parts(CaseState& s, const TierSetup& setup,
   comm.barrier();  // no process writes into a local tier any more
   const std::vector<NodeHolding> nodes = survey_nodes(comm, setup, lost);
   auto planned = plan_recovery(setup.layout, nodes, lost, remote.iteration, setup.drain_every,
-                               survey_memory(comm, setup, lost));
+                               survey_memory(comm, setup, lost),
+                               setup.memory != nullptr && setup.memory->replicas() > 0);
+  for (std::size_t n = 0; n < nodes.size(); ++n) {
+    if (!nodes[n].damaged.empty()) {
+      planned = fmt::format("the local tier of node {}: {}", n, nodes[n].damaged);
+      break;
+    }
+  }
   if (const auto* refusal = std::get_if<std::string>(&planned)) {
     const std::string problem =
         fmt::format("recovery after losing nodes {{{}}}: {}", fmt::join(lost, ", "), *refusal);
@@ -88,14 +98,16 @@ std::optional<RecoveryPlan> plan_parts(CaseState& s, const TierSetup& setup,
 TierSetup checked_tier_setup(const Case& c, Comm& comm, std::uint64_t state_bytes) {
   const TierSpec& t = c.engine.tiers;
   const std::optional<int> launch = launch_processes_per_node();
-  const auto problem = tier_layout_problem(t, comm.size(), launch, state_bytes).value_or("");
+  const auto problem = tier_layout_problem(t, comm.size(), launch, state_bytes)
+                           .value_or(local_tier_backend_problem(t.local_backend).value_or(""));
   if (const std::string first = comm.first_problem(problem); !first.empty())
     throw SetupError(fmt::format("case {}: {}", c.index, first));
   return {.layout = tier_layout(t, comm.size(), launch),
           .local_dir = t.local_dir,
           .drain_every = t.drain_every,
           .max_part_bytes = state_bytes,
-          .chunk_bytes = t.chunk_bytes};
+          .chunk_bytes = t.chunk_bytes,
+          .local = make_local_tier_backend(t.local_backend)};
 }
 
 void recover_lost_nodes(CaseState& s, const TierSetup& setup, const std::vector<RankPlan>& trained,

@@ -69,7 +69,8 @@ std::optional<TierSetup> tier_setup_of(const Case& c, Comm& comm, std::uint64_t 
   if (!c.engine.tiers.memory) return setup;
   std::string short_of_memory;
   try {
-    setup.memory = &memory.emplace(part_bytes);
+    // With F > 1 it also holds the clique's F - 1 peers' parts (each at most the largest part).
+    setup.memory = &memory.emplace(part_bytes, setup.layout.replicas() - 1, state_bytes);
   } catch (const std::exception& e) {
     short_of_memory = fmt::format("tiers.memory: {}; set tiers.memory = false", e.what());
   }

@@ -35,6 +35,11 @@ struct TrainingSpec {
 // are blocks of processes_per_node consecutive processes; a process's part (its whole checkpoint
 // buffer) is replicated to the other members of its clique {p, p+J, ..., p+(F-1)J} (NVIDIA's
 // resiliency library's cliques, J and F in processes), each on another node.
+// tiers.local_backend: the backends a node-local tier can be written through (file backends that
+// stream a part through a file kept open from a flush thread), and the default.
+inline constexpr std::string_view kLocalTierBackends[] = {"posix", "uring"};
+inline constexpr const char* kDefaultLocalTierBackend = "posix";
+
 struct TierSpec {
   int processes_per_node = 0;     // 0: the MPI launch's (OMPI_COMM_WORLD_LOCAL_SIZE, ...)
   std::string local_dir;          // the node-local tier; "{node}" stands for the node's number
@@ -47,6 +52,8 @@ struct TierSpec {
   // Each process also keeps its part of the newest complete checkpoint in its host memory, the
   // first tier: a process that survives a loss restores from it.
   bool memory = false;
+  // The backend of the node-local tier's part files (posix or uring).
+  std::string local_backend = kDefaultLocalTierBackend;
 };
 
 struct EngineSpec {

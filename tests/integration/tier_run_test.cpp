@@ -95,6 +95,15 @@ TEST(TieredRun, LostNodeRecoversFromPeersElseRemoteAndVerifies) {
     }
   }
   EXPECT_EQ(local_bytes[0], local_bytes[1]);
+  // Every part file went through the local tiers' backend: F = 2 writes each part twice (its own
+  // node's copy and its peer's), F = 1 once, the bytes the exchange carried with F = 2.
+  for (std::size_t i = 0; i < 2; ++i) {
+    const nlohmann::json &two = results[0].at("training").at("checkpoints").at(i),
+                         &one = results[1].at("training").at("checkpoints").at(i);
+    const auto sent = two.at("interconnect_bytes").get<std::uint64_t>();
+    EXPECT_EQ(two.at("local_tier_bytes").get<std::uint64_t>(), 2 * sent);
+    EXPECT_EQ(one.at("local_tier_bytes").get<std::uint64_t>(), sent);
+  }
   // The lost node's local tier is gone; a surviving node keeps only its newest complete copy.
   EXPECT_FALSE(fs::exists(dir / "local" / "node1"));
   std::vector<std::string> kept;
@@ -107,8 +116,9 @@ TEST(TieredRun, LostNodeRecoversFromPeersElseRemoteAndVerifies) {
 
 // tiers.memory: 4 processes on 2 emulated nodes, F = 2, node 1 lost after the loop: processes 0
 // and 1 survive and take their parts from their own memory tiers, node 1's from their peers on
-// node 0. The same job without the memory tier reads those parts from node 0's local tier: the
-// same bytes, and one part more per process in memory.
+// node 0, which send them from the replicas their memory tiers hold (no read). The same job
+// without the memory tier reads those parts from node 0's local tier: the same bytes, and F parts
+// more per process in memory.
 TEST(TieredRun, SurvivorsRecoverFromTheirMemoryTierAndTheLostNodeFromPeers) {
   if (!CKPT_TEST_HAVE_MPI)
     GTEST_SKIP() << "ckptbench was built without MPI (CKPT_WITH_MPI=OFF or MPI not found)";
@@ -138,6 +148,8 @@ TEST(TieredRun, SurvivorsRecoverFromTheirMemoryTierAndTheLostNodeFromPeers) {
             (nlohmann::json{{"memory", 2}, {"local", 0}, {"peer", 2}, {"remote", 0}}));
   EXPECT_EQ(without.at("parts"),
             (nlohmann::json{{"memory", 0}, {"local", 2}, {"peer", 2}, {"remote", 0}}));
+  EXPECT_EQ(rec.at("peer_parts_from_memory"), 2);
+  EXPECT_EQ(without.at("peer_parts_from_memory"), 0);
   const nlohmann::json &bytes = rec.at("bytes"), &plain_bytes = without.at("bytes");
   EXPECT_EQ(bytes.at("memory"), plain_bytes.at("local"));
   EXPECT_EQ(bytes.at("peer"), plain_bytes.at("peer"));
@@ -151,16 +163,19 @@ TEST(TieredRun, SurvivorsRecoverFromTheirMemoryTierAndTheLostNodeFromPeers) {
   EXPECT_EQ(seconds.at("local"), 0.0);
   EXPECT_EQ(seconds.at("remote"), 0.0);
   EXPECT_EQ(without.at("seconds_by_source").at("memory"), 0.0);
-  // The memory tier holds the largest process's part (process 0's, whose part is largest in
-  // every other buffer too): the dry run's and the run's memory per process grow by it.
+  // The memory tier holds F = 2 parts of at most the largest process's (process 0's, whose part is
+  // largest in every other buffer too): the dry run's and the run's memory per process grow by
+  // twice it. Processes 1, 2 and 3 hold parts of one size, half of the peers' bytes, so process
+  // 0's is the memory tiers' bytes less that.
   const auto memory_of = [](const nlohmann::json& r) {
     return r.at("memory_bytes_per_process").get<std::uint64_t>();
   };
-  const std::uint64_t tier = memory_of(results[0]) - memory_of(results[1]);
-  EXPECT_GT(tier, 0u);
-  EXPECT_LT(tier, bytes.at("memory").get<std::uint64_t>());  // process 1's part is not counted
+  const auto own = bytes.at("memory").get<std::uint64_t>();
+  const auto peers = bytes.at("peer").get<std::uint64_t>();
+  EXPECT_EQ(memory_of(results[0]) - memory_of(results[1]), 2 * (own - peers / 2));
   EXPECT_TRUE(contains(o.out, "case 1: recovery of iteration 1 after losing nodes {1}: ")) << o.out;
   EXPECT_TRUE(contains(o.out, "; memory 2 parts, ")) << o.out;
+  EXPECT_TRUE(contains(o.out, "; peer 2 parts (2 from the peers' memory), ")) << o.out;
   const fs::path run = fs::directory_iterator(dir / "out")->path();  // the run's directory
   const Outcome report = ckptbench({"report", run.string()});
   ASSERT_EQ(report.exit_code, 0) << report.describe();
@@ -170,7 +185,8 @@ TEST(TieredRun, SurvivorsRecoverFromTheirMemoryTierAndTheLostNodeFromPeers) {
 // The job restarted after a failure: a tiered training job leaves each node's local tier
 // (iteration 2) and one drained checkpoint (iteration 1); a job of its own then loses node 1 and
 // recovers every rank, node 1's parts from their peers on node 0; with the drained checkpoint
-// gone, losing nodes 0 and 1 (process 0's whole clique) is refused, naming the part.
+// gone, losing nodes 0 and 1 (process 0's whole clique) is refused, naming the part, and so is a
+// node's damaged tiers.json, naming the file.
 TEST(TieredRun, RestartedJobRecoversFromPeersAndRefusesAPartNoTierHolds) {
   if (!CKPT_TEST_HAVE_MPI)
     GTEST_SKIP() << "ckptbench was built without MPI (CKPT_WITH_MPI=OFF or MPI not found)";
@@ -221,6 +237,56 @@ TEST(TieredRun, RestartedJobRecoversFromPeersAndRefusesAPartNoTierHolds) {
                        "process 0's part of iteration 2 is in no surviving tier: its clique's "
                        "nodes {0, 1} hold its 2 copies"))
       << refused.describe();
+
+  // A damaged tiers.json is refused, naming the file and the key, rather than guessed at.
+  const fs::path mark = dir / "local" / "node2" / "iter_0000002" / "tiers.json";
+  ASSERT_TRUE(fs::exists(mark));
+  std::ofstream(mark) << R"({"iteration": "two"})";
+  const Outcome damaged = job("restore", "[1]", "damaged");
+  EXPECT_EQ(damaged.exit_code, 2) << damaged.describe();
+  EXPECT_TRUE(contains(damaged.out + damaged.err,
+                       "the local tier of node 2: " + mark.string() + ": `iteration`: "))
+      << damaged.describe();
+}
+
+// tiers.local_backend = "uring": one process, one node, F = 1: each part file goes through io_uring
+// (every byte of every checkpoint counted by it), and the drained checkpoint restores verified.
+TEST(TieredRun, TheLocalTierWritesThroughTheBackendItNames) {
+  const Outcome backends = ckptbench({"backends", "--json"});
+  ASSERT_EQ(backends.exit_code, 0) << backends.describe();
+  bool uring = false;
+  for (const nlohmann::json& b : nlohmann::json::parse(backends.out))
+    uring = uring || (b.at("name") == "uring" && b.at("available") == true);
+  Scratch dir;
+  const fs::path campaign = dir.write("c.toml", tiny_full_state_campaign(dir, "tiers", 1, 0, R"(
+[training]
+iterations = 2
+iteration_seconds = 0.01
+checkpoint_every = 1
+[engine]
+name = "tiered"
+[tiers]
+processes_per_node = 1
+replicas = 1
+local_backend = "uring"
+local_dir = ")" + (dir / "local" / "node{node}").string() + "\"\n"));
+  const Outcome o = ckptbench({"run", campaign.string(), "--output", (dir / "out").string()});
+  if (!uring) {  // refused before any I/O, naming the key and the registry's reason
+    EXPECT_EQ(o.exit_code, 2) << o.describe();
+    EXPECT_TRUE(contains(o.out + o.err, "tiers.local_backend = \"uring\": ")) << o.describe();
+    EXPECT_FALSE(fs::exists(dir / "local"));
+    return;
+  }
+  ASSERT_EQ(o.exit_code, 0) << o.describe();
+  const auto results = read_results(dir / "out");
+  ASSERT_EQ(results.size(), 1u) << o.describe();
+  EXPECT_EQ(results[0].at("status"), "ok") << results[0].at("error");
+  EXPECT_EQ(results[0].at("verified"), true);
+  const nlohmann::json& c = results[0].at("training").at("checkpoints");
+  ASSERT_EQ(c.size(), 2u);
+  const auto part = fs::file_size(dir / "local" / "node0" / "iter_0000001" / "part_00000.bin");
+  for (const nlohmann::json& checkpoint : c) EXPECT_EQ(checkpoint.at("local_tier_bytes"), part);
+  EXPECT_EQ(results[0].at("config").at("tiers").at("local_backend"), "uring");
 }
 
 TEST(TieredRun, DryRunRefusesUnrecoverableAndBadCliquesBeforeAnyIo) {

@@ -151,6 +151,28 @@ TEST(TierRecovery, ASurvivingProcessTakesItsPartFromItsMemoryTier) {
   EXPECT_EQ(part_source_name(S::memory), "memory");
 }
 
+// With F > 1 the memory tiers also hold the clique's replicas: a lost node's part comes from a
+// surviving peer's memory (no read), from the peer's node's local tier only where that peer's
+// memory holds another iteration.
+TEST(TierRecovery, ALostPartComesFromAPeersMemoryTierBeforeItsLocalTier) {
+  const TierLayout l = tier_layout(spec(2, 2), 8, std::nullopt);
+  const std::vector<std::int64_t> memory{7, 9, 9, 9, 9, 9, 9, 9};
+  const auto planned = plan_recovery(l, all_hold(l, 9), {1}, -1, 4, memory, true);
+  ASSERT_TRUE(std::holds_alternative<RecoveryPlan>(planned)) << std::get<std::string>(planned);
+  const RecoveryPlan& p = std::get<RecoveryPlan>(planned);
+  using S = PartSource;
+  EXPECT_EQ(p.source, (std::vector<S>{S::local, S::memory, S::peer, S::peer, S::memory, S::memory,
+                                      S::memory, S::memory}));
+  EXPECT_EQ(p.from, (std::vector<int>{0, 1, 0, 1, 4, 5, 6, 7}));
+  // Process 2's peer 0 holds iteration 7 in memory: it reads node 0's copy; process 3's peer 1
+  // sends from its memory.
+  EXPECT_EQ(p.peer_memory,
+            (std::vector<bool>{false, false, false, true, false, false, false, false}));
+  // Memory tiers without replicas (F parts not kept): every peer part is read.
+  const auto read = std::get<RecoveryPlan>(plan_recovery(l, all_hold(l, 9), {1}, -1, 4, memory));
+  EXPECT_EQ(read.peer_memory, std::vector<bool>(8, false));
+}
+
 TEST(TierRecovery, OnlyTheNewestCompleteCopyCounts) {
   const TierLayout l = tier_layout(spec(2, 2), 8, std::nullopt);
   std::vector<NodeHolding> nodes = all_hold(l, 9);
