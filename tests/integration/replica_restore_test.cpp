@@ -65,6 +65,60 @@ replicas = ["read", "cooperative"]
   EXPECT_EQ(once.at("copied_bytes"), 0);
 }
 
+// TP 2 x DP 2 (ZeRO-1): the norms, TP-replicated, are stored once, by TP rank 0, and every TP rank
+// holds them. The same-layout restore gives TP rank 1 its copies of them (weights and optimizer
+// state) besides the DP replicas' weights; cooperatively each stored byte is read once and every
+// copy crosses between the processes.
+TEST(ReplicaRestore, CooperativeTpByDpRestoreReadsEachStoredByteOnceAndGivesEveryTpRankTheNorms) {
+  if (!CKPT_TEST_HAVE_MPI)
+    GTEST_SKIP() << "ckptbench was built without MPI (CKPT_WITH_MPI=OFF or MPI not found)";
+  const std::optional<std::string> mpirun = find_mpirun();
+  if (!mpirun) GTEST_SKIP() << "mpirun is not on PATH, so the 4 processes cannot be started";
+  Scratch dir;
+  const fs::path campaign =
+      dir.write("c.toml", tiny_full_state_campaign(dir, "tpdp", 1, 0, R"([parallel]
+tp = 2
+dp = 2
+zero = 1
+[restore]
+replicas = ["read", "cooperative"]
+)"));
+  const auto job = [&](const std::string& phase) {
+    std::vector<std::string> args = mpirun_args(*mpirun, 4);
+    args.insert(args.end(), {kBinary, "run", campaign.string(), "--phase", phase, "--output",
+                             (dir / phase).string()});
+    return run_process(args, std::chrono::seconds(120));
+  };
+  const Outcome written = job("checkpoint");
+  ASSERT_EQ(written.exit_code, 0) << written.describe();
+  const auto stored =
+      read_results(dir / "checkpoint").at(0).at("bytes_per_checkpoint").get<std::uint64_t>();
+  const Outcome restored = job("restore");
+  ASSERT_EQ(restored.exit_code, 0) << restored.describe();
+  const auto reads = read_results(dir / "restore");
+  ASSERT_EQ(reads.size(), 2u) << restored.describe();
+  for (const nlohmann::json& r : reads) {
+    SCOPED_TRACE(r.at("error").dump());
+    EXPECT_EQ(r.at("status"), "ok");
+    EXPECT_EQ(r.at("verified"), true);
+  }
+  // The tiny model's 106,816 parameters in bf16: what DP rank 1 of the two TP ranks holds of DP
+  // rank 0's. Its 5 norms of 64: TP rank 1's copies on both DP ranks (bf16 weights), and of the
+  // optimizer state (fp32 master, exp_avg, exp_avg_sq) each DP rank's part, the whole once.
+  constexpr std::uint64_t kWeights = 106816 * 2;
+  constexpr std::uint64_t kNormCopies = 2 * (5 * 64 * 2) + 5 * 64 * 12;
+  const nlohmann::json& each = reads[0].at("replicas");
+  const nlohmann::json& once = reads[1].at("replicas");
+  const auto held = each.at("held_bytes").get<std::uint64_t>();
+  EXPECT_EQ(held, stored + kWeights + kNormCopies);
+  EXPECT_EQ(each.at("storage_bytes"), held);  // every rank reads its own copy
+  EXPECT_EQ(once.at("mode"), "cooperative");
+  EXPECT_EQ(once.at("held_bytes"), held);
+  EXPECT_EQ(once.at("storage_bytes"), stored);  // each stored byte read once
+  EXPECT_EQ(once.at("interconnect_bytes"), held - stored);
+  EXPECT_EQ(once.at("copied_bytes"), 0);
+}
+
 // 4 processes write the tiny model's full state at DP 4 (ZeRO-1), then restore it resharded into
 // TP 2 x DP 2 and load its weights into TP 2, cooperatively: every byte some rank reads is read
 // from storage once, what several processes read goes over MPI, and every byte verifies. A memory
@@ -170,6 +224,30 @@ TEST(ReplicaRestore, DryRunOfACooperativeLoadByThousandsOfProcessesPlansItOnce) 
   const double cpu = ended_children_cpu_seconds() - before;
   ASSERT_EQ(o.exit_code, 0) << o.describe();
   EXPECT_LT(cpu, 3.0) << o.describe();
+}
+
+// The dry run of a cooperative same-layout restore of 1000 ranks (TP 2 x DP 500, the weights) by
+// 4000 processes plans every process's replica plans in one pass: planning all of them again for
+// each process grew with the process count times the ranks (seconds of CPU here).
+TEST(ReplicaRestore, DryRunOfACooperativeSameLayoutRestoreByThousandsOfProcessesPlansItOnce) {
+  Scratch dir;
+  const fs::path model = dir.write("tiny.toml", kTinyModel);
+  const fs::path campaign = dir.write(
+      "c.toml",
+      campaign_toml("dry", dir / "target",
+                    "create_target = true\nkeep = true\niterations = 1\nwarmup = 0\n"
+                    "[model]\nname = \"" +
+                        model.string() +
+                        "\"\n[parallel]\ntp = 2\ndp = 500\n[cache]\npolicy = \"none\"\n"));
+  const Outcome written = ckptbench(
+      {"run", campaign.string(), "--phase", "checkpoint", "--output", (dir / "written").string()});
+  ASSERT_EQ(written.exit_code, 0) << written.describe();
+  const double before = ended_children_cpu_seconds();
+  const Outcome o = ckptbench({"run", campaign.string(), "--phase", "restore", "--dry-run",
+                               "--processes", "4000", "--set", "restore.replicas=cooperative"});
+  const double cpu = ended_children_cpu_seconds() - before;
+  ASSERT_EQ(o.exit_code, 0) << o.describe();
+  EXPECT_LT(cpu, 1.0) << o.describe();
 }
 
 }  // namespace
