@@ -4,7 +4,7 @@
 // own pieces; then the pieces its DP rank 0 wrote of the state kinds replicated across DP (the
 // weights below ZeRO-3; everything under ZeRO-0), placed after its own in its buffer; then, on a
 // TP rank other than 0 where the checkpoint stores the TP-replicated tensors (norms, row-parallel
-// biases, routers) once, on TP rank 0 (strategy.layout "dcp" and "megatron_dist"), its copies of
+// biases, routers) once, on TP rank 0 (strategy.layout "dcp"), its copies of
 // what TP rank 0 of its (DP, PP) position holds of them, placed after those. Where every TP rank
 // stores its own copy ("megatron", "deepspeed"), that copy is its own piece. The cooperative
 // restore reads each stored piece once, on the least-loaded process holding it (DCP's cooperative

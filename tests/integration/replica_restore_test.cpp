@@ -65,6 +65,14 @@ replicas = ["read", "cooperative"]
   EXPECT_EQ(once.at("copied_bytes"), 0);
 }
 
+// The tiny model's 106,816 parameters in bf16 (what a DP replica holds of DP rank 0's under
+// ZeRO-1), its 5 norms of 64 in bf16, and at TP 2 x DP 2 (ZeRO-1) TP rank 1's copies of the norms:
+// their weights on both DP ranks, and of their optimizer state (fp32 master, exp_avg, exp_avg_sq)
+// each DP rank's part, the whole once.
+constexpr std::uint64_t kTinyWeights = 106816 * 2;
+constexpr std::uint64_t kTinyNormWeights = 5 * 64 * 2;
+constexpr std::uint64_t kTinyNormCopies = 2 * kTinyNormWeights + 5 * 64 * 12;
+
 // TP 2 x DP 2 (ZeRO-1): the norms, TP-replicated, are stored once, by TP rank 0, and every TP rank
 // holds them. The same-layout restore gives TP rank 1 its copies of them (weights and optimizer
 // state) besides the DP replicas' weights; cooperatively each stored byte is read once and every
@@ -102,15 +110,11 @@ replicas = ["read", "cooperative"]
     EXPECT_EQ(r.at("status"), "ok");
     EXPECT_EQ(r.at("verified"), true);
   }
-  // The tiny model's 106,816 parameters in bf16: what DP rank 1 of the two TP ranks holds of DP
-  // rank 0's. Its 5 norms of 64: TP rank 1's copies on both DP ranks (bf16 weights), and of the
-  // optimizer state (fp32 master, exp_avg, exp_avg_sq) each DP rank's part, the whole once.
-  constexpr std::uint64_t kWeights = 106816 * 2;
-  constexpr std::uint64_t kNormCopies = 2 * (5 * 64 * 2) + 5 * 64 * 12;
+  // DP rank 1 of the two TP ranks holds DP rank 0's weights; TP rank 1 the norms' copies.
   const nlohmann::json& each = reads[0].at("replicas");
   const nlohmann::json& once = reads[1].at("replicas");
   const auto held = each.at("held_bytes").get<std::uint64_t>();
-  EXPECT_EQ(held, stored + kWeights + kNormCopies);
+  EXPECT_EQ(held, stored + kTinyWeights + kTinyNormCopies);
   EXPECT_EQ(each.at("storage_bytes"), held);  // every rank reads its own copy
   EXPECT_EQ(once.at("mode"), "cooperative");
   EXPECT_EQ(once.at("held_bytes"), held);
@@ -120,8 +124,9 @@ replicas = ["read", "cooperative"]
 }
 
 // 4 processes write the tiny model's full state at DP 4 (ZeRO-1), then restore it resharded into
-// TP 2 x DP 2 and load its weights into TP 2, cooperatively: every byte some rank reads is read
-// from storage once, what several processes read goes over MPI, and every byte verifies. A memory
+// TP 2 x DP 2 (and DP 2 under ZeRO-0) and load its weights into TP 2, cooperatively: every byte
+// some rank reads is read from storage once, what several processes read goes over MPI, and every
+// byte verifies. A memory
 // budget short of the buffers runs the exchange in rounds; one that not even a piece per round
 // fits is refused before any read, naming the exchange buffers.
 TEST(ReplicaRestore, CooperativeReshardAndTpLoadReadEachStoredByteOnceAndVerify) {
@@ -152,12 +157,16 @@ TEST(ReplicaRestore, CooperativeReshardAndTpLoadReadEachStoredByteOnceAndVerify)
   EXPECT_EQ(r.at("verified"), true);
   const nlohmann::json& once = r.at("replicas");
   EXPECT_EQ(once.at("mode"), "cooperative");
-  // Every stored byte is some new rank's, and only one's: read once, straight into its place.
-  EXPECT_EQ(once.at("held_bytes"), r.at("reshard").at("bytes_read"));
-  EXPECT_EQ(once.at("held_bytes"), stored);
+  // Each new rank holds what it would write and its replicas' copies, as in a same-layout restore
+  // at TP 2 x DP 2; each stored byte is read once, and each copy crosses between processes. Every
+  // holder copies a shared piece into place: the norms' weights 4 ranks, the rest 2.
+  const auto held = once.at("held_bytes").get<std::uint64_t>();
+  EXPECT_EQ(held, r.at("reshard").at("bytes_read"));
+  EXPECT_EQ(held, stored.get<std::uint64_t>() + kTinyWeights + kTinyNormCopies);
   EXPECT_EQ(once.at("storage_bytes"), stored);
-  EXPECT_EQ(once.at("interconnect_bytes"), 0);
-  EXPECT_EQ(once.at("copied_bytes"), 0);
+  const std::uint64_t sent = held - stored.get<std::uint64_t>();
+  EXPECT_EQ(once.at("interconnect_bytes"), sent);
+  EXPECT_EQ(once.at("copied_bytes"), 2 * (sent - 3 * kTinyNormWeights) + 4 * kTinyNormWeights);
 
   const Outcome loaded = job("load", {"load.tp=2", "load.cooperative=true"});
   ASSERT_EQ(loaded.exit_code, 0) << loaded.describe();
@@ -197,6 +206,17 @@ TEST(ReplicaRestore, CooperativeReshardAndTpLoadReadEachStoredByteOnceAndVerify)
   EXPECT_EQ(refused.exit_code, 2) << refused.describe();
   EXPECT_NE(refused.err.find("the cooperative read's exchange buffers"), std::string::npos)
       << refused.err;
+
+  // Into DP 2 under ZeRO-0: DP rank 1 holds the whole state too, every byte of it sent once.
+  const Outcome zero =
+      job("restore", {"restore.dp=2", "restore.zero=0", "restore.replicas=cooperative"});
+  ASSERT_EQ(zero.exit_code, 0) << zero.describe();
+  const nlohmann::json z = read_results(dir / "restore6").at(0);
+  EXPECT_EQ(z.at("status"), "ok") << z.at("error");
+  EXPECT_EQ(z.at("verified"), true);
+  EXPECT_EQ(z.at("replicas").at("held_bytes"), 2 * stored.get<std::uint64_t>());
+  EXPECT_EQ(z.at("replicas").at("storage_bytes"), stored);
+  EXPECT_EQ(z.at("replicas").at("interconnect_bytes"), stored);
 }
 
 // CPU seconds of this process's children that ended and were waited for.
