@@ -16,39 +16,54 @@
 namespace ckpt::integration {
 namespace {
 
-TEST(ReplicaRestore, CooperativeReadsEachPieceOnceAndSendsTheReplicasTheirCopies) {
-  if (!CKPT_TEST_HAVE_MPI)
-    GTEST_SKIP() << "ckptbench was built without MPI (CKPT_WITH_MPI=OFF or MPI not found)";
-  const std::optional<std::string> mpirun = find_mpirun();
-  if (!mpirun) GTEST_SKIP() << "mpirun is not on PATH, so the 4 processes cannot be started";
+// The tiny model's full state under `parallel` (the [parallel] table's lines) written by 4
+// processes (--phase checkpoint), then restored by 4 with restore.replicas = "read" and
+// "cooperative": the bytes stored per checkpoint, and the two restores' records, each checked ok
+// and verified (none after a failure, which it reports).
+struct ReplicaRestores {
+  std::uint64_t stored = 0;
+  std::vector<nlohmann::json> reads;
+};
+
+ReplicaRestores read_and_cooperative_restores(const std::string& mpirun,
+                                              const std::string& parallel) {
   Scratch dir;
-  const fs::path campaign =
-      dir.write("c.toml", tiny_full_state_campaign(dir, "replicas", 1, 0, R"([parallel]
-dp = 4
-zero = 1
-[restore]
-replicas = ["read", "cooperative"]
-)"));
+  const fs::path campaign = dir.write(
+      "c.toml",
+      tiny_full_state_campaign(
+          dir, "replicas", 1, 0,
+          "[parallel]\n" + parallel + "[restore]\nreplicas = [\"read\", \"cooperative\"]\n"));
   const auto job = [&](const std::string& phase) {
-    std::vector<std::string> args = mpirun_args(*mpirun, 4);
+    std::vector<std::string> args = mpirun_args(mpirun, 4);
     args.insert(args.end(), {kBinary, "run", campaign.string(), "--phase", phase, "--output",
                              (dir / phase).string()});
     return run_process(args, std::chrono::seconds(120));
   };
   const Outcome written = job("checkpoint");
-  ASSERT_EQ(written.exit_code, 0) << written.describe();
+  EXPECT_EQ(written.exit_code, 0) << written.describe();
   const auto writes = read_results(dir / "checkpoint");
-  ASSERT_EQ(writes.size(), 2u) << written.describe();
-  const auto stored = writes[0].at("bytes_per_checkpoint").get<std::uint64_t>();
+  EXPECT_EQ(writes.size(), 2u) << written.describe();
+  if (writes.size() != 2) return {};
   const Outcome restored = job("restore");
-  ASSERT_EQ(restored.exit_code, 0) << restored.describe();
-  const auto reads = read_results(dir / "restore");
-  ASSERT_EQ(reads.size(), 2u) << restored.describe();
-  for (const nlohmann::json& r : reads) {
+  EXPECT_EQ(restored.exit_code, 0) << restored.describe();
+  ReplicaRestores out{.stored = writes[0].at("bytes_per_checkpoint").get<std::uint64_t>(),
+                      .reads = read_results(dir / "restore")};
+  EXPECT_EQ(out.reads.size(), 2u) << restored.describe();
+  for (const nlohmann::json& r : out.reads) {
     SCOPED_TRACE(r.at("error").dump());
     EXPECT_EQ(r.at("status"), "ok");
     EXPECT_EQ(r.at("verified"), true);
   }
+  return out;
+}
+
+TEST(ReplicaRestore, CooperativeReadsEachPieceOnceAndSendsTheReplicasTheirCopies) {
+  if (!CKPT_TEST_HAVE_MPI)
+    GTEST_SKIP() << "ckptbench was built without MPI (CKPT_WITH_MPI=OFF or MPI not found)";
+  const std::optional<std::string> mpirun = find_mpirun();
+  if (!mpirun) GTEST_SKIP() << "mpirun is not on PATH, so the 4 processes cannot be started";
+  const auto [stored, reads] = read_and_cooperative_restores(*mpirun, "dp = 4\nzero = 1\n");
+  ASSERT_EQ(reads.size(), 2u);
   const nlohmann::json& each = reads[0].at("replicas");
   const nlohmann::json& once = reads[1].at("replicas");
   EXPECT_EQ(each.at("mode"), "read");
@@ -82,34 +97,8 @@ TEST(ReplicaRestore, CooperativeTpByDpRestoreReadsEachStoredByteOnceAndGivesEver
     GTEST_SKIP() << "ckptbench was built without MPI (CKPT_WITH_MPI=OFF or MPI not found)";
   const std::optional<std::string> mpirun = find_mpirun();
   if (!mpirun) GTEST_SKIP() << "mpirun is not on PATH, so the 4 processes cannot be started";
-  Scratch dir;
-  const fs::path campaign =
-      dir.write("c.toml", tiny_full_state_campaign(dir, "tpdp", 1, 0, R"([parallel]
-tp = 2
-dp = 2
-zero = 1
-[restore]
-replicas = ["read", "cooperative"]
-)"));
-  const auto job = [&](const std::string& phase) {
-    std::vector<std::string> args = mpirun_args(*mpirun, 4);
-    args.insert(args.end(), {kBinary, "run", campaign.string(), "--phase", phase, "--output",
-                             (dir / phase).string()});
-    return run_process(args, std::chrono::seconds(120));
-  };
-  const Outcome written = job("checkpoint");
-  ASSERT_EQ(written.exit_code, 0) << written.describe();
-  const auto stored =
-      read_results(dir / "checkpoint").at(0).at("bytes_per_checkpoint").get<std::uint64_t>();
-  const Outcome restored = job("restore");
-  ASSERT_EQ(restored.exit_code, 0) << restored.describe();
-  const auto reads = read_results(dir / "restore");
-  ASSERT_EQ(reads.size(), 2u) << restored.describe();
-  for (const nlohmann::json& r : reads) {
-    SCOPED_TRACE(r.at("error").dump());
-    EXPECT_EQ(r.at("status"), "ok");
-    EXPECT_EQ(r.at("verified"), true);
-  }
+  const auto [stored, reads] = read_and_cooperative_restores(*mpirun, "tp = 2\ndp = 2\nzero = 1\n");
+  ASSERT_EQ(reads.size(), 2u);
   // DP rank 1 of the two TP ranks holds DP rank 0's weights; TP rank 1 the norms' copies.
   const nlohmann::json& each = reads[0].at("replicas");
   const nlohmann::json& once = reads[1].at("replicas");

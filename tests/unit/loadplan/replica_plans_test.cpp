@@ -117,6 +117,16 @@ TEST(ReplicaPlans, EveryReplicaHoldsDpRankZerosWeightsAfterItsOwnPieces) {
 // Every extent the processes' plans read: file, offset, length.
 using Reads = std::vector<std::tuple<std::string, std::uint64_t, std::uint64_t>>;
 
+// Adds every extent `plans` read to `reads`.
+void add_reads(const std::vector<RankPlan>& plans, Reads& reads) {
+  for (const RankPlan& plan : plans) {
+    for (const backends::FilePlan& f : plan.io.files) {
+      for (const backends::Extent& e : f.extents)
+        reads.emplace_back(f.path, e.file_offset, e.length);
+    }
+  }
+}
+
 // The first byte two extents of `reads` both read, or "".
 std::string overlap(Reads reads) {
   std::sort(reads.begin(), reads.end());
@@ -143,12 +153,7 @@ TEST(ReplicaPlans, CooperativeReadsEachStoredPieceOnceAndSharesTheRest) {
         const ReplicaPlans& mine = plans[static_cast<std::size_t>(p)];
         fetched += payload(mine.fetched);
         held += payload(mine.held);
-        for (const RankPlan& plan : mine.fetched) {
-          for (const backends::FilePlan& f : plan.io.files) {
-            for (const backends::Extent& e : f.extents)
-              reads.emplace_back(f.path, e.file_offset, e.length);
-          }
-        }
+        add_reads(mine.fetched, reads);
         for (const ReplicaShare& s : mine.shares) {
           max_piece = std::max(max_piece, s.bytes);
           if (s.reader != p) continue;
@@ -277,12 +282,7 @@ TEST(ReplicaPlans, TpRanksHoldCopiesOfTheTpReplicatedTensorsReadOnce) {
       const ReplicaPlans& mine = once[static_cast<std::size_t>(p)];
       EXPECT_EQ(payload(mine.held), payload(each[static_cast<std::size_t>(p)].held));
       fetched += payload(mine.fetched);
-      for (const RankPlan& plan : mine.fetched) {
-        for (const backends::FilePlan& f : plan.io.files) {
-          for (const backends::Extent& e : f.extents)
-            reads.emplace_back(f.path, e.file_offset, e.length);
-        }
-      }
+      add_reads(mine.fetched, reads);
       for (const ReplicaShare& s : mine.shares) {
         if (s.reader == p) sent += s.bytes * s.receivers.size();
       }
