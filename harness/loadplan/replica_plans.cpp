@@ -6,6 +6,8 @@
 #include <map>
 #include <set>
 #include <span>
+#include <string_view>
+#include <tuple>
 #include <unordered_map>
 
 #include "harness/common/align.hpp"
@@ -53,6 +55,7 @@ class Holdings {
       : layout_(layout), align_(align), held_(selected.size()) {
     for (const ManifestTensor& t : manifest.tensors) written_[t.rank].push_back(&t);
     const bool tp_copies = stores_tp_replicas_once(manifest) && layout.parallel().tp > 1;
+    if (!stores_tp_replicas_once(manifest) && layout.parallel().tp > 1) find_stored_copies();
     for (std::size_t i = 0; i < selected.size(); ++i) {
       const std::int64_t r = selected[i];
       const workloads::RankCoord c = layout.coord(r);
@@ -78,7 +81,7 @@ class Holdings {
           end = at + t->bytes;
         }
       }
-      for (const auto& [t, offset] : held_[i]) places_[t].push_back({i, offset});
+      for (const auto& [t, offset] : held_[i]) places_[original(t)].push_back({i, offset});
     }
   }
 
@@ -106,6 +109,9 @@ class Holdings {
   // Whether the cooperative read has a reader picked for `t`: a piece several ranks hold, or one
   // a DP rank 0 wrote of the state replicated across DP.
   bool picked(Piece t) const { return replicated_.contains(t) || places(t).size() > 1; }
+  // Whether `t` is a TP rank's stored copy of TP rank 0's piece, which the cooperative read reads
+  // in its stead (the same bytes): its places are that piece's.
+  bool stored_copy(Piece t) const { return copies_.contains(t); }
 
  private:
   // The pieces DP rank 0 of one (TP, PP) position wrote of the kinds replicated across DP, in
@@ -144,6 +150,41 @@ class Holdings {
     return it->second;
   }
 
+  // strategy.layout "megatron" and "deepspeed": each TP rank's pieces of the TP-replicated
+  // tensors, copies of TP rank 0's (the same tensor, state and elements, gathered from the same
+  // DP rank).
+  void find_stored_copies() {
+    using Key = std::tuple<std::string_view, workloads::StateKind, std::int64_t, std::int64_t,
+                           std::int64_t>;
+    const auto key = [this](Piece t) {
+      const std::int64_t holder_dp = t->holder < 0 ? -1 : layout_.coord(t->holder).dp;
+      return Key{t->shard.name, t->shard.state, t->shard.flat_begin, t->shard.flat_end, holder_dp};
+    };
+    std::map<std::int64_t, std::map<Key, Piece>> originals;  // by TP rank 0
+    for (const auto& [rank, pieces] : written_) {
+      if (layout_.coord(rank).tp != 0) continue;
+      for (const Piece t : pieces) {
+        if (tp_replicated(t->shard)) originals[rank].emplace(key(t), t);
+      }
+    }
+    for (const auto& [rank, pieces] : written_) {
+      const std::int64_t t0 = rank - layout_.coord(rank).tp;
+      if (t0 == rank || !originals.contains(t0)) continue;
+      const std::map<Key, Piece>& of = originals.at(t0);
+      for (const Piece t : pieces) {
+        if (!tp_replicated(t->shard)) continue;
+        if (const auto it = of.find(key(t)); it != of.end() && it->second->bytes == t->bytes)
+          copies_.emplace(t, it->second);
+      }
+    }
+  }
+
+  // The piece `t` is a stored copy of, or `t`.
+  Piece original(Piece t) const {
+    const auto it = copies_.find(t);
+    return it == copies_.end() ? t : it->second;
+  }
+
   const workloads::Layout& layout_;
   std::uint64_t align_;
   std::map<std::int64_t, std::vector<Piece>> written_;    // by the rank that wrote them
@@ -151,7 +192,8 @@ class Holdings {
   std::map<std::int64_t, std::vector<Piece>> tp_copies_;  // by TP rank 0
   std::vector<std::vector<std::pair<Piece, std::uint64_t>>> held_;
   std::unordered_map<Piece, std::vector<Place>> places_;
-  std::set<Piece> replicated_;  // the DP groups' pieces of the selected ranks
+  std::set<Piece> replicated_;               // the DP groups' pieces of the selected ranks
+  std::unordered_map<Piece, Piece> copies_;  // a TP rank's stored copy -> TP rank 0's piece
 };
 
 using Entries = std::vector<ManifestTensor>;  // pieces placed in one rank's buffer
@@ -205,7 +247,7 @@ class ReplicaBuild {
       for (const auto& [t, offset] : holdings_.held(i)) held_[i].push_back(placed(*t, offset));
       if (!cooperative_) continue;
       for (const Piece t : holdings_.written(selected[i])) {
-        if (!holdings_.picked(t)) fetched_[i].push_back(*t);
+        if (!holdings_.picked(t) && !holdings_.stored_copy(t)) fetched_[i].push_back(*t);
       }
     }
   }

@@ -9,7 +9,8 @@
 // stores its own copy ("megatron", "deepspeed"), that copy is its own piece. The cooperative
 // restore reads each stored piece once, on the least-loaded process holding it (DCP's cooperative
 // load planner), and shares it with the other processes holding it: the ReplicaShare list, the
-// same order on every process.
+// same order on every process; a TP rank's stored copy is not read, TP rank 0's piece (the same
+// bytes) is sent in its place.
 
 #include <cstdint>
 #include <filesystem>

@@ -16,7 +16,8 @@
 namespace ckpt::integration {
 namespace {
 
-// The tiny model's full state under `parallel` (the [parallel] table's lines) written by 4
+// The tiny model's full state under `parallel` (the [parallel] table's lines, maybe more tables
+// after them) written by 4
 // processes (--phase checkpoint), then restored by 4 with restore.replicas = "read" and
 // "cooperative": the bytes stored per checkpoint, and the two restores' records, each checked ok
 // and verified (none after a failure, which it reports).
@@ -110,14 +111,25 @@ TEST(ReplicaRestore, CooperativeTpByDpRestoreReadsEachStoredByteOnceAndGivesEver
   EXPECT_EQ(once.at("storage_bytes"), stored);  // each stored byte read once
   EXPECT_EQ(once.at("interconnect_bytes"), held - stored);
   EXPECT_EQ(once.at("copied_bytes"), 0);
+
+  // Megatron's layout stores TP rank 1's copies of the norms too (on DP rank 0: their weights and,
+  // gathered, their optimizer state): the ranks hold the same, and the cooperative restore reads
+  // TP rank 0's copy alone, the bytes the layout above stores.
+  const auto megatron = read_and_cooperative_restores(
+      *mpirun, "tp = 2\ndp = 2\nzero = 1\n[strategy]\nlayout = \"megatron\"\n");
+  ASSERT_EQ(megatron.reads.size(), 2u);
+  EXPECT_EQ(megatron.stored, stored + kTinyNormCopies - kTinyNormWeights);
+  EXPECT_EQ(megatron.reads[0].at("replicas").at("storage_bytes"), held);
+  EXPECT_EQ(megatron.reads[1].at("replicas").at("held_bytes"), held);
+  EXPECT_EQ(megatron.reads[1].at("replicas").at("storage_bytes"), stored);
+  EXPECT_EQ(megatron.reads[1].at("replicas").at("interconnect_bytes"), held - stored);
 }
 
 // 4 processes write the tiny model's full state at DP 4 (ZeRO-1), then restore it resharded into
 // TP 2 x DP 2 (and DP 2 under ZeRO-0) and load its weights into TP 2, cooperatively: every byte
 // some rank reads is read from storage once, what several processes read goes over MPI, and every
-// byte verifies. A memory
-// budget short of the buffers runs the exchange in rounds; one that not even a piece per round
-// fits is refused before any read, naming the exchange buffers.
+// byte verifies. A memory budget short of the buffers runs the exchange in rounds; one that not
+// even a piece per round fits is refused before any read, naming the exchange buffers.
 TEST(ReplicaRestore, CooperativeReshardAndTpLoadReadEachStoredByteOnceAndVerify) {
   if (!CKPT_TEST_HAVE_MPI)
     GTEST_SKIP() << "ckptbench was built without MPI (CKPT_WITH_MPI=OFF or MPI not found)";

@@ -35,15 +35,16 @@ struct Written {
 };
 
 // The tiny model's full state written at TP `tp` x DP `dp` (ZeRO `zero`) by every rank, as one
-// manifest.
-Written written(int zero, int tp = 1, int dp = 4) {
+// manifest, in strategy.layout `directory`.
+Written written(int zero, int tp = 1, int dp = 4, const std::string& directory = "dcp") {
   const campaign_test::TempDir models;
   const std::filesystem::path model = models.write("tiny.toml", kTinyModel);
   Written w{.c = campaign_test::parse("[model]\nname = \"" + model.string() +
                                       "\"\n[campaign]\nname = \"t\"\ntarget = \"out\"\n[state]\n"
                                       "scope = \"full\"\n[parallel]\ntp = " +
                                       std::to_string(tp) + "\ndp = " + std::to_string(dp) +
-                                      "\nzero = " + std::to_string(zero) + "\n")
+                                      "\nzero = " + std::to_string(zero) +
+                                      "\n[strategy]\nlayout = \"" + directory + "\"\n")
                      .cases.at(0)};
   const workloads::Layout layout(w.c.model, w.c.parallel, w.c.state);
   w.ranks = selected_ranks(w.c, tp * dp);
@@ -206,14 +207,16 @@ std::string describe(const ReplicaPlans& plans) {
 // plans for itself, and those of the DP-only cases are what they were (each process's bytes read,
 // and the process that reads each shared piece, in order, pinned below).
 TEST(ReplicaPlans, OnePassPlansEveryProcessAsEachPlansItself) {
-  for (const auto& [zero, tp, dp] :
-       {std::tuple{1, 1, 4}, std::tuple{0, 1, 4}, std::tuple{1, 2, 2}, std::tuple{0, 2, 2}}) {
-    const Written w = written(zero, tp, dp);
+  using Kind = std::tuple<int, int, int, std::string>;  // ZeRO, TP, DP, strategy.layout
+  for (const auto& [zero, tp, dp, directory] :
+       {Kind{1, 1, 4, "dcp"}, Kind{0, 1, 4, "dcp"}, Kind{1, 2, 2, "dcp"}, Kind{0, 2, 2, "dcp"},
+        Kind{1, 2, 2, "megatron"}}) {
+    const Written w = written(zero, tp, dp, directory);
     const workloads::Layout layout(w.c.model, w.c.parallel, w.c.state);
     for (const int processes : {4, 3, 2, 6}) {
       for (const bool cooperative : {false, true}) {
-        SCOPED_TRACE(fmt::format("zero {} tp {} dp {}, {} processes, cooperative {}", zero, tp, dp,
-                                 processes, cooperative));
+        SCOPED_TRACE(fmt::format("zero {} tp {} dp {} {}, {} processes, cooperative {}", zero, tp,
+                                 dp, directory, processes, cooperative));
         const std::vector<ReplicaPlans> each = every_process(w, processes, cooperative);
         int visited = 0;
         for_each_process_replica_plans(
@@ -290,6 +293,44 @@ TEST(ReplicaPlans, TpRanksHoldCopiesOfTheTpReplicatedTensorsReadOnce) {
     EXPECT_EQ(fetched, stored);      // each stored piece once ...
     EXPECT_EQ(overlap(reads), "");   // ... by one process
     EXPECT_EQ(sent, held - stored);  // one rank per process: every copy crossed between them
+  }
+}
+
+// strategy.layout "megatron" and "deepspeed" store the norms on every TP rank: each rank holds
+// what it would with "dcp", its own copies in place; the cooperative restore reads TP rank 0's
+// copy once for all of them, the other copies not at all.
+TEST(ReplicaPlans, CooperativeReadsOneOfTheTpRanksStoredCopies) {
+  for (const std::string layout : {"megatron", "deepspeed"}) {
+    for (const int zero : {0, 1}) {
+      SCOPED_TRACE(layout + ", zero " + std::to_string(zero));
+      const Written w = written(zero, 2, 2, layout);
+      std::uint64_t stored = 0, copies = 0;
+      for (const ManifestTensor& t : w.manifest.tensors) {
+        stored += t.bytes;
+        if (t.rank % 2 == 1 && t.shard.extent == t.shard.global_shape) copies += t.bytes;
+      }
+      // TP rank 1's copies of the norms on DP rank 0, and under ZeRO-1 its optimizer part on DP 1.
+      EXPECT_EQ(copies, zero == 0 ? 5 * 128 * 14 : 5 * 128 * 2 + 5 * 128 * 12);
+      std::uint64_t held_dcp = 0;
+      for (const ReplicaPlans& p : every_process(written(zero, 2, 2), 4, false))
+        held_dcp += payload(p.held);
+      const std::vector<ReplicaPlans> once = every_process(w, 4, true);
+      Reads reads;
+      std::uint64_t held = 0, fetched = 0, sent = 0;
+      for (int p = 0; p < 4; ++p) {
+        const ReplicaPlans& mine = once[static_cast<std::size_t>(p)];
+        held += payload(mine.held);
+        fetched += payload(mine.fetched);
+        add_reads(mine.fetched, reads);
+        for (const ReplicaShare& s : mine.shares) {
+          if (s.reader == p) sent += s.bytes * s.receivers.size();
+        }
+      }
+      EXPECT_EQ(held, held_dcp);
+      EXPECT_EQ(fetched, stored - copies);
+      EXPECT_EQ(overlap(reads), "");
+      EXPECT_EQ(sent, held - fetched);
+    }
   }
 }
 
