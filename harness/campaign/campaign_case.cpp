@@ -211,6 +211,15 @@ void check_replicas(const Case& c, const CaseValues& v) {
     refuse("parallel.ep",
            "plans replicas across all of DP, and expert tensors are replicated within an expert "
            "group only: use parallel.ep = 1");
+  if (c.directory_layout == DirectoryLayout::megatron_dist && c.parallel.dp > 1 &&
+      !c.restore.reshard)
+    refuse("strategy.layout",
+           "gives each replica its DP rank 0's pieces, and strategy.layout = \"megatron_dist\" "
+           "spreads the DP-replicated pieces over the DP ranks: use another strategy.layout");
+  if (c.restore.parallel.ep > 1 && c.restore.reshard)
+    refuse("restore.ep",
+           "gives the new layout's DP replicas their copies across all of DP, and expert tensors "
+           "are replicated within an expert group only: use restore.ep = 1");
   if (c.state.sizing == workloads::Sizing::dlio)
     refuse("model.sizing", "shares tensors, which DLIO's sizing has none of: use \"exact\"");
   if (c.compression.enabled())

@@ -530,11 +530,12 @@ std::vector<KeySpec> read_keys() {
                  "(bytes read exceed bytes needed)",
                  "exact", {"exact", "whole_items"}),
       choice_key("restore", "replicas",
-                 "the same-layout restore under DP: written: each rank reads what it wrote; "
-                 "read: each DP replica also reads the state it holds replicated (from DP rank "
-                 "0's files), every rank its own copy; cooperative: each stored piece read once "
-                 "by one process holding it, sent to the others over MPI (--phase restore; also "
-                 "a resharded restore, restore.tp and the like set)",
+                 "the restore under DP or TP: written: each rank reads what it wrote; read: each "
+                 "DP replica also reads the state it holds replicated (from DP rank 0's files), "
+                 "each TP rank the TP-replicated tensors stored once (from TP rank 0's), every "
+                 "rank its own copy; cooperative: each stored piece read once by one process "
+                 "holding it, sent to the others over MPI (--phase restore; also a resharded "
+                 "restore, restore.tp and the like set)",
                  "written", {"written", "read", "cooperative"}),
       size_key(
           "restore", "gap_bytes",

@@ -116,6 +116,36 @@ std::vector<std::vector<RankPlan>> every_process_plans(const CooperativeRead& re
   return every;
 }
 
+// restore.replicas = "read" or "cooperative" in a same-layout restore: every replica's copies
+// (replica_plans).
+bool reads_replicas(const Case& c, PhaseSelection phase, const Manifest* manifest) {
+  return phase == PhaseSelection::restore && manifest != nullptr &&
+         !manifest->writer.compression.enabled() && !c.restore.reshard &&
+         c.restore.replicas != ReplicaRead::written;
+}
+
+// The process of each of `ranks` selected ranks, as process_share hands them out.
+std::vector<int> process_of_ranks(std::size_t ranks, int processes) {
+  std::vector<int> process_of;
+  process_of.reserve(ranks);
+  const auto procs = static_cast<std::size_t>(processes);
+  for (std::size_t q = 0; q < procs; ++q)
+    process_of.resize(ranks * (q + 1) / procs, static_cast<int>(q));
+  return process_of;
+}
+
+ProcessPlans replica_process_plans(const workloads::Layout& layout, const Case& c,
+                                   ReplicaPlans replicas) {
+  ProcessPlans plans;
+  plans.read = std::move(replicas.held);
+  plans.fetched = std::move(replicas.fetched);
+  plans.shares = std::move(replicas.shares);
+  for (auto* set : {&plans.read, &plans.fetched}) {
+    for (RankPlan& plan : *set) plan.io.attributes = checkpoint_attributes(layout, c);
+  }
+  return plans;
+}
+
 }  // namespace
 
 ProcessPlans plan_process(const workloads::Layout& layout, const Case& c, PhaseSelection phase,
@@ -161,20 +191,12 @@ ProcessPlans plan_process(const workloads::Layout& layout, const Case& c, PhaseS
                                process_share(restore_selected_ranks(c), process, processes), dir);
     return plans;
   }
-  if (phase == PhaseSelection::restore && c.restore.replicas != ReplicaRead::written) {
-    std::vector<int> process_of;
-    for (int q = 0; q < processes; ++q)
-      process_of.resize(process_of.size() + process_share(selected, q, processes).size(), q);
-    ReplicaPlans replicas =
-        replica_plans(*manifest, identity_spec(c), layout, selected, process_of, process,
-                      c.restore.replicas == ReplicaRead::cooperative, dir);
-    plans.read = std::move(replicas.held);
-    plans.fetched = std::move(replicas.fetched);
-    plans.shares = std::move(replicas.shares);
-    for (auto* set : {&plans.read, &plans.fetched}) {
-      for (RankPlan& plan : *set) plan.io.attributes = checkpoint_attributes(layout, c);
-    }
-    return plans;
+  if (reads_replicas(c, phase, manifest)) {
+    return replica_process_plans(
+        layout, c,
+        replica_plans(*manifest, identity_spec(c), layout, selected,
+                      process_of_ranks(selected.size(), processes), process,
+                      c.restore.replicas == ReplicaRead::cooperative, dir));
   }
   if (phase == PhaseSelection::restore) {  // the identity target: what these ranks wrote
     plans.read = reshard_plans(*manifest, identity_spec(c), read_ranks(), dir);
@@ -192,6 +214,15 @@ void plan_every_process(const workloads::Layout& layout, const Case& c, PhaseSel
                         const std::vector<std::int64_t>& selected, int processes,
                         const std::filesystem::path& dir, const Manifest* manifest,
                         const std::function<void(int process, ProcessPlans plans)>& visit) {
+  if (reads_replicas(c, phase, manifest)) {
+    for_each_process_replica_plans(
+        *manifest, identity_spec(c), layout, selected, process_of_ranks(selected.size(), processes),
+        processes, c.restore.replicas == ReplicaRead::cooperative, dir,
+        [&](int p, ReplicaPlans replicas) {
+          visit(p, replica_process_plans(layout, c, std::move(replicas)));
+        });
+    return;
+  }
   const std::optional<CooperativeRead> read = cooperative_read(c, phase, dir, manifest);
   if (!read) {
     for (int p = 0; p < processes; ++p)

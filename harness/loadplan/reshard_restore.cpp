@@ -12,6 +12,7 @@
 #include "harness/common/align.hpp"
 #include "harness/plan/extent_builder.hpp"
 #include "harness/plan/file_naming.hpp"
+#include "harness/plan/framework_shards.hpp"
 #include "harness/plan/training_state.hpp"
 
 namespace ckpt::harness {
@@ -85,6 +86,30 @@ void add_file_plans(RankPlan& plan, const ReshardSpec& spec, const std::filesyst
 
 // `iteration`: the training iteration whose state the checkpoint holds (Manifest::iteration), which
 // seeds the bytes verified and the padding rows written alike.
+// restore.replicas = "cooperative" into another layout: what `rank` of it holds, its replicas'
+// copies as the same-layout restore gives them: its own shards, its DP rank 0's of the state
+// replicated across DP, and on a TP rank other than 0 what TP rank 0 of its (DP, PP) position
+// holds of the TP-replicated tensors (norms, row-parallel biases, routers).
+std::vector<workloads::Shard> replica_shards(const workloads::Layout& layout, std::int64_t rank) {
+  const std::int64_t tp = layout.parallel().tp;
+  const auto with_dp_copies = [&](std::int64_t r) {
+    std::vector<workloads::Shard> shards = layout.shards(r);
+    const std::int64_t dp = layout.coord(r).dp;
+    if (dp == 0) return shards;
+    for (workloads::Shard& s : layout.shards(r - tp * dp)) {
+      if (layout.replicated_across_dp(s.state)) shards.push_back(std::move(s));
+    }
+    return shards;
+  };
+  std::vector<workloads::Shard> shards = with_dp_copies(rank);
+  const std::int64_t t = layout.coord(rank).tp;
+  if (t == 0) return shards;
+  for (workloads::Shard& s : with_dp_copies(rank - t)) {
+    if (tp_replicated(s)) shards.push_back(std::move(s));
+  }
+  return shards;
+}
+
 RankPlan plan_rank(const workloads::Layout& layout, const ReshardSpec& spec, std::int64_t rank,
                    const StoredPieces& stored, const std::filesystem::path& dir,
                    std::int64_t iteration) {
@@ -94,7 +119,8 @@ RankPlan plan_rank(const workloads::Layout& layout, const ReshardSpec& spec, std
   plan.rank = rank;
   std::vector<NeededShard> needed;
   std::uint64_t pos = 0;
-  for (workloads::Shard& s : layout.shards(rank)) {
+  const bool replicas = spec.reader.replicas == ReplicaRead::cooperative;
+  for (workloads::Shard& s : replicas ? replica_shards(layout, rank) : layout.shards(rank)) {
     const ShardGeometry geometry = shard_geometry(s, spec.scale);
     if (geometry.elements() <= 0) continue;
     pos = align_up(pos, align);

@@ -14,11 +14,6 @@ bool is_optimizer_state(workloads::StateKind kind) {
   return kind != workloads::StateKind::weight;
 }
 
-// A shard of a TP-replicated tensor: with tp > 1 every split tensor is cut along one dim.
-bool tp_replicated(const workloads::Shard& s) {
-  return s.extent == s.global_shape;
-}
-
 // What `rank` holds before any gather: its own shards, plus TP rank 0's copies of replicated
 // tensors where the format writes them on every TP rank.
 std::vector<workloads::Shard> held_shards(const workloads::Layout& layout, const Case& c,
@@ -109,6 +104,10 @@ std::vector<workloads::Shard> spread_replicas(const workloads::Layout& layout, s
 }
 
 }  // namespace
+
+bool tp_replicated(const workloads::Shard& s) {
+  return s.extent == s.global_shape;
+}
 
 bool replicates_across_tp(const Case& c) {
   return c.directory_layout == DirectoryLayout::megatron ||

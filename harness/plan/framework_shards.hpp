@@ -32,6 +32,10 @@ bool gathers_distributed_optimizer(const Case& c, const workloads::Layout& layou
 // The DP rank 0 (root) that gathers `rank`'s shards, or `rank` itself when it gathers none.
 std::int64_t gather_root(const workloads::Layout& layout, const Case& c, std::int64_t rank);
 
+// Whether `s` is a shard of a TP-replicated tensor (a norm, a row-parallel bias, a router): with
+// tp > 1 every split tensor is cut along one dim, so only a replicated one spans its global shape.
+bool tp_replicated(const workloads::Shard& s);
+
 // Whether the case's layout writes TP-replicated tensors on every TP rank.
 bool replicates_across_tp(const Case& c);
 

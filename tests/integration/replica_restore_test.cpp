@@ -16,39 +16,55 @@
 namespace ckpt::integration {
 namespace {
 
-TEST(ReplicaRestore, CooperativeReadsEachPieceOnceAndSendsTheReplicasTheirCopies) {
-  if (!CKPT_TEST_HAVE_MPI)
-    GTEST_SKIP() << "ckptbench was built without MPI (CKPT_WITH_MPI=OFF or MPI not found)";
-  const std::optional<std::string> mpirun = find_mpirun();
-  if (!mpirun) GTEST_SKIP() << "mpirun is not on PATH, so the 4 processes cannot be started";
+// The tiny model's full state under `parallel` (the [parallel] table's lines, maybe more tables
+// after them) written by 4
+// processes (--phase checkpoint), then restored by 4 with restore.replicas = "read" and
+// "cooperative": the bytes stored per checkpoint, and the two restores' records, each checked ok
+// and verified (none after a failure, which it reports).
+struct ReplicaRestores {
+  std::uint64_t stored = 0;
+  std::vector<nlohmann::json> reads;
+};
+
+ReplicaRestores read_and_cooperative_restores(const std::string& mpirun,
+                                              const std::string& parallel) {
   Scratch dir;
-  const fs::path campaign =
-      dir.write("c.toml", tiny_full_state_campaign(dir, "replicas", 1, 0, R"([parallel]
-dp = 4
-zero = 1
-[restore]
-replicas = ["read", "cooperative"]
-)"));
+  const fs::path campaign = dir.write(
+      "c.toml",
+      tiny_full_state_campaign(
+          dir, "replicas", 1, 0,
+          "[parallel]\n" + parallel + "[restore]\nreplicas = [\"read\", \"cooperative\"]\n"));
   const auto job = [&](const std::string& phase) {
-    std::vector<std::string> args = mpirun_args(*mpirun, 4);
+    std::vector<std::string> args = mpirun_args(mpirun, 4);
     args.insert(args.end(), {kBinary, "run", campaign.string(), "--phase", phase, "--output",
                              (dir / phase).string()});
     return run_process(args, std::chrono::seconds(120));
   };
   const Outcome written = job("checkpoint");
-  ASSERT_EQ(written.exit_code, 0) << written.describe();
+  EXPECT_EQ(written.exit_code, 0) << written.describe();
   const auto writes = read_results(dir / "checkpoint");
-  ASSERT_EQ(writes.size(), 2u) << written.describe();
-  const auto stored = writes[0].at("bytes_per_checkpoint").get<std::uint64_t>();
+  EXPECT_EQ(writes.size(), 2u) << written.describe();
+  if (writes.size() != 2) return {};
   const Outcome restored = job("restore");
-  ASSERT_EQ(restored.exit_code, 0) << restored.describe();
-  const auto reads = read_results(dir / "restore");
-  ASSERT_EQ(reads.size(), 2u) << restored.describe();
-  for (const nlohmann::json& r : reads) {
+  EXPECT_EQ(restored.exit_code, 0) << restored.describe();
+  ReplicaRestores out{.stored = writes[0].at("bytes_per_checkpoint").get<std::uint64_t>(),
+                      .reads = read_results(dir / "restore")};
+  EXPECT_EQ(out.reads.size(), 2u) << restored.describe();
+  for (const nlohmann::json& r : out.reads) {
     SCOPED_TRACE(r.at("error").dump());
     EXPECT_EQ(r.at("status"), "ok");
     EXPECT_EQ(r.at("verified"), true);
   }
+  return out;
+}
+
+TEST(ReplicaRestore, CooperativeReadsEachPieceOnceAndSendsTheReplicasTheirCopies) {
+  if (!CKPT_TEST_HAVE_MPI)
+    GTEST_SKIP() << "ckptbench was built without MPI (CKPT_WITH_MPI=OFF or MPI not found)";
+  const std::optional<std::string> mpirun = find_mpirun();
+  if (!mpirun) GTEST_SKIP() << "mpirun is not on PATH, so the 4 processes cannot be started";
+  const auto [stored, reads] = read_and_cooperative_restores(*mpirun, "dp = 4\nzero = 1\n");
+  ASSERT_EQ(reads.size(), 2u);
   const nlohmann::json& each = reads[0].at("replicas");
   const nlohmann::json& once = reads[1].at("replicas");
   EXPECT_EQ(each.at("mode"), "read");
@@ -65,11 +81,55 @@ replicas = ["read", "cooperative"]
   EXPECT_EQ(once.at("copied_bytes"), 0);
 }
 
+// The tiny model's 106,816 parameters in bf16 (what a DP replica holds of DP rank 0's under
+// ZeRO-1), its 5 norms of 64 in bf16, and at TP 2 x DP 2 (ZeRO-1) TP rank 1's copies of the norms:
+// their weights on both DP ranks, and of their optimizer state (fp32 master, exp_avg, exp_avg_sq)
+// each DP rank's part, the whole once.
+constexpr std::uint64_t kTinyWeights = 106816 * 2;
+constexpr std::uint64_t kTinyNormWeights = 5 * 64 * 2;
+constexpr std::uint64_t kTinyNormCopies = 2 * kTinyNormWeights + 5 * 64 * 12;
+
+// TP 2 x DP 2 (ZeRO-1): the norms, TP-replicated, are stored once, by TP rank 0, and every TP rank
+// holds them. The same-layout restore gives TP rank 1 its copies of them (weights and optimizer
+// state) besides the DP replicas' weights; cooperatively each stored byte is read once and every
+// copy crosses between the processes.
+TEST(ReplicaRestore, CooperativeTpByDpRestoreReadsEachStoredByteOnceAndGivesEveryTpRankTheNorms) {
+  if (!CKPT_TEST_HAVE_MPI)
+    GTEST_SKIP() << "ckptbench was built without MPI (CKPT_WITH_MPI=OFF or MPI not found)";
+  const std::optional<std::string> mpirun = find_mpirun();
+  if (!mpirun) GTEST_SKIP() << "mpirun is not on PATH, so the 4 processes cannot be started";
+  const auto [stored, reads] = read_and_cooperative_restores(*mpirun, "tp = 2\ndp = 2\nzero = 1\n");
+  ASSERT_EQ(reads.size(), 2u);
+  // DP rank 1 of the two TP ranks holds DP rank 0's weights; TP rank 1 the norms' copies.
+  const nlohmann::json& each = reads[0].at("replicas");
+  const nlohmann::json& once = reads[1].at("replicas");
+  const auto held = each.at("held_bytes").get<std::uint64_t>();
+  EXPECT_EQ(held, stored + kTinyWeights + kTinyNormCopies);
+  EXPECT_EQ(each.at("storage_bytes"), held);  // every rank reads its own copy
+  EXPECT_EQ(once.at("mode"), "cooperative");
+  EXPECT_EQ(once.at("held_bytes"), held);
+  EXPECT_EQ(once.at("storage_bytes"), stored);  // each stored byte read once
+  EXPECT_EQ(once.at("interconnect_bytes"), held - stored);
+  EXPECT_EQ(once.at("copied_bytes"), 0);
+
+  // Megatron's layout stores TP rank 1's copies of the norms too (on DP rank 0: their weights and,
+  // gathered, their optimizer state): the ranks hold the same, and the cooperative restore reads
+  // TP rank 0's copy alone, the bytes the layout above stores.
+  const auto megatron = read_and_cooperative_restores(
+      *mpirun, "tp = 2\ndp = 2\nzero = 1\n[strategy]\nlayout = \"megatron\"\n");
+  ASSERT_EQ(megatron.reads.size(), 2u);
+  EXPECT_EQ(megatron.stored, stored + kTinyNormCopies - kTinyNormWeights);
+  EXPECT_EQ(megatron.reads[0].at("replicas").at("storage_bytes"), held);
+  EXPECT_EQ(megatron.reads[1].at("replicas").at("held_bytes"), held);
+  EXPECT_EQ(megatron.reads[1].at("replicas").at("storage_bytes"), stored);
+  EXPECT_EQ(megatron.reads[1].at("replicas").at("interconnect_bytes"), held - stored);
+}
+
 // 4 processes write the tiny model's full state at DP 4 (ZeRO-1), then restore it resharded into
-// TP 2 x DP 2 and load its weights into TP 2, cooperatively: every byte some rank reads is read
-// from storage once, what several processes read goes over MPI, and every byte verifies. A memory
-// budget short of the buffers runs the exchange in rounds; one that not even a piece per round
-// fits is refused before any read, naming the exchange buffers.
+// TP 2 x DP 2 (and DP 2 under ZeRO-0) and load its weights into TP 2, cooperatively: every byte
+// some rank reads is read from storage once, what several processes read goes over MPI, and every
+// byte verifies. A memory budget short of the buffers runs the exchange in rounds; one that not
+// even a piece per round fits is refused before any read, naming the exchange buffers.
 TEST(ReplicaRestore, CooperativeReshardAndTpLoadReadEachStoredByteOnceAndVerify) {
   if (!CKPT_TEST_HAVE_MPI)
     GTEST_SKIP() << "ckptbench was built without MPI (CKPT_WITH_MPI=OFF or MPI not found)";
@@ -98,12 +158,16 @@ TEST(ReplicaRestore, CooperativeReshardAndTpLoadReadEachStoredByteOnceAndVerify)
   EXPECT_EQ(r.at("verified"), true);
   const nlohmann::json& once = r.at("replicas");
   EXPECT_EQ(once.at("mode"), "cooperative");
-  // Every stored byte is some new rank's, and only one's: read once, straight into its place.
-  EXPECT_EQ(once.at("held_bytes"), r.at("reshard").at("bytes_read"));
-  EXPECT_EQ(once.at("held_bytes"), stored);
+  // Each new rank holds what it would write and its replicas' copies, as in a same-layout restore
+  // at TP 2 x DP 2; each stored byte is read once, and each copy crosses between processes. Every
+  // holder copies a shared piece into place: the norms' weights 4 ranks, the rest 2.
+  const auto held = once.at("held_bytes").get<std::uint64_t>();
+  EXPECT_EQ(held, r.at("reshard").at("bytes_read"));
+  EXPECT_EQ(held, stored.get<std::uint64_t>() + kTinyWeights + kTinyNormCopies);
   EXPECT_EQ(once.at("storage_bytes"), stored);
-  EXPECT_EQ(once.at("interconnect_bytes"), 0);
-  EXPECT_EQ(once.at("copied_bytes"), 0);
+  const std::uint64_t sent = held - stored.get<std::uint64_t>();
+  EXPECT_EQ(once.at("interconnect_bytes"), sent);
+  EXPECT_EQ(once.at("copied_bytes"), 2 * (sent - 3 * kTinyNormWeights) + 4 * kTinyNormWeights);
 
   const Outcome loaded = job("load", {"load.tp=2", "load.cooperative=true"});
   ASSERT_EQ(loaded.exit_code, 0) << loaded.describe();
@@ -143,6 +207,17 @@ TEST(ReplicaRestore, CooperativeReshardAndTpLoadReadEachStoredByteOnceAndVerify)
   EXPECT_EQ(refused.exit_code, 2) << refused.describe();
   EXPECT_NE(refused.err.find("the cooperative read's exchange buffers"), std::string::npos)
       << refused.err;
+
+  // Into DP 2 under ZeRO-0: DP rank 1 holds the whole state too, every byte of it sent once.
+  const Outcome zero =
+      job("restore", {"restore.dp=2", "restore.zero=0", "restore.replicas=cooperative"});
+  ASSERT_EQ(zero.exit_code, 0) << zero.describe();
+  const nlohmann::json z = read_results(dir / "restore6").at(0);
+  EXPECT_EQ(z.at("status"), "ok") << z.at("error");
+  EXPECT_EQ(z.at("verified"), true);
+  EXPECT_EQ(z.at("replicas").at("held_bytes"), 2 * stored.get<std::uint64_t>());
+  EXPECT_EQ(z.at("replicas").at("storage_bytes"), stored);
+  EXPECT_EQ(z.at("replicas").at("interconnect_bytes"), stored);
 }
 
 // CPU seconds of this process's children that ended and were waited for.
@@ -170,6 +245,30 @@ TEST(ReplicaRestore, DryRunOfACooperativeLoadByThousandsOfProcessesPlansItOnce) 
   const double cpu = ended_children_cpu_seconds() - before;
   ASSERT_EQ(o.exit_code, 0) << o.describe();
   EXPECT_LT(cpu, 3.0) << o.describe();
+}
+
+// The dry run of a cooperative same-layout restore of 1000 ranks (TP 2 x DP 500, the weights) by
+// 4000 processes plans every process's replica plans in one pass: planning all of them again for
+// each process grew with the process count times the ranks (seconds of CPU here).
+TEST(ReplicaRestore, DryRunOfACooperativeSameLayoutRestoreByThousandsOfProcessesPlansItOnce) {
+  Scratch dir;
+  const fs::path model = dir.write("tiny.toml", kTinyModel);
+  const fs::path campaign = dir.write(
+      "c.toml",
+      campaign_toml("dry", dir / "target",
+                    "create_target = true\nkeep = true\niterations = 1\nwarmup = 0\n"
+                    "[model]\nname = \"" +
+                        model.string() +
+                        "\"\n[parallel]\ntp = 2\ndp = 500\n[cache]\npolicy = \"none\"\n"));
+  const Outcome written = ckptbench(
+      {"run", campaign.string(), "--phase", "checkpoint", "--output", (dir / "written").string()});
+  ASSERT_EQ(written.exit_code, 0) << written.describe();
+  const double before = ended_children_cpu_seconds();
+  const Outcome o = ckptbench({"run", campaign.string(), "--phase", "restore", "--dry-run",
+                               "--processes", "4000", "--set", "restore.replicas=cooperative"});
+  const double cpu = ended_children_cpu_seconds() - before;
+  ASSERT_EQ(o.exit_code, 0) << o.describe();
+  EXPECT_LT(cpu, 1.0) << o.describe();
 }
 
 }  // namespace

@@ -99,6 +99,20 @@ TEST(CampaignLoad, CooperativeReadsParseAndRefuseWhatTheyCannotRead) {
   EXPECT_NE(message_of(kBase + "[load]\ncooperative = true\ndirect = true\n")
                 .find("or set load.cooperative = false"),
             std::string::npos);
+  EXPECT_EQ(
+      error_of(kBase +
+               "[parallel]\ndp = 2\n[strategy]\nlayout = \"megatron_dist\"\n[restore]\nreplicas = "
+               "\"cooperative\"\n")
+          .key(),
+      "strategy.layout");
+  // The new layout's DP replicas get copies across all of DP, which expert tensors are not.
+  const std::string moe =
+      "[model]\nname = \"mixtral-8x7b\"\n[campaign]\nname = \"t\"\ntarget = "
+      "\"out\"\n[parallel]\ndp = 4\n[restore]\nreplicas = \"cooperative\"\n";
+  EXPECT_EQ(parse(moe + "tp = 2\n").cases.at(0).restore.parallel.ep, 1);
+  EXPECT_EQ(error_of(moe + "ep = 2\n").key(), "restore.ep");
+  EXPECT_NE(message_of(moe + "ep = 2\n").find("expert group only: use restore.ep = 1"),
+            std::string::npos);
 }
 
 }  // namespace
