@@ -2,7 +2,9 @@
 // name, dtype, shape and offsets, the file sizes), restored verified; its weights and scales
 // loaded by `ckptbench load --tp` at TP 1 and 2, and by --phase load from a raw checkpoint whose
 // every weight and scale lie in files of their own, each verified; the bytes saved against the
-// unquantized checkpoint; and the splits that would cut a 128 x 128 block, refused by name.
+// unquantized checkpoint; and the splits that would cut a 128 x 128 block, refused by name. With
+// model.scale > 1 the weights shrink and their scales stay whole, so that a restore into another
+// TP and `ckptbench load --tp` re-cut both.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -178,6 +180,48 @@ TEST_F(QuantizedRun, ASplitThatCutsABlockIsRefusedNamingTheTensor) {
   EXPECT_TRUE(contains(load_tp.err, "load.tp = 2: tensor model.layers.*.self_attn.k_proj.weight"))
       << load_tp.err;
   ASSERT_EQ(run("").exit_code, 0);
+  const Outcome cli = load({"--tp", "2"});
+  EXPECT_EQ(cli.exit_code, 2) << cli.describe();
+  EXPECT_TRUE(contains(cli.err, "k_proj.weight_scale_inv must stay on one rank")) << cli.err;
+}
+
+TEST_F(QuantizedRun, AScaledCheckpointReshardsAndLoadsItsWeightsWithWholeScales) {
+  const std::vector<std::string> scale4{"--set", "model.scale=4"};
+  ASSERT_EQ(run("[parallel]\ntp = 2\n", scale4).exit_code, 0);
+  const nlohmann::json manifest = read_manifest(checkpoint());
+  std::map<std::string, nlohmann::json> rank1;
+  for (const nlohmann::json& t : manifest.at("tensors"))
+    if (t.at("rank") == 1) rank1[t.at("name").get<std::string>()] = t;
+  // TP rank 1's q_proj rows 128..255 shrink to 32 rows; its scales [1, 2] stay whole.
+  const std::string q = "model.layers.0.self_attn.q_proj.weight";
+  ASSERT_TRUE(rank1.contains(q) && rank1.contains(q + "_scale_inv"));
+  EXPECT_EQ(rank1.at(q).at("bytes"), 32 * 256);
+  EXPECT_FALSE(rank1.at(q).contains("unscaled"));
+  EXPECT_EQ(rank1.at(q + "_scale_inv").at("bytes"), 2 * 4);
+  EXPECT_EQ(rank1.at(q + "_scale_inv").at("unscaled"), true);
+  for (const char* tp : {"1", "2"}) {
+    const Outcome restore = run("[parallel]\ntp = 2\n[restore]\ntp = " + std::string(tp) + "\n",
+                                {"--set", "model.scale=4", "--phase", "restore"});
+    ASSERT_EQ(restore.exit_code, 0) << restore.describe();
+    const nlohmann::json result = read_results(dir_ / "out").at(0);
+    EXPECT_EQ(result.at("status"), "ok") << result.dump();
+    EXPECT_EQ(result.at("verified"), true) << tp;
+    const Outcome loaded = load({"--tp", tp});
+    ASSERT_EQ(loaded.exit_code, 0) << loaded.describe();
+    EXPECT_TRUE(contains(loaded.out, ", verified\n")) << loaded.out;
+  }
+}
+
+TEST_F(QuantizedRun, AScaledCheckpointRefusesATargetThatCutsABlockBeforeReading) {
+  model_ = dir_.write("fp8-heads4.toml", fp8_model_toml(4));
+  ASSERT_EQ(run("", {"--set", "model.scale=4"}).exit_code, 0);
+  const Outcome reshard =
+      run("[restore]\ntp = 2\n", {"--set", "model.scale=4", "--phase", "restore"});
+  EXPECT_EQ(reshard.exit_code, 2) << reshard.describe();
+  EXPECT_TRUE(contains(reshard.err, "tensor model.layers.*.self_attn.k_proj.weight [128, 256]"))
+      << reshard.err;
+  EXPECT_TRUE(contains(reshard.err, "use tp = 1 for this tensor")) << reshard.err;
+  EXPECT_TRUE(read_results(dir_ / "out").empty());  // refused before any case ran
   const Outcome cli = load({"--tp", "2"});
   EXPECT_EQ(cli.exit_code, 2) << cli.describe();
   EXPECT_TRUE(contains(cli.err, "k_proj.weight_scale_inv must stay on one rank")) << cli.err;
