@@ -1,8 +1,8 @@
 // model.weights = "mxfp4" end to end on tests/data/hf/fixtures/small-gpt-oss (2 layers of 4
 // experts, hidden 256, expert width 512): a TP 2 safetensors checkpoint whose experts are U8
 // blocks and scales, restored verified at TP 2 and resharded to TP 1, loaded by `ckptbench load
-// --tp` at TP 1 and 2, the bytes saved against the unquantized checkpoint, and a TP split that
-// would cut a 32-value block refused by name before any I/O.
+// --tp` and --phase load at TP 1 and 2, the bytes saved against the unquantized checkpoint, and a
+// TP split that would cut a 32-value block refused by name before any I/O.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "harness/formats/safetensors_header.hpp"
-#include "tests/integration/integration_support.hpp"
+#include "tests/cli/quantized_run.hpp"
 
 namespace ckpt::integration {
 namespace {
@@ -23,30 +23,12 @@ const fs::path kSmallGptOss =
 constexpr std::uint64_t kMxfp4Bytes = 3511840;
 constexpr std::uint64_t kBf16Bytes = 8132128;
 
-class Mxfp4Run : public ::testing::Test {
+class Mxfp4Run : public QuantizedRun {
  protected:
-  Outcome run(const std::string& rest, const std::vector<std::string>& extra = {}) {
-    const fs::path campaign = dir_.write(
-        "c.toml", campaign_toml("x", dir_ / "target",
-                                "create_target = true\noverwrite = true\nkeep = true\n"
-                                "iterations = 1\nwarmup = 0\n[model]\nname = \"" +
-                                    model_.string() +
-                                    "\"\nweights = \"mxfp4\"\n[state]\nscope = \"weights\"\n"
-                                    "[cache]\npolicy = \"none\"\n" +
-                                    rest));
-    std::vector<std::string> args{"run", campaign.string(), "--output", (dir_ / "out").string(),
-                                  "-q"};
-    args.insert(args.end(), extra.begin(), extra.end());
-    fs::remove_all(dir_ / "out");
-    return ckptbench(args);
+  Mxfp4Run() {
+    model_ = kSmallGptOss;
+    weights_ = "mxfp4";
   }
-  fs::path checkpoint() const { return latest_checkpoint(dir_ / "target" / "x" / "case-0000"); }
-  Outcome load(const std::string& tp) {
-    return ckptbench({"load", checkpoint().string(), "--no-drop-caches", "--tp", tp});
-  }
-
-  Scratch dir_;
-  fs::path model_ = kSmallGptOss;
 };
 
 TEST_F(Mxfp4Run, Tp2SafetensorsHoldU8BlocksAndScalesRestoredReshardedAndLoaded) {
@@ -64,8 +46,9 @@ TEST_F(Mxfp4Run, Tp2SafetensorsHoldU8BlocksAndScalesRestoredReshardedAndLoaded) 
       {p + "gate_up_proj_scales[0:4,512:1024,0:8]", {4, 512, 8}},
   };
   for (const auto& [name, shape] : experts) {
-    const auto it = std::find_if(header.tensors.begin(), header.tensors.end(),
-                                 [&](const harness::SafetensorsTensor& t) { return t.name == name; });
+    const auto it =
+        std::find_if(header.tensors.begin(), header.tensors.end(),
+                     [&](const harness::SafetensorsTensor& t) { return t.name == name; });
     ASSERT_NE(it, header.tensors.end()) << name;
     EXPECT_EQ(it->dtype, "U8") << name;
     EXPECT_EQ(it->shape, shape) << name;
@@ -77,20 +60,18 @@ TEST_F(Mxfp4Run, Tp2SafetensorsHoldU8BlocksAndScalesRestoredReshardedAndLoaded) 
   ASSERT_EQ(reshard.exit_code, 0) << reshard.describe();
   EXPECT_EQ(read_results(dir_ / "out").at(0).at("verified"), true);
   for (const char* tp : {"1", "2"}) {
-    const Outcome loaded = load(tp);
+    const Outcome loaded = load({"--tp", tp});
     ASSERT_EQ(loaded.exit_code, 0) << loaded.describe();
     EXPECT_TRUE(contains(loaded.out, ", verified\n")) << loaded.out;
   }
-  EXPECT_TRUE(contains(load("1").out, ": " + std::to_string(kMxfp4Bytes) + " bytes needed, "));
+  EXPECT_TRUE(
+      contains(load({"--tp", "1"}).out, ": " + std::to_string(kMxfp4Bytes) + " bytes needed, "));
 }
 
 TEST_F(Mxfp4Run, TheBytesSavedAgainstTheUnquantizedCheckpointAreReported) {
-  ASSERT_EQ(run("").exit_code, 0);
-  const nlohmann::json saved = read_results(dir_ / "out").at(0).at("quantized_weights");
-  EXPECT_EQ(saved.at("format"), "mxfp4");
-  EXPECT_EQ(saved.at("bytes").get<std::uint64_t>(), kMxfp4Bytes);
-  EXPECT_EQ(saved.at("unquantized_bytes").get<std::uint64_t>(), kBf16Bytes);
-  EXPECT_EQ(saved.at("saved_bytes").get<std::uint64_t>(), kBf16Bytes - kMxfp4Bytes);
+  expect_saved(kMxfp4Bytes, kBf16Bytes);
+  // The inference load at TP 1 and 2 reads every stored byte, blocks and scales, verified.
+  expect_loads_at_tp_1_and_2("", kMxfp4Bytes);
 }
 
 TEST_F(Mxfp4Run, ASplitThatCutsABlockIsRefusedNamingTheTensor) {
@@ -107,7 +88,7 @@ TEST_F(Mxfp4Run, ASplitThatCutsABlockIsRefusedNamingTheTensor) {
   const Outcome reshard = run("[restore]\ntp = 2\n", {"--phase", "restore"});
   EXPECT_EQ(reshard.exit_code, 2) << reshard.describe();
   EXPECT_TRUE(contains(reshard.err, refusal)) << reshard.err;
-  const Outcome cli = load("2");
+  const Outcome cli = load({"--tp", "2"});
   EXPECT_EQ(cli.exit_code, 2) << cli.describe();
   EXPECT_TRUE(contains(cli.err, "use tp = 1, 3 for this tensor")) << cli.err;
 }

@@ -199,6 +199,9 @@ def main():
         x, mxfp4_dtypes = check_checkpoint(mxfp4, pattern_bytes,
                                            [f"model-0000{i}-of-00002.safetensors" for i in (1, 2)])
         check_mxfp4_shapes(mxfp4)
+        # Each rank: per layer 13 split tensors (4 expert blocks and scales, gate_up's bias, 8 of
+        # attention's), and the two vocabulary tables; rank 0 also the 13 it holds alone.
+        check(x == 2 * (2 * 13 + 2) + 13, f"{mxfp4}: {x} tensors, expected 69")
         check(mxfp4_dtypes == {"U8", "BF16"}, f"{mxfp4}: dtypes {sorted(mxfp4_dtypes)}")
     if failures:
         print("\n".join(failures))

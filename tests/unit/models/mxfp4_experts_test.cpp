@@ -3,8 +3,8 @@
 // fused expert matrix replaced as Mxfp4GptOssExperts (transformers' integrations/mxfp4.py)
 // declares its parameters: `X_blocks` uint8 [E, out, in / 32, 16] and `X_scales` uint8
 // [E, out, in / 32], for gate_up_proj [E, h, 2f] and down_proj [E, f, h]; the biases and every
-// other tensor unchanged (small-gpt-oss). Also the published gpt-oss-20b's expert tensors by value, the bytes
-// saved, TP splits of blocks and scales, and the refusals.
+// other tensor unchanged (small-gpt-oss). Also the published gpt-oss-20b's expert tensors by value,
+// the bytes saved, TP splits of blocks and scales, and the refusals.
 #include <gtest/gtest.h>
 
 #include <filesystem>
