@@ -94,6 +94,10 @@ TEST(Mxfp4Experts, GptOss20bExpertsAreThoseOfThePublishedCheckpoint) {
   EXPECT_EQ(ours.at(p + "down_proj_scales"), (Mxfp4Tensor{Dtype::u8, {32, 2880, 90}}));
   EXPECT_EQ(ours.at(p + "down_proj_bias"), (Mxfp4Tensor{Dtype::bf16, {32, 2880}}));
   EXPECT_FALSE(ours.contains(p + "gate_up_proj"));
+  // The published openai/gpt-oss-20b: 459 tensors, and its model.safetensors.index.json's
+  // metadata.total_size byte for byte (so its biases, sinks and the rest are 2-byte too).
+  EXPECT_EQ(ours.size(), 459u);
+  EXPECT_EQ(layout.checkpoint_bytes(), 13761264768);
   // Per layer, 32 experts of 2 x 2880 x 2880 + 2880 x 2880 values: half a byte a value, and
   // one byte of scale per 32 values, against two bytes a value in bf16.
   const std::int64_t values = 32 * 3 * 2880 * 2880;
