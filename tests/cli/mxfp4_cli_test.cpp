@@ -1,8 +1,8 @@
 // model.weights = "mxfp4" end to end on tests/data/hf/fixtures/small-gpt-oss (2 layers of 4
 // experts, hidden 256, expert width 512): a TP 2 safetensors checkpoint whose experts are U8
 // blocks and scales, restored verified at TP 2 and resharded to TP 1, loaded by `ckptbench load
-// --tp` and --phase load at TP 1 and 2, the bytes saved against the unquantized checkpoint, and a
-// TP split that would cut a 32-value block refused by name before any I/O.
+// --tp` and --phase load at TP 1 and 2, the bytes saved against the unquantized checkpoint (results
+// and report), and a TP split that would cut a 32-value block refused by name before any I/O.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -70,6 +70,11 @@ TEST_F(Mxfp4Run, Tp2SafetensorsHoldU8BlocksAndScalesRestoredReshardedAndLoaded) 
 
 TEST_F(Mxfp4Run, TheBytesSavedAgainstTheUnquantizedCheckpointAreReported) {
   expect_saved(kMxfp4Bytes, kBf16Bytes);
+  // The report's quantized-weights table: 4,620,288 of 8,132,128 bytes saved.
+  const Outcome report = ckptbench({"report", run_directory(dir_ / "out").string()});
+  ASSERT_EQ(report.exit_code, 0) << report.describe();
+  EXPECT_TRUE(contains(report.out, "mxfp4      3.35 MiB     7.76 MiB  4.41 MiB    56.8%"))
+      << report.out;
   // The inference load at TP 1 and 2 reads every stored byte, blocks and scales, verified.
   expect_loads_at_tp_1_and_2("", kMxfp4Bytes);
 }
