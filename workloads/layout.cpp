@@ -163,11 +163,13 @@ Layout::Layout(const ModelSpec& model, const ParallelSpec& parallel, const State
                              : round_up(model_.vocab_size, parallel_.vocab_divisor * parallel_.tp);
   pipeline_ = PipelineSplit(model_.num_hidden_layers, parallel_);
   TensorCatalog catalog = build_tensor_catalog(model_, state_.effective_naming(), padded_vocab_);
-  tensor_dtypes_ = state_.weights == WeightFormat::fp8_block;
-  if (tensor_dtypes_) quantize_fp8_blocks(catalog);
+  tensor_dtypes_ = state_.weights != WeightFormat::unquantized;
+  if (state_.weights == WeightFormat::fp8_block) quantize_fp8_blocks(catalog);
+  if (state_.weights == WeightFormat::mxfp4) quantize_mxfp4_experts(catalog, model_, state_);
   catalog_ = std::make_shared<const TensorCatalog>(std::move(catalog));
   // Before the general check, which would blame a cut scale rather than its weight.
-  if (tensor_dtypes_) validate_fp8_blocks(*catalog_, parallel_, state_);
+  if (state_.weights == WeightFormat::fp8_block) validate_fp8_blocks(*catalog_, parallel_, state_);
+  if (state_.weights == WeightFormat::mxfp4) validate_mxfp4_experts(*catalog_, parallel_);
   validate_tp_splits(*catalog_, parallel_.tp);
   kinds_ = kinds_for(state_);
   // A bound on the bytes of an element: quantized weights' scales are fp32.
@@ -301,6 +303,7 @@ std::vector<Shard> Layout::shards(std::int64_t rank) const {
                                           piece.segment->expert_of(piece.copy));
           shard.state = kind;
           shard.dtype = dtype;
+          shard.unscaled = def.block_scales;
           set_slice(shard, def, c, parallel_);
           shard.flat_begin = piece.lo;
           shard.flat_end = piece.hi;

@@ -31,6 +31,10 @@ struct Shard {
   std::int64_t flat_begin = 0;
   std::int64_t flat_end = 0;
   std::int64_t bytes = 0;
+  // model.scale leaves this shard whole: the block scales of FP8 weights, whose rows count
+  // 128-row blocks of their weight, so that shrinking them would cut blocks the scaled weight
+  // keeps; whole, they are re-cut with their weight at every TP the full model allows.
+  bool unscaled = false;
 
   std::int64_t elements() const { return flat_end - flat_begin; }
 };

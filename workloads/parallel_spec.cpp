@@ -29,7 +29,15 @@ std::string_view sizing_name(Sizing sizing) {
 }
 
 std::string_view weight_format_name(WeightFormat format) {
-  return format == WeightFormat::fp8_block ? "fp8_block" : "unquantized";
+  switch (format) {
+    case WeightFormat::fp8_block:
+      return "fp8_block";
+    case WeightFormat::mxfp4:
+      return "mxfp4";
+    case WeightFormat::unquantized:
+      break;
+  }
+  return "unquantized";
 }
 
 Dtype StateSpec::dtype_of(StateKind kind) const {

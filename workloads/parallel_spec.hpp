@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -41,7 +42,12 @@ enum class StateKind { weight, master, exp_avg, exp_avg_sq };
 // `fp8_block`: as DeepSeek-V3's and transformers' fine-grained FP8 checkpoints, each linear
 // layer's weight in FP8 (E4M3, 1 byte) with a float32 `weight_scale_inv` of one scale per
 // 128 x 128 block beside it; embeddings, norms, routers and the output layer stay unquantized.
-enum class WeightFormat { unquantized, fp8_block };
+// `mxfp4`: as gpt-oss ships its experts, each fused expert matrix as `X_blocks` (FP4 E2M1, two
+// values a byte, blocks of 32 values) and `X_scales` (E8M0, one per block); every other tensor
+// unquantized.
+enum class WeightFormat { unquantized, fp8_block, mxfp4 };
+inline constexpr std::array kWeightFormats{WeightFormat::unquantized, WeightFormat::fp8_block,
+                                           WeightFormat::mxfp4};
 
 struct StateSpec {
   StateScope scope = StateScope::full;

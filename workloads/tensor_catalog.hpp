@@ -33,6 +33,9 @@ struct TensorDef {
   // The dtype the weight is stored in whatever the state's weight dtype: a quantized weight and
   // its scales. Unset: the state's.
   std::optional<Dtype> dtype;
+  // A quantized weight's block scales (fp8_block's weight_scale_inv): model.scale leaves the
+  // tensor whole (Shard::unscaled).
+  bool block_scales = false;
 
   std::int64_t numel() const;
 };

@@ -19,6 +19,7 @@ TensorDef fp8_scale_def(const TensorDef& weight) {
   scale.shape[rank - 1] = block_count(scale.shape[rank - 1]);
   scale.linear = false;
   scale.dtype = Dtype::fp32;
+  scale.block_scales = true;
   return scale;
 }
 
@@ -34,7 +35,7 @@ void quantize_list(std::vector<TensorDef>& defs) {
   defs = std::move(out);
 }
 
-std::string fp8_shape_text(const std::vector<std::int64_t>& shape) {
+std::string bracketed_shape(const std::vector<std::int64_t>& shape) {
   std::string text;
   for (const std::int64_t d : shape) text += (text.empty() ? "" : ", ") + std::to_string(d);
   return "[" + text + "]";
@@ -59,7 +60,7 @@ void check_block_cut(const TensorDef& def, std::size_t dim, std::int64_t parts, 
       whole += (whole.empty() ? "" : ", ") + std::to_string(n);
   }
   throw SpecError(
-      key, "tensor " + any_layer_name(def.pattern) + " " + fp8_shape_text(def.shape) +
+      key, "tensor " + any_layer_name(def.pattern) + " " + bracketed_shape(def.shape) +
                " is stored in FP8 blocks of " + std::to_string(kFp8BlockSize) + " x " +
                std::to_string(kFp8BlockSize) + " (model.weights = \"fp8_block\"), and " + key +
                " = " + std::to_string(parts) + " cuts its dimension " + std::to_string(dim) +
@@ -67,6 +68,37 @@ void check_block_cut(const TensorDef& def, std::size_t dim, std::int64_t parts, 
                ", not whole blocks: a block and its scale in " +
                any_layer_name(fp8_scale_name(def.pattern)) + " must stay on one rank; use " + key +
                " = " + whole + " for this tensor, or model.weights = \"unquantized\"");
+}
+
+void check_weights_scope(const StateSpec& state) {
+  if (state.scope == StateScope::weights) return;
+  throw SpecError("weights", "model.weights = \"" + std::string(weight_format_name(state.weights)) +
+                                 "\" stores an inference checkpoint's weights, and state.scope = "
+                                 "\"full\" also saves the training state (master copy and "
+                                 "optimizer moments of full-precision weights); set state.scope "
+                                 "= \"weights\", or model.weights = \"unquantized\"");
+}
+
+// The divisors n of `size`: the TP sizes that cut `size` blocks into whole blocks.
+std::string whole_block_degrees(std::int64_t size) {
+  std::string whole;
+  for (std::int64_t n = 1; n <= size; ++n)
+    if (size % n == 0) whole += (whole.empty() ? "" : ", ") + std::to_string(n);
+  return whole;
+}
+
+// The experts' matrix [E, in, out] as MXFP4 blocks [E, out, in / 32, 16] or scales [E, out,
+// in / 32]; TP's cut of `out` or `in` moves with the dimension.
+TensorDef mxfp4_def(const TensorDef& matrix, const char* suffix, bool blocks) {
+  TensorDef def = matrix;
+  def.pattern = matrix.pattern + suffix;
+  def.shape = {matrix.shape[0], matrix.shape[2], matrix.shape[1] / kMxfp4BlockValues};
+  if (blocks) def.shape.push_back(kMxfp4BlockBytes);
+  if (matrix.split == TpSplit::dim1) def.split = TpSplit::dim2;
+  if (matrix.split == TpSplit::dim2) def.split = TpSplit::dim1;
+  def.linear = false;
+  def.dtype = Dtype::u8;
+  return def;
 }
 
 }  // namespace
@@ -84,13 +116,7 @@ void quantize_fp8_blocks(TensorCatalog& catalog) {
 
 void validate_fp8_blocks(const TensorCatalog& catalog, const ParallelSpec& parallel,
                          const StateSpec& state) {
-  if (state.scope != StateScope::weights) {
-    throw SpecError("weights",
-                    "model.weights = \"fp8_block\" stores an inference checkpoint's weights, and "
-                    "state.scope = \"full\" also saves the training state (master copy and "
-                    "optimizer moments of full-precision weights); set state.scope = \"weights\", "
-                    "or model.weights = \"unquantized\"");
-  }
+  check_weights_scope(state);
   std::vector<const std::vector<TensorDef>*> parts{&catalog.first_stage, &catalog.expert,
                                                    &catalog.last_stage};
   for (const LayerTemplate& t : catalog.layer_templates) parts.push_back(&t.tensors);
@@ -103,6 +129,56 @@ void validate_fp8_blocks(const TensorCatalog& catalog, const ParallelSpec& paral
       // A fused expert tensor of two dimensions holds its experts' rows in dim 0.
       if (def.expert_dim && rank == 2) check_block_cut(def, 0, parallel.ep, "ep");
     }
+  }
+}
+
+void quantize_mxfp4_experts(TensorCatalog& catalog, const ModelSpec& model,
+                            const StateSpec& state) {
+  check_weights_scope(state);
+  if (model.hf_names != HfNames::gpt_oss || !catalog.fused_experts) {
+    throw SpecError("weights",
+                    "model.weights = \"mxfp4\" stores the experts as gpt-oss ships them "
+                    "(transformers converts only GptOssExperts), and model " +
+                        model.name +
+                        " has no gpt-oss experts; use a gpt_oss model, or model.weights = "
+                        "\"fp8_block\" or \"unquantized\"");
+  }
+  std::vector<TensorDef> out;
+  for (const TensorDef& def : catalog.expert) {
+    if (!def.linear || def.shape.size() != 3) {
+      out.push_back(def);
+      continue;
+    }
+    if (def.shape[1] % kMxfp4BlockValues != 0) {
+      throw SpecError("weights", "tensor " + any_layer_name(def.pattern) + " " +
+                                     bracketed_shape(def.shape) +
+                                     " cannot be stored in MXFP4 (model.weights = \"mxfp4\"): "
+                                     "its input dimension " +
+                                     std::to_string(def.shape[1]) + " is not whole blocks of " +
+                                     std::to_string(kMxfp4BlockValues) +
+                                     " values; use model.weights = \"unquantized\"");
+    }
+    out.push_back(mxfp4_def(def, "_blocks", true));
+    out.push_back(mxfp4_def(def, "_scales", false));
+  }
+  catalog.expert = std::move(out);
+}
+
+void validate_mxfp4_experts(const TensorCatalog& catalog, const ParallelSpec& parallel) {
+  for (const TensorDef& def : catalog.expert) {
+    // The blocks of a row lie in dim 2; TP cuts it where it cuts the matrix's input.
+    if (def.dtype != Dtype::u8 || def.shape.size() != 4 || def.split != TpSplit::dim2) continue;
+    const std::int64_t blocks = def.shape[2];
+    if (blocks % parallel.tp == 0) continue;
+    throw SpecError(
+        "tp", "tensor " + any_layer_name(def.pattern) + " " + bracketed_shape(def.shape) +
+                  " holds MXFP4 blocks of " + std::to_string(kMxfp4BlockValues) +
+                  " values (model.weights = \"mxfp4\"), " + std::to_string(blocks) +
+                  " to a row, and tp = " + std::to_string(parallel.tp) +
+                  " cuts a row's blocks into parts that are not whole blocks: a block and its "
+                  "scale must stay on one rank; use tp = " +
+                  whole_block_degrees(blocks) +
+                  " for this tensor, or model.weights = " + "\"unquantized\"");
   }
 }
 

@@ -67,8 +67,6 @@ constexpr std::array kReplicaReads{ReplicaRead::written, ReplicaRead::read,
                                    ReplicaRead::cooperative};
 constexpr std::array kNamings{Naming::megatron, Naming::hf};
 constexpr std::array kSizings{workloads::Sizing::exact, workloads::Sizing::dlio};
-constexpr std::array kWeightFormats{workloads::WeightFormat::unquantized,
-                                    workloads::WeightFormat::fp8_block};
 
 // The campaign key to blame for a SpecError: the parallel option it names, else the model.
 std::string campaign_key_of(const std::string& spec_key) {
@@ -309,7 +307,8 @@ workloads::StateSpec state_of(const CaseValues& v) {
   s.master_dtype = master == "none" ? std::nullopt : std::optional(workloads::parse_dtype(master));
   s.optimizer_dtype = workloads::parse_dtype(v.text("state.optimizer_dtype"));
   s.sizing = enum_named(v.text("model.sizing"), kSizings, workloads::sizing_name);
-  s.weights = enum_named(v.text("model.weights"), kWeightFormats, workloads::weight_format_name);
+  s.weights =
+      enum_named(v.text("model.weights"), workloads::kWeightFormats, workloads::weight_format_name);
   return s;
 }
 

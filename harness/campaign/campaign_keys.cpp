@@ -216,8 +216,11 @@ std::vector<KeySpec> model_keys() {
                  "fp8_block, as DeepSeek-V3 and transformers' fine-grained FP8 store them: each "
                  "linear layer's weight in FP8 E4M3 (1 byte) and beside it its float32 "
                  "weight_scale_inv, one scale per 128x128 block (embeddings, norms, routers and "
-                 "lm_head stay in state.weight_dtype); needs state.scope = \"weights\"",
-                 "unquantized", {"unquantized", "fp8_block"}),
+                 "lm_head stay in state.weight_dtype); mxfp4, as gpt-oss ships its experts: each "
+                 "fused expert matrix X as X_blocks (U8, two FP4 E2M1 values a byte, blocks of 32 "
+                 "values) and X_scales (U8, one E8M0 scale per block), every other tensor in "
+                 "state.weight_dtype; needs state.scope = \"weights\"",
+                 "unquantized", {"unquantized", "fp8_block", "mxfp4"}),
       // The parallel sizes must be positive here; whether they suit the model is Layout's call.
       int_key("parallel", "tp", "tensor-parallel size of the modeled job", 1, 1),
       int_key("parallel", "pp", "pipeline-parallel size of the modeled job", 1, 1),

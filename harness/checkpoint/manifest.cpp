@@ -50,6 +50,7 @@ nlohmann::json manifest_tensors_json(const std::vector<ManifestTensor>& tensors)
                    {"bytes", t.bytes},
                    {"data_key", t.data_key},
                    {"checksum", t.checksum}});
+    if (s.unscaled) out.back()["unscaled"] = true;
     if (t.holder >= 0) out.back()["holder"] = t.holder;
     if (t.stored_bytes > 0) out.back()["stored_bytes"] = t.stored_bytes;
     if (!t.checkpoint.empty()) out.back()["checkpoint"] = t.checkpoint;

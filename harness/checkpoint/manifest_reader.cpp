@@ -39,9 +39,10 @@ E choice(const JsonField& field, const std::array<E, N>& all, std::string_view (
   field.fail(fmt::format("\"{}\" is unknown to this ckptbench (it knows {})", value, names));
 }
 
-workloads::Dtype dtype_of(const JsonField& field) {
+workloads::Dtype dtype_of(const JsonField& field,
+                          workloads::Dtype (*parse)(std::string_view) = workloads::parse_dtype) {
   try {
-    return workloads::parse_dtype(field.string());
+    return parse(field.string());
   } catch (const std::invalid_argument& e) {
     field.fail(e.what());
   }
@@ -71,7 +72,7 @@ workloads::Shard shard_of(const JsonField& t) {
                    std::array{workloads::StateKind::weight, workloads::StateKind::master,
                               workloads::StateKind::exp_avg, workloads::StateKind::exp_avg_sq},
                    workloads::state_kind_name);
-  s.dtype = dtype_of(t.at("dtype"));
+  s.dtype = dtype_of(t.at("dtype"), workloads::parse_tensor_dtype);
   s.global_shape = shape_of(t.at("global_shape"));
   s.offset = shape_of(t.at("offset"));
   s.extent = shape_of(t.at("extent"));
@@ -90,6 +91,7 @@ workloads::Shard shard_of(const JsonField& t) {
   if (s.flat_end < s.flat_begin)
     t.at("flat_end").fail(fmt::format("is below flat_begin ({})", s.flat_begin));
   s.bytes = s.elements() * workloads::dtype_bytes(s.dtype);
+  if (const auto unscaled = t.find("unscaled")) s.unscaled = unscaled->boolean();
   return s;
 }
 
@@ -206,10 +208,7 @@ workloads::StateSpec state_of(const JsonField& config) {
                     workloads::sizing_name);
   // model.weights, absent from the configuration of unquantized weights.
   if (const auto weights = config.at("model").find("weights")) {
-    s.weights =
-        choice(*weights,
-               std::array{workloads::WeightFormat::unquantized, workloads::WeightFormat::fp8_block},
-               workloads::weight_format_name);
+    s.weights = choice(*weights, workloads::kWeightFormats, workloads::weight_format_name);
   }
   return s;
 }

@@ -40,8 +40,9 @@ workloads::StateSpec state_spec(const LayoutOptions& o) {
   if (!o.names.empty())
     s.naming = o.names == "hf" ? workloads::Naming::hf : workloads::Naming::megatron;
   s.sizing = o.sizing == "dlio" ? workloads::Sizing::dlio : workloads::Sizing::exact;
-  s.weights = o.weights == "fp8_block" ? workloads::WeightFormat::fp8_block
-                                       : workloads::WeightFormat::unquantized;
+  for (const workloads::WeightFormat format : workloads::kWeightFormats) {
+    if (workloads::weight_format_name(format) == o.weights) s.weights = format;
+  }
   return s;
 }
 
@@ -103,9 +104,10 @@ CLI::App* add_layout_command(CLI::App& app, LayoutOptions& o) {
       ->check(one_of({"exact", "dlio"}))
       ->capture_default_str();
   cmd->add_option("--weights", o.weights,
-                  "Weight storage (model.weights): unquantized, or fp8_block (linear weights in "
-                  "FP8 with a float32 scale per 128x128 block; needs --state weights)")
-      ->check(one_of({"unquantized", "fp8_block"}))
+                  "Weight storage (model.weights): unquantized, fp8_block (linear weights in "
+                  "FP8 with a float32 scale per 128x128 block), or mxfp4 (gpt-oss's experts in "
+                  "FP4 blocks of 32 with an E8M0 scale each); needs --state weights")
+      ->check(one_of({"unquantized", "fp8_block", "mxfp4"}))
       ->capture_default_str();
   cmd->add_option("--rank", o.rank, "Show only this rank, with its shards");
   cmd->add_flag("--json", o.json, "Print one JSON object");

@@ -19,7 +19,7 @@ struct LayoutOptions {
   std::string master_dtype = "fp32";  // or "none"
   std::string optimizer_dtype = "fp32";
   std::string sizing = "exact";         // or "dlio"
-  std::string weights = "unquantized";  // or "fp8_block" (model.weights)
+  std::string weights = "unquantized";  // or "fp8_block", "mxfp4" (model.weights)
   std::optional<std::int64_t> rank;
   bool json = false;
   bool files = false;                           // list the files of a checkpoint directory

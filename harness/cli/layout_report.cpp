@@ -18,10 +18,11 @@ using workloads::WorldSummary;
 std::string state_line(const workloads::StateSpec& s) {
   const std::string naming(workloads::naming_name(s.effective_naming()));
   if (s.scope == workloads::StateScope::weights) {
-    const std::string linear = s.weights == workloads::WeightFormat::unquantized
-                                   ? ""
-                                   : fmt::format(", linear weights {} with fp32 block scales",
-                                                 workloads::weight_format_name(s.weights));
+    std::string linear;
+    if (s.weights == workloads::WeightFormat::fp8_block)
+      linear = ", linear weights fp8_block with fp32 block scales";
+    if (s.weights == workloads::WeightFormat::mxfp4)
+      linear = ", experts mxfp4 (u8 blocks of 32 fp4 values, u8 e8m0 scales)";
     return fmt::format("weights only, {}{} ({} names)", workloads::dtype_name(s.weight_dtype),
                        linear, naming);
   }

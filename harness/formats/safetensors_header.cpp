@@ -165,6 +165,8 @@ std::string_view safetensors_dtype(workloads::Dtype dtype) {
       return "F32";
     case workloads::Dtype::fp64:
       return "F64";
+    case workloads::Dtype::u8:
+      return "U8";
   }
   throw std::logic_error("safetensors_dtype: unknown dtype");
 }

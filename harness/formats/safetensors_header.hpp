@@ -44,7 +44,8 @@ struct SafetensorsHeader {
   std::map<std::string, std::string> metadata;
 };
 
-// The safetensors name of a ckptbench dtype (fp8 is stored as F8_E4M3, the weights' format).
+// The safetensors name of a ckptbench dtype (fp8 is stored as F8_E4M3, the weights' format; u8 as
+// U8, MXFP4's packed blocks and scales).
 std::string_view safetensors_dtype(workloads::Dtype dtype);
 // Bytes per element of a safetensors dtype name, or nullopt for a name the format does not define.
 std::optional<std::uint64_t> safetensors_dtype_bytes(std::string_view name);

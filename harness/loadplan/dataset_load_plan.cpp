@@ -115,7 +115,8 @@ void classify(StoredDataset& stored, bool shared_files, const Stored& all) {
                    t->shard.extent == first.shard.extent &&
                    t->shard.global_shape == first.shard.global_shape;
   }
-  stored.scaled = all.scaled_shapes && all.scale > 1 && !first.shard.global_shape.empty();
+  stored.scaled = all.scaled_shapes && all.scale > 1 && !first.shard.global_shape.empty() &&
+                  !first.shard.unscaled;
   for (const ManifestTensor* t : stored.pieces) {
     const workloads::Shard& s = t->shard;
     if (s.global_shape.empty()) break;
@@ -176,7 +177,8 @@ class ShardReads {
              const Stored& stored)
       : placed_(placed),
         files_(files),
-        scale_(stored.scale),
+        // A shard model.scale leaves whole is stored whole, in a dataset of its global shape.
+        scale_(placed.shard.unscaled ? 1 : stored.scale),
         scaled_shapes_(stored.scaled_shapes) {}
 
   // The pieces that fill the shard's stored part, by file.

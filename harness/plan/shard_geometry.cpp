@@ -46,7 +46,7 @@ ShardGeometry shard_geometry(const workloads::Shard& shard, std::int64_t scale) 
   g.element_bytes = workloads::dtype_bytes(shard.dtype);
   g.flat_begin = shard.flat_begin;
   g.flat_end = shard.flat_end;
-  if (scale <= 1) return g;
+  if (scale <= 1 || shard.unscaled) return g;
   if (shrinks_exactly(shard, scale)) {
     g.global_shape[0] /= scale;
     g.offset[0] /= scale;

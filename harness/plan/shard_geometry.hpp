@@ -11,6 +11,7 @@
 // written under one parallelism restores under another. Elsewhere (a leading dimension s does not
 // divide) the shard keeps its first max(1, n / s) elements in the full tensor's coordinates:
 // same-layout restores verify, resharding refuses the tensor.
+// A shard marked `unscaled` (FP8 block scales) keeps its full coordinates at any scale.
 
 #include <cstdint>
 #include <string_view>

@@ -2,7 +2,9 @@
 // name, dtype, shape and offsets, the file sizes), restored verified; its weights and scales
 // loaded by `ckptbench load --tp` at TP 1 and 2, and by --phase load from a raw checkpoint whose
 // every weight and scale lie in files of their own, each verified; the bytes saved against the
-// unquantized checkpoint; and the splits that would cut a 128 x 128 block, refused by name.
+// unquantized checkpoint; and the splits that would cut a 128 x 128 block, refused by name. With
+// model.scale > 1 the weights shrink and their scales stay whole, so that a restore into another
+// TP and `ckptbench load --tp` re-cut both.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -11,18 +13,11 @@
 #include <vector>
 
 #include "harness/formats/safetensors_header.hpp"
-#include "tests/integration/integration_support.hpp"
+#include "tests/cli/quantized_run.hpp"
 
 namespace ckpt::integration {
 namespace {
 
-// One layer, two heads of 128: at TP 2 every split linear weight keeps whole 128 x 128 blocks.
-// The vocabulary (1000) pads to 1024 rows at TP 2.
-std::string fp8_model_toml(int heads) {
-  return "name = \"fp8-tiny\"\nhidden_size = 256\nintermediate_size = 512\nnum_hidden_layers = "
-         "1\nnum_attention_heads = " +
-         std::to_string(heads) + "\nnum_key_value_heads = 2\nvocab_size = 1000\n";
-}
 // TP rank 1's tensors at TP 2: embedding and lm_head [512, 256] in bf16, q, k, v [128, 256] and
 // o [256, 128] in fp8, gate, up [256, 256] and down [256, 256] in fp8, and their scales in fp32:
 // [1, 2] for q, k, v, [2, 1] for o, [2, 2] for the MLP's. TP rank 0 also writes the three norms.
@@ -31,35 +26,6 @@ constexpr std::uint64_t kFp8Norms = 3 * 512;
 // The same model's weights at TP 1 (vocabulary unpadded) and unquantized.
 constexpr std::uint64_t kFp8Tp1 = 2 * 512000 + kFp8Norms + 4 * 65536 + 3 * 131072 + 40 * 4;
 constexpr std::uint64_t kBf16Tp1 = 2 * 512000 + kFp8Norms + 2 * (4 * 65536 + 3 * 131072);
-
-class QuantizedRun : public ::testing::Test {
- protected:
-  // Runs a campaign of the fp8 model with `rest` after its [campaign] table's common keys.
-  Outcome run(const std::string& rest, const std::vector<std::string>& extra = {}) {
-    const fs::path campaign = dir_.write(
-        "c.toml", campaign_toml("q", dir_ / "target",
-                                "create_target = true\noverwrite = true\nkeep = true\n"
-                                "iterations = 1\nwarmup = 0\n[model]\nname = \"" +
-                                    model_.string() +
-                                    "\"\nweights = \"fp8_block\"\n[state]\nscope = \"weights\"\n"
-                                    "[cache]\npolicy = \"none\"\n" +
-                                    rest));
-    std::vector<std::string> args{"run", campaign.string(), "--output", (dir_ / "out").string(),
-                                  "-q"};
-    args.insert(args.end(), extra.begin(), extra.end());
-    fs::remove_all(dir_ / "out");
-    return ckptbench(args);
-  }
-  fs::path checkpoint() const { return latest_checkpoint(dir_ / "target" / "q" / "case-0000"); }
-  Outcome load(const std::vector<std::string>& more) {
-    std::vector<std::string> args{"load", checkpoint().string(), "--no-drop-caches"};
-    args.insert(args.end(), more.begin(), more.end());
-    return ckptbench(args);
-  }
-
-  Scratch dir_;
-  fs::path model_ = dir_.write("fp8-tiny.toml", fp8_model_toml(2));
-};
 
 TEST_F(QuantizedRun, Tp2SafetensorsHoldFp8WeightsAndF32ScalesAndLoadVerifiedAtTp1And2) {
   const Outcome out = run("[parallel]\ntp = 2\n[strategy]\nformat = \"safetensors\"\n");
@@ -128,28 +94,16 @@ TEST_F(QuantizedRun, PhaseLoadReadsEachWeightAndItsScaleFromTheirOwnFiles) {
   const std::string q = "model.layers.0.self_attn.q_proj.weight";
   ASSERT_TRUE(file_of.contains(q) && file_of.contains(q + "_scale_inv"));
   EXPECT_NE(file_of.at(q), file_of.at(q + "_scale_inv"));
-  const Outcome phase =
-      run("[strategy]\nmapping = \"file_per_tensor\"\n[load]\ntp = [1, 2]\n", {"--phase", "load"});
-  ASSERT_EQ(phase.exit_code, 0) << phase.describe();
-  const std::vector<nlohmann::json> results = read_results(dir_ / "out");
+  // Every stored byte, weights and scales; TP 2 pads the vocabulary to 1024 rows, stored nowhere.
+  const std::vector<nlohmann::json> results =
+      expect_loads_at_tp_1_and_2("[strategy]\nmapping = \"file_per_tensor\"\n", kFp8Tp1);
   ASSERT_EQ(results.size(), 2u);
-  for (const nlohmann::json& r : results) {
-    EXPECT_EQ(r.at("status"), "ok") << r.dump();
-    EXPECT_EQ(r.at("verified"), true);
-    // Every stored byte, weights and scales; TP 2 pads the vocabulary to 1024 rows, stored nowhere.
-    EXPECT_EQ(r.at("load").at("bytes").get<std::uint64_t>(), kFp8Tp1);
-  }
   EXPECT_EQ(results[1].at("load").at("padding_bytes").get<std::uint64_t>(), 2 * 24 * 512u);
 }
 
 TEST_F(QuantizedRun, TheBytesSavedAgainstTheUnquantizedCheckpointAreReported) {
-  ASSERT_EQ(run("").exit_code, 0);
-  const nlohmann::json saved = read_results(dir_ / "out").at(0).at("quantized_weights");
-  EXPECT_EQ(saved.at("format"), "fp8_block");
-  EXPECT_EQ(saved.at("bytes").get<std::uint64_t>(), kFp8Tp1);
-  EXPECT_EQ(saved.at("unquantized_bytes").get<std::uint64_t>(), kBf16Tp1);
-  EXPECT_EQ(saved.at("saved_bytes").get<std::uint64_t>(), kBf16Tp1 - kFp8Tp1);
-  EXPECT_NEAR(saved.at("saved_fraction").get<double>(), 655200.0 / 2336256.0, 1e-12);
+  expect_saved(kFp8Tp1, kBf16Tp1);
+  ASSERT_EQ(kBf16Tp1 - kFp8Tp1, 655200u);
   const Outcome layout = ckptbench({"layout", "--model", model_.string(), "--state", "weights",
                                     "--weights", "fp8_block", "--json"});
   ASSERT_EQ(layout.exit_code, 0) << layout.describe();
@@ -178,6 +132,48 @@ TEST_F(QuantizedRun, ASplitThatCutsABlockIsRefusedNamingTheTensor) {
   EXPECT_TRUE(contains(load_tp.err, "load.tp = 2: tensor model.layers.*.self_attn.k_proj.weight"))
       << load_tp.err;
   ASSERT_EQ(run("").exit_code, 0);
+  const Outcome cli = load({"--tp", "2"});
+  EXPECT_EQ(cli.exit_code, 2) << cli.describe();
+  EXPECT_TRUE(contains(cli.err, "k_proj.weight_scale_inv must stay on one rank")) << cli.err;
+}
+
+TEST_F(QuantizedRun, AScaledCheckpointReshardsAndLoadsItsWeightsWithWholeScales) {
+  const std::vector<std::string> scale4{"--set", "model.scale=4"};
+  ASSERT_EQ(run("[parallel]\ntp = 2\n", scale4).exit_code, 0);
+  const nlohmann::json manifest = read_manifest(checkpoint());
+  std::map<std::string, nlohmann::json> rank1;
+  for (const nlohmann::json& t : manifest.at("tensors"))
+    if (t.at("rank") == 1) rank1[t.at("name").get<std::string>()] = t;
+  // TP rank 1's q_proj rows 128..255 shrink to 32 rows; its scales [1, 2] stay whole.
+  const std::string q = "model.layers.0.self_attn.q_proj.weight";
+  ASSERT_TRUE(rank1.contains(q) && rank1.contains(q + "_scale_inv"));
+  EXPECT_EQ(rank1.at(q).at("bytes"), 32 * 256);
+  EXPECT_FALSE(rank1.at(q).contains("unscaled"));
+  EXPECT_EQ(rank1.at(q + "_scale_inv").at("bytes"), 2 * 4);
+  EXPECT_EQ(rank1.at(q + "_scale_inv").at("unscaled"), true);
+  for (const char* tp : {"1", "2"}) {
+    const Outcome restore = run("[parallel]\ntp = 2\n[restore]\ntp = " + std::string(tp) + "\n",
+                                {"--set", "model.scale=4", "--phase", "restore"});
+    ASSERT_EQ(restore.exit_code, 0) << restore.describe();
+    const nlohmann::json result = read_results(dir_ / "out").at(0);
+    EXPECT_EQ(result.at("status"), "ok") << result.dump();
+    EXPECT_EQ(result.at("verified"), true) << tp;
+    const Outcome loaded = load({"--tp", tp});
+    ASSERT_EQ(loaded.exit_code, 0) << loaded.describe();
+    EXPECT_TRUE(contains(loaded.out, ", verified\n")) << loaded.out;
+  }
+}
+
+TEST_F(QuantizedRun, AScaledCheckpointRefusesATargetThatCutsABlockBeforeReading) {
+  model_ = dir_.write("fp8-heads4.toml", fp8_model_toml(4));
+  ASSERT_EQ(run("", {"--set", "model.scale=4"}).exit_code, 0);
+  const Outcome reshard =
+      run("[restore]\ntp = 2\n", {"--set", "model.scale=4", "--phase", "restore"});
+  EXPECT_EQ(reshard.exit_code, 2) << reshard.describe();
+  EXPECT_TRUE(contains(reshard.err, "tensor model.layers.*.self_attn.k_proj.weight [128, 256]"))
+      << reshard.err;
+  EXPECT_TRUE(contains(reshard.err, "use tp = 1 for this tensor")) << reshard.err;
+  EXPECT_TRUE(read_results(dir_ / "out").empty());  // refused before any case ran
   const Outcome cli = load({"--tp", "2"});
   EXPECT_EQ(cli.exit_code, 2) << cli.describe();
   EXPECT_TRUE(contains(cli.err, "k_proj.weight_scale_inv must stay on one rank")) << cli.err;

@@ -5,8 +5,9 @@ safetensors_check.py CKPTBENCH PATTERN_BYTES
 Writes three small checkpoints with ckptbench (a tiny model's bf16 weights split over three
 Hugging Face shards with an index, its fp32 weights in one model.safetensors and no index, and a
 model's FP8 block-quantized weights, model.weights = "fp8_block", at TP 2: F8_E4M3 linear weights
-beside their F32 weight_scale_inv and BF16 embeddings and norms) and checks with the official
-reader: every file opens, its names, shapes and dtypes are those the
+beside their F32 weight_scale_inv and BF16 embeddings and norms; and a small gpt-oss's MXFP4
+experts, model.weights = "mxfp4", at TP 2: U8 *_blocks and *_scales beside BF16 tensors) and
+checks with the official reader: every file opens, its names, shapes and dtypes are those the
 manifest records, model.safetensors.index.json lists every tensor in the right file, and the
 first and last bytes of every tensor are the deterministic pattern (ckpt_pattern_bytes prints
 what ckptbench's fill writes). The numpy API cannot make bf16 arrays, so bf16 values are read
@@ -40,7 +41,9 @@ num_attention_heads = 2
 num_key_value_heads = 2
 vocab_size = 1000
 """
-DTYPES = {"bf16": "BF16", "fp32": "F32", "fp16": "F16", "fp8": "F8_E4M3", "fp64": "F64"}
+# tests/data/hf/fixtures/small-gpt-oss: 2 layers of 4 experts, hidden 256, expert width 512.
+SMALL_GPT_OSS = pathlib.Path(__file__).resolve().parents[1] / "data/hf/fixtures/small-gpt-oss/config.json"
+DTYPES = {"bf16": "BF16", "fp32": "F32", "fp16": "F16", "fp8": "F8_E4M3", "fp64": "F64", "u8": "U8"}
 failures = []
 
 
@@ -150,6 +153,29 @@ def check_checkpoint(directory, pattern_bytes, files_expected):
     return len(seen), dtypes
 
 
+def check_mxfp4_shapes(directory):
+    """TP rank 1's experts as Mxfp4GptOssExperts holds them: gate_up's output rows and down's input
+    blocks cut in two."""
+    expected = {
+        "gate_up_proj_blocks[0:4,512:1024,0:8,0:16]": ("U8", [4, 512, 8, 16]),
+        "gate_up_proj_scales[0:4,512:1024,0:8]": ("U8", [4, 512, 8]),
+        "down_proj_blocks[0:4,0:256,8:16,0:16]": ("U8", [4, 256, 8, 16]),
+        "down_proj_scales[0:4,0:256,8:16]": ("U8", [4, 256, 8]),
+        "gate_up_proj_bias[0:4,512:1024]": ("BF16", [4, 512]),
+    }
+    with safe_open(str(directory / "model-00002-of-00002.safetensors"), framework="numpy") as f:
+        for suffix, (dtype, shape) in expected.items():
+            name = "model.layers.1.mlp.experts." + suffix
+            if name not in f.keys():
+                failures.append(f"{directory}: no tensor {name}")
+                continue
+            piece = f.get_slice(name)
+            check((piece.get_dtype(), list(piece.get_shape())) == (dtype, shape),
+                  f"{name}: {piece.get_dtype()} {piece.get_shape()}, expected {dtype} {shape}")
+        blocks = f.get_tensor("model.layers.1.mlp.experts.down_proj_blocks[0:4,0:256,8:16,0:16]")
+        check(blocks.dtype == numpy.uint8 and blocks.shape == (4, 256, 8, 16), "down_proj_blocks as numpy")
+
+
 def main():
     ckptbench, pattern_bytes = sys.argv[1], sys.argv[2]
     with tempfile.TemporaryDirectory(prefix="ckpt_safetensors_") as tmp:
@@ -168,12 +194,21 @@ def main():
         # 7 linear weights and 7 scales a rank, the two vocabulary tables, and rank 0's 3 norms.
         check(q == 35, f"{fp8}: {q} tensors, expected 35")
         check(fp8_dtypes == {"F8_E4M3", "F32", "BF16"}, f"{fp8}: dtypes {sorted(fp8_dtypes)}")
+        mxfp4 = write_checkpoint(ckptbench, work, "mxfp4", "bf16", 5000000000, SMALL_GPT_OSS,
+                                 'weights = "mxfp4"\n[parallel]\ntp = 2\n')
+        x, mxfp4_dtypes = check_checkpoint(mxfp4, pattern_bytes,
+                                           [f"model-0000{i}-of-00002.safetensors" for i in (1, 2)])
+        check_mxfp4_shapes(mxfp4)
+        # Each rank: per layer 13 split tensors (4 expert blocks and scales, gate_up's bias, 8 of
+        # attention's), and the two vocabulary tables; rank 0 also the 13 it holds alone.
+        check(x == 2 * (2 * 13 + 2) + 13, f"{mxfp4}: {x} tensors, expected 69")
+        check(mxfp4_dtypes == {"U8", "BF16"}, f"{mxfp4}: dtypes {sorted(mxfp4_dtypes)}")
     if failures:
         print("\n".join(failures))
         sys.exit(1)
     import safetensors
-    print(f"safetensors {safetensors.__version__}: {n} bf16, {m} fp32 and {q} fp8-block tensors open with the "
-          "names, shapes, dtypes and bytes ckptbench wrote")
+    print(f"safetensors {safetensors.__version__}: {n} bf16, {m} fp32, {q} fp8-block and {x} mxfp4 tensors "
+          "open with the names, shapes, dtypes and bytes ckptbench wrote")
 
 
 if __name__ == "__main__":

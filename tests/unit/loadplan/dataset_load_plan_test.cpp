@@ -41,12 +41,14 @@ struct SlabCheckpoint {
 };
 
 SlabCheckpoint slab_checkpoint(const std::string& mapping, int scale, int load_tp,
-                               const std::string& shapes = "scaled") {
+                               const std::string& shapes = "scaled",
+                               const char* model_text = kHyperslabModel,
+                               const std::string& model_keys = "") {
   const campaign_test::TempDir models;
-  const std::filesystem::path model = models.write("slabs.toml", kHyperslabModel);
+  const std::filesystem::path model = models.write("slabs.toml", model_text);
   const std::string text = "[model]\nname = \"" + model.string() +
-                           "\"\nscale = " + std::to_string(scale) +
-                           "\n[campaign]\nname = \"t\"\ntarget = \"out\"\n[parallel]\ntp = 2\n"
+                           "\"\nscale = " + std::to_string(scale) + "\n" + model_keys +
+                           "[campaign]\nname = \"t\"\ntarget = \"out\"\n[parallel]\ntp = 2\n"
                            "[state]\nscope = \"weights\"\n[strategy]\nmapping = \"" +
                            mapping + "\"\n[backend]\nname = \"hdf5\"\n[backend.hdf5]\nshapes = \"" +
                            shapes + "\"\n[load]\ntp = " + std::to_string(load_tp) + "\n";
@@ -188,6 +190,29 @@ TEST(DatasetLoadPlan, GlobalShapesUnderAScaleReadOnlyTheWritersSlices) {
               "slices read back from it; load at the writer's TP, or write with "
               "backend.hdf5.shapes = \"scaled\" and a model.scale that divides the slices");
   }
+}
+
+// FP8 weights under model.scale 4: each weight's dataset holds a quarter of its elements (16384 of
+// q_proj's 65536), its block scales stay whole, so that a load at TP 1 of the TP 2 checkpoint
+// reads both, each one hyperslab.
+TEST(DatasetLoadPlan, Fp8BlockScalesStayWholeUnderAScaleAndLoadAtAnotherTp) {
+  if (!hdf5_listed()) GTEST_SKIP() << "this build lists no hdf5 backend";
+  // Two heads of 128: TP 2 keeps whole 128 x 128 blocks.
+  constexpr const char* kFp8Model = R"(name = "fp8-slabs"
+hidden_size = 256
+intermediate_size = 256
+num_attention_heads = 2
+num_hidden_layers = 1
+vocab_size = 600
+)";
+  const std::vector<RankPlan> plans = slab_plans(
+      slab_checkpoint("shared_file", 4, 1, "scaled", kFp8Model, "weights = \"fp8_block\"\n"));
+  ASSERT_EQ(plans.size(), 1u);
+  const std::string q = "model.layers.0.self_attn.q_proj.weight";
+  EXPECT_EQ(slabs_of(plans, q),
+            "rank 0 checkpoint.bin shared [256,256] [0,0]+[256,256] 16384 at +0\n");
+  EXPECT_EQ(slabs_of(plans, q + "_scale_inv"),
+            "rank 0 checkpoint.bin shared [2,2] [0,0]+[2,2] 4 at +0\n");
 }
 
 }  // namespace
