@@ -65,6 +65,13 @@ std::vector<ListedFile> list_checkpoint_files(const workloads::Layout& layout,
     throw ConfigError("command line", 0, "--layout",
                       deepspeed_pipeline_refusal(p.zero_stage, "--zero", "--pp"));
   }
+  if (request.directory_layout != DirectoryLayout::dcp &&
+      p.zero_sharding == workloads::ZeroSharding::per_tensor) {
+    Case c;
+    c.parallel = p;
+    c.directory_layout = request.directory_layout;
+    throw ConfigError("command line", 0, "--zero-sharding", per_tensor_sharding_refusal(c));
+  }
   if (layout.world_size() > kMaxFileListRanks) {
     throw ConfigError("command line", 0, "--files",
                       "lists the files of at most " + std::to_string(kMaxFileListRanks) +
