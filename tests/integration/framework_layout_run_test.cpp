@@ -72,6 +72,16 @@ std::uint64_t documented_metadata_bytes(const nlohmann::json& tensors, bool mega
   return bytes;
 }
 
+// `ckptbench run campaign --phase phase` under `mpirun -np processes`, results into `out`.
+Outcome run_phase_under_mpirun(const std::string& mpirun, int processes, const fs::path& campaign,
+                               const fs::path& out, const std::string& phase,
+                               std::chrono::seconds limit) {
+  std::vector<std::string> args = mpirun_args(mpirun, processes);
+  args.insert(args.end(),
+              {kBinary, "run", campaign.string(), "--output", out.string(), "--phase", phase});
+  return run_process(args, limit);
+}
+
 TEST(FrameworkLayoutRun, DcpMetadataIsWrittenLastAfterEveryDataFile) {
   const Scratch dir;
   const fs::path campaign = dir.write("dcp.toml", reference_campaign("dcp", dir / "target", "dcp"));
@@ -143,10 +153,8 @@ TEST(FrameworkLayoutRun, PerTensorShardingUnderMpirunWritesFsdp2sChunksAndRestor
                                   "\"per_tensor\"\n[state]\nscope = \"weights\"\n"
                                   "[cache]\npolicy = \"none\"\n"));
   const auto run = [&](const std::string& phase, const std::string& out) {
-    std::vector<std::string> args = mpirun_args(*mpirun, 2);
-    args.insert(args.end(), {kBinary, "run", campaign.string(), "--output", (dir / out).string(),
-                             "--phase", phase});
-    return run_process(args, std::chrono::seconds(120));
+    return run_phase_under_mpirun(*mpirun, 2, campaign, dir / out, phase,
+                                  std::chrono::seconds(120));
   };
   const Outcome written = run("checkpoint", "written");
   ASSERT_EQ(written.exit_code, 0) << written.describe();
@@ -175,10 +183,8 @@ TEST(FrameworkLayoutRun, MegatronDistributedOptimizerUnderMpirunRestoresAndVerif
   const fs::path campaign =
       dir.write("meg.toml", reference_campaign("meg", dir / "target", "megatron"));
   const auto run = [&](const std::string& phase, const std::string& out) {
-    std::vector<std::string> args = mpirun_args(*mpirun, 4);
-    args.insert(args.end(), {kBinary, "run", campaign.string(), "--output", (dir / out).string(),
-                             "--phase", phase});
-    return run_process(args, std::chrono::seconds(240));
+    return run_phase_under_mpirun(*mpirun, 4, campaign, dir / out, phase,
+                                  std::chrono::seconds(240));
   };
   const Outcome written = run("checkpoint", "written");
   ASSERT_EQ(written.exit_code, 0) << written.describe();
