@@ -55,6 +55,25 @@ void set_slice(Shard& shard, const TensorDef& def, const RankCoord& c, const Par
   shard.offset[dim] = c.tp * shard.extent[dim];
 }
 
+// Rows of the slice of `def` a rank holds before ZeRO: dim 0 once EP and TP cut it (a 0-d tensor
+// is one row).
+std::int64_t slice_rows(const TensorDef& def, const ParallelSpec& p) {
+  if (def.shape.empty()) return 1;
+  std::int64_t rows = def.shape[0];
+  if (def.expert_dim) rows /= p.ep;
+  if (def.split != TpSplit::replicated && split_dim(def.split) == 0) rows /= p.tp;
+  return rows;
+}
+
+// Rows [first, last) of chunk `index` of `parts`, as torch.chunk (and so FSDP2) cuts `rows`:
+// ceil(rows / parts) rows each, the last chunk shorter, chunks past the end empty.
+std::pair<std::int64_t, std::int64_t> chunk_rows(std::int64_t rows, std::int64_t parts,
+                                                 std::int64_t index) {
+  const std::int64_t size = (rows + parts - 1) / parts;
+  const std::int64_t first = std::min(rows, index * size);
+  return {first, std::min(rows, first + size)};
+}
+
 // Exact arithmetic for the size checks below: every factor is bounded (workloads::limits), so the
 // products fit in 128 bits.
 __extension__ using Wide = __int128;
@@ -288,34 +307,83 @@ void Layout::for_each_range(const RankCoord& c, Visit&& visit) const {
   }
 }
 
+// Under flat partitioning the pieces of the rank's range of each flat buffer, never empty.
+// Under per-tensor sharding every tensor slice's chunk of the rank's DP index (its expert DP
+// index for experts), an empty piece (lo == hi) where the rank is past the slice's last row.
+template <typename Visit>
+void Layout::for_each_piece(const RankCoord& c, Visit&& visit) const {
+  if (parallel_.zero_sharding == ZeroSharding::flat) {
+    for_each_range(
+        c, [&](StateKind kind, const FlatBuffer& buffer, std::int64_t begin, std::int64_t end) {
+          buffer.walk(begin, end, [&](const PieceRef& piece) { visit(kind, piece); });
+        });
+    return;
+  }
+  const auto chunks = [&](StateKind kind, const FlatBuffer& buffer, std::int64_t group,
+                          std::int64_t index) {
+    buffer.walk(0, buffer.elements(), [&](const PieceRef& whole) {
+      const std::int64_t rows = slice_rows(whole.tensor(), parallel_);
+      const std::int64_t row = (whole.hi - whole.lo) / rows;
+      const auto [first, last] = chunk_rows(rows, group, index);
+      visit(kind, PieceRef{whole.segment, whole.copy, whole.def, first * row, last * row});
+    });
+  };
+  const FlatBuffer dense = dense_buffer(c);
+  const FlatBuffer experts = expert_buffer(c);
+  for (StateKind kind : kinds_) {
+    chunks(kind, dense, parallel_.dp, c.dp);
+    chunks(kind, experts, parallel_.expert_dp(), c.expert_dp);
+  }
+}
+
+Shard Layout::make_shard(StateKind kind, const PieceRef& piece, const RankCoord& c) const {
+  Shard shard;
+  const TensorDef& def = piece.tensor();
+  const Dtype dtype = dtype_of(kind, def);
+  shard.name = std::string(state_prefix(kind)) +
+               format_tensor_name(def.pattern, piece.segment->layer_of(piece.copy),
+                                  piece.segment->expert_of(piece.copy));
+  shard.state = kind;
+  shard.dtype = dtype;
+  shard.unscaled = def.block_scales;
+  set_slice(shard, def, c, parallel_);
+  shard.flat_begin = piece.lo;
+  shard.flat_end = piece.hi;
+  shard.bytes = (piece.hi - piece.lo) * dtype_bytes(dtype);
+  return shard;
+}
+
 std::vector<Shard> Layout::shards(std::int64_t rank) const {
   if (dlio_) return dlio_->shards(rank);
   const RankCoord c = coord(rank);
   std::vector<Shard> out;
-  for_each_range(
-      c, [&](StateKind kind, const FlatBuffer& buffer, std::int64_t begin, std::int64_t end) {
-        buffer.walk(begin, end, [&](const PieceRef& piece) {
-          Shard& shard = out.emplace_back();
-          const TensorDef& def = piece.tensor();
-          const Dtype dtype = dtype_of(kind, def);
-          shard.name = std::string(state_prefix(kind)) +
-                       format_tensor_name(def.pattern, piece.segment->layer_of(piece.copy),
-                                          piece.segment->expert_of(piece.copy));
-          shard.state = kind;
-          shard.dtype = dtype;
-          shard.unscaled = def.block_scales;
-          set_slice(shard, def, c, parallel_);
-          shard.flat_begin = piece.lo;
-          shard.flat_end = piece.hi;
-          shard.bytes = (piece.hi - piece.lo) * dtype_bytes(dtype);
-        });
-      });
+  for_each_piece(c, [&](StateKind kind, const PieceRef& piece) {
+    if (piece.lo < piece.hi) out.push_back(make_shard(kind, piece, c));
+  });
+  return out;
+}
+
+std::vector<Shard> Layout::empty_chunks(std::int64_t rank) const {
+  std::vector<Shard> out;
+  if (dlio_ || parallel_.zero_sharding == ZeroSharding::flat) return out;
+  const RankCoord c = coord(rank);
+  for_each_piece(c, [&](StateKind kind, const PieceRef& piece) {
+    if (piece.lo == piece.hi) out.push_back(make_shard(kind, piece, c));
+  });
   return out;
 }
 
 RankTotals Layout::totals(std::int64_t rank) const {
   if (dlio_) return dlio_->totals(rank);
   RankTotals totals;
+  if (parallel_.zero_sharding == ZeroSharding::per_tensor) {
+    for_each_shard_size(rank, [&](std::int64_t bytes) {
+      totals.bytes =
+          checked_add(totals.bytes, bytes, "num_hidden_layers", "a rank's size in bytes");
+      ++totals.tensors;
+    });
+    return totals;
+  }
   for_each_range(coord(rank), [&](StateKind kind, const FlatBuffer& buffer, std::int64_t begin,
                                   std::int64_t end) {
     totals.bytes = checked_add(totals.bytes, range_bytes(kind, buffer, begin, end),
@@ -328,11 +396,9 @@ RankTotals Layout::totals(std::int64_t rank) const {
 void Layout::for_each_shard_size(std::int64_t rank,
                                  const std::function<void(std::int64_t)>& visit) const {
   if (dlio_) return dlio_->for_each_shard_size(rank, visit);
-  for_each_range(coord(rank), [&](StateKind kind, const FlatBuffer& buffer, std::int64_t begin,
-                                  std::int64_t end) {
-    buffer.walk(begin, end, [&](const PieceRef& piece) {
+  for_each_piece(coord(rank), [&](StateKind kind, const PieceRef& piece) {
+    if (piece.lo < piece.hi)
       visit((piece.hi - piece.lo) * dtype_bytes(dtype_of(kind, piece.tensor())));
-    });
   });
 }
 

@@ -76,8 +76,13 @@ class Layout {
 
   // The shards `rank` writes, in O(shards of that rank).
   std::vector<Shard> shards(std::int64_t rank) const;
+  // The chunks of `rank` that hold no rows under per-tensor sharding (a tensor slice of fewer
+  // rows than DP ranks, cut as torch.chunk cuts it), with flat_begin == flat_end: DCP lists each
+  // as a chunk of its tensor and writes an item for it, though it has no data. None when flat.
+  std::vector<Shard> empty_chunks(std::int64_t rank) const;
   // Bytes and shard count of `rank` without building its shards: O(log tensors), or O(shards of
-  // the rank) when the weights are quantized (their tensors' dtypes differ).
+  // the rank) when the weights are quantized (their tensors' dtypes differ) or ZeRO-3 shards
+  // per tensor.
   RankTotals totals(std::int64_t rank) const;
   // Calls `visit(bytes)` for every shard of `rank`, without building names.
   void for_each_shard_size(std::int64_t rank, const std::function<void(std::int64_t)>& visit) const;
@@ -99,6 +104,10 @@ class Layout {
   FlatBuffer expert_buffer(const RankCoord& c) const;
   template <typename Visit>
   void for_each_range(const RankCoord& c, Visit&& visit) const;
+  // visit(kind, PieceRef) for each piece of `c`'s shards, under the case's ZeroSharding.
+  template <typename Visit>
+  void for_each_piece(const RankCoord& c, Visit&& visit) const;
+  Shard make_shard(StateKind kind, const PieceRef& piece, const RankCoord& c) const;
 
   ModelSpec model_;
   ParallelSpec parallel_;

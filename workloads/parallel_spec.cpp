@@ -40,6 +40,10 @@ std::string_view weight_format_name(WeightFormat format) {
   return "unquantized";
 }
 
+std::string_view zero_sharding_name(ZeroSharding sharding) {
+  return sharding == ZeroSharding::per_tensor ? "per_tensor" : "flat";
+}
+
 Dtype StateSpec::dtype_of(StateKind kind) const {
   switch (kind) {
     case StateKind::weight:

@@ -9,6 +9,13 @@
 
 namespace ckpt::workloads {
 
+// How ZeRO-3 partitions the state over the DP ranks. `flat`: DeepSpeed's and FSDP1's flat
+// parameter, one buffer of the rank's tensors cut into DP ranges, so only tensors on a range
+// boundary split. `per_tensor`: FSDP2's, every tensor cut on dim 0 into DP chunks with
+// torch.chunk's rule (chunks of ceil(rows / DP) rows, the last shorter, ranks past the end
+// empty), which DCP saves as one item per (tensor, rank).
+enum class ZeroSharding { flat, per_tensor };
+
 // How training spreads the model over ranks. Rank order follows Megatron-core's default
 // "tp-cp-ep-dp-pp": tensor-parallel rank fastest, then data-parallel (which contains the
 // expert-parallel index), then pipeline stage.
@@ -16,8 +23,9 @@ struct ParallelSpec {
   std::int64_t tp = 1;
   std::int64_t pp = 1;
   std::int64_t dp = 1;
-  std::int64_t ep = 1;                     // divides dp; expert data-parallel size is dp / ep
-  int zero_stage = 0;                      // 0..3; Megatron's distributed optimizer ~ ZeRO-1
+  std::int64_t ep = 1;  // divides dp; expert data-parallel size is dp / ep
+  int zero_stage = 0;   // 0..3; Megatron's distributed optimizer ~ ZeRO-1
+  ZeroSharding zero_sharding = ZeroSharding::flat;  // per_tensor needs zero_stage 3
   std::int64_t vocab_divisor = 128;        // Megatron: vocab padded to a multiple of divisor × tp
   std::int64_t pp_first_stage_layers = 0;  // 0: even split
   std::int64_t pp_last_stage_layers = 0;   // 0: even split
@@ -71,5 +79,6 @@ std::string_view state_scope_name(StateScope scope);
 std::string_view naming_name(Naming naming);
 std::string_view sizing_name(Sizing sizing);
 std::string_view weight_format_name(WeightFormat format);
+std::string_view zero_sharding_name(ZeroSharding sharding);
 
 }  // namespace ckpt::workloads

@@ -108,6 +108,13 @@ void validate_parallelism(const ModelSpec& model, const ParallelSpec& parallel) 
     throw SpecError("zero",
                     "zero must be 0, 1, 2 or 3 (got " + std::to_string(parallel.zero_stage) + ")");
   }
+  if (parallel.zero_sharding == ZeroSharding::per_tensor && parallel.zero_stage != 3) {
+    throw SpecError("zero_sharding",
+                    "zero_sharding = \"per_tensor\" shards the weights and the optimizer state of "
+                    "every tensor over the DP ranks (FSDP2), which is ZeRO stage 3; zero is " +
+                        std::to_string(parallel.zero_stage) +
+                        ": set zero = 3, or zero_sharding = \"flat\"");
+  }
   validate_world(model, parallel);
   validate_tp(model, parallel.tp);
   validate_ep(model, parallel);

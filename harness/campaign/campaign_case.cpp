@@ -63,6 +63,8 @@ constexpr std::array kMpiIoChoices{MpiIoChoice::library_default, MpiIoChoice::ro
 constexpr std::array kSelects{RankSelect::all, RankSelect::list, RankSelect::node};
 constexpr std::array kSyncs{SyncPolicy::none, SyncPolicy::fsync, SyncPolicy::fdatasync};
 constexpr std::array kScopes{StateScope::weights, StateScope::full};
+constexpr std::array kZeroShardings{workloads::ZeroSharding::flat,
+                                    workloads::ZeroSharding::per_tensor};
 constexpr std::array kReplicaReads{ReplicaRead::written, ReplicaRead::read,
                                    ReplicaRead::cooperative};
 constexpr std::array kNamings{Naming::megatron, Naming::hf};
@@ -70,11 +72,12 @@ constexpr std::array kSizings{workloads::Sizing::exact, workloads::Sizing::dlio}
 
 // The campaign key to blame for a SpecError: the parallel option it names, else the model.
 std::string campaign_key_of(const std::string& spec_key) {
-  constexpr std::array<std::string_view, 8> kParallel{"tp",
+  constexpr std::array<std::string_view, 9> kParallel{"tp",
                                                       "pp",
                                                       "dp",
                                                       "ep",
                                                       "zero",
+                                                      "zero_sharding",
                                                       "vocab_divisor",
                                                       "pp_first_stage_layers",
                                                       "pp_last_stage_layers"};
@@ -148,6 +151,8 @@ RestoreSpec restore_of(const CaseValues& v, const Case& c) {
   take("restore.ep", r.parallel.ep);
   if (const std::int64_t zero = v.integer("restore.zero"); zero >= 0)
     r.parallel.zero_stage = static_cast<int>(zero);
+  // A reader below ZeRO-3 holds whole tensors or flat optimizer ranges, never FSDP2's chunks.
+  if (r.parallel.zero_stage != 3) r.parallel.zero_sharding = workloads::ZeroSharding::flat;
   r.parallel.pp_first_stage_layers =
       r.parallel.pp == c.parallel.pp ? c.parallel.pp_first_stage_layers : 0;
   r.parallel.pp_last_stage_layers =
@@ -177,7 +182,8 @@ RestoreSpec restore_of(const CaseValues& v, const Case& c) {
   const workloads::ParallelSpec& p = c.parallel;
   const workloads::ParallelSpec& q = r.parallel;
   r.reshard = q.tp != p.tp || q.pp != p.pp || q.dp != p.dp || q.ep != p.ep ||
-              q.zero_stage != p.zero_stage || r.state.scope != c.state.scope || select != nullptr ||
+              q.zero_stage != p.zero_stage || q.zero_sharding != p.zero_sharding ||
+              r.state.scope != c.state.scope || select != nullptr ||
               r.read == ReshardRead::whole_items;
   if (!r.reshard) return r;
   try {
@@ -290,6 +296,8 @@ workloads::ParallelSpec parallel_of(const CaseValues& v) {
   p.dp = v.integer("parallel.dp");
   p.ep = v.integer("parallel.ep");
   p.zero_stage = static_cast<int>(v.integer("parallel.zero"));  // the schema caps it at INT_MAX
+  p.zero_sharding =
+      enum_named(v.text("parallel.zero_sharding"), kZeroShardings, workloads::zero_sharding_name);
   p.vocab_divisor = v.integer("parallel.vocab_divisor");
   p.pp_first_stage_layers = v.integer("parallel.pp_first_stage_layers");
   p.pp_last_stage_layers = v.integer("parallel.pp_last_stage_layers");
@@ -433,6 +441,8 @@ void fill_io(Case& c, const CaseValues& v) {
       c.parallel.zero_stage >= 2) {
     v.fail("strategy.layout", deepspeed_pipeline_refusal(c.parallel.zero_stage));
   }
+  if (const std::string why = per_tensor_sharding_refusal(c); !why.empty())
+    v.fail("parallel.zero_sharding", why);
   c.alignment = static_cast<std::uint64_t>(v.integer("strategy.alignment"));
   c.chunk_bytes = static_cast<std::uint64_t>(v.integer("strategy.chunk_bytes"));
   c.coalesce_bytes = static_cast<std::uint64_t>(v.integer("strategy.coalesce_bytes"));

@@ -229,6 +229,12 @@ std::vector<KeySpec> model_keys() {
       int_key("parallel", "zero",
               "ZeRO stage 0-3: 1 and 2 partition the optimizer state over dp, 3 also the weights",
               0, 0, kIntMax),
+      choice_key("parallel", "zero_sharding",
+                 "how ZeRO-3 cuts the state over dp: flat, one buffer of a rank's tensors cut "
+                 "into dp ranges (DeepSpeed, FSDP1); per_tensor, every tensor cut on dim 0 into "
+                 "dp chunks as torch.chunk cuts it, one DCP item each (FSDP2); per_tensor needs "
+                 "zero = 3 and strategy.layout = \"dcp\"",
+                 "flat", {"flat", "per_tensor"}),
       int_key("parallel", "vocab_divisor",
               "the vocabulary is padded to a multiple of this times tp (Megatron's)", 128, 1),
       int_key("parallel", "pp_first_stage_layers",

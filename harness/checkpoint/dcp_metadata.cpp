@@ -5,6 +5,7 @@
 
 #include "harness/checkpoint/manifest.hpp"
 #include "harness/common/elapsed.hpp"
+#include "workloads/layout.hpp"
 
 namespace ckpt::harness {
 
@@ -63,13 +64,27 @@ std::string stand_in(std::uint64_t bytes, const std::string& head) {
 
 }  // namespace
 
+std::vector<ManifestTensor> with_empty_chunks(const Case& c,
+                                              const std::vector<ManifestTensor>& items) {
+  std::vector<ManifestTensor> chunks = items;
+  if (c.parallel.zero_sharding == workloads::ZeroSharding::flat) return chunks;
+  std::set<std::int64_t> ranks;
+  for (const ManifestTensor& item : items) ranks.insert(item.rank);
+  const workloads::Layout layout(c.model, c.parallel, c.state);
+  for (const std::int64_t rank : ranks) {
+    for (workloads::Shard& shard : layout.empty_chunks(rank))
+      chunks.push_back({.shard = std::move(shard), .rank = rank});
+  }
+  return chunks;
+}
+
 std::vector<CoordinatorFile> coordinator_files(const Case& c,
                                                const std::vector<ManifestTensor>& items) {
   std::vector<CoordinatorFile> files;
   if (!writes_dcp_metadata(c)) return files;
   const bool megatron = c.directory_layout == DirectoryLayout::megatron_dist;
-  const std::uint64_t metadata_bytes =
-      megatron ? megatron_dist_metadata_bytes(items) : dcp_metadata_bytes(items);
+  const std::uint64_t metadata_bytes = megatron ? megatron_dist_metadata_bytes(items)
+                                                : dcp_metadata_bytes(with_empty_chunks(c, items));
   files.push_back({kDcpMetadataName,
                    stand_in(metadata_bytes, "ckptbench stand-in for DCP's pickled Metadata: " +
                                                 std::to_string(items.size()) + " chunks\n")});

@@ -31,6 +31,11 @@ struct CoordinatorFile {
 // megatron_dist) and Megatron's `metadata.json` ({"sharded_backend": "torch_dist", ...},
 // dist_checkpointing/core.py: save_config) and `common.pt` (the non-sharded state: a stand-in
 // of kCommonPtBytes); none for the other layouts.
+// The items .metadata lists: `items`, and under per-tensor ZeRO-3 sharding each of their ranks'
+// empty chunks (Layout::empty_chunks), which hold no bytes and so no manifest entry.
+std::vector<ManifestTensor> with_empty_chunks(const Case& c,
+                                              const std::vector<ManifestTensor>& items);
+
 std::vector<CoordinatorFile> coordinator_files(const Case& c,
                                                const std::vector<ManifestTensor>& items);
 inline constexpr std::uint64_t kCommonPtBytes = 8192;

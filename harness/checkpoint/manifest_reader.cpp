@@ -183,6 +183,12 @@ workloads::ParallelSpec parallel_of(const JsonField& p) {
   s.dp = p.at("dp").integer(1, kMaxWorldSize);
   s.ep = p.at("ep").integer(1, kMaxWorldSize);
   s.zero_stage = static_cast<int>(p.at("zero").integer(0, 3));
+  // Manifests written before the key existed partitioned flat.
+  if (const auto sharding = p.find("zero_sharding")) {
+    s.zero_sharding = choice(
+        *sharding, std::array{workloads::ZeroSharding::flat, workloads::ZeroSharding::per_tensor},
+        workloads::zero_sharding_name);
+  }
   s.vocab_divisor = p.at("vocab_divisor").integer(1, kMaxWorldSize);
   s.pp_first_stage_layers = p.at("pp_first_stage_layers").integer(0, kMaxWorldSize);
   s.pp_last_stage_layers = p.at("pp_last_stage_layers").integer(0, kMaxWorldSize);

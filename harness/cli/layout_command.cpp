@@ -21,6 +21,7 @@ const std::map<std::string, std::string>& option_of_key() {
       {"dp", "--dp"},
       {"ep", "--ep"},
       {"zero", "--zero"},
+      {"zero_sharding", "--zero-sharding"},
       {"vocab_divisor", "--vocab-divisor"},
       {"pp_first_stage_layers", "--pp-first-stage-layers"},
       {"pp_last_stage_layers", "--pp-last-stage-layers"},
@@ -50,8 +51,11 @@ workloads::StateSpec state_spec(const LayoutOptions& o) {
 // option to change (or the model, when the model itself is at fault).
 workloads::Layout make_layout(const LayoutOptions& o) {
   const workloads::ModelSpec model = load_model_argument(o.model);
+  workloads::ParallelSpec parallel = o.parallel;
+  parallel.zero_sharding = o.zero_sharding == "per_tensor" ? workloads::ZeroSharding::per_tensor
+                                                           : workloads::ZeroSharding::flat;
   try {
-    return workloads::Layout(model, o.parallel, state_spec(o));
+    return workloads::Layout(model, parallel, state_spec(o));
   } catch (const workloads::SpecError& e) {
     const auto it = option_of_key().find(e.key());
     if (it != option_of_key().end()) throw ConfigError("command line", 0, it->second, e.what());
@@ -75,6 +79,11 @@ CLI::App* add_layout_command(CLI::App& app, LayoutOptions& o) {
       ->capture_default_str();
   cmd->add_option("--zero", o.parallel.zero_stage,
                   "ZeRO stage 0-3 (Megatron distributed optimizer ~ 1)")
+      ->capture_default_str();
+  cmd->add_option("--zero-sharding", o.zero_sharding,
+                  "How ZeRO-3 cuts the state over DP (parallel.zero_sharding): flat ranges of one "
+                  "buffer, or per_tensor dim-0 chunks (FSDP2)")
+      ->check(one_of({"flat", "per_tensor"}))
       ->capture_default_str();
   cmd->add_option("--state", o.state, "What a checkpoint holds")
       ->check(one_of({"weights", "full"}))

@@ -20,6 +20,7 @@ struct LayoutOptions {
   std::string optimizer_dtype = "fp32";
   std::string sizing = "exact";         // or "dlio"
   std::string weights = "unquantized";  // or "fp8_block", "mxfp4" (model.weights)
+  std::string zero_sharding = "flat";   // or "per_tensor" (parallel.zero_sharding)
   std::optional<std::int64_t> rank;
   bool json = false;
   bool files = false;                           // list the files of a checkpoint directory

@@ -37,7 +37,7 @@ void add_coordinator_files(const workloads::Layout& layout, const Case& c,
   for (std::int64_t r = 0; r < layout.world_size(); ++r) {
     const std::vector<RankPlan> plans = plan_ranks(layout, c, {r}, {});
     for (const PlacedShard& ps : plans.front().shards)
-      items.push_back({.shard = ps.shard, .file = ps.file});
+      items.push_back({.shard = ps.shard, .rank = r, .file = ps.file});
   }
   for (const CoordinatorFile& f : coordinator_files(c, items))
     files.push_back({f.name, 0, f.text.size(), 0});
@@ -64,6 +64,14 @@ std::vector<ListedFile> list_checkpoint_files(const workloads::Layout& layout,
   if (request.directory_layout == DirectoryLayout::deepspeed && p.pp > 1 && p.zero_stage >= 2) {
     throw ConfigError("command line", 0, "--layout",
                       deepspeed_pipeline_refusal(p.zero_stage, "--zero", "--pp"));
+  }
+  if (request.directory_layout != DirectoryLayout::dcp &&
+      p.zero_sharding == workloads::ZeroSharding::per_tensor) {
+    Case c;
+    c.parallel = p;
+    c.directory_layout = request.directory_layout;
+    throw ConfigError("command line", 0, "--zero-sharding",
+                      per_tensor_sharding_refusal(c, "--layout", "--zero-sharding"));
   }
   if (layout.world_size() > kMaxFileListRanks) {
     throw ConfigError("command line", 0, "--files",

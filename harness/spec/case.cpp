@@ -167,4 +167,19 @@ std::string deepspeed_pipeline_refusal(std::int64_t zero_stage, const std::strin
          zero_key + " = 0 or 1, or " + pp_key + " = 1";
 }
 
+std::string per_tensor_sharding_refusal(const Case& c, const std::string& layout_key,
+                                        const std::string& sharding_key) {
+  if (c.parallel.zero_sharding != workloads::ZeroSharding::per_tensor ||
+      c.directory_layout == DirectoryLayout::dcp)
+    return "";
+  const std::string layout(directory_layout_name(c.directory_layout));
+  const char* framework = c.directory_layout == DirectoryLayout::deepspeed
+                              ? "DeepSpeed's files, whose ZeRO partitions one flat buffer per rank"
+                              : "Megatron's files, whose distributed optimizer partitions flat "
+                                "buffers";
+  return "\"per_tensor\" is FSDP2's sharding, which torch.distributed.checkpoint saves (" +
+         layout_key + " = \"dcp\"); " + layout_key + " = \"" + layout + "\" writes " + framework +
+         ": set " + layout_key + " = \"dcp\", or " + sharding_key + " = \"flat\"";
+}
+
 }  // namespace ckpt::harness

@@ -173,4 +173,10 @@ std::string deepspeed_pipeline_refusal(std::int64_t zero_stage,
                                        const std::string& zero_key = "parallel.zero",
                                        const std::string& pp_key = "parallel.pp");
 
+// Why the case's strategy.layout refuses parallel.zero_sharding = "per_tensor" (only DCP saves
+// FSDP2's per-tensor chunks; the other frameworks partition flat buffers), or "" when it does not.
+std::string per_tensor_sharding_refusal(const Case& c,
+                                        const std::string& layout_key = "strategy.layout",
+                                        const std::string& sharding_key = "parallel.zero_sharding");
+
 }  // namespace ckpt::harness

@@ -1,5 +1,6 @@
 // The framework directory layouts written and restored end to end: DCP's coordinator
 // .metadata written last, Megatron's gathered distributed-optimizer files under mpirun.
+#include <map>
 #include <set>
 
 #include "tests/integration/integration_support.hpp"
@@ -71,6 +72,16 @@ std::uint64_t documented_metadata_bytes(const nlohmann::json& tensors, bool mega
   return bytes;
 }
 
+// `ckptbench run campaign --phase phase` under `mpirun -np processes`, results into `out`.
+Outcome run_phase_under_mpirun(const std::string& mpirun, int processes, const fs::path& campaign,
+                               const fs::path& out, const std::string& phase,
+                               std::chrono::seconds limit) {
+  std::vector<std::string> args = mpirun_args(mpirun, processes);
+  args.insert(args.end(),
+              {kBinary, "run", campaign.string(), "--output", out.string(), "--phase", phase});
+  return run_process(args, limit);
+}
+
 TEST(FrameworkLayoutRun, DcpMetadataIsWrittenLastAfterEveryDataFile) {
   const Scratch dir;
   const fs::path campaign = dir.write("dcp.toml", reference_campaign("dcp", dir / "target", "dcp"));
@@ -123,6 +134,46 @@ TEST(FrameworkLayoutRun, MegatronDistWritesItsCoordinatorFilesAndVerifies) {
   EXPECT_EQ(results[0].at("files_per_checkpoint"), 16);
 }
 
+// FSDP2's sharding of a Llama-shaped model whose sizes do not divide by DP 4, under mpirun: each
+// .distcp holds the data bytes torch wrote for its rank (tests/data/dcp/fsdp2/dcp_fsdp2.jsonl;
+// torch.save's framing not counted), and a restore verifies every chunk.
+TEST(FrameworkLayoutRun, PerTensorShardingUnderMpirunWritesFsdp2sChunksAndRestores) {
+  const auto mpirun = find_mpirun();
+  if (!mpirun) GTEST_SKIP() << "mpirun is not on PATH, so the multi-process run cannot be started";
+  if (!CKPT_TEST_HAVE_MPI)
+    GTEST_SKIP() << "ckptbench was built without MPI (CKPT_WITH_MPI=OFF or MPI not found)";
+  const Scratch dir;
+  const fs::path model = fs::path(CKPT_SOURCE_DIR) / "tests/data/dcp/fsdp2/odd.json";
+  const fs::path campaign = dir.write(
+      "f.toml", campaign_toml("f", dir / "target",
+                              "create_target = true\niterations = 1\nwarmup = 0\nkeep = true\n"
+                              "[model]\nname = \"" +
+                                  model.string() +
+                                  "\"\n[parallel]\ndp = 4\nzero = 3\nzero_sharding = "
+                                  "\"per_tensor\"\n[state]\nscope = \"weights\"\n"
+                                  "[cache]\npolicy = \"none\"\n"));
+  const auto run = [&](const std::string& phase, const std::string& out) {
+    return run_phase_under_mpirun(*mpirun, 2, campaign, dir / out, phase,
+                                  std::chrono::seconds(120));
+  };
+  const Outcome written = run("checkpoint", "written");
+  ASSERT_EQ(written.exit_code, 0) << written.describe();
+  const fs::path step = latest_checkpoint(dir / "target" / "f" / "case-0000");
+  ASSERT_FALSE(step.empty());
+  // Rank 3 holds the last 7 of the 37-row tables and no row of the 6-row k/v projections.
+  for (const auto& [file, bytes] : std::map<std::string, std::uintmax_t>{{"__0_0.distcp", 1710},
+                                                                         {"__1_0.distcp", 1710},
+                                                                         {"__2_0.distcp", 1710},
+                                                                         {"__3_0.distcp", 1374}})
+    EXPECT_EQ(fs::file_size(step / file), bytes) << file;
+  EXPECT_EQ(read_manifest(step).at("tensors").size(), 21u * 4 - 4);
+  const Outcome restored = run("restore", "restored");
+  ASSERT_EQ(restored.exit_code, 0) << restored.describe();
+  const auto results = read_results(dir / "restored");
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].at("verified"), true);
+}
+
 TEST(FrameworkLayoutRun, MegatronDistributedOptimizerUnderMpirunRestoresAndVerifies) {
   const auto mpirun = find_mpirun();
   if (!mpirun) GTEST_SKIP() << "mpirun is not on PATH, so the multi-process run cannot be started";
@@ -132,10 +183,8 @@ TEST(FrameworkLayoutRun, MegatronDistributedOptimizerUnderMpirunRestoresAndVerif
   const fs::path campaign =
       dir.write("meg.toml", reference_campaign("meg", dir / "target", "megatron"));
   const auto run = [&](const std::string& phase, const std::string& out) {
-    std::vector<std::string> args = mpirun_args(*mpirun, 4);
-    args.insert(args.end(), {kBinary, "run", campaign.string(), "--output", (dir / out).string(),
-                             "--phase", phase});
-    return run_process(args, std::chrono::seconds(240));
+    return run_phase_under_mpirun(*mpirun, 4, campaign, dir / out, phase,
+                                  std::chrono::seconds(240));
   };
   const Outcome written = run("checkpoint", "written");
   ASSERT_EQ(written.exit_code, 0) << written.describe();

@@ -1,0 +1,33 @@
+#pragma once
+
+// The size of what torch.save writes for one tensor: a zip archive (PyTorchStreamWriter over
+// miniz) of the records `<archive>/data.pkl` (the pickled call that rebuilds the tensor),
+// `.format_version`, `.storage_alignment`, `byteorder`, `data/0` (the tensor's bytes), `version`
+// and `.data/serialization_id`. Each record is a local header whose extra field pads the data
+// to a multiple of 64 bytes from the archive's start, the data, and a data descriptor; a central
+// directory entry per record, the zip64 end-of-directory record and locator, and the
+// end-of-directory record close it. torch.distributed.checkpoint writes every tensor item of a
+// .distcp file so (FileSystemWriter: torch.save into the file's stream), "archive" its name.
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "workloads/dtype.hpp"
+
+namespace ckpt::harness {
+
+// Bytes of the pickle (protocol 2) torch 2.15 writes for a contiguous tensor of `shape` whose
+// storage is the tensor's own: the GLOBAL of its storage class, the persistent id, the size and
+// stride tuples and the storage's element count, each integer as pickle encodes it.
+std::uint64_t torch_save_pickle_bytes(const std::vector<std::int64_t>& shape,
+                                      workloads::Dtype dtype);
+
+// Bytes torch.save writes for one contiguous tensor of `shape` and `dtype` (its data included),
+// archive name `archive` (a stream's; a file's is its name without the extension). Exact for
+// records below 4 GiB (torch 2.15, compared with real files); above, miniz's zip64 fields are
+// counted by its rules, not measured.
+std::uint64_t torch_save_tensor_bytes(const std::vector<std::int64_t>& shape,
+                                      workloads::Dtype dtype, std::string_view archive = "archive");
+
+}  // namespace ckpt::harness
