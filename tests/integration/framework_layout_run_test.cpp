@@ -367,8 +367,9 @@ TEST(FrameworkLayoutRun, DeepSpeedZero3WritesEngineStateAndOptimizerPartitionsOn
   const Outcome listing = ckptbench({"layout", "--model", "llama3-8b", "--dp", "2", "--zero", "3",
                                      "--files", "--layout", "deepspeed", "--json"});
   ASSERT_EQ(listing.exit_code, 0) << listing.describe();
+  const nlohmann::json listing_json = nlohmann::json::parse(listing.out);
   std::map<std::string, std::uint64_t> listed;
-  for (const auto& f : nlohmann::json::parse(listing.out).at("files"))
+  for (const auto& f : listing_json.at("files"))
     listed[f.at("path").get<std::string>()] = f.at("bytes").get<std::uint64_t>();
   const fs::path step = latest_checkpoint(dir / "target" / "z3" / "case-0000");
   std::set<std::string> written;
