@@ -83,8 +83,9 @@ std::uint64_t torch_save_bytes(const std::string& file, std::uint64_t pickle_byt
   return end + directory + 76 + 22;
 }
 
-// The tensors one model-parallel rank's module holds, whole on its TP slice: the layout of the
-// same job without data parallelism.
+// The tensors one model-parallel rank's module holds, whole on its TP slice, in module order:
+// the layout of the same job without data parallelism, where a TP rank above 0 also holds TP
+// rank 0's TP-replicated tensors (the layout gives those to TP rank 0 alone).
 std::vector<workloads::Shard> group_tensors(const workloads::Layout& layout, std::int64_t rank) {
   const workloads::ParallelSpec& p = layout.parallel();
   workloads::ParallelSpec single = p;
@@ -96,7 +97,18 @@ std::vector<workloads::Shard> group_tensors(const workloads::Layout& layout, std
   weights.naming = layout.state().effective_naming();
   const workloads::Layout group(layout.model(), single, weights);
   const workloads::RankCoord c = layout.coord(rank);
-  return group.shards(c.pp * p.tp + c.tp);
+  std::vector<workloads::Shard> own = group.shards(c.pp * p.tp + c.tp);
+  if (c.tp == 0) return own;
+  std::vector<workloads::Shard> tensors;
+  auto next_own = own.begin();
+  for (workloads::Shard& first : group.shards(c.pp * p.tp)) {
+    if (first.extent == first.global_shape) {
+      tensors.push_back(std::move(first));
+    } else if (next_own != own.end()) {
+      tensors.push_back(std::move(*next_own++));
+    }
+  }
+  return tensors;
 }
 
 std::int64_t slice_elements(const workloads::Shard& s) {
@@ -192,11 +204,7 @@ std::uint64_t model_states_pickle_bytes(const workloads::Layout& layout,
 }  // namespace
 
 bool deepspeed_zero3_files(const Case& c, const workloads::Layout& layout) {
-  const workloads::ParallelSpec& p = layout.parallel();
-  const workloads::StateSpec& s = layout.state();
-  return c.directory_layout == DirectoryLayout::deepspeed && c.mapping == Mapping::file_per_rank &&
-         p.zero_stage >= 3 && p.ep == 1 && s.scope == workloads::StateScope::full &&
-         s.master_dtype.has_value() && s.sizing == workloads::Sizing::exact;
+  return deepspeed_zero3_files(c.directory_layout, c.mapping, layout.parallel(), layout.state());
 }
 
 std::int64_t deepspeed_zero3_partition_elements(const workloads::Layout& layout,

@@ -14,8 +14,8 @@ namespace ckpt::harness {
 // fp32 partition in bf16_zero_pp_rank_{dp}_mp_rank_{mp:02}_optim_states.pt beside exp_avg and
 // exp_avg_sq of the same flat partition.
 //
-// Modeled for the full training state with a master copy and without expert parallelism; other
-// cases keep the generic layout (weights in the model_states file).
+// Whether a case's layout gets these files: the spec's deepspeed_zero3_files over the layout's
+// parallelism and state.
 bool deepspeed_zero3_files(const Case& c, const workloads::Layout& layout);
 
 // Elements of the flat fp32 partition every DP rank of `rank`'s model-parallel group holds:

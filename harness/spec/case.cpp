@@ -167,4 +167,13 @@ std::string deepspeed_pipeline_refusal(std::int64_t zero_stage, const std::strin
          zero_key + " = 0 or 1, or " + pp_key + " = 1";
 }
 
+bool deepspeed_zero3_files(DirectoryLayout layout, Mapping mapping,
+                           const workloads::ParallelSpec& parallel,
+                           const workloads::StateSpec& state) {
+  return layout == DirectoryLayout::deepspeed && mapping == Mapping::file_per_rank &&
+         parallel.zero_stage >= 3 && parallel.ep == 1 &&
+         state.scope == workloads::StateScope::full && state.master_dtype.has_value() &&
+         state.sizing == workloads::Sizing::exact;
+}
+
 }  // namespace ckpt::harness

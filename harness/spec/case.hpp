@@ -173,4 +173,12 @@ std::string deepspeed_pipeline_refusal(std::int64_t zero_stage,
                                        const std::string& zero_key = "parallel.zero",
                                        const std::string& pp_key = "parallel.pp");
 
+// Whether the deepspeed layout writes DeepSpeed's ZeRO-3 files for this job (no bf16 weights: the
+// fp32 partition in each rank's optimizer file is their only copy; the file sizes are
+// DeepSpeed's): ZeRO-3, one file per rank, the full state with a master copy, no expert
+// parallelism, exact sizing. Other ZeRO-3 jobs keep the weights in the model_states files.
+bool deepspeed_zero3_files(DirectoryLayout layout, Mapping mapping,
+                           const workloads::ParallelSpec& parallel,
+                           const workloads::StateSpec& state);
+
 }  // namespace ckpt::harness

@@ -13,7 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "harness/campaign/campaign.hpp"
 #include "harness/cli/layout_files.hpp"
+#include "harness/common/config_error.hpp"
 #include "harness/models/model_file.hpp"
 #include "workloads/layout.hpp"
 
@@ -134,6 +136,47 @@ TEST(DeepSpeedZero3, EveryFileHasDeepSpeedsSize) {
     EXPECT_EQ(listed_total, measured_total) << name_of(save);
   }
   EXPECT_EQ(compared, 138u);  // 84 .pt files, 18 latest, 36 recovery scripts
+}
+
+// A TP rank above 0 holds the TP-replicated norms too, so its engine state lists every tensor.
+TEST(DeepSpeedZero3, EveryTpRankListsItsReplicatedTensors) {
+  const std::vector<MeasuredSave> saves = measured_saves();
+  workloads::ParallelSpec p;
+  p.tp = 2;
+  p.dp = 2;
+  p.zero_stage = 3;
+  const workloads::Layout tp2(parse_model_hf_json(saves[6].config.dump(), "config.json"), p,
+                              workloads::StateSpec{});
+  const auto files = list_checkpoint_files(tp2, {.directory_layout = DirectoryLayout::deepspeed});
+  std::map<std::string, std::uint64_t> bytes;
+  for (const ListedFile& f : files) bytes[f.path] = f.bytes;
+  // The same names on both TP ranks: the same pickle and archive but for the file's own name.
+  EXPECT_EQ(bytes.at("zero_pp_rank_0_mp_rank_01_model_states.pt"),
+            bytes.at("zero_pp_rank_0_mp_rank_00_model_states.pt"));
+  // Per TP rank: embedding and output 256 × 128 each, per layer q/k/v 128 × 128, o 128 × 64,
+  // fc1 256 × 128, fc2 128 × 128 and two norms of 128, the final norm; half on each DP rank.
+  const std::int64_t layer = 128 * 128 + 128 * 64 + 256 * 128 + 128 * 128 + 2 * 128;
+  const std::int64_t per_tp_rank = 2 * 256 * 128 + 2 * layer + 128;
+  for (std::int64_t rank = 0; rank < 4; ++rank)
+    EXPECT_EQ(deepspeed_zero3_partition_elements(tp2, rank), per_tp_rank / 2) << rank;
+}
+
+TEST(DeepSpeedZero3, TheLoadPhaseIsRefusedForWantOfWeights) {
+  const std::string campaign =
+      "[model]\nname = \"llama3-8b\"\n[parallel]\ndp = 2\nzero = 3\n"
+      "[strategy]\nlayout = \"deepspeed\"\n[campaign]\nname = \"t\"\ntarget = \"out\"\n"
+      "phase = \"load\"\n";
+  try {
+    parse_campaign(campaign, "c.toml", {});
+    ADD_FAILURE() << "campaign accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.key(), "campaign.phase");
+    EXPECT_NE(std::string(e.what()).find("does not save (DeepSpeed keeps them only as the fp32 "
+                                         "partition in the optimizer files)"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_NO_THROW(parse_campaign(campaign, "c.toml", {"parallel.zero=1"}));
 }
 
 }  // namespace
