@@ -425,14 +425,6 @@ void fill_io(Case& c, const CaseValues& v) {
       c.parallel.zero_stage >= 2) {
     v.fail("strategy.layout", deepspeed_pipeline_refusal(c.parallel.zero_stage));
   }
-  if (c.phase == PhaseSelection::load &&
-      deepspeed_zero3_files(c.directory_layout, c.mapping, c.parallel, c.state)) {
-    v.fail("campaign.phase",
-           "\"load\" reads bf16 weights, which strategy.layout = \"deepspeed\" with "
-           "parallel.zero = 3 does not save (DeepSpeed keeps them only as the fp32 partition in "
-           "the optimizer files) — load a checkpoint of another strategy.layout, or set "
-           "parallel.zero below 3");
-  }
   c.alignment = static_cast<std::uint64_t>(v.integer("strategy.alignment"));
   c.chunk_bytes = static_cast<std::uint64_t>(v.integer("strategy.chunk_bytes"));
   c.coalesce_bytes = static_cast<std::uint64_t>(v.integer("strategy.coalesce_bytes"));
