@@ -25,16 +25,17 @@ bool deepspeed_zero3_files(const Case& c, const workloads::Layout& layout);
 std::int64_t deepspeed_zero3_partition_elements(const workloads::Layout& layout, std::int64_t rank);
 
 // The optimizer file's size: torch.save's archive (its zip layout exact) of the Adam step,
-// exp_avg and exp_avg_sq per sub-group (partitions of up to 10^9 elements, DeepSpeed's default
-// sub_group_size) in the optimizer dtype and the flat partitions in the master dtype, with a
-// pickle of fitted size (DeepSpeed 0.19.8, one parameter group, the measuring script's
-// ds_config).
+// exp_avg and exp_avg_sq per sub-group (parameters taken in order until they reach 10^9
+// partition elements, DeepSpeed's default sub_group_size) in the optimizer dtype and the flat
+// partitions in the master dtype, around a pickle counted op by op with constants read off
+// DeepSpeed 0.19.8's files (one parameter group, the measuring script's ds_config).
 std::uint64_t deepspeed_zero3_optimizer_file_bytes(const workloads::Layout& layout,
                                                    std::int64_t rank);
 
-// The model_states file's size: torch.save's archive of one empty storage per parameter with a
-// pickle fitted to DeepSpeed 0.19.8's: a base plus, per parameter of the group, a fixed part,
-// its name twice (the placeholder's key and param_shapes') and its pickled dimensions.
+// The model_states file's size: torch.save's archive of one empty storage per parameter around
+// a pickle counted op by op: per parameter its placeholder and its param_shapes entry (the name
+// twice, the dimensions as pickled ints), per module of the smallest module tree holding the
+// names its version entry, and the rest as DeepSpeed 0.19.8 writes it.
 std::uint64_t deepspeed_zero3_model_states_bytes(const workloads::Layout& layout,
                                                  std::int64_t rank);
 
