@@ -121,8 +121,8 @@ void print_files_text(std::ostream& out, DirectoryLayout directory_layout,
                group_digits(static_cast<std::int64_t>(f.bytes)), f.tensors);
   }
   fmt::print(out,
-             "\nbytes are the tensors' own (torch.save adds its pickle framing); ranks not listed "
-             "write no file;\n"
+             "\nbytes are the tensors' own (torch.save adds its pickle framing; deepspeed under "
+             "ZeRO-3: whole files); ranks not listed write no file;\n"
              ".metadata is an estimate of DCP's pickle, common.pt a stand-in of fixed size\n");
 }
 

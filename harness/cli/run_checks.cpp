@@ -129,6 +129,18 @@ std::optional<std::string> checkpoint_read_problem(const Case& writer, const Man
   return std::nullopt;
 }
 
+// The load phase reads bf16 weights, which DeepSpeed's ZeRO-3 files do not hold.
+std::optional<std::string> load_weights_problem(const Case& c) {
+  const Case writer = load_source(c);
+  if (!deepspeed_zero3_files(writer.directory_layout, writer.mapping, writer.parallel,
+                             writer.state))
+    return std::nullopt;
+  return "the load phase reads bf16 weights, which strategy.layout = \"deepspeed\" with "
+         "parallel.zero = 3 does not save (DeepSpeed keeps them only as the fp32 partition in the "
+         "optimizer files): load a checkpoint of another strategy.layout, or set parallel.zero "
+         "below 3";
+}
+
 }  // namespace
 
 CaseCheck check_case(const Case& c, PhaseSelection phase, int processes, const MemorySpaces& spaces,
@@ -139,7 +151,13 @@ CaseCheck check_case(const Case& c, PhaseSelection phase, int processes, const M
   };
   note(backend_problem(c));
   note(shared_file_problem(c, phase));
-  if (phase == PhaseSelection::load) note(load_storage_problem(c));
+  if (phase == PhaseSelection::load) {
+    note(load_storage_problem(c));
+    if (auto problem = load_weights_problem(c)) {
+      note(std::move(problem));
+      return check;  // no load of it can be planned, so nothing more to say
+    }
+  }
   note(memory_space_problem(c, spaces));
   std::filesystem::path dir = case_directory(c) / "dry-run";
   Manifest manifest;

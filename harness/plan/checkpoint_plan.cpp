@@ -9,6 +9,7 @@
 
 #include "harness/common/align.hpp"
 #include "harness/memory/checksum.hpp"
+#include "harness/plan/deepspeed_zero3.hpp"
 #include "harness/plan/extent_builder.hpp"
 #include "harness/plan/file_naming.hpp"
 #include "harness/plan/framework_shards.hpp"
@@ -92,26 +93,50 @@ class TensorPacker {
   std::int64_t index_ = 0;
 };
 
-// A file of no tensors (DeepSpeed's engine state): its stand-in bytes are a FileHeader, which
-// fill_plans writes into the buffer and verify_plans checks.
-void add_engine_state_file(const EngineStateFile& engine, const Case& c,
-                           const std::filesystem::path& dir, RankPlan& plan) {
-  const std::uint64_t align = alignment_of(c);
-  const std::uint64_t memory_base = align_up(plan.buffer_bytes, align);
-  std::string text(engine.bytes, '\0');
-  const std::string head =
-      "ckptbench stand-in for DeepSpeed's engine state (" + engine.file + ")\n";
+// Bytes of a file that are no tensor of the layout (DeepSpeed's engine state, the rest of its
+// optimizer file): recognisable text, which fill_plans writes into the buffer and verify_plans
+// checks, as it does a FileHeader.
+std::string stand_in_text(const std::string& what, const std::string& file, std::uint64_t bytes) {
+  std::string text(bytes, '\0');
+  const std::string head = "ckptbench stand-in for DeepSpeed's " + what + " (" + file + ")\n";
   for (std::size_t i = 0; i < text.size(); ++i)
     text[i] = i < head.size() ? head[i] : static_cast<char>('a' + i % 26);
-  const std::uint64_t region = align_up(engine.bytes, align);
+  return text;
+}
+
+// Appends `bytes` of stand-in text at `file_offset` of `file` (and at the end of the rank's
+// buffer).
+void append_stand_in(backends::FilePlan& file, std::uint64_t file_offset, const std::string& name,
+                     std::string text, const Case& c, RankPlan& plan) {
+  const std::uint64_t align = alignment_of(c);
+  const std::uint64_t memory_base = align_up(plan.buffer_bytes, align);
+  const std::uint64_t bytes = text.size();
+  const std::uint64_t region = align_up(bytes, align);
+  file.extents.push_back({file_offset, memory_base, c.io.direct ? region : bytes});
+  file.file_size = file_offset + region;
+  plan.headers.push_back({name, memory_base, std::move(text)});
+  plan.buffer_bytes = memory_base + region;
+  plan.payload_bytes += bytes;
+}
+
+// A file of no tensors (DeepSpeed's engine state).
+void add_engine_state_file(const EngineStateFile& engine, const std::string& what, const Case& c,
+                           const std::filesystem::path& dir, RankPlan& plan) {
   backends::FilePlan file;
   file.path = (dir / engine.file).string();
-  file.extents = {{0, memory_base, c.io.direct ? region : engine.bytes}};
-  file.file_size = region;
+  append_stand_in(file, 0, engine.file, stand_in_text(what, engine.file, engine.bytes), c, plan);
   plan.io.files.push_back(std::move(file));
-  plan.headers.push_back({engine.file, memory_base, std::move(text)});
-  plan.buffer_bytes = memory_base + region;
-  plan.payload_bytes += engine.bytes;
+}
+
+// DeepSpeed's ZeRO-3 optimizer file holds more than the layout's share of the optimizer state:
+// DeepSpeed pads every parameter's partition (deepspeed_zero3_partition_elements) and torch.save
+// frames the tensors. Those bytes, divided by the case's scale like the tensors, follow the
+// tensors, so that the file has DeepSpeed's size.
+std::uint64_t deepspeed_optimizer_rest(const workloads::Layout& layout, const Case& c,
+                                       std::int64_t rank, std::uint64_t tensor_bytes) {
+  const std::uint64_t whole = deepspeed_zero3_optimizer_file_bytes(layout, rank);
+  const auto scale = static_cast<std::uint64_t>(std::max<std::int64_t>(1, c.scale));
+  return whole > tensor_bytes ? (whole - tensor_bytes) / scale : 0;
 }
 
 std::vector<FileGroup> group_by_file(const workloads::Layout& layout, const Case& c,
@@ -267,6 +292,8 @@ std::vector<RankPlan> plan_ranks(const workloads::Layout& layout, const Case& c,
       std::uint64_t pos = 0;
       std::vector<backends::Extent> shard_extents;
       std::vector<backends::DatasetPiece> file_pieces;
+      std::uint64_t unscaled_bytes = 0;
+      for (const workloads::Shard& s : group.shards) unscaled_bytes += s.bytes;
       for (std::size_t i = 0; i < group.shards.size(); ++i) {
         workloads::Shard& s = group.shards[i];
         pos = align_up(pos, align);
@@ -298,11 +325,21 @@ std::vector<RankPlan> plan_ranks(const workloads::Layout& layout, const Case& c,
       // than what the selected ranks write.
       file.reserve_offset = file_base;
       file.file_size = file_base + region;
+      if (deepspeed_zero3_files(c, layout)) {
+        const std::uint64_t rest = deepspeed_optimizer_rest(layout, c, rank, unscaled_bytes);
+        if (rest > 0) {
+          append_stand_in(file, file.file_size, group.file,
+                          stand_in_text("optimizer padding and framing", group.file, rest), c,
+                          plan);
+        }
+      }
       plan.io.files.push_back(std::move(file));
     }
     if (const auto engine = deepspeed_engine_state_file(c, layout, rank)) {
-      add_engine_state_file(*engine, c, checkpoint_dir, plan);
+      add_engine_state_file(*engine, "engine state", c, checkpoint_dir, plan);
     }
+    for (const EngineStateFile& script : deepspeed_recovery_scripts(c, layout, rank))
+      add_engine_state_file(script, "recovery script", c, checkpoint_dir, plan);
   }
   return plans;
 }

@@ -6,6 +6,8 @@
 #include <cctype>
 #include <string_view>
 
+#include "harness/plan/deepspeed_zero3.hpp"
+
 namespace ckpt::harness {
 namespace {
 
@@ -64,15 +66,12 @@ std::string deepspeed_file(const workloads::Layout& layout, const workloads::Ran
                            const workloads::Shard& shard) {
   const auto& p = layout.parallel();
   const std::int64_t mp = c.pp * p.tp + c.tp;
-  if (shard.state != workloads::StateKind::weight) {
-    return fmt::format("bf16_zero_pp_rank_{}_mp_rank_{:02d}_optim_states.pt", c.dp, mp);
-  }
+  if (shard.state != workloads::StateKind::weight) return deepspeed_optimizer_file(c.dp, mp);
   if (p.pp > 1) {
     return fmt::format("layer_{:02d}-model_{:02d}-model_states.pt",
                        deepspeed_layer_index(layout, shard, c), c.tp);
   }
-  if (p.zero_stage >= 3 || p.ep > 1)
-    return fmt::format("zero_pp_rank_{}_mp_rank_{:02d}_model_states.pt", c.dp, mp);
+  if (p.zero_stage >= 3 || p.ep > 1) return deepspeed_zero_model_states(c.dp, mp);
   return deepspeed_model_states(mp);
 }
 
@@ -95,6 +94,14 @@ std::vector<std::string> writer_thread_files(std::int64_t rank, int threads,
 
 }  // namespace
 
+std::string deepspeed_optimizer_file(std::int64_t dp, std::int64_t mp) {
+  return fmt::format("bf16_zero_pp_rank_{}_mp_rank_{:02d}_optim_states.pt", dp, mp);
+}
+
+std::string deepspeed_zero_model_states(std::int64_t dp, std::int64_t mp) {
+  return fmt::format("zero_pp_rank_{}_mp_rank_{:02d}_model_states.pt", dp, mp);
+}
+
 std::vector<std::string> shard_files(const Case& c, const workloads::Layout& layout,
                                      std::int64_t rank,
                                      const std::vector<workloads::Shard>& shards) {
@@ -112,6 +119,10 @@ std::optional<EngineStateFile> deepspeed_engine_state_file(const Case& c,
                                                            std::int64_t rank) {
   const auto& p = layout.parallel();
   const workloads::RankCoord coord = layout.coord(rank);
+  if (deepspeed_zero3_files(c, layout)) {
+    return EngineStateFile{deepspeed_zero_model_states(coord.dp, coord.tp),
+                           deepspeed_zero3_model_states_bytes(layout, rank)};
+  }
   if (c.directory_layout != DirectoryLayout::deepspeed || c.mapping != Mapping::file_per_rank ||
       p.pp == 1 || coord.dp != 0) {
     return std::nullopt;
@@ -122,6 +133,14 @@ std::optional<EngineStateFile> deepspeed_engine_state_file(const Case& c,
       f.bytes += s.name.size() + 32 + 4 * s.global_shape.size();
   }
   return f;
+}
+
+std::vector<EngineStateFile> deepspeed_recovery_scripts(const Case& c,
+                                                        const workloads::Layout& layout,
+                                                        std::int64_t rank) {
+  if (rank != 0 || !deepspeed_zero3_files(c, layout)) return {};
+  return {{"../zero_to_fp32.py", kZeroToFp32ScriptBytes},
+          {"../zero_to_torch.py", kZeroToTorchScriptBytes}};
 }
 
 bool mapping_shares_files(Mapping mapping) {

@@ -18,8 +18,9 @@ namespace ckpt::harness {
 //                            (optimizer, ZeRO >= 1; both from DP rank 0, see written_shards) or
 //                            mp_rank_..._{dp:03}/optim.pt (megatron_optimizer = per_dp)
 //                  deepspeed: mp_rank_{mp:02}_model_states.pt (weights; zero_pp_rank_{dp}_... under
-//                            ZeRO-3 or expert parallelism; under PP > 1 one file per layer and TP
-//                            rank, layer_{LL:02}-model_{tp:02}-model_states.pt) and
+//                            expert parallelism, and under ZeRO-3 where deepspeed_zero3_files
+//                            does not apply; under PP > 1 one file per layer and TP rank,
+//                            layer_{LL:02}-model_{tp:02}-model_states.pt) and
 //                            bf16_zero_pp_rank_{dp}_mp_rank_{mp:02}_optim_states.pt (optimizer)
 //   file_per_tensor  r{rank:05}/{tensor name}.bin
 //   file_per_node    node_{node:04}.bin
@@ -35,8 +36,16 @@ std::vector<std::string> shard_files(const Case& c, const workloads::Layout& lay
                                      std::int64_t rank,
                                      const std::vector<workloads::Shard>& shards);
 
-// DeepSpeed under PP > 1 (strategy.layout = "deepspeed", file_per_rank): beside the layer files,
-// DP rank 0 of each model-parallel rank (mp = pp · tp + tp, PipelineParallelGrid's order)
+// DeepSpeed's per-rank files (engine.py: _get_zero_ckpt_name, _get_ckpt_name): the optimizer
+// partition of DP rank `dp` of model-parallel rank `mp`, and its engine state under ZeRO-3 or
+// expert parallelism.
+std::string deepspeed_optimizer_file(std::int64_t dp, std::int64_t mp);
+std::string deepspeed_zero_model_states(std::int64_t dp, std::int64_t mp);
+
+// DeepSpeed's files of engine state, which hold no tensor of the layout. Under ZeRO-3
+// (deepspeed_zero3_files) every rank writes zero_pp_rank_{dp}_mp_rank_{mp:02}_model_states.pt,
+// sized by deepspeed_zero3_model_states_bytes. Under PP > 1 (file_per_rank): beside the layer
+// files, DP rank 0 of each model-parallel rank (mp = pp · tp + tp, PipelineParallelGrid's order)
 // saves the engine's own state in mp_rank_{mp:02}_model_states.pt (engine.py: _save_checkpoint
 // with module = None, as PipelineEngine saved the layers; optimizer None under ZeRO). Its
 // size is an estimate: kEngineStateBaseBytes for the torch.save container, ds_config, the
@@ -50,6 +59,13 @@ std::optional<EngineStateFile> deepspeed_engine_state_file(const Case& c,
                                                            const workloads::Layout& layout,
                                                            std::int64_t rank);
 inline constexpr std::uint64_t kEngineStateBaseBytes = 4096;
+
+// The recovery scripts DeepSpeed's process 0 copies beside `latest` with every ZeRO save
+// (engine.py: _copy_recovery_script), relative to the checkpoint directory, at the sizes
+// DeepSpeed 0.19.8 ships them; none but for deepspeed_zero3_files' cases and rank 0.
+std::vector<EngineStateFile> deepspeed_recovery_scripts(const Case& c,
+                                                        const workloads::Layout& layout,
+                                                        std::int64_t rank);
 
 // Whether several modeled ranks write into one file under this mapping.
 bool mapping_shares_files(Mapping mapping);

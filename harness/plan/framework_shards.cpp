@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "harness/plan/deepspeed_zero3.hpp"
+
 namespace ckpt::harness {
 namespace {
 
@@ -134,6 +136,9 @@ std::vector<workloads::Shard> written_shards(const workloads::Layout& layout, co
   std::vector<workloads::Shard> out = c.directory_layout == DirectoryLayout::megatron_dist
                                           ? spread_replicas(layout, rank)
                                           : held_shards(layout, c, rank);
+  // DeepSpeed's ZeRO-3 saves the weights only as the fp32 partition in the optimizer file.
+  if (deepspeed_zero3_files(c, layout))
+    std::erase_if(out, [](const workloads::Shard& s) { return !is_optimizer_state(s.state); });
   if (holders != nullptr) holders->assign(out.size(), rank);
   return out;
 }

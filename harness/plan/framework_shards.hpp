@@ -17,6 +17,8 @@ namespace ckpt::harness {
 //    (tp, pp, ep) group onto its first DP rank, which writes model_optim_rng.pt and
 //    distrib_optim.pt; the other DP ranks write nothing (megatron_optimizer = per_dp: each DP
 //    rank keeps its optimizer shards, in mp_rank_TT_PPP_DDD/optim.pt);
+//  - deepspeed under ZeRO-3 (deepspeed_zero3_files) writes no weights: the optimizer file's
+//    fp32 partition is DeepSpeed's only copy of them;
 //  - megatron_dist (torch_dist, fully parallel save) spreads the DP-replicated shards over the
 //    DP group by size, each written once.
 // `holders` (when given) receives, per written shard, the modeled rank that holds it in memory

@@ -182,4 +182,13 @@ std::string per_tensor_sharding_refusal(const Case& c, const std::string& layout
          ": set " + layout_key + " = \"dcp\", or " + sharding_key + " = \"flat\"";
 }
 
+bool deepspeed_zero3_files(DirectoryLayout layout, Mapping mapping,
+                           const workloads::ParallelSpec& parallel,
+                           const workloads::StateSpec& state) {
+  return layout == DirectoryLayout::deepspeed && mapping == Mapping::file_per_rank &&
+         parallel.zero_stage >= 3 && parallel.ep == 1 &&
+         state.scope == workloads::StateScope::full && state.master_dtype.has_value() &&
+         state.sizing == workloads::Sizing::exact;
+}
+
 }  // namespace ckpt::harness

@@ -179,4 +179,12 @@ std::string per_tensor_sharding_refusal(const Case& c,
                                         const std::string& layout_key = "strategy.layout",
                                         const std::string& sharding_key = "parallel.zero_sharding");
 
+// Whether the deepspeed layout writes DeepSpeed's ZeRO-3 files for this job (no bf16 weights: the
+// fp32 partition in each rank's optimizer file is their only copy; the file sizes are
+// DeepSpeed's): ZeRO-3, one file per rank, the full state with a master copy, no expert
+// parallelism, exact sizing. Other ZeRO-3 jobs keep the weights in the model_states files.
+bool deepspeed_zero3_files(DirectoryLayout layout, Mapping mapping,
+                           const workloads::ParallelSpec& parallel,
+                           const workloads::StateSpec& state);
+
 }  // namespace ckpt::harness

@@ -398,5 +398,56 @@ TEST(FrameworkLayoutRun, DeepSpeedLayerFilesRestoreAndVerify) {
             "global_step1");  // DeepSpeed's tag, no newline
 }
 
+// ZeRO-3 under the deepspeed layout: every rank writes its engine state and its optimizer
+// partition (the only copy of the weights), process 0 the recovery scripts beside `latest`, each
+// file at the size `ckptbench layout --files` lists (the tensors 4096× down: the optimizer files
+// by the scale, within the rounding of each tensor's share).
+TEST(FrameworkLayoutRun, DeepSpeedZero3WritesEngineStateAndOptimizerPartitionsOnly) {
+  const Scratch dir;
+  const fs::path campaign = dir.write(
+      "z3.toml", campaign_toml("z3", dir / "target",
+                               "create_target = true\niterations = 1\nwarmup = 0\nkeep = true\n"
+                               "[model]\nname = \"llama3-8b\"\nscale = 4096\n[parallel]\ndp = 2\n"
+                               "zero = 3\n[cache]\npolicy = \"none\"\n[strategy]\n"
+                               "layout = \"deepspeed\"\n"));
+  const Outcome o = ckptbench({"run", campaign.string(), "--output", (dir / "out").string()});
+  ASSERT_EQ(o.exit_code, 0) << o.describe();
+  const Outcome listing = ckptbench({"layout", "--model", "llama3-8b", "--dp", "2", "--zero", "3",
+                                     "--files", "--layout", "deepspeed", "--json"});
+  ASSERT_EQ(listing.exit_code, 0) << listing.describe();
+  const nlohmann::json listing_json = nlohmann::json::parse(listing.out);
+  std::map<std::string, std::uint64_t> listed;
+  for (const auto& f : listing_json.at("files"))
+    listed[f.at("path").get<std::string>()] = f.at("bytes").get<std::uint64_t>();
+  const fs::path step = latest_checkpoint(dir / "target" / "z3" / "case-0000");
+  std::set<std::string> written;
+  for (const auto& entry : fs::directory_iterator(step)) {
+    const std::string name = entry.path().filename().string();
+    if (name != kManifest) written.insert(name);
+  }
+  EXPECT_EQ(written, (std::set<std::string>{"bf16_zero_pp_rank_0_mp_rank_00_optim_states.pt",
+                                            "bf16_zero_pp_rank_1_mp_rank_00_optim_states.pt",
+                                            "zero_pp_rank_0_mp_rank_00_model_states.pt",
+                                            "zero_pp_rank_1_mp_rank_00_model_states.pt"}));
+  for (const std::string model_states :
+       {"zero_pp_rank_0_mp_rank_00_model_states.pt", "zero_pp_rank_1_mp_rank_00_model_states.pt"})
+    EXPECT_EQ(fs::file_size(step / model_states), listed.at(model_states));
+  for (const std::string optimizer : {"bf16_zero_pp_rank_0_mp_rank_00_optim_states.pt",
+                                      "bf16_zero_pp_rank_1_mp_rank_00_optim_states.pt"}) {
+    EXPECT_NEAR(static_cast<double>(fs::file_size(step / optimizer)),
+                static_cast<double>(listed.at(optimizer)) / 4096,
+                static_cast<double>(listed.at(optimizer)) / 4096 / 1000)
+        << optimizer;
+  }
+  for (const std::string script : {"zero_to_fp32.py", "zero_to_torch.py"})
+    EXPECT_EQ(fs::file_size(step.parent_path() / script), listed.at("../" + script)) << script;
+  for (const auto& t : read_manifest(step).at("tensors"))
+    EXPECT_NE(t.at("state"), "weight") << t.at("name");
+  const auto results = read_results(dir / "out");
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].at("verified"), true);
+  EXPECT_EQ(read_text(step.parent_path() / "latest"), "global_step1");
+}
+
 }  // namespace
 }  // namespace ckpt::integration
