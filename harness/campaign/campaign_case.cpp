@@ -649,23 +649,15 @@ nlohmann::json CaseValues::config() const {
     // "backend.mpiio" nests as config["backend"]["mpiio"].
     std::string pointer = "/" + std::string(all[i].table) + "/" + std::string(all[i].key);
     std::replace(pointer.begin(), pointer.end(), '.', '/');
-    config[nlohmann::json::json_pointer(pointer)] = to_json(*values_[i]);
+    nlohmann::json value = to_json(*values_[i]);
+    if (!all[i].recorded_at_default && value == to_json(all[i].fallback)) continue;
+    config[nlohmann::json::json_pointer(pointer)] = std::move(value);
   }
   // A case that declares no MLPerf workload keeps the config (and config_hash) it had before
   // [mlperf] existed, so that gate baselines of such cases still match.
   if (config["mlperf"]["model"].is_null()) config.erase("mlperf");
   // Likewise [tiers], which only the tiered engine reads.
-  if (config["engine"]["name"] != "tiered")
-    config.erase("tiers");
-  else if (config["tiers"]["memory"] == false)  // likewise, until a case keeps a memory tier
-    config["tiers"].erase("memory");
-  // Likewise, until a case writes its local tier through another backend.
-  if (config.contains("tiers") && config["tiers"]["local_backend"] == kDefaultLocalTierBackend)
-    config["tiers"].erase("local_backend");
-  // Likewise restore.replicas, until a case reads replicas.
-  if (config["restore"]["replicas"] == "written") config["restore"].erase("replicas");
-  if (config["load"]["cooperative"] == false) config["load"].erase("cooperative");
-  if (config["model"]["weights"] == "unquantized") config["model"].erase("weights");
+  if (config["engine"]["name"] != "tiered") config.erase("tiers");
   drop_unused_reduce_keys(config);
   // strategy.max_shard_bytes sizes only safetensors files; a raw case records the default it had
   // before transformers 5's, so that its config_hash and gate baselines still match.

@@ -93,6 +93,10 @@ KeySpec fixed(KeySpec spec) {
   spec.sweepable = false;
   return spec;
 }
+KeySpec left_out_at_default(KeySpec spec) {
+  spec.recorded_at_default = false;
+  return spec;
+}
 
 // The backends' own tables, from their option tables (backends/<name>/): the registry's
 // listing, these keys and the backends' parsing share that one declaration.
@@ -211,16 +215,17 @@ std::vector<KeySpec> model_keys() {
                  "exact: the tensors the framework saves; dlio: DLIO's (MLPerf Storage v2.0's) "
                  "byte counts, rank order and pipeline split",
                  "exact", {"exact", "dlio"}),
-      choice_key("model", "weights",
-                 "how the weights are stored: unquantized, every weight in state.weight_dtype; "
-                 "fp8_block, as DeepSeek-V3 and transformers' fine-grained FP8 store them: each "
-                 "linear layer's weight in FP8 E4M3 (1 byte) and beside it its float32 "
-                 "weight_scale_inv, one scale per 128x128 block (embeddings, norms, routers and "
-                 "lm_head stay in state.weight_dtype); mxfp4, as gpt-oss ships its experts: each "
-                 "fused expert matrix X as X_blocks (U8, two FP4 E2M1 values a byte, blocks of 32 "
-                 "values) and X_scales (U8, one E8M0 scale per block), every other tensor in "
-                 "state.weight_dtype; needs state.scope = \"weights\"",
-                 "unquantized", {"unquantized", "fp8_block", "mxfp4"}),
+      left_out_at_default(choice_key(
+          "model", "weights",
+          "how the weights are stored: unquantized, every weight in state.weight_dtype; "
+          "fp8_block, as DeepSeek-V3 and transformers' fine-grained FP8 store them: each "
+          "linear layer's weight in FP8 E4M3 (1 byte) and beside it its float32 "
+          "weight_scale_inv, one scale per 128x128 block (embeddings, norms, routers and "
+          "lm_head stay in state.weight_dtype); mxfp4, as gpt-oss ships its experts: each "
+          "fused expert matrix X as X_blocks (U8, two FP4 E2M1 values a byte, blocks of 32 "
+          "values) and X_scales (U8, one E8M0 scale per block), every other tensor in "
+          "state.weight_dtype; needs state.scope = \"weights\"",
+          "unquantized", {"unquantized", "fp8_block", "mxfp4"})),
       // The parallel sizes must be positive here; whether they suit the model is Layout's call.
       int_key("parallel", "tp", "tensor-parallel size of the modeled job", 1, 1),
       int_key("parallel", "pp", "pipeline-parallel size of the modeled job", 1, 1),
@@ -229,12 +234,13 @@ std::vector<KeySpec> model_keys() {
       int_key("parallel", "zero",
               "ZeRO stage 0-3: 1 and 2 partition the optimizer state over dp, 3 also the weights",
               0, 0, kIntMax),
-      choice_key("parallel", "zero_sharding",
-                 "how ZeRO-3 cuts the state over dp: flat, one buffer of a rank's tensors cut "
-                 "into dp ranges (DeepSpeed, FSDP1); per_tensor, every tensor cut on dim 0 into "
-                 "dp chunks as torch.chunk cuts it, one DCP item each (FSDP2); per_tensor needs "
-                 "zero = 3 and strategy.layout = \"dcp\"",
-                 "flat", {"flat", "per_tensor"}),
+      left_out_at_default(choice_key(
+          "parallel", "zero_sharding",
+          "how ZeRO-3 cuts the state over dp: flat, one buffer of a rank's tensors cut "
+          "into dp ranges (DeepSpeed, FSDP1); per_tensor, every tensor cut on dim 0 into "
+          "dp chunks as torch.chunk cuts it, one DCP item each (FSDP2); per_tensor needs "
+          "zero = 3 and strategy.layout = \"dcp\"",
+          "flat", {"flat", "per_tensor"})),
       int_key("parallel", "vocab_divisor",
               "the vocabulary is padded to a multiple of this times tp (Megatron's)", 128, 1),
       int_key("parallel", "pp_first_stage_layers",
@@ -332,18 +338,20 @@ std::vector<KeySpec> strategy_keys() {
       size_key("strategy", "compression_chunk_bytes",
                "compression_unit = chunk: raw bytes per frame (a multiple of 4096)",
                std::int64_t{4} << 20, 4096),
-      int_key("strategy", "selective_every",
-              "selective checkpoints: checkpoint t holds the layers whose index modulo N is t "
-              "modulo N (tensors outside the layers with layer 0), so every layer is saved every N "
-              "checkpoints; the manifest names the earlier checkpoint holding each other layer's "
-              "newest copy, and a restore merges them. 1: every checkpoint is full",
-              1, 1, 1024),
-      int_key("strategy", "partial_experts",
-              "partial-expert checkpoints: checkpoint t holds k of the E routed experts of every "
-              "MoE layer, the next k after the previous checkpoint's (wrapping), and every other "
-              "tensor; the manifest names the earlier checkpoint holding each other expert's "
-              "newest copy, and a restore merges them. 0: every expert in every checkpoint",
-              0, 0, 1 << 20),
+      left_out_at_default(int_key(
+          "strategy", "selective_every",
+          "selective checkpoints: checkpoint t holds the layers whose index modulo N is t "
+          "modulo N (tensors outside the layers with layer 0), so every layer is saved every N "
+          "checkpoints; the manifest names the earlier checkpoint holding each other layer's "
+          "newest copy, and a restore merges them. 1: every checkpoint is full",
+          1, 1, 1024)),
+      left_out_at_default(int_key(
+          "strategy", "partial_experts",
+          "partial-expert checkpoints: checkpoint t holds k of the E routed experts of every "
+          "MoE layer, the next k after the previous checkpoint's (wrapping), and every other "
+          "tensor; the manifest names the earlier checkpoint holding each other expert's "
+          "newest copy, and a restore merges them. 0: every expert in every checkpoint",
+          0, 0, 1 << 20)),
       int_key("strategy", "delta_every",
               "delta checkpoints: a full checkpoint, then N - 1 that hold only the blocks "
               "(delta_block_bytes) the emulated training update changed since it; the manifest "
@@ -489,19 +497,21 @@ std::vector<KeySpec> tier_keys() {
               "every K-th checkpoint of the tiered engine also goes to the backend (the remote "
               "tier); K = 1: every one",
               1, 1, kIntMax),
-      choice_key("tiers", "local_backend",
-                 "engine.name = \"tiered\": the backend every part file of the node-local tier "
-                 "is written and read through (each synced before it is named); the remote tier "
-                 "stays backend.name",
-                 kDefaultLocalTierBackend,
-                 {std::begin(kLocalTierBackends), std::end(kLocalTierBackends)}),
-      bool_key("tiers", "memory",
-               "engine.name = \"tiered\": each process also keeps its part of the newest "
-               "complete checkpoint in its host memory, and with tiers.replicas > 1 the parts of "
-               "its clique's peers it received (tiers.replicas parts per process, counted in "
-               "campaign.memory_budget): the first tier a surviving process recovers from, and "
-               "where a lost peer's part is sent from without a read",
-               false),
+      left_out_at_default(choice_key(
+          "tiers", "local_backend",
+          "engine.name = \"tiered\": the backend every part file of the node-local tier "
+          "is written and read through (each synced before it is named); the remote tier "
+          "stays backend.name",
+          kDefaultLocalTierBackend,
+          {std::begin(kLocalTierBackends), std::end(kLocalTierBackends)})),
+      left_out_at_default(bool_key(
+          "tiers", "memory",
+          "engine.name = \"tiered\": each process also keeps its part of the newest "
+          "complete checkpoint in its host memory, and with tiers.replicas > 1 the parts of "
+          "its clique's peers it received (tiers.replicas parts per process, counted in "
+          "campaign.memory_budget): the first tier a surviving process recovers from, and "
+          "where a lost peer's part is sent from without a read",
+          false)),
       rank_list_key("tiers", "lost_nodes",
                     "engine.name = \"tiered\": after the loop (or in a --phase restore job) "
                     "these nodes' processes and local tiers are lost and every rank recovers "
@@ -538,14 +548,15 @@ std::vector<KeySpec> read_keys() {
                  "whole_items: every stored piece an overlap touches read whole, as DCP's reader "
                  "(bytes read exceed bytes needed)",
                  "exact", {"exact", "whole_items"}),
-      choice_key("restore", "replicas",
-                 "the restore under DP or TP: written: each rank reads what it wrote; read: each "
-                 "DP replica also reads the state it holds replicated (from DP rank 0's files), "
-                 "each TP rank the TP-replicated tensors stored once (from TP rank 0's), every "
-                 "rank its own copy; cooperative: each stored piece read once by one process "
-                 "holding it, sent to the others over MPI (--phase restore; also a resharded "
-                 "restore, restore.tp and the like set)",
-                 "written", {"written", "read", "cooperative"}),
+      left_out_at_default(choice_key(
+          "restore", "replicas",
+          "the restore under DP or TP: written: each rank reads what it wrote; read: each "
+          "DP replica also reads the state it holds replicated (from DP rank 0's files), "
+          "each TP rank the TP-replicated tensors stored once (from TP rank 0's), every "
+          "rank its own copy; cooperative: each stored piece read once by one process "
+          "holding it, sent to the others over MPI (--phase restore; also a resharded "
+          "restore, restore.tp and the like set)",
+          "written", {"written", "read", "cooperative"})),
       size_key(
           "restore", "gap_bytes",
           "exact reads: pieces one new shard needs from one stored piece at most this many bytes "
@@ -577,11 +588,12 @@ std::vector<KeySpec> read_keys() {
                "a rank's ranges in one stored piece at most this many bytes apart in the file are "
                "one request, the gaps read and dropped; 0: exact ranges only",
                static_cast<std::int64_t>(kLoadGapBytes)),
-      bool_key("load", "cooperative",
-               "each stored range read once, by one of the processes loading it, and sent over "
-               "MPI to the others (bytes from storage vs over the interconnect in replicas); "
-               "false: every process reads all it loads",
-               false),
+      left_out_at_default(
+          bool_key("load", "cooperative",
+                   "each stored range read once, by one of the processes loading it, and sent over "
+                   "MPI to the others (bytes from storage vs over the interconnect in replicas); "
+                   "false: every process reads all it loads",
+                   false)),
       fixed(bool_key("measure", "calibration",
                      "a plain write(2) + sync and read(2) of the case's bytes around every "
                      "iteration, the same-run peer ckptbench gate divides by; about doubles the "

@@ -200,8 +200,6 @@ void fill_reduce(Case& c, const CaseValues& v) {
 
 void drop_unused_reduce_keys(nlohmann::json& config) {
   nlohmann::json& strategy = config["strategy"];
-  if (strategy.value("selective_every", 1) == 1) strategy.erase("selective_every");
-  if (strategy.value("partial_experts", 0) == 0) strategy.erase("partial_experts");
   if (strategy.value("delta_every", 1) == 1) {
     for (const char* key : {"delta_every", "delta_block_bytes", "delta_changed_fraction"})
       strategy.erase(key);

@@ -50,6 +50,9 @@ struct KeySpec {
   std::int64_t min = 0;
   std::int64_t max = std::numeric_limits<std::int64_t>::max();
   std::vector<std::string_view> choices;
+  // Whether a case's config (and so its config_hash) records the key at its default. A key added
+  // after results and gate baselines existed is left out there, so that theirs still match.
+  bool recorded_at_default = true;
 
   std::string dotted() const { return std::string(table) + "." + std::string(key); }
 };

@@ -40,6 +40,8 @@ std::uint64_t fixed_pickle_bytes(workloads::Dtype dtype) {
       return 139;
     case workloads::Dtype::fp8:
       return 171;
+    case workloads::Dtype::u8:  // ByteStorage: as HalfStorage, a name of the same length
+      return 137;
   }
   return 141;
 }
@@ -69,22 +71,20 @@ std::uint64_t torch_save_pickle_bytes(const std::vector<std::int64_t>& shape,
   return fixed_pickle_bytes(dtype) + tuple_bytes(size) + tuple_bytes(stride) + int_bytes(elements);
 }
 
-std::uint64_t torch_save_tensor_bytes(const std::vector<std::int64_t>& shape,
-                                      workloads::Dtype dtype, std::string_view archive) {
-  std::uint64_t data = static_cast<std::uint64_t>(workloads::dtype_bytes(dtype));
-  for (const std::int64_t n : shape) data *= static_cast<std::uint64_t>(n);
-  const std::pair<const char*, std::uint64_t> records[] = {
-      {"data.pkl", torch_save_pickle_bytes(shape, dtype)},
-      {".format_version", 1},
-      {".storage_alignment", 2},
-      {"byteorder", 6},
-      {"data/0", data},
-      {"version", 2},
-      {".data/serialization_id", 40}};
+std::uint64_t torch_save_archive_bytes(std::string_view archive, std::uint64_t pickle_bytes,
+                                       const std::vector<std::uint64_t>& storage_bytes) {
+  std::vector<std::pair<std::string, std::uint64_t>> records = {{"data.pkl", pickle_bytes},
+                                                                {".format_version", 1},
+                                                                {".storage_alignment", 2},
+                                                                {"byteorder", 6}};
+  for (std::size_t i = 0; i < storage_bytes.size(); ++i)
+    records.emplace_back("data/" + std::to_string(i), storage_bytes[i]);
+  records.emplace_back("version", 2);
+  records.emplace_back(".data/serialization_id", 40);
   std::uint64_t cursor = 0;
   std::uint64_t central = 0;
   for (const auto& [name, bytes] : records) {
-    const std::uint64_t name_bytes = archive.size() + 1 + std::string_view(name).size();
+    const std::uint64_t name_bytes = archive.size() + 1 + name.size();
     // The padding field ("FB", its length, the pad), plus zip64's sizes and offset when needed.
     std::uint64_t start = cursor + kLocalHeader + name_bytes + 4;
     std::uint64_t central_extra = 0;
@@ -99,6 +99,13 @@ std::uint64_t torch_save_tensor_bytes(const std::vector<std::int64_t>& shape,
     central += kCentralHeader + name_bytes + central_extra;
   }
   return cursor + central + kArchiveEnd;
+}
+
+std::uint64_t torch_save_tensor_bytes(const std::vector<std::int64_t>& shape,
+                                      workloads::Dtype dtype, std::string_view archive) {
+  std::uint64_t data = static_cast<std::uint64_t>(workloads::dtype_bytes(dtype));
+  for (const std::int64_t n : shape) data *= static_cast<std::uint64_t>(n);
+  return torch_save_archive_bytes(archive, torch_save_pickle_bytes(shape, dtype), {data});
 }
 
 }  // namespace ckpt::harness

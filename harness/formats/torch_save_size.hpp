@@ -23,10 +23,15 @@ namespace ckpt::harness {
 std::uint64_t torch_save_pickle_bytes(const std::vector<std::int64_t>& shape,
                                       workloads::Dtype dtype);
 
-// Bytes torch.save writes for one contiguous tensor of `shape` and `dtype` (its data included),
-// archive name `archive` (a stream's; a file's is its name without the extension). Exact for
+// Bytes of torch.save's archive named `archive` (a file's name without its extension) around a
+// pickle of `pickle_bytes` and the storages data/0, data/1, ... of `storage_bytes`. Exact for
 // records below 4 GiB (torch 2.15, compared with real files); above, miniz's zip64 fields are
 // counted by its rules, not measured.
+std::uint64_t torch_save_archive_bytes(std::string_view archive, std::uint64_t pickle_bytes,
+                                       const std::vector<std::uint64_t>& storage_bytes);
+
+// Bytes torch.save writes for one contiguous tensor of `shape` and `dtype` (its data included),
+// archive name `archive` (a stream's; a file's is its name without the extension).
 std::uint64_t torch_save_tensor_bytes(const std::vector<std::int64_t>& shape,
                                       workloads::Dtype dtype, std::string_view archive = "archive");
 

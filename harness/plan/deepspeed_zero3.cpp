@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "harness/common/align.hpp"
+#include "harness/formats/torch_save_size.hpp"
 #include "harness/plan/file_naming.hpp"
 
 namespace ckpt::harness {
@@ -56,31 +56,12 @@ class PickleBytes {
   std::uint64_t memo_ = 0;
 };
 
-// torch.save's zip archive as PyTorch's writer lays it out (files under 4 GiB; above, zip64
-// fields add a few tens of bytes): per record a 30-byte local header and the record's name,
-// padded by a field of at least 4 bytes so that its data start 64-byte aligned, the data and a
-// 16-byte descriptor; then per record a 46-byte central directory entry and the name; then the
-// zip64 end record and locator and the plain end (76 + 22 bytes). The records, each named under
-// the archive's folder (the file's name without .pt): data.pkl, .format_version,
-// .storage_alignment, byteorder, data/N per storage, version, .data/serialization_id.
+// torch.save's archive of a DeepSpeed file: its records are named under the file's name
+// without ".pt".
 std::uint64_t torch_save_bytes(const std::string& file, std::uint64_t pickle_bytes,
                                const std::vector<std::uint64_t>& storages) {
-  const std::string folder = file.substr(0, file.size() - std::string(".pt").size()) + "/";
-  std::vector<std::pair<std::string, std::uint64_t>> records = {{"data.pkl", pickle_bytes},
-                                                                {".format_version", 1},
-                                                                {".storage_alignment", 2},
-                                                                {"byteorder", 6}};
-  for (std::size_t i = 0; i < storages.size(); ++i)
-    records.emplace_back(fmt::format("data/{}", i), storages[i]);
-  records.emplace_back("version", 2);
-  records.emplace_back(".data/serialization_id", 40);
-  std::uint64_t end = 0, directory = 0;
-  for (const auto& [name, bytes] : records) {
-    const std::uint64_t name_bytes = folder.size() + name.size();
-    end = align_up(end + 30 + name_bytes + 4, 64) + bytes + 16;
-    directory += 46 + name_bytes;
-  }
-  return end + directory + 76 + 22;
+  return torch_save_archive_bytes(std::string_view(file).substr(0, file.size() - 3), pickle_bytes,
+                                  storages);
 }
 
 // The tensors one model-parallel rank's module holds, whole on its TP slice, in module order:

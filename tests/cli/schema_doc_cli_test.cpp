@@ -37,7 +37,7 @@ const std::set<std::string> kDeviceOnly{"staging.mode", "staging.chunk_bytes", "
 // (two processes under mpirun) check them.
 const std::set<std::string> kObjectStoreOnly{
     "phases.write.counters.<name>", "phases.read.counters.<name>", "store_requests.<name>",
-    "training.counters.<name>", "checkpoint_visible_seconds"};
+    "store_requests_max.<name>",    "training.counters.<name>",    "checkpoint_visible_seconds"};
 
 std::vector<DocPath> doc_paths_of(const fs::path& page) {
   std::ifstream in(page);

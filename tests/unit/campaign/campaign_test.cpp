@@ -70,7 +70,7 @@ TEST(Campaign, ConfigHoldsEveryKeyAsTheUserSeesIt) {
                  "keep": false, "iterations": 3, "warmup": 1, "phase": "both", "memory_budget": 0,
                  "mpi_io": "default"},
     "model": {"name": "llama3-8b", "scale": 1, "sizing": "exact"},
-    "parallel": {"tp": 1, "pp": 1, "dp": 1, "ep": 1, "zero": 0, "zero_sharding": "flat",
+    "parallel": {"tp": 1, "pp": 1, "dp": 1, "ep": 1, "zero": 0,
                  "vocab_divisor": 128, "pp_first_stage_layers": 0, "pp_last_stage_layers": 0},
     "state": {"scope": "full", "naming": null, "weight_dtype": "bf16", "master_dtype": "fp32",
               "optimizer_dtype": "fp32"},

@@ -199,7 +199,7 @@ TEST(RunInput, RecordsOfAnotherSchemaVersionAreRefusedWithTheFix) {
     }
     return std::string();
   };
-  ASSERT_EQ(kResultsSchemaVersion, 4) << "the messages below name versions 1 to 4";
+  ASSERT_EQ(kResultsSchemaVersion, 5) << "the messages below name versions 1 to 5";
   ASSERT_EQ(kOldestReadResultsSchemaVersion, 1);
   EXPECT_EQ(error_of(good), "");
   json bad = good;
@@ -209,27 +209,29 @@ TEST(RunInput, RecordsOfAnotherSchemaVersionAreRefusedWithTheFix) {
   EXPECT_EQ(error_of(bad), "");
   bad["schema_version"] = 3;
   EXPECT_EQ(error_of(bad), "");
+  bad["schema_version"] = 4;
+  EXPECT_EQ(error_of(bad), "");
   bad.erase("schema_version");
   EXPECT_EQ(error_of(bad),
             ":2: `schema_version`: missing — written by a ckptbench from before results carried a "
-            "schema version; this ckptbench reads schema_version 1 to 4 and converts no other: "
+            "schema version; this ckptbench reads schema_version 1 to 5 and converts no other: "
             "run the campaign again with this ckptbench (results/SCHEMA.md)");
   bad["schema_version"] = nullptr;
   EXPECT_EQ(error_of(bad).substr(0, 30), ":2: `schema_version`: missing ");
   bad["schema_version"] = 0;
   EXPECT_EQ(error_of(bad),
-            ":2: `schema_version`: 0 — this ckptbench reads schema_version 1 to 4 and converts no "
+            ":2: `schema_version`: 0 — this ckptbench reads schema_version 1 to 5 and converts no "
             "other: run the campaign again with this ckptbench (results/SCHEMA.md)");
-  bad["schema_version"] = 5;
+  bad["schema_version"] = 6;
   EXPECT_EQ(error_of(bad),
-            ":2: `schema_version`: 5 — written by a newer ckptbench; this ckptbench reads "
-            "schema_version 1 to 4: read it with the ckptbench that wrote it (its "
+            ":2: `schema_version`: 6 — written by a newer ckptbench; this ckptbench reads "
+            "schema_version 1 to 5: read it with the ckptbench that wrote it (its "
             "environment.git_revision) or run the campaign again with this ckptbench "
             "(results/SCHEMA.md)");
   bad["schema_version"] = "2";
   EXPECT_EQ(error_of(bad),
             ":2: `schema_version`: must be a whole number, found a string (\"2\") — this "
-            "ckptbench reads schema_version 1 to 4 (results/SCHEMA.md)");
+            "ckptbench reads schema_version 1 to 5 (results/SCHEMA.md)");
 }
 
 // A whole version 1 record committed in the tree (written before the version went up; it has no
