@@ -97,6 +97,23 @@ void check_delta(const Case& c, const Refuse& refuse) {
            "set restore.replicas = \"written\"");
 }
 
+// Under [training] the loop's checkpoints apply the rotation (or the delta against the base) to the
+// plans its flush writes, from a snapshot of the whole state: what flushes other than the plans, or
+// parts of them, cannot.
+template <typename Refuse>
+void check_training_reduce(const Case& c, const Refuse& refuse) {
+  if (c.engine.kind == EngineKind::tiered)
+    refuse("engine.name",
+           "is not applied by the tiered engine, which copies and sends each process's raw part to "
+           "its tiers and drains whole parts",
+           "use engine.name = \"sync\", \"async\" or \"lazy\"");
+  if (c.compression.enabled())
+    refuse("strategy.compression",
+           "is not combined with compression under [training]: the engines compress the whole "
+           "snapshot as it is flushed",
+           "set strategy.compression = \"none\", or leave out the [training] table");
+}
+
 // A selective checkpoint packs the pieces it holds back to back in files of its own and points at
 // earlier checkpoints of the same case directory for the rest: what needs every piece in every
 // checkpoint, fixed offsets, or paths other than a file system's cannot carry it.
@@ -162,13 +179,7 @@ void check_selective(const Case& c, const CaseValues& v) {
   if (c.reuse_bytes > 0)
     refuse("memory.reuse_bytes", "needs the whole state in memory to choose the layers it holds",
            "set memory.reuse_bytes = 0");
-  if (c.training.enabled())
-    refuse("training.iterations",
-           "is written by the harness's checkpoint iterations, not the [training] engines: "
-           "their snapshot and flush move every piece of the state, and their update rewrites "
-           "every piece each iteration, so a piece left in an earlier checkpoint would hold "
-           "another iteration's bytes than the checkpoint's manifest names",
-           "leave out the [training] table");
+  if (c.training.enabled()) check_training_reduce(c, refuse);
 }
 
 }  // namespace

@@ -53,6 +53,7 @@ nlohmann::json manifest_tensors_json(const std::vector<ManifestTensor>& tensors)
     if (t.holder >= 0) out.back()["holder"] = t.holder;
     if (t.stored_bytes > 0) out.back()["stored_bytes"] = t.stored_bytes;
     if (!t.checkpoint.empty()) out.back()["checkpoint"] = t.checkpoint;
+    if (t.iteration) out.back()["iteration"] = *t.iteration;
     if (!t.delta_file.empty()) {
       nlohmann::json runs = nlohmann::json::array();
       for (const DeltaRun& r : t.delta) runs.push_back({r.offset, r.bytes, r.file_offset});

@@ -153,6 +153,7 @@ ManifestTensor tensor_of(const JsonField& t, std::int64_t world_size,
     if (!sibling_checkpoint_name(m.checkpoint))
       source->fail("must name a checkpoint directory of the same case directory");
   }
+  if (const auto iteration = t.find("iteration")) m.iteration = iteration->integer(0);
   if (const auto delta = t.find("delta")) read_delta(*delta, m, files);
   // A file outside the checkpoint is refused by the read paths, naming the tensor; an earlier
   // checkpoint's file is checked against that checkpoint's manifest (selective_source_problem).

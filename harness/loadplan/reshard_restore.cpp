@@ -153,22 +153,25 @@ RankPlan plan_identity_rank(const Manifest& manifest, const ReshardSpec& spec, s
   plan.rank = rank;
   std::vector<NeededShard> needed;
   std::uint64_t shards_end = 0;
-  // strategy.delta_every: each block's bytes as the update left them at the checkpoint's step.
+  // strategy.delta_every: each block's bytes as the update left them at the checkpoint's step
+  // (under [training], its iteration's: shard_at_iteration).
   const SelectiveSpec& z = manifest.writer.selective;
   const BlockUpdates updates =
       z.delta() ? BlockUpdates{z.block_bytes, z.changed_per_million, manifest.step}
                 : BlockUpdates{};
   for (const ManifestTensor* t : entries) {
     const ShardGeometry geometry = shard_geometry(t->shard, manifest.layout.scale);
-    plan.shards.push_back({.shard = t->shard,
-                           .rank = rank,
-                           .file = t->file,
-                           .file_offset = t->file_offset,
-                           .memory_offset = t->memory_offset,
-                           .bytes = t->bytes,
-                           .data_key = training_key(t->data_key, manifest.iteration()),
-                           .geometry = geometry,
-                           .updates = updates});
+    // A [training] selective checkpoint's piece held by an earlier one is at that one's iteration.
+    shard_at_iteration(plan.shards.emplace_back(PlacedShard{.shard = t->shard,
+                                                            .rank = rank,
+                                                            .file = t->file,
+                                                            .file_offset = t->file_offset,
+                                                            .memory_offset = t->memory_offset,
+                                                            .bytes = t->bytes,
+                                                            .data_key = t->data_key,
+                                                            .geometry = geometry,
+                                                            .updates = updates}),
+                       t->iteration_in(manifest.iteration()));
     needed.push_back({.name = t->shard.name,
                       .state = t->shard.state,
                       .geometry = geometry,
@@ -254,6 +257,18 @@ std::vector<RankPlan> reshard_plans(const Manifest& manifest, const ReshardSpec&
         "parts of the writer's pieces, so only a restore into the writer's layout reads it "
         "(campaign.phase = \"restore\", no [restore] layout, no load)",
         manifest.writer.selective.delta_every));
+  }
+  if (const auto older = std::find_if(manifest.tensors.begin(), manifest.tensors.end(),
+                                      [&](const ManifestTensor& t) {
+                                        return t.iteration_in(manifest.iteration()) !=
+                                               manifest.iteration();
+                                      });
+      older != manifest.tensors.end()) {
+    throw ReshardError(fmt::format(
+        "the checkpoint holds pieces of several training iterations (tensor {} is iteration {}'s, "
+        "from {}; the checkpoint's is {}): a piece of another layout would mix them, so only a "
+        "restore into the writer's layout reads it (no [restore] layout, no load)",
+        older->shard.name, *older->iteration, older->checkpoint, manifest.iteration()));
   }
   check_reshardable(spec);
   const workloads::Layout layout(spec.model, spec.reader.parallel, spec.reader.state);

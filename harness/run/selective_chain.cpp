@@ -58,6 +58,7 @@ void SelectiveChain::choose_delta(const std::vector<RankPlan>& full,
     for (std::size_t i = 0; i < plan.shards.size(); ++i) {
       ManifestTensor entry = newest_.at(p).at(i).value();  // the base holds every piece
       entry.checksum = checksum_hex(checksums.at(p).at(i));
+      entry.iteration.reset();  // with its runs over it, the piece is this checkpoint's state
       if (!runs[i].empty()) {
         entry.delta_file = plan.shards[i].file;
         entry.delta = std::move(runs[i]);
@@ -80,7 +81,7 @@ std::set<std::string> SelectiveChain::needed(Comm& comm) const {
   return out;
 }
 
-void SelectiveChain::settle(const fs::path& dir, bool kept) {
+void SelectiveChain::settle(const fs::path& dir, bool kept, std::optional<std::int64_t> iteration) {
   if (c_.selective.delta()) {
     if (base_) {
       base_step_ = kept ? step_ : 0;
@@ -97,10 +98,30 @@ void SelectiveChain::settle(const fs::path& dir, bool kept) {
       if (kept) {
         copy = written.at(next);
         copy->checkpoint = dir.filename().string();
+        copy->iteration = iteration;
       }
       ++next;
     }
   }
+}
+
+void SelectiveChain::record(Comm& comm, const std::set<std::string>& needed, const fs::path& dir,
+                            std::uint64_t full_bytes, std::optional<SelectiveSummary>& summary) {
+  const std::string name = dir.filename().string();
+  const auto count = static_cast<std::int64_t>(recorded_.size()) + 1;
+  recorded_[name] = count;
+  if (!summary)
+    summary = SelectiveSummary{.every = c_.selective.every,
+                               .experts = c_.selective.experts,
+                               .full_bytes = full_bytes,
+                               .delta_every = c_.selective.delta_every};
+  std::uint64_t mine = 0;
+  for (const RankPlan& p : plans_) mine += p.io.bytes();  // frames, when compressed
+  summary->written_bytes.push_back(comm.sum(mine));
+  const std::string oldest = comm.broadcast(needed.empty() ? name : *needed.begin());
+  summary->oldest_needed.push_back(oldest);
+  const auto known = recorded_.find(oldest);
+  summary->chain_length.push_back(known == recorded_.end() ? 1 : count - known->second + 1);
 }
 
 }  // namespace ckpt::harness

@@ -9,6 +9,7 @@
 // each piece at the base with those runs.
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -17,6 +18,7 @@
 #include "harness/checkpoint/manifest.hpp"
 #include "harness/comm/comm.hpp"
 #include "harness/plan/checkpoint_plan.hpp"
+#include "harness/results/case_result.hpp"
 #include "harness/spec/case.hpp"
 
 namespace ckpt::harness {
@@ -41,7 +43,16 @@ class SelectiveChain {
   std::set<std::string> needed(Comm& comm) const;
   // After the commit of checkpoint `dir`: when it stays (`kept`), the newest copies of the pieces
   // it wrote lie in it; else those pieces have no kept copy, and the next checkpoint writes them.
-  void settle(const std::filesystem::path& dir, bool kept);
+  // `iteration`: under [training], the iteration whose state it holds, which a later checkpoint
+  // pointing at one of its pieces records (the loop updates every piece each iteration).
+  void settle(const std::filesystem::path& dir, bool kept,
+              std::optional<std::int64_t> iteration = std::nullopt);
+  // Collective, after settle(dir) of a kept checkpoint (`needed`: what needed() said of it): its
+  // figures appended to `summary`, made with `full_bytes` (a full checkpoint's) on the first call:
+  // the bytes it wrote (every process's), the oldest checkpoint its restore needs and its chain
+  // length (the checkpoints recorded from that one to it).
+  void record(Comm& comm, const std::set<std::string>& needed, const std::filesystem::path& dir,
+              std::uint64_t full_bytes, std::optional<SelectiveSummary>& summary);
 
  private:
   // delta_every: the base in full, or the runs changed since it.
@@ -62,6 +73,7 @@ class SelectiveChain {
   std::int64_t step_ = 0;
   bool base_ = false;
   std::int64_t chain_ = 0;
+  std::map<std::string, std::int64_t> recorded_;  // each recorded checkpoint's count, by name
 };
 
 }  // namespace ckpt::harness

@@ -179,11 +179,11 @@ bool WritePhase::iteration(int iteration, std::vector<IterationTiming>* timings)
       record.result.visible_seconds.push_back(*seconds);
   }
   record.charge("commit", start);
-  retire(dir, s_.store.step(iteration), timings != nullptr);
+  retire(dir, timings != nullptr);
   return true;
 }
 
-void WritePhase::retire(const fs::path& dir, std::int64_t step, bool timed) {
+void WritePhase::retire(const fs::path& dir, bool timed) {
   const bool retiring = s_.context.phase == PhaseSelection::checkpoint;
   if (!chain_.enabled()) {
     if (retiring) s_.store.retire(dir, timed);
@@ -192,24 +192,9 @@ void WritePhase::retire(const fs::path& dir, std::int64_t step, bool timed) {
   Comm& comm = s_.context.comm;
   const std::set<std::string> needed = chain_.needed(comm);
   chain_.settle(dir, !retiring || s_.store.retire(dir, timed, needed));
-  steps_[dir.filename().string()] = step;
-  if (!timed) return;
-  CaseRecorder& record = s_.record;
-  const SelectiveSpec& spec = s_.context.c.selective;
-  if (!record.result.selective)
-    record.result.selective = SelectiveSummary{.every = spec.every,
-                                               .experts = spec.experts,
-                                               .full_bytes = record.result.bytes_per_checkpoint,
-                                               .delta_every = spec.delta_every};
-  SelectiveSummary& z = *record.result.selective;
-  std::uint64_t mine = 0;
-  for (const RankPlan& p : chain_.plans()) mine += p.io.bytes();  // frames, when compressed
-  z.written_bytes.push_back(comm.sum(mine));
-  const std::string oldest =
-      comm.broadcast(needed.empty() ? dir.filename().string() : *needed.begin());
-  z.oldest_needed.push_back(oldest);
-  const auto known = steps_.find(oldest);
-  z.chain_length.push_back(known == steps_.end() ? 1 : step - known->second + 1);
+  if (timed)
+    chain_.record(comm, needed, dir, s_.record.result.bytes_per_checkpoint,
+                  s_.record.result.selective);
 }
 
 }  // namespace ckpt::harness
