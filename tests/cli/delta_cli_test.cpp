@@ -25,31 +25,7 @@ std::string delta_campaign(const Scratch& dir) {
 }
 
 Outcome run_delta_phase(const Scratch& dir, const std::string& text, const std::string& phase) {
-  const fs::path file = dir.write("d.toml", text);
-  return ckptbench(
-      {"run", file.string(), "--output", (dir / ("out-" + phase)).string(), "--phase", phase});
-}
-
-std::vector<fs::path> delta_checkpoints(const Scratch& dir) {
-  std::vector<fs::path> found;
-  for (const auto& e : fs::directory_iterator(dir / "target" / "d" / "case-0000")) {
-    if (fs::exists(e.path() / kManifest)) found.push_back(e.path());
-  }
-  std::sort(found.begin(), found.end());
-  return found;
-}
-
-// Bytes of the runs a delta checkpoint holds, and whether every entry names `base`.
-std::uint64_t run_bytes(const nlohmann::json& manifest, const std::string& base, bool& at_base) {
-  std::uint64_t bytes = 0;
-  at_base = true;
-  for (const nlohmann::json& t : manifest.at("tensors")) {
-    at_base = at_base && t.value("checkpoint", "") == base;
-    if (!t.contains("delta")) continue;
-    for (const nlohmann::json& run : t.at("delta").at("runs"))
-      bytes += run.at(1).get<std::uint64_t>();
-  }
-  return bytes;
+  return run_campaign_phase(dir, "d.toml", text, phase);
 }
 
 TEST(DeltaRun, TheFifthOfAChainRestoresFromItsBaseAndItsRunsVerified) {
@@ -61,7 +37,7 @@ TEST(DeltaRun, TheFifthOfAChainRestoresFromItsBaseAndItsRunsVerified) {
   const nlohmann::json& z = record.at("selective");
   const std::uint64_t full = record.at("bytes_per_checkpoint");
   // The intermediate deltas went as the next was kept; the base stays while the fifth needs it.
-  const std::vector<fs::path> kept = delta_checkpoints(dir);
+  const std::vector<fs::path> kept = complete_checkpoints(dir / "target" / "d" / "case-0000");
   ASSERT_EQ(kept.size(), 2u);
   const std::string base = kept[0].filename().string(), fifth = kept[1].filename().string();
   EXPECT_EQ(z.at("delta_every"), 5);
@@ -79,7 +55,7 @@ TEST(DeltaRun, TheFifthOfAChainRestoresFromItsBaseAndItsRunsVerified) {
     }
   }
   bool at_base = false;
-  EXPECT_EQ(run_bytes(read_manifest(kept[1]), base, at_base), bytes[4]);
+  EXPECT_EQ(delta_run_bytes(read_manifest(kept[1]), base, at_base), bytes[4]);
   EXPECT_TRUE(at_base);
 
   const Outcome restored = run_delta_phase(dir, text, "restore");

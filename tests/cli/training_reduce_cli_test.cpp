@@ -34,28 +34,18 @@ std::string three_layer_model() {
 }
 
 Outcome run_loop_phase(const Scratch& dir, const std::string& text, const std::string& phase) {
-  const fs::path file = dir.write("t.toml", text);
-  return ckptbench(
-      {"run", file.string(), "--output", (dir / ("out-" + phase)).string(), "--phase", phase});
+  return run_campaign_phase(dir, "t.toml", text, phase);
 }
 
-// The case's complete checkpoints, oldest first.
-std::vector<fs::path> complete_checkpoints(const Scratch& dir) {
-  std::vector<fs::path> found;
-  for (const auto& e : fs::directory_iterator(dir / "target" / "t" / "case-0000")) {
-    if (fs::exists(e.path() / kManifest)) found.push_back(e.path());
-  }
-  std::sort(found.begin(), found.end());
-  return found;
+std::vector<fs::path> loop_checkpoints(const Scratch& dir) {
+  return complete_checkpoints(dir / "target" / "t" / "case-0000");
 }
 
-// Bytes of the data files a checkpoint's manifest lists (its own).
-std::uint64_t own_file_bytes(const fs::path& checkpoint) {
-  std::uint64_t bytes = 0;
-  const nlohmann::json manifest = read_manifest(checkpoint);
-  for (const nlohmann::json& f : manifest.at("files"))
-    bytes += fs::file_size(checkpoint / f.at("path").get<std::string>());
-  return bytes;
+// The loop's record, its three checkpoints committed.
+void expect_three_committed(const nlohmann::json& record) {
+  const nlohmann::json& checkpoints = record.at("training").at("checkpoints");
+  ASSERT_EQ(checkpoints.size(), 3u);
+  for (const nlohmann::json& c : checkpoints) EXPECT_TRUE(c.at("committed").get<bool>());
 }
 
 // The layer of a tensor name "<module>.layers.N....", 0 outside the layers (which go with it).
@@ -63,6 +53,14 @@ int rotation_layer(const std::string& name) {
   const std::string marker = ".layers.";
   const std::size_t at = name.find(marker);
   return at == std::string::npos ? 0 : std::stoi(name.substr(at + marker.size()));
+}
+
+// The loop's record after `--phase checkpoint`.
+nlohmann::json written_record(const Scratch& dir, const std::string& text) {
+  const Outcome written = run_loop_phase(dir, text, "checkpoint");
+  EXPECT_EQ(written.exit_code, 0) << written.describe();
+  const std::vector<nlohmann::json> records = read_results(dir / "out-checkpoint");
+  return records.size() == 1u ? records[0] : nlohmann::json{{"status", "none"}, {"error", ""}};
 }
 
 // The restore's record after `--phase restore`, checked verified.
@@ -79,17 +77,15 @@ nlohmann::json restored_record(const Scratch& dir, const std::string& text) {
 TEST(TrainingReduce, AsyncSelectiveCheckpointsRestoreMergedFromThreeIterations) {
   const Scratch dir;
   const fs::path model = dir.write("tiny3.toml", three_layer_model());
-  const std::string text = campaign_toml(
-      "t", dir / "target",
-      "create_target = true\nkeep = true\n[model]\nname = \"" + model.string() +
-          "\"\n[state]\nscope = \"full\"\n[cache]\npolicy = \"none\"\n[strategy]\n"
-          "selective_every = 3\n" +
-          kAsyncLoop);
-  const Outcome written = run_loop_phase(dir, text, "checkpoint");
-  ASSERT_EQ(written.exit_code, 0) << written.describe();
-  const nlohmann::json record = read_results(dir / "out-checkpoint").at(0);
+  const std::string text =
+      campaign_toml("t", dir / "target",
+                    "create_target = true\nkeep = true\n[model]\nname = \"" + model.string() +
+                        "\"\n[state]\nscope = \"full\"\n[cache]\npolicy = \"none\"\n[strategy]\n"
+                        "selective_every = 3\n" +
+                        kAsyncLoop);
+  const nlohmann::json record = written_record(dir, text);
   ASSERT_EQ(record.at("status"), "ok") << record.at("error");
-  const std::vector<fs::path> kept = complete_checkpoints(dir);
+  const std::vector<fs::path> kept = loop_checkpoints(dir);
   ASSERT_EQ(kept.size(), 3u);  // the newest points at both earlier ones
   const std::string first = kept[0].filename().string(), second = kept[1].filename().string();
   const nlohmann::json newest = read_manifest(kept[2]);
@@ -117,11 +113,9 @@ TEST(TrainingReduce, AsyncSelectiveCheckpointsRestoreMergedFromThreeIterations) 
             nlohmann::json({full, layer_bytes[1], layer_bytes[2]}));
   EXPECT_EQ(z.at("samples").at("chain_length"), nlohmann::json({1, 2, 3}));
   EXPECT_EQ(z.at("samples").at("oldest_needed"), nlohmann::json({first, first, first}));
-  EXPECT_EQ(own_file_bytes(kept[1]), layer_bytes[1]);
-  EXPECT_EQ(own_file_bytes(kept[2]), layer_bytes[2]);
-  const nlohmann::json& checkpoints = record.at("training").at("checkpoints");
-  ASSERT_EQ(checkpoints.size(), 3u);
-  for (const nlohmann::json& c : checkpoints) EXPECT_TRUE(c.at("committed").get<bool>());
+  EXPECT_EQ(manifest_file_bytes(kept[1]), layer_bytes[1]);
+  EXPECT_EQ(manifest_file_bytes(kept[2]), layer_bytes[2]);
+  expect_three_committed(record);
 
   const nlohmann::json read = restored_record(dir, text);
   const nlohmann::json& r = read.at("selective").at("restore");
@@ -131,32 +125,16 @@ TEST(TrainingReduce, AsyncSelectiveCheckpointsRestoreMergedFromThreeIterations) 
   EXPECT_EQ(r.at("read_bytes"), full);
 }
 
-// Bytes of the runs a delta checkpoint holds, and whether every entry names `base`.
-std::uint64_t delta_run_bytes(const nlohmann::json& manifest, const std::string& base,
-                              bool& at_base) {
-  std::uint64_t bytes = 0;
-  at_base = true;
-  for (const nlohmann::json& t : manifest.at("tensors")) {
-    at_base = at_base && t.value("checkpoint", "") == base && !t.contains("iteration");
-    if (!t.contains("delta")) continue;
-    for (const nlohmann::json& run : t.at("delta").at("runs"))
-      bytes += run.at(1).get<std::uint64_t>();
-  }
-  return bytes;
-}
-
 TEST(TrainingReduce, AsyncDeltaCheckpointsChainToTheirBaseAndRestoreVerified) {
   const Scratch dir;
-  const std::string text = tiny_full_state_campaign(
-      dir, "t", 1, 0,
-      std::string("[strategy]\ndelta_every = 3\ndelta_block_bytes = 4096\n"
-                  "delta_changed_fraction = 0.25\n") +
-          kAsyncLoop);
-  const Outcome written = run_loop_phase(dir, text, "checkpoint");
-  ASSERT_EQ(written.exit_code, 0) << written.describe();
-  const nlohmann::json record = read_results(dir / "out-checkpoint").at(0);
+  const std::string text =
+      tiny_full_state_campaign(dir, "t", 1, 0,
+                               std::string("[strategy]\ndelta_every = 3\ndelta_block_bytes = 4096\n"
+                                           "delta_changed_fraction = 0.25\n") +
+                                   kAsyncLoop);
+  const nlohmann::json record = written_record(dir, text);
   ASSERT_EQ(record.at("status"), "ok") << record.at("error");
-  const std::vector<fs::path> kept = complete_checkpoints(dir);
+  const std::vector<fs::path> kept = loop_checkpoints(dir);
   ASSERT_EQ(kept.size(), 2u);  // the middle delta went once the newest was kept
   const std::string base = kept[0].filename().string();
   const nlohmann::json newest = read_manifest(kept[1]);
@@ -177,10 +155,8 @@ TEST(TrainingReduce, AsyncDeltaCheckpointsChainToTheirBaseAndRestoreVerified) {
   bool at_base = false;
   EXPECT_EQ(delta_run_bytes(newest, base, at_base), bytes[2]);
   EXPECT_TRUE(at_base);
-  EXPECT_EQ(own_file_bytes(kept[1]), bytes[2]);
-  const nlohmann::json& checkpoints = record.at("training").at("checkpoints");
-  ASSERT_EQ(checkpoints.size(), 3u);
-  for (const nlohmann::json& c : checkpoints) EXPECT_TRUE(c.at("committed").get<bool>());
+  EXPECT_EQ(manifest_file_bytes(kept[1]), bytes[2]);
+  expect_three_committed(record);
 
   const nlohmann::json read = restored_record(dir, text);
   const nlohmann::json& r = read.at("selective").at("restore");
