@@ -148,11 +148,6 @@ void check_selective(const Case& c, const CaseValues& v) {
            "rotates experts stored one tensor each, and " + c.model.name +
                " stores its experts fused into one tensor per matrix kind",
            "choose a model whose experts are stored one by one");
-  if (c.compression.enabled() && delta)
-    refuse("strategy.compression",
-           "is not combined with compression: its raw runs go over the base's bytes, which a "
-           "compressed base holds as frames",
-           "set strategy.compression = \"none\"");
   if (c.io.direct)
     refuse("backend.direct",
            "packs the layers it holds back to back, which O_DIRECT's aligned offsets cannot hold",

@@ -112,11 +112,16 @@ DpGather* WritePhase::sync_gather() {
 // else the whole state.
 const std::vector<RankPlan>& WritePhase::to_write(int iteration, const fs::path& dir, bool timed) {
   CaseBuffers& data = s_.data;
-  const bool compressed = s_.context.c.compression.enabled();
+  // A compressed delta compresses its changed runs alone, not the whole state.
+  const bool runs = s_.context.c.compression.enabled() && chain_.delta_due();
+  const bool compressed = s_.context.c.compression.enabled() && !runs;
   if (compressed) compress_for_write(s_, timed);
   const std::vector<RankPlan>& full = compressed ? data.stored_plans : data.write_plans;
   if (!chain_.enabled()) return full;
-  chain_.choose(full, data.checksums, iteration, s_.store.step(iteration), dir);
+  const RunFrames frames{data.write_buffer, data.stored_buffer};
+  chain_.choose(full, data.checksums, iteration, s_.store.step(iteration), dir,
+                runs ? &frames : nullptr);
+  if (runs) record_codec_work(s_, chain_.run_work(), true, timed);
   return chain_.plans();
 }
 

@@ -90,5 +90,59 @@ TEST(DeltaRun, TheFifthOfAChainRestoresFromItsBaseAndItsRunsVerified) {
   EXPECT_NE(o.err.find("it is missing"), std::string::npos) << o.err;
 }
 
+// Sum of a manifest's recorded sizes: each entry's `stored_bytes` (own pieces only), or each of
+// its changed runs' frames (the fourth element of a run).
+std::uint64_t framed_bytes(const nlohmann::json& manifest, bool runs) {
+  std::uint64_t bytes = 0;
+  for (const nlohmann::json& t : manifest.at("tensors")) {
+    if (!runs && !t.contains("checkpoint")) bytes += t.at("stored_bytes").get<std::uint64_t>();
+    if (!runs || !t.contains("delta")) continue;
+    for (const nlohmann::json& run : t.at("delta").at("runs")) {
+      EXPECT_EQ(run.size(), 4u) << run.dump();
+      bytes += run.at(3).get<std::uint64_t>();
+    }
+  }
+  return bytes;
+}
+
+TEST(DeltaRun, CompressedRunsAreFramesOfTheirOwnAndRestoreVerified) {
+  const Scratch dir;
+  const std::string text = tiny_full_state_campaign(
+      dir, "d", 3, 0,
+      "[data]\npattern = \"trained\"\n[strategy]\ndelta_every = 3\ndelta_block_bytes = "
+      "4096\ndelta_changed_fraction = 0.25\ncompression = \"zstd\"\n");
+  const Outcome written = run_delta_phase(dir, text, "checkpoint");
+  ASSERT_EQ(written.exit_code, 0) << written.describe();
+  const nlohmann::json record = read_results(dir / "out-checkpoint").at(0);
+  ASSERT_EQ(record.at("status"), "ok") << record.at("error");
+  const std::vector<fs::path> kept = complete_checkpoints(dir / "target" / "d" / "case-0000");
+  ASSERT_EQ(kept.size(), 2u);
+  const std::uint64_t full = record.at("bytes_per_checkpoint");
+  const std::vector<std::uint64_t> bytes = record.at("selective").at("samples").at("written_bytes");
+  ASSERT_EQ(bytes.size(), 3u);
+  // The base: the whole state's frames; the newest: its changed runs' frames, all on disk.
+  EXPECT_EQ(bytes[0], framed_bytes(read_manifest(kept[0]), false));
+  EXPECT_EQ(bytes[0], manifest_file_bytes(kept[0]));
+  EXPECT_EQ(bytes[2], framed_bytes(read_manifest(kept[1]), true));
+  EXPECT_EQ(bytes[2], manifest_file_bytes(kept[1]));
+  bool at_base = false;
+  const std::uint64_t raw_runs =
+      delta_run_bytes(read_manifest(kept[1]), kept[0].filename(), at_base);
+  EXPECT_TRUE(at_base);
+  EXPECT_LT(bytes[2], raw_runs);  // trained values compress
+  EXPECT_LT(bytes[0], full);
+
+  const Outcome restored = run_delta_phase(dir, text, "restore");
+  ASSERT_EQ(restored.exit_code, 0) << restored.describe();
+  const nlohmann::json read = read_results(dir / "out-restore").at(0);
+  EXPECT_EQ(read.at("status"), "ok") << read.at("error");
+  EXPECT_EQ(read.at("verified"), true);
+  const nlohmann::json& r = read.at("selective").at("restore");
+  EXPECT_EQ(r.at("chain_length"), 3);
+  EXPECT_EQ(r.at("read_bytes"), bytes[0] + bytes[2]);
+  EXPECT_DOUBLE_EQ(r.at("amplification").get<double>(),
+                   static_cast<double>(bytes[0] + bytes[2]) / static_cast<double>(full));
+}
+
 }  // namespace
 }  // namespace ckpt::integration
