@@ -58,11 +58,7 @@ TEST(DeltaRun, TheFifthOfAChainRestoresFromItsBaseAndItsRunsVerified) {
   EXPECT_EQ(delta_run_bytes(read_manifest(kept[1]), base, at_base), bytes[4]);
   EXPECT_TRUE(at_base);
 
-  const Outcome restored = run_delta_phase(dir, text, "restore");
-  ASSERT_EQ(restored.exit_code, 0) << restored.describe();
-  const nlohmann::json read = read_results(dir / "out-restore").at(0);
-  EXPECT_EQ(read.at("status"), "ok") << read.at("error");
-  EXPECT_EQ(read.at("verified"), true);
+  const nlohmann::json read = verified_restore(dir, "d.toml", text);
   const nlohmann::json& r = read.at("selective").at("restore");
   EXPECT_EQ(r.at("checkpoint"), fifth);
   EXPECT_EQ(r.at("read_from"), nlohmann::json({base}));
@@ -132,11 +128,7 @@ TEST(DeltaRun, CompressedRunsAreFramesOfTheirOwnAndRestoreVerified) {
   EXPECT_LT(bytes[2], raw_runs);  // trained values compress
   EXPECT_LT(bytes[0], full);
 
-  const Outcome restored = run_delta_phase(dir, text, "restore");
-  ASSERT_EQ(restored.exit_code, 0) << restored.describe();
-  const nlohmann::json read = read_results(dir / "out-restore").at(0);
-  EXPECT_EQ(read.at("status"), "ok") << read.at("error");
-  EXPECT_EQ(read.at("verified"), true);
+  const nlohmann::json read = verified_restore(dir, "d.toml", text);
   const nlohmann::json& r = read.at("selective").at("restore");
   EXPECT_EQ(r.at("chain_length"), 3);
   EXPECT_EQ(r.at("read_bytes"), bytes[0] + bytes[2]);

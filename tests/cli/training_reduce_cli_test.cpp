@@ -63,17 +63,6 @@ nlohmann::json written_record(const Scratch& dir, const std::string& text) {
   return records.size() == 1u ? records[0] : nlohmann::json{{"status", "none"}, {"error", ""}};
 }
 
-// The restore's record after `--phase restore`, checked verified.
-nlohmann::json restored_record(const Scratch& dir, const std::string& text) {
-  const Outcome restored = run_loop_phase(dir, text, "restore");
-  EXPECT_EQ(restored.exit_code, 0) << restored.describe();
-  const std::vector<nlohmann::json> records = read_results(dir / "out-restore");
-  if (records.size() != 1u) return nlohmann::json::object();
-  EXPECT_EQ(records[0].at("status"), "ok") << records[0].at("error");
-  EXPECT_EQ(records[0].at("verified"), true);
-  return records[0];
-}
-
 TEST(TrainingReduce, AsyncSelectiveCheckpointsRestoreMergedFromThreeIterations) {
   const Scratch dir;
   const fs::path model = dir.write("tiny3.toml", three_layer_model());
@@ -117,7 +106,7 @@ TEST(TrainingReduce, AsyncSelectiveCheckpointsRestoreMergedFromThreeIterations) 
   EXPECT_EQ(manifest_file_bytes(kept[2]), layer_bytes[2]);
   expect_three_committed(record);
 
-  const nlohmann::json read = restored_record(dir, text);
+  const nlohmann::json read = verified_restore(dir, "t.toml", text);
   const nlohmann::json& r = read.at("selective").at("restore");
   EXPECT_EQ(r.at("checkpoint"), kept[2].filename().string());
   EXPECT_EQ(r.at("read_from"), nlohmann::json({first, second}));
@@ -158,7 +147,7 @@ TEST(TrainingReduce, AsyncDeltaCheckpointsChainToTheirBaseAndRestoreVerified) {
   EXPECT_EQ(manifest_file_bytes(kept[1]), bytes[2]);
   expect_three_committed(record);
 
-  const nlohmann::json read = restored_record(dir, text);
+  const nlohmann::json read = verified_restore(dir, "t.toml", text);
   const nlohmann::json& r = read.at("selective").at("restore");
   EXPECT_EQ(r.at("read_from"), nlohmann::json({base}));
   EXPECT_EQ(r.at("chain_length"), 3);

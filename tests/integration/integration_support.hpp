@@ -359,6 +359,19 @@ inline Outcome run_campaign_phase(const Scratch& dir, const std::string& file,
       {"run", path.string(), "--output", (dir / ("out-" + phase)).string(), "--phase", phase});
 }
 
+// The one record of run_campaign_phase(dir, file, text, "restore"), expected to exit 0 with its
+// restore ok and verified.
+inline nlohmann::json verified_restore(const Scratch& dir, const std::string& file,
+                                       const std::string& text) {
+  const Outcome restored = run_campaign_phase(dir, file, text, "restore");
+  EXPECT_EQ(restored.exit_code, 0) << restored.describe();
+  const std::vector<nlohmann::json> records = read_results(dir / "out-restore");
+  if (records.size() != 1u) return nlohmann::json{{"selective", {{"restore", nullptr}}}};
+  EXPECT_EQ(records[0].at("status"), "ok") << records[0].at("error");
+  EXPECT_EQ(records[0].at("verified"), true);
+  return records[0];
+}
+
 // Files and directories under `dir`, recursively (0 when it does not exist).
 inline std::size_t entries_under(const fs::path& dir) {
   std::error_code ec;
