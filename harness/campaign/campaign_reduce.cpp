@@ -69,7 +69,8 @@ void check_compression(const Case& c, const CaseValues& v) {
 }
 
 // A delta checkpoint stores the blocks the emulated update changed, over a base of the same
-// layout: it needs that update applied to every byte it holds, and the writer's layout to read.
+// layout: it needs that update applied to every byte it holds, and each reader to read the runs
+// over the base bytes it reads.
 template <typename Refuse>
 void check_delta(const Case& c, const Refuse& refuse) {
   if (c.selective.every > 1 || c.selective.experts > 0)
@@ -88,9 +89,6 @@ void check_delta(const Case& c, const Refuse& refuse) {
            "updates the state where it is held, and the gathered distributed optimizer's copies "
            "arrive by the gather",
            "set strategy.megatron_optimizer = \"per_dp\"");
-  if (c.restore.reshard)
-    refuse("restore.tp", "is restored into the writer's layout only (its runs are the writer's)",
-           "restore the writer's layout");
   if (c.restore.replicas != ReplicaRead::written)
     refuse("restore.replicas",
            "reads each base piece with the runs over it into the rank that wrote it",

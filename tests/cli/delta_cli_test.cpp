@@ -86,6 +86,17 @@ TEST(DeltaRun, TheFifthOfAChainRestoresFromItsBaseAndItsRunsVerified) {
   EXPECT_NE(o.err.find("it is missing"), std::string::npos) << o.err;
 }
 
+// A chain of three (a base and two deltas of 4 KiB blocks, a quarter changed per step) of the
+// tiny model's full state, with the campaign tables `tables` and more [strategy] keys `strategy`.
+std::string chain_of_three(const Scratch& dir, const std::string& tables,
+                           const std::string& strategy) {
+  return tiny_full_state_campaign(dir, "d", 3, 0,
+                                  tables +
+                                      "[strategy]\ndelta_every = 3\ndelta_block_bytes = 4096\n"
+                                      "delta_changed_fraction = 0.25\n" +
+                                      strategy);
+}
+
 // Sum of a manifest's recorded sizes: each entry's `stored_bytes` (own pieces only), or each of
 // its changed runs' frames (the fourth element of a run).
 std::uint64_t framed_bytes(const nlohmann::json& manifest, bool runs) {
@@ -103,10 +114,8 @@ std::uint64_t framed_bytes(const nlohmann::json& manifest, bool runs) {
 
 TEST(DeltaRun, CompressedRunsAreFramesOfTheirOwnAndRestoreVerified) {
   const Scratch dir;
-  const std::string text = tiny_full_state_campaign(
-      dir, "d", 3, 0,
-      "[data]\npattern = \"trained\"\n[strategy]\ndelta_every = 3\ndelta_block_bytes = "
-      "4096\ndelta_changed_fraction = 0.25\ncompression = \"zstd\"\n");
+  const std::string text =
+      chain_of_three(dir, "[data]\npattern = \"trained\"\n", "compression = \"zstd\"\n");
   const Outcome written = run_delta_phase(dir, text, "checkpoint");
   ASSERT_EQ(written.exit_code, 0) << written.describe();
   const nlohmann::json record = read_results(dir / "out-checkpoint").at(0);
@@ -134,6 +143,26 @@ TEST(DeltaRun, CompressedRunsAreFramesOfTheirOwnAndRestoreVerified) {
   EXPECT_EQ(r.at("read_bytes"), bytes[0] + bytes[2]);
   EXPECT_DOUBLE_EQ(r.at("amplification").get<double>(),
                    static_cast<double>(bytes[0] + bytes[2]) / static_cast<double>(full));
+}
+
+TEST(DeltaRun, AChainWrittenUnderTp2RestoresIntoTp1FromBaseAndRunsVerified) {
+  const Scratch dir;
+  const std::string text = chain_of_three(dir, "[parallel]\ntp = 2\n", "");
+  ASSERT_EQ(run_delta_phase(dir, text, "checkpoint").exit_code, 0);
+  const nlohmann::json record = read_results(dir / "out-checkpoint").at(0);
+  const std::vector<fs::path> kept = complete_checkpoints(dir / "target" / "d" / "case-0000");
+  ASSERT_EQ(kept.size(), 2u);
+  const std::uint64_t full = record.at("bytes_per_checkpoint");
+  bool at_base = false;
+  const std::uint64_t runs = delta_run_bytes(read_manifest(kept[1]), kept[0].filename(), at_base);
+  EXPECT_GT(runs, 0u);
+  // Each new TP 1 piece is the two TP 2 pieces of its tensor, each with the runs over them.
+  const std::string tp1 = text + "[restore]\ntp = 1\n";
+  const nlohmann::json read = verified_restore(dir, "d.toml", tp1);
+  EXPECT_EQ(read.at("reshard").at("bytes_needed"), full) << read.at("reshard").dump();
+  const nlohmann::json& r = read.at("selective").at("restore");
+  EXPECT_EQ(r.at("chain_length"), 3);
+  EXPECT_EQ(r.at("read_bytes"), full + runs);
 }
 
 }  // namespace
