@@ -2,8 +2,9 @@
 # Full vs selective vs delta vs compressed checkpoints of one model, side by side.
 #
 # Each round runs the four strategies in a rotating order (so that none always runs first), each
-# twice: under the async training engine ([training] with engine.name = "async", --phase both: the
-# loop, then a restore of its last checkpoint), for the loop's stall and time to durable; and as
+# twice: under the async training engine ([training] with engine.name = "async", --phase
+# checkpoint, then --phase restore of its last checkpoint, verified), for the loop's stall, time to
+# durable and bytes written per checkpoint; and as
 # the harness's own checkpoints (--phase checkpoint, then --phase restore of the newest), for the
 # bytes each checkpoint writes, the restore's time and its read amplification (bytes read per
 # byte restored; a delta reads its base's pieces whole and its changed runs over them). A
@@ -111,8 +112,14 @@ for ((round = 0; round < rounds; round++)); do
     loop="r$round-$s-async"
     written="r$round-$s-write"
     loop_status=0 write_status=0 restore_status=0
-    run_one "$s" "$loop" --phase both --set training.iterations="$iterations" \
-      --set training.iteration_seconds=0.5 --set engine.name=async || loop_status=$?
+    loop_keys=(--set training.iterations="$iterations" --set training.iteration_seconds=0.5
+      --set engine.name=async)
+    run_one "$s" "$loop" --phase checkpoint "${loop_keys[@]}" || loop_status=$?
+    if [ "$loop_status" = 0 ]; then
+      "$binary" run "$config" --output "$dir/$loop-restore" -q --phase restore \
+        $(strategy_keys "$s") "${loop_keys[@]}" "${extra[@]}" >/dev/null \
+        2>"$dir/$loop-restore.err" || loop_status=$?
+    fi
     run_one "$s" "$written" --phase checkpoint || write_status=$?
     if [ "$write_status" = 0 ]; then
       "$binary" run "$config" --output "$dir/$written-restore" -q --phase restore \
@@ -127,26 +134,32 @@ def record(name):
     paths = sorted(glob.glob(f"{d}/{name}/*/results.jsonl"))
     return json.loads(open(paths[-1]).readline()) if paths else None
 def reason(name):
-    lines = [l.strip() for l in open(f"{d}/{name}.err") if l.strip()]
-    return lines[-1] if lines else "no message"
+    import os
+    for err in (f"{d}/{name}-restore.err", f"{d}/{name}.err"):
+        lines = [l.strip() for l in open(err) if l.strip()] if os.path.exists(err) else []
+        if lines:
+            return lines[-1]
+    return "no message"
+def bytes_written(w):
+    z, c = w.get("selective"), w.get("compression")
+    if z:
+        return statistics.median(z["samples"]["written_bytes"])
+    if c:
+        return c["stored_bytes"]
+    return w["bytes_per_checkpoint"]
 row = {"round": int(rnd), "strategy": s}
-if loop_rc == "0":
-    t = record(loop)["training"]
+if loop_rc == "0" and (record(loop + "-restore") or {}).get("verified"):
+    w = record(loop)
+    t = w["training"]
     row["stall_s"] = t["stall_seconds"]
     row["durable_s"] = t["time_to_durable_seconds"]
+    row["async_written"] = bytes_written(w) / w["bytes_per_checkpoint"]
 else:
     row["async_refused"] = reason(loop)
 if write_rc == "0" and restore_rc == "0":
     w, r = record(written), record(written + "-restore")
     full = w["bytes_per_checkpoint"]
-    z = w.get("selective")
-    c = w.get("compression")
-    if z:
-        written_bytes = statistics.median(z["samples"]["written_bytes"])
-    elif c:
-        written_bytes = c["stored_bytes"]
-    else:
-        written_bytes = full
+    written_bytes = bytes_written(w)
     row["full_bytes"] = full
     row["written_bytes"] = written_bytes
     row["restore_s"] = r["read_seconds"]
@@ -179,6 +192,7 @@ for s in ["full", "selective", "delta", "compressed"]:
     else:
         print(f"  async stall s        {spread([r['stall_s'] for r in mine])}")
         print(f"  async to durable s   {spread([r['durable_s'] for r in mine])}")
+        print(f"  async bytes written  {spread([r['async_written'] for r in mine])}")
     ok = [r for r in mine if "written_bytes" in r]
     if not ok:
         print(f"  harness checkpoints: refused: {mine[0].get('refused', '-')}")

@@ -69,7 +69,8 @@ void check_compression(const Case& c, const CaseValues& v) {
 }
 
 // A delta checkpoint stores the blocks the emulated update changed, over a base of the same
-// layout: it needs that update applied to every byte it holds, and the writer's layout to read.
+// layout: it needs that update applied to every byte it holds, and each reader to read the runs
+// over the base bytes it reads.
 template <typename Refuse>
 void check_delta(const Case& c, const Refuse& refuse) {
   if (c.selective.every > 1 || c.selective.experts > 0)
@@ -88,13 +89,27 @@ void check_delta(const Case& c, const Refuse& refuse) {
            "updates the state where it is held, and the gathered distributed optimizer's copies "
            "arrive by the gather",
            "set strategy.megatron_optimizer = \"per_dp\"");
-  if (c.restore.reshard)
-    refuse("restore.tp", "is restored into the writer's layout only (its runs are the writer's)",
-           "restore the writer's layout");
   if (c.restore.replicas != ReplicaRead::written)
     refuse("restore.replicas",
            "reads each base piece with the runs over it into the rank that wrote it",
            "set restore.replicas = \"written\"");
+}
+
+// Under [training] the loop's checkpoints apply the rotation (or the delta against the base) to the
+// plans its flush writes, from a snapshot of the whole state: what flushes other than the plans, or
+// parts of them, cannot.
+template <typename Refuse>
+void check_training_reduce(const Case& c, const Refuse& refuse) {
+  if (c.engine.kind == EngineKind::tiered)
+    refuse("engine.name",
+           "is not applied by the tiered engine, which copies and sends each process's raw part to "
+           "its tiers and drains whole parts",
+           "use engine.name = \"sync\", \"async\" or \"lazy\"");
+  if (c.compression.enabled())
+    refuse("strategy.compression",
+           "is not combined with compression under [training]: the engines compress the whole "
+           "snapshot as it is flushed",
+           "set strategy.compression = \"none\", or leave out the [training] table");
 }
 
 // A selective checkpoint packs the pieces it holds back to back in files of its own and points at
@@ -131,11 +146,6 @@ void check_selective(const Case& c, const CaseValues& v) {
            "rotates experts stored one tensor each, and " + c.model.name +
                " stores its experts fused into one tensor per matrix kind",
            "choose a model whose experts are stored one by one");
-  if (c.compression.enabled() && delta)
-    refuse("strategy.compression",
-           "is not combined with compression: its raw runs go over the base's bytes, which a "
-           "compressed base holds as frames",
-           "set strategy.compression = \"none\"");
   if (c.io.direct)
     refuse("backend.direct",
            "packs the layers it holds back to back, which O_DIRECT's aligned offsets cannot hold",
@@ -162,13 +172,7 @@ void check_selective(const Case& c, const CaseValues& v) {
   if (c.reuse_bytes > 0)
     refuse("memory.reuse_bytes", "needs the whole state in memory to choose the layers it holds",
            "set memory.reuse_bytes = 0");
-  if (c.training.enabled())
-    refuse("training.iterations",
-           "is written by the harness's checkpoint iterations, not the [training] engines: "
-           "their snapshot and flush move every piece of the state, and their update rewrites "
-           "every piece each iteration, so a piece left in an earlier checkpoint would hold "
-           "another iteration's bytes than the checkpoint's manifest names",
-           "leave out the [training] table");
+  if (c.training.enabled()) check_training_reduce(c, refuse);
 }
 
 }  // namespace

@@ -54,9 +54,13 @@ nlohmann::json manifest_tensors_json(const std::vector<ManifestTensor>& tensors)
     if (t.holder >= 0) out.back()["holder"] = t.holder;
     if (t.stored_bytes > 0) out.back()["stored_bytes"] = t.stored_bytes;
     if (!t.checkpoint.empty()) out.back()["checkpoint"] = t.checkpoint;
+    if (t.iteration) out.back()["iteration"] = *t.iteration;
     if (!t.delta_file.empty()) {
       nlohmann::json runs = nlohmann::json::array();
-      for (const DeltaRun& r : t.delta) runs.push_back({r.offset, r.bytes, r.file_offset});
+      for (const DeltaRun& r : t.delta) {
+        runs.push_back({r.offset, r.bytes, r.file_offset});
+        if (r.stored_bytes > 0) runs.back().push_back(r.stored_bytes);
+      }
       out.back()["delta"] = {{"file", t.delta_file}, {"runs", std::move(runs)}};
     }
   }
@@ -115,7 +119,7 @@ Manifest make_manifest(const Case& c, std::int64_t world_size,
   for (const ManifestTensor& t : tensors) {
     for (const DeltaRun& r : t.delta) {
       auto& size = file_sizes[t.delta_file];
-      size = std::max(size, r.file_offset + r.bytes);
+      size = std::max(size, r.file_offset + r.file_bytes());
     }
     if (!t.checkpoint.empty()) continue;  // the earlier checkpoint's manifest lists its file
     auto& size = file_sizes[t.file];

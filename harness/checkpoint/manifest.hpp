@@ -43,6 +43,10 @@ struct ManifestTensor {
   // directory that holds the piece's newest copy (`file` and `file_offset` are that
   // checkpoint's); "": this checkpoint holds it.
   std::string checkpoint;
+  // [training] with strategy.selective_every or partial_experts: the training iteration whose state
+  // the earlier checkpoint `checkpoint` holds of the piece (the loop updates every piece, so a copy
+  // left there is older than this checkpoint's state); nullopt: the manifest's training_iteration.
+  std::optional<std::int64_t> iteration;
   // strategy.delta_every: the piece's bytes that changed since its base (the earlier checkpoint
   // `checkpoint`, which holds the piece whole at `file`, `file_offset`), stored as `delta` runs in
   // this checkpoint's file `delta_file`; the piece is the base's bytes with those runs over them.
@@ -50,6 +54,11 @@ struct ManifestTensor {
   std::string delta_file;
   std::vector<DeltaRun> delta;
 
+  // The training iteration whose state the piece holds, in a manifest of `manifest_iteration`
+  // (Manifest::iteration).
+  std::int64_t iteration_in(std::int64_t manifest_iteration) const {
+    return iteration.value_or(manifest_iteration);
+  }
   // Bytes the piece takes in its file.
   std::uint64_t file_bytes() const { return stored_bytes > 0 ? stored_bytes : bytes; }
   // The piece's file relative to this checkpoint's directory: `file`, or the sibling checkpoint's

@@ -62,12 +62,12 @@ std::pair<std::map<EntryKey, ManifestTensor>, std::map<std::int64_t, std::size_t
 
 // Fields the plan of the case does not decide: the checksum, a compressed piece's size and file
 // offset (known only after compression), and a selective or delta checkpoint's file offsets (its
-// pieces packed), the earlier checkpoint a piece lies in and the changed runs a delta stores; the
-// checkpoint_hash covers them.
+// pieces packed), the earlier checkpoint a piece lies in (and under [training] the iteration of
+// that copy) and the changed runs a delta stores; the checkpoint_hash covers them.
 bool unplanned(const std::string& field, bool compressed, bool packed) {
   return field == "checksum" || ((compressed || packed) && field == "file_offset") ||
          (compressed && field == "stored_bytes") ||
-         (packed && (field == "checkpoint" || field == "delta"));
+         (packed && (field == "checkpoint" || field == "iteration" || field == "delta"));
 }
 
 // The first field in which `recorded` differs from `expected` (unplanned fields aside), or "", by

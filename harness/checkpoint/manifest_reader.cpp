@@ -111,17 +111,20 @@ void read_delta(const JsonField& d, ManifestTensor& m,
     file.fail("names a file the manifest's `files` does not list");
   std::uint64_t end = 0;
   for (const JsonField& run : d.at("runs").elements()) {
-    const std::vector<JsonField> fields = run.elements(3);
-    if (fields.size() != 3) run.fail("must be [offset, bytes, file_offset]");
+    const std::vector<JsonField> fields = run.elements(4);
+    if (fields.size() != 3 && fields.size() != 4)
+      run.fail("must be [offset, bytes, file_offset] or, compressed, [..., stored_bytes]");
     const DeltaRun r{.offset = fields[0].count(m.bytes),
                      .bytes = fields[1].count(m.bytes),
-                     .file_offset = fields[2].count(kMaxManifestBytes)};
+                     .file_offset = fields[2].count(kMaxManifestBytes),
+                     .stored_bytes = fields.size() == 4 ? fields[3].count(kMaxManifestBytes) : 0};
+    if (fields.size() == 4 && r.stored_bytes == 0) fields[3].fail("must be above 0");
     if (r.bytes == 0 || r.offset < end || r.offset + r.bytes > m.bytes)
       run.fail(
           fmt::format("must be a non-empty run after the previous one inside the piece's {} "
                       "bytes",
                       m.bytes));
-    if (files != nullptr && r.file_offset + r.bytes > listed->second)
+    if (files != nullptr && r.file_offset + r.file_bytes() > listed->second)
       run.fail(fmt::format("reaches past the min_size ({}) of {}", listed->second, m.delta_file));
     end = r.offset + r.bytes;
     m.delta.push_back(r);
@@ -155,6 +158,7 @@ ManifestTensor tensor_of(const JsonField& t, std::int64_t world_size,
     if (!sibling_checkpoint_name(m.checkpoint))
       source->fail("must name a checkpoint directory of the same case directory");
   }
+  if (const auto iteration = t.find("iteration")) m.iteration = iteration->integer(0);
   if (const auto delta = t.find("delta")) read_delta(*delta, m, files);
   // A file outside the checkpoint is refused by the read paths, naming the tensor; an earlier
   // checkpoint's file is checked against that checkpoint's manifest (selective_source_problem).

@@ -180,7 +180,7 @@ std::string verify_loaded(const Manifest& manifest, const FileRanges& files, con
     ps.memory_offset = whole.memory_offset + t.file_offset;
     ps.bytes = t.bytes;
     ps.data_key =
-        training_key(t.data_key, manifest.iteration());  // a [training] checkpoint's state
+        training_key(t.data_key, t.iteration_in(manifest.iteration()));  // a [training] state
   }
   std::vector<std::pair<std::size_t, std::size_t>> owner;
   const std::vector<PatternRange> ranges = shard_pattern_ranges({placed}, {0}, &owner);

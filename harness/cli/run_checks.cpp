@@ -203,8 +203,9 @@ CaseCheck check_case(const Case& c, PhaseSelection phase, int processes, const M
   }
   if (c.selective.delta() && phase == PhaseSelection::load) {
     note(fmt::format(
-        "{} is restored into the writer's layout only (its changed runs are the writer's pieces'), "
-        "not loaded into an inference layout: use --phase restore, or set strategy.delta_every = 1",
+        "{} is restored (into the writer's layout or a [restore] layout, its changed runs over "
+        "the base), not loaded into an inference layout: use --phase restore, or set "
+        "strategy.delta_every = 1",
         strategy));
   }
   if (c.restore.replicas != ReplicaRead::written && phase == PhaseSelection::both) {

@@ -135,6 +135,19 @@ std::optional<std::string> engine_problem(const Case& c, const backends::Capabil
           c.engine.host_pool_bytes, compression_name(c.compression.codec), state_bytes,
           state_bytes);
     }
+    if (c.selective.enabled()) {
+      return fmt::format(
+          "engine.host_pool_bytes = {} with {}: a pool smaller than one process's checkpoint ({} "
+          "bytes) is a ring that flushes the whole state chunk by chunk, and these checkpoints "
+          "write a part of it; raise engine.host_pool_bytes to at least {} (or 0), or turn the "
+          "strategy off",
+          c.engine.host_pool_bytes,
+          c.selective.delta() ? fmt::format("strategy.delta_every = {}", c.selective.delta_every)
+          : c.selective.experts > 0
+              ? fmt::format("strategy.partial_experts = {}", c.selective.experts)
+              : fmt::format("strategy.selective_every = {}", c.selective.every),
+          state_bytes, state_bytes);
+    }
     if (c.engine.host_pool_bytes < kMinRingBytes) {
       return fmt::format(
           "engine.host_pool_bytes = {} with engine.name = \"{}\": a pool smaller than one "

@@ -95,6 +95,12 @@ class TrainingRun {
         }
       }
     }
+    if (io.reduce &&
+        (e.kind == EngineKind::tiered || (pool_ && pool_->ring()) || io.codec != nullptr)) {
+      throw std::invalid_argument(
+          "selective and delta checkpoints run under sync, async and lazy with a whole host pool "
+          "and no compression only");
+    }
     if (io.codec != nullptr && (e.kind == EngineKind::tiered || (pool_ && pool_->ring()))) {
       throw std::invalid_argument(
           "strategy.compression runs under sync, async and lazy with a whole host pool only");
@@ -128,10 +134,13 @@ class TrainingRun {
   double observe(const fs::path& dir);  // io_.observe_commit, when set; returns its seconds
   double gather(std::int64_t iteration, CheckpointRecord& record);
   void checkpoint_background(std::int64_t iteration, Clock::time_point due);
-  FlushTarget flush_target(std::int64_t iteration, const fs::path& dir) const;
+  // The flush of `written` (plans over the state's buffer places: the loop's, or reduced ones).
+  FlushTarget flush_target(std::int64_t iteration, const fs::path& dir,
+                           const std::vector<RankPlan>& written) const;
   // This process's part of a checkpoint whose directory `dir` was claimed: its plans moved there.
   void prepare_checkpoint(std::int64_t iteration, const fs::path& dir);
-  FlushJob flush_job(std::int64_t iteration, const fs::path& dir, bool drain);
+  FlushJob flush_job(std::int64_t iteration, const fs::path& dir, bool drain,
+                     const std::vector<RankPlan>& written);
   // tiered: whether the checkpoint now due goes to the backend too (every K-th).
   bool drains() const;
   // tiered, after the flush of `flight` was collected without error: its tier times and bytes,
@@ -403,7 +412,14 @@ void TrainingRun::checkpoint_sync(std::int64_t iteration, Clock::time_point due)
     if (!agree_local()) return;
     codec->record(summary_.checkpoints.size() - 1);
   }
-  const std::vector<RankPlan>& written = codec != nullptr ? codec->stored() : io_.plans;
+  const std::vector<RankPlan>* reduced = nullptr;
+  if (io_.reduce) {
+    guard([&] { reduced = &io_.reduce(iteration, dir, sums_); });
+    if (!agree_local()) return;
+  }
+  const std::vector<RankPlan>& written = codec != nullptr     ? codec->stored()
+                                         : reduced != nullptr ? *reduced
+                                                              : io_.plans;
   const ProcessSample sample = timed_transfer(
       io_.backend, written, codec != nullptr ? codec->frames() : io_.state, true, io_.comm);
   record.flush_seconds = sample.seconds + (codec != nullptr ? codec->last().seconds : 0.0);
@@ -442,13 +458,14 @@ void TrainingRun::prepare_checkpoint(std::int64_t iteration, const fs::path& dir
   io_.planned_dir = dir;
 }
 
-FlushTarget TrainingRun::flush_target(std::int64_t iteration, const fs::path& dir) const {
+FlushTarget TrainingRun::flush_target(std::int64_t iteration, const fs::path& dir,
+                                      const std::vector<RankPlan>& written) const {
   FlushTarget target;
   target.what = fmt::format("checkpoint of iteration {} ({})", iteration, dir.string());
   target.parts = chunks_;
-  for (std::size_t r = 0; r < io_.plans.size(); ++r) {
-    target.plans.push_back(io_.plans[r].io);
-    target.ranks.push_back(io_.plans[r].rank);
+  for (const RankPlan& plan : written) {
+    target.plans.push_back(plan.io);
+    target.ranks.push_back(plan.rank);
   }
   if (pool_->ring() == nullptr) {
     const backends::MemoryView pool = pool_->view();
@@ -465,7 +482,8 @@ bool TrainingRun::drains() const {
          summary_.checkpoints.size() % static_cast<std::size_t>(io_.tiers->drain_every) == 0;
 }
 
-FlushJob TrainingRun::flush_job(std::int64_t iteration, const fs::path& dir, bool drain) {
+FlushJob TrainingRun::flush_job(std::int64_t iteration, const fs::path& dir, bool drain,
+                                const std::vector<RankPlan>& written) {
   FlushJob job;
   job.what = fmt::format("checkpoint of iteration {} ({})", iteration,
                          drain ? dir.string() : "local tier and peers");
@@ -473,11 +491,12 @@ FlushJob TrainingRun::flush_job(std::int64_t iteration, const fs::path& dir, boo
   // An object store has no directories to make.
   std::function<std::string()> prepare;
   if (drain && !backend.capabilities().object_store)
-    prepare = [plans = io_.plans] { return create_parent_directories(plans); };
+    prepare = [plans = written] { return create_parent_directories(plans); };
   if (e_.kind == EngineKind::tiered) {
     // The exchange with the peers runs whatever the backend's directories do: they wait for it.
     const backends::MemoryView pool = pool_->view();
-    job.write = [this, iteration, drain, &backend, prepare, target = flush_target(iteration, dir),
+    job.write = [this, iteration, drain, &backend, prepare,
+                 target = flush_target(iteration, dir, written),
                  part = std::span<std::byte>(pool.data, io_.state.memory().size())] {
       return tier_flush(io_.comm, *io_.tiers, iteration, part,
                         {drain ? &backend : nullptr, prepare, &target}, tier_progress_);
@@ -486,20 +505,20 @@ FlushJob TrainingRun::flush_job(std::int64_t iteration, const fs::path& dir, boo
   }
   job.prepare = std::move(prepare);
   if (ChunkRing* ring = pool_->ring()) {
-    job.write = [&backend, ring, target = flush_target(iteration, dir)] {
+    job.write = [&backend, ring, target = flush_target(iteration, dir, written)] {
       return write_through_ring(backend, *ring, target);
     };
     job.abandon = [ring] { ring->close(); };
   } else if (FlushCodec* codec = io_.codec) {
     // The snapshot in the pool compressed on the flush thread, then its frames written.
     job.write = [&backend, codec, plans = io_.plans, &layout = io_.state, pool = pool_->view().data,
-                 target = flush_target(iteration, dir)]() mutable {
+                 target = flush_target(iteration, dir, written)]() mutable {
       codec->compress(plans, layout, pool);
       codec->point(target);
       return write_whole(backend, target);
     };
   } else {
-    job.write = [&backend, target = flush_target(iteration, dir)] {
+    job.write = [&backend, target = flush_target(iteration, dir, written)] {
       return write_whole(backend, target);
     };
   }
@@ -549,7 +568,8 @@ void TrainingRun::checkpoint_background(std::int64_t iteration, Clock::time_poin
   FlushJob job;
   guard([&] {
     if (drain) prepare_checkpoint(iteration, dir);
-    job = flush_job(iteration, dir, drain);
+    job = flush_job(iteration, dir, drain,
+                    io_.reduce ? io_.reduce(iteration, dir, sums_) : io_.plans);
   });
   if (!agree_local()) return;
   pool_->hold();

@@ -71,6 +71,15 @@ struct TrainingIo {
   // strategy.compression (sync, async and lazy with a whole pool): each checkpoint is written as
   // the frames this codec makes of it, and `commit` records its stored() plans. Null: raw bytes.
   FlushCodec* codec = nullptr;
+  // strategy.selective_every, partial_experts, delta_every (sync, async and lazy with a whole
+  // pool): of the state at the checkpoint of `iteration` in `dir` (its pieces' checksums `sums`),
+  // the plans that checkpoint writes: the pieces due in the rotation, or the runs changed since
+  // the base, from the same buffer places as `plans`; `commit` then records every other piece
+  // where an earlier checkpoint holds it. Called by the loop's thread, once per checkpoint, after
+  // the previous one was committed; the plans stay valid until the next call. Unset: `plans`.
+  using Reduce = std::function<const std::vector<RankPlan>&(
+      std::int64_t iteration, const std::filesystem::path& dir, const Checksums& sums)>;
+  Reduce reduce;
 };
 
 // Test hooks that break the engine on purpose (verification must then fail).

@@ -228,20 +228,42 @@ std::vector<std::string> decode_pieces(const std::vector<FramedPiece>& pieces, i
 
 std::string decode_plans(const std::vector<RankPlan>& stored, const ProcessBuffer& stored_buffer,
                          const ProcessBuffer& raw, int threads, CodecWork& work) {
-  const std::vector<Item> items = items_of(stored);
-  std::vector<FramedPiece> pieces;
-  for (const auto& [p, i] : items) {
-    const PlacedShard& s = stored[p].shards[i];
-    pieces.push_back({{base_of(stored_buffer, p) + s.stored_offset, s.stored_bytes},
-                      {base_of(raw, p) + s.memory_offset, s.bytes}});
+  // A delta's changed runs, listed after the pieces and decoded over their bytes, go once every
+  // piece is decoded: a shard that starts before an earlier one ends begins that second pass.
+  std::vector<Item> passes[2];
+  for (std::size_t p = 0; p < stored.size(); ++p) {
+    std::uint64_t end = 0;
+    bool over = false;
+    for (std::size_t i = 0; i < stored[p].shards.size(); ++i) {
+      const PlacedShard& s = stored[p].shards[i];
+      over = over || s.memory_offset < end;
+      end = std::max(end, s.memory_offset + s.bytes);
+      passes[over ? 1 : 0].emplace_back(p, i);
+    }
   }
-  const std::vector<std::string> problems = decode_pieces(pieces, threads, work);
-  for (std::size_t k = 0; k < items.size(); ++k) {
-    const PlacedShard& s = stored[items[k].first].shards[items[k].second];
-    if (!problems[k].empty()) {
-      return fmt::format("{} at byte {}: tensor {} ({}, rank {}): damaged compressed piece: {}",
-                         s.file, s.file_offset, s.shard.name,
-                         workloads::state_kind_name(s.shard.state), s.rank, problems[k]);
+  work = CodecWork{};
+  for (const std::vector<Item>& items : passes) {
+    std::vector<FramedPiece> pieces;
+    for (const auto& [p, i] : items) {
+      const PlacedShard& s = stored[p].shards[i];
+      pieces.push_back({{base_of(stored_buffer, p) + s.stored_offset, s.stored_bytes},
+                        {base_of(raw, p) + s.memory_offset, s.bytes}});
+    }
+    if (pieces.empty()) continue;
+    CodecWork pass;
+    const std::vector<std::string> problems = decode_pieces(pieces, threads, pass);
+    work.seconds += pass.seconds;
+    work.cpu_seconds += pass.cpu_seconds;
+    work.threads = std::max(work.threads, pass.threads);
+    work.raw_bytes += pass.raw_bytes;
+    work.stored_bytes += pass.stored_bytes;
+    for (std::size_t k = 0; k < items.size(); ++k) {
+      const PlacedShard& s = stored[items[k].first].shards[items[k].second];
+      if (!problems[k].empty()) {
+        return fmt::format("{} at byte {}: tensor {} ({}, rank {}): damaged compressed piece: {}",
+                           s.file, s.file_offset, s.shard.name,
+                           workloads::state_kind_name(s.shard.state), s.rank, problems[k]);
+      }
     }
   }
   return "";
@@ -249,11 +271,37 @@ std::string decode_plans(const std::vector<RankPlan>& stored, const ProcessBuffe
 
 namespace {
 
-// A selective checkpoint's frames lie where each entry says, in its own files or an earlier
-// checkpoint's: `stored`'s shards read from there (its buffer places kept), one FilePlan per file
-// in first-use order, its extents in file order.
-void place_selective_frames(RankPlan& stored, const std::vector<const ManifestTensor*>& entries,
-                            const Case& c) {
+using FilePlace = std::pair<std::string, std::uint64_t>;  // file (from this checkpoint), offset
+
+// A compressed delta's changed runs, each its own frames: appended to `stored` as pieces of their
+// own (decoded over their piece's bytes, after it), their frames after the stored buffer's, read
+// from the delta file of this checkpoint (`places`).
+void add_framed_runs(RankPlan& stored, const std::vector<const ManifestTensor*>& entries,
+                     std::vector<FilePlace>& places) {
+  const std::size_t pieces = stored.shards.size();
+  for (std::size_t i = 0; i < pieces; ++i) {
+    for (const DeltaRun& run : entries[i]->delta) {
+      if (run.stored_bytes == 0)
+        throw std::runtime_error(fmt::format(
+            "tensor {}: its changed run at byte {} has no stored_bytes, which a compressed delta "
+            "records",
+            entries[i]->shard.name, run.offset));
+      PlacedShard piece = stored.shards[i];
+      piece.memory_offset += run.offset;
+      piece.bytes = run.bytes;
+      piece.stored_offset = stored.buffer_bytes;
+      piece.stored_bytes = run.stored_bytes;
+      stored.buffer_bytes += run.stored_bytes;
+      stored.shards.push_back(std::move(piece));
+      places.emplace_back(entries[i]->delta_file, run.file_offset);
+    }
+  }
+}
+
+// A selective checkpoint's frames lie where `places` says (per shard), in its own files or an
+// earlier checkpoint's: `stored`'s shards read from there (its buffer places kept), one FilePlan
+// per file in first-use order, its extents in file order.
+void place_selective_frames(RankPlan& stored, const std::vector<FilePlace>& places, const Case& c) {
   if (stored.shards.empty()) return;
   // The checkpoint directory: a file's path without the relative name its shards give it.
   std::filesystem::path dir;
@@ -266,8 +314,8 @@ void place_selective_frames(RankPlan& stored, const std::vector<const ManifestTe
   std::vector<std::string> order;
   for (std::size_t i = 0; i < stored.shards.size(); ++i) {
     PlacedShard& s = stored.shards[i];
-    s.file = entries[i]->stored_file();
-    s.file_offset = entries[i]->file_offset;
+    s.file = places[i].first;
+    s.file_offset = places[i].second;
     auto [it, added] = by_file.try_emplace(s.file);
     if (added) order.push_back(s.file);
     it->second.push_back({s.file_offset, s.stored_offset, s.stored_bytes});
@@ -315,7 +363,10 @@ std::vector<RankPlan> manifest_stored_plans(const Manifest& manifest,
     }
     RankPlan& out = stored.emplace_back(stored_plan(plan, sizes));
     if (manifest.writer.selective.enabled()) {
-      place_selective_frames(out, entries, c);
+      std::vector<FilePlace> places;
+      for (const ManifestTensor* t : entries) places.emplace_back(t->stored_file(), t->file_offset);
+      add_framed_runs(out, entries, places);
+      place_selective_frames(out, places, c);
       continue;
     }
     for (std::size_t i = 0; i < out.shards.size(); ++i) {

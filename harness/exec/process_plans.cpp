@@ -183,6 +183,13 @@ ProcessPlans plan_process(const workloads::Layout& layout, const Case& c, PhaseS
     // A [training] checkpoint holds the state of the iteration its manifest names.
     plans.read =
         plans_at_iteration(plan_ranks(layout, c, read_ranks(), dir), manifest->iteration());
+    // A delta's state: each block as the update left it at the checkpoint's step.
+    if (const SelectiveSpec& z = manifest->writer.selective; z.delta()) {
+      for (RankPlan& plan : plans.read) {
+        for (PlacedShard& shard : plan.shards)
+          shard.updates = {z.block_bytes, z.changed_per_million, manifest->step};
+      }
+    }
     plans.stored = manifest_stored_plans(*manifest, plans.read, c);
     return plans;
   }

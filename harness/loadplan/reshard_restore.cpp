@@ -84,8 +84,6 @@ void add_file_plans(RankPlan& plan, const ReshardSpec& spec, const std::filesyst
   }
 }
 
-// `iteration`: the training iteration whose state the checkpoint holds (Manifest::iteration), which
-// seeds the bytes verified and the padding rows written alike.
 // restore.replicas = "cooperative" into another layout: what `rank` of it holds, its replicas'
 // copies as the same-layout restore gives them: its own shards, its DP rank 0's of the state
 // replicated across DP, and on a TP rank other than 0 what TP rank 0 of its (DP, PP) position
@@ -110,9 +108,52 @@ std::vector<workloads::Shard> replica_shards(const workloads::Layout& layout, st
   return shards;
 }
 
+// A delta checkpoint read into another layout: every byte a request reads of a base piece that a
+// changed run of the checkpoint replaces is read from that run too, into scratch after the rank's
+// buffer, and copied where the request put the base byte before any other copy (which may move it
+// on to its shard); the base bytes it replaces count as read.
+void add_delta_over_reads(RankReadPlan& r, const Manifest& manifest) {
+  std::map<std::string, std::vector<const ManifestTensor*>> changed;  // by the base's file
+  for (const ManifestTensor& t : manifest.tensors) {
+    if (!t.delta.empty()) changed[t.stored_file()].push_back(&t);
+  }
+  const std::uint64_t first = align_up(r.buffer_bytes, 64);
+  std::uint64_t scratch = first;
+  std::vector<ByteRange> reads;
+  std::vector<BufferCopy> over;
+  for (const ByteRange& q : r.requests) {
+    const auto pieces = changed.find(r.files[q.file]);
+    if (pieces == changed.end()) continue;
+    for (const ManifestTensor* t : pieces->second) {
+      for (const DeltaRun& run : t->delta) {
+        const std::uint64_t start = t->file_offset + run.offset;  // in the base's file
+        const std::uint64_t from = std::max(q.file_offset, start);
+        const std::uint64_t to = std::min(q.file_offset + q.length, start + run.bytes);
+        if (from >= to) continue;
+        auto file = std::find(r.files.begin(), r.files.end(), t->delta_file);
+        if (file == r.files.end()) file = r.files.insert(r.files.end(), t->delta_file);
+        reads.push_back({static_cast<std::size_t>(file - r.files.begin()),
+                         run.file_offset + (from - start), scratch, to - from});
+        over.push_back({scratch, q.memory_offset + (from - q.file_offset), to - from});
+        r.bytes_read += to - from;
+        scratch += to - from;
+      }
+    }
+  }
+  r.requests.insert(r.requests.end(), reads.begin(), reads.end());
+  r.copies.insert(r.copies.begin(), over.begin(), over.end());
+  if (scratch > first) r.buffer_bytes = scratch;
+}
+
+// `manifest`: the checkpoint; its training iteration (Manifest::iteration) and, of a delta, its
+// step seed the bytes verified and the padding rows written alike.
 RankPlan plan_rank(const workloads::Layout& layout, const ReshardSpec& spec, std::int64_t rank,
                    const StoredPieces& stored, const std::filesystem::path& dir,
-                   std::int64_t iteration) {
+                   const Manifest& manifest) {
+  const SelectiveSpec& z = manifest.writer.selective;
+  const BlockUpdates updates =
+      z.delta() ? BlockUpdates{z.block_bytes, z.changed_per_million, manifest.step}
+                : BlockUpdates{};
   const std::uint64_t direct_alignment = spec.direct_alignment;
   const std::uint64_t align = std::max<std::uint64_t>({64, spec.alignment, direct_alignment});
   RankPlan plan;
@@ -128,7 +169,9 @@ RankPlan plan_rank(const workloads::Layout& layout, const ReshardSpec& spec, std
     placed.rank = rank;
     placed.memory_offset = pos;
     placed.bytes = geometry.bytes();
-    placed.data_key = training_key(shard_data_key(s, spec.seed, spec.pattern), iteration);
+    placed.data_key = shard_data_key(s, spec.seed, spec.pattern);
+    placed.updates = updates;
+    shard_at_iteration(placed, manifest.iteration());
     placed.geometry = geometry;
     needed.push_back({s.name, s.state, geometry, pos});
     placed.shard = std::move(s);
@@ -138,6 +181,13 @@ RankPlan plan_rank(const workloads::Layout& layout, const ReshardSpec& spec, std
                                  {.gap_bytes = spec.reader.gap_bytes,
                                   .direct_alignment = direct_alignment,
                                   .merge_adjacent = spec.merge_adjacent});
+  if (z.delta() && !plan.reshard.padding.empty())
+    throw ReshardError(fmt::format(
+        "the checkpoint is a delta checkpoint (strategy.delta_every = {}), and rank {} of this "
+        "layout pads rows of {} beyond the stored tensor, which the update's blocks do not "
+        "cover: restore the writer's TP, or write a full checkpoint",
+        z.delta_every, rank, plan.shards[plan.reshard.padding.front().shard].shard.name));
+  add_delta_over_reads(plan.reshard, manifest);
   check_direct_file_sizes(spec, plan, dir);
   for (PaddingRun& p : plan.reshard.padding) p.key = plan.shards[p.shard].data_key;
   plan.payload_bytes =
@@ -179,22 +229,25 @@ RankPlan plan_identity_rank(const Manifest& manifest, const ReshardSpec& spec, s
   plan.rank = rank;
   std::vector<NeededShard> needed;
   std::uint64_t shards_end = 0;
-  // strategy.delta_every: each block's bytes as the update left them at the checkpoint's step.
+  // strategy.delta_every: each block's bytes as the update left them at the checkpoint's step
+  // (under [training], its iteration's: shard_at_iteration).
   const SelectiveSpec& z = manifest.writer.selective;
   const BlockUpdates updates =
       z.delta() ? BlockUpdates{z.block_bytes, z.changed_per_million, manifest.step}
                 : BlockUpdates{};
   for (const ManifestTensor* t : entries) {
     const ShardGeometry geometry = shard_geometry(t->shard, manifest.layout.scale);
-    plan.shards.push_back({.shard = t->shard,
-                           .rank = rank,
-                           .file = t->file,
-                           .file_offset = t->file_offset,
-                           .memory_offset = t->memory_offset,
-                           .bytes = t->bytes,
-                           .data_key = training_key(t->data_key, manifest.iteration()),
-                           .geometry = geometry,
-                           .updates = updates});
+    // A [training] selective checkpoint's piece held by an earlier one is at that one's iteration.
+    shard_at_iteration(plan.shards.emplace_back(PlacedShard{.shard = t->shard,
+                                                            .rank = rank,
+                                                            .file = t->file,
+                                                            .file_offset = t->file_offset,
+                                                            .memory_offset = t->memory_offset,
+                                                            .bytes = t->bytes,
+                                                            .data_key = t->data_key,
+                                                            .geometry = geometry,
+                                                            .updates = updates}),
+                       t->iteration_in(manifest.iteration()));
     needed.push_back({.name = t->shard.name,
                       .state = t->shard.state,
                       .geometry = geometry,
@@ -274,23 +327,27 @@ std::vector<RankPlan> reshard_plans(const Manifest& manifest, const ReshardSpec&
         compression_name(z.codec)));
   }
   if (spec.identity) return identity_plans(manifest, spec, ranks, dir);
-  if (manifest.writer.selective.delta()) {
+  if (const auto older = std::find_if(manifest.tensors.begin(), manifest.tensors.end(),
+                                      [&](const ManifestTensor& t) {
+                                        return t.iteration_in(manifest.iteration()) !=
+                                               manifest.iteration();
+                                      });
+      older != manifest.tensors.end()) {
     throw ReshardError(fmt::format(
-        "the checkpoint is a delta checkpoint (strategy.delta_every = {}): its changed runs are "
-        "parts of the writer's pieces, so only a restore into the writer's layout reads it "
-        "(campaign.phase = \"restore\", no [restore] layout, no load)",
-        manifest.writer.selective.delta_every));
+        "the checkpoint holds pieces of several training iterations (tensor {} is iteration {}'s, "
+        "from {}; the checkpoint's is {}): a piece of another layout would mix them, so only a "
+        "restore into the writer's layout reads it (no [restore] layout, no load)",
+        older->shard.name, *older->iteration, older->checkpoint, manifest.iteration()));
   }
   check_reshardable(spec);
   const workloads::Layout layout(spec.model, spec.reader.parallel, spec.reader.state);
   // A damaged or hostile manifest must not make a read open files outside its checkpoint.
   if (const auto outside = manifest_path_problem(manifest, dir)) throw std::runtime_error(*outside);
   const StoredPieces stored = stored_pieces(manifest);
-  const std::int64_t iteration = manifest.iteration();
   std::vector<RankPlan> plans;
   try {
     for (const std::int64_t rank : ranks)
-      plans.push_back(plan_rank(layout, spec, rank, stored, dir, iteration));
+      plans.push_back(plan_rank(layout, spec, rank, stored, dir, manifest));
     // One process moves its ranks one after the other. Ranks that read parts of the same stored
     // files go back to back (TP8×PP4 -> TP4×PP8: new ranks (t', 0) and (t', 1) read the two
     // halves of the layers of old files 2t' and 2t'+1), so the second reads while the first's

@@ -5,6 +5,7 @@
 
 #include "harness/common/align.hpp"
 #include "harness/plan/extent_builder.hpp"
+#include "harness/plan/selective_plan.hpp"
 
 namespace ckpt::harness {
 
@@ -30,9 +31,7 @@ RankPlan delta_plan(const RankPlan& logical, std::vector<std::vector<DeltaRun>>&
                     const Case& c, const std::filesystem::path& dir) {
   if (runs.size() != logical.shards.size())
     throw std::logic_error("delta plan: one list of runs per shard is needed");
-  RankPlan out = logical;
-  out.shards.clear();
-  out.payload_bytes = 0;
+  RankPlan out = emptied_plan(logical);
   PackedFiles files(dir);
   for (std::size_t i = 0; i < logical.shards.size(); ++i) {
     const PlacedShard& s = logical.shards[i];

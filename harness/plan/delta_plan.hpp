@@ -20,6 +20,11 @@ struct DeltaRun {
   std::uint64_t offset = 0;
   std::uint64_t bytes = 0;
   std::uint64_t file_offset = 0;
+  // strategy.compression: the bytes of the run's frames at file_offset (`bytes` is what they
+  // decode to); 0: stored raw.
+  std::uint64_t stored_bytes = 0;
+
+  std::uint64_t file_bytes() const { return stored_bytes > 0 ? stored_bytes : bytes; }
 
   bool operator==(const DeltaRun&) const = default;
 };

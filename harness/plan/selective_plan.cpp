@@ -58,13 +58,18 @@ bool selective_due(const SelectiveSpec& spec, const workloads::Shard& shard, std
   return tensor_layer(shard.name).value_or(0) % spec.every == turn % spec.every;
 }
 
+RankPlan emptied_plan(const RankPlan& logical) {
+  RankPlan out = logical;
+  out.shards.clear();
+  out.payload_bytes = 0;
+  return out;
+}
+
 RankPlan selective_plan(const RankPlan& logical, const std::vector<bool>& keep, const Case& c,
                         const std::filesystem::path& dir) {
   if (keep.size() != logical.shards.size())
     throw std::logic_error("selective plan: one flag per shard is needed");
-  RankPlan out = logical;
-  out.shards.clear();
-  out.payload_bytes = 0;
+  RankPlan out = emptied_plan(logical);
   PackedFiles files(dir);
   for (std::size_t i = 0; i < logical.shards.size(); ++i) {
     if (!keep[i]) continue;

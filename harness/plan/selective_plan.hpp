@@ -31,6 +31,10 @@ std::optional<std::int64_t> tensor_expert(std::string_view name);
 // other tensor always.
 bool selective_due(const SelectiveSpec& spec, const workloads::Shard& shard, std::int64_t turn);
 
+// The start of a plan that stores part of `logical`'s state in files of its own (selective and
+// delta checkpoints): `logical` without its shards and payload (its rank and buffer places kept).
+RankPlan emptied_plan(const RankPlan& logical);
+
 // `logical` (written to `dir`) with only the shards keep[i] says: file offsets packed per file in
 // shard order, memory offsets unchanged, files without a kept shard left out; its IoPlan moves
 // those shards (merged and split as strategy.coalesce_bytes and strategy.chunk_bytes say). Of a

@@ -13,9 +13,19 @@ std::uint64_t training_key(std::uint64_t data_key, std::int64_t iteration) {
       data_key);
 }
 
+void shard_at_iteration(PlacedShard& shard, std::int64_t iteration) {
+  if (iteration < 0) return;
+  BlockUpdates& u = shard.updates;
+  if (u.block_bytes > 0 && u.changed_per_million > 0) {
+    u.step = iteration + 1;
+  } else {
+    shard.data_key = training_key(shard.data_key, iteration);
+  }
+}
+
 std::vector<RankPlan> plans_at_iteration(std::vector<RankPlan> plans, std::int64_t iteration) {
   for (RankPlan& plan : plans) {
-    for (PlacedShard& shard : plan.shards) shard.data_key = training_key(shard.data_key, iteration);
+    for (PlacedShard& shard : plan.shards) shard_at_iteration(shard, iteration);
   }
   return plans;
 }

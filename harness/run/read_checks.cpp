@@ -59,6 +59,19 @@ bool written_as_planned(CaseState& s, const Case& writer, const fs::path& dir,
   return true;
 }
 
+// The checkpoints of one run from `oldest` to `newest`, both included: one per step, or under
+// [training] one per training.checkpoint_every iterations.
+std::int64_t chain_checkpoints(const Manifest& oldest, const Manifest& newest) {
+  const auto training = newest.config.find("training");
+  if (!oldest.training_iteration || !newest.training_iteration || training == newest.config.end() ||
+      !training->is_object())
+    return newest.step - oldest.step + 1;
+  const auto every = training->find("checkpoint_every");
+  if (every == training->end() || !every->is_number_integer() || every->get<std::int64_t>() < 1)
+    return newest.step - oldest.step + 1;
+  return (*newest.training_iteration - *oldest.training_iteration) / every->get<std::int64_t>() + 1;
+}
+
 }  // namespace
 
 std::string damaged_manifest(CaseCheckpoints& store, const Case& writer, const fs::path& dir,
@@ -78,15 +91,17 @@ bool open_stored_checkpoint(CaseState& s, const Case& writer, fs::path& dir, Man
   if (manifest.writer.selective.enabled()) {
     std::vector<std::string> sources = source_checkpoints(manifest);
     // The oldest source was read and checked above (unreadable_checkpoint).
-    const std::int64_t oldest_step =
-        sources.empty() ? manifest.step : read_manifest(dir.parent_path() / sources.front()).step;
+    const std::int64_t chain =
+        sources.empty()
+            ? 1
+            : chain_checkpoints(read_manifest(dir.parent_path() / sources.front()), manifest);
     s.record.result.selective =
         SelectiveSummary{.every = manifest.writer.selective.every,
                          .experts = manifest.writer.selective.experts,
                          .delta_every = manifest.writer.selective.delta_every,
                          .restored = dir.filename().string(),
                          .restored_from = std::move(sources),
-                         .restore_chain_length = manifest.step - oldest_step + 1};
+                         .restore_chain_length = chain};
   }
   return written_as_planned(s, writer, dir, manifest);
 }

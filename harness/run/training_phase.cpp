@@ -20,22 +20,23 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Removes the loop's previous checkpoint `old` on a thread of its own (deleting a large checkpoint
+// Removes the loop's earlier checkpoints `old` on a thread of its own (deleting a large checkpoint
 // takes longer than the commit), or here when no thread can be started (memory is short). The
 // commit is complete by now: nothing here may fail it.
-void retire_superseded(std::jthread& retire, CheckpointStore& store, fs::path& old) noexcept {
-  try {
-    retire = std::jthread([&store, old] {
+void retire_superseded(std::jthread& retire, CheckpointStore& store,
+                       std::vector<fs::path>& old) noexcept {
+  const auto remove = [&store](const std::vector<fs::path>& dirs) {
+    for (const fs::path& dir : dirs) {
       try {
-        store.remove_checkpoint(old);
+        store.remove_checkpoint(dir);
       } catch (...) {  // a checkpoint left over takes space; the commit stands
       }
-    });  // joins the previous removal first
-  } catch (...) {
-    try {
-      store.remove_checkpoint(old);
-    } catch (...) {
     }
+  };
+  try {
+    retire = std::jthread([remove, dirs = std::move(old)] { remove(dirs); });  // joins the previous
+  } catch (...) {
+    remove(old);
   }
 }
 
@@ -82,33 +83,77 @@ std::optional<TierSetup> tier_setup_of(const Case& c, Comm& comm, std::uint64_t 
 }  // namespace
 
 TrainingPhase::TrainingPhase(CaseState& state, WritePhase& write, RestorePhase& restore)
-    : s_(state), write_(write), restore_(restore) {}
+    : s_(state), write_(write), restore_(restore), chain_(state.context.c) {}
 
 std::string TrainingPhase::commit(const fs::path& dir, std::int64_t iteration,
                                   const std::vector<std::vector<std::uint64_t>>& sums) {
   const CaseContext& context = s_.context;
-  fs::path superseded =
-      dir;  // allocated before the commit: once `latest` names dir, nothing may throw
+  std::vector<fs::path> superseded{
+      dir};  // allocated before the commit: once `latest` names dir, nothing may throw
   CommitTimes times;
+  const bool chain = chain_.enabled();
   // A kept run names it `latest` at once, so a process killed later leaves it restorable; only
   // then does the newest committed checkpoint replace the loop's previous one.
-  const std::string problem =
-      commit_checkpoint(context.comm, s_.store.store(), context.c, dir,
-                        {.world_size = context.layout.world_size(),
-                         .ranks = &context.selected,
-                         .step = s_.store.step(iteration),
-                         .training_iteration = iteration,
-                         .name_latest = context.keeping()},
-                        codec_ ? codec_->stored() : s_.data.write_plans, sums, &times);
+  const std::string problem = commit_checkpoint(context.comm, s_.store.store(), context.c, dir,
+                                                {.world_size = context.layout.world_size(),
+                                                 .ranks = &context.selected,
+                                                 .step = s_.store.step(iteration),
+                                                 .training_iteration = iteration,
+                                                 .name_latest = context.keeping(),
+                                                 .carried = chain ? &chain_.carried() : nullptr},
+                                                chain    ? chain_.plans()
+                                                : codec_ ? codec_->stored()
+                                                         : s_.data.write_plans,
+                                                chain ? chain_.checksums() : sums, &times);
+  if (chain) {
+    if (context.comm.rank() == 0 && problem.empty())
+      s_.record.timed.metadata.push_back(times.metadata_seconds);
+    settle_chain(dir, iteration, problem.empty());
+    return problem;
+  }
   if (context.comm.rank() == 0 && problem.empty()) {
     // The coordinator files' seconds (inside the checkpoint's time to durable) go to
     // phases.write.metadata's samples.
     s_.record.timed.metadata.push_back(times.metadata_seconds);
-    committed_dir_.swap(superseded);
-    if (!superseded.empty() && superseded != dir)
+    committed_dir_.swap(superseded.front());
+    if (!superseded.front().empty() && superseded.front() != dir)
       retire_superseded(retire_, s_.store.store(), superseded);
   }
   return problem;
+}
+
+const std::vector<RankPlan>& TrainingPhase::reduce(
+    std::int64_t iteration, const fs::path& dir,
+    const std::vector<std::vector<std::uint64_t>>& sums) {
+  const Case& c = s_.context.c;
+  // The manifest records each piece's key before any update (a restore applies its iteration's);
+  // the delta model's update is the blocks' step, which the changed runs are of.
+  const std::vector<RankPlan>& plans = s_.data.write_plans;
+  const std::int64_t turn = iteration / c.training.checkpoint_every;  // the loop's checkpoint count
+  if (!c.selective.delta()) {
+    chain_.choose(plans, sums, turn, iteration + 1, dir);
+  } else {
+    chain_.choose(plans_at_iteration(plans, iteration), sums, turn, iteration + 1, dir);
+  }
+  return chain_.plans();
+}
+
+void TrainingPhase::settle_chain(const fs::path& dir, std::int64_t iteration, bool kept) {
+  Comm& comm = s_.context.comm;
+  const std::set<std::string> needed = kept ? chain_.needed(comm) : std::set<std::string>{};
+  chain_.settle(dir, kept, iteration);
+  if (!kept) return;
+  chain_.record(comm, needed, dir, s_.record.result.bytes_per_checkpoint,
+                s_.record.result.selective);
+  if (comm.rank() != 0) return;
+  std::vector<fs::path> unneeded;
+  for (const fs::path& old : chain_dirs_) {
+    if (old != dir && !needed.contains(old.filename().string())) unneeded.push_back(old);
+  }
+  for (const fs::path& old : unneeded) chain_dirs_.erase(old);
+  chain_dirs_.insert(dir);
+  committed_dir_ = dir;
+  if (!unneeded.empty()) retire_superseded(retire_, s_.store.store(), unneeded);
 }
 
 // As the write phase does for its checkpoints: the seconds until another process sees the
@@ -136,6 +181,12 @@ void TrainingPhase::run(std::vector<IterationTiming>& reads) {
   const std::optional<TierSetup> tiers =
       tier_setup_of(c, comm, state_bytes, s_.data.write_buffer.memory().size(), memory_tier);
   if (c.compression.enabled()) codec_.emplace(c, s_.data.stored_buffer);
+  TrainingIo::Reduce reduce;
+  if (chain_.enabled()) {
+    reduce = [this](std::int64_t iteration, const fs::path& dir,
+                    const std::vector<std::vector<std::uint64_t>>& sums)
+        -> const std::vector<RankPlan>& { return this->reduce(iteration, dir, sums); };
+  }
   TrainingIo io{.comm = comm,
                 .backend = *s_.backend,
                 .plans = s_.data.write_plans,
@@ -159,7 +210,8 @@ void TrainingPhase::run(std::vector<IterationTiming>& reads) {
                 .gpu_load = gpu_load.get(),
                 .gather = write_.sync_gather(),  // per_dp: nothing to gather
                 .tiers = tiers ? &*tiers : nullptr,
-                .codec = codec_ ? &*codec_ : nullptr};
+                .codec = codec_ ? &*codec_ : nullptr,
+                .reduce = std::move(reduce)};
   const auto start = Clock::now();
   try {
     record.result.training = run_training(c.training, c.engine, io);

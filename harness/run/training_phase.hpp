@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "harness/exec/iteration.hpp"
 #include "harness/run/case_state.hpp"
 #include "harness/run/restore_phase.hpp"
+#include "harness/run/selective_chain.hpp"
 #include "harness/run/write_phase.hpp"
 
 namespace ckpt::harness {
@@ -38,6 +40,14 @@ class TrainingPhase {
   void record_encodes(const TrainingSummary& t);
   std::string commit(const std::filesystem::path& dir, std::int64_t iteration,
                      const std::vector<std::vector<std::uint64_t>>& sums);
+  // strategy.selective_every, partial_experts, delta_every: of the state at `iteration` (with the
+  // checksums `sums`), the plans its checkpoint in `dir` writes (TrainingIo::reduce).
+  const std::vector<RankPlan>& reduce(std::int64_t iteration, const std::filesystem::path& dir,
+                                      const std::vector<std::vector<std::uint64_t>>& sums);
+  // Collective, after the checkpoint of `iteration` in `dir` was committed (`kept`) or failed:
+  // the chain's copies settled and recorded, and process 0 removes the loop's checkpoints that
+  // neither it nor a newer one points at.
+  void settle_chain(const std::filesystem::path& dir, std::int64_t iteration, bool kept);
   // Collective (a single process's may run on the flush thread): checkpoint_visible_seconds of a
   // committed checkpoint.
   void observe_commit(const std::filesystem::path& dir);
@@ -46,7 +56,11 @@ class TrainingPhase {
   WritePhase& write_;
   RestorePhase& restore_;
   std::filesystem::path committed_dir_;  // process 0: the loop's newest committed checkpoint
-  std::jthread retire_;                  // process 0: removing the one it replaced
+  std::jthread retire_;                  // process 0: removing the ones it replaced
+  SelectiveChain chain_;                 // strategy.selective_every, partial_experts, delta_every
+  // Process 0, with chain_: the loop's committed checkpoints still kept (the newest and those it
+  // points at).
+  std::set<std::filesystem::path> chain_dirs_;
   // strategy.compression: the loop's codec; a checkpoint's manifest records its frames' plans.
   std::optional<FlushCodec> codec_;
 };

@@ -112,11 +112,16 @@ DpGather* WritePhase::sync_gather() {
 // else the whole state.
 const std::vector<RankPlan>& WritePhase::to_write(int iteration, const fs::path& dir, bool timed) {
   CaseBuffers& data = s_.data;
-  const bool compressed = s_.context.c.compression.enabled();
+  // A compressed delta compresses its changed runs alone, not the whole state.
+  const bool runs = s_.context.c.compression.enabled() && chain_.delta_due();
+  const bool compressed = s_.context.c.compression.enabled() && !runs;
   if (compressed) compress_for_write(s_, timed);
   const std::vector<RankPlan>& full = compressed ? data.stored_plans : data.write_plans;
   if (!chain_.enabled()) return full;
-  chain_.choose(full, data.checksums, iteration, s_.store.step(iteration), dir);
+  const RunFrames frames{data.write_buffer, data.stored_buffer};
+  chain_.choose(full, data.checksums, iteration, s_.store.step(iteration), dir,
+                runs ? &frames : nullptr);
+  if (runs) record_codec_work(s_, chain_.run_work(), true, timed);
   return chain_.plans();
 }
 
@@ -179,11 +184,11 @@ bool WritePhase::iteration(int iteration, std::vector<IterationTiming>* timings)
       record.result.visible_seconds.push_back(*seconds);
   }
   record.charge("commit", start);
-  retire(dir, s_.store.step(iteration), timings != nullptr);
+  retire(dir, timings != nullptr);
   return true;
 }
 
-void WritePhase::retire(const fs::path& dir, std::int64_t step, bool timed) {
+void WritePhase::retire(const fs::path& dir, bool timed) {
   const bool retiring = s_.context.phase == PhaseSelection::checkpoint;
   if (!chain_.enabled()) {
     if (retiring) s_.store.retire(dir, timed);
@@ -192,24 +197,9 @@ void WritePhase::retire(const fs::path& dir, std::int64_t step, bool timed) {
   Comm& comm = s_.context.comm;
   const std::set<std::string> needed = chain_.needed(comm);
   chain_.settle(dir, !retiring || s_.store.retire(dir, timed, needed));
-  steps_[dir.filename().string()] = step;
-  if (!timed) return;
-  CaseRecorder& record = s_.record;
-  const SelectiveSpec& spec = s_.context.c.selective;
-  if (!record.result.selective)
-    record.result.selective = SelectiveSummary{.every = spec.every,
-                                               .experts = spec.experts,
-                                               .full_bytes = record.result.bytes_per_checkpoint,
-                                               .delta_every = spec.delta_every};
-  SelectiveSummary& z = *record.result.selective;
-  std::uint64_t mine = 0;
-  for (const RankPlan& p : chain_.plans()) mine += p.io.bytes();  // frames, when compressed
-  z.written_bytes.push_back(comm.sum(mine));
-  const std::string oldest =
-      comm.broadcast(needed.empty() ? dir.filename().string() : *needed.begin());
-  z.oldest_needed.push_back(oldest);
-  const auto known = steps_.find(oldest);
-  z.chain_length.push_back(known == steps_.end() ? 1 : step - known->second + 1);
+  if (timed)
+    chain_.record(comm, needed, dir, s_.record.result.bytes_per_checkpoint,
+                  s_.record.result.selective);
 }
 
 }  // namespace ckpt::harness

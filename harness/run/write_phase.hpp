@@ -2,7 +2,6 @@
 
 // Private to harness/run: the checkpoint (write) phase of a case.
 #include <cstdint>
-#include <map>
 #include <string>
 #include <vector>
 
@@ -38,10 +37,8 @@ class WritePhase {
   DpGather gather_;
   bool checksummed_ = true;  // the checksums hold the gathered bytes (after the first gather)
   SelectiveChain chain_;     // strategy.selective_every, partial_experts, delta_every
-  // strategy.delta_every: the step whose state the write buffer holds (0: as filled), and the
-  // steps of this run's checkpoints by directory name (for chain lengths).
+  // strategy.delta_every: the step whose state the write buffer holds (0: as filled).
   std::int64_t buffer_step_ = 0;
-  std::map<std::string, std::int64_t> steps_;
   // strategy.delta_every, before the checkpoint of `step`: the emulated update's changed blocks
   // rewritten in the write buffer, the checksums taken again.
   void update_state(std::int64_t step);
@@ -50,7 +47,7 @@ class WritePhase {
                                         bool timed);
   // After checkpoint `dir` committed: `latest` and retiring (--phase checkpoint), the selective
   // chain's copies settled and recorded (`timed`).
-  void retire(const std::filesystem::path& dir, std::int64_t step, bool timed);
+  void retire(const std::filesystem::path& dir, bool timed);
 };
 
 }  // namespace ckpt::harness

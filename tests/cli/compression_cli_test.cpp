@@ -39,15 +39,6 @@ std::vector<nlohmann::json> run_ok(const Scratch& dir, const std::string& text,
   return read_results(output);
 }
 
-// Bytes of the checkpoint's data files: every file the manifest lists.
-std::uint64_t data_file_bytes(const fs::path& kept) {
-  std::uint64_t bytes = 0;
-  const nlohmann::json manifest = read_manifest(kept);
-  for (const nlohmann::json& f : manifest.at("files"))
-    bytes += fs::file_size(kept / f.at("path").get<std::string>());
-  return bytes;
-}
-
 // The one checkpoint case `index` of campaign "z" kept under the scratch target.
 fs::path kept_checkpoint(const Scratch& dir, int index) {
   char name[16];
@@ -102,7 +93,7 @@ TEST(CompressionRun, EveryCodecRoundTripsVerifiedAndStoresOnlyItsFrames) {
     EXPECT_EQ(z.at("samples").at("encode_seconds").size(), 1u);
     EXPECT_EQ(z.at("samples").at("decode_seconds").size(), 1u);
     const fs::path kept = kept_checkpoint(dir, r.at("case_index").get<int>());
-    EXPECT_EQ(data_file_bytes(kept), z.at("stored_bytes").get<std::uint64_t>());
+    EXPECT_EQ(manifest_file_bytes(kept), z.at("stored_bytes").get<std::uint64_t>());
     std::uint64_t stored = 0, logical = 0;
     const nlohmann::json manifest = read_manifest(kept);
     for (const nlohmann::json& t : manifest.at("tensors")) {
@@ -228,7 +219,7 @@ name = ["sync", "async", "lazy"]
     }
     const fs::path kept = kept_checkpoint(dir, r.at("case_index").get<int>());
     EXPECT_EQ(read_manifest(kept).at("training_iteration"), 3);
-    EXPECT_EQ(data_file_bytes(kept), z.at("stored_bytes").get<std::uint64_t>());
+    EXPECT_EQ(manifest_file_bytes(kept), z.at("stored_bytes").get<std::uint64_t>());
   }
   const std::vector<nlohmann::json> restored = run_ok(dir, text, "restore", "restore");
   ASSERT_EQ(restored.size(), 3u);

@@ -25,31 +25,7 @@ std::string delta_campaign(const Scratch& dir) {
 }
 
 Outcome run_delta_phase(const Scratch& dir, const std::string& text, const std::string& phase) {
-  const fs::path file = dir.write("d.toml", text);
-  return ckptbench(
-      {"run", file.string(), "--output", (dir / ("out-" + phase)).string(), "--phase", phase});
-}
-
-std::vector<fs::path> delta_checkpoints(const Scratch& dir) {
-  std::vector<fs::path> found;
-  for (const auto& e : fs::directory_iterator(dir / "target" / "d" / "case-0000")) {
-    if (fs::exists(e.path() / kManifest)) found.push_back(e.path());
-  }
-  std::sort(found.begin(), found.end());
-  return found;
-}
-
-// Bytes of the runs a delta checkpoint holds, and whether every entry names `base`.
-std::uint64_t run_bytes(const nlohmann::json& manifest, const std::string& base, bool& at_base) {
-  std::uint64_t bytes = 0;
-  at_base = true;
-  for (const nlohmann::json& t : manifest.at("tensors")) {
-    at_base = at_base && t.value("checkpoint", "") == base;
-    if (!t.contains("delta")) continue;
-    for (const nlohmann::json& run : t.at("delta").at("runs"))
-      bytes += run.at(1).get<std::uint64_t>();
-  }
-  return bytes;
+  return run_campaign_phase(dir, "d.toml", text, phase);
 }
 
 TEST(DeltaRun, TheFifthOfAChainRestoresFromItsBaseAndItsRunsVerified) {
@@ -61,7 +37,7 @@ TEST(DeltaRun, TheFifthOfAChainRestoresFromItsBaseAndItsRunsVerified) {
   const nlohmann::json& z = record.at("selective");
   const std::uint64_t full = record.at("bytes_per_checkpoint");
   // The intermediate deltas went as the next was kept; the base stays while the fifth needs it.
-  const std::vector<fs::path> kept = delta_checkpoints(dir);
+  const std::vector<fs::path> kept = complete_checkpoints(dir / "target" / "d" / "case-0000");
   ASSERT_EQ(kept.size(), 2u);
   const std::string base = kept[0].filename().string(), fifth = kept[1].filename().string();
   EXPECT_EQ(z.at("delta_every"), 5);
@@ -79,14 +55,10 @@ TEST(DeltaRun, TheFifthOfAChainRestoresFromItsBaseAndItsRunsVerified) {
     }
   }
   bool at_base = false;
-  EXPECT_EQ(run_bytes(read_manifest(kept[1]), base, at_base), bytes[4]);
+  EXPECT_EQ(delta_run_bytes(read_manifest(kept[1]), base, at_base), bytes[4]);
   EXPECT_TRUE(at_base);
 
-  const Outcome restored = run_delta_phase(dir, text, "restore");
-  ASSERT_EQ(restored.exit_code, 0) << restored.describe();
-  const nlohmann::json read = read_results(dir / "out-restore").at(0);
-  EXPECT_EQ(read.at("status"), "ok") << read.at("error");
-  EXPECT_EQ(read.at("verified"), true);
+  const nlohmann::json read = verified_restore(dir, "d.toml", text);
   const nlohmann::json& r = read.at("selective").at("restore");
   EXPECT_EQ(r.at("checkpoint"), fifth);
   EXPECT_EQ(r.at("read_from"), nlohmann::json({base}));
@@ -112,6 +84,85 @@ TEST(DeltaRun, TheFifthOfAChainRestoresFromItsBaseAndItsRunsVerified) {
   EXPECT_EQ(o.exit_code, 2) << o.describe();
   EXPECT_NE(o.err.find("needs earlier checkpoint " + kept[0].string()), std::string::npos) << o.err;
   EXPECT_NE(o.err.find("it is missing"), std::string::npos) << o.err;
+}
+
+// A chain of three (a base and two deltas of 4 KiB blocks, a quarter changed per step) of the
+// tiny model's full state, with the campaign tables `tables` and more [strategy] keys `strategy`.
+std::string chain_of_three(const Scratch& dir, const std::string& tables,
+                           const std::string& strategy) {
+  return tiny_full_state_campaign(dir, "d", 3, 0,
+                                  tables +
+                                      "[strategy]\ndelta_every = 3\ndelta_block_bytes = 4096\n"
+                                      "delta_changed_fraction = 0.25\n" +
+                                      strategy);
+}
+
+// Sum of a manifest's recorded sizes: each entry's `stored_bytes` (own pieces only), or each of
+// its changed runs' frames (the fourth element of a run).
+std::uint64_t framed_bytes(const nlohmann::json& manifest, bool runs) {
+  std::uint64_t bytes = 0;
+  for (const nlohmann::json& t : manifest.at("tensors")) {
+    if (!runs && !t.contains("checkpoint")) bytes += t.at("stored_bytes").get<std::uint64_t>();
+    if (!runs || !t.contains("delta")) continue;
+    for (const nlohmann::json& run : t.at("delta").at("runs")) {
+      EXPECT_EQ(run.size(), 4u) << run.dump();
+      bytes += run.at(3).get<std::uint64_t>();
+    }
+  }
+  return bytes;
+}
+
+TEST(DeltaRun, CompressedRunsAreFramesOfTheirOwnAndRestoreVerified) {
+  const Scratch dir;
+  const std::string text =
+      chain_of_three(dir, "[data]\npattern = \"trained\"\n", "compression = \"zstd\"\n");
+  const Outcome written = run_delta_phase(dir, text, "checkpoint");
+  ASSERT_EQ(written.exit_code, 0) << written.describe();
+  const nlohmann::json record = read_results(dir / "out-checkpoint").at(0);
+  ASSERT_EQ(record.at("status"), "ok") << record.at("error");
+  const std::vector<fs::path> kept = complete_checkpoints(dir / "target" / "d" / "case-0000");
+  ASSERT_EQ(kept.size(), 2u);
+  const std::uint64_t full = record.at("bytes_per_checkpoint");
+  const std::vector<std::uint64_t> bytes = record.at("selective").at("samples").at("written_bytes");
+  ASSERT_EQ(bytes.size(), 3u);
+  // The base: the whole state's frames; the newest: its changed runs' frames, all on disk.
+  EXPECT_EQ(bytes[0], framed_bytes(read_manifest(kept[0]), false));
+  EXPECT_EQ(bytes[0], manifest_file_bytes(kept[0]));
+  EXPECT_EQ(bytes[2], framed_bytes(read_manifest(kept[1]), true));
+  EXPECT_EQ(bytes[2], manifest_file_bytes(kept[1]));
+  bool at_base = false;
+  const std::uint64_t raw_runs =
+      delta_run_bytes(read_manifest(kept[1]), kept[0].filename(), at_base);
+  EXPECT_TRUE(at_base);
+  EXPECT_LT(bytes[2], raw_runs);  // trained values compress
+  EXPECT_LT(bytes[0], full);
+
+  const nlohmann::json read = verified_restore(dir, "d.toml", text);
+  const nlohmann::json& r = read.at("selective").at("restore");
+  EXPECT_EQ(r.at("chain_length"), 3);
+  EXPECT_EQ(r.at("read_bytes"), bytes[0] + bytes[2]);
+  EXPECT_DOUBLE_EQ(r.at("amplification").get<double>(),
+                   static_cast<double>(bytes[0] + bytes[2]) / static_cast<double>(full));
+}
+
+TEST(DeltaRun, AChainWrittenUnderTp2RestoresIntoTp1FromBaseAndRunsVerified) {
+  const Scratch dir;
+  const std::string text = chain_of_three(dir, "[parallel]\ntp = 2\n", "");
+  ASSERT_EQ(run_delta_phase(dir, text, "checkpoint").exit_code, 0);
+  const nlohmann::json record = read_results(dir / "out-checkpoint").at(0);
+  const std::vector<fs::path> kept = complete_checkpoints(dir / "target" / "d" / "case-0000");
+  ASSERT_EQ(kept.size(), 2u);
+  const std::uint64_t full = record.at("bytes_per_checkpoint");
+  bool at_base = false;
+  const std::uint64_t runs = delta_run_bytes(read_manifest(kept[1]), kept[0].filename(), at_base);
+  EXPECT_GT(runs, 0u);
+  // Each new TP 1 piece is the two TP 2 pieces of its tensor, each with the runs over them.
+  const std::string tp1 = text + "[restore]\ntp = 1\n";
+  const nlohmann::json read = verified_restore(dir, "d.toml", tp1);
+  EXPECT_EQ(read.at("reshard").at("bytes_needed"), full) << read.at("reshard").dump();
+  const nlohmann::json& r = read.at("selective").at("restore");
+  EXPECT_EQ(r.at("chain_length"), 3);
+  EXPECT_EQ(r.at("read_bytes"), full + runs);
 }
 
 }  // namespace

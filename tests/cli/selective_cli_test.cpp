@@ -44,12 +44,7 @@ Outcome run_phase(const Scratch& dir, const std::string& text, const std::string
 
 // The case's complete checkpoints, oldest first.
 std::vector<fs::path> checkpoints(const Scratch& dir) {
-  std::vector<fs::path> found;
-  for (const auto& e : fs::directory_iterator(dir / "target" / "s" / "case-0000")) {
-    if (fs::exists(e.path() / kManifest)) found.push_back(e.path());
-  }
-  std::sort(found.begin(), found.end());
-  return found;
+  return complete_checkpoints(dir / "target" / "s" / "case-0000");
 }
 
 // Bytes of the pieces a checkpoint holds itself (its entries without `checkpoint`).

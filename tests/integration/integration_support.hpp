@@ -315,6 +315,63 @@ inline nlohmann::json read_manifest(const fs::path& checkpoint_dir) {
   return nlohmann::json::parse(read_text(checkpoint_dir / kManifest));
 }
 
+// The complete checkpoints (those with a manifest) of case directory `case_dir`, oldest first.
+inline std::vector<fs::path> complete_checkpoints(const fs::path& case_dir) {
+  std::vector<fs::path> found;
+  for (const auto& e : fs::directory_iterator(case_dir)) {
+    if (fs::exists(e.path() / kManifest)) found.push_back(e.path());
+  }
+  std::sort(found.begin(), found.end());
+  return found;
+}
+
+// Bytes of the data files the manifest of `checkpoint` lists (the files it holds itself).
+inline std::uint64_t manifest_file_bytes(const fs::path& checkpoint) {
+  std::uint64_t bytes = 0;
+  const nlohmann::json manifest = read_manifest(checkpoint);
+  for (const nlohmann::json& f : manifest.at("files"))
+    bytes += fs::file_size(checkpoint / f.at("path").get<std::string>());
+  return bytes;
+}
+
+// Bytes of the changed runs a delta checkpoint's manifest lists, and whether every entry names
+// `base` as the checkpoint holding it (and no training iteration of its own: the piece is the
+// delta's state).
+inline std::uint64_t delta_run_bytes(const nlohmann::json& manifest, const std::string& base,
+                                     bool& at_base) {
+  std::uint64_t bytes = 0;
+  at_base = true;
+  for (const nlohmann::json& t : manifest.at("tensors")) {
+    at_base = at_base && t.value("checkpoint", "") == base && !t.contains("iteration");
+    if (!t.contains("delta")) continue;
+    for (const nlohmann::json& run : t.at("delta").at("runs"))
+      bytes += run.at(1).get<std::uint64_t>();
+  }
+  return bytes;
+}
+
+// `ckptbench run` of campaign `text` (written into `dir` as `file`) with --phase `phase`, its
+// results under out-<phase>.
+inline Outcome run_campaign_phase(const Scratch& dir, const std::string& file,
+                                  const std::string& text, const std::string& phase) {
+  const fs::path path = dir.write(file, text);
+  return ckptbench(
+      {"run", path.string(), "--output", (dir / ("out-" + phase)).string(), "--phase", phase});
+}
+
+// The one record of run_campaign_phase(dir, file, text, "restore"), expected to exit 0 with its
+// restore ok and verified.
+inline nlohmann::json verified_restore(const Scratch& dir, const std::string& file,
+                                       const std::string& text) {
+  const Outcome restored = run_campaign_phase(dir, file, text, "restore");
+  EXPECT_EQ(restored.exit_code, 0) << restored.describe();
+  const std::vector<nlohmann::json> records = read_results(dir / "out-restore");
+  if (records.size() != 1u) return nlohmann::json{{"selective", {{"restore", nullptr}}}};
+  EXPECT_EQ(records[0].at("status"), "ok") << records[0].at("error");
+  EXPECT_EQ(records[0].at("verified"), true);
+  return records[0];
+}
+
 // Files and directories under `dir`, recursively (0 when it does not exist).
 inline std::size_t entries_under(const fs::path& dir) {
   std::error_code ec;

@@ -617,6 +617,13 @@ TEST(EngineChecks, ARingPoolNeedsTwoPagesAndAStreamingBackend) {
                       "pool smaller than one process's checkpoint (1048576 bytes)"),
             std::string::npos);
   c.compression.codec = Compression::none;
+  c.selective.delta_every = 4;  // a delta writes part of the state, the ring all of it
+  EXPECT_NE(engine_problem(c, {}, 1 << 20, std::nullopt)
+                .value_or("")
+                .find("engine.host_pool_bytes = 262144 with strategy.delta_every = 4: a pool "
+                      "smaller than one process's checkpoint (1048576 bytes) is a ring"),
+            std::string::npos);
+  c.selective.delta_every = 1;
   EXPECT_EQ(host_pool_allocation(c, 1 << 20), std::uint64_t{1} << 18) << "two chunks of 128 KiB";
   c.engine.host_pool_bytes = (1 << 18) + 5000;
   EXPECT_EQ(host_pool_allocation(c, 1 << 20), std::uint64_t{1} << 18)
