@@ -22,7 +22,13 @@ inline constexpr const char* kManifestFormat = "ckptbench-manifest";
 // 2: checksums and hashes are XXH3_64, named by the manifest's checksum_algorithm.
 // 3: checkpoint_hash covers the tensor list as well as the configuration (manifest_hash).
 // 4: checkpoint_hash covers training_iteration too (the state the checkpoint holds).
-inline constexpr int kManifestVersion = 4;
+// 5: a tensor may carry `unscaled` (FP8 block scales kept whole under model.scale), `iteration`
+//    (a selective piece whose copy an earlier training iteration wrote) and a fourth element per
+//    delta run (a compressed run's stored bytes). A version 4 manifest lacks them and is read as
+//    before; an older ckptbench refuses version 5 as newer rather than calling it damaged.
+inline constexpr int kManifestVersion = 5;
+// The oldest version this ckptbench reads: its checkpoint_hash covers what this one checks.
+inline constexpr int kOldestReadManifestVersion = 4;
 
 // One stored piece of a tensor: what the writer's layout gave (unscaled), where its bytes lie.
 struct ManifestTensor {

@@ -340,22 +340,22 @@ void check_kind(const nlohmann::json& manifest, const fs::path& path) {
         path.string(), version == manifest.end() ? "(missing)" : json_excerpt(*version),
         kChecksumAlgorithm));
   }
-  if (integer && version->get<std::int64_t>() < kManifestVersion) {
+  if (integer && version->get<std::int64_t>() < kOldestReadManifestVersion) {
     throw std::runtime_error(
         fmt::format("{}: manifest version {} was written by an older ckptbench, whose "
                     "checkpoint_hash does not cover what "
                     "version {} checks (the tensor list and the training iteration), so this "
                     "ckptbench cannot tell whether the "
                     "checkpoint was changed — write the checkpoint again with this ckptbench",
-                    path.string(), json_excerpt(*version), kManifestVersion));
+                    path.string(), json_excerpt(*version), kOldestReadManifestVersion));
   }
-  if (!integer || version->get<std::int64_t>() != kManifestVersion) {
+  if (!integer || version->get<std::int64_t>() > kManifestVersion) {
     throw std::runtime_error(
-        fmt::format("{}: manifest version {} is not one this ckptbench reads (it reads version "
-                    "{}): written by a newer "
+        fmt::format("{}: manifest version {} is not one this ckptbench reads (it reads versions "
+                    "{} to {}): written by a newer "
                     "ckptbench, or damaged",
                     path.string(), version == manifest.end() ? "(missing)" : json_excerpt(*version),
-                    kManifestVersion));
+                    kOldestReadManifestVersion, kManifestVersion));
   }
   if (!algorithm->is_string() || algorithm->get<std::string>() != kChecksumAlgorithm) {
     throw std::runtime_error(

@@ -147,7 +147,7 @@ TEST_F(CheckpointCommit, PreviousManifestVersionIsRefusedWithWhatToDo) {
   ASSERT_EQ(run(file, "checkpoint").exit_code, 0);
   const fs::path kept = checkpoint();
   nlohmann::json manifest = read_manifest(kept);
-  EXPECT_EQ(manifest.at("version"), 4);
+  EXPECT_EQ(manifest.at("version"), 5);
   manifest["version"] = 3;
   write_manifest(kept, manifest);
   const std::string message =
