@@ -284,7 +284,7 @@ TEST(CheckpointPlan, ManifestNamesItsChecksumAlgorithmAndOlderOnesAreRefused) {
   for (const auto& p : plans) checksums.emplace_back(p.shards.size(), 0x2D06800538D394C2ULL);
   nlohmann::json manifest = manifest_json(
       make_manifest(c, 8, selected_ranks(c, 8), manifest_tensors(plans, checksums), 1));
-  EXPECT_EQ(manifest.at("version"), 4);
+  EXPECT_EQ(manifest.at("version"), 5);
   EXPECT_EQ(manifest.at("checksum_algorithm"), "xxh3_64");
   EXPECT_EQ(manifest.at("tensors").at(0).at("checksum"), "2d06800538d394c2");
   EXPECT_EQ(manifest.at("checkpoint_hash").get<std::string>().size(), 16u);
@@ -298,7 +298,16 @@ TEST(CheckpointPlan, ManifestNamesItsChecksumAlgorithmAndOlderOnesAreRefused) {
   EXPECT_EQ(read.writer.parallel.dp, 4);
   EXPECT_EQ(read.layout.world_size, 8);
 
+  // Version 4 lacks only optional tensor fields: still read. A newer one is refused as newer.
   nlohmann::json previous = manifest;
+  previous["version"] = 4;
+  EXPECT_EQ(refusal(dir, previous), "");
+  previous["version"] = 6;
+  const std::string six = refusal(dir, previous);
+  EXPECT_NE(six.find("manifest version 6 is not one this ckptbench reads (it reads versions 4 to "
+                     "5): written by a newer ckptbench"),
+            std::string::npos)
+      << six;
   previous["version"] = 3;
   const std::string three = refusal(dir, previous);
   EXPECT_EQ(three.find((dir.path() / kManifestName).string() +
