@@ -8,7 +8,9 @@
 # threshold, part size and max_concurrency) and downloads them again (download_file). The order
 # of the two tools alternates from pair to pair. Prints every pair's GiB/s and ratio (ckptbench /
 # boto3; the goal is >= 1.0: the benchmark's client must not be the bottleneck) and the medians
-# [min, max]. Without an S3 endpoint in the environment it starts moto's server on 127.0.0.1
+# [min, max], and each client's CPU seconds per GiB as a ratio (ckptbench / boto3: below 1.0,
+# ckptbench's client costs less CPU; where one server bounds both clients' speed, this shows
+# the client's own cost). Without an S3 endpoint in the environment it starts moto's server on 127.0.0.1
 # (tests/backends/s3/moto_fixture.py, from .deps/venv): a local Python server bounds absolute
 # numbers far below a real store's, but the ratios still show client overhead. Note also that
 # boto3 reads from and writes to a local file (page cache) where ckptbench moves memory.
@@ -121,7 +123,7 @@ EOF
 py=python3  # with boto3 (the project's venv has it)
 [ -x "$venv_python" ] && py="$venv_python"
 
-run_ckptbench() {  # phase, output directory; prints its GiB/s
+run_ckptbench() {  # phase, output directory; prints its GiB/s and its CPU seconds per GiB
   local phase=$1 out=$2
   (cd "$dir" && "$ckptbench" run vs-s3.toml --phase "$phase" --output "$out" -q \
     --set "backend.s3.endpoint=$CKPT_TEST_S3_ENDPOINT" --set "backend.s3.bucket=$CKPT_TEST_S3_BUCKET" \
@@ -132,12 +134,17 @@ out, phase = sys.argv[1], sys.argv[2]
 record = json.loads(open(glob.glob(out + "/*/results.jsonl")[0]).readline())
 if record["status"] != "ok":
     sys.exit(f"vs_s3: ckptbench {phase}: {record['error']}")
-print(record["write_gib_per_s" if phase == "checkpoint" else "read_gib_per_s"])
+side = "write" if phase == "checkpoint" else "read"
+# The process's CPU time (every thread) over its timed iterations, per GiB moved.
+cpu = record["integrity"]["cpu"][side]
+gib = record["bytes_per_checkpoint"] * record["iterations"] / 2**30
+print(record[side + "_gib_per_s"], (cpu["user_seconds"] + cpu["system_seconds"]) / gib)
 EOF
 }
 
 # boto3 moves files of the sizes of the data objects ckptbench left under its prefix; prints
-# "<upload GiB/s> <download GiB/s>".
+# "<upload GiB/s> <download GiB/s> <upload CPU s/GiB> <download CPU s/GiB>" (the process's CPU
+# time, every thread, over each transfer).
 run_boto3() {
   "$py" - "$dir" "$part" "$concurrency" <<'EOF'
 import os, sys, time
@@ -164,39 +171,43 @@ for i, size in enumerate(sizes):
         f.write(os.urandom(size))
     paths.append(path)
 total = sum(sizes)
-start = time.perf_counter()
+start, cpu = time.perf_counter(), time.process_time()
 for i, path in enumerate(paths):
     s3.upload_file(path, bucket, f"vs-s3-boto3/{i}.bin", Config=config)
-up = time.perf_counter() - start
-start = time.perf_counter()
+up, up_cpu = time.perf_counter() - start, time.process_time() - cpu
+start, cpu = time.perf_counter(), time.process_time()
 for i, path in enumerate(paths):
     s3.download_file(bucket, f"vs-s3-boto3/{i}.bin", path + ".back", Config=config)
-down = time.perf_counter() - start
+down, down_cpu = time.perf_counter() - start, time.process_time() - cpu
 for path in paths:
     os.remove(path)
     os.remove(path + ".back")
-print(total / up / 2**30, total / down / 2**30)
+gib = total / 2**30
+print(gib / up, gib / down, up_cpu / gib, down_cpu / gib)
 EOF
 }
 
 echo "vs_s3: $bytes_arg requested (model.scale $scale), $files file(s), part size $part_arg," \
   "concurrency $concurrency, $pairs pairs, endpoint $CKPT_TEST_S3_ENDPOINT"
-printf '%-5s %-10s %12s %12s %8s %12s %12s %8s\n' pair first ckpt_write boto3_up ratio \
-  ckpt_read boto3_down ratio
+printf '%-5s %-10s %12s %12s %8s %12s %12s %8s %9s %9s\n' pair first ckpt_write boto3_up ratio \
+  ckpt_read boto3_down ratio cpu_write cpu_read
 results="$dir/pairs.txt"
 : >"$results"
 for ((p = 1; p <= pairs; p++)); do
   if ((p % 2 == 1)); then first=ckptbench; else first=boto3; fi
   # boto3 first reuses the sizes of the previous pair's checkpoint (the same each time).
-  if [ "$first" = boto3 ]; then read -r up down <<<"$(run_boto3)"; fi
-  w=$(run_ckptbench checkpoint "$dir/out-w$p")
-  r=$(run_ckptbench restore "$dir/out-r$p")
-  if [ "$first" = ckptbench ]; then read -r up down <<<"$(run_boto3)"; fi
+  if [ "$first" = boto3 ]; then read -r up down up_cpu down_cpu <<<"$(run_boto3)"; fi
+  read -r w w_cpu <<<"$(run_ckptbench checkpoint "$dir/out-w$p")"
+  read -r r r_cpu <<<"$(run_ckptbench restore "$dir/out-r$p")"
+  if [ "$first" = ckptbench ]; then read -r up down up_cpu down_cpu <<<"$(run_boto3)"; fi
   wr=$("$py" -c "print($w / $up)")
   rr=$("$py" -c "print($r / $down)")
-  printf '%-5s %-10s %12.4f %12.4f %8.3f %12.4f %12.4f %8.3f\n' "$p" "$first" "$w" "$up" "$wr" \
-    "$r" "$down" "$rr"
-  echo "$wr $rr" >>"$results"
+  # CPU seconds per GiB, ckptbench's over boto3's: below 1.0, ckptbench's client costs less.
+  wc=$("$py" -c "print($w_cpu / $up_cpu)")
+  rc=$("$py" -c "print($r_cpu / $down_cpu)")
+  printf '%-5s %-10s %12.4f %12.4f %8.3f %12.4f %12.4f %8.3f %9.3f %9.3f\n' "$p" "$first" "$w" \
+    "$up" "$wr" "$r" "$down" "$rr" "$wc" "$rc"
+  echo "$wr $rr $wc $rc" >>"$results"
 done
 "$py" - "$results" <<'EOF'
 import statistics, sys
@@ -205,4 +216,7 @@ for name, values in (("write", [r[0] for r in rows]), ("read", [r[1] for r in ro
     print(f"{name} ratio (ckptbench / boto3): median {statistics.median(values):.3f} "
           f"[{min(values):.3f}, {max(values):.3f}]" + ("" if statistics.median(values) >= 1.0
                                                         else "  BELOW TARGET 1.0"))
+for name, values in (("write", [r[2] for r in rows]), ("read", [r[3] for r in rows])):
+    print(f"{name} client CPU per GiB (ckptbench / boto3): median {statistics.median(values):.3f} "
+          f"[{min(values):.3f}, {max(values):.3f}]")
 EOF
