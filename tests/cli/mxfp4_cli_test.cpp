@@ -45,7 +45,10 @@ TEST_F(Mxfp4Run, Tp2SafetensorsHoldU8BlocksAndScalesRestoredReshardedAndLoaded) 
       {p + "gate_up_proj_blocks[0:4,512:1024,0:8,0:16]", {4, 512, 8, 16}},
       {p + "gate_up_proj_scales[0:4,512:1024,0:8]", {4, 512, 8}},
   };
-  for (const auto& [name, shape] : experts) {
+  for (const auto& expert : experts) {
+    // Not a structured binding: clang 14 (the sanitizer build) cannot capture one.
+    const std::string& name = expert.first;
+    const std::vector<std::uint64_t>& shape = expert.second;
     const auto it =
         std::find_if(header.tensors.begin(), header.tensors.end(),
                      [&](const harness::SafetensorsTensor& t) { return t.name == name; });

@@ -441,8 +441,8 @@ TEST(FrameworkLayoutRun, DeepSpeedZero3WritesEngineStateAndOptimizerPartitionsOn
   }
   for (const std::string script : {"zero_to_fp32.py", "zero_to_torch.py"})
     EXPECT_EQ(fs::file_size(step.parent_path() / script), listed.at("../" + script)) << script;
-  for (const auto& t : read_manifest(step).at("tensors"))
-    EXPECT_NE(t.at("state"), "weight") << t.at("name");
+  const nlohmann::json manifest = read_manifest(step);  // kept: the loop reads into it
+  for (const auto& t : manifest.at("tensors")) EXPECT_NE(t.at("state"), "weight") << t.at("name");
   const auto results = read_results(dir / "out");
   ASSERT_EQ(results.size(), 1u);
   EXPECT_EQ(results[0].at("verified"), true);
