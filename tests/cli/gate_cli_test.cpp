@@ -315,10 +315,8 @@ TEST(GateRun, CalibratedCampaignPassesAgainstItsOwnBaseline) {
 }
 
 TEST(GateRun, CalibrationUnderMpirunCoversEveryProcessBytes) {
+  if (const std::string why = why_no_mpirun(); !why.empty()) GTEST_SKIP() << why;
   const auto mpirun = find_mpirun();
-  if (!mpirun) GTEST_SKIP() << "no mpirun on PATH";
-  if (!CKPT_TEST_HAVE_MPI)
-    GTEST_SKIP() << "ckptbench was built without MPI (CKPT_WITH_MPI=OFF or MPI not found)";
   Scratch dir;
   const fs::path campaign =
       dir.write("c.toml", calibrated_campaign(dir / "target", dir.write("tiny.toml", kTinyModel)));

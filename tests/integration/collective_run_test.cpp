@@ -54,11 +54,8 @@ void expect_all_verified(const fs::path& output, std::size_t cases, std::uint64_
 class CollectiveRun : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!CKPT_TEST_HAVE_MPI)
-      GTEST_SKIP() << "ckptbench was built without MPI (CKPT_WITH_MPI=OFF or MPI not found)";
+    if (const std::string why = why_no_mpirun(); !why.empty()) GTEST_SKIP() << why;
     mpirun_ = find_mpirun();
-    if (!mpirun_)
-      GTEST_SKIP() << "mpirun is not on PATH, so the multi-process run cannot be started";
     const Outcome listed = ckptbench({"backends", "--json"});
     for (const auto& b : nlohmann::json::parse(listed.out)) {
       if ((b.at("name") == "mpiio" || b.at("name") == "hdf5") && !b.at("available").get<bool>()) {

@@ -147,10 +147,8 @@ TEST(EngineCrash, CtrlCFinishesTheInFlightFlushAndCommitsIt) {
 }
 
 TEST(EngineCrash, AKilledProcessUnderMpirunLeavesTheNewestCommittedCheckpointRestorable) {
+  if (const std::string why = why_no_mpirun(); !why.empty()) GTEST_SKIP() << why;
   const auto mpirun = find_mpirun();
-  if (!mpirun) GTEST_SKIP() << "mpirun is not on PATH, so the multi-process run cannot be started";
-  if (!CKPT_TEST_HAVE_MPI)
-    GTEST_SKIP() << "ckptbench was built without MPI (CKPT_WITH_MPI=OFF or MPI not found)";
   Scratch dir;
   const fs::path campaign =
       dir.write("crash.toml", flushing_campaign(dir / "target") + "[parallel]\ndp = 4\nzero = 1\n");
@@ -187,10 +185,8 @@ TEST(EngineCrash, AKilledProcessUnderMpirunLeavesTheNewestCommittedCheckpointRes
 // commits and the restore verifies the newest. hdf5 needs a thread-safe HDF5 library: with
 // Debian's it is refused before anything is written, naming both keys and the reason.
 TEST(EngineMpi, AsyncOverMpiioUnderMpirunCommitsAndRestores) {
+  if (const std::string why = why_no_mpirun(); !why.empty()) GTEST_SKIP() << why;
   const auto mpirun = find_mpirun();
-  if (!mpirun) GTEST_SKIP() << "mpirun is not on PATH, so the multi-process run cannot be started";
-  if (!CKPT_TEST_HAVE_MPI)
-    GTEST_SKIP() << "ckptbench was built without MPI (CKPT_WITH_MPI=OFF or MPI not found)";
   const auto listed = nlohmann::json::parse(ckptbench({"backends", "--json"}).out);
   for (const auto& b : listed) {
     if (b.at("name") == "mpiio" && !b.at("available").get<bool>())
@@ -248,10 +244,8 @@ TEST(EngineMpi, AsyncOverMpiioUnderMpirunCommitsAndRestores) {
 // and no process is left waiting in a collective. Deterministic: the throw is at a fixed point of
 // the loop, whatever the timing.
 TEST(EngineMpi, AnExceptionOnOneProcessRemovesThePartialStepEverywhere) {
+  if (const std::string why = why_no_mpirun(); !why.empty()) GTEST_SKIP() << why;
   const auto mpirun = find_mpirun();
-  if (!mpirun) GTEST_SKIP() << "mpirun is not on PATH, so the multi-process run cannot be started";
-  if (!CKPT_TEST_HAVE_MPI)
-    GTEST_SKIP() << "ckptbench was built without MPI (CKPT_WITH_MPI=OFF or MPI not found)";
   for (const std::string engine : {"sync", "async"}) {
     SCOPED_TRACE("engine " + engine);
     Scratch dir;

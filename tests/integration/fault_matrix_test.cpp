@@ -213,10 +213,8 @@ void expect_latest_complete_and_restorable(const fs::path& campaign, const fs::p
 // checkpoints are committed: the job ends without an ok result, and the newest committed
 // checkpoint restores and verifies.
 TEST(FaultMatrix, SigkillOfOneProcessUnderMpirunMidSyncCheckpoint) {
+  if (const std::string why = why_no_mpirun(); !why.empty()) GTEST_SKIP() << why;
   const auto mpirun = find_mpirun();
-  if (!mpirun) GTEST_SKIP() << "mpirun is not on PATH, so the multi-process run cannot be started";
-  if (!CKPT_TEST_HAVE_MPI)
-    GTEST_SKIP() << "ckptbench was built without MPI (CKPT_WITH_MPI=OFF or MPI not found)";
   Scratch dir;
   const fs::path campaign = dir.write("kill.toml", keeping_campaign("kill", dir / "target", 2));
   const fs::path case_dir = dir / "target" / "kill" / "case-0000";

@@ -138,10 +138,8 @@ TEST(FrameworkLayoutRun, MegatronDistWritesItsCoordinatorFilesAndVerifies) {
 // .distcp holds the data bytes torch wrote for its rank (tests/data/dcp/fsdp2/dcp_fsdp2.jsonl;
 // torch.save's framing not counted), and a restore verifies every chunk.
 TEST(FrameworkLayoutRun, PerTensorShardingUnderMpirunWritesFsdp2sChunksAndRestores) {
+  if (const std::string why = why_no_mpirun(); !why.empty()) GTEST_SKIP() << why;
   const auto mpirun = find_mpirun();
-  if (!mpirun) GTEST_SKIP() << "mpirun is not on PATH, so the multi-process run cannot be started";
-  if (!CKPT_TEST_HAVE_MPI)
-    GTEST_SKIP() << "ckptbench was built without MPI (CKPT_WITH_MPI=OFF or MPI not found)";
   const Scratch dir;
   const fs::path model = fs::path(CKPT_SOURCE_DIR) / "tests/data/dcp/fsdp2/odd.json";
   const fs::path campaign = dir.write(
@@ -175,10 +173,8 @@ TEST(FrameworkLayoutRun, PerTensorShardingUnderMpirunWritesFsdp2sChunksAndRestor
 }
 
 TEST(FrameworkLayoutRun, MegatronDistributedOptimizerUnderMpirunRestoresAndVerifies) {
+  if (const std::string why = why_no_mpirun(); !why.empty()) GTEST_SKIP() << why;
   const auto mpirun = find_mpirun();
-  if (!mpirun) GTEST_SKIP() << "mpirun is not on PATH, so the multi-process run cannot be started";
-  if (!CKPT_TEST_HAVE_MPI)
-    GTEST_SKIP() << "ckptbench was built without MPI (CKPT_WITH_MPI=OFF or MPI not found)";
   const Scratch dir;
   const fs::path campaign =
       dir.write("meg.toml", reference_campaign("meg", dir / "target", "megatron"));
@@ -217,10 +213,8 @@ TEST(FrameworkLayoutRun, MegatronDistributedOptimizerUnderMpirunRestoresAndVerif
 // distrib_optim.pt verifies only if the other DP ranks' bytes reached it over MPI. The bytes it
 // received are exactly what the per-DP format's DP ranks >= 1 write themselves.
 TEST(FrameworkLayoutRun, MegatronGatherUnderMpirunMovesTheDpShardsToDpRank0) {
+  if (const std::string why = why_no_mpirun(); !why.empty()) GTEST_SKIP() << why;
   const auto mpirun = find_mpirun();
-  if (!mpirun) GTEST_SKIP() << "mpirun is not on PATH, so the multi-process run cannot be started";
-  if (!CKPT_TEST_HAVE_MPI)
-    GTEST_SKIP() << "ckptbench was built without MPI (CKPT_WITH_MPI=OFF or MPI not found)";
   for (const auto& [tp, dp] : {std::pair{1, 4}, std::pair{2, 2}}) {
     SCOPED_TRACE("TP" + std::to_string(tp) + " DP" + std::to_string(dp));
     const Scratch dir;
@@ -312,10 +306,8 @@ TEST(FrameworkLayoutRun, SyncTrainingLoopGathersBeforeEachCheckpoint) {
 
 // Two processes of DP4: DP rank 1's shards come by an in-process copy, DP ranks 2 and 3's over MPI.
 TEST(FrameworkLayoutRun, SyncTrainingLoopGathersOverMpirun) {
+  if (const std::string why = why_no_mpirun(); !why.empty()) GTEST_SKIP() << why;
   const auto mpirun = find_mpirun();
-  if (!mpirun) GTEST_SKIP() << "mpirun is not on PATH, so the multi-process run cannot be started";
-  if (!CKPT_TEST_HAVE_MPI)
-    GTEST_SKIP() << "ckptbench was built without MPI (CKPT_WITH_MPI=OFF or MPI not found)";
   const Scratch dir;
   std::string toml = megatron_dp_campaign("loop", dir / "target", 1, 4);
   toml += "[training]\niterations = 2\niteration_seconds = 0.01\ncheckpoint_every = 1\n";

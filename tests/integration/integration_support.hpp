@@ -209,6 +209,16 @@ inline std::optional<std::string> find_mpirun() {
   return std::nullopt;
 }
 
+#ifdef CKPT_TEST_HAVE_MPI
+// Why a test that starts processes under mpirun cannot run here, or "" when it can.
+inline std::string why_no_mpirun() {
+  if (!CKPT_TEST_HAVE_MPI)
+    return "ckptbench was built without MPI (CKPT_WITH_MPI=OFF or MPI not found)";
+  if (!find_mpirun()) return "mpirun is not on PATH, so the processes cannot be started";
+  return "";
+}
+#endif
+
 // mpirun with the options this project uses (root, more processes than cores, no busy-waiting).
 // btl_vader_single_copy_mechanism none: containers often forbid the cross-memory attach
 // (ptrace) that OpenMPI's shared-memory transport uses for large messages.

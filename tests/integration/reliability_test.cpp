@@ -134,10 +134,8 @@ TEST_F(SecondRun, ThatKeepsNothingSharesNoStepDirectory) {
 
 // The same under mpirun: process 0 finds the lock held and every process stops with exit 2.
 TEST_F(SecondRun, UnderMpirunRefusesOnEveryProcess) {
+  if (const std::string why = why_no_mpirun(); !why.empty()) GTEST_SKIP() << why;
   const auto mpirun = find_mpirun();
-  if (!mpirun) GTEST_SKIP() << "mpirun is not on PATH, so the multi-process run cannot be started";
-  if (!CKPT_TEST_HAVE_MPI)
-    GTEST_SKIP() << "ckptbench was built without MPI (CKPT_WITH_MPI=OFF or MPI not found)";
   Process first({kBinary, "run", campaign_.string(), "--phase", "checkpoint", "--output",
                  (dir_ / "first").string()});
   ASSERT_TRUE(await(first, "iteration 3/")) << first.err_so_far();

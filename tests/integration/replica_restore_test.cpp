@@ -59,10 +59,8 @@ ReplicaRestores read_and_cooperative_restores(const std::string& mpirun,
 }
 
 TEST(ReplicaRestore, CooperativeReadsEachPieceOnceAndSendsTheReplicasTheirCopies) {
-  if (!CKPT_TEST_HAVE_MPI)
-    GTEST_SKIP() << "ckptbench was built without MPI (CKPT_WITH_MPI=OFF or MPI not found)";
+  if (const std::string why = why_no_mpirun(); !why.empty()) GTEST_SKIP() << why;
   const std::optional<std::string> mpirun = find_mpirun();
-  if (!mpirun) GTEST_SKIP() << "mpirun is not on PATH, so the 4 processes cannot be started";
   const auto [stored, reads] = read_and_cooperative_restores(*mpirun, "dp = 4\nzero = 1\n");
   ASSERT_EQ(reads.size(), 2u);
   const nlohmann::json& each = reads[0].at("replicas");
@@ -94,10 +92,8 @@ constexpr std::uint64_t kTinyNormCopies = 2 * kTinyNormWeights + 5 * 64 * 12;
 // state) besides the DP replicas' weights; cooperatively each stored byte is read once and every
 // copy crosses between the processes.
 TEST(ReplicaRestore, CooperativeTpByDpRestoreReadsEachStoredByteOnceAndGivesEveryTpRankTheNorms) {
-  if (!CKPT_TEST_HAVE_MPI)
-    GTEST_SKIP() << "ckptbench was built without MPI (CKPT_WITH_MPI=OFF or MPI not found)";
+  if (const std::string why = why_no_mpirun(); !why.empty()) GTEST_SKIP() << why;
   const std::optional<std::string> mpirun = find_mpirun();
-  if (!mpirun) GTEST_SKIP() << "mpirun is not on PATH, so the 4 processes cannot be started";
   const auto [stored, reads] = read_and_cooperative_restores(*mpirun, "tp = 2\ndp = 2\nzero = 1\n");
   ASSERT_EQ(reads.size(), 2u);
   // DP rank 1 of the two TP ranks holds DP rank 0's weights; TP rank 1 the norms' copies.
@@ -131,10 +127,8 @@ TEST(ReplicaRestore, CooperativeTpByDpRestoreReadsEachStoredByteOnceAndGivesEver
 // byte verifies. A memory budget short of the buffers runs the exchange in rounds; one that not
 // even a piece per round fits is refused before any read, naming the exchange buffers.
 TEST(ReplicaRestore, CooperativeReshardAndTpLoadReadEachStoredByteOnceAndVerify) {
-  if (!CKPT_TEST_HAVE_MPI)
-    GTEST_SKIP() << "ckptbench was built without MPI (CKPT_WITH_MPI=OFF or MPI not found)";
+  if (const std::string why = why_no_mpirun(); !why.empty()) GTEST_SKIP() << why;
   const std::optional<std::string> mpirun = find_mpirun();
-  if (!mpirun) GTEST_SKIP() << "mpirun is not on PATH, so the 4 processes cannot be started";
   Scratch dir;
   const fs::path campaign = dir.write(
       "c.toml", tiny_full_state_campaign(dir, "pieces", 1, 0, "[parallel]\ndp = 4\nzero = 1\n"));

@@ -33,10 +33,8 @@ tie_word_embeddings = false
 class ReshardRun : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!CKPT_TEST_HAVE_MPI) GTEST_SKIP() << "ckptbench was built without MPI";
+    if (const std::string why = why_no_mpirun(); !why.empty()) GTEST_SKIP() << why;
     mpirun_ = find_mpirun();
-    if (!mpirun_)
-      GTEST_SKIP() << "mpirun is not on PATH, so the multi-process run cannot be started";
     model_ = dir_.write("reshard-llama.toml", kReshardModel);
   }
 

@@ -173,10 +173,8 @@ TEST(RunRecord, AnOutputThatCannotHoldResultsIsRefusedBeforeTheFirstCase) {
 }
 
 TEST(RunRecord, TwoProcessesUnderMpirunListBothAndNameEachStragglersHost) {
+  if (const std::string why = why_no_mpirun(); !why.empty()) GTEST_SKIP() << why;
   const auto mpirun = find_mpirun();
-  if (!mpirun) GTEST_SKIP() << "mpirun is not on PATH, so the multi-process run cannot be started";
-  if (!CKPT_TEST_HAVE_MPI)
-    GTEST_SKIP() << "ckptbench was built without MPI (CKPT_WITH_MPI=OFF or MPI not found)";
   Scratch dir;
   const fs::path campaign =
       dir.write("two.toml", campaign_toml("two", dir / "target", R"(create_target = true

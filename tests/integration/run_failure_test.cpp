@@ -318,10 +318,8 @@ TEST(RunSignals, CtrlCEndsTheRunWith130AndKeepsMeasuredIterations) {
 }
 
 TEST(RunUnderMpirun, KilledRankEndsTheJobWithoutAnOkResult) {
+  if (const std::string why = why_no_mpirun(); !why.empty()) GTEST_SKIP() << why;
   const auto mpirun = find_mpirun();
-  if (!mpirun) GTEST_SKIP() << "mpirun is not on PATH, so the multi-process run cannot be started";
-  if (!CKPT_TEST_HAVE_MPI)
-    GTEST_SKIP() << "ckptbench was built without MPI (CKPT_WITH_MPI=OFF or MPI not found)";
   Scratch dir;
   const fs::path model = dir.write("tiny.toml", kTinyModel);
   const fs::path campaign =

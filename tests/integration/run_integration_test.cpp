@@ -28,10 +28,8 @@ std::vector<std::string> lines_of(const std::string& text) {
 }
 
 TEST(RunUnderMpirun, FourProcessesEmulateEightRanksWithEveryMapping) {
+  if (const std::string why = why_no_mpirun(); !why.empty()) GTEST_SKIP() << why;
   const auto mpirun = find_mpirun();
-  if (!mpirun) GTEST_SKIP() << "mpirun is not on PATH, so the multi-process run cannot be started";
-  if (!CKPT_TEST_HAVE_MPI)
-    GTEST_SKIP() << "ckptbench was built without MPI (CKPT_WITH_MPI=OFF or MPI not found)";
   Scratch dir;
   const std::vector<std::string> mappings{"file_per_rank", "file_per_tensor", "file_per_node",
                                           "shared_file"};

@@ -38,10 +38,8 @@ std::vector<std::string> names(const nlohmann::json& tiers) {
 }
 
 TEST(TieredRun, LostNodeRecoversFromPeersElseRemoteAndVerifies) {
-  if (!CKPT_TEST_HAVE_MPI)
-    GTEST_SKIP() << "ckptbench was built without MPI (CKPT_WITH_MPI=OFF or MPI not found)";
+  if (const std::string why = why_no_mpirun(); !why.empty()) GTEST_SKIP() << why;
   const std::optional<std::string> mpirun = find_mpirun();
-  if (!mpirun) GTEST_SKIP() << "mpirun is not on PATH, so the 8 processes cannot be started";
   Scratch dir;
   const fs::path campaign =
       dir.write("c.toml", tiered_campaign(dir,
@@ -120,10 +118,8 @@ TEST(TieredRun, LostNodeRecoversFromPeersElseRemoteAndVerifies) {
 // without the memory tier reads those parts from node 0's local tier: the same bytes, and F parts
 // more per process in memory.
 TEST(TieredRun, SurvivorsRecoverFromTheirMemoryTierAndTheLostNodeFromPeers) {
-  if (!CKPT_TEST_HAVE_MPI)
-    GTEST_SKIP() << "ckptbench was built without MPI (CKPT_WITH_MPI=OFF or MPI not found)";
+  if (const std::string why = why_no_mpirun(); !why.empty()) GTEST_SKIP() << why;
   const std::optional<std::string> mpirun = find_mpirun();
-  if (!mpirun) GTEST_SKIP() << "mpirun is not on PATH, so the 4 processes cannot be started";
   Scratch dir;
   const fs::path campaign = dir.write(
       "c.toml", tiered_campaign(
@@ -188,10 +184,8 @@ TEST(TieredRun, SurvivorsRecoverFromTheirMemoryTierAndTheLostNodeFromPeers) {
 // gone, losing nodes 0 and 1 (process 0's whole clique) is refused, naming the part, and so is a
 // node's damaged tiers.json, naming the file.
 TEST(TieredRun, RestartedJobRecoversFromPeersAndRefusesAPartNoTierHolds) {
-  if (!CKPT_TEST_HAVE_MPI)
-    GTEST_SKIP() << "ckptbench was built without MPI (CKPT_WITH_MPI=OFF or MPI not found)";
+  if (const std::string why = why_no_mpirun(); !why.empty()) GTEST_SKIP() << why;
   const std::optional<std::string> mpirun = find_mpirun();
-  if (!mpirun) GTEST_SKIP() << "mpirun is not on PATH, so the 8 processes cannot be started";
   Scratch dir;
   const fs::path campaign = dir.write(
       "c.toml", tiered_campaign(dir, "replicas = 2\ndrain_every = 2\nchunk_bytes = 16384\n", 3));

@@ -79,14 +79,6 @@ name = "s3"
     return run_process(argv, std::chrono::seconds(240));
   }
 
-  // Why a campaign under mpirun cannot run here ("" when it can).
-  static std::string why_no_mpirun() {
-    if (!CKPT_TEST_HAVE_MPI)
-      return "ckptbench was built without MPI (CKPT_WITH_MPI=OFF or MPI not found)";
-    if (!find_mpirun()) return "no mpirun on PATH";
-    return "";
-  }
-
   std::vector<nlohmann::json> run(const std::string& name, int iterations) {
     const Outcome o =
         run_campaign(name, "create_target = true\niterations = " + std::to_string(iterations) +
