@@ -1,7 +1,10 @@
 #include "harness/checkpoint/dcp_metadata.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <set>
+#include <string_view>
+#include <utility>
 
 #include "harness/checkpoint/manifest.hpp"
 #include "harness/common/elapsed.hpp"
@@ -41,16 +44,51 @@ std::uint64_t dcp_metadata_bytes(const std::vector<ManifestTensor>& items) {
   return bytes;
 }
 
-std::uint64_t megatron_dist_metadata_bytes(const std::vector<ManifestTensor>& items) {
-  std::uint64_t bytes = 400;
-  std::set<std::string> tensors;
-  for (const ManifestTensor& item : items) {
-    const std::string fqn = metadata_fqn(item);
-    const std::uint64_t ndim = item.shard.global_shape.size();
-    if (tensors.insert(fqn).second) bytes += fqn.size() + 130 + 3 * ndim;
-    bytes += fqn.size() + item.file.size() + 150 + 6 * ndim;
+namespace {
+
+// The key Megatron-core's torch_dist save gives an item's tensor: the layers (and experts) of a
+// name are one tensor, each layer's weight a chunk of it (ShardedTensor's prepend_axis_num), so
+// the numbers of a name's parts are not in the key; the distributed optimizer's states are
+// "optimizer.state.<state>.<key>" (DistributedOptimizer.sharded_param_state_fs_model_space).
+std::string megatron_tensor_key(const ManifestTensor& item) {
+  std::string key;
+  std::size_t begin = 0;
+  const std::string& name = item.shard.name;
+  while (begin <= name.size()) {
+    const std::size_t end = std::min(name.find('.', begin), name.size());
+    const std::string_view part(name.data() + begin, end - begin);
+    const bool number =
+        !part.empty() && std::ranges::all_of(part, [](char ch) { return ch >= '0' && ch <= '9'; });
+    if (!number) key.append(key.empty() ? "" : ".").append(part);
+    begin = end + 1;
   }
-  return bytes;
+  switch (item.shard.state) {
+    case workloads::StateKind::weight:
+      return key;
+    case workloads::StateKind::master:
+      return "optimizer.state.fp32_param." + key;
+    default:
+      return "optimizer.state." + std::string(workloads::state_kind_name(item.shard.state)) + "." +
+             key;
+  }
+}
+
+}  // namespace
+
+std::uint64_t megatron_dist_metadata_bytes(const std::vector<ManifestTensor>& items) {
+  std::uint64_t bytes = 490;
+  std::set<std::string> tensors;
+  std::set<std::pair<std::string, std::int64_t>> tensor_writers;
+  for (const ManifestTensor& item : items) {
+    const std::string key = megatron_tensor_key(item);
+    if (tensors.insert(key).second) bytes += key.size() + 56;
+    bytes += key.size() + 233;
+    // Each process's plan (all_local_plans) holds the properties and size of every tensor it
+    // writes a chunk of; the first process's are the objects of the tensor's own entry.
+    if (!tensor_writers.emplace(key, item.rank).second) continue;
+    bytes += 116;
+  }
+  return bytes - 116 * tensors.size();
 }
 
 namespace {

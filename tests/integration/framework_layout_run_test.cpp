@@ -2,6 +2,8 @@
 // .metadata written last, Megatron's gathered distributed-optimizer files under mpirun.
 #include <map>
 #include <set>
+#include <sstream>
+#include <utility>
 
 #include "tests/integration/integration_support.hpp"
 
@@ -50,25 +52,48 @@ std::uint64_t gathered_bytes(const nlohmann::json& manifest) {
   return bytes;
 }
 
+// Megatron's key of a manifest tensor in .metadata: its name without numbers (the layers are
+// one tensor), the optimizer's states under "optimizer.state.<state>." (master: fp32_param).
+std::string megatron_key(const nlohmann::json& t) {
+  std::string key;
+  std::stringstream parts(t.at("name").get<std::string>());
+  for (std::string part; std::getline(parts, part, '.');) {
+    if (part.find_first_not_of("0123456789") != std::string::npos)
+      key += (key.empty() ? "" : ".") + part;
+  }
+  const std::string state = t.at("state").get<std::string>();
+  if (state == "weight") return key;
+  return "optimizer.state." + (state == "master" ? std::string("fp32_param") : state) + "." + key;
+}
+
+// The size of .metadata as megatron_dist_metadata_bytes() states it.
+std::uint64_t documented_megatron_metadata_bytes(const nlohmann::json& tensors) {
+  std::uint64_t bytes = 490;
+  std::set<std::string> keys;
+  std::set<std::pair<std::string, std::int64_t>> writers;
+  for (const auto& t : tensors) {
+    const std::string key = megatron_key(t);
+    if (keys.insert(key).second) bytes += key.size() + 56;
+    bytes += key.size() + 233;
+    if (writers.emplace(key, t.at("rank").get<std::int64_t>()).second) bytes += 116;
+  }
+  return bytes - 116 * keys.size();
+}
+
 // The size of .metadata as dcp_metadata_bytes() and megatron_dist_metadata_bytes() state it.
 std::uint64_t documented_metadata_bytes(const nlohmann::json& tensors, bool megatron) {
-  std::uint64_t bytes = megatron ? 400 : 550;
+  if (megatron) return documented_megatron_metadata_bytes(tensors);
+  std::uint64_t bytes = 550;
   std::set<std::string> seen;
   std::set<std::int64_t> ranks;
   for (const auto& t : tensors) {
     const std::string fqn =
         t.at("state").get<std::string>() + "/" + t.at("name").get<std::string>();
     const std::uint64_t ndim = t.at("global_shape").size();
-    const bool first = seen.insert(fqn).second;
     ranks.insert(t.at("rank").get<std::int64_t>());
-    if (megatron) {
-      if (first) bytes += fqn.size() + 130 + 3 * ndim;
-      bytes += fqn.size() + t.at("file").get<std::string>().size() + 150 + 6 * ndim;
-    } else {
-      bytes += first ? fqn.size() + 180 + 10 * ndim : fqn.size() + 113 + 6 * ndim;
-    }
+    bytes += seen.insert(fqn).second ? fqn.size() + 180 + 10 * ndim : fqn.size() + 113 + 6 * ndim;
   }
-  if (!megatron && ranks.size() > 1) bytes += 73 * seen.size();
+  if (ranks.size() > 1) bytes += 73 * seen.size();
   return bytes;
 }
 

@@ -5,16 +5,23 @@ holds the sizes printed here).
 
 Needs torch, megatron-core and psutil (a venv outside the repository: `pip install --no-deps
 megatron-core psutil`; megatron-core 0.16.1 is the newest for Python 3.11); CI does not run this. A GPT's weights in Megatron-core's names (hidden 256, ffn
-512, 128-wide k/v, 1024 words, 2 and 8 layers) are saved with
+512, 128-wide k/v, 1024 words, 2, 8 or 32 layers) are saved with
 megatron.core.dist_checkpointing.save and the torch_dist strategy wrapped for a fully parallel
 save, as Megatron's training saves them: each layer's tensor one chunk of a tensor stacked over
 the layers (prepend_axis_num = 1), on 1 process and on 2, 4 and 8 gloo processes as data-parallel
 replicas (the save spreads the replicated chunks over them), and on 2 processes at TP 2.
 
-  measure_megatron_metadata.py   prints one JSON line per (layers, tp, dp), as in
-                                 megatron_metadata_sizes.jsonl beside it (which so far holds
-                                 2 layers at TP 1 and DP 1, 2 and 4: on a loaded 2-core
-                                 machine, DP 8 took longer than 20 minutes)
+  measure_megatron_metadata.py [LAYERS:TP:DP ...]
+                                 prints one JSON line per (layers, tp, dp), as in
+                                 megatron_metadata_sizes.jsonl beside it: the points named, or
+                                 2 and 8 layers at TP 1 and DP 1, 2, 4, 8 and at TP 2 and DP 1,
+                                 2. The file holds 2 layers at TP 1 (DP 1, 2, 4, 8) and TP 2
+                                 (DP 1, 2), 8 layers at DP 1 and 2, and `32:1:1 32:1:4`; on a
+                                 quiet 2-core machine all of them take about 3 minutes, on a
+                                 loaded one DP 8 took longer than 20.
+
+The .metadata holds the checkpoint directory's path (StorageMeta.checkpoint_id): the sizes are
+those of tempfile's /tmp/tmpXXXXXXXX, 16 characters.
 """
 import json
 import os
@@ -87,18 +94,24 @@ def save(rank, world, tp, layers, out):
     dist.destroy_process_group()
 
 
+def points(args):
+    if not args:
+        return [(layers, tp, dp) for layers in (2, 8)
+                for tp, dp in ((1, 1), (1, 2), (1, 4), (1, 8), (2, 1), (2, 2))]
+    return [tuple(int(n) for n in arg.split(":")) for arg in args]
+
+
 def main():
     warnings.filterwarnings("ignore")
     from importlib.metadata import version
-    for layers in (2, 8):
-        for tp, dp in ((1, 1), (1, 2), (1, 4), (1, 8), (2, 1), (2, 2)):
-            with tempfile.TemporaryDirectory() as d:
-                mp.spawn(save, args=(tp * dp, tp, layers, d), nprocs=tp * dp)
-                files = sorted(os.listdir(d))
-                print(json.dumps({"torch": torch.__version__, "megatron_core": version("megatron-core"),
-                                  "layers": layers, "tp": tp, "dp": dp,
-                                  "tensors": len(other_tensors()) + layers * len(layer_tensors()),
-                                  "files": {f: os.path.getsize(os.path.join(d, f)) for f in files}}), flush=True)
+    for layers, tp, dp in points(sys.argv[1:]):
+        with tempfile.TemporaryDirectory() as d:
+            mp.spawn(save, args=(tp * dp, tp, layers, d), nprocs=tp * dp)
+            files = sorted(os.listdir(d))
+            print(json.dumps({"torch": torch.__version__, "megatron_core": version("megatron-core"),
+                              "layers": layers, "tp": tp, "dp": dp,
+                              "tensors": len(other_tensors()) + layers * len(layer_tensors()),
+                              "files": {f: os.path.getsize(os.path.join(d, f)) for f in files}}), flush=True)
 
 
 if __name__ == "__main__":
