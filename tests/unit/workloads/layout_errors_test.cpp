@@ -6,25 +6,12 @@
 
 #include "harness/common/config_error.hpp"
 #include "harness/models/model_zoo.hpp"
+#include "tests/unit/workloads/spec_error_expect.hpp"
 #include "workloads/layout.hpp"
 #include "workloads/spec_error.hpp"
 
 namespace ckpt::workloads {
 namespace {
-
-// Runs `make`, expects a SpecError with `key` whose message contains every fragment.
-template <typename Make>
-void expect_spec_error(Make make, const std::string& key,
-                       std::initializer_list<std::string> fragments) {
-  try {
-    make();
-    ADD_FAILURE() << "no error; expected one for " << key;
-  } catch (const SpecError& e) {
-    EXPECT_EQ(e.key(), key) << e.what();
-    for (const auto& f : fragments)
-      EXPECT_NE(std::string(e.what()).find(f), std::string::npos) << e.what();
-  }
-}
 
 TEST(LayoutErrors, HeadsNotDivisibleByTp) {
   expect_spec_error([] { Layout(harness::zoo_model("llama3-8b"), {.tp = 3}, {}); }, "tp",

@@ -10,6 +10,7 @@
 #include <tuple>
 #include <vector>
 
+#include "tests/unit/workloads/spec_error_expect.hpp"
 #include "workloads/layout.hpp"
 #include "workloads/spec_error.hpp"
 
@@ -133,35 +134,21 @@ TEST(QuantizedWeights, TensorParallelismSplitsEachScaleWithItsWeightsBlocks) {
   EXPECT_EQ(layout.checkpoint_bytes(), 2 * kRank1 + 3 * 512);
 }
 
-// Runs `make`, expects a SpecError with `key` whose message contains every fragment.
-template <typename Make>
-void expect_fp8_refusal(Make make, const std::string& key,
-                        std::initializer_list<std::string> fragments) {
-  try {
-    make();
-    ADD_FAILURE() << "no error; expected one for " << key;
-  } catch (const SpecError& e) {
-    EXPECT_EQ(e.key(), key) << e.what();
-    for (const auto& f : fragments)
-      EXPECT_NE(std::string(e.what()).find(f), std::string::npos) << f << " in: " << e.what();
-  }
-}
-
 TEST(QuantizedWeights, ASplitThatCutsABlockIsRefusedNamingTheTensorAndTheFix) {
   // Four heads of 64, two KV heads: TP 2 leaves k_proj 64 rows a rank, half a block.
-  expect_fp8_refusal(
+  expect_spec_error(
       [] { Layout(fp8_tiny_model(4, 2), {.tp = 2}, fp8_weights_state()); }, "tp",
       {"tensor model.layers.*.self_attn.k_proj.weight [128, 256]", "tp = 2 cuts its dimension 0",
        "parts of 64", "model.layers.*.self_attn.k_proj.weight_scale_inv must stay on one rank",
        "use tp = 1 for this tensor", "model.weights = \"unquantized\""});
   StateSpec full = fp8_weights_state();
   full.scope = StateScope::full;
-  expect_fp8_refusal([&] { Layout(fp8_tiny_model(), {}, full); }, "weights",
-                     {"state.scope = \"weights\""});
+  expect_spec_error([&] { Layout(fp8_tiny_model(), {}, full); }, "weights",
+                    {"state.scope = \"weights\""});
   StateSpec dlio = fp8_weights_state();
   dlio.sizing = Sizing::dlio;
-  expect_fp8_refusal([&] { Layout(fp8_tiny_model(), {}, dlio); }, "weights",
-                     {"model.sizing = \"exact\""});
+  expect_spec_error([&] { Layout(fp8_tiny_model(), {}, dlio); }, "weights",
+                    {"model.sizing = \"exact\""});
 }
 
 TEST(QuantizedWeights, ScaleNamesFollowTransformers) {
