@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <set>
 
 #include "workloads/checked_math.hpp"
 #include "workloads/dlio_sizing.hpp"
@@ -73,6 +74,46 @@ std::pair<std::int64_t, std::int64_t> chunk_rows(std::int64_t rows, std::int64_t
   const std::int64_t first = std::min(rows, index * size);
   return {first, std::min(rows, first + size)};
 }
+
+// Whether every rank of a TP group holds the same chunk of `def` (the same offsets in DCP's
+// metadata, so that DCP saves it once): a tensor TP replicates, and an empty chunk of a tensor TP
+// splits on dim 0, which torch places at the dimension's end whatever its TP slice.
+bool held_by_every_tp_rank(const TensorDef& def, bool empty) {
+  if (def.split == TpSplit::replicated) return true;
+  return empty && split_dim(def.split) == 0;
+}
+
+// Who writes each chunk of a TP group under per-tensor sharding. DCP's save plans an item that
+// several ranks hold on one of them (dedup_save_plans): taking the items in the order they are
+// first seen, which in a TP group is TP rank 0's state_dict order, it gives each to the holder
+// with the fewest bytes planned so far, the lowest rank on a tie, and counts an empty item as
+// 1 byte. A chunk TP splits is the holder's own; only TP rank 0's own chunks come before the
+// replicas in that order, so only they count against it.
+class ReplicaWriters {
+ public:
+  explicit ReplicaWriters(std::int64_t tp) : planned_(static_cast<std::size_t>(tp), 0) {
+    for (std::int64_t rank = 0; rank < tp; ++rank) queue_.insert({0, rank});
+  }
+  // A chunk of TP rank 0's own (each TP rank holds its own chunk of the tensor).
+  void own(std::int64_t bytes) { plan(0, bytes); }
+  // A chunk every TP rank holds; returns the TP rank that writes it.
+  std::int64_t replica(std::int64_t bytes) {
+    const std::int64_t rank = queue_.begin()->second;
+    plan(rank, bytes);
+    return rank;
+  }
+
+ private:
+  void plan(std::int64_t rank, std::int64_t bytes) {
+    std::int64_t& planned = planned_[static_cast<std::size_t>(rank)];
+    queue_.erase({planned, rank});
+    planned += std::max<std::int64_t>(bytes, 1);
+    queue_.insert({planned, rank});
+  }
+
+  std::vector<std::int64_t> planned_;                      // bytes per TP rank
+  std::set<std::pair<std::int64_t, std::int64_t>> queue_;  // (bytes planned, TP rank)
+};
 
 // Exact arithmetic for the size checks below: every factor is bounded (workloads::limits), so the
 // products fit in 128 bits.
@@ -176,10 +217,20 @@ Layout::Layout(const ModelSpec& model, const ParallelSpec& parallel, const State
   }
   validate_parallelism(model_, parallel_);
   // Megatron pads the vocabulary to make-vocab-size-divisible-by × tp; a Hugging Face file
-  // holds the tables unpadded, so only a TP split (which must divide the rows) pads them.
-  const bool hf_unsplit = state_.effective_naming() == Naming::hf && parallel_.tp == 1;
-  padded_vocab_ = hf_unsplit ? model_.vocab_size
-                             : round_up(model_.vocab_size, parallel_.vocab_divisor * parallel_.tp);
+  // holds the tables unpadded, so only a TP split (which must divide the rows) pads them. FSDP2
+  // over TP (per-tensor sharding) saves DTensors of the model's own tables, unpadded.
+  const bool hf_unpadded =
+      state_.effective_naming() == Naming::hf &&
+      (parallel_.tp == 1 || parallel_.zero_sharding == ZeroSharding::per_tensor);
+  padded_vocab_ = hf_unpadded ? model_.vocab_size
+                              : round_up(model_.vocab_size, parallel_.vocab_divisor * parallel_.tp);
+  if (hf_unpadded && model_.vocab_size % parallel_.tp != 0) {
+    throw SpecError("tp", "vocab_size (" + std::to_string(model_.vocab_size) +
+                              ") is not divisible by tp (" + std::to_string(parallel_.tp) +
+                              "): under zero_sharding = \"per_tensor\" the vocabulary is not "
+                              "padded (FSDP2 saves the model's own tables) and ckptbench splits "
+                              "a table into equal TP slices; use a tp that divides vocab_size");
+  }
   pipeline_ = PipelineSplit(model_.num_hidden_layers, parallel_);
   TensorCatalog catalog = build_tensor_catalog(model_, state_.effective_naming(), padded_vocab_);
   tensor_dtypes_ = state_.weights != WeightFormat::unquantized;
@@ -309,7 +360,9 @@ void Layout::for_each_range(const RankCoord& c, Visit&& visit) const {
 
 // Under flat partitioning the pieces of the rank's range of each flat buffer, never empty.
 // Under per-tensor sharding every tensor slice's chunk of the rank's DP index (its expert DP
-// index for experts), an empty piece (lo == hi) where the rank is past the slice's last row.
+// index for experts), an empty piece (lo == hi) where the rank is past the slice's last row; a
+// tensor TP replicates is walked in TP rank 0's buffer by every rank of the TP group and visited
+// on the one DCP's deduplication gives it (ReplicaWriters).
 template <typename Visit>
 void Layout::for_each_piece(const RankCoord& c, Visit&& visit) const {
   if (parallel_.zero_sharding == ZeroSharding::flat) {
@@ -319,17 +372,27 @@ void Layout::for_each_piece(const RankCoord& c, Visit&& visit) const {
         });
     return;
   }
+  ReplicaWriters writers(parallel_.tp);
   const auto chunks = [&](StateKind kind, const FlatBuffer& buffer, std::int64_t group,
                           std::int64_t index) {
     buffer.walk(0, buffer.elements(), [&](const PieceRef& whole) {
-      const std::int64_t rows = slice_rows(whole.tensor(), parallel_);
+      const TensorDef& def = whole.tensor();
+      const std::int64_t rows = slice_rows(def, parallel_);
       const std::int64_t row = (whole.hi - whole.lo) / rows;
       const auto [first, last] = chunk_rows(rows, group, index);
-      visit(kind, PieceRef{whole.segment, whole.copy, whole.def, first * row, last * row});
+      const std::int64_t bytes = (last - first) * row * dtype_bytes(dtype_of(kind, def));
+      std::int64_t writer = c.tp;
+      if (held_by_every_tp_rank(def, first == last))
+        writer = writers.replica(bytes);
+      else
+        writers.own(bytes);
+      if (writer == c.tp)
+        visit(kind, PieceRef{whole.segment, whole.copy, whole.def, first * row, last * row});
     });
   };
-  const FlatBuffer dense = dense_buffer(c);
-  const FlatBuffer experts = expert_buffer(c);
+  const RankCoord lead{0, c.pp, c.dp, c.ep, c.expert_dp};
+  const FlatBuffer dense = dense_buffer(lead);
+  const FlatBuffer experts = expert_buffer(lead);
   for (StateKind kind : kinds_) {
     chunks(kind, dense, parallel_.dp, c.dp);
     chunks(kind, experts, parallel_.expert_dp(), c.expert_dp);
@@ -347,6 +410,10 @@ Shard Layout::make_shard(StateKind kind, const PieceRef& piece, const RankCoord&
   shard.dtype = dtype;
   shard.unscaled = def.block_scales;
   set_slice(shard, def, c, parallel_);
+  // torch gives an empty shard its dimension's end as offset, whatever TP slice it is of: the
+  // slice is then the last one of dim 0, so that the chunk still begins after the slice's rows.
+  if (piece.lo == piece.hi && !shard.offset.empty())
+    shard.offset[0] = shard.global_shape[0] - shard.extent[0];
   shard.flat_begin = piece.lo;
   shard.flat_end = piece.hi;
   shard.bytes = (piece.hi - piece.lo) * dtype_bytes(dtype);

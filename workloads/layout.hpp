@@ -53,7 +53,8 @@ struct RankTotals {
 // The checkpoint layout of a training job: which shards every rank writes. Each element of
 // every tensor and state kind is written exactly once in the whole world: replicas across
 // data parallelism are written by DP rank 0 (or partitioned under ZeRO), replicas across
-// tensor parallelism (norms, row-parallel biases, routers) by TP rank 0.
+// tensor parallelism (norms, row-parallel biases, routers) by TP rank 0, or under per-tensor
+// sharding by the TP rank DCP's deduplication picks (the least loaded so far).
 // Construction validates the combination and throws SpecError naming the key to change.
 // With state.sizing = dlio every query answers with DLIO's formula instead (DlioSizing):
 // its rank order, its shards and byte counts, its parameter count.

@@ -46,11 +46,16 @@ WorldSummary summarize(const Layout& layout) {
   std::vector<std::pair<std::int64_t, std::int64_t>> bytes_weighted;
   std::vector<std::pair<std::int64_t, std::int64_t>> shards_weighted;
   std::map<std::int64_t, SizeBucket> buckets;
+  // TP ranks other than 0 hold alike slices; under per-tensor sharding DCP spreads the
+  // TP-replicated chunks over them (Layout::for_each_piece), so each is visited.
+  const bool each_tp_rank =
+      p.zero_sharding == ZeroSharding::per_tensor && layout.state().sizing == Sizing::exact;
+  const std::int64_t visited_tp = each_tp_rank ? p.tp : std::min<std::int64_t>(p.tp, 2);
   for (std::int64_t stage = 0; stage < p.pp; ++stage) {
     for (std::int64_t d = 0; d < p.dp; ++d) {
-      for (std::int64_t t = 0; t < std::min<std::int64_t>(p.tp, 2); ++t) {
+      for (std::int64_t t = 0; t < visited_tp; ++t) {
         const std::int64_t rank = t + p.tp * (d + p.dp * stage);
-        const std::int64_t alike = t == 0 ? 1 : p.tp - 1;
+        const std::int64_t alike = t == 0 || each_tp_rank ? 1 : p.tp - 1;
         const RankTotals totals = layout.totals(rank);
         bytes_weighted.emplace_back(totals.bytes, alike);
         shards_weighted.emplace_back(totals.tensors, alike);

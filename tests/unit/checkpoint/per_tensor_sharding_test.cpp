@@ -2,7 +2,9 @@
 // torch.distributed.checkpoint 2.15 saved of a model sharded by FSDP2's fully_shard:
 // tests/data/dcp/fsdp2/dcp_fsdp2.jsonl (tests/data/dcp/measure_fsdp2.py) holds every chunk's
 // tensor, offsets, sizes, file and data bytes, and the .metadata's size, for two Llama-shaped
-// models (config.json files beside it) over 2 and 4 processes.
+// models (config.json files beside it) over 2 and 4 processes; dcp_fsdp2_tp.jsonl
+// (measure_fsdp2_tp.py) the same for FSDP2 over TP as torchtitan applies them, on (dp, tp)
+// meshes of 2 × 2, 4 × 2 and 2 × 4 processes.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -19,6 +21,7 @@
 #include "harness/models/model_file.hpp"
 #include "harness/plan/checkpoint_plan.hpp"
 #include "workloads/layout.hpp"
+#include "workloads/layout_summary.hpp"
 #include "workloads/spec_error.hpp"
 
 namespace ckpt::harness {
@@ -28,19 +31,33 @@ namespace fs = std::filesystem;
 
 const fs::path kFsdp2Data = fs::path(CKPT_SOURCE_DIR) / "tests/data/dcp/fsdp2";
 
-std::vector<nlohmann::json> measured_saves() {
-  std::ifstream in(kFsdp2Data / "dcp_fsdp2.jsonl");
+// The saves of `file`; a save at TP 1 lists its processes alone, which are its DP ranks.
+std::vector<nlohmann::json> measured_saves(const std::string& file = "dcp_fsdp2.jsonl") {
+  std::ifstream in(kFsdp2Data / file);
   std::vector<nlohmann::json> saves;
-  for (std::string line; std::getline(in, line);) saves.push_back(nlohmann::json::parse(line));
+  for (std::string line; std::getline(in, line);) {
+    nlohmann::json save = nlohmann::json::parse(line);
+    if (!save.contains("tp")) {
+      save["tp"] = 1;
+      save["dp"] = save["processes"];
+    }
+    saves.push_back(std::move(save));
+  }
   return saves;
 }
 
+std::string describe(const nlohmann::json& save) {
+  return save["model"].get<std::string>() + " at DP " + save["dp"].dump() + " x TP " +
+         save["tp"].dump();
+}
+
 // The case FSDP2's save is: weights in bf16 with Hugging Face's names, ZeRO-3 per tensor over
-// `dp`, DCP's directory with one file per process.
-Case fsdp2_case(const std::string& model, std::int64_t dp) {
+// `dp` (after TP's split over `tp`), DCP's directory with one file per process.
+Case fsdp2_case(const std::string& model, std::int64_t dp, std::int64_t tp = 1) {
   Case c;
   c.model = load_model_hf_json(kFsdp2Data / (model + ".json"));
   c.parallel.dp = dp;
+  c.parallel.tp = tp;
   c.parallel.zero_stage = 3;
   c.parallel.zero_sharding = workloads::ZeroSharding::per_tensor;
   c.state.scope = workloads::StateScope::weights;
@@ -87,14 +104,14 @@ Planned plan_world(const Case& c) {
   return out;
 }
 
-TEST(PerTensorSharding, ChunksAndDataBytesAreThoseFsdp2Saved) {
-  const std::vector<nlohmann::json> saves = measured_saves();
-  ASSERT_EQ(saves.size(), 4u);
+Case case_of(const nlohmann::json& save) {
+  return fsdp2_case(save["model"].get<std::string>(), save["dp"].get<std::int64_t>(),
+                    save["tp"].get<std::int64_t>());
+}
+
+void expect_chunks_and_data_bytes_of(const std::vector<nlohmann::json>& saves) {
   for (const nlohmann::json& save : saves) {
-    const std::string what =
-        save["model"].get<std::string>() + " on " + save["processes"].dump() + " processes";
-    const Planned ours = plan_world(
-        fsdp2_case(save["model"].get<std::string>(), save["processes"].get<std::int64_t>()));
+    const Planned ours = plan_world(case_of(save));
     std::set<Chunk> theirs;
     std::map<std::string, std::uint64_t> their_bytes;
     for (const nlohmann::json& chunk : save["chunks"]) {
@@ -105,9 +122,24 @@ TEST(PerTensorSharding, ChunksAndDataBytesAreThoseFsdp2Saved) {
       if (chunk["data_bytes"].get<std::uint64_t>() > 0)
         their_bytes[file] += chunk["data_bytes"].get<std::uint64_t>();
     }
-    EXPECT_EQ(ours.chunks, theirs) << what;
-    EXPECT_EQ(ours.data_bytes, their_bytes) << what;
+    EXPECT_EQ(ours.chunks, theirs) << describe(save);
+    EXPECT_EQ(ours.data_bytes, their_bytes) << describe(save);
   }
+}
+
+TEST(PerTensorSharding, ChunksAndDataBytesAreThoseFsdp2Saved) {
+  const std::vector<nlohmann::json> saves = measured_saves();
+  ASSERT_EQ(saves.size(), 4u);
+  expect_chunks_and_data_bytes_of(saves);
+}
+
+// TP splits a slice off each tensor first and FSDP2 cuts the slice's dim 0 (a strided shard
+// where TP cut dim 0 too); DCP saves a chunk that every TP rank holds (a norm's, an empty one)
+// on the rank its deduplication picks.
+TEST(PerTensorSharding, ChunksAndDataBytesAreThoseFsdp2OverTpSaved) {
+  const std::vector<nlohmann::json> saves = measured_saves("dcp_fsdp2_tp.jsonl");
+  ASSERT_EQ(saves.size(), 5u);
+  expect_chunks_and_data_bytes_of(saves);
 }
 
 TEST(PerTensorSharding, RankPastTheLastRowHasAnEmptyChunkAndNoBytes) {
@@ -133,15 +165,15 @@ TEST(PerTensorSharding, RankPastTheLastRowHasAnEmptyChunkAndNoBytes) {
 }
 
 TEST(PerTensorSharding, MetadataSizeIsWithinTenPercentOfFsdp2s) {
-  for (const nlohmann::json& save : measured_saves()) {
-    const Case c =
-        fsdp2_case(save["model"].get<std::string>(), save["processes"].get<std::int64_t>());
+  std::vector<nlohmann::json> saves = measured_saves();
+  for (nlohmann::json& save : measured_saves("dcp_fsdp2_tp.jsonl")) saves.push_back(save);
+  for (const nlohmann::json& save : saves) {
+    const Case c = case_of(save);
     const std::vector<CoordinatorFile> files = coordinator_files(c, plan_world(c).items);
     ASSERT_EQ(files.size(), 1u);
     const double ours = static_cast<double>(files.front().text.size());
     const double theirs = save["files"][".metadata"].get<double>();
-    EXPECT_NEAR(ours, theirs, 0.1 * theirs)
-        << save["model"] << " on " << save["processes"] << " processes";
+    EXPECT_NEAR(ours, theirs, 0.1 * theirs) << describe(save);
   }
 }
 
@@ -170,6 +202,92 @@ TEST(PerTensorSharding, OnlyTheDcpLayoutSavesIt) {
   }
   c.parallel.zero_sharding = workloads::ZeroSharding::flat;
   EXPECT_EQ(per_tensor_sharding_refusal(c), "");
+}
+
+std::set<std::string> names_of(const std::vector<workloads::Shard>& shards) {
+  std::set<std::string> names;
+  for (const workloads::Shard& s : shards) names.insert(s.name);
+  return names;
+}
+
+TEST(PerTensorSharding, TpReplicatedChunksGoToTheLeastLoadedTpRank) {
+  // uneven.json at DP 2 x TP 4: TP rank 0 has planned its embedding chunk before the first norm,
+  // so DCP gives the five norms' chunks of each DP group to TP ranks 1, 2, 3, 1, 2 in turn.
+  const Case c = fsdp2_case("uneven", 2, 4);
+  const workloads::Layout layout(c.model, c.parallel, c.state);
+  const auto norms_of = [&](std::int64_t rank) {
+    std::set<std::string> norms;
+    for (const std::string& name : names_of(layout.shards(rank)))
+      if (name.find("norm") != std::string::npos) norms.insert(name);
+    return norms;
+  };
+  for (const std::int64_t group : {0, 4}) {
+    EXPECT_EQ(norms_of(group), std::set<std::string>{});
+    EXPECT_EQ(norms_of(group + 1),
+              (std::set<std::string>{"model.layers.0.input_layernorm.weight",
+                                     "model.layers.1.post_attention_layernorm.weight"}));
+    EXPECT_EQ(norms_of(group + 2),
+              (std::set<std::string>{"model.layers.0.post_attention_layernorm.weight",
+                                     "model.norm.weight"}));
+    EXPECT_EQ(norms_of(group + 3), std::set<std::string>{"model.layers.1.input_layernorm.weight"});
+  }
+  // bf16, DP group 0: the 15-row TP slices of the 60-row tables in chunks of 8 rows of 12; per
+  // layer q/k/v 3-row slices in chunks of 2 rows of 12, o_proj 6 of its 12 rows of 3 columns,
+  // gate/up 11-row slices in chunks of 6 rows of 12, down_proj 6 of 12 rows of 11 columns; a norm
+  // chunk 6 of 12 elements.
+  const std::int64_t own = 2 * 8 * 12 + 2 * (3 * 2 * 12 + 6 * 3 + 2 * 6 * 12 + 6 * 11);
+  EXPECT_EQ(layout.totals(0).bytes, own * 2);
+  EXPECT_EQ(layout.totals(1).bytes, (own + 2 * 6) * 2);
+  EXPECT_EQ(layout.totals(3).bytes, (own + 6) * 2);
+  EXPECT_EQ(layout.totals(1).tensors, 16 + 2);
+}
+
+TEST(PerTensorSharding, EmptyChunkOfAStridedShardIsSavedOnceAtTheTensorsEnd) {
+  // uneven.json at DP 4 x TP 2: a 6-row TP slice of the 12-row q/k/v projections in chunks of 2
+  // rows leaves DP rank 3 empty in both TP slices; torch puts both empty chunks at row 12, so
+  // DCP saves one, on TP rank 1 (TP rank 0 has planned its own chunks before it).
+  const Case c = fsdp2_case("uneven", 4, 2);
+  const workloads::Layout layout(c.model, c.parallel, c.state);
+  EXPECT_TRUE(layout.empty_chunks(6).empty());
+  const std::vector<workloads::Shard> empty = layout.empty_chunks(7);
+  std::set<std::string> expected;
+  for (const char* layer : {"0", "1"}) {
+    for (const char* proj : {"q", "k", "v"})
+      expected.insert(std::string("model.layers.") + layer + ".self_attn." + proj + "_proj.weight");
+  }
+  EXPECT_EQ(names_of(empty), expected);
+  for (const workloads::Shard& s : empty) {
+    EXPECT_EQ(s.global_shape, (std::vector<std::int64_t>{12, 12})) << s.name;
+    EXPECT_EQ(s.offset, (std::vector<std::int64_t>{6, 0})) << s.name;
+    EXPECT_EQ(s.flat_begin, 72) << s.name;  // after the slice's 6 rows of 12: row 12
+    EXPECT_EQ(s.flat_end, 72) << s.name;
+  }
+}
+
+TEST(PerTensorSharding, TheVocabularyIsNotPaddedAtTp) {
+  Case c = fsdp2_case("uneven", 2, 2);
+  EXPECT_EQ(workloads::Layout(c.model, c.parallel, c.state).padded_vocab(), 60);
+  c.model.vocab_size = 61;
+  try {
+    const workloads::Layout layout(c.model, c.parallel, c.state);
+    ADD_FAILURE() << "a 61-row vocabulary was split over TP 2";
+  } catch (const workloads::SpecError& e) {
+    EXPECT_EQ(e.key(), "tp");
+    EXPECT_NE(std::string(e.what()).find("vocab_size (61) is not divisible by tp (2)"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(PerTensorSharding, WorldSummaryCountsEveryTpRanksReplicas) {
+  // The per-rank data bytes of the DP 2 x TP 4 save: 1,296 (TP rank 0 of DP rank 1) to 1,608.
+  const Case c = fsdp2_case("uneven", 2, 4);
+  const workloads::WorldSummary summary =
+      workloads::summarize(workloads::Layout(c.model, c.parallel, c.state));
+  EXPECT_EQ(summary.rank_bytes.min, 1296);
+  EXPECT_EQ(summary.rank_bytes.max, 1608);
+  EXPECT_EQ(summary.shards, 138);
+  EXPECT_EQ(summary.writing_ranks, 8);
 }
 
 }  // namespace
