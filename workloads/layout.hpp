@@ -74,6 +74,11 @@ class Layout {
   RankCoord coord(std::int64_t rank) const;
   // Whether every DP replica holds all of `kind` (DP rank 0 alone writes it), not a ZeRO part.
   bool replicated_across_dp(StateKind kind) const { return !partitioned(kind); }
+  // How many TP ranks of a TP group, from TP rank 0 on, may write a TP-replicated chunk: TP rank 0
+  // alone, or under per-tensor sharding any of them (DCP's deduplication spreads them).
+  std::int64_t tp_ranks_writing_replicas() const {
+    return parallel_.zero_sharding == ZeroSharding::per_tensor ? parallel_.tp : 1;
+  }
 
   // The shards `rank` writes, in O(shards of that rank).
   std::vector<Shard> shards(std::int64_t rank) const;

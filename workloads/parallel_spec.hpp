@@ -13,7 +13,9 @@ namespace ckpt::workloads {
 // parameter, one buffer of the rank's tensors cut into DP ranges, so only tensors on a range
 // boundary split. `per_tensor`: FSDP2's, every tensor cut on dim 0 into DP chunks with
 // torch.chunk's rule (chunks of ceil(rows / DP) rows, the last shorter, ranks past the end
-// empty), which DCP saves as one item per (tensor, rank).
+// empty), which DCP saves as one item per (tensor, rank). Under TP each rank's TP slice is cut,
+// the vocabulary is not padded, and a chunk every TP rank holds is saved by one of them
+// (Layout::for_each_piece).
 enum class ZeroSharding { flat, per_tensor };
 
 // How training spreads the model over ranks. Rank order follows Megatron-core's default

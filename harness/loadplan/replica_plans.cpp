@@ -74,8 +74,10 @@ class Holdings {
           end = std::max(end, base + (t->memory_offset - group.begin) + t->bytes);
         }
       }
-      if (tp_copies && c.tp != 0) {
-        for (const Piece t : tp_copies_of(r - c.tp)) {
+      const std::int64_t tp0 = r - c.tp;
+      for (std::int64_t q = tp0; tp_copies && q < tp0 + layout.tp_ranks_writing_replicas(); ++q) {
+        if (q == r) continue;
+        for (const Piece t : tp_copies_of(q)) {
           const std::uint64_t at = align_up(end, align_);
           held_[i].emplace_back(t, at);
           end = at + t->bytes;
@@ -133,8 +135,8 @@ class Holdings {
     return g;
   }
 
-  // What TP rank 0 `peer` holds of the TP-replicated tensors: its own pieces of them, then its DP
-  // rank 0's replicated ones.
+  // What TP rank `peer` holds of the TP-replicated tensors it wrote or its DP rank 0 wrote: its
+  // own pieces of them, then its DP rank 0's replicated ones.
   const std::vector<Piece>& tp_copies_of(std::int64_t peer) {
     const auto [it, added] = tp_copies_.try_emplace(peer);
     if (!added) return it->second;

@@ -2,10 +2,11 @@
 
 // The same-layout restore that gives every replica the state it holds (restore.replicas): a rank's
 // own pieces; then the pieces its DP rank 0 wrote of the state kinds replicated across DP (the
-// weights below ZeRO-3; everything under ZeRO-0), placed after its own in its buffer; then, on a
-// TP rank other than 0 where the checkpoint stores the TP-replicated tensors (norms, row-parallel
-// biases, routers) once, on TP rank 0 (strategy.layout "dcp"), its copies of
-// what TP rank 0 of its (DP, PP) position holds of them, placed after those. Where every TP rank
+// weights below ZeRO-3; everything under ZeRO-0), placed after its own in its buffer; then, where
+// the checkpoint stores the TP-replicated tensors (norms, row-parallel biases, routers) once
+// (strategy.layout "dcp": on TP rank 0, or under per-tensor sharding on the TP rank DCP's
+// deduplication picks), its copies of what the other TP ranks of its (DP, PP) position hold of
+// them, placed after those. Where every TP rank
 // stores its own copy ("megatron", "deepspeed"), that copy is its own piece. The cooperative
 // restore reads each stored piece once, on the least-loaded process holding it (DCP's cooperative
 // load planner), and shares it with the other processes holding it: the ReplicaShare list, the

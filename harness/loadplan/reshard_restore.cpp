@@ -86,8 +86,9 @@ void add_file_plans(RankPlan& plan, const ReshardSpec& spec, const std::filesyst
 
 // restore.replicas = "cooperative" into another layout: what `rank` of it holds, its replicas'
 // copies as the same-layout restore gives them: its own shards, its DP rank 0's of the state
-// replicated across DP, and on a TP rank other than 0 what TP rank 0 of its (DP, PP) position
-// holds of the TP-replicated tensors (norms, row-parallel biases, routers).
+// replicated across DP, and what the other TP ranks of its (DP, PP) position that write
+// TP-replicated tensors (norms, row-parallel biases, routers) hold of them: TP rank 0, or under
+// per-tensor sharding each.
 std::vector<workloads::Shard> replica_shards(const workloads::Layout& layout, std::int64_t rank) {
   const std::int64_t tp = layout.parallel().tp;
   const auto with_dp_copies = [&](std::int64_t r) {
@@ -100,10 +101,12 @@ std::vector<workloads::Shard> replica_shards(const workloads::Layout& layout, st
     return shards;
   };
   std::vector<workloads::Shard> shards = with_dp_copies(rank);
-  const std::int64_t t = layout.coord(rank).tp;
-  if (t == 0) return shards;
-  for (workloads::Shard& s : with_dp_copies(rank - t)) {
-    if (tp_replicated(s)) shards.push_back(std::move(s));
+  const std::int64_t tp0 = rank - layout.coord(rank).tp;
+  for (std::int64_t q = tp0; q < tp0 + layout.tp_ranks_writing_replicas(); ++q) {
+    if (q == rank) continue;
+    for (workloads::Shard& s : with_dp_copies(q)) {
+      if (tp_replicated(s)) shards.push_back(std::move(s));
+    }
   }
   return shards;
 }

@@ -34,17 +34,19 @@ struct Written {
   std::vector<std::int64_t> ranks;
 };
 
-// The tiny model's full state written at TP `tp` x DP `dp` (ZeRO `zero`) by every rank, as one
-// manifest, in strategy.layout `directory`.
-Written written(int zero, int tp = 1, int dp = 4, const std::string& directory = "dcp") {
+// The tiny model's full state written at TP `tp` x DP `dp` (ZeRO `zero`, cut as `sharding`) by
+// every rank, as one manifest, in strategy.layout `directory`.
+Written written(int zero, int tp = 1, int dp = 4, const std::string& directory = "dcp",
+                const std::string& sharding = "flat") {
   const campaign_test::TempDir models;
   const std::filesystem::path model = models.write("tiny.toml", kTinyModel);
   Written w{.c = campaign_test::parse("[model]\nname = \"" + model.string() +
                                       "\"\n[campaign]\nname = \"t\"\ntarget = \"out\"\n[state]\n"
                                       "scope = \"full\"\n[parallel]\ntp = " +
                                       std::to_string(tp) + "\ndp = " + std::to_string(dp) +
-                                      "\nzero = " + std::to_string(zero) +
-                                      "\n[strategy]\nlayout = \"" + directory + "\"\n")
+                                      "\nzero = " + std::to_string(zero) + "\nzero_sharding = \"" +
+                                      sharding + "\"" + "\n[strategy]\nlayout = \"" + directory +
+                                      "\"\n")
                      .cases.at(0)};
   const workloads::Layout layout(w.c.model, w.c.parallel, w.c.state);
   w.ranks = selected_ranks(w.c, tp * dp);
@@ -294,6 +296,42 @@ TEST(ReplicaPlans, TpRanksHoldCopiesOfTheTpReplicatedTensorsReadOnce) {
     EXPECT_EQ(overlap(reads), "");   // ... by one process
     EXPECT_EQ(sent, held - stored);  // one rank per process: every copy crossed between them
   }
+}
+
+// Under per-tensor sharding DCP stores each norm chunk once, on whichever TP rank its
+// deduplication picks: every other TP rank of the DP index holds a copy, TP rank 0 included.
+TEST(ReplicaPlans, TpRanksHoldCopiesOfTheReplicasDcpSpreadOverThem) {
+  constexpr std::uint64_t kNorms = 5 * 128 * (2 + 12);  // bf16 weights, fp32 optimizer state
+  const Written w = written(3, 2, 2, "dcp", "per_tensor");
+  std::uint64_t stored = 0;
+  for (const ManifestTensor& t : w.manifest.tensors) stored += t.bytes;
+  const std::vector<ReplicaPlans> each = every_process(w, 4, false);
+  std::uint64_t held = 0;
+  for (const ReplicaPlans& p : each) held += payload(p.held);
+  EXPECT_EQ(held, stored + kNorms);
+  // Both TP ranks of DP rank 1 hold its 64-element chunk of every norm weight, the same pieces.
+  const auto norm_keys = [](const RankPlan& plan) {
+    std::vector<std::uint64_t> keys;
+    for (const PlacedShard& s : plan.shards) {
+      if (s.shard.state == workloads::StateKind::weight && s.shard.global_shape.size() == 1 &&
+          s.shard.global_shape[0] == 128 && s.shard.elements() == 64)
+        keys.push_back(s.data_key);
+    }
+    std::sort(keys.begin(), keys.end());
+    return keys;
+  };
+  EXPECT_EQ(norm_keys(each[2].held[0]).size(), 5u);
+  EXPECT_EQ(norm_keys(each[2].held[0]), norm_keys(each[3].held[0]));
+
+  const std::vector<ReplicaPlans> once = every_process(w, 4, true);
+  Reads reads;
+  std::uint64_t fetched = 0;
+  for (const ReplicaPlans& mine : once) {
+    fetched += payload(mine.fetched);
+    add_reads(mine.fetched, reads);
+  }
+  EXPECT_EQ(fetched, stored);
+  EXPECT_EQ(overlap(reads), "");
 }
 
 // strategy.layout "megatron" and "deepspeed" store the norms on every TP rank: each rank holds
