@@ -197,6 +197,49 @@ TEST(FrameworkLayoutRun, PerTensorShardingUnderMpirunWritesFsdp2sChunksAndRestor
   EXPECT_EQ(results[0].at("verified"), true);
 }
 
+// FSDP2 over TP 2 at DP 2, one rank per process: each rank's chunks hold the data bytes torch
+// wrote for it (tests/data/dcp/fsdp2/dcp_fsdp2_tp.jsonl), TP rank 1 the norms' chunks, and the
+// cooperative restore sends each norm chunk to the TP rank 0 beside it over MPI.
+TEST(FrameworkLayoutRun, PerTensorShardingOverTpUnderMpirunSendsTheNormsToTpRankZero) {
+  if (const std::string why = why_no_mpirun(); !why.empty()) GTEST_SKIP() << why;
+  const auto mpirun = find_mpirun();
+  const Scratch dir;
+  const fs::path model = fs::path(CKPT_SOURCE_DIR) / "tests/data/dcp/fsdp2/uneven.json";
+  const fs::path campaign = dir.write(
+      "f.toml", campaign_toml("f", dir / "target",
+                              "create_target = true\niterations = 1\nwarmup = 0\nkeep = true\n"
+                              "[model]\nname = \"" +
+                                  model.string() +
+                                  "\"\n[parallel]\ntp = 2\ndp = 2\nzero = 3\nzero_sharding = "
+                                  "\"per_tensor\"\n[state]\nscope = \"weights\"\n"
+                                  "[cache]\npolicy = \"none\"\n[restore]\nreplicas = "
+                                  "\"cooperative\"\n"));
+  const auto run = [&](const std::string& phase, const std::string& out) {
+    return run_phase_under_mpirun(*mpirun, 4, campaign, dir / out, phase,
+                                  std::chrono::seconds(120));
+  };
+  const Outcome written = run("checkpoint", "written");
+  ASSERT_EQ(written.exit_code, 0) << written.describe();
+  const fs::path step = latest_checkpoint(dir / "target" / "f" / "case-0000");
+  ASSERT_FALSE(step.empty());
+  std::map<std::int64_t, std::uint64_t> data_bytes;
+  const nlohmann::json manifest = read_manifest(step);
+  for (const auto& t : manifest.at("tensors"))
+    data_bytes[t.at("rank").get<std::int64_t>()] += t.at("bytes").get<std::uint64_t>();
+  EXPECT_EQ(data_bytes,
+            (std::map<std::int64_t, std::uint64_t>{{0, 2880}, {1, 2940}, {2, 2880}, {3, 2940}}));
+  // torch's .metadata for this save is 15,259 B.
+  EXPECT_NEAR(static_cast<double>(fs::file_size(step / ".metadata")), 15259, 0.1 * 15259);
+  const Outcome restored = run("restore", "restored");
+  ASSERT_EQ(restored.exit_code, 0) << restored.describe();
+  const auto results = read_results(dir / "restored");
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].at("verified"), true);
+  // Five norms, each a 6-element bf16 chunk per DP rank, sent once to TP rank 0.
+  EXPECT_EQ(results[0].at("replicas").at("storage_bytes"), 11640);
+  EXPECT_EQ(results[0].at("replicas").at("interconnect_bytes"), 2 * 5 * 6 * 2);
+}
+
 TEST(FrameworkLayoutRun, MegatronDistributedOptimizerUnderMpirunRestoresAndVerifies) {
   if (const std::string why = why_no_mpirun(); !why.empty()) GTEST_SKIP() << why;
   const auto mpirun = find_mpirun();
