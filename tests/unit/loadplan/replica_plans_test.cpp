@@ -334,6 +334,29 @@ TEST(ReplicaPlans, TpRanksHoldCopiesOfTheReplicasDcpSpreadOverThem) {
   EXPECT_EQ(overlap(reads), "");
 }
 
+// A resharding restore with restore.replicas = "cooperative" reads into what each rank of its
+// layout holds: into per-tensor sharding at TP 2, both TP ranks hold every norm's chunk of their
+// DP index, whichever of them DCP stored it on.
+TEST(ReplicaPlans, ReshardedIntoPerTensorShardingEveryTpRankHoldsTheNorms) {
+  const Written w = written(3, 2, 2, "dcp", "per_tensor");
+  ReshardSpec spec = reshard_spec(w.c);
+  spec.reader.parallel = w.c.parallel;
+  spec.reader.state = w.c.state;
+  const auto norm_weights = [&](std::int64_t rank) {
+    int count = 0;
+    const std::vector<RankPlan> plans = reshard_plans(w.manifest, spec, {rank}, "/ckpt");
+    for (const PlacedShard& s : plans.front().shards) {
+      count += s.shard.state == workloads::StateKind::weight &&
+               s.shard.global_shape == std::vector<std::int64_t>{128} && s.shard.elements() == 64;
+    }
+    return count;
+  };
+  EXPECT_EQ(norm_weights(0) + norm_weights(1), 5);  // each stored once
+  spec.reader.replicas = ReplicaRead::cooperative;
+  EXPECT_EQ(norm_weights(0), 5);
+  EXPECT_EQ(norm_weights(1), 5);
+}
+
 // strategy.layout "megatron" and "deepspeed" store the norms on every TP rank: each rank holds
 // what it would with "dcp", its own copies in place; the cooperative restore reads TP rank 0's
 // copy once for all of them, the other copies not at all.
