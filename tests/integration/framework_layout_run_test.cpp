@@ -159,29 +159,60 @@ TEST(FrameworkLayoutRun, MegatronDistWritesItsCoordinatorFilesAndVerifies) {
   EXPECT_EQ(results[0].at("files_per_checkpoint"), 16);
 }
 
+// One of tests/data/dcp/fsdp2's models saved as FSDP2 saves it, its weights sharded per tensor
+// under ZeRO-3 over `parallel` (the [parallel] table's other lines), `rest` after, then restored:
+// each phase under `mpirun -np processes`.
+class Fsdp2Save {
+ public:
+  Fsdp2Save(const std::string& mpirun, int processes, const std::string& model,
+            const std::string& parallel, const std::string& rest = "")
+      : mpirun_(mpirun), processes_(processes) {
+    const fs::path config = fs::path(CKPT_SOURCE_DIR) / "tests/data/dcp/fsdp2" / (model + ".json");
+    campaign_ = dir_.write(
+        "f.toml", campaign_toml("f", dir_ / "target",
+                                "create_target = true\niterations = 1\nwarmup = 0\nkeep = "
+                                "true\n[model]\nname = \"" +
+                                    config.string() + "\"\n[parallel]\n" + parallel +
+                                    "zero = 3\nzero_sharding = \"per_tensor\"\n[state]\nscope = "
+                                    "\"weights\"\n[cache]\npolicy = \"none\"\n" +
+                                    rest));
+  }
+
+  // The checkpoint's directory; empty, with the failure reported, when the phase failed.
+  fs::path write() const {
+    const Outcome written = run("checkpoint", "written");
+    EXPECT_EQ(written.exit_code, 0) << written.describe();
+    return written.exit_code == 0 ? latest_checkpoint(dir_ / "target" / "f" / "case-0000")
+                                  : fs::path();
+  }
+  // The restore's one result; empty, with the failure reported, when the phase failed.
+  nlohmann::json restore() const {
+    const Outcome restored = run("restore", "restored");
+    EXPECT_EQ(restored.exit_code, 0) << restored.describe();
+    const auto results = read_results(dir_ / "restored");
+    EXPECT_EQ(results.size(), 1u);
+    return results.size() == 1 ? results[0] : nlohmann::json::object();
+  }
+
+ private:
+  Outcome run(const std::string& phase, const std::string& out) const {
+    return run_phase_under_mpirun(mpirun_, processes_, campaign_, dir_ / out, phase,
+                                  std::chrono::seconds(120));
+  }
+
+  Scratch dir_;
+  std::string mpirun_;
+  int processes_;
+  fs::path campaign_;
+};
+
 // FSDP2's sharding of a Llama-shaped model whose sizes do not divide by DP 4, under mpirun: each
 // .distcp holds the data bytes torch wrote for its rank (tests/data/dcp/fsdp2/dcp_fsdp2.jsonl;
 // torch.save's framing not counted), and a restore verifies every chunk.
 TEST(FrameworkLayoutRun, PerTensorShardingUnderMpirunWritesFsdp2sChunksAndRestores) {
   if (const std::string why = why_no_mpirun(); !why.empty()) GTEST_SKIP() << why;
-  const auto mpirun = find_mpirun();
-  const Scratch dir;
-  const fs::path model = fs::path(CKPT_SOURCE_DIR) / "tests/data/dcp/fsdp2/odd.json";
-  const fs::path campaign = dir.write(
-      "f.toml", campaign_toml("f", dir / "target",
-                              "create_target = true\niterations = 1\nwarmup = 0\nkeep = true\n"
-                              "[model]\nname = \"" +
-                                  model.string() +
-                                  "\"\n[parallel]\ndp = 4\nzero = 3\nzero_sharding = "
-                                  "\"per_tensor\"\n[state]\nscope = \"weights\"\n"
-                                  "[cache]\npolicy = \"none\"\n"));
-  const auto run = [&](const std::string& phase, const std::string& out) {
-    return run_phase_under_mpirun(*mpirun, 2, campaign, dir / out, phase,
-                                  std::chrono::seconds(120));
-  };
-  const Outcome written = run("checkpoint", "written");
-  ASSERT_EQ(written.exit_code, 0) << written.describe();
-  const fs::path step = latest_checkpoint(dir / "target" / "f" / "case-0000");
+  const Fsdp2Save save(*find_mpirun(), 2, "odd", "dp = 4\n");
+  const fs::path step = save.write();
   ASSERT_FALSE(step.empty());
   // Rank 3 holds the last 7 of the 37-row tables and no row of the 6-row k/v projections.
   for (const auto& [file, bytes] : std::map<std::string, std::uintmax_t>{{"__0_0.distcp", 1710},
@@ -190,11 +221,7 @@ TEST(FrameworkLayoutRun, PerTensorShardingUnderMpirunWritesFsdp2sChunksAndRestor
                                                                          {"__3_0.distcp", 1374}})
     EXPECT_EQ(fs::file_size(step / file), bytes) << file;
   EXPECT_EQ(read_manifest(step).at("tensors").size(), 21u * 4 - 4);
-  const Outcome restored = run("restore", "restored");
-  ASSERT_EQ(restored.exit_code, 0) << restored.describe();
-  const auto results = read_results(dir / "restored");
-  ASSERT_EQ(results.size(), 1u);
-  EXPECT_EQ(results[0].at("verified"), true);
+  EXPECT_EQ(save.restore().value("verified", false), true);
 }
 
 // FSDP2 over TP 2 at DP 2, one rank per process: each rank's chunks hold the data bytes torch
@@ -202,25 +229,9 @@ TEST(FrameworkLayoutRun, PerTensorShardingUnderMpirunWritesFsdp2sChunksAndRestor
 // cooperative restore sends each norm chunk to the TP rank 0 beside it over MPI.
 TEST(FrameworkLayoutRun, PerTensorShardingOverTpUnderMpirunSendsTheNormsToTpRankZero) {
   if (const std::string why = why_no_mpirun(); !why.empty()) GTEST_SKIP() << why;
-  const auto mpirun = find_mpirun();
-  const Scratch dir;
-  const fs::path model = fs::path(CKPT_SOURCE_DIR) / "tests/data/dcp/fsdp2/uneven.json";
-  const fs::path campaign = dir.write(
-      "f.toml", campaign_toml("f", dir / "target",
-                              "create_target = true\niterations = 1\nwarmup = 0\nkeep = true\n"
-                              "[model]\nname = \"" +
-                                  model.string() +
-                                  "\"\n[parallel]\ntp = 2\ndp = 2\nzero = 3\nzero_sharding = "
-                                  "\"per_tensor\"\n[state]\nscope = \"weights\"\n"
-                                  "[cache]\npolicy = \"none\"\n[restore]\nreplicas = "
-                                  "\"cooperative\"\n"));
-  const auto run = [&](const std::string& phase, const std::string& out) {
-    return run_phase_under_mpirun(*mpirun, 4, campaign, dir / out, phase,
-                                  std::chrono::seconds(120));
-  };
-  const Outcome written = run("checkpoint", "written");
-  ASSERT_EQ(written.exit_code, 0) << written.describe();
-  const fs::path step = latest_checkpoint(dir / "target" / "f" / "case-0000");
+  const Fsdp2Save save(*find_mpirun(), 4, "uneven", "tp = 2\ndp = 2\n",
+                       "[restore]\nreplicas = \"cooperative\"\n");
+  const fs::path step = save.write();
   ASSERT_FALSE(step.empty());
   std::map<std::int64_t, std::uint64_t> data_bytes;
   const nlohmann::json manifest = read_manifest(step);
@@ -230,14 +241,12 @@ TEST(FrameworkLayoutRun, PerTensorShardingOverTpUnderMpirunSendsTheNormsToTpRank
             (std::map<std::int64_t, std::uint64_t>{{0, 2880}, {1, 2940}, {2, 2880}, {3, 2940}}));
   // torch's .metadata for this save is 15,259 B.
   EXPECT_NEAR(static_cast<double>(fs::file_size(step / ".metadata")), 15259, 0.1 * 15259);
-  const Outcome restored = run("restore", "restored");
-  ASSERT_EQ(restored.exit_code, 0) << restored.describe();
-  const auto results = read_results(dir / "restored");
-  ASSERT_EQ(results.size(), 1u);
-  EXPECT_EQ(results[0].at("verified"), true);
+  const nlohmann::json restored = save.restore();
+  EXPECT_EQ(restored.value("verified", false), true);
   // Five norms, each a 6-element bf16 chunk per DP rank, sent once to TP rank 0.
-  EXPECT_EQ(results[0].at("replicas").at("storage_bytes"), 11640);
-  EXPECT_EQ(results[0].at("replicas").at("interconnect_bytes"), 2 * 5 * 6 * 2);
+  const nlohmann::json replicas = restored.value("replicas", nlohmann::json::object());
+  EXPECT_EQ(replicas.value("storage_bytes", 0), 11640);
+  EXPECT_EQ(replicas.value("interconnect_bytes", 0), 2 * 5 * 6 * 2);
 }
 
 TEST(FrameworkLayoutRun, MegatronDistributedOptimizerUnderMpirunRestoresAndVerifies) {
