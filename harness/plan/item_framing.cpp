@@ -14,8 +14,8 @@ namespace {
 // elements in one dimension.
 std::vector<std::int64_t> pickled_shape(const workloads::Shard& shard, std::int64_t scale) {
   const ShardGeometry g = shard_geometry(shard, scale);
-  const std::int64_t slice = std::accumulate(g.extent.begin(), g.extent.end(), std::int64_t{1},
-                                             std::multiplies<>());
+  const std::int64_t slice =
+      std::accumulate(g.extent.begin(), g.extent.end(), std::int64_t{1}, std::multiplies<>());
   if (g.exact && g.flat_begin == 0 && g.flat_end == slice) return g.extent;
   return {g.elements()};
 }

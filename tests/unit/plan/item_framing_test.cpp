@@ -179,7 +179,8 @@ TEST(ItemFraming, TheFramingOfAScaledTensorIsThatOfItsSmallerShape) {
   const workloads::Layout layout(c.model, c.parallel, c.state);
   const workloads::Shard embed = layout.shards(0).front();
   ASSERT_EQ(embed.global_shape, (std::vector<std::int64_t>{1000, 256}));
-  // torch.save of a bf16 [250, 256]: 128,000 B of data at offset 704 of a 129,577 B archive (torch.save wrote).
+  // torch.save of a bf16 [250, 256]: 128,000 B of data at offset 704 of a 129,577 B archive
+  // (torch.save wrote).
   const ItemFraming f = item_framing(embed, c);
   EXPECT_EQ(f.before, 704u);
   EXPECT_EQ(f.item_bytes(250 * 256 * 2), 129577u);
