@@ -6,7 +6,9 @@
 namespace ckpt::harness::campaign_test {
 namespace {
 
-std::string framing_of(const Case& c) { return c.config.at("strategy").at("framing"); }
+std::string framing_of(const Case& c) {
+  return c.config.at("strategy").at("framing");
+}
 
 TEST(FramingKey, OnByDefaultOffWhenAskedAndRecordedAsInEffect) {
   const Case on = parse(kBase).cases.at(0);
@@ -21,7 +23,8 @@ TEST(FramingKey, UnsetIsOffWhereTheFilesHoldNoArchives) {
   for (const std::string& toml :
        {std::string("[strategy]\nformat = \"safetensors\"\n[state]\nscope = \"weights\"\n"),
         std::string("[strategy]\ncompression = \"zstd\"\n"),
-        std::string("[strategy]\nselective_every = 2\n"), std::string("[backend]\nname = \"hdf5\"\n")}) {
+        std::string("[strategy]\nselective_every = 2\n"),
+        std::string("[backend]\nname = \"hdf5\"\n")}) {
     const Case c = parse(kBase + toml).cases.at(0);
     EXPECT_FALSE(c.framing) << toml;
     EXPECT_EQ(framing_of(c), "off") << toml;
@@ -29,8 +32,7 @@ TEST(FramingKey, UnsetIsOffWhereTheFilesHoldNoArchives) {
 }
 
 TEST(FramingKey, OnWhereTheFilesHoldNoArchivesIsRefusedNamingTheKey) {
-  const ConfigError e =
-      error_of(kBase + "[strategy]\nframing = \"on\"\ncompression = \"zstd\"\n");
+  const ConfigError e = error_of(kBase + "[strategy]\nframing = \"on\"\ncompression = \"zstd\"\n");
   EXPECT_EQ(e.key(), "strategy.framing");
   EXPECT_NE(std::string(e.what()).find("strategy.compression rules them out (a compressed "
                                        "checkpoint stores ckptbench's frames, not archives): set "
