@@ -26,6 +26,7 @@ Case planning_case(const workloads::Layout& layout, const FilesRequest& request)
   c.directory_layout = request.directory_layout;
   c.megatron_optimizer = request.megatron_optimizer;
   c.writer_threads = request.writer_threads;
+  c.framing = request.framing && !framing_refusal(c);
   return c;
 }
 
@@ -121,8 +122,9 @@ void print_files_text(std::ostream& out, DirectoryLayout directory_layout,
                group_digits(static_cast<std::int64_t>(f.bytes)), f.tensors);
   }
   fmt::print(out,
-             "\nbytes are the tensors' own (torch.save adds its pickle framing; deepspeed under "
-             "ZeRO-3: whole files); ranks not listed write no file;\n"
+             "\nbytes: .distcp files with torch.save's framing of each item (--framing off: the "
+             "tensors' alone), .pt files the tensors' own (deepspeed under ZeRO-3: whole files); "
+             "ranks not listed write no file;\n"
              ".metadata is an estimate of DCP's pickle, common.pt a stand-in of fixed size\n");
 }
 
