@@ -1,6 +1,7 @@
 // strategy.framing: every item of a .distcp file as the whole archive torch.save writes for it,
 // against the files torch.distributed.checkpoint 2.15 wrote (tests/data/dcp/fsdp2/: FSDP2 saves
-// of two Llama-shaped models over 2 and 4 processes, empty chunks included; metadata_sizes.jsonl:
+// of two Llama-shaped models over 2 and 4 processes, empty chunks included, and FSDP2 over TP on
+// (dp, tp) meshes of 2 x 2, 4 x 2 and 2 x 4 processes; metadata_sizes.jsonl:
 // the same hidden-256 model saved by one process; megatron_metadata_sizes.jsonl: megatron-core's
 // torch_dist saves of a GPT, megatron_gpt.json, at 2, 8 and 32 layers, TP 1 and 2, DP 1 to 8).
 #include "harness/plan/item_framing.hpp"
@@ -34,11 +35,12 @@ std::vector<nlohmann::json> json_lines(const fs::path& path) {
 }
 
 // FSDP2's save: bf16 weights with Hugging Face's names, ZeRO-3 per tensor over `dp` (none at
-// DP 1), one file per process, framing on.
-Case framed_case(const std::string& model, std::int64_t dp) {
+// DP 1) after TP's split over `tp`, one file per process, framing on.
+Case framed_case(const std::string& model, std::int64_t dp, std::int64_t tp = 1) {
   Case c;
   c.model = load_model_hf_json(kDcpData / "fsdp2" / (model + ".json"));
   c.parallel.dp = dp;
+  c.parallel.tp = tp;
   if (dp > 1) {
     c.parallel.zero_stage = 3;
     c.parallel.zero_sharding = workloads::ZeroSharding::per_tensor;
@@ -58,18 +60,37 @@ std::map<std::string, std::uint64_t> file_sizes(const Case& c) {
   return sizes;
 }
 
+// The .distcp files of a measured save, by name.
+std::map<std::string, std::uint64_t> distcp_sizes(const nlohmann::json& save) {
+  std::map<std::string, std::uint64_t> sizes;
+  for (const auto& [file, bytes] : save["files"].items()) {
+    if (file != ".metadata") sizes[file] = bytes.get<std::uint64_t>();
+  }
+  return sizes;
+}
+
 TEST(ItemFraming, DistcpFilesAreTheSizeFsdp2sSaveWrote) {
   const std::vector<nlohmann::json> saves = json_lines(kDcpData / "fsdp2" / "dcp_fsdp2.jsonl");
   ASSERT_EQ(saves.size(), 4u);
   for (const nlohmann::json& save : saves) {
-    std::map<std::string, std::uint64_t> theirs;
-    for (const auto& [file, bytes] : save["files"].items()) {
-      if (file != ".metadata") theirs[file] = bytes.get<std::uint64_t>();
-    }
     EXPECT_EQ(file_sizes(framed_case(save["model"].get<std::string>(),
                                      save["processes"].get<std::int64_t>())),
-              theirs)
+              distcp_sizes(save))
         << save["model"] << " on " << save["processes"] << " processes";
+  }
+}
+
+// FSDP2 over TP (dcp_fsdp2_tp.jsonl): the norms' items, and the one archive of an empty chunk
+// both TP slices share, in the file of the TP rank DCP's deduplication gave them.
+TEST(ItemFraming, DistcpFilesAreTheSizeFsdp2OverTpWrote) {
+  const std::vector<nlohmann::json> saves = json_lines(kDcpData / "fsdp2" / "dcp_fsdp2_tp.jsonl");
+  ASSERT_EQ(saves.size(), 5u);
+  for (const nlohmann::json& save : saves) {
+    EXPECT_EQ(
+        file_sizes(framed_case(save["model"].get<std::string>(), save["dp"].get<std::int64_t>(),
+                               save["tp"].get<std::int64_t>())),
+        distcp_sizes(save))
+        << save["model"] << " at DP " << save["dp"] << " x TP " << save["tp"];
   }
 }
 
