@@ -238,8 +238,9 @@ std::vector<KeySpec> model_keys() {
           "parallel", "zero_sharding",
           "how ZeRO-3 cuts the state over dp: flat, one buffer of a rank's tensors cut "
           "into dp ranges (DeepSpeed, FSDP1); per_tensor, every tensor cut on dim 0 into "
-          "dp chunks as torch.chunk cuts it, one DCP item each (FSDP2); per_tensor needs "
-          "zero = 3 and strategy.layout = \"dcp\"",
+          "dp chunks as torch.chunk cuts it, one DCP item each (FSDP2; at tp > 1 the "
+          "vocabulary is not padded and a chunk every TP rank holds is saved by the TP rank "
+          "DCP's deduplication picks); per_tensor needs zero = 3 and strategy.layout = \"dcp\"",
           "flat", {"flat", "per_tensor"})),
       int_key("parallel", "vocab_divisor",
               "the vocabulary is padded to a multiple of this times tp (Megatron's)", 128, 1),
