@@ -404,6 +404,8 @@ std::string_view hf_names_name(HfNames names) {
       return "xlm";
     case HfNames::zamba:
       return "zamba";
+    case HfNames::zamba2:
+      return "zamba2";
   }
   return "llama";
 }

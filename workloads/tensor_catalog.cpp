@@ -27,7 +27,7 @@ class CatalogBuilder {
         norm(out, names_.layer + norms[i]);
     };
     if (kind.shared_block) {
-      shared_block_layer(out, kind.attention);
+      shared_block_layer(out, kind);
       return out;
     }
     if (kind.attention + kind.ssm + kind.mlp == 1) {  // one block: a norm and the block
@@ -200,24 +200,50 @@ class CatalogBuilder {
   }
 
   // A layer that runs an attention + MLP block (its tensors where the layer holds them,
-  // `holds_block`: the first such layer when the blocks are tied, each one when untied; under
-  // its norms: one as wide as attention's input, one before the MLP), then a linear of its own
-  // and a Mamba layer (a norm and the mixer).
-  void shared_block_layer(std::vector<TensorDef>& out, bool holds_block) const {
+  // kind.attention: the first layer of each shared block when the blocks are tied, each one when
+  // untied; under its norms: one as wide as attention's input, one before the MLP), then a
+  // linear of its own and a Mamba layer (a norm and the mixer).
+  void shared_block_layer(std::vector<TensorDef>& out, const LayerKind& kind) const {
     const std::string& block = names_.shared_block;
-    if (holds_block) {
-      add(out, names_.layer + block + names_.layer_norms.at(0) + ".weight",
-          {m_.attention_input_size > 0 ? m_.attention_input_size : m_.hidden_size},
+    if (kind.attention) {
+      const std::int64_t in =
+          m_.attention_input_size > 0 ? m_.attention_input_size : m_.hidden_size;
+      add(out, names_.layer + block + names_.layer_norms.at(0) + ".weight", {in},
           TpSplit::replicated);
       attention(out, block);
+      const std::string attn = names_.layer + block + names_.attention;
+      // transformers sizes all three [in, in] whatever the heads.
+      if (m_.shared_attention_adapters) {
+        for (const char* list :
+             {"linear_q_adapter_list.", "linear_k_adapter_list.", "linear_v_adapter_list."})
+          block_adapters(out, attn + list, kind, in, in);
+      }
       norm(out, names_.layer + block + names_.layer_norms.at(1));
-      mlp(out, names_.layer + block + names_.mlp, m_.intermediate_size, names_.gate, names_.up,
-          names_.down);
+      const std::string ffn = names_.layer + block + names_.mlp;
+      mlp(out, ffn, m_.intermediate_size, names_.gate, names_.up, names_.down);
+      block_adapters(out, ffn + names_.gate_up + "_adapter_list.", kind, m_.hidden_size,
+                     2 * m_.intermediate_size);
     }
     linear(out, names_.layer + names_.shared_block_linear, m_.hidden_size, m_.hidden_size,
            TpSplit::replicated, false);
     norm(out, names_.layer + names_.shared_block_mamba + names_.layer_norms.at(0));
     state_space_mixer(out, names_.shared_block_mamba);
+  }
+
+  // The low-rank adapters a shared block holds for the hybrid layers that run it: each a
+  // Sequential of [rank, in] and [out, rank], at the hybrid layer's place in the block's list
+  // (the others are empty). Small; replicated across TP.
+  void block_adapters(std::vector<TensorDef>& out, const std::string& list, const LayerKind& kind,
+                      std::int64_t in, std::int64_t rows) const {
+    const std::int64_t rank = m_.shared_block_adapter_rank;
+    if (rank == 0) return;
+    const auto hybrid_layers = std::count_if(m_.layer_kinds.begin(), m_.layer_kinds.end(),
+                                             [](const LayerKind& k) { return k.shared_block; });
+    for (std::int64_t i = kind.shared_block_id; i < hybrid_layers; i += m_.shared_blocks) {
+      const std::string p = list + std::to_string(i) + ".";
+      linear(out, p + "0", rank, in, TpSplit::replicated, false);
+      linear(out, p + "1", rows, rank, TpSplit::replicated, false);
+    }
   }
 
   // Mamba with heads: the channels of d_inner fall into heads of d_inner / heads, each with its

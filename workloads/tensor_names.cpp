@@ -346,10 +346,11 @@ NameScheme older_hf_names(const ModelSpec& m, NameScheme n) {
       bert_names(m, n);
       break;
     case HfNames::zamba:  // the hybrid layers' parts as ZambaHybridLayer names them
+    case HfNames::zamba2:
       n.layer_norms = {"input_layernorm", "pre_ff_layernorm"};
       n.ssm = "mamba.";
       n.mlp = "feed_forward.";
-      n.shared_block = "shared_transf.";
+      n.shared_block = m.hf_names == HfNames::zamba2 ? "shared_transformer." : "shared_transf.";
       n.shared_block_linear = "linear";
       n.shared_block_mamba = "mamba_decoder.";
       n.final_norm = "model.final_layernorm";

@@ -161,6 +161,12 @@ constexpr std::string_view kZambaKeys[] = {
     "mamba_dt_rank", "mamba_conv_bias", "mamba_proj_bias", "attn_layer_period", "attn_layer_offset", "layers_block_type",
     "layer_types", "head_dim",
 };
+constexpr std::string_view kZamba2Keys[] = {
+    "attention_hidden_size", "attention_head_dim", "head_dim", "mamba_headdim", "kv_channels", "num_query_groups",
+    "hybrid_layer_ids", "n_mamba_heads", "mamba_ngroups", "mamba_d_state", "mamba_d_conv", "mamba_expand",
+    "use_conv_bias", "add_bias_linear", "num_mem_blocks", "adapter_rank", "use_shared_attention_adapter",
+    "use_mem_rope", "use_long_context", "use_mem_eff_path", "layers_block_type", "layer_types",
+};
 constexpr std::string_view kCtrlKeys[] = {"n_embd", "n_layer", "n_head", "dff"};
 constexpr std::string_view kXlmKeys[] = {"emb_dim", "n_layers", "n_heads", "n_langs", "use_lang_emb", "is_encoder", "asm"};
 constexpr std::string_view kBertKeys[] = {"type_vocab_size", "add_cross_attention"};
@@ -379,6 +385,7 @@ constexpr std::array kArchNames{
     ArchName{HfArch::own_keys, "lfm2", "Lfm2ForCausalLM", kLfm2Keys, false, {}},
     ArchName{HfArch::own_keys, "lfm2_moe", "Lfm2MoeForCausalLM", kLfm2MoeKeys, false, {}},
     ArchName{HfArch::own_keys, "zamba", "ZambaForCausalLM", kZambaKeys, false, {}},
+    ArchName{HfArch::own_keys, "zamba2", "Zamba2ForCausalLM", kZamba2Keys, false, {}},
     ArchName{HfArch::fused_moe, "gpt_oss", "GptOssForCausalLM", kFusedMoeKeys, true,
              {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .qkv_bias = true, .o_bias = true}},
     ArchName{HfArch::fused_moe, "llama4_text", "Llama4ForCausalLM", kFusedMoeKeys, true,

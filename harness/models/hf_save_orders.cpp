@@ -103,6 +103,12 @@ constexpr ModulesRow kOwnModules[] = {
      "conv1d bias in_proj out_proj shared_transf self_attn q_proj k_proj v_proj o_proj "
      "feed_forward input_layernorm gate_proj up_proj down_proj pre_ff_layernorm linear "
      "mamba_decoder final_layernorm lm_head"},
+    {"zamba2",
+     "model embed_tokens weight layers mamba dt_bias A_log D conv1d bias in_proj norm out_proj "
+     "linear mamba_decoder shared_transformer self_attn q_proj k_proj v_proj o_proj "
+     "linear_q_adapter_list linear_k_adapter_list linear_v_adapter_list feed_forward "
+     "input_layernorm gate_up_proj down_proj gate_up_proj_adapter_list pre_ff_layernorm "
+     "final_layernorm lm_head"},
 };
 
 std::vector<std::string> words(std::string_view text) {

@@ -278,6 +278,20 @@ FIXTURES = {
                                                 mamba_proj_bias=True, mamba_conv_bias=False, mamba_dt_rank=12,
                                                 tie_word_embeddings=False,
                                                 layers_block_type=["hybrid", "mamba", "hybrid", "mamba"])),
+    # Zamba 2: Mamba-2 layers; num_mem_blocks shared attention + MLP blocks taken in turn by the
+    # hybrid layers, each with low-rank adapters per hybrid layer that runs it (tied: saved under
+    # the first hybrid layer of each block; untied: under every hybrid layer).
+    "small-zamba2": ("zamba2", dict(hidden_size=64, intermediate_size=96, num_hidden_layers=7, num_attention_heads=4,
+                                    num_key_value_heads=2, vocab_size=1000, n_mamba_heads=4, mamba_d_state=16,
+                                    mamba_ngroups=2, num_mem_blocks=2, adapter_rank=8,
+                                    use_shared_attention_adapter=True,
+                                    layers_block_type=["mamba", "hybrid", "mamba", "hybrid", "hybrid", "mamba",
+                                                       "hybrid"])),
+    "small-zamba2-biases-untied": ("zamba2", dict(hidden_size=64, intermediate_size=96, num_hidden_layers=4,
+                                                  num_attention_heads=4, vocab_size=1000, n_mamba_heads=2,
+                                                  mamba_d_state=16, add_bias_linear=True, adapter_rank=4,
+                                                  tie_word_embeddings=False,
+                                                  layers_block_type=["hybrid", "mamba", "hybrid", "hybrid"])),
     # MiniMax-Text-01: Mixtral's MoE under attention or lightning attention, layer by layer.
     "small-minimax": ("minimax", small(num_hidden_layers=4, num_local_experts=4, num_experts_per_tok=2, head_dim=48,
                                        layer_types=["linear_attention", "full_attention", "linear_attention",
@@ -351,6 +365,7 @@ FIXTURES = {
                                               num_experts_per_tok=10, moe_intermediate_size=512,
                                               shared_expert_intermediate_size=512, max_position_embeddings=262144)),
     "zamba-7b": ("zamba", {}),
+    "zamba2-2.7b": ("zamba2", {}),
     "mamba-130m": ("mamba", dict(hidden_size=768, num_hidden_layers=24, vocab_size=50280)),
     "mamba2-2.7b": ("mamba2", dict(hidden_size=2560, num_hidden_layers=64, vocab_size=50288, num_heads=80,
                                    head_dim=64, n_groups=1, tie_word_embeddings=True)),

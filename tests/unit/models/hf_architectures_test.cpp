@@ -358,9 +358,9 @@ TEST(HfArchitectures, RefusesWhatCannotBeLaidOut) {
       "accepted");
 }
 
-// The per-layer lists of the sparse-attention indexer (GLM-5), of Zamba's hybrid layers and of
-// MiniMax's attention name every layer with a kind the family has; the indexer needs a compressed
-// query; MiniMax's remote-code layer list, which transformers ignores, is refused.
+// The per-layer lists of the sparse-attention indexer (GLM-5), of Zamba's and Zamba 2's hybrid
+// layers and of MiniMax's attention name every layer with a kind the family has; the indexer needs
+// a compressed query; MiniMax's remote-code layer list, which transformers ignores, is refused.
 TEST(HfArchitectures, RefusesLayerListsThatDoNotFit) {
   const std::string dsa =
       R"("model_type": "glm_moe_dsa", "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
@@ -383,6 +383,15 @@ TEST(HfArchitectures, RefusesLayerListsThatDoNotFit) {
             "layers_block_type");
   EXPECT_EQ(error_key("{" + zamba + R"(, "layers_block_type": ["hybrid"]})"), "layers_block_type");
   EXPECT_EQ(error_key("{" + zamba + R"(, "n_mamba_heads": 3})"), "n_mamba_heads");
+  const std::string zamba2 = R"("model_type": "zamba2", "hidden_size": 64, "num_hidden_layers": 3,
+      "num_attention_heads": 4, "vocab_size": 100)";
+  const std::string layers = R"(, "layers_block_type": ["mamba", "hybrid", "mamba"])";
+  EXPECT_EQ(error_key("{" + zamba2 + layers + "}"), "accepted");
+  EXPECT_EQ(error_key("{" + zamba2 + "}"), "layers_block_type");  // its default lists 54 layers
+  EXPECT_EQ(error_key("{" + zamba2 + R"(, "layers_block_type": ["mamba", "attention", "mamba"]})"),
+            "layers_block_type");
+  EXPECT_EQ(error_key("{" + zamba2 + layers + R"(, "num_mem_blocks": 0})"), "num_mem_blocks");
+  EXPECT_EQ(error_key("{" + zamba2 + layers + R"(, "mamba_ngroups": 3})"), "mamba_ngroups");
   const std::string minimax =
       R"("model_type": "minimax", "hidden_size": 64, "intermediate_size": 128,
       "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 100)";
