@@ -406,6 +406,8 @@ std::string_view hf_names_name(HfNames names) {
       return "zamba";
     case HfNames::zamba2:
       return "zamba2";
+    case HfNames::aria:
+      return "aria_text";
   }
   return "llama";
 }

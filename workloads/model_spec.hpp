@@ -73,7 +73,8 @@ enum class HfNames {
   ctrl,
   xlm,
   zamba,
-  zamba2
+  zamba2,
+  aria
 };
 // The shape of the per-head q/k norms: one vector over all heads (OLMo 2), one row per head
 // (Cohere), or one head_dim vector shared by the heads (Qwen3, Gemma 3).

@@ -193,10 +193,10 @@ class CatalogBuilder {
       fused(p + names_.fused_out, {e, h, f}, TpSplit::dim2);
       return;
     }
-    fused(p + "gate_up_proj", {e, h, 2 * f}, TpSplit::dim2);
-    if (m_.expert_bias) fused(p + "gate_up_proj_bias", {e, 2 * f}, TpSplit::dim1);
-    fused(p + "down_proj", {e, f, h}, TpSplit::dim1);
-    if (m_.expert_bias) fused(p + "down_proj_bias", {e, h}, TpSplit::replicated);
+    fused(p + names_.fused_in, {e, h, 2 * f}, TpSplit::dim2);
+    if (m_.expert_bias) fused(p + names_.fused_in + "_bias", {e, 2 * f}, TpSplit::dim1);
+    fused(p + names_.fused_out, {e, f, h}, TpSplit::dim1);
+    if (m_.expert_bias) fused(p + names_.fused_out + "_bias", {e, h}, TpSplit::replicated);
   }
 
   // A layer that runs an attention + MLP block (its tensors where the layer holds them,

@@ -122,6 +122,8 @@ NameScheme llama_names(const ModelSpec& m) {
   n.router_bias_weight = moe + "gate.e_score_correction_bias";
   n.moe_output_norm = "post_mlp_layernorm";
   n.fused_experts = "mlp.experts.";
+  n.fused_in = "gate_up_proj";
+  n.fused_out = "down_proj";
   n.sinks_weight = "sinks";
   n.ssm = m.mixer == Mixer::gated_delta_net ? "linear_attn."
           : m.mixer == Mixer::lightning     ? "self_attn."
@@ -280,6 +282,11 @@ NameScheme older_hf_names(const ModelSpec& m, NameScheme n) {
     case HfNames::gpt_oss:
       n.router_weight = "mlp.router.weight";
       n.router_bias_weight = "mlp.router.bias";
+      break;
+    case HfNames::aria:  // its checkpoints' names for the fused experts
+      n.fused_in = "fc1.weight";
+      n.fused_out = "fc2.weight";
+      n.router_weight = "mlp.router.weight";
       break;
     case HfNames::llama4:
       n.mlp = "feed_forward.";

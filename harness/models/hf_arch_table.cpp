@@ -167,6 +167,7 @@ constexpr std::string_view kZamba2Keys[] = {
     "use_conv_bias", "add_bias_linear", "num_mem_blocks", "adapter_rank", "use_shared_attention_adapter",
     "use_mem_rope", "use_long_context", "use_mem_eff_path", "layers_block_type", "layer_types",
 };
+constexpr std::string_view kAriaKeys[] = {"moe_num_experts", "moe_topk", "moe_num_shared_experts"};
 constexpr std::string_view kCtrlKeys[] = {"n_embd", "n_layer", "n_head", "dff"};
 constexpr std::string_view kXlmKeys[] = {"emb_dim", "n_layers", "n_heads", "n_langs", "use_lang_emb", "is_encoder", "asm"};
 constexpr std::string_view kBertKeys[] = {"type_vocab_size", "add_cross_attention"};
@@ -388,6 +389,8 @@ constexpr std::array kArchNames{
     ArchName{HfArch::own_keys, "zamba2", "Zamba2ForCausalLM", kZamba2Keys, false, {}},
     ArchName{HfArch::fused_moe, "gpt_oss", "GptOssForCausalLM", kFusedMoeKeys, true,
              {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .qkv_bias = true, .o_bias = true}},
+    ArchName{HfArch::fused_moe, "aria_text", "AriaTextForCausalLM", kAriaKeys, true,
+             {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .mlp_bias_key = kMlpBias}},
     ArchName{HfArch::fused_moe, "llama4_text", "Llama4ForCausalLM", kFusedMoeKeys, true,
              {.qkv_bias_key = kAttn, .o_bias_key = kAttn}},
     ArchName{HfArch::fused_moe, "granitemoe", "GraniteMoeForCausalLM", kFusedMoeKeys, false,

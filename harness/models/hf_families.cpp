@@ -408,6 +408,22 @@ std::string own_keys_family_key(std::string_view model_type, const std::string& 
   return spec_key;
 }
 
+namespace {
+
+// AriaTextConfig: every layer MoE, experts of intermediate_size stored as gpt-oss's are (under
+// the names fc1 and fc2), a router and moe_num_shared_experts shared experts fused into one MLP;
+// mlp_bias reaches that MLP only.
+void map_aria(ModelSpec& spec, const HfConfig& config) {
+  spec.hf_names = workloads::HfNames::aria;
+  spec.expert_storage = workloads::ExpertStorage::fused_gate_up;
+  spec.num_local_experts = config.size_or("moe_num_experts", 8);
+  spec.num_experts_per_tok = config.size_or("moe_topk", 2);
+  spec.moe_intermediate_size = spec.intermediate_size;
+  spec.n_shared_experts = config.size_or("moe_num_shared_experts", 2);
+}
+
+}  // namespace
+
 // GptOssConfig: every layer MoE, q/k/v/o biases by default, attention sinks, a router bias,
 // biases on the fused experts. Llama4TextConfig: MoE layers from moe_layers (or every
 // interleave_moe_layer_step-th), experts and the shared expert of intermediate_size, dense layers
@@ -415,6 +431,10 @@ std::string own_keys_family_key(std::string_view model_type, const std::string& 
 void map_fused_moe(ModelSpec& spec, const HfConfig& config, std::string_view model_type) {
   const bool oss = model_type == "gpt_oss";
   const bool llama4 = model_type == "llama4_text";
+  if (model_type == "aria_text") {
+    map_aria(spec, config);
+    return;
+  }
   spec.num_local_experts = config.size_or("num_local_experts", oss ? 128 : llama4 ? 16 : 8);
   spec.num_experts_per_tok = config.size_or("num_experts_per_tok", oss ? 4 : llama4 ? 1 : 2);
   if (oss) {

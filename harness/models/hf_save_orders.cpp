@@ -138,6 +138,8 @@ constexpr PartRow kUpDown[] = {{"up_proj", "up_proj", 0}, {"down_proj", "down_pr
 // conversions rename them when loading (transformers' conversion_mapping).
 constexpr Rename kMixtral[] = {{"block_sparse_moe", "mlp"}};
 constexpr Rename kPhimoe[] = {{"block_sparse_moe", "mlp"}, {"gate.weight", "router.weight"}};
+constexpr Rename kAria[] = {{"mlp.experts.fc1.weight", "mlp.experts.gate_up_proj"},
+                            {"mlp.experts.fc2.weight", "mlp.experts.down_proj"}};
 constexpr Rename kGptNeox[] = {{"embed_out", "lm_head"}};
 constexpr Rename kGraniteMoe[] = {
     {"block_sparse_moe.input_linear.weight", "block_sparse_moe.experts.gate_up_proj"},
@@ -184,6 +186,7 @@ struct ResortedRow {
 };
 constexpr ResortedRow kResorted[] = {
     {"afmoe", {}, kGateUpDown},
+    {"aria_text", kAria, {}},
     {"axk1", kAxk1, kGateUpDown},
     {"cohere2_moe", {}, kGateUpDown},
     {"deepseek_v2", {}, kGateUpDown},

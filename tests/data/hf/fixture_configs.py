@@ -292,6 +292,10 @@ FIXTURES = {
                                                   mamba_d_state=16, add_bias_linear=True, adapter_rank=4,
                                                   tie_word_embeddings=False,
                                                   layers_block_type=["hybrid", "mamba", "hybrid", "hybrid"])),
+    # Aria's text model: every layer MoE, experts fused as fc1 / fc2, shared experts fused into one MLP.
+    "small-aria-text": ("aria_text", small(moe_num_experts=4, moe_topk=2, moe_num_shared_experts=2, head_dim=48)),
+    "small-aria-text-biases": ("aria_text", small(num_hidden_layers=1, moe_num_experts=2, moe_num_shared_experts=1,
+                                                  attention_bias=True, mlp_bias=True, tie_word_embeddings=True)),
     # MiniMax-Text-01: Mixtral's MoE under attention or lightning attention, layer by layer.
     "small-minimax": ("minimax", small(num_hidden_layers=4, num_local_experts=4, num_experts_per_tok=2, head_dim=48,
                                        layer_types=["linear_attention", "full_attention", "linear_attention",
@@ -366,6 +370,7 @@ FIXTURES = {
                                               shared_expert_intermediate_size=512, max_position_embeddings=262144)),
     "zamba-7b": ("zamba", {}),
     "zamba2-2.7b": ("zamba2", {}),
+    "aria-text-default": ("aria_text", {}),
     "mamba-130m": ("mamba", dict(hidden_size=768, num_hidden_layers=24, vocab_size=50280)),
     "mamba2-2.7b": ("mamba2", dict(hidden_size=2560, num_hidden_layers=64, vocab_size=50288, num_heads=80,
                                    head_dim=64, n_groups=1, tie_word_embeddings=True)),

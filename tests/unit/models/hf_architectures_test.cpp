@@ -291,6 +291,12 @@ TEST(HfArchitectures, RefusesWhatCannotBeLaidOut) {
             "accepted");
   EXPECT_EQ(error_key("{\"model_type\": \"opt\", \"word_embed_proj_dim\": 32, " + base + "}"),
             "word_embed_proj_dim");
+  // Aria's sizes are named as its config names them.
+  EXPECT_EQ(error_key("{\"model_type\": \"aria_text\", " + base + "}"), "accepted");
+  EXPECT_EQ(error_key("{\"model_type\": \"aria_text\", \"moe_topk\": 0, " + base + "}"),
+            "moe_topk");
+  EXPECT_EQ(error_key("{\"model_type\": \"aria_text\", \"moe_topk\": 9, " + base + "}"),
+            "moe_topk");
   // Llama 4's MoE layers must follow its dense layers (Maverick interleaves them).
   EXPECT_EQ(error_key("{\"model_type\": \"llama4_text\", \"moe_layers\": [0], " + base + "}"),
             "moe_layers");
