@@ -110,7 +110,17 @@ struct LayerKind {
   // Which of the model's shared blocks a layer holding one holds (Zamba 2's num_mem_blocks
   // blocks, taken in turn by the hybrid layers); it decides the block's adapters.
   std::int64_t shared_block_id = 0;
+  // Reads the keys and values an earlier layer computed: no k/v projections and no k norm
+  // (Gemma 3n's last num_kv_shared_layers layers).
+  bool kv_shared = false;
   bool operator==(const LayerKind&) const = default;
+};
+
+// A tensor a family holds beyond the blocks ModelSpec models, by name and shape (Gemma 3n's
+// AltUp and LAuReL blocks and per-layer inputs); replicated across TP.
+struct ExtraTensor {
+  std::string name;
+  std::vector<std::int64_t> shape;
 };
 
 // The architecture of a decoder-only transformer, in Hugging Face vocabulary where one
@@ -182,6 +192,11 @@ struct ModelSpec {
   std::int64_t shared_block_adapter_rank = 0;
   std::int64_t shared_blocks = 1;
   bool shared_attention_adapters = false;
+  // The last kv_shared_layers layers reuse earlier layers' keys and values (LayerKind::kv_shared).
+  std::int64_t kv_shared_layers = 0;
+  // Tensors beyond the modelled blocks: in every layer (names after the layer prefix), and
+  // whole names beside the embedding (first pipeline stage) and the output layer (last stage).
+  std::vector<ExtraTensor> layer_extras, first_stage_extras, last_stage_extras;
   // The dense MLP's xIELU activation holds learned alpha_p and alpha_n [1] and the constants
   // beta and eps [] (Apertus).
   bool xielu_activation = false;

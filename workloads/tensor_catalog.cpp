@@ -18,8 +18,16 @@ class CatalogBuilder {
   CatalogBuilder(const ModelSpec& model, Naming naming)
       : m_(model), megatron_(naming == Naming::megatron), names_(tensor_names(model, naming)) {}
 
-  // One layer with its norms where the model's placement puts them (NormPlacement).
+  // One layer: its blocks, then the tensors the family adds (ModelSpec::layer_extras).
   std::vector<TensorDef> layer(const LayerKind& kind) const {
+    std::vector<TensorDef> out = layer_blocks(kind);
+    for (const ExtraTensor& extra : m_.layer_extras)
+      add(out, names_.layer + extra.name, extra.shape, TpSplit::replicated);
+    return out;
+  }
+
+  // One layer with its norms where the model's placement puts them (NormPlacement).
+  std::vector<TensorDef> layer_blocks(const LayerKind& kind) const {
     std::vector<TensorDef> out;
     const std::vector<std::string>& norms = names_.layer_norms;
     const auto norms_from = [&](std::size_t first, std::size_t count) {
@@ -64,7 +72,7 @@ class CatalogBuilder {
     if (m_.uses_mla()) {
       latent_attention(out, kind.indexer);
     } else {
-      attention(out);
+      attention(out, "", !kind.kv_shared);
     }
     switch (m_.norm_placement) {
       case NormPlacement::pre:
@@ -110,6 +118,8 @@ class CatalogBuilder {
           TpSplit::replicated);
     }
     if (m_.embedding_norm) layer_norm_with_bias(out, names_.embedding_norm);
+    for (const ExtraTensor& extra : m_.first_stage_extras)
+      add(out, extra.name, extra.shape, TpSplit::replicated);
     return out;
   }
 
@@ -117,6 +127,8 @@ class CatalogBuilder {
     std::vector<TensorDef> out;
     const std::int64_t rows = m_.output_vocab_size > 0 ? m_.output_vocab_size : padded_vocab;
     if (m_.final_norm) norm(out, names_.final_norm);
+    for (const ExtraTensor& extra : m_.last_stage_extras)
+      add(out, extra.name, extra.shape, TpSplit::replicated);
     if (m_.pooler)
       linear(out, names_.pooler, m_.hidden_size, m_.hidden_size, TpSplit::replicated, true);
     if (m_.lm_head_transform) {
@@ -373,19 +385,23 @@ class CatalogBuilder {
 
   // Fused q/k/v (Megatron, and HF where fused_qkv) is one column-parallel matrix split along
   // its rows, like Megatron's linear_qkv.
-  void attention(std::vector<TensorDef>& out, const std::string& base = "") const {
+  // keys_and_values false: a layer that reuses another's (no k/v projections, no k norm).
+  void attention(std::vector<TensorDef>& out, const std::string& base = "",
+                 bool keys_and_values = true) const {
     const std::string p = names_.layer + base + names_.attention;
     const std::int64_t in = m_.attention_input_size > 0 ? m_.attention_input_size : m_.hidden_size;
     const std::int64_t q = m_.num_attention_heads * m_.head_dim;
-    const std::int64_t kv = m_.num_key_value_heads * m_.head_dim;
+    const std::int64_t kv = keys_and_values ? m_.num_key_value_heads * m_.head_dim : 0;
     const std::int64_t q_rows = m_.attention_gate ? 2 * q : q;
     const bool qkv_bias = m_.qkv_bias || m_.linear_bias;
     if (megatron_ || m_.fused_qkv) {
       linear(out, p + names_.qkv, q_rows + 2 * kv, in, TpSplit::dim0, qkv_bias);
     } else {
       linear(out, p + names_.q, q_rows, in, TpSplit::dim0, qkv_bias);
-      linear(out, p + names_.k, kv, in, TpSplit::dim0, qkv_bias);
-      linear(out, p + names_.v, kv, in, TpSplit::dim0, qkv_bias);
+      if (keys_and_values) {
+        linear(out, p + names_.k, kv, in, TpSplit::dim0, qkv_bias);
+        linear(out, p + names_.v, kv, in, TpSplit::dim0, qkv_bias);
+      }
     }
     if (m_.qk_norm) {
       // Split with the heads, except a head_dim vector, which every head shares.
@@ -405,6 +421,7 @@ class CatalogBuilder {
       // A LayerNorm carries a bias beside its weight (Persimmon's, Phi's q/k LayerNorms).
       for (const auto& [name, heads] : {std::pair{names_.q_norm, m_.num_attention_heads},
                                         std::pair{names_.k_norm, m_.num_key_value_heads}}) {
+        if (!keys_and_values && name == names_.k_norm) continue;
         add(out, p + name + ".weight", norm_shape(heads), split);
         if (m_.norm == NormKind::layernorm) add(out, p + name + ".bias", norm_shape(heads), split);
       }

@@ -168,6 +168,11 @@ constexpr std::string_view kZamba2Keys[] = {
     "use_mem_rope", "use_long_context", "use_mem_eff_path", "layers_block_type", "layer_types",
 };
 constexpr std::string_view kAriaKeys[] = {"moe_num_experts", "moe_topk", "moe_num_shared_experts"};
+constexpr std::string_view kGemma3nKeys[] = {
+    "attention_bias", "num_kv_shared_layers", "altup_num_inputs", "altup_active_idx", "altup_coef_clip",
+    "altup_correct_scale", "laurel_rank", "hidden_size_per_layer_input", "vocab_size_per_layer_input",
+    "activation_sparsity_pattern",
+};
 constexpr std::string_view kCtrlKeys[] = {"n_embd", "n_layer", "n_head", "dff"};
 constexpr std::string_view kXlmKeys[] = {"emb_dim", "n_layers", "n_heads", "n_langs", "use_lang_emb", "is_encoder", "asm"};
 constexpr std::string_view kBertKeys[] = {"type_vocab_size", "add_cross_attention"};
@@ -387,6 +392,7 @@ constexpr std::array kArchNames{
     ArchName{HfArch::own_keys, "lfm2_moe", "Lfm2MoeForCausalLM", kLfm2MoeKeys, false, {}},
     ArchName{HfArch::own_keys, "zamba", "ZambaForCausalLM", kZambaKeys, false, {}},
     ArchName{HfArch::own_keys, "zamba2", "Zamba2ForCausalLM", kZamba2Keys, false, {}},
+    ArchName{HfArch::own_keys, "gemma3n_text", "Gemma3nForCausalLM", kGemma3nKeys, true, {}},
     ArchName{HfArch::fused_moe, "gpt_oss", "GptOssForCausalLM", kFusedMoeKeys, true,
              {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .qkv_bias = true, .o_bias = true}},
     ArchName{HfArch::fused_moe, "aria_text", "AriaTextForCausalLM", kAriaKeys, true,

@@ -2,6 +2,7 @@
 // layouts, the state-space models and the MoE families with fused expert tensors.
 #include "harness/models/hf_families.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -308,6 +309,75 @@ ModelSpec map_bert(const HfConfig& config, std::string_view model_type) {
   return spec;
 }
 
+// Gemma3nTextConfig: Gemma 3's layer (four norms, q/k norms [head_dim]) plus, in every layer, the
+// AltUp router and coefficients over altup_num_inputs streams, a LAuReL block of laurel_rank and
+// the gate and projection of a per-layer input of hidden_size_per_layer_input; beside the
+// embedding a second one of vocab_size_per_layer_input rows for those inputs, its projection and
+// norm, and AltUp's projections in and out of the extra streams. The last num_kv_shared_layers
+// layers reuse earlier layers' keys and values. intermediate_size is one width or one per layer.
+ModelSpec map_gemma3n(const HfConfig& config) {
+  ModelSpec spec;
+  spec.hidden_size = config.size_or("hidden_size", 2048);
+  spec.num_hidden_layers = config.size_or("num_hidden_layers", 35);
+  spec.num_attention_heads = config.size_or("num_attention_heads", 8);
+  spec.num_key_value_heads = config.size_or("num_key_value_heads", 2);
+  spec.head_dim = config.size_or("head_dim", 256);
+  spec.vocab_size = config.size_or("vocab_size", 262400);
+  spec.max_position_embeddings = config.size_or("max_position_embeddings", 32768);
+  spec.tie_word_embeddings = config.flag_or("tie_word_embeddings", true);
+  spec.qkv_bias = spec.o_bias = config.flag_or("attention_bias", false);
+  spec.norm_placement = workloads::NormPlacement::sandwich;
+  spec.qk_norm = true;
+  spec.qk_norm_shape = workloads::QkNormShape::head_dim;
+  spec.kv_shared_layers = config.size_or("num_kv_shared_layers", 15);
+  if (config.is_array("intermediate_size")) {
+    const std::vector<std::int64_t> widths = config.sizes("intermediate_size");
+    if (widths.empty() || std::count(widths.begin(), widths.end(), widths[0]) !=
+                              static_cast<std::int64_t>(widths.size())) {
+      config.at().fail("intermediate_size",
+                       "layers of different MLP widths cannot be laid out; describe the model in "
+                       "a TOML model file instead");
+    }
+    spec.intermediate_size = widths[0];
+  } else {
+    spec.intermediate_size = config.size_or("intermediate_size", 16384);
+  }
+  const auto product = [&](std::string_view key, std::int64_t a, std::int64_t b) {
+    std::int64_t out = 0;
+    if (__builtin_mul_overflow(a, b, &out))
+      config.at().fail(key, std::to_string(a) + " is too large: a size derived from it overflows");
+    return out;
+  };
+  const std::int64_t h = spec.hidden_size;
+  const std::int64_t n = config.size_or("altup_num_inputs", 4);
+  const std::int64_t rank = config.size_or("laurel_rank", 64);
+  const std::int64_t p = config.size_or("hidden_size_per_layer_input", 256);
+  const std::int64_t inputs =
+      product("hidden_size_per_layer_input", spec.num_hidden_layers, p);  // all layers' inputs
+  spec.layer_extras = {{"altup.correct_output_scale", {h}},
+                       {"altup.correction_coefs.weight", {n, n}},
+                       {"altup.prediction_coefs.weight", {product("altup_num_inputs", n, n), n}},
+                       {"altup.modality_router.weight", {n, h}},
+                       {"altup.router_norm.weight", {h}},
+                       {"laurel.linear_left.weight", {rank, h}},
+                       {"laurel.linear_right.weight", {h, rank}},
+                       {"laurel.post_laurel_norm.weight", {h}},
+                       {"per_layer_input_gate.weight", {p, h}},
+                       {"per_layer_projection.weight", {h, p}},
+                       {"post_per_layer_input_norm.weight", {h}}};
+  spec.first_stage_extras = {{"model.embed_tokens_per_layer.weight",
+                              {config.size_or("vocab_size_per_layer_input", 262144), inputs}},
+                             {"model.per_layer_model_projection.weight", {inputs, h}},
+                             {"model.per_layer_projection_norm.weight", {p}}};
+  for (std::int64_t i = 0; i + 1 < n; ++i) {
+    const std::string index = std::to_string(i);
+    spec.first_stage_extras.push_back({"model.altup_projections." + index + ".weight", {h, h}});
+    spec.last_stage_extras.push_back(
+        {"model.altup_unembed_projections." + index + ".weight", {h, h}});
+  }
+  return spec;
+}
+
 }  // namespace
 
 // DbrxConfig: sizes in d_model / n_heads / n_layers and two nested objects: attn_config
@@ -357,6 +427,7 @@ ModelSpec map_own_keys_family(std::string_view model_type, const HfConfig& confi
   if (model_type == "biogpt") return map_biogpt(config);
   if (model_type == "ctrl") return map_ctrl(config);
   if (model_type == "xlm") return map_xlm(config);
+  if (model_type == "gemma3n_text") return map_gemma3n(config);
   if (is_bert_family(model_type)) return map_bert(config, model_type);
   return map_mamba(config, model_type == "mamba2");
 }
@@ -382,7 +453,7 @@ std::string own_keys_family_key(std::string_view model_type, const std::string& 
       {"dbrx", "num_local_experts", "ffn_config"}, {"dbrx", "num_experts_per_tok", "ffn_config"},
       {"jamba bamba falcon_h1 granitemoehybrid zamba zamba2", "state_size", "mamba_d_state"},
       {"jamba bamba falcon_h1 granitemoehybrid zamba zamba2", "conv_kernel", "mamba_d_conv"},
-      {"zamba2", "num_heads", "n_mamba_heads"}, {"zamba2", "n_groups", "mamba_ngroups"},
+      {"zamba2", "num_heads", "n_mamba_heads"}, {"gemma3n_text", "kv_shared_layers", "num_kv_shared_layers"}, {"zamba2", "n_groups", "mamba_ngroups"},
       {"bamba falcon_h1 granitemoehybrid", "num_heads", "mamba_n_heads"},
       {"bamba falcon_h1 granitemoehybrid", "n_groups", "mamba_n_groups"},
       {"granitemoehybrid qwen3_next qwen3_5_text qwen3_5_moe_text", "attention_layers", "layer_types"},

@@ -59,6 +59,14 @@ constexpr ModulesRow kOwnModules[] = {
      "data2vec_text embeddings word_embeddings weight token_type_embeddings bias encoder layer "
      "attention self query key value dense LayerNorm position_embeddings intermediate output "
      "lm_head layer_norm"},
+    {"gemma3n_text",
+     "model embed_tokens weight layers self_attn q_proj q_norm k_proj v_proj k_norm o_proj mlp "
+     "gate_proj up_proj down_proj input_layernorm post_attention_layernorm "
+     "pre_feedforward_layernorm post_feedforward_layernorm altup correct_output_scale "
+     "correction_coefs prediction_coefs modality_router router_norm laurel linear_left "
+     "linear_right post_laurel_norm per_layer_input_gate per_layer_projection "
+     "post_per_layer_input_norm norm embed_tokens_per_layer per_layer_model_projection "
+     "per_layer_projection_norm altup_projections altup_unembed_projections bias lm_head"},
     {"gpt_neo",
      "transformer wte weight wpe h ln_1 bias attn attention k_proj v_proj q_proj out_proj ln_2 mlp "
      "c_fc c_proj ln_f"},

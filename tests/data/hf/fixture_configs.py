@@ -296,6 +296,18 @@ FIXTURES = {
     "small-aria-text": ("aria_text", small(moe_num_experts=4, moe_topk=2, moe_num_shared_experts=2, head_dim=48)),
     "small-aria-text-biases": ("aria_text", small(num_hidden_layers=1, moe_num_experts=2, moe_num_shared_experts=1,
                                                   attention_bias=True, mlp_bias=True, tie_word_embeddings=True)),
+    # Gemma 3n: Gemma 3's layer with AltUp, LAuReL and per-layer inputs; the last layers reuse
+    # earlier keys and values (no k/v projections, no k norm).
+    "small-gemma3n-text": ("gemma3n_text", small(num_hidden_layers=4, head_dim=64, num_kv_shared_layers=2,
+                                                 vocab_size_per_layer_input=500, hidden_size_per_layer_input=32,
+                                                 laurel_rank=16, altup_num_inputs=3,
+                                                 layer_types=["sliding_attention", "full_attention",
+                                                              "sliding_attention", "full_attention"])),
+    "small-gemma3n-text-untied-bias": ("gemma3n_text", small(num_hidden_layers=3, head_dim=64, num_kv_shared_layers=0,
+                                                             vocab_size_per_layer_input=300,
+                                                             hidden_size_per_layer_input=16, laurel_rank=8,
+                                                             attention_bias=True, tie_word_embeddings=False,
+                                                             intermediate_size=[512, 512, 512])),
     # MiniMax-Text-01: Mixtral's MoE under attention or lightning attention, layer by layer.
     "small-minimax": ("minimax", small(num_hidden_layers=4, num_local_experts=4, num_experts_per_tok=2, head_dim=48,
                                        layer_types=["linear_attention", "full_attention", "linear_attention",
@@ -371,6 +383,7 @@ FIXTURES = {
     "zamba-7b": ("zamba", {}),
     "zamba2-2.7b": ("zamba2", {}),
     "aria-text-default": ("aria_text", {}),
+    "gemma3n-e4b-text": ("gemma3n_text", {}),
     "mamba-130m": ("mamba", dict(hidden_size=768, num_hidden_layers=24, vocab_size=50280)),
     "mamba2-2.7b": ("mamba2", dict(hidden_size=2560, num_hidden_layers=64, vocab_size=50288, num_heads=80,
                                    head_dim=64, n_groups=1, tie_word_embeddings=True)),

@@ -297,6 +297,14 @@ TEST(HfArchitectures, RefusesWhatCannotBeLaidOut) {
             "moe_topk");
   EXPECT_EQ(error_key("{\"model_type\": \"aria_text\", \"moe_topk\": 9, " + base + "}"),
             "moe_topk");
+  // Gemma 3n: one MLP width for every layer, and some layer must compute keys and values.
+  const std::string gemma3n = R"({"model_type": "gemma3n_text", "num_hidden_layers": 2, )";
+  EXPECT_EQ(error_key(gemma3n + R"("num_kv_shared_layers": 1})"), "accepted");
+  EXPECT_EQ(error_key(gemma3n + R"("num_kv_shared_layers": 2})"), "num_kv_shared_layers");
+  EXPECT_EQ(error_key(gemma3n + R"("num_kv_shared_layers": 0, "intermediate_size": [64, 64]})"),
+            "accepted");
+  EXPECT_EQ(error_key(gemma3n + R"("num_kv_shared_layers": 0, "intermediate_size": [64, 128]})"),
+            "intermediate_size");
   // Llama 4's MoE layers must follow its dense layers (Maverick interleaves them).
   EXPECT_EQ(error_key("{\"model_type\": \"llama4_text\", \"moe_layers\": [0], " + base + "}"),
             "moe_layers");
