@@ -173,6 +173,9 @@ constexpr std::string_view kGemma3nKeys[] = {
     "altup_correct_scale", "laurel_rank", "hidden_size_per_layer_input", "vocab_size_per_layer_input",
     "activation_sparsity_pattern",
 };
+constexpr std::string_view kDogeKeys[] = {
+    "attention_bias", "mlp_bias", "keep_window_size", "is_moe", "num_experts", "num_experts_per_tok",
+};
 constexpr std::string_view kCtrlKeys[] = {"n_embd", "n_layer", "n_head", "dff"};
 constexpr std::string_view kXlmKeys[] = {"emb_dim", "n_layers", "n_heads", "n_langs", "use_lang_emb", "is_encoder", "asm"};
 constexpr std::string_view kBertKeys[] = {"type_vocab_size", "add_cross_attention"};
@@ -393,6 +396,7 @@ constexpr std::array kArchNames{
     ArchName{HfArch::own_keys, "zamba", "ZambaForCausalLM", kZambaKeys, false, {}},
     ArchName{HfArch::own_keys, "zamba2", "Zamba2ForCausalLM", kZamba2Keys, false, {}},
     ArchName{HfArch::own_keys, "gemma3n_text", "Gemma3nForCausalLM", kGemma3nKeys, true, {}},
+    ArchName{HfArch::own_keys, "doge", "DogeForCausalLM", kDogeKeys, true, {}},
     ArchName{HfArch::fused_moe, "gpt_oss", "GptOssForCausalLM", kFusedMoeKeys, true,
              {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .qkv_bias = true, .o_bias = true}},
     ArchName{HfArch::fused_moe, "aria_text", "AriaTextForCausalLM", kAriaKeys, true,

@@ -3,6 +3,7 @@
 #include "harness/models/hf_families.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -378,6 +379,47 @@ ModelSpec map_gemma3n(const HfConfig& config) {
   return spec;
 }
 
+// DogeConfig: Llama's layer with q/k norms [head_dim], a learned scale on each residual
+// (input_residual, post_attention_residual [h]) and the dynamic mask's A [kv heads] and dt_proj
+// [kv heads, kv heads × head_dim] (biased with attention_bias). is_moe adds to the MLP (which
+// stays, as the shared expert) a product-key router [2·⌊√E⌋, h] and one down and one up
+// embedding row per expert.
+ModelSpec map_doge(const HfConfig& config) {
+  ModelSpec spec;
+  spec.hidden_size = config.size_or("hidden_size", 1024);
+  spec.intermediate_size = config.size_or("intermediate_size", 2048);
+  spec.num_hidden_layers = config.size_or("num_hidden_layers", 32);
+  spec.num_attention_heads = config.size_or("num_attention_heads", 8);
+  spec.num_key_value_heads = config.size_or("num_key_value_heads", spec.num_attention_heads);
+  spec.head_dim = config.size_or("head_dim", 0);
+  spec.vocab_size = config.size_or("vocab_size", 32768);
+  spec.max_position_embeddings = config.size_or("max_position_embeddings", 2048);
+  spec.tie_word_embeddings = config.flag_or("tie_word_embeddings", false);
+  const bool attention_bias = config.flag_or("attention_bias", false);
+  spec.qkv_bias = spec.o_bias = attention_bias;
+  spec.mlp_bias = config.flag_or("mlp_bias", false);
+  spec.qk_norm = true;
+  spec.qk_norm_shape = workloads::QkNormShape::head_dim;
+  const std::int64_t h = spec.hidden_size;
+  const std::int64_t kv = spec.num_key_value_heads;
+  const std::int64_t head_dim = spec.head_dim > 0              ? spec.head_dim
+                                : spec.num_attention_heads > 0 ? h / spec.num_attention_heads
+                                                               : 0;
+  spec.layer_extras = {{"input_residual", {h}},
+                       {"post_attention_residual", {h}},
+                       {"self_attn.A", {kv}},
+                       {"self_attn.dt_proj.weight", {kv, kv * head_dim}}};
+  if (attention_bias) spec.layer_extras.push_back({"self_attn.dt_proj.bias", {kv}});
+  if (config.flag_or("is_moe", false)) {
+    const std::int64_t experts = config.size_or("num_experts", 16384);
+    const auto keys = static_cast<std::int64_t>(std::sqrt(static_cast<double>(experts)));
+    spec.layer_extras.push_back({"mlp.router_gate.weight", {2 * keys, h}});
+    spec.layer_extras.push_back({"mlp.down_embed.weight", {experts, h}});
+    spec.layer_extras.push_back({"mlp.up_embed.weight", {experts, h}});
+  }
+  return spec;
+}
+
 }  // namespace
 
 // DbrxConfig: sizes in d_model / n_heads / n_layers and two nested objects: attn_config
@@ -428,6 +470,7 @@ ModelSpec map_own_keys_family(std::string_view model_type, const HfConfig& confi
   if (model_type == "ctrl") return map_ctrl(config);
   if (model_type == "xlm") return map_xlm(config);
   if (model_type == "gemma3n_text") return map_gemma3n(config);
+  if (model_type == "doge") return map_doge(config);
   if (is_bert_family(model_type)) return map_bert(config, model_type);
   return map_mamba(config, model_type == "mamba2");
 }

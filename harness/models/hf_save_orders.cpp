@@ -59,6 +59,10 @@ constexpr ModulesRow kOwnModules[] = {
      "data2vec_text embeddings word_embeddings weight token_type_embeddings bias encoder layer "
      "attention self query key value dense LayerNorm position_embeddings intermediate output "
      "lm_head layer_norm"},
+    {"doge",
+     "model embed_tokens weight layers input_residual post_attention_residual input_layernorm "
+     "self_attn A q_proj bias k_proj v_proj dt_proj o_proj q_norm k_norm post_attention_layernorm "
+     "mlp gate_proj up_proj down_proj norm lm_head router_gate down_embed up_embed"},
     {"gemma3n_text",
      "model embed_tokens weight layers self_attn q_proj q_norm k_proj v_proj k_norm o_proj mlp "
      "gate_proj up_proj down_proj input_layernorm post_attention_layernorm "

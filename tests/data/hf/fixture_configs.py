@@ -308,6 +308,11 @@ FIXTURES = {
                                                              hidden_size_per_layer_input=16, laurel_rank=8,
                                                              attention_bias=True, tie_word_embeddings=False,
                                                              intermediate_size=[512, 512, 512])),
+    # Doge: Llama's layer with learned residual scales and a dynamic attention mask (A, dt_proj);
+    # its MoE keeps the MLP beside a product-key router and per-expert embedding rows.
+    "small-doge": ("doge", small(attention_bias=True, mlp_bias=True)),
+    "small-doge-moe": ("doge", small(num_key_value_heads=4, is_moe=True, num_experts=64, num_experts_per_tok=4,
+                                     tie_word_embeddings=True)),
     # MiniMax-Text-01: Mixtral's MoE under attention or lightning attention, layer by layer.
     "small-minimax": ("minimax", small(num_hidden_layers=4, num_local_experts=4, num_experts_per_tok=2, head_dim=48,
                                        layer_types=["linear_attention", "full_attention", "linear_attention",
@@ -384,6 +389,7 @@ FIXTURES = {
     "zamba2-2.7b": ("zamba2", {}),
     "aria-text-default": ("aria_text", {}),
     "gemma3n-e4b-text": ("gemma3n_text", {}),
+    "doge-default": ("doge", {}),
     "mamba-130m": ("mamba", dict(hidden_size=768, num_hidden_layers=24, vocab_size=50280)),
     "mamba2-2.7b": ("mamba2", dict(hidden_size=2560, num_hidden_layers=64, vocab_size=50288, num_heads=80,
                                    head_dim=64, n_groups=1, tie_word_embeddings=True)),

@@ -297,6 +297,9 @@ TEST(HfArchitectures, RefusesWhatCannotBeLaidOut) {
             "moe_topk");
   EXPECT_EQ(error_key("{\"model_type\": \"aria_text\", \"moe_topk\": 9, " + base + "}"),
             "moe_topk");
+  // Doge's MoE reads its sizes under its own names.
+  EXPECT_EQ(error_key(R"({"model_type": "doge", "is_moe": true, "num_experts": 16})"), "accepted");
+  EXPECT_EQ(error_key(R"({"model_type": "doge", "is_moe": "yes"})"), "is_moe");
   // Gemma 3n: one MLP width for every layer, and some layer must compute keys and values.
   const std::string gemma3n = R"({"model_type": "gemma3n_text", "num_hidden_layers": 2, )";
   EXPECT_EQ(error_key(gemma3n + R"("num_kv_shared_layers": 1})"), "accepted");
