@@ -176,6 +176,11 @@ constexpr std::string_view kGemma3nKeys[] = {
 constexpr std::string_view kDogeKeys[] = {
     "attention_bias", "mlp_bias", "keep_window_size", "is_moe", "num_experts", "num_experts_per_tok",
 };
+constexpr std::string_view kRoFormerKeys[] = {"type_vocab_size", "add_cross_attention", "embedding_size", "rotary_value"};
+constexpr std::string_view kRoCBertKeys[] = {
+    "type_vocab_size", "add_cross_attention", "enable_pronunciation", "enable_shape", "pronunciation_embed_dim",
+    "pronunciation_vocab_size", "shape_embed_dim", "shape_vocab_size", "concat_input",
+};
 constexpr std::string_view kCtrlKeys[] = {"n_embd", "n_layer", "n_head", "dff"};
 constexpr std::string_view kXlmKeys[] = {"emb_dim", "n_layers", "n_heads", "n_langs", "use_lang_emb", "is_encoder", "asm"};
 constexpr std::string_view kBertKeys[] = {"type_vocab_size", "add_cross_attention"};
@@ -379,6 +384,8 @@ constexpr std::array kArchNames{
     ArchName{HfArch::own_keys, "xlm-roberta", "XLMRobertaForCausalLM", kBertKeys, false, {}},
     ArchName{HfArch::own_keys, "camembert", "CamembertForCausalLM", kBertKeys, false, {}},
     ArchName{HfArch::own_keys, "big_bird", "BigBirdForCausalLM", kBigBirdKeys, false, {}},
+    ArchName{HfArch::own_keys, "roformer", "RoFormerForCausalLM", kRoFormerKeys, false, {}},
+    ArchName{HfArch::own_keys, "roc_bert", "RoCBertForCausalLM", kRoCBertKeys, false, {}},
     ArchName{HfArch::own_keys, "mamba", "MambaForCausalLM", kMambaKeys, false, {}},
     ArchName{HfArch::own_keys, "dbrx", "DbrxForCausalLM", kDbrxKeys, false, {}},
     ArchName{HfArch::own_keys, "mamba2", "Mamba2ForCausalLM", kMambaKeys, false, {}},

@@ -2,12 +2,11 @@
 // layouts, the state-space models and the MoE families with fused expert tensors.
 #include "harness/models/hf_families.hpp"
 
-#include <algorithm>
-#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "harness/models/hf_extra_tensors.hpp"
 #include "harness/models/hf_hybrids.hpp"
 
 namespace ckpt::harness::hf {
@@ -270,6 +269,8 @@ ModelSpec map_bert(const HfConfig& config, std::string_view model_type) {
       {"roberta-prelayernorm", "roberta_prelayernorm", HfNames::roberta_prelayernorm},
       {"xlm-roberta-xl", "roberta", HfNames::xlm_roberta_xl},
       {"big_bird", "bert", HfNames::bert},
+      {"roformer", "roformer", HfNames::bert},
+      {"roc_bert", "roc_bert", HfNames::bert},
   };
   for (const Variant& v : kVariants) {
     if (v.type != model_type) continue;
@@ -307,116 +308,7 @@ ModelSpec map_bert(const HfConfig& config, std::string_view model_type) {
     config.at().fail("use_task_id",
                      "use_task_id = true adds task-type embeddings ckptbench does not lay out");
   }
-  return spec;
-}
-
-// Gemma3nTextConfig: Gemma 3's layer (four norms, q/k norms [head_dim]) plus, in every layer, the
-// AltUp router and coefficients over altup_num_inputs streams, a LAuReL block of laurel_rank and
-// the gate and projection of a per-layer input of hidden_size_per_layer_input; beside the
-// embedding a second one of vocab_size_per_layer_input rows for those inputs, its projection and
-// norm, and AltUp's projections in and out of the extra streams. The last num_kv_shared_layers
-// layers reuse earlier layers' keys and values. intermediate_size is one width or one per layer.
-ModelSpec map_gemma3n(const HfConfig& config) {
-  ModelSpec spec;
-  spec.hidden_size = config.size_or("hidden_size", 2048);
-  spec.num_hidden_layers = config.size_or("num_hidden_layers", 35);
-  spec.num_attention_heads = config.size_or("num_attention_heads", 8);
-  spec.num_key_value_heads = config.size_or("num_key_value_heads", 2);
-  spec.head_dim = config.size_or("head_dim", 256);
-  spec.vocab_size = config.size_or("vocab_size", 262400);
-  spec.max_position_embeddings = config.size_or("max_position_embeddings", 32768);
-  spec.tie_word_embeddings = config.flag_or("tie_word_embeddings", true);
-  spec.qkv_bias = spec.o_bias = config.flag_or("attention_bias", false);
-  spec.norm_placement = workloads::NormPlacement::sandwich;
-  spec.qk_norm = true;
-  spec.qk_norm_shape = workloads::QkNormShape::head_dim;
-  spec.kv_shared_layers = config.size_or("num_kv_shared_layers", 15);
-  if (config.is_array("intermediate_size")) {
-    const std::vector<std::int64_t> widths = config.sizes("intermediate_size");
-    if (widths.empty() || std::count(widths.begin(), widths.end(), widths[0]) !=
-                              static_cast<std::int64_t>(widths.size())) {
-      config.at().fail("intermediate_size",
-                       "layers of different MLP widths cannot be laid out; describe the model in "
-                       "a TOML model file instead");
-    }
-    spec.intermediate_size = widths[0];
-  } else {
-    spec.intermediate_size = config.size_or("intermediate_size", 16384);
-  }
-  const auto product = [&](std::string_view key, std::int64_t a, std::int64_t b) {
-    std::int64_t out = 0;
-    if (__builtin_mul_overflow(a, b, &out))
-      config.at().fail(key, std::to_string(a) + " is too large: a size derived from it overflows");
-    return out;
-  };
-  const std::int64_t h = spec.hidden_size;
-  const std::int64_t n = config.size_or("altup_num_inputs", 4);
-  const std::int64_t rank = config.size_or("laurel_rank", 64);
-  const std::int64_t p = config.size_or("hidden_size_per_layer_input", 256);
-  const std::int64_t inputs =
-      product("hidden_size_per_layer_input", spec.num_hidden_layers, p);  // all layers' inputs
-  spec.layer_extras = {{"altup.correct_output_scale", {h}},
-                       {"altup.correction_coefs.weight", {n, n}},
-                       {"altup.prediction_coefs.weight", {product("altup_num_inputs", n, n), n}},
-                       {"altup.modality_router.weight", {n, h}},
-                       {"altup.router_norm.weight", {h}},
-                       {"laurel.linear_left.weight", {rank, h}},
-                       {"laurel.linear_right.weight", {h, rank}},
-                       {"laurel.post_laurel_norm.weight", {h}},
-                       {"per_layer_input_gate.weight", {p, h}},
-                       {"per_layer_projection.weight", {h, p}},
-                       {"post_per_layer_input_norm.weight", {h}}};
-  spec.first_stage_extras = {{"model.embed_tokens_per_layer.weight",
-                              {config.size_or("vocab_size_per_layer_input", 262144), inputs}},
-                             {"model.per_layer_model_projection.weight", {inputs, h}},
-                             {"model.per_layer_projection_norm.weight", {p}}};
-  for (std::int64_t i = 0; i + 1 < n; ++i) {
-    const std::string index = std::to_string(i);
-    spec.first_stage_extras.push_back({"model.altup_projections." + index + ".weight", {h, h}});
-    spec.last_stage_extras.push_back(
-        {"model.altup_unembed_projections." + index + ".weight", {h, h}});
-  }
-  return spec;
-}
-
-// DogeConfig: Llama's layer with q/k norms [head_dim], a learned scale on each residual
-// (input_residual, post_attention_residual [h]) and the dynamic mask's A [kv heads] and dt_proj
-// [kv heads, kv heads × head_dim] (biased with attention_bias). is_moe adds to the MLP (which
-// stays, as the shared expert) a product-key router [2·⌊√E⌋, h] and one down and one up
-// embedding row per expert.
-ModelSpec map_doge(const HfConfig& config) {
-  ModelSpec spec;
-  spec.hidden_size = config.size_or("hidden_size", 1024);
-  spec.intermediate_size = config.size_or("intermediate_size", 2048);
-  spec.num_hidden_layers = config.size_or("num_hidden_layers", 32);
-  spec.num_attention_heads = config.size_or("num_attention_heads", 8);
-  spec.num_key_value_heads = config.size_or("num_key_value_heads", spec.num_attention_heads);
-  spec.head_dim = config.size_or("head_dim", 0);
-  spec.vocab_size = config.size_or("vocab_size", 32768);
-  spec.max_position_embeddings = config.size_or("max_position_embeddings", 2048);
-  spec.tie_word_embeddings = config.flag_or("tie_word_embeddings", false);
-  const bool attention_bias = config.flag_or("attention_bias", false);
-  spec.qkv_bias = spec.o_bias = attention_bias;
-  spec.mlp_bias = config.flag_or("mlp_bias", false);
-  spec.qk_norm = true;
-  spec.qk_norm_shape = workloads::QkNormShape::head_dim;
-  const std::int64_t h = spec.hidden_size;
-  const std::int64_t kv = spec.num_key_value_heads;
-  const std::int64_t head_dim = spec.head_dim > 0              ? spec.head_dim
-                                : spec.num_attention_heads > 0 ? h / spec.num_attention_heads
-                                                               : 0;
-  spec.layer_extras = {{"input_residual", {h}},
-                       {"post_attention_residual", {h}},
-                       {"self_attn.A", {kv}},
-                       {"self_attn.dt_proj.weight", {kv, kv * head_dim}}};
-  if (attention_bias) spec.layer_extras.push_back({"self_attn.dt_proj.bias", {kv}});
-  if (config.flag_or("is_moe", false)) {
-    const std::int64_t experts = config.size_or("num_experts", 16384);
-    const auto keys = static_cast<std::int64_t>(std::sqrt(static_cast<double>(experts)));
-    spec.layer_extras.push_back({"mlp.router_gate.weight", {2 * keys, h}});
-    spec.layer_extras.push_back({"mlp.down_embed.weight", {experts, h}});
-    spec.layer_extras.push_back({"mlp.up_embed.weight", {experts, h}});
-  }
+  add_bert_extras(spec, config, model_type);
   return spec;
 }
 
@@ -449,7 +341,8 @@ ModelSpec map_dbrx(const HfConfig& config) {
 bool is_bert_family(std::string_view model_type) {
   for (const std::string_view type :
        {"bert", "bert-generation", "megatron-bert", "ernie", "roberta", "data2vec-text",
-        "roberta-prelayernorm", "xlm-roberta-xl", "xlm-roberta", "camembert", "big_bird"}) {
+        "roberta-prelayernorm", "xlm-roberta-xl", "xlm-roberta", "camembert", "big_bird",
+        "roformer", "roc_bert"}) {
     if (model_type == type) return true;
   }
   return false;

@@ -19,22 +19,23 @@ using Rename = std::pair<std::string_view, std::string_view>;
 // (tests/data/hf/make_fixtures.py modules prints them); HfSaveSplit checks them.
 constexpr std::string_view kModules =
     "model embed_tokens weight gate_proj up_proj alpha_p alpha_n beta eps bias bert "
-    "word_embeddings position_embeddings token_type_embeddings layer attention query key value "
-    "predictions transform transformer wte ln_1 fc_in fc_out w multi_head_attention Wq Wk Wv "
-    "blocks norm_attn_norm ffn layernorm1 layernorm2 norm_1 attn Wqkv norm_2 router experts w1 v1 "
-    "w2 lambda_q1 lambda_k1 lambda_q2 lambda_k2 ernie cls feed_forward mamba self_attn dt_bias "
-    "A_log D conv1d in_proj backbone lm_head x_proj dt_proj gate_up_proj wpe h ln_f layernorm "
-    "c_attn ln_2 c_fc c_proj sinks q_proj k_proj v_proj gate_up_proj_bias down_proj act_fn "
-    "ffn_sub_norm down_proj_bias input_linear output_linear ln self intermediate output q_a_proj "
-    "q_a_layernorm q_b_proj kv_a_proj_with_mqa kv_a_layernorm kv_b_proj o_proj q_norm k_norm "
-    "attn_sub_norm query_layernorm key_layernorm fc1 fc2 query_key_value dense LayerNorm "
-    "q_layernorm k_layernorm dense_h_to_4h dense_4h_to_h linear_attn mlp input_layernorm "
+    "word_embeddings attention query key value predictions transform transformer wte ln_1 fc_in "
+    "fc_out w multi_head_attention Wq Wk Wv blocks norm_attn_norm ffn layernorm1 layernorm2 "
+    "norm_1 attn Wqkv norm_2 router experts w1 v1 w2 lambda_q1 lambda_k1 lambda_q2 lambda_k2 "
+    "ernie feed_forward mamba self_attn dt_bias A_log D conv1d in_proj backbone lm_head x_proj "
+    "dt_proj gate_up_proj wpe h ln_f layernorm c_attn ln_2 c_fc c_proj sinks q_proj k_proj "
+    "v_proj gate_up_proj_bias down_proj act_fn ffn_sub_norm down_proj_bias input_linear "
+    "output_linear q_a_proj q_a_layernorm q_b_proj kv_a_proj_with_mqa kv_a_layernorm kv_b_proj "
+    "o_proj q_norm k_norm attn_sub_norm query_layernorm key_layernorm fc1 fc2 query_key_value "
+    "dense q_layernorm k_layernorm dense_h_to_4h dense_4h_to_h linear_attn mlp input_layernorm "
     "post_attention_layernorm attention_layernorm feedforward_layernorm pre_ff_layernorm "
     "pre_feedforward_layernorm post_feedforward_layernorm post_self_attn_layernorm "
-    "post_mlp_layernorm block_sparse_moe shared_mlp post_norm1 post_norm2 lang_embeddings "
-    "embeddings layers norm encoder pooler out_proj qkv_proj norm_f final_layernorm mixer "
-    "in_proj_qkv in_proj_z in_proj_b in_proj_a layer_norm_emb attentions q_lin k_lin v_lin out_lin "
-    "layer_norm1 ffns lin1 lin2 layer_norm2 pred_layer proj";
+    "post_mlp_layernorm block_sparse_moe shared_mlp post_norm1 post_norm2 roc_bert "
+    "pronunciation_embed shape_embed position_embeddings token_type_embeddings map_inputs_layer "
+    "LayerNorm decoder roformer cls embed_positions layer ln self intermediate output "
+    "lang_embeddings embeddings layers norm encoder pooler out_proj qkv_proj norm_f "
+    "final_layernorm mixer in_proj_qkv in_proj_z in_proj_b in_proj_a layer_norm_emb attentions "
+    "q_lin k_lin v_lin out_lin layer_norm1 ffns lin1 lin2 layer_norm2 pred_layer proj";
 struct ModulesRow {
   std::string_view model_type;
   std::string_view modules;

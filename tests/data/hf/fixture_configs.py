@@ -313,6 +313,15 @@ FIXTURES = {
     "small-doge": ("doge", small(attention_bias=True, mlp_bias=True)),
     "small-doge-moe": ("doge", small(num_key_value_heads=4, is_moe=True, num_experts=64, num_experts_per_tok=4,
                                      tie_word_embeddings=True)),
+    # RoFormer: BERT with rotary positions, whose sinusoidal table the encoder saves. RoCBert: BERT
+    # with pronunciation and shape embeddings and a linear over the three.
+    "small-roformer": ("roformer", dict(SMALL_BERT, max_position_embeddings=256)),
+    "small-roc-bert": ("roc_bert", dict(SMALL_BERT, pronunciation_embed_dim=64, pronunciation_vocab_size=50,
+                                        shape_embed_dim=32, shape_vocab_size=70)),
+    "small-roc-bert-no-shape-untied": ("roc_bert", dict(SMALL_BERT, pronunciation_embed_dim=64,
+                                                        pronunciation_vocab_size=50, shape_embed_dim=32,
+                                                        shape_vocab_size=70, enable_shape=False,
+                                                        tie_word_embeddings=False)),
     # MiniMax-Text-01: Mixtral's MoE under attention or lightning attention, layer by layer.
     "small-minimax": ("minimax", small(num_hidden_layers=4, num_local_experts=4, num_experts_per_tok=2, head_dim=48,
                                        layer_types=["linear_attention", "full_attention", "linear_attention",

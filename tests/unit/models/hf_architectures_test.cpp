@@ -300,6 +300,12 @@ TEST(HfArchitectures, RefusesWhatCannotBeLaidOut) {
   // Doge's MoE reads its sizes under its own names.
   EXPECT_EQ(error_key(R"({"model_type": "doge", "is_moe": true, "num_experts": 16})"), "accepted");
   EXPECT_EQ(error_key(R"({"model_type": "doge", "is_moe": "yes"})"), "is_moe");
+  // RoFormer's embedding projection is not laid out.
+  const std::string roformer =
+      R"({"model_type": "roformer", "hidden_size": 64, "num_hidden_layers": 2,
+      "num_attention_heads": 4, "vocab_size": 100, )";
+  EXPECT_EQ(error_key(roformer + R"("embedding_size": 64})"), "accepted");
+  EXPECT_EQ(error_key(roformer + R"("embedding_size": 32})"), "embedding_size");
   // Gemma 3n: one MLP width for every layer, and some layer must compute keys and values.
   const std::string gemma3n = R"({"model_type": "gemma3n_text", "num_hidden_layers": 2, )";
   EXPECT_EQ(error_key(gemma3n + R"("num_kv_shared_layers": 1})"), "accepted");
