@@ -181,6 +181,10 @@ constexpr std::string_view kRoCBertKeys[] = {
     "type_vocab_size", "add_cross_attention", "enable_pronunciation", "enable_shape", "pronunciation_embed_dim",
     "pronunciation_vocab_size", "shape_embed_dim", "shape_vocab_size", "concat_input",
 };
+constexpr std::string_view kXmodKeys[] = {
+    "type_vocab_size", "add_cross_attention", "pre_norm", "adapter_reduction_factor", "adapter_layer_norm",
+    "adapter_reuse_layer_norm", "ln_before_adapter", "languages", "default_language",
+};
 constexpr std::string_view kCtrlKeys[] = {"n_embd", "n_layer", "n_head", "dff"};
 constexpr std::string_view kXlmKeys[] = {"emb_dim", "n_layers", "n_heads", "n_langs", "use_lang_emb", "is_encoder", "asm"};
 constexpr std::string_view kBertKeys[] = {"type_vocab_size", "add_cross_attention"};
@@ -386,6 +390,7 @@ constexpr std::array kArchNames{
     ArchName{HfArch::own_keys, "big_bird", "BigBirdForCausalLM", kBigBirdKeys, false, {}},
     ArchName{HfArch::own_keys, "roformer", "RoFormerForCausalLM", kRoFormerKeys, false, {}},
     ArchName{HfArch::own_keys, "roc_bert", "RoCBertForCausalLM", kRoCBertKeys, false, {}},
+    ArchName{HfArch::own_keys, "xmod", "XmodForCausalLM", kXmodKeys, false, {}},
     ArchName{HfArch::own_keys, "mamba", "MambaForCausalLM", kMambaKeys, false, {}},
     ArchName{HfArch::own_keys, "dbrx", "DbrxForCausalLM", kDbrxKeys, false, {}},
     ArchName{HfArch::own_keys, "mamba2", "Mamba2ForCausalLM", kMambaKeys, false, {}},

@@ -121,6 +121,38 @@ workloads::ModelSpec map_doge(const HfConfig& config) {
   return spec;
 }
 
+namespace {
+
+// XmodConfig: RoBERTa with, after each layer's output, one bottleneck adapter per language
+// (dense1 [h / adapter_reduction_factor, h], dense2 back, both biased), with adapter_layer_norm a
+// LayerNorm of its own before them, and with pre_norm a final LayerNorm after the encoder.
+void add_xmod_adapters(workloads::ModelSpec& spec, const HfConfig& config) {
+  const std::int64_t h = spec.hidden_size;
+  const std::int64_t factor = config.size_or("adapter_reduction_factor", 2);
+  if (factor == 0) config.at().fail("adapter_reduction_factor", "must be at least 1");
+  const std::int64_t bottleneck = h / factor;
+  std::vector<std::string> languages = config.texts("languages");
+  if (languages.empty()) languages = {"en_XX"};
+  const std::string output = "output.";
+  if (config.flag_or("adapter_layer_norm", false)) {
+    spec.layer_extras.push_back({output + "adapter_layer_norm.weight", {h}});
+    spec.layer_extras.push_back({output + "adapter_layer_norm.bias", {h}});
+  }
+  for (const std::string& language : languages) {
+    const std::string adapter = output + "adapter_modules." + language + ".";
+    spec.layer_extras.push_back({adapter + "dense1.weight", {bottleneck, h}});
+    spec.layer_extras.push_back({adapter + "dense1.bias", {bottleneck}});
+    spec.layer_extras.push_back({adapter + "dense2.weight", {h, bottleneck}});
+    spec.layer_extras.push_back({adapter + "dense2.bias", {h}});
+  }
+  if (config.flag_or("pre_norm", false)) {
+    spec.last_stage_extras.push_back({spec.hf_prefix + ".encoder.LayerNorm.weight", {h}});
+    spec.last_stage_extras.push_back({spec.hf_prefix + ".encoder.LayerNorm.bias", {h}});
+  }
+}
+
+}  // namespace
+
 // RoFormerConfig: rotary positions, whose sinusoidal table [max_position_embeddings, head_dim]
 // the encoder saves as embed_positions; an embedding_size other than hidden_size adds a
 // projection (refused). RoCBertConfig: a pronunciation and a shape embedding beside the word
@@ -143,6 +175,7 @@ void add_bert_extras(workloads::ModelSpec& spec, const HfConfig& config,
     spec.first_stage_extras.push_back(
         {base + "encoder.embed_positions.weight", {spec.max_position_embeddings, head_dim}});
   }
+  if (model_type == "xmod") add_xmod_adapters(spec, config);
   if (model_type == "roc_bert") {
     const std::int64_t pronunciation = config.size_or("pronunciation_embed_dim", 768);
     const std::int64_t shape = config.size_or("shape_embed_dim", 512);

@@ -271,6 +271,7 @@ ModelSpec map_bert(const HfConfig& config, std::string_view model_type) {
       {"big_bird", "bert", HfNames::bert},
       {"roformer", "roformer", HfNames::bert},
       {"roc_bert", "roc_bert", HfNames::bert},
+      {"xmod", "roberta", HfNames::roberta},
   };
   for (const Variant& v : kVariants) {
     if (v.type != model_type) continue;
@@ -342,7 +343,7 @@ bool is_bert_family(std::string_view model_type) {
   for (const std::string_view type :
        {"bert", "bert-generation", "megatron-bert", "ernie", "roberta", "data2vec-text",
         "roberta-prelayernorm", "xlm-roberta-xl", "xlm-roberta", "camembert", "big_bird",
-        "roformer", "roc_bert"}) {
+        "roformer", "roc_bert", "xmod"}) {
     if (model_type == type) return true;
   }
   return false;

@@ -111,6 +111,10 @@ constexpr ModulesRow kOwnModules[] = {
      "roberta embeddings word_embeddings weight token_type_embeddings position_embeddings encoder "
      "layer attention self query bias key value dense intermediate output self_attn_layer_norm "
      "LayerNorm lm_head layer_norm"},
+    {"xmod",
+     "roberta embeddings word_embeddings weight token_type_embeddings bias encoder layer attention "
+     "self query key value dense LayerNorm position_embeddings intermediate output en_XX dense1 "
+     "dense2 de_DE fi_FI lm_head layer_norm adapter_layer_norm adapter_modules decoder"},
     {"zamba",
      "model embed_tokens weight layers mamba x_proj_weight dt_proj_weight dt_proj_bias A_log D "
      "conv1d bias in_proj out_proj shared_transf self_attn q_proj k_proj v_proj o_proj "

@@ -322,6 +322,10 @@ FIXTURES = {
                                                         pronunciation_vocab_size=50, shape_embed_dim=32,
                                                         shape_vocab_size=70, enable_shape=False,
                                                         tie_word_embeddings=False)),
+    # X-MOD: RoBERTa with a bottleneck adapter per language after each layer.
+    "small-xmod": ("xmod", dict(SMALL_BERT, languages=["en_XX", "de_DE", "fi_FI"])),
+    "small-xmod-pre-norm-adapter-norm": ("xmod", dict(SMALL_BERT, pre_norm=True, adapter_layer_norm=True,
+                                                      adapter_reduction_factor=4, tie_word_embeddings=False)),
     # MiniMax-Text-01: Mixtral's MoE under attention or lightning attention, layer by layer.
     "small-minimax": ("minimax", small(num_hidden_layers=4, num_local_experts=4, num_experts_per_tok=2, head_dim=48,
                                        layer_types=["linear_attention", "full_attention", "linear_attention",
