@@ -185,6 +185,11 @@ constexpr std::string_view kXmodKeys[] = {
     "type_vocab_size", "add_cross_attention", "pre_norm", "adapter_reduction_factor", "adapter_layer_norm",
     "adapter_reuse_layer_norm", "ln_before_adapter", "languages", "default_language",
 };
+constexpr std::string_view kTrOcrKeys[] = {
+    "d_model", "decoder_layers", "decoder_attention_heads", "decoder_ffn_dim", "use_learned_position_embeddings",
+    "layernorm_embedding", "cross_attention_hidden_size", "scale_embedding", "decoder_start_token_id",
+    "decoder_layerdrop", "activation_dropout",
+};
 constexpr std::string_view kCtrlKeys[] = {"n_embd", "n_layer", "n_head", "dff"};
 constexpr std::string_view kXlmKeys[] = {"emb_dim", "n_layers", "n_heads", "n_langs", "use_lang_emb", "is_encoder", "asm"};
 constexpr std::string_view kBertKeys[] = {"type_vocab_size", "add_cross_attention"};
@@ -409,6 +414,7 @@ constexpr std::array kArchNames{
     ArchName{HfArch::own_keys, "zamba2", "Zamba2ForCausalLM", kZamba2Keys, false, {}},
     ArchName{HfArch::own_keys, "gemma3n_text", "Gemma3nForCausalLM", kGemma3nKeys, true, {}},
     ArchName{HfArch::own_keys, "doge", "DogeForCausalLM", kDogeKeys, true, {}},
+    ArchName{HfArch::own_keys, "trocr", "TrOCRForCausalLM", kTrOcrKeys, false, {}},
     ArchName{HfArch::fused_moe, "gpt_oss", "GptOssForCausalLM", kFusedMoeKeys, true,
              {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .qkv_bias = true, .o_bias = true}},
     ArchName{HfArch::fused_moe, "aria_text", "AriaTextForCausalLM", kAriaKeys, true,

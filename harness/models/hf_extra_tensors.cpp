@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ckpt::harness::hf {
@@ -117,6 +118,54 @@ workloads::ModelSpec map_doge(const HfConfig& config) {
     spec.layer_extras.push_back({"mlp.router_gate.weight", {2 * keys, h}});
     spec.layer_extras.push_back({"mlp.down_embed.weight", {experts, h}});
     spec.layer_extras.push_back({"mlp.up_embed.weight", {experts, h}});
+  }
+  return spec;
+}
+
+// TrOCRConfig (its causal LM is always a decoder): OPT's post-norm layer under
+// model.decoder.layers with a cross-attention over the encoder's cross_attention_hidden_size
+// (encoder_attn.q/k/v/out_proj, biased, and its LayerNorm) after the self-attention; learned
+// positions with OPT's two extra rows, or sinusoidal ones (not stored); a LayerNorm after the
+// embedding (layernorm_embedding); no final norm; the output tied (an untied output_projection
+// is refused).
+workloads::ModelSpec map_trocr(const HfConfig& config) {
+  const auto either = [&](std::string_view key, std::string_view other, std::int64_t fallback) {
+    return config.size(key).value_or(config.size_or(other, fallback));
+  };
+  workloads::ModelSpec spec;
+  spec.hf_names = workloads::HfNames::opt;
+  spec.hidden_size = either("d_model", "hidden_size", 1024);
+  spec.num_hidden_layers = either("decoder_layers", "num_hidden_layers", 12);
+  spec.num_attention_heads = either("decoder_attention_heads", "num_attention_heads", 16);
+  spec.intermediate_size = config.size_or("decoder_ffn_dim", 4096);
+  spec.vocab_size = config.size_or("vocab_size", 50265);
+  spec.norm = workloads::NormKind::layernorm;
+  spec.mlp = workloads::MlpKind::plain;
+  spec.linear_bias = true;
+  spec.norm_placement = workloads::NormPlacement::post;
+  spec.final_norm = false;
+  spec.max_position_embeddings = config.size_or("max_position_embeddings", 512);
+  if (config.flag_or("use_learned_position_embeddings", true)) {
+    spec.position_embedding = workloads::PositionEmbedding::learned;
+    spec.position_offset = 2;
+  }
+  spec.tie_word_embeddings = config.flag_or("tie_word_embeddings", true);
+  if (!spec.tie_word_embeddings) {
+    config.at().fail("tie_word_embeddings",
+                     "false adds TrOCR's own output_projection, which ckptbench does not lay out");
+  }
+  const std::int64_t h = spec.hidden_size;
+  const std::int64_t cross = config.size_or("cross_attention_hidden_size", h);
+  for (const auto& [name, in] : {std::pair{"q_proj", h}, std::pair{"k_proj", cross},
+                                 std::pair{"v_proj", cross}, std::pair{"out_proj", h}}) {
+    spec.layer_extras.push_back({"encoder_attn." + std::string(name) + ".weight", {h, in}});
+    spec.layer_extras.push_back({"encoder_attn." + std::string(name) + ".bias", {h}});
+  }
+  spec.layer_extras.push_back({"encoder_attn_layer_norm.weight", {h}});
+  spec.layer_extras.push_back({"encoder_attn_layer_norm.bias", {h}});
+  if (config.flag_or("layernorm_embedding", true)) {
+    spec.first_stage_extras.push_back({"model.decoder.layernorm_embedding.weight", {h}});
+    spec.first_stage_extras.push_back({"model.decoder.layernorm_embedding.bias", {h}});
   }
   return spec;
 }

@@ -365,6 +365,7 @@ ModelSpec map_own_keys_family(std::string_view model_type, const HfConfig& confi
   if (model_type == "xlm") return map_xlm(config);
   if (model_type == "gemma3n_text") return map_gemma3n(config);
   if (model_type == "doge") return map_doge(config);
+  if (model_type == "trocr") return map_trocr(config);
   if (is_bert_family(model_type)) return map_bert(config, model_type);
   return map_mamba(config, model_type == "mamba2");
 }

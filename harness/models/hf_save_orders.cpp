@@ -100,6 +100,10 @@ constexpr ModulesRow kOwnModules[] = {
      "roberta_prelayernorm embeddings word_embeddings weight token_type_embeddings bias encoder "
      "layer attention self query key value intermediate output LayerNorm position_embeddings dense "
      "lm_head layer_norm"},
+    {"trocr",
+     "model decoder embed_tokens weight embed_positions layernorm_embedding bias layers self_attn "
+     "k_proj v_proj q_proj out_proj self_attn_layer_norm encoder_attn encoder_attn_layer_norm fc1 "
+     "fc2 final_layer_norm"},
     {"xglm",
      "model embed_tokens weight layers self_attn k_proj bias v_proj q_proj out_proj "
      "self_attn_layer_norm fc1 fc2 final_layer_norm layer_norm"},

@@ -326,6 +326,12 @@ FIXTURES = {
     "small-xmod": ("xmod", dict(SMALL_BERT, languages=["en_XX", "de_DE", "fi_FI"])),
     "small-xmod-pre-norm-adapter-norm": ("xmod", dict(SMALL_BERT, pre_norm=True, adapter_layer_norm=True,
                                                       adapter_reduction_factor=4, tie_word_embeddings=False)),
+    # TrOCR's decoder: OPT's post-norm layer with a cross-attention over the encoder's width.
+    "small-trocr": ("trocr", dict(d_model=128, decoder_layers=2, decoder_attention_heads=4, decoder_ffn_dim=256,
+                                  vocab_size=1000, max_position_embeddings=64, cross_attention_hidden_size=96)),
+    "small-trocr-sinusoidal": ("trocr", dict(d_model=128, decoder_layers=2, decoder_attention_heads=4,
+                                             decoder_ffn_dim=256, vocab_size=1000, max_position_embeddings=64,
+                                             use_learned_position_embeddings=False, layernorm_embedding=False)),
     # MiniMax-Text-01: Mixtral's MoE under attention or lightning attention, layer by layer.
     "small-minimax": ("minimax", small(num_hidden_layers=4, num_local_experts=4, num_experts_per_tok=2, head_dim=48,
                                        layer_types=["linear_attention", "full_attention", "linear_attention",

@@ -306,6 +306,10 @@ TEST(HfArchitectures, RefusesWhatCannotBeLaidOut) {
       "num_attention_heads": 4, "vocab_size": 100, )";
   EXPECT_EQ(error_key(roformer + R"("embedding_size": 64})"), "accepted");
   EXPECT_EQ(error_key(roformer + R"("embedding_size": 32})"), "embedding_size");
+  // TrOCR's untied output layer has a name of its own.
+  EXPECT_EQ(error_key(R"({"model_type": "trocr"})"), "accepted");
+  EXPECT_EQ(error_key(R"({"model_type": "trocr", "tie_word_embeddings": false})"),
+            "tie_word_embeddings");
   // Gemma 3n: one MLP width for every layer, and some layer must compute keys and values.
   const std::string gemma3n = R"({"model_type": "gemma3n_text", "num_hidden_layers": 2, )";
   EXPECT_EQ(error_key(gemma3n + R"("num_kv_shared_layers": 1})"), "accepted");
