@@ -415,6 +415,8 @@ std::string_view hf_names_name(HfNames names) {
       return "zamba2";
     case HfNames::aria:
       return "aria_text";
+    case HfNames::jetmoe:
+      return "jetmoe";
   }
   return "llama";
 }

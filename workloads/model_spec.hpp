@@ -74,7 +74,8 @@ enum class HfNames {
   xlm,
   zamba,
   zamba2,
-  aria
+  aria,
+  jetmoe
 };
 // The shape of the per-head q/k norms: one vector over all heads (OLMo 2), one row per head
 // (Cohere), or one head_dim vector shared by the heads (Qwen3, Gemma 3).
@@ -197,6 +198,9 @@ struct ModelSpec {
   // Tensors beyond the modelled blocks: in every layer (names after the layer prefix), and
   // whole names beside the embedding (first pipeline stage) and the output layer (last stage).
   std::vector<ExtraTensor> layer_extras, first_stage_extras, last_stage_extras;
+  // The attention is none of the kinds modelled and all its tensors are in layer_extras
+  // (JetMoE's mixture of attention experts).
+  bool attention_in_extras = false;
   // The dense MLP's xIELU activation holds learned alpha_p and alpha_n [1] and the constants
   // beta and eps [] (Apertus).
   bool xielu_activation = false;

@@ -71,7 +71,7 @@ class CatalogBuilder {
     }
     if (m_.uses_mla()) {
       latent_attention(out, kind.indexer);
-    } else {
+    } else if (!m_.attention_in_extras) {
       attention(out, "", !kind.kv_shared);
     }
     switch (m_.norm_placement) {

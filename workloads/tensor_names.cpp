@@ -283,6 +283,12 @@ NameScheme older_hf_names(const ModelSpec& m, NameScheme n) {
       n.router_weight = "mlp.router.weight";
       n.router_bias_weight = "mlp.router.bias";
       break;
+    case HfNames::jetmoe:  // GraniteMoE's fused experts under mlp.
+      n.fused_experts = "mlp.";
+      n.fused_in = "input_linear.weight";
+      n.fused_out = "output_linear.weight";
+      n.router_weight = "mlp.router.layer.weight";
+      break;
     case HfNames::aria:  // its checkpoints' names for the fused experts
       n.fused_in = "fc1.weight";
       n.fused_out = "fc2.weight";

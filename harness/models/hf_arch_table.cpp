@@ -190,6 +190,7 @@ constexpr std::string_view kTrOcrKeys[] = {
     "layernorm_embedding", "cross_attention_hidden_size", "scale_embedding", "decoder_start_token_id",
     "decoder_layerdrop", "activation_dropout",
 };
+constexpr std::string_view kJetMoeKeys[] = {"kv_channels", "num_local_experts", "num_experts_per_tok", "aux_loss_coef"};
 constexpr std::string_view kCtrlKeys[] = {"n_embd", "n_layer", "n_head", "dff"};
 constexpr std::string_view kXlmKeys[] = {"emb_dim", "n_layers", "n_heads", "n_langs", "use_lang_emb", "is_encoder", "asm"};
 constexpr std::string_view kBertKeys[] = {"type_vocab_size", "add_cross_attention"};
@@ -415,6 +416,7 @@ constexpr std::array kArchNames{
     ArchName{HfArch::own_keys, "gemma3n_text", "Gemma3nForCausalLM", kGemma3nKeys, true, {}},
     ArchName{HfArch::own_keys, "doge", "DogeForCausalLM", kDogeKeys, true, {}},
     ArchName{HfArch::own_keys, "trocr", "TrOCRForCausalLM", kTrOcrKeys, false, {}},
+    ArchName{HfArch::own_keys, "jetmoe", "JetMoeForCausalLM", kJetMoeKeys, false, {}},
     ArchName{HfArch::fused_moe, "gpt_oss", "GptOssForCausalLM", kFusedMoeKeys, true,
              {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .qkv_bias = true, .o_bias = true}},
     ArchName{HfArch::fused_moe, "aria_text", "AriaTextForCausalLM", kAriaKeys, true,

@@ -170,6 +170,39 @@ workloads::ModelSpec map_trocr(const HfConfig& config) {
   return spec;
 }
 
+// JetMoeConfig: every layer a mixture of attention experts (the queries and outputs of
+// num_key_value_heads × kv_channels per expert, fused [E, ·, ·] as JetMoE's parallel experts,
+// a router, an output bias and one kv_proj the experts share) and a mixture of MLP experts
+// stored as GraniteMoE's (input_linear [E, 2f, h], output_linear [E, h, f]) under mlp., with a
+// router and an output bias; num_attention_heads is kv heads × num_experts_per_tok.
+workloads::ModelSpec map_jetmoe(const HfConfig& config) {
+  workloads::ModelSpec spec;
+  spec.hf_names = workloads::HfNames::jetmoe;
+  spec.hidden_size = config.size_or("hidden_size", 2048);
+  spec.num_hidden_layers = config.size_or("num_hidden_layers", 12);
+  spec.intermediate_size = config.size_or("intermediate_size", 5632);
+  spec.vocab_size = config.size_or("vocab_size", 32000);
+  spec.max_position_embeddings = config.size_or("max_position_embeddings", 4096);
+  spec.tie_word_embeddings = config.flag_or("tie_word_embeddings", true);
+  spec.num_key_value_heads = config.size_or("num_key_value_heads", 16);
+  spec.num_local_experts = config.size_or("num_local_experts", 8);
+  spec.num_experts_per_tok = config.size_or("num_experts_per_tok", 2);
+  spec.num_attention_heads = spec.num_key_value_heads * spec.num_experts_per_tok;
+  spec.head_dim = config.size_or("kv_channels", 128);
+  spec.expert_storage = workloads::ExpertStorage::fused_in_out;
+  spec.attention_in_extras = true;
+  const std::int64_t h = spec.hidden_size;
+  const std::int64_t e = spec.num_local_experts;
+  const std::int64_t width = spec.num_key_value_heads * spec.head_dim;
+  spec.layer_extras = {{"mlp.bias", {h}},
+                       {"self_attention.experts.bias", {h}},
+                       {"self_attention.experts.input_linear.weight", {e, width, h}},
+                       {"self_attention.experts.output_linear.weight", {e, h, width}},
+                       {"self_attention.experts.router.layer.weight", {e, h}},
+                       {"self_attention.kv_proj.weight", {2 * width, h}}};
+  return spec;
+}
+
 namespace {
 
 // XmodConfig: RoBERTa with, after each layer's output, one bottleneck adapter per language

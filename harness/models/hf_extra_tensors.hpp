@@ -11,6 +11,7 @@ namespace ckpt::harness::hf {
 workloads::ModelSpec map_gemma3n(const HfConfig& config);
 workloads::ModelSpec map_doge(const HfConfig& config);
 workloads::ModelSpec map_trocr(const HfConfig& config);
+workloads::ModelSpec map_jetmoe(const HfConfig& config);
 // What RoFormer, RoCBert and X-MOD add to BERT's layout (`spec`, mapped): RoFormer's stored
 // sinusoidal position table in place of learned positions, RoCBert's pronunciation and shape
 // embeddings, X-MOD's language adapters.

@@ -366,6 +366,7 @@ ModelSpec map_own_keys_family(std::string_view model_type, const HfConfig& confi
   if (model_type == "gemma3n_text") return map_gemma3n(config);
   if (model_type == "doge") return map_doge(config);
   if (model_type == "trocr") return map_trocr(config);
+  if (model_type == "jetmoe") return map_jetmoe(config);
   if (is_bert_family(model_type)) return map_bert(config, model_type);
   return map_mamba(config, model_type == "mamba2");
 }
@@ -391,7 +392,8 @@ std::string own_keys_family_key(std::string_view model_type, const std::string& 
       {"dbrx", "num_local_experts", "ffn_config"}, {"dbrx", "num_experts_per_tok", "ffn_config"},
       {"jamba bamba falcon_h1 granitemoehybrid zamba zamba2", "state_size", "mamba_d_state"},
       {"jamba bamba falcon_h1 granitemoehybrid zamba zamba2", "conv_kernel", "mamba_d_conv"},
-      {"zamba2", "num_heads", "n_mamba_heads"}, {"gemma3n_text", "kv_shared_layers", "num_kv_shared_layers"}, {"zamba2", "n_groups", "mamba_ngroups"},
+      {"zamba2", "num_heads", "n_mamba_heads"}, {"gemma3n_text", "kv_shared_layers", "num_kv_shared_layers"},
+      {"jetmoe", "head_dim", "kv_channels"}, {"zamba2", "n_groups", "mamba_ngroups"},
       {"bamba falcon_h1 granitemoehybrid", "num_heads", "mamba_n_heads"},
       {"bamba falcon_h1 granitemoehybrid", "n_groups", "mamba_n_groups"},
       {"granitemoehybrid qwen3_next qwen3_5_text qwen3_5_moe_text", "attention_layers", "layer_types"},

@@ -332,6 +332,13 @@ FIXTURES = {
     "small-trocr-sinusoidal": ("trocr", dict(d_model=128, decoder_layers=2, decoder_attention_heads=4,
                                              decoder_ffn_dim=256, vocab_size=1000, max_position_embeddings=64,
                                              use_learned_position_embeddings=False, layernorm_embedding=False)),
+    # JetMoE: a mixture of attention experts and a mixture of MLP experts in every layer.
+    "small-jetmoe": ("jetmoe", dict(hidden_size=128, num_hidden_layers=2, num_key_value_heads=2, kv_channels=32,
+                                    intermediate_size=192, num_local_experts=4, num_experts_per_tok=2,
+                                    vocab_size=1000)),
+    "small-jetmoe-untied": ("jetmoe", dict(hidden_size=128, num_hidden_layers=2, num_key_value_heads=4,
+                                           kv_channels=16, intermediate_size=96, num_local_experts=3,
+                                           num_experts_per_tok=1, vocab_size=1000, tie_word_embeddings=False)),
     # MiniMax-Text-01: Mixtral's MoE under attention or lightning attention, layer by layer.
     "small-minimax": ("minimax", small(num_hidden_layers=4, num_local_experts=4, num_experts_per_tok=2, head_dim=48,
                                        layer_types=["linear_attention", "full_attention", "linear_attention",

@@ -310,6 +310,10 @@ TEST(HfArchitectures, RefusesWhatCannotBeLaidOut) {
   EXPECT_EQ(error_key(R"({"model_type": "trocr"})"), "accepted");
   EXPECT_EQ(error_key(R"({"model_type": "trocr", "tie_word_embeddings": false})"),
             "tie_word_embeddings");
+  // JetMoE routes tokens to experts in attention and in the MLP alike.
+  EXPECT_EQ(error_key(R"({"model_type": "jetmoe"})"), "accepted");
+  EXPECT_EQ(error_key(R"({"model_type": "jetmoe", "num_experts_per_tok": 9})"),
+            "num_experts_per_tok");
   // Gemma 3n: one MLP width for every layer, and some layer must compute keys and values.
   const std::string gemma3n = R"({"model_type": "gemma3n_text", "num_hidden_layers": 2, )";
   EXPECT_EQ(error_key(gemma3n + R"("num_kv_shared_layers": 1})"), "accepted");
