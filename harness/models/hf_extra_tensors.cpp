@@ -11,6 +11,32 @@
 #include <vector>
 
 namespace ckpt::harness::hf {
+namespace {
+
+// The sizes a family names as Llama does, each with its config class's default (kv_heads 0:
+// one per attention head). An intermediate_size list (one width per layer) is the family's to
+// read.
+struct SizeDefaults {
+  std::int64_t hidden, layers, heads, kv_heads, intermediate, vocab, positions;
+  bool tie;
+};
+
+workloads::ModelSpec sizes_or_defaults(const HfConfig& config, const SizeDefaults& d) {
+  workloads::ModelSpec spec;
+  spec.hidden_size = config.size_or("hidden_size", d.hidden);
+  spec.num_hidden_layers = config.size_or("num_hidden_layers", d.layers);
+  spec.num_attention_heads = config.size_or("num_attention_heads", d.heads);
+  spec.num_key_value_heads =
+      config.size_or("num_key_value_heads", d.kv_heads > 0 ? d.kv_heads : spec.num_attention_heads);
+  if (!config.is_array("intermediate_size"))
+    spec.intermediate_size = config.size_or("intermediate_size", d.intermediate);
+  spec.vocab_size = config.size_or("vocab_size", d.vocab);
+  spec.max_position_embeddings = config.size_or("max_position_embeddings", d.positions);
+  spec.tie_word_embeddings = config.flag_or("tie_word_embeddings", d.tie);
+  return spec;
+}
+
+}  // namespace
 
 // Gemma3nTextConfig: Gemma 3's layer (four norms, q/k norms [head_dim]) plus, in every layer, the
 // AltUp router and coefficients over altup_num_inputs streams, a LAuReL block of laurel_rank and
@@ -19,15 +45,15 @@ namespace ckpt::harness::hf {
 // norm, and AltUp's projections in and out of the extra streams. The last num_kv_shared_layers
 // layers reuse earlier layers' keys and values. intermediate_size is one width or one per layer.
 workloads::ModelSpec map_gemma3n(const HfConfig& config) {
-  workloads::ModelSpec spec;
-  spec.hidden_size = config.size_or("hidden_size", 2048);
-  spec.num_hidden_layers = config.size_or("num_hidden_layers", 35);
-  spec.num_attention_heads = config.size_or("num_attention_heads", 8);
-  spec.num_key_value_heads = config.size_or("num_key_value_heads", 2);
+  workloads::ModelSpec spec = sizes_or_defaults(config, {.hidden = 2048,
+                                                         .layers = 35,
+                                                         .heads = 8,
+                                                         .kv_heads = 2,
+                                                         .intermediate = 16384,
+                                                         .vocab = 262400,
+                                                         .positions = 32768,
+                                                         .tie = true});
   spec.head_dim = config.size_or("head_dim", 256);
-  spec.vocab_size = config.size_or("vocab_size", 262400);
-  spec.max_position_embeddings = config.size_or("max_position_embeddings", 32768);
-  spec.tie_word_embeddings = config.flag_or("tie_word_embeddings", true);
   spec.qkv_bias = spec.o_bias = config.flag_or("attention_bias", false);
   spec.norm_placement = workloads::NormPlacement::sandwich;
   spec.qk_norm = true;
@@ -42,8 +68,6 @@ workloads::ModelSpec map_gemma3n(const HfConfig& config) {
                        "a TOML model file instead");
     }
     spec.intermediate_size = widths[0];
-  } else {
-    spec.intermediate_size = config.size_or("intermediate_size", 16384);
   }
   const auto product = [&](std::string_view key, std::int64_t a, std::int64_t b) {
     std::int64_t out = 0;
@@ -87,16 +111,15 @@ workloads::ModelSpec map_gemma3n(const HfConfig& config) {
 // stays, as the shared expert) a product-key router [2·⌊√E⌋, h] and one down and one up
 // embedding row per expert.
 workloads::ModelSpec map_doge(const HfConfig& config) {
-  workloads::ModelSpec spec;
-  spec.hidden_size = config.size_or("hidden_size", 1024);
-  spec.intermediate_size = config.size_or("intermediate_size", 2048);
-  spec.num_hidden_layers = config.size_or("num_hidden_layers", 32);
-  spec.num_attention_heads = config.size_or("num_attention_heads", 8);
-  spec.num_key_value_heads = config.size_or("num_key_value_heads", spec.num_attention_heads);
+  workloads::ModelSpec spec = sizes_or_defaults(config, {.hidden = 1024,
+                                                         .layers = 32,
+                                                         .heads = 8,
+                                                         .kv_heads = 0,
+                                                         .intermediate = 2048,
+                                                         .vocab = 32768,
+                                                         .positions = 2048,
+                                                         .tie = false});
   spec.head_dim = config.size_or("head_dim", 0);
-  spec.vocab_size = config.size_or("vocab_size", 32768);
-  spec.max_position_embeddings = config.size_or("max_position_embeddings", 2048);
-  spec.tie_word_embeddings = config.flag_or("tie_word_embeddings", false);
   const bool attention_bias = config.flag_or("attention_bias", false);
   spec.qkv_bias = spec.o_bias = attention_bias;
   spec.mlp_bias = config.flag_or("mlp_bias", false);
@@ -176,15 +199,15 @@ workloads::ModelSpec map_trocr(const HfConfig& config) {
 // stored as GraniteMoE's (input_linear [E, 2f, h], output_linear [E, h, f]) under mlp., with a
 // router and an output bias; num_attention_heads is kv heads × num_experts_per_tok.
 workloads::ModelSpec map_jetmoe(const HfConfig& config) {
-  workloads::ModelSpec spec;
+  workloads::ModelSpec spec = sizes_or_defaults(config, {.hidden = 2048,
+                                                         .layers = 12,
+                                                         .heads = 0,
+                                                         .kv_heads = 16,
+                                                         .intermediate = 5632,
+                                                         .vocab = 32000,
+                                                         .positions = 4096,
+                                                         .tie = true});
   spec.hf_names = workloads::HfNames::jetmoe;
-  spec.hidden_size = config.size_or("hidden_size", 2048);
-  spec.num_hidden_layers = config.size_or("num_hidden_layers", 12);
-  spec.intermediate_size = config.size_or("intermediate_size", 5632);
-  spec.vocab_size = config.size_or("vocab_size", 32000);
-  spec.max_position_embeddings = config.size_or("max_position_embeddings", 4096);
-  spec.tie_word_embeddings = config.flag_or("tie_word_embeddings", true);
-  spec.num_key_value_heads = config.size_or("num_key_value_heads", 16);
   spec.num_local_experts = config.size_or("num_local_experts", 8);
   spec.num_experts_per_tok = config.size_or("num_experts_per_tok", 2);
   spec.num_attention_heads = spec.num_key_value_heads * spec.num_experts_per_tok;
