@@ -214,6 +214,7 @@ LayerKind ModelSpec::layer_kind(std::int64_t layer) const {
   if (!layer_kinds.empty()) return layer_kinds[static_cast<std::size_t>(layer)];
   LayerKind kind;
   kind.moe = layer_is_moe(layer);
+  kind.kv_shared = layer >= num_hidden_layers - kv_shared_layers;
   kind.indexer = indexer_heads > 0 && !lists(shared_indexer_layers, layer);
   if (mixer == Mixer::attention) return kind;
   if (!is_hybrid()) return LayerKind{false, true, false, false};
@@ -270,6 +271,12 @@ void ModelSpec::validate() const {
   validate_layer_list(*this, moe_layers, "moe_layers");
   validate_layer_list(*this, shared_indexer_layers, "indexer_types");
   validate_layer_kinds(*this);
+  if (kv_shared_layers > 0 && kv_shared_layers >= num_hidden_layers) {
+    throw SpecError(
+        "kv_shared_layers",
+        "every layer would reuse another's keys and values: " + std::to_string(kv_shared_layers) +
+            " is not below num_hidden_layers (" + std::to_string(num_hidden_layers) + ")");
+  }
 }
 
 std::string_view norm_name(NormKind kind) {
@@ -404,6 +411,12 @@ std::string_view hf_names_name(HfNames names) {
       return "xlm";
     case HfNames::zamba:
       return "zamba";
+    case HfNames::zamba2:
+      return "zamba2";
+    case HfNames::aria:
+      return "aria_text";
+    case HfNames::jetmoe:
+      return "jetmoe";
   }
   return "llama";
 }

@@ -72,7 +72,10 @@ enum class HfNames {
   biogpt,
   ctrl,
   xlm,
-  zamba
+  zamba,
+  zamba2,
+  aria,
+  jetmoe
 };
 // The shape of the per-head q/k norms: one vector over all heads (OLMo 2), one row per head
 // (Cohere), or one head_dim vector shared by the heads (Qwen3, Gemma 3).
@@ -105,7 +108,20 @@ struct LayerKind {
   // word embeddings transformers ties every hybrid layer's block to the first, so only the first
   // such layer holds them; untied, every hybrid layer saves its own block and has both set.
   bool shared_block = false;
+  // Which of the model's shared blocks a layer holding one holds (Zamba 2's num_mem_blocks
+  // blocks, taken in turn by the hybrid layers); it decides the block's adapters.
+  std::int64_t shared_block_id = 0;
+  // Reads the keys and values an earlier layer computed: no k/v projections and no k norm
+  // (Gemma 3n's last num_kv_shared_layers layers).
+  bool kv_shared = false;
   bool operator==(const LayerKind&) const = default;
+};
+
+// A tensor a family holds beyond the blocks ModelSpec models, by name and shape (Gemma 3n's
+// AltUp and LAuReL blocks and per-layer inputs); replicated across TP.
+struct ExtraTensor {
+  std::string name;
+  std::vector<std::int64_t> shape;
 };
 
 // The architecture of a decoder-only transformer, in Hugging Face vocabulary where one
@@ -170,6 +186,21 @@ struct ModelSpec {
   // The width attention reads where it is not hidden_size (Zamba's shared block reads the hidden
   // state and the input embeddings side by side, 2h); its input norm is as wide.
   std::int64_t attention_input_size = 0;
+  // Zamba 2's shared blocks: low-rank adapters (a [rank, in] and an [out, rank] matrix) on the
+  // fused gate_up of the shared MLP and, with shared_attention_adapters, on q, k and v, one per
+  // hybrid layer that runs the block; 0: none. Block b holds those of the hybrid layers
+  // b, b + shared_blocks, … (counted over the hybrid layers).
+  std::int64_t shared_block_adapter_rank = 0;
+  std::int64_t shared_blocks = 1;
+  bool shared_attention_adapters = false;
+  // The last kv_shared_layers layers reuse earlier layers' keys and values (LayerKind::kv_shared).
+  std::int64_t kv_shared_layers = 0;
+  // Tensors beyond the modelled blocks: in every layer (names after the layer prefix), and
+  // whole names beside the embedding (first pipeline stage) and the output layer (last stage).
+  std::vector<ExtraTensor> layer_extras, first_stage_extras, last_stage_extras;
+  // The attention is none of the kinds modelled and all its tensors are in layer_extras
+  // (JetMoE's mixture of attention experts).
+  bool attention_in_extras = false;
   // The dense MLP's xIELU activation holds learned alpha_p and alpha_n [1] and the constants
   // beta and eps [] (Apertus).
   bool xielu_activation = false;

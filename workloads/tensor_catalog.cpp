@@ -18,8 +18,16 @@ class CatalogBuilder {
   CatalogBuilder(const ModelSpec& model, Naming naming)
       : m_(model), megatron_(naming == Naming::megatron), names_(tensor_names(model, naming)) {}
 
-  // One layer with its norms where the model's placement puts them (NormPlacement).
+  // One layer: its blocks, then the tensors the family adds (ModelSpec::layer_extras).
   std::vector<TensorDef> layer(const LayerKind& kind) const {
+    std::vector<TensorDef> out = layer_blocks(kind);
+    for (const ExtraTensor& extra : m_.layer_extras)
+      add(out, names_.layer + extra.name, extra.shape, TpSplit::replicated);
+    return out;
+  }
+
+  // One layer with its norms where the model's placement puts them (NormPlacement).
+  std::vector<TensorDef> layer_blocks(const LayerKind& kind) const {
     std::vector<TensorDef> out;
     const std::vector<std::string>& norms = names_.layer_norms;
     const auto norms_from = [&](std::size_t first, std::size_t count) {
@@ -27,7 +35,7 @@ class CatalogBuilder {
         norm(out, names_.layer + norms[i]);
     };
     if (kind.shared_block) {
-      shared_block_layer(out, kind.attention);
+      shared_block_layer(out, kind);
       return out;
     }
     if (kind.attention + kind.ssm + kind.mlp == 1) {  // one block: a norm and the block
@@ -63,8 +71,8 @@ class CatalogBuilder {
     }
     if (m_.uses_mla()) {
       latent_attention(out, kind.indexer);
-    } else {
-      attention(out);
+    } else if (!m_.attention_in_extras) {
+      attention(out, "", !kind.kv_shared);
     }
     switch (m_.norm_placement) {
       case NormPlacement::pre:
@@ -110,6 +118,8 @@ class CatalogBuilder {
           TpSplit::replicated);
     }
     if (m_.embedding_norm) layer_norm_with_bias(out, names_.embedding_norm);
+    for (const ExtraTensor& extra : m_.first_stage_extras)
+      add(out, extra.name, extra.shape, TpSplit::replicated);
     return out;
   }
 
@@ -117,6 +127,8 @@ class CatalogBuilder {
     std::vector<TensorDef> out;
     const std::int64_t rows = m_.output_vocab_size > 0 ? m_.output_vocab_size : padded_vocab;
     if (m_.final_norm) norm(out, names_.final_norm);
+    for (const ExtraTensor& extra : m_.last_stage_extras)
+      add(out, extra.name, extra.shape, TpSplit::replicated);
     if (m_.pooler)
       linear(out, names_.pooler, m_.hidden_size, m_.hidden_size, TpSplit::replicated, true);
     if (m_.lm_head_transform) {
@@ -193,31 +205,57 @@ class CatalogBuilder {
       fused(p + names_.fused_out, {e, h, f}, TpSplit::dim2);
       return;
     }
-    fused(p + "gate_up_proj", {e, h, 2 * f}, TpSplit::dim2);
-    if (m_.expert_bias) fused(p + "gate_up_proj_bias", {e, 2 * f}, TpSplit::dim1);
-    fused(p + "down_proj", {e, f, h}, TpSplit::dim1);
-    if (m_.expert_bias) fused(p + "down_proj_bias", {e, h}, TpSplit::replicated);
+    fused(p + names_.fused_in, {e, h, 2 * f}, TpSplit::dim2);
+    if (m_.expert_bias) fused(p + names_.fused_in + "_bias", {e, 2 * f}, TpSplit::dim1);
+    fused(p + names_.fused_out, {e, f, h}, TpSplit::dim1);
+    if (m_.expert_bias) fused(p + names_.fused_out + "_bias", {e, h}, TpSplit::replicated);
   }
 
   // A layer that runs an attention + MLP block (its tensors where the layer holds them,
-  // `holds_block`: the first such layer when the blocks are tied, each one when untied; under
-  // its norms: one as wide as attention's input, one before the MLP), then a linear of its own
-  // and a Mamba layer (a norm and the mixer).
-  void shared_block_layer(std::vector<TensorDef>& out, bool holds_block) const {
+  // kind.attention: the first layer of each shared block when the blocks are tied, each one when
+  // untied; under its norms: one as wide as attention's input, one before the MLP), then a
+  // linear of its own and a Mamba layer (a norm and the mixer).
+  void shared_block_layer(std::vector<TensorDef>& out, const LayerKind& kind) const {
     const std::string& block = names_.shared_block;
-    if (holds_block) {
-      add(out, names_.layer + block + names_.layer_norms.at(0) + ".weight",
-          {m_.attention_input_size > 0 ? m_.attention_input_size : m_.hidden_size},
+    if (kind.attention) {
+      const std::int64_t in =
+          m_.attention_input_size > 0 ? m_.attention_input_size : m_.hidden_size;
+      add(out, names_.layer + block + names_.layer_norms.at(0) + ".weight", {in},
           TpSplit::replicated);
       attention(out, block);
+      const std::string attn = names_.layer + block + names_.attention;
+      // transformers sizes all three [in, in] whatever the heads.
+      if (m_.shared_attention_adapters) {
+        for (const char* list :
+             {"linear_q_adapter_list.", "linear_k_adapter_list.", "linear_v_adapter_list."})
+          block_adapters(out, attn + list, kind, in, in);
+      }
       norm(out, names_.layer + block + names_.layer_norms.at(1));
-      mlp(out, names_.layer + block + names_.mlp, m_.intermediate_size, names_.gate, names_.up,
-          names_.down);
+      const std::string ffn = names_.layer + block + names_.mlp;
+      mlp(out, ffn, m_.intermediate_size, names_.gate, names_.up, names_.down);
+      block_adapters(out, ffn + names_.gate_up + "_adapter_list.", kind, m_.hidden_size,
+                     2 * m_.intermediate_size);
     }
     linear(out, names_.layer + names_.shared_block_linear, m_.hidden_size, m_.hidden_size,
            TpSplit::replicated, false);
     norm(out, names_.layer + names_.shared_block_mamba + names_.layer_norms.at(0));
     state_space_mixer(out, names_.shared_block_mamba);
+  }
+
+  // The low-rank adapters a shared block holds for the hybrid layers that run it: each a
+  // Sequential of [rank, in] and [out, rank], at the hybrid layer's place in the block's list
+  // (the others are empty). Small; replicated across TP.
+  void block_adapters(std::vector<TensorDef>& out, const std::string& list, const LayerKind& kind,
+                      std::int64_t in, std::int64_t rows) const {
+    const std::int64_t rank = m_.shared_block_adapter_rank;
+    if (rank == 0) return;
+    const auto hybrid_layers = std::count_if(m_.layer_kinds.begin(), m_.layer_kinds.end(),
+                                             [](const LayerKind& k) { return k.shared_block; });
+    for (std::int64_t i = kind.shared_block_id; i < hybrid_layers; i += m_.shared_blocks) {
+      const std::string p = list + std::to_string(i) + ".";
+      linear(out, p + "0", rank, in, TpSplit::replicated, false);
+      linear(out, p + "1", rows, rank, TpSplit::replicated, false);
+    }
   }
 
   // Mamba with heads: the channels of d_inner fall into heads of d_inner / heads, each with its
@@ -347,19 +385,23 @@ class CatalogBuilder {
 
   // Fused q/k/v (Megatron, and HF where fused_qkv) is one column-parallel matrix split along
   // its rows, like Megatron's linear_qkv.
-  void attention(std::vector<TensorDef>& out, const std::string& base = "") const {
+  // keys_and_values false: a layer that reuses another's (no k/v projections, no k norm).
+  void attention(std::vector<TensorDef>& out, const std::string& base = "",
+                 bool keys_and_values = true) const {
     const std::string p = names_.layer + base + names_.attention;
     const std::int64_t in = m_.attention_input_size > 0 ? m_.attention_input_size : m_.hidden_size;
     const std::int64_t q = m_.num_attention_heads * m_.head_dim;
-    const std::int64_t kv = m_.num_key_value_heads * m_.head_dim;
+    const std::int64_t kv = keys_and_values ? m_.num_key_value_heads * m_.head_dim : 0;
     const std::int64_t q_rows = m_.attention_gate ? 2 * q : q;
     const bool qkv_bias = m_.qkv_bias || m_.linear_bias;
     if (megatron_ || m_.fused_qkv) {
       linear(out, p + names_.qkv, q_rows + 2 * kv, in, TpSplit::dim0, qkv_bias);
     } else {
       linear(out, p + names_.q, q_rows, in, TpSplit::dim0, qkv_bias);
-      linear(out, p + names_.k, kv, in, TpSplit::dim0, qkv_bias);
-      linear(out, p + names_.v, kv, in, TpSplit::dim0, qkv_bias);
+      if (keys_and_values) {
+        linear(out, p + names_.k, kv, in, TpSplit::dim0, qkv_bias);
+        linear(out, p + names_.v, kv, in, TpSplit::dim0, qkv_bias);
+      }
     }
     if (m_.qk_norm) {
       // Split with the heads, except a head_dim vector, which every head shares.
@@ -379,6 +421,7 @@ class CatalogBuilder {
       // A LayerNorm carries a bias beside its weight (Persimmon's, Phi's q/k LayerNorms).
       for (const auto& [name, heads] : {std::pair{names_.q_norm, m_.num_attention_heads},
                                         std::pair{names_.k_norm, m_.num_key_value_heads}}) {
+        if (!keys_and_values && name == names_.k_norm) continue;
         add(out, p + name + ".weight", norm_shape(heads), split);
         if (m_.norm == NormKind::layernorm) add(out, p + name + ".bias", norm_shape(heads), split);
       }

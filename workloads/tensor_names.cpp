@@ -122,6 +122,8 @@ NameScheme llama_names(const ModelSpec& m) {
   n.router_bias_weight = moe + "gate.e_score_correction_bias";
   n.moe_output_norm = "post_mlp_layernorm";
   n.fused_experts = "mlp.experts.";
+  n.fused_in = "gate_up_proj";
+  n.fused_out = "down_proj";
   n.sinks_weight = "sinks";
   n.ssm = m.mixer == Mixer::gated_delta_net ? "linear_attn."
           : m.mixer == Mixer::lightning     ? "self_attn."
@@ -281,6 +283,17 @@ NameScheme older_hf_names(const ModelSpec& m, NameScheme n) {
       n.router_weight = "mlp.router.weight";
       n.router_bias_weight = "mlp.router.bias";
       break;
+    case HfNames::jetmoe:  // GraniteMoE's fused experts under mlp.
+      n.fused_experts = "mlp.";
+      n.fused_in = "input_linear.weight";
+      n.fused_out = "output_linear.weight";
+      n.router_weight = "mlp.router.layer.weight";
+      break;
+    case HfNames::aria:  // its checkpoints' names for the fused experts
+      n.fused_in = "fc1.weight";
+      n.fused_out = "fc2.weight";
+      n.router_weight = "mlp.router.weight";
+      break;
     case HfNames::llama4:
       n.mlp = "feed_forward.";
       n.fused_experts = "feed_forward.experts.";
@@ -346,10 +359,11 @@ NameScheme older_hf_names(const ModelSpec& m, NameScheme n) {
       bert_names(m, n);
       break;
     case HfNames::zamba:  // the hybrid layers' parts as ZambaHybridLayer names them
+    case HfNames::zamba2:
       n.layer_norms = {"input_layernorm", "pre_ff_layernorm"};
       n.ssm = "mamba.";
       n.mlp = "feed_forward.";
-      n.shared_block = "shared_transf.";
+      n.shared_block = m.hf_names == HfNames::zamba2 ? "shared_transformer." : "shared_transf.";
       n.shared_block_linear = "linear";
       n.shared_block_mamba = "mamba_decoder.";
       n.final_norm = "model.final_layernorm";

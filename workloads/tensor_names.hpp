@@ -22,11 +22,13 @@ struct NameScheme {
   std::string expert_gate, expert_up, expert_down;
   std::string shared_experts, shared_expert_gate_weight;
   std::string router_weight, router_bias_weight;
-  std::string moe_output_norm;      // after the MoE block, where the model has one
-  std::string fused_experts;        // prefix of a layer's fused expert tensors
-  std::string fused_in, fused_out;  // their [E, 2f, h] and [E, h, f] tensors (GraniteMoE)
-  std::string sinks_weight;         // attention sinks, after the attention prefix
-  std::string ssm;                  // prefix of a state-space mixer
+  std::string moe_output_norm;  // after the MoE block, where the model has one
+  std::string fused_experts;    // prefix of a layer's fused expert tensors
+  // Their gate/up and down tensors: [E, h, 2f] and [E, f, h] (gpt-oss, Llama 4, Aria), or
+  // [E, 2f, h] and [E, h, f] (GraniteMoE).
+  std::string fused_in, fused_out;
+  std::string sinks_weight;  // attention sinks, after the attention prefix
+  std::string ssm;           // prefix of a state-space mixer
   std::string embedding_weight, position_embedding_weight, embedding_norm, final_norm, output;
   std::string token_type_embedding_weight;
   std::string output_bias_weight;     // the output layer's bias where not output + ".bias"

@@ -161,6 +161,36 @@ constexpr std::string_view kZambaKeys[] = {
     "mamba_dt_rank", "mamba_conv_bias", "mamba_proj_bias", "attn_layer_period", "attn_layer_offset", "layers_block_type",
     "layer_types", "head_dim",
 };
+constexpr std::string_view kZamba2Keys[] = {
+    "attention_hidden_size", "attention_head_dim", "head_dim", "mamba_headdim", "kv_channels", "num_query_groups",
+    "hybrid_layer_ids", "n_mamba_heads", "mamba_ngroups", "mamba_d_state", "mamba_d_conv", "mamba_expand",
+    "use_conv_bias", "add_bias_linear", "num_mem_blocks", "adapter_rank", "use_shared_attention_adapter",
+    "use_mem_rope", "use_long_context", "use_mem_eff_path", "layers_block_type", "layer_types",
+};
+constexpr std::string_view kAriaKeys[] = {"moe_num_experts", "moe_topk", "moe_num_shared_experts"};
+constexpr std::string_view kGemma3nKeys[] = {
+    "attention_bias", "num_kv_shared_layers", "altup_num_inputs", "altup_active_idx", "altup_coef_clip",
+    "altup_correct_scale", "laurel_rank", "hidden_size_per_layer_input", "vocab_size_per_layer_input",
+    "activation_sparsity_pattern",
+};
+constexpr std::string_view kDogeKeys[] = {
+    "attention_bias", "mlp_bias", "keep_window_size", "is_moe", "num_experts", "num_experts_per_tok",
+};
+constexpr std::string_view kRoFormerKeys[] = {"type_vocab_size", "add_cross_attention", "embedding_size", "rotary_value"};
+constexpr std::string_view kRoCBertKeys[] = {
+    "type_vocab_size", "add_cross_attention", "enable_pronunciation", "enable_shape", "pronunciation_embed_dim",
+    "pronunciation_vocab_size", "shape_embed_dim", "shape_vocab_size", "concat_input",
+};
+constexpr std::string_view kXmodKeys[] = {
+    "type_vocab_size", "add_cross_attention", "pre_norm", "adapter_reduction_factor", "adapter_layer_norm",
+    "adapter_reuse_layer_norm", "ln_before_adapter", "languages", "default_language",
+};
+constexpr std::string_view kTrOcrKeys[] = {
+    "d_model", "decoder_layers", "decoder_attention_heads", "decoder_ffn_dim", "use_learned_position_embeddings",
+    "layernorm_embedding", "cross_attention_hidden_size", "scale_embedding", "decoder_start_token_id",
+    "decoder_layerdrop", "activation_dropout",
+};
+constexpr std::string_view kJetMoeKeys[] = {"kv_channels", "num_local_experts", "num_experts_per_tok", "aux_loss_coef"};
 constexpr std::string_view kCtrlKeys[] = {"n_embd", "n_layer", "n_head", "dff"};
 constexpr std::string_view kXlmKeys[] = {"emb_dim", "n_layers", "n_heads", "n_langs", "use_lang_emb", "is_encoder", "asm"};
 constexpr std::string_view kBertKeys[] = {"type_vocab_size", "add_cross_attention"};
@@ -364,6 +394,9 @@ constexpr std::array kArchNames{
     ArchName{HfArch::own_keys, "xlm-roberta", "XLMRobertaForCausalLM", kBertKeys, false, {}},
     ArchName{HfArch::own_keys, "camembert", "CamembertForCausalLM", kBertKeys, false, {}},
     ArchName{HfArch::own_keys, "big_bird", "BigBirdForCausalLM", kBigBirdKeys, false, {}},
+    ArchName{HfArch::own_keys, "roformer", "RoFormerForCausalLM", kRoFormerKeys, false, {}},
+    ArchName{HfArch::own_keys, "roc_bert", "RoCBertForCausalLM", kRoCBertKeys, false, {}},
+    ArchName{HfArch::own_keys, "xmod", "XmodForCausalLM", kXmodKeys, false, {}},
     ArchName{HfArch::own_keys, "mamba", "MambaForCausalLM", kMambaKeys, false, {}},
     ArchName{HfArch::own_keys, "dbrx", "DbrxForCausalLM", kDbrxKeys, false, {}},
     ArchName{HfArch::own_keys, "mamba2", "Mamba2ForCausalLM", kMambaKeys, false, {}},
@@ -379,8 +412,15 @@ constexpr std::array kArchNames{
     ArchName{HfArch::own_keys, "lfm2", "Lfm2ForCausalLM", kLfm2Keys, false, {}},
     ArchName{HfArch::own_keys, "lfm2_moe", "Lfm2MoeForCausalLM", kLfm2MoeKeys, false, {}},
     ArchName{HfArch::own_keys, "zamba", "ZambaForCausalLM", kZambaKeys, false, {}},
+    ArchName{HfArch::own_keys, "zamba2", "Zamba2ForCausalLM", kZamba2Keys, false, {}},
+    ArchName{HfArch::own_keys, "gemma3n_text", "Gemma3nForCausalLM", kGemma3nKeys, true, {}},
+    ArchName{HfArch::own_keys, "doge", "DogeForCausalLM", kDogeKeys, true, {}},
+    ArchName{HfArch::own_keys, "trocr", "TrOCRForCausalLM", kTrOcrKeys, false, {}},
+    ArchName{HfArch::own_keys, "jetmoe", "JetMoeForCausalLM", kJetMoeKeys, false, {}},
     ArchName{HfArch::fused_moe, "gpt_oss", "GptOssForCausalLM", kFusedMoeKeys, true,
              {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .qkv_bias = true, .o_bias = true}},
+    ArchName{HfArch::fused_moe, "aria_text", "AriaTextForCausalLM", kAriaKeys, true,
+             {.qkv_bias_key = kAttn, .o_bias_key = kAttn, .mlp_bias_key = kMlpBias}},
     ArchName{HfArch::fused_moe, "llama4_text", "Llama4ForCausalLM", kFusedMoeKeys, true,
              {.qkv_bias_key = kAttn, .o_bias_key = kAttn}},
     ArchName{HfArch::fused_moe, "granitemoe", "GraniteMoeForCausalLM", kFusedMoeKeys, false,

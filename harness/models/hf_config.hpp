@@ -141,6 +141,10 @@ class HfConfig {
     const Json* value = find(key);
     return value != nullptr && value->is_string() ? value->get<std::string>() : std::string();
   }
+  bool is_array(std::string_view key) const {
+    const Json* value = find(key);
+    return value != nullptr && value->is_array();
+  }
   bool is_null(std::string_view key) const {
     const Json* value = find(key);
     return value != nullptr && value->is_null();

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/models/hf_extra_tensors.hpp"
 #include "harness/models/hf_hybrids.hpp"
 
 namespace ckpt::harness::hf {
@@ -268,6 +269,9 @@ ModelSpec map_bert(const HfConfig& config, std::string_view model_type) {
       {"roberta-prelayernorm", "roberta_prelayernorm", HfNames::roberta_prelayernorm},
       {"xlm-roberta-xl", "roberta", HfNames::xlm_roberta_xl},
       {"big_bird", "bert", HfNames::bert},
+      {"roformer", "roformer", HfNames::bert},
+      {"roc_bert", "roc_bert", HfNames::bert},
+      {"xmod", "roberta", HfNames::roberta},
   };
   for (const Variant& v : kVariants) {
     if (v.type != model_type) continue;
@@ -305,6 +309,7 @@ ModelSpec map_bert(const HfConfig& config, std::string_view model_type) {
     config.at().fail("use_task_id",
                      "use_task_id = true adds task-type embeddings ckptbench does not lay out");
   }
+  add_bert_extras(spec, config, model_type);
   return spec;
 }
 
@@ -337,7 +342,8 @@ ModelSpec map_dbrx(const HfConfig& config) {
 bool is_bert_family(std::string_view model_type) {
   for (const std::string_view type :
        {"bert", "bert-generation", "megatron-bert", "ernie", "roberta", "data2vec-text",
-        "roberta-prelayernorm", "xlm-roberta-xl", "xlm-roberta", "camembert", "big_bird"}) {
+        "roberta-prelayernorm", "xlm-roberta-xl", "xlm-roberta", "camembert", "big_bird",
+        "roformer", "roc_bert", "xmod"}) {
     if (model_type == type) return true;
   }
   return false;
@@ -357,6 +363,10 @@ ModelSpec map_own_keys_family(std::string_view model_type, const HfConfig& confi
   if (model_type == "biogpt") return map_biogpt(config);
   if (model_type == "ctrl") return map_ctrl(config);
   if (model_type == "xlm") return map_xlm(config);
+  if (model_type == "gemma3n_text") return map_gemma3n(config);
+  if (model_type == "doge") return map_doge(config);
+  if (model_type == "trocr") return map_trocr(config);
+  if (model_type == "jetmoe") return map_jetmoe(config);
   if (is_bert_family(model_type)) return map_bert(config, model_type);
   return map_mamba(config, model_type == "mamba2");
 }
@@ -380,8 +390,10 @@ std::string own_keys_family_key(std::string_view model_type, const std::string& 
       {"dbrx", "num_hidden_layers", "n_layers"}, {"dbrx", "num_attention_heads", "n_heads"},
       {"dbrx", "num_key_value_heads", "attn_config"}, {"dbrx", "intermediate_size", "ffn_config"},
       {"dbrx", "num_local_experts", "ffn_config"}, {"dbrx", "num_experts_per_tok", "ffn_config"},
-      {"jamba bamba falcon_h1 granitemoehybrid zamba", "state_size", "mamba_d_state"},
-      {"jamba bamba falcon_h1 granitemoehybrid zamba", "conv_kernel", "mamba_d_conv"},
+      {"jamba bamba falcon_h1 granitemoehybrid zamba zamba2", "state_size", "mamba_d_state"},
+      {"jamba bamba falcon_h1 granitemoehybrid zamba zamba2", "conv_kernel", "mamba_d_conv"},
+      {"zamba2", "num_heads", "n_mamba_heads"}, {"gemma3n_text", "kv_shared_layers", "num_kv_shared_layers"},
+      {"jetmoe", "head_dim", "kv_channels"}, {"zamba2", "n_groups", "mamba_ngroups"},
       {"bamba falcon_h1 granitemoehybrid", "num_heads", "mamba_n_heads"},
       {"bamba falcon_h1 granitemoehybrid", "n_groups", "mamba_n_groups"},
       {"granitemoehybrid qwen3_next qwen3_5_text qwen3_5_moe_text", "attention_layers", "layer_types"},
@@ -407,6 +419,22 @@ std::string own_keys_family_key(std::string_view model_type, const std::string& 
   return spec_key;
 }
 
+namespace {
+
+// AriaTextConfig: every layer MoE, experts of intermediate_size stored as gpt-oss's are (under
+// the names fc1 and fc2), a router and moe_num_shared_experts shared experts fused into one MLP;
+// mlp_bias reaches that MLP only.
+void map_aria(ModelSpec& spec, const HfConfig& config) {
+  spec.hf_names = workloads::HfNames::aria;
+  spec.expert_storage = workloads::ExpertStorage::fused_gate_up;
+  spec.num_local_experts = config.size_or("moe_num_experts", 8);
+  spec.num_experts_per_tok = config.size_or("moe_topk", 2);
+  spec.moe_intermediate_size = spec.intermediate_size;
+  spec.n_shared_experts = config.size_or("moe_num_shared_experts", 2);
+}
+
+}  // namespace
+
 // GptOssConfig: every layer MoE, q/k/v/o biases by default, attention sinks, a router bias,
 // biases on the fused experts. Llama4TextConfig: MoE layers from moe_layers (or every
 // interleave_moe_layer_step-th), experts and the shared expert of intermediate_size, dense layers
@@ -414,6 +442,10 @@ std::string own_keys_family_key(std::string_view model_type, const std::string& 
 void map_fused_moe(ModelSpec& spec, const HfConfig& config, std::string_view model_type) {
   const bool oss = model_type == "gpt_oss";
   const bool llama4 = model_type == "llama4_text";
+  if (model_type == "aria_text") {
+    map_aria(spec, config);
+    return;
+  }
   spec.num_local_experts = config.size_or("num_local_experts", oss ? 128 : llama4 ? 16 : 8);
   spec.num_experts_per_tok = config.size_or("num_experts_per_tok", oss ? 4 : llama4 ? 1 : 2);
   if (oss) {

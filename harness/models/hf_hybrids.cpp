@@ -467,12 +467,81 @@ ModelSpec map_zamba(const HfConfig& config) {
   return spec;
 }
 
+// Zamba2Config: Mamba-2 layers and "hybrid" layers (layers_block_type; by default Zamba2-2.7B's
+// 54 layers) that first run one of num_mem_blocks shared attention + MLP blocks, in turn. The
+// block's attention reads 2h as Zamba's does, its MLP is one fused gate_up; each block holds a
+// low-rank adapter (adapter_rank) on gate_up, and with use_shared_attention_adapter on q, k and
+// v, for every hybrid layer that runs it. add_bias_linear biases the mixer's projections and the
+// MLP. transformers derives attention_hidden_size, attention_head_dim, mamba_headdim,
+// kv_channels, num_query_groups and hybrid_layer_ids from the other keys whatever the file says,
+// and always gives the conv a bias (use_conv_bias is not read).
+ModelSpec map_zamba2(const HfConfig& config) {
+  ModelSpec spec = llama_sizes(config, false);
+  spec.hybrid = false;
+  spec.hf_names = HfNames::zamba2;
+  spec.tie_word_embeddings = config.flag_or("tie_word_embeddings", true);
+  const std::int64_t twice = times(config, "hidden_size", 2, spec.hidden_size);
+  spec.intermediate_size = config.size_or("intermediate_size", 2 * twice);
+  spec.attention_input_size = twice;
+  spec.head_dim = spec.num_attention_heads == 0 ? 0 : twice / spec.num_attention_heads;
+  spec.fused_gate_up = true;
+  spec.mlp_bias = config.flag_or("add_bias_linear", false);
+  spec.mixer = Mixer::mamba2;
+  spec.ssm_conv_kernel = config.size_or("mamba_d_conv", 4);
+  spec.ssm_conv_bias = true;
+  spec.ssm_proj_bias = spec.ssm_out_bias = spec.mlp_bias;
+  spec.ssm_inner_size =
+      times(config, "mamba_expand", config.size_or("mamba_expand", 2), spec.hidden_size);
+  spec.ssm_state_size = config.size_or("mamba_d_state", 64);
+  spec.ssm_heads = config.size_or("n_mamba_heads", 8);
+  spec.ssm_groups = config.size_or("mamba_ngroups", 1);
+  spec.shared_blocks = config.size_or("num_mem_blocks", 1);
+  if (spec.shared_blocks == 0) config.at().fail("num_mem_blocks", "must be at least 1");
+  spec.shared_block_adapter_rank = config.size_or("adapter_rank", 128);
+  spec.shared_attention_adapters = config.flag_or("use_shared_attention_adapter", false);
+  std::vector<std::string> types = config.texts("layers_block_type");
+  if (types.empty()) types = config.texts("layer_types");
+  if (types.empty()) {
+    types = {"mamba"};
+    for (int i = 0; i < 7; ++i)
+      types.insert(types.end(), {"mamba", "mamba", "mamba", "mamba", "mamba", "hybrid"});
+    for (const char* type : {"mamba", "mamba", "mamba", "mamba", "hybrid", "mamba", "mamba",
+                             "mamba", "hybrid", "mamba", "mamba"})
+      types.emplace_back(type);
+  }
+  // Tied, the first num_mem_blocks hybrid layers hold the blocks and the others run them;
+  // untied, every hybrid layer saves its own copy.
+  std::int64_t hybrids = 0;
+  for (const std::string& type : types) {
+    const bool hybrid = type == "hybrid";
+    if (!hybrid && type != "linear_attention" && type != "mamba") {
+      config.at().fail("layers_block_type", "layer type \"" + type +
+                                                "\" is not one Zamba 2 has (\"hybrid\" or "
+                                                "\"mamba\")");
+    }
+    const bool holds = hybrid && (hybrids < spec.shared_blocks || !spec.tie_word_embeddings);
+    spec.layer_kinds.push_back(
+        LayerKind{.attention = holds,
+                  .ssm = true,
+                  .mlp = holds,
+                  .shared_block = hybrid,
+                  .shared_block_id = holds ? hybrids % spec.shared_blocks : 0});
+    hybrids += hybrid ? 1 : 0;
+  }
+  if (static_cast<std::int64_t>(types.size()) != spec.num_hidden_layers) {
+    config.at().fail("layers_block_type", "lists " + std::to_string(types.size()) +
+                                              " layer types for num_hidden_layers = " +
+                                              std::to_string(spec.num_hidden_layers));
+  }
+  return spec;
+}
+
 }  // namespace
 
 bool is_hybrid_family(std::string_view model_type) {
   for (const std::string_view type :
        {"jamba", "bamba", "falcon_h1", "granitemoehybrid", "nemotron_h", "qwen3_next",
-        "qwen3_5_text", "qwen3_5_moe_text", "lfm2", "lfm2_moe", "zamba"}) {
+        "qwen3_5_text", "qwen3_5_moe_text", "lfm2", "lfm2_moe", "zamba", "zamba2"}) {
     if (model_type == type) return true;
   }
   return false;
@@ -484,6 +553,7 @@ bool is_hybrid_family(std::string_view model_type) {
 ModelSpec map_hybrid_family(std::string_view model_type, const HfConfig& config) {
   if (model_type == "nemotron_h") return map_nemotron_h(config);
   if (model_type == "zamba") return map_zamba(config);
+  if (model_type == "zamba2") return map_zamba2(config);
   ModelSpec spec = llama_sizes(config, model_type != "qwen3_5_moe_text");
   if (model_type == "lfm2" || model_type == "lfm2_moe") {
     map_lfm2(spec, config, model_type == "lfm2_moe");

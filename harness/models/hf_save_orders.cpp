@@ -19,22 +19,24 @@ using Rename = std::pair<std::string_view, std::string_view>;
 // (tests/data/hf/make_fixtures.py modules prints them); HfSaveSplit checks them.
 constexpr std::string_view kModules =
     "model embed_tokens weight gate_proj up_proj alpha_p alpha_n beta eps bias bert "
-    "word_embeddings position_embeddings token_type_embeddings layer attention query key value "
-    "predictions transform transformer wte ln_1 fc_in fc_out w multi_head_attention Wq Wk Wv "
-    "blocks norm_attn_norm ffn layernorm1 layernorm2 norm_1 attn Wqkv norm_2 router experts w1 v1 "
-    "w2 lambda_q1 lambda_k1 lambda_q2 lambda_k2 ernie cls feed_forward mamba self_attn dt_bias "
-    "A_log D conv1d in_proj backbone lm_head x_proj dt_proj gate_up_proj wpe h ln_f layernorm "
-    "c_attn ln_2 c_fc c_proj sinks q_proj k_proj v_proj gate_up_proj_bias down_proj act_fn "
-    "ffn_sub_norm down_proj_bias input_linear output_linear ln self intermediate output q_a_proj "
-    "q_a_layernorm q_b_proj kv_a_proj_with_mqa kv_a_layernorm kv_b_proj o_proj q_norm k_norm "
-    "attn_sub_norm query_layernorm key_layernorm fc1 fc2 query_key_value dense LayerNorm "
-    "q_layernorm k_layernorm dense_h_to_4h dense_4h_to_h linear_attn mlp input_layernorm "
-    "post_attention_layernorm attention_layernorm feedforward_layernorm pre_ff_layernorm "
-    "pre_feedforward_layernorm post_feedforward_layernorm post_self_attn_layernorm "
-    "post_mlp_layernorm block_sparse_moe shared_mlp post_norm1 post_norm2 lang_embeddings "
-    "embeddings layers norm encoder pooler out_proj qkv_proj norm_f final_layernorm mixer "
-    "in_proj_qkv in_proj_z in_proj_b in_proj_a layer_norm_emb attentions q_lin k_lin v_lin out_lin "
-    "layer_norm1 ffns lin1 lin2 layer_norm2 pred_layer proj";
+    "word_embeddings attention query key value predictions transform transformer wte ln_1 fc_in "
+    "fc_out w multi_head_attention Wq Wk Wv blocks norm_attn_norm ffn layernorm1 layernorm2 "
+    "norm_1 attn Wqkv norm_2 w1 v1 w2 lambda_q1 lambda_k1 lambda_q2 lambda_k2 ernie "
+    "feed_forward mamba self_attn dt_bias A_log D conv1d in_proj backbone lm_head x_proj "
+    "dt_proj gate_up_proj wpe h ln_f layernorm c_attn ln_2 c_fc c_proj sinks q_proj k_proj "
+    "v_proj gate_up_proj_bias down_proj act_fn ffn_sub_norm down_proj_bias input_linear "
+    "output_linear router experts kv_proj q_a_proj q_a_layernorm q_b_proj kv_a_proj_with_mqa "
+    "kv_a_layernorm kv_b_proj o_proj q_norm k_norm attn_sub_norm query_layernorm key_layernorm "
+    "fc1 fc2 query_key_value dense q_layernorm k_layernorm dense_h_to_4h dense_4h_to_h "
+    "linear_attn mlp input_layernorm post_attention_layernorm attention_layernorm "
+    "feedforward_layernorm pre_ff_layernorm pre_feedforward_layernorm "
+    "post_feedforward_layernorm post_self_attn_layernorm post_mlp_layernorm block_sparse_moe "
+    "shared_mlp post_norm1 post_norm2 self_attention roc_bert pronunciation_embed shape_embed "
+    "position_embeddings token_type_embeddings map_inputs_layer LayerNorm decoder roformer cls "
+    "embed_positions layer ln self intermediate output lang_embeddings embeddings layers norm "
+    "encoder pooler out_proj qkv_proj norm_f final_layernorm mixer in_proj_qkv in_proj_z "
+    "in_proj_b in_proj_a layer_norm_emb attentions q_lin k_lin v_lin out_lin layer_norm1 ffns "
+    "lin1 lin2 layer_norm2 pred_layer proj";
 struct ModulesRow {
   std::string_view model_type;
   std::string_view modules;
@@ -59,6 +61,18 @@ constexpr ModulesRow kOwnModules[] = {
      "data2vec_text embeddings word_embeddings weight token_type_embeddings bias encoder layer "
      "attention self query key value dense LayerNorm position_embeddings intermediate output "
      "lm_head layer_norm"},
+    {"doge",
+     "model embed_tokens weight layers input_residual post_attention_residual input_layernorm "
+     "self_attn A q_proj bias k_proj v_proj dt_proj o_proj q_norm k_norm post_attention_layernorm "
+     "mlp gate_proj up_proj down_proj norm lm_head router_gate down_embed up_embed"},
+    {"gemma3n_text",
+     "model embed_tokens weight layers self_attn q_proj q_norm k_proj v_proj k_norm o_proj mlp "
+     "gate_proj up_proj down_proj input_layernorm post_attention_layernorm "
+     "pre_feedforward_layernorm post_feedforward_layernorm altup correct_output_scale "
+     "correction_coefs prediction_coefs modality_router router_norm laurel linear_left "
+     "linear_right post_laurel_norm per_layer_input_gate per_layer_projection "
+     "post_per_layer_input_norm norm embed_tokens_per_layer per_layer_model_projection "
+     "per_layer_projection_norm altup_projections altup_unembed_projections bias lm_head"},
     {"gpt_neo",
      "transformer wte weight wpe h ln_1 bias attn attention k_proj v_proj q_proj out_proj ln_2 mlp "
      "c_fc c_proj ln_f"},
@@ -87,6 +101,10 @@ constexpr ModulesRow kOwnModules[] = {
      "roberta_prelayernorm embeddings word_embeddings weight token_type_embeddings bias encoder "
      "layer attention self query key value intermediate output LayerNorm position_embeddings dense "
      "lm_head layer_norm"},
+    {"trocr",
+     "model decoder embed_tokens weight embed_positions layernorm_embedding bias layers self_attn "
+     "k_proj v_proj q_proj out_proj self_attn_layer_norm encoder_attn encoder_attn_layer_norm fc1 "
+     "fc2 final_layer_norm"},
     {"xglm",
      "model embed_tokens weight layers self_attn k_proj bias v_proj q_proj out_proj "
      "self_attn_layer_norm fc1 fc2 final_layer_norm layer_norm"},
@@ -98,11 +116,21 @@ constexpr ModulesRow kOwnModules[] = {
      "roberta embeddings word_embeddings weight token_type_embeddings position_embeddings encoder "
      "layer attention self query bias key value dense intermediate output self_attn_layer_norm "
      "LayerNorm lm_head layer_norm"},
+    {"xmod",
+     "roberta embeddings word_embeddings weight token_type_embeddings bias encoder layer attention "
+     "self query key value dense LayerNorm position_embeddings intermediate output en_XX dense1 "
+     "dense2 de_DE fi_FI lm_head layer_norm adapter_layer_norm adapter_modules decoder"},
     {"zamba",
      "model embed_tokens weight layers mamba x_proj_weight dt_proj_weight dt_proj_bias A_log D "
      "conv1d bias in_proj out_proj shared_transf self_attn q_proj k_proj v_proj o_proj "
      "feed_forward input_layernorm gate_proj up_proj down_proj pre_ff_layernorm linear "
      "mamba_decoder final_layernorm lm_head"},
+    {"zamba2",
+     "model embed_tokens weight layers mamba dt_bias A_log D conv1d bias in_proj norm out_proj "
+     "linear mamba_decoder shared_transformer self_attn q_proj k_proj v_proj o_proj "
+     "linear_q_adapter_list linear_k_adapter_list linear_v_adapter_list feed_forward "
+     "input_layernorm gate_up_proj down_proj gate_up_proj_adapter_list pre_ff_layernorm "
+     "final_layernorm lm_head"},
 };
 
 std::vector<std::string> words(std::string_view text) {
@@ -132,6 +160,8 @@ constexpr PartRow kUpDown[] = {{"up_proj", "up_proj", 0}, {"down_proj", "down_pr
 // conversions rename them when loading (transformers' conversion_mapping).
 constexpr Rename kMixtral[] = {{"block_sparse_moe", "mlp"}};
 constexpr Rename kPhimoe[] = {{"block_sparse_moe", "mlp"}, {"gate.weight", "router.weight"}};
+constexpr Rename kAria[] = {{"mlp.experts.fc1.weight", "mlp.experts.gate_up_proj"},
+                            {"mlp.experts.fc2.weight", "mlp.experts.down_proj"}};
 constexpr Rename kGptNeox[] = {{"embed_out", "lm_head"}};
 constexpr Rename kGraniteMoe[] = {
     {"block_sparse_moe.input_linear.weight", "block_sparse_moe.experts.gate_up_proj"},
@@ -178,6 +208,7 @@ struct ResortedRow {
 };
 constexpr ResortedRow kResorted[] = {
     {"afmoe", {}, kGateUpDown},
+    {"aria_text", kAria, {}},
     {"axk1", kAxk1, kGateUpDown},
     {"cohere2_moe", {}, kGateUpDown},
     {"deepseek_v2", {}, kGateUpDown},

@@ -384,6 +384,8 @@ std::string hf_key(const ArchName& arch, const std::string& spec_key) {
   if (deepseek && spec_key == "num_local_experts")
     return std::string(hf::deepseek_experts_key(arch.model_type));
   if (arch.arch == HfArch::sparse_moe && spec_key == "num_local_experts") return "num_experts";
+  if (arch.model_type == "aria_text" && spec_key == "num_local_experts") return "moe_num_experts";
+  if (arch.model_type == "aria_text" && spec_key == "num_experts_per_tok") return "moe_topk";
   if (arch.arch == HfArch::falcon && spec_key == "num_key_value_heads") return "num_kv_heads";
   if (arch.arch == HfArch::falcon && spec_key == "intermediate_size") return "ffn_hidden_size";
   if (arch.arch == HfArch::own_keys) return hf::own_keys_family_key(arch.model_type, spec_key);

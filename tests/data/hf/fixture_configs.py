@@ -278,6 +278,67 @@ FIXTURES = {
                                                 mamba_proj_bias=True, mamba_conv_bias=False, mamba_dt_rank=12,
                                                 tie_word_embeddings=False,
                                                 layers_block_type=["hybrid", "mamba", "hybrid", "mamba"])),
+    # Zamba 2: Mamba-2 layers; num_mem_blocks shared attention + MLP blocks taken in turn by the
+    # hybrid layers, each with low-rank adapters per hybrid layer that runs it (tied: saved under
+    # the first hybrid layer of each block; untied: under every hybrid layer).
+    "small-zamba2": ("zamba2", dict(hidden_size=64, intermediate_size=96, num_hidden_layers=7, num_attention_heads=4,
+                                    num_key_value_heads=2, vocab_size=1000, n_mamba_heads=4, mamba_d_state=16,
+                                    mamba_ngroups=2, num_mem_blocks=2, adapter_rank=8,
+                                    use_shared_attention_adapter=True,
+                                    layers_block_type=["mamba", "hybrid", "mamba", "hybrid", "hybrid", "mamba",
+                                                       "hybrid"])),
+    "small-zamba2-biases-untied": ("zamba2", dict(hidden_size=64, intermediate_size=96, num_hidden_layers=4,
+                                                  num_attention_heads=4, vocab_size=1000, n_mamba_heads=2,
+                                                  mamba_d_state=16, add_bias_linear=True, adapter_rank=4,
+                                                  tie_word_embeddings=False,
+                                                  layers_block_type=["hybrid", "mamba", "hybrid", "hybrid"])),
+    # Aria's text model: every layer MoE, experts fused as fc1 / fc2, shared experts fused into one MLP.
+    "small-aria-text": ("aria_text", small(moe_num_experts=4, moe_topk=2, moe_num_shared_experts=2, head_dim=48)),
+    "small-aria-text-biases": ("aria_text", small(num_hidden_layers=1, moe_num_experts=2, moe_num_shared_experts=1,
+                                                  attention_bias=True, mlp_bias=True, tie_word_embeddings=True)),
+    # Gemma 3n: Gemma 3's layer with AltUp, LAuReL and per-layer inputs; the last layers reuse
+    # earlier keys and values (no k/v projections, no k norm).
+    "small-gemma3n-text": ("gemma3n_text", small(num_hidden_layers=4, head_dim=64, num_kv_shared_layers=2,
+                                                 vocab_size_per_layer_input=500, hidden_size_per_layer_input=32,
+                                                 laurel_rank=16, altup_num_inputs=3,
+                                                 layer_types=["sliding_attention", "full_attention",
+                                                              "sliding_attention", "full_attention"])),
+    "small-gemma3n-text-untied-bias": ("gemma3n_text", small(num_hidden_layers=3, head_dim=64, num_kv_shared_layers=0,
+                                                             vocab_size_per_layer_input=300,
+                                                             hidden_size_per_layer_input=16, laurel_rank=8,
+                                                             attention_bias=True, tie_word_embeddings=False,
+                                                             intermediate_size=[512, 512, 512])),
+    # Doge: Llama's layer with learned residual scales and a dynamic attention mask (A, dt_proj);
+    # its MoE keeps the MLP beside a product-key router and per-expert embedding rows.
+    "small-doge": ("doge", small(attention_bias=True, mlp_bias=True)),
+    "small-doge-moe": ("doge", small(num_key_value_heads=4, is_moe=True, num_experts=64, num_experts_per_tok=4,
+                                     tie_word_embeddings=True)),
+    # RoFormer: BERT with rotary positions, whose sinusoidal table the encoder saves. RoCBert: BERT
+    # with pronunciation and shape embeddings and a linear over the three.
+    "small-roformer": ("roformer", dict(SMALL_BERT, max_position_embeddings=256)),
+    "small-roc-bert": ("roc_bert", dict(SMALL_BERT, pronunciation_embed_dim=64, pronunciation_vocab_size=50,
+                                        shape_embed_dim=32, shape_vocab_size=70)),
+    "small-roc-bert-no-shape-untied": ("roc_bert", dict(SMALL_BERT, pronunciation_embed_dim=64,
+                                                        pronunciation_vocab_size=50, shape_embed_dim=32,
+                                                        shape_vocab_size=70, enable_shape=False,
+                                                        tie_word_embeddings=False)),
+    # X-MOD: RoBERTa with a bottleneck adapter per language after each layer.
+    "small-xmod": ("xmod", dict(SMALL_BERT, languages=["en_XX", "de_DE", "fi_FI"])),
+    "small-xmod-pre-norm-adapter-norm": ("xmod", dict(SMALL_BERT, pre_norm=True, adapter_layer_norm=True,
+                                                      adapter_reduction_factor=4, tie_word_embeddings=False)),
+    # TrOCR's decoder: OPT's post-norm layer with a cross-attention over the encoder's width.
+    "small-trocr": ("trocr", dict(d_model=128, decoder_layers=2, decoder_attention_heads=4, decoder_ffn_dim=256,
+                                  vocab_size=1000, max_position_embeddings=64, cross_attention_hidden_size=96)),
+    "small-trocr-sinusoidal": ("trocr", dict(d_model=128, decoder_layers=2, decoder_attention_heads=4,
+                                             decoder_ffn_dim=256, vocab_size=1000, max_position_embeddings=64,
+                                             use_learned_position_embeddings=False, layernorm_embedding=False)),
+    # JetMoE: a mixture of attention experts and a mixture of MLP experts in every layer.
+    "small-jetmoe": ("jetmoe", dict(hidden_size=128, num_hidden_layers=2, num_key_value_heads=2, kv_channels=32,
+                                    intermediate_size=192, num_local_experts=4, num_experts_per_tok=2,
+                                    vocab_size=1000)),
+    "small-jetmoe-untied": ("jetmoe", dict(hidden_size=128, num_hidden_layers=2, num_key_value_heads=4,
+                                           kv_channels=16, intermediate_size=96, num_local_experts=3,
+                                           num_experts_per_tok=1, vocab_size=1000, tie_word_embeddings=False)),
     # MiniMax-Text-01: Mixtral's MoE under attention or lightning attention, layer by layer.
     "small-minimax": ("minimax", small(num_hidden_layers=4, num_local_experts=4, num_experts_per_tok=2, head_dim=48,
                                        layer_types=["linear_attention", "full_attention", "linear_attention",
@@ -351,6 +412,10 @@ FIXTURES = {
                                               num_experts_per_tok=10, moe_intermediate_size=512,
                                               shared_expert_intermediate_size=512, max_position_embeddings=262144)),
     "zamba-7b": ("zamba", {}),
+    "zamba2-2.7b": ("zamba2", {}),
+    "aria-text-default": ("aria_text", {}),
+    "gemma3n-e4b-text": ("gemma3n_text", {}),
+    "doge-default": ("doge", {}),
     "mamba-130m": ("mamba", dict(hidden_size=768, num_hidden_layers=24, vocab_size=50280)),
     "mamba2-2.7b": ("mamba2", dict(hidden_size=2560, num_hidden_layers=64, vocab_size=50288, num_heads=80,
                                    head_dim=64, n_groups=1, tie_word_embeddings=True)),

@@ -151,7 +151,10 @@ def compare(ours, theirs):
 # Boolean keys that change tensors in some family; each is flipped on every accepted type.
 VARIED_KEYS = ["attention_bias", "mlp_bias", "qkv_bias", "tie_word_embeddings", "use_qk_norm", "qk_layernorm",
                "use_bias", "bias", "lm_head_bias", "parallel_attn", "new_decoder_architecture", "multi_query",
-               "mamba_rms_norm", "mamba_proj_bias", "mamba_conv_bias", "projectors_bias", "use_conv_bias"]
+               "mamba_rms_norm", "mamba_proj_bias", "mamba_conv_bias", "projectors_bias", "use_conv_bias",
+               "add_bias_linear", "use_shared_attention_adapter", "is_moe", "pre_norm", "adapter_layer_norm",
+               "concat_input", "enable_pronunciation", "enable_shape", "use_learned_position_embeddings",
+               "layernorm_embedding"]
 
 
 def variations(ckptbench, model_type, config, directory, counts):

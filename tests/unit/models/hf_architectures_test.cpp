@@ -291,6 +291,37 @@ TEST(HfArchitectures, RefusesWhatCannotBeLaidOut) {
             "accepted");
   EXPECT_EQ(error_key("{\"model_type\": \"opt\", \"word_embed_proj_dim\": 32, " + base + "}"),
             "word_embed_proj_dim");
+  // Aria's sizes are named as its config names them.
+  EXPECT_EQ(error_key("{\"model_type\": \"aria_text\", " + base + "}"), "accepted");
+  EXPECT_EQ(error_key("{\"model_type\": \"aria_text\", \"moe_topk\": 0, " + base + "}"),
+            "moe_topk");
+  EXPECT_EQ(error_key("{\"model_type\": \"aria_text\", \"moe_topk\": 9, " + base + "}"),
+            "moe_topk");
+  // Doge's MoE reads its sizes under its own names.
+  EXPECT_EQ(error_key(R"({"model_type": "doge", "is_moe": true, "num_experts": 16})"), "accepted");
+  EXPECT_EQ(error_key(R"({"model_type": "doge", "is_moe": "yes"})"), "is_moe");
+  // RoFormer's embedding projection is not laid out.
+  const std::string roformer =
+      R"({"model_type": "roformer", "hidden_size": 64, "num_hidden_layers": 2,
+      "num_attention_heads": 4, "vocab_size": 100, )";
+  EXPECT_EQ(error_key(roformer + R"("embedding_size": 64})"), "accepted");
+  EXPECT_EQ(error_key(roformer + R"("embedding_size": 32})"), "embedding_size");
+  // TrOCR's untied output layer has a name of its own.
+  EXPECT_EQ(error_key(R"({"model_type": "trocr"})"), "accepted");
+  EXPECT_EQ(error_key(R"({"model_type": "trocr", "tie_word_embeddings": false})"),
+            "tie_word_embeddings");
+  // JetMoE routes tokens to experts in attention and in the MLP alike.
+  EXPECT_EQ(error_key(R"({"model_type": "jetmoe"})"), "accepted");
+  EXPECT_EQ(error_key(R"({"model_type": "jetmoe", "num_experts_per_tok": 9})"),
+            "num_experts_per_tok");
+  // Gemma 3n: one MLP width for every layer, and some layer must compute keys and values.
+  const std::string gemma3n = R"({"model_type": "gemma3n_text", "num_hidden_layers": 2, )";
+  EXPECT_EQ(error_key(gemma3n + R"("num_kv_shared_layers": 1})"), "accepted");
+  EXPECT_EQ(error_key(gemma3n + R"("num_kv_shared_layers": 2})"), "num_kv_shared_layers");
+  EXPECT_EQ(error_key(gemma3n + R"("num_kv_shared_layers": 0, "intermediate_size": [64, 64]})"),
+            "accepted");
+  EXPECT_EQ(error_key(gemma3n + R"("num_kv_shared_layers": 0, "intermediate_size": [64, 128]})"),
+            "intermediate_size");
   // Llama 4's MoE layers must follow its dense layers (Maverick interleaves them).
   EXPECT_EQ(error_key("{\"model_type\": \"llama4_text\", \"moe_layers\": [0], " + base + "}"),
             "moe_layers");
@@ -358,9 +389,9 @@ TEST(HfArchitectures, RefusesWhatCannotBeLaidOut) {
       "accepted");
 }
 
-// The per-layer lists of the sparse-attention indexer (GLM-5), of Zamba's hybrid layers and of
-// MiniMax's attention name every layer with a kind the family has; the indexer needs a compressed
-// query; MiniMax's remote-code layer list, which transformers ignores, is refused.
+// The per-layer lists of the sparse-attention indexer (GLM-5), of Zamba's and Zamba 2's hybrid
+// layers and of MiniMax's attention name every layer with a kind the family has; the indexer needs
+// a compressed query; MiniMax's remote-code layer list, which transformers ignores, is refused.
 TEST(HfArchitectures, RefusesLayerListsThatDoNotFit) {
   const std::string dsa =
       R"("model_type": "glm_moe_dsa", "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
@@ -383,6 +414,15 @@ TEST(HfArchitectures, RefusesLayerListsThatDoNotFit) {
             "layers_block_type");
   EXPECT_EQ(error_key("{" + zamba + R"(, "layers_block_type": ["hybrid"]})"), "layers_block_type");
   EXPECT_EQ(error_key("{" + zamba + R"(, "n_mamba_heads": 3})"), "n_mamba_heads");
+  const std::string zamba2 = R"("model_type": "zamba2", "hidden_size": 64, "num_hidden_layers": 3,
+      "num_attention_heads": 4, "vocab_size": 100)";
+  const std::string layers = R"(, "layers_block_type": ["mamba", "hybrid", "mamba"])";
+  EXPECT_EQ(error_key("{" + zamba2 + layers + "}"), "accepted");
+  EXPECT_EQ(error_key("{" + zamba2 + "}"), "layers_block_type");  // its default lists 54 layers
+  EXPECT_EQ(error_key("{" + zamba2 + R"(, "layers_block_type": ["mamba", "attention", "mamba"]})"),
+            "layers_block_type");
+  EXPECT_EQ(error_key("{" + zamba2 + layers + R"(, "num_mem_blocks": 0})"), "num_mem_blocks");
+  EXPECT_EQ(error_key("{" + zamba2 + layers + R"(, "mamba_ngroups": 3})"), "mamba_ngroups");
   const std::string minimax =
       R"("model_type": "minimax", "hidden_size": 64, "intermediate_size": 128,
       "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 100)";

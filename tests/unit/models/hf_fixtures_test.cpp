@@ -330,6 +330,67 @@ TEST(HfFixtures, ZambaSplitsMambaHeadsAndKeepsTheSharedBlockOnce) {
   EXPECT_EQ(layout.checkpoint_bytes(), (layout.parameters() + 24 * 128) * 2);
 }
 
+// Zamba 2 at TP 2: the Mamba-2 in_proj split by rows (z and x 128 each, B and C 2 groups × 16
+// each, 4 heads: 324 rows), the shared blocks' attention by head over 2h. Tied, the hybrid layers
+// 1, 3, 4, 6 take blocks 0, 1, 0, 1: only layers 1 and 3 hold them, block 0 the adapters of the
+// hybrid layers 0 and 2, block 1 those of 1 and 3, each whole on one rank.
+TEST(HfFixtures, Zamba2SharedBlocksHoldTheAdaptersOfTheLayersThatRunThem) {
+  const Layout layout = fixture_at("small-zamba2", 2, 1, 1);
+  EXPECT_EQ(shard_of(layout, 1, "model.layers.0.mamba.in_proj.weight").extent, (Dims{162, 64}));
+  EXPECT_EQ(shard_of(layout, 1, "model.layers.6.mamba_decoder.mamba.A_log").extent, Dims{2});
+  const std::string first = "model.layers.1.shared_transformer.";
+  const std::string second = "model.layers.3.shared_transformer.";
+  EXPECT_EQ(shard_of(layout, 1, first + "self_attn.q_proj.weight").extent, (Dims{64, 128}));
+  const std::string adapters = "feed_forward.gate_up_proj_adapter_list.";
+  EXPECT_EQ(shard_of(layout, 0, first + adapters + "2.0.weight").extent, (Dims{8, 64}));
+  EXPECT_EQ(shard_of(layout, 0, second + adapters + "3.1.weight").extent, (Dims{192, 8}));
+  EXPECT_EQ(shard_of(layout, 0, second + "self_attn.linear_v_adapter_list.1.0.weight").extent,
+            (Dims{8, 128}));
+  std::int64_t adapter_tensors = 0;
+  for (std::int64_t rank = 0; rank < 2; ++rank) {
+    for (const Shard& s : layout.shards(rank)) {
+      if (s.name.find("shared_transformer") == std::string::npos) continue;
+      EXPECT_TRUE(s.name.rfind(first, 0) == 0 || s.name.rfind(second, 0) == 0) << s.name;
+      const bool in_first = s.name.rfind(first, 0) == 0;
+      for (const char* index : {".0.", ".1.", ".2.", ".3."}) {
+        const std::string list = std::string("_adapter_list") + index;
+        if (s.name.find(list) == std::string::npos) continue;
+        ++adapter_tensors;
+        const bool even = index[1] == '0' || index[1] == '2';
+        EXPECT_EQ(even, in_first) << s.name;
+      }
+    }
+  }
+  EXPECT_EQ(adapter_tensors, 4 * 4 * 2);  // 4 lists × 4 hybrid layers × 2 matrices
+  EXPECT_EQ(bytes_of_every_rank(layout), layout.checkpoint_bytes());
+  EXPECT_EQ(layout.checkpoint_bytes(), (layout.parameters() + 24 * 64) * 2);
+}
+
+// Gemma 3n at TP 2: the layers that reuse keys and values (2 and 3 of 4) hold no k/v projection
+// and no k norm on any rank; the declared extra tensors (AltUp, LAuReL, per-layer inputs, the
+// second embedding) are whole, each written once.
+TEST(HfFixtures, Gemma3nSharedKvLayersAndDeclaredExtrasUnderTp) {
+  const Layout layout = fixture_at("small-gemma3n-text", 2, 1, 1);
+  EXPECT_EQ(shard_of(layout, 1, "model.layers.1.self_attn.k_proj.weight").extent, (Dims{64, 256}));
+  for (std::int64_t rank = 0; rank < 2; ++rank) {
+    for (const Shard& s : layout.shards(rank)) {
+      for (const char* part : {"k_proj", "v_proj", "k_norm"}) {
+        EXPECT_FALSE(
+            s.name.find(part) != std::string::npos &&
+            (s.name.rfind("model.layers.2.", 0) == 0 || s.name.rfind("model.layers.3.", 0) == 0))
+            << s.name;
+      }
+    }
+  }
+  EXPECT_EQ(shard_of(layout, 0, "model.layers.3.altup.prediction_coefs.weight").extent,
+            (Dims{9, 3}));
+  EXPECT_EQ(shard_of(layout, 0, "model.embed_tokens_per_layer.weight").extent, (Dims{500, 128}));
+  EXPECT_EQ(shard_of(layout, 0, "model.altup_unembed_projections.1.weight").extent,
+            (Dims{256, 256}));
+  EXPECT_EQ(bytes_of_every_rank(layout), layout.checkpoint_bytes());
+  EXPECT_EQ(layout.checkpoint_bytes(), (layout.parameters() + 24 * 256) * 2);
+}
+
 // Megatron names lay the same tensors out per expert, unfused and untransposed: the same bytes.
 TEST(HfFixtures, MegatronNamesCountTheSameBytesForTheNewLayouts) {
   for (const char* fixture : {"small-gpt2",
@@ -353,7 +414,14 @@ TEST(HfFixtures, MegatronNamesCountTheSameBytesForTheNewLayouts) {
                               "small-zamba",
                               "small-minimax",
                               "small-deepseek-v32",
-                              "small-glm-moe-dsa"}) {
+                              "small-glm-moe-dsa",
+                              "small-zamba2",
+                              "small-aria-text",
+                              "small-jetmoe",
+                              "small-trocr",
+                              "small-xmod",
+                              "small-roc-bert",
+                              "small-roformer"}) {
     SCOPED_TRACE(fixture);
     const fs::path config = fixtures_dir() / fixture / "config.json";
     StateSpec state;

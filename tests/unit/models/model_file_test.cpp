@@ -608,14 +608,14 @@ TEST(ModelHfJson, RealButUnneededKeysAreAcceptedSilently) {
 
 TEST(ModelHfJsonErrors, UnsupportedArchitectureListsTheSupportedOnes) {
   const ConfigError e = json_error(R"({
-  "architectures": ["Zamba2ForCausalLM"],
-  "model_type": "zamba2",
+  "architectures": ["RwkvForCausalLM"],
+  "model_type": "rwkv",
   "hidden_size": 4096
 })");
   const std::string what = e.what();
   EXPECT_EQ(
       what.rfind(
-          "cfg.json:3: `model_type`: unsupported architecture \"zamba2\" (Zamba2ForCausalLM) — "
+          "cfg.json:3: `model_type`: unsupported architecture \"rwkv\" (RwkvForCausalLM) — "
           "supported: llama (LlamaForCausalLM), mistral (MistralForCausalLM), ministral "
           "(MinistralForCausalLM), ministral3 (Ministral3ForCausalLM), qwen2 (Qwen2ForCausalLM), "
           "qwen3 (Qwen3ForCausalLM), ",
@@ -636,11 +636,11 @@ TEST(ModelHfJsonErrors, UnsupportedArchitectureListsTheSupportedOnes) {
 }
 
 TEST(ModelHfJsonErrors, UnsupportedClassNameWithoutModelType) {
-  const ConfigError e = json_error("{\"architectures\": [\"Zamba2ForCausalLM\"]}");
+  const ConfigError e = json_error("{\"architectures\": [\"RwkvForCausalLM\"]}");
   EXPECT_EQ(e.key(), "architectures");
   EXPECT_EQ(e.line(), 1);
   EXPECT_EQ(std::string(e.what()).rfind(
-                "cfg.json:1: `architectures`: unsupported architecture (Zamba2ForCausalLM) — "
+                "cfg.json:1: `architectures`: unsupported architecture (RwkvForCausalLM) — "
                 "supported: llama",
                 0),
             0u)
