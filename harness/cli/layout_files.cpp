@@ -121,8 +121,9 @@ void print_files_text(std::ostream& out, DirectoryLayout directory_layout,
                group_digits(static_cast<std::int64_t>(f.bytes)), f.tensors);
   }
   fmt::print(out,
-             "\nbytes are the tensors' own (torch.save adds its pickle framing; deepspeed under "
-             "ZeRO-3: whole files); ranks not listed write no file;\n"
+             "\nbytes are the tensors' own (torch.save adds its pickle framing; the .pt files of "
+             "deepspeed under ZeRO 1-3 without PP and of megatron: whole files); ranks not listed "
+             "write no file;\n"
              ".metadata is an estimate of DCP's pickle, common.pt a stand-in of fixed size\n");
 }
 
