@@ -318,6 +318,14 @@ std::vector<KeySpec> strategy_keys() {
           "raw (the shards' bytes alone) or safetensors files (header, tensors back to back, "
           "index); safetensors takes only the default mapping, no alignment and no O_DIRECT",
           "raw", {"raw", "safetensors"}),
+      choice_key("strategy", "framing",
+                 "torch.save's framing, as the frameworks write their files: on, each item of a "
+                 ".distcp file is the whole zip archive torch.save writes for its tensor (about "
+                 "1.6 KB around the bytes) and each .pt file torch.save's archive of its "
+                 "tensors; off, the tensors' bytes alone; unset: on for raw files without "
+                 "compression, selective or delta checkpoints, dlio sizing, hdf5 or "
+                 "memory.reuse_bytes, off otherwise",
+                 nullptr, {"on", "off"}),
       // save_pretrained's default max_shard_size in transformers 5 ("50GB"; 5 GB before).
       size_key("strategy", "max_shard_bytes",
                "safetensors with state.scope = \"weights\": tensor bytes per "

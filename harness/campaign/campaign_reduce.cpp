@@ -1,6 +1,7 @@
 #include "harness/campaign/campaign_reduce.hpp"
 
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <variant>
@@ -175,6 +176,22 @@ void check_selective(const Case& c, const CaseValues& v) {
   if (c.training.enabled()) check_training_reduce(c, refuse);
 }
 
+// strategy.framing: as set, or unset on wherever the files can carry it.
+void settle_framing(Case& c, const CaseValues& v) {
+  const auto* set = std::get_if<std::string>(&v.value("strategy.framing"));
+  const std::optional<FramingRefusal> refusal = framing_refusal(c);
+  if (set == nullptr) {
+    c.framing = !refusal;
+    return;
+  }
+  c.framing = *set == "on";
+  if (c.framing && refusal) {
+    v.fail("strategy.framing", "\"on\" frames torch.save's archives, and " + refusal->key +
+                                   " rules them out (" + refusal->why +
+                                   "): set strategy.framing = \"off\", or change " + refusal->key);
+  }
+}
+
 }  // namespace
 
 void fill_reduce(Case& c, const CaseValues& v) {
@@ -200,6 +217,7 @@ void fill_reduce(Case& c, const CaseValues& v) {
   c.selective.changed_per_million = static_cast<std::uint32_t>(
       std::lround(std::get<double>(v.value("strategy.delta_changed_fraction")) * 1e6));
   if (c.selective.enabled()) check_selective(c, v);
+  settle_framing(c, v);
 }
 
 void drop_unused_reduce_keys(nlohmann::json& config) {

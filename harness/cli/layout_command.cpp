@@ -135,6 +135,11 @@ CLI::App* add_layout_command(CLI::App& app, LayoutOptions& o) {
                   "With --files --layout megatron_dist: files per rank (strategy.writer_threads)")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
+  cmd->add_option("--framing", o.framing,
+                  "With --files: torch.save's framing in the files (strategy.framing; off: the "
+                  "tensors' bytes alone)")
+      ->check(one_of({"on", "off"}))
+      ->capture_default_str();
   return cmd;
 }
 
@@ -155,6 +160,7 @@ void run_layout(const LayoutOptions& o, std::ostream& out) {
     request.megatron_optimizer =
         o.megatron_optimizer == "per_dp" ? MegatronOptimizer::per_dp : MegatronOptimizer::gathered;
     request.writer_threads = o.writer_threads;
+    request.framing = o.framing == "on";
     request.rank = o.rank;
     const DirectoryLayout directory = request.directory_layout;
     const std::vector<ListedFile> files = list_checkpoint_files(layout, request);

@@ -27,6 +27,7 @@ struct LayoutOptions {
   std::string directory_layout = "dcp";         // with files: strategy.layout's values
   std::string megatron_optimizer = "gathered";  // with files: strategy.megatron_optimizer's values
   int writer_threads = 2;                       // with files: strategy.writer_threads
+  std::string framing = "on";                   // with files: strategy.framing's values
 };
 
 // Registers `ckptbench layout` on `app`, filling `options` when parsed.

@@ -26,6 +26,7 @@ Case planning_case(const workloads::Layout& layout, const FilesRequest& request)
   c.directory_layout = request.directory_layout;
   c.megatron_optimizer = request.megatron_optimizer;
   c.writer_threads = request.writer_threads;
+  c.framing = request.framing && !framing_refusal(c);
   return c;
 }
 
@@ -121,9 +122,10 @@ void print_files_text(std::ostream& out, DirectoryLayout directory_layout,
                group_digits(static_cast<std::int64_t>(f.bytes)), f.tensors);
   }
   fmt::print(out,
-             "\nbytes are the tensors' own (torch.save adds its pickle framing; the .pt files of "
-             "deepspeed under ZeRO 1-3 without PP and of megatron: whole files); ranks not listed "
-             "write no file;\n"
+             "\nbytes: .distcp files with torch.save's framing of each item, the .pt files of "
+             "deepspeed (ZeRO 1-3, no PP) and megatron whole as the frameworks write them "
+             "(--framing off: the tensors' alone, beside the frameworks' padding and extra "
+             "tensors), other .pt files the tensors' own; ranks not listed write no file;\n"
              ".metadata is an estimate of DCP's pickle, common.pt a stand-in of fixed size\n");
 }
 

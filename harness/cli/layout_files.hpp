@@ -29,6 +29,7 @@ struct FilesRequest {
   DirectoryLayout directory_layout = DirectoryLayout::dcp;
   MegatronOptimizer megatron_optimizer = MegatronOptimizer::gathered;
   int writer_threads = 2;
+  bool framing = true;               // strategy.framing (a dlio sizing has none)
   std::optional<std::int64_t> rank;  // only this rank's files
 };
 std::vector<ListedFile> list_checkpoint_files(const workloads::Layout& layout,

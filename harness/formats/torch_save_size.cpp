@@ -52,6 +52,8 @@ constexpr std::uint64_t kCentralHeader = 46;  // MZ_ZIP_CENTRAL_DIR_HEADER_SIZE
 constexpr std::uint64_t kZip32Limit = 0xffffffff;
 // The zip64 end-of-directory record and its locator, and the end-of-directory record.
 constexpr std::uint64_t kArchiveEnd = 56 + 20 + 22;
+// The records before data/0: data.pkl, .format_version, .storage_alignment and byteorder.
+constexpr std::size_t kStoragesFrom = 4;
 
 }  // namespace
 
@@ -71,8 +73,9 @@ std::uint64_t torch_save_pickle_bytes(const std::vector<std::int64_t>& shape,
   return fixed_pickle_bytes(dtype) + tuple_bytes(size) + tuple_bytes(stride) + int_bytes(elements);
 }
 
-std::uint64_t torch_save_archive_bytes(std::string_view archive, std::uint64_t pickle_bytes,
-                                       const std::vector<std::uint64_t>& storage_bytes) {
+TorchSaveArchive torch_save_archive(std::string_view archive, std::uint64_t pickle_bytes,
+                                    const std::vector<std::uint64_t>& storage_bytes) {
+  TorchSaveArchive out;
   std::vector<std::pair<std::string, std::uint64_t>> records = {{"data.pkl", pickle_bytes},
                                                                 {".format_version", 1},
                                                                 {".storage_alignment", 2},
@@ -83,7 +86,8 @@ std::uint64_t torch_save_archive_bytes(std::string_view archive, std::uint64_t p
   records.emplace_back(".data/serialization_id", 40);
   std::uint64_t cursor = 0;
   std::uint64_t central = 0;
-  for (const auto& [name, bytes] : records) {
+  for (std::size_t r = 0; r < records.size(); ++r) {
+    const auto& [name, bytes] = records[r];
     const std::uint64_t name_bytes = archive.size() + 1 + name.size();
     // The padding field ("FB", its length, the pad), plus zip64's sizes and offset when needed.
     std::uint64_t start = cursor + kLocalHeader + name_bytes + 4;
@@ -93,19 +97,32 @@ std::uint64_t torch_save_archive_bytes(std::string_view archive, std::uint64_t p
       central_extra = 4 + (bytes >= kZip32Limit ? 16 : 0) + (cursor >= kZip32Limit ? 8 : 0);
     }
     const std::uint64_t data_start = (start + kAlignment - 1) / kAlignment * kAlignment;
+    if (r >= kStoragesFrom && r < kStoragesFrom + storage_bytes.size())
+      out.storage_offsets.push_back(data_start);
     // An empty record has no data descriptor.
     const std::uint64_t descriptor = bytes == 0 ? 0 : bytes >= kZip32Limit ? 24 : 16;
     cursor = data_start + bytes + descriptor;
     central += kCentralHeader + name_bytes + central_extra;
   }
-  return cursor + central + kArchiveEnd;
+  out.bytes = cursor + central + kArchiveEnd;
+  return out;
+}
+
+std::uint64_t torch_save_archive_bytes(std::string_view archive, std::uint64_t pickle_bytes,
+                                       const std::vector<std::uint64_t>& storage_bytes) {
+  return torch_save_archive(archive, pickle_bytes, storage_bytes).bytes;
+}
+
+TorchSaveArchive torch_save_tensor_archive(const std::vector<std::int64_t>& shape,
+                                           workloads::Dtype dtype, std::string_view archive) {
+  std::uint64_t data = static_cast<std::uint64_t>(workloads::dtype_bytes(dtype));
+  for (const std::int64_t n : shape) data *= static_cast<std::uint64_t>(n);
+  return torch_save_archive(archive, torch_save_pickle_bytes(shape, dtype), {data});
 }
 
 std::uint64_t torch_save_tensor_bytes(const std::vector<std::int64_t>& shape,
                                       workloads::Dtype dtype, std::string_view archive) {
-  std::uint64_t data = static_cast<std::uint64_t>(workloads::dtype_bytes(dtype));
-  for (const std::int64_t n : shape) data *= static_cast<std::uint64_t>(n);
-  return torch_save_archive_bytes(archive, torch_save_pickle_bytes(shape, dtype), {data});
+  return torch_save_tensor_archive(shape, dtype, archive).bytes;
 }
 
 }  // namespace ckpt::harness

@@ -23,6 +23,19 @@ namespace ckpt::harness {
 std::uint64_t torch_save_pickle_bytes(const std::vector<std::int64_t>& shape,
                                       workloads::Dtype dtype);
 
+// Where torch.save's archive puts its storages: the archive's bytes and each storage's offset
+// from the archive's start (a multiple of 64).
+struct TorchSaveArchive {
+  std::uint64_t bytes = 0;
+  std::vector<std::uint64_t> storage_offsets;
+};
+
+// The archive named `archive` (a file's name without its extension) around a pickle of
+// `pickle_bytes` and the storages data/0, data/1, ... of `storage_bytes`, as
+// torch_save_archive_bytes counts it.
+TorchSaveArchive torch_save_archive(std::string_view archive, std::uint64_t pickle_bytes,
+                                    const std::vector<std::uint64_t>& storage_bytes);
+
 // Bytes of torch.save's archive named `archive` (a file's name without its extension) around a
 // pickle of `pickle_bytes` and the storages data/0, data/1, ... of `storage_bytes`. Exact for
 // records below 4 GiB (torch 2.15, compared with real files); above, miniz's zip64 fields are
@@ -34,5 +47,11 @@ std::uint64_t torch_save_archive_bytes(std::string_view archive, std::uint64_t p
 // archive name `archive` (a stream's; a file's is its name without the extension).
 std::uint64_t torch_save_tensor_bytes(const std::vector<std::int64_t>& shape,
                                       workloads::Dtype dtype, std::string_view archive = "archive");
+
+// The archive torch.save writes for one contiguous tensor of `shape` and `dtype`: its size and
+// where the tensor's bytes lie in it.
+TorchSaveArchive torch_save_tensor_archive(const std::vector<std::int64_t>& shape,
+                                           workloads::Dtype dtype,
+                                           std::string_view archive = "archive");
 
 }  // namespace ckpt::harness

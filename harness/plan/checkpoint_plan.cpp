@@ -14,7 +14,9 @@
 #include "harness/plan/file_naming.hpp"
 #include "harness/plan/framework_file_rest.hpp"
 #include "harness/plan/framework_shards.hpp"
+#include "harness/plan/item_framing.hpp"
 #include "harness/plan/safetensors_plan.hpp"
+#include "harness/plan/stand_in_text.hpp"
 
 namespace ckpt::harness {
 namespace {
@@ -30,7 +32,7 @@ std::uint64_t region_bytes(const workloads::Layout& layout, const Case& c, std::
   std::uint64_t pos = 0;
   for (const workloads::Shard& s : written_shards(layout, c, rank)) {
     const std::uint64_t bytes = scaled_bytes(s, c.scale);
-    if (bytes > 0) pos = align_up(pos, align) + bytes;
+    if (bytes > 0) pos = align_up(pos, align) + item_framing(s, c).item_bytes(bytes);
   }
   return align_up(pos, align);
 }
@@ -95,14 +97,10 @@ class TensorPacker {
 };
 
 // Bytes of a file that are no tensor of the layout (DeepSpeed's engine state, the rest of its
-// optimizer file): recognisable text, which fill_plans writes into the buffer and verify_plans
-// checks, as it does a FileHeader.
-std::string stand_in_text(const std::string& what, const std::string& file, std::uint64_t bytes) {
-  std::string text(bytes, '\0');
-  const std::string head = "ckptbench stand-in for DeepSpeed's " + what + " (" + file + ")\n";
-  for (std::size_t i = 0; i < text.size(); ++i)
-    text[i] = i < head.size() ? head[i] : static_cast<char>('a' + i % 26);
-  return text;
+// optimizer file).
+std::string deepspeed_stand_in(const std::string& what, const std::string& file,
+                               std::uint64_t bytes) {
+  return stand_in_text("ckptbench stand-in for DeepSpeed's " + what + " (" + file + ")\n", bytes);
 }
 
 // Appends `bytes` of stand-in text at `file_offset` of `file` (and at the end of the rank's
@@ -125,8 +123,15 @@ void add_engine_state_file(const EngineStateFile& engine, const std::string& wha
                            const std::filesystem::path& dir, RankPlan& plan) {
   backends::FilePlan file;
   file.path = (dir / engine.file).string();
-  append_stand_in(file, 0, engine.file, stand_in_text(what, engine.file, engine.bytes), c, plan);
+  append_stand_in(file, 0, engine.file, deepspeed_stand_in(what, engine.file, engine.bytes), c,
+                  plan);
   plan.io.files.push_back(std::move(file));
+}
+
+// Framing bytes of an item at `memory_offset` of the rank's buffer (none when empty).
+void add_framing(RankPlan& plan, const std::string& file, std::uint64_t memory_offset,
+                 std::string text) {
+  if (!text.empty()) plan.headers.push_back({file, memory_offset, std::move(text)});
 }
 
 std::vector<FileGroup> group_by_file(const workloads::Layout& layout, const Case& c,
@@ -276,7 +281,14 @@ std::vector<RankPlan> plan_ranks(const workloads::Layout& layout, const Case& c,
     RankPlan& plan = plans.emplace_back();
     plan.rank = rank;
     plan.io.attributes = attributes;
-    for (FileGroup& group : group_by_file(layout, c, rank)) {
+    std::vector<FileGroup> groups = group_by_file(layout, c, rank);
+    // FSDP2's empty chunks (ranks past a tensor's last row) are items too: torch.save frames an
+    // empty tensor. They follow the rank's tensors in its one file.
+    const std::string empty_chunk_file =
+        frames_items(c) && c.mapping == Mapping::file_per_rank && !groups.empty()
+            ? groups.back().file
+            : std::string();
+    for (FileGroup& group : groups) {
       const std::uint64_t file_base = shared ? shared_files.region_offset.at(rank) : 0;
       const std::uint64_t memory_base = align_up(plan.buffer_bytes, align);
       std::uint64_t pos = 0;
@@ -287,6 +299,10 @@ std::vector<RankPlan> plan_ranks(const workloads::Layout& layout, const Case& c,
       for (std::size_t i = 0; i < group.shards.size(); ++i) {
         workloads::Shard& s = group.shards[i];
         pos = align_up(pos, align);
+        const std::uint64_t item = pos;
+        const ItemFraming framing = item_framing(s, c);
+        add_framing(plan, group.file, memory_base + pos, framing_text(s, framing.before, true));
+        pos += framing.before;
         PlacedShard& placed = plan.shards.emplace_back();
         placed.bytes = scaled_bytes(s, c.scale);
         placed.rank = rank;
@@ -296,12 +312,26 @@ std::vector<RankPlan> plan_ranks(const workloads::Layout& layout, const Case& c,
         placed.memory_offset = memory_base + pos;
         placed.data_key = shard_data_key(s, c.seed, c.data);
         placed.geometry = shard_geometry(s, c.scale);
+        pos += placed.bytes;
+        add_framing(plan, group.file, memory_base + pos, framing_text(s, framing.after, false));
+        pos += framing.after;
         placed.shard = std::move(s);
         file_pieces.push_back(dataset_piece(placed));
-        shard_extents.push_back({placed.file_offset, placed.memory_offset,
-                                 c.io.direct ? align_up(placed.bytes, align) : placed.bytes});
+        const std::uint64_t item_bytes = pos - item;
+        shard_extents.push_back({file_base + item, memory_base + item,
+                                 c.io.direct ? align_up(item_bytes, align) : item_bytes});
         plan.payload_bytes += placed.bytes;
-        pos += placed.bytes;
+      }
+      if (group.file == empty_chunk_file) {
+        for (const workloads::Shard& s : layout.empty_chunks(rank)) {
+          const ItemFraming framing = item_framing(s, c);
+          pos = align_up(pos, align);
+          const std::uint64_t item_bytes = framing.item_bytes(0);
+          add_framing(plan, group.file, memory_base + pos, framing_text(s, item_bytes, true));
+          shard_extents.push_back({file_base + pos, memory_base + pos,
+                                   c.io.direct ? align_up(item_bytes, align) : item_bytes});
+          pos += item_bytes;
+        }
       }
       const std::uint64_t region = align_up(pos, align);
       plan.buffer_bytes = memory_base + region;
@@ -316,8 +346,10 @@ std::vector<RankPlan> plan_ranks(const workloads::Layout& layout, const Case& c,
       file.reserve_offset = file_base;
       file.file_size = file_base + region;
       if (const auto rest = framework_file_rest(layout, c, rank, group.file, unscaled_bytes)) {
-        append_stand_in(file, file.file_size, group.file,
-                        stand_in_text("padding and framing", group.file, rest), c, plan);
+        append_stand_in(
+            file, file.file_size, group.file,
+            stand_in_text("ckptbench stand-in for the rest of " + group.file + "\n", rest), c,
+            plan);
       }
       plan.io.files.push_back(std::move(file));
     }

@@ -53,7 +53,7 @@ struct RankPlan {
   std::int64_t rank = 0;
   std::vector<PlacedShard> shards;
   std::uint64_t buffer_bytes = 0;   // memory needed, alignment padding included
-  std::uint64_t payload_bytes = 0;  // sum of shard bytes
+  std::uint64_t payload_bytes = 0;  // sum of shard bytes (torch.save framing not included)
   std::vector<FileHeader> headers;  // strategy.format = "safetensors": one per file
   backends::IoPlan io;              // paths absolute (under the checkpoint directory)
   RankReadPlan reshard;  // resharding restore only: its reads (as io), copies, padding, counts

@@ -41,10 +41,6 @@ std::optional<FileBytes> megatron_file_bytes(const workloads::Layout& layout, co
   return std::nullopt;
 }
 
-bool framed(const Case&) {
-  return true;
-}
-
 }  // namespace
 
 std::uint64_t framework_file_rest(const workloads::Layout& layout, const Case& c, std::int64_t rank,
@@ -52,7 +48,7 @@ std::uint64_t framework_file_rest(const workloads::Layout& layout, const Case& c
   std::optional<FileBytes> bytes = deepspeed_file_bytes(layout, c, rank, file);
   if (!bytes) bytes = megatron_file_bytes(layout, c, rank, file);
   if (!bytes) return 0;
-  const std::uint64_t target = framed(c) ? bytes->whole : bytes->data;
+  const std::uint64_t target = c.framing ? bytes->whole : bytes->data;
   const auto scale = static_cast<std::uint64_t>(std::max<std::int64_t>(1, c.scale));
   return target > tensor_bytes ? (target - tensor_bytes) / scale : 0;
 }

@@ -167,6 +167,30 @@ std::string deepspeed_pipeline_refusal(std::int64_t zero_stage, const std::strin
          zero_key + " = 0 or 1, or " + pp_key + " = 1";
 }
 
+std::optional<FramingRefusal> framing_refusal(const Case& c) {
+  if (c.format != CheckpointFormat::raw)
+    return FramingRefusal{"strategy.format", "safetensors files hold no torch.save archives"};
+  if (c.backend == "hdf5")
+    return FramingRefusal{"backend.name", "hdf5 stores typed datasets, not torch.save archives"};
+  if (c.compression.enabled())
+    return FramingRefusal{"strategy.compression",
+                          "a compressed checkpoint stores ckptbench's frames, not archives"};
+  if (c.selective.enabled()) {
+    const char* key = c.selective.delta()       ? "strategy.delta_every"
+                      : c.selective.experts > 0 ? "strategy.partial_experts"
+                                                : "strategy.selective_every";
+    return FramingRefusal{key,
+                          "selective and delta checkpoints pack ckptbench's pieces, not "
+                          "archives"};
+  }
+  if (c.state.sizing == workloads::Sizing::dlio)
+    return FramingRefusal{"model.sizing", "DLIO's sizing writes MLPerf Storage's byte counts"};
+  if (c.reuse_bytes > 0)
+    return FramingRefusal{"memory.reuse_bytes",
+                          "one reused buffer cannot hold each file's framing bytes"};
+  return std::nullopt;
+}
+
 std::string per_tensor_sharding_refusal(const Case& c, const std::string& layout_key,
                                         const std::string& sharding_key) {
   if (c.parallel.zero_sharding != workloads::ZeroSharding::per_tensor ||

@@ -112,6 +112,9 @@ struct Case {
   std::uint64_t coalesce_bytes = 0;   // 0: do not coalesce
   CompressionSpec compression;        // strategy.compression*
   SelectiveSpec selective;            // strategy.selective_every
+  // strategy.framing in effect: each item of a .distcp file is the whole archive torch.save
+  // writes for it (harness/plan/item_framing), each .pt file torch.save's archive of its tensors.
+  bool framing = false;
 
   std::string backend = "posix";
   backends::IoSettings io;
@@ -178,6 +181,14 @@ std::string deepspeed_pipeline_refusal(std::int64_t zero_stage,
 std::string per_tensor_sharding_refusal(const Case& c,
                                         const std::string& layout_key = "strategy.layout",
                                         const std::string& sharding_key = "parallel.zero_sharding");
+
+// Why the case's files cannot carry torch.save's framing (strategy.framing): the key that rules
+// it out and why, or nullopt where they can (a framework layout's raw files of whole tensors).
+struct FramingRefusal {
+  std::string key;
+  std::string why;
+};
+std::optional<FramingRefusal> framing_refusal(const Case& c);
 
 // Whether the deepspeed layout writes DeepSpeed's ZeRO-3 files for this job (no bf16 weights: the
 // fp32 partition in each rank's optimizer file is their only copy; the file sizes are

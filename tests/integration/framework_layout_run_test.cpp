@@ -160,8 +160,9 @@ TEST(FrameworkLayoutRun, MegatronDistWritesItsCoordinatorFilesAndVerifies) {
 }
 
 // FSDP2's sharding of a Llama-shaped model whose sizes do not divide by DP 4, under mpirun: each
-// .distcp holds the data bytes torch wrote for its rank (tests/data/dcp/fsdp2/dcp_fsdp2.jsonl;
-// torch.save's framing not counted), and a restore verifies every chunk.
+// .distcp is the size of the file torch wrote for its rank (tests/data/dcp/fsdp2/dcp_fsdp2.jsonl:
+// every item a torch.save archive, the empty chunks' included), and a restore verifies every
+// chunk.
 TEST(FrameworkLayoutRun, PerTensorShardingUnderMpirunWritesFsdp2sChunksAndRestores) {
   if (const std::string why = why_no_mpirun(); !why.empty()) GTEST_SKIP() << why;
   const auto mpirun = find_mpirun();
@@ -183,11 +184,12 @@ TEST(FrameworkLayoutRun, PerTensorShardingUnderMpirunWritesFsdp2sChunksAndRestor
   ASSERT_EQ(written.exit_code, 0) << written.describe();
   const fs::path step = latest_checkpoint(dir / "target" / "f" / "case-0000");
   ASSERT_FALSE(step.empty());
-  // Rank 3 holds the last 7 of the 37-row tables and no row of the 6-row k/v projections.
-  for (const auto& [file, bytes] : std::map<std::string, std::uintmax_t>{{"__0_0.distcp", 1710},
-                                                                         {"__1_0.distcp", 1710},
-                                                                         {"__2_0.distcp", 1710},
-                                                                         {"__3_0.distcp", 1374}})
+  // Rank 3 holds the last 7 of the 37-row tables and no row of the 6-row k/v projections: 1,374
+  // data bytes to the others' 1,710, and the archives of its 4 empty chunks.
+  for (const auto& [file, bytes] : std::map<std::string, std::uintmax_t>{{"__0_0.distcp", 34141},
+                                                                         {"__1_0.distcp", 34141},
+                                                                         {"__2_0.distcp", 34141},
+                                                                         {"__3_0.distcp", 33757}})
     EXPECT_EQ(fs::file_size(step / file), bytes) << file;
   EXPECT_EQ(read_manifest(step).at("tensors").size(), 21u * 4 - 4);
   const Outcome restored = run("restore", "restored");

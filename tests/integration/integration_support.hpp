@@ -424,12 +424,15 @@ inline std::string tiny_full_state_campaign(const Scratch& dir, const std::strin
 }
 
 // After campaign_toml's [campaign] table: a kept checkpoint of one iteration without warm-up of
-// the model file `model` at scale 4 under TP 2, `scope` state as `format`, caches left alone.
+// the model file `model` at scale 4 under TP 2, `scope` state as `format`, caches left alone. The
+// tensors lie back to back (strategy.framing = "off"): the load tests count requests by which
+// tensors are neighbours in a file.
 inline std::string tp2_checkpoint_toml(const fs::path& model, const std::string& scope,
                                        const std::string& format) {
   return "create_target = true\nkeep = true\niterations = 1\nwarmup = 0\n[model]\nname = \"" +
          model.string() + "\"\nscale = 4\n[parallel]\ntp = 2\n[state]\nscope = \"" + scope +
-         "\"\n[strategy]\nformat = \"" + format + "\"\n[cache]\npolicy = \"none\"\n";
+         "\"\n[strategy]\nformat = \"" + format +
+         "\"\nframing = \"off\"\n[cache]\npolicy = \"none\"\n";
 }
 
 // Bytes `ckptbench run` writes per checkpoint for `world` modeled ranks of the layout that

@@ -122,8 +122,12 @@ TEST(TieredRun, SurvivorsRecoverFromTheirMemoryTierAndTheLostNodeFromPeers) {
   const std::optional<std::string> mpirun = find_mpirun();
   Scratch dir;
   const fs::path campaign = dir.write(
-      "c.toml", tiered_campaign(
-                    dir, "memory = [true, false]\nchunk_bytes = 16384\nlost_nodes = [1]\n", 2, 4));
+      "c.toml",
+      tiered_campaign(dir,
+                      "memory = [true, false]\nchunk_bytes = 16384\nlost_nodes = [1]\n"
+                      // Parts of the tensors alone: processes 1 to 3 then hold parts of one size.
+                      "[strategy]\nframing = \"off\"\n",
+                      2, 4));
   std::vector<std::string> args = mpirun_args(*mpirun, 4);
   args.insert(args.end(), {kBinary, "run", campaign.string(), "--output", (dir / "out").string()});
   const Outcome o = run_process(args, std::chrono::seconds(120));

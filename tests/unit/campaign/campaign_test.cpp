@@ -76,7 +76,7 @@ TEST(Campaign, ConfigHoldsEveryKeyAsTheUserSeesIt) {
               "optimizer_dtype": "fp32"},
     "ranks": {"select": "all", "list": [], "node": 0, "gpus_per_node": 8},
     "strategy": {"mapping": "file_per_rank", "layout": "dcp", "megatron_optimizer": "gathered", "writer_threads": 2, "alignment": 0, "chunk_bytes": 0,
-                 "coalesce_bytes": 0, "format": "raw", "max_shard_bytes": 5000000000},
+                 "coalesce_bytes": 0, "format": "raw", "framing": "on", "max_shard_bytes": 5000000000},
     "backend": {"name": "posix", "direct": false, "sync": "fsync", "fallocate": false,
                 "threads": 1, "queue_depth": 1, "sqpoll": false, "direct_alignment": 4096,
                 "posix": {"throttle_percent": 0},

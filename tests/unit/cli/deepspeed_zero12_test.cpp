@@ -99,5 +99,22 @@ TEST(DeepSpeedZero12, EveryFileHasDeepSpeedsSize) {
   EXPECT_EQ(compared, 228u);  // 120 .pt files, 36 latest, 72 recovery scripts
 }
 
+// strategy.framing = "off" keeps what is not torch.save's framing: the storages, DeepSpeed's
+// padding of the flat buffer and Adam's step included.
+TEST(DeepSpeedZero12, WithoutFramingTheFilesHoldTheirStoragesAlone) {
+  for (const MeasuredSave& save : zero12_saves()) {
+    std::map<std::string, std::uint64_t> bytes;
+    for (const ListedFile& f : list_checkpoint_files(
+             layout_of(save), {.directory_layout = DirectoryLayout::deepspeed, .framing = false}))
+      bytes[f.path] = f.bytes;
+    for (const auto& [path, row] : save.files) {
+      if (!path.ends_with(".pt")) continue;
+      std::uint64_t storages = 0;
+      for (const auto& s : row.at("storages")) storages += s.get<std::uint64_t>();
+      EXPECT_EQ(bytes.at(path), storages) << path << ", " << name_of(save);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace ckpt::harness

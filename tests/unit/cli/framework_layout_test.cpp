@@ -44,6 +44,10 @@ std::vector<ListedFile> files_of(DirectoryLayout layout,
                                {.directory_layout = layout, .megatron_optimizer = optimizer});
 }
 
+// torch.save's archive around each of the reference job's 1,312 .distcp items (1,577 B each on
+// average; strategy.framing, harness/plan/item_framing).
+constexpr std::uint64_t kDistcpFraming = 2'069'024;
+
 std::uint64_t total(const std::vector<ListedFile>& files) {
   std::uint64_t sum = 0;
   for (const ListedFile& f : files) sum += f.bytes;
@@ -60,8 +64,12 @@ TEST(FrameworkLayout, DcpWritesOneFilePerRankAndEveryElementOnce) {
   EXPECT_EQ(files.back().path, ".metadata");  // the coordinator's, last, from rank 0
   EXPECT_EQ(files.back().rank, 0);
   files.pop_back();
-  EXPECT_EQ(total(files), 112'423'657'472u);  // 8,030,261,248 parameters × 14 bytes
-  EXPECT_EQ(total(files), static_cast<std::uint64_t>(reference_job().checkpoint_bytes()));
+  // 8,030,261,248 parameters × 14 bytes, each item framed
+  EXPECT_EQ(total(files), 112'423'657'472u + kDistcpFraming);
+  std::vector<ListedFile> bare = list_checkpoint_files(
+      reference_job(), {.directory_layout = DirectoryLayout::dcp, .framing = false});
+  bare.pop_back();
+  EXPECT_EQ(total(bare), static_cast<std::uint64_t>(reference_job().checkpoint_bytes()));
 }
 
 // Each file is whole, as Megatron torch.saves it (megatron_pt_files); its storages are the
@@ -193,7 +201,8 @@ TEST(FrameworkLayout, MegatronDistWritesTwoFilesPerRankAndSpreadsReplicasOverDp)
   // "common_backend_version": 1}: Megatron's CheckpointingConfig as json.dump writes it
   EXPECT_EQ(files[18].bytes, 119u);
   files.resize(16);
-  EXPECT_EQ(total(files), 112'423'657'472u);  // deduplicated: every element once, as DCP
+  // deduplicated: every element once, as DCP, each item framed
+  EXPECT_EQ(total(files), 112'423'657'472u + kDistcpFraming);
   std::map<std::int64_t, std::uint64_t> per_rank;
   for (const ListedFile& f : files) per_rank[f.rank] += f.bytes;
   // Every rank writes: the DP-replicated weights are spread over DP by size, so DP ranks 0 and 1

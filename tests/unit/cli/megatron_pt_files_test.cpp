@@ -66,9 +66,11 @@ std::string name_of(const nlohmann::json& row) {
   return row.at("file").get<std::string>() + ", " + row.at("case").dump();
 }
 
-std::uint64_t listed_bytes(const workloads::Layout& layout, const std::string& file) {
-  for (const ListedFile& f :
-       list_checkpoint_files(layout, {.directory_layout = DirectoryLayout::megatron, .rank = 0})) {
+std::uint64_t listed_bytes(const workloads::Layout& layout, const std::string& file,
+                           bool framing = true) {
+  for (const ListedFile& f : list_checkpoint_files(
+           layout,
+           {.directory_layout = DirectoryLayout::megatron, .framing = framing, .rank = 0})) {
     if (f.path == "mp_rank_00/" + file) return f.bytes;
   }
   return 0;
@@ -123,6 +125,16 @@ TEST(MegatronPtFiles, CommonPtHasMegatronCoresSize) {
     ++compared;
   }
   EXPECT_EQ(compared, 5u);
+}
+
+// strategy.framing = "off" keeps the storages: the layout's tensors and the RNG states.
+TEST(MegatronPtFiles, WithoutFramingTheFilesHoldTheirStoragesAlone) {
+  for (const nlohmann::json& row : torch_format_files()) {
+    std::uint64_t storages = 0;
+    for (const auto& s : row.at("storages")) storages += s.get<std::uint64_t>();
+    EXPECT_EQ(listed_bytes(layout_of(row.at("case")), row.at("file"), false), storages)
+        << name_of(row);
+  }
 }
 
 }  // namespace
