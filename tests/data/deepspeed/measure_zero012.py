@@ -16,15 +16,13 @@ for *.pt files also `pickle_bytes` (data.pkl's size) and `storages` (the data/N 
 
 import json
 import os
-import tempfile
 
 os.environ.setdefault("DS_ACCELERATOR", "cpu")
 
 import torch  # noqa: E402
-import torch.multiprocessing as mp  # noqa: E402
 
 import measure_zero3  # noqa: E402
-from measure_zero3 import Named, config_of, megatron_tensors, tensor_bytes, zip_records  # noqa: E402
+from measure_zero3 import config_of, saved_files, tensor_bytes, zip_records  # noqa: E402
 
 # measure_zero3's shapes and one whose element count is odd, so that DeepSpeed pads the flat
 # buffer (the saved fixture holds shapes 0 to 3, 5 and 6).
@@ -34,52 +32,18 @@ STAGES = [0, 1, 2]
 DP_SIZES = [1, 2, 4]
 
 
-def worker(rank, world, shape, stage, save_dir, port):
-    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank),
-                      LOCAL_RANK=str(rank), WORLD_SIZE=str(world), LOCAL_SIZE=str(world))
-    import deepspeed
-
-    deepspeed.init_distributed(dist_backend="gloo", auto_mpi_discovery=False)
-    torch.manual_seed(0)
-    ds_config = {
-        "train_batch_size": world,
-        "train_micro_batch_size_per_gpu": 1,
-        "bf16": {"enabled": True},
-        "zero_optimization": {"stage": stage},
-        "optimizer": {"type": "AdamW", "params": {"lr": 1e-3, "torch_adam": True}},
-    }
-    model = Named(megatron_tensors(config_of(shape)))
-    engine, _, _, _ = deepspeed.initialize(model=model, config=ds_config,
-                                           model_parameters=model.parameters())
-    x = torch.zeros(1, dtype=torch.bfloat16)
-    loss = engine(x).float().sum()
-    engine.backward(loss)
-    engine.step()
-    engine.save_checkpoint(save_dir, tag="global_step1")
-    torch.distributed.barrier()
+def describe(row, name, path):
+    if name.endswith(".pt"):
+        records = zip_records(path)
+        row["pickle_bytes"] = records[0][1]
+        row["storages"] = [n for r, n in records if r.startswith("data/")]
+        sd = torch.load(path, map_location="cpu", weights_only=False)
+        row["tensor_bytes"] = tensor_bytes(sd)
 
 
 def measure(shape, stage, dp, port):
-    cfg = config_of(shape)
-    with tempfile.TemporaryDirectory() as save_dir:
-        mp.spawn(worker, args=(dp, shape, stage, save_dir, port), nprocs=dp, join=True)
-        rows = []
-        for root, _, names in os.walk(save_dir):
-            for name in sorted(names):
-                path = os.path.join(root, name)
-                rel = os.path.relpath(path, save_dir)
-                row = {"case": dict(cfg, dp=dp, stage=stage), "path": rel,
-                       "bytes": os.path.getsize(path)}
-                if name.endswith(".pt"):
-                    records = zip_records(path)
-                    row["pickle_bytes"] = records[0][1]
-                    row["storages"] = [n for r, n in records if r.startswith("data/")]
-                    sd = torch.load(path, map_location="cpu", weights_only=False)
-                    row["tensor_bytes"] = tensor_bytes(sd)
-                rows.append(row)
-    rows.sort(key=lambda r: r["path"])
-    rows[0]["parameters"] = [[n, s] for n, s in megatron_tensors(cfg)]
-    return rows
+    case = dict(config_of(shape), dp=dp, stage=stage)
+    return saved_files(shape, dp, port, case, describe, stage)
 
 
 def main():
