@@ -117,7 +117,7 @@ void count_model_sizes(PickleBytes& p, const workloads::ModelSpec& model) {
 bool megatron_pt_files(const Case& c, const workloads::Layout& layout) {
   const workloads::StateSpec& s = layout.state();
   return c.directory_layout == DirectoryLayout::megatron && c.mapping == Mapping::file_per_rank &&
-         c.megatron_optimizer == MegatronOptimizer::gathered &&
+         c.megatron_optimizer == MegatronOptimizer::gathered && layout.parallel().ep == 1 &&
          s.scope == workloads::StateScope::full && s.master_dtype.has_value() &&
          s.sizing == workloads::Sizing::exact;
 }

@@ -25,8 +25,9 @@ namespace ckpt::harness {
 // tree is megatron-core's GPT with the local layer spec (Transformer Engine's modules add their
 // own extra state).
 //
-// Whether the case's files are these: the megatron layout, one file per rank, the full state
-// with master weights, exact sizing and the gathered distributed optimizer format.
+// Whether the case's files are these: the megatron layout, one file per rank, no expert
+// parallelism (each expert rank's files hold its experts alone), the full state with master
+// weights, exact sizing and the gathered distributed optimizer format.
 bool megatron_pt_files(const Case& c, const workloads::Layout& layout);
 
 // A file's size as torch.save writes it, and the bytes of its storages alone.
