@@ -23,6 +23,9 @@ Credentials required_credentials(const BackendOptions& options) {
   throw IoError("s3: write " + path + ": " + why);
 }
 
+// HTTP 416: the range starts at or past the object's end.
+constexpr int kRangePastEnd = 416;
+
 }  // namespace
 
 S3Backend::S3Backend(const IoSettings& settings, const BackendOptions& options,
@@ -162,16 +165,17 @@ void S3Backend::download(Objects& objects, const IoPlan& plan, MemoryView memory
     const std::uint64_t wanted = r.range->second - r.range->first + 1;
     const std::string what = "s3: GET " + r.name + " bytes " + std::to_string(r.range->first) +
                              "-" + std::to_string(r.range->second) + ": ";
+    const bool past_end = responses[k].status == kRangePastEnd;
     // A whole object (200) in place of the range would have put its first bytes at the range's
     // memory: never accepted as the range.
-    if (responses[k].status != 206) {
+    if (responses[k].status != 206 && !past_end) {
       throw IoError(what + "HTTP " + std::to_string(responses[k].status) +
                     " instead of 206: the server ignored the Range header");
     }
-    if (responses[k].received != wanted) {
-      throw IoError(what + "object shorter than the plan (" +
-                    std::to_string(responses[k].received) + " of " + std::to_string(wanted) +
-                    " bytes)");
+    const std::uint64_t received = past_end ? 0 : responses[k].received;
+    if (received != wanted) {
+      throw IoError(what + "object shorter than the plan (" + std::to_string(received) + " of " +
+                    std::to_string(wanted) + " bytes)");
     }
   }
 }
@@ -192,7 +196,10 @@ std::vector<Response> S3Backend::send_all(const std::vector<Request>& requests) 
       responses[k] = route(*connections_[w], requests[k], counters_, &stop, latency);
       const bool error_in_ok = requests[k].kind == RequestKind::multipart &&
                                responses[k].text.find("<Error>") != std::string::npos;
-      if (!responses[k].ok() || error_in_ok) {
+      // A range from past the object's end: download names the object as shorter than planned.
+      const bool past_end =
+          requests[k].kind == RequestKind::ranged_get && responses[k].status == kRangePastEnd;
+      if ((!responses[k].ok() && !past_end) || error_in_ok) {
         const std::lock_guard lock(failure_mutex);
         if (failure.empty()) failure = describe_failure(requests[k], responses[k]);
         stop = true;

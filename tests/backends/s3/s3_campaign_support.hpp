@@ -28,13 +28,17 @@ num_key_value_heads = 2
 vocab_size = 256
 )";
 
-// Four modeled ranks (TP 2, PP 2), two kept checkpoints: the second retires the first.
+// Four modeled ranks (TP 2, PP 2), two kept checkpoints: the second retires the first. The
+// tensors lie back to back (strategy.framing = "off"): the read counts reason about which ranges
+// are adjacent in an object.
 inline constexpr const char* kFourRanksKept = R"(keep = true
 iterations = 2
 warmup = 0
 [parallel]
 tp = 2
 pp = 2
+[strategy]
+framing = "off"
 )";
 
 inline std::string environment(const char* name) {

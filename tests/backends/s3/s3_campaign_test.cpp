@@ -222,7 +222,9 @@ TEST_F(S3Campaign, FourProcessesWriteRestoreReshardedAndLoadCountingEveryRequest
 // Four processes (TP 2, PP 2) checkpoint in a [training] loop whose async engine flushes each
 // checkpoint in the background: each process PUTs its rank's file per checkpoint, process 0 alone
 // commits. The newest checkpoint then restores in the same layout, each process reading its own
-// file with one ranged GET, verified, listing nothing.
+// file with one ranged GET (its tensors back to back, strategy.framing = "off"; with torch.save's
+// framing between them each tensor is a GET of its own, as DCP reads item by item), verified,
+// listing nothing.
 TEST_F(S3Campaign, FourProcessesCheckpointWithTheAsyncEngineAndRestoreInTheSameLayout) {
   if (const std::string why = why_no_mpirun(); !why.empty()) GTEST_SKIP() << why;
   const std::string keys = R"(keep = true
@@ -237,6 +239,8 @@ iteration_seconds = 0.01
 checkpoint_every = 2
 [engine]
 name = "async"
+[strategy]
+framing = "off"
 )";
   const Outcome written = run_campaign("async4", keys, {"--phase", "checkpoint"}, "", 4);
   ASSERT_EQ(written.exit_code, 0) << written.describe();
