@@ -10,8 +10,7 @@ namespace ckpt::harness {
 // torch.save's data.pkl: a non-negative int in 2, 3 or 5 bytes (BININT1, BININT2, BININT) or
 // from 2^31 as LONG1 (its length byte and two's-complement bytes), a string as
 // BINUNICODE, and each memo put or get of a memoized object in 2 bytes (BINPUT, BINGET) up to memo
-// index 255 and in 5 (LONG_BINPUT, LONG_BINGET) above; a dict or list of more than 1000 items in
-// batches (a MARK and a SETITEMS or APPENDS each).
+// index 255 and in 5 (LONG_BINPUT, LONG_BINGET) above; a long dict or list in batches.
 class PickleBytes {
  public:
   // `fixed` bytes counted by the caller, which hold `memo_entries` memo puts.
@@ -32,7 +31,14 @@ class PickleBytes {
   }
   void get(std::uint64_t index) { bytes_ += index < 256 ? 2 : 5; }
   std::uint64_t next_index() const { return memo_; }
-  void batches(std::size_t items) { bytes_ += items > 0 ? 2 * ((items - 1) / 1000) : 0; }
+  // The batches beyond the first of a list of `items` (1000 items each, a MARK and an APPENDS),
+  // and of an OrderedDict, such as a module's state dict (the same, but a last batch of one item
+  // is a lone SETITEM).
+  void list_batches(std::size_t items) { bytes_ += items > 1 ? 2 * ((items - 1) / 1000) : 0; }
+  void ordered_dict_batches(std::size_t items) {
+    list_batches(items);
+    if (items > 1000 && items % 1000 == 1) bytes_ -= 1;
+  }
   std::uint64_t bytes() const { return bytes_; }
 
  private:

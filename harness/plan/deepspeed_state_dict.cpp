@@ -46,7 +46,7 @@ std::uint64_t count_module_metadata(PickleBytes& p, const std::vector<workloads:
       p.get(version);
     }
   }
-  p.batches(modules.size());
+  p.ordered_dict_batches(modules.size());
   p.put(2);
   const std::uint64_t optimizer_key = p.next_index();
   p.put(4);
@@ -64,7 +64,7 @@ std::uint64_t count_module_metadata(PickleBytes& p, const std::vector<workloads:
     p.add(kShapePickleBytes);
     p.put(3);
   }
-  p.batches(tensors.size());
+  p.ordered_dict_batches(tensors.size());
   return optimizer_key;
 }
 

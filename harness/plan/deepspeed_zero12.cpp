@@ -120,7 +120,7 @@ std::uint64_t flat_model_states_pickle_bytes(const workloads::Layout& layout,
     count_weight(p, tensors[i], i == 0, offset, flat, layout.state().weight_dtype);
     offset += shard_elements(tensors[i].extent);
   }
-  p.batches(tensors.size());
+  p.ordered_dict_batches(tensors.size());
   const std::uint64_t optimizer_key = count_module_metadata(p, tensors);
   for (int i = 0; i < 3; ++i) p.integer(layout.parallel().dp);  // samples, dp size, batch
   p.put(kFlatModelStatesTrailingMemoPuts);
@@ -235,7 +235,7 @@ std::uint64_t deepspeed_zero12_optimizer_file_bytes(const workloads::Layout& lay
   // param_alignment_paddings: a 0 per tensor of the group (APPEND for one, MARK ... APPENDS).
   const std::size_t n = tensors.size();
   p.add(2 * n + (n == 1 ? 1 : 2));
-  p.batches(n);
+  p.list_batches(n);
   p.integer(dp);  // partition_count
   p.integer(dp);  // ds_config's train_batch_size
   p.put(kPartitionLeadingMemoPuts);

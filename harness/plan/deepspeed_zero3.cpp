@@ -70,7 +70,7 @@ std::uint64_t model_states_pickle_bytes(const workloads::Layout& layout,
     p.add(kPlaceholderPickleBytes);
     p.put(i == 0 ? kFirstPlaceholderMemoPuts : kPlaceholderMemoPuts);
   }
-  p.batches(tensors.size());
+  p.ordered_dict_batches(tensors.size());
   const std::uint64_t optimizer_key = count_module_metadata(p, tensors);
   p.put(kModelStatesTrailingMemoPuts);
   p.get(optimizer_key);  // ds_config's "optimizer" key, memoized as the state dict's

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <tuple>
 #include <utility>
 
 namespace ckpt::harness {
@@ -12,9 +13,8 @@ namespace {
 
 TEST(PickleBytes, IntsTakeAsManyBytesAsPythonsPickler) {
   const std::pair<std::int64_t, std::uint64_t> expected[] = {
-      {0, 2},          {255, 2},         {256, 3},          {65535, 3},
-      {65536, 5},      {2147483647, 5},  {2147483648, 7},   {4294967295, 7},
-      {549755813888, 8}, {1099511627776, 8}};
+      {0, 2},          {255, 2},        {256, 3},        {65535, 3},        {65536, 5},
+      {2147483647, 5}, {2147483648, 7}, {4294967295, 7}, {549755813888, 8}, {1099511627776, 8}};
   for (const auto& [value, bytes] : expected) {
     PickleBytes p(0);
     p.integer(value);
@@ -39,12 +39,18 @@ TEST(PickleBytes, MemoReferencesGrowPastIndex255) {
   EXPECT_EQ(after_args.next_index(), 300u);
 }
 
-TEST(PickleBytes, ADictOfMoreThanAThousandItemsIsBatched) {
-  PickleBytes p(0);
-  p.batches(1000);
-  EXPECT_EQ(p.bytes(), 0u);
-  p.batches(1002);
-  EXPECT_EQ(p.bytes(), 2u);  // one more MARK and SETITEMS around the last two
+// The bytes beyond the first batch's MARK and closing opcode that pickle.dumps(x, 2) writes for
+// a list [0] * n and an OrderedDict of n items.
+TEST(PickleBytes, LongListsAndOrderedDictsAreBatchedAsPythonsPicklerBatchesThem) {
+  const std::tuple<std::size_t, std::uint64_t, std::uint64_t> expected[] = {
+      {2, 0, 0}, {999, 0, 0}, {1000, 0, 0}, {1001, 2, 1}, {1002, 2, 2}, {2000, 2, 2}, {2001, 4, 3}};
+  for (const auto& [items, list, ordered_dict] : expected) {
+    PickleBytes l(0), d(0);
+    l.list_batches(items);
+    d.ordered_dict_batches(items);
+    EXPECT_EQ(l.bytes(), list) << items;
+    EXPECT_EQ(d.bytes(), ordered_dict) << items;
+  }
 }
 
 }  // namespace
