@@ -31,7 +31,7 @@ std::uint64_t deepspeed_torch_save_bytes(const std::string& file, std::uint64_t 
                                   storages);
 }
 
-std::uint64_t count_module_metadata(PickleBytes& p, const std::vector<workloads::Shard>& tensors) {
+void count_module_versions(PickleBytes& p, const std::vector<workloads::Shard>& tensors) {
   p.put(3);
   const std::set<std::string> modules = module_names(tensors);
   std::uint64_t version = 0;
@@ -47,6 +47,10 @@ std::uint64_t count_module_metadata(PickleBytes& p, const std::vector<workloads:
     }
   }
   p.ordered_dict_batches(modules.size());
+}
+
+std::uint64_t count_module_metadata(PickleBytes& p, const std::vector<workloads::Shard>& tensors) {
+  count_module_versions(p, tensors);
   p.put(2);
   const std::uint64_t optimizer_key = p.next_index();
   p.put(4);

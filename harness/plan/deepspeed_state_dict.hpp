@@ -17,6 +17,10 @@ namespace ckpt::harness {
 std::uint64_t deepspeed_torch_save_bytes(const std::string& file, std::uint64_t pickle_bytes,
                                          const std::vector<std::uint64_t>& storages);
 
+// Counts the state dict's _metadata after the module's tensors: per module of the smallest module
+// tree holding the names its {"version": 1}.
+void count_module_versions(PickleBytes& p, const std::vector<workloads::Shard>& tensors);
+
 // Counts what the model_states pickle holds after the module's tensors: the state dict's
 // _metadata (per module of the smallest module tree holding the names its {"version": 1}),
 // buffer_names, the "optimizer" key and param_shapes (per tensor its name and torch.Size).

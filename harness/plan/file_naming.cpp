@@ -63,7 +63,11 @@ std::string deepspeed_file(const workloads::Layout& layout, const workloads::Ran
                            const workloads::Shard& shard) {
   const auto& p = layout.parallel();
   const std::int64_t mp = c.pp * p.tp + c.tp;
-  if (shard.state != workloads::StateKind::weight) return deepspeed_optimizer_file(c.dp, mp);
+  // Without ZeRO, DeepSpeed's mixed-precision optimizer saves its state in the model's file.
+  if (shard.state != workloads::StateKind::weight) {
+    return p.zero_stage == 0 && p.pp == 1 && p.ep == 1 ? deepspeed_model_states(mp)
+                                                       : deepspeed_optimizer_file(c.dp, mp);
+  }
   if (p.pp > 1) {
     return fmt::format("layer_{:02d}-model_{:02d}-model_states.pt",
                        deepspeed_layer_index(layout, shard, c), c.tp);

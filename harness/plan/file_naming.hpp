@@ -21,7 +21,9 @@ namespace ckpt::harness {
 //                            expert parallelism, and under ZeRO-3 where deepspeed_zero3_files
 //                            does not apply; under PP > 1 one file per layer and TP rank,
 //                            layer_{LL:02}-model_{tp:02}-model_states.pt) and
-//                            bf16_zero_pp_rank_{dp}_mp_rank_{mp:02}_optim_states.pt (optimizer)
+//                            bf16_zero_pp_rank_{dp}_mp_rank_{mp:02}_optim_states.pt (optimizer;
+//                            without ZeRO, PP and EP in mp_rank_{mp:02}_model_states.pt, as
+//                            DeepSpeed's mixed-precision optimizer saves it with the module)
 //   file_per_tensor  r{rank:05}/{tensor name}.bin
 //   file_per_node    node_{node:04}.bin
 //   shared_file      checkpoint.bin

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "harness/plan/deepspeed_zero0.hpp"
 #include "harness/plan/deepspeed_zero12.hpp"
 #include "harness/plan/deepspeed_zero3.hpp"
 #include "harness/plan/file_naming.hpp"
@@ -20,6 +21,10 @@ std::optional<FileBytes> deepspeed_file_bytes(const workloads::Layout& layout, c
   if (deepspeed_zero3_files(c, layout) && optimizer_file) {
     return FileBytes{deepspeed_zero3_optimizer_file_bytes(layout, rank),
                      deepspeed_zero3_optimizer_data_bytes(layout, rank)};
+  }
+  if (deepspeed_zero0_files(c, layout) && file == deepspeed_model_states(coord.tp)) {
+    return FileBytes{deepspeed_zero0_model_states_bytes(layout, rank),
+                     deepspeed_zero0_model_states_data_bytes(layout, rank)};
   }
   if (!deepspeed_zero12_files(c, layout)) return std::nullopt;
   if (optimizer_file) {

@@ -18,7 +18,8 @@ namespace ckpt::harness {
 // partition padding and Adam's step), not the framing around them.
 //
 // Known files: DeepSpeed's optimizer file under ZeRO-3 (deepspeed_zero3_files), the model
-// states and optimizer files under ZeRO 1 and 2 (deepspeed_zero12_files), and Megatron's
+// states and optimizer files under ZeRO 1 and 2 (deepspeed_zero12_files), the model states
+// file without ZeRO (deepspeed_zero0_files), and Megatron's
 // model_optim_rng.pt and distrib_optim.pt (megatron_pt_files).
 std::uint64_t framework_file_rest(const workloads::Layout& layout, const Case& c, std::int64_t rank,
                                   const std::string& file, std::uint64_t tensor_bytes);

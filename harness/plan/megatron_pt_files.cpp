@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "harness/formats/pickle_bytes.hpp"
+#include "harness/formats/torch_save_pickle.hpp"
 #include "harness/formats/torch_save_size.hpp"
 #include "harness/plan/framework_shards.hpp"
 
@@ -26,6 +27,11 @@ constexpr std::uint64_t kOptimizerRestBytes = 9404;
 constexpr std::uint64_t kOptimizerPerWeightBytes = 23;  // its dict in Adam's state
 // The args fill the memo past 255 entries: every later memo reference takes 5 bytes.
 constexpr std::uint64_t kArgsMemoEntries = 256;
+constexpr TensorMemo kLongMemo{.rebuild = kArgsMemoEntries,
+                               .storage = kArgsMemoEntries,
+                               .storage_class = kArgsMemoEntries,
+                               .cpu = kArgsMemoEntries,
+                               .ordered_dict = kArgsMemoEntries};
 constexpr std::uint64_t kModuleVersionBytes = 24;  // a module's {"version": 1}, its name aside
 constexpr std::uint64_t kDistribOptimPickleBytes = 379;
 // torch's CPU generator state, CUDA's generator state and the CUDA RNG tracker's one state.
@@ -45,26 +51,6 @@ std::uint64_t pt_tensor_elements(const std::vector<std::int64_t>& shape) {
   std::uint64_t n = 1;
   for (const std::int64_t d : shape) n *= static_cast<std::uint64_t>(d);
   return n;
-}
-
-// A tensor rebuilt from its own storage, named `key` in the archive (data/<key>), every memo
-// reference long: the persistent id, the offset, size and stride, and the memo puts of the key,
-// the tuples, the backward hooks' OrderedDict and the rebuilt tensor.
-void count_own_storage_tensor(PickleBytes& p, const std::vector<std::int64_t>& shape,
-                              std::size_t key) {
-  p.add(9);                                 // MARK MARK TUPLE BINPERSID NEWFALSE REDUCE ...
-  for (int i = 0; i < 5; ++i) p.get(1000);  // rebuild, "storage", storage class, "cpu", dict
-  p.text(std::to_string(key));
-  p.integer(static_cast<std::int64_t>(pt_tensor_elements(shape)));
-  p.integer(0);
-  std::int64_t step = 1;
-  for (std::size_t d = shape.size(); d-- > 0;) {
-    p.integer(shape[d]);
-    p.integer(step);
-    step *= std::max<std::int64_t>(shape[d], 1);
-  }
-  p.add(2);  // the size's and the stride's tuple
-  p.put(shape.empty() ? 5 : 7);
 }
 
 // The module tree's modules: the root, every dotted prefix of a weight's name, a GPT layer's
@@ -134,7 +120,7 @@ PtFileBytes megatron_model_optim_rng_bytes(const workloads::Layout& layout, cons
   for (const workloads::Shard& w : weights) {
     p.text(w.name);
     p.put();
-    count_own_storage_tensor(p, w.extent, storages.size());
+    count_tensor_with_own_storage(p, w.extent, storages.size(), kLongMemo);
     storages.push_back(pt_tensor_elements(w.extent) *
                        static_cast<std::uint64_t>(workloads::dtype_bytes(s.weight_dtype)));
   }
@@ -157,21 +143,22 @@ PtFileBytes megatron_model_optim_rng_bytes(const workloads::Layout& layout, cons
       p.integer(static_cast<std::int64_t>(i));  // Adam's state key and its group's entry
       p.integer(static_cast<std::int64_t>(i));
       p.add(kOptimizerPerWeightBytes);
-      count_own_storage_tensor(p, {}, storages.size());
+      count_tensor_with_own_storage(p, {}, storages.size(), kLongMemo);
       storages.push_back(4);  // the step, fp32
       for (int m = 0; m < 2; ++m) {
-        count_own_storage_tensor(p, order[i]->extent, storages.size());
+        count_tensor_with_own_storage(p, order[i]->extent, storages.size(), kLongMemo);
         storages.push_back(pt_tensor_elements(order[i]->extent) * moments);
       }
     }
     const auto master = static_cast<std::uint64_t>(workloads::dtype_bytes(*s.master_dtype));
     for (const workloads::Shard* w : order) {
-      count_own_storage_tensor(p, w->extent, storages.size());
+      count_tensor_with_own_storage(p, w->extent, storages.size(), kLongMemo);
       storages.push_back(pt_tensor_elements(w->extent) * master);
     }
   }
   for (const std::uint64_t bytes : kRngStateBytes) {
-    count_own_storage_tensor(p, {static_cast<std::int64_t>(bytes)}, storages.size());
+    count_tensor_with_own_storage(p, {static_cast<std::int64_t>(bytes)}, storages.size(),
+                                  kLongMemo);
     storages.push_back(bytes);
   }
   PtFileBytes file{torch_save_archive_bytes("model_optim_rng", p.bytes(), storages), 0};

@@ -1,8 +1,6 @@
-// The deepspeed layout under ZeRO 1 and 2 against the checkpoints DeepSpeed 0.19.8 saved for tiny
-// Llama-shaped models at DP 1, 2 and 4 (tests/data/deepspeed/zero012_files.jsonl, written by
+// The deepspeed layout under ZeRO 0, 1 and 2 against the checkpoints DeepSpeed 0.19.8 saved for
+// tiny Llama-shaped models at DP 1, 2 and 4 (tests/data/deepspeed/zero012_files.jsonl, written by
 // measure_zero012.py beside it): the same files, DeepSpeed's flat buffer and every file's size.
-#include "harness/plan/deepspeed_zero12.hpp"
-
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -13,6 +11,8 @@
 #include <vector>
 
 #include "harness/cli/layout_files.hpp"
+#include "harness/plan/deepspeed_zero0.hpp"
+#include "harness/plan/deepspeed_zero12.hpp"
 #include "tests/unit/deepspeed_saves.hpp"
 #include "workloads/layout.hpp"
 
@@ -24,14 +24,17 @@ using testing::listed_files;
 using testing::MeasuredSave;
 using testing::name_of;
 
-// The saves of ZeRO 1 and 2; the fixture's ZeRO-0 saves keep the optimizer in the model file
-// (DeepSpeed's BF16_Optimizer), which the layout does not model.
-std::vector<MeasuredSave> zero12_saves() {
+// The saves of ZeRO 1 and 2 (`zero12`) or of ZeRO 0.
+std::vector<MeasuredSave> saves_of(bool zero12) {
   std::vector<MeasuredSave> saves;
   for (MeasuredSave& save : testing::measured_saves("zero012_files.jsonl")) {
-    if (save.stage > 0) saves.push_back(std::move(save));
+    if ((save.stage > 0) == zero12) saves.push_back(std::move(save));
   }
   return saves;
+}
+
+std::vector<MeasuredSave> zero12_saves() {
+  return saves_of(true);
 }
 
 std::string optimizer_file(std::int64_t dp) {
@@ -113,6 +116,28 @@ TEST(DeepSpeedZero12, WithoutFramingTheFilesHoldTheirStoragesAlone) {
       for (const auto& s : row.at("storages")) storages += s.get<std::uint64_t>();
       EXPECT_EQ(bytes.at(path), storages) << path << ", " << name_of(save);
     }
+  }
+}
+
+// Without ZeRO DeepSpeed's mixed-precision optimizer saves its state beside the weights in DP
+// rank 0's mp_rank_00_model_states.pt: each weight, its Adam step and moments and its fp32 copy a
+// storage of its own; no other file but `latest`.
+TEST(DeepSpeedZero0, OneFileHoldsWeightsAndOptimizerAtDeepSpeedsSize) {
+  const std::vector<MeasuredSave> saves = saves_of(false);
+  ASSERT_EQ(saves.size(), 15u);  // 5 shapes × DP 1, 2, 4
+  for (const MeasuredSave& save : saves) {
+    const auto files = listed_files(save);
+    std::set<std::string> listed;
+    for (const auto& [path, file] : files) listed.insert(path);
+    EXPECT_EQ(listed, (std::set<std::string>{"mp_rank_00_model_states.pt", "../latest"}))
+        << name_of(save);
+    const nlohmann::json& row = save.files.at("mp_rank_00_model_states.pt");
+    EXPECT_EQ(files.at("mp_rank_00_model_states.pt").bytes, row.at("bytes").get<std::uint64_t>())
+        << name_of(save);
+    EXPECT_EQ(files.at("mp_rank_00_model_states.pt").rank, 0);
+    std::uint64_t storages = 0;
+    for (const auto& s : row.at("storages")) storages += s.get<std::uint64_t>();
+    EXPECT_EQ(deepspeed_zero0_model_states_data_bytes(layout_of(save), 0), storages);
   }
 }
 
