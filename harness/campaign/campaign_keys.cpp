@@ -553,8 +553,9 @@ std::vector<KeySpec> read_keys() {
       int_key("restore", "node", "the restore's node with restore.select = \"node\"", 0, 0),
       choice_key("restore", "read",
                  "exact: only the bytes each new rank needs, adjacent ranges coalesced; "
-                 "whole_items: every stored piece an overlap touches read whole, as DCP's reader "
-                 "(bytes read exceed bytes needed)",
+                 "whole_items: every stored piece an overlap touches read whole, torch.save's "
+                 "framing around it included (strategy.framing), as DCP's reader (bytes read "
+                 "exceed bytes needed)",
                  "exact", {"exact", "whole_items"}),
       left_out_at_default(choice_key(
           "restore", "replicas",

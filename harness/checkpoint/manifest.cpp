@@ -107,7 +107,8 @@ ManifestWriter writer_of(const Case& c) {
           .pattern = c.data,
           .seed = c.seed,
           .compression = c.compression,
-          .selective = c.selective};
+          .selective = c.selective,
+          .framing = c.framing};
 }
 
 }  // namespace

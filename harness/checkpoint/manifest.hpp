@@ -105,6 +105,7 @@ struct ManifestWriter {
   std::uint64_t seed = 0;
   CompressionSpec compression;  // strategy.compression*: absent keys are "none"
   SelectiveSpec selective;      // strategy.selective_every: absent is 1
+  bool framing = false;         // strategy.framing in effect: absent is off
 };
 
 struct Manifest {

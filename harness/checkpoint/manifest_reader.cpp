@@ -223,6 +223,10 @@ workloads::StateSpec state_of(const JsonField& config) {
   return s;
 }
 
+std::string_view framing_name(bool on) {
+  return on ? "on" : "off";
+}
+
 // strategy.compression*, absent from the configuration of a case that compresses nothing.
 CompressionSpec compression_of(const JsonField& strategy) {
   CompressionSpec z;
@@ -256,6 +260,10 @@ ManifestWriter writer_of(const JsonField& config) {
   w.pattern = pattern_of(config.at("data").at("pattern"));
   w.seed = config.at("data").at("seed").count();
   w.compression = compression_of(strategy);
+  // strategy.framing, absent from the configuration of a checkpoint written before it existed.
+  if (const auto framing = strategy.find("framing")) {
+    w.framing = choice(*framing, std::array{true, false}, framing_name);
+  }
   if (const auto every = strategy.find("selective_every"))
     w.selective.every = every->integer(1, 1024);
   if (const auto k = strategy.find("partial_experts")) w.selective.experts = k->integer(0, 1 << 20);

@@ -13,6 +13,7 @@
 #include "harness/plan/extent_builder.hpp"
 #include "harness/plan/file_naming.hpp"
 #include "harness/plan/framework_shards.hpp"
+#include "harness/plan/item_framing.hpp"
 #include "harness/plan/training_state.hpp"
 
 namespace ckpt::harness {
@@ -54,10 +55,15 @@ void check_direct_file_sizes(const ReshardSpec& spec, const RankPlan& plan,
 }
 
 StoredPieces stored_pieces(const Manifest& manifest) {
+  const bool framed =
+      manifest.writer.framing && writes_distcp_items(manifest.layout.directory_layout);
   StoredPieces stored;
   for (const ManifestTensor& t : manifest.tensors) {
-    stored[{t.shard.state, t.shard.name}].push_back(
-        {t.stored_file(), t.file_offset, shard_geometry(t.shard, manifest.layout.scale)});
+    const ItemFraming framing =
+        framed ? archive_framing(t.shard, manifest.layout.scale) : ItemFraming{};
+    stored[{t.shard.state, t.shard.name}].push_back({t.stored_file(), t.file_offset,
+                                                     shard_geometry(t.shard, manifest.layout.scale),
+                                                     framing.before, framing.after});
   }
   return stored;
 }

@@ -22,19 +22,25 @@ std::vector<std::int64_t> pickled_shape(const workloads::Shard& shard, std::int6
 
 }  // namespace
 
+bool writes_distcp_items(DirectoryLayout layout) {
+  return layout == DirectoryLayout::dcp || layout == DirectoryLayout::megatron_dist;
+}
+
 bool frames_items(const Case& c) {
-  return c.framing && (c.directory_layout == DirectoryLayout::dcp ||
-                       c.directory_layout == DirectoryLayout::megatron_dist);
+  return c.framing && writes_distcp_items(c.directory_layout);
+}
+
+ItemFraming archive_framing(const workloads::Shard& shard, std::int64_t scale) {
+  const TorchSaveArchive archive =
+      torch_save_tensor_archive(pickled_shape(shard, scale), shard.dtype);
+  const std::uint64_t data = archive.storage_offsets.front();
+  const ShardGeometry g = shard_geometry(shard, scale);
+  const std::uint64_t tensor = g.elements() == 0 ? 0 : g.bytes();
+  return {data, archive.bytes - data - tensor};
 }
 
 ItemFraming item_framing(const workloads::Shard& shard, const Case& c) {
-  if (!frames_items(c)) return {};
-  const TorchSaveArchive archive =
-      torch_save_tensor_archive(pickled_shape(shard, c.scale), shard.dtype);
-  const std::uint64_t data = archive.storage_offsets.front();
-  const ShardGeometry g = shard_geometry(shard, c.scale);
-  const std::uint64_t tensor = g.elements() == 0 ? 0 : g.bytes();
-  return {data, archive.bytes - data - tensor};
+  return frames_items(c) ? archive_framing(shard, c.scale) : ItemFraming{};
 }
 
 std::string framing_text(const workloads::Shard& shard, std::uint64_t bytes, bool before) {

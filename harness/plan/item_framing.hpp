@@ -23,9 +23,15 @@ struct ItemFraming {
   }
 };
 
-// Whether the case frames each item of its files: strategy.framing in effect and the layout's
-// files .distcp ones (dcp, megatron_dist).
+// Whether a layout's data files are .distcp files of items (dcp, megatron_dist).
+bool writes_distcp_items(DirectoryLayout layout);
+
+// Whether the case frames each item of its files: strategy.framing in effect and .distcp files.
 bool frames_items(const Case& c);
+
+// The archive torch.save writes around `shard` at model.scale `scale` (a shard that is not a whole
+// block of its slice pickles as one dimension).
+ItemFraming archive_framing(const workloads::Shard& shard, std::int64_t scale);
 
 // The archive torch.save writes around `shard` at the case's model.scale (a shard that is not a
 // whole block of its slice, a ZeRO flat range, pickles as one dimension); none where the case

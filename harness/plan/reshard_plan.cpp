@@ -289,8 +289,11 @@ RankReadPlan plan_rank_reads(const std::vector<NeededShard>& needed, const Store
       if (mode == ReshardRead::whole_items) {
         const auto [it, first] = scratch_of.try_emplace(&piece, 0);
         if (first) {
-          it->second = scratch.place(piece.geometry.bytes());
-          requests.push_back({file, piece.file_offset, it->second, piece.geometry.bytes()});
+          const std::uint64_t item =
+              piece.framing_before + piece.geometry.bytes() + piece.framing_after;
+          const std::uint64_t at = scratch.place(item);
+          requests.push_back({file, piece.file_offset - piece.framing_before, at, item});
+          it->second = at + piece.framing_before;  // where the piece's own bytes landed
         }
         for (const Overlap& o : overlaps) {
           plan.copies.push_back({it->second + static_cast<std::uint64_t>(o.stored) * eb,

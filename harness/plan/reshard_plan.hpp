@@ -27,6 +27,10 @@ struct StoredPiece {
   std::string file;  // relative to the checkpoint directory
   std::uint64_t file_offset = 0;
   ShardGeometry geometry;
+  // torch.save's archive around the piece (strategy.framing): restore.read = "whole_items" reads
+  // it with the piece, as DCP's reader reads each item's whole archive.
+  std::uint64_t framing_before = 0;
+  std::uint64_t framing_after = 0;
 };
 
 // Elements [needed, needed + elements) of a needed shard (from its flat_begin) are elements

@@ -121,6 +121,27 @@ TEST_F(ReshardRun, FourWritersRestoreVerifiedOnTwoAndThreeProcessesUnderOtherLay
   EXPECT_EQ(r3.at("bytes_per_checkpoint").get<std::uint64_t>(), checkpoint_bytes);
 }
 
+// DCP's reader in the writer's layout: restore.read = "whole_items" reads every item's whole
+// torch.save archive (strategy.framing), so the restore reads every byte of every .distcp file.
+TEST_F(ReshardRun, WholeItemsInTheWritersLayoutReadEveryByteOfTheDistcpFiles) {
+  const fs::path step = write_checkpoint();
+  ASSERT_FALSE(step.empty());
+  std::uint64_t files = 0;
+  for (const auto& entry : fs::directory_iterator(step)) {
+    if (entry.path().extension() == ".distcp") files += fs::file_size(entry.path());
+  }
+  const auto written = read_results(dir_ / "written").at(0);
+  EXPECT_GT(files, written.at("bytes_per_checkpoint").get<std::uint64_t>());
+  const Outcome whole =
+      run(2, campaign("reshard", "[restore]\nread = \"whole_items\"\n"), dir_ / "whole", "restore");
+  ASSERT_EQ(whole.exit_code, 0) << whole.describe();
+  const auto r = read_results(dir_ / "whole").at(0);
+  EXPECT_EQ(r.at("status"), "ok") << r.at("error");
+  EXPECT_EQ(r.at("verified"), true);
+  EXPECT_EQ(r.at("reshard").at("bytes_read").get<std::uint64_t>(), files);
+  EXPECT_EQ(r.at("reshard").at("bytes_needed"), written.at("bytes_per_checkpoint"));
+}
+
 // More processes than ranks of the restore's layout: TP 1 × PP 2 has 2 ranks, and of 4 processes
 // two read none. Those take part in every collective with nothing to read, copy or verify; the
 // other two read every needed byte once and verify it.

@@ -1,7 +1,7 @@
 // The resharding planner against a brute-force oracle: over random pairs of parallel grids, every
 // needed element is read exactly once, from where the writer put it, and bytes read are exactly
 // the needed bytes plus the file gaps restore.gap_bytes bridges (exact) or the whole stored pieces
-// touched (whole_items); under backend.direct every request is aligned.
+// touched, their framing included (whole_items); under backend.direct every request is aligned.
 #include "harness/plan/reshard_plan.hpp"
 
 #include <gtest/gtest.h>
@@ -55,16 +55,18 @@ struct Stored {
   std::map<TensorId, std::map<std::int64_t, std::pair<Source, const StoredPiece*>>> where;
 };
 
-Stored store(const Layout& layout, std::int64_t scale) {
+Stored store(const Layout& layout, std::int64_t scale, bool framed = true) {
   Stored out;
   for (std::int64_t rank = 0; rank < layout.world_size(); ++rank) {
     const std::string file = "r" + std::to_string(rank);
     out.file_ids[file] = rank;
     std::uint64_t at = 7;  // files start with some other bytes
     for (const Shard& s : layout.shards(rank)) {
-      StoredPiece piece{file, at, shard_geometry(s, scale)};
+      // Gaps of 3 bytes between pieces: 2 of framing before each piece, 1 after it (as
+      // torch.save's archive around a DCP item, which whole_items reads with it).
+      StoredPiece piece{file, at, shard_geometry(s, scale), framed ? 2u : 0u, framed ? 1u : 0u};
       if (piece.geometry.elements() <= 0) continue;
-      at += piece.geometry.bytes() + 3;  // and have gaps between pieces
+      at += piece.geometry.bytes() + 3;
       out.pieces[{s.state, s.name}].push_back(piece);
     }
   }
@@ -215,9 +217,10 @@ void check_pair(const Layout& writer, const Layout& reader, std::int64_t scale, 
       EXPECT_EQ(read_once, needed_bytes + gap_bytes);
     } else {
       std::uint64_t whole = 0;
-      for (const StoredPiece* p : touched) whole += p->geometry.bytes();
+      for (const StoredPiece* p : touched)
+        whole += p->framing_before + p->geometry.bytes() + p->framing_after;
       EXPECT_EQ(plan.bytes_read, whole)
-          << "whole_items reads every touched stored piece once, whole";
+          << "whole_items reads every touched stored piece once, whole, with its framing";
     }
   }
 }
@@ -330,7 +333,7 @@ TEST(ReshardPlan, TwoTensorParallelChunksOfOneStageAreTwoWholeItemsWithoutAmplif
   weights.scope = workloads::StateScope::weights;
   const Layout writer(model, a, weights);
   const Layout reader(model, b, weights);
-  const Stored stored = store(writer, 1);
+  const Stored stored = store(writer, 1, false);  // the tensors' bytes alone
   std::uint64_t exact_read = 0, whole_read = 0, needed = 0;
   for (std::int64_t rank = 0; rank < reader.world_size(); ++rank) {
     std::uint64_t bytes = 0;
@@ -346,7 +349,7 @@ TEST(ReshardPlan, TwoTensorParallelChunksOfOneStageAreTwoWholeItemsWithoutAmplif
   EXPECT_EQ(whole_read, needed) << "every touched stored piece is wholly needed";
   // TP4 -> TP8 the other way: whole_items reads each stored chunk for two ranks, twice the bytes
   // of the split tensors.
-  const Stored back = store(reader, 1);
+  const Stored back = store(reader, 1, false);
   std::uint64_t exact_back = 0, whole_back = 0;
   for (std::int64_t rank = 0; rank < writer.world_size(); ++rank) {
     std::uint64_t bytes = 0;
