@@ -123,7 +123,7 @@ void print_files_text(std::ostream& out, DirectoryLayout directory_layout,
   }
   fmt::print(out,
              "\nbytes: .distcp files with torch.save's framing of each item, the .pt files of "
-             "deepspeed (ZeRO 1-3, no PP) and megatron whole as the frameworks write them "
+             "deepspeed (no PP) and megatron whole as the frameworks write them "
              "(--framing off: the tensors' alone, beside the frameworks' padding and extra "
              "tensors), other .pt files the tensors' own; ranks not listed write no file;\n"
              ".metadata is an estimate of DCP's pickle, common.pt a stand-in of fixed size\n");

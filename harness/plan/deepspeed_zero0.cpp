@@ -107,7 +107,8 @@ std::uint64_t count_optimizer(PickleBytes& p, const std::vector<workloads::Shard
   for (std::size_t i = 0; i < weights.size(); ++i) p.integer(static_cast<std::int64_t>(i));
   p.list_batches(weights.size());
   p.put(kFp32GroupsMemoPuts);
-  for (const workloads::Shard& w : weights) count_tensor_with_own_storage(p, w.extent, storage++, fp32);
+  for (const workloads::Shard& w : weights)
+    count_tensor_with_own_storage(p, w.extent, storage++, fp32);
   p.list_batches(weights.size());
   return optimizer_key;
 }
@@ -153,7 +154,8 @@ std::uint64_t deepspeed_zero0_model_states_bytes(const workloads::Layout& layout
   std::vector<std::uint64_t> storages;
   for (const workloads::Shard& w : weights) storages.push_back(elements_in(w.extent) * weight);
   for (const workloads::Shard& w : weights)
-    storages.insert(storages.end(), {4, elements_in(w.extent) * moment, elements_in(w.extent) * moment});
+    storages.insert(storages.end(),
+                    {4, elements_in(w.extent) * moment, elements_in(w.extent) * moment});
   for (const workloads::Shard& w : weights) storages.push_back(elements_in(w.extent) * master);
   return deepspeed_torch_save_bytes(deepspeed_model_states(layout.coord(rank).tp), p.bytes(),
                                     storages);
