@@ -19,8 +19,6 @@ namespace {
 constexpr std::uint64_t kUnfusedPickleBytes = 1044;
 constexpr int kOptimizerLeadingMemoPuts = 11, kParamGroupMemoPuts = 17, kFp32GroupsMemoPuts = 3,
               kTrailingMemoPuts = 33;
-constexpr std::uint64_t kRebuildGlobal = 33;       // GLOBAL torch._utils _rebuild_tensor_v2
-constexpr std::uint64_t kBf16StorageGlobal = 23;   // GLOBAL torch BFloat16Storage
 constexpr std::uint64_t kFloatStorageGlobal = 20;  // GLOBAL torch FloatStorage
 // The weights' memo indices: the rebuild function, "storage", their storage class, "cpu", and
 // the OrderedDict global (the module's state dict put it first).
@@ -35,7 +33,8 @@ std::uint64_t elements_in(const std::vector<std::int64_t>& shape) {
 
 // The module's state dict: the first weight spells out the rebuild function, "storage", its
 // storage class, its key and "cpu"; the others reuse them but for their own storage's key.
-void count_weights(PickleBytes& p, const std::vector<workloads::Shard>& weights) {
+void count_weights(PickleBytes& p, const std::vector<workloads::Shard>& weights,
+                   workloads::Dtype weight_dtype) {
   p.put(4);  // the file's dict, "module", OrderedDict, the state dict
   for (std::size_t i = 0; i < weights.size(); ++i) {
     p.text(weights[i].name);
@@ -44,16 +43,7 @@ void count_weights(PickleBytes& p, const std::vector<workloads::Shard>& weights)
       count_tensor_with_own_storage(p, weights[i].extent, i, kWeightMemo);
       continue;
     }
-    p.add(kRebuildGlobal + 2);  // and MARK MARK
-    p.put();
-    p.text("storage");
-    p.put();
-    p.add(kBf16StorageGlobal);
-    p.put();
-    p.text("0");
-    p.put();
-    p.text("cpu");
-    p.put();
+    count_first_persistent_id(p, weight_dtype, 0);
     count_tensor_after_storage_key(p, weights[i].extent, kWeightMemo.ordered_dict);
   }
   p.ordered_dict_batches(weights.size());
@@ -140,7 +130,7 @@ std::uint64_t deepspeed_zero0_model_states_bytes(const workloads::Layout& layout
   const workloads::StateSpec& s = layout.state();
   const std::vector<workloads::Shard> weights = model_parallel_weights(layout, rank);
   PickleBytes p(kUnfusedPickleBytes);
-  count_weights(p, weights);
+  count_weights(p, weights, s.weight_dtype);
   count_module_versions(p, weights);
   const std::uint64_t optimizer_key = count_optimizer(p, weights);
   for (int i = 0; i < 3; ++i) p.integer(layout.parallel().dp);  // samples, dp size, batch

@@ -5,6 +5,7 @@
 #include <string_view>
 #include <vector>
 
+#include "harness/formats/torch_save_pickle.hpp"
 #include "harness/plan/deepspeed_state_dict.hpp"
 #include "harness/plan/file_naming.hpp"
 #include "harness/plan/framework_shards.hpp"
@@ -22,7 +23,6 @@ constexpr int kFlatModelStatesTrailingMemoPuts = 35;           // counters, ds_c
 constexpr std::uint64_t kPartitionPickleBytes = 1176;
 constexpr int kPartitionLeadingMemoPuts = 86;   // loss scaler, Adam's state and groups, paddings
 constexpr int kPartitionTrailingMemoPuts = 16;  // ds_config
-constexpr std::uint64_t kRebuildTensorGlobal = 33;    // GLOBAL torch._utils _rebuild_tensor_v2
 constexpr std::uint64_t kFragmentAddressGlobal = 50;  // GLOBAL ..tensor_fragment fragment_address
 // Memo indices the pickle reuses: _rebuild_tensor_v2, the persistent id's "storage", storage
 // class, key and device, OrderedDict; fragment_address and its "numel" and "start" keys.
@@ -37,35 +37,6 @@ std::int64_t shard_elements(const std::vector<std::int64_t>& shape) {
   return n;
 }
 
-// A tuple of ints besides the ints: EMPTY_TUPLE (not memoized), TUPLE1 to TUPLE3 or
-// MARK ... TUPLE, then its memo put.
-void tuple_ops(PickleBytes& p, std::size_t size) {
-  if (size == 0) {
-    p.add(1);
-    return;
-  }
-  p.add(size <= 3 ? 1 : 2);
-  p.put();
-}
-
-// GLOBAL "torch\n<Class>Storage\n" of the weights' storage class.
-std::uint64_t storage_global_bytes(workloads::Dtype dtype) {
-  switch (dtype) {
-    case workloads::Dtype::fp16:
-      return 19;  // HalfStorage
-    case workloads::Dtype::fp32:
-      return 20;  // FloatStorage
-    case workloads::Dtype::fp64:
-      return 21;  // DoubleStorage
-    case workloads::Dtype::u8:
-      return 19;  // ByteStorage
-    case workloads::Dtype::bf16:
-    case workloads::Dtype::fp8:
-      break;
-  }
-  return 23;  // BFloat16Storage
-}
-
 // One weight in the module's state dict: a view of the flat buffer (its one storage, whose
 // persistent id the first weight spells out and the others reuse) at `offset`.
 void count_weight(PickleBytes& p, const workloads::Shard& s, bool first, std::int64_t offset,
@@ -73,41 +44,13 @@ void count_weight(PickleBytes& p, const workloads::Shard& s, bool first, std::in
   p.text(s.name);
   p.put();
   if (first) {
-    p.add(kRebuildTensorGlobal + 2);  // and MARK MARK
-    p.put();
-    p.text("storage");
-    p.put();
-    p.add(storage_global_bytes(dtype));
-    p.put();
-    p.text("0");
-    p.put();
-    p.text("cpu");
-    p.put();
+    count_first_persistent_id(p, dtype, 0);
   } else {
     p.get(kRebuildIndex);
     p.add(2);
     for (const std::uint64_t index : kStorageKeyIndices) p.get(index);
   }
-  p.integer(flat);
-  p.add(2);  // TUPLE, BINPERSID
-  p.put();
-  p.integer(offset);
-  for (const std::int64_t d : s.extent) p.integer(d);
-  tuple_ops(p, s.extent.size());
-  std::int64_t step = 1;
-  for (std::size_t d = s.extent.size(); d-- > 0;) {
-    p.integer(step);
-    step *= std::max<std::int64_t>(s.extent[d], 1);
-  }
-  tuple_ops(p, s.extent.size());
-  p.add(1);  // NEWFALSE
-  p.get(kOrderedDictIndex);
-  p.add(2);  // EMPTY_TUPLE REDUCE
-  p.put();
-  p.add(1);  // TUPLE
-  p.put();
-  p.add(1);  // REDUCE
-  p.put();
+  count_view_after_storage_key(p, s.extent, flat, offset, kOrderedDictIndex);
 }
 
 std::uint64_t flat_model_states_pickle_bytes(const workloads::Layout& layout,
