@@ -122,9 +122,10 @@ void print_files_text(std::ostream& out, DirectoryLayout directory_layout,
                group_digits(static_cast<std::int64_t>(f.bytes)), f.tensors);
   }
   fmt::print(out,
-             "\nbytes: .distcp files with torch.save's framing of each item (--framing off: the "
-             "tensors' alone), .pt files the tensors' own (deepspeed under ZeRO-3: whole files); "
-             "ranks not listed write no file;\n"
+             "\nbytes: .distcp files with torch.save's framing of each item, the .pt files of "
+             "deepspeed (no PP) and megatron whole as the frameworks write them "
+             "(--framing off: the tensors' alone, beside the frameworks' padding and extra "
+             "tensors), other .pt files the tensors' own; ranks not listed write no file;\n"
              ".metadata is an estimate of DCP's pickle, common.pt a stand-in of fixed size\n");
 }
 

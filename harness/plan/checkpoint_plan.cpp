@@ -12,6 +12,7 @@
 #include "harness/plan/deepspeed_zero3.hpp"
 #include "harness/plan/extent_builder.hpp"
 #include "harness/plan/file_naming.hpp"
+#include "harness/plan/framework_file_rest.hpp"
 #include "harness/plan/framework_shards.hpp"
 #include "harness/plan/item_framing.hpp"
 #include "harness/plan/safetensors_plan.hpp"
@@ -125,17 +126,6 @@ void add_engine_state_file(const EngineStateFile& engine, const std::string& wha
   append_stand_in(file, 0, engine.file, deepspeed_stand_in(what, engine.file, engine.bytes), c,
                   plan);
   plan.io.files.push_back(std::move(file));
-}
-
-// DeepSpeed's ZeRO-3 optimizer file holds more than the layout's share of the optimizer state:
-// DeepSpeed pads every parameter's partition (deepspeed_zero3_partition_elements) and torch.save
-// frames the tensors. Those bytes, divided by the case's scale like the tensors, follow the
-// tensors, so that the file has DeepSpeed's size.
-std::uint64_t deepspeed_optimizer_rest(const workloads::Layout& layout, const Case& c,
-                                       std::int64_t rank, std::uint64_t tensor_bytes) {
-  const std::uint64_t whole = deepspeed_zero3_optimizer_file_bytes(layout, rank);
-  const auto scale = static_cast<std::uint64_t>(std::max<std::int64_t>(1, c.scale));
-  return whole > tensor_bytes ? (whole - tensor_bytes) / scale : 0;
 }
 
 // Framing bytes of an item at `memory_offset` of the rank's buffer (none when empty).
@@ -355,13 +345,11 @@ std::vector<RankPlan> plan_ranks(const workloads::Layout& layout, const Case& c,
       // than what the selected ranks write.
       file.reserve_offset = file_base;
       file.file_size = file_base + region;
-      if (deepspeed_zero3_files(c, layout)) {
-        const std::uint64_t rest = deepspeed_optimizer_rest(layout, c, rank, unscaled_bytes);
-        if (rest > 0) {
-          append_stand_in(file, file.file_size, group.file,
-                          deepspeed_stand_in("optimizer padding and framing", group.file, rest), c,
-                          plan);
-        }
+      if (const auto rest = framework_file_rest(layout, c, rank, group.file, unscaled_bytes)) {
+        append_stand_in(
+            file, file.file_size, group.file,
+            stand_in_text("ckptbench stand-in for the rest of " + group.file + "\n", rest), c,
+            plan);
       }
       plan.io.files.push_back(std::move(file));
     }

@@ -32,6 +32,12 @@ std::int64_t deepspeed_zero3_partition_elements(const workloads::Layout& layout,
 std::uint64_t deepspeed_zero3_optimizer_file_bytes(const workloads::Layout& layout,
                                                    std::int64_t rank);
 
+// The bytes of the optimizer file's tensors (the storages torch.save writes: per sub-group the
+// step, exp_avg, exp_avg_sq and the flat partition, DeepSpeed's padding included), without the
+// archive and the pickle around them.
+std::uint64_t deepspeed_zero3_optimizer_data_bytes(const workloads::Layout& layout,
+                                                   std::int64_t rank);
+
 // The model_states file's size: torch.save's archive of one empty storage per parameter around
 // a pickle counted op by op: per parameter its placeholder and its param_shapes entry (the name
 // twice, the dimensions as pickled ints), per module of the smallest module tree holding the

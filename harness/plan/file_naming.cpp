@@ -6,6 +6,7 @@
 #include <cctype>
 #include <string_view>
 
+#include "harness/plan/deepspeed_zero12.hpp"
 #include "harness/plan/deepspeed_zero3.hpp"
 
 namespace ckpt::harness {
@@ -58,15 +59,15 @@ std::int64_t deepspeed_layer_index(const workloads::Layout& layout, const worklo
   return shard.name.find("norm") != std::string::npos ? layers + 1 : layers + 2;
 }
 
-std::string deepspeed_model_states(std::int64_t mp) {
-  return fmt::format("mp_rank_{:02d}_model_states.pt", mp);
-}
-
 std::string deepspeed_file(const workloads::Layout& layout, const workloads::RankCoord& c,
                            const workloads::Shard& shard) {
   const auto& p = layout.parallel();
   const std::int64_t mp = c.pp * p.tp + c.tp;
-  if (shard.state != workloads::StateKind::weight) return deepspeed_optimizer_file(c.dp, mp);
+  // Without ZeRO, DeepSpeed's mixed-precision optimizer saves its state in the model's file.
+  if (shard.state != workloads::StateKind::weight) {
+    return p.zero_stage == 0 && p.pp == 1 && p.ep == 1 ? deepspeed_model_states(mp)
+                                                       : deepspeed_optimizer_file(c.dp, mp);
+  }
   if (p.pp > 1) {
     return fmt::format("layer_{:02d}-model_{:02d}-model_states.pt",
                        deepspeed_layer_index(layout, shard, c), c.tp);
@@ -96,6 +97,10 @@ std::vector<std::string> writer_thread_files(std::int64_t rank, int threads,
 
 std::string deepspeed_optimizer_file(std::int64_t dp, std::int64_t mp) {
   return fmt::format("bf16_zero_pp_rank_{}_mp_rank_{:02d}_optim_states.pt", dp, mp);
+}
+
+std::string deepspeed_model_states(std::int64_t mp) {
+  return fmt::format("mp_rank_{:02d}_model_states.pt", mp);
 }
 
 std::string deepspeed_zero_model_states(std::int64_t dp, std::int64_t mp) {
@@ -138,7 +143,8 @@ std::optional<EngineStateFile> deepspeed_engine_state_file(const Case& c,
 std::vector<EngineStateFile> deepspeed_recovery_scripts(const Case& c,
                                                         const workloads::Layout& layout,
                                                         std::int64_t rank) {
-  if (rank != 0 || !deepspeed_zero3_files(c, layout)) return {};
+  if (rank != 0 || !(deepspeed_zero3_files(c, layout) || deepspeed_zero12_files(c, layout)))
+    return {};
   return {{"../zero_to_fp32.py", kZeroToFp32ScriptBytes},
           {"../zero_to_torch.py", kZeroToTorchScriptBytes}};
 }

@@ -21,7 +21,9 @@ namespace ckpt::harness {
 //                            expert parallelism, and under ZeRO-3 where deepspeed_zero3_files
 //                            does not apply; under PP > 1 one file per layer and TP rank,
 //                            layer_{LL:02}-model_{tp:02}-model_states.pt) and
-//                            bf16_zero_pp_rank_{dp}_mp_rank_{mp:02}_optim_states.pt (optimizer)
+//                            bf16_zero_pp_rank_{dp}_mp_rank_{mp:02}_optim_states.pt (optimizer;
+//                            without ZeRO, PP and EP in mp_rank_{mp:02}_model_states.pt, as
+//                            DeepSpeed's mixed-precision optimizer saves it with the module)
 //   file_per_tensor  r{rank:05}/{tensor name}.bin
 //   file_per_node    node_{node:04}.bin
 //   shared_file      checkpoint.bin
@@ -38,8 +40,9 @@ std::vector<std::string> shard_files(const Case& c, const workloads::Layout& lay
 
 // DeepSpeed's per-rank files (engine.py: _get_zero_ckpt_name, _get_ckpt_name): the optimizer
 // partition of DP rank `dp` of model-parallel rank `mp`, and its engine state under ZeRO-3 or
-// expert parallelism.
+// expert parallelism; the module's weights of model-parallel rank `mp` (DP rank 0's).
 std::string deepspeed_optimizer_file(std::int64_t dp, std::int64_t mp);
+std::string deepspeed_model_states(std::int64_t mp);
 std::string deepspeed_zero_model_states(std::int64_t dp, std::int64_t mp);
 
 // DeepSpeed's files of engine state, which hold no tensor of the layout. Under ZeRO-3
@@ -62,7 +65,8 @@ inline constexpr std::uint64_t kEngineStateBaseBytes = 4096;
 
 // The recovery scripts DeepSpeed's process 0 copies beside `latest` with every ZeRO save
 // (engine.py: _copy_recovery_script), relative to the checkpoint directory, at the sizes
-// DeepSpeed 0.19.8 ships them; none but for deepspeed_zero3_files' cases and rank 0.
+// DeepSpeed 0.19.8 ships them; none but for rank 0 of deepspeed_zero3_files' and
+// deepspeed_zero12_files' cases.
 std::vector<EngineStateFile> deepspeed_recovery_scripts(const Case& c,
                                                         const workloads::Layout& layout,
                                                         std::int64_t rank);

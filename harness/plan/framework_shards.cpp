@@ -143,4 +143,30 @@ std::vector<workloads::Shard> written_shards(const workloads::Layout& layout, co
   return out;
 }
 
+std::vector<workloads::Shard> model_parallel_weights(const workloads::Layout& layout,
+                                                     std::int64_t rank) {
+  const workloads::ParallelSpec& p = layout.parallel();
+  workloads::ParallelSpec single = p;
+  single.dp = 1;
+  single.ep = 1;
+  single.zero_stage = 0;
+  workloads::StateSpec weights = layout.state();
+  weights.scope = workloads::StateScope::weights;
+  weights.naming = layout.state().effective_naming();
+  const workloads::Layout group(layout.model(), single, weights);
+  const workloads::RankCoord c = layout.coord(rank);
+  std::vector<workloads::Shard> own = group.shards(c.pp * p.tp + c.tp);
+  if (c.tp == 0) return own;
+  std::vector<workloads::Shard> tensors;
+  auto next_own = own.begin();
+  for (workloads::Shard& first : group.shards(c.pp * p.tp)) {
+    if (first.extent == first.global_shape) {
+      tensors.push_back(std::move(first));
+    } else if (next_own != own.end()) {
+      tensors.push_back(std::move(*next_own++));
+    }
+  }
+  return tensors;
+}
+
 }  // namespace ckpt::harness

@@ -41,4 +41,11 @@ bool tp_replicated(const workloads::Shard& s);
 // Whether the case's layout writes TP-replicated tensors on every TP rank.
 bool replicates_across_tp(const Case& c);
 
+// The weights one model-parallel rank's module holds, whole on its TP slice, in module order (what
+// DeepSpeed and Megatron pickle beside their tensors): the layout of the same job without data
+// parallelism, where a TP rank above 0 also holds TP rank 0's TP-replicated tensors (the layout
+// gives those to TP rank 0 alone).
+std::vector<workloads::Shard> model_parallel_weights(const workloads::Layout& layout,
+                                                     std::int64_t rank);
+
 }  // namespace ckpt::harness

@@ -3,6 +3,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <tuple>
 #include <utility>
 
 #include "tests/integration/integration_support.hpp"
@@ -518,6 +519,52 @@ TEST(FrameworkLayoutRun, DeepSpeedZero3WritesEngineStateAndOptimizerPartitionsOn
   ASSERT_EQ(results.size(), 1u);
   EXPECT_EQ(results[0].at("verified"), true);
   EXPECT_EQ(read_text(step.parent_path() / "latest"), "global_step1");
+}
+
+// DeepSpeed's ZeRO-2 files and Megatron's .pt files are written whole (framework_file_rest):
+// each file at the size `ckptbench layout --files` lists, the tensors and the stand-in bytes after
+// them 4096× down (within the rounding of each tensor's share), the recovery scripts and
+// `latest` at their own sizes; the checkpoint verifies.
+TEST(FrameworkLayoutRun, DeepSpeedZero2AndMegatronFilesHaveTheListedSizes) {
+  // DeepSpeed's weights file and two optimizer files; Megatron's model_optim_rng.pt and
+  // distrib_optim.pt, from DP rank 0.
+  for (const auto& [layout, zero, pt_count] :
+       {std::tuple{"deepspeed", "2", 3u}, std::tuple{"megatron", "1", 2u}}) {
+    SCOPED_TRACE(layout);
+    const Scratch dir;
+    const fs::path campaign = dir.write(
+        "c.toml", campaign_toml("pt", dir / "target",
+                                "create_target = true\niterations = 1\nwarmup = 0\nkeep = true\n"
+                                "[model]\nname = \"llama3-8b\"\nscale = 4096\n[parallel]\ndp = 2\n"
+                                "zero = " +
+                                    std::string(zero) +
+                                    "\n[cache]\npolicy = \"none\"\n[strategy]\nlayout = \"" +
+                                    layout + "\"\n"));
+    const Outcome o = ckptbench({"run", campaign.string(), "--output", (dir / "out").string()});
+    ASSERT_EQ(o.exit_code, 0) << o.describe();
+    const Outcome listing = ckptbench({"layout", "--model", "llama3-8b", "--dp", "2", "--zero",
+                                       zero, "--files", "--layout", layout, "--json"});
+    ASSERT_EQ(listing.exit_code, 0) << listing.describe();
+    const fs::path step = latest_checkpoint(dir / "target" / "pt" / "case-0000");
+    std::size_t pt_files = 0;
+    const nlohmann::json listed_files = nlohmann::json::parse(listing.out);
+    for (const auto& f : listed_files.at("files")) {
+      const std::string path = f.at("path").get<std::string>();
+      const auto listed = static_cast<double>(f.at("bytes").get<std::uint64_t>());
+      ASSERT_TRUE(fs::exists(step / path)) << path;
+      const auto written = static_cast<double>(fs::file_size(step / path));
+      if (path.ends_with(".pt")) {
+        EXPECT_NEAR(written, listed / 4096, listed / 4096 / 1000) << path;
+        ++pt_files;
+      } else {
+        EXPECT_EQ(written, listed) << path;
+      }
+    }
+    EXPECT_EQ(pt_files, pt_count);
+    const auto results = read_results(dir / "out");
+    ASSERT_EQ(results.size(), 1u);
+    EXPECT_EQ(results[0].at("verified"), true);
+  }
 }
 
 }  // namespace

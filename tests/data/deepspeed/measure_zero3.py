@@ -136,9 +136,11 @@ def zip_records(path):
         return [[i.filename.split("/", 1)[1], i.file_size] for i in z.infolist()]
 
 
-def worker(rank, world, shape, save_dir, port):
+def worker(rank, world, shape, save_dir, port, stage=3):
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank),
                       LOCAL_RANK=str(rank), WORLD_SIZE=str(world), LOCAL_SIZE=str(world))
+    import contextlib
+
     import deepspeed
 
     deepspeed.init_distributed(dist_backend="gloo", auto_mpi_discovery=False)
@@ -147,10 +149,12 @@ def worker(rank, world, shape, save_dir, port):
         "train_batch_size": world,
         "train_micro_batch_size_per_gpu": 1,
         "bf16": {"enabled": True},
-        "zero_optimization": {"stage": 3},
+        "zero_optimization": {"stage": stage},
         "optimizer": {"type": "AdamW", "params": {"lr": 1e-3, "torch_adam": True}},
     }
-    with deepspeed.zero.Init(config_dict_or_path=ds_config):
+    # ZeRO-3 partitions the parameters as the module is built.
+    init = deepspeed.zero.Init(config_dict_or_path=ds_config) if stage == 3 else contextlib.nullcontext()
+    with init:
         model = Named(megatron_tensors(config_of(shape)))
     engine, _, _, _ = deepspeed.initialize(model=model, config=ds_config,
                                            model_parameters=model.parameters())
@@ -162,26 +166,36 @@ def worker(rank, world, shape, save_dir, port):
     torch.distributed.barrier()
 
 
-def measure(shape, dp, port):
+def saved_files(shape, dp, port, case, describe, stage=3):
+    """Saves the model at `dp` and ZeRO `stage`; one row per file: case, path, bytes and what
+    describe(row, name, path) adds; the first row also lists the model's parameters."""
     cfg = config_of(shape)
     with tempfile.TemporaryDirectory() as save_dir:
-        mp.spawn(worker, args=(dp, shape, save_dir, port), nprocs=dp, join=True)
+        mp.spawn(worker, args=(dp, shape, save_dir, port, stage), nprocs=dp, join=True)
         rows = []
         for root, _, names in os.walk(save_dir):
             for name in sorted(names):
                 path = os.path.join(root, name)
-                rel = os.path.relpath(path, save_dir)
-                row = {"case": dict(cfg, dp=dp), "path": rel, "bytes": os.path.getsize(path)}
-                if name.endswith(".pt"):
-                    row["records"] = zip_records(path)
-                if name.endswith("_optim_states.pt"):
-                    sd = torch.load(path, map_location="cpu", weights_only=False)
-                    row["tensor_bytes"] = tensor_bytes(sd)
-                    row["partition_elements"] = partition_elements(sd)
+                row = {"case": case, "path": os.path.relpath(path, save_dir),
+                       "bytes": os.path.getsize(path)}
+                describe(row, name, path)
                 rows.append(row)
     rows.sort(key=lambda r: r["path"])
     rows[0]["parameters"] = [[n, s] for n, s in megatron_tensors(cfg)]
     return rows
+
+
+def describe_zero3(row, name, path):
+    if name.endswith(".pt"):
+        row["records"] = zip_records(path)
+    if name.endswith("_optim_states.pt"):
+        sd = torch.load(path, map_location="cpu", weights_only=False)
+        row["tensor_bytes"] = tensor_bytes(sd)
+        row["partition_elements"] = partition_elements(sd)
+
+
+def measure(shape, dp, port):
+    return saved_files(shape, dp, port, dict(config_of(shape), dp=dp), describe_zero3)
 
 
 def main():

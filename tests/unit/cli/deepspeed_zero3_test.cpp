@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -18,71 +17,23 @@
 #include "harness/cli/layout_files.hpp"
 #include "harness/cli/run_checks.hpp"
 #include "harness/models/model_file.hpp"
+#include "tests/unit/deepspeed_saves.hpp"
 #include "workloads/layout.hpp"
 
 namespace ckpt::harness {
 namespace {
 
-// One measured save: the model's config.json, the DP size and DeepSpeed's files by the path
-// `ckptbench layout --files` gives them (relative to the checkpoint directory).
-struct MeasuredSave {
-  nlohmann::json config;
-  std::int64_t dp = 1;
-  std::map<std::string, nlohmann::json> files;
-};
+using testing::layout_of;
+using testing::listed_files;
+using testing::MeasuredSave;
+using testing::name_of;
 
-std::string listed_path(const std::string& measured) {
-  const std::string step = "global_step1/";
-  if (measured.starts_with(step)) return measured.substr(step.size());
-  return "../" + measured;  // latest and the recovery scripts, beside the checkpoint directory
-}
-
-std::vector<MeasuredSave> measured_saves() {
-  std::ifstream in(std::string(CKPT_SOURCE_DIR) + "/tests/data/deepspeed/zero3_files.jsonl");
-  std::map<std::string, MeasuredSave> by_case;
-  std::vector<std::string> order;
-  std::string line;
-  while (std::getline(in, line)) {
-    const nlohmann::json row = nlohmann::json::parse(line);
-    if (!row.contains("case")) continue;  // the versions
-    const std::string key = row.at("case").dump();
-    auto [it, inserted] = by_case.try_emplace(key);
-    if (inserted) {
-      order.push_back(key);
-      it->second.config = row.at("case");
-      it->second.dp = it->second.config.at("dp").get<std::int64_t>();
-      it->second.config.erase("dp");
-    }
-    it->second.files[listed_path(row.at("path").get<std::string>())] = row;
-  }
-  std::vector<MeasuredSave> saves;
-  for (const std::string& key : order) saves.push_back(std::move(by_case.at(key)));
-  return saves;
-}
-
-workloads::Layout layout_of(const MeasuredSave& save) {
-  workloads::ParallelSpec p;
-  p.dp = save.dp;
-  p.zero_stage = 3;
-  return workloads::Layout(parse_model_hf_json(save.config.dump(), "config.json"), p,
-                           workloads::StateSpec{});
-}
-
-std::string name_of(const MeasuredSave& save) {
-  return "layers " + save.config.at("num_hidden_layers").dump() + ", hidden " +
-         save.config.at("hidden_size").dump() + ", DP " + std::to_string(save.dp);
-}
-
-std::map<std::string, ListedFile> listed_files(const MeasuredSave& save) {
-  std::map<std::string, ListedFile> files;
-  for (ListedFile& f :
-       list_checkpoint_files(layout_of(save), {.directory_layout = DirectoryLayout::deepspeed}))
-    files[f.path] = std::move(f);
-  return files;
+std::vector<MeasuredSave> zero3_saves() {
+  return testing::measured_saves("zero3_files.jsonl");
 }
 
 TEST(DeepSpeedZero3, TheFixtureHoldsEveryMeasuredShapeAtDp1To4) {
-  const std::vector<MeasuredSave> saves = measured_saves();
+  const std::vector<MeasuredSave> saves = zero3_saves();
   ASSERT_EQ(saves.size(), 18u);  // 6 shapes × DP 1, 2, 4
   std::set<std::int64_t> dps;
   for (const MeasuredSave& save : saves) dps.insert(save.dp);
@@ -90,7 +41,7 @@ TEST(DeepSpeedZero3, TheFixtureHoldsEveryMeasuredShapeAtDp1To4) {
 }
 
 TEST(DeepSpeedZero3, WritesTheFilesDeepSpeedWrites) {
-  for (const MeasuredSave& save : measured_saves()) {
+  for (const MeasuredSave& save : zero3_saves()) {
     std::set<std::string> measured, listed;
     for (const auto& [path, row] : save.files) measured.insert(path);
     for (const auto& [path, file] : listed_files(save)) listed.insert(path);
@@ -107,7 +58,7 @@ TEST(DeepSpeedZero3, WritesTheFilesDeepSpeedWrites) {
 }
 
 TEST(DeepSpeedZero3, TheFlatPartitionIsDeepSpeedsPaddedPerParameter) {
-  for (const MeasuredSave& save : measured_saves()) {
+  for (const MeasuredSave& save : zero3_saves()) {
     const workloads::Layout layout = layout_of(save);
     for (std::int64_t dp = 0; dp < save.dp; ++dp) {
       const nlohmann::json& row =
@@ -124,7 +75,7 @@ TEST(DeepSpeedZero3, TheFlatPartitionIsDeepSpeedsPaddedPerParameter) {
 // takes the pickle's memo past 255 entries, the odd shapes pad their partitions).
 TEST(DeepSpeedZero3, EveryFileHasDeepSpeedsSize) {
   std::size_t compared = 0;
-  for (const MeasuredSave& save : measured_saves()) {
+  for (const MeasuredSave& save : zero3_saves()) {
     const auto files = listed_files(save);
     std::uint64_t measured_total = 0, listed_total = 0;
     for (const auto& [path, row] : save.files) {
@@ -141,7 +92,7 @@ TEST(DeepSpeedZero3, EveryFileHasDeepSpeedsSize) {
 
 // A TP rank above 0 holds the TP-replicated norms too, so its engine state lists every tensor.
 TEST(DeepSpeedZero3, EveryTpRankListsItsReplicatedTensors) {
-  const std::vector<MeasuredSave> saves = measured_saves();
+  const std::vector<MeasuredSave> saves = zero3_saves();
   workloads::ParallelSpec p;
   p.tp = 2;
   p.dp = 2;

@@ -12,6 +12,7 @@
 #include "harness/cli/layout_files.hpp"
 #include "harness/common/config_error.hpp"
 #include "harness/models/model_zoo.hpp"
+#include "harness/plan/megatron_pt_files.hpp"
 #include "workloads/layout.hpp"
 
 namespace ckpt::harness {
@@ -71,6 +72,8 @@ TEST(FrameworkLayout, DcpWritesOneFilePerRankAndEveryElementOnce) {
   EXPECT_EQ(total(bare), static_cast<std::uint64_t>(reference_job().checkpoint_bytes()));
 }
 
+// Each file is whole, as Megatron torch.saves it (megatron_pt_files); its storages are the
+// layout's tensors, beside model_optim_rng.pt's 5,088 bytes of RNG state.
 TEST(FrameworkLayout, MegatronGathersTheDistributedOptimizerOnDpRankZero) {
   const auto files = files_of(DirectoryLayout::megatron);
   // rank = (pp × dp + dp_rank) × tp + tp_rank: DP rank 0 of (tp, pp) is rank 0, 1, 4, 5.
@@ -83,15 +86,25 @@ TEST(FrameworkLayout, MegatronGathersTheDistributedOptimizerOnDpRankZero) {
       {"mp_rank_00_001/distrib_optim.pt", 4, 12 * kStage1},
       {"mp_rank_01_001/model_optim_rng.pt", 5, 2 * kStage1},
       {"mp_rank_01_001/distrib_optim.pt", 5, 12 * kStage1}};
+  const workloads::Layout layout = reference_job();
+  Case c;
+  c.directory_layout = DirectoryLayout::megatron;
   ASSERT_EQ(files.size(), expected.size());
+  std::uint64_t tensors = 0;
   for (std::size_t i = 0; i < files.size(); ++i) {
-    EXPECT_EQ(files[i].path, std::get<0>(expected[i]));
-    EXPECT_EQ(files[i].rank, std::get<1>(expected[i])) << files[i].path;
-    EXPECT_EQ(files[i].bytes, std::get<2>(expected[i])) << files[i].path;
+    const auto& [path, rank, tensor_bytes] = expected[i];
+    EXPECT_EQ(files[i].path, path);
+    EXPECT_EQ(files[i].rank, rank) << files[i].path;
+    const bool model_file = path.ends_with("/model_optim_rng.pt");
+    const PtFileBytes pt = model_file ? megatron_model_optim_rng_bytes(layout, c, rank)
+                                      : megatron_distrib_optim_bytes(layout, rank);
+    EXPECT_EQ(files[i].bytes, pt.whole) << path;
+    EXPECT_EQ(pt.data, tensor_bytes + (model_file ? 5088u : 0u)) << path;
+    tensors += tensor_bytes;
   }
   // The TP-replicated norms (16 + 16 layers × 2 norms + the final norm, 14 bytes an element)
   // come once more than in DCP, from TP rank 1.
-  EXPECT_EQ(total(files), 112'423'657'472u + (32 * kLayerNorms + 4096) * 14u);
+  EXPECT_EQ(tensors, 112'423'657'472u + (32 * kLayerNorms + 4096) * 14u);
 }
 
 TEST(FrameworkLayout, MegatronPerDpOptimizerFilesKeepEachDpShard) {
