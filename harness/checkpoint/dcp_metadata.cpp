@@ -8,6 +8,8 @@
 
 #include "harness/checkpoint/manifest.hpp"
 #include "harness/common/elapsed.hpp"
+#include "harness/plan/megatron_pt_files.hpp"
+#include "harness/plan/stand_in_text.hpp"
 #include "workloads/layout.hpp"
 
 namespace ckpt::harness {
@@ -91,17 +93,6 @@ std::uint64_t megatron_dist_metadata_bytes(const std::vector<ManifestTensor>& it
   return bytes - 116 * tensors.size();
 }
 
-namespace {
-
-std::string stand_in(std::uint64_t bytes, const std::string& head) {
-  std::string text(bytes, '\0');
-  for (std::size_t i = 0; i < text.size(); ++i)
-    text[i] = i < head.size() ? head[i] : static_cast<char>('a' + i % 26);
-  return text;
-}
-
-}  // namespace
-
 std::vector<ManifestTensor> with_empty_chunks(const Case& c,
                                               const std::vector<ManifestTensor>& items) {
   std::vector<ManifestTensor> chunks = items;
@@ -123,12 +114,13 @@ std::vector<CoordinatorFile> coordinator_files(const Case& c,
   const bool megatron = c.directory_layout == DirectoryLayout::megatron_dist;
   const std::uint64_t metadata_bytes = megatron ? megatron_dist_metadata_bytes(items)
                                                 : dcp_metadata_bytes(with_empty_chunks(c, items));
-  files.push_back({kDcpMetadataName,
-                   stand_in(metadata_bytes, "ckptbench stand-in for DCP's pickled Metadata: " +
-                                                std::to_string(items.size()) + " chunks\n")});
+  files.push_back(
+      {kDcpMetadataName, stand_in_text("ckptbench stand-in for DCP's pickled Metadata: " +
+                                           std::to_string(items.size()) + " chunks\n",
+                                       metadata_bytes)});
   if (megatron) {
-    files.push_back(
-        {"common.pt", stand_in(kCommonPtBytes, "ckptbench stand-in for Megatron's common.pt\n")});
+    files.push_back({"common.pt", stand_in_text("ckptbench stand-in for Megatron's common.pt\n",
+                                                megatron_common_pt_bytes(c.model))});
     files.push_back(
         {"metadata.json",
          R"({"sharded_backend": "torch_dist", "sharded_backend_version": 1, "common_backend": "torch", "common_backend_version": 1})"});

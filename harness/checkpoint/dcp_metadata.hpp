@@ -30,7 +30,7 @@ struct CoordinatorFile {
 // The coordinator's files of the case's layout for these manifest items: `.metadata` (dcp,
 // megatron_dist) and Megatron's `metadata.json` ({"sharded_backend": "torch_dist", ...},
 // dist_checkpointing/core.py: save_config) and `common.pt` (the non-sharded state: a stand-in
-// of kCommonPtBytes); none for the other layouts.
+// of megatron_common_pt_bytes); none for the other layouts.
 // The items .metadata lists: `items`, and under per-tensor ZeRO-3 sharding each of their ranks'
 // empty chunks (Layout::empty_chunks), which hold no bytes and so no manifest entry.
 std::vector<ManifestTensor> with_empty_chunks(const Case& c,
@@ -38,7 +38,6 @@ std::vector<ManifestTensor> with_empty_chunks(const Case& c,
 
 std::vector<CoordinatorFile> coordinator_files(const Case& c,
                                                const std::vector<ManifestTensor>& items);
-inline constexpr std::uint64_t kCommonPtBytes = 8192;
 
 // Process 0, once every process's data files of the checkpoint in `dir` are written and before
 // ckptbench's manifest commits it: the case's coordinator files for these manifest items

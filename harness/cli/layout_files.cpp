@@ -121,12 +121,13 @@ void print_files_text(std::ostream& out, DirectoryLayout directory_layout,
     fmt::print(out, "{:>6}  {:<{}}  {:>20}  {:>8}\n", f.rank, f.path, width,
                group_digits(static_cast<std::int64_t>(f.bytes)), f.tensors);
   }
-  fmt::print(out,
-             "\nbytes: .distcp files with torch.save's framing of each item, the .pt files of "
-             "deepspeed (no PP) and megatron whole as the frameworks write them "
-             "(--framing off: the tensors' alone, beside the frameworks' padding and extra "
-             "tensors), other .pt files the tensors' own; ranks not listed write no file;\n"
-             ".metadata is an estimate of DCP's pickle, common.pt a stand-in of fixed size\n");
+  fmt::print(
+      out,
+      "\nbytes: .distcp files with torch.save's framing of each item, the .pt files of "
+      "deepspeed (no PP) and megatron whole as the frameworks write them "
+      "(--framing off: the tensors' alone, beside the frameworks' padding and extra "
+      "tensors), other .pt files the tensors' own; ranks not listed write no file;\n"
+      ".metadata is an estimate of DCP's pickle, common.pt megatron-core's size for the model\n");
 }
 
 nlohmann::json files_json(DirectoryLayout directory_layout, const std::vector<ListedFile>& files) {
