@@ -14,6 +14,8 @@
 #include <utility>
 #include <vector>
 
+#include "tests/unit/json_lines.hpp"
+
 namespace ckpt::harness {
 namespace {
 
@@ -22,12 +24,7 @@ using workloads::Dtype;
 
 const fs::path kDcpData = fs::path(CKPT_SOURCE_DIR) / "tests/data/dcp";
 
-std::vector<nlohmann::json> json_lines(const fs::path& path) {
-  std::ifstream in(path);
-  std::vector<nlohmann::json> lines;
-  for (std::string line; std::getline(in, line);) lines.push_back(nlohmann::json::parse(line));
-  return lines;
-}
+using test_support::json_lines;
 
 TEST(TorchSaveSize, OneTensorIsTheSizeTorchSaveWrote) {
   struct Saved {

@@ -18,6 +18,7 @@
 
 #include "harness/models/model_file.hpp"
 #include "harness/plan/checkpoint_plan.hpp"
+#include "tests/unit/json_lines.hpp"
 #include "workloads/layout.hpp"
 
 namespace ckpt::harness {
@@ -27,12 +28,7 @@ namespace fs = std::filesystem;
 
 const fs::path kDcpData = fs::path(CKPT_SOURCE_DIR) / "tests/data/dcp";
 
-std::vector<nlohmann::json> json_lines(const fs::path& path) {
-  std::ifstream in(path);
-  std::vector<nlohmann::json> lines;
-  for (std::string line; std::getline(in, line);) lines.push_back(nlohmann::json::parse(line));
-  return lines;
-}
+using test_support::json_lines;
 
 // FSDP2's save: bf16 weights with Hugging Face's names, ZeRO-3 per tensor over `dp` (none at
 // DP 1) after TP's split over `tp`, one file per process, framing on.
