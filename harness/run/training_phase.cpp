@@ -34,7 +34,9 @@ void retire_superseded(std::jthread& retire, CheckpointStore& store,
     }
   };
   try {
-    retire = std::jthread([remove, dirs = std::move(old)] { remove(dirs); });  // joins the previous
+    // A copy: when no thread can start (memory or threads short), `old` is still whole for the
+    // removal here.
+    retire = std::jthread([remove, dirs = old] { remove(dirs); });  // joins the previous
   } catch (...) {
     remove(old);
   }
