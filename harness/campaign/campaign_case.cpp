@@ -692,7 +692,7 @@ Case CaseBuilder::build(const CaseValues& values, std::int64_t index, const std:
   c.mlperf = mlperf_of(values);
   c.config = values.config();
   c.config["strategy"]["alignment"] = c.alignment;  // the alignment in effect (settle_alignment)
-  c.config["strategy"]["framing"] = c.framing ? "on" : "off";  // in effect (settle_framing)
+  c.config["strategy"]["framing"] = framing_name(c.framing);  // in effect (settle_framing)
   return c;
 }
 

@@ -184,7 +184,7 @@ void settle_framing(Case& c, const CaseValues& v) {
     c.framing = !refusal;
     return;
   }
-  c.framing = *set == "on";
+  c.framing = *set == framing_name(true);
   if (c.framing && refusal) {
     v.fail("strategy.framing", "\"on\" frames torch.save's archives, and " + refusal->key +
                                    " rules them out (" + refusal->why +

@@ -8,6 +8,7 @@
 
 #include "harness/checkpoint/manifest.hpp"
 #include "harness/common/elapsed.hpp"
+#include "harness/plan/item_framing.hpp"
 #include "harness/plan/megatron_pt_files.hpp"
 #include "harness/plan/stand_in_text.hpp"
 #include "workloads/layout.hpp"
@@ -16,9 +17,8 @@ namespace ckpt::harness {
 
 bool writes_dcp_metadata(const Case& c) {
   // A safetensors directory holds what transformers writes: the files and their index alone.
-  return (c.directory_layout == DirectoryLayout::dcp ||
-          c.directory_layout == DirectoryLayout::megatron_dist) &&
-         c.mapping == Mapping::file_per_rank && c.format != CheckpointFormat::safetensors;
+  return writes_distcp_items(c.directory_layout) && c.mapping == Mapping::file_per_rank &&
+         c.format != CheckpointFormat::safetensors;
 }
 
 namespace {

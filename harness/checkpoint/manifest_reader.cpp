@@ -223,10 +223,6 @@ workloads::StateSpec state_of(const JsonField& config) {
   return s;
 }
 
-std::string_view framing_name(bool on) {
-  return on ? "on" : "off";
-}
-
 // strategy.compression*, absent from the configuration of a case that compresses nothing.
 CompressionSpec compression_of(const JsonField& strategy) {
   CompressionSpec z;

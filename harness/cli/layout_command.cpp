@@ -160,7 +160,7 @@ void run_layout(const LayoutOptions& o, std::ostream& out) {
     request.megatron_optimizer =
         o.megatron_optimizer == "per_dp" ? MegatronOptimizer::per_dp : MegatronOptimizer::gathered;
     request.writer_threads = o.writer_threads;
-    request.framing = o.framing == "on";
+    request.framing = o.framing == framing_name(true);
     request.rank = o.rank;
     const DirectoryLayout directory = request.directory_layout;
     const std::vector<ListedFile> files = list_checkpoint_files(layout, request);

@@ -12,8 +12,7 @@ namespace {
 
 // The shape torch.save pickles: the shard's slice when the shard is all of it, else its
 // elements in one dimension.
-std::vector<std::int64_t> pickled_shape(const workloads::Shard& shard, std::int64_t scale) {
-  const ShardGeometry g = shard_geometry(shard, scale);
+std::vector<std::int64_t> pickled_shape(const ShardGeometry& g) {
   const std::int64_t slice =
       std::accumulate(g.extent.begin(), g.extent.end(), std::int64_t{1}, std::multiplies<>());
   if (g.exact && g.flat_begin == 0 && g.flat_end == slice) return g.extent;
@@ -31,12 +30,10 @@ bool frames_items(const Case& c) {
 }
 
 ItemFraming archive_framing(const workloads::Shard& shard, std::int64_t scale) {
-  const TorchSaveArchive archive =
-      torch_save_tensor_archive(pickled_shape(shard, scale), shard.dtype);
-  const std::uint64_t data = archive.storage_offsets.front();
   const ShardGeometry g = shard_geometry(shard, scale);
-  const std::uint64_t tensor = g.elements() == 0 ? 0 : g.bytes();
-  return {data, archive.bytes - data - tensor};
+  const TorchSaveArchive archive = torch_save_tensor_archive(pickled_shape(g), shard.dtype);
+  const std::uint64_t data = archive.storage_offsets.front();
+  return {data, archive.bytes - data - g.bytes()};
 }
 
 ItemFraming item_framing(const workloads::Shard& shard, const Case& c) {

@@ -167,6 +167,10 @@ std::string deepspeed_pipeline_refusal(std::int64_t zero_stage, const std::strin
          zero_key + " = 0 or 1, or " + pp_key + " = 1";
 }
 
+std::string_view framing_name(bool on) {
+  return on ? "on" : "off";
+}
+
 std::optional<FramingRefusal> framing_refusal(const Case& c) {
   if (c.format != CheckpointFormat::raw)
     return FramingRefusal{"strategy.format", "safetensors files hold no torch.save archives"};

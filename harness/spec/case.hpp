@@ -190,6 +190,9 @@ struct FramingRefusal {
 };
 std::optional<FramingRefusal> framing_refusal(const Case& c);
 
+// strategy.framing's value for `on` (Case::framing): "on" or "off".
+std::string_view framing_name(bool on);
+
 // Whether the deepspeed layout writes DeepSpeed's ZeRO-3 files for this job (no bf16 weights: the
 // fp32 partition in each rank's optimizer file is their only copy; the file sizes are
 // DeepSpeed's): ZeRO-3, one file per rank, the full state with a master copy, no expert
